@@ -1,0 +1,1 @@
+//! The Pi-compatible message IR.
