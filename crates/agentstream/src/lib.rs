@@ -6,4 +6,5 @@ extern crate alloc;
 #[cfg(any(test, loom))]
 extern crate std;
 
+pub mod diagnostic;
 pub mod message;

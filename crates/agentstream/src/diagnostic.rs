@@ -1,0 +1,1 @@
+//! Diagnostics shared by the validators.
