@@ -7,4 +7,8 @@ extern crate alloc;
 extern crate std;
 
 pub mod diagnostic;
+pub mod event_stream;
 pub mod message;
+mod sync;
+
+pub use event_stream::{EventStream, Producer, RefusedError, ResultFuture, StreamError};
