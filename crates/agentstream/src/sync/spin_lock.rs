@@ -61,14 +61,19 @@ impl<T> SpinLock<T> {
     fn acquire(&self) {
         while self
             .locked
-            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
             .is_err()
         {
-            // Spin on a plain load so that waiting does not keep stealing the
-            // cache line from the holder.
+            // Wait on plain loads so that waiting does not keep stealing the
+            // cache line from the holder. (loom lets a relaxed load return a
+            // stale value forever, so under loom the read-modify-write above,
+            // which always sees the latest value, is retried instead.)
+            #[cfg(not(loom))]
             while self.locked.load(Ordering::Relaxed) {
                 spin_hint();
             }
+            #[cfg(loom)]
+            spin_hint();
         }
     }
 }

@@ -1,0 +1,135 @@
+//! loom models of the cross-thread races in EventStream.
+//!
+//! Run with the command in the README ("Model checking"):
+//! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test -p agentstream --test loom --release`
+#![cfg(loom)]
+
+use agentstream::event_stream::{EventStream, StreamError};
+use futures_util::StreamExt;
+use loom::sync::Notify;
+use loom::thread;
+use std::future::Future;
+use std::pin::pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, Wake, Waker};
+
+/// A waker that releases a loom `Notify` permit.
+struct NotifyWaker(Notify);
+
+impl Wake for NotifyWaker {
+    fn wake(self: Arc<Self>) {
+        self.0.notify();
+    }
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.0.notify();
+    }
+}
+
+/// Drives a future on the current loom thread. Unlike `loom::future::block_on`
+/// it never wakes spuriously, so a lost wakeup shows up as a loom deadlock.
+fn block_on<F: Future>(future: F) -> F::Output {
+    let mut future = pin!(future);
+    let notify = Arc::new(NotifyWaker(Notify::new()));
+    let waker = Waker::from(notify.clone());
+    let mut cx = Context::from_waker(&waker);
+    loop {
+        if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+            return output;
+        }
+        notify.0.wait();
+    }
+}
+
+type Stream = EventStream<u32, u32, u32>;
+
+#[test]
+fn push_vs_park() {
+    loom::model(|| {
+        let (producer, mut events) = Stream::channel();
+        // The producer stays alive (it is handed back), so only the pushes'
+        // own wakeups can complete the reads.
+        let producer = thread::spawn(move || {
+            producer.push(1).unwrap();
+            producer.push(2).unwrap();
+            producer
+        });
+        assert_eq!(block_on(events.next()), Some(Ok(1)));
+        assert_eq!(block_on(events.next()), Some(Ok(2)));
+        let producer = producer.join().unwrap();
+        producer.finish(0).unwrap();
+        assert_eq!(block_on(events.next()), None);
+    });
+}
+
+#[test]
+fn finish_vs_park() {
+    loom::model(|| {
+        let (producer, mut events) = Stream::channel();
+        let producer = thread::spawn(move || producer.finish(7).unwrap());
+        assert_eq!(block_on(events.next()), None);
+        assert_eq!(block_on(events.result()), Ok(7));
+        producer.join().unwrap();
+    });
+}
+
+#[test]
+fn fail_vs_park() {
+    loom::model(|| {
+        let (producer, mut events) = Stream::channel();
+        let producer = thread::spawn(move || producer.fail(9).unwrap());
+        assert_eq!(block_on(events.next()), Some(Err(StreamError::Failed(9))));
+        assert_eq!(block_on(events.next()), None);
+        producer.join().unwrap();
+    });
+}
+
+#[test]
+fn producer_drop_vs_park() {
+    loom::model(|| {
+        let (producer, mut events) = Stream::channel();
+        let producer = thread::spawn(move || drop(producer));
+        assert_eq!(
+            block_on(events.next()),
+            Some(Err(StreamError::ProducerDropped))
+        );
+        producer.join().unwrap();
+    });
+}
+
+#[test]
+fn result_awaiter_vs_finish() {
+    loom::model(|| {
+        let (producer, events) = Stream::channel();
+        let result = events.result();
+        let awaiter = thread::spawn(move || block_on(result));
+        producer.finish(3).unwrap();
+        assert_eq!(block_on(events.result()), Ok(3));
+        assert_eq!(awaiter.join().unwrap(), Ok(3));
+    });
+}
+
+#[test]
+fn result_awaiter_drop_vs_finish() {
+    loom::model(|| {
+        let (producer, events) = Stream::channel();
+        let result = events.result();
+        let producer = thread::spawn(move || producer.finish(3).unwrap());
+        drop(result);
+        assert_eq!(block_on(events.result()), Ok(3));
+        producer.join().unwrap();
+    });
+}
+
+#[test]
+fn consumer_drop_vs_push() {
+    loom::model(|| {
+        let (producer, events) = Stream::channel();
+        let producer = thread::spawn(move || {
+            // Either delivered (and freed with the consumer) or refused.
+            let _ = producer.push(1);
+            let _ = producer.push(2);
+        });
+        drop(events);
+        producer.join().unwrap();
+    });
+}
