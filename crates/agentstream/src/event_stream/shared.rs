@@ -1,12 +1,11 @@
 //! The state shared by the producer, the consumer and the result awaiters.
 
 use alloc::collections::VecDeque;
-use alloc::vec::Vec;
 use core::mem;
 use core::task::Waker;
 
 use super::error::{RefusalReason, StreamError};
-use crate::sync::SpinLock;
+use crate::sync::{SpinLock, WakerSlab};
 
 /// The single allocation behind one stream.
 pub(crate) type Shared<E, R, F> = SpinLock<Inner<E, R, F>>;
@@ -42,7 +41,7 @@ pub(crate) struct Inner<E, R, F> {
     /// Number of live `ResultFuture`s.
     pub(crate) result_handles: usize,
     /// Parked result awaiters, keyed by slot index.
-    pub(crate) awaiters: Awaiters,
+    pub(crate) awaiters: WakerSlab,
 }
 
 impl<E, R, F> Inner<E, R, F> {
@@ -53,7 +52,7 @@ impl<E, R, F> Inner<E, R, F> {
             consumer_waker: None,
             consumer_alive: true,
             result_handles: 0,
-            awaiters: Awaiters::default(),
+            awaiters: WakerSlab::default(),
         }
     }
 
@@ -74,7 +73,7 @@ impl<E, R, F> Inner<E, R, F> {
         self.state = state;
         Wakeups {
             consumer: self.consumer_waker.take(),
-            awaiters: mem::take(&mut self.awaiters).slots,
+            awaiters: mem::take(&mut self.awaiters),
         }
     }
 
@@ -93,7 +92,7 @@ impl<E, R, F> Inner<E, R, F> {
 #[must_use = "wakers must be woken after the lock is released"]
 pub(crate) struct Wakeups {
     consumer: Option<Waker>,
-    awaiters: Vec<Slot>,
+    awaiters: WakerSlab,
 }
 
 impl Wakeups {
@@ -101,77 +100,7 @@ impl Wakeups {
         if let Some(waker) = self.consumer {
             waker.wake();
         }
-        for slot in self.awaiters {
-            if let Slot::Parked(waker) = slot {
-                waker.wake();
-            }
-        }
-    }
-}
-
-/// A slab of result-awaiter wakers: O(1) insert, update and removal.
-#[derive(Default)]
-pub(crate) struct Awaiters {
-    slots: Vec<Slot>,
-    /// Head of the free list threaded through `Slot::Vacant`, or `slots.len()`.
-    next_vacant: usize,
-}
-
-enum Slot {
-    Parked(Waker),
-    Vacant { next: usize },
-}
-
-impl Awaiters {
-    /// Stores `waker` in the slot `key` (allocating one if `None`). Returns a
-    /// replaced waker that does not wake the same task, for the caller to drop
-    /// outside the lock.
-    pub(crate) fn park(&mut self, key: &mut Option<usize>, waker: &Waker) -> Option<Waker> {
-        if let Some(index) = *key {
-            if let Some(Slot::Parked(stored)) = self.slots.get_mut(index) {
-                if stored.will_wake(waker) {
-                    return None;
-                }
-                return Some(mem::replace(stored, waker.clone()));
-            }
-        }
-        let index = self.next_vacant;
-        let slot = Slot::Parked(waker.clone());
-        if index == self.slots.len() {
-            self.slots.push(slot);
-            self.next_vacant = self.slots.len();
-        } else {
-            match mem::replace(&mut self.slots[index], slot) {
-                Slot::Vacant { next } => self.next_vacant = next,
-                Slot::Parked(_) => unreachable!("free list points at a parked slot"),
-            }
-        }
-        *key = Some(index);
-        None
-    }
-
-    /// Frees the slot `key`, returning its waker for the caller to drop
-    /// outside the lock.
-    pub(crate) fn remove(&mut self, key: usize) -> Option<Waker> {
-        let slot = self.slots.get_mut(key)?;
-        if let Slot::Vacant { .. } = slot {
-            return None;
-        }
-        let vacant = Slot::Vacant {
-            next: self.next_vacant,
-        };
-        self.next_vacant = key;
-        match mem::replace(slot, vacant) {
-            Slot::Parked(waker) => Some(waker),
-            Slot::Vacant { .. } => None,
-        }
-    }
-
-    pub(crate) fn len(&self) -> usize {
-        self.slots
-            .iter()
-            .filter(|slot| matches!(slot, Slot::Parked(_)))
-            .count()
+        self.awaiters.wake_all();
     }
 }
 

@@ -6,8 +6,10 @@
 //! facade compiles to the plain `core`/`alloc` items with no overhead.
 
 mod spin_lock;
+mod waker_slab;
 
 pub(crate) use spin_lock::SpinLock;
+pub(crate) use waker_slab::WakerSlab;
 
 #[cfg(loom)]
 pub(crate) use loom::sync::atomic::{AtomicBool, Ordering};
