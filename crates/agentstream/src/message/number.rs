@@ -15,16 +15,21 @@ const TWO_POW_64: f64 = 18_446_744_073_709_551_616.0;
 const MINUS_TWO_POW_63: f64 = -9_223_372_036_854_775_808.0;
 
 /// Serializes an `f64` the way `JSON.stringify` would for integral values:
-/// `3.0` is written as `3` and `-0.0` as `0`. Everything else, including
+/// `3.0` is written as `3`. Everything else, including
 /// non-finite values (which serde_json writes as `null`, like JavaScript),
 /// is written as an ordinary `f64`.
+///
+/// `-0.0` is written as `-0.0`, unlike JavaScript (which writes `0`), so
+/// that every float comes back bit-identical.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct JsNumber(pub(crate) f64);
 
 impl Serialize for JsNumber {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let v = self.0;
-        if (0.0..TWO_POW_64).contains(&v) && v == (v as u64) as f64 {
+        if v.is_sign_negative() && v == 0.0 {
+            serializer.serialize_f64(v)
+        } else if (0.0..TWO_POW_64).contains(&v) && v == (v as u64) as f64 {
             serializer.serialize_u64(v as u64)
         } else if (MINUS_TWO_POW_63..0.0).contains(&v) && v == (v as i64) as f64 {
             serializer.serialize_i64(v as i64)
@@ -46,7 +51,7 @@ mod tests {
     #[test]
     fn integral_values_print_without_fraction() {
         assert_eq!(out(0.0), "0");
-        assert_eq!(out(-0.0), "0");
+        assert_eq!(out(-0.0), "-0.0");
         assert_eq!(out(3.0), "3");
         assert_eq!(out(-42.0), "-42");
         assert_eq!(out(1e19), "10000000000000000000");
