@@ -121,7 +121,7 @@ fn unanswered_tool_call_when_a_user_or_assistant_follows() {
     let sentence = validate_linkage(&messages)[0].to_string();
     assert_eq!(
         sentence,
-        "unanswered-tool-call tool call \"c2\" (read) has no result before message 2"
+        "unanswered-tool-call tool call \"c2\" (read) has no result before message index 2"
     );
 }
 

@@ -68,7 +68,7 @@ pub const TOOL_USE_WITHOUT_CALL: &str = "tool-use-without-call";
 /// ];
 /// let found: Vec<String> = validate_linkage(&messages).iter().map(|d| d.to_string()).collect();
 /// assert_eq!(found, [
-///     "tool-name-mismatch tool result for call \"c1\" names tool \"bash\" but the call at message 1 named \"ls\"",
+///     "tool-name-mismatch tool result for call \"c1\" names tool \"bash\" but the call at message index 1 named \"ls\"",
 ///     "orphan-tool-result tool result for call \"c9\" (ls) answers no earlier tool call",
 /// ]);
 /// ```
@@ -151,7 +151,7 @@ impl LinkageChecker {
                         call.message_index,
                         Some(call.content_index),
                         format!(
-                            "tool call \"{id}\" ({}) has no result before message {index}",
+                            "tool call \"{id}\" ({}) has no result before message index {index}",
                             call.name
                         ),
                     ));
@@ -180,7 +180,7 @@ impl LinkageChecker {
                 index,
                 Some(content_index),
                 format!(
-                    "tool call id \"{id}\" was already used by the call at message {}, block {}",
+                    "tool call id \"{id}\" was already used by the call at message index {}, block {}",
                     earlier.message_index, earlier.content_index
                 ),
             ));
@@ -205,7 +205,7 @@ impl LinkageChecker {
                 DUPLICATE_TOOL_RESULT,
                 index,
                 None,
-                format!("second tool result for call \"{id}\"; the first is message {first}"),
+                format!("second tool result for call \"{id}\"; the first is message index {first}"),
             ));
             return;
         }
@@ -216,7 +216,7 @@ impl LinkageChecker {
                 index,
                 None,
                 format!(
-                    "tool result for call \"{id}\" names tool \"{name}\" but the call at message {} named \"{}\"",
+                    "tool result for call \"{id}\" names tool \"{name}\" but the call at message index {} named \"{}\"",
                     call.message_index, call.name
                 ),
             ));
