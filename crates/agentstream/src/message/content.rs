@@ -134,8 +134,9 @@ impl ContentBlock {
             "image" => ContentBlock::Image(ImageContent::from_map(map)?),
             "toolCall" => ContentBlock::ToolCall(ToolCall::from_map(map)?),
             _ => {
-                let mut fields = map;
-                fields.remove("type");
+                // Filter rather than `remove`, which reorders the other keys
+                // under serde_json's `preserve_order`.
+                let fields = map.into_iter().filter(|(k, _)| k != "type").collect();
                 ContentBlock::Unknown(UnknownBlock {
                     block_type: tag,
                     fields,

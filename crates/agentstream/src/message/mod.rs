@@ -116,7 +116,7 @@ impl Message {
     /// assert_eq!(err.to_string(), "$: missing field `role`");
     /// ```
     pub fn from_value(value: Value) -> Result<Self, DecodeError> {
-        let mut map = object(value)?;
+        let map = object(value)?;
         let role = match map.get("role") {
             Some(Value::String(role)) => role.clone(),
             Some(other) => {
@@ -133,8 +133,10 @@ impl Message {
             "assistant" => Message::Assistant(AssistantMessage::from_map(map)?),
             "toolResult" => Message::ToolResult(ToolResultMessage::from_map(map)?),
             _ => {
-                map.remove("role");
-                Message::Unknown(UnknownMessage { role, fields: map })
+                // Filter rather than `remove`, which reorders the other keys
+                // under serde_json's `preserve_order`.
+                let fields = map.into_iter().filter(|(k, _)| k != "role").collect();
+                Message::Unknown(UnknownMessage { role, fields })
             }
         })
     }
