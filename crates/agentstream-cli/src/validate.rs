@@ -197,3 +197,22 @@ impl<W: Write> Report<W> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_round_trip_difference_names_its_path() {
+        let original = json!({"role": "user", "content": "hi", "timestamp": 1});
+        let message = Message::from_value(original.clone()).unwrap();
+        assert_eq!(round_trip_diff(&original, &message), None);
+        // A value the message does not carry stands in for a lossy model.
+        let mut changed = original;
+        changed["content"] = json!("bye");
+        assert_eq!(
+            round_trip_diff(&changed, &message),
+            Some("$.content".into())
+        );
+    }
+}

@@ -13,7 +13,7 @@
 //! ```
 
 use alloc::string::{String, ToString};
-use alloc::vec::Vec;
+use alloc::vec;
 
 use serde_json::{Map, Value};
 
@@ -121,12 +121,10 @@ pub fn tool_result(
     text: impl Into<String>,
     is_error: bool,
 ) -> ToolResultMessage {
-    let mut content = Vec::new();
-    content.push(self::text(text));
     ToolResultMessage {
         tool_call_id: tool_call_id.into(),
         tool_name: tool_name.into(),
-        content,
+        content: vec![self::text(text)],
         details: None,
         is_error,
         timestamp: 0,

@@ -284,6 +284,33 @@ impl<'a> Written<'a> {
     }
 }
 
+/// Implements `serde::Deserialize` for a type with a
+/// `from_value(Value) -> Result<Self, DecodeError>` constructor.
+macro_rules! deserialize_via_from_value {
+    ($($ty:ty),* $(,)?) => {$(
+        impl<'de> serde::Deserialize<'de> for $ty {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                let value = <serde_json::Value as serde::Deserialize>::deserialize(deserializer)?;
+                <$ty>::from_value(value).map_err(serde::de::Error::custom)
+            }
+        }
+    )*};
+}
+pub(crate) use deserialize_via_from_value;
+
+/// Checks the `type` or `role` tag found inside an object decoded as one
+/// specific type. A missing tag is accepted; a different one is an error.
+pub(crate) fn check_tag(key: &str, expected_tag: &str, value: Value) -> Result<(), DecodeError> {
+    match value {
+        Value::String(s) if s == expected_tag => Ok(()),
+        Value::String(s) => Err(DecodeError::new(format!(
+            "expected `{key}` to be \"{expected_tag}\", found \"{s}\""
+        ))
+        .within_key(key)),
+        other => Err(expected("a string", &other).within_key(key)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -318,32 +345,5 @@ mod tests {
             unsigned(json!("3")).unwrap_err().to_string(),
             "$: expected a non-negative integer, found a string"
         );
-    }
-}
-
-/// Implements `serde::Deserialize` for a type with a
-/// `from_value(Value) -> Result<Self, DecodeError>` constructor.
-macro_rules! deserialize_via_from_value {
-    ($($ty:ty),* $(,)?) => {$(
-        impl<'de> serde::Deserialize<'de> for $ty {
-            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-                let value = <serde_json::Value as serde::Deserialize>::deserialize(deserializer)?;
-                <$ty>::from_value(value).map_err(serde::de::Error::custom)
-            }
-        }
-    )*};
-}
-pub(crate) use deserialize_via_from_value;
-
-/// Checks the `type` or `role` tag found inside an object decoded as one
-/// specific type. A missing tag is accepted; a different one is an error.
-pub(crate) fn check_tag(key: &str, expected_tag: &str, value: Value) -> Result<(), DecodeError> {
-    match value {
-        Value::String(s) if s == expected_tag => Ok(()),
-        Value::String(s) => Err(DecodeError::new(format!(
-            "expected `{key}` to be \"{expected_tag}\", found \"{s}\""
-        ))
-        .within_key(key)),
-        other => Err(expected("a string", &other).within_key(key)),
     }
 }

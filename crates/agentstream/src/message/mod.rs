@@ -81,7 +81,12 @@ pub use usage::{Cost, StopReason, Usage};
 use decode::{deserialize_via_from_value, object, Written};
 
 /// One message of a conversation, tagged by `role`.
+///
+/// The variants are not boxed: an assistant message is a few hundred bytes
+/// inline (its content lives on the heap anyway), and plain variants keep
+/// pattern matching in tests and scripted models simple.
 #[derive(Debug, Clone, PartialEq)]
+#[allow(clippy::large_enum_variant)]
 pub enum Message {
     /// `{"role": "user", ...}`
     User(UserMessage),
