@@ -1,1 +1,47 @@
-fn main() {}
+//! `agentstream`: validate and normalize Pi session logs.
+//!
+//! This file holds only the argument definitions and the dispatch; each
+//! subcommand lives in its own module with its own `Args` and `run`.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod input;
+mod normalize;
+mod validate;
+
+/// Tools for Pi-compatible agent logs.
+#[derive(Debug, Parser)]
+#[command(name = "agentstream", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Check that every message parses and round-trips, and that tool calls
+    /// and tool results link up. Exits 1 on any finding, 2 on bad input.
+    Validate(validate::Args),
+    /// Re-serialize every message through the message IR, one JSON value
+    /// per line on stdout.
+    Normalize(normalize::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match &cli.command {
+        Command::Validate(args) => validate::run(args),
+        Command::Normalize(args) => normalize::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        // A closed pipe (`| head`) is not worth a message.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::from(2),
+        Err(e) => {
+            eprintln!("agentstream: error: cannot write output: {e}");
+            ExitCode::from(2)
+        }
+    }
+}

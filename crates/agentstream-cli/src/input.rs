@@ -1,0 +1,372 @@
+//! Reading Pi session logs and message arrays, item by item, with line
+//! numbers.
+//!
+//! Two input forms are accepted:
+//!
+//! - **JSON Lines** (streamed line by line): Pi session entries, where an
+//!   entry with `"type": "message"` carries a message under `message` and
+//!   every other entry is metadata. A line that is an object with a `role`
+//!   and no `type` is taken as a bare message, so the output of
+//!   `normalize` on a message array can be validated again. Blank lines are
+//!   skipped.
+//! - **A JSON array of messages**, detected by `[` as the first non-space
+//!   byte. The array is read whole; each element is reported with the line
+//!   it starts on.
+
+use std::fmt;
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read};
+use std::path::Path;
+
+use agentstream::message::DecodeError;
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+/// A fatal problem with an input file, at a line. Reading stops there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InputError {
+    /// The 1-based line; 1 for problems with the file as a whole.
+    pub line: usize,
+    /// The JSON path of the offending value, where one applies.
+    pub path: Option<String>,
+    /// What went wrong, without the location.
+    pub text: String,
+}
+
+impl InputError {
+    fn new(line: usize, text: impl Into<String>) -> Self {
+        InputError {
+            line,
+            path: None,
+            text: text.into(),
+        }
+    }
+
+    /// An error from decoding a message found at `base` (a JSON path).
+    pub fn decode(line: usize, base: &str, err: &DecodeError) -> Self {
+        let path = join_path(base, &err.path());
+        InputError {
+            line,
+            text: format!("{path}: {}", err.reason()),
+            path: Some(path),
+        }
+    }
+
+    fn json(line: usize, err: &serde_json::Error) -> Self {
+        InputError::new(line, format!("invalid JSON: {}", json_error_text(err)))
+    }
+}
+
+impl fmt::Display for InputError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: error: {}", self.line, self.text)
+    }
+}
+
+/// serde_json's message with its own location replaced by a column only,
+/// since every JSON Lines line is parsed on its own.
+fn json_error_text(err: &serde_json::Error) -> String {
+    let full = err.to_string();
+    let suffix = format!(" at line {} column {}", err.line(), err.column());
+    match full.strip_suffix(&suffix) {
+        Some(message) => format!("{message} (column {})", err.column()),
+        None => full,
+    }
+}
+
+/// Appends a path relative to a message (`$.content[0]`) to the path of the
+/// message in its file (`$.message`).
+pub fn join_path(base: &str, relative: &str) -> String {
+    format!("{base}{}", relative.strip_prefix('$').unwrap_or(relative))
+}
+
+/// Where the message of an item is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// A session entry with the message under `message`.
+    Entry,
+    /// The item is a message itself.
+    Bare,
+    /// Session metadata: no message.
+    Metadata,
+}
+
+/// One JSON value of the input.
+#[derive(Debug)]
+pub struct Item {
+    /// The 1-based line the value starts on.
+    pub line: usize,
+    /// The whole value (the entry, the message, or the metadata).
+    pub value: Value,
+    /// Where the message is.
+    pub shape: Shape,
+    /// The JSON path of the value in its file: `$` for a JSON Lines line,
+    /// `$[3]` for an array element.
+    pub root: String,
+}
+
+impl Item {
+    /// The message value, unless this is metadata.
+    pub fn message(&self) -> Option<&Value> {
+        match self.shape {
+            Shape::Entry => self.value.get("message"),
+            Shape::Bare => Some(&self.value),
+            Shape::Metadata => None,
+        }
+    }
+
+    /// The JSON path of the message, for error messages.
+    pub fn message_path(&self) -> String {
+        match self.shape {
+            Shape::Entry => format!("{}.message", self.root),
+            _ => self.root.clone(),
+        }
+    }
+
+    fn classify(line: usize, root: String, value: Value) -> Result<Item, InputError> {
+        let Value::Object(map) = &value else {
+            let kind = match value {
+                Value::Array(_) => "an array",
+                Value::String(_) => "a string",
+                Value::Number(_) => "a number",
+                Value::Bool(_) => "a boolean",
+                _ => "null",
+            };
+            return Err(InputError {
+                line,
+                text: format!(
+                    "{root}: expected an object (a session entry or a message), found {kind}"
+                ),
+                path: Some(root),
+            });
+        };
+        let shape = match map.get("type") {
+            Some(Value::String(t)) if t == "message" => {
+                if !map.contains_key("message") {
+                    return Err(InputError {
+                        line,
+                        text: format!("{root}: message entry without a `message` field"),
+                        path: Some(root),
+                    });
+                }
+                Shape::Entry
+            }
+            None if map.contains_key("role") => Shape::Bare,
+            _ => Shape::Metadata,
+        };
+        Ok(Item {
+            line,
+            value,
+            shape,
+            root,
+        })
+    }
+}
+
+/// Reads the items of one file in order. After the first error the
+/// iterator ends.
+pub struct Items {
+    source: Source,
+    done: bool,
+}
+
+enum Source {
+    Lines {
+        reader: Box<dyn BufRead>,
+        line: usize,
+        buf: String,
+    },
+    Array(std::vec::IntoIter<Result<Item, InputError>>),
+}
+
+impl Items {
+    /// Opens a file and detects its form.
+    pub fn open(path: &Path) -> Result<Items, InputError> {
+        let file =
+            File::open(path).map_err(|e| InputError::new(1, format!("cannot open file: {e}")))?;
+        Items::from_reader(Box::new(BufReader::new(file)))
+    }
+
+    /// Reads from any buffered reader; see the module docs for the forms.
+    pub fn from_reader(mut reader: Box<dyn BufRead>) -> Result<Items, InputError> {
+        let (first, consumed_lines) = first_non_space(&mut reader)?;
+        let source = if first == Some(b'[') {
+            let mut text = String::new();
+            reader.read_to_string(&mut text).map_err(|e| {
+                InputError::new(consumed_lines + 1, format!("cannot read file: {e}"))
+            })?;
+            Source::Array(array_items(&text, consumed_lines).into_iter())
+        } else {
+            Source::Lines {
+                reader,
+                line: consumed_lines,
+                buf: String::new(),
+            }
+        };
+        Ok(Items {
+            source,
+            done: false,
+        })
+    }
+}
+
+/// Peeks at the first non-whitespace byte. Whitespace-only buffers are
+/// consumed on the way; returns the byte and how many newlines were consumed.
+fn first_non_space(reader: &mut Box<dyn BufRead>) -> Result<(Option<u8>, usize), InputError> {
+    let mut consumed_lines = 0;
+    loop {
+        let buf = reader
+            .fill_buf()
+            .map_err(|e| InputError::new(consumed_lines + 1, format!("cannot read file: {e}")))?;
+        if buf.is_empty() {
+            return Ok((None, consumed_lines));
+        }
+        if let Some(&b) = buf.iter().find(|b| !b.is_ascii_whitespace()) {
+            return Ok((Some(b), consumed_lines));
+        }
+        let (len, newlines) = (buf.len(), buf.iter().filter(|&&b| b == b'\n').count());
+        consumed_lines += newlines;
+        reader.consume(len);
+    }
+}
+
+/// Parses a whole JSON array and finds the line of each element.
+/// `skipped_lines` is the number of lines consumed before `text`.
+fn array_items(text: &str, skipped_lines: usize) -> Vec<Result<Item, InputError>> {
+    let elements: Vec<&RawValue> = match serde_json::from_str(text) {
+        Ok(elements) => elements,
+        Err(e) => return vec![Err(InputError::json(skipped_lines + e.line().max(1), &e))],
+    };
+    let mut items = Vec::with_capacity(elements.len());
+    let (mut line, mut scanned) = (skipped_lines + 1, 0);
+    for (index, raw) in elements.into_iter().enumerate() {
+        let raw = raw.get();
+        // `raw` borrows from `text`, so its address gives its offset.
+        let offset = (raw.as_ptr() as usize)
+            .saturating_sub(text.as_ptr() as usize)
+            .min(text.len());
+        line += text.as_bytes()[scanned..offset]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count();
+        scanned = offset;
+        let item = serde_json::from_str::<Value>(raw)
+            .map_err(|e| InputError::json(line, &e))
+            .and_then(|value| Item::classify(line, format!("$[{index}]"), value));
+        let failed = item.is_err();
+        items.push(item);
+        if failed {
+            break;
+        }
+    }
+    items
+}
+
+impl Iterator for Items {
+    type Item = Result<Item, InputError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        let next = match &mut self.source {
+            Source::Array(items) => items.next(),
+            Source::Lines { reader, line, buf } => next_line_item(reader, line, buf),
+        };
+        if !matches!(next, Some(Ok(_))) {
+            self.done = true;
+        }
+        next
+    }
+}
+
+fn next_line_item(
+    reader: &mut Box<dyn BufRead>,
+    line: &mut usize,
+    buf: &mut String,
+) -> Option<Result<Item, InputError>> {
+    loop {
+        buf.clear();
+        *line += 1;
+        match reader.read_line(buf) {
+            Ok(0) => return None,
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::InvalidData => {
+                return Some(Err(InputError::new(*line, "the line is not valid UTF-8")))
+            }
+            Err(e) => {
+                return Some(Err(InputError::new(
+                    *line,
+                    format!("cannot read file: {e}"),
+                )))
+            }
+        }
+        if buf.trim().is_empty() {
+            continue;
+        }
+        return Some(
+            // Without the line end, a line cut short reads as "EOF while
+            // parsing", not as a control character inside a string.
+            serde_json::from_str::<Value>(buf.trim_end_matches(['\n', '\r']))
+                .map_err(|e| InputError::json(*line, &e))
+                .and_then(|value| Item::classify(*line, "$".into(), value)),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn items(text: &'static str) -> Vec<Result<(usize, Shape, String), InputError>> {
+        Items::from_reader(Box::new(text.as_bytes()))
+            .unwrap()
+            .map(|r| r.map(|i| (i.line, i.shape, i.message_path())))
+            .collect()
+    }
+
+    #[test]
+    fn jsonl_lines_are_numbered_and_classified() {
+        let got = items("\n{\"type\":\"session\"}\n\n{\"type\":\"message\",\"message\":{}}\n{\"role\":\"user\"}\n");
+        assert_eq!(
+            got,
+            [
+                Ok((2, Shape::Metadata, "$".into())),
+                Ok((4, Shape::Entry, "$.message".into())),
+                Ok((5, Shape::Bare, "$".into())),
+            ]
+        );
+    }
+
+    #[test]
+    fn array_elements_get_their_start_line() {
+        let got = items("\n [\n  {\"role\":\"user\"},\n\n  {\"role\":\n\"x\"}, {\"type\":\"message\",\"message\":1}]\n");
+        assert_eq!(
+            got,
+            [
+                Ok((3, Shape::Bare, "$[0]".into())),
+                Ok((5, Shape::Bare, "$[1]".into())),
+                Ok((6, Shape::Entry, "$[2].message".into())),
+            ]
+        );
+    }
+
+    #[test]
+    fn errors_stop_the_file() {
+        let got = items("{\"type\":\"x\"}\n{\"type\":\"message\",\"mess\n{\"type\":\"x\"}\n");
+        assert_eq!(got.len(), 2);
+        let err = got[1].clone().unwrap_err();
+        assert_eq!(err.line, 2);
+        assert!(
+            err.text
+                .starts_with("invalid JSON: EOF while parsing a string (column"),
+            "{}",
+            err.text
+        );
+        let got = items("[1]");
+        assert_eq!(
+            got[0].clone().unwrap_err().to_string(),
+            "1: error: $[0]: expected an object (a session entry or a message), found a number"
+        );
+    }
+}
