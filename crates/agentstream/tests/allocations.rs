@@ -12,7 +12,7 @@ use futures_util::StreamExt;
 /// Polls once with a waker that allocates nothing, so only the stream's own
 /// allocations are counted.
 fn expect_ready<F: std::future::Future>(future: F) -> F::Output {
-    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    let mut cx = std::task::Context::from_waker(futures_util::task::noop_waker_ref());
     match std::pin::pin!(future).poll(&mut cx) {
         std::task::Poll::Ready(output) => output,
         std::task::Poll::Pending => panic!("future is pending"),
@@ -108,7 +108,12 @@ fn steady_streaming_allocates_nothing_per_event() {
             cycle(1);
         }
     });
-    assert_eq!(allocations, 0, "allocations over {} steady-state events", rounds * 65);
+    assert_eq!(
+        allocations,
+        0,
+        "allocations over {} steady-state events",
+        rounds * 65
+    );
 }
 
 #[test]
@@ -127,5 +132,8 @@ fn memory_kept_after_a_drained_burst_is_bounded() {
         assert_eq!(expect_ready(events.next()), Some(Ok(0)));
     });
     let bound = (2 * RETAINED_CAPACITY * std::mem::size_of::<u64>()) as isize;
-    assert!(live <= bound, "{live} bytes kept after the burst (bound {bound})");
+    assert!(
+        live <= bound,
+        "{live} bytes kept after the burst (bound {bound})"
+    );
 }

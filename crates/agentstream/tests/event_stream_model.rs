@@ -185,7 +185,9 @@ fn run(ops: Vec<Op>) {
                 }
             }
             Op::PollResult(index) => {
-                let Some(awaiter) = model.awaiters.get_mut(index) else { continue };
+                let Some(awaiter) = model.awaiters.get_mut(index) else {
+                    continue;
+                };
                 let expected = match model.state.outcome() {
                     Some(outcome) => Poll::Ready(outcome),
                     None => {
@@ -219,7 +221,11 @@ fn run(ops: Vec<Op>) {
             assert_eq!(waker.wakes(), expected, "consumer wakes");
         }
         for awaiter in &model.awaiters {
-            assert_eq!(awaiter.waker.wakes(), awaiter.expected_wakes, "awaiter wakes");
+            assert_eq!(
+                awaiter.waker.wakes(),
+                awaiter.expected_wakes,
+                "awaiter wakes"
+            );
         }
     }
 }

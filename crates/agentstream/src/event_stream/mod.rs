@@ -179,28 +179,31 @@ enum Step<F> {
     Ended(Option<StreamError<F>>),
 }
 
-impl<E, R, F: Clone> Stream for EventStream<E, R, F> {
-    type Item = Result<E, StreamError<F>>;
-
-    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        let this = self.get_mut();
-        if let Some(event) = this.local.pop_front() {
+impl<E, R, F: Clone> EventStream<E, R, F> {
+    /// The next event, the end, or `Pending`; parks `waker` on `Pending`
+    /// if one is given, otherwise leaves no trace.
+    pub(crate) fn poll_event(
+        &mut self,
+        waker: Option<&Waker>,
+    ) -> Poll<Option<Result<E, StreamError<F>>>> {
+        if let Some(event) = self.local.pop_front() {
             return Poll::Ready(Some(Ok(event)));
         }
-        if this.ended {
+        if self.ended {
             return Poll::Ready(None);
         }
-        this.trim_local();
-        let local = &mut this.local;
-        let step = this.shared.with(|inner| {
+        self.trim_local();
+        let local = &mut self.local;
+        let step = self.shared.with(|inner| {
             if !inner.queue.is_empty() {
                 mem::swap(&mut inner.queue, local);
                 return Step::Refilled;
             }
             match &inner.state {
-                State::Open => Step::Parked(match &mut inner.consumer_waker {
-                    Some(stored) if stored.will_wake(cx.waker()) => None,
-                    slot => slot.replace(cx.waker().clone()),
+                State::Open => Step::Parked(match (waker, &mut inner.consumer_waker) {
+                    (None, _) => None,
+                    (Some(waker), Some(stored)) if stored.will_wake(waker) => None,
+                    (Some(waker), slot) => slot.replace(waker.clone()),
                 }),
                 State::Finished(_) => Step::Ended(None),
                 State::Failed(error) => Step::Ended(Some(StreamError::Failed(error.clone()))),
@@ -208,7 +211,7 @@ impl<E, R, F: Clone> Stream for EventStream<E, R, F> {
             }
         });
         match step {
-            Step::Refilled => Poll::Ready(this.local.pop_front().map(Ok)),
+            Step::Refilled => Poll::Ready(self.local.pop_front().map(Ok)),
             Step::Parked(replaced) => {
                 if let Some(previous) = replaced {
                     previous.wake();
@@ -216,10 +219,18 @@ impl<E, R, F: Clone> Stream for EventStream<E, R, F> {
                 Poll::Pending
             }
             Step::Ended(error) => {
-                this.ended = true;
+                self.ended = true;
                 Poll::Ready(error.map(Err))
             }
         }
+    }
+}
+
+impl<E, R, F: Clone> Stream for EventStream<E, R, F> {
+    type Item = Result<E, StreamError<F>>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.get_mut().poll_event(Some(cx.waker()))
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {

@@ -40,6 +40,21 @@ pub struct Tool {
 }
 
 impl Context {
+    /// A context holding `messages`, with no system prompt and no tools.
+    ///
+    /// ```
+    /// use agentstream::message::{user, Context};
+    ///
+    /// let context = Context::from_messages([user("hello").into()]);
+    /// assert_eq!(context.messages.len(), 1);
+    /// ```
+    pub fn from_messages(messages: impl IntoIterator<Item = Message>) -> Self {
+        Self {
+            messages: messages.into_iter().collect(),
+            ..Self::default()
+        }
+    }
+
     /// Decodes a context from JSON.
     pub fn from_value(value: Value) -> Result<Self, DecodeError> {
         let (mut system_prompt, mut messages, mut tools) = (None, None, None);

@@ -107,3 +107,27 @@ pub fn block_on<F: Future>(future: F) -> F::Output {
         }
     }
 }
+
+/// Runs a single-threaded future to completion by hand. Every pending poll
+/// must have woken the task (otherwise nothing ever could, and it would
+/// hang): that is checked, and a one-second guard stops a livelock. The
+/// guard catches hangs; it asserts nothing about speed.
+pub fn run_local<F: Future>(future: F) -> F::Output {
+    let started = std::time::Instant::now();
+    let mut future = pin!(future);
+    let waker = CountingWaker::new();
+    loop {
+        let seen = waker.wakes();
+        if let Poll::Ready(output) = future.as_mut().poll(&mut waker.context()) {
+            return output;
+        }
+        assert!(
+            waker.wakes() > seen,
+            "pending without a wakeup: this would hang"
+        );
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(1),
+            "guard: the future did not complete within one second"
+        );
+    }
+}

@@ -1,0 +1,174 @@
+//! Cancelling a model call: `AbortController` and `AbortSignal`.
+
+use core::fmt;
+use core::future::Future;
+use core::pin::Pin;
+use core::task::{Context, Poll};
+
+use futures_core::FusedFuture;
+
+use crate::sync::{Arc, SpinLock, WakerSlab};
+
+/// The error message of a call ended by its [`AbortSignal`].
+pub const ABORTED_MESSAGE: &str = "Request was aborted";
+
+/// Aborts the calls that were given its [`AbortSignal`].
+///
+/// Like the web platform's `AbortController`: the caller keeps the
+/// controller and passes [`signal`](Self::signal) to the calls it may want
+/// to cancel. Dropping the controller does not abort.
+///
+/// ```
+/// use agentstream::model::AbortController;
+///
+/// let controller = AbortController::new();
+/// let signal = controller.signal();
+/// assert!(!signal.is_aborted());
+/// controller.abort();
+/// assert!(signal.is_aborted());
+/// ```
+#[derive(Default)]
+pub struct AbortController {
+    signal: AbortSignal,
+}
+
+/// The observing side of an [`AbortController`]: cloneable, `Send + Sync`.
+///
+/// A producer checks [`is_aborted`](Self::is_aborted) at its yield points,
+/// or awaits [`aborted`](Self::aborted) to be woken by the abort while it is
+/// parked on something else.
+#[derive(Clone)]
+pub struct AbortSignal {
+    shared: Arc<SpinLock<AbortState>>,
+}
+
+#[derive(Default)]
+struct AbortState {
+    aborted: bool,
+    /// Parked [`Aborted`] futures. Emptied, once, by the abort.
+    waiters: WakerSlab,
+}
+
+impl AbortController {
+    /// A controller that has not aborted.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A signal that observes this controller.
+    pub fn signal(&self) -> AbortSignal {
+        self.signal.clone()
+    }
+
+    /// Aborts, waking every task parked on [`AbortSignal::aborted`].
+    /// Aborting again does nothing.
+    pub fn abort(&self) {
+        let waiters = self.signal.shared.with(|state| {
+            state.aborted = true;
+            core::mem::take(&mut state.waiters)
+        });
+        waiters.wake_all();
+    }
+
+    /// Whether [`abort`](Self::abort) was called.
+    pub fn is_aborted(&self) -> bool {
+        self.signal.is_aborted()
+    }
+}
+
+impl Default for AbortSignal {
+    /// A signal with no controller: it never aborts.
+    fn default() -> Self {
+        Self {
+            shared: Arc::new(SpinLock::new(AbortState::default())),
+        }
+    }
+}
+
+impl AbortSignal {
+    /// Whether the controller has aborted.
+    pub fn is_aborted(&self) -> bool {
+        self.shared.with(|state| state.aborted)
+    }
+
+    /// A future that resolves once the controller aborts.
+    pub fn aborted(&self) -> Aborted {
+        Aborted {
+            signal: self.clone(),
+            key: None,
+            done: false,
+        }
+    }
+}
+
+/// Resolves when an [`AbortSignal`] is aborted. Created by
+/// [`AbortSignal::aborted`].
+#[must_use = "futures do nothing unless polled"]
+pub struct Aborted {
+    signal: AbortSignal,
+    key: Option<usize>,
+    done: bool,
+}
+
+impl Future for Aborted {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let this = self.get_mut();
+        let key = &mut this.key;
+        let (aborted, replaced) = this.signal.shared.with(|state| {
+            if state.aborted {
+                (true, None)
+            } else {
+                (false, state.waiters.park(key, cx.waker()))
+            }
+        });
+        drop(replaced);
+        this.done = aborted;
+        if aborted {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
+    }
+}
+
+impl FusedFuture for Aborted {
+    fn is_terminated(&self) -> bool {
+        self.done
+    }
+}
+
+impl Drop for Aborted {
+    fn drop(&mut self) {
+        if let Some(key) = self.key {
+            let waker = self.signal.shared.with(|state| state.waiters.remove(key));
+            drop(waker);
+        }
+    }
+}
+
+impl fmt::Debug for AbortController {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AbortController")
+            .field("aborted", &self.is_aborted())
+            .finish()
+    }
+}
+
+impl fmt::Debug for AbortSignal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AbortSignal")
+            .field("aborted", &self.is_aborted())
+            .finish()
+    }
+}
+
+impl fmt::Debug for Aborted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Aborted")
+            .field("parked", &self.key.is_some())
+            .field("done", &self.done)
+            .finish()
+    }
+}

@@ -1,0 +1,74 @@
+//! The model boundary: the [`ModelEvent`] protocol, the [`Model`] trait,
+//! cancellation, and the deterministic [`ScriptedModel`].
+//!
+//! A [`Model`] turns a [`Context`] into a [`ModelStream`]: a stream of
+//! [`ModelEvent`]s that ends with exactly one `done` or `error`, plus the
+//! final [`AssistantMessage`](crate::message::AssistantMessage). Code
+//! written against `Model` cannot tell the scripted double from a real
+//! provider.
+
+mod abort;
+mod event;
+mod partial;
+mod protocol;
+mod rope;
+mod scripted;
+mod stream;
+
+pub use abort::{AbortController, AbortSignal, Aborted, ABORTED_MESSAGE};
+pub use event::{DoneReason, ErrorReason, ModelEvent};
+pub use partial::{PartialBuilder, PartialMessage};
+pub use protocol::validate_events;
+pub use scripted::{
+    ScriptedFailure, ScriptedModel, ScriptedReply, ScriptedTurn, EXHAUSTED_MESSAGE,
+};
+pub use stream::{
+    AssistantMessageEventStream, AssistantMessageProducer, ModelDriver, ModelResult, ModelStream,
+    ResultHandle, PRODUCER_DROPPED_MESSAGE,
+};
+
+use crate::message::Context;
+
+/// Options of one model call.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct StreamOptions {
+    /// Aborts the call when its controller aborts.
+    pub signal: Option<AbortSignal>,
+}
+
+impl StreamOptions {
+    /// Options with `signal` set.
+    pub fn with_signal(mut self, signal: AbortSignal) -> Self {
+        self.signal = Some(signal);
+        self
+    }
+}
+
+/// Something that answers a context with a stream of model events.
+///
+/// `stream` returns synchronously; the events come later, when the returned
+/// [`ModelStream`] is polled (or its driver is spawned). Failures are never
+/// returned here: they arrive as the stream's `error` event.
+pub trait Model {
+    /// Starts a call.
+    fn stream(&self, context: &Context, options: StreamOptions) -> ModelStream;
+}
+
+impl<M: Model + ?Sized> Model for &M {
+    fn stream(&self, context: &Context, options: StreamOptions) -> ModelStream {
+        (**self).stream(context, options)
+    }
+}
+
+impl<M: Model + ?Sized> Model for alloc::boxed::Box<M> {
+    fn stream(&self, context: &Context, options: StreamOptions) -> ModelStream {
+        (**self).stream(context, options)
+    }
+}
+
+impl<M: Model + ?Sized> Model for alloc::sync::Arc<M> {
+    fn stream(&self, context: &Context, options: StreamOptions) -> ModelStream {
+        (**self).stream(context, options)
+    }
+}

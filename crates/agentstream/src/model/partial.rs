@@ -1,0 +1,384 @@
+//! Immutable snapshots of an assistant message while it streams.
+//!
+//! Pi sends the whole message formed so far (`partial`) with every event,
+//! and mutates one shared object, so an old event changes under a consumer
+//! that kept it. Here each event carries a [`PartialMessage`]: an immutable
+//! snapshot that costs O(1) to take. Block texts are persistent lists of
+//! shared chunks and the block list is a persistent list too, so a new
+//! snapshot shares everything with the previous one except the block being
+//! appended to. Streaming a message as n deltas costs O(n) in total;
+//! materializing a snapshot with [`PartialMessage::to_message`] costs
+//! O(its length).
+
+use alloc::string::String;
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use core::fmt;
+
+use super::rope::Rope;
+use crate::message::{AssistantMessage, ContentBlock, TextContent, ThinkingContent, ToolCall};
+
+/// An immutable snapshot of an assistant message as formed so far.
+///
+/// Cloning is O(1). Later events never change an earlier snapshot.
+///
+/// ```
+/// use agentstream::message::{assistant, text, StopReason, TextContent};
+/// use agentstream::model::PartialBuilder;
+///
+/// let mut builder = PartialBuilder::new(assistant([], StopReason::Stop));
+/// let index = builder.start_text(TextContent::default());
+/// builder.append(index, "Hel".into());
+/// let early = builder.snapshot();
+/// builder.append(index, "lo".into());
+///
+/// assert_eq!(early.to_message().text(), "Hel"); // unchanged
+/// assert_eq!(builder.snapshot().to_message().text(), "Hello");
+/// ```
+#[derive(Clone)]
+pub struct PartialMessage {
+    /// The message's fields; its `content` is always empty.
+    header: Arc<AssistantMessage>,
+    blocks: BlockList,
+}
+
+/// A persistent list of blocks, newest last.
+#[derive(Clone, Default)]
+struct BlockList {
+    last: Option<Arc<BlockNode>>,
+    len: usize,
+}
+
+struct BlockNode {
+    block: Block,
+    prev: Option<Arc<BlockNode>>,
+}
+
+/// One block of a snapshot.
+#[derive(Clone)]
+enum Block {
+    /// A text block being streamed; `template` holds everything but the text.
+    Text {
+        text: Rope,
+        template: Arc<TextContent>,
+    },
+    /// A thinking block being streamed.
+    Thinking {
+        thinking: Rope,
+        template: Arc<ThinkingContent>,
+    },
+    /// A tool call whose argument JSON is being streamed: `arguments` stays
+    /// `{}` and `rawArguments` holds the text received so far.
+    ToolCall { raw: Rope, template: Arc<ToolCall> },
+    /// A block that is complete.
+    Complete(Arc<ContentBlock>),
+}
+
+impl Block {
+    fn to_content(&self) -> ContentBlock {
+        match self {
+            Block::Text { text, template } => ContentBlock::Text(TextContent {
+                text: text.to_text(),
+                ..TextContent::clone(template)
+            }),
+            Block::Thinking { thinking, template } => ContentBlock::Thinking(ThinkingContent {
+                thinking: thinking.to_text(),
+                ..ThinkingContent::clone(template)
+            }),
+            Block::ToolCall { raw, template } => ContentBlock::ToolCall(ToolCall {
+                raw_arguments: Some(raw.to_text()),
+                ..ToolCall::clone(template)
+            }),
+            Block::Complete(block) => ContentBlock::clone(block),
+        }
+    }
+
+    fn appended(&self, delta: Arc<str>) -> Option<Block> {
+        Some(match self {
+            Block::Text { text, template } => Block::Text {
+                text: text.appended(delta),
+                template: template.clone(),
+            },
+            Block::Thinking { thinking, template } => Block::Thinking {
+                thinking: thinking.appended(delta),
+                template: template.clone(),
+            },
+            Block::ToolCall { raw, template } => Block::ToolCall {
+                raw: raw.appended(delta),
+                template: template.clone(),
+            },
+            Block::Complete(_) => return None,
+        })
+    }
+
+    fn streamed_len(&self) -> Option<usize> {
+        match self {
+            Block::Text { text: rope, .. }
+            | Block::Thinking { thinking: rope, .. }
+            | Block::ToolCall { raw: rope, .. } => Some(rope.len()),
+            Block::Complete(_) => None,
+        }
+    }
+}
+
+impl BlockList {
+    fn pushed(&self, block: Block) -> Self {
+        Self {
+            last: Some(Arc::new(BlockNode {
+                block,
+                prev: self.last.clone(),
+            })),
+            len: self.len + 1,
+        }
+    }
+
+    /// Newest first.
+    fn iter(&self) -> impl Iterator<Item = &Block> {
+        let mut cursor = self.last.as_deref();
+        core::iter::from_fn(move || {
+            let node = cursor?;
+            cursor = node.prev.as_deref();
+            Some(&node.block)
+        })
+    }
+
+    fn get(&self, index: usize) -> Option<&Block> {
+        let from_end = self.len.checked_sub(index + 1)?;
+        self.iter().nth(from_end)
+    }
+
+    /// Replaces block `index` with `f(block)`. O(1) for the last block,
+    /// O(blocks after `index`) otherwise.
+    fn updated(&self, index: usize, f: impl FnOnce(&Block) -> Option<Block>) -> Option<Self> {
+        let from_end = self.len.checked_sub(index + 1)?;
+        let mut newer = Vec::with_capacity(from_end);
+        let mut cursor = self.last.as_ref();
+        for _ in 0..from_end {
+            let node = cursor?;
+            newer.push(node.block.clone());
+            cursor = node.prev.as_ref();
+        }
+        let target = cursor?;
+        let mut list = BlockList {
+            last: target.prev.clone(),
+            len: index,
+        }
+        .pushed(f(&target.block)?);
+        for block in newer.into_iter().rev() {
+            list = list.pushed(block);
+        }
+        Some(list)
+    }
+}
+
+impl Drop for BlockNode {
+    fn drop(&mut self) {
+        let mut prev = self.prev.take();
+        while let Some(node) = prev {
+            match Arc::try_unwrap(node) {
+                Ok(mut node) => prev = node.prev.take(),
+                Err(_) => break,
+            }
+        }
+    }
+}
+
+impl PartialMessage {
+    /// Number of content blocks so far.
+    pub fn content_len(&self) -> usize {
+        self.blocks.len
+    }
+
+    /// The content block at `index`, materialized, or `None` past the end.
+    pub fn content_block(&self, index: usize) -> Option<ContentBlock> {
+        self.blocks.get(index).map(Block::to_content)
+    }
+
+    /// Length in bytes of the streamed text of block `index` (text, thinking
+    /// or raw tool-call arguments), in O(blocks). `None` for a complete block
+    /// or past the end.
+    pub fn streamed_len(&self, index: usize) -> Option<usize> {
+        self.blocks.get(index).and_then(Block::streamed_len)
+    }
+
+    /// Materializes the snapshot as an [`AssistantMessage`].
+    pub fn to_message(&self) -> AssistantMessage {
+        let mut content: Vec<ContentBlock> = self.blocks.iter().map(Block::to_content).collect();
+        content.reverse();
+        AssistantMessage {
+            content,
+            ..AssistantMessage::clone(&self.header)
+        }
+    }
+}
+
+impl From<AssistantMessage> for PartialMessage {
+    /// A snapshot whose blocks are all complete.
+    fn from(mut message: AssistantMessage) -> Self {
+        let content = core::mem::take(&mut message.content);
+        let blocks = content
+            .into_iter()
+            .fold(BlockList::default(), |list, block| {
+                list.pushed(Block::Complete(Arc::new(block)))
+            });
+        Self {
+            header: Arc::new(message),
+            blocks,
+        }
+    }
+}
+
+impl PartialEq for PartialMessage {
+    fn eq(&self, other: &Self) -> bool {
+        self.to_message() == other.to_message()
+    }
+}
+
+impl fmt::Debug for PartialMessage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let message = self.to_message();
+        f.debug_struct("PartialMessage")
+            .field("content", &message.content)
+            .field("stop_reason", &message.stop_reason)
+            .finish_non_exhaustive()
+    }
+}
+
+impl serde::Serialize for PartialMessage {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.to_message().serialize(serializer)
+    }
+}
+
+/// Builds successive [`PartialMessage`] snapshots of one streaming message.
+///
+/// Every method is O(1) when it touches the last block, which is the only
+/// block a sequential producer touches.
+#[derive(Clone, Debug)]
+pub struct PartialBuilder {
+    current: PartialMessage,
+}
+
+impl PartialBuilder {
+    /// Starts from `header`: every field of the message but its content,
+    /// which is cleared.
+    pub fn new(mut header: AssistantMessage) -> Self {
+        header.content.clear();
+        Self {
+            current: PartialMessage {
+                header: Arc::new(header),
+                blocks: BlockList::default(),
+            },
+        }
+    }
+
+    /// The message as formed so far. O(1).
+    pub fn snapshot(&self) -> PartialMessage {
+        self.current.clone()
+    }
+
+    /// Number of content blocks so far.
+    pub fn content_len(&self) -> usize {
+        self.current.blocks.len
+    }
+
+    fn push(&mut self, block: Block) -> usize {
+        let index = self.current.blocks.len;
+        self.current.blocks = self.current.blocks.pushed(block);
+        index
+    }
+
+    /// Opens a text block whose text will be streamed; `template.text` is
+    /// ignored. Returns its content index.
+    pub fn start_text(&mut self, template: TextContent) -> usize {
+        self.push(Block::Text {
+            text: Rope::default(),
+            template: Arc::new(TextContent {
+                text: String::new(),
+                ..template
+            }),
+        })
+    }
+
+    /// Opens a thinking block whose text will be streamed;
+    /// `template.thinking` is ignored. Returns its content index.
+    pub fn start_thinking(&mut self, template: ThinkingContent) -> usize {
+        self.push(Block::Thinking {
+            thinking: Rope::default(),
+            template: Arc::new(ThinkingContent {
+                thinking: String::new(),
+                ..template
+            }),
+        })
+    }
+
+    /// Opens a tool call whose argument JSON will be streamed. In snapshots
+    /// its `arguments` are `{}` and `rawArguments` holds the text so far.
+    /// Returns its content index.
+    pub fn start_tool_call(&mut self, template: ToolCall) -> usize {
+        self.push(Block::ToolCall {
+            raw: Rope::default(),
+            template: Arc::new(ToolCall {
+                arguments: serde_json::Map::new(),
+                raw_arguments: None,
+                ..template
+            }),
+        })
+    }
+
+    /// Adds a complete block. Returns its content index.
+    pub fn push_complete(&mut self, block: ContentBlock) -> usize {
+        self.push(Block::Complete(Arc::new(block)))
+    }
+
+    /// Appends `delta` to the streamed text of block `index`. Returns `false`
+    /// (and changes nothing) if there is no such block or it is complete.
+    pub fn append(&mut self, index: usize, delta: Arc<str>) -> bool {
+        match self
+            .current
+            .blocks
+            .updated(index, |block| block.appended(delta))
+        {
+            Some(blocks) => {
+                self.current.blocks = blocks;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Replaces block `index` with its complete form (for example a tool call
+    /// with parsed arguments). Returns `false` if there is no such block.
+    pub fn complete(&mut self, index: usize, block: ContentBlock) -> bool {
+        let block = Block::Complete(Arc::new(block));
+        match self.current.blocks.updated(index, |_| Some(block)) {
+            Some(blocks) => {
+                self.current.blocks = blocks;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The message with its content as formed so far, with `stop_reason` and
+    /// `error_message` replaced: the message of an `error` event that ends a
+    /// stream early.
+    pub fn to_error_message(
+        &self,
+        stop_reason: crate::message::StopReason,
+        error_message: impl Into<String>,
+    ) -> AssistantMessage {
+        AssistantMessage {
+            stop_reason,
+            error_message: Some(error_message.into()),
+            ..self.current.to_message()
+        }
+    }
+}
+
+impl PartialBuilder {
+    /// Continues from an existing snapshot.
+    pub fn from_snapshot(snapshot: PartialMessage) -> Self {
+        Self { current: snapshot }
+    }
+}

@@ -1,0 +1,302 @@
+//! `AssistantMessageEventStream`: the event stream specialised for model
+//! calls, and `ModelStream`, what [`Model::stream`](super::Model::stream)
+//! returns.
+
+use alloc::boxed::Box;
+use core::convert::Infallible;
+use core::fmt;
+use core::future::Future;
+use core::pin::Pin;
+use core::task::{Context, Poll};
+
+use futures_core::{FusedFuture, FusedStream, Stream};
+
+use super::event::{ErrorReason, ModelEvent};
+use super::partial::PartialBuilder;
+use crate::event_stream::{EventStream, Producer, RefusedError, ResultFuture, StreamError};
+use crate::message::{assistant, AssistantMessage, StopReason};
+
+/// The error message of a stream whose producer went away without a
+/// terminal event.
+pub const PRODUCER_DROPPED_MESSAGE: &str = "model stream ended without a terminal event";
+
+/// The [`EventStream`] specialised for model calls. It never fails: errors
+/// travel as `error` events, and the result is always an
+/// [`AssistantMessage`].
+pub type AssistantMessageEventStream = EventStream<ModelEvent, AssistantMessage, Infallible>;
+
+/// A boxed producer future that a [`ModelStream`] drives, or that a runtime
+/// adapter spawns.
+pub type ModelDriver = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
+
+/// The producing side of a model call.
+///
+/// Pushing a terminal event (`done` or `error`) also resolves the result
+/// with its message; later calls are refused, except [`close`](Self::close),
+/// which is idempotent. Dropping the producer before a terminal event pushes
+/// an `error` event carrying the last partial it pushed and the message
+/// [`PRODUCER_DROPPED_MESSAGE`], so no consumer is left without one.
+pub struct AssistantMessageProducer {
+    inner: Producer<ModelEvent, AssistantMessage, Infallible>,
+    /// The last partial pushed, to build the message of a forced `error`.
+    last: Option<PartialBuilder>,
+}
+
+impl AssistantMessageProducer {
+    /// Pushes an event. A `done` or `error` event also resolves the result.
+    ///
+    /// # Errors
+    /// Refused once a terminal event was pushed, or when nobody observes the
+    /// stream any more (see [`Producer::push`]).
+    pub fn push(&mut self, event: ModelEvent) -> Result<(), RefusedError<ModelEvent>> {
+        if let Some(message) = event.terminal_message() {
+            let message = AssistantMessage::clone(message);
+            let pushed = self.inner.push(event);
+            // Resolve the result even if nobody reads events any more.
+            let finished = self.inner.finish(message);
+            return match (pushed, finished) {
+                (Err(refused), Err(_)) => Err(refused),
+                _ => Ok(()),
+            };
+        }
+        if let Some(partial) = event.partial() {
+            self.last = Some(PartialBuilder::from_snapshot(partial.clone()));
+        }
+        self.inner.push(event)
+    }
+
+    /// Whether a terminal event was pushed.
+    pub fn is_terminal(&self) -> bool {
+        self.inner.is_terminal()
+    }
+
+    /// Whether nobody observes the stream any more, so work can stop.
+    pub fn is_closed(&self) -> bool {
+        self.inner.is_closed()
+    }
+
+    /// Ends the stream. After a terminal event this does nothing; before
+    /// one, it pushes an `error` event with `error_message`.
+    pub fn close(&mut self, error_message: &str) {
+        if self.inner.is_terminal() {
+            return;
+        }
+        let error = match &self.last {
+            Some(builder) => builder.to_error_message(StopReason::Error, error_message),
+            None => {
+                let mut message = assistant([], StopReason::Error);
+                message.error_message = Some(error_message.into());
+                message
+            }
+        };
+        let _ = self.push(ModelEvent::Error {
+            reason: ErrorReason::Error,
+            error: Box::new(error),
+        });
+    }
+}
+
+impl Drop for AssistantMessageProducer {
+    fn drop(&mut self) {
+        self.close(PRODUCER_DROPPED_MESSAGE);
+    }
+}
+
+impl fmt::Debug for AssistantMessageProducer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AssistantMessageProducer")
+            .field("terminal", &self.is_terminal())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The events of one model call, ending with exactly one `done` or `error`.
+///
+/// What [`Model::stream`](super::Model::stream) returns. It is a
+/// [`Stream`] of [`ModelEvent`]s for its single consumer, and
+/// [`result`](Self::result) gives the final [`AssistantMessage`].
+///
+/// A stream may carry its own producer (a *driver*): polling the stream, or
+/// its [`result`](Self::result), runs it, so no runtime is needed. A runtime
+/// adapter can instead [`take_driver`](Self::take_driver) and spawn it as a
+/// task; the events are the same either way.
+#[must_use = "streams do nothing unless polled"]
+pub struct ModelStream {
+    events: AssistantMessageEventStream,
+    driver: Option<ModelDriver>,
+}
+
+impl ModelStream {
+    /// A stream and the producer that feeds it, with no driver: the producer
+    /// is run by the caller.
+    pub fn channel() -> (AssistantMessageProducer, Self) {
+        let (inner, events) = EventStream::channel();
+        let producer = AssistantMessageProducer { inner, last: None };
+        (
+            producer,
+            Self {
+                events,
+                driver: None,
+            },
+        )
+    }
+
+    /// A stream whose producer is `driver`, run whenever the stream or its
+    /// result is polled. `make_driver` receives the producer.
+    pub fn driven<D>(make_driver: impl FnOnce(AssistantMessageProducer) -> D) -> Self
+    where
+        D: Future<Output = ()> + Send + 'static,
+    {
+        let (producer, mut stream) = Self::channel();
+        stream.driver = Some(Box::pin(make_driver(producer)));
+        stream
+    }
+
+    /// Takes the producer future out, for a runtime to spawn. The stream no
+    /// longer drives it; dropping the returned future drops the producer,
+    /// which ends the stream with an `error` event.
+    pub fn take_driver(&mut self) -> Option<ModelDriver> {
+        self.driver.take()
+    }
+
+    /// Resolves to the final message, driving the producer if this stream
+    /// carries it. Events are not consumed: they stay readable.
+    pub fn result(&mut self) -> ModelResult<'_> {
+        let handle = self.result_handle();
+        ModelResult {
+            driver: &mut self.driver,
+            handle,
+        }
+    }
+
+    /// A detached future for the final message, for another task. It does
+    /// not drive the producer: something else must (this stream being
+    /// polled, or a spawned driver).
+    pub fn result_handle(&self) -> ResultHandle {
+        ResultHandle {
+            inner: self.events.result(),
+        }
+    }
+
+    fn poll_driver(driver: &mut Option<ModelDriver>, cx: &mut Context<'_>) {
+        if let Some(future) = driver {
+            if future.as_mut().poll(cx).is_ready() {
+                *driver = None;
+            }
+        }
+    }
+}
+
+/// The message of the `error` event that stands in for a missing terminal
+/// event.
+fn producer_dropped() -> AssistantMessage {
+    let mut message = assistant([], StopReason::Error);
+    message.error_message = Some(PRODUCER_DROPPED_MESSAGE.into());
+    message
+}
+
+impl Stream for ModelStream {
+    type Item = ModelEvent;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<ModelEvent>> {
+        let this = self.get_mut();
+        // Pull-based: the driver runs only when nothing is buffered, so the
+        // producer never runs ahead of the consumer (an abort seen by the
+        // consumer takes effect at the very next event).
+        let mut polled = this.events.poll_event(None);
+        if polled.is_pending() {
+            Self::poll_driver(&mut this.driver, cx);
+            polled = this.events.poll_event(Some(cx.waker()));
+        }
+        match polled {
+            Poll::Ready(Some(Ok(event))) => Poll::Ready(Some(event)),
+            // Only reachable if the producer was leaked past its drop glue.
+            Poll::Ready(Some(Err(StreamError::ProducerDropped))) => {
+                Poll::Ready(Some(ModelEvent::Error {
+                    reason: ErrorReason::Error,
+                    error: Box::new(producer_dropped()),
+                }))
+            }
+            Poll::Ready(Some(Err(StreamError::Failed(never)))) => match never {},
+            Poll::Ready(None) => Poll::Ready(None),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+impl FusedStream for ModelStream {
+    fn is_terminated(&self) -> bool {
+        self.events.is_terminated()
+    }
+}
+
+impl fmt::Debug for ModelStream {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ModelStream")
+            .field("events", &self.events)
+            .field("self_driven", &self.driver.is_some())
+            .finish()
+    }
+}
+
+fn settle(outcome: Result<AssistantMessage, StreamError<Infallible>>) -> AssistantMessage {
+    match outcome {
+        Ok(message) => message,
+        Err(StreamError::ProducerDropped) => producer_dropped(),
+        Err(StreamError::Failed(never)) => match never {},
+    }
+}
+
+/// Resolves to a call's final message, driving its producer. Created by
+/// [`ModelStream::result`].
+#[must_use = "futures do nothing unless polled"]
+pub struct ModelResult<'a> {
+    driver: &'a mut Option<ModelDriver>,
+    handle: ResultHandle,
+}
+
+impl Future for ModelResult<'_> {
+    type Output = AssistantMessage;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<AssistantMessage> {
+        let this = self.get_mut();
+        ModelStream::poll_driver(this.driver, cx);
+        Pin::new(&mut this.handle).poll(cx)
+    }
+}
+
+impl fmt::Debug for ModelResult<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ModelResult")
+            .field("self_driven", &self.driver.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A detached future for a call's final message. Created by
+/// [`ModelStream::result_handle`]; cloneable, `Send`, `'static`.
+#[derive(Clone)]
+#[must_use = "futures do nothing unless polled"]
+pub struct ResultHandle {
+    inner: ResultFuture<ModelEvent, AssistantMessage, Infallible>,
+}
+
+impl Future for ResultHandle {
+    type Output = AssistantMessage;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<AssistantMessage> {
+        Pin::new(&mut self.inner).poll(cx).map(settle)
+    }
+}
+
+impl FusedFuture for ResultHandle {
+    fn is_terminated(&self) -> bool {
+        self.inner.is_terminated()
+    }
+}
+
+impl fmt::Debug for ResultHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ResultHandle").finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,476 @@
+//! ScriptedModel traces, AssistantMessageEventStream semantics and the
+//! protocol checker, polled by hand with no runtime.
+#![cfg(not(loom))]
+
+mod support;
+
+use std::num::NonZeroUsize;
+use std::task::Poll;
+
+use agentstream::message::{
+    assistant, text, thinking, tool_call, user, AssistantMessage, ContentBlock, Context, StopReason,
+};
+use agentstream::model::{
+    validate_events, AbortController, DoneReason, ErrorReason, Model, ModelEvent, ModelStream,
+    ScriptedModel, ScriptedTurn, StreamOptions, ABORTED_MESSAGE, EXHAUSTED_MESSAGE,
+    PRODUCER_DROPPED_MESSAGE,
+};
+use futures_util::StreamExt;
+use serde_json::json;
+use support::{run_local, CountingWaker};
+
+/// Plays one call to its end: every event, then the result.
+fn play(stream: &mut ModelStream) -> (Vec<ModelEvent>, AssistantMessage) {
+    run_local(async {
+        let events: Vec<ModelEvent> = stream.by_ref().collect().await;
+        let result = stream.result().await;
+        (events, result)
+    })
+}
+
+fn types(events: &[ModelEvent]) -> Vec<&'static str> {
+    events.iter().map(ModelEvent::type_name).collect()
+}
+
+fn indexes(events: &[ModelEvent]) -> Vec<usize> {
+    events
+        .iter()
+        .filter_map(ModelEvent::content_index)
+        .collect()
+}
+
+fn context(text: &str) -> Context {
+    Context::from_messages([user(text).into()])
+}
+
+fn tool_turn() -> AssistantMessage {
+    assistant(
+        [
+            text("Let me look"),
+            tool_call("c1", "read", json!({"path": "README.md"})),
+        ],
+        StopReason::ToolUse,
+    )
+}
+
+fn assert_valid(events: &[ModelEvent]) {
+    let diagnostics = validate_events(events);
+    assert!(diagnostics.is_empty(), "{diagnostics:#?}");
+}
+
+#[test]
+fn two_calls_on_one_instance_play_two_turns_and_record_deep_snapshots() {
+    let model = ScriptedModel::new([
+        assistant([text("first")], StopReason::Stop),
+        assistant([text("second")], StopReason::Stop),
+    ]);
+    let mut first_context = context("request one");
+    let mut first = model.stream(&first_context, StreamOptions::default());
+    first_context.messages.push(user("appended later").into());
+
+    let (events, result) = play(&mut first);
+    assert_eq!(types(&events), ["start", "text_delta", "done"]);
+    assert_eq!(result.text(), "first");
+    assert_valid(&events);
+
+    let mut second = model.stream(&context("request two"), StreamOptions::default());
+    let (events, result) = play(&mut second);
+    assert_eq!(types(&events), ["start", "text_delta", "done"]);
+    assert_eq!(result.text(), "second");
+
+    let requests = model.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(requests[0].messages.len(), 1);
+    assert_eq!(first_context.messages.len(), 2);
+}
+
+#[test]
+fn no_event_exists_until_the_producer_has_yielded_once() {
+    let model = ScriptedModel::new([assistant([text("hi")], StopReason::Stop)]);
+    let mut stream = model.stream(&context("x"), StreamOptions::default());
+    assert_eq!(model.calls(), 1, "the turn is taken synchronously");
+    let waker = CountingWaker::new();
+    assert_eq!(waker.poll(&mut stream.next()), Poll::Pending);
+    assert_eq!(waker.wakes(), 1, "the yield wakes the task at once");
+    match waker.poll(&mut stream.next()) {
+        Poll::Ready(Some(ModelEvent::Start { partial })) => assert_eq!(partial.content_len(), 0),
+        other => panic!("expected start, got {other:?}"),
+    }
+}
+
+#[test]
+fn tool_call_turn_gives_the_seed_trace_with_cumulative_partials() {
+    let model = ScriptedModel::new([tool_turn()]);
+    let (events, result) = play(&mut model.stream(&context("x"), StreamOptions::default()));
+    assert_eq!(
+        types(&events),
+        [
+            "start",
+            "text_delta",
+            "toolcall_delta",
+            "toolcall_end",
+            "done"
+        ]
+    );
+    assert_eq!(indexes(&events), [0, 1, 1]);
+    assert_valid(&events);
+
+    let ModelEvent::ToolCallDelta { delta, partial, .. } = &events[2] else {
+        panic!()
+    };
+    assert_eq!(&**delta, r#"{"path":"README.md"}"#);
+    let streaming = partial.to_message();
+    assert_eq!(streaming.content[0], text("Let me look"));
+    let ContentBlock::ToolCall(call) = &streaming.content[1] else {
+        panic!()
+    };
+    assert!(call.arguments.is_empty());
+    assert_eq!(
+        call.raw_arguments.as_deref(),
+        Some(r#"{"path":"README.md"}"#)
+    );
+
+    let ModelEvent::ToolCallEnd {
+        tool_call: call,
+        partial,
+        ..
+    } = &events[3]
+    else {
+        panic!()
+    };
+    assert_eq!(call.arguments["path"], "README.md");
+    let ended = partial.to_message();
+    assert_eq!(
+        ended.content,
+        tool_turn().content,
+        "the complete call replaced the block"
+    );
+
+    let ModelEvent::Done { reason, message } = &events[4] else {
+        panic!()
+    };
+    assert_eq!(*reason, DoneReason::ToolUse);
+    assert_eq!(**message, tool_turn());
+    assert_eq!(result, tool_turn());
+}
+
+#[test]
+fn two_text_blocks_get_successive_indexes_and_the_partial_accumulates() {
+    let model = ScriptedModel::new([assistant([text("A"), text("B")], StopReason::Stop)]);
+    let (events, result) = play(&mut model.stream(&context("x"), StreamOptions::default()));
+    assert_eq!(indexes(&events), [0, 1]);
+    let second = events[2].partial().unwrap().to_message();
+    assert_eq!(second.content, [text("A"), text("B")]);
+    assert_eq!(result.content, [text("A"), text("B")]);
+}
+
+#[test]
+fn old_snapshots_never_change() {
+    let model = ScriptedModel::new([tool_turn()]);
+    let (events, _) = play(&mut model.stream(&context("x"), StreamOptions::default()));
+    let start = events[0].partial().unwrap().to_message();
+    assert!(start.content.is_empty());
+    assert_eq!(start.stop_reason, StopReason::Stop);
+    assert_eq!(events[1].partial().unwrap().content_len(), 1);
+}
+
+#[test]
+fn an_error_turn_keeps_its_partial_text_and_resolves_rather_than_fails() {
+    let model = ScriptedModel::new([
+        ScriptedTurn::failure(ErrorReason::Error, "rate limited").with_partial_text("Work")
+    ]);
+    let (events, result) = play(&mut model.stream(&context("x"), StreamOptions::default()));
+    assert_eq!(types(&events), ["start", "text_delta", "error"]);
+    assert_valid(&events);
+    assert_eq!(result.stop_reason, StopReason::Error);
+    assert_eq!(result.error_message.as_deref(), Some("rate limited"));
+    assert_eq!(result.text(), "Work");
+}
+
+#[test]
+fn an_assistant_turn_with_stop_reason_aborted_ends_in_error() {
+    let mut message = assistant([text("half")], StopReason::Aborted);
+    message.error_message = Some("cut".into());
+    let model = ScriptedModel::new([message.clone()]);
+    let (events, result) = play(&mut model.stream(&context("x"), StreamOptions::default()));
+    assert_eq!(types(&events), ["start", "text_delta", "error"]);
+    assert!(matches!(
+        events[2],
+        ModelEvent::Error {
+            reason: ErrorReason::Aborted,
+            ..
+        }
+    ));
+    assert_eq!(result, message);
+}
+
+#[test]
+fn an_exhausted_script_gives_a_single_error_event() {
+    let model = ScriptedModel::new(Vec::<ScriptedTurn>::new());
+    let (events, result) = play(&mut model.stream(&context("x"), StreamOptions::default()));
+    assert_eq!(types(&events), ["error"]);
+    assert_valid(&events);
+    assert_eq!(result.stop_reason, StopReason::Error);
+    assert_eq!(result.error_message.as_deref(), Some(EXHAUSTED_MESSAGE));
+    assert_eq!(model.requests().len(), 1);
+}
+
+#[test]
+fn a_pre_aborted_call_is_recorded_consumes_its_turn_and_gives_one_aborted_error() {
+    let model = ScriptedModel::new([
+        assistant([text("skipped")], StopReason::Stop),
+        assistant([text("next")], StopReason::Stop),
+    ]);
+    let controller = AbortController::new();
+    controller.abort();
+    let options = StreamOptions::default().with_signal(controller.signal());
+    let (events, result) = play(&mut model.stream(&context("x"), options));
+    assert_eq!(types(&events), ["error"]);
+    assert!(matches!(
+        events[0],
+        ModelEvent::Error {
+            reason: ErrorReason::Aborted,
+            ..
+        }
+    ));
+    assert_eq!(result.stop_reason, StopReason::Aborted);
+    assert_eq!(result.error_message.as_deref(), Some(ABORTED_MESSAGE));
+    assert_eq!(model.requests().len(), 1);
+    let (_, next) = play(&mut model.stream(&context("y"), StreamOptions::default()));
+    assert_eq!(next.text(), "next", "the aborted call consumed its turn");
+}
+
+#[test]
+fn result_drives_the_producer_without_consuming_the_events() {
+    let model = ScriptedModel::new([tool_turn()]);
+    let mut stream = model.stream(&context("x"), StreamOptions::default());
+    let result = run_local(stream.result());
+    assert_eq!(result, tool_turn());
+    let events: Vec<_> = run_local(stream.by_ref().collect::<Vec<_>>());
+    assert_eq!(events.len(), 5);
+    assert!(events.last().unwrap().is_terminal());
+}
+
+#[test]
+fn chunked_turns_split_text_and_arguments_and_stay_valid() {
+    let model = ScriptedModel::new([
+        ScriptedTurn::message(tool_turn()).chunked(NonZeroUsize::new(4).unwrap())
+    ]);
+    let (events, result) = play(&mut model.stream(&context("x"), StreamOptions::default()));
+    assert_valid(&events);
+    let text_deltas: Vec<_> = events
+        .iter()
+        .filter(|e| e.type_name() == "text_delta")
+        .map(|e| e.delta().unwrap())
+        .collect();
+    assert_eq!(text_deltas.len(), 4);
+    assert_eq!(text_deltas.concat(), "Let me look");
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| e.type_name() == "toolcall_delta")
+            .count(),
+        4
+    );
+    assert_eq!(result, tool_turn());
+}
+
+#[test]
+fn an_abort_between_deltas_ends_in_aborted_error_with_the_text_so_far() {
+    let model = ScriptedModel::new([ScriptedTurn::message(assistant(
+        [text("abcdefgh"), tool_call("c1", "read", json!({}))],
+        StopReason::ToolUse,
+    ))
+    .chunked(NonZeroUsize::new(4).unwrap())]);
+    let controller = AbortController::new();
+    let options = StreamOptions::default().with_signal(controller.signal());
+    let mut stream = model.stream(&context("x"), options);
+    let events = run_local(async {
+        let mut events = Vec::new();
+        while let Some(event) = stream.next().await {
+            if event.type_name() == "text_delta" && events.len() == 2 {
+                controller.abort(); // after the second delta ("ab", "cd")
+            }
+            events.push(event);
+        }
+        events
+    });
+    assert_eq!(
+        types(&events),
+        ["start", "text_delta", "text_delta", "error"]
+    );
+    assert_valid(&events);
+    let result = run_local(stream.result());
+    assert_eq!(result.stop_reason, StopReason::Aborted);
+    assert_eq!(result.error_message.as_deref(), Some(ABORTED_MESSAGE));
+    assert_eq!(result.text(), "abcd");
+}
+
+#[test]
+fn full_sequence_mode_emits_start_and_end_events_around_the_deltas() {
+    let turn = assistant(
+        [
+            thinking("hmm"),
+            text("hi"),
+            tool_call("c1", "ls", json!({"dir": "."})),
+        ],
+        StopReason::ToolUse,
+    );
+    let model = ScriptedModel::new([ScriptedTurn::message(turn.clone()).full_sequence()]);
+    let (events, result) = play(&mut model.stream(&context("x"), StreamOptions::default()));
+    assert_eq!(
+        types(&events),
+        [
+            "start",
+            "thinking_start",
+            "thinking_delta",
+            "thinking_end",
+            "text_start",
+            "text_delta",
+            "text_end",
+            "toolcall_start",
+            "toolcall_delta",
+            "toolcall_end",
+            "done"
+        ]
+    );
+    assert_eq!(indexes(&events), [0, 0, 0, 1, 1, 1, 2, 2, 2]);
+    assert_valid(&events);
+    assert_eq!(result, turn);
+}
+
+#[test]
+fn events_serialize_in_pi_shape() {
+    let model = ScriptedModel::new([tool_turn()]);
+    let (events, _) = play(&mut model.stream(&context("x"), StreamOptions::default()));
+    let delta = serde_json::to_value(&events[1]).unwrap();
+    assert_eq!(delta["type"], "text_delta");
+    assert_eq!(delta["contentIndex"], 0);
+    assert_eq!(delta["delta"], "Let me look");
+    assert_eq!(delta["partial"]["content"][0]["text"], "Let me look");
+    assert_eq!(delta["partial"]["stopReason"], "stop");
+    let end = serde_json::to_value(&events[3]).unwrap();
+    assert_eq!(end["toolCall"]["arguments"]["path"], "README.md");
+    let done = serde_json::to_value(&events[4]).unwrap();
+    assert_eq!(done["reason"], "toolUse");
+    assert_eq!(done["message"]["stopReason"], "toolUse");
+}
+
+#[test]
+fn a_producer_dropped_before_its_terminal_event_still_ends_the_stream() {
+    let mut stream = ModelStream::driven(|mut producer| async move {
+        let header = assistant([], StopReason::Stop);
+        let _ = producer.push(ModelEvent::Start {
+            partial: header.into(),
+        });
+        // returns without done/error: the producer is dropped
+    });
+    let (events, result) = play(&mut stream);
+    assert_eq!(types(&events), ["start", "error"]);
+    assert_valid(&events);
+    assert_eq!(
+        result.error_message.as_deref(),
+        Some(PRODUCER_DROPPED_MESSAGE)
+    );
+}
+
+#[test]
+fn closing_after_the_terminal_event_is_idempotent() {
+    let (mut producer, mut stream) = ModelStream::channel();
+    let message = assistant([text("x")], StopReason::Stop);
+    producer
+        .push(ModelEvent::Start {
+            partial: message.clone().into(),
+        })
+        .unwrap();
+    producer
+        .push(ModelEvent::done(DoneReason::Stop, message.clone()))
+        .unwrap();
+    producer.close("ignored");
+    producer.close("ignored");
+    let refused = producer
+        .push(ModelEvent::Start {
+            partial: message.clone().into(),
+        })
+        .unwrap_err();
+    assert_eq!(
+        refused.to_string(),
+        "EventStream is already terminal (finished)"
+    );
+    drop(producer);
+    let (events, result) = play(&mut stream);
+    assert_eq!(types(&events), ["start", "done"]);
+    assert_eq!(result, message);
+}
+
+#[test]
+fn abort_wakes_a_parked_waiter_once_and_a_dropped_waiter_leaves_nothing() {
+    let controller = AbortController::new();
+    let signal = controller.signal();
+    let waker = CountingWaker::new();
+    let mut aborted = signal.aborted();
+    assert_eq!(waker.poll(&mut aborted), Poll::Pending);
+    let other = CountingWaker::new();
+    let mut dropped = signal.aborted();
+    assert_eq!(other.poll(&mut dropped), Poll::Pending);
+    drop(dropped);
+    assert_eq!(other.live_clones(), 0);
+    controller.abort();
+    controller.abort();
+    assert_eq!(waker.wakes(), 1);
+    assert_eq!(waker.poll(&mut aborted), Poll::Ready(()));
+    assert!(signal.is_aborted() && controller.is_aborted());
+}
+
+#[test]
+fn model_handles_are_send_and_sync() {
+    fn send_sync<T: Send + Sync>() {}
+    fn send<T: Send>() {}
+    send_sync::<ScriptedModel>();
+    send_sync::<ModelEvent>();
+    send_sync::<agentstream::model::AbortSignal>();
+    send::<ModelStream>();
+    send::<agentstream::model::ResultHandle>();
+}
+
+#[test]
+fn turns_parse_from_pi_json_with_clear_errors() {
+    let ok = ScriptedTurn::from_value(json!({
+        "role": "assistant", "content": [{"type": "text", "text": "hi"}], "api": "a",
+        "provider": "p", "model": "m", "stopReason": "stop", "timestamp": 1,
+        "usage": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0,
+                  "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}
+    }))
+    .unwrap();
+    assert_eq!(ok.final_message().text(), "hi");
+    let failure = ScriptedTurn::from_value(
+        json!({"stopReason": "aborted", "errorMessage": "cut", "partialText": "ha"}),
+    )
+    .unwrap();
+    assert_eq!(failure.final_message().text(), "ha");
+
+    let error = |value| ScriptedTurn::from_value(value).unwrap_err().to_string();
+    assert!(error(json!(3)).contains("expected a turn"));
+    assert!(error(json!({"stopReason": "stop", "errorMessage": "x"})).starts_with("$.stopReason"));
+    assert!(error(json!({"role": "user", "content": "hi"})).starts_with("$.role"));
+    let no_id = error(json!({
+        "role": "assistant", "content": [{"type": "toolCall", "name": "read", "arguments": {}}],
+        "api": "a", "provider": "p", "model": "m", "stopReason": "toolUse", "timestamp": 1,
+        "usage": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0,
+                  "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}
+    }));
+    assert!(
+        no_id.starts_with("$.content[0]") && no_id.contains("`id`"),
+        "{no_id}"
+    );
+    let unknown = error(json!({
+        "role": "assistant", "content": [], "api": "a", "provider": "p", "model": "m",
+        "stopReason": "pending", "timestamp": 1,
+        "usage": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0,
+                  "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}
+    }));
+    assert!(
+        unknown.starts_with("$.stopReason") && unknown.contains("pending"),
+        "{unknown}"
+    );
+}
