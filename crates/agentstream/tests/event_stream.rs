@@ -430,3 +430,21 @@ fn producer_and_consumer_on_different_threads() {
     assert_eq!(received, THREADED_EVENTS);
     assert_eq!(support::block_on(result), Ok(THREADED_EVENTS));
 }
+
+#[test]
+fn closed_resolves_once_the_consumer_and_every_result_handle_are_gone() {
+    let (producer, events) = Stream3::channel();
+    let result = events.result();
+    let waker = CountingWaker::new();
+    let mut closed = producer.closed();
+    assert_eq!(waker.poll(&mut closed), Poll::Pending);
+    assert_eq!(waker.poll(&mut closed), Poll::Pending);
+    assert_eq!(waker.clones(), 1);
+    drop(events);
+    assert_eq!(waker.wakes(), 0, "a result handle still observes the stream");
+    assert_eq!(waker.poll(&mut closed), Poll::Pending);
+    drop(result);
+    assert_eq!(waker.wakes(), 1);
+    assert_eq!(waker.poll(&mut closed), Poll::Ready(()));
+    assert!(producer.is_closed());
+}

@@ -474,3 +474,64 @@ fn turns_parse_from_pi_json_with_clear_errors() {
         "{unknown}"
     );
 }
+
+#[test]
+fn a_taken_driver_stops_as_soon_as_nobody_observes_the_stream() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    let pushed = Arc::new(AtomicUsize::new(0));
+    let counter = pushed.clone();
+    let mut stream = ModelStream::driven(move |mut producer| async move {
+        let _ = producer.push(ModelEvent::Start {
+            partial: assistant([], StopReason::Stop).into(),
+        });
+        loop {
+            // A producer that never ends on its own.
+            counter.fetch_add(1, Ordering::SeqCst);
+            agentstream::yield_now().await;
+        }
+    });
+    let mut driver = stream.take_driver().expect("a driven stream has a driver");
+    let waker = CountingWaker::new();
+    assert_eq!(waker.poll(&mut driver), Poll::Pending);
+    assert_eq!(run_local(stream.next()).map(|e| e.type_name()), Some("start"));
+    drop(stream);
+    assert_eq!(waker.poll(&mut driver), Poll::Ready(()), "the driver ends with its consumer");
+    let work = pushed.load(Ordering::SeqCst);
+    drop(driver);
+    assert_eq!(pushed.load(Ordering::SeqCst), work);
+}
+
+#[test]
+fn a_paced_turn_is_aborted_during_its_pause() {
+    let model = ScriptedModel::new([ScriptedTurn::message(assistant(
+        [text("abcdef")],
+        StopReason::Stop,
+    ))
+    .chunked(NonZeroUsize::new(3).unwrap())])
+    // A pause that never ends by itself: only the abort can end it.
+    .with_pacer(futures_util::future::pending::<()>);
+    let controller = AbortController::new();
+    let mut stream = model.stream(
+        &context("x"),
+        StreamOptions::default().with_signal(controller.signal()),
+    );
+    let waker = CountingWaker::new();
+    let mut types = Vec::new();
+    loop {
+        match waker.poll(&mut stream.next()) {
+            Poll::Ready(Some(event)) => types.push(event.type_name()),
+            Poll::Ready(None) => break,
+            Poll::Pending if types.len() == 2 => {
+                let wakes = waker.wakes();
+                controller.abort();
+                assert_eq!(waker.wakes(), wakes + 1, "the abort wakes the paused producer");
+            }
+            Poll::Pending => {}
+        }
+    }
+    assert_eq!(types, ["start", "text_delta", "error"]);
+    let result = run_local(stream.result());
+    assert_eq!(result.text(), "ab");
+    assert_eq!(result.stop_reason, StopReason::Aborted);
+}

@@ -104,7 +104,7 @@ use core::task::{Context, Poll, Waker};
 use futures_core::{FusedStream, Stream};
 
 pub use error::{RefusalReason, RefusedError, StreamError};
-pub use producer::Producer;
+pub use producer::{Closed, Producer};
 pub use result::ResultFuture;
 use shared::{Shared, State};
 
@@ -246,12 +246,20 @@ impl<E, R, F: Clone> FusedStream for EventStream<E, R, F> {
 
 impl<E, R, F> Drop for EventStream<E, R, F> {
     fn drop(&mut self) {
-        let (waker, queue) = self.shared.with(|inner| {
+        let (waker, queue, closed) = self.shared.with(|inner| {
             inner.consumer_alive = false;
-            (inner.consumer_waker.take(), mem::take(&mut inner.queue))
+            let closed = inner.take_closed_waker();
+            (
+                inner.consumer_waker.take(),
+                mem::take(&mut inner.queue),
+                closed,
+            )
         });
-        // User code (event destructors, waker drop) runs outside the lock.
+        // User code (event destructors, wakers) runs outside the lock.
         drop((waker, queue));
+        if let Some(producer) = closed {
+            producer.wake();
+        }
     }
 }
 

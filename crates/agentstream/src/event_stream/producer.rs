@@ -1,6 +1,9 @@
 //! The producing half of an event stream.
 
 use core::fmt;
+use core::future::Future;
+use core::pin::Pin;
+use core::task::{Context, Poll};
 
 use super::error::{RefusalReason, RefusedError};
 use super::shared::{Shared, State};
@@ -102,8 +105,56 @@ impl<E, R, F> Producer<E, R, F> {
     /// Whether nobody can observe the stream any more: the consumer and every
     /// result handle are gone. A producer can poll this to stop early.
     pub fn is_closed(&self) -> bool {
-        self.shared
-            .with(|inner| !inner.consumer_alive && inner.result_handles == 0)
+        self.shared.with(|inner| inner.is_closed())
+    }
+
+    /// A future that resolves once nobody can observe the stream any more:
+    /// the consumer and every result handle are gone. A producer can race
+    /// its work against it to stop early, and the future holds no producer
+    /// role (dropping it never ends the stream).
+    pub fn closed(&self) -> Closed<E, R, F> {
+        Closed {
+            shared: self.shared.clone(),
+        }
+    }
+}
+
+/// Resolves when nobody observes the stream any more. Created by
+/// [`Producer::closed`].
+#[must_use = "futures do nothing unless polled"]
+pub struct Closed<E, R, F> {
+    shared: Arc<Shared<E, R, F>>,
+}
+
+impl<E, R, F> Future for Closed<E, R, F> {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let replaced = self.shared.with(|inner| {
+            if inner.is_closed() {
+                return Ok(());
+            }
+            Err(match &mut inner.closed_waker {
+                Some(stored) if stored.will_wake(cx.waker()) => None,
+                slot => slot.replace(cx.waker().clone()),
+            })
+        });
+        match replaced {
+            Ok(()) => Poll::Ready(()),
+            Err(replaced) => {
+                // Only one waiter is kept: settle the one replaced.
+                if let Some(previous) = replaced {
+                    previous.wake();
+                }
+                Poll::Pending
+            }
+        }
+    }
+}
+
+impl<E, R, F> fmt::Debug for Closed<E, R, F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Closed").finish_non_exhaustive()
     }
 }
 

@@ -82,11 +82,15 @@ impl<E, R, F> Clone for ResultFuture<E, R, F> {
 impl<E, R, F> Drop for ResultFuture<E, R, F> {
     fn drop(&mut self) {
         let key = self.key;
-        let parked = self.shared.with(|inner| {
+        let (parked, closed) = self.shared.with(|inner| {
             inner.result_handles -= 1;
-            key.and_then(|key| inner.awaiters.remove(key))
+            let parked = key.and_then(|key| inner.awaiters.remove(key));
+            (parked, inner.take_closed_waker())
         });
         drop(parked);
+        if let Some(producer) = closed {
+            producer.wake();
+        }
     }
 }
 

@@ -40,6 +40,11 @@ pub(crate) struct Inner<E, R, F> {
     pub(crate) consumer_alive: bool,
     /// Number of live `ResultFuture`s.
     pub(crate) result_handles: usize,
+    /// The waker of a producer awaiting `Producer::closed`.
+    ///
+    /// Invariant: taken and woken by whichever drop makes the stream closed
+    /// (`consumer_alive` false and `result_handles` zero).
+    pub(crate) closed_waker: Option<Waker>,
     /// Parked result awaiters, keyed by slot index.
     pub(crate) awaiters: WakerSlab,
 }
@@ -52,6 +57,7 @@ impl<E, R, F> Inner<E, R, F> {
             consumer_waker: None,
             consumer_alive: true,
             result_handles: 0,
+            closed_waker: None,
             awaiters: WakerSlab::default(),
         }
     }
@@ -74,6 +80,20 @@ impl<E, R, F> Inner<E, R, F> {
         Wakeups {
             consumer: self.consumer_waker.take(),
             awaiters: mem::take(&mut self.awaiters),
+        }
+    }
+
+    /// Whether nobody can observe the stream any more.
+    pub(crate) fn is_closed(&self) -> bool {
+        !self.consumer_alive && self.result_handles == 0
+    }
+
+    /// The producer's `closed` waker, if the stream has just become closed.
+    pub(crate) fn take_closed_waker(&mut self) -> Option<Waker> {
+        if self.is_closed() {
+            self.closed_waker.take()
+        } else {
+            None
         }
     }
 

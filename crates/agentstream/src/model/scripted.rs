@@ -6,7 +6,11 @@ use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::fmt;
+use core::future::Future;
 use core::num::NonZeroUsize;
+use core::pin::Pin;
+
+use futures_util::future::select;
 
 use serde_json::Value;
 
@@ -66,7 +70,12 @@ pub const EXHAUSTED_MESSAGE: &str = "ScriptedModel has no more responses";
 pub struct ScriptedModel {
     turns: Vec<Arc<ScriptedTurn>>,
     state: SpinLock<ScriptState>,
+    pacer: Option<Pacer>,
 }
+
+/// Makes the pause between two deltas of a chunked turn: a timer future of
+/// some runtime, for example. See [`ScriptedModel::with_pacer`].
+pub type Pacer = Arc<dyn Fn() -> Pin<Box<dyn Future<Output = ()> + Send>> + Send + Sync>;
 
 struct ScriptState {
     cursor: usize,
@@ -278,7 +287,22 @@ impl ScriptedModel {
                 cursor: 0,
                 requests: Vec::new(),
             }),
+            pacer: None,
         }
+    }
+
+    /// Pauses between the deltas of chunked turns with the future `pacer`
+    /// returns, instead of a bare [`yield_now`]. The core has no clock; a
+    /// runtime adapter passes its timer here so that a scripted call takes
+    /// real time and timeouts can cut it off. An abort ends the pause early.
+    pub fn with_pacer<F>(mut self, pacer: impl Fn() -> F + Send + Sync + 'static) -> Self
+    where
+        F: Future<Output = ()> + Send + 'static,
+    {
+        self.pacer = Some(Arc::new(move || {
+            Box::pin(pacer()) as Pin<Box<dyn Future<Output = ()> + Send>>
+        }));
+        self
     }
 
     /// Deep copies of the contexts of every call so far, in call order.
@@ -309,7 +333,8 @@ impl Model for ScriptedModel {
             turn
         });
         let signal = options.signal;
-        ModelStream::driven(move |producer| play(producer, turn, signal))
+        let pacer = self.pacer.clone();
+        ModelStream::driven(move |producer| play(producer, turn, signal, pacer))
     }
 }
 
@@ -318,6 +343,7 @@ impl fmt::Debug for ScriptedModel {
         f.debug_struct("ScriptedModel")
             .field("turns", &self.turns.len())
             .field("calls", &self.calls())
+            .field("paced", &self.pacer.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -327,10 +353,10 @@ async fn play(
     mut out: AssistantMessageProducer,
     turn: Option<Arc<ScriptedTurn>>,
     signal: Option<AbortSignal>,
+    pacer: Option<Pacer>,
 ) {
     yield_now().await;
-    let aborted = || signal.as_ref().is_some_and(AbortSignal::is_aborted);
-    if aborted() {
+    if signal.as_ref().is_some_and(AbortSignal::is_aborted) {
         let mut error = assistant([], StopReason::Aborted);
         error.error_message = Some(ABORTED_MESSAGE.into());
         let _ = out.push(ModelEvent::Error {
@@ -358,11 +384,13 @@ async fn play(
         chunks: turn.chunks.get(),
         full_sequence: turn.full_sequence,
         deltas: 0,
+        signal,
+        pacer,
     };
     let partial = player.builder.snapshot();
     player.emit(ModelEvent::Start { partial });
     for block in &message.content {
-        if player.play_block(block, &aborted).await.is_err() {
+        if player.play_block(block).await.is_err() {
             let error = player
                 .builder
                 .to_error_message(StopReason::Aborted, ABORTED_MESSAGE);
@@ -405,8 +433,10 @@ struct Player {
     builder: PartialBuilder,
     chunks: usize,
     full_sequence: bool,
-    /// Deltas emitted so far; a yield precedes every delta but the first.
+    /// Deltas emitted so far; a pause precedes every delta but the first.
     deltas: usize,
+    signal: Option<AbortSignal>,
+    pacer: Option<Pacer>,
 }
 
 /// The signal aborted between two deltas.
@@ -419,11 +449,22 @@ impl Player {
         let _ = self.out.push(event);
     }
 
-    async fn play_block(
-        &mut self,
-        block: &ContentBlock,
-        aborted: &impl Fn() -> bool,
-    ) -> Result<(), AbortedMidStream> {
+    /// Waits between two deltas; `Err` if the signal aborted meanwhile.
+    async fn pause(&self) -> Result<(), AbortedMidStream> {
+        match (&self.pacer, &self.signal) {
+            (Some(pacer), Some(signal)) => {
+                select(pacer(), signal.aborted()).await;
+            }
+            (Some(pacer), None) => pacer().await,
+            (None, _) => yield_now().await,
+        }
+        match &self.signal {
+            Some(signal) if signal.is_aborted() => Err(AbortedMidStream),
+            _ => Ok(()),
+        }
+    }
+
+    async fn play_block(&mut self, block: &ContentBlock) -> Result<(), AbortedMidStream> {
         match block {
             ContentBlock::Text(content) => {
                 let index = self.builder.start_text(content.clone());
@@ -434,16 +475,13 @@ impl Player {
                         partial,
                     });
                 }
-                self.stream_text(
-                    index,
-                    &content.text,
-                    aborted,
-                    |content_index, delta, partial| ModelEvent::TextDelta {
+                self.stream_text(index, &content.text, |content_index, delta, partial| {
+                    ModelEvent::TextDelta {
                         content_index,
                         delta,
                         partial,
-                    },
-                )
+                    }
+                })
                 .await?;
                 if self.full_sequence {
                     let partial = self.builder.snapshot();
@@ -463,16 +501,13 @@ impl Player {
                         partial,
                     });
                 }
-                self.stream_text(
-                    index,
-                    &content.thinking,
-                    aborted,
-                    |content_index, delta, partial| ModelEvent::ThinkingDelta {
+                self.stream_text(index, &content.thinking, |content_index, delta, partial| {
+                    ModelEvent::ThinkingDelta {
                         content_index,
                         delta,
                         partial,
-                    },
-                )
+                    }
+                })
                 .await?;
                 if self.full_sequence {
                     let partial = self.builder.snapshot();
@@ -493,7 +528,7 @@ impl Player {
                     });
                 }
                 let raw = serde_json::to_string(&call.arguments).unwrap_or_default();
-                self.stream_text(index, &raw, aborted, |content_index, delta, partial| {
+                self.stream_text(index, &raw, |content_index, delta, partial| {
                     ModelEvent::ToolCallDelta {
                         content_index,
                         delta,
@@ -523,15 +558,11 @@ impl Player {
         &mut self,
         index: usize,
         text: &str,
-        aborted: &impl Fn() -> bool,
         event: impl Fn(usize, Arc<str>, super::PartialMessage) -> ModelEvent,
     ) -> Result<(), AbortedMidStream> {
         for piece in split_chunks(text, self.chunks) {
             if self.chunks > 1 && self.deltas > 0 {
-                yield_now().await;
-                if aborted() {
-                    return Err(AbortedMidStream);
-                }
+                self.pause().await?;
             }
             self.deltas += 1;
             let delta: Arc<str> = piece.into();

@@ -13,7 +13,7 @@ use futures_core::{FusedFuture, FusedStream, Stream};
 
 use super::event::{ErrorReason, ModelEvent};
 use super::partial::PartialBuilder;
-use crate::event_stream::{EventStream, Producer, RefusedError, ResultFuture, StreamError};
+use crate::event_stream::{Closed, EventStream, Producer, RefusedError, ResultFuture, StreamError};
 use crate::message::{assistant, AssistantMessage, StopReason};
 
 /// The error message of a stream whose producer went away without a
@@ -40,6 +40,27 @@ pub struct AssistantMessageProducer {
     inner: Producer<ModelEvent, AssistantMessage, Infallible>,
     /// The last partial pushed, to build the message of a forced `error`.
     last: Option<PartialBuilder>,
+}
+
+pin_project_lite::pin_project! {
+    /// Runs `driver` until it completes or the stream is closed.
+    struct UntilClosed<D> {
+        #[pin]
+        driver: D,
+        closed: Closed<ModelEvent, AssistantMessage, Infallible>,
+    }
+}
+
+impl<D: Future<Output = ()>> Future for UntilClosed<D> {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let this = self.project();
+        if this.driver.poll(cx).is_ready() {
+            return Poll::Ready(());
+        }
+        Pin::new(this.closed).poll(cx)
+    }
 }
 
 impl AssistantMessageProducer {
@@ -73,6 +94,11 @@ impl AssistantMessageProducer {
     /// Whether nobody observes the stream any more, so work can stop.
     pub fn is_closed(&self) -> bool {
         self.inner.is_closed()
+    }
+
+    /// Resolves once nobody observes the stream any more.
+    pub fn closed(&self) -> Closed<ModelEvent, AssistantMessage, Infallible> {
+        self.inner.closed()
     }
 
     /// Ends the stream. After a terminal event this does nothing; before
@@ -143,18 +169,27 @@ impl ModelStream {
 
     /// A stream whose producer is `driver`, run whenever the stream or its
     /// result is polled. `make_driver` receives the producer.
+    ///
+    /// The driver stops early, dropping the producer, as soon as nobody
+    /// observes the stream any more (the stream and every result handle are
+    /// gone), so a spawned driver never outlives its consumer.
     pub fn driven<D>(make_driver: impl FnOnce(AssistantMessageProducer) -> D) -> Self
     where
         D: Future<Output = ()> + Send + 'static,
     {
         let (producer, mut stream) = Self::channel();
-        stream.driver = Some(Box::pin(make_driver(producer)));
+        let closed = producer.inner.closed();
+        stream.driver = Some(Box::pin(UntilClosed {
+            driver: make_driver(producer),
+            closed,
+        }));
         stream
     }
 
     /// Takes the producer future out, for a runtime to spawn. The stream no
-    /// longer drives it; dropping the returned future drops the producer,
-    /// which ends the stream with an `error` event.
+    /// longer drives it. The future completes when the producer is done, or
+    /// early when nobody observes the stream any more; dropping it drops the
+    /// producer, which ends the stream with an `error` event.
     pub fn take_driver(&mut self) -> Option<ModelDriver> {
         self.driver.take()
     }
