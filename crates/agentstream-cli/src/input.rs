@@ -34,7 +34,7 @@ pub struct InputError {
 }
 
 impl InputError {
-    fn new(line: usize, text: impl Into<String>) -> Self {
+    pub fn new(line: usize, text: impl Into<String>) -> Self {
         InputError {
             line,
             path: None,
@@ -230,16 +230,14 @@ fn first_non_space(reader: &mut Box<dyn BufRead>) -> Result<(Option<u8>, usize),
     }
 }
 
-/// Parses a whole JSON array and finds the line of each element.
+/// Parses a whole JSON array and finds the line each element starts on.
 /// `skipped_lines` is the number of lines consumed before `text`.
-fn array_items(text: &str, skipped_lines: usize) -> Vec<Result<Item, InputError>> {
-    let elements: Vec<&RawValue> = match serde_json::from_str(text) {
-        Ok(elements) => elements,
-        Err(e) => return vec![Err(InputError::json(skipped_lines + e.line().max(1), &e))],
-    };
-    let mut items = Vec::with_capacity(elements.len());
+pub fn array_elements(text: &str, skipped_lines: usize) -> Result<Vec<(usize, Value)>, InputError> {
+    let elements: Vec<&RawValue> = serde_json::from_str(text)
+        .map_err(|e| InputError::json(skipped_lines + e.line().max(1), &e))?;
+    let mut values = Vec::with_capacity(elements.len());
     let (mut line, mut scanned) = (skipped_lines + 1, 0);
-    for (index, raw) in elements.into_iter().enumerate() {
+    for raw in elements {
         let raw = raw.get();
         // `raw` borrows from `text`, so its address gives its offset.
         let offset = (raw.as_ptr() as usize)
@@ -250,9 +248,21 @@ fn array_items(text: &str, skipped_lines: usize) -> Vec<Result<Item, InputError>
             .filter(|&&b| b == b'\n')
             .count();
         scanned = offset;
-        let item = serde_json::from_str::<Value>(raw)
-            .map_err(|e| InputError::json(line, &e))
-            .and_then(|value| Item::classify(line, format!("$[{index}]"), value));
+        let value = serde_json::from_str::<Value>(raw).map_err(|e| InputError::json(line, &e))?;
+        values.push((line, value));
+    }
+    Ok(values)
+}
+
+/// The items of a whole JSON array, each classified.
+fn array_items(text: &str, skipped_lines: usize) -> Vec<Result<Item, InputError>> {
+    let elements = match array_elements(text, skipped_lines) {
+        Ok(elements) => elements,
+        Err(e) => return vec![Err(e)],
+    };
+    let mut items = Vec::with_capacity(elements.len());
+    for (index, (line, value)) in elements.into_iter().enumerate() {
+        let item = Item::classify(line, format!("$[{index}]"), value);
         let failed = item.is_err();
         items.push(item);
         if failed {

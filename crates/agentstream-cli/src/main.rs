@@ -1,4 +1,5 @@
-//! `agentstream`: validate and normalize Pi session logs.
+//! `agentstream`: play scripted model turns, and validate and normalize Pi
+//! session logs.
 //!
 //! This file holds only the argument definitions and the dispatch; each
 //! subcommand lives in its own module with its own `Args` and `run`.
@@ -7,8 +8,10 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod block_on;
 mod input;
 mod normalize;
+mod play;
 mod validate;
 
 /// Tools for Pi-compatible agent logs.
@@ -21,6 +24,9 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Play scripted turns through a ScriptedModel and print each call's
+    /// event types and final text (or every event with --jsonl).
+    Play(play::Args),
     /// Check that every message parses and round-trips, and that tool calls
     /// and tool results link up. Exits 1 on any finding, 2 on bad input.
     Validate(validate::Args),
@@ -32,6 +38,7 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {
+        Command::Play(args) => play::run(args),
         Command::Validate(args) => validate::run(args),
         Command::Normalize(args) => normalize::run(args),
     };

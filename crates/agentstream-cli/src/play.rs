@@ -1,0 +1,173 @@
+//! `agentstream play`: plays scripted turns through a `ScriptedModel` and
+//! prints each call's trace.
+
+use std::io::{self, Write};
+use std::num::NonZeroUsize;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use agentstream::message::{user, Context};
+use agentstream::model::{
+    AbortController, Model, ModelEvent, ScriptedModel, ScriptedTurn, StreamOptions,
+};
+use futures_util::StreamExt;
+use serde_json::Value;
+
+use crate::block_on::block_on;
+use crate::input::{array_elements, InputError};
+
+/// The built-in demo: a tool-call turn, then a text turn.
+const DEMO: &str = include_str!("../../../examples/two-turns.json");
+
+/// Arguments of `play`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// A JSON array of turns: assistant messages in Pi's JSON, or failures
+    /// `{"stopReason": "error"|"aborted", "errorMessage", "partialText"?}`.
+    /// Without it, a built-in demo of two calls plays.
+    script: Option<PathBuf>,
+    /// Make N calls, each with a one-message user context (default: one
+    /// call per turn; more calls than turns shows the script running out).
+    #[arg(long, value_name = "N", conflicts_with = "contexts")]
+    calls: Option<usize>,
+    /// A JSON array of contexts (`{"systemPrompt"?, "messages", "tools"?}`):
+    /// one call per context.
+    #[arg(long, value_name = "CONTEXTS.json")]
+    contexts: Option<PathBuf>,
+    /// Abort the shared signal before the K-th call (1-based), so that call
+    /// and the later ones are cancelled before they start.
+    #[arg(long, value_name = "K")]
+    abort_call: Option<NonZeroUsize>,
+    /// Split texts and tool arguments into up to N deltas.
+    #[arg(long, value_name = "N")]
+    chunks: Option<NonZeroUsize>,
+    /// Emit the full protocol (`text_start`, `text_end`, ...).
+    #[arg(long)]
+    full: bool,
+    /// Print every event as one JSON line in Pi's shape instead of the
+    /// summary.
+    #[arg(long)]
+    jsonl: bool,
+}
+
+/// Runs `play`. Bad input is reported on stderr and exits 2.
+pub fn run(args: &Args) -> io::Result<ExitCode> {
+    let (turns, contexts) = match load(args) {
+        Ok(loaded) => loaded,
+        Err((file, error)) => {
+            eprintln!("{file}:{error}");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let model = ScriptedModel::new(turns);
+    let controller = AbortController::new();
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::new(stdout.lock());
+    for (call, context) in contexts.iter().enumerate() {
+        if args.abort_call.is_some_and(|k| k.get() == call + 1) {
+            controller.abort();
+        }
+        let options = StreamOptions::default().with_signal(controller.signal());
+        let mut stream = model.stream(context, options);
+        let (events, result) = block_on(async {
+            let events: Vec<ModelEvent> = stream.by_ref().collect().await;
+            (events, stream.result().await)
+        });
+        if args.jsonl {
+            for event in &events {
+                serde_json::to_writer(&mut out, event)?;
+                writeln!(out)?;
+            }
+            continue;
+        }
+        let types: Vec<&str> = events.iter().map(ModelEvent::type_name).collect();
+        writeln!(out, "{}", types.join(" → "))?;
+        writeln!(out, "{}", result.text())?;
+        if let Some(error) = &result.error_message {
+            writeln!(out, "errorMessage: {error}")?;
+        }
+    }
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The turns and the contexts to play, or the file and error to report.
+fn load(args: &Args) -> Result<(Vec<ScriptedTurn>, Vec<Context>), (String, InputError)> {
+    let (name, text) = match &args.script {
+        Some(path) => (path.display().to_string(), read(path)?),
+        None => ("<built-in demo>".to_string(), DEMO.to_string()),
+    };
+    let turns = parse_array(&name, &text, "turns", |value| {
+        ScriptedTurn::from_value(value)
+    })?;
+    let turns: Vec<ScriptedTurn> = turns
+        .into_iter()
+        .map(|turn| {
+            let turn = match args.chunks {
+                Some(chunks) => turn.chunked(chunks),
+                None => turn,
+            };
+            if args.full {
+                turn.full_sequence()
+            } else {
+                turn
+            }
+        })
+        .collect();
+    let contexts = match (&args.contexts, args.calls) {
+        (Some(path), _) => {
+            let name = path.display().to_string();
+            let text = read(path)?;
+            parse_array(&name, &text, "contexts", Context::from_value)?
+        }
+        (None, calls) => (1..=calls.unwrap_or(turns.len()))
+            .map(|call| Context::from_messages([user(format!("call {call}")).into()]))
+            .collect(),
+    };
+    Ok((turns, contexts))
+}
+
+fn read(path: &Path) -> Result<String, (String, InputError)> {
+    std::fs::read_to_string(path).map_err(|e| {
+        (
+            path.display().to_string(),
+            InputError::new(1, format!("cannot read file: {e}")),
+        )
+    })
+}
+
+/// Parses a JSON array whose elements `decode` turns into `T`, naming the
+/// file, line and JSON path of the first bad element.
+fn parse_array<T>(
+    name: &str,
+    text: &str,
+    what: &str,
+    decode: impl Fn(Value) -> Result<T, agentstream::message::DecodeError>,
+) -> Result<Vec<T>, (String, InputError)> {
+    let fail = |error| (name.to_string(), error);
+    if !text.trim_start().starts_with('[') {
+        return Err(fail(InputError::new(
+            1,
+            format!("$: expected a JSON array of {what}"),
+        )));
+    }
+    let elements = array_elements(text, 0).map_err(fail)?;
+    elements
+        .into_iter()
+        .enumerate()
+        .map(|(index, (line, value))| {
+            decode(value).map_err(|e| fail(InputError::decode(line, &format!("$[{index}]"), &e)))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_demo_script_parses() {
+        let turns = parse_array("demo", DEMO, "turns", ScriptedTurn::from_value).unwrap();
+        assert_eq!(turns.len(), 2);
+    }
+}
