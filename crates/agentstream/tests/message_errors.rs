@@ -117,6 +117,12 @@ fn arb_json() -> impl Strategy<Value = Value> {
 }
 
 proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: if cfg!(miri) { 8 } else { 256 },
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
     /// Arbitrary JSON never panics; whatever parses round-trips.
     #[test]
     fn arbitrary_json_never_panics_and_parsed_values_round_trip(value in arb_json()) {
