@@ -133,3 +133,28 @@ fn consumer_drop_vs_push() {
         producer.join().unwrap();
     });
 }
+
+#[test]
+fn closed_vs_consumer_and_result_drop() {
+    loom::model(|| {
+        let (producer, events) = Stream::channel();
+        let result = events.result();
+        let consumer = thread::spawn(move || drop(events));
+        drop(result);
+        block_on(producer.closed());
+        assert!(producer.is_closed());
+        consumer.join().unwrap();
+    });
+}
+
+#[test]
+fn abort_vs_parked_waiter() {
+    loom::model(|| {
+        let controller = agentstream::model::AbortController::new();
+        let signal = controller.signal();
+        let aborter = thread::spawn(move || controller.abort());
+        block_on(signal.aborted());
+        assert!(signal.is_aborted());
+        aborter.join().unwrap();
+    });
+}
