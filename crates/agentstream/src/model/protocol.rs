@@ -1,24 +1,6 @@
 //! A checker for event sequences: the test oracle for every producer.
 //!
-//! [`validate_events`] returns [`Diagnostic`]s in the style of the linkage
-//! validator; `message_index` is the index of the offending event. A
-//! well-formed sequence gives none. The codes are stable:
-//!
-//! | code | meaning |
-//! |---|---|
-//! | `empty-stream` | there are no events |
-//! | `missing-start` | the first event is not `start` (a lone `error` is allowed: a call that failed before it began) |
-//! | `misplaced-start` | `start` appears after the first event |
-//! | `missing-terminal` | the last event is not `done` or `error` |
-//! | `event-after-terminal` | an event follows the first `done`/`error` |
-//! | `content-index-decreased` | a block event's `contentIndex` is lower than an earlier one |
-//! | `block-kind-mismatch` | events of different block kinds share a `contentIndex` |
-//! | `partial-mismatch` | a delta event's `partial` does not hold the deltas so far for its block |
-//! | `delta-mismatch` | a block's concatenated deltas differ from its `*_end` content or its final form |
-//! | `invalid-tool-arguments` | a tool call's concatenated argument deltas are not a JSON object |
-//! | `tool-arguments-mismatch` | a tool call's final arguments differ from its parsed argument deltas |
-//! | `terminal-reason-mismatch` | a terminal event's `reason` differs from its message's `stopReason` |
-//! | `missing-error-message` | an `error` event's message has no `errorMessage` |
+//! See [`validate_events`].
 
 use alloc::collections::BTreeMap;
 use alloc::format;
@@ -71,8 +53,27 @@ struct Track {
     first_event: usize,
 }
 
-/// Checks an event sequence against the protocol. See the
-/// [module documentation](self) for the codes.
+/// Checks an event sequence against the protocol.
+///
+/// [`validate_events`] returns [`Diagnostic`]s in the style of the linkage
+/// validator; `message_index` is the index of the offending event. A
+/// well-formed sequence gives none. The codes are stable:
+///
+/// | code | meaning |
+/// |---|---|
+/// | `empty-stream` | there are no events |
+/// | `missing-start` | the first event is not `start` (a lone `error` is allowed: a call that failed before it began) |
+/// | `misplaced-start` | `start` appears after the first event |
+/// | `missing-terminal` | the last event is not `done` or `error` |
+/// | `event-after-terminal` | an event follows the first `done`/`error` |
+/// | `content-index-decreased` | a block event's `contentIndex` is lower than an earlier one |
+/// | `block-kind-mismatch` | events of different block kinds share a `contentIndex` |
+/// | `partial-mismatch` | a delta event's `partial` does not hold the deltas so far for its block |
+/// | `delta-mismatch` | a block's concatenated deltas differ from its `*_end` content or its final form |
+/// | `invalid-tool-arguments` | a tool call's concatenated argument deltas are not a JSON object |
+/// | `tool-arguments-mismatch` | a tool call's final arguments differ from its parsed argument deltas |
+/// | `terminal-reason-mismatch` | a terminal event's `reason` differs from its message's `stopReason` |
+/// | `missing-error-message` | an `error` event's message has no `errorMessage` |
 ///
 /// ```
 /// use agentstream::message::{assistant, text, StopReason};
