@@ -1,0 +1,153 @@
+//! `ScriptedModel`: a deterministic test double that plays scripted turns
+//! through the same event protocol as a real provider.
+
+mod player;
+mod turn;
+
+use alloc::boxed::Box;
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use core::fmt;
+use core::future::Future;
+use core::pin::Pin;
+
+pub use turn::{ScriptedFailure, ScriptedReply, ScriptedTurn};
+
+#[cfg(doc)]
+use super::abort::ABORTED_MESSAGE;
+use super::stream::ModelStream;
+use super::{Model, StreamOptions};
+use crate::message::Context;
+use crate::sync::SpinLock;
+#[cfg(doc)]
+use crate::yield_now::yield_now;
+
+/// The error message of a call made after the script ran out.
+pub const EXHAUSTED_MESSAGE: &str = "ScriptedModel has no more responses";
+
+/// A [`Model`] that answers each call with the next scripted turn.
+///
+/// [`stream`](Model::stream) does this, synchronously and in this order:
+/// creates the stream, records a deep copy of the context in
+/// [`requests`](Self::requests), takes the next turn (advancing the cursor
+/// even past the end), and returns. No event exists yet: the producer starts
+/// only after a [`yield_now`] has yielded, like a JavaScript microtask. The
+/// returned stream drives it when polled, so no runtime is needed; a runtime
+/// adapter may spawn it instead, with the same events.
+///
+/// Each turn is projected onto the event protocol: `start`, then per block a
+/// `text_delta`, `thinking_delta`, or `toolcall_delta` + `toolcall_end`
+/// (with [`ScriptedTurn::full_sequence`] also the `*_start`/`*_end` events),
+/// then `done`, or `error` for a turn whose stop reason is `error` or
+/// `aborted`. A call whose signal is already aborted gets a single `error`
+/// (`aborted`, [`ABORTED_MESSAGE`]); a call after the script ran out gets a
+/// single `error` ([`EXHAUSTED_MESSAGE`]). Both are still recorded and
+/// consume a turn.
+///
+/// ```
+/// use agentstream::message::{assistant, text, user, Context, StopReason};
+/// use agentstream::model::{Model, ScriptedModel, StreamOptions};
+/// use futures_util::{FutureExt, StreamExt};
+///
+/// let model = ScriptedModel::new([assistant([text("hi")], StopReason::Stop)]);
+/// let context = Context::from_messages([user("hello").into()]);
+/// let mut stream = model.stream(&context, StreamOptions::default());
+///
+/// // Poll by hand, no runtime: the first poll yields (the "microtask").
+/// let mut types = Box::pin(stream.by_ref().map(|e| e.type_name()).collect::<Vec<_>>());
+/// let types = loop {
+///     if let Some(types) = types.as_mut().now_or_never() {
+///         break types;
+///     }
+/// };
+/// assert_eq!(types, ["start", "text_delta", "done"]);
+/// assert_eq!(stream.result().now_or_never().unwrap().text(), "hi");
+/// assert_eq!(model.requests().len(), 1);
+/// ```
+pub struct ScriptedModel {
+    turns: Vec<Arc<ScriptedTurn>>,
+    state: SpinLock<ScriptState>,
+    pacer: Option<Pacer>,
+}
+
+/// Makes the pause between two deltas of a chunked turn: a timer future of
+/// some runtime, for example. See [`ScriptedModel::with_pacer`].
+pub type Pacer = Arc<dyn Fn() -> Pin<Box<dyn Future<Output = ()> + Send>> + Send + Sync>;
+
+struct ScriptState {
+    cursor: usize,
+    requests: Vec<Context>,
+}
+
+impl ScriptedModel {
+    /// A model that plays `turns` in order, one per call.
+    pub fn new<T: Into<ScriptedTurn>>(turns: impl IntoIterator<Item = T>) -> Self {
+        Self {
+            turns: turns
+                .into_iter()
+                .map(|turn| Arc::new(turn.into()))
+                .collect(),
+            state: SpinLock::new(ScriptState {
+                cursor: 0,
+                requests: Vec::new(),
+            }),
+            pacer: None,
+        }
+    }
+
+    /// Pauses between the deltas of chunked turns with the future `pacer`
+    /// returns, instead of a bare [`yield_now`]. The core has no clock; a
+    /// runtime adapter passes its timer here so that a scripted call takes
+    /// real time and timeouts can cut it off. An abort ends the pause early.
+    pub fn with_pacer<F>(mut self, pacer: impl Fn() -> F + Send + Sync + 'static) -> Self
+    where
+        F: Future<Output = ()> + Send + 'static,
+    {
+        self.pacer = Some(Arc::new(move || {
+            Box::pin(pacer()) as Pin<Box<dyn Future<Output = ()> + Send>>
+        }));
+        self
+    }
+
+    /// Deep copies of the contexts of every call so far, in call order.
+    pub fn requests(&self) -> Vec<Context> {
+        self.state.with(|state| state.requests.clone())
+    }
+
+    /// Number of calls so far (the cursor: the index of the next turn).
+    pub fn calls(&self) -> usize {
+        self.state.with(|state| state.cursor)
+    }
+
+    /// Turns not yet played.
+    pub fn remaining(&self) -> usize {
+        self.turns.len().saturating_sub(self.calls())
+    }
+}
+
+impl Model for ScriptedModel {
+    fn stream(&self, context: &Context, options: StreamOptions) -> ModelStream {
+        // The copy is made outside the lock; only the push happens inside.
+        let snapshot = context.clone();
+        let turns = &self.turns;
+        let turn = self.state.with(|state| {
+            state.requests.push(snapshot);
+            let turn = turns.get(state.cursor).cloned();
+            state.cursor += 1;
+            turn
+        });
+        let signal = options.signal;
+        let pacer = self.pacer.clone();
+        ModelStream::driven(move |producer| player::play(producer, turn, signal, pacer))
+    }
+}
+
+impl fmt::Debug for ScriptedModel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ScriptedModel")
+            .field("turns", &self.turns.len())
+            .field("calls", &self.calls())
+            .field("paced", &self.pacer.is_some())
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,305 @@
+//! Plays one scripted turn: projects its message onto model events.
+
+use alloc::borrow::Cow;
+use alloc::boxed::Box;
+use alloc::sync::Arc;
+
+use futures_util::future::select;
+
+use super::turn::ScriptedTurn;
+use super::{Pacer, EXHAUSTED_MESSAGE};
+use crate::message::{assistant, ContentBlock, StopReason};
+use crate::model::abort::{AbortSignal, ABORTED_MESSAGE};
+use crate::model::event::{terminal_reason, ErrorReason, ModelEvent};
+use crate::model::partial::{PartialBuilder, PartialMessage};
+use crate::model::stream::AssistantMessageProducer;
+use crate::yield_now::yield_now;
+
+/// The producer of one scripted call.
+pub(super) async fn play(
+    mut out: AssistantMessageProducer,
+    turn: Option<Arc<ScriptedTurn>>,
+    signal: Option<AbortSignal>,
+    pacer: Option<Pacer>,
+) {
+    yield_now().await;
+    if signal.as_ref().is_some_and(AbortSignal::is_aborted) {
+        let mut error = assistant([], StopReason::Aborted);
+        error.error_message = Some(ABORTED_MESSAGE.into());
+        let _ = out.push(ModelEvent::Error {
+            reason: ErrorReason::Aborted,
+            error: Box::new(error),
+        });
+        return;
+    }
+    let Some(turn) = turn else {
+        let mut error = assistant([], StopReason::Error);
+        error.error_message = Some(EXHAUSTED_MESSAGE.into());
+        let _ = out.push(ModelEvent::Error {
+            reason: ErrorReason::Error,
+            error: Box::new(error),
+        });
+        return;
+    };
+    let message = turn.final_message();
+    let mut header = message.clone();
+    header.stop_reason = StopReason::Stop;
+    header.error_message = None;
+    let mut player = Player {
+        out,
+        builder: PartialBuilder::new(header),
+        chunks: turn.chunks.get(),
+        full_sequence: turn.full_sequence,
+        deltas: 0,
+        signal,
+        pacer,
+    };
+    let partial = player.builder.snapshot();
+    player.emit(ModelEvent::Start { partial });
+    for block in &message.content {
+        if player.play_block(block).await.is_err() {
+            let error = player
+                .builder
+                .to_error_message(StopReason::Aborted, ABORTED_MESSAGE);
+            player.emit(ModelEvent::Error {
+                reason: ErrorReason::Aborted,
+                error: Box::new(error),
+            });
+            return;
+        }
+    }
+    let terminal = match terminal_reason(&message.stop_reason) {
+        Some(Ok(reason)) => ModelEvent::Done {
+            reason,
+            message: Box::new(message),
+        },
+        Some(Err(reason)) => ModelEvent::Error {
+            reason,
+            error: Box::new(message),
+        },
+        None => {
+            let error_message = alloc::format!(
+                "ScriptedModel cannot end a turn with stopReason \"{}\"",
+                message.stop_reason.as_str()
+            );
+            let error = player
+                .builder
+                .to_error_message(StopReason::Error, error_message);
+            ModelEvent::Error {
+                reason: ErrorReason::Error,
+                error: Box::new(error),
+            }
+        }
+    };
+    player.emit(terminal);
+}
+
+/// Projects one scripted message onto events.
+struct Player {
+    out: AssistantMessageProducer,
+    builder: PartialBuilder,
+    chunks: usize,
+    full_sequence: bool,
+    /// Deltas emitted so far; a pause precedes every delta but the first.
+    deltas: usize,
+    signal: Option<AbortSignal>,
+    pacer: Option<Pacer>,
+}
+
+/// The signal aborted between two deltas.
+struct AbortedMidStream;
+
+impl Player {
+    fn emit(&mut self, event: ModelEvent) {
+        // Refused only when nobody observes the call; the script plays on
+        // regardless, so the trace does not depend on the consumer.
+        let _ = self.out.push(event);
+    }
+
+    /// Waits between two deltas; `Err` if the signal aborted meanwhile.
+    async fn pause(&self) -> Result<(), AbortedMidStream> {
+        match (&self.pacer, &self.signal) {
+            (Some(pacer), Some(signal)) => {
+                select(pacer(), signal.aborted()).await;
+            }
+            (Some(pacer), None) => pacer().await,
+            (None, _) => yield_now().await,
+        }
+        match &self.signal {
+            Some(signal) if signal.is_aborted() => Err(AbortedMidStream),
+            _ => Ok(()),
+        }
+    }
+
+    async fn play_block(&mut self, block: &ContentBlock) -> Result<(), AbortedMidStream> {
+        let (kind, index, streamed) = match block {
+            ContentBlock::Text(content) => (
+                Streamed::Text,
+                self.builder.start_text(content.clone()),
+                Cow::Borrowed(content.text.as_str()),
+            ),
+            ContentBlock::Thinking(content) => (
+                Streamed::Thinking,
+                self.builder.start_thinking(content.clone()),
+                Cow::Borrowed(content.thinking.as_str()),
+            ),
+            ContentBlock::ToolCall(call) => (
+                Streamed::ToolCall,
+                self.builder.start_tool_call(call.clone()),
+                Cow::Owned(serde_json::to_string(&call.arguments).unwrap_or_default()),
+            ),
+            // Blocks with no events of their own (images, unknown types)
+            // appear in the next snapshot.
+            ContentBlock::Image(_) | ContentBlock::Unknown(_) => {
+                self.builder.push_complete(block.clone());
+                return Ok(());
+            }
+        };
+        if self.full_sequence {
+            let partial = self.builder.snapshot();
+            self.emit(kind.start_event(index, partial));
+        }
+        self.stream_text(index, &streamed, kind).await?;
+        let content_index = index;
+        match block {
+            ContentBlock::ToolCall(call) => {
+                self.builder.complete(index, block.clone());
+                let partial = self.builder.snapshot();
+                self.emit(ModelEvent::ToolCallEnd {
+                    content_index,
+                    tool_call: Box::new(call.clone()),
+                    partial,
+                });
+            }
+            ContentBlock::Text(_) if self.full_sequence => {
+                let (content, partial) = (streamed.into_owned(), self.builder.snapshot());
+                self.emit(ModelEvent::TextEnd {
+                    content_index,
+                    content,
+                    partial,
+                });
+            }
+            ContentBlock::Thinking(_) if self.full_sequence => {
+                let (content, partial) = (streamed.into_owned(), self.builder.snapshot());
+                self.emit(ModelEvent::ThinkingEnd {
+                    content_index,
+                    content,
+                    partial,
+                });
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Streams `text` into block `index` as up to `self.chunks` deltas.
+    async fn stream_text(
+        &mut self,
+        index: usize,
+        text: &str,
+        kind: Streamed,
+    ) -> Result<(), AbortedMidStream> {
+        for piece in split_chunks(text, self.chunks) {
+            if self.chunks > 1 && self.deltas > 0 {
+                self.pause().await?;
+            }
+            self.deltas += 1;
+            let delta: Arc<str> = piece.into();
+            self.builder.append(index, delta.clone());
+            let partial = self.builder.snapshot();
+            self.emit(kind.delta_event(index, delta, partial));
+        }
+        Ok(())
+    }
+}
+
+/// The kinds of block whose text is streamed as deltas.
+#[derive(Clone, Copy)]
+enum Streamed {
+    Text,
+    Thinking,
+    ToolCall,
+}
+
+impl Streamed {
+    fn start_event(self, content_index: usize, partial: PartialMessage) -> ModelEvent {
+        match self {
+            Self::Text => ModelEvent::TextStart {
+                content_index,
+                partial,
+            },
+            Self::Thinking => ModelEvent::ThinkingStart {
+                content_index,
+                partial,
+            },
+            Self::ToolCall => ModelEvent::ToolCallStart {
+                content_index,
+                partial,
+            },
+        }
+    }
+
+    fn delta_event(
+        self,
+        content_index: usize,
+        delta: Arc<str>,
+        partial: PartialMessage,
+    ) -> ModelEvent {
+        match self {
+            Self::Text => ModelEvent::TextDelta {
+                content_index,
+                delta,
+                partial,
+            },
+            Self::Thinking => ModelEvent::ThinkingDelta {
+                content_index,
+                delta,
+                partial,
+            },
+            Self::ToolCall => ModelEvent::ToolCallDelta {
+                content_index,
+                delta,
+                partial,
+            },
+        }
+    }
+}
+
+/// Splits `text` into at most `chunks` pieces of about equal byte length,
+/// at character boundaries. An empty text gives one empty piece.
+fn split_chunks(text: &str, chunks: usize) -> impl Iterator<Item = &str> {
+    let target = text.len().div_ceil(chunks.max(1)).max(1);
+    let mut rest = Some(text);
+    core::iter::from_fn(move || {
+        let current = rest?;
+        if current.len() <= target {
+            rest = None;
+            return Some(current);
+        }
+        let mut cut = target;
+        while !current.is_char_boundary(cut) {
+            cut += 1;
+        }
+        let (piece, tail) = current.split_at(cut);
+        rest = if tail.is_empty() { None } else { Some(tail) };
+        Some(piece)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_chunks;
+    use alloc::vec::Vec;
+
+    #[test]
+    fn split_chunks_respects_counts_and_char_boundaries() {
+        let pieces = |t, n| split_chunks(t, n).collect::<Vec<_>>();
+        assert_eq!(pieces("", 3), [""]);
+        assert_eq!(pieces("abcdef", 1), ["abcdef"]);
+        assert_eq!(pieces("abcdef", 3), ["ab", "cd", "ef"]);
+        assert_eq!(pieces("abcdefg", 3), ["abc", "def", "g"]);
+        assert_eq!(pieces("ab", 5), ["a", "b"]);
+        assert_eq!(pieces("héllo", 2).concat(), "héllo");
+        assert!(pieces("日本語テキスト", 4).len() <= 4);
+    }
+}

@@ -1,0 +1,202 @@
+//! Scripted turns: what a scripted call answers, and how it is played.
+
+use alloc::string::String;
+use core::num::NonZeroUsize;
+
+use serde_json::Value;
+
+use crate::message::{assistant, text, AssistantMessage, DecodeError};
+use crate::model::event::{terminal_reason, ErrorReason};
+
+/// One scripted answer, with how to play it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScriptedTurn {
+    reply: ScriptedReply,
+    pub(super) chunks: NonZeroUsize,
+    pub(super) full_sequence: bool,
+}
+
+/// What a scripted turn answers.
+// Turns are built once and shared behind an `Arc`, so the size difference
+// between the variants costs nothing per call.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, PartialEq)]
+pub enum ScriptedReply {
+    /// A complete assistant message; its stop reason decides `done` or
+    /// `error`.
+    Message(AssistantMessage),
+    /// A failed call.
+    Failure(ScriptedFailure),
+}
+
+/// A failed call: `{stopReason: "error" | "aborted", errorMessage,
+/// partialText?}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScriptedFailure {
+    /// `error` or `aborted`.
+    pub reason: ErrorReason,
+    /// The `errorMessage` of the resulting message.
+    pub error_message: String,
+    /// Text produced before the failure, streamed before the `error` event.
+    pub partial_text: Option<String>,
+}
+
+impl ScriptedTurn {
+    /// A turn answering with `message`.
+    pub fn message(message: AssistantMessage) -> Self {
+        Self::from_reply(ScriptedReply::Message(message))
+    }
+
+    /// A turn that fails with `reason` and `error_message`.
+    pub fn failure(reason: ErrorReason, error_message: impl Into<String>) -> Self {
+        Self::from_reply(ScriptedReply::Failure(ScriptedFailure {
+            reason,
+            error_message: error_message.into(),
+            partial_text: None,
+        }))
+    }
+
+    fn from_reply(reply: ScriptedReply) -> Self {
+        Self {
+            reply,
+            chunks: NonZeroUsize::MIN,
+            full_sequence: false,
+        }
+    }
+
+    /// For a failure turn: the text streamed before the failure. No effect
+    /// on a message turn.
+    pub fn with_partial_text(mut self, partial_text: impl Into<String>) -> Self {
+        if let ScriptedReply::Failure(failure) = &mut self.reply {
+            failure.partial_text = Some(partial_text.into());
+        }
+        self
+    }
+
+    /// Splits every text, thinking text and tool-argument JSON into up to
+    /// `chunks` deltas (at character boundaries), yielding to the executor
+    /// between deltas. An abort between deltas ends the call with
+    /// `error(aborted)` carrying what was streamed so far.
+    pub fn chunked(mut self, chunks: NonZeroUsize) -> Self {
+        self.chunks = chunks;
+        self
+    }
+
+    /// Also emits `text_start`/`text_end`, `thinking_start`/`thinking_end`
+    /// and `toolcall_start` around the deltas. The default is the short
+    /// trace (`start`, deltas, `toolcall_end`, terminal).
+    pub fn full_sequence(mut self) -> Self {
+        self.full_sequence = true;
+        self
+    }
+
+    /// What this turn answers.
+    pub fn reply(&self) -> &ScriptedReply {
+        &self.reply
+    }
+
+    /// The message `result()` resolves to when this turn plays to its end.
+    ///
+    /// A failure becomes a message whose content is `[text(partial_text)]`
+    /// (or empty), with the failure's stop reason and error message.
+    pub fn final_message(&self) -> AssistantMessage {
+        match &self.reply {
+            ScriptedReply::Message(message) => message.clone(),
+            ScriptedReply::Failure(failure) => {
+                let content = failure.partial_text.as_deref().map(text);
+                let mut message = assistant(content, failure.reason.stop_reason());
+                message.error_message = Some(failure.error_message.clone());
+                message
+            }
+        }
+    }
+
+    /// Parses a turn from Pi's JSON: an assistant message, or a failure
+    /// `{"stopReason": "error"|"aborted", "errorMessage": "…",
+    /// "partialText": "…"}` (`partialText` optional).
+    ///
+    /// # Errors
+    /// A [`DecodeError`] naming the JSON path, for a value that is neither,
+    /// a stop reason the protocol cannot end with, or a malformed message
+    /// (for example a tool call without an id).
+    pub fn from_value(value: Value) -> Result<Self, DecodeError> {
+        let Value::Object(object) = &value else {
+            return Err(DecodeError::new(
+                "expected a turn: an assistant message or a failure object",
+            ));
+        };
+        if object.contains_key("role") || object.contains_key("content") {
+            match object.get("role") {
+                Some(Value::String(role)) if role == "assistant" => {}
+                Some(other) => {
+                    return Err(DecodeError::new(alloc::format!(
+                        "expected role \"assistant\", found {other}"
+                    ))
+                    .within_key("role"))
+                }
+                None => return Err(DecodeError::new("missing field \"role\"").within_key("role")),
+            }
+            let message = AssistantMessage::from_value(value)?;
+            if terminal_reason(&message.stop_reason).is_none() {
+                return Err(DecodeError::new(alloc::format!(
+                    "unknown stopReason \"{}\": expected stop, length, toolUse, error or aborted",
+                    message.stop_reason.as_str()
+                ))
+                .within_key("stopReason"));
+            }
+            return Ok(Self::message(message));
+        }
+        Self::failure_from_object(object)
+    }
+
+    fn failure_from_object(object: &serde_json::Map<String, Value>) -> Result<Self, DecodeError> {
+        let string = |key: &str| -> Result<Option<String>, DecodeError> {
+            match object.get(key) {
+                None => Ok(None),
+                Some(Value::String(s)) => Ok(Some(s.clone())),
+                Some(other) => Err(DecodeError::new(alloc::format!(
+                    "expected a string, found {other}"
+                ))
+                .within_key(key)),
+            }
+        };
+        if let Some(key) = object
+            .keys()
+            .find(|key| !matches!(key.as_str(), "stopReason" | "errorMessage" | "partialText"))
+        {
+            return Err(DecodeError::new(
+                "unknown field in a failure turn (expected stopReason, errorMessage, partialText)",
+            )
+            .within_key(key));
+        }
+        let reason = match string("stopReason")?.as_deref() {
+            Some("error") => ErrorReason::Error,
+            Some("aborted") => ErrorReason::Aborted,
+            Some(other) => {
+                return Err(DecodeError::new(alloc::format!(
+                    "a failure turn's stopReason must be \"error\" or \"aborted\", found \"{other}\""
+                ))
+                .within_key("stopReason"))
+            }
+            None => {
+                return Err(DecodeError::new(
+                    "expected a turn: an assistant message (with \"role\") or a failure (with \"stopReason\")",
+                ))
+            }
+        };
+        let error_message = string("errorMessage")?.ok_or_else(|| {
+            DecodeError::new("missing field \"errorMessage\"").within_key("errorMessage")
+        })?;
+        let mut turn = Self::failure(reason, error_message);
+        if let Some(partial) = string("partialText")? {
+            turn = turn.with_partial_text(partial);
+        }
+        Ok(turn)
+    }
+}
+
+impl From<AssistantMessage> for ScriptedTurn {
+    fn from(message: AssistantMessage) -> Self {
+        Self::message(message)
+    }
+}
