@@ -441,7 +441,11 @@ fn closed_resolves_once_the_consumer_and_every_result_handle_are_gone() {
     assert_eq!(waker.poll(&mut closed), Poll::Pending);
     assert_eq!(waker.clones(), 1);
     drop(events);
-    assert_eq!(waker.wakes(), 0, "a result handle still observes the stream");
+    assert_eq!(
+        waker.wakes(),
+        0,
+        "a result handle still observes the stream"
+    );
     assert_eq!(waker.poll(&mut closed), Poll::Pending);
     drop(result);
     assert_eq!(waker.wakes(), 1);

@@ -494,9 +494,16 @@ fn a_taken_driver_stops_as_soon_as_nobody_observes_the_stream() {
     let mut driver = stream.take_driver().expect("a driven stream has a driver");
     let waker = CountingWaker::new();
     assert_eq!(waker.poll(&mut driver), Poll::Pending);
-    assert_eq!(run_local(stream.next()).map(|e| e.type_name()), Some("start"));
+    assert_eq!(
+        run_local(stream.next()).map(|e| e.type_name()),
+        Some("start")
+    );
     drop(stream);
-    assert_eq!(waker.poll(&mut driver), Poll::Ready(()), "the driver ends with its consumer");
+    assert_eq!(
+        waker.poll(&mut driver),
+        Poll::Ready(()),
+        "the driver ends with its consumer"
+    );
     let work = pushed.load(Ordering::SeqCst);
     drop(driver);
     assert_eq!(pushed.load(Ordering::SeqCst), work);
@@ -504,13 +511,13 @@ fn a_taken_driver_stops_as_soon_as_nobody_observes_the_stream() {
 
 #[test]
 fn a_paced_turn_is_aborted_during_its_pause() {
-    let model = ScriptedModel::new([ScriptedTurn::message(assistant(
-        [text("abcdef")],
-        StopReason::Stop,
-    ))
-    .chunked(NonZeroUsize::new(3).unwrap())])
-    // A pause that never ends by itself: only the abort can end it.
-    .with_pacer(futures_util::future::pending::<()>);
+    let model =
+        ScriptedModel::new([
+            ScriptedTurn::message(assistant([text("abcdef")], StopReason::Stop))
+                .chunked(NonZeroUsize::new(3).unwrap()),
+        ])
+        // A pause that never ends by itself: only the abort can end it.
+        .with_pacer(futures_util::future::pending::<()>);
     let controller = AbortController::new();
     let mut stream = model.stream(
         &context("x"),
@@ -525,7 +532,11 @@ fn a_paced_turn_is_aborted_during_its_pause() {
             Poll::Pending if types.len() == 2 => {
                 let wakes = waker.wakes();
                 controller.abort();
-                assert_eq!(waker.wakes(), wakes + 1, "the abort wakes the paused producer");
+                assert_eq!(
+                    waker.wakes(),
+                    wakes + 1,
+                    "the abort wakes the paused producer"
+                );
             }
             Poll::Pending => {}
         }
