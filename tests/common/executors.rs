@@ -147,6 +147,17 @@ fn tokio_rt(join: tokio::task::JoinHandle<()>) -> BoxFut {
     Box::pin(join.map(|outcome| outcome.expect("a spawned task panicked")))
 }
 
+/// An `Rt` that spawns with `tokio::spawn` (and model drivers with the
+/// tokio adapter) on whatever tokio runtime runs the caller.
+pub fn tokio_rt_plain() -> Rt {
+    Rt::new(
+        |future| tokio_rt(tokio::spawn(future)),
+        Some(Arc::new(|stream: &mut ModelStream| {
+            agentstream_tokio::spawn_driver(stream).map_or_else(ready, tokio_rt)
+        })),
+    )
+}
+
 /// Runs `body` on a current-thread tokio runtime; tasks are `tokio::spawn`ed.
 pub fn tokio_current_thread<F, Fut>(body: F)
 where
@@ -157,12 +168,7 @@ where
         .enable_time()
         .build()
         .unwrap();
-    let rt = Rt::new(
-        |future| tokio_rt(tokio::spawn(future)),
-        Some(Arc::new(|stream: &mut ModelStream| {
-            agentstream_tokio::spawn_driver(stream).map_or_else(ready, tokio_rt)
-        })),
-    );
+    let rt = tokio_rt_plain();
     runtime.block_on(async {
         tokio::time::timeout(GUARD, body(rt))
             .await
