@@ -71,8 +71,8 @@ struct Track {
     first_event: usize,
 }
 
-/// Checks an event sequence against the protocol. See the
-/// [module documentation](self) for the codes.
+/// Checks an event sequence against the protocol. The diagnostic codes are
+/// listed in the documentation of the (private) `model::protocol` module.
 ///
 /// ```
 /// use agentstream::message::{assistant, text, StopReason};
