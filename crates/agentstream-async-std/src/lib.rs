@@ -1,0 +1,168 @@
+//! Run [`agentstream`] model calls on [async-std](https://docs.rs/async-std).
+//!
+//! **async-std is discontinued upstream**: its authors recommend
+//! [smol](https://docs.rs/smol) instead, and new code should use the
+//! `agentstream-smol` crate. This adapter is kept for code bases that still
+//! run on async-std; it offers the same things as the other adapters:
+//!
+//! - [`spawn`] / [`spawn_driver`]: run a call's producer as an async-std
+//!   task, so it keeps going while the consumer is busy elsewhere. The
+//!   events, the result and the trace are those of the self-driven stream.
+//! - [`stream_with_timeout`]: start a call that is aborted after a duration,
+//!   measured with async-std's timer, through the call's [`AbortSignal`]. A
+//!   call cut off mid-stream ends with `error(aborted)` carrying the text
+//!   produced so far.
+//! - [`pacer`]: a pause for [`ScriptedModel::with_pacer`], so scripted calls
+//!   take real time.
+//! - Cancel on drop: a spawned producer stops as soon as the consumer has
+//!   dropped the stream and every result handle. The task then completes; it
+//!   never leaks and does no further work.
+//!
+//! ```
+//! use std::num::NonZeroUsize;
+//! use std::time::Duration;
+//!
+//! use agentstream_async_std::agentstream::message::{assistant, text, user, Context, StopReason};
+//! use agentstream_async_std::{
+//!     pacer, spawn, stream_with_timeout, Model, ScriptedModel, ScriptedTurn, StreamOptions,
+//! };
+//! use futures_util::StreamExt;
+//!
+//! async_std::task::block_on(async {
+//!     let model = ScriptedModel::new([
+//!         ScriptedTurn::message(assistant([text("hello")], StopReason::Stop)),
+//!         // Ten deltas with a long pause between them: the timeout cuts it off.
+//!         ScriptedTurn::message(assistant([text("a long answer")], StopReason::Stop))
+//!             .chunked(NonZeroUsize::new(10).unwrap()),
+//!     ])
+//!     .with_pacer(pacer(Duration::from_secs(60)));
+//!     let context = Context::from_messages([user("hi").into()]);
+//!
+//!     let mut first = spawn(model.stream(&context, StreamOptions::default()));
+//!     while let Some(event) = first.next().await {
+//!         println!("{}", event.type_name());
+//!     }
+//!     assert_eq!(first.result().await.text(), "hello");
+//!
+//!     let options = StreamOptions::default();
+//!     let mut second = stream_with_timeout(&model, &context, options, Duration::from_millis(10));
+//!     let result = second.result().await;
+//!     assert_eq!(result.stop_reason, StopReason::Aborted);
+//!     assert_eq!(result.text(), "a "); // the first of ten deltas
+//! });
+//! ```
+#![warn(missing_docs)]
+
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+
+use async_std::task::JoinHandle;
+use futures_util::future;
+
+pub use agentstream;
+pub use agentstream::model::{
+    validate_events, AbortController, AbortSignal, Model, ModelDriver, ModelEvent, ModelStream,
+    ResultHandle, ScriptedModel, ScriptedTurn, StreamOptions,
+};
+pub use agentstream::{EventStream, Producer, StreamError};
+pub use async_std;
+
+/// One pause of a [`pacer`].
+pub type Pause = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
+
+/// Spawns the stream's producer as an async-std task
+/// ([`async_std::task::spawn`]) and returns the stream, which no longer
+/// drives it. A stream without a driver is returned unchanged.
+///
+/// The task ends when the producer is done, or early once the stream and
+/// every result handle are dropped (cancel on drop).
+pub fn spawn(mut stream: ModelStream) -> ModelStream {
+    drop(spawn_driver(&mut stream));
+    stream
+}
+
+/// Like [`spawn`], but leaves the stream in place and returns the task's
+/// [`JoinHandle`], which completes when the producer has stopped. `None` if
+/// the stream carries no driver. Dropping the handle detaches the task; it
+/// does not cancel it.
+pub fn spawn_driver(stream: &mut ModelStream) -> Option<JoinHandle<()>> {
+    stream.take_driver().map(async_std::task::spawn)
+}
+
+/// Starts a call on `model` that is aborted after `timeout`, and spawns its
+/// producer as an async-std task.
+///
+/// The call gets the signal of a new [`AbortController`]. That controller
+/// aborts when the timer ([`async_std::task::sleep`]) fires, or when the
+/// signal the caller passed in `options` aborts, whichever comes first. The
+/// timer runs inside the producer's task and is dropped with it, so a call
+/// that ends (or whose consumer goes away) leaves no timer behind.
+/// Mid-stream, the call ends with `error(aborted)` and the text produced so
+/// far.
+///
+/// If the model's stream carries no driver (its producer runs elsewhere),
+/// a separate task holds the timer until it fires or the caller's signal
+/// aborts.
+pub fn stream_with_timeout<M: Model + ?Sized>(
+    model: &M,
+    context: &agentstream::message::Context,
+    options: StreamOptions,
+    timeout: Duration,
+) -> ModelStream {
+    let (options, watchdog) = linked_deadline(options, async_std::task::sleep(timeout));
+    let mut stream = model.stream(context, options);
+    match stream.take_driver() {
+        Some(driver) => drop(async_std::task::spawn(run_until_done(watchdog, driver))),
+        None => drop(async_std::task::spawn(watchdog)),
+    }
+    stream
+}
+
+/// A pacer for [`ScriptedModel::with_pacer`]: every pause is an async-std
+/// [`sleep`](async_std::task::sleep) of `pause`.
+pub fn pacer(pause: Duration) -> impl Fn() -> Pause + Send + Sync + 'static {
+    move || Box::pin(async_std::task::sleep(pause))
+}
+
+/// Replaces the call's signal with a fresh controller's, and returns the
+/// future that aborts that controller at `deadline` or when the caller's own
+/// signal aborts. An already aborted caller signal aborts at once.
+fn linked_deadline(
+    mut options: StreamOptions,
+    deadline: impl Future<Output = ()> + Send + 'static,
+) -> (StreamOptions, impl Future<Output = ()> + Send + 'static) {
+    let controller = AbortController::new();
+    let caller = options.signal.take();
+    if caller.as_ref().is_some_and(AbortSignal::is_aborted) {
+        controller.abort();
+    }
+    options.signal = Some(controller.signal());
+    let watchdog = async move {
+        let caller_aborted = async move {
+            match caller {
+                Some(signal) => signal.aborted().await,
+                None => future::pending().await,
+            }
+        };
+        let deadline = std::pin::pin!(deadline);
+        let caller_aborted = std::pin::pin!(caller_aborted);
+        future::select(deadline, caller_aborted).await;
+        controller.abort();
+    };
+    (options, watchdog)
+}
+
+/// Drives `driver` to its end while `watchdog` may abort it; the watchdog is
+/// dropped as soon as the driver is done.
+async fn run_until_done(watchdog: impl Future<Output = ()>, driver: ModelDriver) {
+    let watchdog = async move {
+        watchdog.await;
+        // Aborted: keep the driver running until it has pushed its `error`.
+        future::pending::<()>().await;
+    };
+    // The watchdog is polled first, so an abort is seen before the driver's
+    // next step.
+    let watchdog = std::pin::pin!(watchdog);
+    future::select(watchdog, driver).await;
+}
