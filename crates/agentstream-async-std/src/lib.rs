@@ -58,7 +58,6 @@ use std::pin::Pin;
 use std::time::Duration;
 
 use async_std::task::JoinHandle;
-use futures_util::future;
 
 pub use agentstream;
 pub use agentstream::model::{
@@ -102,67 +101,25 @@ pub fn spawn_driver(stream: &mut ModelStream) -> Option<JoinHandle<()>> {
 /// far.
 ///
 /// If the model's stream carries no driver (its producer runs elsewhere),
-/// a separate task holds the timer until it fires or the caller's signal
-/// aborts.
+/// the spawned task holds only the timer, until it fires or the caller's
+/// signal aborts. See [`agentstream::model::stream_with_deadline`], which
+/// this wraps, for a self-driven stream with a deadline.
 pub fn stream_with_timeout<M: Model + ?Sized>(
     model: &M,
     context: &agentstream::message::Context,
     options: StreamOptions,
     timeout: Duration,
 ) -> ModelStream {
-    let (options, watchdog) = linked_deadline(options, async_std::task::sleep(timeout));
-    let mut stream = model.stream(context, options);
-    match stream.take_driver() {
-        Some(driver) => drop(async_std::task::spawn(run_until_done(watchdog, driver))),
-        None => drop(async_std::task::spawn(watchdog)),
-    }
-    stream
+    spawn(agentstream::model::stream_with_deadline(
+        model,
+        context,
+        options,
+        async_std::task::sleep(timeout),
+    ))
 }
 
 /// A pacer for [`ScriptedModel::with_pacer`]: every pause is an async-std
 /// [`sleep`](async_std::task::sleep) of `pause`.
 pub fn pacer(pause: Duration) -> impl Fn() -> Pause + Send + Sync + 'static {
     move || Box::pin(async_std::task::sleep(pause))
-}
-
-/// Replaces the call's signal with a fresh controller's, and returns the
-/// future that aborts that controller at `deadline` or when the caller's own
-/// signal aborts. An already aborted caller signal aborts at once.
-fn linked_deadline(
-    mut options: StreamOptions,
-    deadline: impl Future<Output = ()> + Send + 'static,
-) -> (StreamOptions, impl Future<Output = ()> + Send + 'static) {
-    let controller = AbortController::new();
-    let caller = options.signal.take();
-    if caller.as_ref().is_some_and(AbortSignal::is_aborted) {
-        controller.abort();
-    }
-    options.signal = Some(controller.signal());
-    let watchdog = async move {
-        let caller_aborted = async move {
-            match caller {
-                Some(signal) => signal.aborted().await,
-                None => future::pending().await,
-            }
-        };
-        let deadline = std::pin::pin!(deadline);
-        let caller_aborted = std::pin::pin!(caller_aborted);
-        future::select(deadline, caller_aborted).await;
-        controller.abort();
-    };
-    (options, watchdog)
-}
-
-/// Drives `driver` to its end while `watchdog` may abort it; the watchdog is
-/// dropped as soon as the driver is done.
-async fn run_until_done(watchdog: impl Future<Output = ()>, driver: ModelDriver) {
-    let watchdog = async move {
-        watchdog.await;
-        // Aborted: keep the driver running until it has pushed its `error`.
-        future::pending::<()>().await;
-    };
-    // The watchdog is polled first, so an abort is seen before the driver's
-    // next step.
-    let watchdog = std::pin::pin!(watchdog);
-    future::select(watchdog, driver).await;
 }

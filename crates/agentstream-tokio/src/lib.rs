@@ -55,10 +55,8 @@
 //! ```
 #![warn(missing_docs)]
 
-use std::future::Future;
 use std::time::Duration;
 
-use futures_util::future;
 use tokio::task::JoinHandle;
 
 pub use agentstream;
@@ -104,8 +102,9 @@ pub fn spawn_driver(stream: &mut ModelStream) -> Option<JoinHandle<()>> {
 /// `error(aborted)` and the text produced so far.
 ///
 /// If the model's stream carries no driver (its producer runs elsewhere),
-/// a separate task holds the timer until it fires or the caller's signal
-/// aborts.
+/// the spawned task holds only the timer, until it fires or the caller's
+/// signal aborts. See [`agentstream::model::stream_with_deadline`], which
+/// this wraps, for a self-driven stream with a deadline.
 ///
 /// # Panics
 /// Outside a tokio runtime, or without its timer enabled.
@@ -115,13 +114,12 @@ pub fn stream_with_timeout<M: Model + ?Sized>(
     options: StreamOptions,
     timeout: Duration,
 ) -> ModelStream {
-    let (options, watchdog) = linked_deadline(options, tokio::time::sleep(timeout));
-    let mut stream = model.stream(context, options);
-    match stream.take_driver() {
-        Some(driver) => drop(tokio::spawn(run_until_done(watchdog, driver))),
-        None => drop(tokio::spawn(watchdog)),
-    }
-    stream
+    spawn(agentstream::model::stream_with_deadline(
+        model,
+        context,
+        options,
+        tokio::time::sleep(timeout),
+    ))
 }
 
 /// A pacer for [`ScriptedModel::with_pacer`]: every pause is a tokio
@@ -129,46 +127,4 @@ pub fn stream_with_timeout<M: Model + ?Sized>(
 /// with its timer enabled.
 pub fn pacer(pause: Duration) -> impl Fn() -> tokio::time::Sleep + Send + Sync + 'static {
     move || tokio::time::sleep(pause)
-}
-
-/// Replaces the call's signal with a fresh controller's, and returns the
-/// future that aborts that controller at `deadline` or when the caller's own
-/// signal aborts. An already aborted caller signal aborts at once.
-fn linked_deadline(
-    mut options: StreamOptions,
-    deadline: impl Future<Output = ()> + Send + 'static,
-) -> (StreamOptions, impl Future<Output = ()> + Send + 'static) {
-    let controller = AbortController::new();
-    let caller = options.signal.take();
-    if caller.as_ref().is_some_and(AbortSignal::is_aborted) {
-        controller.abort();
-    }
-    options.signal = Some(controller.signal());
-    let watchdog = async move {
-        let caller_aborted = async move {
-            match caller {
-                Some(signal) => signal.aborted().await,
-                None => future::pending().await,
-            }
-        };
-        let deadline = std::pin::pin!(deadline);
-        let caller_aborted = std::pin::pin!(caller_aborted);
-        future::select(deadline, caller_aborted).await;
-        controller.abort();
-    };
-    (options, watchdog)
-}
-
-/// Drives `driver` to its end while `watchdog` may abort it; the watchdog is
-/// dropped as soon as the driver is done.
-async fn run_until_done(watchdog: impl Future<Output = ()>, driver: ModelDriver) {
-    let watchdog = async move {
-        watchdog.await;
-        // Aborted: keep the driver running until it has pushed its `error`.
-        future::pending::<()>().await;
-    };
-    // The watchdog is polled first, so an abort is seen before the driver's
-    // next step.
-    let watchdog = std::pin::pin!(watchdog);
-    future::select(watchdog, driver).await;
 }

@@ -8,6 +8,7 @@
 //! provider.
 
 mod abort;
+mod deadline;
 mod event;
 mod partial;
 mod protocol;
@@ -16,6 +17,7 @@ mod scripted;
 mod stream;
 
 pub use abort::{AbortController, AbortSignal, Aborted, ABORTED_MESSAGE};
+pub use deadline::stream_with_deadline;
 pub use event::{DoneReason, ErrorReason, ModelEvent};
 pub use partial::{PartialBuilder, PartialMessage};
 pub use protocol::validate_events;

@@ -194,6 +194,13 @@ impl ModelStream {
         self.driver.take()
     }
 
+    /// Installs `driver` as the future this stream runs when polled,
+    /// replacing (and dropping) any previous one. Used to wrap a driver, for
+    /// example with a deadline.
+    pub(crate) fn set_driver(&mut self, driver: ModelDriver) {
+        self.driver = Some(driver);
+    }
+
     /// Resolves to the final message, driving the producer if this stream
     /// carries it. Events are not consumed: they stay readable.
     pub fn result(&mut self) -> ModelResult<'_> {
