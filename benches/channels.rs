@@ -35,7 +35,9 @@ use agentstream::message::{
     assistant, text, tool_call, AssistantMessage, Context as ModelContext, StopReason,
 };
 use agentstream::model::{Model, ScriptedModel, ScriptedTurn, StreamOptions};
-use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
+use criterion::{
+    criterion_group, criterion_main, BatchSize, Criterion, SamplingMode, Throughput,
+};
 use futures_util::{FutureExt, StreamExt};
 
 use support::{block_on, consume, expect_event, Flag, Flavor};
@@ -50,6 +52,9 @@ fn burst(c: &mut Criterion) {
         group.throughput(Throughput::Elements(n));
         if n >= 4096 {
             group.sample_size(10);
+        }
+        if n == 1 << 20 {
+            group.sampling_mode(SamplingMode::Flat);
         }
         for_each_flavor!(Fl => {
             group.bench_function(Fl::NAME, |b| b.iter(|| support::burst::<Fl>(black_box(n))));
@@ -148,6 +153,7 @@ fn crossthread(c: &mut Criterion) {
     let mut group = c.benchmark_group("crossthread-tokio-mt");
     group.throughput(Throughput::Elements(CROSS_THREAD_EVENTS));
     group.sample_size(10);
+    group.sampling_mode(SamplingMode::Flat);
     for_each_flavor!(Fl => {
         group.bench_function(Fl::NAME, |b| {
             b.iter(|| {
@@ -166,6 +172,7 @@ fn crossthread(c: &mut Criterion) {
     let mut group = c.benchmark_group("crossthread-smol");
     group.throughput(Throughput::Elements(CROSS_THREAD_EVENTS));
     group.sample_size(10);
+    group.sampling_mode(SamplingMode::Flat);
     for_each_flavor!(Fl => {
         group.bench_function(Fl::NAME, |b| {
             b.iter(|| {
@@ -287,6 +294,7 @@ fn scripted(c: &mut Criterion) {
         let mut group = c.benchmark_group(format!("scripted-1MiB-{deltas}"));
         group.throughput(Throughput::Elements(deltas as u64));
         group.sample_size(10);
+        group.sampling_mode(SamplingMode::Flat);
         group.bench_function("ours", |b| {
             b.iter_batched(
                 || ScriptedModel::new([turn.clone()]),
