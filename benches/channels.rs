@@ -35,9 +35,7 @@ use agentstream::message::{
     assistant, text, tool_call, AssistantMessage, Context as ModelContext, StopReason,
 };
 use agentstream::model::{Model, ScriptedModel, ScriptedTurn, StreamOptions};
-use criterion::{
-    criterion_group, criterion_main, BatchSize, Criterion, SamplingMode, Throughput,
-};
+use criterion::{criterion_group, criterion_main, BatchSize, Criterion, SamplingMode, Throughput};
 use futures_util::{FutureExt, StreamExt};
 
 use support::{block_on, consume, expect_event, Flag, Flavor};
@@ -237,7 +235,11 @@ fn fan_out(c: &mut Criterion) {
 
 /// A 1 MiB text.
 fn mebibyte_text() -> String {
-    "agentstream ".repeat(1 << 20).chars().take(1 << 20).collect()
+    "agentstream "
+        .repeat(1 << 20)
+        .chars()
+        .take(1 << 20)
+        .collect()
 }
 
 /// Plays `turn` end to end: every event read, then the result awaited.

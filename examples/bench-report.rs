@@ -216,7 +216,10 @@ fn main() {
         match std::fs::read_to_string(&allocations) {
             Ok(table) => print!("\n### Allocations (counting global allocator)\n\n{table}"),
             Err(error) => {
-                eprintln!("bench-report: {}: {error}", Path::new(&allocations).display());
+                eprintln!(
+                    "bench-report: {}: {error}",
+                    Path::new(&allocations).display()
+                );
                 std::process::exit(1);
             }
         }

@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! profile-scenario SCENARIO FLAVOUR ITERATIONS
-//!   SCENARIO: burst-<N> | lifecycle | crossthread
+//!   SCENARIO: burst-<N> | lifecycle | pingpong-tokio | crossthread | crossthread-smol
 //!   FLAVOUR:  ours | futures | tokio | async-channel | flume
 //! ```
 //!
@@ -32,6 +32,35 @@ fn run<Fl: Flavor>(scenario: &str, iterations: u64) -> u64 {
     } else if scenario == "lifecycle" {
         for _ in 0..iterations {
             sum = sum.wrapping_add(support::lifecycle::<Fl>(&mut cx));
+        }
+    } else if scenario == "pingpong-tokio" {
+        // ITERATIONS rounds in tokio's current-thread runtime, as in the bench.
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("tokio runtime");
+        sum = runtime.block_on(async {
+            let (tx, rx, res) = Fl::channel();
+            let consumer = tokio::spawn(consume::<Fl>(rx, res));
+            tokio::task::yield_now().await;
+            for round in 0..iterations {
+                Fl::push(&tx, round);
+                tokio::task::yield_now().await;
+            }
+            Fl::finish(tx, 0);
+            consumer.await.expect("consumer")
+        });
+    } else if scenario == "crossthread-smol" {
+        for _ in 0..iterations {
+            let (tx, rx, res) = Fl::channel();
+            let consumer = smol::spawn(consume::<Fl>(rx, res));
+            let producer = std::thread::spawn(move || {
+                for event in 0..100_000 {
+                    Fl::push(&tx, event);
+                }
+                Fl::finish(tx, 0);
+            });
+            sum = sum.wrapping_add(smol::block_on(consumer));
+            producer.join().expect("producer");
         }
     } else if scenario == "crossthread" {
         // 100,000 events per iteration, consumer on a tokio worker thread.

@@ -166,7 +166,10 @@ fn allocation_figures_for_ours_and_the_peers() {
         all.push(figures::<Fl>());
     });
     // Printed between markers so `benches/report.sh` can pick the table up.
-    println!("<!-- allocations:begin -->\n{}<!-- allocations:end -->", table(&all));
+    println!(
+        "<!-- allocations:begin -->\n{}<!-- allocations:end -->",
+        table(&all)
+    );
 
     let ours = &all[0];
     assert_eq!(ours.name, "ours");
@@ -181,7 +184,8 @@ fn allocation_figures_for_ours_and_the_peers() {
         ours.steady_events
     );
     // The shared state plus at most two retained buffers.
-    let bound = (4096 + 2 * agentstream::event_stream::RETAINED_CAPACITY * std::mem::size_of::<u64>())
+    let bound = (4096
+        + 2 * agentstream::event_stream::RETAINED_CAPACITY * std::mem::size_of::<u64>())
         as isize;
     assert!(
         ours.held_after_burst <= bound,

@@ -236,11 +236,7 @@ impl Flavor for Flume {
     fn channel() -> (Self::Tx, Self::Rx, Self::Res) {
         let (tx, rx) = flume::unbounded();
         let (done, res) = flume::bounded(1);
-        (
-            (tx, done),
-            rx.into_stream(),
-            Unwrap(res.into_recv_async()),
-        )
+        ((tx, done), rx.into_stream(), Unwrap(res.into_recv_async()))
     }
     fn push(tx: &Self::Tx, event: u64) {
         tx.0.send(event).expect("receiver alive");
