@@ -31,6 +31,12 @@ sed -n '/allocations:begin/,/allocations:end/p' "$work/allocations.log" |
 cargo run -q -p agentstream-suite --profile bench --example bench-report -- \
     "$criterion_dir" "$work/allocations.md" >"$work/report.md"
 
+# Hand-written notes below the `<!-- notes -->` marker survive a re-run.
+notes=""
+if [ -f benches/RESULTS.md ]; then
+    notes=$(sed -n '/^<!-- notes -->$/,$p' benches/RESULTS.md)
+fi
+
 {
     echo "# Benchmark results"
     echo
@@ -49,6 +55,10 @@ cargo run -q -p agentstream-suite --profile bench --example bench-report -- \
     echo "See \`benches/channels.rs\` for each scenario."
     echo
     cat "$work/report.md"
+    if [ -n "$notes" ]; then
+        echo
+        echo "$notes"
+    fi
 } >benches/RESULTS.md
 
 cat "$work/report.md"
