@@ -1,0 +1,195 @@
+//! Allocation figures of agentstream's EventStream and of every peer flavour
+//! from the benches, measured in one binary with a counting global
+//! allocator. Only ours is asserted (at most 2 allocations per stream, none
+//! per event in steady state); the peers' figures are printed for the report
+//! (`cargo test -p agentstream-suite --test allocations -- --nocapture`).
+#![cfg(not(loom))]
+
+#[path = "../benches/support/mod.rs"]
+#[macro_use]
+mod support;
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::pin::{pin, Pin};
+use std::task::Context;
+
+use support::{expect_event, Flavor};
+
+/// Counts the allocations of threads that opted in, so the test harness's
+/// own threads don't disturb the figures.
+struct CountingAllocator;
+
+std::thread_local! {
+    static COUNTING: Cell<bool> = const { Cell::new(false) };
+    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
+    static LIVE_BYTES: Cell<isize> = const { Cell::new(0) };
+}
+
+fn record(allocations: usize, bytes: isize) {
+    // `try_with`: thread-local storage may be gone while a thread exits.
+    let _ = COUNTING.try_with(|counting| {
+        if counting.get() {
+            ALLOCATIONS.with(|n| n.set(n.get() + allocations));
+            LIVE_BYTES.with(|n| n.set(n.get() + bytes));
+        }
+    });
+}
+
+// SAFETY: every call is forwarded unchanged to the system allocator; the
+// bookkeeping only touches const-initialized thread-locals, which never
+// allocate.
+unsafe impl GlobalAlloc for CountingAllocator {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        record(1, layout.size() as isize);
+        // SAFETY: same contract as our caller's.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        record(0, -(layout.size() as isize));
+        // SAFETY: `ptr` came from `System` with this layout.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        record(1, new_size as isize - layout.size() as isize);
+        // SAFETY: same contract as our caller's.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: CountingAllocator = CountingAllocator;
+
+/// Runs `f`; returns the allocations it made and the bytes it left allocated
+/// (including what its output holds), then drops the output.
+fn measure<T>(f: impl FnOnce() -> T) -> (usize, isize) {
+    ALLOCATIONS.with(|n| n.set(0));
+    LIVE_BYTES.with(|n| n.set(0));
+    COUNTING.with(|c| c.set(true));
+    let output = f();
+    COUNTING.with(|c| c.set(false));
+    drop(output);
+    (ALLOCATIONS.with(Cell::get), LIVE_BYTES.with(Cell::get))
+}
+
+/// Pushes `n` events, then reads them back.
+fn cycle<Fl: Flavor>(tx: &Fl::Tx, mut rx: Pin<&mut Fl::Rx>, n: u64) {
+    let mut cx = Context::from_waker(futures_util::task::noop_waker_ref());
+    for event in 0..n {
+        Fl::push(tx, event);
+    }
+    for event in 0..n {
+        assert_eq!(expect_event::<Fl>(rx.as_mut(), &mut cx), Some(event));
+    }
+}
+
+const STEADY_ROUNDS: u64 = 1_000;
+const BURST: u64 = 1 << 20;
+
+/// One flavour's figures.
+struct Figures {
+    name: &'static str,
+    per_stream: usize,
+    steady_events: u64,
+    steady_allocations: usize,
+    held_after_burst: isize,
+}
+
+impl Figures {
+    fn per_event(&self) -> f64 {
+        self.steady_allocations as f64 / self.steady_events as f64
+    }
+}
+
+fn figures<Fl: Flavor>() -> Figures {
+    // A stream's whole life: create, push one, finish, drain, await.
+    let (per_stream, _) = measure(|| {
+        std::hint::black_box(support::burst::<Fl>(1));
+    });
+
+    let (tx, rx, _res) = Fl::channel();
+    let mut rx = pin!(rx);
+    // Warm up: buffers, blocks and free lists reach their working size.
+    cycle::<Fl>(&tx, rx.as_mut(), 64);
+    cycle::<Fl>(&tx, rx.as_mut(), 64);
+    let (steady_allocations, _) = measure(|| {
+        for _ in 0..STEADY_ROUNDS {
+            cycle::<Fl>(&tx, rx.as_mut(), 64);
+        }
+        for _ in 0..STEADY_ROUNDS {
+            cycle::<Fl>(&tx, rx.as_mut(), 1);
+        }
+    });
+    // Everything a fresh stream (and its result side) holds after a burst
+    // has drained, while both ends are still alive.
+    let (_, held_after_burst) = measure(|| {
+        let (tx, rx, res) = Fl::channel();
+        let mut rx = Box::pin(rx);
+        cycle::<Fl>(&tx, rx.as_mut(), BURST);
+        // One more round trip lets a consumer notice its drained buffer.
+        cycle::<Fl>(&tx, rx.as_mut(), 1);
+        (tx, rx, res)
+    });
+    Figures {
+        name: Fl::NAME,
+        per_stream,
+        steady_events: STEADY_ROUNDS * 65,
+        steady_allocations,
+        held_after_burst,
+    }
+}
+
+fn table(all: &[Figures]) -> String {
+    let mut out = String::from(
+        "| flavour | allocations per stream (create, push 1, finish, drain, await) \
+         | allocations per event, steady state | bytes held by a stream after a drained 1M burst |\n\
+         |---|---:|---:|---:|\n",
+    );
+    for f in all {
+        out += &format!(
+            "| {} | {} | {:.3} ({} over {} events) | {} |\n",
+            f.name,
+            f.per_stream,
+            f.per_event(),
+            f.steady_allocations,
+            f.steady_events,
+            f.held_after_burst
+        );
+    }
+    out
+}
+
+#[test]
+fn allocation_figures_for_ours_and_the_peers() {
+    let mut all = Vec::new();
+    for_each_flavor!(Fl => {
+        all.push(figures::<Fl>());
+    });
+    // Printed between markers so `benches/report.sh` can pick the table up.
+    println!(
+        "<!-- allocations:begin -->\n{}<!-- allocations:end -->",
+        table(&all)
+    );
+
+    let ours = &all[0];
+    assert_eq!(ours.name, "ours");
+    assert!(
+        ours.per_stream <= 2,
+        "{} allocations per stream",
+        ours.per_stream
+    );
+    assert_eq!(
+        ours.steady_allocations, 0,
+        "allocations over {} steady-state events",
+        ours.steady_events
+    );
+    // The shared state plus at most two retained buffers.
+    let bound = (4096
+        + 2 * agentstream::event_stream::RETAINED_CAPACITY * std::mem::size_of::<u64>())
+        as isize;
+    assert!(
+        ours.held_after_burst <= bound,
+        "{} bytes held after the burst (bound {bound})",
+        ours.held_after_burst
+    );
+}
