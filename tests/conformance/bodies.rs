@@ -137,8 +137,9 @@ pub async fn an_early_stop_then_continue_keeps_order(rt: Rt) {
 pub async fn a_producer_sees_when_nobody_observes_it(rt: Rt) {
     let (producer, events) = Numbers::channel();
     let result = events.result();
+    // Pushed before the consumer can go away: it is accepted.
+    producer.push(1).unwrap();
     let producing = rt.spawn(async move {
-        producer.push(1).unwrap();
         producer.closed().await;
         assert_eq!(
             producer.push(2).unwrap_err().reason(),
