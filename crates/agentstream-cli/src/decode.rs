@@ -57,7 +57,10 @@ pub fn run(args: &Args) -> io::Result<ExitCode> {
     out.flush()?;
     let findings = validate_events(&events);
     for finding in &findings {
-        eprintln!("{name}: protocol: event {}: {finding}", finding.message_index);
+        eprintln!(
+            "{name}: protocol: event {}: {finding}",
+            finding.message_index
+        );
     }
     Ok(if findings.is_empty() {
         ExitCode::SUCCESS

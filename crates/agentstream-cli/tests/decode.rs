@@ -74,8 +74,14 @@ fn a_truncated_body_prints_the_error_and_still_exits_0() {
     let o = run(&["decode", &path]);
     assert_eq!(o.status.code(), Some(0));
     let out = text(&o.stdout);
-    assert!(out.starts_with("start → text_start → text_delta → error\nHal\nstopReason: error\n"), "{out}");
-    assert!(out.contains("errorMessage: the stream ended before [DONE]"), "{out}");
+    assert!(
+        out.starts_with("start → text_start → text_delta → error\nHal\nstopReason: error\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("errorMessage: the stream ended before [DONE]"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -111,7 +117,10 @@ fn unreadable_input_exits_2_with_one_file_line_error() {
     assert_eq!(o.status.code(), Some(2));
     let err = text(&o.stderr);
     assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.starts_with(&format!("{path}:3: error: not a JSON chunk payload: ")), "{err}");
+    assert!(
+        err.starts_with(&format!("{path}:3: error: not a JSON chunk payload: ")),
+        "{err}"
+    );
 
     let path = file("latin1.chunks.jsonl", b"{\"choices\":[]}\n\"\xE9\"\n");
     let o = run(&["decode", "--chunks", &path]);

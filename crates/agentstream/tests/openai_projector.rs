@@ -47,7 +47,10 @@ fn trace(events: &[ModelEvent]) -> String {
 }
 
 fn last(events: &[ModelEvent]) -> &AssistantMessage {
-    events.last().and_then(ModelEvent::terminal_message).unwrap()
+    events
+        .last()
+        .and_then(ModelEvent::terminal_message)
+        .unwrap()
 }
 
 fn deltas(events: &[ModelEvent], kind: &str) -> Vec<String> {
@@ -92,10 +95,7 @@ fn reasoning_fields_duplicates_and_the_switch_to_text() {
     assert_eq!(message.api, "openai-completions");
     assert_eq!(message.extra["responseId"], "r1");
     // OpenAI counts reasoning inside completion_tokens: 20 + 15 = 35.
-    assert_eq!(
-        (message.usage.input, message.usage.output),
-        (20, 15)
-    );
+    assert_eq!((message.usage.input, message.usage.output), (20, 15));
     assert_eq!(message.usage.total_tokens, Some(35));
 }
 
@@ -108,7 +108,10 @@ fn xai_usage_in_the_choice_adds_reasoning_once_and_empty_usage_is_skipped() {
     );
     let usage = &last(&events).usage;
     // 10 + 2 + 30 = 42: completion_tokens excluded the reasoning tokens.
-    assert_eq!((usage.input, usage.output, usage.total_tokens), (10, 32, Some(42)));
+    assert_eq!(
+        (usage.input, usage.output, usage.total_tokens),
+        (10, 32, Some(42))
+    );
 }
 
 #[test]
@@ -172,11 +175,20 @@ fn late_id_and_name_index_from_one_repeated_finish_and_cached_usage() {
     let message = last(&events);
     assert_eq!(
         calls(message),
-        [("call_late".into(), "search".into(), json!({"q": "rust sse"}))]
+        [(
+            "call_late".into(),
+            "search".into(),
+            json!({"q": "rust sse"})
+        )]
     );
     let usage = &message.usage;
     assert_eq!(
-        (usage.input, usage.output, usage.cache_read, usage.total_tokens),
+        (
+            usage.input,
+            usage.output,
+            usage.cache_read,
+            usage.total_tokens
+        ),
         (36, 12, 64, Some(112))
     );
 }
@@ -238,7 +250,11 @@ fn content_filter_and_unknown_finish_reasons_end_in_error_naming_them() {
 [DONE]"#,
     );
     assert_eq!(trace(&events), "start error");
-    assert!(last(&events).error_message.as_deref().unwrap().contains("\"weird\""));
+    assert!(last(&events)
+        .error_message
+        .as_deref()
+        .unwrap()
+        .contains("\"weird\""));
 }
 
 #[test]
@@ -270,7 +286,10 @@ fn finish_reason_mapping() {
 #[test]
 fn truncated_streams_end_in_error_with_what_arrived() {
     let events = sse(fixture!("truncated.sse"));
-    assert_eq!(trace(&events), "start text_start text_delta text_delta error");
+    assert_eq!(
+        trace(&events),
+        "start text_start text_delta text_delta error"
+    );
     let message = last(&events);
     assert_eq!(message.text(), "Once upon a time");
     assert!(message
@@ -296,7 +315,10 @@ fn in_band_errors_and_non_json_data_end_in_error_with_the_message() {
 
     let events = sse("data: {\"error\":\"quota exceeded\"}\n\n");
     assert_eq!(trace(&events), "error");
-    assert_eq!(last(&events).error_message.as_deref(), Some("quota exceeded"));
+    assert_eq!(
+        last(&events).error_message.as_deref(),
+        Some("quota exceeded")
+    );
 
     let events = sse("data: {\"choices\":[]}\n\ndata: Internal Server Error\n\n");
     assert_eq!(trace(&events), "start error");
@@ -322,7 +344,8 @@ fn in_band_errors_and_non_json_data_end_in_error_with_the_message() {
 
 #[test]
 fn a_200_body_that_is_not_an_event_stream_is_an_error_quoting_it() {
-    let events = sse("{\"error\":{\"message\":\"Invalid model\",\"type\":\"invalid_request_error\"}}");
+    let events =
+        sse("{\"error\":{\"message\":\"Invalid model\",\"type\":\"invalid_request_error\"}}");
     assert_eq!(trace(&events), "error");
     assert_eq!(
         last(&events).error_message.as_deref(),

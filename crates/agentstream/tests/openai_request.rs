@@ -93,11 +93,7 @@ fn compat_switches_the_token_field_the_system_role_and_stream_options() {
         .with_max_completion_tokens(true)
         .with_developer_role(true)
         .with_stream_options(false);
-    let body = build_request(
-        &context,
-        &options.with_compat(compat).with_temperature(0.5),
-    )
-    .unwrap();
+    let body = build_request(&context, &options.with_compat(compat).with_temperature(0.5)).unwrap();
     assert_eq!(body["max_completion_tokens"], 512);
     assert!(body.get("max_tokens").is_none());
     assert_eq!(body["messages"][0]["role"], "developer");
@@ -141,9 +137,7 @@ fn broken_linkage_is_returned_as_diagnostics_never_sent() {
     assert_eq!(error.diagnostics[0].code, "orphan-tool-result");
 
     // A mismatched tool name does not break the request.
-    let context = Context::from_messages([
-        call("c1"),
-        tool_result("c1", "other", "x", false).into(),
-    ]);
+    let context =
+        Context::from_messages([call("c1"), tool_result("c1", "other", "x", false).into()]);
     assert!(build_request(&context, &RequestOptions::new("m")).is_ok());
 }

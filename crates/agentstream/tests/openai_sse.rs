@@ -38,9 +38,15 @@ fn data(events: &[SseEvent]) -> Vec<&str> {
 
 #[test]
 fn every_line_ending_ends_a_line() {
-    assert_eq!(data(&decode(b"data: a\n\ndata: b\r\rdata: c\r\n\r\n")), ["a", "b", "c"]);
+    assert_eq!(
+        data(&decode(b"data: a\n\ndata: b\r\rdata: c\r\n\r\n")),
+        ["a", "b", "c"]
+    );
     // Mixed within one event.
-    assert_eq!(data(&decode(b"data: a\rdata: b\r\ndata: c\n\n")), ["a\nb\nc"]);
+    assert_eq!(
+        data(&decode(b"data: a\rdata: b\r\ndata: c\n\n")),
+        ["a\nb\nc"]
+    );
 }
 
 #[test]
@@ -56,7 +62,11 @@ fn crlf_split_across_chunks_is_one_line_end() {
 fn utf8_split_across_chunks_is_reassembled_and_invalid_bytes_are_replaced() {
     let text = "data: héllo ☃ 🦀\n\n".as_bytes();
     for cut in 0..text.len() {
-        assert_eq!(data(&decode_split(text, &[cut])), ["héllo ☃ 🦀"], "cut at {cut}");
+        assert_eq!(
+            data(&decode_split(text, &[cut])),
+            ["héllo ☃ 🦀"],
+            "cut at {cut}"
+        );
     }
     assert_eq!(data(&decode(b"data: a\xFFb\n\n")), ["a\u{FFFD}b"]);
 }
@@ -64,7 +74,10 @@ fn utf8_split_across_chunks_is_reassembled_and_invalid_bytes_are_replaced() {
 #[test]
 fn one_leading_bom_is_stripped_even_split_and_a_second_is_kept() {
     assert_eq!(data(&decode(b"\xEF\xBB\xBFdata: a\n\n")), ["a"]);
-    assert_eq!(data(&decode_split(b"\xEF\xBB\xBFdata: a\n\n", &[1, 2])), ["a"]);
+    assert_eq!(
+        data(&decode_split(b"\xEF\xBB\xBFdata: a\n\n", &[1, 2])),
+        ["a"]
+    );
     // A second BOM makes the field name "\u{FEFF}data": ignored.
     assert!(decode(b"\xEF\xBB\xBF\xEF\xBB\xBFdata: a\n\n").is_empty());
     // A BOM-like prefix that is not a BOM is content.

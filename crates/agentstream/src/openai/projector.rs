@@ -98,7 +98,7 @@ use alloc::vec::Vec;
 
 use serde_json::{Map, Value};
 
-use super::wire::{clip, error_text, map_usage, Chunk, Choice, ToolCallDelta};
+use super::wire::{clip, error_text, map_usage, Choice, Chunk, ToolCallDelta};
 use crate::message::{
     assistant, AssistantMessage, ContentBlock, StopReason, TextContent, ThinkingContent, ToolCall,
     Usage,
@@ -273,7 +273,10 @@ impl ChunkProjector {
             Ok(chunk) => self.push_chunk(chunk, out),
             Err(e) => {
                 let message = if serde_json::from_str::<serde::de::IgnoredAny>(data).is_err() {
-                    format!("the provider sent data that is not JSON: {}", clip(data, QUOTE))
+                    format!(
+                        "the provider sent data that is not JSON: {}",
+                        clip(data, QUOTE)
+                    )
                 } else {
                     format!(
                         "the provider sent JSON that is not a chat.completion.chunk ({e}): {}",
@@ -317,7 +320,11 @@ impl ChunkProjector {
         }
     }
 
-    fn push_choice(&mut self, choice: &Choice<'_>, out: &mut Vec<ModelEvent>) -> Result<(), String> {
+    fn push_choice(
+        &mut self,
+        choice: &Choice<'_>,
+        out: &mut Vec<ModelEvent>,
+    ) -> Result<(), String> {
         if let Some(delta) = &choice.delta {
             let reasoning = [&delta.reasoning_content, &delta.reasoning]
                 .into_iter()
@@ -629,7 +636,8 @@ impl ChunkProjector {
             None | Some("stop" | "end" | "tool_calls" | "function_call") => None,
             Some("length") => Some(DoneReason::Length),
             Some(other) => {
-                let message = format!("the provider ended the response with finish_reason \"{other}\"");
+                let message =
+                    format!("the provider ended the response with finish_reason \"{other}\"");
                 self.fail(message, out);
                 return;
             }

@@ -359,7 +359,11 @@ pub fn encode_event(event: &SseEvent, out: &mut String) -> Result<(), SseEncodeE
         if end == rest.len() {
             break;
         }
-        let skip = if rest[end..].starts_with("\r\n") { 2 } else { 1 };
+        let skip = if rest[end..].starts_with("\r\n") {
+            2
+        } else {
+            1
+        };
         rest = &rest[end + skip..];
     }
     out.push('\n');

@@ -118,8 +118,8 @@ pub(crate) fn map_usage(value: &Value) -> Option<Usage> {
             .and_then(|d| d.get("reasoning_tokens")),
     )
     .unwrap_or(0);
-    let excluded = reasoning > 0
-        && total == Some(prompt.saturating_add(completion).saturating_add(reasoning));
+    let excluded =
+        reasoning > 0 && total == Some(prompt.saturating_add(completion).saturating_add(reasoning));
     let output = if excluded {
         completion + reasoning
     } else {
