@@ -9,15 +9,15 @@
 //! [`AssistantMessageProducer`](crate::model::AssistantMessageProducer).
 //!
 //! - [`sse`]: the incremental Server-Sent Events decoder and an encoder.
-//! - [`ChunkProjector`]: `chat.completion.chunk` payloads to the event
+//! - [`projector`]: [`ChunkProjector`], `chat.completion.chunk` payloads to the event
 //!   protocol; its documentation lists every rule (tool-call ordering,
 //!   unparsable arguments, finish reasons, usage, truncation, abort).
 //! - [`OpenAiStream`]: both joined, plus the HTTP error and abort helpers.
-//! - [`build_request`] with [`RequestOptions`] and [`Compat`].
+//! - [`request`]: [`build_request`] with [`RequestOptions`] and [`Compat`].
 
 mod driver;
-mod projector;
-mod request;
+pub mod projector;
+pub mod request;
 pub mod sse;
 mod wire;
 

@@ -69,7 +69,7 @@
 //!   `error`, naming the value.
 //! - Usage is read from the top-level `usage` of any chunk (with or without
 //!   `choices`) and from `choices[0].usage`; the last one with token counts
-//!   wins and `{}` or `null` are skipped. See [`Usage`] for the fields:
+//!   wins and `{}` or `null` are skipped. Into [`Usage`]:
 //!   cached prompt tokens become `cacheRead`, reasoning tokens are counted
 //!   once in `output` (`total_tokens` tells whether `completion_tokens`
 //!   already holds them), `totalTokens` is the provider's `total_tokens`,
