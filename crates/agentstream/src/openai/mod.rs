@@ -15,6 +15,7 @@
 //! - [`OpenAiStream`]: both joined, plus the HTTP error and abort helpers.
 //! - [`request`]: [`build_request`] with [`RequestOptions`] and [`Compat`].
 
+mod calls;
 mod driver;
 pub mod projector;
 pub mod request;

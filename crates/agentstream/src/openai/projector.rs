@@ -96,8 +96,9 @@ use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
+use super::calls::{parse_arguments, Call};
 use super::wire::{clip, error_text, map_usage, Choice, Chunk, ToolCallDelta};
 use crate::message::{
     assistant, AssistantMessage, ContentBlock, StopReason, TextContent, ThinkingContent, ToolCall,
@@ -120,73 +121,6 @@ enum Open {
     Thinking(usize),
     /// A tool call, by its position in `calls`.
     Tool(usize),
-}
-
-/// One tool call of the message.
-#[derive(Debug, Default)]
-struct Call {
-    key: Option<u64>,
-    id: String,
-    name: String,
-    /// All argument text received.
-    args: String,
-    /// How much of `args` went out as deltas.
-    emitted: usize,
-    scan: JsonScan,
-    /// Set once the call's block is open.
-    content_index: Option<usize>,
-    ended: bool,
-}
-
-/// Tracks whether a JSON text is complete without parsing it: the nesting
-/// depth outside strings.
-#[derive(Debug, Default, Clone, Copy)]
-struct JsonScan {
-    depth: u32,
-    in_string: bool,
-    escape: bool,
-    started: bool,
-}
-
-impl JsonScan {
-    fn feed(&mut self, text: &str) {
-        for b in text.bytes() {
-            if self.in_string {
-                match (self.escape, b) {
-                    (true, _) => self.escape = false,
-                    (false, b'\\') => self.escape = true,
-                    (false, b'"') => self.in_string = false,
-                    _ => {}
-                }
-                continue;
-            }
-            match b {
-                b'{' | b'[' => {
-                    self.started = true;
-                    self.depth += 1;
-                }
-                b'}' | b']' => self.depth = self.depth.saturating_sub(1),
-                b'"' => self.in_string = true,
-                _ => {}
-            }
-        }
-    }
-
-    fn complete(&self) -> bool {
-        self.started && self.depth == 0 && !self.in_string
-    }
-}
-
-/// Parses a complete argument text: blank means `{}`.
-fn parse_arguments(text: &str) -> Result<Map<String, Value>, String> {
-    if text.trim().is_empty() {
-        return Ok(Map::new());
-    }
-    match serde_json::from_str::<Value>(text) {
-        Ok(Value::Object(map)) => Ok(map),
-        Ok(_) => Err("it is JSON but not an object".into()),
-        Err(e) => Err(format!("{e}")),
-    }
 }
 
 /// The projector. See the [module documentation](self) for every rule.
