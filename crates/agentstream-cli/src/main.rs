@@ -9,6 +9,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod block_on;
+mod decode;
 mod input;
 mod normalize;
 mod play;
@@ -30,6 +31,10 @@ enum Command {
     /// Check that every message parses and round-trips, and that tool calls
     /// and tool results link up. Exits 1 on any finding, 2 on bad input.
     Validate(validate::Args),
+    /// Project a recorded OpenAI-compatible response (SSE, or one chunk
+    /// payload per line with --chunks) offline and print its event types and
+    /// final message (or every event with --jsonl).
+    Decode(decode::Args),
     /// Re-serialize every message through the message IR, one JSON value
     /// per line on stdout.
     Normalize(normalize::Args),
@@ -41,6 +46,7 @@ fn main() -> ExitCode {
         Command::Play(args) => play::run(args),
         Command::Validate(args) => validate::run(args),
         Command::Normalize(args) => normalize::run(args),
+        Command::Decode(args) => decode::run(args),
     };
     match result {
         Ok(code) => code,

@@ -1,0 +1,291 @@
+//! [`OpenAiStream`]: the SSE decoder and the chunk projector joined, for an
+//! HTTP adapter to feed with response bytes.
+
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::{Drain, Vec};
+
+use serde_json::Value;
+
+use super::projector::ChunkProjector;
+use super::sse::{SseDecoder, SseEvent};
+use super::wire::{clip, error_text};
+use crate::message::AssistantMessage;
+use crate::model::{AbortSignal, AssistantMessageProducer, ModelEvent};
+
+/// How much of a body that is not an event stream is kept to report it.
+const NON_SSE_PREFIX: usize = 4096;
+
+/// How many characters of an HTTP error body an error message quotes.
+const BODY_QUOTE: usize = 500;
+
+/// One streaming Chat Completions response, bytes in, [`ModelEvent`]s out.
+///
+/// This is everything an HTTP adapter needs besides the HTTP itself. The
+/// adapter:
+///
+/// 1. builds the request body with
+///    [`build_request`](super::build_request) and sends it;
+/// 2. on a status other than 2xx, calls [`http_error`](Self::http_error)
+///    with the status, the body and the `Retry-After` header, and pushes
+///    the one resulting event;
+/// 3. otherwise calls [`feed`](Self::feed) with each piece of the body as
+///    it arrives and pushes the events it returns, then
+///    [`finish_input`](Self::finish_input) at the end of the body;
+/// 4. calls [`abort`](Self::abort) when the caller's [`AbortSignal`] fires
+///    while it waits for bytes (and stops reading), and
+///    [`fail`](Self::fail) for a transport error; an idle or connect
+///    timeout is an abort.
+///
+/// Once [`is_finished`](Self::is_finished) is true, exactly one terminal
+/// event has been returned and every later call returns nothing, so the
+/// adapter may stop reading. [`feed`](Self::feed) also checks the signal
+/// given to [`new`](Self::new) before it decodes anything.
+///
+/// `event: error` SSE events are reported as errors with their data; other
+/// named events (such as `ping`) are skipped. A 2xx body that holds no SSE
+/// event at all (a plain JSON error, for example) ends in `error` quoting it.
+///
+/// ```
+/// use agentstream::model::{validate_events, ModelEvent, ModelStream};
+/// use agentstream::openai::OpenAiStream;
+/// use futures_util::{FutureExt, StreamExt};
+///
+/// // What an adapter's producer looks like; the body pieces would come
+/// // from the HTTP client.
+/// let body: Vec<&'static [u8]> = vec![
+///     b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"He",
+///     b"llo\"}}]}\n\ndata: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n",
+///     b"data: [DONE]\n\n",
+/// ];
+/// let mut stream = ModelStream::driven(|mut producer| async move {
+///     let mut openai = OpenAiStream::new("gpt-4o", "openai", None);
+///     for piece in body {
+///         if !OpenAiStream::push_all(&mut producer, openai.feed(piece)) || openai.is_finished() {
+///             return;
+///         }
+///     }
+///     OpenAiStream::push_all(&mut producer, openai.finish_input());
+/// });
+/// let events: Vec<ModelEvent> = stream.by_ref().collect().now_or_never().unwrap();
+/// assert!(validate_events(&events).is_empty());
+/// assert_eq!(stream.result().now_or_never().unwrap().text(), "Hello");
+/// ```
+#[derive(Debug)]
+pub struct OpenAiStream {
+    decoder: SseDecoder,
+    projector: ChunkProjector,
+    signal: Option<AbortSignal>,
+    out: Vec<ModelEvent>,
+    /// The body so far while no SSE event has been seen (up to a limit).
+    prefix: Option<Vec<u8>>,
+}
+
+impl OpenAiStream {
+    /// A stream for a response of `model_id` from `provider_name`, observing
+    /// `signal`. Messages have `api` `openai-completions` and timestamp 0
+    /// (see [`with_timestamp`](Self::with_timestamp)).
+    pub fn new(
+        model_id: impl Into<String>,
+        provider_name: impl Into<String>,
+        signal: Option<AbortSignal>,
+    ) -> Self {
+        Self::with_projector(ChunkProjector::new(model_id, provider_name), signal)
+    }
+
+    /// A stream whose messages start from `header` (see
+    /// [`ChunkProjector::with_header`]).
+    pub fn with_header(header: AssistantMessage, signal: Option<AbortSignal>) -> Self {
+        Self::with_projector(ChunkProjector::with_header(header), signal)
+    }
+
+    fn with_projector(projector: ChunkProjector, signal: Option<AbortSignal>) -> Self {
+        Self {
+            decoder: SseDecoder::new(),
+            projector,
+            signal,
+            out: Vec::new(),
+            prefix: Some(Vec::new()),
+        }
+    }
+
+    /// Sets the timestamp (Unix milliseconds) of the messages. Only has an
+    /// effect before any input.
+    pub fn with_timestamp(mut self, timestamp_ms: u64) -> Self {
+        self.projector.set_timestamp(timestamp_ms);
+        self
+    }
+
+    /// Whether the terminal event was returned.
+    pub fn is_finished(&self) -> bool {
+        self.projector.is_finished()
+    }
+
+    /// Decodes the next piece of the body and returns the events it
+    /// completes. Aborts first if the signal has fired.
+    pub fn feed(&mut self, bytes: &[u8]) -> Drain<'_, ModelEvent> {
+        if self.signal.as_ref().is_some_and(AbortSignal::is_aborted) {
+            self.projector.abort(&mut self.out);
+            return self.out.drain(..);
+        }
+        if let Some(prefix) = &mut self.prefix {
+            let room = NON_SSE_PREFIX.saturating_sub(prefix.len());
+            prefix.extend_from_slice(&bytes[..room.min(bytes.len())]);
+        }
+        let Self {
+            decoder,
+            projector,
+            out,
+            prefix,
+            ..
+        } = self;
+        decoder.feed(bytes, |event| {
+            *prefix = None;
+            project(projector, event, out);
+        });
+        self.out.drain(..)
+    }
+
+    /// The body ended: returns the remaining events, ending in `done` or,
+    /// for a truncated body, `error`.
+    pub fn finish_input(&mut self) -> Drain<'_, ModelEvent> {
+        if self.signal.as_ref().is_some_and(AbortSignal::is_aborted) {
+            self.projector.abort(&mut self.out);
+            return self.out.drain(..);
+        }
+        let Self {
+            decoder,
+            projector,
+            out,
+            prefix,
+            ..
+        } = self;
+        decoder.finish(|event| {
+            *prefix = None;
+            project(projector, event, out);
+        });
+        match self.prefix.take() {
+            Some(body) if !body.iter().all(u8::is_ascii_whitespace) => {
+                let message = format!(
+                    "the response is not an event stream: {}",
+                    body_message(&body)
+                );
+                self.projector.fail(message, &mut self.out);
+            }
+            _ => self.projector.finish(&mut self.out),
+        }
+        self.out.drain(..)
+    }
+
+    /// The caller aborted: returns the `error` event with reason `aborted`
+    /// and everything received so far (nothing once finished).
+    pub fn abort(&mut self) -> Drain<'_, ModelEvent> {
+        self.projector.abort(&mut self.out);
+        self.out.drain(..)
+    }
+
+    /// A transport failure (connection reset, TLS error, …): returns an
+    /// `error` event with `message` and everything received so far.
+    pub fn fail(&mut self, message: impl Into<String>) -> Drain<'_, ModelEvent> {
+        self.projector.fail(message, &mut self.out);
+        self.out.drain(..)
+    }
+
+    /// A response with a non-success `status`: returns one `error` event
+    /// whose message names the status and the provider's message, taken
+    /// from `body` (`{"error": {"message": …}}`, `{"message": …}`, or the
+    /// start of the text), plus `retry_after` (the `Retry-After` header)
+    /// when given.
+    ///
+    /// ```
+    /// use agentstream::openai::OpenAiStream;
+    ///
+    /// let mut stream = OpenAiStream::new("gpt-4o", "openai", None);
+    /// let body = br#"{"error":{"message":"Rate limit reached","code":"rate_limit_exceeded"}}"#;
+    /// let events: Vec<_> = stream.http_error(429, body, Some("20")).collect();
+    /// let message = events[0].terminal_message().unwrap();
+    /// assert_eq!(
+    ///     message.error_message.as_deref(),
+    ///     Some("HTTP 429 Too Many Requests: Rate limit reached (code: rate_limit_exceeded); retry after 20")
+    /// );
+    /// ```
+    pub fn http_error(
+        &mut self,
+        status: u16,
+        body: &[u8],
+        retry_after: Option<&str>,
+    ) -> Drain<'_, ModelEvent> {
+        let mut message = format!("HTTP {status}");
+        if let Some(reason) = status_reason(status) {
+            message.push(' ');
+            message.push_str(reason);
+        }
+        let text = body_message(body);
+        if !text.is_empty() {
+            message.push_str(": ");
+            message.push_str(&text);
+        }
+        if let Some(retry) = retry_after.map(str::trim).filter(|r| !r.is_empty()) {
+            message.push_str("; retry after ");
+            message.push_str(retry);
+        }
+        self.projector.fail(message, &mut self.out);
+        self.out.drain(..)
+    }
+
+    /// Pushes `events` into `producer`; `false` when the producer refused
+    /// one (the stream ended or nobody listens any more), so the adapter
+    /// can stop.
+    pub fn push_all(
+        producer: &mut AssistantMessageProducer,
+        events: impl IntoIterator<Item = ModelEvent>,
+    ) -> bool {
+        events.into_iter().all(|event| producer.push(event).is_ok())
+    }
+}
+
+fn project(projector: &mut ChunkProjector, event: SseEvent, out: &mut Vec<ModelEvent>) {
+    match event.event_type() {
+        "message" => projector.push_data(&event.data, out),
+        "error" => {
+            let message = match serde_json::from_str::<Value>(&event.data) {
+                Ok(value) => error_text(value.get("error").unwrap_or(&value)),
+                Err(_) => clip(&event.data, BODY_QUOTE),
+            };
+            projector.fail(message, out);
+        }
+        _ => {}
+    }
+}
+
+/// The provider's message in an error body.
+fn body_message(body: &[u8]) -> String {
+    let text = String::from_utf8_lossy(body);
+    match serde_json::from_str::<Value>(&text) {
+        Ok(value) => match value.get("error") {
+            Some(error) => error_text(error),
+            None => error_text(&value),
+        },
+        Err(_) => clip(text.trim(), BODY_QUOTE),
+    }
+}
+
+fn status_reason(status: u16) -> Option<&'static str> {
+    Some(match status {
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        402 => "Payment Required",
+        403 => "Forbidden",
+        404 => "Not Found",
+        408 => "Request Timeout",
+        409 => "Conflict",
+        413 => "Payload Too Large",
+        422 => "Unprocessable Entity",
+        429 => "Too Many Requests",
+        500 => "Internal Server Error",
+        502 => "Bad Gateway",
+        503 => "Service Unavailable",
+        504 => "Gateway Timeout",
+        _ => return None,
+    })
+}

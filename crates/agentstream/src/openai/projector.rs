@@ -1,0 +1,652 @@
+//! [`ChunkProjector`]: from `chat.completion.chunk` payloads to
+//! [`ModelEvent`]s.
+//!
+//! The projector is a sans-IO state machine. It is given the `data` of each
+//! SSE event ([`push_data`](ChunkProjector::push_data)), told when the body
+//! ends ([`finish`](ChunkProjector::finish)) or the call is aborted
+//! ([`abort`](ChunkProjector::abort)), and appends the events of the full
+//! protocol to a `Vec`: `start`, each block's `*_start`, `*_delta` and
+//! `*_end`, then one `done` or `error`. Every sequence it produces passes
+//! [`validate_events`](crate::model::validate_events).
+//!
+//! # Blocks
+//!
+//! - `start` is emitted with the first payload that is a chunk. A first
+//!   payload that is an error gives a lone `error`.
+//! - Reasoning comes from `delta.reasoning_content`, or, when that is absent
+//!   or empty, `delta.reasoning` (servers that fill both with the same text
+//!   are read once). Within one chunk, reasoning is taken before `content`,
+//!   and `content` before `tool_calls`. Empty strings open nothing.
+//! - At most one block is open at a time. A switch between text, thinking
+//!   and tool call closes the open block (`*_end`) and opens a new one.
+//! - Only the choice with `index` 0 (or the first choice) is read.
+//!
+//! # Tool calls
+//!
+//! - A fragment belongs to the call with the same `index`; without an
+//!   `index`, to the call with the same non-empty `id`; otherwise to the
+//!   latest call (a late `id` is adopted by the latest call that has none).
+//!   Indices are keys, not positions: they may start at 1 or skip.
+//! - An `id` or `name` is taken from the first fragment that has a
+//!   non-empty one; repeats and `""` change nothing. A call without any id
+//!   at its end gets `call_N` (N its position among the message's calls).
+//! - **Ordering of parallel calls.** Calls take content indices in the
+//!   order they first appear, and the protocol needs those indices to never
+//!   decrease, so one call at a time is *live*: its fragments stream at once
+//!   as `toolcall_delta`s carrying the raw fragment. Fragments of other
+//!   calls are buffered. When a fragment of another call arrives and the
+//!   live call's argument text is already a complete JSON value, the live
+//!   call ends (`toolcall_end`) and the next call in order becomes live:
+//!   its `toolcall_start` is followed by one `toolcall_delta` with all its
+//!   buffered text. Calls that arrive one after another thus all stream
+//!   live; interleaved calls stream the first one live and the others when
+//!   their turn comes. A call opens only once it has a name (its text is
+//!   buffered until then).
+//! - Calls end at the end of the message (or when text or thinking
+//!   follows), in order. A fragment with non-blank argument text for a call
+//!   that already ended ends the stream in `error`; blank ones are ignored.
+//! - `toolcall_end` carries the parsed arguments. An empty (or blank)
+//!   argument text means `{}`, and a synthetic `{}` delta is emitted before
+//!   the end so the deltas always add up to the arguments.
+//! - **Unparsable arguments.** A call whose argument text is not a JSON
+//!   object when it ends is never handed on: no `toolcall_end` is emitted
+//!   and the stream ends in `error`, naming the call, the parse error and
+//!   the start of the text. The call is left out of the error's message
+//!   (its raw text is in its `toolcall_delta` events); a call without a
+//!   name at the end is treated the same way.
+//!
+//! # End of the message
+//!
+//! - `finish_reason` may come on its own chunk, more than once (the first
+//!   non-empty value counts) or not at all. The message ends at `[DONE]`,
+//!   or at the end of input when a `finish_reason` was seen; payloads after
+//!   `[DONE]` are ignored. A body that ends with neither ends in `error`:
+//!   a truncated stream is never a silent success.
+//! - `stop` and `end` give `stop`, `length` gives `length`, `tool_calls`
+//!   and `function_call` give `toolUse`, and so does `stop` (or no reason
+//!   at all) when the message has tool calls; `tool_calls` without any
+//!   call gives `stop`. `content_filter` and any other value end in
+//!   `error`, naming the value.
+//! - Usage is read from the top-level `usage` of any chunk (with or without
+//!   `choices`) and from `choices[0].usage`; the last one with token counts
+//!   wins and `{}` or `null` are skipped. Into [`Usage`]:
+//!   cached prompt tokens become `cacheRead`, reasoning tokens are counted
+//!   once in `output` (`total_tokens` tells whether `completion_tokens`
+//!   already holds them), `totalTokens` is the provider's `total_tokens`,
+//!   and costs are zero.
+//!
+//! # Errors and abort
+//!
+//! - A chunk with an `error` member, data that is not JSON, or JSON that is
+//!   not a chunk ends in `error` with the provider's message (or the start
+//!   of the data).
+//! - [`abort`](ChunkProjector::abort) ends in `error` with reason `aborted`
+//!   and [`ABORTED_MESSAGE`].
+//! - **Open blocks on error or abort get no `*_end`**: the terminal event
+//!   follows the last delta. Its message holds everything received so far:
+//!   ended blocks, the open text or thinking block with its text so far,
+//!   and the open tool call only if its argument text is already a JSON
+//!   object (otherwise it is left out, as above). Buffered calls that never
+//!   opened are not included. Usage is included when known.
+
+use alloc::borrow::Cow;
+use alloc::boxed::Box;
+use alloc::format;
+use alloc::string::String;
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+
+use serde_json::Value;
+
+use super::calls::{parse_arguments, Call};
+use super::wire::{clip, error_text, map_usage, Choice, Chunk, ToolCallDelta};
+use crate::message::{
+    assistant, AssistantMessage, ContentBlock, StopReason, TextContent, ThinkingContent, ToolCall,
+    Usage,
+};
+use crate::model::{DoneReason, ErrorReason, ModelEvent, PartialBuilder, ABORTED_MESSAGE};
+
+/// The `api` of messages from an OpenAI-compatible Chat Completions
+/// endpoint, as Pi names it.
+pub const OPENAI_COMPLETIONS_API: &str = "openai-completions";
+
+/// How many characters of offending data an error message quotes.
+const QUOTE: usize = 200;
+
+/// The block that is open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Open {
+    None,
+    Text(usize),
+    Thinking(usize),
+    /// A tool call, by its position in `calls`.
+    Tool(usize),
+}
+
+/// The projector. See the [module documentation](self) for every rule.
+///
+/// ```
+/// use agentstream::openai::ChunkProjector;
+/// use agentstream::model::validate_events;
+///
+/// let mut projector = ChunkProjector::new("gpt-4o", "openai");
+/// let mut events = Vec::new();
+/// projector.push_data(r#"{"choices":[{"index":0,"delta":{"content":"Hi"}}]}"#, &mut events);
+/// projector.push_data(r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#, &mut events);
+/// projector.push_data("[DONE]", &mut events);
+/// let types: Vec<_> = events.iter().map(|e| e.type_name()).collect();
+/// assert_eq!(types, ["start", "text_start", "text_delta", "text_end", "done"]);
+/// assert!(validate_events(&events).is_empty());
+/// ```
+#[derive(Debug)]
+pub struct ChunkProjector {
+    builder: PartialBuilder,
+    started: bool,
+    finished: bool,
+    open: Open,
+    calls: Vec<Call>,
+    finish_reason: Option<String>,
+    usage: Option<Usage>,
+}
+
+impl ChunkProjector {
+    /// A projector for messages of `model` from `provider`, with `api`
+    /// [`OPENAI_COMPLETIONS_API`] and timestamp 0.
+    pub fn new(model: impl Into<String>, provider: impl Into<String>) -> Self {
+        let mut header = assistant([], StopReason::Stop);
+        header.api = OPENAI_COMPLETIONS_API.into();
+        header.provider = provider.into();
+        header.model = model.into();
+        Self::with_header(header)
+    }
+
+    /// A projector whose messages start from `header` (its content is
+    /// ignored; its usage and stop reason are replaced at the end).
+    pub fn with_header(header: AssistantMessage) -> Self {
+        Self {
+            builder: PartialBuilder::new(header),
+            started: false,
+            finished: false,
+            open: Open::None,
+            calls: Vec::new(),
+            finish_reason: None,
+            usage: None,
+        }
+    }
+
+    /// Sets the timestamp (Unix milliseconds) of the messages. Only has an
+    /// effect before `start`.
+    pub fn set_timestamp(&mut self, timestamp_ms: u64) {
+        if !self.started {
+            let mut header = self.builder.snapshot().to_message();
+            header.timestamp = timestamp_ms;
+            self.builder = PartialBuilder::new(header);
+        }
+    }
+
+    /// Whether a terminal event was produced; later input is ignored.
+    pub fn is_finished(&self) -> bool {
+        self.finished
+    }
+
+    /// Whether `start` was produced.
+    pub fn is_started(&self) -> bool {
+        self.started
+    }
+
+    /// Handles the `data` of one SSE event: a chunk's JSON, or `[DONE]`.
+    pub fn push_data(&mut self, data: &str, out: &mut Vec<ModelEvent>) {
+        if self.finished {
+            return;
+        }
+        if data.trim() == "[DONE]" {
+            self.end(out);
+            return;
+        }
+        match serde_json::from_str::<Chunk<'_>>(data) {
+            Ok(chunk) => self.push_chunk(chunk, out),
+            Err(e) => {
+                let message = if serde_json::from_str::<serde::de::IgnoredAny>(data).is_err() {
+                    format!(
+                        "the provider sent data that is not JSON: {}",
+                        clip(data, QUOTE)
+                    )
+                } else {
+                    format!(
+                        "the provider sent JSON that is not a chat.completion.chunk ({e}): {}",
+                        clip(data, QUOTE)
+                    )
+                };
+                self.fail(message, out);
+            }
+        }
+    }
+
+    fn push_chunk(&mut self, chunk: Chunk<'_>, out: &mut Vec<ModelEvent>) {
+        if let Some(error) = &chunk.error {
+            let message = error_text(error);
+            self.fail(message, out);
+            return;
+        }
+        if !self.started {
+            if let Some(id) = chunk.id.filter(|id| !id.is_empty()) {
+                let mut header = self.builder.snapshot().to_message();
+                header.extra.insert("responseId".into(), Value::String(id));
+                self.builder = PartialBuilder::new(header);
+            }
+            self.started = true;
+            out.push(ModelEvent::Start {
+                partial: self.builder.snapshot(),
+            });
+        }
+        if let Some(usage) = chunk.usage.as_ref().and_then(map_usage) {
+            self.usage = Some(usage);
+        }
+        let choices = chunk.choices.unwrap_or_default();
+        let choice = choices
+            .iter()
+            .find(|c| c.index == Some(0))
+            .or(choices.first());
+        if let Some(choice) = choice {
+            if let Err(message) = self.push_choice(choice, out) {
+                self.fail(message, out);
+            }
+        }
+    }
+
+    fn push_choice(
+        &mut self,
+        choice: &Choice<'_>,
+        out: &mut Vec<ModelEvent>,
+    ) -> Result<(), String> {
+        if let Some(delta) = &choice.delta {
+            let reasoning = [&delta.reasoning_content, &delta.reasoning]
+                .into_iter()
+                .flatten()
+                .find(|r| !r.is_empty());
+            if let Some(reasoning) = reasoning {
+                self.push_thinking(reasoning, out)?;
+            }
+            if let Some(content) = delta.content.as_deref().filter(|c| !c.is_empty()) {
+                self.push_text(content, out)?;
+            }
+            for fragment in delta.tool_calls.iter().flatten() {
+                self.push_tool_fragment(fragment, out)?;
+            }
+        }
+        if let Some(reason) = choice.finish_reason.as_deref().filter(|r| !r.is_empty()) {
+            if self.finish_reason.is_none() {
+                self.finish_reason = Some(reason.into());
+            }
+        }
+        if let Some(usage) = choice.usage.as_ref().and_then(map_usage) {
+            self.usage = Some(usage);
+        }
+        Ok(())
+    }
+
+    fn push_text(&mut self, delta: &str, out: &mut Vec<ModelEvent>) -> Result<(), String> {
+        let index = match self.open {
+            Open::Text(index) => index,
+            _ => {
+                self.close_all(out)?;
+                let index = self.builder.start_text(TextContent::default());
+                self.open = Open::Text(index);
+                out.push(ModelEvent::TextStart {
+                    content_index: index,
+                    partial: self.builder.snapshot(),
+                });
+                index
+            }
+        };
+        let delta: Arc<str> = Arc::from(delta);
+        self.builder.append(index, delta.clone());
+        out.push(ModelEvent::TextDelta {
+            content_index: index,
+            delta,
+            partial: self.builder.snapshot(),
+        });
+        Ok(())
+    }
+
+    fn push_thinking(&mut self, delta: &str, out: &mut Vec<ModelEvent>) -> Result<(), String> {
+        let index = match self.open {
+            Open::Thinking(index) => index,
+            _ => {
+                self.close_all(out)?;
+                let index = self.builder.start_thinking(ThinkingContent::default());
+                self.open = Open::Thinking(index);
+                out.push(ModelEvent::ThinkingStart {
+                    content_index: index,
+                    partial: self.builder.snapshot(),
+                });
+                index
+            }
+        };
+        let delta: Arc<str> = Arc::from(delta);
+        self.builder.append(index, delta.clone());
+        out.push(ModelEvent::ThinkingDelta {
+            content_index: index,
+            delta,
+            partial: self.builder.snapshot(),
+        });
+        Ok(())
+    }
+
+    /// The call a fragment belongs to; see the module documentation.
+    fn resolve(&mut self, key: Option<u64>, id: Option<&str>) -> usize {
+        let id = id.filter(|id| !id.is_empty());
+        if let Some(key) = key {
+            if let Some(slot) = self.calls.iter().position(|c| c.key == Some(key)) {
+                return slot;
+            }
+            if let Some(id) = id {
+                if let Some(slot) = self
+                    .calls
+                    .iter()
+                    .position(|c| c.key.is_none() && c.id == id)
+                {
+                    self.calls[slot].key = Some(key);
+                    return slot;
+                }
+            }
+        } else if let Some(id) = id {
+            if let Some(slot) = self.calls.iter().position(|c| c.id == id) {
+                return slot;
+            }
+            if self.calls.last().is_some_and(|c| c.id.is_empty()) {
+                return self.calls.len() - 1;
+            }
+        } else if !self.calls.is_empty() {
+            return self.calls.len() - 1;
+        }
+        self.calls.push(Call {
+            key,
+            ..Call::default()
+        });
+        self.calls.len() - 1
+    }
+
+    fn push_tool_fragment(
+        &mut self,
+        fragment: &ToolCallDelta<'_>,
+        out: &mut Vec<ModelEvent>,
+    ) -> Result<(), String> {
+        let slot = self.resolve(fragment.index, fragment.id.as_deref());
+        let name = fragment.function.as_ref().and_then(|f| f.name.as_deref());
+        let args = fragment
+            .function
+            .as_ref()
+            .and_then(|f| f.arguments_text())
+            .unwrap_or(Cow::Borrowed(""));
+        let call = &mut self.calls[slot];
+        if let Some(id) = fragment.id.as_deref().filter(|id| !id.is_empty()) {
+            if call.id.is_empty() {
+                call.id = id.into();
+            }
+        }
+        if let Some(name) = name.filter(|n| !n.is_empty()) {
+            if call.name.is_empty() {
+                call.name = name.into();
+            }
+        }
+        if call.ended {
+            if args.trim().is_empty() {
+                return Ok(());
+            }
+            return Err(format!(
+                "tool call \"{}\" ({}) received argument text after it was complete: {}",
+                call.id,
+                call.name,
+                clip(&args, QUOTE)
+            ));
+        }
+        call.args.push_str(&args);
+        call.scan.feed(&args);
+        self.advance(Some(slot), out)?;
+        if self.open == Open::Tool(slot) {
+            self.flush(slot, out);
+        }
+        Ok(())
+    }
+
+    /// Moves the open block forward. With `target`, a fragment of call
+    /// `target` just arrived: blocks close and calls open until `target` is
+    /// live or must wait. Without, every block closes and every call is
+    /// streamed and ended.
+    fn advance(&mut self, target: Option<usize>, out: &mut Vec<ModelEvent>) -> Result<(), String> {
+        loop {
+            match self.open {
+                Open::Tool(live) => {
+                    if Some(live) == target
+                        || (target.is_some() && !self.calls[live].scan.complete())
+                    {
+                        return Ok(());
+                    }
+                    self.end_call(live, out)?;
+                    self.open = Open::None;
+                }
+                Open::Text(index) => {
+                    let content = self.block_text(index);
+                    out.push(ModelEvent::TextEnd {
+                        content_index: index,
+                        content,
+                        partial: self.builder.snapshot(),
+                    });
+                    self.open = Open::None;
+                }
+                Open::Thinking(index) => {
+                    let content = self.block_text(index);
+                    out.push(ModelEvent::ThinkingEnd {
+                        content_index: index,
+                        content,
+                        partial: self.builder.snapshot(),
+                    });
+                    self.open = Open::None;
+                }
+                Open::None => {
+                    let Some(next) = self.calls.iter().position(|c| c.content_index.is_none())
+                    else {
+                        return Ok(());
+                    };
+                    if self.calls[next].name.is_empty() {
+                        if target.is_some() {
+                            return Ok(());
+                        }
+                        return Err(format!(
+                            "tool call \"{}\" never received a name",
+                            self.calls[next].id
+                        ));
+                    }
+                    self.open_call(next, out);
+                }
+            }
+        }
+    }
+
+    /// Closes the open block and ends every call.
+    fn close_all(&mut self, out: &mut Vec<ModelEvent>) -> Result<(), String> {
+        self.advance(None, out)
+    }
+
+    fn block_text(&self, index: usize) -> String {
+        match self.builder.snapshot().content_block(index) {
+            Some(ContentBlock::Text(t)) => t.text,
+            Some(ContentBlock::Thinking(t)) => t.thinking,
+            _ => String::new(),
+        }
+    }
+
+    fn open_call(&mut self, slot: usize, out: &mut Vec<ModelEvent>) {
+        let call = &self.calls[slot];
+        let index = self.builder.start_tool_call(ToolCall {
+            id: call.id.clone(),
+            name: call.name.clone(),
+            ..ToolCall::default()
+        });
+        self.calls[slot].content_index = Some(index);
+        self.open = Open::Tool(slot);
+        out.push(ModelEvent::ToolCallStart {
+            content_index: index,
+            partial: self.builder.snapshot(),
+        });
+        self.flush(slot, out);
+    }
+
+    /// Emits the argument text of an open call not yet sent.
+    fn flush(&mut self, slot: usize, out: &mut Vec<ModelEvent>) {
+        let call = &mut self.calls[slot];
+        let Some(index) = call.content_index else {
+            return;
+        };
+        if call.emitted == call.args.len() {
+            return;
+        }
+        let delta: Arc<str> = Arc::from(&call.args[call.emitted..]);
+        call.emitted = call.args.len();
+        self.builder.append(index, delta.clone());
+        out.push(ModelEvent::ToolCallDelta {
+            content_index: index,
+            delta,
+            partial: self.builder.snapshot(),
+        });
+    }
+
+    fn end_call(&mut self, slot: usize, out: &mut Vec<ModelEvent>) -> Result<(), String> {
+        self.flush(slot, out);
+        let position = slot;
+        let call = &mut self.calls[slot];
+        let Some(index) = call.content_index else {
+            return Ok(());
+        };
+        let arguments = parse_arguments(&call.args).map_err(|e| {
+            format!(
+                "the arguments of tool call \"{}\" ({}) are not a JSON object: {e}; received: {}",
+                call.id,
+                call.name,
+                clip(&call.args, QUOTE)
+            )
+        })?;
+        call.ended = true;
+        if call.args.trim().is_empty() {
+            let delta: Arc<str> = Arc::from("{}");
+            self.builder.append(index, delta.clone());
+            out.push(ModelEvent::ToolCallDelta {
+                content_index: index,
+                delta,
+                partial: self.builder.snapshot(),
+            });
+        }
+        let call = &self.calls[slot];
+        let tool_call = ToolCall {
+            id: if call.id.is_empty() {
+                format!("call_{position}")
+            } else {
+                call.id.clone()
+            },
+            name: call.name.clone(),
+            arguments,
+            ..ToolCall::default()
+        };
+        self.builder
+            .complete(index, ContentBlock::ToolCall(tool_call.clone()));
+        out.push(ModelEvent::ToolCallEnd {
+            content_index: index,
+            tool_call: Box::new(tool_call),
+            partial: self.builder.snapshot(),
+        });
+        Ok(())
+    }
+
+    /// `[DONE]`, or the end of input after a `finish_reason`.
+    fn end(&mut self, out: &mut Vec<ModelEvent>) {
+        if !self.started {
+            self.started = true;
+            out.push(ModelEvent::Start {
+                partial: self.builder.snapshot(),
+            });
+        }
+        let reason = match self.finish_reason.as_deref() {
+            None | Some("stop" | "end" | "tool_calls" | "function_call") => None,
+            Some("length") => Some(DoneReason::Length),
+            Some(other) => {
+                let message =
+                    format!("the provider ended the response with finish_reason \"{other}\"");
+                self.fail(message, out);
+                return;
+            }
+        };
+        if let Err(message) = self.close_all(out) {
+            self.fail(message, out);
+            return;
+        }
+        let reason = reason.unwrap_or(if self.calls.is_empty() {
+            DoneReason::Stop
+        } else {
+            DoneReason::ToolUse
+        });
+        let mut message = self.builder.snapshot().to_message();
+        message.stop_reason = reason.stop_reason();
+        if let Some(usage) = self.usage.take() {
+            message.usage = usage;
+        }
+        self.finished = true;
+        out.push(ModelEvent::done(reason, message));
+    }
+
+    /// Ends the input. Without `[DONE]` or a `finish_reason` so far, the
+    /// stream was truncated and ends in `error`.
+    pub fn finish(&mut self, out: &mut Vec<ModelEvent>) {
+        if self.finished {
+            return;
+        }
+        if self.finish_reason.is_some() {
+            self.end(out);
+        } else {
+            self.fail(
+                "the stream ended before [DONE] or a finish_reason: the response is truncated",
+                out,
+            );
+        }
+    }
+
+    /// Ends in `error` with reason `aborted` and [`ABORTED_MESSAGE`].
+    pub fn abort(&mut self, out: &mut Vec<ModelEvent>) {
+        self.terminate(ErrorReason::Aborted, ABORTED_MESSAGE.into(), out);
+    }
+
+    /// Ends in `error` with `message`, for failures found outside the
+    /// payloads (an HTTP status, a broken connection). Does nothing once
+    /// finished.
+    pub fn fail(&mut self, message: impl Into<String>, out: &mut Vec<ModelEvent>) {
+        self.terminate(ErrorReason::Error, message.into(), out);
+    }
+
+    fn terminate(&mut self, reason: ErrorReason, text: String, out: &mut Vec<ModelEvent>) {
+        if self.finished {
+            return;
+        }
+        self.finished = true;
+        let mut message = self.builder.to_error_message(reason.stop_reason(), text);
+        if let Open::Tool(live) = self.open {
+            let call = &self.calls[live];
+            if let Some(index) = call.content_index {
+                match parse_arguments(&call.args) {
+                    Ok(arguments) if !call.args.trim().is_empty() => {
+                        message.content[index] = ContentBlock::ToolCall(ToolCall {
+                            id: call.id.clone(),
+                            name: call.name.clone(),
+                            arguments,
+                            ..ToolCall::default()
+                        });
+                    }
+                    _ => message.content.truncate(index),
+                }
+            }
+        }
+        if let Some(usage) = self.usage.take() {
+            message.usage = usage;
+        }
+        out.push(ModelEvent::error(reason, message));
+    }
+}

@@ -1,0 +1,391 @@
+//! An incremental Server-Sent Events decoder and a matching encoder.
+//!
+//! [`SseDecoder`] follows the WHATWG HTML standard, section "Interpreting an
+//! event stream", on a byte stream fed in arbitrary pieces:
+//!
+//! - Bytes are decoded as UTF-8 one complete line at a time, so a character
+//!   split across two chunks is reassembled; invalid sequences become
+//!   U+FFFD, as the standard's UTF-8 decode does.
+//! - One leading byte order mark (`EF BB BF`) is stripped, even when split
+//!   across chunks. A second one is kept.
+//! - CR, LF and CRLF each end a line, also when the CR and the LF arrive in
+//!   different chunks.
+//! - A line starting with `:` is a comment and is ignored.
+//! - `field:value` and `field: value`: exactly one space after the colon is
+//!   stripped. A line without a colon is a field with an empty value.
+//! - `data` lines are joined with `\n`; an empty line dispatches the event.
+//!   An event with no `data` line is not dispatched (its `event` type is
+//!   reset).
+//! - `event` sets the type of the next event (empty means `message`), `id`
+//!   sets the last event ID unless the value contains U+0000 (it persists
+//!   across events and an empty value clears it), and `retry` sets the
+//!   reconnection time when its value is ASCII digits only. Other fields are
+//!   ignored.
+//!
+//! # End of input
+//!
+//! The standard discards an event that is not followed by an empty line.
+//! Real bodies often lack the last blank line (a proxy strips it, or the
+//! server writes `data: [DONE]\n` and closes), so by default
+//! [`SseDecoder::finish`] follows [`EndOfInput::Dispatch`]: an unterminated
+//! last line is processed as a line, then a pending event that has data is
+//! dispatched. [`EndOfInput::Discard`] gives the standard's behaviour. A
+//! caller that must tell a truncated body apart does it one level up, from
+//! the payloads (the chunk projector ends a stream without `[DONE]` or a
+//! `finish_reason` in `error`).
+//!
+//! ```
+//! use agentstream::openai::sse::SseDecoder;
+//!
+//! let mut decoder = SseDecoder::new();
+//! let mut events = decoder.feed_to_vec(b"\xEF\xBB\xBFdata: {\"a\":\r");
+//! events.extend(decoder.feed_to_vec(b"\n: keep-alive\ndata:1}\n\ndata: [DONE]\n"));
+//! events.extend(decoder.finish_to_vec());
+//! let data: Vec<&str> = events.iter().map(|e| e.data.as_str()).collect();
+//! assert_eq!(data, ["{\"a\":\n1}", "[DONE]"]);
+//! ```
+
+use alloc::string::String;
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use core::fmt;
+
+const BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
+
+/// One dispatched event.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SseEvent {
+    /// The event type set by an `event` field; `None` for the default type
+    /// `message` (an empty `event` value also means `message`).
+    pub event: Option<String>,
+    /// The `data` lines joined with `\n`.
+    pub data: String,
+    /// The last event ID at dispatch time; `None` when it is empty.
+    pub id: Option<Arc<str>>,
+}
+
+impl SseEvent {
+    /// An event of the default type with `data`.
+    pub fn message(data: impl Into<String>) -> Self {
+        Self {
+            data: data.into(),
+            ..Self::default()
+        }
+    }
+
+    /// The event type: the `event` field, or `message`.
+    pub fn event_type(&self) -> &str {
+        self.event.as_deref().unwrap_or("message")
+    }
+}
+
+/// What [`SseDecoder::finish`] does with an event that has no closing empty
+/// line. See the [module documentation](self).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum EndOfInput {
+    /// Process an unterminated last line, then dispatch a pending event that
+    /// has data. The default.
+    #[default]
+    Dispatch,
+    /// Discard both, as the WHATWG standard says.
+    Discard,
+}
+
+/// An incremental SSE decoder. See the [module documentation](self).
+#[derive(Debug, Clone, Default)]
+pub struct SseDecoder {
+    /// Bytes of the current line not yet ended.
+    line: Vec<u8>,
+    /// How many bytes of a leading BOM have been matched so far, while the
+    /// stream start is still undecided.
+    bom_matched: usize,
+    /// The start of the stream (and its BOM) is behind us.
+    past_start: bool,
+    /// The last chunk ended with CR: an LF first in the next one belongs to it.
+    skip_lf: bool,
+    data: String,
+    has_data: bool,
+    event: Option<String>,
+    last_id: Option<Arc<str>>,
+    retry: Option<u64>,
+    policy: EndOfInput,
+    finished: bool,
+}
+
+impl SseDecoder {
+    /// A decoder with the [`EndOfInput::Dispatch`] policy.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A decoder with the given end-of-input policy.
+    pub fn with_end_of_input(policy: EndOfInput) -> Self {
+        Self {
+            policy,
+            ..Self::default()
+        }
+    }
+
+    /// The reconnection time in milliseconds from the last valid `retry`
+    /// field, if any. A value too large for `u64` saturates.
+    pub fn retry(&self) -> Option<u64> {
+        self.retry
+    }
+
+    /// The last event ID buffer; `None` when empty.
+    pub fn last_event_id(&self) -> Option<&str> {
+        self.last_id.as_deref()
+    }
+
+    /// Feeds the next piece of the body; `sink` receives every event it
+    /// completes, in order. Input after [`finish`](Self::finish) is ignored.
+    pub fn feed(&mut self, mut bytes: &[u8], mut sink: impl FnMut(SseEvent)) {
+        if self.finished {
+            return;
+        }
+        if !self.past_start {
+            while let Some(&b) = bytes.first() {
+                if b == BOM[self.bom_matched] {
+                    self.bom_matched += 1;
+                    bytes = &bytes[1..];
+                    if self.bom_matched == BOM.len() {
+                        self.past_start = true;
+                        break;
+                    }
+                } else {
+                    // Not a BOM: the bytes matched so far are content.
+                    self.past_start = true;
+                    let matched = self.bom_matched;
+                    self.lines(&BOM[..matched], &mut sink);
+                    break;
+                }
+            }
+            if !self.past_start {
+                return;
+            }
+        }
+        self.lines(bytes, &mut sink);
+    }
+
+    /// Splits `bytes` into lines, joining with the pending partial line.
+    fn lines(&mut self, mut bytes: &[u8], sink: &mut impl FnMut(SseEvent)) {
+        if self.skip_lf && !bytes.is_empty() {
+            self.skip_lf = false;
+            if bytes[0] == b'\n' {
+                bytes = &bytes[1..];
+            }
+        }
+        while let Some(end) = bytes.iter().position(|&b| b == b'\n' || b == b'\r') {
+            let (line, rest) = bytes.split_at(end);
+            if rest[0] == b'\r' {
+                match rest.get(1) {
+                    Some(b'\n') => bytes = &rest[2..],
+                    Some(_) => bytes = &rest[1..],
+                    None => {
+                        self.skip_lf = true;
+                        bytes = &[];
+                    }
+                }
+            } else {
+                bytes = &rest[1..];
+            }
+            if self.line.is_empty() {
+                self.process_line(line, sink);
+            } else {
+                let mut joined = core::mem::take(&mut self.line);
+                joined.extend_from_slice(line);
+                self.process_line(&joined, sink);
+                joined.clear();
+                self.line = joined;
+            }
+        }
+        self.line.extend_from_slice(bytes);
+    }
+
+    fn process_line(&mut self, line: &[u8], sink: &mut impl FnMut(SseEvent)) {
+        if line.is_empty() {
+            self.dispatch(sink);
+            return;
+        }
+        if line[0] == b':' {
+            return;
+        }
+        let text = String::from_utf8_lossy(line);
+        let (field, value) = match text.find(':') {
+            Some(colon) => {
+                let value = &text[colon + 1..];
+                (&text[..colon], value.strip_prefix(' ').unwrap_or(value))
+            }
+            None => (&*text, ""),
+        };
+        match field {
+            "data" => {
+                if self.has_data {
+                    self.data.push('\n');
+                }
+                self.data.push_str(value);
+                self.has_data = true;
+            }
+            "event" => self.event = Some(value.into()),
+            "id" if !value.contains('\0') => {
+                self.last_id = (!value.is_empty()).then(|| Arc::from(value));
+            }
+            "retry" if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) => {
+                let ms = value.bytes().fold(0u64, |acc, b| {
+                    acc.saturating_mul(10).saturating_add(u64::from(b - b'0'))
+                });
+                self.retry = Some(ms);
+            }
+            _ => {}
+        }
+    }
+
+    fn dispatch(&mut self, sink: &mut impl FnMut(SseEvent)) {
+        let event = self.event.take().filter(|e| !e.is_empty());
+        if !self.has_data {
+            self.data.clear();
+            return;
+        }
+        self.has_data = false;
+        sink(SseEvent {
+            event,
+            data: core::mem::take(&mut self.data),
+            id: self.last_id.clone(),
+        });
+    }
+
+    /// Ends the input, applying the [`EndOfInput`] policy. Later calls to
+    /// [`feed`](Self::feed) and `finish` do nothing.
+    pub fn finish(&mut self, mut sink: impl FnMut(SseEvent)) {
+        if self.finished {
+            return;
+        }
+        if !self.past_start {
+            // A lone partial BOM prefix is content.
+            self.past_start = true;
+            let matched = self.bom_matched;
+            self.line.extend_from_slice(&BOM[..matched]);
+        }
+        self.finished = true;
+        if self.policy == EndOfInput::Discard {
+            return;
+        }
+        if !self.line.is_empty() {
+            let line = core::mem::take(&mut self.line);
+            self.process_line(&line, &mut sink);
+        }
+        self.dispatch(&mut sink);
+    }
+
+    /// [`feed`](Self::feed), collecting the events into a `Vec`.
+    pub fn feed_to_vec(&mut self, bytes: &[u8]) -> Vec<SseEvent> {
+        let mut out = Vec::new();
+        self.feed(bytes, |e| out.push(e));
+        out
+    }
+
+    /// [`finish`](Self::finish), collecting the events into a `Vec`.
+    pub fn finish_to_vec(&mut self) -> Vec<SseEvent> {
+        let mut out = Vec::new();
+        self.finish(|e| out.push(e));
+        out
+    }
+}
+
+/// An event field that cannot be written: it contains a line break (or
+/// U+0000 for an id), which would change the framing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SseEncodeError {
+    /// The field: `event`, `id` or `comment`.
+    pub field: &'static str,
+}
+
+impl fmt::Display for SseEncodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "the SSE {} field contains a line break", self.field)
+    }
+}
+
+fn has_break(s: &str) -> bool {
+    s.contains(['\r', '\n'])
+}
+
+/// Appends `event` to `out` in the wire format: `event: …` (unless it is the
+/// default type), `id: …` (when set), one `data: …` line per line of data
+/// (CR, LF and CRLF in the data all become line ends, so they come back as
+/// `\n`), and the empty line that dispatches it. Decoding the output gives
+/// `event` back, up to that line-end normalization.
+///
+/// ```
+/// use agentstream::openai::sse::{encode_event, SseDecoder, SseEvent};
+///
+/// let event = SseEvent::message("line one\nline two");
+/// let mut wire = String::new();
+/// encode_event(&event, &mut wire).unwrap();
+/// assert_eq!(wire, "data: line one\ndata: line two\n\n");
+/// assert_eq!(SseDecoder::new().feed_to_vec(wire.as_bytes()), [event]);
+/// ```
+///
+/// # Errors
+/// [`SseEncodeError`] when the event type or id contains a line break, or
+/// the id contains U+0000; `out` is left unchanged.
+pub fn encode_event(event: &SseEvent, out: &mut String) -> Result<(), SseEncodeError> {
+    if event.event.as_deref().is_some_and(has_break) {
+        return Err(SseEncodeError { field: "event" });
+    }
+    if event
+        .id
+        .as_deref()
+        .is_some_and(|id| has_break(id) || id.contains('\0'))
+    {
+        return Err(SseEncodeError { field: "id" });
+    }
+    if let Some(kind) = event.event.as_deref().filter(|e| *e != "message") {
+        out.push_str("event: ");
+        out.push_str(kind);
+        out.push('\n');
+    }
+    if let Some(id) = &event.id {
+        out.push_str("id: ");
+        out.push_str(id);
+        out.push('\n');
+    }
+    let mut rest = event.data.as_str();
+    loop {
+        let end = rest.find(['\r', '\n']).unwrap_or(rest.len());
+        out.push_str("data: ");
+        out.push_str(&rest[..end]);
+        out.push('\n');
+        if end == rest.len() {
+            break;
+        }
+        let skip = if rest[end..].starts_with("\r\n") {
+            2
+        } else {
+            1
+        };
+        rest = &rest[end + skip..];
+    }
+    out.push('\n');
+    Ok(())
+}
+
+/// Appends a comment line (`: text`), for example a keep-alive.
+///
+/// # Errors
+/// [`SseEncodeError`] when `text` contains a line break.
+pub fn encode_comment(text: &str, out: &mut String) -> Result<(), SseEncodeError> {
+    if has_break(text) {
+        return Err(SseEncodeError { field: "comment" });
+    }
+    out.push_str(": ");
+    out.push_str(text);
+    out.push('\n');
+    Ok(())
+}
+
+/// Appends a `retry: ms` line.
+pub fn encode_retry(ms: u64, out: &mut String) {
+    use core::fmt::Write;
+    let _ = writeln!(out, "retry: {ms}");
+}

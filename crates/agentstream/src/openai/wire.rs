@@ -1,0 +1,169 @@
+//! The wire shapes of `chat.completion.chunk` payloads that the projector
+//! reads, and the usage mapping. Unknown fields are skipped.
+
+use alloc::borrow::Cow;
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use crate::message::{Cost, Usage};
+
+/// One chunk. Every field is optional: providers omit them freely.
+#[derive(Deserialize)]
+pub(crate) struct Chunk<'a> {
+    #[serde(default)]
+    pub id: Option<String>,
+    #[serde(default, borrow)]
+    pub choices: Option<Vec<Choice<'a>>>,
+    #[serde(default)]
+    pub usage: Option<Value>,
+    #[serde(default)]
+    pub error: Option<Value>,
+}
+
+#[derive(Deserialize)]
+pub(crate) struct Choice<'a> {
+    #[serde(default)]
+    pub index: Option<u64>,
+    #[serde(default, borrow)]
+    pub delta: Option<Delta<'a>>,
+    #[serde(default, borrow)]
+    pub finish_reason: Option<Cow<'a, str>>,
+    #[serde(default)]
+    pub usage: Option<Value>,
+}
+
+#[derive(Deserialize)]
+pub(crate) struct Delta<'a> {
+    #[serde(default, borrow)]
+    pub content: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    pub reasoning_content: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    pub reasoning: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    pub tool_calls: Option<Vec<ToolCallDelta<'a>>>,
+}
+
+#[derive(Deserialize)]
+pub(crate) struct ToolCallDelta<'a> {
+    #[serde(default)]
+    pub index: Option<u64>,
+    #[serde(default, borrow)]
+    pub id: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    pub function: Option<FunctionDelta<'a>>,
+}
+
+#[derive(Deserialize)]
+pub(crate) struct FunctionDelta<'a> {
+    #[serde(default, borrow)]
+    pub name: Option<Cow<'a, str>>,
+    /// Usually a string fragment; a few servers send the whole arguments as
+    /// an object, which is re-serialized.
+    #[serde(default)]
+    pub arguments: Option<Value>,
+}
+
+impl FunctionDelta<'_> {
+    /// The argument text of this fragment, if any.
+    pub fn arguments_text(&self) -> Option<Cow<'_, str>> {
+        match self.arguments.as_ref()? {
+            Value::String(s) => Some(Cow::Borrowed(s)),
+            Value::Null => None,
+            other => Some(Cow::Owned(other.to_string())),
+        }
+    }
+}
+
+fn count(value: Option<&Value>) -> Option<u64> {
+    value.and_then(Value::as_u64)
+}
+
+/// Maps an OpenAI `usage` object onto [`Usage`]; `None` for `null`, `{}`
+/// or a value without any token count.
+///
+/// - `cacheRead` is `prompt_tokens_details.cached_tokens` (or DeepSeek's
+///   `prompt_cache_hit_tokens`), and `input` is the prompt tokens without
+///   them.
+/// - Reasoning tokens (`completion_tokens_details.reasoning_tokens`) are
+///   counted once in `output`: most providers already include them in
+///   `completion_tokens`; when `total_tokens` equals prompt + completion +
+///   reasoning (xAI), they were not, and are added.
+/// - `totalTokens` is the provider's `total_tokens` when given, else
+///   input + output + cacheRead.
+/// - Costs are zero: the projector knows no prices.
+pub(crate) fn map_usage(value: &Value) -> Option<Usage> {
+    let object = value.as_object()?;
+    let prompt = count(object.get("prompt_tokens"));
+    let completion = count(object.get("completion_tokens"));
+    let total = count(object.get("total_tokens"));
+    if prompt.is_none() && completion.is_none() && total.is_none() {
+        return None;
+    }
+    let (prompt, completion) = (prompt.unwrap_or(0), completion.unwrap_or(0));
+    let cached = count(
+        object
+            .get("prompt_tokens_details")
+            .and_then(|d| d.get("cached_tokens")),
+    )
+    .or_else(|| count(object.get("prompt_cache_hit_tokens")))
+    .unwrap_or(0);
+    let reasoning = count(
+        object
+            .get("completion_tokens_details")
+            .and_then(|d| d.get("reasoning_tokens")),
+    )
+    .unwrap_or(0);
+    let excluded =
+        reasoning > 0 && total == Some(prompt.saturating_add(completion).saturating_add(reasoning));
+    let output = if excluded {
+        completion + reasoning
+    } else {
+        completion
+    };
+    let input = prompt.saturating_sub(cached);
+    Some(Usage {
+        input,
+        output,
+        cache_read: cached,
+        cache_write: 0,
+        total_tokens: Some(total.unwrap_or(input + output + cached)),
+        cost: Cost::default(),
+        extra: Map::new(),
+    })
+}
+
+/// The provider's message in an error value: a string, `{"message": …}`
+/// (with `code`/`type` appended when present), or the JSON text.
+pub(crate) fn error_text(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        Value::Object(object) => {
+            let Some(message) = object.get("message").and_then(Value::as_str) else {
+                return value.to_string();
+            };
+            let code = object
+                .get("code")
+                .filter(|c| !c.is_null())
+                .or_else(|| object.get("type").filter(|c| !c.is_null()));
+            match code {
+                Some(Value::String(code)) => format!("{message} (code: {code})"),
+                Some(code) => format!("{message} (code: {code})"),
+                None => message.into(),
+            }
+        }
+        other => other.to_string(),
+    }
+}
+
+/// At most `max` characters of `text`, with `…` when cut.
+pub(crate) fn clip(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.into(),
+    }
+}
