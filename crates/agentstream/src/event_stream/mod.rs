@@ -182,13 +182,22 @@ enum Step<F> {
 impl<E, R, F: Clone> EventStream<E, R, F> {
     /// The next event, the end, or `Pending`; parks `waker` on `Pending`
     /// if one is given, otherwise leaves no trace.
+    #[inline]
     pub(crate) fn poll_event(
         &mut self,
         waker: Option<&Waker>,
     ) -> Poll<Option<Result<E, StreamError<F>>>> {
-        if let Some(event) = self.local.pop_front() {
-            return Poll::Ready(Some(Ok(event)));
+        // Fast path, no synchronization: an event taken in an earlier swap.
+        match self.local.pop_front() {
+            Some(event) => Poll::Ready(Some(Ok(event))),
+            None => self.poll_shared(waker),
         }
+    }
+
+    /// The local buffer is empty: refill it from the shared queue, end, or
+    /// park.
+    #[inline(never)]
+    fn poll_shared(&mut self, waker: Option<&Waker>) -> Poll<Option<Result<E, StreamError<F>>>> {
         if self.ended {
             return Poll::Ready(None);
         }

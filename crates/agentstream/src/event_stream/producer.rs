@@ -40,6 +40,7 @@ impl<E, R, F> Producer<E, R, F> {
     ///   are gone, so the producer can stop early.
     ///
     /// The refused event is handed back in the error.
+    #[inline]
     pub fn push(&self, event: E) -> Result<(), RefusedError<E>> {
         let outcome = self.shared.with(|inner| {
             if let Some(reason) = inner.refusal() {
