@@ -139,7 +139,14 @@ impl SseDecoder {
 
     /// Feeds the next piece of the body; `sink` receives every event it
     /// completes, in order. Input after [`finish`](Self::finish) is ignored.
-    pub fn feed(&mut self, mut bytes: &[u8], mut sink: impl FnMut(SseEvent)) {
+    pub fn feed(&mut self, bytes: &[u8], mut sink: impl FnMut(SseEvent)) {
+        self.feed_ref(bytes, |event| sink(event.clone()));
+    }
+
+    /// [`feed`](Self::feed), lending each event to `sink` instead of giving
+    /// it away: the decoder keeps its data buffer for the next event, so
+    /// decoding allocates nothing per event once the buffers have grown.
+    pub fn feed_ref(&mut self, mut bytes: &[u8], mut sink: impl FnMut(&SseEvent)) {
         if self.finished {
             return;
         }
@@ -168,7 +175,7 @@ impl SseDecoder {
     }
 
     /// Splits `bytes` into lines, joining with the pending partial line.
-    fn lines(&mut self, mut bytes: &[u8], sink: &mut impl FnMut(SseEvent)) {
+    fn lines(&mut self, mut bytes: &[u8], sink: &mut impl FnMut(&SseEvent)) {
         if self.skip_lf && !bytes.is_empty() {
             self.skip_lf = false;
             if bytes[0] == b'\n' {
@@ -202,7 +209,7 @@ impl SseDecoder {
         self.line.extend_from_slice(bytes);
     }
 
-    fn process_line(&mut self, line: &[u8], sink: &mut impl FnMut(SseEvent)) {
+    fn process_line(&mut self, line: &[u8], sink: &mut impl FnMut(&SseEvent)) {
         if line.is_empty() {
             self.dispatch(sink);
             return;
@@ -240,23 +247,33 @@ impl SseDecoder {
         }
     }
 
-    fn dispatch(&mut self, sink: &mut impl FnMut(SseEvent)) {
+    fn dispatch(&mut self, sink: &mut impl FnMut(&SseEvent)) {
         let event = self.event.take().filter(|e| !e.is_empty());
         if !self.has_data {
             self.data.clear();
             return;
         }
         self.has_data = false;
-        sink(SseEvent {
+        let mut dispatched = SseEvent {
             event,
             data: core::mem::take(&mut self.data),
             id: self.last_id.clone(),
-        });
+        };
+        sink(&dispatched);
+        // Keep the buffer: the next event's data reuses its capacity.
+        dispatched.data.clear();
+        self.data = dispatched.data;
     }
 
     /// Ends the input, applying the [`EndOfInput`] policy. Later calls to
     /// [`feed`](Self::feed) and `finish` do nothing.
     pub fn finish(&mut self, mut sink: impl FnMut(SseEvent)) {
+        self.finish_ref(|event| sink(event.clone()));
+    }
+
+    /// [`finish`](Self::finish), lending the events (see
+    /// [`feed_ref`](Self::feed_ref)).
+    pub fn finish_ref(&mut self, mut sink: impl FnMut(&SseEvent)) {
         if self.finished {
             return;
         }
