@@ -68,15 +68,32 @@ const ROUNDS: usize = 5;
 /// count.
 fn body(style: Style) -> (Vec<u8>, usize) {
     let words = [
-        "The ", "quick ", "brown ", "fox ", "jumps ", "over ", "the ", "lazy ", "dog; ",
-        "naïve ", "café ", "→ ", "ünïcödé ", "text ", "🙂 ",
+        "The ",
+        "quick ",
+        "brown ",
+        "fox ",
+        "jumps ",
+        "over ",
+        "the ",
+        "lazy ",
+        "dog; ",
+        "naïve ",
+        "café ",
+        "→ ",
+        "ünïcödé ",
+        "text ",
+        "🙂 ",
     ];
     let head = match style {
         // Compact, like vLLM or llama.cpp: about 100 bytes per event, so
         // 10 MB hold about 100k chunks.
-        Style::Compact => r#"{"id":"cmpl-9a8b","object":"chat.completion.chunk","choices":[{"index":0,"delta":"#,
+        Style::Compact => {
+            r#"{"id":"cmpl-9a8b","object":"chat.completion.chunk","choices":[{"index":0,"delta":"#
+        }
         // What api.openai.com sends: about 260 bytes per event.
-        Style::OpenAi => r#"{"id":"chatcmpl-9a8b7c6d5e4f3a2b1c0d","object":"chat.completion.chunk","created":1733140000,"model":"gpt-4o-mini-2024-07-18","system_fingerprint":"fp_0ba0d124f1","choices":[{"index":0,"delta":"#,
+        Style::OpenAi => {
+            r#"{"id":"chatcmpl-9a8b7c6d5e4f3a2b1c0d","object":"chat.completion.chunk","created":1733140000,"model":"gpt-4o-mini-2024-07-18","system_fingerprint":"fp_0ba0d124f1","choices":[{"index":0,"delta":"#
+        }
     };
     let tail = match style {
         Style::Compact => "}]}",
@@ -90,10 +107,17 @@ fn body(style: Style) -> (Vec<u8>, usize) {
         out.push_str("\n\n");
         events += 1;
     };
-    push(&mut out, &format!(r#"{head}{{"role":"assistant","content":""}},"logprobs":null,"finish_reason":null}}]}}"#));
+    push(
+        &mut out,
+        &format!(
+            r#"{head}{{"role":"assistant","content":""}},"logprobs":null,"finish_reason":null}}]}}"#
+        ),
+    );
     let mut i = 0usize;
     while out.len() < TARGET_BYTES - 600 {
-        let delta: String = (0..1 + i % 3).map(|k| words[(i * 7 + k) % words.len()]).collect();
+        let delta: String = (0..1 + i % 3)
+            .map(|k| words[(i * 7 + k) % words.len()])
+            .collect();
         let escaped = serde_json::to_string(&delta).unwrap();
         push(&mut out, &format!(r#"{head}{{"content":{escaped}}}{tail}"#));
         if i % 97 == 0 {
@@ -101,8 +125,14 @@ fn body(style: Style) -> (Vec<u8>, usize) {
         }
         i += 1;
     }
-    push(&mut out, &format!(r#"{head}{{}},"logprobs":null,"finish_reason":"stop"}}]}}"#));
-    push(&mut out, r#"{"id":"chatcmpl-9a8b7c6d5e4f3a2b1c0d","object":"chat.completion.chunk","created":1733140000,"model":"gpt-4o-mini-2024-07-18","choices":[],"usage":{"prompt_tokens":1200,"completion_tokens":60000,"total_tokens":61200,"prompt_tokens_details":{"cached_tokens":1024}}}"#);
+    push(
+        &mut out,
+        &format!(r#"{head}{{}},"logprobs":null,"finish_reason":"stop"}}]}}"#),
+    );
+    push(
+        &mut out,
+        r#"{"id":"chatcmpl-9a8b7c6d5e4f3a2b1c0d","object":"chat.completion.chunk","created":1733140000,"model":"gpt-4o-mini-2024-07-18","choices":[],"usage":{"prompt_tokens":1200,"completion_tokens":60000,"total_tokens":61200,"prompt_tokens_details":{"cached_tokens":1024}}}"#,
+    );
     out.push_str("data: [DONE]\n\n");
     let events = events + 1;
     (out.into_bytes(), events)
@@ -189,7 +219,11 @@ criterion_group!(benches, bench);
 
 /// Best-of-`runs` throughput in MB/s (10^6 bytes) and the allocations of
 /// one pass.
-fn measure(runs: usize, bytes: usize, f: impl Fn() -> (usize, usize)) -> (f64, u64, (usize, usize)) {
+fn measure(
+    runs: usize,
+    bytes: usize,
+    f: impl Fn() -> (usize, usize),
+) -> (f64, u64, (usize, usize)) {
     let before = ALLOCATIONS.load(Ordering::Relaxed);
     let result = f();
     let allocations = ALLOCATIONS.load(Ordering::Relaxed) - before;
@@ -205,7 +239,10 @@ fn measure(runs: usize, bytes: usize, f: impl Fn() -> (usize, usize)) -> (f64, u
 
 fn summary() {
     println!("<!-- sse_decode:begin -->");
-    println!("| input | decoder | MB/s (best of {}) | allocations | per piece | per SSE event |", 3 * ROUNDS);
+    println!(
+        "| input | decoder | MB/s (best of {}) | allocations | per piece | per SSE event |",
+        3 * ROUNDS
+    );
     println!("|---|---|---:|---:|---:|---:|");
     let mut notes = Vec::new();
     for style in [Style::Compact, Style::OpenAi] {
@@ -241,7 +278,10 @@ fn summary() {
         notes.push(format!("{style:?}: **{:.2}×**", ours_mbs / peer_mbs));
     }
     println!();
-    println!("Throughput ratio ours / peer: {} (target ≥ 2×).", notes.join(", "));
+    println!(
+        "Throughput ratio ours / peer: {} (target ≥ 2×).",
+        notes.join(", ")
+    );
     println!("<!-- sse_decode:end -->");
 }
 
@@ -252,7 +292,11 @@ fn main() {
     if let Ok(side) = std::env::var("SSE_DECODE_PROFILE") {
         let (body, _) = body(Style::Compact);
         let pieces = split(&body);
-        let result = if side == "peer" { peer(&pieces) } else { ours(&pieces) };
+        let result = if side == "peer" {
+            peer(&pieces)
+        } else {
+            ours(&pieces)
+        };
         println!("{side}: {result:?}");
         return;
     }

@@ -112,7 +112,10 @@ fn seconds(value: f64) -> Option<Duration> {
 
 /// Streams the call to stdout; Ctrl-C aborts it. Returns the final message
 /// and whether Ctrl-C was pressed.
-async fn stream(model: &OpenAiCompatModel, context: &Context) -> io::Result<(AssistantMessage, bool)> {
+async fn stream(
+    model: &OpenAiCompatModel,
+    context: &Context,
+) -> io::Result<(AssistantMessage, bool)> {
     let controller = AbortController::new();
     let options = StreamOptions::default().with_signal(controller.signal());
     let mut stream = model.stream(context, options);
@@ -166,7 +169,10 @@ impl<W: Write> Printer<W> {
             ModelEvent::ToolCallEnd { tool_call, .. } => {
                 let arguments =
                     serde_json::to_string(&tool_call.arguments).map_err(io::Error::other)?;
-                let line = format!("toolCall: {} {} {arguments}\n", tool_call.id, tool_call.name);
+                let line = format!(
+                    "toolCall: {} {} {arguments}\n",
+                    tool_call.id, tool_call.name
+                );
                 self.write(Kind::Tool, &line)
             }
             _ => Ok(()),

@@ -123,10 +123,9 @@ impl Model for OpenAiCompatModel {
     }
 }
 
-fn sleep(duration: Duration) -> impl Future<Output = ()> + Send {
-    async move {
-        Timer::after(duration).await;
-    }
+/// smol's timer, with `()` as output.
+async fn sleep(duration: Duration) {
+    Timer::after(duration).await;
 }
 
 /// A connection, plain or TLS.
@@ -150,10 +149,12 @@ async fn connect(tls: &TlsConnector, target: &HttpTarget) -> Result<Box<dyn Io>,
     }
     let name = ServerName::try_from(target.host.clone())
         .map_err(|e| failed(&format!("bad TLS server name {}", target.host), e))?;
-    let stream = tls
-        .connect(name, tcp)
-        .await
-        .map_err(|e| failed(&format!("TLS handshake with {} failed", target.authority()), e))?;
+    let stream = tls.connect(name, tcp).await.map_err(|e| {
+        failed(
+            &format!("TLS handshake with {} failed", target.authority()),
+            e,
+        )
+    })?;
     Ok(Box::new(stream))
 }
 

@@ -14,7 +14,7 @@
 //!   produced so far.
 //! - [`pacer`]: a pause for [`ScriptedModel::with_pacer`], so scripted calls
 //!   take real time.
-//! - With the `http` feature, [`OpenAiCompatModel`]: a real model behind the
+//! - With the `http` feature, `OpenAiCompatModel`: a real model behind the
 //!   same boundary, streaming from any OpenAI-compatible endpoint over
 //!   hyper's HTTP/1.1 client on smol's networking.
 //! - Cancel on drop: a spawned producer stops as soon as the consumer has

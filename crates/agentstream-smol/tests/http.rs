@@ -6,8 +6,8 @@ use std::future::Future;
 use std::time::Duration;
 
 use agentstream::openai::OpenAiConfig;
-use agentstream_testserver::scenarios;
 use agentstream_smol::OpenAiCompatModel;
+use agentstream_testserver::scenarios;
 
 fn model(config: OpenAiConfig) -> OpenAiCompatModel {
     OpenAiCompatModel::new(config)
@@ -78,7 +78,9 @@ fn broken_context_is_not_sent() {
 
 #[test]
 fn spawned_driver_gives_the_same_answer() {
-    run(scenarios::random_chunk_boundaries(|config| SpawnAll(model(config))));
+    run(scenarios::random_chunk_boundaries(|config| {
+        SpawnAll(model(config))
+    }));
 }
 
 /// Spawns each call's producer on smol's global executor.

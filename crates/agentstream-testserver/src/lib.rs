@@ -339,7 +339,11 @@ fn wait_for_peer(stream: &TcpStream, stop: &AtomicBool) -> io::Result<()> {
         match stream.read(&mut buf) {
             Ok(0) => return Ok(()),
             Ok(_) => {}
-            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) => {}
             Err(e) => return Err(e),
         }
     }
@@ -409,7 +413,11 @@ pub struct Rng(u64);
 impl Rng {
     /// A generator from `seed` (0 is replaced by a fixed constant).
     pub fn new(seed: u64) -> Self {
-        Self(if seed == 0 { 0x9E37_79B9_7F4A_7C15 } else { seed })
+        Self(if seed == 0 {
+            0x9E37_79B9_7F4A_7C15
+        } else {
+            seed
+        })
     }
 
     /// The next value below `bound` (`bound` > 0).

@@ -34,7 +34,10 @@ fn config(server: &MockServer) -> OpenAiConfig {
 
 /// Runs one call to its end, checks the sequence and returns it with the
 /// final message.
-pub async fn call<M: Model>(model: &M, options: StreamOptions) -> (Vec<ModelEvent>, AssistantMessage) {
+pub async fn call<M: Model>(
+    model: &M,
+    options: StreamOptions,
+) -> (Vec<ModelEvent>, AssistantMessage) {
     let mut stream = model.stream(&context(), options);
     let events: Vec<ModelEvent> = stream.by_ref().collect().await;
     let message = stream.result().await;
@@ -46,7 +49,11 @@ fn check(events: &[ModelEvent], message: &AssistantMessage) {
     let findings = validate_events(events);
     assert!(findings.is_empty(), "protocol findings: {findings:?}");
     let last = events.last().and_then(ModelEvent::terminal_message);
-    assert_eq!(last, Some(message), "the result is the terminal event's message");
+    assert_eq!(
+        last,
+        Some(message),
+        "the result is the terminal event's message"
+    );
 }
 
 fn thinking(message: &AssistantMessage) -> String {
@@ -77,7 +84,12 @@ pub async fn random_chunk_boundaries<M: Model>(make: impl Fn(OpenAiConfig) -> M)
     let model = make(config(&server));
     for _ in 0..12 {
         let (events, message) = call(&model, StreamOptions::default()).await;
-        assert_eq!(message.stop_reason, StopReason::Stop, "{:?}", message.error_message);
+        assert_eq!(
+            message.stop_reason,
+            StopReason::Stop,
+            "{:?}",
+            message.error_message
+        );
         assert_eq!(message.text(), TEXT.concat());
         assert_eq!(thinking(&message), REASONING.concat());
         assert_eq!(message.usage.input, 11);
@@ -95,7 +107,10 @@ pub async fn random_chunk_boundaries<M: Model>(make: impl Fn(OpenAiConfig) -> M)
     let body = request.json();
     assert_eq!(body["model"], "test-model");
     assert_eq!(body["stream"], true);
-    assert_eq!(body["messages"][0], json!({"role": "user", "content": "Say hello"}));
+    assert_eq!(
+        body["messages"][0],
+        json!({"role": "user", "content": "Say hello"})
+    );
 }
 
 /// Different random splits per call: the server picks a new seed for each
@@ -127,10 +142,21 @@ pub async fn slow_drip<M: Model>(make: impl Fn(OpenAiConfig) -> M) {
     .expect("server");
     let model = make(config(&server));
     let (events, message) = call(&model, StreamOptions::default()).await;
-    assert_eq!(message.stop_reason, StopReason::Stop, "{:?}", message.error_message);
+    assert_eq!(
+        message.stop_reason,
+        StopReason::Stop,
+        "{:?}",
+        message.error_message
+    );
     assert_eq!(message.text(), "drip drop");
     assert_eq!(thinking(&message), "hmm");
-    assert!(events.iter().filter(|e| e.type_name() == "text_delta").count() >= 2);
+    assert!(
+        events
+            .iter()
+            .filter(|e| e.type_name() == "text_delta")
+            .count()
+            >= 2
+    );
 }
 
 /// The connection closes in the middle of the body: `error`, keeping the
@@ -139,10 +165,9 @@ pub async fn mid_stream_disconnect<M: Model>(make: impl Fn(OpenAiConfig) -> M) {
     let payloads = answer_payloads(&[], &["first part", " second part"]);
     // The role chunk and the first text chunk only.
     let body = sse_body(&payloads[..2]);
-    let server = MockServer::start(move |_| {
-        Reply::sse(vec![body.clone()]).with_end(BodyEnd::Disconnect)
-    })
-    .expect("server");
+    let server =
+        MockServer::start(move |_| Reply::sse(vec![body.clone()]).with_end(BodyEnd::Disconnect))
+            .expect("server");
     let model = make(config(&server));
     let (_, message) = call(&model, StreamOptions::default()).await;
     assert_eq!(message.stop_reason, StopReason::Error);
@@ -169,15 +194,27 @@ pub async fn truncated_body<M: Model>(make: impl Fn(OpenAiConfig) -> M) {
 pub async fn error_statuses<M: Model>(make: impl Fn(OpenAiConfig) -> M) {
     let cases: Vec<(Reply, Vec<&str>)> = vec![
         (
-            Reply::json(401, &[], &json!({"error": {"message": "Incorrect API key provided", "type": "invalid_request_error", "code": "invalid_api_key"}})),
+            Reply::json(
+                401,
+                &[],
+                &json!({"error": {"message": "Incorrect API key provided", "type": "invalid_request_error", "code": "invalid_api_key"}}),
+            ),
             vec!["HTTP 401", "Unauthorized", "Incorrect API key provided"],
         ),
         (
-            Reply::json(404, &[], &json!({"error": {"message": "The model `nope` does not exist"}})),
+            Reply::json(
+                404,
+                &[],
+                &json!({"error": {"message": "The model `nope` does not exist"}}),
+            ),
             vec!["HTTP 404", "The model `nope` does not exist"],
         ),
         (
-            Reply::json(429, &[("retry-after", "7")], &json!({"error": {"message": "Rate limit reached"}})),
+            Reply::json(
+                429,
+                &[("retry-after", "7")],
+                &json!({"error": {"message": "Rate limit reached"}}),
+            ),
             vec!["HTTP 429", "Rate limit reached", "retry after 7"],
         ),
         (
@@ -230,7 +267,10 @@ pub async fn abort_never_ending_body<M: Model>(make: impl Fn(OpenAiConfig) -> M)
     .expect("server");
     let model = make(config(&server));
     let controller = AbortController::new();
-    let mut stream = model.stream(&context(), StreamOptions::default().with_signal(controller.signal()));
+    let mut stream = model.stream(
+        &context(),
+        StreamOptions::default().with_signal(controller.signal()),
+    );
     let mut events = Vec::new();
     while let Some(event) = stream.next().await {
         if event.type_name() == "text_delta" {
@@ -270,7 +310,12 @@ pub async fn connect_timeout<M: Model>(make: impl Fn(OpenAiConfig) -> M) {
             .with_connect_timeout(Duration::from_millis(150)),
     );
     let (events, message) = call(&model, StreamOptions::default()).await;
-    assert_eq!(message.stop_reason, StopReason::Aborted, "{:?}", message.error_message);
+    assert_eq!(
+        message.stop_reason,
+        StopReason::Aborted,
+        "{:?}",
+        message.error_message
+    );
     assert_eq!(events.len(), 1);
     drop(listener);
 }
@@ -281,7 +326,10 @@ pub async fn connection_refused<M: Model>(make: impl Fn(OpenAiConfig) -> M) {
         let listener = TcpListener::bind(("127.0.0.1", 0)).expect("bind");
         listener.local_addr().expect("addr").port()
     };
-    let model = make(OpenAiConfig::new(format!("http://127.0.0.1:{port}/v1"), "test-model"));
+    let model = make(OpenAiConfig::new(
+        format!("http://127.0.0.1:{port}/v1"),
+        "test-model",
+    ));
     let (_, message) = call(&model, StreamOptions::default()).await;
     assert_eq!(message.stop_reason, StopReason::Error);
     assert!(message.error_message.is_some());

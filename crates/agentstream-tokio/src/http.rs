@@ -1,7 +1,6 @@
 //! [`OpenAiCompatModel`] over reqwest.
 
 use std::error::Error as _;
-use std::future::Future;
 use std::sync::Arc;
 
 use agentstream::message::Context;
@@ -118,10 +117,8 @@ struct Body(reqwest::Response);
 impl ResponseBody for Body {
     type Chunk = bytes::Bytes;
 
-    fn next_chunk(
-        &mut self,
-    ) -> impl Future<Output = Result<Option<bytes::Bytes>, TransportError>> + Send {
-        async move { self.0.chunk().await.map_err(transport_error) }
+    async fn next_chunk(&mut self) -> Result<Option<bytes::Bytes>, TransportError> {
+        self.0.chunk().await.map_err(transport_error)
     }
 }
 

@@ -17,7 +17,7 @@
 //!   dropped the stream and every result handle. The task then completes; it
 //!   never leaks and does no further work.
 //!
-//! - With the `http` feature, [`OpenAiCompatModel`]: a real model behind the
+//! - With the `http` feature, `OpenAiCompatModel`: a real model behind the
 //!   same boundary, streaming from any OpenAI-compatible endpoint over
 //!   reqwest.
 //!

@@ -85,7 +85,9 @@ fn broken_context_is_not_sent() {
 
 #[test]
 fn spawned_driver_gives_the_same_answer() {
-    run(scenarios::random_chunk_boundaries(|config| SpawnAll(model(config))));
+    run(scenarios::random_chunk_boundaries(|config| {
+        SpawnAll(model(config))
+    }));
 }
 
 /// Spawns each call's producer as a tokio task.

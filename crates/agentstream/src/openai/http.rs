@@ -273,7 +273,9 @@ impl HttpTarget {
         } else if let Some(rest) = strip_prefix_ignore_case(url, "http://") {
             (false, rest)
         } else {
-            return Err(format!("unsupported URL (expected http:// or https://): {url}"));
+            return Err(format!(
+                "unsupported URL (expected http:// or https://): {url}"
+            ));
         };
         let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
         let (authority, path) = rest.split_at(end);
@@ -288,7 +290,10 @@ impl HttpTarget {
                 .ok_or_else(|| format!("unclosed IPv6 address in URL: {url}"))?;
             let port = match &bracketed[close + 1..] {
                 "" => None,
-                p => Some(p.strip_prefix(':').ok_or_else(|| format!("bad URL: {url}"))?),
+                p => Some(
+                    p.strip_prefix(':')
+                        .ok_or_else(|| format!("bad URL: {url}"))?,
+                ),
             };
             (&bracketed[..close], port)
         } else {

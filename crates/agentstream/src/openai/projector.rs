@@ -231,7 +231,9 @@ impl ChunkProjector {
         if !self.started {
             if let Some(id) = chunk.id.filter(|id| !id.is_empty()) {
                 let mut header = self.builder.snapshot().to_message();
-                header.extra.insert("responseId".into(), Value::String(id.into_owned()));
+                header
+                    .extra
+                    .insert("responseId".into(), Value::String(id.into_owned()));
                 self.builder = PartialBuilder::new(header);
             }
             self.started = true;
