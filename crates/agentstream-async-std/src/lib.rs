@@ -14,6 +14,9 @@
 //!   produced so far.
 //! - [`pacer`]: a pause for [`ScriptedModel::with_pacer`], so scripted calls
 //!   take real time.
+//! - With the `http` feature, `OpenAiCompatModel`: the client of
+//!   `agentstream-smol` (hyper's HTTP/1.1 client on smol's reactor, which
+//!   needs no smol executor), re-exported; it works the same on async-std.
 //! - Cancel on drop: a spawned producer stops as soon as the consumer has
 //!   dropped the stream and every result handle. The task then completes; it
 //!   never leaks and does no further work.
@@ -66,6 +69,11 @@ pub use agentstream::model::{
 };
 pub use agentstream::{EventStream, Producer, StreamError};
 pub use async_std;
+
+/// OpenAI-compatible endpoints: `agentstream-smol`'s client, which runs on
+/// async-std's executor unchanged (its IO and timers are smol's reactor).
+#[cfg(feature = "http")]
+pub use agentstream_smol::OpenAiCompatModel;
 
 /// One pause of a [`pacer`].
 pub type Pause = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;

@@ -1,4 +1,5 @@
-//! `agentstream`: play scripted model turns, and validate and normalize Pi
+//! `agentstream`: play scripted model turns, chat with OpenAI-compatible
+//! endpoints, decode recorded streams, and validate and normalize Pi
 //! session logs.
 //!
 //! This file holds only the argument definitions and the dispatch; each
@@ -9,6 +10,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod block_on;
+mod chat;
 mod decode;
 mod input;
 mod normalize;
@@ -35,6 +37,10 @@ enum Command {
     /// payload per line with --chunks) offline and print its event types and
     /// final message (or every event with --jsonl).
     Decode(decode::Args),
+    /// Stream one answer from an OpenAI-compatible endpoint: text live,
+    /// thinking dimmed, usage at the end; Ctrl-C aborts. The API key is
+    /// read from an environment variable.
+    Chat(chat::Args),
     /// Re-serialize every message through the message IR, one JSON value
     /// per line on stdout.
     Normalize(normalize::Args),
@@ -47,6 +53,7 @@ fn main() -> ExitCode {
         Command::Validate(args) => validate::run(args),
         Command::Normalize(args) => normalize::run(args),
         Command::Decode(args) => decode::run(args),
+        Command::Chat(args) => chat::run(args),
     };
     match result {
         Ok(code) => code,

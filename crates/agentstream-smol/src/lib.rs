@@ -14,6 +14,9 @@
 //!   produced so far.
 //! - [`pacer`]: a pause for [`ScriptedModel::with_pacer`], so scripted calls
 //!   take real time.
+//! - With the `http` feature, `OpenAiCompatModel`: a real model behind the
+//!   same boundary, streaming from any OpenAI-compatible endpoint over
+//!   hyper's HTTP/1.1 client on smol's networking.
 //! - Cancel on drop: a spawned producer stops as soon as the consumer has
 //!   dropped the stream and every result handle. The task then completes; it
 //!   never leaks and does no further work.
@@ -57,6 +60,11 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
+
+#[cfg(feature = "http")]
+mod http;
+#[cfg(feature = "http")]
+pub use http::OpenAiCompatModel;
 
 pub use agentstream;
 pub use agentstream::model::{

@@ -17,6 +17,10 @@
 //!   dropped the stream and every result handle. The task then completes; it
 //!   never leaks and does no further work.
 //!
+//! - With the `http` feature, `OpenAiCompatModel`: a real model behind the
+//!   same boundary, streaming from any OpenAI-compatible endpoint over
+//!   reqwest.
+//!
 //! Everything here needs to run inside a tokio runtime with the timer
 //! enabled (`Builder::enable_time`, which `#[tokio::main]` does).
 //!
@@ -58,6 +62,11 @@
 use std::time::Duration;
 
 use tokio::task::JoinHandle;
+
+#[cfg(feature = "http")]
+mod http;
+#[cfg(feature = "http")]
+pub use http::OpenAiCompatModel;
 
 pub use agentstream;
 pub use agentstream::model::{

@@ -139,7 +139,7 @@ impl OpenAiStream {
             prefix,
             ..
         } = self;
-        decoder.feed(bytes, |event| {
+        decoder.feed_ref(bytes, |event| {
             *prefix = None;
             project(projector, event, out);
         });
@@ -160,7 +160,7 @@ impl OpenAiStream {
             prefix,
             ..
         } = self;
-        decoder.finish(|event| {
+        decoder.finish_ref(|event| {
             *prefix = None;
             project(projector, event, out);
         });
@@ -244,7 +244,7 @@ impl OpenAiStream {
     }
 }
 
-fn project(projector: &mut ChunkProjector, event: SseEvent, out: &mut Vec<ModelEvent>) {
+fn project(projector: &mut ChunkProjector, event: &SseEvent, out: &mut Vec<ModelEvent>) {
     match event.event_type() {
         "message" => projector.push_data(&event.data, out),
         "error" => {

@@ -14,14 +14,19 @@
 //!   unparsable arguments, finish reasons, usage, truncation, abort).
 //! - [`OpenAiStream`]: both joined, plus the HTTP error and abort helpers.
 //! - [`request`]: [`build_request`] with [`RequestOptions`] and [`Compat`].
+//! - [`http`]: what the HTTP adapters share: [`OpenAiConfig`], the
+//!   request they send, and [`exchange`](http::exchange), the
+//!   runtime-neutral loop from a response to events.
 
 mod calls;
 mod driver;
+pub mod http;
 pub mod projector;
 pub mod request;
 pub mod sse;
 mod wire;
 
 pub use driver::OpenAiStream;
+pub use http::OpenAiConfig;
 pub use projector::{ChunkProjector, OPENAI_COMPLETIONS_API};
 pub use request::{build_request, Compat, RequestError, RequestOptions};

@@ -231,7 +231,9 @@ impl ChunkProjector {
         if !self.started {
             if let Some(id) = chunk.id.filter(|id| !id.is_empty()) {
                 let mut header = self.builder.snapshot().to_message();
-                header.extra.insert("responseId".into(), Value::String(id));
+                header
+                    .extra
+                    .insert("responseId".into(), Value::String(id.into_owned()));
                 self.builder = PartialBuilder::new(header);
             }
             self.started = true;
@@ -242,12 +244,7 @@ impl ChunkProjector {
         if let Some(usage) = chunk.usage.as_ref().and_then(map_usage) {
             self.usage = Some(usage);
         }
-        let choices = chunk.choices.unwrap_or_default();
-        let choice = choices
-            .iter()
-            .find(|c| c.index == Some(0))
-            .or(choices.first());
-        if let Some(choice) = choice {
+        if let Some(choice) = chunk.choices.and_then(|choices| choices.chosen).as_ref() {
             if let Err(message) = self.push_choice(choice, out) {
                 self.fail(message, out);
             }

@@ -52,6 +52,34 @@ use core::fmt;
 
 const BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
 
+/// The position of the first CR or LF in `bytes`.
+///
+/// Eight bytes at a time: a word holds a CR or LF exactly when XOR-ing it
+/// with that byte repeated leaves a zero byte, which the classic
+/// `(x - 0x01…) & !x & 0x80…` test finds without false negatives (a false
+/// positive needs a real zero byte below it, so the word is then searched
+/// byte by byte, which finds the real one).
+fn find_line_break(bytes: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let has_zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
+    let mut start = 0;
+    let mut words = bytes.chunks_exact(8);
+    for word in &mut words {
+        let mut array = [0u8; 8];
+        array.copy_from_slice(word);
+        let x = u64::from_le_bytes(array);
+        if has_zero(x ^ (ONES * u64::from(b'\n'))) | has_zero(x ^ (ONES * u64::from(b'\r'))) != 0 {
+            break;
+        }
+        start += 8;
+    }
+    bytes[start..]
+        .iter()
+        .position(|&b| b == b'\n' || b == b'\r')
+        .map(|i| start + i)
+}
+
 /// One dispatched event.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct SseEvent {
@@ -139,7 +167,14 @@ impl SseDecoder {
 
     /// Feeds the next piece of the body; `sink` receives every event it
     /// completes, in order. Input after [`finish`](Self::finish) is ignored.
-    pub fn feed(&mut self, mut bytes: &[u8], mut sink: impl FnMut(SseEvent)) {
+    pub fn feed(&mut self, bytes: &[u8], mut sink: impl FnMut(SseEvent)) {
+        self.feed_ref(bytes, |event| sink(event.clone()));
+    }
+
+    /// [`feed`](Self::feed), lending each event to `sink` instead of giving
+    /// it away: the decoder keeps its data buffer for the next event, so
+    /// decoding allocates nothing per event once the buffers have grown.
+    pub fn feed_ref(&mut self, mut bytes: &[u8], mut sink: impl FnMut(&SseEvent)) {
         if self.finished {
             return;
         }
@@ -168,14 +203,14 @@ impl SseDecoder {
     }
 
     /// Splits `bytes` into lines, joining with the pending partial line.
-    fn lines(&mut self, mut bytes: &[u8], sink: &mut impl FnMut(SseEvent)) {
+    fn lines(&mut self, mut bytes: &[u8], sink: &mut impl FnMut(&SseEvent)) {
         if self.skip_lf && !bytes.is_empty() {
             self.skip_lf = false;
             if bytes[0] == b'\n' {
                 bytes = &bytes[1..];
             }
         }
-        while let Some(end) = bytes.iter().position(|&b| b == b'\n' || b == b'\r') {
+        while let Some(end) = find_line_break(bytes) {
             let (line, rest) = bytes.split_at(end);
             if rest[0] == b'\r' {
                 match rest.get(1) {
@@ -202,7 +237,7 @@ impl SseDecoder {
         self.line.extend_from_slice(bytes);
     }
 
-    fn process_line(&mut self, line: &[u8], sink: &mut impl FnMut(SseEvent)) {
+    fn process_line(&mut self, line: &[u8], sink: &mut impl FnMut(&SseEvent)) {
         if line.is_empty() {
             self.dispatch(sink);
             return;
@@ -210,7 +245,12 @@ impl SseDecoder {
         if line[0] == b':' {
             return;
         }
-        let text = String::from_utf8_lossy(line);
+        // Valid UTF-8 is the norm: check it with the fast validator and
+        // only fall back to the replacing one for broken input.
+        let text = match core::str::from_utf8(line) {
+            Ok(text) => alloc::borrow::Cow::Borrowed(text),
+            Err(_) => String::from_utf8_lossy(line),
+        };
         let (field, value) = match text.find(':') {
             Some(colon) => {
                 let value = &text[colon + 1..];
@@ -240,23 +280,33 @@ impl SseDecoder {
         }
     }
 
-    fn dispatch(&mut self, sink: &mut impl FnMut(SseEvent)) {
+    fn dispatch(&mut self, sink: &mut impl FnMut(&SseEvent)) {
         let event = self.event.take().filter(|e| !e.is_empty());
         if !self.has_data {
             self.data.clear();
             return;
         }
         self.has_data = false;
-        sink(SseEvent {
+        let mut dispatched = SseEvent {
             event,
             data: core::mem::take(&mut self.data),
             id: self.last_id.clone(),
-        });
+        };
+        sink(&dispatched);
+        // Keep the buffer: the next event's data reuses its capacity.
+        dispatched.data.clear();
+        self.data = dispatched.data;
     }
 
     /// Ends the input, applying the [`EndOfInput`] policy. Later calls to
     /// [`feed`](Self::feed) and `finish` do nothing.
     pub fn finish(&mut self, mut sink: impl FnMut(SseEvent)) {
+        self.finish_ref(|event| sink(event.clone()));
+    }
+
+    /// [`finish`](Self::finish), lending the events (see
+    /// [`feed_ref`](Self::feed_ref)).
+    pub fn finish_ref(&mut self, mut sink: impl FnMut(&SseEvent)) {
         if self.finished {
             return;
         }
@@ -388,4 +438,29 @@ pub fn encode_comment(text: &str, out: &mut String) -> Result<(), SseEncodeError
 pub fn encode_retry(ms: u64, out: &mut String) {
     use core::fmt::Write;
     let _ = writeln!(out, "retry: {ms}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::find_line_break;
+
+    #[test]
+    fn the_word_scan_finds_the_first_line_break() {
+        // Every position of CR or LF in buffers around the word size, with
+        // zero bytes and high bytes around it (the false-positive cases).
+        for len in 0..40 {
+            for at in 0..=len {
+                for fill in [b'a', 0, 0xFF, b'\n' + 1] {
+                    for found in [b'\n', b'\r'] {
+                        let mut bytes = alloc::vec![fill; len];
+                        if at < len {
+                            bytes[at] = found;
+                        }
+                        let naive = bytes.iter().position(|&b| b == b'\n' || b == b'\r');
+                        assert_eq!(find_line_break(&bytes), naive, "{bytes:?}");
+                    }
+                }
+            }
+        }
+    }
 }

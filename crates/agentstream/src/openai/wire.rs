@@ -14,14 +14,51 @@ use crate::message::{Cost, Usage};
 /// One chunk. Every field is optional: providers omit them freely.
 #[derive(Deserialize)]
 pub(crate) struct Chunk<'a> {
-    #[serde(default)]
-    pub id: Option<String>,
     #[serde(default, borrow)]
-    pub choices: Option<Vec<Choice<'a>>>,
+    pub id: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    pub choices: Option<Choices<'a>>,
     #[serde(default)]
     pub usage: Option<Value>,
     #[serde(default)]
     pub error: Option<Value>,
+}
+
+/// The `choices` array, reduced while parsing to the one choice the
+/// projector follows: the one with `index` 0, else the first. Nothing is
+/// collected, so a chunk costs no `Vec`.
+#[derive(Default)]
+pub(crate) struct Choices<'a> {
+    pub chosen: Option<Choice<'a>>,
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Choices<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visit<'a>(core::marker::PhantomData<Choice<'a>>);
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for Visit<'a> {
+            type Value = Choices<'a>;
+            fn expecting(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                f.write_str("an array of choices")
+            }
+            fn visit_seq<S: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: S,
+            ) -> Result<Choices<'a>, S::Error> {
+                let mut chosen: Option<Choice<'a>> = None;
+                while let Some(choice) = seq.next_element::<Choice<'a>>()? {
+                    let better = match &chosen {
+                        None => true,
+                        Some(current) => current.index != Some(0) && choice.index == Some(0),
+                    };
+                    if better {
+                        chosen = Some(choice);
+                    }
+                }
+                Ok(Choices { chosen })
+            }
+        }
+        deserializer.deserialize_seq(Visit(core::marker::PhantomData))
+    }
 }
 
 #[derive(Deserialize)]

@@ -1,0 +1,306 @@
+//! Decoding a large recorded-style Chat Completions stream: agentstream's
+//! `OpenAiStream` (SSE decoder + chunk projector, producing the full event
+//! protocol with partial snapshots) against `eventsource-stream` + serde_json
+//! (each event's data parsed into a `serde_json::Value`, the text deltas
+//! appended to a `String`), on the same bytes fed in the same pieces.
+//!
+//! Run with `cargo bench -p agentstream-suite --bench sse_decode`. After
+//! criterion's groups it prints a markdown table: throughput (MB/s, best of
+//! several timed passes) and allocations (a counting global allocator).
+
+// criterion's macros generate undocumented items.
+#![allow(missing_docs)]
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::convert::Infallible;
+use std::hint::black_box;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use agentstream::openai::OpenAiStream;
+use criterion::{criterion_group, Criterion, Throughput};
+use eventsource_stream::Eventsource;
+use futures_util::{stream, FutureExt, StreamExt};
+
+/// Counts every allocation (and reallocation) of the bench binary.
+struct Counting;
+
+static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
+
+// SAFETY: defers to the system allocator; only adds a counter.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: the caller upholds `GlobalAlloc::alloc`'s contract.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: the caller upholds `GlobalAlloc::dealloc`'s contract.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: the caller upholds `GlobalAlloc::realloc`'s contract.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+/// The shape of the generated chunks.
+#[derive(Clone, Copy, Debug)]
+enum Style {
+    Compact,
+    OpenAi,
+}
+
+/// The body size to reach, and how many pieces it is fed in.
+const TARGET_BYTES: usize = 10_000_000;
+const PIECES: usize = 100_000;
+
+/// Rounds of the summary's timing (three passes of each side per round).
+const ROUNDS: usize = 5;
+
+/// A recorded-style body: a role chunk, text deltas of one to three words
+/// in the chunk shape (with `: keep-alive` comments now and then), the
+/// finish chunk, a usage chunk and `[DONE]`. Returns it with its event
+/// count.
+fn body(style: Style) -> (Vec<u8>, usize) {
+    let words = [
+        "The ",
+        "quick ",
+        "brown ",
+        "fox ",
+        "jumps ",
+        "over ",
+        "the ",
+        "lazy ",
+        "dog; ",
+        "naïve ",
+        "café ",
+        "→ ",
+        "ünïcödé ",
+        "text ",
+        "🙂 ",
+    ];
+    let head = match style {
+        // Compact, like vLLM or llama.cpp: about 100 bytes per event, so
+        // 10 MB hold about 100k chunks.
+        Style::Compact => {
+            r#"{"id":"cmpl-9a8b","object":"chat.completion.chunk","choices":[{"index":0,"delta":"#
+        }
+        // What api.openai.com sends: about 260 bytes per event.
+        Style::OpenAi => {
+            r#"{"id":"chatcmpl-9a8b7c6d5e4f3a2b1c0d","object":"chat.completion.chunk","created":1733140000,"model":"gpt-4o-mini-2024-07-18","system_fingerprint":"fp_0ba0d124f1","choices":[{"index":0,"delta":"#
+        }
+    };
+    let tail = match style {
+        Style::Compact => "}]}",
+        Style::OpenAi => r#","logprobs":null,"finish_reason":null}]}"#,
+    };
+    let mut out = String::with_capacity(TARGET_BYTES + 4096);
+    let mut events = 0;
+    let mut push = |out: &mut String, data: &str| {
+        out.push_str("data: ");
+        out.push_str(data);
+        out.push_str("\n\n");
+        events += 1;
+    };
+    push(
+        &mut out,
+        &format!(
+            r#"{head}{{"role":"assistant","content":""}},"logprobs":null,"finish_reason":null}}]}}"#
+        ),
+    );
+    let mut i = 0usize;
+    while out.len() < TARGET_BYTES - 600 {
+        let delta: String = (0..1 + i % 3)
+            .map(|k| words[(i * 7 + k) % words.len()])
+            .collect();
+        let escaped = serde_json::to_string(&delta).unwrap();
+        push(&mut out, &format!(r#"{head}{{"content":{escaped}}}{tail}"#));
+        if i % 97 == 0 {
+            out.push_str(": keep-alive\n\n");
+        }
+        i += 1;
+    }
+    push(
+        &mut out,
+        &format!(r#"{head}{{}},"logprobs":null,"finish_reason":"stop"}}]}}"#),
+    );
+    push(
+        &mut out,
+        r#"{"id":"chatcmpl-9a8b7c6d5e4f3a2b1c0d","object":"chat.completion.chunk","created":1733140000,"model":"gpt-4o-mini-2024-07-18","choices":[],"usage":{"prompt_tokens":1200,"completion_tokens":60000,"total_tokens":61200,"prompt_tokens_details":{"cached_tokens":1024}}}"#,
+    );
+    out.push_str("data: [DONE]\n\n");
+    let events = events + 1;
+    (out.into_bytes(), events)
+}
+
+/// `PIECES` pieces at pseudo-random boundaries (inside UTF-8 characters
+/// and lines included).
+fn split(body: &[u8]) -> Vec<&[u8]> {
+    let mean = body.len() / PIECES;
+    let mut state: u64 = 0x2545_F491_4F6C_DD1D;
+    let mut pieces = Vec::with_capacity(PIECES + 1);
+    let mut rest = body;
+    while !rest.is_empty() {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        let len = (1 + (state as usize) % (2 * mean)).min(rest.len());
+        let (piece, tail) = rest.split_at(len);
+        pieces.push(piece);
+        rest = tail;
+    }
+    pieces
+}
+
+/// Ours: every piece through `OpenAiStream`; returns the number of events
+/// and the final text length.
+fn ours(pieces: &[&[u8]]) -> (usize, usize) {
+    let mut stream = OpenAiStream::new("gpt-4o-mini", "openai", None);
+    let mut events = 0;
+    let mut text = 0;
+    let mut count = |event: agentstream::model::ModelEvent| {
+        events += 1;
+        if let Some(message) = event.terminal_message() {
+            text = message.text().len();
+        }
+        black_box(&event);
+    };
+    for piece in pieces {
+        stream.feed(piece).for_each(&mut count);
+    }
+    stream.finish_input().for_each(&mut count);
+    (events, text)
+}
+
+/// The peer: eventsource-stream's decoder, each data payload parsed with
+/// serde_json, the text deltas appended; returns the event count and the
+/// text length.
+fn peer(pieces: &[&[u8]]) -> (usize, usize) {
+    let source = stream::iter(pieces.iter().map(|piece| Ok::<&[u8], Infallible>(*piece)));
+    let run = async {
+        let mut events = source.eventsource();
+        let mut count = 0;
+        let mut text = String::new();
+        while let Some(Ok(event)) = events.next().await {
+            count += 1;
+            if event.data == "[DONE]" {
+                break;
+            }
+            let value: serde_json::Value = serde_json::from_str(&event.data).expect("json");
+            if let Some(delta) = value["choices"][0]["delta"]["content"].as_str() {
+                text.push_str(delta);
+            }
+            black_box(&value);
+        }
+        (count, text.len())
+    };
+    run.now_or_never().expect("the input is all in memory")
+}
+
+fn bench(c: &mut Criterion) {
+    let (body, _) = body(Style::Compact);
+    let pieces = split(&body);
+    let mut group = c.benchmark_group("sse_decode 10 MB");
+    group.throughput(Throughput::Bytes(body.len() as u64));
+    group.sample_size(10);
+    group.bench_function("ours", |b| b.iter(|| ours(black_box(&pieces))));
+    group.bench_function("eventsource-stream + serde_json", |b| {
+        b.iter(|| peer(black_box(&pieces)))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+
+/// Best-of-`runs` throughput in MB/s (10^6 bytes) and the allocations of
+/// one pass.
+fn measure(
+    runs: usize,
+    bytes: usize,
+    f: impl Fn() -> (usize, usize),
+) -> (f64, u64, (usize, usize)) {
+    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    let result = f();
+    let allocations = ALLOCATIONS.load(Ordering::Relaxed) - before;
+    let best = (0..runs)
+        .map(|_| {
+            let start = Instant::now();
+            black_box(f());
+            start.elapsed().as_secs_f64()
+        })
+        .fold(f64::INFINITY, f64::min);
+    (bytes as f64 / best / 1e6, allocations, result)
+}
+
+fn summary() {
+    println!("<!-- sse_decode:begin -->");
+    println!(
+        "| input | decoder | MB/s (best of {}) | allocations | per piece | per SSE event |",
+        3 * ROUNDS
+    );
+    println!("|---|---|---:|---:|---:|---:|");
+    let mut notes = Vec::new();
+    for style in [Style::Compact, Style::OpenAi] {
+        let (body, events) = body(style);
+        let pieces = split(&body);
+        // Alternate the two so load from elsewhere on the machine hits both.
+        let (mut ours_mbs, mut peer_mbs) = (0.0f64, 0.0f64);
+        let (mut ours_allocs, mut peer_allocs) = (0, 0);
+        let (mut ours_result, mut peer_result) = ((0, 0), (0, 0));
+        for _ in 0..ROUNDS {
+            let (mbs, allocs, result) = measure(3, body.len(), || ours(&pieces));
+            (ours_mbs, ours_allocs, ours_result) = (ours_mbs.max(mbs), allocs, result);
+            let (mbs, allocs, result) = measure(3, body.len(), || peer(&pieces));
+            (peer_mbs, peer_allocs, peer_result) = (peer_mbs.max(mbs), allocs, result);
+        }
+        assert_eq!(ours_result.1, peer_result.1, "both decode the same text");
+        let input = format!(
+            "{style:?}: {:.1} MB, {events} events, {} pieces",
+            body.len() as f64 / 1e6,
+            pieces.len()
+        );
+        let per = |allocs: u64, n: usize| allocs as f64 / n as f64;
+        println!(
+            "| {input} | ours: `OpenAiStream` | {ours_mbs:.1} | {ours_allocs} | {:.2} | {:.2} |",
+            per(ours_allocs, pieces.len()),
+            per(ours_allocs, events)
+        );
+        println!(
+            "| {input} | eventsource-stream + serde_json | {peer_mbs:.1} | {peer_allocs} | {:.2} | {:.2} |",
+            per(peer_allocs, pieces.len()),
+            per(peer_allocs, events)
+        );
+        notes.push(format!("{style:?}: **{:.2}×**", ours_mbs / peer_mbs));
+    }
+    println!();
+    println!(
+        "Throughput ratio ours / peer: {} (target ≥ 2×).",
+        notes.join(", ")
+    );
+    println!("<!-- sse_decode:end -->");
+}
+
+fn main() {
+    // `SSE_DECODE_PROFILE=ours|peer`: one pass of one side and nothing
+    // else, for a profiler (callgrind counts instructions, which the load
+    // of a shared machine does not change).
+    if let Ok(side) = std::env::var("SSE_DECODE_PROFILE") {
+        let (body, _) = body(Style::Compact);
+        let pieces = split(&body);
+        let result = if side == "peer" {
+            peer(&pieces)
+        } else {
+            ours(&pieces)
+        };
+        println!("{side}: {result:?}");
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+    summary();
+}

@@ -1,0 +1,49 @@
+//! End to end: the re-exported `OpenAiCompatModel` on async-std's
+//! executor against the mock server on 127.0.0.1. Run with
+//! `cargo test -p agentstream-async-std --features http`.
+#![cfg(feature = "http")]
+
+use std::future::Future;
+use std::time::Duration;
+
+use agentstream::openai::OpenAiConfig;
+use agentstream_async_std::OpenAiCompatModel;
+use agentstream_testserver::scenarios;
+
+fn model(config: OpenAiConfig) -> OpenAiCompatModel {
+    OpenAiCompatModel::new(config)
+}
+
+/// Runs a scenario on async-std, with a generous guard against hangs.
+fn run(scenario: impl Future<Output = ()>) {
+    async_std::task::block_on(async {
+        async_std::future::timeout(Duration::from_secs(60), scenario)
+            .await
+            .expect("the scenario hung");
+    });
+}
+
+#[test]
+fn random_chunk_boundaries() {
+    run(scenarios::random_chunk_boundaries(model));
+}
+
+#[test]
+fn error_statuses() {
+    run(scenarios::error_statuses(model));
+}
+
+#[test]
+fn mid_stream_disconnect() {
+    run(scenarios::mid_stream_disconnect(model));
+}
+
+#[test]
+fn abort_never_ending_body() {
+    run(scenarios::abort_never_ending_body(model));
+}
+
+#[test]
+fn idle_timeout() {
+    run(scenarios::idle_timeout(model));
+}

@@ -1,0 +1,206 @@
+//! `agentstream chat`: one streamed call to an OpenAI-compatible endpoint,
+//! printed live.
+
+use std::io::{self, IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use agentstream::message::{user, AssistantMessage, Context, StopReason};
+use agentstream::model::{AbortController, Model, ModelEvent, StreamOptions};
+use agentstream::openai::OpenAiConfig;
+use agentstream_tokio::OpenAiCompatModel;
+use futures_util::StreamExt;
+
+/// ANSI: dim on, and reset.
+const DIM: &str = "\x1b[2m";
+const RESET: &str = "\x1b[0m";
+
+/// Arguments of `chat`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The endpoint's base URL, such as `https://api.openai.com/v1`; the
+    /// request goes to `{URL}/chat/completions`.
+    #[arg(long, value_name = "URL")]
+    base_url: String,
+    /// The model id.
+    #[arg(long, value_name = "ID")]
+    model: String,
+    /// The environment variable holding the API key (never printed). When
+    /// it is unset or empty, no key is sent.
+    #[arg(long, value_name = "VAR", default_value = "OPENAI_API_KEY")]
+    api_key_env: String,
+    /// Save the final assistant message as a ScriptedModel turn: a
+    /// one-element JSON array that `agentstream play` replays.
+    #[arg(long, value_name = "SCRIPT.json")]
+    record: Option<PathBuf>,
+    /// A system prompt.
+    #[arg(long)]
+    system: Option<String>,
+    /// Abort when the connection (TCP and TLS) takes longer than this.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
+    connect_timeout: f64,
+    /// Abort when the response stays silent longer than this.
+    #[arg(long, value_name = "SECONDS", default_value_t = 300.0)]
+    idle_timeout: f64,
+    /// The user message.
+    prompt: String,
+}
+
+/// Runs `chat`: exits 0 when the model finished, 1 on an error, 130 when
+/// interrupted with Ctrl-C, 2 on bad arguments.
+pub fn run(args: &Args) -> io::Result<ExitCode> {
+    let (Some(connect), Some(idle)) = (seconds(args.connect_timeout), seconds(args.idle_timeout))
+    else {
+        eprintln!("agentstream: error: timeouts must be positive numbers of seconds");
+        return Ok(ExitCode::from(2));
+    };
+    let mut config = OpenAiConfig::new(&args.base_url, &args.model)
+        .with_connect_timeout(connect)
+        .with_idle_timeout(idle);
+    match std::env::var(&args.api_key_env) {
+        Ok(key) if !key.is_empty() => config = config.with_api_key(key),
+        _ => eprintln!(
+            "agentstream: note: ${} is not set; sending no API key",
+            args.api_key_env
+        ),
+    }
+    let model = match OpenAiCompatModel::new(config) {
+        Ok(model) => model,
+        Err(e) => {
+            eprintln!("agentstream: error: cannot create the HTTP client: {e}");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let mut context = Context::from_messages([user(args.prompt.as_str()).into()]);
+    context.system_prompt = args.system.clone();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let (message, interrupted) = runtime.block_on(stream(&model, &context))?;
+
+    let stdout = io::stdout();
+    let mut out = stdout.lock();
+    let usage = &message.usage;
+    let total = usage
+        .total_tokens
+        .map_or_else(|| "-".to_string(), |t| t.to_string());
+    writeln!(
+        out,
+        "usage: input={} output={} cacheRead={} totalTokens={total}",
+        usage.input, usage.output, usage.cache_read
+    )?;
+    writeln!(out, "stopReason: {}", message.stop_reason)?;
+    out.flush()?;
+    if let Some(error) = &message.error_message {
+        eprintln!("agentstream: {error}");
+    }
+    if let Some(path) = &args.record {
+        let script = serde_json::to_string_pretty(&[&message]).map_err(io::Error::other)?;
+        std::fs::write(path, script + "\n")?;
+    }
+    Ok(match message.stop_reason {
+        _ if interrupted => ExitCode::from(130),
+        StopReason::Error | StopReason::Aborted => ExitCode::from(1),
+        _ => ExitCode::SUCCESS,
+    })
+}
+
+fn seconds(value: f64) -> Option<Duration> {
+    (value.is_finite() && value > 0.0).then(|| Duration::from_secs_f64(value))
+}
+
+/// Streams the call to stdout; Ctrl-C aborts it. Returns the final message
+/// and whether Ctrl-C was pressed.
+async fn stream(
+    model: &OpenAiCompatModel,
+    context: &Context,
+) -> io::Result<(AssistantMessage, bool)> {
+    let controller = AbortController::new();
+    let options = StreamOptions::default().with_signal(controller.signal());
+    let mut stream = model.stream(context, options);
+    let stdout = io::stdout();
+    let color = stdout.is_terminal();
+    let mut printer = Printer {
+        out: stdout.lock(),
+        color,
+        last: None,
+        at_line_start: true,
+    };
+    let mut interrupted = false;
+    let ctrl_c = tokio::signal::ctrl_c();
+    tokio::pin!(ctrl_c);
+    loop {
+        tokio::select! {
+            event = stream.next() => match event {
+                Some(event) => printer.event(&event)?,
+                None => break,
+            },
+            _ = &mut ctrl_c, if !interrupted => {
+                interrupted = true;
+                controller.abort();
+            }
+        }
+    }
+    printer.finish()?;
+    Ok((stream.result().await, interrupted))
+}
+
+/// What was printed last.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Text,
+    Thinking,
+    Tool,
+}
+
+struct Printer<W: Write> {
+    out: W,
+    color: bool,
+    last: Option<Kind>,
+    at_line_start: bool,
+}
+
+impl<W: Write> Printer<W> {
+    fn event(&mut self, event: &ModelEvent) -> io::Result<()> {
+        match event {
+            ModelEvent::TextDelta { delta, .. } => self.write(Kind::Text, delta),
+            ModelEvent::ThinkingDelta { delta, .. } => self.write(Kind::Thinking, delta),
+            ModelEvent::ToolCallEnd { tool_call, .. } => {
+                let arguments =
+                    serde_json::to_string(&tool_call.arguments).map_err(io::Error::other)?;
+                let line = format!(
+                    "toolCall: {} {} {arguments}\n",
+                    tool_call.id, tool_call.name
+                );
+                self.write(Kind::Tool, &line)
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn write(&mut self, kind: Kind, text: &str) -> io::Result<()> {
+        if text.is_empty() {
+            return Ok(());
+        }
+        if self.last.is_some_and(|last| last != kind) && !self.at_line_start {
+            // A new block starts on its own line.
+            writeln!(self.out)?;
+        }
+        self.last = Some(kind);
+        if kind == Kind::Thinking && self.color {
+            write!(self.out, "{DIM}{text}{RESET}")?;
+        } else {
+            self.out.write_all(text.as_bytes())?;
+        }
+        self.at_line_start = text.ends_with('\n');
+        self.out.flush()
+    }
+
+    fn finish(&mut self) -> io::Result<()> {
+        if !self.at_line_start {
+            writeln!(self.out)?;
+        }
+        self.out.flush()
+    }
+}

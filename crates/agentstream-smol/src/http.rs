@@ -1,0 +1,261 @@
+//! [`OpenAiCompatModel`] over hyper's HTTP/1.1 client connection on smol's
+//! networking.
+
+use std::future::{poll_fn, Future};
+use std::pin::{pin, Pin};
+use std::sync::Arc;
+use std::task::{Context as TaskContext, Poll};
+use std::time::Duration;
+
+use agentstream::message::Context;
+use agentstream::model::{Model, ModelStream, StreamOptions};
+use agentstream::openai::http::{
+    exchange, HttpTarget, PreparedRequest, ResponseBody, ResponseHead, TransportError,
+};
+use agentstream::openai::{OpenAiConfig, OpenAiStream};
+use bytes::Bytes;
+use futures_rustls::pki_types::ServerName;
+use futures_rustls::rustls::{self, ClientConfig, RootCertStore};
+use futures_rustls::TlsConnector;
+use http_body_util::Full;
+use hyper::body::{Body as _, Incoming};
+use hyper::client::conn::http1::{self, Connection, SendRequest};
+use smol::io::{AsyncRead, AsyncWrite};
+use smol::net::TcpStream;
+use smol::Timer;
+use smol_hyper::rt::FuturesIo;
+
+/// A [`Model`] that streams from an OpenAI-compatible Chat Completions
+/// endpoint over [hyper](https://docs.rs/hyper)'s HTTP/1.1 client, with
+/// smol's TCP and timers and TLS through rustls (ring, Mozilla's root
+/// certificates).
+///
+/// One connection per call, driven inside the call's own future: nothing
+/// is spawned, so the streams run on any executor as long as smol's
+/// reactor is available (it starts on its own), which is how
+/// `agentstream-async-std` reuses this client.
+///
+/// Everything but the HTTP is the core's
+/// [`openai::http::exchange`](agentstream::openai::http::exchange): HTTP
+/// errors become one `error` event naming the status and the provider's
+/// message, the call's [`AbortSignal`](crate::AbortSignal) cancels the
+/// request mid-stream, and the connect timeout (TCP and TLS) or the idle
+/// timeout ends the call with `error(aborted)`. Dropping the stream and its
+/// result handles drops the connection.
+///
+/// ```no_run
+/// use agentstream_smol::agentstream::message::{user, Context};
+/// use agentstream_smol::agentstream::openai::OpenAiConfig;
+/// use agentstream_smol::{Model, OpenAiCompatModel, StreamOptions};
+///
+/// smol::block_on(async {
+///     let config = OpenAiConfig::new("http://127.0.0.1:11434/v1", "llama3.2");
+///     let model = OpenAiCompatModel::new(config);
+///     let context = Context::from_messages([user("Hello!").into()]);
+///     let mut stream = model.stream(&context, StreamOptions::default());
+///     println!("{}", stream.result().await.text());
+/// });
+/// ```
+#[derive(Clone)]
+pub struct OpenAiCompatModel {
+    config: Arc<OpenAiConfig>,
+    tls: TlsConnector,
+}
+
+impl std::fmt::Debug for OpenAiCompatModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenAiCompatModel")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl OpenAiCompatModel {
+    /// A model for `config`, trusting Mozilla's root certificates.
+    pub fn new(config: OpenAiConfig) -> Self {
+        let mut roots = RootCertStore::empty();
+        roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let mut tls = ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .expect("the ring provider supports the default protocol versions")
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        tls.alpn_protocols = vec![b"http/1.1".to_vec()];
+        Self::with_tls_config(config, Arc::new(tls))
+    }
+
+    /// A model for `config` using `tls` for `https` endpoints (other root
+    /// certificates, client certificates). Only HTTP/1.1 is spoken: offer
+    /// `http/1.1` in ALPN, or none.
+    pub fn with_tls_config(config: OpenAiConfig, tls: Arc<ClientConfig>) -> Self {
+        Self {
+            config: Arc::new(config),
+            tls: TlsConnector::from(tls),
+        }
+    }
+
+    /// The endpoint configuration.
+    pub fn config(&self) -> &OpenAiConfig {
+        &self.config
+    }
+}
+
+impl Model for OpenAiCompatModel {
+    fn stream(&self, context: &Context, options: StreamOptions) -> ModelStream {
+        let signal = options.signal;
+        let mut stream = self.config.open_stream(signal.clone());
+        let prepared = self.config.prepare(context);
+        let idle = self.config.idle_timeout;
+        let connect_timeout = self.config.connect_timeout;
+        let tls = self.tls.clone();
+        ModelStream::driven(move |mut producer| async move {
+            let request = match prepared {
+                Ok(request) => request,
+                Err(error) => {
+                    OpenAiStream::push_all(&mut producer, stream.fail(error.to_string()));
+                    return;
+                }
+            };
+            let response = send(tls, connect_timeout, request);
+            exchange(producer, stream, signal, idle, sleep, response).await;
+        })
+    }
+}
+
+/// smol's timer, with `()` as output.
+async fn sleep(duration: Duration) {
+    Timer::after(duration).await;
+}
+
+/// A connection, plain or TLS.
+trait Io: AsyncRead + AsyncWrite + Send + Unpin {}
+impl<T: AsyncRead + AsyncWrite + Send + Unpin> Io for T {}
+
+type Conn = Connection<FuturesIo<Box<dyn Io>>, Full<Bytes>>;
+
+fn failed(what: &str, error: impl std::fmt::Display) -> TransportError {
+    TransportError::Failed(format!("{what}: {error}"))
+}
+
+/// Opens the TCP (and TLS) connection to `target`.
+async fn connect(tls: &TlsConnector, target: &HttpTarget) -> Result<Box<dyn Io>, TransportError> {
+    let tcp = TcpStream::connect((target.host.as_str(), target.port))
+        .await
+        .map_err(|e| failed(&format!("cannot connect to {}", target.authority()), e))?;
+    let _ = tcp.set_nodelay(true);
+    if !target.tls {
+        return Ok(Box::new(tcp));
+    }
+    let name = ServerName::try_from(target.host.clone())
+        .map_err(|e| failed(&format!("bad TLS server name {}", target.host), e))?;
+    let stream = tls.connect(name, tcp).await.map_err(|e| {
+        failed(
+            &format!("TLS handshake with {} failed", target.authority()),
+            e,
+        )
+    })?;
+    Ok(Box::new(stream))
+}
+
+/// Connects, sends `request` and waits for the response head.
+async fn send(
+    tls: TlsConnector,
+    connect_timeout: Option<Duration>,
+    request: PreparedRequest,
+) -> Result<(ResponseHead, HyperBody), TransportError> {
+    let target = HttpTarget::parse(&request.url).map_err(TransportError::Failed)?;
+    let io = match connect_timeout {
+        None => connect(&tls, &target).await?,
+        Some(timeout) => {
+            let timer = async {
+                Timer::after(timeout).await;
+                Err(TransportError::TimedOut)
+            };
+            smol::future::or(connect(&tls, &target), timer).await?
+        }
+    };
+    let (sender, conn) = http1::handshake(FuturesIo::new(io))
+        .await
+        .map_err(|e| failed("HTTP handshake failed", e))?;
+    let mut builder = hyper::Request::post(target.path.as_str())
+        .header(hyper::header::HOST, target.authority())
+        .header(hyper::header::CONTENT_LENGTH, request.body.len());
+    for (name, value) in &request.headers {
+        builder = builder.header(*name, value.as_str());
+    }
+    let http_request = builder
+        .body(Full::new(Bytes::from(request.body)))
+        .map_err(|e| failed("cannot build the request", e))?;
+    let mut body = HyperBody {
+        conn: Some(Box::pin(conn)),
+        sender,
+        body: None,
+    };
+    let response = {
+        let mut sending = pin!(body.sender.send_request(http_request));
+        let conn = &mut body.conn;
+        poll_fn(|cx| {
+            poll_conn(conn, cx);
+            sending.as_mut().poll(cx)
+        })
+        .await
+        .map_err(|e| failed("the request failed", e))?
+    };
+    let head = ResponseHead {
+        status: response.status().as_u16(),
+        retry_after: response
+            .headers()
+            .get(hyper::header::RETRY_AFTER)
+            .and_then(|value| value.to_str().ok())
+            .map(str::to_owned),
+    };
+    body.body = Some(response.into_body());
+    Ok((head, body))
+}
+
+/// Drives the connection task; once it is done (closed or failed) it is
+/// dropped, and the body reports what happened.
+fn poll_conn(conn: &mut Option<Pin<Box<Conn>>>, cx: &mut TaskContext<'_>) {
+    if let Some(future) = conn {
+        if future.as_mut().poll(cx).is_ready() {
+            *conn = None;
+        }
+    }
+}
+
+/// The response body, with the connection that feeds it.
+struct HyperBody {
+    conn: Option<Pin<Box<Conn>>>,
+    /// Kept so the connection is not told to close early.
+    sender: SendRequest<Full<Bytes>>,
+    body: Option<Incoming>,
+}
+
+impl ResponseBody for HyperBody {
+    type Chunk = Bytes;
+
+    fn next_chunk(&mut self) -> impl Future<Output = Result<Option<Bytes>, TransportError>> + Send {
+        poll_fn(|cx| {
+            poll_conn(&mut self.conn, cx);
+            let Some(body) = &mut self.body else {
+                return Poll::Ready(Ok(None));
+            };
+            loop {
+                match Pin::new(&mut *body).poll_frame(cx) {
+                    Poll::Ready(Some(Ok(frame))) => {
+                        if let Ok(data) = frame.into_data() {
+                            return Poll::Ready(Ok(Some(data)));
+                        }
+                        // Trailers: nothing to feed.
+                    }
+                    Poll::Ready(Some(Err(error))) => {
+                        return Poll::Ready(Err(TransportError::Failed(error.to_string())))
+                    }
+                    Poll::Ready(None) => return Poll::Ready(Ok(None)),
+                    Poll::Pending => return Poll::Pending,
+                }
+            }
+        })
+    }
+}

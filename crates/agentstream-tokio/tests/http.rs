@@ -1,0 +1,104 @@
+//! End to end: `OpenAiCompatModel` over reqwest against the mock server on
+//! 127.0.0.1. Run with `cargo test -p agentstream-tokio --features http`.
+#![cfg(feature = "http")]
+
+use std::future::Future;
+use std::time::Duration;
+
+use agentstream::openai::OpenAiConfig;
+use agentstream_testserver::scenarios;
+use agentstream_tokio::OpenAiCompatModel;
+
+fn model(config: OpenAiConfig) -> OpenAiCompatModel {
+    OpenAiCompatModel::new(config).expect("client")
+}
+
+/// Runs a scenario on a multi-thread runtime, with a generous guard
+/// against hangs.
+fn run(scenario: impl Future<Output = ()>) {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime")
+        .block_on(async {
+            tokio::time::timeout(Duration::from_secs(60), scenario)
+                .await
+                .expect("the scenario hung");
+        });
+}
+
+#[test]
+fn random_chunk_boundaries() {
+    run(scenarios::random_chunk_boundaries(model));
+}
+
+#[test]
+fn many_random_splits() {
+    run(scenarios::many_random_splits(model));
+}
+
+#[test]
+fn slow_drip() {
+    run(scenarios::slow_drip(model));
+}
+
+#[test]
+fn mid_stream_disconnect() {
+    run(scenarios::mid_stream_disconnect(model));
+}
+
+#[test]
+fn truncated_body() {
+    run(scenarios::truncated_body(model));
+}
+
+#[test]
+fn error_statuses() {
+    run(scenarios::error_statuses(model));
+}
+
+#[test]
+fn abort_never_ending_body() {
+    run(scenarios::abort_never_ending_body(model));
+}
+
+#[test]
+fn idle_timeout() {
+    run(scenarios::idle_timeout(model));
+}
+
+#[test]
+fn connect_timeout() {
+    run(scenarios::connect_timeout(model));
+}
+
+#[test]
+fn connection_refused() {
+    run(scenarios::connection_refused(model));
+}
+
+#[test]
+fn broken_context_is_not_sent() {
+    run(scenarios::broken_context_is_not_sent(model));
+}
+
+#[test]
+fn spawned_driver_gives_the_same_answer() {
+    run(scenarios::random_chunk_boundaries(|config| {
+        SpawnAll(model(config))
+    }));
+}
+
+/// Spawns each call's producer as a tokio task.
+struct SpawnAll(OpenAiCompatModel);
+
+impl agentstream::model::Model for SpawnAll {
+    fn stream(
+        &self,
+        context: &agentstream::message::Context,
+        options: agentstream::model::StreamOptions,
+    ) -> agentstream::model::ModelStream {
+        agentstream_tokio::spawn(self.0.stream(context, options))
+    }
+}
