@@ -9,6 +9,12 @@
 //!
 //! Dropping the [`MockServer`] stops it: the accept loop ends and every
 //! connection thread stops at its next step.
+//!
+//! The crate also holds the test scenarios the adapters share, each written
+//! once and run by every adapter on its own runtime: [`scenarios`] for the
+//! HTTP client against this server, and [`adapter_scenarios`] for the
+//! runtime pieces themselves (spawned producers, cancel on drop, timeouts).
+//! It depends on no runtime; the adapters' tests bring theirs.
 
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
@@ -20,6 +26,7 @@ use std::time::Duration;
 use agentstream::openai::sse::{encode_comment, encode_event, SseEvent};
 use serde_json::{json, Value};
 
+pub mod adapter_scenarios;
 pub mod scenarios;
 
 /// A request the server received.
