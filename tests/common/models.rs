@@ -2,14 +2,11 @@
 #![allow(dead_code)]
 
 use std::num::NonZeroUsize;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
 
 use agentstream::message::{
     assistant, text, tool_call, user, AssistantMessage, Context, StopReason,
 };
 use agentstream::model::{validate_events, ModelEvent, ModelStream, ScriptedTurn};
-use futures_util::future::BoxFuture;
 use futures_util::StreamExt;
 use serde_json::json;
 
@@ -38,17 +35,7 @@ pub fn slow_turn() -> ScriptedTurn {
 /// A pacer whose first `free` pauses end at once and later ones never end
 /// by themselves: only an abort ends them. It makes mid-stream aborts
 /// deterministic on every executor, spawned producers included.
-pub fn stalling_pacer(free: usize) -> impl Fn() -> BoxFuture<'static, ()> + Send + Sync {
-    let calls = Arc::new(AtomicUsize::new(0));
-    move || {
-        let call = calls.fetch_add(1, Ordering::SeqCst);
-        Box::pin(async move {
-            if call >= free {
-                futures_util::future::pending::<()>().await;
-            }
-        })
-    }
-}
+pub use agentstream_testserver::adapter_scenarios::stalling_pacer;
 
 /// Panics unless the protocol checker accepts `events`.
 pub fn assert_valid(events: &[ModelEvent]) {
