@@ -3,10 +3,11 @@
 //! state, and bounded memory kept after a burst has drained.
 #![cfg(not(loom))]
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
+#[path = "support/counting_alloc.rs"]
+mod counting_alloc;
 
 use agentstream::event_stream::{EventStream, RETAINED_CAPACITY};
+use counting_alloc::measure;
 use futures_util::StreamExt;
 
 /// Polls once with a waker that allocates nothing, so only the stream's own
@@ -17,57 +18,6 @@ fn expect_ready<F: std::future::Future>(future: F) -> F::Output {
         std::task::Poll::Ready(output) => output,
         std::task::Poll::Pending => panic!("future is pending"),
     }
-}
-
-/// Counts allocations made by threads that opted in, so the test harness's
-/// own threads don't disturb the figures.
-struct CountingAllocator;
-
-std::thread_local! {
-    static COUNTING: Cell<bool> = const { Cell::new(false) };
-    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
-    static LIVE_BYTES: Cell<isize> = const { Cell::new(0) };
-}
-
-fn record(allocations: usize, bytes: isize) {
-    // `try_with`: thread-local storage may be gone while a thread exits.
-    let _ = COUNTING.try_with(|counting| {
-        if counting.get() {
-            ALLOCATIONS.with(|n| n.set(n.get() + allocations));
-            LIVE_BYTES.with(|n| n.set(n.get() + bytes));
-        }
-    });
-}
-
-// SAFETY: every call is forwarded unchanged to the system allocator; the
-// bookkeeping touches only const-initialized thread-locals, which never
-// allocate.
-unsafe impl GlobalAlloc for CountingAllocator {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        record(1, layout.size() as isize);
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        record(0, -(layout.size() as isize));
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        record(1, new_size as isize - layout.size() as isize);
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static ALLOCATOR: CountingAllocator = CountingAllocator;
-
-/// Runs `f` and returns (allocations, net bytes still allocated) it caused.
-fn measure(f: impl FnOnce()) -> (usize, isize) {
-    ALLOCATIONS.with(|n| n.set(0));
-    LIVE_BYTES.with(|n| n.set(0));
-    COUNTING.with(|c| c.set(true));
-    f();
-    COUNTING.with(|c| c.set(false));
-    (ALLOCATIONS.with(Cell::get), LIVE_BYTES.with(Cell::get))
 }
 
 type Stream = EventStream<u64, u64, ()>;
