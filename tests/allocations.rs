@@ -130,9 +130,7 @@ fn allocation_figures_for_ours_and_the_peers() {
         ours.steady_events
     );
     // The shared state plus at most two retained buffers.
-    let bound = (4096
-        + 2 * agentstream::event_stream::RETAINED_CAPACITY * std::mem::size_of::<u64>())
-        as isize;
+    let bound = (4096 + 2 * 1024 * std::mem::size_of::<u64>()) as isize;
     assert!(
         ours.held_after_burst <= bound,
         "{} bytes held after the burst (bound {bound})",

@@ -10,13 +10,36 @@
 //! - [`diagnostic`]: the finding type shared by the validators.
 //!
 //! The crate is `no_std` and needs `alloc`, a global allocator and atomic
-//! compare-and-swap. It knows no runtime: thin adapter crates spawn producers
-//! and provide timers for tokio, smol and async-std.
+//! compare-and-swap. It knows no runtime and no wire protocol: thin adapter
+//! crates spawn producers and provide timers for tokio, smol and async-std,
+//! and the `agentstream-wire` crate speaks the providers' protocols.
+//!
+//! # Choosing the lock
+//!
+//! Every stream, abort signal and scripted model keeps its shared state
+//! behind one lock, taken for a few instructions at a time and never while
+//! a waker is woken. Which lock is a cargo feature, decided once for the
+//! whole program:
+//!
+//! | feature | lock | for |
+//! |---|---|---|
+//! | `std` | `std::sync::Mutex` | every host with an operating system; the adapter crates and the CLI enable it |
+//! | `critical-section` | the [`critical-section`](https://docs.rs/critical-section) crate's mutex | microcontrollers: the firmware or its HAL provides the implementation |
+//! | neither | a spin lock | `no_std` hosts that are single-threaded or whose threads are never preempted while holding it |
+//!
+//! The spin lock is only the fallback: if the thread holding it is
+//! preempted, the other side spins for its whole time slice, and an
+//! interrupt handler that takes a lock the interrupted code holds would
+//! spin forever. If both features are on, `std` wins.
+//!
+//! Targets without atomic compare-and-swap (`thumbv6m`) are not supported:
+//! the handles share their state through `alloc::sync::Arc`, which those
+//! targets lack.
 #![no_std]
-#![cfg_attr(docsrs, feature(doc_auto_cfg))]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 extern crate alloc;
-#[cfg(any(test, loom))]
+#[cfg(any(feature = "std", test, loom))]
 extern crate std;
 
 pub mod diagnostic;
@@ -27,7 +50,7 @@ pub mod openai;
 mod sync;
 mod yield_now;
 
-pub use event_stream::{EventStream, Producer, RefusedError, ResultFuture, StreamError};
+pub use event_stream::{channel, EventStream, Producer, RefusedError, ResultFuture, StreamError};
 pub use yield_now::{yield_now, YieldNow};
 
 /// The README's examples, compiled and run as doctests.

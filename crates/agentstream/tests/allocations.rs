@@ -6,7 +6,11 @@
 #[path = "support/counting_alloc.rs"]
 mod counting_alloc;
 
-use agentstream::event_stream::{EventStream, RETAINED_CAPACITY};
+use agentstream::event_stream::EventStream;
+
+/// The documented retention limit: drained buffers keep room for at most
+/// this many events.
+const RETAINED_CAPACITY: usize = 1024;
 use counting_alloc::measure;
 use futures_util::StreamExt;
 

@@ -388,7 +388,7 @@ fn handles_are_send_and_sync_when_their_types_are() {
     fn send_sync<T: Send + Sync>() {}
     send_sync::<EventStream<String, Vec<u8>, String>>();
     send_sync::<agentstream::Producer<String, Vec<u8>, String>>();
-    send_sync::<agentstream::ResultFuture<String, Vec<u8>, String>>();
+    send_sync::<agentstream::ResultFuture<Vec<u8>, String>>();
 }
 
 #[test]

@@ -60,7 +60,7 @@ impl ModelState {
 }
 
 struct ModelAwaiter {
-    real: ResultFuture<u8, u8, u8>,
+    real: ResultFuture<u8, u8>,
     waker: CountingWaker,
     parked: bool,
     expected_wakes: usize,

@@ -1,6 +1,6 @@
 //! An event channel with a terminal result.
 //!
-//! [`EventStream::channel`] creates a [`Producer`] and an [`EventStream`].
+//! [`channel`] creates a [`Producer`] and an [`EventStream`].
 //! The producer pushes events and ends the stream once, with a result
 //! ([`Producer::finish`]) or an error ([`Producer::fail`]). The `EventStream`
 //! is the single consumer: it is a [`Stream`] of `Result<E, StreamError<F>>`.
@@ -8,11 +8,11 @@
 //! [`EventStream::result`].
 //!
 //! ```
-//! use agentstream::event_stream::{EventStream, StreamError};
+//! use agentstream::event_stream::{self, EventStream, StreamError};
 //! use futures_util::StreamExt;
 //!
-//! # futures_util::future::FutureExt::now_or_never(async {
-//! let (producer, mut events) = EventStream::<&str, u32, String>::channel();
+//! # futures_executor::block_on(async {
+//! let (producer, mut events): (_, EventStream<&str, u32, String>) = event_stream::channel();
 //! let result = events.result();
 //!
 //! producer.push("first").unwrap();
@@ -23,7 +23,7 @@
 //! assert_eq!(events.next().await, Some(Ok("second")));
 //! assert_eq!(events.next().await, None);
 //! assert_eq!(result.await, Ok(42));
-//! # }).unwrap();
+//! # });
 //! ```
 //!
 //! # Lifecycle
@@ -51,10 +51,10 @@
 //! borrow checker:
 //!
 //! ```compile_fail
-//! use agentstream::event_stream::EventStream;
+//! use agentstream::event_stream::{self, EventStream};
 //! use futures_util::StreamExt;
 //!
-//! let (_producer, mut events) = EventStream::<u8, (), ()>::channel();
+//! let (_producer, mut events): (_, EventStream<u8, (), ()>) = event_stream::channel();
 //! let first = events.next();
 //! let second = events.next(); // error: `events` is already borrowed mutably
 //! drop((first, second));
@@ -79,13 +79,15 @@
 //!
 //! # Synchronization
 //!
-//! One allocation holds the shared state behind a small spin lock that every
-//! operation takes exactly once. The consumer moves the whole pending buffer
+//! One allocation holds the shared state behind a lock that every
+//! operation takes exactly once: `std::sync::Mutex` with the `std` feature,
+//! the `critical-section` crate's mutex with `critical-section`, and a spin
+//! lock otherwise (see the crate docs, "Choosing the lock"). The consumer moves the whole pending buffer
 //! into a local one with a single swap, then yields from it without touching
 //! shared memory, so draining costs no synchronization per event. Wakers are
 //! always woken after the lock is released. Buffers are recycled between the
 //! two sides, so a steady stream allocates nothing per event; after a burst,
-//! buffers larger than [`RETAINED_CAPACITY`] events are freed once drained.
+//! buffers with room for more than 1,024 events are freed once drained.
 //!
 //! The handles are `Send` and `Sync` whenever `E`, `R` and `F` are, so the
 //! producer and consumer can live on different threads.
@@ -106,13 +108,33 @@ use futures_core::{FusedStream, Stream};
 pub use error::{RefusalReason, RefusedError, StreamError};
 pub use producer::{Closed, Producer};
 pub use result::ResultFuture;
-use shared::{Shared, State};
+use shared::{Inner, Shared, State};
 
-use crate::sync::Arc;
+use alloc::sync::Arc;
+
+use crate::sync::Lock;
 
 /// Drained buffers keep at most this many events of capacity; larger ones
 /// are freed, so a burst does not pin its peak memory forever.
-pub const RETAINED_CAPACITY: usize = 1024;
+const RETAINED_CAPACITY: usize = 1024;
+
+/// Creates a stream and its producer.
+///
+/// This is the only allocation of the stream's life, besides the event
+/// buffers and the slabs of parked observers. Same as
+/// [`EventStream::channel`].
+pub fn channel<E, R, F>() -> (Producer<E, R, F>, EventStream<E, R, F>) {
+    let shared = Arc::new(Lock::new(Inner::new()));
+    let producer = Producer {
+        shared: shared.clone(),
+    };
+    let stream = EventStream {
+        shared,
+        local: VecDeque::new(),
+        ended: false,
+    };
+    (producer, stream)
+}
 
 /// The consuming half of an event stream: a [`Stream`] of events that ends
 /// after the producer's terminal call.
@@ -127,29 +149,24 @@ pub struct EventStream<E, R, F> {
 }
 
 impl<E, R, F> EventStream<E, R, F> {
-    /// Creates a stream and its producer.
-    ///
-    /// This is the only allocation of the stream's life, besides the event
-    /// buffers and the slab of parked result awaiters.
+    /// Creates a stream and its producer: [`channel`] as an associated
+    /// function, for when the types are named on `EventStream`.
     pub fn channel() -> (Producer<E, R, F>, Self) {
-        let shared = Arc::new(shared::new_shared());
-        let producer = Producer {
-            shared: shared.clone(),
-        };
-        let stream = Self {
-            shared,
-            local: VecDeque::new(),
-            ended: false,
-        };
-        (producer, stream)
+        channel()
     }
 
     /// Returns a future that resolves to the terminal result.
     ///
     /// It may be called any number of times; each future is independent and
     /// can be sent to another task. It resolves whether or not the events are
-    /// consumed.
-    pub fn result(&self) -> ResultFuture<E, R, F> {
+    /// consumed. The future does not name the event type, hence the
+    /// `'static` bounds: it holds the shared state as a trait object.
+    pub fn result(&self) -> ResultFuture<R, F>
+    where
+        E: 'static,
+        R: 'static,
+        F: 'static,
+    {
         ResultFuture::new(self.shared.clone())
     }
 
@@ -249,7 +266,9 @@ impl<E, R, F: Clone> Stream for EventStream<E, R, F> {
 
 impl<E, R, F: Clone> FusedStream for EventStream<E, R, F> {
     fn is_terminated(&self) -> bool {
-        self.ended && self.local.is_empty()
+        // `ended` is set only by `poll_shared`, which runs once `local` is
+        // empty; nothing refills `local` after that.
+        self.ended
     }
 }
 
@@ -257,7 +276,7 @@ impl<E, R, F> Drop for EventStream<E, R, F> {
     fn drop(&mut self) {
         let (waker, queue, closed) = self.shared.with(|inner| {
             inner.consumer_alive = false;
-            let closed = inner.take_closed_waker();
+            let closed = inner.take_closed_waiters();
             (
                 inner.consumer_waker.take(),
                 mem::take(&mut inner.queue),
@@ -266,8 +285,8 @@ impl<E, R, F> Drop for EventStream<E, R, F> {
         });
         // User code (event destructors, wakers) runs outside the lock.
         drop((waker, queue));
-        if let Some(producer) = closed {
-            producer.wake();
+        if let Some(waiters) = closed {
+            waiters.wake_all();
         }
     }
 }

@@ -1,13 +1,15 @@
 //! The producing half of an event stream.
 
+use alloc::sync::Arc;
 use core::fmt;
 use core::future::Future;
 use core::pin::Pin;
 use core::task::{Context, Poll};
 
+use futures_core::FusedFuture;
+
 use super::error::{RefusalReason, RefusedError};
-use super::shared::{Shared, State};
-use crate::sync::Arc;
+use super::shared::{Observed, Shared, State};
 
 /// The producing half of an [`EventStream`](super::EventStream).
 ///
@@ -112,50 +114,76 @@ impl<E, R, F> Producer<E, R, F> {
     /// A future that resolves once nobody can observe the stream any more:
     /// the consumer and every result handle are gone. A producer can race
     /// its work against it to stop early, and the future holds no producer
-    /// role (dropping it never ends the stream).
-    pub fn closed(&self) -> Closed<E, R, F> {
+    /// role (dropping it never ends the stream). Any number of tasks may
+    /// await their own `Closed` at once; each is woken once.
+    pub fn closed(&self) -> Closed<R, F>
+    where
+        E: 'static,
+        R: 'static,
+        F: 'static,
+    {
         Closed {
             shared: self.shared.clone(),
+            key: None,
+            done: false,
         }
     }
 }
 
 /// Resolves when nobody observes the stream any more. Created by
 /// [`Producer::closed`].
+///
+/// Like [`ResultFuture`](super::ResultFuture) it does not name the event
+/// type.
 #[must_use = "futures do nothing unless polled"]
-pub struct Closed<E, R, F> {
-    shared: Arc<Shared<E, R, F>>,
+pub struct Closed<R, F> {
+    shared: Arc<dyn Observed<R, F>>,
+    /// Our slot among the parked `Closed` waiters, once parked.
+    key: Option<usize>,
+    done: bool,
 }
 
-impl<E, R, F> Future for Closed<E, R, F> {
+// SAFETY: as for `ResultFuture`: a `Closed` reaches the shared state only
+// through `Observed::poll_closed`/`drop_closed`, which touch counters and
+// wakers; when it drops the last reference it drops the result or error
+// (hence the bounds) and an empty event queue, never an event.
+unsafe impl<R: Send, F: Send> Send for Closed<R, F> {}
+// SAFETY: `&Closed` reaches only its own `key` and `done` fields.
+unsafe impl<R: Send, F: Send> Sync for Closed<R, F> {}
+
+impl<R, F> Future for Closed<R, F> {
     type Output = ();
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        let replaced = self.shared.with(|inner| {
-            if inner.is_closed() {
-                return Ok(());
-            }
-            Err(match &mut inner.closed_waker {
-                Some(stored) if stored.will_wake(cx.waker()) => None,
-                slot => slot.replace(cx.waker().clone()),
-            })
-        });
-        match replaced {
-            Ok(()) => Poll::Ready(()),
-            Err(replaced) => {
-                // Only one waiter is kept: settle the one replaced.
-                if let Some(previous) = replaced {
-                    previous.wake();
-                }
-                Poll::Pending
-            }
+        let this = self.get_mut();
+        let poll = this.shared.poll_closed(&mut this.key, cx.waker());
+        if poll.is_ready() {
+            this.done = true;
+        }
+        poll
+    }
+}
+
+impl<R, F> FusedFuture for Closed<R, F> {
+    fn is_terminated(&self) -> bool {
+        self.done
+    }
+}
+
+impl<R, F> Drop for Closed<R, F> {
+    fn drop(&mut self) {
+        if let Some(key) = self.key {
+            self.shared.drop_closed(key);
         }
     }
 }
 
-impl<E, R, F> fmt::Debug for Closed<E, R, F> {
+impl<R, F> fmt::Debug for Closed<R, F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Closed").finish_non_exhaustive()
+        f.debug_struct("Closed")
+            .field("parked", &self.key.is_some())
+            .field("done", &self.done)
+            .finish()
     }
 }
 

@@ -1,5 +1,6 @@
 //! Awaiting the terminal result of a stream.
 
+use alloc::sync::Arc;
 use core::fmt;
 use core::future::Future;
 use core::pin::Pin;
@@ -8,8 +9,7 @@ use core::task::{Context, Poll};
 use futures_core::FusedFuture;
 
 use super::error::StreamError;
-use super::shared::Shared;
-use crate::sync::Arc;
+use super::shared::Observed;
 
 /// A future resolving to the stream's terminal result.
 ///
@@ -22,17 +22,33 @@ use crate::sync::Arc;
 /// A live `ResultFuture` counts as an observer of the stream: while one
 /// exists, [`Producer::push`](super::Producer::push) does not report
 /// [`Closed`](super::RefusalReason::Closed).
+///
+/// It names only the result and error types: a `ResultFuture<R, F>` can be
+/// stored and sent without knowing what the stream's events are.
 #[must_use = "futures do nothing unless polled"]
-pub struct ResultFuture<E, R, F> {
-    shared: Arc<Shared<E, R, F>>,
+pub struct ResultFuture<R, F> {
+    shared: Arc<dyn Observed<R, F>>,
     /// Our slot among the parked awaiters, once parked.
     key: Option<usize>,
     done: bool,
 }
 
-impl<E, R, F> ResultFuture<E, R, F> {
-    pub(super) fn new(shared: Arc<Shared<E, R, F>>) -> Self {
-        shared.with(|inner| inner.result_handles += 1);
+// SAFETY: a `ResultFuture` reaches the shared state only through
+// `Observed`, whose methods touch the result (`R`), the error (`F`), counters
+// and wakers, never an event: see the trait's documentation. When it drops
+// the last reference, the event queue is empty, so no event is dropped on its
+// thread either. Moving it to another thread therefore moves only access to
+// `R` and `F` (cloned and dropped there), which is sound when they are
+// `Send`, the same bounds that make `std::sync::Mutex<(R, F)>` `Send`.
+unsafe impl<R: Send, F: Send> Send for ResultFuture<R, F> {}
+// SAFETY: `&ResultFuture` gives access to nothing but its own `key` and
+// `done` fields (in `Debug` and `is_terminated`); every access to the shared
+// state needs `&mut`. Sharing it is as sound as sending it.
+unsafe impl<R: Send, F: Send> Sync for ResultFuture<R, F> {}
+
+impl<R, F> ResultFuture<R, F> {
+    pub(super) fn new(shared: Arc<dyn Observed<R, F>>) -> Self {
+        shared.add_result_handle();
         Self {
             shared,
             key: None,
@@ -41,25 +57,12 @@ impl<E, R, F> ResultFuture<E, R, F> {
     }
 }
 
-impl<E, R: Clone, F: Clone> Future for ResultFuture<E, R, F> {
+impl<R: Clone, F: Clone> Future for ResultFuture<R, F> {
     type Output = Result<R, StreamError<F>>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
-        let (poll, replaced) = this.shared.with(|inner| match inner.outcome() {
-            Some(outcome) => {
-                let outcome = outcome.cloned().map_err(|error| match error {
-                    StreamError::Failed(error) => StreamError::Failed(error.clone()),
-                    StreamError::ProducerDropped => StreamError::ProducerDropped,
-                });
-                (Poll::Ready(outcome), None)
-            }
-            None => (
-                Poll::Pending,
-                inner.awaiters.park(&mut this.key, cx.waker()),
-            ),
-        });
-        drop(replaced);
+        let poll = this.shared.poll_result(&mut this.key, cx.waker());
         if poll.is_ready() {
             this.done = true;
         }
@@ -67,34 +70,25 @@ impl<E, R: Clone, F: Clone> Future for ResultFuture<E, R, F> {
     }
 }
 
-impl<E, R: Clone, F: Clone> FusedFuture for ResultFuture<E, R, F> {
+impl<R: Clone, F: Clone> FusedFuture for ResultFuture<R, F> {
     fn is_terminated(&self) -> bool {
         self.done
     }
 }
 
-impl<E, R, F> Clone for ResultFuture<E, R, F> {
+impl<R, F> Clone for ResultFuture<R, F> {
     fn clone(&self) -> Self {
         Self::new(self.shared.clone())
     }
 }
 
-impl<E, R, F> Drop for ResultFuture<E, R, F> {
+impl<R, F> Drop for ResultFuture<R, F> {
     fn drop(&mut self) {
-        let key = self.key;
-        let (parked, closed) = self.shared.with(|inner| {
-            inner.result_handles -= 1;
-            let parked = key.and_then(|key| inner.awaiters.remove(key));
-            (parked, inner.take_closed_waker())
-        });
-        drop(parked);
-        if let Some(producer) = closed {
-            producer.wake();
-        }
+        self.shared.drop_result_handle(self.key);
     }
 }
 
-impl<E, R, F> fmt::Debug for ResultFuture<E, R, F> {
+impl<R, F> fmt::Debug for ResultFuture<R, F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ResultFuture")
             .field("parked", &self.key.is_some())

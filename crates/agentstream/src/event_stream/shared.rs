@@ -1,14 +1,14 @@
-//! The state shared by the producer, the consumer and the result awaiters.
+//! The state shared by the producer, the consumer and the observers.
 
 use alloc::collections::VecDeque;
 use core::mem;
-use core::task::Waker;
+use core::task::{Poll, Waker};
 
 use super::error::{RefusalReason, StreamError};
-use crate::sync::{SpinLock, WakerSlab};
+use crate::sync::{Lock, WakerSlab};
 
 /// The single allocation behind one stream.
-pub(crate) type Shared<E, R, F> = SpinLock<Inner<E, R, F>>;
+pub(crate) type Shared<E, R, F> = Lock<Inner<E, R, F>>;
 
 /// Where the stream is in its life. Transitions only leave `Open`, once.
 pub(crate) enum State<R, F> {
@@ -26,7 +26,8 @@ pub(crate) struct Inner<E, R, F> {
     /// Events pushed and not yet moved to the consumer's local buffer.
     ///
     /// Invariant: empty whenever `consumer_alive` is false, so memory is
-    /// released as soon as nobody can read the events.
+    /// released as soon as nobody can read the events, and no event is ever
+    /// dropped by an observer (see [`Observed`]).
     pub(crate) queue: VecDeque<E>,
     pub(crate) state: State<R, F>,
     /// The waker of a parked consumer.
@@ -40,11 +41,13 @@ pub(crate) struct Inner<E, R, F> {
     pub(crate) consumer_alive: bool,
     /// Number of live `ResultFuture`s.
     pub(crate) result_handles: usize,
-    /// The waker of a producer awaiting `Producer::closed`.
+    /// Parked `Closed` futures (any number: each has its own slot, so two
+    /// waiters never evict each other).
     ///
-    /// Invariant: taken and woken by whichever drop makes the stream closed
-    /// (`consumer_alive` false and `result_handles` zero).
-    pub(crate) closed_waker: Option<Waker>,
+    /// Invariant: emptied, once, by whichever drop makes the stream closed
+    /// (`consumer_alive` false and `result_handles` zero); nothing parks
+    /// after that, because a closed stream resolves `Closed` at once.
+    pub(crate) closed_waiters: WakerSlab,
     /// Parked result awaiters, keyed by slot index.
     pub(crate) awaiters: WakerSlab,
 }
@@ -57,8 +60,8 @@ impl<E, R, F> Inner<E, R, F> {
             consumer_waker: None,
             consumer_alive: true,
             result_handles: 0,
-            closed_waker: None,
-            awaiters: WakerSlab::default(),
+            closed_waiters: WakerSlab::new(),
+            awaiters: WakerSlab::new(),
         }
     }
 
@@ -88,22 +91,12 @@ impl<E, R, F> Inner<E, R, F> {
         !self.consumer_alive && self.result_handles == 0
     }
 
-    /// The producer's `closed` waker, if the stream has just become closed.
-    pub(crate) fn take_closed_waker(&mut self) -> Option<Waker> {
-        if self.is_closed() {
-            self.closed_waker.take()
+    /// The `Closed` waiters to wake, if the stream has just become closed.
+    pub(crate) fn take_closed_waiters(&mut self) -> Option<WakerSlab> {
+        if self.is_closed() && !self.closed_waiters.is_empty() {
+            Some(mem::take(&mut self.closed_waiters))
         } else {
             None
-        }
-    }
-
-    /// The outcome seen by result awaiters, if the stream has ended.
-    pub(crate) fn outcome(&self) -> Option<Result<&R, StreamError<&F>>> {
-        match &self.state {
-            State::Open => None,
-            State::Finished(result) => Some(Ok(result)),
-            State::Failed(error) => Some(Err(StreamError::Failed(error))),
-            State::ProducerDropped => Some(Err(StreamError::ProducerDropped)),
         }
     }
 }
@@ -124,7 +117,92 @@ impl Wakeups {
     }
 }
 
-/// A stream shared by its handles.
-pub(crate) fn new_shared<E, R, F>() -> Shared<E, R, F> {
-    SpinLock::new(Inner::new())
+/// What the observers of a stream (its [`ResultFuture`]s and its producer's
+/// [`Closed`] futures) do with the shared state, without naming the event
+/// type: they hold the state as `Arc<dyn Observed<R, F>>`.
+///
+/// No method touches `Inner::queue`, so an observer never reads, moves or
+/// drops an event. When an observer holds the last reference, the queue is
+/// empty (the consumer is gone, see the invariant on `Inner::queue`), so
+/// dropping the state frees at most an empty buffer.
+///
+/// [`ResultFuture`]: super::ResultFuture
+/// [`Closed`]: super::Closed
+pub(crate) trait Observed<R, F> {
+    /// Registers a new result handle.
+    fn add_result_handle(&self);
+
+    /// The terminal result, or `Pending` with `waker` parked in slot `key`.
+    fn poll_result(
+        &self,
+        key: &mut Option<usize>,
+        waker: &Waker,
+    ) -> Poll<Result<R, StreamError<F>>>
+    where
+        R: Clone,
+        F: Clone;
+
+    /// Unregisters a result handle parked in `key`, if any.
+    fn drop_result_handle(&self, key: Option<usize>);
+
+    /// `Ready` once the stream is closed, or `Pending` with `waker` parked.
+    fn poll_closed(&self, key: &mut Option<usize>, waker: &Waker) -> Poll<()>;
+
+    /// Leaves the `Closed` slot `key`.
+    fn drop_closed(&self, key: usize);
+}
+
+impl<E, R, F> Observed<R, F> for Shared<E, R, F> {
+    fn add_result_handle(&self) {
+        self.with(|inner| inner.result_handles += 1);
+    }
+
+    fn poll_result(&self, key: &mut Option<usize>, waker: &Waker) -> Poll<Result<R, StreamError<F>>>
+    where
+        R: Clone,
+        F: Clone,
+    {
+        let (poll, replaced) = self.with(|inner| match &inner.state {
+            State::Open => (Poll::Pending, inner.awaiters.park(key, waker)),
+            State::Finished(result) => (Poll::Ready(Ok(result.clone())), None),
+            State::Failed(error) => (Poll::Ready(Err(StreamError::Failed(error.clone()))), None),
+            State::ProducerDropped => (Poll::Ready(Err(StreamError::ProducerDropped)), None),
+        });
+        drop(replaced);
+        poll
+    }
+
+    fn drop_result_handle(&self, key: Option<usize>) {
+        let (parked, closed) = self.with(|inner| {
+            inner.result_handles -= 1;
+            let parked = key.and_then(|key| inner.awaiters.remove(key));
+            (parked, inner.take_closed_waiters())
+        });
+        drop(parked);
+        if let Some(waiters) = closed {
+            waiters.wake_all();
+        }
+    }
+
+    fn poll_closed(&self, key: &mut Option<usize>, waker: &Waker) -> Poll<()> {
+        let parked = self.with(|inner| {
+            if inner.is_closed() {
+                Ok(())
+            } else {
+                Err(inner.closed_waiters.park(key, waker))
+            }
+        });
+        match parked {
+            Ok(()) => Poll::Ready(()),
+            Err(replaced) => {
+                drop(replaced);
+                Poll::Pending
+            }
+        }
+    }
+
+    fn drop_closed(&self, key: usize) {
+        let parked = self.with(|inner| inner.closed_waiters.remove(key));
+        drop(parked);
+    }
 }

@@ -7,7 +7,9 @@ use core::task::{Context, Poll};
 
 use futures_core::FusedFuture;
 
-use crate::sync::{Arc, SpinLock, WakerSlab};
+use alloc::sync::Arc;
+
+use crate::sync::{AtomicBool, Lock, Ordering, WakerSlab};
 
 /// The error message of a call ended by its [`AbortSignal`].
 pub const ABORTED_MESSAGE: &str = "Request was aborted";
@@ -39,14 +41,19 @@ pub struct AbortController {
 /// parked on something else.
 #[derive(Clone)]
 pub struct AbortSignal {
-    shared: Arc<SpinLock<AbortState>>,
+    shared: Arc<AbortState>,
 }
 
-#[derive(Default)]
 struct AbortState {
-    aborted: bool,
+    /// Set once, by the abort, while `waiters` is locked.
+    ///
+    /// Invariant: a waiter parks only after reading `false` under the lock,
+    /// and the abort sets it and empties the slab under the same lock, so no
+    /// park is missed. Readers outside the lock (`is_aborted`) need no lock:
+    /// the flag never goes back to `false`.
+    aborted: AtomicBool,
     /// Parked [`Aborted`] futures. Emptied, once, by the abort.
-    waiters: WakerSlab,
+    waiters: Lock<WakerSlab>,
 }
 
 impl AbortController {
@@ -63,9 +70,13 @@ impl AbortController {
     /// Aborts, waking every task parked on [`AbortSignal::aborted`].
     /// Aborting again does nothing.
     pub fn abort(&self) {
-        let waiters = self.signal.shared.with(|state| {
-            state.aborted = true;
-            core::mem::take(&mut state.waiters)
+        let state = &self.signal.shared;
+        if state.aborted.load(Ordering::Acquire) {
+            return;
+        }
+        let waiters = state.waiters.with(|waiters| {
+            state.aborted.store(true, Ordering::Release);
+            core::mem::take(waiters)
         });
         waiters.wake_all();
     }
@@ -80,15 +91,19 @@ impl Default for AbortSignal {
     /// A signal with no controller: it never aborts.
     fn default() -> Self {
         Self {
-            shared: Arc::new(SpinLock::new(AbortState::default())),
+            shared: Arc::new(AbortState {
+                aborted: AtomicBool::new(false),
+                waiters: Lock::new(WakerSlab::new()),
+            }),
         }
     }
 }
 
 impl AbortSignal {
-    /// Whether the controller has aborted.
+    /// Whether the controller has aborted. One atomic load, no lock.
+    #[inline]
     pub fn is_aborted(&self) -> bool {
-        self.shared.with(|state| state.aborted)
+        self.shared.aborted.load(Ordering::Acquire)
     }
 
     /// A future that resolves once the controller aborts.
@@ -116,13 +131,19 @@ impl Future for Aborted {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let this = self.get_mut();
         let key = &mut this.key;
-        let (aborted, replaced) = this.signal.shared.with(|state| {
-            if state.aborted {
-                (true, None)
-            } else {
-                (false, state.waiters.park(key, cx.waker()))
-            }
-        });
+        let state = &this.signal.shared;
+        let (aborted, replaced) = if state.aborted.load(Ordering::Acquire) {
+            (true, None)
+        } else {
+            state.waiters.with(|waiters| {
+                // Relaxed suffices: the abort stores under this same lock.
+                if state.aborted.load(Ordering::Relaxed) {
+                    (true, None)
+                } else {
+                    (false, waiters.park(key, cx.waker()))
+                }
+            })
+        };
         drop(replaced);
         this.done = aborted;
         if aborted {
@@ -142,7 +163,11 @@ impl FusedFuture for Aborted {
 impl Drop for Aborted {
     fn drop(&mut self) {
         if let Some(key) = self.key {
-            let waker = self.signal.shared.with(|state| state.waiters.remove(key));
+            let waker = self
+                .signal
+                .shared
+                .waiters
+                .with(|waiters| waiters.remove(key));
             drop(waker);
         }
     }

@@ -25,8 +25,8 @@ pub use scripted::{
     ScriptedFailure, ScriptedModel, ScriptedReply, ScriptedTurn, EXHAUSTED_MESSAGE,
 };
 pub use stream::{
-    AssistantMessageEventStream, AssistantMessageProducer, ModelDriver, ModelResult, ModelStream,
-    ResultHandle, PRODUCER_DROPPED_MESSAGE,
+    AssistantMessageEventStream, AssistantMessageProducer, LocalModelDriver, LocalModelStream,
+    ModelDriver, ModelResult, ModelStream, ResultHandle, PRODUCER_DROPPED_MESSAGE,
 };
 
 use crate::message::Context;

@@ -29,6 +29,18 @@ pub type AssistantMessageEventStream = EventStream<ModelEvent, AssistantMessage,
 /// adapter spawns.
 pub type ModelDriver = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
 
+/// A boxed producer future that need not be `Send`: what a
+/// [`LocalModelStream`] drives, or an adapter spawns on its local executor
+/// (`spawn_local`, a single-threaded embedded executor).
+pub type LocalModelDriver = Pin<Box<dyn Future<Output = ()> + 'static>>;
+
+/// A [`ModelStream`] whose driver need not be `Send`, for providers built on
+/// `!Send` futures (a browser `fetch`, a single-threaded embedded executor).
+/// It is self-driven like any `ModelStream`, but stays on its thread.
+///
+/// Every `ModelStream` converts into one with [`ModelStream::into_local`].
+pub type LocalModelStream = ModelStream<dyn Future<Output = ()>>;
+
 /// The producing side of a model call.
 ///
 /// Pushing a terminal event (`done` or `error`) also resolves the result
@@ -47,7 +59,7 @@ pin_project_lite::pin_project! {
     struct UntilClosed<D> {
         #[pin]
         driver: D,
-        closed: Closed<ModelEvent, AssistantMessage, Infallible>,
+        closed: Closed<AssistantMessage, Infallible>,
     }
 }
 
@@ -97,7 +109,7 @@ impl AssistantMessageProducer {
     }
 
     /// Resolves once nobody observes the stream any more.
-    pub fn closed(&self) -> Closed<ModelEvent, AssistantMessage, Infallible> {
+    pub fn closed(&self) -> Closed<AssistantMessage, Infallible> {
         self.inner.closed()
     }
 
@@ -146,10 +158,13 @@ impl fmt::Debug for AssistantMessageProducer {
 /// its [`result`](Self::result), runs it, so no runtime is needed. A runtime
 /// adapter can instead [`take_driver`](Self::take_driver) and spawn it as a
 /// task; the events are the same either way.
+///
+/// `D` is the driver's future type, boxed. The default, a `Send` future,
+/// makes the stream `Send`; [`LocalModelStream`] carries a `!Send` driver.
 #[must_use = "streams do nothing unless polled"]
-pub struct ModelStream {
+pub struct ModelStream<D: ?Sized = dyn Future<Output = ()> + Send> {
     events: AssistantMessageEventStream,
-    driver: Option<ModelDriver>,
+    driver: Option<Pin<Box<D>>>,
 }
 
 impl ModelStream {
@@ -186,12 +201,47 @@ impl ModelStream {
         stream
     }
 
-    /// Takes the producer future out, for a runtime to spawn. The stream no
-    /// longer drives it. The future completes when the producer is done, or
-    /// early when nobody observes the stream any more; dropping it drops the
-    /// producer, which ends the stream with an `error` event.
-    pub fn take_driver(&mut self) -> Option<ModelDriver> {
-        self.driver.take()
+    /// Like [`driven`](Self::driven), for a driver that is not `Send`. The
+    /// stream it returns stays on its thread.
+    ///
+    /// ```
+    /// use std::rc::Rc;
+    /// use agentstream::message::{assistant, text, StopReason};
+    /// use agentstream::model::{DoneReason, LocalModelStream, ModelEvent, ModelStream};
+    /// use futures_util::StreamExt;
+    ///
+    /// // A producer holding an `Rc` is `!Send`, so it cannot be a `ModelDriver`.
+    /// let shared = Rc::new("hi");
+    /// let mut stream: LocalModelStream = ModelStream::driven_local(move |mut producer| async move {
+    ///     let message = assistant([text(*shared)], StopReason::Stop);
+    ///     let _ = producer.push(ModelEvent::done(DoneReason::Stop, message));
+    /// });
+    /// let types: Vec<_> = futures_executor::block_on(stream.by_ref().map(|e| e.type_name()).collect());
+    /// assert_eq!(types, ["done"]);
+    /// ```
+    pub fn driven_local<D>(
+        make_driver: impl FnOnce(AssistantMessageProducer) -> D,
+    ) -> LocalModelStream
+    where
+        D: Future<Output = ()> + 'static,
+    {
+        let (producer, stream) = Self::channel();
+        let closed = producer.inner.closed();
+        let mut stream = stream.into_local();
+        stream.driver = Some(Box::pin(UntilClosed {
+            driver: make_driver(producer),
+            closed,
+        }));
+        stream
+    }
+
+    /// The same stream, typed as a [`LocalModelStream`]: for code that
+    /// handles `Send` and `!Send` providers alike.
+    pub fn into_local(self) -> LocalModelStream {
+        ModelStream {
+            events: self.events,
+            driver: self.driver.map(|driver| driver as LocalModelDriver),
+        }
     }
 
     /// Installs `driver` as the future this stream runs when polled,
@@ -200,10 +250,20 @@ impl ModelStream {
     pub(crate) fn set_driver(&mut self, driver: ModelDriver) {
         self.driver = Some(driver);
     }
+}
+
+impl<D: Future<Output = ()> + ?Sized> ModelStream<D> {
+    /// Takes the producer future out, for a runtime to spawn. The stream no
+    /// longer drives it. The future completes when the producer is done, or
+    /// early when nobody observes the stream any more; dropping it drops the
+    /// producer, which ends the stream with an `error` event.
+    pub fn take_driver(&mut self) -> Option<Pin<Box<D>>> {
+        self.driver.take()
+    }
 
     /// Resolves to the final message, driving the producer if this stream
     /// carries it. Events are not consumed: they stay readable.
-    pub fn result(&mut self) -> ModelResult<'_> {
+    pub fn result(&mut self) -> ModelResult<'_, D> {
         let handle = self.result_handle();
         ModelResult {
             driver: &mut self.driver,
@@ -220,7 +280,7 @@ impl ModelStream {
         }
     }
 
-    fn poll_driver(driver: &mut Option<ModelDriver>, cx: &mut Context<'_>) {
+    fn poll_driver(driver: &mut Option<Pin<Box<D>>>, cx: &mut Context<'_>) {
         if let Some(future) = driver {
             if future.as_mut().poll(cx).is_ready() {
                 *driver = None;
@@ -237,7 +297,7 @@ fn producer_dropped() -> AssistantMessage {
     message
 }
 
-impl Stream for ModelStream {
+impl<D: Future<Output = ()> + ?Sized> Stream for ModelStream<D> {
     type Item = ModelEvent;
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<ModelEvent>> {
@@ -266,13 +326,13 @@ impl Stream for ModelStream {
     }
 }
 
-impl FusedStream for ModelStream {
+impl<D: Future<Output = ()> + ?Sized> FusedStream for ModelStream<D> {
     fn is_terminated(&self) -> bool {
         self.events.is_terminated()
     }
 }
 
-impl fmt::Debug for ModelStream {
+impl<D: ?Sized> fmt::Debug for ModelStream<D> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ModelStream")
             .field("events", &self.events)
@@ -292,12 +352,12 @@ fn settle(outcome: Result<AssistantMessage, StreamError<Infallible>>) -> Assista
 /// Resolves to a call's final message, driving its producer. Created by
 /// [`ModelStream::result`].
 #[must_use = "futures do nothing unless polled"]
-pub struct ModelResult<'a> {
-    driver: &'a mut Option<ModelDriver>,
+pub struct ModelResult<'a, D: ?Sized = dyn Future<Output = ()> + Send> {
+    driver: &'a mut Option<Pin<Box<D>>>,
     handle: ResultHandle,
 }
 
-impl Future for ModelResult<'_> {
+impl<D: Future<Output = ()> + ?Sized> Future for ModelResult<'_, D> {
     type Output = AssistantMessage;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<AssistantMessage> {
@@ -307,7 +367,7 @@ impl Future for ModelResult<'_> {
     }
 }
 
-impl fmt::Debug for ModelResult<'_> {
+impl<D: ?Sized> fmt::Debug for ModelResult<'_, D> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ModelResult")
             .field("self_driven", &self.driver.is_some())
@@ -320,7 +380,7 @@ impl fmt::Debug for ModelResult<'_> {
 #[derive(Clone)]
 #[must_use = "futures do nothing unless polled"]
 pub struct ResultHandle {
-    inner: ResultFuture<ModelEvent, AssistantMessage, Infallible>,
+    inner: ResultFuture<AssistantMessage, Infallible>,
 }
 
 impl Future for ResultHandle {

@@ -13,6 +13,8 @@ pub(crate) struct WakerSlab {
     slots: Vec<Slot>,
     /// Head of the free list threaded through `Slot::Vacant`, or `slots.len()`.
     next_vacant: usize,
+    /// Number of `Slot::Parked` entries, so that `len` is O(1) under a lock.
+    parked: usize,
 }
 
 enum Slot {
@@ -21,6 +23,15 @@ enum Slot {
 }
 
 impl WakerSlab {
+    /// An empty slab; allocates nothing until the first park.
+    pub(crate) const fn new() -> Self {
+        Self {
+            slots: Vec::new(),
+            next_vacant: 0,
+            parked: 0,
+        }
+    }
+
     /// Stores `waker` in the slot `key` (allocating one if `None`). Returns a
     /// replaced waker that does not wake the same task, for the caller to drop
     /// outside the lock.
@@ -45,6 +56,7 @@ impl WakerSlab {
             }
         }
         *key = Some(index);
+        self.parked += 1;
         None
     }
 
@@ -59,17 +71,21 @@ impl WakerSlab {
             next: self.next_vacant,
         };
         self.next_vacant = key;
+        self.parked -= 1;
         match mem::replace(slot, vacant) {
             Slot::Parked(waker) => Some(waker),
             Slot::Vacant { .. } => None,
         }
     }
 
+    /// Number of parked wakers.
     pub(crate) fn len(&self) -> usize {
-        self.slots
-            .iter()
-            .filter(|slot| matches!(slot, Slot::Parked(_)))
-            .count()
+        self.parked
+    }
+
+    /// Whether no waker is parked.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.parked == 0
     }
 
     /// Wakes every parked waker, consuming the slab.

@@ -18,7 +18,7 @@ use super::abort::ABORTED_MESSAGE;
 use super::stream::ModelStream;
 use super::{Model, StreamOptions};
 use crate::message::Context;
-use crate::sync::SpinLock;
+use crate::sync::Lock;
 #[cfg(doc)]
 use crate::yield_now::yield_now;
 
@@ -66,17 +66,19 @@ pub const EXHAUSTED_MESSAGE: &str = "ScriptedModel has no more responses";
 /// ```
 pub struct ScriptedModel {
     turns: Vec<Arc<ScriptedTurn>>,
-    state: SpinLock<ScriptState>,
+    state: Lock<ScriptState>,
     pacer: Option<Pacer>,
 }
 
 /// Makes the pause between two deltas of a chunked turn: a timer future of
 /// some runtime, for example. See [`ScriptedModel::with_pacer`].
-pub type Pacer = Arc<dyn Fn() -> Pin<Box<dyn Future<Output = ()> + Send>> + Send + Sync>;
+pub(crate) type Pacer = Arc<dyn Fn() -> Pin<Box<dyn Future<Output = ()> + Send>> + Send + Sync>;
 
 struct ScriptState {
     cursor: usize,
-    requests: Vec<Context>,
+    /// Shared, so that [`ScriptedModel::requests`] copies only pointers
+    /// under the lock and the deep copies outside it.
+    requests: Vec<Arc<Context>>,
 }
 
 impl ScriptedModel {
@@ -87,7 +89,7 @@ impl ScriptedModel {
                 .into_iter()
                 .map(|turn| Arc::new(turn.into()))
                 .collect(),
-            state: SpinLock::new(ScriptState {
+            state: Lock::new(ScriptState {
                 cursor: 0,
                 requests: Vec::new(),
             }),
@@ -111,7 +113,11 @@ impl ScriptedModel {
 
     /// Deep copies of the contexts of every call so far, in call order.
     pub fn requests(&self) -> Vec<Context> {
-        self.state.with(|state| state.requests.clone())
+        let shared = self.state.with(|state| state.requests.clone());
+        shared
+            .iter()
+            .map(|context| Context::clone(context))
+            .collect()
     }
 
     /// Number of calls so far (the cursor: the index of the next turn).
@@ -128,7 +134,7 @@ impl ScriptedModel {
 impl Model for ScriptedModel {
     fn stream(&self, context: &Context, options: StreamOptions) -> ModelStream {
         // The copy is made outside the lock; only the push happens inside.
-        let snapshot = context.clone();
+        let snapshot = Arc::new(context.clone());
         let turns = &self.turns;
         let turn = self.state.with(|state| {
             state.requests.push(snapshot);

@@ -1,24 +1,63 @@
-//! A minimal test-and-test-and-set spin lock.
+//! The fallback lock: a test-and-test-and-set spin lock.
 //!
-//! # Why a spin lock
+//! Used when neither the `std` nor the `critical-section` feature is on:
+//! a `no_std` host that has atomics but told us nothing about its
+//! scheduler.
 //!
-//! The core is `no_std`, so there is no OS mutex to park on. Every critical
-//! section guarded by this lock in agentstream is a handful of instructions:
-//! a `VecDeque` push or swap, a state check, taking or storing a `Waker`.
-//! No waker is ever *woken* while the lock is held, and no user callback other
-//! than `Waker::clone`/`will_wake` and the global allocator runs inside it.
-//! Contention is therefore short by construction: at most one producer, one
-//! consumer and the (cold) result awaiters ever touch a given lock.
+//! # The hazard
 //!
-//! On single-threaded hosts (wasm) the lock is never contended, so it never
-//! spins and never blocks. The lock is not reentrant: code inside a critical
-//! section must not call back into the same stream.
+//! A waiter spins until the holder leaves. Every critical section in the
+//! crate is short (a `VecDeque` push or swap, a state check, taking or
+//! storing a `Waker`; no waker is ever woken inside one), so on a
+//! single-threaded host (wasm without threads, one executor on a
+//! microcontroller without interrupts that touch streams) the lock is never
+//! contended and never spins. But if the holder can be preempted (an OS
+//! thread descheduled, more workers than cores, CPU quota throttling), the
+//! other side burns its whole time slice; and if the holder can be
+//! interrupted by code that takes the same lock (an interrupt handler on a
+//! microcontroller), it deadlocks. Enable `std` on hosted targets and
+//! `critical-section` on embedded ones.
+//!
+//! The lock is not reentrant: code inside a critical section must not call
+//! back into the same stream.
 
-use super::{spin_hint, AtomicBool, Ordering, UnsafeCell};
+use super::{AtomicBool, Ordering};
+
+/// Called in every busy-wait iteration.
+///
+/// Under loom this yields to the model checker; without it a spin loop would
+/// make loom explore an unbounded number of interleavings.
+#[inline]
+fn spin_hint() {
+    #[cfg(loom)]
+    loom::thread::yield_now();
+    #[cfg(not(loom))]
+    core::hint::spin_loop();
+}
+
+#[cfg(loom)]
+use loom::cell::UnsafeCell;
+
+/// `core::cell::UnsafeCell` with loom's closure-based access API.
+#[cfg(not(loom))]
+#[derive(Debug)]
+struct UnsafeCell<T>(core::cell::UnsafeCell<T>);
+
+#[cfg(not(loom))]
+impl<T> UnsafeCell<T> {
+    const fn new(value: T) -> Self {
+        Self(core::cell::UnsafeCell::new(value))
+    }
+
+    #[inline]
+    fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
+        f(self.0.get())
+    }
+}
 
 /// Mutual exclusion over a `T`, with closure-scoped access.
-pub(crate) struct SpinLock<T> {
-    /// `true` while some thread is inside [`SpinLock::with`].
+pub(crate) struct Lock<T> {
+    /// `true` while some thread is inside [`Lock::with`].
     ///
     /// Invariant: the thread that flipped it from `false` to `true` (with
     /// `Acquire`) is the only one that may access `value` until it stores
@@ -30,11 +69,11 @@ pub(crate) struct SpinLock<T> {
 // SAFETY: the lock hands out `&mut T` to one thread at a time, so sharing the
 // lock between threads only ever moves access to `T` between threads. That is
 // sound exactly when `T: Send`, as for `std::sync::Mutex`.
-unsafe impl<T: Send> Sync for SpinLock<T> {}
+unsafe impl<T: Send> Sync for Lock<T> {}
 // SAFETY: owning the lock is owning the `T`.
-unsafe impl<T: Send> Send for SpinLock<T> {}
+unsafe impl<T: Send> Send for Lock<T> {}
 
-impl<T> SpinLock<T> {
+impl<T> Lock<T> {
     pub(crate) fn new(value: T) -> Self {
         Self {
             locked: AtomicBool::new(false),
@@ -84,13 +123,5 @@ impl Drop for Release<'_> {
     #[inline]
     fn drop(&mut self) {
         self.0.store(false, Ordering::Release);
-    }
-}
-
-impl<T> core::fmt::Debug for SpinLock<T> {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("SpinLock")
-            .field("locked", &self.locked.load(Ordering::Relaxed))
-            .finish_non_exhaustive()
     }
 }
