@@ -82,7 +82,7 @@ impl Flavor for Ours {
     const NAME: &'static str = "ours";
     type Tx = agentstream::event_stream::Producer<u64, u64, ()>;
     type Rx = OursStream;
-    type Res = Unwrap<agentstream::event_stream::ResultFuture<u64, u64, ()>>;
+    type Res = Unwrap<agentstream::event_stream::ResultFuture<u64, ()>>;
     type Fan = Self::Res;
 
     fn channel() -> (Self::Tx, Self::Rx, Self::Res) {

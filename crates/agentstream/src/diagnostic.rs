@@ -36,6 +36,7 @@ use core::fmt;
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct Diagnostic {
     /// The stable code, for example `orphan-tool-result`. See the
     /// [module documentation](self) for the list.

@@ -452,3 +452,58 @@ fn closed_resolves_once_the_consumer_and_every_result_handle_are_gone() {
     assert_eq!(waker.poll(&mut closed), Poll::Ready(()));
     assert!(producer.is_closed());
 }
+
+#[test]
+fn two_closed_waiters_each_park_without_waking_the_other() {
+    let (producer, events) = Stream3::channel();
+    let (first, second) = (CountingWaker::new(), CountingWaker::new());
+    let (mut a, mut b) = (producer.closed(), producer.closed());
+    // Alternate polls, as two tasks on one executor would: with a shared
+    // slot each park would evict and wake the other, forever.
+    for _ in 0..3 {
+        assert_eq!(first.poll(&mut a), Poll::Pending);
+        assert_eq!(second.poll(&mut b), Poll::Pending);
+    }
+    assert_eq!((first.wakes(), second.wakes()), (0, 0));
+    assert_eq!((first.live_clones(), second.live_clones()), (1, 1));
+    drop(events);
+    assert_eq!((first.wakes(), second.wakes()), (1, 1));
+    assert_eq!(first.poll(&mut a), Poll::Ready(()));
+    assert_eq!(second.poll(&mut b), Poll::Ready(()));
+    assert_eq!((first.live_clones(), second.live_clones()), (0, 0));
+}
+
+#[test]
+fn a_dropped_closed_waiter_leaves_its_slot_and_its_waker() {
+    let (producer, events) = Stream3::channel();
+    let (first, second) = (CountingWaker::new(), CountingWaker::new());
+    let mut a = producer.closed();
+    let mut b = producer.closed();
+    assert_eq!(first.poll(&mut a), Poll::Pending);
+    assert_eq!(second.poll(&mut b), Poll::Pending);
+    drop(a);
+    assert_eq!(
+        first.live_clones(),
+        0,
+        "the dropped waiter's waker is freed"
+    );
+    drop(events);
+    assert_eq!((first.wakes(), second.wakes()), (0, 1));
+    assert_eq!(second.poll(&mut b), Poll::Ready(()));
+}
+
+#[test]
+#[cfg_attr(target_os = "wasi", ignore = "needs threads")]
+fn result_and_closed_futures_do_not_name_the_event_type() {
+    // A `!Send` event type does not stop the result from moving to another
+    // thread: the future names only the result and error types.
+    let (producer, events) = agentstream::channel::<std::rc::Rc<u8>, u32, String>();
+    let result: agentstream::ResultFuture<u32, String> = events.result();
+    let closed: agentstream::event_stream::Closed<u32, String> = producer.closed();
+    let waiter = std::thread::spawn(move || support::block_on(result));
+    producer.push(std::rc::Rc::new(1)).unwrap();
+    producer.finish(5).unwrap();
+    assert_eq!(waiter.join().unwrap(), Ok(5));
+    drop(events);
+    assert_eq!(support::block_on(closed), ());
+}

@@ -546,3 +546,38 @@ fn a_paced_turn_is_aborted_during_its_pause() {
     assert_eq!(result.text(), "ab");
     assert_eq!(result.stop_reason, StopReason::Aborted);
 }
+
+#[test]
+fn a_local_stream_plays_the_same_events_as_the_send_one() {
+    let model = ScriptedModel::new([assistant([text("hi")], StopReason::Stop)]);
+    let context = Context::from_messages([user("hello").into()]);
+    let mut local = model
+        .stream(&context, StreamOptions::default())
+        .into_local();
+    let (events, result) = run_local(async {
+        let events: Vec<ModelEvent> = local.by_ref().collect().await;
+        (events, local.result().await)
+    });
+    assert_eq!(types(&events), ["start", "text_delta", "done"]);
+    assert_eq!(result.text(), "hi");
+}
+
+#[test]
+fn a_local_driver_holding_an_rc_is_self_driven() {
+    use std::rc::Rc;
+    let counter = Rc::new(std::cell::Cell::new(0));
+    let seen = counter.clone();
+    let mut stream = ModelStream::driven_local(move |mut producer| async move {
+        seen.set(seen.get() + 1);
+        let message = assistant([text("local")], StopReason::Stop);
+        let _ = producer.push(ModelEvent::done(DoneReason::Stop, message));
+    });
+    assert_eq!(counter.get(), 0, "nothing runs before the first poll");
+    let (events, result) = run_local(async {
+        let events: Vec<ModelEvent> = stream.by_ref().collect().await;
+        (events, stream.result().await)
+    });
+    assert_eq!(types(&events), ["done"]);
+    assert_eq!(result.text(), "local");
+    assert_eq!(counter.get(), 1);
+}

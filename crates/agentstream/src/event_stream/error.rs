@@ -7,6 +7,7 @@ use core::fmt;
 /// Yielded once by [`EventStream`](super::EventStream) before it ends, and
 /// returned by [`ResultFuture`](super::ResultFuture).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum StreamError<F> {
     /// The producer called [`Producer::fail`](super::Producer::fail) with this error.
     Failed(F),
@@ -45,6 +46,7 @@ impl<F: core::error::Error + 'static> core::error::Error for StreamError<F> {
 
 /// Why a [`Producer`](super::Producer) call was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum RefusalReason {
     /// The stream already ended with [`Producer::finish`](super::Producer::finish).
     Finished,

@@ -32,19 +32,13 @@ use crate::message::Context;
 /// use agentstream::message::{assistant, text, user, Context, StopReason};
 /// use agentstream::model::{stream_with_deadline, ScriptedModel, ScriptedTurn, StreamOptions};
 /// use core::num::NonZeroUsize;
-/// use futures_util::FutureExt;
 ///
 /// let model = ScriptedModel::new([ScriptedTurn::message(assistant([text("abcdef")], StopReason::Stop))
 ///     .chunked(NonZeroUsize::new(3).unwrap())]);
 /// let context = Context::from_messages([user("hi").into()]);
 /// // A deadline that has already passed aborts the call before it starts.
 /// let mut stream = stream_with_deadline(&model, &context, StreamOptions::default(), async {});
-/// let mut result = Box::pin(stream.result());
-/// let message = loop {
-///     if let Some(message) = result.as_mut().now_or_never() {
-///         break message;
-///     }
-/// };
+/// let message = futures_executor::block_on(stream.result());
 /// assert_eq!(message.stop_reason, StopReason::Aborted);
 /// assert_eq!(message.text(), "");
 /// ```

@@ -130,6 +130,7 @@ pub enum ModelEvent {
 
 /// Why a call ended with `done`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum DoneReason {
     /// `stop`
     Stop,
@@ -141,6 +142,7 @@ pub enum DoneReason {
 
 /// Why a call ended with `error`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum ErrorReason {
     /// `error`: the call failed.
     Error,

@@ -11,6 +11,7 @@ mod abort;
 mod deadline;
 mod event;
 mod partial;
+mod persistent;
 mod protocol;
 mod rope;
 mod scripted;

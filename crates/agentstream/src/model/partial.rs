@@ -15,6 +15,7 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::fmt;
 
+use super::persistent::List;
 use super::rope::Rope;
 use crate::message::{AssistantMessage, ContentBlock, TextContent, ThinkingContent, ToolCall};
 
@@ -42,16 +43,11 @@ pub struct PartialMessage {
     blocks: BlockList,
 }
 
-/// A persistent list of blocks, newest last.
+/// A persistent list of blocks, newest last, and its length.
 #[derive(Clone, Default)]
 struct BlockList {
-    last: Option<Arc<BlockNode>>,
+    blocks: List<Block>,
     len: usize,
-}
-
-struct BlockNode {
-    block: Block,
-    prev: Option<Arc<BlockNode>>,
 }
 
 /// One block of a snapshot.
@@ -124,22 +120,14 @@ impl Block {
 impl BlockList {
     fn pushed(&self, block: Block) -> Self {
         Self {
-            last: Some(Arc::new(BlockNode {
-                block,
-                prev: self.last.clone(),
-            })),
+            blocks: self.blocks.pushed(block),
             len: self.len + 1,
         }
     }
 
     /// Newest first.
     fn iter(&self) -> impl Iterator<Item = &Block> {
-        let mut cursor = self.last.as_deref();
-        core::iter::from_fn(move || {
-            let node = cursor?;
-            cursor = node.prev.as_deref();
-            Some(&node.block)
-        })
+        self.blocks.iter()
     }
 
     fn get(&self, index: usize) -> Option<&Block> {
@@ -152,34 +140,21 @@ impl BlockList {
     fn updated(&self, index: usize, f: impl FnOnce(&Block) -> Option<Block>) -> Option<Self> {
         let from_end = self.len.checked_sub(index + 1)?;
         let mut newer = Vec::with_capacity(from_end);
-        let mut cursor = self.last.as_ref();
+        let mut rest = self.blocks.clone();
         for _ in 0..from_end {
-            let node = cursor?;
-            newer.push(node.block.clone());
-            cursor = node.prev.as_ref();
+            newer.push(rest.last()?.clone());
+            rest = rest.without_last();
         }
-        let target = cursor?;
+        let target = f(rest.last()?)?;
         let mut list = BlockList {
-            last: target.prev.clone(),
+            blocks: rest.without_last(),
             len: index,
         }
-        .pushed(f(&target.block)?);
+        .pushed(target);
         for block in newer.into_iter().rev() {
             list = list.pushed(block);
         }
         Some(list)
-    }
-}
-
-impl Drop for BlockNode {
-    fn drop(&mut self) {
-        let mut prev = self.prev.take();
-        while let Some(node) = prev {
-            match Arc::try_unwrap(node) {
-                Ok(mut node) => prev = node.prev.take(),
-                Err(_) => break,
-            }
-        }
     }
 }
 
@@ -374,9 +349,7 @@ impl PartialBuilder {
             ..self.current.to_message()
         }
     }
-}
 
-impl PartialBuilder {
     /// Continues from an existing snapshot.
     pub fn from_snapshot(snapshot: PartialMessage) -> Self {
         Self { current: snapshot }

@@ -8,17 +8,18 @@ use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
+use super::persistent::List;
+
 /// Immutable text made of shared chunks. Cloning is O(1).
 #[derive(Clone, Default)]
 pub(crate) struct Rope {
-    last: Option<Arc<Chunk>>,
+    chunks: List<Chunk>,
 }
 
 struct Chunk {
     text: Arc<str>,
     /// Total length in bytes up to and including this chunk.
     len: usize,
-    prev: Option<Arc<Chunk>>,
 }
 
 impl Rope {
@@ -26,46 +27,23 @@ impl Rope {
     pub(crate) fn appended(&self, chunk: Arc<str>) -> Self {
         let len = self.len() + chunk.len();
         Self {
-            last: Some(Arc::new(Chunk {
-                text: chunk,
-                len,
-                prev: self.last.clone(),
-            })),
+            chunks: self.chunks.pushed(Chunk { text: chunk, len }),
         }
     }
 
     /// Length in bytes.
     pub(crate) fn len(&self) -> usize {
-        self.last.as_ref().map_or(0, |chunk| chunk.len)
+        self.chunks.last().map_or(0, |chunk| chunk.len)
     }
 
     /// Copies the text out, in O(length).
     pub(crate) fn to_text(&self) -> String {
-        let mut chunks = Vec::new();
-        let mut cursor = self.last.as_deref();
-        while let Some(chunk) = cursor {
-            chunks.push(&*chunk.text);
-            cursor = chunk.prev.as_deref();
-        }
+        let chunks: Vec<&str> = self.chunks.iter().map(|chunk| &*chunk.text).collect();
         let mut text = String::with_capacity(self.len());
         for chunk in chunks.iter().rev() {
             text.push_str(chunk);
         }
         text
-    }
-}
-
-impl Drop for Chunk {
-    /// Unlinks the chain iteratively: a text streamed as a million deltas
-    /// must not overflow the stack when its last snapshot is dropped.
-    fn drop(&mut self) {
-        let mut prev = self.prev.take();
-        while let Some(chunk) = prev {
-            match Arc::try_unwrap(chunk) {
-                Ok(mut chunk) => prev = chunk.prev.take(),
-                Err(_) => break, // still shared by another snapshot
-            }
-        }
     }
 }
 

@@ -47,21 +47,18 @@ pub const EXHAUSTED_MESSAGE: &str = "ScriptedModel has no more responses";
 /// ```
 /// use agentstream::message::{assistant, text, user, Context, StopReason};
 /// use agentstream::model::{Model, ScriptedModel, StreamOptions};
-/// use futures_util::{FutureExt, StreamExt};
+/// use futures_util::StreamExt;
 ///
 /// let model = ScriptedModel::new([assistant([text("hi")], StopReason::Stop)]);
 /// let context = Context::from_messages([user("hello").into()]);
 /// let mut stream = model.stream(&context, StreamOptions::default());
 ///
-/// // Poll by hand, no runtime: the first poll yields (the "microtask").
-/// let mut types = Box::pin(stream.by_ref().map(|e| e.type_name()).collect::<Vec<_>>());
-/// let types = loop {
-///     if let Some(types) = types.as_mut().now_or_never() {
-///         break types;
-///     }
-/// };
-/// assert_eq!(types, ["start", "text_delta", "done"]);
-/// assert_eq!(stream.result().now_or_never().unwrap().text(), "hi");
+/// // Any executor runs it; the stream drives its own producer.
+/// futures_executor::block_on(async {
+///     let types: Vec<_> = stream.by_ref().map(|e| e.type_name()).collect().await;
+///     assert_eq!(types, ["start", "text_delta", "done"]);
+///     assert_eq!(stream.result().await.text(), "hi");
+/// });
 /// assert_eq!(model.requests().len(), 1);
 /// ```
 pub struct ScriptedModel {
