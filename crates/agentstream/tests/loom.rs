@@ -1,7 +1,9 @@
 //! loom models of the cross-thread races in EventStream.
 //!
 //! Run with the command in the README ("Model checking"):
-//! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test -p agentstream --test loom --release`
+//! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test -p agentstream --test loom --release`,
+//! once with no features (the spin lock) and once with `--features std`
+//! (loom's mutex in place of `std::sync::Mutex`).
 #![cfg(loom)]
 
 use agentstream::event_stream::{EventStream, StreamError};
@@ -156,5 +158,36 @@ fn abort_vs_parked_waiter() {
         block_on(signal.aborted());
         assert!(signal.is_aborted());
         aborter.join().unwrap();
+    });
+}
+
+#[test]
+fn two_closed_waiters_vs_the_last_observer_drop() {
+    loom::model(|| {
+        let (producer, events) = Stream::channel();
+        let producer = std::sync::Arc::new(producer);
+        let other = producer.clone();
+        // Two tasks wait on `closed()` at once; the drop must wake both.
+        let waiter = thread::spawn(move || block_on(other.closed()));
+        drop(events);
+        block_on(producer.closed());
+        waiter.join().unwrap();
+    });
+}
+
+#[test]
+fn is_aborted_sees_an_abort_from_another_thread() {
+    loom::model(|| {
+        let controller = agentstream::model::AbortController::new();
+        let signal = controller.signal();
+        let aborter = thread::spawn(move || {
+            controller.abort();
+            controller
+        });
+        // Lock-free reads either see the abort or not; once the aborting
+        // thread is joined they must.
+        let _ = signal.is_aborted();
+        let controller = aborter.join().unwrap();
+        assert!(signal.is_aborted() && controller.is_aborted());
     });
 }
