@@ -53,7 +53,7 @@ mod yield_now;
 pub use event_stream::{channel, EventStream, Producer, RefusedError, ResultFuture, StreamError};
 pub use yield_now::{yield_now, YieldNow};
 
-/// The README's examples, compiled and run as doctests.
+/// The crate README's examples, compiled and run as doctests.
 #[cfg(doctest)]
-#[doc = include_str!("../../../README.md")]
+#[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
