@@ -3,12 +3,13 @@
 //! state, and bounded memory kept after a burst has drained.
 #![cfg(not(loom))]
 
-#[path = "support/counting_alloc.rs"]
-mod counting_alloc;
-
 use agentstream::event_stream::{EventStream, RETAINED_CAPACITY};
-use counting_alloc::measure;
+use agentstream_test_support::{measure, CountingAllocator};
 use futures_util::StreamExt;
+
+/// The workspace's one counting allocator; `measure` counts this thread only.
+#[global_allocator]
+static ALLOCATOR: CountingAllocator = CountingAllocator;
 
 /// Polls once with a waker that allocates nothing, so only the stream's own
 /// allocations are counted.

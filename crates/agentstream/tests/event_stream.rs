@@ -418,7 +418,7 @@ fn producer_and_consumer_on_different_threads() {
         }
         producer.finish(THREADED_EVENTS).unwrap();
     });
-    let received = support::block_on(async {
+    let received = futures_executor::block_on(async {
         let mut received = 0;
         while let Some(event) = events.next().await {
             assert_eq!(event, Ok(received));
@@ -428,7 +428,7 @@ fn producer_and_consumer_on_different_threads() {
     });
     thread.join().unwrap();
     assert_eq!(received, THREADED_EVENTS);
-    assert_eq!(support::block_on(result), Ok(THREADED_EVENTS));
+    assert_eq!(futures_executor::block_on(result), Ok(THREADED_EVENTS));
 }
 
 #[test]
