@@ -288,7 +288,9 @@ fn report(runs: &Runs<'_>) -> Result<String, String> {
     let (coarse, spin_coarse) = runs.ours(&SCRIPTED[1])?;
     let (fine, spin_fine) = runs.ours(&SCRIPTED[2])?;
     let flatness = fine / coarse;
-    let spin_flatness = spin_fine.zip(spin_coarse).map(|(fine, coarse)| fine / coarse);
+    let spin_flatness = spin_fine
+        .zip(spin_coarse)
+        .map(|(fine, coarse)| fine / coarse);
     let _ = writeln!(
         out,
         "| ScriptedModel flatness: 16,384 vs 1,024 deltas | delta | {} | {} | | | | | {flatness:.2} | {} | {} |",
@@ -303,7 +305,8 @@ fn report(runs: &Runs<'_>) -> Result<String, String> {
     Ok(out)
 }
 
-const USAGE: &str = "usage: bench-report CRITERION_DIR [--spin SPIN_CRITERION_DIR] [ALLOCATIONS_TABLE.md]";
+const USAGE: &str =
+    "usage: bench-report CRITERION_DIR [--spin SPIN_CRITERION_DIR] [ALLOCATIONS_TABLE.md]";
 
 fn main() {
     let mut args = std::env::args_os().skip(1);

@@ -105,10 +105,14 @@ pub async fn round<Fl: Flavor>() -> u64 {
         consumers.push(tokio::spawn(async move {
             let mut rx = std::pin::pin!(rx);
             let mut expected = 0u64;
-            while let Some(event) =
-                std::future::poll_fn(|cx| Fl::poll_recv(rx.as_mut(), cx)).await
+            while let Some(event) = std::future::poll_fn(|cx| Fl::poll_recv(rx.as_mut(), cx)).await
             {
-                assert_eq!(event, expected, "{}: lost, duplicated or reordered", Fl::NAME);
+                assert_eq!(
+                    event,
+                    expected,
+                    "{}: lost, duplicated or reordered",
+                    Fl::NAME
+                );
                 expected += 1;
             }
             assert_eq!(expected, EVENTS_PER_PAIR, "{}: events lost", Fl::NAME);

@@ -8,8 +8,8 @@
 use std::pin::{pin, Pin};
 use std::task::Context;
 
-use agentstream_test_support::{measure, CountingAllocator};
 use agentstream_suite::{expect_event, for_each_flavor, Flavor};
+use agentstream_test_support::{measure, CountingAllocator};
 
 /// The workspace's one counting allocator; `measure` counts this thread only.
 #[global_allocator]

@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use agentstream::event_stream::EventStream;
 use agentstream::yield_now;
-use executors::{Rt, SmolPool};
 use agentstream_suite::contended::{self, BusyThread, EVENTS_PER_PAIR, PAIRS, YIELD_EVERY};
+use executors::{Rt, SmolPool};
 use futures_util::future::join_all;
 use futures_util::StreamExt;
 
