@@ -10,7 +10,7 @@
 //!   iteration.
 //! - `crossthread-tokio-mt`, `crossthread-smol`: 100,000 events from a
 //!   producer thread to a consumer task on a runtime thread.
-//! - `lifecycle`: one call's whole life (see `support::lifecycle`).
+//! - `lifecycle`: one call's whole life (see `agentstream_suite::lifecycle`).
 //! - `fanout-1`, `fanout-1000`: that many awaiters parked on one result when
 //!   `finish` lands.
 //! - `scripted-toolcall`, `scripted-1MiB-1024`, `scripted-1MiB-16384`:
@@ -20,9 +20,6 @@
 
 // `criterion_main!` generates an undocumented `main`.
 #![allow(missing_docs)]
-
-#[macro_use]
-mod support;
 
 use std::hint::black_box;
 use std::num::NonZeroUsize;
@@ -38,7 +35,9 @@ use agentstream::model::{Model, ScriptedModel, ScriptedTurn, StreamOptions};
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, SamplingMode, Throughput};
 use futures_util::{FutureExt, StreamExt};
 
-use support::{block_on, consume, expect_event, Flag, Flavor};
+use agentstream_suite::contended::{self, BusyThread, EVENTS_PER_PAIR, PAIRS, PAIR_SUM};
+use agentstream_suite::{consume, expect_event, for_each_flavor, Flag, Flavor};
+use futures_executor::block_on;
 
 const BURST_SIZES: [u64; 4] = [1, 64, 4096, 1 << 20];
 const CROSS_THREAD_EVENTS: u64 = 100_000;
@@ -55,7 +54,7 @@ fn burst(c: &mut Criterion) {
             group.sampling_mode(SamplingMode::Flat);
         }
         for_each_flavor!(Fl => {
-            group.bench_function(Fl::NAME, |b| b.iter(|| support::burst::<Fl>(black_box(n))));
+            group.bench_function(Fl::NAME, |b| b.iter(|| agentstream_suite::burst::<Fl>(black_box(n))));
         });
         group.finish();
     }
@@ -187,12 +186,45 @@ fn crossthread(c: &mut Criterion) {
     group.finish();
 }
 
+/// The contended load (the stress test's, with the same checks): every
+/// iteration spawns the 16 pairs on the 8-worker runtime and waits for all
+/// of them, with the busy thread spinning for the whole group. Ours and
+/// tokio's unbounded mpsc only: the row compares against tokio under its
+/// own runtime.
+fn contended_load(c: &mut Criterion) {
+    let expected = PAIRS * (PAIR_SUM + EVENTS_PER_PAIR);
+    let runtime = contended::runtime();
+    // Bounded twice: stopped at the end of the group, and by itself after
+    // ten minutes in any case.
+    let busy = BusyThread::start(Duration::from_secs(600));
+    let mut group = c.benchmark_group("contended-16x100k-tokio-mt8");
+    group.throughput(Throughput::Elements(PAIRS * EVENTS_PER_PAIR));
+    // One iteration is 1.6M events: criterion's minimum of 10 samples, flat,
+    // keeps the quick mode short (one iteration per sample).
+    group.sample_size(10);
+    group.sampling_mode(SamplingMode::Flat);
+    fn run<Fl: Flavor>(runtime: &tokio::runtime::Runtime) -> u64 {
+        runtime
+            .block_on(runtime.spawn(contended::round::<Fl>()))
+            .expect("the contended round panicked")
+    }
+    group.bench_function(agentstream_suite::Ours::NAME, |b| {
+        b.iter(|| assert_eq!(run::<agentstream_suite::Ours>(&runtime), expected))
+    });
+    group.bench_function(agentstream_suite::Tokio::NAME, |b| {
+        b.iter(|| assert_eq!(run::<agentstream_suite::Tokio>(&runtime), expected))
+    });
+    group.finish();
+    drop(runtime);
+    busy.stop();
+}
+
 fn lifecycle(c: &mut Criterion) {
     let mut group = c.benchmark_group("lifecycle");
     let (_flag, waker) = Flag::waker();
     let mut cx = Context::from_waker(&waker);
     for_each_flavor!(Fl => {
-        group.bench_function(Fl::NAME, |b| b.iter(|| support::lifecycle::<Fl>(&mut cx)));
+        group.bench_function(Fl::NAME, |b| b.iter(|| agentstream_suite::lifecycle::<Fl>(&mut cx)));
     });
     group.finish();
 }
@@ -213,7 +245,7 @@ fn fan_out_once<Fl: Flavor>(awaiters: usize, cx: &mut Context<'_>) -> u64 {
     Fl::finish(tx, 7);
     let mut sum = 0;
     for future in &mut futures {
-        sum += support::expect_ready(std::pin::Pin::new(future), cx);
+        sum += agentstream_suite::expect_ready(std::pin::Pin::new(future), cx);
     }
     drop(rx);
     sum
@@ -324,6 +356,6 @@ fn config() -> Criterion {
 criterion_group! {
     name = benches;
     config = config();
-    targets = burst, pingpong_handrolled, pingpong_tokio, crossthread, lifecycle, fan_out, scripted
+    targets = burst, pingpong_handrolled, pingpong_tokio, crossthread, contended_load, lifecycle, fan_out, scripted
 }
 criterion_main!(benches);

@@ -11,42 +11,20 @@
 // criterion's macros generate undocumented items.
 #![allow(missing_docs)]
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::convert::Infallible;
 use std::hint::black_box;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use agentstream::openai::OpenAiStream;
+use agentstream_test_support::{allocations as allocations_so_far, CountingAllocator};
 use criterion::{criterion_group, Criterion, Throughput};
 use eventsource_stream::Eventsource;
 use futures_util::{stream, FutureExt, StreamExt};
 
-/// Counts every allocation (and reallocation) of the bench binary.
-struct Counting;
-
-static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
-
-// SAFETY: defers to the system allocator; only adds a counter.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: the caller upholds `GlobalAlloc::alloc`'s contract.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: the caller upholds `GlobalAlloc::dealloc`'s contract.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: the caller upholds `GlobalAlloc::realloc`'s contract.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
+/// Counts every allocation (and reallocation) of the bench binary: the
+/// workspace's one counting allocator, read process-wide.
 #[global_allocator]
-static ALLOCATOR: Counting = Counting;
+static ALLOCATOR: CountingAllocator = CountingAllocator;
 
 /// The shape of the generated chunks.
 #[derive(Clone, Copy, Debug)]
@@ -224,9 +202,9 @@ fn measure(
     bytes: usize,
     f: impl Fn() -> (usize, usize),
 ) -> (f64, u64, (usize, usize)) {
-    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    let before = allocations_so_far();
     let result = f();
-    let allocations = ALLOCATIONS.load(Ordering::Relaxed) - before;
+    let allocations = (allocations_so_far() - before) as u64;
     let best = (0..runs)
         .map(|_| {
             let start = Instant::now();

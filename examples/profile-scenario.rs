@@ -12,13 +12,9 @@
 //! `valgrind --tool=callgrind target/release/examples/profile-scenario lifecycle ours 100000`
 //! and divide the total by 100,000.
 
-#[path = "../benches/support/mod.rs"]
-#[macro_use]
-mod support;
-
 use std::task::Context;
 
-use support::{consume, Flag, Flavor};
+use agentstream_suite::{consume, for_each_flavor, Flag, Flavor};
 
 fn run<Fl: Flavor>(scenario: &str, iterations: u64) -> u64 {
     let (_flag, waker) = Flag::waker();
@@ -27,11 +23,11 @@ fn run<Fl: Flavor>(scenario: &str, iterations: u64) -> u64 {
     if let Some(n) = scenario.strip_prefix("burst-") {
         let n: u64 = n.parse().expect("burst-<N>");
         for _ in 0..iterations {
-            sum = sum.wrapping_add(support::burst::<Fl>(std::hint::black_box(n)));
+            sum = sum.wrapping_add(agentstream_suite::burst::<Fl>(std::hint::black_box(n)));
         }
     } else if scenario == "lifecycle" {
         for _ in 0..iterations {
-            sum = sum.wrapping_add(support::lifecycle::<Fl>(&mut cx));
+            sum = sum.wrapping_add(agentstream_suite::lifecycle::<Fl>(&mut cx));
         }
     } else if scenario == "pingpong-tokio" {
         // ITERATIONS rounds in tokio's current-thread runtime, as in the bench.

@@ -1,4 +1,22 @@
-//! Shared support for the workspace-level conformance suite and benchmarks.
+//! The library of `agentstream-suite`, the unpublished package that owns the
+//! workspace-level conformance suite (`tests/`) and benchmarks
+//! (`benches/`). It holds what more than one kind of target there uses, so
+//! nothing is included twice through `#[path]`:
 //!
-//! This package is not published. It exists so that `tests/` and `benches/`
-//! at the workspace root can share helpers.
+//! - the five "stream plus result" [`Flavor`]s under comparison (ours and
+//!   four peers), [`for_each_flavor!`], and the scenarios run on them
+//!   ([`burst`], [`lifecycle`], [`consume`]): used by `benches/channels.rs`,
+//!   `tests/allocations.rs` and `examples/profile-scenario.rs`;
+//! - [`contended`]: the 16-pair load on an 8-worker tokio runtime with a
+//!   busy thread, run by `tests/stress.rs` and by `benches/channels.rs`.
+//!
+//! The executors and scripted-model helpers that only the tests use stay in
+//! `tests/common/` (each test binary includes the files it needs), and the
+//! counting global allocator lives in the `agentstream-test-support` crate,
+//! which the core's own tests use too.
+#![cfg(not(loom))]
+
+pub mod contended;
+mod flavors;
+
+pub use flavors::*;

@@ -5,18 +5,15 @@
 //! (`cargo test -p agentstream-suite --test allocations -- --nocapture`).
 #![cfg(not(loom))]
 
-#[path = "../benches/support/mod.rs"]
-#[macro_use]
-mod support;
-
-#[path = "../crates/agentstream/tests/support/counting_alloc.rs"]
-mod counting_alloc;
-
 use std::pin::{pin, Pin};
 use std::task::Context;
 
-use counting_alloc::measure;
-use support::{expect_event, Flavor};
+use agentstream_suite::{expect_event, for_each_flavor, Flavor};
+use agentstream_test_support::{measure, CountingAllocator};
+
+/// The workspace's one counting allocator; `measure` counts this thread only.
+#[global_allocator]
+static ALLOCATOR: CountingAllocator = CountingAllocator;
 
 /// Pushes `n` events, then reads them back.
 fn cycle<Fl: Flavor>(tx: &Fl::Tx, mut rx: Pin<&mut Fl::Rx>, n: u64) {
@@ -50,7 +47,7 @@ impl Figures {
 fn figures<Fl: Flavor>() -> Figures {
     // A stream's whole life: create, push one, finish, drain, await.
     let (per_stream, _) = measure(|| {
-        std::hint::black_box(support::burst::<Fl>(1));
+        std::hint::black_box(agentstream_suite::burst::<Fl>(1));
     });
 
     let (tx, rx, _res) = Fl::channel();

@@ -9,60 +9,23 @@
 //! task slabs) have reached their size before the measured round.
 #![cfg(not(loom))]
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::future::Future;
 use std::num::NonZeroUsize;
-use std::sync::atomic::{AtomicIsize, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agentstream::message::{assistant, text, tool_call, user, Context, StopReason};
 use agentstream::model::{Model, ModelStream, ScriptedModel, ScriptedTurn, StreamOptions};
+use agentstream_test_support::{live_bytes, CountingAllocator};
 use futures_util::future::join_all;
 use futures_util::StreamExt;
 use serde_json::json;
 
-/// Counts the bytes currently allocated by the whole binary.
-struct Counting;
-
-static LIVE_BYTES: AtomicIsize = AtomicIsize::new(0);
-
-// SAFETY: every method forwards to `System` with the caller's arguments and
-// only adds bookkeeping on an atomic counter.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: forwarded unchanged; the caller upholds `alloc`'s contract.
-        let ptr = unsafe { System.alloc(layout) };
-        if !ptr.is_null() {
-            LIVE_BYTES.fetch_add(layout.size() as isize, Ordering::SeqCst);
-        }
-        ptr
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: forwarded unchanged; `ptr` came from `alloc` with `layout`.
-        unsafe { System.dealloc(ptr, layout) };
-        LIVE_BYTES.fetch_sub(layout.size() as isize, Ordering::SeqCst);
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: as in `alloc`.
-        let ptr = unsafe { System.alloc_zeroed(layout) };
-        if !ptr.is_null() {
-            LIVE_BYTES.fetch_add(layout.size() as isize, Ordering::SeqCst);
-        }
-        ptr
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        // SAFETY: forwarded unchanged; the caller upholds `realloc`'s contract.
-        let new = unsafe { System.realloc(ptr, layout, new_size) };
-        if !new.is_null() {
-            LIVE_BYTES.fetch_add(new_size as isize - layout.size() as isize, Ordering::SeqCst);
-        }
-        new
-    }
-}
-
+/// Counts the bytes currently allocated by the whole binary (every thread:
+/// the calls run on runtime workers).
 #[global_allocator]
-static ALLOCATOR: Counting = Counting;
+static ALLOCATOR: CountingAllocator = CountingAllocator;
 
 /// Only one test measures at a time.
 static MEASURING: Mutex<()> = Mutex::new(());
@@ -157,13 +120,13 @@ async fn round(spawner: &impl Spawner, seed: u64) -> usize {
 /// Runs a warm-up round, then a measured one, and checks the counts.
 fn measure(name: &str, run_round: impl Fn(u64) -> usize) {
     assert_eq!(run_round(1), CALLS, "{name}: warm-up producers finished");
-    let before = LIVE_BYTES.load(Ordering::SeqCst);
+    let before = live_bytes();
     assert_eq!(
         run_round(0x9e37_79b9_7f4a_7c15),
         CALLS,
         "{name}: every producer finished"
     );
-    let after = LIVE_BYTES.load(Ordering::SeqCst);
+    let after = live_bytes();
     let retained = after - before;
     eprintln!("{name}: live bytes before {before}, after {after}, retained {retained}");
     // One leaked call would keep its stream state, events and partials:

@@ -102,6 +102,11 @@ impl Wake for CountingWake {
 
 /// Polls `body` by hand on this thread. Every pending poll must have woken
 /// the task (nothing else could), which is checked.
+///
+/// Kept hand-written for that check: with everything on one task, a
+/// `Pending` that did not wake is a hang, and a library `block_on` would
+/// park on it (hanging, or passing after a spurious wake) where this fails
+/// at once. The other executors below are the runtimes' own.
 pub fn hand_polled<F, Fut>(body: F)
 where
     F: FnOnce(Rt) -> Fut,

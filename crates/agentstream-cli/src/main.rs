@@ -9,7 +9,6 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-mod block_on;
 mod chat;
 mod decode;
 mod input;

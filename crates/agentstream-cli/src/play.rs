@@ -13,7 +13,6 @@ use agentstream::model::{
 use futures_util::StreamExt;
 use serde_json::Value;
 
-use crate::block_on::block_on;
 use crate::input::{array_elements, InputError};
 
 /// The built-in demo: a tool-call turn, then a text turn.
@@ -60,6 +59,11 @@ pub fn run(args: &Args) -> io::Result<ExitCode> {
         }
     };
     let model = ScriptedModel::new(turns);
+    // Scripted streams drive their own producer, so any executor plays them;
+    // the CLI already links tokio for `chat`, and its current-thread runtime
+    // (no timer or I/O driver: nothing here needs one) is the executor the
+    // binary has, rather than a hand-written one or another dependency.
+    let runtime = tokio::runtime::Builder::new_current_thread().build()?;
     let controller = AbortController::new();
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
@@ -69,7 +73,7 @@ pub fn run(args: &Args) -> io::Result<ExitCode> {
         }
         let options = StreamOptions::default().with_signal(controller.signal());
         let mut stream = model.stream(context, options);
-        let (events, result) = block_on(async {
+        let (events, result) = runtime.block_on(async {
             let events: Vec<ModelEvent> = stream.by_ref().collect().await;
             (events, stream.result().await)
         });

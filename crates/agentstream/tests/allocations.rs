@@ -3,16 +3,17 @@
 //! state, and bounded memory kept after a burst has drained.
 #![cfg(not(loom))]
 
-#[path = "support/counting_alloc.rs"]
-mod counting_alloc;
-
 use agentstream::event_stream::EventStream;
+use agentstream_test_support::{measure, CountingAllocator};
 
 /// The documented retention limit: drained buffers keep room for at most
 /// this many events.
 const RETAINED_CAPACITY: usize = 1024;
-use counting_alloc::measure;
 use futures_util::StreamExt;
+
+/// The workspace's one counting allocator; `measure` counts this thread only.
+#[global_allocator]
+static ALLOCATOR: CountingAllocator = CountingAllocator;
 
 /// Polls once with a waker that allocates nothing, so only the stream's own
 /// allocations are counted.

@@ -418,7 +418,7 @@ fn producer_and_consumer_on_different_threads() {
         }
         producer.finish(THREADED_EVENTS).unwrap();
     });
-    let received = support::block_on(async {
+    let received = futures_executor::block_on(async {
         let mut received = 0;
         while let Some(event) = events.next().await {
             assert_eq!(event, Ok(received));
@@ -428,7 +428,7 @@ fn producer_and_consumer_on_different_threads() {
     });
     thread.join().unwrap();
     assert_eq!(received, THREADED_EVENTS);
-    assert_eq!(support::block_on(result), Ok(THREADED_EVENTS));
+    assert_eq!(futures_executor::block_on(result), Ok(THREADED_EVENTS));
 }
 
 #[test]
@@ -500,10 +500,10 @@ fn result_and_closed_futures_do_not_name_the_event_type() {
     let (producer, events) = agentstream::channel::<std::rc::Rc<u8>, u32, String>();
     let result: agentstream::ResultFuture<u32, String> = events.result();
     let closed: agentstream::event_stream::Closed<u32, String> = producer.closed();
-    let waiter = std::thread::spawn(move || support::block_on(result));
+    let waiter = std::thread::spawn(move || futures_executor::block_on(result));
     producer.push(std::rc::Rc::new(1)).unwrap();
     producer.finish(5).unwrap();
     assert_eq!(waiter.join().unwrap(), Ok(5));
     drop(events);
-    assert_eq!(support::block_on(closed), ());
+    futures_executor::block_on(closed);
 }

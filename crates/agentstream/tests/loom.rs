@@ -29,6 +29,11 @@ impl Wake for NotifyWaker {
 
 /// Drives a future on the current loom thread. Unlike `loom::future::block_on`
 /// it never wakes spuriously, so a lost wakeup shows up as a loom deadlock.
+///
+/// Kept hand-written for that property: loom's own `block_on` re-polls
+/// without a wake and would hide exactly the bug these models look for, and
+/// a library executor (`futures_executor::block_on`) parks a real OS thread
+/// outside loom's scheduler, which loom cannot model.
 fn block_on<F: Future>(future: F) -> F::Output {
     let mut future = pin!(future);
     let notify = Arc::new(NotifyWaker(Notify::new()));

@@ -1,5 +1,8 @@
 //! Hand-polling helpers shared by the core's integration tests: a waker that
-//! counts clones, wakes and drops, and a minimal `block_on`.
+//! counts clones, wakes and drops, and [`run_local`], the hand-polled
+//! executor. Tests whose producer runs on another thread use
+//! `futures_executor::block_on` instead (a library executor; those tests do
+//! not run on wasm32-wasip1, which has no threads).
 #![allow(dead_code)]
 
 use std::future::Future;
@@ -25,6 +28,9 @@ pub struct CountingWaker {
 impl CountingWaker {
     pub fn new() -> Self {
         let counts = Arc::new(Counts::default());
+        // SAFETY: the data pointer is an `Arc<Counts>` turned into a raw
+        // pointer, which owns one strong count, and `VTABLE`'s functions
+        // treat it as exactly that (see each of them).
         let waker = unsafe { Waker::from_raw(raw(Arc::into_raw(counts.clone()))) };
         Self { counts, waker }
     }
@@ -62,22 +68,35 @@ fn raw(data: *const Counts) -> RawWaker {
 
 static VTABLE: RawWakerVTable = RawWakerVTable::new(clone, wake, wake_by_ref, drop_waker);
 
+// The vtable's functions: `data` is always a pointer from `Arc::into_raw`
+// of an `Arc<Counts>` that owns one strong count (made by
+// `CountingWaker::new` or by `clone`).
+
 unsafe fn clone(data: *const ()) -> RawWaker {
     let counts = data.cast::<Counts>();
+    // SAFETY: `counts` comes from `Arc::into_raw` and the waker being cloned
+    // still holds its count, so the `Arc` is alive; the new count belongs to
+    // the returned waker.
     unsafe { Arc::increment_strong_count(counts) };
+    // SAFETY: as above, the `Counts` is alive for this borrow.
     unsafe { &*counts }.clones.fetch_add(1, Ordering::SeqCst);
     raw(counts)
 }
 unsafe fn wake(data: *const ()) {
+    // SAFETY: `wake` gets a live waker's data pointer, as `wake_by_ref` needs.
     unsafe { wake_by_ref(data) };
+    // SAFETY: `wake` consumes the waker, so its count is released once.
     unsafe { drop_waker(data) };
 }
 unsafe fn wake_by_ref(data: *const ()) {
+    // SAFETY: the waker holds a count, so the `Counts` is alive.
     unsafe { &*data.cast::<Counts>() }
         .wakes
         .fetch_add(1, Ordering::SeqCst);
 }
 unsafe fn drop_waker(data: *const ()) {
+    // SAFETY: the dropped waker owned one count from `Arc::into_raw`; taking
+    // it back here releases exactly that count.
     let counts = unsafe { Arc::from_raw(data.cast::<Counts>()) };
     counts.drops.fetch_add(1, Ordering::SeqCst);
 }
@@ -91,27 +110,15 @@ pub fn expect_ready<F: Future>(future: F) -> F::Output {
     }
 }
 
-/// Runs a future to completion on the current thread, waiting (by yielding
-/// the thread) until its waker is woken between polls. Used by tests whose
-/// producer runs on another thread.
-pub fn block_on<F: Future>(future: F) -> F::Output {
-    let mut future = pin!(future);
-    let waker = CountingWaker::new();
-    loop {
-        let seen = waker.wakes();
-        if let Poll::Ready(output) = future.as_mut().poll(&mut waker.context()) {
-            return output;
-        }
-        while waker.wakes() == seen {
-            std::thread::yield_now();
-        }
-    }
-}
-
 /// Runs a single-threaded future to completion by hand. Every pending poll
 /// must have woken the task (otherwise nothing ever could, and it would
 /// hang): that is checked, and a one-second guard stops a livelock. The
 /// guard catches hangs; it asserts nothing about speed.
+///
+/// Kept instead of a library `block_on` for that check: a library executor
+/// parks the thread on `Pending` and would hang (or, with a spurious wake,
+/// pass) where this fails at once with "pending without a wakeup". It also
+/// never parks, so it runs unchanged on wasm32-wasip1.
 pub fn run_local<F: Future>(future: F) -> F::Output {
     let started = std::time::Instant::now();
     let mut future = pin!(future);

@@ -1,6 +1,6 @@
-//! What the benches and the suite's allocation test share: the five
-//! "stream plus result" flavours under comparison, and a tiny single-task
-//! executor.
+//! The five "stream plus result" flavours under comparison, and the
+//! scenarios the benches, the allocation test and the profiling example run
+//! on them.
 //!
 //! Every flavour carries `u64` events and a `u64` result, so the figures
 //! compare the synchronization and buffering only.
@@ -17,8 +17,6 @@
 //! `bounded(1)` channel, which is what a user of that crate would reach for.
 //! Peers fan the result out with `futures_util::future::Shared`; ours clones
 //! the `ResultFuture`.
-#![allow(dead_code)] // each binary that includes this module uses a subset
-
 use std::fmt::Debug;
 use std::future::Future;
 use std::pin::{pin, Pin};
@@ -254,27 +252,29 @@ impl Flavor for Flume {
     }
 }
 
-/// Runs `$body` once per flavour, with `$fl` bound to the flavour type.
+/// Runs `$body` once per flavour, with `$fl` bound to the flavour type, in
+/// the order of the report's columns (ours first).
+#[macro_export]
 macro_rules! for_each_flavor {
     ($fl:ident => $body:block) => {{
         {
-            type $fl = $crate::support::Ours;
+            type $fl = $crate::Ours;
             $body
         }
         {
-            type $fl = $crate::support::Futures;
+            type $fl = $crate::Futures;
             $body
         }
         {
-            type $fl = $crate::support::Tokio;
+            type $fl = $crate::Tokio;
             $body
         }
         {
-            type $fl = $crate::support::AsyncChannel;
+            type $fl = $crate::AsyncChannel;
             $body
         }
         {
-            type $fl = $crate::support::Flume;
+            type $fl = $crate::Flume;
             $body
         }
     }};
@@ -305,21 +305,6 @@ impl Wake for Flag {
     }
     fn wake_by_ref(self: &Arc<Self>) {
         self.0.store(true, Ordering::Release);
-    }
-}
-
-/// The hand-rolled single-task executor: polls `future` again each time it
-/// wakes itself, on the current thread. Panics if the future parks without
-/// anything left to wake it (everything it waits on runs on this thread).
-pub fn block_on<F: Future>(future: F) -> F::Output {
-    let (flag, waker) = Flag::waker();
-    let mut cx = Context::from_waker(&waker);
-    let mut future = pin!(future);
-    loop {
-        if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
-            return output;
-        }
-        assert!(flag.take(), "single-task executor: parked with no wake");
     }
 }
 
