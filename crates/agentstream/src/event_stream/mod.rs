@@ -108,11 +108,9 @@ use futures_core::{FusedStream, Stream};
 pub use error::{RefusalReason, RefusedError, StreamError};
 pub use producer::{Closed, Producer};
 pub use result::ResultFuture;
-use shared::{Inner, Shared, State};
+use shared::{Shared, State};
 
 use alloc::sync::Arc;
-
-use crate::sync::Lock;
 
 /// Drained buffers keep at most this many events of capacity; larger ones
 /// are freed, so a burst does not pin its peak memory forever.
@@ -124,13 +122,14 @@ const RETAINED_CAPACITY: usize = 1024;
 /// buffers and the slabs of parked observers. Same as
 /// [`EventStream::channel`].
 pub fn channel<E, R, F>() -> (Producer<E, R, F>, EventStream<E, R, F>) {
-    let shared = Arc::new(Lock::new(Inner::new()));
+    let shared = Arc::new(Shared::new());
     let producer = Producer {
         shared: shared.clone(),
     };
     let stream = EventStream {
         shared,
         local: VecDeque::new(),
+        end_after_local: None,
         ended: false,
     };
     (producer, stream)
@@ -144,6 +143,9 @@ pub struct EventStream<E, R, F> {
     shared: Arc<Shared<E, R, F>>,
     /// Events taken from the shared queue in one swap, yielded without locking.
     local: VecDeque<E>,
+    /// Set by a refill that found the stream already terminal: how it ended,
+    /// to be yielded once `local` is drained without taking the lock again.
+    end_after_local: Option<Option<StreamError<F>>>,
     /// True once `None` has been returned; the stream is then fused.
     ended: bool,
 }
@@ -189,8 +191,9 @@ impl<E, R, F> Unpin for EventStream<E, R, F> {}
 
 /// What one locked look at the shared state decided.
 enum Step<F> {
-    /// New events are in `local`.
-    Refilled,
+    /// New events are in `local`; `Some` if the stream had already ended
+    /// (with this error, if any).
+    Refilled(Option<Option<StreamError<F>>>),
     /// Parked; a waker for a different task was replaced and must be woken.
     Parked(Option<Waker>),
     Ended(Option<StreamError<F>>),
@@ -218,26 +221,37 @@ impl<E, R, F: Clone> EventStream<E, R, F> {
         if self.ended {
             return Poll::Ready(None);
         }
+        if let Some(end) = self.end_after_local.take() {
+            self.ended = true;
+            return Poll::Ready(end.map(Err));
+        }
         self.trim_local();
         let local = &mut self.local;
         let step = self.shared.with(|inner| {
+            let end = match &inner.state {
+                State::Open => None,
+                State::Finished(_) => Some(None),
+                State::Failed(error) => Some(Some(StreamError::Failed(error.clone()))),
+                State::ProducerDropped => Some(Some(StreamError::ProducerDropped)),
+            };
             if !inner.queue.is_empty() {
                 mem::swap(&mut inner.queue, local);
-                return Step::Refilled;
+                return Step::Refilled(end);
             }
-            match &inner.state {
-                State::Open => Step::Parked(match (waker, &mut inner.consumer_waker) {
+            match end {
+                Some(end) => Step::Ended(end),
+                None => Step::Parked(match (waker, &mut inner.consumer_waker) {
                     (None, _) => None,
                     (Some(waker), Some(stored)) if stored.will_wake(waker) => None,
                     (Some(waker), slot) => slot.replace(waker.clone()),
                 }),
-                State::Finished(_) => Step::Ended(None),
-                State::Failed(error) => Step::Ended(Some(StreamError::Failed(error.clone()))),
-                State::ProducerDropped => Step::Ended(Some(StreamError::ProducerDropped)),
             }
         });
         match step {
-            Step::Refilled => Poll::Ready(self.local.pop_front().map(Ok)),
+            Step::Refilled(end) => {
+                self.end_after_local = end;
+                Poll::Ready(self.local.pop_front().map(Ok))
+            }
             Step::Parked(replaced) => {
                 if let Some(previous) = replaced {
                     previous.wake();
@@ -292,6 +306,8 @@ impl<E, R, F> Drop for EventStream<E, R, F> {
 }
 
 impl<E, R, F> fmt::Debug for EventStream<E, R, F> {
+    // The shared state's fields are read under the lock; the slab keeps its
+    // count, so this is O(1) whatever the number of parked awaiters.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let (state, queued, awaiters) = self.shared.with(|inner| {
             let state = match inner.state {

@@ -92,17 +92,18 @@ impl<E, R, F> Producer<E, R, F> {
     }
 
     fn terminate<T>(&self, value: T, state: fn(T) -> State<R, F>) -> Result<(), RefusedError<T>> {
-        let wakeups = self.shared.with(|inner| match inner.refusal() {
-            Some(reason) => Err(RefusedError::new(reason, value)),
-            None => Ok(inner.terminate(state(value))),
-        })?;
+        let wakeups = self
+            .shared
+            .terminate(value, state)
+            .map_err(|(reason, value)| RefusedError::new(reason, value))?;
         wakeups.wake();
         Ok(())
     }
 
-    /// Whether the stream has finished or failed.
+    /// Whether the stream has finished or failed. One atomic load, no lock.
+    #[inline]
     pub fn is_terminal(&self) -> bool {
-        self.shared.with(|inner| inner.refusal().is_some())
+        self.shared.is_terminal()
     }
 
     /// Whether nobody can observe the stream any more: the consumer and every
@@ -194,11 +195,12 @@ enum Delivery<E> {
 
 impl<E, R, F> Drop for Producer<E, R, F> {
     fn drop(&mut self) {
-        let wakeups = self.shared.with(|inner| match inner.state {
-            State::Open => Some(inner.terminate(State::ProducerDropped)),
-            _ => None,
-        });
-        if let Some(wakeups) = wakeups {
+        // After `finish` or `fail` there is nothing to do, and no lock to
+        // take: only this producer ever ends the stream.
+        if self.shared.is_terminal() {
+            return;
+        }
+        if let Ok(wakeups) = self.shared.terminate((), |()| State::ProducerDropped) {
             wakeups.wake();
         }
     }

@@ -5,10 +5,56 @@ use core::mem;
 use core::task::{Poll, Waker};
 
 use super::error::{RefusalReason, StreamError};
-use crate::sync::{Lock, WakerSlab};
+use crate::sync::{AtomicBool, Lock, Ordering, WakerSlab};
 
 /// The single allocation behind one stream.
-pub(crate) type Shared<E, R, F> = Lock<Inner<E, R, F>>;
+pub(crate) struct Shared<E, R, F> {
+    /// Whether `Inner::state` has left `Open`: set under the lock, in the
+    /// same critical section as the transition, and read without it. It
+    /// never goes back, so a `true` read needs no lock to be acted on.
+    terminal: AtomicBool,
+    inner: Lock<Inner<E, R, F>>,
+}
+
+impl<E, R, F> Shared<E, R, F> {
+    pub(crate) fn new() -> Self {
+        Self {
+            terminal: AtomicBool::new(false),
+            inner: Lock::new(Inner::new()),
+        }
+    }
+
+    /// Runs `f` under the lock.
+    #[inline]
+    pub(crate) fn with<T>(&self, f: impl FnOnce(&mut Inner<E, R, F>) -> T) -> T {
+        self.inner.with(f)
+    }
+
+    /// Whether the stream has finished, failed or lost its producer; one
+    /// atomic load.
+    #[inline]
+    pub(crate) fn is_terminal(&self) -> bool {
+        self.terminal.load(Ordering::Acquire)
+    }
+
+    /// Moves the stream to `state` if it is still open, under the lock.
+    /// Returns the wakers to wake after the lock is released, or hands
+    /// `value` back with the reason the stream is already terminal.
+    pub(crate) fn terminate<T>(
+        &self,
+        value: T,
+        state: impl FnOnce(T) -> State<R, F>,
+    ) -> Result<Wakeups, (RefusalReason, T)> {
+        let terminal = &self.terminal;
+        self.with(|inner| match inner.refusal() {
+            Some(reason) => Err((reason, value)),
+            None => {
+                terminal.store(true, Ordering::Release);
+                Ok(inner.terminate(state(value)))
+            }
+        })
+    }
+}
 
 /// Where the stream is in its life. Transitions only leave `Open`, once.
 pub(crate) enum State<R, F> {
@@ -76,8 +122,9 @@ impl<E, R, F> Inner<E, R, F> {
     }
 
     /// Moves the stream to a terminal state and takes every parked waker so
-    /// the caller can wake them once the lock is released.
-    pub(crate) fn terminate(&mut self, state: State<R, F>) -> Wakeups {
+    /// the caller can wake them once the lock is released. Only through
+    /// [`Shared::terminate`], which also sets the lock-free flag.
+    fn terminate(&mut self, state: State<R, F>) -> Wakeups {
         debug_assert!(matches!(self.state, State::Open));
         self.state = state;
         Wakeups {
