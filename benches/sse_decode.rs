@@ -17,7 +17,7 @@ use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use agentstream::openai::OpenAiStream;
+use agentstream_wire::openai::OpenAiStream;
 use criterion::{criterion_group, Criterion, Throughput};
 use eventsource_stream::Eventsource;
 use futures_util::{stream, FutureExt, StreamExt};

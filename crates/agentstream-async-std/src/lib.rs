@@ -68,7 +68,38 @@ pub use agentstream::model::{
     ResultHandle, ScriptedModel, ScriptedTurn, StreamOptions,
 };
 pub use agentstream::{EventStream, Producer, StreamError};
+pub use agentstream_wire;
 pub use async_std;
+
+/// Everything an async-std user of agentstream needs, in one `use`:
+///
+/// ```
+/// use agentstream_async_std::prelude::*;
+///
+/// let model = ScriptedModel::new([assistant([text("hi")], StopReason::Stop)]);
+/// let context = Context::from_messages([user("hello").into()]);
+/// let _stream: ModelStream = model.stream(&context, StreamOptions::default());
+/// ```
+///
+/// The [`Model`](agentstream::model::Model) trait and its types, the
+/// scripted test double, the [`Context`](agentstream::message::Context) and
+/// the message builders, this crate's [`spawn`](crate::spawn), [`stream_with_timeout`](crate::stream_with_timeout) and [`pacer`](crate::pacer), and with the `http`
+/// feature `OpenAiCompatModel` and [`OpenAiConfig`](agentstream_wire::openai::OpenAiConfig).
+pub mod prelude {
+    #[cfg(feature = "http")]
+    pub use crate::OpenAiCompatModel;
+    pub use crate::{pacer, spawn, stream_with_timeout};
+    pub use agentstream::message::{
+        assistant, image, text, thinking, tool_call, tool_result, user, user_blocks,
+        AssistantMessage, ContentBlock, Context, Message, StopReason, Tool,
+    };
+    pub use agentstream::model::{
+        validate_events, AbortController, AbortSignal, Model, ModelEvent, ModelStream,
+        ScriptedModel, ScriptedTurn, StreamOptions,
+    };
+    #[cfg(feature = "http")]
+    pub use agentstream_wire::openai::OpenAiConfig;
+}
 
 /// OpenAI-compatible endpoints: `agentstream-smol`'s client, which runs on
 /// async-std's executor unchanged (its IO and timers are smol's reactor).

@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use agentstream::message::{user, AssistantMessage, Context, StopReason};
 use agentstream::model::{AbortController, Model, ModelEvent, StreamOptions};
-use agentstream::openai::OpenAiConfig;
 use agentstream_tokio::OpenAiCompatModel;
+use agentstream_wire::openai::OpenAiConfig;
 use futures_util::StreamExt;
 
 /// ANSI: dim on, and reset.
