@@ -21,14 +21,15 @@
 //!   dropped the stream and every result handle. The task then completes; it
 //!   never leaks and does no further work.
 //!
+//! [`prelude`] brings everything a call needs into scope in one `use`. The
+//! crates underneath are re-exported: [`agentstream`], the core, and
+//! [`agentstream_wire`], the wire protocols (SSE, OpenAI Chat Completions).
+//!
 //! ```
 //! use std::num::NonZeroUsize;
 //! use std::time::Duration;
 //!
-//! use agentstream_smol::agentstream::message::{assistant, text, user, Context, StopReason};
-//! use agentstream_smol::{
-//!     pacer, spawn, stream_with_timeout, Model, ScriptedModel, ScriptedTurn, StreamOptions,
-//! };
+//! use agentstream_smol::prelude::*;
 //! use futures_util::StreamExt;
 //!
 //! smol::block_on(async {

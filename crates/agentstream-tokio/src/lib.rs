@@ -24,14 +24,15 @@
 //! Everything here needs to run inside a tokio runtime with the timer
 //! enabled (`Builder::enable_time`, which `#[tokio::main]` does).
 //!
+//! [`prelude`] brings everything a call needs into scope in one `use`. The
+//! crates underneath are re-exported: [`agentstream`], the core, and
+//! [`agentstream_wire`], the wire protocols (SSE, OpenAI Chat Completions).
+//!
 //! ```
 //! use std::num::NonZeroUsize;
 //! use std::time::Duration;
 //!
-//! use agentstream_tokio::agentstream::message::{assistant, text, user, Context, StopReason};
-//! use agentstream_tokio::{
-//!     pacer, spawn, stream_with_timeout, Model, ScriptedModel, ScriptedTurn, StreamOptions,
-//! };
+//! use agentstream_tokio::prelude::*;
 //! use futures_util::StreamExt;
 //!
 //! # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
