@@ -59,6 +59,8 @@
 //! # });
 //! ```
 #![warn(missing_docs)]
+// On docs.rs, items behind the `http` feature say so.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 use std::time::Duration;
 
