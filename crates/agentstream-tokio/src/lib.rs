@@ -89,10 +89,11 @@ pub use agentstream_wire;
 /// let _stream: ModelStream = model.stream(&context, StreamOptions::default());
 /// ```
 ///
-/// The [`Model`](agentstream::model::Model) trait and its types, the
-/// scripted test double, the [`Context`](agentstream::message::Context) and
-/// the message builders, this crate's [`spawn`](crate::spawn), [`stream_with_timeout`](crate::stream_with_timeout) and [`pacer`](crate::pacer), and with the `http`
-/// feature `OpenAiCompatModel` and [`OpenAiConfig`](agentstream_wire::openai::OpenAiConfig).
+/// It holds the [`Model`] trait and its types, the scripted test double,
+/// the [`Context`](agentstream::message::Context) and the message builders,
+/// this crate's [`spawn`], [`stream_with_timeout`] and [`pacer`], and, with
+/// the `http` feature, `OpenAiCompatModel` and
+/// [`OpenAiConfig`](agentstream_wire::openai::OpenAiConfig).
 pub mod prelude {
     #[cfg(feature = "http")]
     pub use crate::OpenAiCompatModel;
