@@ -15,8 +15,8 @@ use std::convert::Infallible;
 use std::hint::black_box;
 use std::time::Instant;
 
-use agentstream::openai::OpenAiStream;
 use agentstream_test_support::{allocations as allocations_so_far, CountingAllocator};
+use agentstream_wire::openai::OpenAiStream;
 use criterion::{criterion_group, Criterion, Throughput};
 use eventsource_stream::Eventsource;
 use futures_util::{stream, FutureExt, StreamExt};

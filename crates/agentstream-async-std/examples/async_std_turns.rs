@@ -6,11 +6,7 @@
 use std::num::NonZeroUsize;
 use std::time::Duration;
 
-use agentstream_async_std::agentstream::message::{assistant, text, user, Context, StopReason};
-use agentstream_async_std::{
-    pacer, spawn, stream_with_timeout, validate_events, Model, ModelEvent, ModelStream,
-    ScriptedModel, ScriptedTurn, StreamOptions,
-};
+use agentstream_async_std::prelude::*;
 use futures_util::StreamExt;
 
 fn main() {

@@ -21,14 +21,15 @@
 //!   dropped the stream and every result handle. The task then completes; it
 //!   never leaks and does no further work.
 //!
+//! [`prelude`] brings everything a call needs into scope in one `use`. The
+//! crates underneath are re-exported: [`agentstream`], the core, and
+//! [`agentstream_wire`], the wire protocols (SSE, OpenAI Chat Completions).
+//!
 //! ```
 //! use std::num::NonZeroUsize;
 //! use std::time::Duration;
 //!
-//! use agentstream_async_std::agentstream::message::{assistant, text, user, Context, StopReason};
-//! use agentstream_async_std::{
-//!     pacer, spawn, stream_with_timeout, Model, ScriptedModel, ScriptedTurn, StreamOptions,
-//! };
+//! use agentstream_async_std::prelude::*;
 //! use futures_util::StreamExt;
 //!
 //! async_std::task::block_on(async {
@@ -55,6 +56,8 @@
 //! });
 //! ```
 #![warn(missing_docs)]
+// On docs.rs, items behind the `http` feature say so.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 use std::future::Future;
 use std::pin::Pin;
@@ -68,7 +71,39 @@ pub use agentstream::model::{
     ResultHandle, ScriptedModel, ScriptedTurn, StreamOptions,
 };
 pub use agentstream::{EventStream, Producer, StreamError};
+pub use agentstream_wire;
 pub use async_std;
+
+/// Everything an async-std user of agentstream needs, in one `use`:
+///
+/// ```
+/// use agentstream_async_std::prelude::*;
+///
+/// let model = ScriptedModel::new([assistant([text("hi")], StopReason::Stop)]);
+/// let context = Context::from_messages([user("hello").into()]);
+/// let _stream: ModelStream = model.stream(&context, StreamOptions::default());
+/// ```
+///
+/// It holds the [`Model`] trait and its types, the scripted test double,
+/// the [`Context`](agentstream::message::Context) and the message builders,
+/// this crate's [`spawn`], [`stream_with_timeout`] and [`pacer`], and, with
+/// the `http` feature, `OpenAiCompatModel` and
+/// [`OpenAiConfig`](agentstream_wire::openai::OpenAiConfig).
+pub mod prelude {
+    #[cfg(feature = "http")]
+    pub use crate::OpenAiCompatModel;
+    pub use crate::{pacer, spawn, stream_with_timeout};
+    pub use agentstream::message::{
+        assistant, image, text, thinking, tool_call, tool_result, user, user_blocks,
+        AssistantMessage, ContentBlock, Context, Message, StopReason, Tool,
+    };
+    pub use agentstream::model::{
+        validate_events, AbortController, AbortSignal, Model, ModelEvent, ModelStream,
+        ScriptedModel, ScriptedTurn, StreamOptions,
+    };
+    #[cfg(feature = "http")]
+    pub use agentstream_wire::openai::OpenAiConfig;
+}
 
 /// OpenAI-compatible endpoints: `agentstream-smol`'s client, which runs on
 /// async-std's executor unchanged (its IO and timers are smol's reactor).

@@ -6,9 +6,9 @@
 use std::future::Future;
 use std::time::Duration;
 
-use agentstream::openai::OpenAiConfig;
-use agentstream_async_std::OpenAiCompatModel;
 use agentstream_testserver::scenarios;
+// The prelude is what users import; the tests use it so it stays complete.
+use agentstream_async_std::prelude::*;
 
 fn model(config: OpenAiConfig) -> OpenAiCompatModel {
     OpenAiCompatModel::new(config)
@@ -46,4 +46,14 @@ fn abort_never_ending_body() {
 #[test]
 fn idle_timeout() {
     run(scenarios::idle_timeout(model));
+}
+
+#[test]
+fn base_url_with_query() {
+    run(scenarios::base_url_with_query(model));
+}
+
+#[test]
+fn url_without_host() {
+    run(scenarios::url_without_host(model));
 }

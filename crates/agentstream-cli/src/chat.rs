@@ -8,8 +8,9 @@ use std::time::Duration;
 
 use agentstream::message::{user, AssistantMessage, Context, StopReason};
 use agentstream::model::{AbortController, Model, ModelEvent, StreamOptions};
-use agentstream::openai::OpenAiConfig;
 use agentstream_tokio::OpenAiCompatModel;
+use agentstream_wire::http::error_report;
+use agentstream_wire::openai::OpenAiConfig;
 use futures_util::StreamExt;
 
 /// ANSI: dim on, and reset.
@@ -68,7 +69,7 @@ pub fn run(args: &Args) -> io::Result<ExitCode> {
     let model = match OpenAiCompatModel::new(config) {
         Ok(model) => model,
         Err(e) => {
-            eprintln!("agentstream: error: cannot create the HTTP client: {e}");
+            eprintln!("agentstream: error: {}", error_report(&e));
             return Ok(ExitCode::from(2));
         }
     };

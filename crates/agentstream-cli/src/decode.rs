@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use agentstream::message::AssistantMessage;
 use agentstream::model::{validate_events, ModelEvent};
-use agentstream::openai::{ChunkProjector, OpenAiStream};
+use agentstream_wire::openai::{ChunkProjector, OpenAiStream};
 
 /// The model and provider names given to recorded responses.
 const RECORDED: &str = "recorded";

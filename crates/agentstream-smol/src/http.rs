@@ -9,10 +9,8 @@ use std::time::Duration;
 
 use agentstream::message::Context;
 use agentstream::model::{Model, ModelStream, StreamOptions};
-use agentstream::openai::http::{
-    exchange, HttpTarget, PreparedRequest, ResponseBody, ResponseHead, TransportError,
-};
-use agentstream::openai::{OpenAiConfig, OpenAiStream};
+use agentstream_wire::http::{exchange, ResponseBody, ResponseHead, TransportError};
+use agentstream_wire::openai::{OpenAiConfig, OpenAiStream, PreparedRequest};
 use bytes::Bytes;
 use futures_rustls::pki_types::ServerName;
 use futures_rustls::rustls::{self, ClientConfig, RootCertStore};
@@ -35,8 +33,8 @@ use smol_hyper::rt::FuturesIo;
 /// reactor is available (it starts on its own), which is how
 /// `agentstream-async-std` reuses this client.
 ///
-/// Everything but the HTTP is the core's
-/// [`openai::http::exchange`](agentstream::openai::http::exchange): HTTP
+/// Everything but the HTTP is
+/// [`agentstream_wire::http::exchange`]: HTTP
 /// errors become one `error` event naming the status and the provider's
 /// message, the call's [`AbortSignal`](crate::AbortSignal) cancels the
 /// request mid-stream, and the connect timeout (TCP and TLS) or the idle
@@ -44,9 +42,7 @@ use smol_hyper::rt::FuturesIo;
 /// result handles drops the connection.
 ///
 /// ```no_run
-/// use agentstream_smol::agentstream::message::{user, Context};
-/// use agentstream_smol::agentstream::openai::OpenAiConfig;
-/// use agentstream_smol::{Model, OpenAiCompatModel, StreamOptions};
+/// use agentstream_smol::prelude::*;
 ///
 /// smol::block_on(async {
 ///     let config = OpenAiConfig::new("http://127.0.0.1:11434/v1", "llama3.2");
@@ -134,27 +130,104 @@ impl<T: AsyncRead + AsyncWrite + Send + Unpin> Io for T {}
 
 type Conn = Connection<FuturesIo<Box<dyn Io>>, Full<Bytes>>;
 
-fn failed(what: &str, error: impl std::fmt::Display) -> TransportError {
-    TransportError::Failed(format!("{what}: {error}"))
+/// A failure described by `what`, caused by `error`.
+fn failed(
+    what: impl Into<String>,
+    error: impl std::error::Error + Send + Sync + 'static,
+) -> TransportError {
+    TransportError::failed(what.into()).with_source(error)
+}
+
+/// Where a request goes, from its URL parsed as an [`http::Uri`].
+#[derive(Debug, PartialEq, Eq)]
+struct Target {
+    /// `https`.
+    tls: bool,
+    /// The host to connect to, without the brackets of an IPv6 address.
+    host: String,
+    /// The port, defaulted from the scheme.
+    port: u16,
+    /// The `Host` header: the URL's authority.
+    authority: String,
+    /// The request target: the path and query, starting with `/`.
+    path: String,
+}
+
+impl Target {
+    /// Parses `url`, refusing what this client cannot send to: another
+    /// scheme than `http` or `https`, no host, user info.
+    fn parse(url: &str) -> Result<Self, TransportError> {
+        let invalid =
+            |why: &str| TransportError::failed(format!("invalid endpoint URL `{url}`: {why}"));
+        // `http:///v1` has an empty authority: say so, rather than what
+        // the parser makes of it.
+        if url
+            .split_once("://")
+            .is_some_and(|(_, rest)| rest.is_empty() || rest.starts_with(['/', '?', '#']))
+        {
+            return Err(invalid("it has no host"));
+        }
+        let uri: http::Uri = url
+            .parse()
+            .map_err(|e| failed(format!("invalid endpoint URL `{url}`"), e))?;
+        let tls = match uri.scheme_str() {
+            Some(scheme) if scheme.eq_ignore_ascii_case("https") => true,
+            Some(scheme) if scheme.eq_ignore_ascii_case("http") => false,
+            _ => return Err(invalid("the scheme must be http or https")),
+        };
+        let Some(authority) = uri.authority().filter(|a| !a.host().is_empty()) else {
+            return Err(invalid("it has no host"));
+        };
+        if authority.as_str().contains('@') {
+            return Err(invalid("user info is not supported"));
+        }
+        // `http` leaves out a port that does not fit a `u16`.
+        let port_text = authority
+            .as_str()
+            .get(authority.host().len()..)
+            .unwrap_or_default()
+            .trim_start_matches(':');
+        let port = match authority.port() {
+            Some(port) => port.as_u16(),
+            None if !port_text.is_empty() => return Err(invalid("bad port")),
+            None if tls => 443,
+            None => 80,
+        };
+        let host = authority.host();
+        let host = host
+            .strip_prefix('[')
+            .and_then(|h| h.strip_suffix(']'))
+            .unwrap_or(host);
+        let path = match uri.path_and_query().map(http::uri::PathAndQuery::as_str) {
+            None | Some("") => "/".to_owned(),
+            Some(path) if path.starts_with('?') => format!("/{path}"),
+            Some(path) => path.to_owned(),
+        };
+        Ok(Self {
+            tls,
+            host: host.to_owned(),
+            port,
+            authority: authority.as_str().to_owned(),
+            path,
+        })
+    }
 }
 
 /// Opens the TCP (and TLS) connection to `target`.
-async fn connect(tls: &TlsConnector, target: &HttpTarget) -> Result<Box<dyn Io>, TransportError> {
+async fn connect(tls: &TlsConnector, target: &Target) -> Result<Box<dyn Io>, TransportError> {
     let tcp = TcpStream::connect((target.host.as_str(), target.port))
         .await
-        .map_err(|e| failed(&format!("cannot connect to {}", target.authority()), e))?;
+        .map_err(|e| failed(format!("cannot connect to {}", target.authority), e))?;
     let _ = tcp.set_nodelay(true);
     if !target.tls {
         return Ok(Box::new(tcp));
     }
     let name = ServerName::try_from(target.host.clone())
-        .map_err(|e| failed(&format!("bad TLS server name {}", target.host), e))?;
-    let stream = tls.connect(name, tcp).await.map_err(|e| {
-        failed(
-            &format!("TLS handshake with {} failed", target.authority()),
-            e,
-        )
-    })?;
+        .map_err(|e| failed(format!("bad TLS server name {}", target.host), e))?;
+    let stream = tls
+        .connect(name, tcp)
+        .await
+        .map_err(|e| failed(format!("TLS handshake with {} failed", target.authority), e))?;
     Ok(Box::new(stream))
 }
 
@@ -164,13 +237,13 @@ async fn send(
     connect_timeout: Option<Duration>,
     request: PreparedRequest,
 ) -> Result<(ResponseHead, HyperBody), TransportError> {
-    let target = HttpTarget::parse(&request.url).map_err(TransportError::Failed)?;
+    let target = Target::parse(&request.url)?;
     let io = match connect_timeout {
         None => connect(&tls, &target).await?,
         Some(timeout) => {
             let timer = async {
                 Timer::after(timeout).await;
-                Err(TransportError::TimedOut)
+                Err(TransportError::timed_out())
             };
             smol::future::or(connect(&tls, &target), timer).await?
         }
@@ -179,7 +252,7 @@ async fn send(
         .await
         .map_err(|e| failed("HTTP handshake failed", e))?;
     let mut builder = hyper::Request::post(target.path.as_str())
-        .header(hyper::header::HOST, target.authority())
+        .header(hyper::header::HOST, target.authority.as_str())
         .header(hyper::header::CONTENT_LENGTH, request.body.len());
     for (name, value) in &request.headers {
         builder = builder.header(*name, value.as_str());
@@ -202,14 +275,12 @@ async fn send(
         .await
         .map_err(|e| failed("the request failed", e))?
     };
-    let head = ResponseHead {
-        status: response.status().as_u16(),
-        retry_after: response
-            .headers()
-            .get(hyper::header::RETRY_AFTER)
-            .and_then(|value| value.to_str().ok())
-            .map(str::to_owned),
-    };
+    let retry_after = response
+        .headers()
+        .get(hyper::header::RETRY_AFTER)
+        .and_then(|value| value.to_str().ok())
+        .map(str::to_owned);
+    let head = ResponseHead::new(response.status().as_u16()).with_retry_after(retry_after);
     body.body = Some(response.into_body());
     Ok((head, body))
 }
@@ -250,12 +321,62 @@ impl ResponseBody for HyperBody {
                         // Trailers: nothing to feed.
                     }
                     Poll::Ready(Some(Err(error))) => {
-                        return Poll::Ready(Err(TransportError::Failed(error.to_string())))
+                        return Poll::Ready(Err(TransportError::from_source(error)))
                     }
                     Poll::Ready(None) => return Poll::Ready(Ok(None)),
                     Poll::Pending => return Poll::Pending,
                 }
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Target;
+
+    fn target(url: &str) -> Target {
+        Target::parse(url).unwrap_or_else(|e| panic!("{url}: {e}"))
+    }
+
+    fn refusal(url: &str) -> String {
+        match Target::parse(url) {
+            Ok(target) => panic!("{url} was accepted: {target:?}"),
+            Err(error) => agentstream_wire::http::error_report(&error),
+        }
+    }
+
+    #[test]
+    fn urls_become_targets() {
+        assert_eq!(
+            target("https://api.example.com/v1/chat/completions?api-version=1"),
+            Target {
+                tls: true,
+                host: "api.example.com".into(),
+                port: 443,
+                authority: "api.example.com".into(),
+                path: "/v1/chat/completions?api-version=1".into(),
+            }
+        );
+        let local = target("http://[::1]:8080");
+        assert_eq!((local.host.as_str(), local.port), ("::1", 8080));
+        assert_eq!(
+            (local.authority.as_str(), local.path.as_str()),
+            ("[::1]:8080", "/")
+        );
+        assert_eq!(target("HTTP://h?q").path, "/?q");
+        assert_eq!(target("http://127.0.0.1:9/x").port, 9);
+    }
+
+    #[test]
+    fn unusable_urls_are_refused() {
+        for url in ["http://", "http:///v1", "https://?q", "http://:80/v1"] {
+            let error = refusal(url);
+            assert!(error.contains("no host"), "{url}: {error}");
+        }
+        assert!(refusal("ftp://h/").contains("scheme"));
+        assert!(refusal("http://u:p@h/").contains("user info"));
+        assert!(refusal("http://h:99999/").contains("bad port"));
+        assert!(refusal("not a url").contains("invalid endpoint URL"));
     }
 }

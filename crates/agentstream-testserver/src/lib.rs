@@ -23,7 +23,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
-use agentstream::openai::sse::{encode_comment, encode_event, SseEvent};
+use agentstream_wire::sse::{encode_comment, encode_event, SseEvent};
 use serde_json::{json, Value};
 
 pub mod adapter_scenarios;

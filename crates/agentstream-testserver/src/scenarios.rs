@@ -15,7 +15,7 @@ use agentstream::message::{user, AssistantMessage, ContentBlock, Context, StopRe
 use agentstream::model::{
     validate_events, AbortController, Model, ModelEvent, StreamOptions, ABORTED_MESSAGE,
 };
-use agentstream::openai::OpenAiConfig;
+use agentstream_wire::openai::OpenAiConfig;
 use futures_util::StreamExt;
 use serde_json::json;
 
@@ -353,4 +353,45 @@ pub async fn broken_context_is_not_sent<M: Model>(make: impl Fn(OpenAiConfig) ->
     let error = message.error_message.unwrap_or_default();
     assert!(error.contains("unanswered-tool-call"), "{error}");
     assert!(server.requests().is_empty());
+}
+
+/// A base URL with a query string, as Azure's `api-version`: the request
+/// goes to the path with `/chat/completions` appended and the query after
+/// it.
+pub async fn base_url_with_query<M: Model>(make: impl Fn(OpenAiConfig) -> M) {
+    let body = sse_body(&answer_payloads(&[], &["routed"]));
+    let server = MockServer::start(move |_| Reply::sse(vec![body.clone()])).expect("server");
+    let base = format!("{}?api-version=2024-06-01", server.base_url());
+    let model = make(OpenAiConfig::new(base, "test-model").with_api_key(TEST_KEY));
+    let (_, message) = call(&model, StreamOptions::default()).await;
+    assert_eq!(
+        message.stop_reason,
+        StopReason::Stop,
+        "{:?}",
+        message.error_message
+    );
+    assert_eq!(message.text(), "routed");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(requests[0].method, "POST");
+    assert_eq!(
+        requests[0].path,
+        "/v1/chat/completions?api-version=2024-06-01"
+    );
+}
+
+/// `http://` without a host: the call ends in one `error` event saying so,
+/// and nothing is sent anywhere.
+pub async fn url_without_host<M: Model>(make: impl Fn(OpenAiConfig) -> M) {
+    for base in ["http://", "http:///v1", "https:///v1?api-version=1"] {
+        let model = make(OpenAiConfig::new(base, "test-model").with_api_key(TEST_KEY));
+        let (events, message) = call(&model, StreamOptions::default()).await;
+        assert_eq!(message.stop_reason, StopReason::Error, "{base}");
+        assert_eq!(events.len(), 1, "{base}: {events:?}");
+        let error = message.error_message.unwrap_or_default();
+        assert!(
+            error.contains("invalid endpoint URL") && error.contains("no host"),
+            "{base}: {error}"
+        );
+    }
 }

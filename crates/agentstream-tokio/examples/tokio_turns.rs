@@ -6,11 +6,7 @@
 use std::num::NonZeroUsize;
 use std::time::Duration;
 
-use agentstream_tokio::agentstream::message::{assistant, text, user, Context, StopReason};
-use agentstream_tokio::{
-    pacer, spawn, stream_with_timeout, validate_events, Model, ModelEvent, ModelStream,
-    ScriptedModel, ScriptedTurn, StreamOptions,
-};
+use agentstream_tokio::prelude::*;
 use futures_util::StreamExt;
 
 #[tokio::main(flavor = "current_thread")]

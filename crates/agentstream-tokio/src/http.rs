@@ -1,23 +1,24 @@
 //! [`OpenAiCompatModel`] over reqwest.
 
-use std::error::Error as _;
+use std::fmt;
 use std::sync::Arc;
 
 use agentstream::message::Context;
 use agentstream::model::{Model, ModelStream, StreamOptions};
-use agentstream::openai::http::{exchange, ResponseBody, ResponseHead, TransportError};
-use agentstream::openai::{OpenAiConfig, OpenAiStream};
+use agentstream_wire::http::{exchange, ResponseBody, ResponseHead, TransportError};
+use agentstream_wire::openai::{OpenAiConfig, OpenAiStream};
 
 /// A [`Model`] that streams from an OpenAI-compatible Chat Completions
 /// endpoint over [reqwest](https://docs.rs/reqwest) (HTTP/1.1, TLS through
 /// rustls with Mozilla's root certificates).
 ///
-/// Everything but the HTTP is the core's
-/// [`openai::http::exchange`](agentstream::openai::http::exchange): HTTP
-/// errors become one `error` event naming the status and the provider's
-/// message, the call's [`AbortSignal`](crate::AbortSignal) cancels the
-/// request mid-stream, and the configured connect or idle timeout ends the
-/// call with `error(aborted)`.
+/// Everything but the HTTP is
+/// [`agentstream_wire::http::exchange`]: HTTP errors become one `error`
+/// event naming the status and the provider's message, the call's
+/// [`AbortSignal`](crate::AbortSignal) cancels the request mid-stream, and
+/// the configured connect or idle timeout ends the call with
+/// `error(aborted)`. A transport failure ends the call in `error` whose
+/// message is reqwest's error followed by its causes.
 ///
 /// The returned streams must be polled inside a tokio runtime with its
 /// timer and IO enabled (or spawned with [`spawn`](crate::spawn)).
@@ -25,9 +26,7 @@ use agentstream::openai::{OpenAiConfig, OpenAiStream};
 /// closes the connection.
 ///
 /// ```no_run
-/// use agentstream_tokio::agentstream::message::{user, Context};
-/// use agentstream_tokio::agentstream::openai::OpenAiConfig;
-/// use agentstream_tokio::{Model, OpenAiCompatModel, StreamOptions};
+/// use agentstream_tokio::prelude::*;
 ///
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 /// let config = OpenAiConfig::new("https://api.openai.com/v1", "gpt-4o-mini")
@@ -45,18 +44,40 @@ pub struct OpenAiCompatModel {
     client: reqwest::Client,
 }
 
+/// [`OpenAiCompatModel::new`] could not build its HTTP client (TLS
+/// initialisation failed). The client's error is the
+/// [`source`](std::error::Error::source).
+#[derive(Debug)]
+pub struct ClientError {
+    source: reqwest::Error,
+}
+
+impl fmt::Display for ClientError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("cannot build the HTTP client")
+    }
+}
+
+impl std::error::Error for ClientError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.source)
+    }
+}
+
 impl OpenAiCompatModel {
     /// A model for `config`, with its own client (the connect timeout is
     /// the client's).
     ///
     /// # Errors
-    /// When reqwest cannot build the client (TLS initialisation).
-    pub fn new(config: OpenAiConfig) -> Result<Self, reqwest::Error> {
+    /// A [`ClientError`] when reqwest cannot build the client (TLS
+    /// initialisation).
+    pub fn new(config: OpenAiConfig) -> Result<Self, ClientError> {
         let mut builder = reqwest::Client::builder();
         if let Some(timeout) = config.connect_timeout {
             builder = builder.connect_timeout(timeout);
         }
-        Ok(Self::with_client(config, builder.build()?))
+        let client = builder.build().map_err(|source| ClientError { source })?;
+        Ok(Self::with_client(config, client))
     }
 
     /// A model for `config` sending through `client`, for callers that
@@ -90,25 +111,46 @@ impl Model for OpenAiCompatModel {
                     return;
                 }
             };
-            let mut builder = client.post(&request.url).body(request.body);
-            for (name, value) in &request.headers {
-                builder = builder.header(*name, value);
-            }
             let response = async move {
+                let url = endpoint(&request.url)?;
+                let mut builder = client.post(url).body(request.body);
+                for (name, value) in &request.headers {
+                    builder = builder.header(*name, value);
+                }
                 let response = builder.send().await.map_err(transport_error)?;
-                let head = ResponseHead {
-                    status: response.status().as_u16(),
-                    retry_after: response
-                        .headers()
-                        .get(reqwest::header::RETRY_AFTER)
-                        .and_then(|value| value.to_str().ok())
-                        .map(str::to_owned),
-                };
+                let retry_after = response
+                    .headers()
+                    .get(reqwest::header::RETRY_AFTER)
+                    .and_then(|value| value.to_str().ok())
+                    .map(str::to_owned);
+                let head =
+                    ResponseHead::new(response.status().as_u16()).with_retry_after(retry_after);
                 Ok((head, Body(response)))
             };
             exchange(producer, stream, signal, idle, tokio::time::sleep, response).await;
         })
     }
+}
+
+/// Parses the endpoint URL for reqwest, refusing one without a host.
+fn endpoint(url: &str) -> Result<reqwest::Url, TransportError> {
+    let no_host =
+        || TransportError::failed(format!("invalid endpoint URL `{url}`: it has no host"));
+    // The WHATWG parser reads `http:///v1` as the host `v1`: an empty
+    // authority is refused before it gets there.
+    if url
+        .split_once("://")
+        .is_some_and(|(_, rest)| rest.is_empty() || rest.starts_with(['/', '?', '#']))
+    {
+        return Err(no_host());
+    }
+    let parsed = reqwest::Url::parse(url).map_err(|error| {
+        TransportError::failed(format!("invalid endpoint URL `{url}`")).with_source(error)
+    })?;
+    if parsed.host_str().is_none_or(str::is_empty) {
+        return Err(no_host());
+    }
+    Ok(parsed)
 }
 
 /// A reqwest response body, read chunk by chunk.
@@ -122,22 +164,36 @@ impl ResponseBody for Body {
     }
 }
 
-/// A reqwest error as a [`TransportError`]: its timeouts are
-/// [`TimedOut`](TransportError::TimedOut); otherwise the message with its
-/// causes.
+/// A reqwest error as a [`TransportError`] with the error as its source:
+/// reqwest's timeouts are [timeouts](TransportError::timed_out); anything
+/// else is the error itself, so the call's message is reqwest's text
+/// followed by its causes.
 fn transport_error(error: reqwest::Error) -> TransportError {
     if error.is_timeout() {
-        return TransportError::TimedOut;
+        TransportError::timed_out().with_source(error)
+    } else {
+        TransportError::from_source(error)
     }
-    let mut message = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let text = cause.to_string();
-        if !message.contains(&text) {
-            message.push_str(": ");
-            message.push_str(&text);
+}
+
+#[cfg(test)]
+mod tests {
+    use agentstream_wire::http::error_report;
+
+    use super::endpoint;
+
+    #[test]
+    fn endpoints_without_a_host_are_refused() {
+        for url in ["http://", "http:///v1", "https://?q=1", "http://#x"] {
+            let error = endpoint(url).map(|u| u.to_string()).unwrap_err();
+            let report = error_report(&error);
+            assert!(report.contains("no host"), "{url}: {report}");
         }
-        source = cause.source();
+        let error = endpoint("not a url").unwrap_err();
+        assert!(std::error::Error::source(&error).is_some());
+        assert!(error_report(&error).starts_with("invalid endpoint URL `not a url`: "));
+        let url = endpoint("http://127.0.0.1:9/v1/chat/completions?api-version=1").unwrap();
+        assert_eq!(url.path(), "/v1/chat/completions");
+        assert_eq!(url.query(), Some("api-version=1"));
     }
-    TransportError::Failed(message)
 }

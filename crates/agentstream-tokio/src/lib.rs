@@ -24,14 +24,15 @@
 //! Everything here needs to run inside a tokio runtime with the timer
 //! enabled (`Builder::enable_time`, which `#[tokio::main]` does).
 //!
+//! [`prelude`] brings everything a call needs into scope in one `use`. The
+//! crates underneath are re-exported: [`agentstream`], the core, and
+//! [`agentstream_wire`], the wire protocols (SSE, OpenAI Chat Completions).
+//!
 //! ```
 //! use std::num::NonZeroUsize;
 //! use std::time::Duration;
 //!
-//! use agentstream_tokio::agentstream::message::{assistant, text, user, Context, StopReason};
-//! use agentstream_tokio::{
-//!     pacer, spawn, stream_with_timeout, Model, ScriptedModel, ScriptedTurn, StreamOptions,
-//! };
+//! use agentstream_tokio::prelude::*;
 //! use futures_util::StreamExt;
 //!
 //! # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
@@ -58,6 +59,8 @@
 //! # });
 //! ```
 #![warn(missing_docs)]
+// On docs.rs, items behind the `http` feature say so.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 use std::time::Duration;
 
@@ -66,7 +69,7 @@ use tokio::task::JoinHandle;
 #[cfg(feature = "http")]
 mod http;
 #[cfg(feature = "http")]
-pub use http::OpenAiCompatModel;
+pub use http::{ClientError, OpenAiCompatModel};
 
 pub use agentstream;
 pub use agentstream::model::{
@@ -74,6 +77,38 @@ pub use agentstream::model::{
     ResultHandle, ScriptedModel, ScriptedTurn, StreamOptions,
 };
 pub use agentstream::{EventStream, Producer, StreamError};
+pub use agentstream_wire;
+
+/// Everything a tokio user of agentstream needs, in one `use`:
+///
+/// ```
+/// use agentstream_tokio::prelude::*;
+///
+/// let model = ScriptedModel::new([assistant([text("hi")], StopReason::Stop)]);
+/// let context = Context::from_messages([user("hello").into()]);
+/// let _stream: ModelStream = model.stream(&context, StreamOptions::default());
+/// ```
+///
+/// It holds the [`Model`] trait and its types, the scripted test double,
+/// the [`Context`](agentstream::message::Context) and the message builders,
+/// this crate's [`spawn`], [`stream_with_timeout`] and [`pacer`], and, with
+/// the `http` feature, `OpenAiCompatModel` and
+/// [`OpenAiConfig`](agentstream_wire::openai::OpenAiConfig).
+pub mod prelude {
+    #[cfg(feature = "http")]
+    pub use crate::OpenAiCompatModel;
+    pub use crate::{pacer, spawn, stream_with_timeout};
+    pub use agentstream::message::{
+        assistant, image, text, thinking, tool_call, tool_result, user, user_blocks,
+        AssistantMessage, ContentBlock, Context, Message, StopReason, Tool,
+    };
+    pub use agentstream::model::{
+        validate_events, AbortController, AbortSignal, Model, ModelEvent, ModelStream,
+        ScriptedModel, ScriptedTurn, StreamOptions,
+    };
+    #[cfg(feature = "http")]
+    pub use agentstream_wire::openai::OpenAiConfig;
+}
 
 /// Spawns the stream's producer as a tokio task and returns the stream,
 /// which no longer drives it. A stream without a driver (its producer runs

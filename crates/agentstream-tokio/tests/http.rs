@@ -5,9 +5,9 @@
 use std::future::Future;
 use std::time::Duration;
 
-use agentstream::openai::OpenAiConfig;
 use agentstream_testserver::scenarios;
-use agentstream_tokio::OpenAiCompatModel;
+// The prelude is what users import; the tests use it so it stays complete.
+use agentstream_tokio::prelude::*;
 
 fn model(config: OpenAiConfig) -> OpenAiCompatModel {
     OpenAiCompatModel::new(config).expect("client")
@@ -93,12 +93,18 @@ fn spawned_driver_gives_the_same_answer() {
 /// Spawns each call's producer as a tokio task.
 struct SpawnAll(OpenAiCompatModel);
 
-impl agentstream::model::Model for SpawnAll {
-    fn stream(
-        &self,
-        context: &agentstream::message::Context,
-        options: agentstream::model::StreamOptions,
-    ) -> agentstream::model::ModelStream {
-        agentstream_tokio::spawn(self.0.stream(context, options))
+impl Model for SpawnAll {
+    fn stream(&self, context: &Context, options: StreamOptions) -> ModelStream {
+        spawn(self.0.stream(context, options))
     }
+}
+
+#[test]
+fn base_url_with_query() {
+    run(scenarios::base_url_with_query(model));
+}
+
+#[test]
+fn url_without_host() {
+    run(scenarios::url_without_host(model));
 }

@@ -46,7 +46,6 @@ pub mod diagnostic;
 pub mod event_stream;
 pub mod message;
 pub mod model;
-pub mod openai;
 mod sync;
 mod yield_now;
 

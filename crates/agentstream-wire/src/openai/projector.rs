@@ -7,7 +7,7 @@
 //! ([`abort`](ChunkProjector::abort)), and appends the events of the full
 //! protocol to a `Vec`: `start`, each block's `*_start`, `*_delta` and
 //! `*_end`, then one `done` or `error`. Every sequence it produces passes
-//! [`validate_events`](crate::model::validate_events).
+//! [`validate_events`](agentstream::model::validate_events).
 //!
 //! # Blocks
 //!
@@ -100,11 +100,11 @@ use serde_json::Value;
 
 use super::calls::{parse_arguments, Call};
 use super::wire::{clip, error_text, map_usage, Choice, Chunk, ToolCallDelta};
-use crate::message::{
+use agentstream::message::{
     assistant, AssistantMessage, ContentBlock, StopReason, TextContent, ThinkingContent, ToolCall,
     Usage,
 };
-use crate::model::{DoneReason, ErrorReason, ModelEvent, PartialBuilder, ABORTED_MESSAGE};
+use agentstream::model::{DoneReason, ErrorReason, ModelEvent, PartialBuilder, ABORTED_MESSAGE};
 
 /// The `api` of messages from an OpenAI-compatible Chat Completions
 /// endpoint, as Pi names it.
@@ -126,7 +126,7 @@ enum Open {
 /// The projector. See the [module documentation](self) for every rule.
 ///
 /// ```
-/// use agentstream::openai::ChunkProjector;
+/// use agentstream_wire::openai::ChunkProjector;
 /// use agentstream::model::validate_events;
 ///
 /// let mut projector = ChunkProjector::new("gpt-4o", "openai");

@@ -4,12 +4,12 @@
 //! arrive. Not a benchmark harness; run it in release mode:
 //!
 //! ```text
-//! cargo run --release -p agentstream --example openai_throughput
+//! cargo run --release -p agentstream-wire --example openai_throughput
 //! ```
 
 use std::time::Instant;
 
-use agentstream::openai::OpenAiStream;
+use agentstream_wire::openai::OpenAiStream;
 
 fn main() {
     let chunks = 100_000;

@@ -4,7 +4,7 @@ use agentstream::message::{
     assistant, image, text, thinking, tool_call, tool_result, user, user_blocks, Context, Message,
     StopReason, Tool,
 };
-use agentstream::openai::{build_request, Compat, RequestOptions};
+use agentstream_wire::openai::{build_request, Compat, RequestOptions};
 use serde_json::json;
 
 fn conversation() -> Context {

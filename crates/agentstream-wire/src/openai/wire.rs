@@ -9,7 +9,7 @@ use alloc::vec::Vec;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use crate::message::{Cost, Usage};
+use agentstream::message::{Cost, Usage};
 
 /// One chunk. Every field is optional: providers omit them freely.
 #[derive(Deserialize)]

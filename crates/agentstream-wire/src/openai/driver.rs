@@ -7,11 +7,13 @@ use alloc::vec::{Drain, Vec};
 
 use serde_json::Value;
 
+use agentstream::message::AssistantMessage;
+use agentstream::model::{AbortSignal, AssistantMessageProducer, ModelEvent};
+
 use super::projector::ChunkProjector;
-use super::sse::{SseDecoder, SseEvent};
 use super::wire::{clip, error_text};
-use crate::message::AssistantMessage;
-use crate::model::{AbortSignal, AssistantMessageProducer, ModelEvent};
+use crate::http::{self, ResponseStream};
+use crate::sse::{SseDecoder, SseEvent};
 
 /// How much of a body that is not an event stream is kept to report it.
 const NON_SSE_PREFIX: usize = 4096;
@@ -21,8 +23,9 @@ const BODY_QUOTE: usize = 500;
 
 /// One streaming Chat Completions response, bytes in, [`ModelEvent`]s out.
 ///
-/// This is everything an HTTP adapter needs besides the HTTP itself. The
-/// adapter:
+/// This is everything an HTTP adapter needs besides the HTTP itself. It is
+/// the OpenAI [`ResponseStream`]: [`http::exchange`](crate::http::exchange)
+/// does the following for an adapter, which can also do it by hand:
 ///
 /// 1. builds the request body with
 ///    [`build_request`](super::build_request) and sends it;
@@ -48,8 +51,9 @@ const BODY_QUOTE: usize = 500;
 ///
 /// ```
 /// use agentstream::model::{validate_events, ModelEvent, ModelStream};
-/// use agentstream::openai::OpenAiStream;
-/// use futures_util::{FutureExt, StreamExt};
+/// use agentstream_wire::openai::OpenAiStream;
+/// use futures_executor::block_on;
+/// use futures_util::StreamExt;
 ///
 /// // What an adapter's producer looks like; the body pieces would come
 /// // from the HTTP client.
@@ -67,9 +71,9 @@ const BODY_QUOTE: usize = 500;
 ///     }
 ///     OpenAiStream::push_all(&mut producer, openai.finish_input());
 /// });
-/// let events: Vec<ModelEvent> = stream.by_ref().collect().now_or_never().unwrap();
+/// let events: Vec<ModelEvent> = block_on(stream.by_ref().collect());
 /// assert!(validate_events(&events).is_empty());
-/// assert_eq!(stream.result().now_or_never().unwrap().text(), "Hello");
+/// assert_eq!(block_on(stream.result()).text(), "Hello");
 /// ```
 #[derive(Debug)]
 pub struct OpenAiStream {
@@ -198,7 +202,7 @@ impl OpenAiStream {
     /// when given.
     ///
     /// ```
-    /// use agentstream::openai::OpenAiStream;
+    /// use agentstream_wire::openai::OpenAiStream;
     ///
     /// let mut stream = OpenAiStream::new("gpt-4o", "openai", None);
     /// let body = br#"{"error":{"message":"Rate limit reached","code":"rate_limit_exceeded"}}"#;
@@ -235,12 +239,43 @@ impl OpenAiStream {
 
     /// Pushes `events` into `producer`; `false` when the producer refused
     /// one (the stream ended or nobody listens any more), so the adapter
-    /// can stop.
+    /// can stop. The same as [`http::push_all`].
     pub fn push_all(
         producer: &mut AssistantMessageProducer,
         events: impl IntoIterator<Item = ModelEvent>,
     ) -> bool {
-        events.into_iter().all(|event| producer.push(event).is_ok())
+        http::push_all(producer, events)
+    }
+}
+
+impl ResponseStream for OpenAiStream {
+    fn is_finished(&self) -> bool {
+        OpenAiStream::is_finished(self)
+    }
+
+    fn feed(&mut self, bytes: &[u8]) -> Drain<'_, ModelEvent> {
+        OpenAiStream::feed(self, bytes)
+    }
+
+    fn finish_input(&mut self) -> Drain<'_, ModelEvent> {
+        OpenAiStream::finish_input(self)
+    }
+
+    fn abort(&mut self) -> Drain<'_, ModelEvent> {
+        OpenAiStream::abort(self)
+    }
+
+    fn fail(&mut self, message: String) -> Drain<'_, ModelEvent> {
+        OpenAiStream::fail(self, message)
+    }
+
+    fn http_error(
+        &mut self,
+        status: u16,
+        body: &[u8],
+        retry_after: Option<&str>,
+    ) -> Drain<'_, ModelEvent> {
+        OpenAiStream::http_error(self, status, body, retry_after)
     }
 }
 

@@ -4,7 +4,7 @@
 
 use agentstream::message::{AssistantMessage, ContentBlock, StopReason};
 use agentstream::model::{validate_events, AbortController, ErrorReason, ModelEvent};
-use agentstream::openai::{ChunkProjector, OpenAiStream};
+use agentstream_wire::openai::{ChunkProjector, OpenAiStream};
 use serde_json::json;
 
 macro_rules! fixture {

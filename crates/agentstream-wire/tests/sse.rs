@@ -5,10 +5,10 @@
 use std::sync::Arc;
 
 use agentstream::model::{validate_events, ModelEvent};
-use agentstream::openai::sse::{
+use agentstream_wire::openai::OpenAiStream;
+use agentstream_wire::sse::{
     encode_comment, encode_event, encode_retry, EndOfInput, SseDecoder, SseEvent,
 };
-use agentstream::openai::OpenAiStream;
 use proptest::prelude::*;
 
 fn decode(bytes: &[u8]) -> Vec<SseEvent> {
@@ -185,11 +185,9 @@ fn end_of_input_policy() {
 
 #[test]
 fn encoder_writes_fields_and_refuses_line_breaks_in_event_and_id() {
-    let event = SseEvent {
-        event: Some("add".into()),
-        data: "a\r\nb\rc".into(),
-        id: Some(Arc::from("9")),
-    };
+    let event = SseEvent::message("a\r\nb\rc")
+        .with_event("add")
+        .with_id("9");
     let mut wire = String::new();
     encode_comment("hi", &mut wire).unwrap();
     encode_retry(1500, &mut wire);
@@ -201,10 +199,7 @@ fn encoder_writes_fields_and_refuses_line_breaks_in_event_and_id() {
     let back = decode(wire.as_bytes());
     assert_eq!(back[0].data, "a\nb\nc");
     assert_eq!(back[0].event.as_deref(), Some("add"));
-    let bad = SseEvent {
-        id: Some(Arc::from("a\nb")),
-        ..SseEvent::message("x")
-    };
+    let bad = SseEvent::message("x").with_id("a\nb");
     let mut out = String::new();
     assert!(encode_event(&bad, &mut out).is_err());
     assert!(out.is_empty());
@@ -215,17 +210,22 @@ fn encoder_writes_fields_and_refuses_line_breaks_in_event_and_id() {
 /// ids, retry, events, UTF-8.
 const MIXED: &[u8] = b"\xEF\xBB\xBF: hello\r\nretry: 10\rid: 1\nevent: x\ndata: caf\xC3\xA9\r\ndata:  two\r\n\r\ndata: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"\xE2\x98\x83\"}}]}\n\n: bye\rdata: last";
 
+/// An event with every field given (the fields are public, the struct is
+/// `#[non_exhaustive]`).
+fn sse_event(event: Option<String>, data: String, id: Option<Arc<str>>) -> SseEvent {
+    let mut built = SseEvent::message(data);
+    built.event = event;
+    built.id = id;
+    built
+}
+
 fn arb_event() -> impl Strategy<Value = SseEvent> {
     (
         proptest::option::of("[a-z]{1,6}"),
         "[a-z \n:é🦀{}\"]{0,20}",
         proptest::option::of("[0-9a-z]{1,4}"),
     )
-        .prop_map(|(event, data, id)| SseEvent {
-            event,
-            data,
-            id: id.map(Arc::from),
-        })
+        .prop_map(|(event, data, id)| sse_event(event, data, id.map(Arc::from)))
 }
 
 proptest! {
@@ -262,7 +262,7 @@ proptest! {
         let mut last_id = None;
         let expected: Vec<SseEvent> = events.iter().map(|e| {
             if e.id.is_some() { last_id = e.id.clone(); }
-            SseEvent { event: e.event.clone().filter(|t| t != "message"), data: e.data.clone(), id: last_id.clone() }
+            sse_event(e.event.clone().filter(|t| t != "message"), e.data.clone(), last_id.clone())
         }).collect();
         prop_assert_eq!(decode(wire.as_bytes()), expected);
     }

@@ -21,7 +21,7 @@
 //!   temperature when set.
 //!
 //! The history is checked first with the tool-call
-//! [linkage validator](crate::message::linkage): a request whose tool calls
+//! [linkage validator](agentstream::message::linkage): a request whose tool calls
 //! and tool results do not pair up is rejected by the endpoints, so it is
 //! never built. [`build_request`] returns the diagnostics instead.
 
@@ -32,11 +32,11 @@ use core::fmt;
 
 use serde_json::{json, Map, Value};
 
-use crate::diagnostic::Diagnostic;
-use crate::message::linkage::{
+use agentstream::diagnostic::Diagnostic;
+use agentstream::message::linkage::{
     DUPLICATE_TOOL_CALL_ID, DUPLICATE_TOOL_RESULT, ORPHAN_TOOL_RESULT, UNANSWERED_TOOL_CALL,
 };
-use crate::message::{
+use agentstream::message::{
     user, AssistantMessage, ContentBlock, Context, LinkageChecker, Message, ToolResultMessage,
     UserContent,
 };
@@ -137,6 +137,7 @@ impl RequestOptions {
 /// in the order found; a call still unanswered at the end of the history
 /// counts too, since the request would continue without its result.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct RequestError {
     /// The findings that block the request.
     pub diagnostics: Vec<Diagnostic>,
@@ -151,6 +152,10 @@ impl fmt::Display for RequestError {
         Ok(())
     }
 }
+
+/// The diagnostics are findings about the context, not errors of their
+/// own, so there is no [`source`](core::error::Error::source).
+impl core::error::Error for RequestError {}
 
 /// The linkage findings that would make the request invalid.
 fn blocking_diagnostics(messages: &[Message]) -> Vec<Diagnostic> {
@@ -175,7 +180,7 @@ fn blocking_diagnostics(messages: &[Message]) -> Vec<Diagnostic> {
 ///
 /// ```
 /// use agentstream::message::{assistant, tool_call, tool_result, user, Context, StopReason};
-/// use agentstream::openai::{build_request, RequestOptions};
+/// use agentstream_wire::openai::{build_request, RequestOptions};
 /// use serde_json::json;
 ///
 /// let mut context = Context::from_messages([

@@ -35,7 +35,7 @@
 //! `finish_reason` in `error`).
 //!
 //! ```
-//! use agentstream::openai::sse::SseDecoder;
+//! use agentstream_wire::sse::SseDecoder;
 //!
 //! let mut decoder = SseDecoder::new();
 //! let mut events = decoder.feed_to_vec(b"\xEF\xBB\xBFdata: {\"a\":\r");
@@ -81,7 +81,17 @@ fn find_line_break(bytes: &[u8]) -> Option<usize> {
 }
 
 /// One dispatched event.
+///
+/// Build one with [`message`](Self::message) and the `with_*` setters:
+///
+/// ```
+/// use agentstream_wire::sse::SseEvent;
+///
+/// let event = SseEvent::message("{}").with_event("delta").with_id("7");
+/// assert_eq!((event.event_type(), event.id.as_deref()), ("delta", Some("7")));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub struct SseEvent {
     /// The event type set by an `event` field; `None` for the default type
     /// `message` (an empty `event` value also means `message`).
@@ -101,6 +111,20 @@ impl SseEvent {
         }
     }
 
+    /// Sets the event type (`message` or empty is the default type).
+    #[must_use]
+    pub fn with_event(mut self, event: impl Into<String>) -> Self {
+        self.event = Some(event.into());
+        self
+    }
+
+    /// Sets the event ID.
+    #[must_use]
+    pub fn with_id(mut self, id: impl Into<Arc<str>>) -> Self {
+        self.id = Some(id.into());
+        self
+    }
+
     /// The event type: the `event` field, or `message`.
     pub fn event_type(&self) -> &str {
         self.event.as_deref().unwrap_or("message")
@@ -110,6 +134,7 @@ impl SseEvent {
 /// What [`SseDecoder::finish`] does with an event that has no closing empty
 /// line. See the [module documentation](self).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum EndOfInput {
     /// Process an unterminated last line, then dispatch a pending event that
     /// has data. The default.
@@ -345,6 +370,7 @@ impl SseDecoder {
 /// An event field that cannot be written: it contains a line break (or
 /// U+0000 for an id), which would change the framing.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct SseEncodeError {
     /// The field: `event`, `id` or `comment`.
     pub field: &'static str,
@@ -352,9 +378,15 @@ pub struct SseEncodeError {
 
 impl fmt::Display for SseEncodeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "the SSE {} field contains a line break", self.field)
+        if self.field == "id" {
+            f.write_str("the SSE id field contains a line break or U+0000")
+        } else {
+            write!(f, "the SSE {} field contains a line break", self.field)
+        }
     }
 }
+
+impl core::error::Error for SseEncodeError {}
 
 fn has_break(s: &str) -> bool {
     s.contains(['\r', '\n'])
@@ -367,7 +399,7 @@ fn has_break(s: &str) -> bool {
 /// `event` back, up to that line-end normalization.
 ///
 /// ```
-/// use agentstream::openai::sse::{encode_event, SseDecoder, SseEvent};
+/// use agentstream_wire::sse::{encode_event, SseDecoder, SseEvent};
 ///
 /// let event = SseEvent::message("line one\nline two");
 /// let mut wire = String::new();

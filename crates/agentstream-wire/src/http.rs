@@ -1,0 +1,463 @@
+//! What every HTTP adapter shares, whatever the provider, still without
+//! IO: the response head and body as an adapter's client reports them,
+//! [`TransportError`], and [`exchange`], the runtime-neutral loop that
+//! turns one HTTP response into events.
+//!
+//! An adapter supplies only what moves bytes: a future that sends the
+//! request and resolves to a [`ResponseHead`] plus a [`ResponseBody`], and
+//! its runtime's sleep for the idle timeout. Everything else (the status
+//! check, reading a bounded error body, the abort and idle-timeout races,
+//! turning transport failures into the call's `error` event) happens here,
+//! so every runtime behaves the same.
+//!
+//! The provider's part is a [`ResponseStream`]: it decodes the body and
+//! maps an HTTP error status to its error message.
+//! [`OpenAiStream`](crate::openai::OpenAiStream) is the one for
+//! OpenAI-compatible Chat Completions; another protocol streamed over HTTP
+//! (Anthropic Messages, say) implements the trait and reuses [`exchange`]
+//! unchanged.
+
+use alloc::borrow::Cow;
+use alloc::boxed::Box;
+use alloc::string::{String, ToString};
+use alloc::vec::{Drain, Vec};
+use core::error::Error;
+use core::fmt;
+use core::future::Future;
+use core::pin::pin;
+use core::time::Duration;
+
+use agentstream::model::{AbortSignal, AssistantMessageProducer, ModelEvent};
+use futures_util::future::{self, Either};
+
+/// How many bytes of a non-2xx response body are read to quote the
+/// provider's message.
+pub const ERROR_BODY_LIMIT: usize = 64 * 1024;
+
+/// A boxed error from an HTTP client, kept as the
+/// [`source`](Error::source) of a [`TransportError`].
+pub type BoxError = Box<dyn Error + Send + Sync + 'static>;
+
+/// One provider's handling of a streamed response: body bytes in,
+/// [`ModelEvent`]s out, plus the provider's reading of an HTTP error.
+///
+/// [`exchange`] drives it. Every method returns the events it completes;
+/// once [`is_finished`](Self::is_finished) is true, exactly one terminal
+/// event has been returned and later calls return nothing.
+pub trait ResponseStream {
+    /// Whether the terminal event was returned.
+    fn is_finished(&self) -> bool;
+
+    /// Decodes the next piece of a 2xx body.
+    fn feed(&mut self, bytes: &[u8]) -> Drain<'_, ModelEvent>;
+
+    /// The body ended: the remaining events, ending in `done` or, for a
+    /// truncated body, `error`.
+    fn finish_input(&mut self) -> Drain<'_, ModelEvent>;
+
+    /// The call was aborted (or timed out): `error` with reason `aborted`
+    /// and what was received so far.
+    fn abort(&mut self) -> Drain<'_, ModelEvent>;
+
+    /// The transport failed: `error` with `message` and what was received
+    /// so far.
+    fn fail(&mut self, message: String) -> Drain<'_, ModelEvent>;
+
+    /// The response has a status outside 2xx: one `error` naming the
+    /// status and the provider's message from `body` (at most
+    /// [`ERROR_BODY_LIMIT`] bytes of it), and `retry_after` (the
+    /// `Retry-After` header) when given.
+    fn http_error(
+        &mut self,
+        status: u16,
+        body: &[u8],
+        retry_after: Option<&str>,
+    ) -> Drain<'_, ModelEvent>;
+}
+
+/// Pushes `events` into `producer`; `false` when the producer refused one
+/// (the stream ended or nobody listens any more), so the caller can stop.
+pub fn push_all(
+    producer: &mut AssistantMessageProducer,
+    events: impl IntoIterator<Item = ModelEvent>,
+) -> bool {
+    events.into_iter().all(|event| producer.push(event).is_ok())
+}
+
+/// What went wrong in a [`TransportError`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TransportErrorKind {
+    /// The connect timeout, or a timeout of the client itself, passed. The
+    /// call ends in `error(aborted)`.
+    TimedOut,
+    /// Anything else: a refused connection, a TLS failure, a reset, a body
+    /// cut off mid-stream, a URL the client cannot use. The call ends in
+    /// `error` with the error's [report](error_report).
+    Failed,
+}
+
+/// Why an adapter's HTTP client could not deliver (more of) a response.
+///
+/// It has a [kind](Self::kind), a message and, usually, the client's own
+/// error as its [`source`](Error::source), so nothing of the cause is
+/// lost. Its [`Display`](fmt::Display) is the message alone (`timed out`
+/// for [`timed_out`](Self::timed_out)); the call's `errorMessage` is
+/// [`error_report`] of it: the message followed by each cause.
+///
+/// ```
+/// use agentstream_wire::http::{error_report, TransportError, TransportErrorKind};
+///
+/// let cause = std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "connection refused");
+/// let error = TransportError::failed("cannot connect to 127.0.0.1:9").with_source(cause);
+/// assert_eq!(error.kind(), TransportErrorKind::Failed);
+/// assert_eq!(error.to_string(), "cannot connect to 127.0.0.1:9");
+/// assert_eq!(error_report(&error), "cannot connect to 127.0.0.1:9: connection refused");
+///
+/// // A transparent wrapper: the client's error says it all.
+/// let cause = std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "the body was cut off");
+/// let error = TransportError::from_source(cause);
+/// assert_eq!(error.to_string(), "the body was cut off");
+/// assert!(TransportError::timed_out().is_timeout());
+/// ```
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct TransportError {
+    kind: TransportErrorKind,
+    /// `None`: transparent, the source is shown in its place.
+    message: Option<Cow<'static, str>>,
+    source: Option<BoxError>,
+}
+
+impl TransportError {
+    /// A timeout: the call ends in `error(aborted)`. Displays as
+    /// `timed out`.
+    pub fn timed_out() -> Self {
+        Self {
+            kind: TransportErrorKind::TimedOut,
+            message: Some(Cow::Borrowed("timed out")),
+            source: None,
+        }
+    }
+
+    /// A failure described by `message`, such as `cannot connect to
+    /// api.example.com:443`. Add the client's error with
+    /// [`with_source`](Self::with_source).
+    pub fn failed(message: impl Into<Cow<'static, str>>) -> Self {
+        Self {
+            kind: TransportErrorKind::Failed,
+            message: Some(message.into()),
+            source: None,
+        }
+    }
+
+    /// A failure that is the client's `error` and nothing more: it
+    /// displays as `error` and its [`source`](Error::source) is `error`'s
+    /// source, so a report shows the client's chain unchanged.
+    pub fn from_source(error: impl Into<BoxError>) -> Self {
+        Self {
+            kind: TransportErrorKind::Failed,
+            message: None,
+            source: Some(error.into()),
+        }
+    }
+
+    /// Sets the client's error that caused this one.
+    #[must_use]
+    pub fn with_source(mut self, source: impl Into<BoxError>) -> Self {
+        if self.message.is_none() {
+            // A transparent error keeps showing what it wrapped.
+            self.message = Some(Cow::Owned(self.to_string()));
+        }
+        self.source = Some(source.into());
+        self
+    }
+
+    /// What went wrong.
+    pub fn kind(&self) -> TransportErrorKind {
+        self.kind
+    }
+
+    /// Whether this is a timeout, which ends the call in `error(aborted)`.
+    pub fn is_timeout(&self) -> bool {
+        self.kind == TransportErrorKind::TimedOut
+    }
+}
+
+impl fmt::Display for TransportError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (&self.message, &self.source) {
+            (Some(message), _) => f.write_str(message),
+            (None, Some(source)) => fmt::Display::fmt(source, f),
+            (None, None) => f.write_str("transport failed"),
+        }
+    }
+}
+
+impl Error for TransportError {
+    fn source(&self) -> Option<&(dyn Error + 'static)> {
+        let source: &(dyn Error + 'static) = self.source.as_deref()?;
+        if self.message.is_some() {
+            Some(source)
+        } else {
+            source.source()
+        }
+    }
+}
+
+/// `error`'s message followed by each of its causes, joined with `: `. A
+/// cause whose text the message already contains is skipped (clients often
+/// repeat their cause in their own message).
+///
+/// ```
+/// use agentstream_wire::http::{error_report, TransportError};
+///
+/// let error = TransportError::failed("the request failed")
+///     .with_source(std::io::Error::other("reset by peer"));
+/// assert_eq!(error_report(&error), "the request failed: reset by peer");
+/// ```
+pub fn error_report(error: &(dyn Error + 'static)) -> String {
+    let mut report = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let text = cause.to_string();
+        if !text.is_empty() && !report.contains(&text) {
+            report.push_str(": ");
+            report.push_str(&text);
+        }
+        source = cause.source();
+    }
+    report
+}
+
+/// The head of a response, as an adapter's client reports it.
+///
+/// ```
+/// use agentstream_wire::http::ResponseHead;
+///
+/// let head = ResponseHead::new(429).with_retry_after(Some("20".to_owned()));
+/// assert_eq!((head.status, head.retry_after.as_deref()), (429, Some("20")));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ResponseHead {
+    /// The status code.
+    pub status: u16,
+    /// The `Retry-After` header, if present.
+    pub retry_after: Option<String>,
+}
+
+impl ResponseHead {
+    /// A head with `status` and no `Retry-After`.
+    pub fn new(status: u16) -> Self {
+        Self {
+            status,
+            retry_after: None,
+        }
+    }
+
+    /// Sets the `Retry-After` header value.
+    #[must_use]
+    pub fn with_retry_after(mut self, retry_after: Option<String>) -> Self {
+        self.retry_after = retry_after;
+        self
+    }
+}
+
+/// The body of a response, read piece by piece. Implemented by each
+/// adapter over its HTTP client.
+pub trait ResponseBody: Send {
+    /// One piece of the body.
+    type Chunk: AsRef<[u8]> + Send;
+
+    /// The next piece; `Ok(None)` at the end of the body.
+    fn next_chunk(
+        &mut self,
+    ) -> impl Future<Output = Result<Option<Self::Chunk>, TransportError>> + Send;
+}
+
+/// What one step waited for.
+enum Step<T> {
+    Ready(T),
+    Aborted,
+    Idle,
+}
+
+/// Waits for `work`, unless the signal aborts or the idle timeout passes
+/// first.
+async fn step<T, S>(
+    work: impl Future<Output = T>,
+    signal: Option<&AbortSignal>,
+    idle: Option<Duration>,
+    sleep: &impl Fn(Duration) -> S,
+) -> Step<T>
+where
+    S: Future<Output = ()>,
+{
+    let aborted = async {
+        match signal {
+            Some(signal) => signal.aborted().await,
+            None => future::pending().await,
+        }
+    };
+    let idle = async {
+        match idle {
+            Some(duration) => sleep(duration).await,
+            None => future::pending().await,
+        }
+    };
+    // The abort and the timer are polled first, so an abort that already
+    // happened wins over data that is ready.
+    let interrupt = async {
+        match future::select(pin!(aborted), pin!(idle)).await {
+            Either::Left(_) => Step::<T>::Aborted,
+            Either::Right(_) => Step::Idle,
+        }
+    };
+    match future::select(pin!(interrupt), pin!(work)).await {
+        Either::Left((interrupt, _)) => interrupt,
+        Either::Right((value, _)) => Step::Ready(value),
+    }
+}
+
+/// Runs one HTTP exchange: awaits `response` (the adapter's client sending
+/// the request), then feeds the body to `stream` and pushes every event
+/// into `producer`, until the stream has its terminal event.
+///
+/// - A status outside 2xx: up to [`ERROR_BODY_LIMIT`] bytes of the body are
+///   read and the call ends with [`ResponseStream::http_error`] (for
+///   OpenAI, naming the status, the provider's message and `Retry-After`).
+/// - A 2xx body is fed to the stream as it arrives (for OpenAI, a body that
+///   is not an event stream, such as a JSON error with status 200, ends in
+///   `error` quoting it).
+/// - `signal` aborting, or `idle_timeout` passing with nothing received
+///   (measured with `sleep`, the runtime's timer), ends the call in
+///   `error(aborted)` with what was received so far; the request is
+///   dropped, which closes the connection.
+/// - A [timeout](TransportError::is_timeout) is an abort too; any other
+///   [`TransportError`] ends in `error` with its [`error_report`] (for a
+///   body cut off mid-stream, after `the response body broke off: `).
+///
+/// It returns early when nobody listens to the stream any more.
+pub async fn exchange<P, B, R, S>(
+    mut producer: AssistantMessageProducer,
+    mut stream: P,
+    signal: Option<AbortSignal>,
+    idle_timeout: Option<Duration>,
+    sleep: impl Fn(Duration) -> S,
+    response: R,
+) where
+    P: ResponseStream,
+    B: ResponseBody,
+    R: Future<Output = Result<(ResponseHead, B), TransportError>>,
+    S: Future<Output = ()>,
+{
+    if signal.as_ref().is_some_and(AbortSignal::is_aborted) {
+        push_all(&mut producer, stream.abort());
+        return;
+    }
+    let (head, mut body) = match step(response, signal.as_ref(), idle_timeout, &sleep).await {
+        Step::Ready(Ok(response)) => response,
+        Step::Ready(Err(error)) if !error.is_timeout() => {
+            push_all(&mut producer, stream.fail(error_report(&error)));
+            return;
+        }
+        Step::Ready(Err(_)) | Step::Aborted | Step::Idle => {
+            push_all(&mut producer, stream.abort());
+            return;
+        }
+    };
+    if !(200..300).contains(&head.status) {
+        let mut text = Vec::new();
+        while text.len() < ERROR_BODY_LIMIT {
+            match step(body.next_chunk(), signal.as_ref(), idle_timeout, &sleep).await {
+                Step::Ready(Ok(Some(chunk))) => {
+                    let chunk = chunk.as_ref();
+                    let room = ERROR_BODY_LIMIT - text.len();
+                    text.extend_from_slice(&chunk[..room.min(chunk.len())]);
+                }
+                // The status is what matters: report it with what was read.
+                Step::Ready(Ok(None) | Err(_)) | Step::Idle => break,
+                Step::Aborted => {
+                    push_all(&mut producer, stream.abort());
+                    return;
+                }
+            }
+        }
+        push_all(
+            &mut producer,
+            stream.http_error(head.status, &text, head.retry_after.as_deref()),
+        );
+        return;
+    }
+    loop {
+        let events = match step(body.next_chunk(), signal.as_ref(), idle_timeout, &sleep).await {
+            Step::Ready(Ok(Some(chunk))) => stream.feed(chunk.as_ref()),
+            Step::Ready(Ok(None)) => stream.finish_input(),
+            Step::Ready(Err(error)) if !error.is_timeout() => {
+                let mut message = String::from("the response body broke off: ");
+                message.push_str(&error_report(&error));
+                stream.fail(message)
+            }
+            Step::Ready(Err(_)) | Step::Aborted | Step::Idle => stream.abort(),
+        };
+        if !push_all(&mut producer, events) || stream.is_finished() {
+            return;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug)]
+    struct Leaf;
+
+    impl fmt::Display for Leaf {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("leaf cause")
+        }
+    }
+
+    impl Error for Leaf {}
+
+    /// Repeats its cause in its own message, as some clients do.
+    #[derive(Debug)]
+    struct Wrapper(Leaf);
+
+    impl fmt::Display for Wrapper {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            write!(f, "wrapper ({})", self.0)
+        }
+    }
+
+    impl Error for Wrapper {
+        fn source(&self) -> Option<&(dyn Error + 'static)> {
+            Some(&self.0)
+        }
+    }
+
+    #[test]
+    fn sources_are_kept_and_reported_once() {
+        let error = TransportError::failed("request failed").with_source(Wrapper(Leaf));
+        assert_eq!(error.to_string(), "request failed");
+        let source = error.source().map(ToString::to_string);
+        assert_eq!(source.as_deref(), Some("wrapper (leaf cause)"));
+        assert_eq!(error_report(&error), "request failed: wrapper (leaf cause)");
+
+        let transparent = TransportError::from_source(Wrapper(Leaf));
+        assert_eq!(transparent.to_string(), "wrapper (leaf cause)");
+        let source = transparent.source().map(ToString::to_string);
+        assert_eq!(source.as_deref(), Some("leaf cause"));
+        assert_eq!(error_report(&transparent), "wrapper (leaf cause)");
+
+        let timeout = TransportError::timed_out().with_source(Leaf);
+        assert!(timeout.is_timeout());
+        assert_eq!(error_report(&timeout), "timed out: leaf cause");
+
+        let rewrapped = TransportError::from_source(Leaf).with_source(Wrapper(Leaf));
+        assert_eq!(rewrapped.to_string(), "leaf cause");
+        assert_eq!(rewrapped.kind(), TransportErrorKind::Failed);
+    }
+}

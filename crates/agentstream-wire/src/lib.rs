@@ -1,0 +1,52 @@
+//! agentstream-wire: the wire protocols of [`agentstream`], sans IO.
+//!
+//! Bytes and JSON go in, [`ModelEvent`](agentstream::model::ModelEvent)s
+//! come out. Nothing here opens a socket, spawns a task or reads a clock.
+//!
+//! - [`sse`]: the incremental Server-Sent Events decoder and its encoder.
+//!   SSE is a transport framing, not a provider detail: OpenAI's Chat
+//!   Completions stream over it and so does Anthropic's Messages API.
+//! - [`openai`]: OpenAI-compatible Chat Completions: [`build_request`]
+//!   (`openai::build_request`), the [`ChunkProjector`](openai::ChunkProjector),
+//!   [`OpenAiStream`](openai::OpenAiStream) and
+//!   [`OpenAiConfig`](openai::OpenAiConfig), the endpoint configuration the
+//!   HTTP adapters share.
+//! - [`http`]: what every HTTP adapter shares whatever the provider:
+//!   [`ResponseHead`](http::ResponseHead), [`ResponseBody`](http::ResponseBody),
+//!   [`TransportError`](http::TransportError) and [`exchange`](http::exchange),
+//!   the runtime-neutral loop from one response to events, generic over a
+//!   provider's [`ResponseStream`](http::ResponseStream).
+//!
+//! [`build_request`]: openai::build_request
+//!
+//! # Dependency direction
+//!
+//! ```text
+//! agentstream        the core: events, messages, the Model trait; no wire protocol
+//!     ↑
+//! agentstream-wire   this crate: SSE, OpenAI Chat Completions, the exchange loop
+//!     ↑
+//! agentstream-tokio, agentstream-smol, agentstream-async-std
+//!                    the runtime adapters: they move the bytes
+//! ```
+//!
+//! The core knows no wire protocol, and this crate knows no runtime. An
+//! adapter sends the request that [`OpenAiConfig::prepare`] builds, hands
+//! the response to [`http::exchange`] with its runtime's sleep, and is done.
+//! Each adapter re-exports this crate as `agentstream_wire`.
+//!
+//! [`OpenAiConfig::prepare`]: openai::OpenAiConfig::prepare
+//!
+//! The crate is `no_std` and needs `alloc`, like the core.
+#![no_std]
+
+extern crate alloc;
+
+pub mod http;
+pub mod openai;
+pub mod sse;
+
+/// The README's examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -1,0 +1,330 @@
+//! [`OpenAiConfig`], the settings of one OpenAI-compatible endpoint, and
+//! the [`PreparedRequest`] an HTTP adapter sends for a call.
+
+use alloc::borrow::ToOwned;
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::fmt;
+use core::time::Duration;
+
+use agentstream::message::Context;
+use agentstream::model::AbortSignal;
+
+use super::driver::OpenAiStream;
+use super::request::{build_request, Compat, RequestError, RequestOptions};
+
+/// The configuration of an OpenAI-compatible endpoint, shared by every
+/// adapter's `OpenAiCompatModel`.
+///
+/// The API key is never printed: [`Debug`](fmt::Debug) shows `<redacted>`
+/// in its place.
+///
+/// ```
+/// use agentstream_wire::openai::OpenAiConfig;
+///
+/// let config = OpenAiConfig::new("https://api.example.com/v1/", "gpt-4o").with_api_key("sk-secret");
+/// assert_eq!(config.endpoint_url(), "https://api.example.com/v1/chat/completions");
+/// assert!(!format!("{config:?}").contains("sk-secret"));
+///
+/// // A query string of the base URL (Azure's `api-version`) stays last.
+/// let azure = OpenAiConfig::new("https://example.invalid/openai/v1?api-version=2024-06-01", "gpt-4o");
+/// assert_eq!(
+///     azure.endpoint_url(),
+///     "https://example.invalid/openai/v1/chat/completions?api-version=2024-06-01"
+/// );
+/// ```
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct OpenAiConfig {
+    /// The base URL, such as `https://api.openai.com/v1`; the request goes
+    /// to `{base_url}/chat/completions`, with a query string of the base
+    /// URL kept at the end (see [`endpoint_url`](Self::endpoint_url)).
+    pub base_url: String,
+    /// The bearer token sent in `Authorization`, if any (local servers
+    /// often need none).
+    pub api_key: Option<String>,
+    /// The model id, sent as `model` and recorded in the messages.
+    pub model: String,
+    /// The provider name recorded in the messages. Default: `openai`.
+    pub provider: String,
+    /// Provider differences in the request body.
+    pub compat: Compat,
+    /// The output token limit, if any.
+    pub max_tokens: Option<u64>,
+    /// The sampling temperature, if any.
+    pub temperature: Option<f64>,
+    /// How long establishing the connection (TCP and TLS) may take. When it
+    /// passes, the call ends in `error(aborted)`.
+    pub connect_timeout: Option<Duration>,
+    /// How long the response may stay silent: waiting for the response
+    /// head, then between two pieces of the body. When it passes, the call
+    /// ends in `error(aborted)` with what was received so far.
+    pub idle_timeout: Option<Duration>,
+}
+
+impl OpenAiConfig {
+    /// A configuration for `model` at `base_url`, without API key or
+    /// timeouts, with the default [`Compat`].
+    pub fn new(base_url: impl Into<String>, model: impl Into<String>) -> Self {
+        Self {
+            base_url: base_url.into(),
+            api_key: None,
+            model: model.into(),
+            provider: "openai".to_owned(),
+            compat: Compat::default(),
+            max_tokens: None,
+            temperature: None,
+            connect_timeout: None,
+            idle_timeout: None,
+        }
+    }
+
+    /// Sets the API key.
+    pub fn with_api_key(mut self, api_key: impl Into<String>) -> Self {
+        self.api_key = Some(api_key.into());
+        self
+    }
+
+    /// Sets the provider name recorded in the messages.
+    pub fn with_provider(mut self, provider: impl Into<String>) -> Self {
+        self.provider = provider.into();
+        self
+    }
+
+    /// Sets the provider differences.
+    pub fn with_compat(mut self, compat: Compat) -> Self {
+        self.compat = compat;
+        self
+    }
+
+    /// Sets the output token limit.
+    pub fn with_max_tokens(mut self, max_tokens: u64) -> Self {
+        self.max_tokens = Some(max_tokens);
+        self
+    }
+
+    /// Sets the sampling temperature.
+    pub fn with_temperature(mut self, temperature: f64) -> Self {
+        self.temperature = Some(temperature);
+        self
+    }
+
+    /// Sets the connect timeout.
+    pub fn with_connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = Some(timeout);
+        self
+    }
+
+    /// Sets the idle timeout.
+    pub fn with_idle_timeout(mut self, timeout: Duration) -> Self {
+        self.idle_timeout = Some(timeout);
+        self
+    }
+
+    /// The URL calls go to: `/chat/completions` appended to the path of
+    /// [`base_url`](Self::base_url) (a trailing `/` of the path dropped),
+    /// with the base URL's query string kept after it. Azure-style bases
+    /// such as `https://host/openai/v1?api-version=2024-06-01` thus give
+    /// `https://host/openai/v1/chat/completions?api-version=2024-06-01`.
+    /// A fragment is dropped (it is never sent), and so is an empty query.
+    ///
+    /// The base URL is not validated here: the adapters' HTTP clients parse
+    /// the result and refuse a URL they cannot use (such as one without a
+    /// host) with the call's `error` event.
+    pub fn endpoint_url(&self) -> String {
+        let base = match self.base_url.split_once('#') {
+            Some((before, _fragment)) => before,
+            None => &self.base_url,
+        };
+        let (path, query) = match base.split_once('?') {
+            Some((path, query)) => (path, query),
+            None => (base, ""),
+        };
+        // Trailing slashes of the path go, never those of `scheme://`.
+        let authority_start = path.find("://").map_or(0, |at| at + "://".len());
+        let (scheme, rest) = path.split_at(authority_start);
+        let mut url = String::with_capacity(base.len() + "/chat/completions?".len());
+        url.push_str(scheme);
+        url.push_str(rest.trim_end_matches('/'));
+        url.push_str("/chat/completions");
+        if !query.is_empty() {
+            url.push('?');
+            url.push_str(query);
+        }
+        url
+    }
+
+    /// The request options [`build_request`] needs.
+    pub fn request_options(&self) -> RequestOptions {
+        let mut options = RequestOptions::new(self.model.clone()).with_compat(self.compat);
+        options.max_tokens = self.max_tokens;
+        options.temperature = self.temperature;
+        options
+    }
+
+    /// The request for `context`: URL, headers and JSON body.
+    ///
+    /// # Errors
+    /// The [`RequestError`] of [`build_request`] when the context's tool
+    /// calls and results do not pair up.
+    pub fn prepare(&self, context: &Context) -> Result<PreparedRequest, RequestError> {
+        let body = build_request(context, &self.request_options())?;
+        let mut headers = Vec::with_capacity(3);
+        headers.push(("content-type", "application/json".to_owned()));
+        headers.push(("accept", "text/event-stream".to_owned()));
+        if let Some(key) = self.api_key.as_deref().filter(|k| !k.is_empty()) {
+            headers.push(("authorization", format!("Bearer {key}")));
+        }
+        Ok(PreparedRequest {
+            url: self.endpoint_url(),
+            headers,
+            // Serializing a `Value` cannot fail.
+            body: serde_json::to_vec(&body).unwrap_or_default(),
+        })
+    }
+
+    /// A new [`OpenAiStream`] for one response of this endpoint.
+    pub fn open_stream(&self, signal: Option<AbortSignal>) -> OpenAiStream {
+        OpenAiStream::new(self.model.clone(), self.provider.clone(), signal)
+    }
+}
+
+impl fmt::Debug for OpenAiConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OpenAiConfig")
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| Redacted))
+            .field("model", &self.model)
+            .field("provider", &self.provider)
+            .field("compat", &self.compat)
+            .field("max_tokens", &self.max_tokens)
+            .field("temperature", &self.temperature)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("idle_timeout", &self.idle_timeout)
+            .finish()
+    }
+}
+
+/// Prints `<redacted>` in place of a secret.
+struct Redacted;
+
+impl fmt::Debug for Redacted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("<redacted>")
+    }
+}
+
+/// One request, ready to send: `POST url` with `headers` and `body`.
+///
+/// [`Debug`](fmt::Debug) redacts the `authorization` header. Built by
+/// [`OpenAiConfig::prepare`].
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct PreparedRequest {
+    /// The absolute URL to `POST` to.
+    pub url: String,
+    /// Header names (lower case) and values: `content-type`, `accept` and,
+    /// with an API key, `authorization`.
+    pub headers: Vec<(&'static str, String)>,
+    /// The JSON body.
+    pub body: Vec<u8>,
+}
+
+impl fmt::Debug for PreparedRequest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        struct Headers<'a>(&'a [(&'static str, String)]);
+        impl fmt::Debug for Headers<'_> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                let mut list = f.debug_map();
+                for (name, value) in self.0 {
+                    if *name == "authorization" {
+                        list.entry(name, &Redacted);
+                    } else {
+                        list.entry(name, value);
+                    }
+                }
+                list.finish()
+            }
+        }
+        f.debug_struct("PreparedRequest")
+            .field("url", &self.url)
+            .field("headers", &Headers(&self.headers))
+            .field("body_len", &self.body.len())
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agentstream::message::user;
+
+    #[test]
+    fn the_key_is_redacted() {
+        let config = OpenAiConfig::new("http://h/v1", "m").with_api_key("sk-123");
+        let request = config
+            .prepare(&Context::from_messages([user("hi").into()]))
+            .unwrap();
+        assert!(request
+            .headers
+            .contains(&("authorization", "Bearer sk-123".into())));
+        let printed = format!("{config:?} {request:?}");
+        assert!(!printed.contains("sk-123"), "{printed}");
+        assert!(printed.contains("<redacted>"));
+    }
+
+    fn endpoint(base: &str) -> String {
+        OpenAiConfig::new(base, "m").endpoint_url()
+    }
+
+    #[test]
+    fn the_endpoint_goes_after_the_path_and_before_the_query() {
+        assert_eq!(endpoint("https://h/v1"), "https://h/v1/chat/completions");
+        assert_eq!(endpoint("https://h/v1/"), "https://h/v1/chat/completions");
+        assert_eq!(endpoint("https://h"), "https://h/chat/completions");
+        assert_eq!(
+            endpoint("https://h/v1?api-version=2024-06-01"),
+            "https://h/v1/chat/completions?api-version=2024-06-01"
+        );
+        assert_eq!(
+            endpoint("https://h/openai/v1/?a=1&b=2"),
+            "https://h/openai/v1/chat/completions?a=1&b=2"
+        );
+        assert_eq!(
+            endpoint("http://h:8080?x=y"),
+            "http://h:8080/chat/completions?x=y"
+        );
+        // A fragment is never sent; an empty query is dropped.
+        assert_eq!(
+            endpoint("https://h/v1?q=1#top"),
+            "https://h/v1/chat/completions?q=1"
+        );
+        assert_eq!(
+            endpoint("https://h/v1#top"),
+            "https://h/v1/chat/completions"
+        );
+        assert_eq!(endpoint("https://h/v1?"), "https://h/v1/chat/completions");
+        // Without a host, the URL stays without one (the adapters refuse it).
+        assert_eq!(endpoint("http://"), "http:///chat/completions");
+        assert_eq!(endpoint("http:///v1//"), "http:///v1/chat/completions");
+        // The query may hold `/` and `?`: only the first `?` splits.
+        assert_eq!(
+            endpoint("https://h/v1?next=/a?b"),
+            "https://h/v1/chat/completions?next=/a?b"
+        );
+    }
+
+    #[test]
+    fn the_prepared_request_uses_the_endpoint() {
+        let config = OpenAiConfig::new("https://h/v1?api-version=1", "m");
+        let request = config
+            .prepare(&Context::from_messages([user("hi").into()]))
+            .unwrap();
+        assert_eq!(request.url, "https://h/v1/chat/completions?api-version=1");
+        assert!(!request
+            .headers
+            .iter()
+            .any(|(name, _)| *name == "authorization"));
+    }
+}

@@ -1,0 +1,34 @@
+//! OpenAI-compatible Chat Completions, sans IO: request bodies out,
+//! response bytes in, [`ModelEvent`](agentstream::model::ModelEvent)s out.
+//!
+//! This covers every server that speaks the Chat Completions streaming
+//! protocol (OpenAI, Groq, OpenRouter, DeepSeek, xAI, Mistral, vLLM,
+//! Ollama, llama.cpp, …). Nothing here opens a socket: the HTTP adapters
+//! send the body of [`build_request`] (prepared by [`OpenAiConfig`]), feed
+//! the response body to an [`OpenAiStream`] (through
+//! [`http::exchange`](crate::http::exchange)) and push the events it
+//! returns into their
+//! [`AssistantMessageProducer`](agentstream::model::AssistantMessageProducer).
+//!
+//! - [`projector`]: [`ChunkProjector`], `chat.completion.chunk` payloads to
+//!   the event protocol; its documentation lists every rule (tool-call
+//!   ordering, unparsable arguments, finish reasons, usage, truncation,
+//!   abort).
+//! - [`OpenAiStream`]: the [SSE decoder](crate::sse) and the projector
+//!   joined, plus the HTTP error mapping (status, provider message,
+//!   `Retry-After`) and the abort helpers.
+//! - [`request`]: [`build_request`] with [`RequestOptions`] and [`Compat`].
+//! - [`config`]: [`OpenAiConfig`], an endpoint's settings, and the
+//!   [`PreparedRequest`] an adapter sends.
+
+mod calls;
+pub mod config;
+mod driver;
+pub mod projector;
+pub mod request;
+mod wire;
+
+pub use config::{OpenAiConfig, PreparedRequest};
+pub use driver::OpenAiStream;
+pub use projector::{ChunkProjector, OPENAI_COMPLETIONS_API};
+pub use request::{build_request, Compat, RequestError, RequestOptions};
