@@ -187,3 +187,8 @@ impl Future for Pause {
         Pin::new(&mut self.0).poll(cx).map(drop)
     }
 }
+
+/// The README's example, compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -172,3 +172,8 @@ pub fn stream_with_timeout<M: Model + ?Sized>(
 pub fn pacer(pause: Duration) -> impl Fn() -> tokio::time::Sleep + Send + Sync + 'static {
     move || tokio::time::sleep(pause)
 }
+
+/// The README's example, compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
