@@ -11,6 +11,8 @@
 //!   [`OpenAiStream`](openai::OpenAiStream) and
 //!   [`OpenAiConfig`](openai::OpenAiConfig), the endpoint configuration the
 //!   HTTP adapters share.
+//! - [`limits`]: [`Limits`](limits::Limits), the documented caps on what
+//!   one response may make a client hold, settable by the caller.
 //! - [`http`]: what every HTTP adapter shares whatever the provider:
 //!   [`ResponseHead`](http::ResponseHead), [`ResponseBody`](http::ResponseBody),
 //!   [`TransportError`](http::TransportError) and [`exchange`](http::exchange),
@@ -43,6 +45,7 @@
 extern crate alloc;
 
 pub mod http;
+pub mod limits;
 pub mod openai;
 pub mod sse;
 

@@ -22,6 +22,14 @@
 //!   reconnection time when its value is ASCII digits only. Other fields are
 //!   ignored.
 //!
+//! # Limits
+//!
+//! A line longer than [`Limits::max_line_bytes`] or an event whose data
+//! grows past [`Limits::max_event_data_bytes`] is refused: `feed` returns
+//! [`LimitExceeded`] after handing on every event completed before it, and
+//! the decoder ignores all later input. The partial line buffer never grows
+//! past the line limit, so an endless line costs bounded memory.
+//!
 //! # End of input
 //!
 //! The standard discards an event that is not followed by an empty line.
@@ -38,17 +46,20 @@
 //! use agentstream_wire::sse::SseDecoder;
 //!
 //! let mut decoder = SseDecoder::new();
-//! let mut events = decoder.feed_to_vec(b"\xEF\xBB\xBFdata: {\"a\":\r");
-//! events.extend(decoder.feed_to_vec(b"\n: keep-alive\ndata:1}\n\ndata: [DONE]\n"));
+//! let mut events = decoder.feed_to_vec(b"\xEF\xBB\xBFdata: {\"a\":\r")?;
+//! events.extend(decoder.feed_to_vec(b"\n: keep-alive\ndata:1}\n\ndata: [DONE]\n")?);
 //! events.extend(decoder.finish_to_vec());
 //! let data: Vec<&str> = events.iter().map(|e| e.data.as_str()).collect();
 //! assert_eq!(data, ["{\"a\":\n1}", "[DONE]"]);
+//! # Ok::<(), agentstream_wire::limits::LimitExceeded>(())
 //! ```
 
 use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::fmt;
+
+use crate::limits::{Limit, LimitExceeded, Limits};
 
 const BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
 
@@ -162,6 +173,9 @@ pub struct SseDecoder {
     last_id: Option<Arc<str>>,
     retry: Option<u64>,
     policy: EndOfInput,
+    limits: Limits,
+    /// The limit exceeded, once one was: later input is ignored.
+    exceeded: Option<LimitExceeded>,
     finished: bool,
 }
 
@@ -179,6 +193,28 @@ impl SseDecoder {
         }
     }
 
+    /// Sets the line and event data limits (the other [`Limits`] are not
+    /// the decoder's). The default is [`Limits::DEFAULT`].
+    ///
+    /// ```
+    /// use agentstream_wire::limits::{Limit, Limits};
+    /// use agentstream_wire::sse::SseDecoder;
+    ///
+    /// let mut decoder = SseDecoder::new().with_limits(Limits::default().with_max_line_bytes(8));
+    /// let error = decoder.feed_to_vec(b"data: 123456789").unwrap_err();
+    /// assert_eq!(error.limit, Limit::LineBytes);
+    /// ```
+    #[must_use]
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// The limit exceeded, if one was.
+    pub fn exceeded(&self) -> Option<LimitExceeded> {
+        self.exceeded
+    }
+
     /// The reconnection time in milliseconds from the last valid `retry`
     /// field, if any. A value too large for `u64` saturates.
     pub fn retry(&self) -> Option<u64> {
@@ -192,16 +228,35 @@ impl SseDecoder {
 
     /// Feeds the next piece of the body; `sink` receives every event it
     /// completes, in order. Input after [`finish`](Self::finish) is ignored.
-    pub fn feed(&mut self, bytes: &[u8], mut sink: impl FnMut(SseEvent)) {
-        self.feed_ref(bytes, |event| sink(event.clone()));
+    ///
+    /// # Errors
+    /// [`LimitExceeded`] when a line or an event's data goes past its limit
+    /// (see [Limits](self#limits)); the events completed before it have
+    /// been handed to `sink`, and later input is ignored.
+    pub fn feed(
+        &mut self,
+        bytes: &[u8],
+        mut sink: impl FnMut(SseEvent),
+    ) -> Result<(), LimitExceeded> {
+        self.feed_ref(bytes, |event| sink(event.clone()))
     }
 
     /// [`feed`](Self::feed), lending each event to `sink` instead of giving
     /// it away: the decoder keeps its data buffer for the next event, so
     /// decoding allocates nothing per event once the buffers have grown.
-    pub fn feed_ref(&mut self, mut bytes: &[u8], mut sink: impl FnMut(&SseEvent)) {
+    ///
+    /// # Errors
+    /// As [`feed`](Self::feed).
+    pub fn feed_ref(
+        &mut self,
+        mut bytes: &[u8],
+        mut sink: impl FnMut(&SseEvent),
+    ) -> Result<(), LimitExceeded> {
+        if let Some(exceeded) = self.exceeded {
+            return Err(exceeded);
+        }
         if self.finished {
-            return;
+            return Ok(());
         }
         if !self.past_start {
             while let Some(&b) = bytes.first() {
@@ -216,19 +271,32 @@ impl SseDecoder {
                     // Not a BOM: the bytes matched so far are content.
                     self.past_start = true;
                     let matched = self.bom_matched;
-                    self.lines(&BOM[..matched], &mut sink);
+                    self.lines(&BOM[..matched], &mut sink)?;
                     break;
                 }
             }
             if !self.past_start {
-                return;
+                return Ok(());
             }
         }
-        self.lines(bytes, &mut sink);
+        self.lines(bytes, &mut sink)
+    }
+
+    fn exceed(&mut self, limit: Limit) -> Result<(), LimitExceeded> {
+        let exceeded = LimitExceeded::new(limit, &self.limits);
+        self.exceeded = Some(exceeded);
+        // Nothing more will be decoded: give the buffers back.
+        self.line = Vec::new();
+        self.data = String::new();
+        Err(exceeded)
     }
 
     /// Splits `bytes` into lines, joining with the pending partial line.
-    fn lines(&mut self, mut bytes: &[u8], sink: &mut impl FnMut(&SseEvent)) {
+    fn lines(
+        &mut self,
+        mut bytes: &[u8],
+        sink: &mut impl FnMut(&SseEvent),
+    ) -> Result<(), LimitExceeded> {
         if self.skip_lf && !bytes.is_empty() {
             self.skip_lf = false;
             if bytes[0] == b'\n' {
@@ -249,26 +317,37 @@ impl SseDecoder {
             } else {
                 bytes = &rest[1..];
             }
+            if self.line.len().saturating_add(line.len()) > self.limits.max_line_bytes {
+                return self.exceed(Limit::LineBytes);
+            }
             if self.line.is_empty() {
-                self.process_line(line, sink);
+                self.process_line(line, sink)?;
             } else {
                 let mut joined = core::mem::take(&mut self.line);
                 joined.extend_from_slice(line);
-                self.process_line(&joined, sink);
+                self.process_line(&joined, sink)?;
                 joined.clear();
                 self.line = joined;
             }
         }
+        if self.line.len().saturating_add(bytes.len()) > self.limits.max_line_bytes {
+            return self.exceed(Limit::LineBytes);
+        }
         self.line.extend_from_slice(bytes);
+        Ok(())
     }
 
-    fn process_line(&mut self, line: &[u8], sink: &mut impl FnMut(&SseEvent)) {
+    fn process_line(
+        &mut self,
+        line: &[u8],
+        sink: &mut impl FnMut(&SseEvent),
+    ) -> Result<(), LimitExceeded> {
         if line.is_empty() {
             self.dispatch(sink);
-            return;
+            return Ok(());
         }
         if line[0] == b':' {
-            return;
+            return Ok(());
         }
         // Valid UTF-8 is the norm: check it with the fast validator and
         // only fall back to the replacing one for broken input.
@@ -285,6 +364,10 @@ impl SseDecoder {
         };
         match field {
             "data" => {
+                let added = value.len().saturating_add(usize::from(self.has_data));
+                if self.data.len().saturating_add(added) > self.limits.max_event_data_bytes {
+                    return self.exceed(Limit::EventDataBytes);
+                }
                 if self.has_data {
                     self.data.push('\n');
                 }
@@ -303,6 +386,7 @@ impl SseDecoder {
             }
             _ => {}
         }
+        Ok(())
     }
 
     fn dispatch(&mut self, sink: &mut impl FnMut(&SseEvent)) {
@@ -332,7 +416,8 @@ impl SseDecoder {
     /// [`finish`](Self::finish), lending the events (see
     /// [`feed_ref`](Self::feed_ref)).
     pub fn finish_ref(&mut self, mut sink: impl FnMut(&SseEvent)) {
-        if self.finished {
+        if self.finished || self.exceeded.is_some() {
+            self.finished = true;
             return;
         }
         if !self.past_start {
@@ -347,16 +432,24 @@ impl SseDecoder {
         }
         if !self.line.is_empty() {
             let line = core::mem::take(&mut self.line);
-            self.process_line(&line, &mut sink);
+            // The line is within its limit (`feed` checked it); its data may
+            // not be, and then the pending event is not dispatched.
+            if self.process_line(&line, &mut sink).is_err() {
+                return;
+            }
         }
         self.dispatch(&mut sink);
     }
 
     /// [`feed`](Self::feed), collecting the events into a `Vec`.
-    pub fn feed_to_vec(&mut self, bytes: &[u8]) -> Vec<SseEvent> {
+    ///
+    /// # Errors
+    /// As [`feed`](Self::feed); the events before the error are lost to
+    /// the caller, so use `feed` where they matter.
+    pub fn feed_to_vec(&mut self, bytes: &[u8]) -> Result<Vec<SseEvent>, LimitExceeded> {
         let mut out = Vec::new();
-        self.feed(bytes, |e| out.push(e));
-        out
+        self.feed(bytes, |e| out.push(e))?;
+        Ok(out)
     }
 
     /// [`finish`](Self::finish), collecting the events into a `Vec`.
@@ -405,7 +498,7 @@ fn has_break(s: &str) -> bool {
 /// let mut wire = String::new();
 /// encode_event(&event, &mut wire).unwrap();
 /// assert_eq!(wire, "data: line one\ndata: line two\n\n");
-/// assert_eq!(SseDecoder::new().feed_to_vec(wire.as_bytes()), [event]);
+/// assert_eq!(SseDecoder::new().feed_to_vec(wire.as_bytes()).unwrap(), [event]);
 /// ```
 ///
 /// # Errors

@@ -13,7 +13,7 @@ use proptest::prelude::*;
 
 fn decode(bytes: &[u8]) -> Vec<SseEvent> {
     let mut decoder = SseDecoder::new();
-    let mut events = decoder.feed_to_vec(bytes);
+    let mut events = decoder.feed_to_vec(bytes).unwrap();
     events.extend(decoder.finish_to_vec());
     events
 }
@@ -25,7 +25,7 @@ fn decode_split(bytes: &[u8], cuts: &[usize]) -> Vec<SseEvent> {
     let mut from = 0;
     for &cut in cuts.iter().chain([bytes.len()].iter()) {
         let cut = cut.clamp(from, bytes.len());
-        events.extend(decoder.feed_to_vec(&bytes[from..cut]));
+        events.extend(decoder.feed_to_vec(&bytes[from..cut]).unwrap());
         from = cut;
     }
     events.extend(decoder.finish_to_vec());
@@ -52,10 +52,10 @@ fn every_line_ending_ends_a_line() {
 #[test]
 fn crlf_split_across_chunks_is_one_line_end() {
     let mut decoder = SseDecoder::new();
-    assert!(decoder.feed_to_vec(b"data: a\r").is_empty());
+    assert!(decoder.feed_to_vec(b"data: a\r").unwrap().is_empty());
     // The LF completes the CRLF; the next CR LF is the blank line.
-    assert_eq!(data(&decoder.feed_to_vec(b"\n\r")), ["a"]);
-    assert!(decoder.feed_to_vec(b"\ndata: b\n\n").len() == 1);
+    assert_eq!(data(&decoder.feed_to_vec(b"\n\r").unwrap()), ["a"]);
+    assert!(decoder.feed_to_vec(b"\ndata: b\n\n").unwrap().len() == 1);
 }
 
 #[test]
@@ -135,14 +135,14 @@ fn id_persists_is_cleared_by_an_empty_value_and_ignored_with_nul() {
     let ids: Vec<Option<&str>> = events.iter().map(|e| e.id.as_deref()).collect();
     assert_eq!(ids, [Some("1"), Some("1"), Some("1"), None, Some("3")]);
     let mut decoder = SseDecoder::new();
-    decoder.feed_to_vec(b"id: 7\n");
+    decoder.feed_to_vec(b"id: 7\n").unwrap();
     assert_eq!(decoder.last_event_id(), Some("7"));
 }
 
 #[test]
 fn retry_takes_ascii_digits_only() {
     let mut decoder = SseDecoder::new();
-    decoder.feed_to_vec(b"retry: 3000\n");
+    decoder.feed_to_vec(b"retry: 3000\n").unwrap();
     assert_eq!(decoder.retry(), Some(3000));
     for bad in [
         &b"retry: 12a\n"[..],
@@ -151,10 +151,12 @@ fn retry_takes_ascii_digits_only() {
         b"retry: 1.5\n",
         b"retry:  5\n",
     ] {
-        decoder.feed_to_vec(bad);
+        decoder.feed_to_vec(bad).unwrap();
         assert_eq!(decoder.retry(), Some(3000), "{bad:?}");
     }
-    decoder.feed_to_vec(b"retry: 99999999999999999999999\n");
+    decoder
+        .feed_to_vec(b"retry: 99999999999999999999999\n")
+        .unwrap();
     assert_eq!(decoder.retry(), Some(u64::MAX));
     // retry alone dispatches nothing.
     assert!(decode(b"retry: 10\n\n").is_empty());
@@ -174,11 +176,11 @@ fn end_of_input_policy() {
     assert!(decode(b"event: x\n").is_empty());
     // Discard: the standard's behaviour.
     let mut decoder = SseDecoder::with_end_of_input(EndOfInput::Discard);
-    let mut events = decoder.feed_to_vec(b"data: a\n\ndata: [DONE]\n");
+    let mut events = decoder.feed_to_vec(b"data: a\n\ndata: [DONE]\n").unwrap();
     events.extend(decoder.finish_to_vec());
     assert_eq!(data(&events), ["a"]);
     // Nothing is decoded after finish.
-    assert!(decoder.feed_to_vec(b"data: late\n\n").is_empty());
+    assert!(decoder.feed_to_vec(b"data: late\n\n").unwrap().is_empty());
     // A lone partial BOM is content.
     assert!(decode(b"\xEF").is_empty());
 }
@@ -286,4 +288,74 @@ proptest! {
         prop_assert!(validate_events(&whole).is_empty());
         prop_assert_eq!(run(&cuts), whole);
     }
+}
+
+#[test]
+fn a_line_past_the_limit_is_refused_after_the_events_before_it() {
+    use agentstream_wire::limits::{Limit, Limits};
+    let mut decoder = SseDecoder::new().with_limits(Limits::default().with_max_line_bytes(16));
+    let mut events = Vec::new();
+    // Exactly 16 bytes is allowed, in one piece or split.
+    decoder
+        .feed(b"data: 0123456789\n\ndata: 01234", |e| events.push(e))
+        .unwrap();
+    decoder.feed(b"56789\n\n", |e| events.push(e)).unwrap();
+    assert_eq!(data(&events), ["0123456789", "0123456789"]);
+    // An event completed in the same piece as the long line is still handed on.
+    let error = decoder
+        .feed(b"data: ok\n\ndata: 01234567890", |e| events.push(e))
+        .unwrap_err();
+    assert_eq!(error.limit, Limit::LineBytes);
+    assert_eq!(error.max, 16);
+    assert_eq!(data(&events).last(), Some(&"ok"));
+    // Later input and the end are ignored; the error repeats.
+    assert_eq!(decoder.feed_to_vec(b"\n\ndata: x\n\n"), Err(error));
+    assert!(decoder.finish_to_vec().is_empty());
+    assert_eq!(decoder.exceeded(), Some(error));
+}
+
+#[test]
+fn an_endless_line_in_small_pieces_is_refused_at_the_limit() {
+    use agentstream_wire::limits::{Limit, Limits};
+    let mut decoder = SseDecoder::new().with_limits(Limits::default().with_max_line_bytes(1000));
+    decoder.feed_to_vec(b"data: ").unwrap();
+    let mut fed = 6;
+    let error = loop {
+        match decoder.feed_to_vec(&[b'x'; 7]) {
+            Ok(events) => assert!(events.is_empty()),
+            Err(error) => break error,
+        }
+        fed += 7;
+        assert!(fed <= 1000, "the line grew past its limit");
+    };
+    assert_eq!(error.limit, Limit::LineBytes);
+    assert!(fed > 1000 - 7);
+}
+
+#[test]
+fn event_data_past_the_limit_is_refused() {
+    use agentstream_wire::limits::{Limit, Limits};
+    let limits = Limits::default().with_max_event_data_bytes(10);
+    let mut decoder = SseDecoder::new().with_limits(limits);
+    // Two lines joined with `\n`: 4 + 1 + 5 = 10 bytes, allowed.
+    assert_eq!(
+        data(&decoder.feed_to_vec(b"data: abcd\ndata: efghi\n\n").unwrap()),
+        ["abcd\nefghi"]
+    );
+    let error = decoder
+        .feed_to_vec(b"data: abcd\ndata: efghij\n")
+        .unwrap_err();
+    assert_eq!(error.limit, Limit::EventDataBytes);
+    assert_eq!(
+        error.to_string(),
+        "response limit exceeded: an SSE event carries more data than max_event_data_bytes (10)"
+    );
+    // At the end of input too: the last, unterminated line is checked.
+    let mut decoder = SseDecoder::new().with_limits(limits);
+    decoder.feed_to_vec(b"data: 0123456789A").unwrap();
+    assert!(decoder.finish_to_vec().is_empty());
+    assert_eq!(
+        decoder.exceeded().map(|e| e.limit),
+        Some(Limit::EventDataBytes)
+    );
 }

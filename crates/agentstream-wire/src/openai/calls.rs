@@ -6,6 +6,8 @@ use alloc::string::String;
 
 use serde_json::{Map, Value};
 
+use super::wire::is_json_blank;
+
 /// One tool call of the message.
 #[derive(Debug, Default)]
 pub(crate) struct Call {
@@ -63,7 +65,7 @@ impl JsonScan {
 
 /// Parses a complete argument text: blank means `{}`.
 pub(crate) fn parse_arguments(text: &str) -> Result<Map<String, Value>, String> {
-    if text.trim().is_empty() {
+    if is_json_blank(text) {
         return Ok(Map::new());
     }
     match serde_json::from_str::<Value>(text) {

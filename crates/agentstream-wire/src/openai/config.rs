@@ -13,6 +13,7 @@ use agentstream::model::AbortSignal;
 
 use super::driver::OpenAiStream;
 use super::request::{build_request, Compat, RequestError, RequestOptions};
+use crate::limits::Limits;
 
 /// The configuration of an OpenAI-compatible endpoint, shared by every
 /// adapter's `OpenAiCompatModel`.
@@ -61,6 +62,9 @@ pub struct OpenAiConfig {
     /// head, then between two pieces of the body. When it passes, the call
     /// ends in `error(aborted)` with what was received so far.
     pub idle_timeout: Option<Duration>,
+    /// The caps on each response (see [`Limits`]). Default:
+    /// [`Limits::DEFAULT`].
+    pub limits: Limits,
 }
 
 impl OpenAiConfig {
@@ -77,7 +81,14 @@ impl OpenAiConfig {
             temperature: None,
             connect_timeout: None,
             idle_timeout: None,
+            limits: Limits::DEFAULT,
         }
+    }
+
+    /// Sets the caps on each response.
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
     }
 
     /// Sets the API key.
@@ -187,6 +198,7 @@ impl OpenAiConfig {
     /// A new [`OpenAiStream`] for one response of this endpoint.
     pub fn open_stream(&self, signal: Option<AbortSignal>) -> OpenAiStream {
         OpenAiStream::new(self.model.clone(), self.provider.clone(), signal)
+            .with_limits(self.limits)
     }
 }
 
@@ -202,6 +214,7 @@ impl fmt::Debug for OpenAiConfig {
             .field("temperature", &self.temperature)
             .field("connect_timeout", &self.connect_timeout)
             .field("idle_timeout", &self.idle_timeout)
+            .field("limits", &self.limits)
             .finish()
     }
 }

@@ -2,7 +2,7 @@
 //! HTTP adapter to feed with response bytes.
 
 use alloc::format;
-use alloc::string::String;
+use alloc::string::{String, ToString};
 use alloc::vec::{Drain, Vec};
 
 use serde_json::Value;
@@ -13,6 +13,7 @@ use agentstream::model::{AbortSignal, AssistantMessageProducer, ModelEvent};
 use super::projector::ChunkProjector;
 use super::wire::{clip, error_text};
 use crate::http::{self, ResponseStream};
+use crate::limits::{Limit, LimitExceeded, Limits};
 use crate::sse::{SseDecoder, SseEvent};
 
 /// How much of a body that is not an event stream is kept to report it.
@@ -44,6 +45,11 @@ const BODY_QUOTE: usize = 500;
 /// event has been returned and every later call returns nothing, so the
 /// adapter may stop reading. [`feed`](Self::feed) also checks the signal
 /// given to [`new`](Self::new) before it decodes anything.
+///
+/// Every buffer is bounded by the stream's [`Limits`]
+/// ([`with_limits`](Self::with_limits); [`Limits::DEFAULT`] otherwise): a
+/// response past one ends in `error` naming the limit, with what was
+/// received before it kept, and is finished, so the adapter stops reading.
 ///
 /// `event: error` SSE events are reported as errors with their data; other
 /// named events (such as `ping`) are skipped. A 2xx body that holds no SSE
@@ -83,6 +89,9 @@ pub struct OpenAiStream {
     out: Vec<ModelEvent>,
     /// The body so far while no SSE event has been seen (up to a limit).
     prefix: Option<Vec<u8>>,
+    limits: Limits,
+    /// Body bytes fed so far.
+    received: u64,
 }
 
 impl OpenAiStream {
@@ -110,7 +119,35 @@ impl OpenAiStream {
             signal,
             out: Vec::new(),
             prefix: Some(Vec::new()),
+            limits: Limits::DEFAULT,
+            received: 0,
         }
+    }
+
+    /// Sets the limits on this response (see [`Limits`]). Only has an
+    /// effect before any input.
+    ///
+    /// ```
+    /// use agentstream::model::ModelEvent;
+    /// use agentstream_wire::limits::Limits;
+    /// use agentstream_wire::openai::OpenAiStream;
+    ///
+    /// let limits = Limits::default().with_max_line_bytes(64);
+    /// let mut stream = OpenAiStream::new("gpt-4o", "openai", None).with_limits(limits);
+    /// let events: Vec<ModelEvent> = stream.feed(&[b'x'; 100]).collect();
+    /// let message = events[0].terminal_message().unwrap();
+    /// assert_eq!(
+    ///     message.error_message.as_deref(),
+    ///     Some("response limit exceeded: an SSE line is longer than max_line_bytes (64)")
+    /// );
+    /// assert!(stream.is_finished());
+    /// ```
+    #[must_use]
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self.decoder = SseDecoder::new().with_limits(limits);
+        self.projector.set_limits(limits);
+        self
     }
 
     /// Sets the timestamp (Unix milliseconds) of the messages. Only has an
@@ -127,11 +164,21 @@ impl OpenAiStream {
 
     /// Decodes the next piece of the body and returns the events it
     /// completes. Aborts first if the signal has fired.
-    pub fn feed(&mut self, bytes: &[u8]) -> Drain<'_, ModelEvent> {
+    pub fn feed(&mut self, mut bytes: &[u8]) -> Drain<'_, ModelEvent> {
         if self.signal.as_ref().is_some_and(AbortSignal::is_aborted) {
             self.projector.abort(&mut self.out);
             return self.out.drain(..);
         }
+        if self.projector.is_finished() {
+            return self.out.drain(..);
+        }
+        // The part within the response limit is decoded; the rest refused.
+        let room = self.limits.max_response_bytes.saturating_sub(self.received);
+        let too_long = u64::try_from(bytes.len()).map_or(true, |len| len > room);
+        if too_long {
+            bytes = &bytes[..usize::try_from(room).unwrap_or(usize::MAX).min(bytes.len())];
+        }
+        self.received = self.received.saturating_add(bytes.len() as u64);
         if let Some(prefix) = &mut self.prefix {
             let room = NON_SSE_PREFIX.saturating_sub(prefix.len());
             prefix.extend_from_slice(&bytes[..room.min(bytes.len())]);
@@ -143,10 +190,19 @@ impl OpenAiStream {
             prefix,
             ..
         } = self;
-        decoder.feed_ref(bytes, |event| {
+        let decoded = decoder.feed_ref(bytes, |event| {
             *prefix = None;
             project(projector, event, out);
         });
+        let exceeded = match decoded {
+            Err(exceeded) => Some(exceeded),
+            Ok(()) if too_long => Some(LimitExceeded::new(Limit::ResponseBytes, &self.limits)),
+            Ok(()) => None,
+        };
+        if let Some(exceeded) = exceeded {
+            self.prefix = None;
+            self.projector.fail(exceeded.to_string(), &mut self.out);
+        }
         self.out.drain(..)
     }
 

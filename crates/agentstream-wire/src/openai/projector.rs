@@ -55,6 +55,17 @@
 //!   (its raw text is in its `toolcall_delta` events); a call without a
 //!   name at the end is treated the same way.
 //!
+//! - Every lookup is by map (`index` and `id`) and the next call to open is
+//!   a cursor, so a message with many calls costs linear time in its
+//!   fragments (times a logarithm).
+//!
+//! # Limits
+//!
+//! A message with more content blocks or tool calls than its [`Limits`]
+//! allow, or a call whose argument text grows past
+//! [`Limits::max_tool_argument_bytes`], ends in `error` with the
+//! [`LimitExceeded`] message, keeping what came before.
+//!
 //! # End of the message
 //!
 //! - `finish_reason` may come on its own chunk, more than once (the first
@@ -91,15 +102,19 @@
 
 use alloc::borrow::Cow;
 use alloc::boxed::Box;
+use alloc::collections::BTreeMap;
 use alloc::format;
-use alloc::string::String;
+use alloc::string::{String, ToString};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
 use serde_json::Value;
 
 use super::calls::{parse_arguments, Call};
-use super::wire::{clip, error_text, map_usage, Choice, Chunk, ToolCallDelta};
+use super::wire::{
+    clip, error_text, is_json_blank, map_usage, trim_json, Choice, Chunk, ToolCallDelta,
+};
+use crate::limits::{Limit, LimitExceeded, Limits};
 use agentstream::message::{
     assistant, AssistantMessage, ContentBlock, StopReason, TextContent, ThinkingContent, ToolCall,
     Usage,
@@ -145,6 +160,16 @@ pub struct ChunkProjector {
     finished: bool,
     open: Open,
     calls: Vec<Call>,
+    /// The call of each `index` key.
+    by_key: BTreeMap<u64, usize>,
+    /// The first call with each id.
+    by_id: BTreeMap<String, usize>,
+    /// How many calls have opened: they open in order, so these are the
+    /// first `opened` of `calls`.
+    opened: usize,
+    /// How many content blocks have started.
+    blocks: usize,
+    limits: Limits,
     finish_reason: Option<String>,
     usage: Option<Usage>,
 }
@@ -169,6 +194,11 @@ impl ChunkProjector {
             finished: false,
             open: Open::None,
             calls: Vec::new(),
+            by_key: BTreeMap::new(),
+            by_id: BTreeMap::new(),
+            opened: 0,
+            blocks: 0,
+            limits: Limits::DEFAULT,
             finish_reason: None,
             usage: None,
         }
@@ -182,6 +212,21 @@ impl ChunkProjector {
             header.timestamp = timestamp_ms;
             self.builder = PartialBuilder::new(header);
         }
+    }
+
+    /// Sets the limits on blocks, tool calls and argument text (see
+    /// [Limits](self#limits)). Default: [`Limits::DEFAULT`].
+    pub fn set_limits(&mut self, limits: Limits) {
+        self.limits = limits;
+    }
+
+    /// Counts a new content block against the limit.
+    fn count_block(&mut self) -> Result<(), String> {
+        if self.blocks >= self.limits.max_content_blocks {
+            return Err(LimitExceeded::new(Limit::ContentBlocks, &self.limits).to_string());
+        }
+        self.blocks += 1;
+        Ok(())
     }
 
     /// Whether a terminal event was produced; later input is ignored.
@@ -199,7 +244,7 @@ impl ChunkProjector {
         if self.finished {
             return;
         }
-        if data.trim() == "[DONE]" {
+        if trim_json(data) == "[DONE]" {
             self.end(out);
             return;
         }
@@ -287,6 +332,7 @@ impl ChunkProjector {
             Open::Text(index) => index,
             _ => {
                 self.close_all(out)?;
+                self.count_block()?;
                 let index = self.builder.start_text(TextContent::default());
                 self.open = Open::Text(index);
                 out.push(ModelEvent::TextStart {
@@ -311,6 +357,7 @@ impl ChunkProjector {
             Open::Thinking(index) => index,
             _ => {
                 self.close_all(out)?;
+                self.count_block()?;
                 let index = self.builder.start_thinking(ThinkingContent::default());
                 self.open = Open::Thinking(index);
                 out.push(ModelEvent::ThinkingStart {
@@ -331,37 +378,42 @@ impl ChunkProjector {
     }
 
     /// The call a fragment belongs to; see the module documentation.
-    fn resolve(&mut self, key: Option<u64>, id: Option<&str>) -> usize {
+    fn resolve(&mut self, key: Option<u64>, id: Option<&str>) -> Result<usize, String> {
         let id = id.filter(|id| !id.is_empty());
         if let Some(key) = key {
-            if let Some(slot) = self.calls.iter().position(|c| c.key == Some(key)) {
-                return slot;
+            if let Some(&slot) = self.by_key.get(&key) {
+                return Ok(slot);
             }
-            if let Some(id) = id {
-                if let Some(slot) = self
-                    .calls
-                    .iter()
-                    .position(|c| c.key.is_none() && c.id == id)
-                {
-                    self.calls[slot].key = Some(key);
-                    return slot;
-                }
+            let unkeyed = id
+                .and_then(|id| self.by_id.get(id).copied())
+                .filter(|&slot| self.calls[slot].key.is_none());
+            if let Some(slot) = unkeyed {
+                self.calls[slot].key = Some(key);
+                self.by_key.insert(key, slot);
+                return Ok(slot);
             }
         } else if let Some(id) = id {
-            if let Some(slot) = self.calls.iter().position(|c| c.id == id) {
-                return slot;
+            if let Some(&slot) = self.by_id.get(id) {
+                return Ok(slot);
             }
             if self.calls.last().is_some_and(|c| c.id.is_empty()) {
-                return self.calls.len() - 1;
+                return Ok(self.calls.len() - 1);
             }
         } else if !self.calls.is_empty() {
-            return self.calls.len() - 1;
+            return Ok(self.calls.len() - 1);
         }
+        if self.calls.len() >= self.limits.max_tool_calls {
+            return Err(LimitExceeded::new(Limit::ToolCalls, &self.limits).to_string());
+        }
+        let slot = self.calls.len();
         self.calls.push(Call {
             key,
             ..Call::default()
         });
-        self.calls.len() - 1
+        if let Some(key) = key {
+            self.by_key.insert(key, slot);
+        }
+        Ok(slot)
     }
 
     fn push_tool_fragment(
@@ -369,7 +421,7 @@ impl ChunkProjector {
         fragment: &ToolCallDelta<'_>,
         out: &mut Vec<ModelEvent>,
     ) -> Result<(), String> {
-        let slot = self.resolve(fragment.index, fragment.id.as_deref());
+        let slot = self.resolve(fragment.index, fragment.id.as_deref())?;
         let name = fragment.function.as_ref().and_then(|f| f.name.as_deref());
         let args = fragment
             .function
@@ -380,6 +432,7 @@ impl ChunkProjector {
         if let Some(id) = fragment.id.as_deref().filter(|id| !id.is_empty()) {
             if call.id.is_empty() {
                 call.id = id.into();
+                self.by_id.entry(id.into()).or_insert(slot);
             }
         }
         if let Some(name) = name.filter(|n| !n.is_empty()) {
@@ -388,7 +441,7 @@ impl ChunkProjector {
             }
         }
         if call.ended {
-            if args.trim().is_empty() {
+            if is_json_blank(&args) {
                 return Ok(());
             }
             return Err(format!(
@@ -397,6 +450,9 @@ impl ChunkProjector {
                 call.name,
                 clip(&args, QUOTE)
             ));
+        }
+        if call.args.len().saturating_add(args.len()) > self.limits.max_tool_argument_bytes {
+            return Err(LimitExceeded::new(Limit::ToolArgumentBytes, &self.limits).to_string());
         }
         call.args.push_str(&args);
         call.scan.feed(&args);
@@ -442,10 +498,10 @@ impl ChunkProjector {
                     self.open = Open::None;
                 }
                 Open::None => {
-                    let Some(next) = self.calls.iter().position(|c| c.content_index.is_none())
-                    else {
+                    let next = self.opened;
+                    if next == self.calls.len() {
                         return Ok(());
-                    };
+                    }
                     if self.calls[next].name.is_empty() {
                         if target.is_some() {
                             return Ok(());
@@ -455,7 +511,7 @@ impl ChunkProjector {
                             self.calls[next].id
                         ));
                     }
-                    self.open_call(next, out);
+                    self.open_call(next, out)?;
                 }
             }
         }
@@ -474,7 +530,9 @@ impl ChunkProjector {
         }
     }
 
-    fn open_call(&mut self, slot: usize, out: &mut Vec<ModelEvent>) {
+    fn open_call(&mut self, slot: usize, out: &mut Vec<ModelEvent>) -> Result<(), String> {
+        self.count_block()?;
+        self.opened += 1;
         let call = &self.calls[slot];
         let index = self.builder.start_tool_call(ToolCall {
             id: call.id.clone(),
@@ -488,6 +546,7 @@ impl ChunkProjector {
             partial: self.builder.snapshot(),
         });
         self.flush(slot, out);
+        Ok(())
     }
 
     /// Emits the argument text of an open call not yet sent.
@@ -525,7 +584,7 @@ impl ChunkProjector {
             )
         })?;
         call.ended = true;
-        if call.args.trim().is_empty() {
+        if is_json_blank(&call.args) {
             let delta: Arc<str> = Arc::from("{}");
             self.builder.append(index, delta.clone());
             out.push(ModelEvent::ToolCallDelta {
@@ -629,7 +688,7 @@ impl ChunkProjector {
             let call = &self.calls[live];
             if let Some(index) = call.content_index {
                 match parse_arguments(&call.args) {
-                    Ok(arguments) if !call.args.trim().is_empty() => {
+                    Ok(arguments) if !is_json_blank(&call.args) => {
                         message.content[index] = ContentBlock::ToolCall(ToolCall {
                             id: call.id.clone(),
                             name: call.name.clone(),

@@ -132,6 +132,10 @@ fn count(value: Option<&Value>) -> Option<u64> {
 ///   reasoning (xAI), they were not, and are added.
 /// - `totalTokens` is the provider's `total_tokens` when given, else
 ///   input + output + cacheRead.
+/// - The numbers are the provider's: sums saturate at `u64::MAX` instead
+///   of overflowing, and a cached count larger than the prompt count is
+///   capped at it. A total smaller than its parts is kept as sent (the
+///   protocol checker reports it as `implausible-usage`).
 /// - Costs are zero: the projector knows no prices.
 pub(crate) fn map_usage(value: &Value) -> Option<Usage> {
     let object = value.as_object()?;
@@ -155,20 +159,22 @@ pub(crate) fn map_usage(value: &Value) -> Option<Usage> {
             .and_then(|d| d.get("reasoning_tokens")),
     )
     .unwrap_or(0);
-    let excluded =
-        reasoning > 0 && total == Some(prompt.saturating_add(completion).saturating_add(reasoning));
-    let output = if excluded {
-        completion + reasoning
-    } else {
-        completion
-    };
-    let input = prompt.saturating_sub(cached);
+    // Every figure came from the wire: sums saturate, and a cached count
+    // above the prompt count is capped at it (the input cannot be
+    // negative). What remains implausible is for the protocol checker's
+    // `implausible-usage` to report, not for this mapping to hide.
+    let cached = cached.min(prompt);
+    let with_reasoning = completion.saturating_add(reasoning);
+    let excluded = reasoning > 0 && total == Some(prompt.saturating_add(with_reasoning));
+    let output = if excluded { with_reasoning } else { completion };
+    let input = prompt - cached;
+    let total = total.unwrap_or_else(|| input.saturating_add(output).saturating_add(cached));
     Some(Usage {
         input,
         output,
         cache_read: cached,
         cache_write: 0,
-        total_tokens: Some(total.unwrap_or(input + output + cached)),
+        total_tokens: Some(total),
         cost: Cost::default(),
         extra: Map::new(),
     })
@@ -203,4 +209,16 @@ pub(crate) fn clip(text: &str, max: usize) -> String {
         Some((cut, _)) => format!("{}…", &text[..cut]),
         None => text.into(),
     }
+}
+
+/// `text` without JSON's whitespace (space, tab, LF, CR) at either end.
+/// `str::trim` would also strip Unicode spaces such as U+00A0, which JSON
+/// does not allow between tokens.
+pub(crate) fn trim_json(text: &str) -> &str {
+    text.trim_matches([' ', '\t', '\n', '\r'])
+}
+
+/// Whether `text` is empty or JSON whitespace only.
+pub(crate) fn is_json_blank(text: &str) -> bool {
+    trim_json(text).is_empty()
 }

@@ -1,0 +1,287 @@
+//! The OpenAI path against hostile servers: numbers that overflow,
+//! whitespace JSON does not know, and every limit of `Limits`. Each case
+//! is an exact input an adversarial pass found; every sequence passes the
+//! protocol checker and nothing received before the fault is lost.
+
+use agentstream::message::{ContentBlock, StopReason};
+use agentstream::model::{validate_events, ModelEvent};
+use agentstream_wire::limits::{Limit, LimitExceeded, Limits};
+use agentstream_wire::openai::{ChunkProjector, OpenAiStream};
+use serde_json::json;
+
+fn checked(events: Vec<ModelEvent>) -> Vec<ModelEvent> {
+    let findings = validate_events(&events);
+    assert!(findings.is_empty(), "{findings:?}\n{events:#?}");
+    events
+}
+
+fn project(limits: Limits, payloads: &[String]) -> Vec<ModelEvent> {
+    let mut projector = ChunkProjector::new("m", "p");
+    projector.set_limits(limits);
+    let mut events = Vec::new();
+    for payload in payloads {
+        projector.push_data(payload, &mut events);
+    }
+    projector.finish(&mut events);
+    checked(events)
+}
+
+fn chunk(delta: serde_json::Value) -> String {
+    json!({"choices": [{"index": 0, "delta": delta}]}).to_string()
+}
+
+fn finish(reason: &str) -> String {
+    json!({"choices": [{"index": 0, "delta": {}, "finish_reason": reason}]}).to_string()
+}
+
+fn tool_fragment(index: u64, id: &str, name: &str, arguments: &str) -> String {
+    chunk(json!({"tool_calls": [{
+        "index": index, "id": id, "function": {"name": name, "arguments": arguments}
+    }]}))
+}
+
+fn error_message(events: &[ModelEvent]) -> String {
+    let message = events
+        .last()
+        .and_then(ModelEvent::terminal_message)
+        .unwrap();
+    assert_eq!(message.stop_reason, StopReason::Error, "{events:#?}");
+    message.error_message.clone().unwrap_or_default()
+}
+
+#[test]
+fn usage_numbers_at_u64_max_saturate_instead_of_overflowing() {
+    let max = u64::MAX;
+    let usage = json!({"choices": [], "usage": {
+        "prompt_tokens": 10, "completion_tokens": max, "total_tokens": 5,
+        "prompt_tokens_details": {"cached_tokens": max},
+        "completion_tokens_details": {"reasoning_tokens": max},
+    }})
+    .to_string();
+    let events = project(
+        Limits::DEFAULT,
+        &[chunk(json!({"content": "hi"})), usage, finish("stop")],
+    );
+    let message = events
+        .last()
+        .and_then(ModelEvent::terminal_message)
+        .unwrap();
+    assert_eq!(message.stop_reason, StopReason::Stop);
+    // The cached count is capped at the prompt count; the total is kept.
+    assert_eq!(
+        (
+            message.usage.input,
+            message.usage.output,
+            message.usage.cache_read
+        ),
+        (0, max, 10)
+    );
+    assert_eq!(message.usage.total_tokens, Some(5));
+
+    // Without a total, the sum saturates.
+    let usage = json!({"choices": [], "usage": {
+        "prompt_tokens": max, "completion_tokens": max,
+        "completion_tokens_details": {"reasoning_tokens": max},
+    }})
+    .to_string();
+    let events = project(
+        Limits::DEFAULT,
+        &[chunk(json!({"content": "hi"})), usage, finish("stop")],
+    );
+    let message = events
+        .last()
+        .and_then(ModelEvent::terminal_message)
+        .unwrap();
+    assert_eq!(message.usage.total_tokens, Some(max));
+}
+
+#[test]
+fn unicode_spaces_are_not_json_whitespace_in_tool_arguments() {
+    // U+00A0 then `{}`: the concatenation is not JSON, so the call is not
+    // handed on (`str::trim` used to drop the NBSP and accept it).
+    let events = project(
+        Limits::DEFAULT,
+        &[
+            tool_fragment(0, "c1", "f", "\u{a0}"),
+            tool_fragment(0, "", "", "{}"),
+            finish("tool_calls"),
+        ],
+    );
+    assert!(
+        error_message(&events).contains("are not a JSON object"),
+        "{events:#?}"
+    );
+    // JSON's own whitespace around the arguments is fine, and a lone U+2028
+    // is not blank.
+    let events = project(
+        Limits::DEFAULT,
+        &[
+            tool_fragment(0, "c1", "f", " \t\r\n{} \n"),
+            finish("tool_calls"),
+        ],
+    );
+    let message = events
+        .last()
+        .and_then(ModelEvent::terminal_message)
+        .unwrap();
+    assert_eq!(message.stop_reason, StopReason::ToolUse);
+    let events = project(
+        Limits::DEFAULT,
+        &[
+            tool_fragment(0, "c1", "f", "\u{2028}"),
+            finish("tool_calls"),
+        ],
+    );
+    assert!(error_message(&events).contains("are not a JSON object"));
+}
+
+#[test]
+fn done_with_nbsp_around_it_is_not_done() {
+    let mut projector = ChunkProjector::new("m", "p");
+    let mut events = Vec::new();
+    projector.push_data(&chunk(json!({"content": "hi"})), &mut events);
+    projector.push_data("\u{a0}[DONE]", &mut events);
+    let events = checked(events);
+    assert!(error_message(&events).contains("not JSON"), "{events:#?}");
+}
+
+#[test]
+fn more_tool_calls_than_the_limit_end_in_error_keeping_the_earlier_ones() {
+    let limits = Limits::default().with_max_tool_calls(3);
+    let mut payloads: Vec<String> = (0..5)
+        .map(|i| tool_fragment(i, &format!("c{i}"), "f", "{}"))
+        .collect();
+    payloads.push(finish("tool_calls"));
+    let events = project(limits, &payloads);
+    assert_eq!(
+        error_message(&events),
+        LimitExceeded::new(Limit::ToolCalls, &limits).to_string()
+    );
+    assert_eq!(
+        error_message(&events),
+        "response limit exceeded: the message has more tool calls than max_tool_calls (3)"
+    );
+    let message = events
+        .last()
+        .and_then(ModelEvent::terminal_message)
+        .unwrap();
+    // The first two ended; the third was live with complete arguments.
+    assert_eq!(message.content.len(), 3, "{:#?}", message.content);
+}
+
+#[test]
+fn more_content_blocks_than_the_limit_end_in_error() {
+    let limits = Limits::default().with_max_content_blocks(2);
+    let payloads = [
+        chunk(json!({"reasoning_content": "think"})),
+        chunk(json!({"content": "text"})),
+        chunk(json!({"reasoning_content": "again"})),
+        finish("stop"),
+    ];
+    let events = project(limits, &payloads);
+    assert!(error_message(&events).contains("max_content_blocks (2)"));
+    let message = events
+        .last()
+        .and_then(ModelEvent::terminal_message)
+        .unwrap();
+    assert!(
+        matches!(&message.content[..], [ContentBlock::Thinking(_), ContentBlock::Text(t)] if t.text == "text")
+    );
+}
+
+#[test]
+fn argument_text_past_the_limit_ends_in_error() {
+    let limits = Limits::default().with_max_tool_argument_bytes(8);
+    let payloads = [
+        tool_fragment(0, "c1", "f", "{\"a\":"),
+        tool_fragment(0, "", "", "\"0123456789\"}"),
+        finish("tool_calls"),
+    ];
+    let events = project(limits, &payloads);
+    assert!(error_message(&events).contains("max_tool_argument_bytes (8)"));
+}
+
+#[test]
+fn a_body_past_the_response_limit_keeps_what_came_before_it() {
+    let body = format!(
+        "data: {}\n\ndata: {}\n\n",
+        chunk(json!({"content": "kept"})),
+        chunk(json!({"content": "x".repeat(100)}))
+    );
+    let first_event = body.find("\n\n").unwrap() + 2;
+    let limits = Limits::default().with_max_response_bytes(first_event as u64 + 10);
+    let mut stream = OpenAiStream::new("m", "p", None).with_limits(limits);
+    // In pieces, so the limit falls inside a later one.
+    let mut events = Vec::new();
+    for piece in body.as_bytes().chunks(7) {
+        events.extend(stream.feed(piece));
+        if stream.is_finished() {
+            break;
+        }
+    }
+    let events = checked(events);
+    assert!(stream.is_finished());
+    assert!(error_message(&events).contains("max_response_bytes"));
+    let message = events
+        .last()
+        .and_then(ModelEvent::terminal_message)
+        .unwrap();
+    assert_eq!(message.text(), "kept");
+    assert_eq!(stream.feed(b"data: more\n\n").count(), 0);
+}
+
+#[test]
+fn an_endless_line_ends_the_stream_with_the_line_limit() {
+    let limits = Limits::default().with_max_line_bytes(1 << 12);
+    let mut stream = OpenAiStream::new("m", "p", None).with_limits(limits);
+    let mut events: Vec<ModelEvent> = stream
+        .feed(format!("data: {}\n\ndata: ", chunk(json!({"content": "kept"}))).as_bytes())
+        .collect();
+    let mut fed = 0usize;
+    while !stream.is_finished() {
+        events.extend(stream.feed(&[b'x'; 1000]));
+        fed += 1000;
+        assert!(fed < 10_000, "the line limit never fired");
+    }
+    let events = checked(events);
+    assert_eq!(
+        error_message(&events),
+        "response limit exceeded: an SSE line is longer than max_line_bytes (4096)"
+    );
+    let message = events
+        .last()
+        .and_then(ModelEvent::terminal_message)
+        .unwrap();
+    assert_eq!(message.text(), "kept");
+}
+
+#[test]
+fn many_interleaved_tool_calls_keep_their_order_and_arguments() {
+    // 2,000 calls, every fragment of call i split in two and the halves of
+    // consecutive calls interleaved; keys start at 1 and skip.
+    let n = 2000u64;
+    let mut payloads = Vec::new();
+    for i in 0..n {
+        payloads.push(tool_fragment(2 * i + 1, &format!("id{i}"), "f", "{\"i\":"));
+        if i > 0 {
+            payloads.push(tool_fragment(2 * i - 1, "", "", &format!("{}}}", i - 1)));
+        }
+    }
+    payloads.push(tool_fragment(2 * n - 1, "", "", &format!("{}}}", n - 1)));
+    payloads.push(finish("tool_calls"));
+    let limits = Limits::default().with_max_tool_calls(4096);
+    let events = project(limits, &payloads);
+    let message = events
+        .last()
+        .and_then(ModelEvent::terminal_message)
+        .unwrap();
+    assert_eq!(message.stop_reason, StopReason::ToolUse);
+    assert_eq!(message.content.len(), n as usize);
+    for (i, block) in message.content.iter().enumerate() {
+        let ContentBlock::ToolCall(call) = block else {
+            panic!("block {i} is not a call");
+        };
+        assert_eq!(call.id, format!("id{i}"));
+        assert_eq!(call.arguments.get("i"), Some(&json!(i)));
+    }
+}
