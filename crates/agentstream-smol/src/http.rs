@@ -243,7 +243,7 @@ async fn send(
         Some(timeout) => {
             let timer = async {
                 Timer::after(timeout).await;
-                Err(TransportError::timed_out())
+                Err(TransportError::connect_timed_out(timeout))
             };
             smol::future::or(connect(&tls, &target), timer).await?
         }

@@ -296,6 +296,11 @@ pub async fn idle_timeout<M: Model>(make: impl Fn(OpenAiConfig) -> M) {
     let (_, message) = call(&model, StreamOptions::default()).await;
     assert_eq!(message.stop_reason, StopReason::Aborted);
     assert_eq!(message.text(), "before silence");
+    // The message says which timeout, not "Request was aborted".
+    assert_eq!(
+        message.error_message.as_deref(),
+        Some("idle timeout: nothing received for 150ms")
+    );
 }
 
 /// A server that accepts TCP but never answers the TLS handshake: the
@@ -317,6 +322,11 @@ pub async fn connect_timeout<M: Model>(make: impl Fn(OpenAiConfig) -> M) {
         message.error_message
     );
     assert_eq!(events.len(), 1);
+    let text = message.error_message.unwrap_or_default();
+    assert!(
+        text.starts_with("connect timeout: no connection within 150ms"),
+        "{text}"
+    );
     drop(listener);
 }
 

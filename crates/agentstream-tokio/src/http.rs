@@ -102,6 +102,7 @@ impl Model for OpenAiCompatModel {
         let mut stream = self.config.open_stream(signal.clone());
         let prepared = self.config.prepare(context);
         let idle = self.config.idle_timeout;
+        let connect_timeout = self.config.connect_timeout;
         let client = self.client.clone();
         ModelStream::driven(move |mut producer| async move {
             let request = match prepared {
@@ -117,7 +118,12 @@ impl Model for OpenAiCompatModel {
                 for (name, value) in &request.headers {
                     builder = builder.header(*name, value);
                 }
-                let response = builder.send().await.map_err(transport_error)?;
+                let response = builder.send().await.map_err(|error| match connect_timeout {
+                    Some(after) if error.is_connect() && error.is_timeout() => {
+                        TransportError::connect_timed_out(after).with_source(error)
+                    }
+                    _ => transport_error(error),
+                })?;
                 let retry_after = response
                     .headers()
                     .get(reqwest::header::RETRY_AFTER)

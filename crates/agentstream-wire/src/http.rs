@@ -55,9 +55,15 @@ pub trait ResponseStream {
     /// truncated body, `error`.
     fn finish_input(&mut self) -> Drain<'_, ModelEvent>;
 
-    /// The call was aborted (or timed out): `error` with reason `aborted`
-    /// and what was received so far.
+    /// The caller's signal aborted the call: `error` with reason `aborted`,
+    /// [`ABORTED_MESSAGE`](agentstream::model::ABORTED_MESSAGE) and what was
+    /// received so far.
     fn abort(&mut self) -> Drain<'_, ModelEvent>;
+
+    /// A timeout cut the call short: `error` with reason `aborted` (as Pi
+    /// reports timeouts), `message` naming which timeout, and what was
+    /// received so far.
+    fn interrupt(&mut self, message: String) -> Drain<'_, ModelEvent>;
 
     /// The transport failed: `error` with `message` and what was received
     /// so far.
@@ -136,6 +142,19 @@ impl TransportError {
         Self {
             kind: TransportErrorKind::TimedOut,
             message: Some(Cow::Borrowed("timed out")),
+            source: None,
+        }
+    }
+
+    /// The connect timeout passed: a [timeout](Self::is_timeout) that
+    /// displays as `connect timeout: no connection within 10s` (for a
+    /// timeout of 10 s), the call's `errorMessage`.
+    pub fn connect_timed_out(after: Duration) -> Self {
+        Self {
+            kind: TransportErrorKind::TimedOut,
+            message: Some(Cow::Owned(alloc::format!(
+                "connect timeout: no connection within {after:?}"
+            ))),
             source: None,
         }
     }
@@ -320,6 +339,16 @@ where
     }
 }
 
+/// The `errorMessage` of a call ended by its idle timeout `after`:
+/// `idle timeout: nothing received for 30s`.
+pub fn idle_timeout_message(after: Duration) -> String {
+    alloc::format!("idle timeout: nothing received for {after:?}")
+}
+
+fn idle_message(idle: Option<Duration>) -> String {
+    idle_timeout_message(idle.unwrap_or_default())
+}
+
 /// Runs one HTTP exchange: awaits `response` (the adapter's client sending
 /// the request), then feeds the body to `stream` and pushes every event
 /// into `producer`, until the stream has its terminal event.
@@ -333,8 +362,12 @@ where
 /// - `signal` aborting, or `idle_timeout` passing with nothing received
 ///   (measured with `sleep`, the runtime's timer), ends the call in
 ///   `error(aborted)` with what was received so far; the request is
-///   dropped, which closes the connection.
-/// - A [timeout](TransportError::is_timeout) is an abort too; any other
+///   dropped, which closes the connection. The `errorMessage` tells the
+///   two apart: [`ABORTED_MESSAGE`](agentstream::model::ABORTED_MESSAGE)
+///   for the signal, [`idle_timeout_message`] for the timer.
+/// - A [timeout](TransportError::is_timeout) of the client (the connect
+///   timeout) is `error(aborted)` too, with its [`error_report`] as the
+///   message; any other
 ///   [`TransportError`] ends in `error` with its [`error_report`] (for a
 ///   body cut off mid-stream, after `the response body broke off: `).
 ///
@@ -362,8 +395,16 @@ pub async fn exchange<P, B, R, S>(
             push_all(&mut producer, stream.fail(error_report(&error)));
             return;
         }
-        Step::Ready(Err(_)) | Step::Aborted | Step::Idle => {
+        Step::Ready(Err(error)) => {
+            push_all(&mut producer, stream.interrupt(error_report(&error)));
+            return;
+        }
+        Step::Aborted => {
             push_all(&mut producer, stream.abort());
+            return;
+        }
+        Step::Idle => {
+            push_all(&mut producer, stream.interrupt(idle_message(idle_timeout)));
             return;
         }
     };
@@ -399,7 +440,9 @@ pub async fn exchange<P, B, R, S>(
                 message.push_str(&error_report(&error));
                 stream.fail(message)
             }
-            Step::Ready(Err(_)) | Step::Aborted | Step::Idle => stream.abort(),
+            Step::Ready(Err(error)) => stream.interrupt(error_report(&error)),
+            Step::Aborted => stream.abort(),
+            Step::Idle => stream.interrupt(idle_message(idle_timeout)),
         };
         if !push_all(&mut producer, events) || stream.is_finished() {
             return;

@@ -37,9 +37,10 @@ const BODY_QUOTE: usize = 500;
 ///    it arrives and pushes the events it returns, then
 ///    [`finish_input`](Self::finish_input) at the end of the body;
 /// 4. calls [`abort`](Self::abort) when the caller's [`AbortSignal`] fires
-///    while it waits for bytes (and stops reading), and
-///    [`fail`](Self::fail) for a transport error; an idle or connect
-///    timeout is an abort.
+///    while it waits for bytes (and stops reading),
+///    [`interrupt`](Self::interrupt) with a message naming the timeout
+///    when an idle or connect timeout passes, and [`fail`](Self::fail) for
+///    a transport error.
 ///
 /// Once [`is_finished`](Self::is_finished) is true, exactly one terminal
 /// event has been returned and every later call returns nothing, so the
@@ -244,6 +245,14 @@ impl OpenAiStream {
         self.out.drain(..)
     }
 
+    /// A timeout (or another interruption that is not the caller's
+    /// signal): returns the `error` event with reason `aborted`, `message`
+    /// as its `errorMessage`, and everything received so far.
+    pub fn interrupt(&mut self, message: impl Into<String>) -> Drain<'_, ModelEvent> {
+        self.projector.interrupt(message, &mut self.out);
+        self.out.drain(..)
+    }
+
     /// A transport failure (connection reset, TLS error, …): returns an
     /// `error` event with `message` and everything received so far.
     pub fn fail(&mut self, message: impl Into<String>) -> Drain<'_, ModelEvent> {
@@ -319,6 +328,10 @@ impl ResponseStream for OpenAiStream {
 
     fn abort(&mut self) -> Drain<'_, ModelEvent> {
         OpenAiStream::abort(self)
+    }
+
+    fn interrupt(&mut self, message: String) -> Drain<'_, ModelEvent> {
+        OpenAiStream::interrupt(self, message)
     }
 
     fn fail(&mut self, message: String) -> Drain<'_, ModelEvent> {

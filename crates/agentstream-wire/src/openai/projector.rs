@@ -671,6 +671,13 @@ impl ChunkProjector {
         self.terminate(ErrorReason::Aborted, ABORTED_MESSAGE.into(), out);
     }
 
+    /// Ends in `error` with reason `aborted` and `message`: the call was
+    /// cut short by something other than the caller's signal, such as a
+    /// timeout, and `message` says what.
+    pub fn interrupt(&mut self, message: impl Into<String>, out: &mut Vec<ModelEvent>) {
+        self.terminate(ErrorReason::Aborted, message.into(), out);
+    }
+
     /// Ends in `error` with `message`, for failures found outside the
     /// payloads (an HTTP status, a broken connection). Does nothing once
     /// finished.
