@@ -101,3 +101,13 @@ fn base_url_with_query() {
 fn url_without_host() {
     run(scenarios::url_without_host(model));
 }
+
+#[test]
+fn endless_line() {
+    run(scenarios::endless_line(model));
+}
+
+#[test]
+fn endless_deltas() {
+    run(scenarios::endless_deltas(model));
+}

@@ -58,7 +58,7 @@ impl Request {
 }
 
 /// How an SSE body ends.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BodyEnd {
     /// The chunked body is terminated properly.
     Complete,
@@ -70,6 +70,9 @@ pub enum BodyEnd {
     /// A `: keep-alive` comment every period, forever (until the client
     /// goes away or the server stops).
     KeepAlive(Duration),
+    /// This piece, again and again, until the client goes away (a write
+    /// fails) or the server stops: a hostile server's endless body.
+    Endless(Vec<u8>),
 }
 
 /// What the server answers.
@@ -318,6 +321,11 @@ fn serve(
                     while !stop.load(Ordering::SeqCst) {
                         write_chunk(&mut out, comment.as_bytes())?;
                         thread::sleep(period);
+                    }
+                }
+                BodyEnd::Endless(piece) => {
+                    while !stop.load(Ordering::SeqCst) {
+                        write_chunk(&mut out, &piece)?;
                     }
                 }
             }

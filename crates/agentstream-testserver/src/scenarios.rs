@@ -15,6 +15,7 @@ use agentstream::message::{user, AssistantMessage, ContentBlock, Context, StopRe
 use agentstream::model::{
     validate_events, AbortController, Model, ModelEvent, StreamOptions, ABORTED_MESSAGE,
 };
+use agentstream_wire::limits::Limits;
 use agentstream_wire::openai::OpenAiConfig;
 use futures_util::StreamExt;
 use serde_json::json;
@@ -301,6 +302,48 @@ pub async fn idle_timeout<M: Model>(make: impl Fn(OpenAiConfig) -> M) {
         message.error_message.as_deref(),
         Some("idle timeout: nothing received for 150ms")
     );
+}
+
+/// A server that sends `data: ` and then bytes without a line break,
+/// forever: the line limit ends the call in `error` naming it, with the
+/// text received before, and the client stops reading.
+pub async fn endless_line<M: Model>(make: impl Fn(OpenAiConfig) -> M) {
+    let payloads = answer_payloads(&[], &["before the flood"]);
+    let mut start = sse_body(&payloads[..2]);
+    start.extend_from_slice(b"data: ");
+    let server = MockServer::start(move |_| {
+        Reply::sse(vec![start.clone()]).with_end(BodyEnd::Endless(vec![b'x'; 16 * 1024]))
+    })
+    .expect("server");
+    let limits = Limits::default().with_max_line_bytes(256 * 1024);
+    let model = make(config(&server).with_limits(limits));
+    let (events, message) = call(&model, StreamOptions::default()).await;
+    check(&events, &message);
+    assert_eq!(message.stop_reason, StopReason::Error);
+    assert_eq!(
+        message.error_message.as_deref(),
+        Some("response limit exceeded: an SSE line is longer than max_line_bytes (262144)")
+    );
+    assert_eq!(message.text(), "before the flood");
+}
+
+/// An endless stream of small text deltas: the response limit ends it.
+pub async fn endless_deltas<M: Model>(make: impl Fn(OpenAiConfig) -> M) {
+    let delta = sse_body(&[r#"{"choices":[{"index":0,"delta":{"content":"abcd"}}]}"#]);
+    let server = MockServer::start(move |_| {
+        Reply::sse(vec![b": start\n".to_vec()]).with_end(BodyEnd::Endless(delta.repeat(64)))
+    })
+    .expect("server");
+    let limits = Limits::default().with_max_response_bytes(256 << 10);
+    let model = make(config(&server).with_limits(limits));
+    let (events, message) = call(&model, StreamOptions::default()).await;
+    check(&events, &message);
+    assert_eq!(
+        message.error_message.as_deref(),
+        Some("response limit exceeded: the response body is larger than max_response_bytes (262144)")
+    );
+    assert!(message.text().len() > 4096, "{}", message.text().len());
+    assert!(message.text().bytes().all(|b| b"abcd".contains(&b)));
 }
 
 /// A server that accepts TCP but never answers the TLS handshake: the

@@ -118,12 +118,15 @@ impl Model for OpenAiCompatModel {
                 for (name, value) in &request.headers {
                     builder = builder.header(*name, value);
                 }
-                let response = builder.send().await.map_err(|error| match connect_timeout {
-                    Some(after) if error.is_connect() && error.is_timeout() => {
-                        TransportError::connect_timed_out(after).with_source(error)
-                    }
-                    _ => transport_error(error),
-                })?;
+                let response = builder
+                    .send()
+                    .await
+                    .map_err(|error| match connect_timeout {
+                        Some(after) if error.is_connect() && error.is_timeout() => {
+                            TransportError::connect_timed_out(after).with_source(error)
+                        }
+                        _ => transport_error(error),
+                    })?;
                 let retry_after = response
                     .headers()
                     .get(reqwest::header::RETRY_AFTER)
