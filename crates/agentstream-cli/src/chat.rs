@@ -1,6 +1,7 @@
 //! `agentstream chat`: one streamed call to an OpenAI-compatible endpoint,
 //! printed live.
 
+use std::borrow::Cow;
 use std::io::{self, IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -12,6 +13,8 @@ use agentstream_tokio::OpenAiCompatModel;
 use agentstream_wire::http::error_report;
 use agentstream_wire::openai::OpenAiConfig;
 use futures_util::StreamExt;
+
+use crate::terminal::{escape_controls, escape_line};
 
 /// ANSI: dim on, and reset.
 const DIM: &str = "\x1b[2m";
@@ -38,12 +41,14 @@ pub struct Args {
     /// A system prompt.
     #[arg(long)]
     system: Option<String>,
-    /// Abort when the connection (TCP and TLS) takes longer than this.
-    #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
-    connect_timeout: f64,
-    /// Abort when the response stays silent longer than this.
-    #[arg(long, value_name = "SECONDS", default_value_t = 300.0)]
-    idle_timeout: f64,
+    /// Abort when the connection (TCP and TLS) takes longer than this
+    /// (0.001 to 1000000).
+    #[arg(long, value_name = "SECONDS", default_value = "30", value_parser = timeout)]
+    connect_timeout: Duration,
+    /// Abort when the response stays silent longer than this (0.001 to
+    /// 1000000).
+    #[arg(long, value_name = "SECONDS", default_value = "300", value_parser = timeout)]
+    idle_timeout: Duration,
     /// The user message.
     prompt: String,
 }
@@ -51,11 +56,7 @@ pub struct Args {
 /// Runs `chat`: exits 0 when the model finished, 1 on an error, 130 when
 /// interrupted with Ctrl-C, 2 on bad arguments.
 pub fn run(args: &Args) -> io::Result<ExitCode> {
-    let (Some(connect), Some(idle)) = (seconds(args.connect_timeout), seconds(args.idle_timeout))
-    else {
-        eprintln!("agentstream: error: timeouts must be positive numbers of seconds");
-        return Ok(ExitCode::from(2));
-    };
+    let (connect, idle) = (args.connect_timeout, args.idle_timeout);
     let mut config = OpenAiConfig::new(&args.base_url, &args.model)
         .with_connect_timeout(connect)
         .with_idle_timeout(idle);
@@ -94,7 +95,7 @@ pub fn run(args: &Args) -> io::Result<ExitCode> {
     writeln!(out, "stopReason: {}", message.stop_reason)?;
     out.flush()?;
     if let Some(error) = &message.error_message {
-        eprintln!("agentstream: {error}");
+        eprintln!("agentstream: {}", escape_line(error));
     }
     if let Some(path) = &args.record {
         let script = serde_json::to_string_pretty(&[&message]).map_err(io::Error::other)?;
@@ -107,8 +108,23 @@ pub fn run(args: &Args) -> io::Result<ExitCode> {
     })
 }
 
-fn seconds(value: f64) -> Option<Duration> {
-    (value.is_finite() && value > 0.0).then(|| Duration::from_secs_f64(value))
+/// The shortest and longest timeouts `chat` takes, in seconds.
+const TIMEOUT_RANGE: (f64, f64) = (0.001, 1_000_000.0);
+
+/// A timeout argument: a number of seconds within [`TIMEOUT_RANGE`]; clap
+/// reports anything else as a usage error (exit 2).
+fn timeout(text: &str) -> Result<Duration, String> {
+    let (min, max) = TIMEOUT_RANGE;
+    let seconds: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{text}` is not a number of seconds"))?;
+    if !(min..=max).contains(&seconds) {
+        return Err(format!(
+            "{text} is out of range: give {min} to {max} seconds"
+        ));
+    }
+    Duration::try_from_secs_f64(seconds).map_err(|e| e.to_string())
 }
 
 /// Streams the call to stdout; Ctrl-C aborts it. Returns the final message
@@ -172,7 +188,8 @@ impl<W: Write> Printer<W> {
                     serde_json::to_string(&tool_call.arguments).map_err(io::Error::other)?;
                 let line = format!(
                     "toolCall: {} {} {arguments}\n",
-                    tool_call.id, tool_call.name
+                    escape_line(&tool_call.id),
+                    escape_line(&tool_call.name)
                 );
                 self.write(Kind::Tool, &line)
             }
@@ -189,6 +206,13 @@ impl<W: Write> Printer<W> {
             writeln!(self.out)?;
         }
         self.last = Some(kind);
+        // On a terminal, the server's text must not drive it.
+        let text = if self.color {
+            escape_controls(text)
+        } else {
+            Cow::Borrowed(text)
+        };
+        let text = text.as_ref();
         if kind == Kind::Thinking && self.color {
             write!(self.out, "{DIM}{text}{RESET}")?;
         } else {

@@ -1,13 +1,19 @@
 //! `agentstream decode`: projects a recorded OpenAI-compatible response
 //! offline and prints its trace, the way `play` does.
 
-use std::io::{self, Write};
+use std::borrow::Cow;
+use std::fs::File;
+use std::io::{self, BufReader, IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use agentstream::message::AssistantMessage;
 use agentstream::model::{validate_events, ModelEvent};
+use agentstream_wire::limits::{Limit, LimitExceeded, Limits};
 use agentstream_wire::openai::{ChunkProjector, OpenAiStream};
+
+use crate::input::{read_line_bounded, LineRead};
+use crate::terminal::{escape_controls, escape_line};
 
 /// The model and provider names given to recorded responses.
 const RECORDED: &str = "recorded";
@@ -36,7 +42,7 @@ pub fn run(args: &Args) -> io::Result<ExitCode> {
     let events = match project(args) {
         Ok(events) => events,
         Err((line, text)) => {
-            eprintln!("{name}:{line}: error: {text}");
+            eprintln!("{name}:{line}: error: {}", escape_line(&text));
             return Ok(ExitCode::from(2));
         }
     };
@@ -69,13 +75,23 @@ pub fn run(args: &Args) -> io::Result<ExitCode> {
     })
 }
 
+/// Text from the recording, escaped when stdout is a terminal.
+pub fn printable(text: &str) -> Cow<'_, str> {
+    if io::stdout().is_terminal() {
+        escape_controls(text)
+    } else {
+        Cow::Borrowed(text)
+    }
+}
+
 /// The final text, then one line per tool call, the stop reason, usage and
 /// the error message.
 fn summary(out: &mut impl Write, message: &AssistantMessage) -> io::Result<()> {
-    writeln!(out, "{}", message.text())?;
+    writeln!(out, "{}", printable(&message.text()))?;
     for call in message.tool_calls() {
         let arguments = serde_json::to_string(&call.arguments).map_err(io::Error::other)?;
-        writeln!(out, "toolCall: {} {} {arguments}", call.id, call.name)?;
+        let (id, name) = (escape_line(&call.id), escape_line(&call.name));
+        writeln!(out, "toolCall: {id} {name} {arguments}")?;
     }
     writeln!(out, "stopReason: {}", message.stop_reason)?;
     let usage = &message.usage;
@@ -88,35 +104,87 @@ fn summary(out: &mut impl Write, message: &AssistantMessage) -> io::Result<()> {
         usage.input, usage.output, usage.cache_read
     )?;
     if let Some(error) = &message.error_message {
-        writeln!(out, "errorMessage: {error}")?;
+        writeln!(out, "errorMessage: {}", escape_line(error))?;
     }
     Ok(())
 }
 
 /// The events of the recording, or the line and text of an input error.
+///
+/// The file is read a line at a time, so its size is bounded only by the
+/// [`Limits`] of a response, which refuse a line, an event or a body
+/// beyond them with `FILE:LINE: error: response limit exceeded: …`.
 fn project(args: &Args) -> Result<Vec<ModelEvent>, (usize, String)> {
-    let bytes = std::fs::read(&args.file).map_err(|e| (1, format!("cannot read file: {e}")))?;
+    let file = File::open(&args.file).map_err(|e| (1, format!("cannot read file: {e}")))?;
+    let mut reader = BufReader::new(file);
+    let limits = Limits::DEFAULT;
+    let mut buf = Vec::new();
+    let mut events = Vec::new();
+    let mut number = 0;
+    // The next line into `buf` (at most `max` bytes) and its number;
+    // `None` at the end of the file.
+    let mut next_line = |buf: &mut Vec<u8>, max: usize| {
+        number += 1;
+        match read_line_bounded(&mut reader, buf, max) {
+            Ok(LineRead::End) => Ok(None),
+            Ok(LineRead::Line | LineRead::TooLong) => Ok(Some(number)),
+            Err(e) => Err((number, format!("cannot read file: {e}"))),
+        }
+    };
     if !args.chunks {
-        let mut stream = OpenAiStream::new(RECORDED, RECORDED, None);
-        let mut events: Vec<ModelEvent> = stream.feed(&bytes).collect();
+        let mut stream = OpenAiStream::new(RECORDED, RECORDED, None).with_limits(limits);
+        // One byte more than the line limit: the stream sees the line is
+        // too long and says so.
+        while let Some(line) = next_line(&mut buf, limits.max_line_bytes.saturating_add(1))? {
+            events.extend(stream.feed(&buf));
+            if stream.is_finished() {
+                return limit_error(line, events);
+            }
+        }
         events.extend(stream.finish_input());
         return Ok(events);
     }
     let mut projector = ChunkProjector::new(RECORDED, RECORDED);
-    let mut events = Vec::new();
-    for (number, line) in bytes.split(|&b| b == b'\n').enumerate() {
-        let line = std::str::from_utf8(line)
-            .map_err(|e| (number + 1, format!("invalid UTF-8: {e}")))?
-            .trim();
-        if line.is_empty() {
+    projector.set_limits(limits);
+    while let Some(line) = next_line(&mut buf, limits.max_event_data_bytes)? {
+        if buf.len() > limits.max_event_data_bytes && buf.last() != Some(&b'\n') {
+            let text = LimitExceeded::new(Limit::EventDataBytes, &limits);
+            return Err((line, text.to_string()));
+        }
+        let text = std::str::from_utf8(&buf).map_err(|e| (line, format!("invalid UTF-8: {e}")))?;
+        // As in an SSE body: a leading byte order mark is not content.
+        let text = if line == 1 {
+            text.strip_prefix('\u{feff}').unwrap_or(text)
+        } else {
+            text
+        };
+        let text = text.trim_matches([' ', '\t', '\n', '\r']);
+        if text.is_empty() || projector.is_finished() {
+            // Payloads after `[DONE]` are ignored, as in SSE mode.
             continue;
         }
-        if line != "[DONE]" {
-            serde_json::from_str::<&serde_json::value::RawValue>(line)
-                .map_err(|e| (number + 1, format!("not a JSON chunk payload: {e}")))?;
+        if text != "[DONE]" {
+            serde_json::from_str::<&serde_json::value::RawValue>(text)
+                .map_err(|e| (line, format!("not a JSON chunk payload: {e}")))?;
         }
-        projector.push_data(line, &mut events);
+        projector.push_data(text, &mut events);
+        if projector.is_finished() {
+            events = limit_error(line, events)?;
+        }
     }
     projector.finish(&mut events);
     Ok(events)
+}
+
+/// `events` if they end well; a limit error at `line` if a limit ended them.
+fn limit_error(line: usize, events: Vec<ModelEvent>) -> Result<Vec<ModelEvent>, (usize, String)> {
+    let error = events
+        .last()
+        .and_then(ModelEvent::terminal_message)
+        .and_then(|message| message.error_message.as_deref())
+        .filter(|text| text.starts_with("response limit exceeded"));
+    match error {
+        Some(text) => Err((line, text.to_string())),
+        None => Ok(events),
+    }
 }

@@ -19,6 +19,56 @@ use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
 
 use agentstream::message::DecodeError;
+
+/// The longest line a JSON Lines input may have: 64 MiB, room for a
+/// message with several large base64 images. A longer line is refused
+/// (`FILE:LINE: error: …`) instead of read into memory.
+pub const MAX_LINE_BYTES: usize = 64 << 20;
+
+/// The largest input read whole (a JSON array of messages, a script, a
+/// list of contexts): 256 MiB.
+pub const MAX_WHOLE_FILE_BYTES: u64 = 256 << 20;
+
+/// What [`read_line_bounded`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineRead {
+    /// The end of the input: nothing was read.
+    End,
+    /// A line (with its `\n`, unless it is the last one) is in the buffer.
+    Line,
+    /// The line is longer than the limit; the buffer holds its first bytes.
+    TooLong,
+}
+
+/// Reads one line into `buf` (cleared first), at most `max` bytes plus
+/// the line end, so an endless line (`/dev/zero`) costs `max` bytes.
+pub fn read_line_bounded(
+    reader: &mut impl BufRead,
+    buf: &mut Vec<u8>,
+    max: usize,
+) -> io::Result<LineRead> {
+    buf.clear();
+    let cap = u64::try_from(max).unwrap_or(u64::MAX).saturating_add(1);
+    let read = reader.by_ref().take(cap).read_until(b'\n', buf)?;
+    Ok(match read {
+        0 => LineRead::End,
+        _ if buf.last() == Some(&b'\n') || buf.len() <= max => LineRead::Line,
+        _ => LineRead::TooLong,
+    })
+}
+
+/// Reads a whole file of at most `max` bytes.
+pub fn read_whole_file(path: &Path, max: u64) -> Result<String, String> {
+    let file = File::open(path).map_err(|e| format!("cannot read file: {e}"))?;
+    let mut bytes = Vec::new();
+    file.take(max.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read file: {e}"))?;
+    if bytes.len() as u64 > max {
+        return Err(format!("the file is larger than {} MiB", max >> 20));
+    }
+    String::from_utf8(bytes).map_err(|_| "the file is not valid UTF-8".to_string())
+}
 use serde_json::value::RawValue;
 use serde_json::Value;
 
@@ -174,7 +224,7 @@ enum Source {
     Lines {
         reader: Box<dyn BufRead>,
         line: usize,
-        buf: String,
+        buf: Vec<u8>,
     },
     Array(std::vec::IntoIter<Result<Item, InputError>>),
 }
@@ -191,16 +241,30 @@ impl Items {
     pub fn from_reader(mut reader: Box<dyn BufRead>) -> Result<Items, InputError> {
         let (first, consumed_lines) = first_non_space(&mut reader)?;
         let source = if first == Some(b'[') {
-            let mut text = String::new();
-            reader.read_to_string(&mut text).map_err(|e| {
-                InputError::new(consumed_lines + 1, format!("cannot read file: {e}"))
-            })?;
+            let mut bytes = Vec::new();
+            reader
+                .take(MAX_WHOLE_FILE_BYTES.saturating_add(1))
+                .read_to_end(&mut bytes)
+                .map_err(|e| {
+                    InputError::new(consumed_lines + 1, format!("cannot read file: {e}"))
+                })?;
+            if bytes.len() as u64 > MAX_WHOLE_FILE_BYTES {
+                return Err(InputError::new(
+                    consumed_lines + 1,
+                    format!(
+                        "the JSON array is larger than {} MiB",
+                        MAX_WHOLE_FILE_BYTES >> 20
+                    ),
+                ));
+            }
+            let text = String::from_utf8(bytes)
+                .map_err(|_| InputError::new(consumed_lines + 1, "the file is not valid UTF-8"))?;
             Source::Array(array_items(&text, consumed_lines).into_iter())
         } else {
             Source::Lines {
                 reader,
                 line: consumed_lines,
-                buf: String::new(),
+                buf: Vec::new(),
             }
         };
         Ok(Items {
@@ -293,16 +357,16 @@ impl Iterator for Items {
 fn next_line_item(
     reader: &mut Box<dyn BufRead>,
     line: &mut usize,
-    buf: &mut String,
+    buf: &mut Vec<u8>,
 ) -> Option<Result<Item, InputError>> {
     loop {
-        buf.clear();
         *line += 1;
-        match reader.read_line(buf) {
-            Ok(0) => return None,
-            Ok(_) => {}
-            Err(e) if e.kind() == io::ErrorKind::InvalidData => {
-                return Some(Err(InputError::new(*line, "the line is not valid UTF-8")))
+        match read_line_bounded(reader, buf, MAX_LINE_BYTES) {
+            Ok(LineRead::End) => return None,
+            Ok(LineRead::Line) => {}
+            Ok(LineRead::TooLong) => {
+                let text = format!("the line is longer than {} MiB", MAX_LINE_BYTES >> 20);
+                return Some(Err(InputError::new(*line, text)));
             }
             Err(e) => {
                 return Some(Err(InputError::new(
@@ -311,13 +375,16 @@ fn next_line_item(
                 )))
             }
         }
-        if buf.trim().is_empty() {
+        let Ok(text) = std::str::from_utf8(buf) else {
+            return Some(Err(InputError::new(*line, "the line is not valid UTF-8")));
+        };
+        if text.trim_matches([' ', '\t', '\n', '\r']).is_empty() {
             continue;
         }
         return Some(
             // Without the line end, a line cut short reads as "EOF while
             // parsing", not as a control character inside a string.
-            serde_json::from_str::<Value>(buf.trim_end_matches(['\n', '\r']))
+            serde_json::from_str::<Value>(text.trim_end_matches(['\n', '\r']))
                 .map_err(|e| InputError::json(*line, &e))
                 .and_then(|value| Item::classify(*line, "$".into(), value)),
         );

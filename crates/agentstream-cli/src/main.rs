@@ -14,6 +14,7 @@ mod decode;
 mod input;
 mod normalize;
 mod play;
+mod terminal;
 mod validate;
 
 /// Tools for Pi-compatible agent logs.

@@ -18,6 +18,7 @@ use agentstream::message::Message;
 use serde_json::Value;
 
 use crate::input::{InputError, Items, Shape};
+use crate::terminal::escape_line;
 
 /// Arguments of `agentstream normalize`.
 #[derive(Debug, clap::Args)]
@@ -32,7 +33,7 @@ pub fn run(args: &Args) -> io::Result<ExitCode> {
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
     let fail = |e: &InputError| {
-        eprintln!("{}:{e}", args.file.display());
+        eprintln!("{}:{}", args.file.display(), escape_line(&e.to_string()));
         ExitCode::from(2)
     };
     let items = match Items::open(&args.file) {

@@ -13,7 +13,13 @@ use agentstream::model::{
 use futures_util::StreamExt;
 use serde_json::Value;
 
-use crate::input::{array_elements, InputError};
+use crate::decode::printable;
+use crate::input::{array_elements, read_whole_file, InputError, MAX_WHOLE_FILE_BYTES};
+use crate::terminal::escape_line;
+
+/// The most calls `--calls` makes: the scripted model keeps a copy of every
+/// context it was sent, so the count bounds the memory a run holds.
+const MAX_CALLS: i64 = 100_000;
 
 /// The built-in demo: a tool-call turn, then a text turn.
 const DEMO: &str = include_str!("../../../examples/two-turns.json");
@@ -25,10 +31,12 @@ pub struct Args {
     /// `{"stopReason": "error"|"aborted", "errorMessage", "partialText"?}`.
     /// Without it, a built-in demo of two calls plays.
     script: Option<PathBuf>,
-    /// Make N calls, each with a one-message user context (default: one
-    /// call per turn; more calls than turns shows the script running out).
-    #[arg(long, value_name = "N", conflicts_with = "contexts")]
-    calls: Option<usize>,
+    /// Make N calls (1 to 100000), each with a one-message user context
+    /// (default: one call per turn; more calls than turns shows the script
+    /// running out).
+    #[arg(long, value_name = "N", conflicts_with = "contexts",
+          value_parser = clap::value_parser!(u32).range(1..=MAX_CALLS))]
+    calls: Option<u32>,
     /// A JSON array of contexts (`{"systemPrompt"?, "messages", "tools"?}`):
     /// one call per context.
     #[arg(long, value_name = "CONTEXTS.json")]
@@ -54,7 +62,7 @@ pub fn run(args: &Args) -> io::Result<ExitCode> {
     let (turns, contexts) = match load(args) {
         Ok(loaded) => loaded,
         Err((file, error)) => {
-            eprintln!("{file}:{error}");
+            eprintln!("{file}:{}", escape_line(&error.to_string()));
             return Ok(ExitCode::from(2));
         }
     };
@@ -67,12 +75,12 @@ pub fn run(args: &Args) -> io::Result<ExitCode> {
     let controller = AbortController::new();
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
-    for (call, context) in contexts.iter().enumerate() {
+    for (call, context) in contexts.enumerate() {
         if args.abort_call.is_some_and(|k| k.get() == call + 1) {
             controller.abort();
         }
         let options = StreamOptions::default().with_signal(controller.signal());
-        let mut stream = model.stream(context, options);
+        let mut stream = model.stream(&context, options);
         let (events, result) = runtime.block_on(async {
             let events: Vec<ModelEvent> = stream.by_ref().collect().await;
             (events, stream.result().await)
@@ -86,17 +94,21 @@ pub fn run(args: &Args) -> io::Result<ExitCode> {
         }
         let types: Vec<&str> = events.iter().map(ModelEvent::type_name).collect();
         writeln!(out, "{}", types.join(" → "))?;
-        writeln!(out, "{}", result.text())?;
+        writeln!(out, "{}", printable(&result.text()))?;
         if let Some(error) = &result.error_message {
-            writeln!(out, "errorMessage: {error}")?;
+            writeln!(out, "errorMessage: {}", escape_line(error))?;
         }
     }
     out.flush()?;
     Ok(ExitCode::SUCCESS)
 }
 
+/// The contexts of the calls, one at a time: `--calls N` builds each as
+/// its call comes.
+type Contexts = Box<dyn Iterator<Item = Context>>;
+
 /// The turns and the contexts to play, or the file and error to report.
-fn load(args: &Args) -> Result<(Vec<ScriptedTurn>, Vec<Context>), (String, InputError)> {
+fn load(args: &Args) -> Result<(Vec<ScriptedTurn>, Contexts), (String, InputError)> {
     let (name, text) = match &args.script {
         Some(path) => (path.display().to_string(), read(path)?),
         None => ("<built-in demo>".to_string(), DEMO.to_string()),
@@ -122,22 +134,23 @@ fn load(args: &Args) -> Result<(Vec<ScriptedTurn>, Vec<Context>), (String, Input
         (Some(path), _) => {
             let name = path.display().to_string();
             let text = read(path)?;
-            parse_array(&name, &text, "contexts", Context::from_value)?
+            let contexts = parse_array(&name, &text, "contexts", Context::from_value)?;
+            Box::new(contexts.into_iter()) as Contexts
         }
-        (None, calls) => (1..=calls.unwrap_or(turns.len()))
-            .map(|call| Context::from_messages([user(format!("call {call}")).into()]))
-            .collect(),
+        (None, calls) => {
+            let calls = calls.map_or(turns.len(), |n| n as usize);
+            Box::new(
+                (1..=calls)
+                    .map(|call| Context::from_messages([user(format!("call {call}")).into()])),
+            )
+        }
     };
     Ok((turns, contexts))
 }
 
 fn read(path: &Path) -> Result<String, (String, InputError)> {
-    std::fs::read_to_string(path).map_err(|e| {
-        (
-            path.display().to_string(),
-            InputError::new(1, format!("cannot read file: {e}")),
-        )
-    })
+    read_whole_file(path, MAX_WHOLE_FILE_BYTES)
+        .map_err(|text| (path.display().to_string(), InputError::new(1, text)))
 }
 
 /// Parses a JSON array whose elements `decode` turns into `T`, naming the

@@ -26,6 +26,7 @@ use agentstream::message::{json_diff, LinkageChecker, Message};
 use serde_json::{json, Value};
 
 use crate::input::{join_path, InputError, Item, Items};
+use crate::terminal::escape_line;
 
 /// The code of a round-trip mismatch diagnostic.
 pub const ROUND_TRIP_MISMATCH: &str = "round-trip-mismatch";
@@ -156,13 +157,14 @@ impl<W: Write> Report<W> {
             });
             writeln!(self.out, "{record}")
         } else {
-            writeln!(self.out, "{}:{line}: {d}", file.display())
+            let finding = escape_line(&d.to_string()).into_owned();
+            writeln!(self.out, "{}:{line}: {finding}", file.display())
         }
     }
 
     fn error(&mut self, file: &Path, e: &InputError) -> io::Result<()> {
         self.totals.errors += 1;
-        eprintln!("{}:{e}", file.display());
+        eprintln!("{}:{}", file.display(), escape_line(&e.to_string()));
         if self.json {
             let record = json!({
                 "kind": "error",

@@ -340,7 +340,9 @@ pub async fn endless_deltas<M: Model>(make: impl Fn(OpenAiConfig) -> M) {
     check(&events, &message);
     assert_eq!(
         message.error_message.as_deref(),
-        Some("response limit exceeded: the response body is larger than max_response_bytes (262144)")
+        Some(
+            "response limit exceeded: the response body is larger than max_response_bytes (262144)"
+        )
     );
     assert!(message.text().len() > 4096, "{}", message.text().len());
     assert!(message.text().bytes().all(|b| b"abcd".contains(&b)));
