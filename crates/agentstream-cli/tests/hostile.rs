@@ -110,7 +110,10 @@ fn decode_chunks_agrees_with_sse_on_a_bom_and_payloads_after_done() {
     assert_eq!(sse.status.code(), Some(0), "{:?}", text(&sse));
     assert_eq!(text(&chunks), text(&sse));
     let (stdout, _) = text(&sse);
-    assert!(stdout.contains(" → done\nhi\nstopReason: stop\n"), "{stdout}");
+    assert!(
+        stdout.contains(" → done\nhi\nstopReason: stop\n"),
+        "{stdout}"
+    );
 }
 
 #[test]

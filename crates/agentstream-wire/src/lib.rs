@@ -48,6 +48,7 @@ pub mod http;
 pub mod limits;
 pub mod openai;
 pub mod sse;
+mod surrogates;
 
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]

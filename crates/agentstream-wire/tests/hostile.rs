@@ -285,3 +285,88 @@ fn many_interleaved_tool_calls_keep_their_order_and_arguments() {
         assert_eq!(call.arguments.get("i"), Some(&json!(i)));
     }
 }
+
+fn text_of(events: &[ModelEvent]) -> (String, Vec<String>) {
+    let message = events
+        .last()
+        .and_then(ModelEvent::terminal_message)
+        .unwrap();
+    let deltas = events
+        .iter()
+        .filter_map(ModelEvent::delta)
+        .map(str::to_string)
+        .collect();
+    (message.text(), deltas)
+}
+
+#[test]
+fn a_surrogate_pair_split_across_chunks_is_one_character_as_in_javascript() {
+    // What `JSON.stringify` writes for the two halves of U+1F600.
+    let payloads = [
+        r#"{"choices":[{"index":0,"delta":{"content":"a\ud83d"}}]}"#.to_string(),
+        r#"{"choices":[{"index":0,"delta":{"content":"\ude00b"}}]}"#.to_string(),
+        finish("stop"),
+    ];
+    let events = project(Limits::DEFAULT, &payloads);
+    let (text, deltas) = text_of(&events);
+    assert_eq!(text, "a😀b");
+    assert_eq!(deltas, ["a", "😀b"]);
+    // Thinking too, and a pair in one chunk is untouched.
+    let payloads = [
+        r#"{"choices":[{"index":0,"delta":{"reasoning_content":"\ud83d"}}]}"#.to_string(),
+        r#"{"choices":[{"index":0,"delta":{"reasoning_content":"\ude00\ud83d\ude00"}}]}"#
+            .to_string(),
+        finish("stop"),
+    ];
+    let events = project(Limits::DEFAULT, &payloads);
+    let message = events
+        .last()
+        .and_then(ModelEvent::terminal_message)
+        .unwrap();
+    assert!(matches!(&message.content[..], [ContentBlock::Thinking(t)] if t.thinking == "😀😀"));
+}
+
+#[test]
+fn truly_lone_surrogates_become_replacement_characters_not_errors() {
+    let payloads = [
+        // A low half with no high half before it.
+        r#"{"choices":[{"index":0,"delta":{"content":"\ude00x"}}]}"#.to_string(),
+        // A high half followed by text that is not its low half.
+        r#"{"choices":[{"index":0,"delta":{"content":"y\ud83d"}}]}"#.to_string(),
+        r#"{"choices":[{"index":0,"delta":{"content":"z"}}]}"#.to_string(),
+        // A high half at the very end of the block.
+        r#"{"choices":[{"index":0,"delta":{"content":"\ud83d"}}]}"#.to_string(),
+        finish("stop"),
+    ];
+    let events = project(Limits::DEFAULT, &payloads);
+    let (text, deltas) = text_of(&events);
+    assert_eq!(text, "\u{fffd}xy\u{fffd}z\u{fffd}");
+    assert_eq!(deltas.concat(), text);
+    let message = events
+        .last()
+        .and_then(ModelEvent::terminal_message)
+        .unwrap();
+    assert_eq!(message.stop_reason, StopReason::Stop);
+}
+
+#[test]
+fn a_half_held_back_when_the_block_switches_is_flushed_in_its_own_block() {
+    let payloads = [
+        r#"{"choices":[{"index":0,"delta":{"reasoning_content":"t\ud83d"}}]}"#.to_string(),
+        r#"{"choices":[{"index":0,"delta":{"content":"\ude00"}}]}"#.to_string(),
+        finish("stop"),
+    ];
+    let events = project(Limits::DEFAULT, &payloads);
+    let message = events
+        .last()
+        .and_then(ModelEvent::terminal_message)
+        .unwrap();
+    assert!(
+        matches!(
+            &message.content[..],
+            [ContentBlock::Thinking(t), ContentBlock::Text(x)] if t.thinking == "t\u{fffd}" && x.text == "\u{fffd}"
+        ),
+        "{:#?}",
+        message.content
+    );
+}

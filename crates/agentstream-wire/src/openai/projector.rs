@@ -115,6 +115,7 @@ use super::wire::{
     clip, error_text, is_json_blank, map_usage, trim_json, Choice, Chunk, ToolCallDelta,
 };
 use crate::limits::{Limit, LimitExceeded, Limits};
+use crate::surrogates::{mark_lone_surrogates, SurrogateJoiner};
 use agentstream::message::{
     assistant, AssistantMessage, ContentBlock, StopReason, TextContent, ThinkingContent, ToolCall,
     Usage,
@@ -170,6 +171,10 @@ pub struct ChunkProjector {
     /// How many content blocks have started.
     blocks: usize,
     limits: Limits,
+    /// Joins surrogate halves split across the open block's deltas.
+    joiner: SurrogateJoiner,
+    /// The payload being projected had lone surrogate escapes.
+    marked: bool,
     finish_reason: Option<String>,
     usage: Option<Usage>,
 }
@@ -199,6 +204,8 @@ impl ChunkProjector {
             opened: 0,
             blocks: 0,
             limits: Limits::DEFAULT,
+            joiner: SurrogateJoiner::default(),
+            marked: false,
             finish_reason: None,
             usage: None,
         }
@@ -248,6 +255,11 @@ impl ChunkProjector {
             self.end(out);
             return;
         }
+        // Lone UTF-16 surrogates (JavaScript writes them) would fail the
+        // parse: they become markers that the deltas join or replace.
+        let marked = mark_lone_surrogates(data);
+        self.marked = marked.is_some();
+        let data = marked.as_deref().unwrap_or(data);
         match serde_json::from_str::<Chunk<'_>>(data) {
             Ok(chunk) => self.push_chunk(chunk, out),
             Err(e) => {
@@ -328,10 +340,16 @@ impl ChunkProjector {
     }
 
     fn push_text(&mut self, delta: &str, out: &mut Vec<ModelEvent>) -> Result<(), String> {
+        if !matches!(self.open, Open::Text(_)) {
+            // Closing first, so a half held back by the old block is
+            // flushed there.
+            self.close_all(out)?;
+        }
+        let joined = self.joiner.join(delta, self.marked);
+        let delta = joined.as_deref().unwrap_or(delta);
         let index = match self.open {
             Open::Text(index) => index,
             _ => {
-                self.close_all(out)?;
                 self.count_block()?;
                 let index = self.builder.start_text(TextContent::default());
                 self.open = Open::Text(index);
@@ -342,6 +360,9 @@ impl ChunkProjector {
                 index
             }
         };
+        if delta.is_empty() {
+            return Ok(());
+        }
         let delta: Arc<str> = Arc::from(delta);
         self.builder.append(index, delta.clone());
         out.push(ModelEvent::TextDelta {
@@ -353,10 +374,14 @@ impl ChunkProjector {
     }
 
     fn push_thinking(&mut self, delta: &str, out: &mut Vec<ModelEvent>) -> Result<(), String> {
+        if !matches!(self.open, Open::Thinking(_)) {
+            self.close_all(out)?;
+        }
+        let joined = self.joiner.join(delta, self.marked);
+        let delta = joined.as_deref().unwrap_or(delta);
         let index = match self.open {
             Open::Thinking(index) => index,
             _ => {
-                self.close_all(out)?;
                 self.count_block()?;
                 let index = self.builder.start_thinking(ThinkingContent::default());
                 self.open = Open::Thinking(index);
@@ -367,6 +392,9 @@ impl ChunkProjector {
                 index
             }
         };
+        if delta.is_empty() {
+            return Ok(());
+        }
         let delta: Arc<str> = Arc::from(delta);
         self.builder.append(index, delta.clone());
         out.push(ModelEvent::ThinkingDelta {
@@ -480,6 +508,7 @@ impl ChunkProjector {
                     self.open = Open::None;
                 }
                 Open::Text(index) => {
+                    self.flush_surrogate(index, out);
                     let content = self.block_text(index);
                     out.push(ModelEvent::TextEnd {
                         content_index: index,
@@ -489,6 +518,7 @@ impl ChunkProjector {
                     self.open = Open::None;
                 }
                 Open::Thinking(index) => {
+                    self.flush_surrogate(index, out);
                     let content = self.block_text(index);
                     out.push(ModelEvent::ThinkingEnd {
                         content_index: index,
@@ -520,6 +550,30 @@ impl ChunkProjector {
     /// Closes the open block and ends every call.
     fn close_all(&mut self, out: &mut Vec<ModelEvent>) -> Result<(), String> {
         self.advance(None, out)
+    }
+
+    /// A surrogate half held back at the end of text or thinking block
+    /// `index` becomes a last U+FFFD delta.
+    fn flush_surrogate(&mut self, index: usize, out: &mut Vec<ModelEvent>) {
+        let Some(replacement) = self.joiner.finish() else {
+            return;
+        };
+        let mut buf = [0; 4];
+        let delta: Arc<str> = Arc::from(&*replacement.encode_utf8(&mut buf));
+        self.builder.append(index, delta.clone());
+        let partial = self.builder.snapshot();
+        out.push(match self.open {
+            Open::Thinking(_) => ModelEvent::ThinkingDelta {
+                content_index: index,
+                delta,
+                partial,
+            },
+            _ => ModelEvent::TextDelta {
+                content_index: index,
+                delta,
+                partial,
+            },
+        });
     }
 
     fn block_text(&self, index: usize) -> String {

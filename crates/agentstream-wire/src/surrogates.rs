@@ -1,0 +1,174 @@
+//! Lone UTF-16 surrogates in JSON text, as JavaScript writes them.
+//!
+//! A JavaScript string may hold half of a surrogate pair, and
+//! `JSON.stringify` writes it as `\ud83d`. serde_json (rightly, for Rust
+//! strings) refuses such an escape. A provider that cuts its text between
+//! the two halves of an emoji sends `"\ud83d"` in one chunk and `"\ude00"`
+//! in the next; JavaScript joins them into one character.
+//!
+//! [`mark_lone_surrogates`] rewrites each lone surrogate escape of a JSON
+//! text into a *marker*: a character of Unicode's Supplementary Private
+//! Use Area-B that encodes which half it was (U+100000 + the surrogate's
+//! offset). The JSON then parses, and [`SurrogateJoiner`] turns the
+//! markers of consecutive deltas back into characters: a high half at the
+//! end of one delta and a low half at the start of the next become the
+//! character they encode; every other marker becomes U+FFFD.
+//!
+//! Markers are only looked for in payloads that had a lone surrogate, so a
+//! genuine private-use character elsewhere is untouched; one in the same
+//! payload as a lone surrogate would be read as a marker (an accepted
+//! cost: both are vanishingly rare, and together rarer still).
+
+use alloc::string::String;
+
+/// The first marker: U+100000 stands for U+D800.
+const MARKER_BASE: u32 = 0x10_0000;
+const HIGH: core::ops::Range<u32> = 0xD800..0xDC00;
+const LOW: core::ops::Range<u32> = 0xDC00..0xE000;
+
+/// The marker of surrogate `unit`.
+fn marker(unit: u32) -> char {
+    char::from_u32(MARKER_BASE + (unit - HIGH.start)).unwrap_or(char::REPLACEMENT_CHARACTER)
+}
+
+/// The surrogate a marker stands for.
+fn unmark(c: char) -> Option<u32> {
+    let offset = u32::from(c).checked_sub(MARKER_BASE)?;
+    (offset < LOW.end - HIGH.start).then_some(offset + HIGH.start)
+}
+
+/// Reads the four hex digits at the start of `bytes`.
+fn hex4(bytes: &[u8]) -> Option<u32> {
+    let digits = bytes.get(..4)?;
+    digits.iter().try_fold(0u32, |acc, &b| {
+        let digit = char::from(b).to_digit(16)?;
+        Some(acc * 16 + digit)
+    })
+}
+
+/// `json` with every lone surrogate escape (`\ud83d` not followed by a low
+/// half, `\ude00` not preceded by a high half) replaced by its marker, or
+/// `None` when it has none (the common case costs one scan for `\u`).
+pub(crate) fn mark_lone_surrogates(json: &str) -> Option<String> {
+    let bytes = json.as_bytes();
+    let mut out: Option<String> = None;
+    // `copied` is where the part of `json` not yet copied to `out` starts.
+    let (mut i, mut copied) = (0, 0);
+    while i + 1 < bytes.len() {
+        if bytes[i] != b'\\' {
+            i += 1;
+            continue;
+        }
+        if bytes[i + 1] != b'u' {
+            // Another escape, `\\` included: skip both bytes.
+            i += 2;
+            continue;
+        }
+        let Some(unit) = hex4(&bytes[i + 2..]) else {
+            i += 2;
+            continue;
+        };
+        let paired_low = || {
+            let next = bytes.get(i + 6..i + 8)? == b"\\u";
+            hex4(bytes.get(i + 8..)?).filter(|low| next && LOW.contains(low))
+        };
+        if HIGH.contains(&unit) && paired_low().is_some() {
+            i += 12;
+            continue;
+        }
+        if HIGH.contains(&unit) || LOW.contains(&unit) {
+            let out = out.get_or_insert_with(|| String::with_capacity(json.len()));
+            out.push_str(&json[copied..i]);
+            out.push(marker(unit));
+            copied = i + 6;
+        }
+        i += 6;
+    }
+    let mut out = out?;
+    out.push_str(&json[copied..]);
+    Some(out)
+}
+
+/// Joins the halves of surrogate pairs split across the deltas of one
+/// block. See the [module documentation](self).
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct SurrogateJoiner {
+    /// A high half held back from the end of the last delta.
+    pending: Option<u32>,
+}
+
+impl SurrogateJoiner {
+    /// `delta` with its markers resolved, holding back a high half at its
+    /// end. `marked` says whether the payload had lone surrogates (else
+    /// only a pending half is resolved).
+    pub(crate) fn join(&mut self, delta: &str, marked: bool) -> Option<String> {
+        if !marked && self.pending.is_none() {
+            return None;
+        }
+        let mut out = String::with_capacity(delta.len() + 4);
+        let mut chars = delta.chars().peekable();
+        if let Some(high) = self.pending.take() {
+            let low = chars
+                .peek()
+                .and_then(|&c| if marked { unmark(c) } else { None })
+                .filter(|unit| LOW.contains(unit));
+            match low {
+                Some(low) => {
+                    chars.next();
+                    let code = 0x1_0000 + ((high - HIGH.start) << 10) + (low - LOW.start);
+                    out.push(char::from_u32(code).unwrap_or(char::REPLACEMENT_CHARACTER));
+                }
+                None => out.push(char::REPLACEMENT_CHARACTER),
+            }
+        }
+        while let Some(c) = chars.next() {
+            match unmark(c).filter(|_| marked) {
+                Some(unit) if HIGH.contains(&unit) && chars.peek().is_none() => {
+                    self.pending = Some(unit);
+                }
+                Some(_) => out.push(char::REPLACEMENT_CHARACTER),
+                None => out.push(c),
+            }
+        }
+        Some(out)
+    }
+
+    /// The block ends: a held-back half becomes U+FFFD.
+    pub(crate) fn finish(&mut self) -> Option<char> {
+        self.pending.take().map(|_| char::REPLACEMENT_CHARACTER)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lone_halves_are_marked_and_pairs_left_alone() {
+        assert_eq!(mark_lone_surrogates(r#"{"a":"\ud83d\ude00"}"#), None);
+        assert_eq!(mark_lone_surrogates(r#"{"a":"\\ud83d"}"#), None);
+        let marked = mark_lone_surrogates(r#"{"a":"x\ud83d","b":"\uDE00y"}"#).unwrap();
+        assert_eq!(marked, "{\"a\":\"x\u{10003d}\",\"b\":\"\u{100600}y\"}");
+        assert!(serde_json::from_str::<serde_json::Value>(&marked).is_ok());
+    }
+
+    #[test]
+    fn halves_across_deltas_join_and_lone_ones_become_replacement() {
+        let mut joiner = SurrogateJoiner::default();
+        let high = marker(0xD83D);
+        let low = marker(0xDE00);
+        assert_eq!(joiner.join(&alloc::format!("a{high}"), true).unwrap(), "a");
+        assert!(joiner.pending.is_some());
+        assert_eq!(joiner.join(&alloc::format!("{low}b"), true).unwrap(), "😀b");
+        assert_eq!(
+            joiner.join(&alloc::format!("{low}{high}c"), true).unwrap(),
+            "\u{fffd}\u{fffd}c"
+        );
+        assert_eq!(joiner.join(&alloc::format!("d{high}"), true).unwrap(), "d");
+        assert_eq!(joiner.join("e", false).unwrap(), "\u{fffd}e");
+        assert_eq!(joiner.join("f", false), None);
+        assert_eq!(joiner.join(&alloc::format!("{high}"), true).unwrap(), "");
+        assert_eq!(joiner.finish(), Some('\u{fffd}'));
+        assert_eq!(joiner.finish(), None);
+    }
+}
