@@ -52,6 +52,7 @@ std::thread_local! {
     static MEASURING: Cell<bool> = const { Cell::new(false) };
     static THREAD_ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
     static THREAD_LIVE_BYTES: Cell<isize> = const { Cell::new(0) };
+    static THREAD_PEAK_BYTES: Cell<isize> = const { Cell::new(0) };
 }
 
 /// Books one allocator call: `allocations` new blocks (0 or 1) and a change
@@ -66,7 +67,11 @@ fn record(allocations: usize, bytes: isize) {
     let _ = MEASURING.try_with(|measuring| {
         if measuring.get() {
             THREAD_ALLOCATIONS.with(|n| n.set(n.get() + allocations));
-            THREAD_LIVE_BYTES.with(|n| n.set(n.get() + bytes));
+            let live = THREAD_LIVE_BYTES.with(|n| {
+                n.set(n.get() + bytes);
+                n.get()
+            });
+            THREAD_PEAK_BYTES.with(|peak| peak.set(peak.get().max(live)));
         }
     });
 }
@@ -126,6 +131,7 @@ unsafe impl GlobalAlloc for CountingAllocator {
 pub fn measure<T>(f: impl FnOnce() -> T) -> (usize, isize) {
     THREAD_ALLOCATIONS.with(|n| n.set(0));
     THREAD_LIVE_BYTES.with(|n| n.set(0));
+    THREAD_PEAK_BYTES.with(|n| n.set(0));
     MEASURING.with(|m| m.set(true));
     let output = f();
     MEASURING.with(|m| m.set(false));
@@ -134,6 +140,29 @@ pub fn measure<T>(f: impl FnOnce() -> T) -> (usize, isize) {
         THREAD_ALLOCATIONS.with(Cell::get),
         THREAD_LIVE_BYTES.with(Cell::get),
     )
+}
+
+/// Runs `f` and returns the most bytes it had allocated at once on this
+/// thread (its high-water mark, relative to the start), with its output.
+///
+/// ```
+/// use agentstream_test_support::{peak_bytes, CountingAllocator};
+///
+/// #[global_allocator]
+/// static ALLOCATOR: CountingAllocator = CountingAllocator;
+///
+/// fn main() {
+///     let (peak, ()) = peak_bytes(|| drop(vec![0u8; 1000]));
+///     assert_eq!(peak, 1000);
+/// }
+/// ```
+pub fn peak_bytes<T>(f: impl FnOnce() -> T) -> (isize, T) {
+    THREAD_LIVE_BYTES.with(|n| n.set(0));
+    THREAD_PEAK_BYTES.with(|n| n.set(0));
+    MEASURING.with(|m| m.set(true));
+    let output = f();
+    MEASURING.with(|m| m.set(false));
+    (THREAD_PEAK_BYTES.with(Cell::get), output)
 }
 
 /// Allocations and reallocations made by every thread so far.
