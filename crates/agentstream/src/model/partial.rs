@@ -176,6 +176,17 @@ impl PartialMessage {
         self.blocks.get(index).and_then(Block::streamed_len)
     }
 
+    /// The rope of streaming block `index` and whether it is a text (0),
+    /// thinking (1) or tool-call (2) block, for the protocol checker.
+    pub(crate) fn streamed_rope(&self, index: usize) -> Option<(u8, &Rope)> {
+        match self.blocks.get(index)? {
+            Block::Text { text, .. } => Some((0, text)),
+            Block::Thinking { thinking, .. } => Some((1, thinking)),
+            Block::ToolCall { raw, .. } => Some((2, raw)),
+            Block::Complete(_) => None,
+        }
+    }
+
     /// Materializes the snapshot as an [`AssistantMessage`].
     pub fn to_message(&self) -> AssistantMessage {
         let mut content: Vec<ContentBlock> = self.blocks.iter().map(Block::to_content).collect();

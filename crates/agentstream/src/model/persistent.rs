@@ -45,6 +45,17 @@ impl<T> List<T> {
         }
     }
 
+    /// Whether `self` is `earlier` with exactly one value pushed: the same
+    /// nodes, not only equal values (O(1)).
+    pub(crate) fn is_one_push_after(&self, earlier: &Self) -> bool {
+        let prev = self.last.as_ref().map(|node| &node.prev);
+        match (prev, &earlier.last) {
+            (Some(None), None) => true,
+            (Some(Some(prev)), Some(earlier)) => Arc::ptr_eq(prev, earlier),
+            _ => false,
+        }
+    }
+
     /// Newest first.
     pub(crate) fn iter(&self) -> impl Iterator<Item = &T> {
         let mut cursor = self.last.as_deref();

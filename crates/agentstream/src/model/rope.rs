@@ -36,6 +36,17 @@ impl Rope {
         self.chunks.last().map_or(0, |chunk| chunk.len)
     }
 
+    /// The newest chunk, if any.
+    pub(crate) fn last_chunk(&self) -> Option<&str> {
+        self.chunks.last().map(|chunk| &*chunk.text)
+    }
+
+    /// Whether `self` is `earlier` with one chunk appended, sharing its
+    /// nodes (O(1)); what `appended` returns always is.
+    pub(crate) fn is_one_append_after(&self, earlier: &Rope) -> bool {
+        self.chunks.is_one_push_after(&earlier.chunks)
+    }
+
     /// Copies the text out, in O(length).
     pub(crate) fn to_text(&self) -> String {
         let chunks: Vec<&str> = self.chunks.iter().map(|chunk| &*chunk.text).collect();
