@@ -174,7 +174,15 @@ impl LinkageChecker {
             name: name.into(),
             answered_at: None,
         };
-        if let Some(earlier) = self.calls.insert(id.into(), state) {
+        // `pending` holds the calls of this message only (`move_on` drains
+        // it before every assistant message), so the id is pending already
+        // exactly when an earlier call of this message used it: O(log n)
+        // per call instead of a scan of the pending calls.
+        let earlier = self.calls.insert(id.into(), state);
+        if earlier.as_ref().map_or(true, |e| e.message_index != index) {
+            self.pending.push(id.into());
+        }
+        if let Some(earlier) = earlier {
             out.push(Diagnostic::new(
                 DUPLICATE_TOOL_CALL_ID,
                 index,
@@ -184,9 +192,6 @@ impl LinkageChecker {
                     earlier.message_index, earlier.content_index
                 ),
             ));
-        }
-        if !self.pending.iter().any(|p| p == id) {
-            self.pending.push(id.into());
         }
     }
 

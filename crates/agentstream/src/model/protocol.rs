@@ -64,7 +64,12 @@ struct Track {
 impl Track {
     /// Whether `partial` holds exactly `self.deltas` (already extended by
     /// `delta`) for block `index`.
-    fn partial_holds_deltas(&mut self, partial: &PartialMessage, index: usize, delta: &str) -> bool {
+    fn partial_holds_deltas(
+        &mut self,
+        partial: &PartialMessage,
+        index: usize,
+        delta: &str,
+    ) -> bool {
         let tag = match self.kind {
             Kind::Text => 0,
             Kind::Thinking => 1,
