@@ -19,6 +19,7 @@ use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
 
 use agentstream::message::DecodeError;
+use agentstream_wire::surrogates::replace_lone_surrogates;
 
 /// The longest line a JSON Lines input may have: 64 MiB, room for a
 /// message with several large base64 images. A longer line is refused
@@ -153,6 +154,10 @@ pub struct Item {
     /// The JSON path of the value in its file: `$` for a JSON Lines line,
     /// `$[3]` for an array element.
     pub root: String,
+    /// The JSON paths (in the file) of the strings that held a lone UTF-16
+    /// surrogate, now U+FFFD. JavaScript writes such halves; they are
+    /// reported, not fatal.
+    pub lone_surrogates: Vec<String>,
 }
 
 impl Item {
@@ -209,6 +214,7 @@ impl Item {
             value,
             shape,
             root,
+            lone_surrogates: Vec::new(),
         })
     }
 }
@@ -312,10 +318,47 @@ pub fn array_elements(text: &str, skipped_lines: usize) -> Result<Vec<(usize, Va
             .filter(|&&b| b == b'\n')
             .count();
         scanned = offset;
-        let value = serde_json::from_str::<Value>(raw).map_err(|e| InputError::json(line, &e))?;
+        let (value, _) = parse_tolerant(raw).map_err(|e| InputError::json(line, &e))?;
         values.push((line, value));
     }
     Ok(values)
+}
+
+/// Parses `text`, first with lone UTF-16 surrogate escapes replaced by
+/// U+FFFD when it has any; says whether it had.
+fn parse_tolerant(text: &str) -> Result<(Value, bool), serde_json::Error> {
+    match replace_lone_surrogates(text) {
+        Some(fixed) => serde_json::from_str(&fixed).map(|value| (value, true)),
+        None => serde_json::from_str(text).map(|value| (value, false)),
+    }
+}
+
+/// The paths under `root` of the strings (values or keys) of `value` that
+/// hold U+FFFD: where lone surrogates were replaced.
+pub fn replacement_paths(value: &Value, root: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut stack = vec![(value, root.to_string())];
+    while let Some((value, path)) = stack.pop() {
+        match value {
+            Value::String(s) if s.contains('\u{fffd}') => found.push(path),
+            Value::Array(items) => {
+                for (i, item) in items.iter().enumerate().rev() {
+                    stack.push((item, format!("{path}[{i}]")));
+                }
+            }
+            Value::Object(map) => {
+                for (key, item) in map.iter().rev() {
+                    let child = format!("{path}.{key}");
+                    if key.contains('\u{fffd}') {
+                        found.push(child.clone());
+                    }
+                    stack.push((item, child));
+                }
+            }
+            _ => {}
+        }
+    }
+    found
 }
 
 /// The items of a whole JSON array, each classified.
@@ -326,7 +369,11 @@ fn array_items(text: &str, skipped_lines: usize) -> Vec<Result<Item, InputError>
     };
     let mut items = Vec::with_capacity(elements.len());
     for (index, (line, value)) in elements.into_iter().enumerate() {
-        let item = Item::classify(line, format!("$[{index}]"), value);
+        let root = format!("$[{index}]");
+        let item = Item::classify(line, root.clone(), value).map(|mut item| {
+            item.lone_surrogates = replacement_paths(&item.value, &root);
+            item
+        });
         let failed = item.is_err();
         items.push(item);
         if failed {
@@ -384,9 +431,15 @@ fn next_line_item(
         return Some(
             // Without the line end, a line cut short reads as "EOF while
             // parsing", not as a control character inside a string.
-            serde_json::from_str::<Value>(text.trim_end_matches(['\n', '\r']))
+            parse_tolerant(text.trim_end_matches(['\n', '\r']))
                 .map_err(|e| InputError::json(*line, &e))
-                .and_then(|value| Item::classify(*line, "$".into(), value)),
+                .and_then(|(value, replaced)| {
+                    let mut item = Item::classify(*line, "$".into(), value)?;
+                    if replaced {
+                        item.lone_surrogates = replacement_paths(&item.value, "$");
+                    }
+                    Ok(item)
+                }),
         );
     }
 }

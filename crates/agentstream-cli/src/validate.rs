@@ -28,6 +28,10 @@ use serde_json::{json, Value};
 use crate::input::{join_path, InputError, Item, Items};
 use crate::terminal::escape_line;
 
+/// The code of a lone UTF-16 surrogate, replaced by U+FFFD so the rest of
+/// the file is still checked.
+pub const LONE_SURROGATE: &str = "lone-surrogate";
+
 /// The code of a round-trip mismatch diagnostic.
 pub const ROUND_TRIP_MISMATCH: &str = "round-trip-mismatch";
 
@@ -92,6 +96,13 @@ fn validate_file<W: Write>(file: &Path, report: &mut Report<W>) -> io::Result<()
             Ok(item) => item,
             Err(e) => return report.error(file, &e),
         };
+        for path in &item.lone_surrogates {
+            report.totals.diagnostics += 1;
+            let text =
+                format!("a lone UTF-16 surrogate in the string at {path} was replaced by U+FFFD");
+            let d = Diagnostic::new(LONE_SURROGATE, lines.len(), None, text);
+            report.diagnostic(file, &item, &d)?;
+        }
         let Some(original) = item.message() else {
             continue;
         };

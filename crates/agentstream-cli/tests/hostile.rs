@@ -154,3 +154,40 @@ fn escape_sequences_in_a_scripted_error_message_are_printed_escaped() {
         "{stdout:?}"
     );
 }
+
+#[test]
+fn a_lone_surrogate_in_a_pi_log_is_a_diagnostic_and_the_rest_is_checked() {
+    // What JavaScript's JSON.stringify writes for half an emoji, then a
+    // whole one, then a line with an unrelated finding.
+    let log = concat!(
+        r#"{"type":"session","id":"s"}"#,
+        "\n",
+        r#"{"type":"message","message":{"role":"user","content":[{"type":"text","text":"half \ud83d"}],"timestamp":1}}"#,
+        "\n",
+        r#"{"type":"message","message":{"role":"user","content":[{"type":"text","text":"whole \ud83d\ude00"}],"timestamp":2}}"#,
+        "\n",
+        r#"{"type":"message","message":{"role":"toolResult","toolCallId":"c9","toolName":"ls","content":[],"isError":false,"timestamp":3}}"#,
+        "\n",
+    );
+    let output = run(&["validate", &scratch("surrogate.jsonl", log.as_bytes())]);
+    let (stdout, stderr) = text(&output);
+    assert_eq!(output.status.code(), Some(1), "{stdout}{stderr}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 3, "{stdout}");
+    assert!(
+        lines[0].ends_with(
+            "surrogate.jsonl:2: lone-surrogate a lone UTF-16 surrogate in the string at $.message.content[0].text was replaced by U+FFFD"
+        ),
+        "{stdout}"
+    );
+    assert!(lines[1].contains(":4: orphan-tool-result"), "{stdout}");
+    assert_eq!(
+        lines[2],
+        "summary: 3 messages, 2 diagnostics, 0 round-trip mismatches, 0 errors"
+    );
+    // normalize writes the replacement character.
+    let output = run(&["normalize", &scratch("surrogate2.jsonl", log.as_bytes())]);
+    let (stdout, _) = text(&output);
+    assert!(stdout.contains("half \u{fffd}"), "{stdout}");
+    assert!(stdout.contains("whole 😀"), "{stdout}");
+}

@@ -13,6 +13,8 @@
 //!   HTTP adapters share.
 //! - [`limits`]: [`Limits`](limits::Limits), the documented caps on what
 //!   one response may make a client hold, settable by the caller.
+//! - [`surrogates`]: lone UTF-16 surrogate escapes, which JavaScript
+//!   writes and serde_json refuses.
 //! - [`http`]: what every HTTP adapter shares whatever the provider:
 //!   [`ResponseHead`](http::ResponseHead), [`ResponseBody`](http::ResponseBody),
 //!   [`TransportError`](http::TransportError) and [`exchange`](http::exchange),
@@ -48,7 +50,7 @@ pub mod http;
 pub mod limits;
 pub mod openai;
 pub mod sse;
-mod surrogates;
+pub mod surrogates;
 
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]

@@ -6,10 +6,10 @@
 //! the two halves of an emoji sends `"\ud83d"` in one chunk and `"\ude00"`
 //! in the next; JavaScript joins them into one character.
 //!
-//! [`mark_lone_surrogates`] rewrites each lone surrogate escape of a JSON
+//! For streams, the chunk projector rewrites each lone surrogate escape of a JSON
 //! text into a *marker*: a character of Unicode's Supplementary Private
 //! Use Area-B that encodes which half it was (U+100000 + the surrogate's
-//! offset). The JSON then parses, and [`SurrogateJoiner`] turns the
+//! offset). The JSON then parses, and the projector turns the
 //! markers of consecutive deltas back into characters: a high half at the
 //! end of one delta and a low half at the start of the next become the
 //! character they encode; every other marker becomes U+FFFD.
@@ -50,6 +50,34 @@ fn hex4(bytes: &[u8]) -> Option<u32> {
 /// half, `\ude00` not preceded by a high half) replaced by its marker, or
 /// `None` when it has none (the common case costs one scan for `\u`).
 pub(crate) fn mark_lone_surrogates(json: &str) -> Option<String> {
+    rewrite_lone_surrogates(json, |unit, out| out.push(marker(unit)))
+}
+
+/// `json` with every lone surrogate escape replaced by `\ufffd` (the
+/// replacement character, as an escape of the same length, so byte
+/// offsets and columns stay put), or `None` when it has none. The result
+/// parses where a lone surrogate was the only obstacle.
+///
+/// ```
+/// use agentstream_wire::surrogates::replace_lone_surrogates;
+///
+/// let log = r#"{"text":"half \ud83d, whole \ud83d\ude00"}"#;
+/// let fixed = replace_lone_surrogates(log).unwrap();
+/// assert_eq!(fixed, r#"{"text":"half \ufffd, whole \ud83d\ude00"}"#);
+/// let value: serde_json::Value = serde_json::from_str(&fixed).unwrap();
+/// assert_eq!(value["text"], "half \u{fffd}, whole 😀");
+/// assert_eq!(replace_lone_surrogates(r#"{"text":"\ud83d\ude00"}"#), None);
+/// ```
+pub fn replace_lone_surrogates(json: &str) -> Option<String> {
+    rewrite_lone_surrogates(json, |_, out| out.push_str(r"\ufffd"))
+}
+
+/// `json` with `replace(unit, out)` written in place of each lone
+/// surrogate escape; `None` when there is none.
+fn rewrite_lone_surrogates(
+    json: &str,
+    mut replace: impl FnMut(u32, &mut String),
+) -> Option<String> {
     let bytes = json.as_bytes();
     let mut out: Option<String> = None;
     // `copied` is where the part of `json` not yet copied to `out` starts.
@@ -79,7 +107,7 @@ pub(crate) fn mark_lone_surrogates(json: &str) -> Option<String> {
         if HIGH.contains(&unit) || LOW.contains(&unit) {
             let out = out.get_or_insert_with(|| String::with_capacity(json.len()));
             out.push_str(&json[copied..i]);
-            out.push(marker(unit));
+            replace(unit, out);
             copied = i + 6;
         }
         i += 6;
