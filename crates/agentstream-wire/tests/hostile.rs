@@ -58,10 +58,15 @@ fn usage_numbers_at_u64_max_saturate_instead_of_overflowing() {
         "completion_tokens_details": {"reasoning_tokens": max},
     }})
     .to_string();
-    let events = project(
-        Limits::DEFAULT,
-        &[chunk(json!({"content": "hi"})), usage, finish("stop")],
-    );
+    let mut projector = ChunkProjector::new("m", "p");
+    let mut events = Vec::new();
+    for payload in [chunk(json!({"content": "hi"})), usage, finish("stop")] {
+        projector.push_data(&payload, &mut events);
+    }
+    projector.finish(&mut events);
+    // A total below its parts is kept as sent, and the checker reports it.
+    let codes: Vec<_> = validate_events(&events).iter().map(|d| d.code).collect();
+    assert_eq!(codes, ["implausible-usage"]);
     let message = events
         .last()
         .and_then(ModelEvent::terminal_message)

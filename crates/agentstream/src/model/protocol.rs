@@ -120,6 +120,7 @@ impl Track {
 /// | `tool-arguments-mismatch` | a tool call's final arguments differ from its parsed argument deltas |
 /// | `terminal-reason-mismatch` | a terminal event's `reason` differs from its message's `stopReason` |
 /// | `missing-error-message` | an `error` event's message has no `errorMessage` |
+/// | `implausible-usage` | the terminal message's `totalTokens` is smaller than its input, output, cache-read and cache-write tokens together |
 ///
 /// ```
 /// use agentstream::message::{assistant, text, StopReason};
@@ -311,6 +312,18 @@ fn check_terminal(
                 expected.as_str(),
                 message.stop_reason.as_str()
             ),
+        );
+    }
+    let usage = &message.usage;
+    let parts = [usage.output, usage.cache_read, usage.cache_write]
+        .into_iter()
+        .fold(usage.input, u64::saturating_add);
+    if let Some(total) = usage.total_tokens.filter(|&total| total < parts) {
+        report(
+            "implausible-usage",
+            i,
+            None,
+            format!("totalTokens is {total}, less than the {parts} tokens of its parts"),
         );
     }
     if matches!(event, ModelEvent::Error { .. }) && message.error_message.is_none() {
