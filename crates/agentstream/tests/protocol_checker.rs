@@ -156,3 +156,15 @@ fn tool_call_and_terminal_errors() {
         ["missing-error-message"]
     );
 }
+
+#[test]
+fn a_total_below_its_parts_is_implausible_usage() {
+    let mut message = assistant([], StopReason::Stop);
+    message.usage.input = 10;
+    message.usage.output = 5;
+    message.usage.total_tokens = Some(14);
+    let events = [start(), done(message.clone())];
+    assert_eq!(codes(&events), ["implausible-usage"]);
+    message.usage.total_tokens = Some(15);
+    assert!(codes(&[start(), done(message)]).is_empty());
+}

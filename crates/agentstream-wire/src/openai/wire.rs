@@ -116,6 +116,10 @@ impl FunctionDelta<'_> {
     }
 }
 
+/// The usage field that keeps a provider's `total_tokens` when it was
+/// smaller than the sum of the counts.
+pub(crate) const PROVIDER_TOTAL_TOKENS: &str = "providerTotalTokens";
+
 fn count(value: Option<&Value>) -> Option<u64> {
     value.and_then(Value::as_u64)
 }
@@ -134,8 +138,11 @@ fn count(value: Option<&Value>) -> Option<u64> {
 ///   input + output + cacheRead.
 /// - The numbers are the provider's: sums saturate at `u64::MAX` instead
 ///   of overflowing, and a cached count larger than the prompt count is
-///   capped at it. A total smaller than its parts is kept as sent (the
-///   protocol checker reports it as `implausible-usage`).
+///   capped at it. A `total_tokens` smaller than the parts is not trusted:
+///   `totalTokens` is the sum, and the provider's figure is kept in the
+///   usage as `providerTotalTokens`, so the message stays consistent (the
+///   protocol checker's `implausible-usage` would flag it) and nothing the
+///   provider sent is lost.
 /// - Costs are zero: the projector knows no prices.
 pub(crate) fn map_usage(value: &Value) -> Option<Usage> {
     let object = value.as_object()?;
@@ -161,14 +168,24 @@ pub(crate) fn map_usage(value: &Value) -> Option<Usage> {
     .unwrap_or(0);
     // Every figure came from the wire: sums saturate, and a cached count
     // above the prompt count is capped at it (the input cannot be
-    // negative). What remains implausible is for the protocol checker's
-    // `implausible-usage` to report, not for this mapping to hide.
+    // negative).
     let cached = cached.min(prompt);
     let with_reasoning = completion.saturating_add(reasoning);
     let excluded = reasoning > 0 && total == Some(prompt.saturating_add(with_reasoning));
     let output = if excluded { with_reasoning } else { completion };
     let input = prompt - cached;
-    let total = total.unwrap_or_else(|| input.saturating_add(output).saturating_add(cached));
+    let parts = input.saturating_add(output).saturating_add(cached);
+    let mut extra = Map::new();
+    let total = match total {
+        // A total below its parts is not trusted: the sum is, and the
+        // provider's figure is kept beside it.
+        Some(total) if total < parts => {
+            extra.insert(PROVIDER_TOTAL_TOKENS.into(), Value::from(total));
+            parts
+        }
+        Some(total) => total,
+        None => parts,
+    };
     Some(Usage {
         input,
         output,
@@ -176,7 +193,7 @@ pub(crate) fn map_usage(value: &Value) -> Option<Usage> {
         cache_write: 0,
         total_tokens: Some(total),
         cost: Cost::default(),
-        extra: Map::new(),
+        extra,
     })
 }
 
