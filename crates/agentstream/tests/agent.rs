@@ -281,7 +281,7 @@ fn a_failing_execute_becomes_an_error_result_naming_the_cause() {
         &model,
         &ToolSet::new().with(Echo),
         "go",
-        AgentOptions::default(),
+        AgentOptions::default().with_validator(None),
     ));
     let results = r.results();
     assert!(results[0].2);
@@ -477,4 +477,76 @@ fn an_aborted_signal_makes_no_model_call() {
     assert_eq!(r.outcome.stop, AgentStop::Aborted);
     assert_eq!(model.calls(), 0);
     assert_eq!(r.types(), ["agent_start", "agent_end"]);
+}
+
+#[test]
+fn invalid_arguments_get_an_error_naming_each_path_and_the_received_arguments() {
+    let model = ScriptedModel::new([
+        calls(&[("c1", "echo", json!({"txt": [1]}))]),
+        assistant([text("ok")], StopReason::Stop),
+    ]);
+    let r = block_on(run(
+        &model,
+        &ToolSet::new().with(Echo),
+        "go",
+        AgentOptions::default(),
+    ));
+    let (id, message, is_error) = &r.results()[0];
+    assert_eq!(id, "c1");
+    assert!(is_error);
+    assert_eq!(
+        message,
+        "Validation failed for tool \"echo\":\n  - root: missing required property 'text'\n\nReceived arguments:\n{\n  \"txt\": [\n    1\n  ]\n}"
+    );
+    assert!(
+        !r.types().contains(&"tool_execution_update"),
+        "execute never ran"
+    );
+}
+
+#[test]
+fn coerced_arguments_reach_execute_while_events_keep_what_the_model_sent() {
+    let model = ScriptedModel::new([
+        calls(&[("c1", "echo", json!({"text": 42}))]),
+        assistant([text("ok")], StopReason::Stop),
+    ]);
+    let r = block_on(run(
+        &model,
+        &ToolSet::new().with(Echo),
+        "go",
+        AgentOptions::default(),
+    ));
+    assert_eq!(r.results(), [("c1".into(), "42".into(), false)]);
+    let start_args = r.events.iter().find_map(|e| match e {
+        AgentEvent::ToolExecutionStart { args, .. } => Some(args.clone()),
+        _ => None,
+    });
+    assert_eq!(start_args, Some(json!({"text": 42})));
+    match &r.outcome.messages[1] {
+        Message::Assistant(m) => {
+            assert_eq!(
+                m.tool_calls().next().map(|c| c.arguments["text"].clone()),
+                Some(json!(42))
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_custom_validator_replaces_the_default() {
+    fn refuse(_: &Value, _: &mut Value) -> Vec<String> {
+        vec!["/: refused".into()]
+    }
+    let model = ScriptedModel::new([
+        calls(&[("c1", "echo", json!({"text": "fine"}))]),
+        assistant([text("ok")], StopReason::Stop),
+    ]);
+    let r = block_on(run(
+        &model,
+        &ToolSet::new().with(Echo),
+        "go",
+        AgentOptions::default().with_validator(Some(refuse)),
+    ));
+    assert!(r.results()[0].1.contains("  - /: refused"));
 }

@@ -11,10 +11,12 @@ mod events;
 mod options;
 mod run;
 mod tool;
+mod validate;
 
 pub use events::AgentEvent;
-pub use options::{AgentOptions, AgentOutcome, AgentStop, ToolExecution};
+pub use options::{AgentOptions, AgentOutcome, AgentStop, ArgumentValidator, ToolExecution};
 pub use run::{agent_loop, run_agent, AgentEventStream, NOT_EXECUTED_MESSAGE};
 pub use tool::{
     parse_args, AgentTool, ProgressReporter, ToolContext, ToolError, ToolOutput, ToolSet,
 };
+pub use validate::validate_arguments;

@@ -2,8 +2,16 @@
 
 use alloc::vec::Vec;
 
+use serde_json::Value;
+
 use crate::message::Message;
 use crate::model::AbortSignal;
+
+/// Checks a call's arguments against its tool's schema, coercing them in
+/// place, and returns one line per failure (empty: valid). The default is
+/// [`validate_arguments`](super::validate_arguments).
+pub type ArgumentValidator =
+    fn(schema: &Value, arguments: &mut Value) -> Vec<alloc::string::String>;
 
 /// How the calls of one turn run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -19,7 +27,7 @@ pub enum ToolExecution {
 }
 
 /// Options of one run.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct AgentOptions {
     /// The most model calls the run makes; `None` is no limit.
@@ -28,6 +36,21 @@ pub struct AgentOptions {
     pub tool_execution: ToolExecution,
     /// Aborts the model call and every running tool.
     pub signal: Option<AbortSignal>,
+    /// Validates (and coerces) each call's arguments before `execute`;
+    /// `None` passes them through unchecked. A call that fails gets an
+    /// error result naming each failing path and the received arguments.
+    pub validator: Option<ArgumentValidator>,
+}
+
+impl Default for AgentOptions {
+    fn default() -> Self {
+        Self {
+            max_turns: None,
+            tool_execution: ToolExecution::default(),
+            signal: None,
+            validator: Some(super::validate_arguments),
+        }
+    }
 }
 
 impl AgentOptions {
@@ -40,6 +63,12 @@ impl AgentOptions {
     /// Options with `tool_execution` set.
     pub fn with_tool_execution(mut self, tool_execution: ToolExecution) -> Self {
         self.tool_execution = tool_execution;
+        self
+    }
+
+    /// Options with `validator` set (`None`: no validation).
+    pub fn with_validator(mut self, validator: Option<ArgumentValidator>) -> Self {
+        self.validator = validator;
         self
     }
 

@@ -8,10 +8,10 @@ use core::convert::Infallible;
 use core::future::Future;
 
 use futures_util::StreamExt;
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 use super::events::AgentEvent;
-use super::options::{AgentOptions, AgentOutcome, AgentStop, ToolExecution};
+use super::options::{AgentOptions, AgentOutcome, AgentStop, ArgumentValidator, ToolExecution};
 use super::tool::{ProgressReporter, ToolContext, ToolOutput, ToolSet};
 use crate::event_stream::EventStream;
 use crate::message::{AssistantMessage, Context, Message, StopReason, ToolCall, ToolResultMessage};
@@ -112,7 +112,7 @@ pub async fn run_agent<M: Model + ?Sized>(
                 .map(|call| error_result(call, NOT_EXECUTED_MESSAGE))
                 .collect()
         } else {
-            run_calls(tools, &calls, &signal, options.tool_execution, emit).await
+            run_calls(tools, &calls, &signal, &options, emit).await
         };
         for result in &results {
             let message: Message = result.clone().into();
@@ -248,20 +248,23 @@ async fn run_calls(
     tools: &ToolSet<'_>,
     calls: &[ToolCall],
     signal: &AbortSignal,
-    execution: ToolExecution,
+    options: &AgentOptions,
     emit: &dyn Fn(AgentEvent),
 ) -> Vec<ToolResultMessage> {
-    match execution {
+    let validator = options.validator;
+    match options.tool_execution {
         ToolExecution::Parallel => {
             futures_util::future::join_all(
-                calls.iter().map(|call| run_call(tools, call, signal, emit)),
+                calls
+                    .iter()
+                    .map(|call| run_call(tools, call, signal, validator, emit)),
             )
             .await
         }
         ToolExecution::Sequential => {
             let mut results = Vec::with_capacity(calls.len());
             for call in calls {
-                results.push(run_call(tools, call, signal, emit).await);
+                results.push(run_call(tools, call, signal, validator, emit).await);
             }
             results
         }
@@ -272,6 +275,7 @@ async fn run_call(
     tools: &ToolSet<'_>,
     call: &ToolCall,
     signal: &AbortSignal,
+    validator: Option<ArgumentValidator>,
     emit: &dyn Fn(AgentEvent),
 ) -> ToolResultMessage {
     let args = Value::Object(call.arguments.clone());
@@ -293,11 +297,14 @@ async fn run_call(
         signal: signal.clone(),
         progress: ProgressReporter { sink: &sink },
     };
-    let output = match tools.execute(&call.name, call.arguments.clone(), cx) {
-        None => ToolOutput::error(format!("Tool {} not found", call.name)),
-        Some(execution) => match execution.await {
-            Ok(output) => output,
-            Err(error) => ToolOutput::error(String::from(error.message())),
+    let output = match prepare_arguments(tools, call, validator) {
+        Err(output) => output,
+        Ok(arguments) => match tools.execute(&call.name, arguments, cx) {
+            None => not_found(call),
+            Some(execution) => match execution.await {
+                Ok(output) => output,
+                Err(error) => ToolOutput::error(String::from(error.message())),
+            },
         },
     };
     emit(AgentEvent::ToolExecutionEnd {
@@ -314,5 +321,44 @@ async fn run_call(
         is_error: output.is_error,
         timestamp: 0,
         extra: Default::default(),
+    }
+}
+
+fn not_found(call: &ToolCall) -> ToolOutput {
+    ToolOutput::error(format!("Tool {} not found", call.name))
+}
+
+/// The arguments `execute` gets: validated and coerced (the events and the
+/// history keep what the model sent), or the error result of a call that
+/// cannot run.
+fn prepare_arguments(
+    tools: &ToolSet<'_>,
+    call: &ToolCall,
+    validator: Option<ArgumentValidator>,
+) -> Result<Map<String, Value>, ToolOutput> {
+    let Some(schema) = tools.parameters(&call.name) else {
+        return Err(not_found(call));
+    };
+    let Some(validator) = validator else {
+        return Ok(call.arguments.clone());
+    };
+    let mut arguments = Value::Object(call.arguments.clone());
+    let errors = validator(&schema, &mut arguments);
+    if !errors.is_empty() {
+        let received = serde_json::to_string_pretty(&call.arguments).unwrap_or_default();
+        let mut text = format!("Validation failed for tool \"{}\":\n", call.name);
+        for error in &errors {
+            text.push_str("  - ");
+            text.push_str(error);
+            text.push('\n');
+        }
+        text.push_str("\nReceived arguments:\n");
+        text.push_str(&received);
+        return Err(ToolOutput::error(text));
+    }
+    match arguments {
+        Value::Object(map) => Ok(map),
+        // A validator that replaced the object: keep what the model sent.
+        _ => Ok(call.arguments.clone()),
     }
 }

@@ -275,6 +275,14 @@ impl<'t> ToolSet<'t> {
             .collect()
     }
 
+    /// The parameter schema of the tool called `name`.
+    pub fn parameters(&self, name: &str) -> Option<Value> {
+        self.tools
+            .iter()
+            .find(|t| t.name() == name)
+            .map(|t| t.parameters())
+    }
+
     pub(crate) fn execute<'a>(
         &'a self,
         name: &str,
