@@ -5,8 +5,9 @@ use std::convert::Infallible;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use agentstream::agent::{
-    parse_args, run_agent, AgentEvent, AgentOptions, AgentOutcome, AgentStop, AgentTool,
-    ToolContext, ToolError, ToolExecution, ToolOutput, ToolSet, NOT_EXECUTED_MESSAGE,
+    parse_args, run_agent, AgentEvent, AgentHooks, AgentOptions, AgentOutcome, AgentStop,
+    AgentTool, SteeringMode, ToolCallDecision, ToolContext, ToolError, ToolExecution, ToolOutput,
+    ToolSet, NOT_EXECUTED_MESSAGE, SKIPPED_MESSAGE,
 };
 use agentstream::message::{
     assistant, text, tool_call, user, validate_linkage, Context, Message, StopReason,
@@ -549,4 +550,194 @@ fn a_custom_validator_replaces_the_default() {
         AgentOptions::default().with_validator(Some(refuse)),
     ));
     assert!(r.results()[0].1.contains("  - /: refused"));
+}
+
+/// A message source that hands out `messages` on its `nth` call (0-based)
+/// and nothing otherwise.
+fn once_at(nth: usize, messages: Vec<Message>) -> agentstream::agent::MessageSource {
+    let calls = AtomicUsize::new(0);
+    let queued = std::sync::Mutex::new(Some(messages));
+    std::sync::Arc::new(move || {
+        if calls.fetch_add(1, Ordering::SeqCst) == nth {
+            queued.lock().unwrap().take().unwrap_or_default()
+        } else {
+            Vec::new()
+        }
+    })
+}
+
+fn user_text(m: &Message) -> Option<String> {
+    match m {
+        Message::User(u) => match &u.content {
+            agentstream::message::UserContent::Text(t) => Some(t.clone()),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+#[test]
+fn steering_after_batch_lands_at_the_next_turn_after_all_calls_ran() {
+    let model = ScriptedModel::new([
+        calls(&[
+            ("c0", "echo", json!({"text": "a"})),
+            ("c1", "echo", json!({"text": "b"})),
+        ]),
+        assistant([text("ok")], StopReason::Stop),
+    ]);
+    let mut hooks = AgentHooks::default();
+    hooks.steering = Some(once_at(0, vec![user("steer").into()]));
+    let r = block_on(run(
+        &model,
+        &ToolSet::new().with(Echo),
+        "go",
+        AgentOptions::default().with_hooks(hooks),
+    ));
+    assert_eq!(
+        r.results(),
+        [
+            ("c0".into(), "a".into(), false),
+            ("c1".into(), "b".into(), false)
+        ]
+    );
+    let second = &model.requests()[1];
+    assert_eq!(
+        second.messages.last().and_then(user_text).as_deref(),
+        Some("steer")
+    );
+    assert_eq!(r.outcome.stop, AgentStop::Completed);
+}
+
+#[test]
+fn interrupting_steering_skips_the_remaining_calls_with_pi_058_wording() {
+    let model = ScriptedModel::new([
+        calls(&[
+            ("c0", "echo", json!({"text": "a"})),
+            ("c1", "echo", json!({"text": "b"})),
+        ]),
+        assistant([text("ok")], StopReason::Stop),
+    ]);
+    let mut hooks = AgentHooks::default();
+    hooks.steering = Some(once_at(0, vec![user("stop that").into()]));
+    hooks.steering_mode = SteeringMode::Interrupt;
+    let r = block_on(run(
+        &model,
+        &ToolSet::new().with(Echo),
+        "go",
+        AgentOptions::default().with_hooks(hooks),
+    ));
+    assert_eq!(
+        r.results(),
+        [
+            ("c0".into(), "a".into(), false),
+            ("c1".into(), SKIPPED_MESSAGE.into(), true)
+        ]
+    );
+    assert_eq!(SKIPPED_MESSAGE, "Skipped due to queued user message.");
+    let second = &model.requests()[1];
+    assert_eq!(
+        second.messages.last().and_then(user_text).as_deref(),
+        Some("stop that")
+    );
+}
+
+#[test]
+fn follow_up_starts_a_new_turn_only_when_the_run_would_end() {
+    let model = ScriptedModel::new([
+        calls(&[("c0", "echo", json!({"text": "a"}))]),
+        assistant([text("first")], StopReason::Stop),
+        assistant([text("second")], StopReason::Stop),
+    ]);
+    let mut hooks = AgentHooks::default();
+    // Asked once after the answer "first" (the tool turn does not ask).
+    hooks.follow_up = Some(once_at(0, vec![user("more").into()]));
+    let r = block_on(run(
+        &model,
+        &ToolSet::new().with(Echo),
+        "go",
+        AgentOptions::default().with_hooks(hooks),
+    ));
+    assert_eq!(r.outcome.turns, 3);
+    let texts: Vec<String> = r.outcome.messages.iter().filter_map(user_text).collect();
+    assert_eq!(texts, ["go", "more"]);
+    assert_eq!(
+        model.requests()[2]
+            .messages
+            .last()
+            .and_then(user_text)
+            .as_deref(),
+        Some("more")
+    );
+}
+
+#[test]
+fn before_tool_call_blocks_and_rewrites_after_tool_call_rewrites_results() {
+    let model = ScriptedModel::new([
+        calls(&[
+            ("c0", "echo", json!({"text": "secret"})),
+            ("c1", "echo", json!({"text": "x"})),
+        ]),
+        assistant([text("ok")], StopReason::Stop),
+    ]);
+    let mut hooks = AgentHooks::default();
+    hooks.before_tool_call = Some(std::sync::Arc::new(|call| {
+        match call.arguments.get("text").and_then(Value::as_str) {
+            Some("secret") => ToolCallDecision::Block("blocked: secret".into()),
+            _ => ToolCallDecision::Rewrite(
+                json!({"text": "rewritten"})
+                    .as_object()
+                    .cloned()
+                    .unwrap_or_default(),
+            ),
+        }
+    }));
+    hooks.after_tool_call = Some(std::sync::Arc::new(|_, mut output: ToolOutput| {
+        output.content.push(text(" (checked)"));
+        output
+    }));
+    let r = block_on(run(
+        &model,
+        &ToolSet::new().with(Echo),
+        "go",
+        AgentOptions::default().with_hooks(hooks),
+    ));
+    assert_eq!(
+        r.results(),
+        [
+            ("c0".into(), "blocked: secret".into(), true),
+            ("c1".into(), "rewritten".into(), false)
+        ]
+    );
+    match &r.outcome.messages[2] {
+        Message::ToolResult(blocked) => assert_eq!(blocked.content.len(), 1),
+        other => panic!("{other:?}"),
+    }
+    match &r.outcome.messages[3] {
+        Message::ToolResult(result) => {
+            assert_eq!(result.content[1].as_text(), Some(" (checked)"))
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn transform_context_changes_the_request_but_not_the_history() {
+    let model = ScriptedModel::new([assistant([text("ok")], StopReason::Stop)]);
+    let mut hooks = AgentHooks::default();
+    hooks.transform_context = Some(std::sync::Arc::new(|context: &mut Context| {
+        context.messages.remove(0);
+    }));
+    let r = block_on(run(
+        &model,
+        &ToolSet::new(),
+        "go",
+        AgentOptions::default().with_hooks(hooks),
+    ));
+    let sent: Vec<String> = model.requests()[0]
+        .messages
+        .iter()
+        .filter_map(user_text)
+        .collect();
+    assert_eq!(sent, ["go"]); // "earlier" was pruned from the request
+    assert_eq!(r.outcome.messages.len(), 2);
 }

@@ -8,12 +8,17 @@
 //! concurrently on the caller's task.
 
 mod events;
+mod hooks;
 mod options;
 mod run;
 mod tool;
 mod validate;
 
 pub use events::AgentEvent;
+pub use hooks::{
+    AfterToolCallHook, AgentHooks, BeforeToolCallHook, MessageSource, SteeringMode,
+    ToolCallDecision, TransformContextHook, SKIPPED_MESSAGE,
+};
 pub use options::{AgentOptions, AgentOutcome, AgentStop, ArgumentValidator, ToolExecution};
 pub use run::{agent_loop, run_agent, AgentEventStream, NOT_EXECUTED_MESSAGE};
 pub use tool::{

@@ -40,6 +40,8 @@ pub struct AgentOptions {
     /// `None` passes them through unchecked. A call that fails gets an
     /// error result naming each failing path and the received arguments.
     pub validator: Option<ArgumentValidator>,
+    /// Hooks, steering and follow-up queues.
+    pub hooks: super::AgentHooks,
 }
 
 impl Default for AgentOptions {
@@ -49,6 +51,7 @@ impl Default for AgentOptions {
             tool_execution: ToolExecution::default(),
             signal: None,
             validator: Some(super::validate_arguments),
+            hooks: super::AgentHooks::default(),
         }
     }
 }
@@ -69,6 +72,12 @@ impl AgentOptions {
     /// Options with `validator` set (`None`: no validation).
     pub fn with_validator(mut self, validator: Option<ArgumentValidator>) -> Self {
         self.validator = validator;
+        self
+    }
+
+    /// Options with `hooks` set.
+    pub fn with_hooks(mut self, hooks: super::AgentHooks) -> Self {
+        self.hooks = hooks;
         self
     }
 

@@ -11,7 +11,8 @@ use futures_util::StreamExt;
 use serde_json::{json, Map, Value};
 
 use super::events::AgentEvent;
-use super::options::{AgentOptions, AgentOutcome, AgentStop, ArgumentValidator, ToolExecution};
+use super::hooks::{SteeringMode, ToolCallDecision, SKIPPED_MESSAGE};
+use super::options::{AgentOptions, AgentOutcome, AgentStop, ToolExecution};
 use super::tool::{ProgressReporter, ToolContext, ToolOutput, ToolSet};
 use crate::event_stream::EventStream;
 use crate::message::{AssistantMessage, Context, Message, StopReason, ToolCall, ToolResultMessage};
@@ -98,7 +99,14 @@ pub async fn run_agent<M: Model + ?Sized>(
             added.push(message);
         }
         turns += 1;
-        let assistant = stream_turn(model, &context, &signal, emit).await;
+        let assistant = match &options.hooks.transform_context {
+            Some(transform) => {
+                let mut request = context.clone();
+                transform(&mut request);
+                stream_turn(model, &request, &signal, emit).await
+            }
+            None => stream_turn(model, &context, &signal, emit).await,
+        };
         context.messages.push(assistant.clone().into());
         added.push(assistant.clone().into());
         let calls: Vec<ToolCall> = assistant.tool_calls().cloned().collect();
@@ -106,11 +114,12 @@ pub async fn run_agent<M: Model + ?Sized>(
             assistant.stop_reason,
             StopReason::Length | StopReason::Error | StopReason::Aborted
         );
-        let results = if cut_off {
-            calls
+        let (results, steered) = if cut_off {
+            let results = calls
                 .iter()
                 .map(|call| error_result(call, NOT_EXECUTED_MESSAGE))
-                .collect()
+                .collect();
+            (results, Vec::new())
         } else {
             run_calls(tools, &calls, &signal, &options, emit).await
         };
@@ -134,8 +143,13 @@ pub async fn run_agent<M: Model + ?Sized>(
             StopReason::Aborted => break AgentStop::Aborted,
             _ => {}
         }
-        if calls.is_empty() || cut_off {
-            break AgentStop::Completed;
+        pending = steered;
+        pending.extend(options.hooks.steering());
+        if pending.is_empty() && (calls.is_empty() || cut_off) {
+            pending = options.hooks.follow_up();
+            if pending.is_empty() {
+                break AgentStop::Completed;
+            }
         }
     };
     emit(AgentEvent::AgentEnd {
@@ -244,38 +258,63 @@ fn error_result(call: &ToolCall, text: &str) -> ToolResultMessage {
     crate::message::tool_result(call.id.clone(), call.name.clone(), text, true)
 }
 
+/// Runs a turn's calls; returns their results in call order and the
+/// steering messages that interrupted the batch, if any.
 async fn run_calls(
     tools: &ToolSet<'_>,
     calls: &[ToolCall],
     signal: &AbortSignal,
     options: &AgentOptions,
     emit: &dyn Fn(AgentEvent),
-) -> Vec<ToolResultMessage> {
-    let validator = options.validator;
-    match options.tool_execution {
-        ToolExecution::Parallel => {
-            futures_util::future::join_all(
-                calls
-                    .iter()
-                    .map(|call| run_call(tools, call, signal, validator, emit)),
-            )
-            .await
+) -> (Vec<ToolResultMessage>, Vec<Message>) {
+    let interrupt = options.hooks.steering_mode == SteeringMode::Interrupt;
+    if options.tool_execution == ToolExecution::Parallel && !interrupt {
+        let results = futures_util::future::join_all(
+            calls
+                .iter()
+                .map(|call| run_call(tools, call, signal, options, emit)),
+        )
+        .await;
+        return (results, Vec::new());
+    }
+    let mut results = Vec::with_capacity(calls.len());
+    let mut steered = Vec::new();
+    for call in calls {
+        if !steered.is_empty() {
+            results.push(skip_call(call, emit));
+            continue;
         }
-        ToolExecution::Sequential => {
-            let mut results = Vec::with_capacity(calls.len());
-            for call in calls {
-                results.push(run_call(tools, call, signal, validator, emit).await);
-            }
-            results
+        results.push(run_call(tools, call, signal, options, emit).await);
+        if interrupt {
+            steered = options.hooks.steering();
         }
     }
+    (results, steered)
+}
+
+/// The result of a call skipped by an interrupting steering message,
+/// reported with start and end events as Pi 0.58 does.
+fn skip_call(call: &ToolCall, emit: &dyn Fn(AgentEvent)) -> ToolResultMessage {
+    emit(AgentEvent::ToolExecutionStart {
+        tool_call_id: call.id.clone(),
+        tool_name: call.name.clone(),
+        args: Value::Object(call.arguments.clone()),
+    });
+    let result = error_result(call, SKIPPED_MESSAGE);
+    emit(AgentEvent::ToolExecutionEnd {
+        tool_call_id: call.id.clone(),
+        tool_name: call.name.clone(),
+        result: json!({"content": result.content, "details": result.details}),
+        is_error: true,
+    });
+    result
 }
 
 async fn run_call(
     tools: &ToolSet<'_>,
     call: &ToolCall,
     signal: &AbortSignal,
-    validator: Option<ArgumentValidator>,
+    options: &AgentOptions,
     emit: &dyn Fn(AgentEvent),
 ) -> ToolResultMessage {
     let args = Value::Object(call.arguments.clone());
@@ -297,14 +336,20 @@ async fn run_call(
         signal: signal.clone(),
         progress: ProgressReporter { sink: &sink },
     };
-    let output = match prepare_arguments(tools, call, validator) {
+    let output = match prepare_arguments(tools, call, options) {
         Err(output) => output,
         Ok(arguments) => match tools.execute(&call.name, arguments, cx) {
             None => not_found(call),
-            Some(execution) => match execution.await {
-                Ok(output) => output,
-                Err(error) => ToolOutput::error(String::from(error.message())),
-            },
+            Some(execution) => {
+                let output = match execution.await {
+                    Ok(output) => output,
+                    Err(error) => ToolOutput::error(String::from(error.message())),
+                };
+                match &options.hooks.after_tool_call {
+                    Some(after) => after(call, output),
+                    None => output,
+                }
+            }
         },
     };
     emit(AgentEvent::ToolExecutionEnd {
@@ -328,24 +373,34 @@ fn not_found(call: &ToolCall) -> ToolOutput {
     ToolOutput::error(format!("Tool {} not found", call.name))
 }
 
-/// The arguments `execute` gets: validated and coerced (the events and the
-/// history keep what the model sent), or the error result of a call that
-/// cannot run.
+/// The arguments `execute` gets: passed through `before_tool_call`, then
+/// validated and coerced (the events and the history keep what the model
+/// sent), or the error result of a call that cannot run.
 fn prepare_arguments(
     tools: &ToolSet<'_>,
     call: &ToolCall,
-    validator: Option<ArgumentValidator>,
+    options: &AgentOptions,
 ) -> Result<Map<String, Value>, ToolOutput> {
     let Some(schema) = tools.parameters(&call.name) else {
         return Err(not_found(call));
     };
-    let Some(validator) = validator else {
-        return Ok(call.arguments.clone());
+    let proposed = match options
+        .hooks
+        .before_tool_call
+        .as_ref()
+        .map(|before| before(call))
+    {
+        None | Some(ToolCallDecision::Allow) => call.arguments.clone(),
+        Some(ToolCallDecision::Rewrite(arguments)) => arguments,
+        Some(ToolCallDecision::Block(reason)) => return Err(ToolOutput::error(reason)),
     };
-    let mut arguments = Value::Object(call.arguments.clone());
+    let Some(validator) = options.validator else {
+        return Ok(proposed);
+    };
+    let mut arguments = Value::Object(proposed.clone());
     let errors = validator(&schema, &mut arguments);
     if !errors.is_empty() {
-        let received = serde_json::to_string_pretty(&call.arguments).unwrap_or_default();
+        let received = serde_json::to_string_pretty(&proposed).unwrap_or_default();
         let mut text = format!("Validation failed for tool \"{}\":\n", call.name);
         for error in &errors {
             text.push_str("  - ");
@@ -358,7 +413,7 @@ fn prepare_arguments(
     }
     match arguments {
         Value::Object(map) => Ok(map),
-        // A validator that replaced the object: keep what the model sent.
-        _ => Ok(call.arguments.clone()),
+        // A validator that replaced the object: keep what it was given.
+        _ => Ok(proposed),
     }
 }
