@@ -7,6 +7,7 @@
 //! - [`model`]: the [`ModelEvent`](model::ModelEvent) protocol, the
 //!   [`Model`](model::Model) trait, cancellation and the deterministic
 //!   [`ScriptedModel`](model::ScriptedModel).
+//! - [`agent`]: the agent loop (tools, turns, Pi-shaped agent events).
 //! - [`diagnostic`]: the finding type shared by the validators.
 //!
 //! The crate is `no_std` and needs `alloc`, a global allocator and atomic
@@ -42,6 +43,7 @@ extern crate alloc;
 #[cfg(any(feature = "std", test, loom))]
 extern crate std;
 
+pub mod agent;
 pub mod diagnostic;
 pub mod event_stream;
 pub mod message;

@@ -1,0 +1,173 @@
+//! The agent events, in the JSON shape of Pi's agent package.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use serde::ser::{SerializeMap, Serializer};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::message::{AssistantMessage, Message, ToolResultMessage};
+use crate::model::ModelEvent;
+
+/// One event of an agent run.
+///
+/// Serializes to the JSON Pi's agent package emits: a `type` tag in
+/// snake case and camelCase fields (`toolCallId`, `toolName`, `args`,
+/// `partialResult`, `result`, `isError`, `toolResults`,
+/// `assistantMessageEvent`).
+///
+/// ```
+/// use agentstream::agent::AgentEvent;
+/// let json = serde_json::to_value(&AgentEvent::TurnStart).unwrap();
+/// assert_eq!(json, serde_json::json!({"type": "turn_start"}));
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum AgentEvent {
+    /// The run starts.
+    AgentStart,
+    /// A turn (one model call and its tool calls) starts.
+    TurnStart,
+    /// A message enters the history: a prompt, an assistant message (its
+    /// first streamed state) or a tool result.
+    MessageStart {
+        /// The message.
+        message: Message,
+    },
+    /// The assistant message being streamed changed.
+    MessageUpdate {
+        /// The message so far.
+        message: Message,
+        /// The model event that changed it.
+        assistant_message_event: ModelEvent,
+    },
+    /// A message is complete.
+    MessageEnd {
+        /// The message.
+        message: Message,
+    },
+    /// A tool call starts executing.
+    ToolExecutionStart {
+        /// The call's id.
+        tool_call_id: String,
+        /// The tool's name.
+        tool_name: String,
+        /// The arguments, as the model sent them.
+        args: Value,
+    },
+    /// A tool reported progress.
+    ToolExecutionUpdate {
+        /// The call's id.
+        tool_call_id: String,
+        /// The tool's name.
+        tool_name: String,
+        /// The arguments, as the model sent them.
+        args: Value,
+        /// The progress the tool reported.
+        partial_result: Value,
+    },
+    /// A tool call finished.
+    ToolExecutionEnd {
+        /// The call's id.
+        tool_call_id: String,
+        /// The tool's name.
+        tool_name: String,
+        /// The result (`content` and `details`).
+        result: Value,
+        /// Whether the result is an error.
+        is_error: bool,
+    },
+    /// A turn ended.
+    TurnEnd {
+        /// The turn's assistant message.
+        message: AssistantMessage,
+        /// Its tool results, in the order of the calls.
+        tool_results: Vec<ToolResultMessage>,
+    },
+    /// The run ended.
+    AgentEnd {
+        /// The messages the run added.
+        messages: Vec<Message>,
+    },
+}
+
+impl AgentEvent {
+    /// The event's `type` tag.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Self::AgentStart => "agent_start",
+            Self::TurnStart => "turn_start",
+            Self::MessageStart { .. } => "message_start",
+            Self::MessageUpdate { .. } => "message_update",
+            Self::MessageEnd { .. } => "message_end",
+            Self::ToolExecutionStart { .. } => "tool_execution_start",
+            Self::ToolExecutionUpdate { .. } => "tool_execution_update",
+            Self::ToolExecutionEnd { .. } => "tool_execution_end",
+            Self::TurnEnd { .. } => "turn_end",
+            Self::AgentEnd { .. } => "agent_end",
+        }
+    }
+}
+
+impl Serialize for AgentEvent {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("type", self.type_name())?;
+        match self {
+            Self::AgentStart | Self::TurnStart => {}
+            Self::MessageStart { message } | Self::MessageEnd { message } => {
+                map.serialize_entry("message", message)?;
+            }
+            Self::MessageUpdate {
+                message,
+                assistant_message_event,
+            } => {
+                map.serialize_entry("message", message)?;
+                map.serialize_entry("assistantMessageEvent", assistant_message_event)?;
+            }
+            Self::ToolExecutionStart {
+                tool_call_id,
+                tool_name,
+                args,
+            } => {
+                map.serialize_entry("toolCallId", tool_call_id)?;
+                map.serialize_entry("toolName", tool_name)?;
+                map.serialize_entry("args", args)?;
+            }
+            Self::ToolExecutionUpdate {
+                tool_call_id,
+                tool_name,
+                args,
+                partial_result,
+            } => {
+                map.serialize_entry("toolCallId", tool_call_id)?;
+                map.serialize_entry("toolName", tool_name)?;
+                map.serialize_entry("args", args)?;
+                map.serialize_entry("partialResult", partial_result)?;
+            }
+            Self::ToolExecutionEnd {
+                tool_call_id,
+                tool_name,
+                result,
+                is_error,
+            } => {
+                map.serialize_entry("toolCallId", tool_call_id)?;
+                map.serialize_entry("toolName", tool_name)?;
+                map.serialize_entry("result", result)?;
+                map.serialize_entry("isError", is_error)?;
+            }
+            Self::TurnEnd {
+                message,
+                tool_results,
+            } => {
+                map.serialize_entry("message", message)?;
+                map.serialize_entry("toolResults", tool_results)?;
+            }
+            Self::AgentEnd { messages } => {
+                map.serialize_entry("messages", messages)?;
+            }
+        }
+        map.end()
+    }
+}

@@ -1,0 +1,115 @@
+//! The loop's options and its outcome.
+
+use alloc::vec::Vec;
+
+use serde_json::Value;
+
+use crate::message::Message;
+use crate::model::AbortSignal;
+
+/// Checks a call's arguments against its tool's schema, coercing them in
+/// place, and returns one line per failure (empty: valid). The default is
+/// [`validate_arguments`](super::validate_arguments).
+pub type ArgumentValidator =
+    fn(schema: &Value, arguments: &mut Value) -> Vec<alloc::string::String>;
+
+/// How the calls of one turn run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum ToolExecution {
+    /// All calls of a turn are polled concurrently (Pi's default). Their
+    /// `tool_execution_end` events come in completion order; the results
+    /// stay in call order.
+    #[default]
+    Parallel,
+    /// One call after the other, in call order.
+    Sequential,
+}
+
+/// Options of one run.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct AgentOptions {
+    /// The most model calls the run makes; `None` is no limit.
+    pub max_turns: Option<usize>,
+    /// How a turn's calls run.
+    pub tool_execution: ToolExecution,
+    /// Aborts the model call and every running tool.
+    pub signal: Option<AbortSignal>,
+    /// Validates (and coerces) each call's arguments before `execute`;
+    /// `None` passes them through unchecked. A call that fails gets an
+    /// error result naming each failing path and the received arguments.
+    pub validator: Option<ArgumentValidator>,
+    /// Hooks, steering and follow-up queues.
+    pub hooks: super::AgentHooks,
+}
+
+impl Default for AgentOptions {
+    fn default() -> Self {
+        Self {
+            max_turns: None,
+            tool_execution: ToolExecution::default(),
+            signal: None,
+            validator: Some(super::validate_arguments),
+            hooks: super::AgentHooks::default(),
+        }
+    }
+}
+
+impl AgentOptions {
+    /// Options with `max_turns` set.
+    pub fn with_max_turns(mut self, max_turns: usize) -> Self {
+        self.max_turns = Some(max_turns);
+        self
+    }
+
+    /// Options with `tool_execution` set.
+    pub fn with_tool_execution(mut self, tool_execution: ToolExecution) -> Self {
+        self.tool_execution = tool_execution;
+        self
+    }
+
+    /// Options with `validator` set (`None`: no validation).
+    pub fn with_validator(mut self, validator: Option<ArgumentValidator>) -> Self {
+        self.validator = validator;
+        self
+    }
+
+    /// Options with `hooks` set.
+    pub fn with_hooks(mut self, hooks: super::AgentHooks) -> Self {
+        self.hooks = hooks;
+        self
+    }
+
+    /// Options with `signal` set.
+    pub fn with_signal(mut self, signal: AbortSignal) -> Self {
+        self.signal = Some(signal);
+        self
+    }
+}
+
+/// Why a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum AgentStop {
+    /// A turn ended without tool calls.
+    Completed,
+    /// A model call ended in `error`; its message is the last one.
+    Error,
+    /// The run was aborted.
+    Aborted,
+    /// The turn limit was reached while the model still called tools.
+    MaxTurns,
+}
+
+/// The result of a run.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct AgentOutcome {
+    /// The messages the run added (prompts included), in history order.
+    pub messages: Vec<Message>,
+    /// Why it ended.
+    pub stop: AgentStop,
+    /// How many model calls it made.
+    pub turns: usize,
+}
