@@ -11,6 +11,9 @@
 //!   [`OpenAiStream`](openai::OpenAiStream) and
 //!   [`OpenAiConfig`](openai::OpenAiConfig), the endpoint configuration the
 //!   HTTP adapters share.
+//! - [`anthropic`]: Anthropic Messages: the
+//!   [`EventProjector`](anthropic::EventProjector) from stream payloads to
+//!   events.
 //! - [`http`]: what every HTTP adapter shares whatever the provider:
 //!   [`ResponseHead`](http::ResponseHead), [`ResponseBody`](http::ResponseBody),
 //!   [`TransportError`](http::TransportError) and [`exchange`](http::exchange),
@@ -42,6 +45,7 @@
 
 extern crate alloc;
 
+pub mod anthropic;
 pub mod http;
 pub mod openai;
 pub mod sse;
