@@ -20,7 +20,7 @@ fi
 
 corpus=fuzz/corpus
 rm -rf "$corpus"
-mkdir -p "$corpus/sse_decoder" "$corpus/openai_chunks" "$corpus/message_decode"
+mkdir -p "$corpus/sse_decoder" "$corpus/openai_chunks" "$corpus/anthropic_events" "$corpus/message_decode"
 python3 - "$shared" "$corpus" <<'PY'
 import hashlib, json, os, sys
 shared, corpus = sys.argv[1], sys.argv[2]
@@ -42,7 +42,7 @@ for folder in ("openai-sse", "anthropic-sse"):
         if name.endswith(".jsonl"):
             lines = [l.strip() for l in body.split(b"\n") if l.strip()]
         if lines:
-            put("openai_chunks", b"\n".join(lines))
+            put("openai_chunks" if folder == "openai-sse" else "anthropic_events", b"\n".join(lines))
 sessions = os.path.join(shared, "pi-sessions")
 count = 0
 for name in sorted(os.listdir(sessions)) if os.path.isdir(sessions) else []:
@@ -57,7 +57,7 @@ for name in sorted(os.listdir(sessions)) if os.path.isdir(sessions) else []:
 PY
 
 status=0
-for target in sse_decoder openai_chunks message_decode; do
+for target in sse_decoder openai_chunks anthropic_events message_decode; do
     echo "fuzz: $target for ${seconds}s"
     if ! cargo +nightly fuzz run "$target" "$corpus/$target" -- \
         -max_total_time="$seconds" -rss_limit_mb=2048 -max_len=65536 2>&1 | tail -n 25; then

@@ -11,6 +11,9 @@
 //!   [`OpenAiStream`](openai::OpenAiStream) and
 //!   [`OpenAiConfig`](openai::OpenAiConfig), the endpoint configuration the
 //!   HTTP adapters share.
+//! - [`anthropic`]: Anthropic Messages: the
+//!   [`EventProjector`](anthropic::EventProjector) from stream payloads to
+//!   events.
 //! - [`limits`]: [`Limits`](limits::Limits), the documented caps on what
 //!   one response may make a client hold, settable by the caller.
 //! - [`surrogates`]: lone UTF-16 surrogate escapes, which JavaScript
@@ -46,7 +49,9 @@
 
 extern crate alloc;
 
+pub mod anthropic;
 pub mod http;
+mod json;
 pub mod limits;
 pub mod openai;
 pub mod sse;

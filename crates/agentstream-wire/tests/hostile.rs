@@ -380,3 +380,47 @@ fn a_half_held_back_when_the_block_switches_is_flushed_in_its_own_block() {
         message.content
     );
 }
+
+#[test]
+fn the_anthropic_projector_keeps_the_same_limits() {
+    use agentstream_wire::anthropic::EventProjector;
+    let tool = |i: usize| {
+        [
+            json!({"type": "content_block_start", "index": i,
+                   "content_block": {"type": "tool_use", "id": format!("t{i}"), "name": "f", "input": {}}}),
+            json!({"type": "content_block_delta", "index": i,
+                   "delta": {"type": "input_json_delta", "partial_json": "{\"a\":1}"}}),
+            json!({"type": "content_block_stop", "index": i}),
+        ]
+    };
+    let run = |limits: Limits, payloads: Vec<serde_json::Value>| {
+        let mut projector = EventProjector::new("m", "p");
+        projector.set_limits(limits);
+        let mut events = Vec::new();
+        projector.push_data(
+            &json!({"type": "message_start", "message": {"id": "msg", "usage": {"input_tokens": 1}}})
+                .to_string(),
+            &mut events,
+        );
+        for payload in payloads {
+            projector.push_data(&payload.to_string(), &mut events);
+        }
+        projector.finish(&mut events);
+        checked(events)
+    };
+    let calls: Vec<_> = (0..3).flat_map(tool).collect();
+    let events = run(Limits::default().with_max_tool_calls(2), calls.clone());
+    assert!(
+        error_message(&events).contains("max_tool_calls (2)"),
+        "{events:#?}"
+    );
+    let message = events
+        .last()
+        .and_then(ModelEvent::terminal_message)
+        .unwrap();
+    assert_eq!(message.tool_calls().count(), 2);
+    let events = run(Limits::default().with_max_content_blocks(1), calls.clone());
+    assert!(error_message(&events).contains("max_content_blocks (1)"));
+    let events = run(Limits::default().with_max_tool_argument_bytes(4), calls);
+    assert!(error_message(&events).contains("max_tool_argument_bytes (4)"));
+}

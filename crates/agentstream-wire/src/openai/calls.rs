@@ -1,12 +1,9 @@
 //! The tool calls a projector tracks: their argument text and whether it
 //! is already a complete JSON value.
 
-use alloc::format;
 use alloc::string::String;
 
-use serde_json::{Map, Value};
-
-use super::wire::is_json_blank;
+pub(crate) use crate::json::parse_arguments;
 
 /// One tool call of the message.
 #[derive(Debug, Default)]
@@ -60,17 +57,5 @@ impl JsonScan {
 
     pub(crate) fn complete(&self) -> bool {
         self.started && self.depth == 0 && !self.in_string
-    }
-}
-
-/// Parses a complete argument text: blank means `{}`.
-pub(crate) fn parse_arguments(text: &str) -> Result<Map<String, Value>, String> {
-    if is_json_blank(text) {
-        return Ok(Map::new());
-    }
-    match serde_json::from_str::<Value>(text) {
-        Ok(Value::Object(map)) => Ok(map),
-        Ok(_) => Err("it is JSON but not an object".into()),
-        Err(e) => Err(format!("{e}")),
     }
 }

@@ -11,6 +11,8 @@ use serde_json::{Map, Value};
 
 use agentstream::message::{Cost, Usage};
 
+pub(crate) use crate::json::{clip, is_json_blank, trim_json};
+
 /// One chunk. Every field is optional: providers omit them freely.
 #[derive(Deserialize)]
 pub(crate) struct Chunk<'a> {
@@ -218,24 +220,4 @@ pub(crate) fn error_text(value: &Value) -> String {
         }
         other => other.to_string(),
     }
-}
-
-/// At most `max` characters of `text`, with `…` when cut.
-pub(crate) fn clip(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text.into(),
-    }
-}
-
-/// `text` without JSON's whitespace (space, tab, LF, CR) at either end.
-/// `str::trim` would also strip Unicode spaces such as U+00A0, which JSON
-/// does not allow between tokens.
-pub(crate) fn trim_json(text: &str) -> &str {
-    text.trim_matches([' ', '\t', '\n', '\r'])
-}
-
-/// Whether `text` is empty or JSON whitespace only.
-pub(crate) fn is_json_blank(text: &str) -> bool {
-    trim_json(text).is_empty()
 }

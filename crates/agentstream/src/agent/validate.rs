@@ -166,13 +166,27 @@ fn check_length(schema: &Map<String, Value>, s: &str, path: &str, errors: &mut V
 fn as_count(v: &Value) -> Option<u64> {
     v.as_u64().or_else(|| {
         v.as_f64()
-            .filter(|f| *f >= 0.0 && f.fract() == 0.0 && *f < u64::MAX as f64)
+            .filter(|f| *f >= 0.0 && *f < u64::MAX as f64 && is_whole(*f))
             .map(|f| f as u64)
     })
 }
 
 fn is_integer(n: &Number) -> bool {
-    n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0)
+    n.is_i64() || n.is_u64() || n.as_f64().is_some_and(is_whole)
+}
+
+/// Whether `f` has no fractional part, without `f64::fract` (std only):
+/// every float of magnitude 2^53 or more is whole, and below that the
+/// round trip through `i64` is exact.
+fn is_whole(f: f64) -> bool {
+    const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
+    if !f.is_finite() {
+        return false;
+    }
+    if f >= EXACT || f <= -EXACT {
+        return true;
+    }
+    (f as i64) as f64 == f
 }
 
 fn has_type(value: &Value, name: &str) -> bool {
