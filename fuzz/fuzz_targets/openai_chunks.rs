@@ -3,26 +3,12 @@
 //! under the protocol checker.
 #![no_main]
 
-use agentstream::model::{validate_events, ModelEvent};
-use agentstream_wire::limits::Limits;
+use agentstream_fuzz::{check_projection, tight_limits};
 use agentstream_wire::openai::ChunkProjector;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|input: &[u8]| {
-    let text = String::from_utf8_lossy(input);
     let mut projector = ChunkProjector::new("m", "p");
-    projector.set_limits(
-        Limits::DEFAULT
-            .with_max_content_blocks(8)
-            .with_max_tool_calls(4)
-            .with_max_tool_argument_bytes(256),
-    );
-    let mut events: Vec<ModelEvent> = Vec::new();
-    for line in text.lines() {
-        projector.push_data(line, &mut events);
-    }
-    projector.finish(&mut events);
-    let findings = validate_events(&events);
-    assert!(findings.is_empty(), "{findings:?}\n{events:#?}");
-    assert_eq!(events.iter().filter(|e| e.is_terminal()).count(), 1);
+    projector.set_limits(tight_limits());
+    check_projection(input, &mut projector, ChunkProjector::push_data, ChunkProjector::finish);
 });
