@@ -8,7 +8,9 @@
 //! concurrently on the caller's task.
 
 mod events;
+mod execute;
 mod hooks;
+mod model_turn;
 mod options;
 mod run;
 mod tool;
@@ -19,9 +21,12 @@ pub use hooks::{
     AfterToolCallHook, AgentHooks, BeforeToolCallHook, MessageSource, SteeringMode,
     ToolCallDecision, TransformContextHook, SKIPPED_MESSAGE,
 };
-pub use options::{AgentOptions, AgentOutcome, AgentStop, ArgumentValidator, ToolExecution};
+pub use execute::TOOL_ABORTED_MESSAGE;
+pub use model_turn::NO_TERMINAL_MESSAGE;
+pub use options::{AbortGrace, AgentOptions, AgentOutcome, AgentStop, ArgumentValidator, ToolExecution};
 pub use run::{agent_loop, run_agent, AgentEventStream, NOT_EXECUTED_MESSAGE};
 pub use tool::{
-    parse_args, AgentTool, ProgressReporter, ToolContext, ToolError, ToolOutput, ToolSet,
+    parse_args, AgentTool, ProgressReporter, SendAgentTool, SendExecution, SendToolSet,
+    ToolContext, ToolError, ToolOutput, ToolSet, ToolSpawner, Tools,
 };
 pub use validate::validate_arguments;
