@@ -9,6 +9,7 @@
 
 mod events;
 mod execute;
+mod gate;
 mod hooks;
 mod model_turn;
 mod options;
@@ -17,13 +18,16 @@ mod tool;
 mod validate;
 
 pub use events::AgentEvent;
+pub use execute::TOOL_ABORTED_MESSAGE;
+pub use gate::{GateHandle, GatedTool};
 pub use hooks::{
     AfterToolCallHook, AgentHooks, BeforeToolCallHook, MessageSource, SteeringMode,
     ToolCallDecision, TransformContextHook, SKIPPED_MESSAGE,
 };
-pub use execute::TOOL_ABORTED_MESSAGE;
 pub use model_turn::NO_TERMINAL_MESSAGE;
-pub use options::{AbortGrace, AgentOptions, AgentOutcome, AgentStop, ArgumentValidator, ToolExecution};
+pub use options::{
+    AbortGrace, AgentOptions, AgentOutcome, AgentStop, ArgumentValidator, ToolExecution,
+};
 pub use run::{agent_loop, run_agent, AgentEventStream, NOT_EXECUTED_MESSAGE};
 pub use tool::{
     parse_args, AgentTool, ProgressReporter, SendAgentTool, SendExecution, SendToolSet,

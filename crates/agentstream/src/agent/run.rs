@@ -211,4 +211,3 @@ where
     };
     (events, run)
 }
-

@@ -596,7 +596,10 @@ impl Tools for SendToolSet {
 impl fmt::Debug for SendToolSet {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SendToolSet")
-            .field("tools", &self.tools.iter().map(|t| t.name()).collect::<Vec<_>>())
+            .field(
+                "tools",
+                &self.tools.iter().map(|t| t.name()).collect::<Vec<_>>(),
+            )
             .field("spawner", &self.spawner.is_some())
             .finish()
     }
