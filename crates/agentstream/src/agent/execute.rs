@@ -13,14 +13,14 @@ use core::task::Poll;
 
 use futures_util::future::{select, Either};
 use futures_util::StreamExt;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use super::events::AgentEvent;
 use super::hooks::{SteeringMode, ToolCallDecision, SKIPPED_MESSAGE};
 use super::options::{AgentOptions, ToolExecution};
 use super::tool::{ProgressReporter, ToolContext, ToolOutput, Tools};
 use crate::event_stream::EventStream;
-use crate::message::{Message, ToolCall, ToolResultMessage};
+use crate::message::{ContentBlock, Message, ToolCall, ToolResultMessage};
 use crate::model::AbortSignal;
 
 /// The text of the result of a call that had not finished when the run was
@@ -103,7 +103,7 @@ fn settle_unrun<E: Fn(AgentEvent)>(call: &ToolCall, text: &str, emit: &E) -> Too
     emit(AgentEvent::ToolExecutionEnd {
         tool_call_id: call.id.clone(),
         tool_name: call.name.clone(),
-        result: json!({"content": result.content, "details": result.details}),
+        result: result_value(&result.content, result.details.as_ref()),
         is_error: true,
     });
     result
@@ -165,7 +165,7 @@ where
     emit(AgentEvent::ToolExecutionEnd {
         tool_call_id: call.id.clone(),
         tool_name: call.name.clone(),
-        result: json!({"content": output.content, "details": output.details}),
+        result: result_value(&output.content, output.details.as_ref()),
         is_error: output.is_error,
     });
     ToolResultMessage {
@@ -221,6 +221,20 @@ async fn with_progress<F: Future>(
         polled
     })
     .await
+}
+
+/// A `tool_execution_end` result as Pi shapes it: `{content, details?}`
+/// (no `details` key when there are none).
+fn result_value(content: &[ContentBlock], details: Option<&Value>) -> Value {
+    let mut result = Map::new();
+    result.insert(
+        "content".into(),
+        serde_json::to_value(content).unwrap_or(Value::Array(Vec::new())),
+    );
+    if let Some(details) = details {
+        result.insert("details".into(), details.clone());
+    }
+    Value::Object(result)
 }
 
 fn not_found(call: &ToolCall) -> ToolOutput {

@@ -1,0 +1,163 @@
+//! Golden files: compare text line by line with a checked-in file, with a
+//! readable diff on failure, and rewrite the file on request.
+
+use std::path::Path;
+
+/// The environment variable that rewrites golden files instead of
+/// comparing: `AGENTSTREAM_BLESS=1 cargo test ...`.
+pub const BLESS_VAR: &str = "AGENTSTREAM_BLESS";
+
+/// The most lines a diff compares with the line-by-line alignment; longer
+/// files are compared position by position (the diff is then less tidy,
+/// never wrong about equality).
+const MAX_ALIGNED_LINES: usize = 2000;
+
+/// Compares `actual` (one entry per line) with the file at `path`.
+///
+/// With [`BLESS_VAR`] set to `1`, writes `actual` to `path` instead (and
+/// creates its directory). Otherwise a missing file or a difference
+/// panics with a diff: `-` lines are the golden file's, `+` lines are
+/// `actual`'s, each with its line number, and unchanged lines are left out
+/// but for one of context on each side.
+///
+/// # Panics
+/// When the file differs from `actual`, or cannot be read or written.
+pub fn assert_golden(path: &Path, actual: &[String]) {
+    let mut text = actual.join("\n");
+    text.push('\n');
+    if std::env::var(BLESS_VAR).is_ok_and(|v| v == "1") {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).expect("create the golden directory");
+        }
+        std::fs::write(path, text).expect("write the golden file");
+        return;
+    }
+    let expected = std::fs::read_to_string(path).unwrap_or_else(|e| {
+        panic!(
+            "cannot read golden file {}: {e}\n(run with {BLESS_VAR}=1 to create it)",
+            path.display()
+        )
+    });
+    let expected: Vec<&str> = expected.lines().collect();
+    let actual: Vec<&str> = actual.iter().map(String::as_str).collect();
+    if expected != actual {
+        panic!(
+            "{} differs from this run ({BLESS_VAR}=1 rewrites it):\n{}",
+            path.display(),
+            line_diff(&expected, &actual)
+        );
+    }
+}
+
+/// A line diff of `expected` and `actual`: `-N: line` for a line only in
+/// `expected`, `+N: line` for a line only in `actual`, `  N: line` for
+/// context, `...` between distant hunks.
+pub fn line_diff(expected: &[&str], actual: &[&str]) -> String {
+    let ops = if expected.len() <= MAX_ALIGNED_LINES && actual.len() <= MAX_ALIGNED_LINES {
+        align(expected, actual)
+    } else {
+        by_position(expected, actual)
+    };
+    let mut out = String::new();
+    let mut last_printed: Option<usize> = None;
+    for (i, op) in ops.iter().enumerate() {
+        let near_change = |j: usize| ops.get(j).is_some_and(|op| !matches!(op, Op::Same(..)));
+        let show = match op {
+            Op::Same(..) => near_change(i + 1) || (i > 0 && near_change(i - 1)),
+            _ => true,
+        };
+        if !show {
+            continue;
+        }
+        if last_printed.is_some_and(|p| p + 1 < i) || (last_printed.is_none() && i > 0) {
+            out.push_str("...\n");
+        }
+        last_printed = Some(i);
+        let line = match op {
+            Op::Same(e) => format!("  {}: {}\n", e + 1, expected[*e]),
+            Op::Removed(e) => format!("-{}: {}\n", e + 1, expected[*e]),
+            Op::Added(a) => format!("+{}: {}\n", a + 1, actual[*a]),
+        };
+        out.push_str(&line);
+    }
+    if last_printed.is_some_and(|p| p + 1 < ops.len()) {
+        out.push_str("...\n");
+    }
+    out
+}
+
+enum Op {
+    Same(usize),
+    Removed(usize),
+    Added(usize),
+}
+
+/// The edit script of a longest common subsequence of lines.
+fn align(expected: &[&str], actual: &[&str]) -> Vec<Op> {
+    let (n, m) = (expected.len(), actual.len());
+    // lcs[i][j]: the LCS length of expected[i..] and actual[j..].
+    let mut lcs = vec![vec![0u32; m + 1]; n + 1];
+    for i in (0..n).rev() {
+        for j in (0..m).rev() {
+            lcs[i][j] = if expected[i] == actual[j] {
+                lcs[i + 1][j + 1] + 1
+            } else {
+                lcs[i + 1][j].max(lcs[i][j + 1])
+            };
+        }
+    }
+    let (mut i, mut j, mut ops) = (0, 0, Vec::new());
+    while i < n || j < m {
+        if i < n && j < m && expected[i] == actual[j] {
+            ops.push(Op::Same(i));
+            i += 1;
+            j += 1;
+        } else if i < n && (j == m || lcs[i + 1][j] >= lcs[i][j + 1]) {
+            ops.push(Op::Removed(i));
+            i += 1;
+        } else {
+            ops.push(Op::Added(j));
+            j += 1;
+        }
+    }
+    ops
+}
+
+fn by_position(expected: &[&str], actual: &[&str]) -> Vec<Op> {
+    let mut ops = Vec::new();
+    for k in 0..expected.len().max(actual.len()) {
+        match (expected.get(k), actual.get(k)) {
+            (Some(e), Some(a)) if e == a => ops.push(Op::Same(k)),
+            (e, a) => {
+                if e.is_some() {
+                    ops.push(Op::Removed(k));
+                }
+                if a.is_some() {
+                    ops.push(Op::Added(k));
+                }
+            }
+        }
+    }
+    ops
+}
+
+#[cfg(test)]
+mod tests {
+    use super::line_diff;
+
+    #[test]
+    fn the_diff_shows_changed_lines_with_numbers_and_one_line_of_context() {
+        let expected = ["a", "b", "c", "d", "e", "f"];
+        let actual = ["a", "b", "C", "d", "e", "f", "g"];
+        let diff = line_diff(&expected, &actual);
+        assert_eq!(
+            diff,
+            "...\n  2: b\n-3: c\n+3: C\n  4: d\n...\n  6: f\n+7: g\n"
+        );
+    }
+
+    #[test]
+    fn equal_inputs_give_an_empty_diff() {
+        assert_eq!(line_diff(&["x", "y"], &["x", "y"]), "");
+    }
+}
