@@ -266,7 +266,7 @@ fn prepare_arguments<T: Tools + ?Sized>(
         return Ok(proposed);
     };
     let mut arguments = Value::Object(proposed.clone());
-    let errors = validator(&schema, &mut arguments);
+    let errors = validator(schema, &mut arguments);
     if !errors.is_empty() {
         let received = serde_json::to_string_pretty(&proposed).unwrap_or_default();
         let mut text = format!("Validation failed for tool \"{}\":\n", call.name);

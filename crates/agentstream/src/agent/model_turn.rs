@@ -40,18 +40,18 @@ where
             return message;
         }
         // Every non-terminal event carries the message so far.
-        let Some(partial) = event.partial().map(|p| p.to_message()) else {
+        let Some(partial) = event.partial().cloned() else {
             continue;
         };
         if started {
             emit(AgentEvent::MessageUpdate {
-                message: partial.into(),
+                message: partial,
                 assistant_message_event: event,
             });
         } else {
             started = true;
             emit(AgentEvent::MessageStart {
-                message: partial.into(),
+                message: partial.to_message().into(),
             });
         }
     }

@@ -275,7 +275,6 @@ type BoxedExecution<'a> = Pin<Box<dyn Future<Output = Result<ToolOutput, ToolErr
 trait DynTool {
     fn name(&self) -> &str;
     fn description(&self) -> &str;
-    fn parameters(&self) -> Value;
     fn sequential(&self) -> bool;
     fn execute_boxed<'a>(
         &'a self,
@@ -290,9 +289,6 @@ impl<T: AgentTool> DynTool for T {
     }
     fn description(&self) -> &str {
         AgentTool::description(self)
-    }
-    fn parameters(&self) -> Value {
-        AgentTool::parameters(self)
     }
     fn sequential(&self) -> bool {
         AgentTool::sequential(self)
@@ -324,7 +320,8 @@ impl<T: AgentTool> DynTool for T {
 /// ```
 #[derive(Default)]
 pub struct ToolSet<'t> {
-    tools: Vec<Box<dyn DynTool + 't>>,
+    /// Each tool with its parameter schema, asked for once at insertion.
+    tools: Vec<(Box<dyn DynTool + 't>, Value)>,
 }
 
 impl<'t> ToolSet<'t> {
@@ -342,8 +339,9 @@ impl<'t> ToolSet<'t> {
     /// Adds `tool`, replacing any tool of the same name.
     pub fn insert(&mut self, tool: impl AgentTool + 't) {
         let name = AgentTool::name(&tool).to_string();
-        self.tools.retain(|t| t.name() != name);
-        self.tools.push(Box::new(tool));
+        self.tools.retain(|(t, _)| t.name() != name);
+        let schema = AgentTool::parameters(&tool);
+        self.tools.push((Box::new(tool), schema));
     }
 
     /// How many tools the set holds.
@@ -358,32 +356,36 @@ impl<'t> ToolSet<'t> {
 
     /// Whether a tool of this name is in the set.
     pub fn contains(&self, name: &str) -> bool {
-        self.tools.iter().any(|t| t.name() == name)
+        self.tools.iter().any(|(t, _)| t.name() == name)
     }
 
     /// The tool definitions for the model's context, in insertion order.
     pub fn definitions(&self) -> Vec<ToolDefinition> {
         self.tools
             .iter()
-            .map(|t| ToolDefinition {
+            .map(|(t, schema)| ToolDefinition {
                 name: t.name().to_string(),
                 description: t.description().to_string(),
-                parameters: t.parameters(),
+                parameters: schema.clone(),
                 extra: Map::new(),
             })
             .collect()
     }
 
-    /// The parameter schema of the tool called `name`.
-    pub fn parameters(&self, name: &str) -> Option<Value> {
+    /// The parameter schema of the tool called `name` (as the tool gave
+    /// it when it was added).
+    pub fn parameters(&self, name: &str) -> Option<&Value> {
         self.tools
             .iter()
-            .find(|t| t.name() == name)
-            .map(|t| t.parameters())
+            .find(|(t, _)| t.name() == name)
+            .map(|(_, schema)| schema)
     }
 
     fn find(&self, name: &str) -> Option<&(dyn DynTool + 't)> {
-        self.tools.iter().find(|t| t.name() == name).map(|t| &**t)
+        self.tools
+            .iter()
+            .find(|(t, _)| t.name() == name)
+            .map(|(t, _)| &**t)
     }
 }
 
@@ -397,7 +399,7 @@ impl Tools for ToolSet<'_> {
         ToolSet::definitions(self)
     }
 
-    fn parameters(&self, name: &str) -> Option<Value> {
+    fn parameters(&self, name: &str) -> Option<&Value> {
         ToolSet::parameters(self, name)
     }
 
@@ -418,7 +420,7 @@ impl Tools for ToolSet<'_> {
 impl fmt::Debug for ToolSet<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_list()
-            .entries(self.tools.iter().map(|t| t.name()))
+            .entries(self.tools.iter().map(|(t, _)| t.name()))
             .finish()
     }
 }
@@ -439,7 +441,7 @@ pub trait Tools: sealed::Sealed {
     /// The tool definitions for the model's context, in insertion order.
     fn definitions(&self) -> Vec<ToolDefinition>;
     /// The parameter schema of the tool called `name`.
-    fn parameters(&self, name: &str) -> Option<Value>;
+    fn parameters(&self, name: &str) -> Option<&Value>;
     /// Whether the tool called `name` runs its calls alone.
     fn sequential(&self, name: &str) -> bool;
     /// Starts a call of the tool called `name` (`None`: no such tool).
@@ -464,7 +466,6 @@ pub type ToolSpawner = Arc<dyn Fn(SendExecution) -> SendExecution + Send + Sync>
 trait DynSendTool: Send + Sync {
     fn name(&self) -> &str;
     fn description(&self) -> &str;
-    fn parameters(&self) -> Value;
     fn sequential(&self) -> bool;
     fn execute_boxed<'a>(
         &'a self,
@@ -479,9 +480,6 @@ impl<T: SendAgentTool> DynSendTool for T {
     }
     fn description(&self) -> &str {
         SendAgentTool::description(self)
-    }
-    fn parameters(&self) -> Value {
-        SendAgentTool::parameters(self)
     }
     fn sequential(&self) -> bool {
         SendAgentTool::sequential(self)
@@ -501,7 +499,8 @@ impl<T: SendAgentTool> DynSendTool for T {
 /// runtime, on its threads.
 #[derive(Default, Clone)]
 pub struct SendToolSet {
-    tools: Vec<Arc<dyn DynSendTool>>,
+    /// Each tool with its parameter schema, asked for once at insertion.
+    tools: Vec<(Arc<dyn DynSendTool>, Value)>,
     spawner: Option<ToolSpawner>,
 }
 
@@ -520,8 +519,9 @@ impl SendToolSet {
     /// Adds `tool`, replacing any tool of the same name.
     pub fn insert(&mut self, tool: impl SendAgentTool + 'static) {
         let name = SendAgentTool::name(&tool).to_string();
-        self.tools.retain(|t| t.name() != name);
-        self.tools.push(Arc::new(tool));
+        self.tools.retain(|(t, _)| t.name() != name);
+        let schema = SendAgentTool::parameters(&tool);
+        self.tools.push((Arc::new(tool), schema));
     }
 
     /// Runs every call through `spawner` (a runtime's task spawner).
@@ -540,8 +540,8 @@ impl SendToolSet {
         self.tools.is_empty()
     }
 
-    fn find(&self, name: &str) -> Option<&Arc<dyn DynSendTool>> {
-        self.tools.iter().find(|t| t.name() == name)
+    fn find(&self, name: &str) -> Option<&(Arc<dyn DynSendTool>, Value)> {
+        self.tools.iter().find(|(t, _)| t.name() == name)
     }
 }
 
@@ -551,21 +551,21 @@ impl Tools for SendToolSet {
     fn definitions(&self) -> Vec<ToolDefinition> {
         self.tools
             .iter()
-            .map(|t| ToolDefinition {
+            .map(|(t, schema)| ToolDefinition {
                 name: t.name().to_string(),
                 description: t.description().to_string(),
-                parameters: t.parameters(),
+                parameters: schema.clone(),
                 extra: Map::new(),
             })
             .collect()
     }
 
-    fn parameters(&self, name: &str) -> Option<Value> {
-        self.find(name).map(|t| t.parameters())
+    fn parameters(&self, name: &str) -> Option<&Value> {
+        self.find(name).map(|(_, schema)| schema)
     }
 
     fn sequential(&self, name: &str) -> bool {
-        self.find(name).is_some_and(|t| t.sequential())
+        self.find(name).is_some_and(|(t, _)| t.sequential())
     }
 
     fn execute<'a>(
@@ -574,7 +574,7 @@ impl Tools for SendToolSet {
         args: Map<String, Value>,
         cx: ToolContext<'a>,
     ) -> Option<SendExecution> {
-        let tool = Arc::clone(self.find(name)?);
+        let tool = Arc::clone(&self.find(name)?.0);
         let id = cx.tool_call_id.to_owned();
         let signal = cx.signal.clone();
         let progress = cx.progress.detach();
@@ -598,7 +598,7 @@ impl fmt::Debug for SendToolSet {
         f.debug_struct("SendToolSet")
             .field(
                 "tools",
-                &self.tools.iter().map(|t| t.name()).collect::<Vec<_>>(),
+                &self.tools.iter().map(|(t, _)| t.name()).collect::<Vec<_>>(),
             )
             .field("spawner", &self.spawner.is_some())
             .finish()
