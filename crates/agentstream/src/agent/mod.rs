@@ -33,4 +33,4 @@ pub use tool::{
     parse_args, AgentTool, ProgressReporter, SendAgentTool, SendExecution, SendToolSet,
     ToolContext, ToolError, ToolOutput, ToolSet, ToolSpawner, Tools,
 };
-pub use validate::validate_arguments;
+pub use validate::{validate_arguments, validate_arguments_strict};
