@@ -39,7 +39,12 @@ pub type AgentEventStream = EventStream<AgentEvent, AgentOutcome, Infallible>;
 /// - after an abort no further model call is made (Pi makes one that
 ///   returns `aborted` at once);
 /// - the turn limit ends the run with [`AgentStop::MaxTurns`] rather than
-///   an error string.
+///   an error string;
+///
+/// and the rest of the list is in the [module docs](super#where-we-deliberately-differ-and-why).
+///
+/// The future is `Send` when the model, the tool set (a [`SendToolSet`](super::SendToolSet))
+/// and `emit` are `Sync`, so a multi-threaded runtime can run it.
 ///
 /// ```
 /// use agentstream::agent::{run_agent, AgentOptions, AgentStop, ToolSet};
