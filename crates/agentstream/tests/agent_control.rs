@@ -296,3 +296,31 @@ fn an_abort_right_after_a_tool_call_leaves_no_empty_text_block() {
     assert_eq!(message.content.len(), 1, "{:?}", message.content);
     assert!(matches!(message.content[0], ContentBlock::ToolCall(_)));
 }
+
+#[test]
+fn agent_loop_over_send_tools_gives_a_send_future_and_stream() {
+    fn assert_send<T: Send>(t: T) -> T {
+        t
+    }
+    let (gated, gate) = GatedTool::new("wait");
+    gate.release("a", ToolOutput::text("ok"));
+    let tools = SendToolSet::new().with(gated);
+    let model = ScriptedModel::new([
+        calls(&[("a", "wait")]),
+        assistant([text("done")], StopReason::Stop),
+    ]);
+    let (events, run) = agentstream::agent::agent_loop(
+        &model,
+        &tools,
+        Context::default(),
+        vec![user("go").into()],
+        AgentOptions::default(),
+    );
+    let (events, run) = (assert_send(events), assert_send(run));
+    block_on(run);
+    let outcome = block_on(events.result()).unwrap();
+    assert_eq!(outcome.stop, AgentStop::Completed);
+    assert!(validate_linkage(&outcome.messages).is_empty());
+    let types: Vec<&str> = block_on(events.map(|e| e.unwrap().type_name()).collect::<Vec<_>>());
+    assert!(types.contains(&"tool_execution_end"));
+}
