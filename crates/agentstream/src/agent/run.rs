@@ -82,7 +82,8 @@ where
     if !definitions.is_empty() {
         context.tools = Some(definitions);
     }
-    let mut added: Vec<Message> = Vec::new();
+    // The run's messages are the tail of the history from here on.
+    let base = context.messages.len();
     let mut turns = 0usize;
     emit(AgentEvent::AgentStart);
     let mut pending = prompts;
@@ -95,7 +96,7 @@ where
         }
         emit(AgentEvent::TurnStart);
         for message in pending.drain(..) {
-            record(message, &mut context, &mut added, emit);
+            record(message, &mut context, emit);
         }
         turns += 1;
         let assistant = match &options.hooks.transform_context {
@@ -107,7 +108,6 @@ where
             None => stream_turn(model, &context, &signal, emit).await,
         };
         context.messages.push(assistant.clone().into());
-        added.push(assistant.clone().into());
         let calls: Vec<ToolCall> = assistant.tool_calls().cloned().collect();
         let cut_off = matches!(
             assistant.stop_reason,
@@ -123,7 +123,7 @@ where
             run_calls(tools, &calls, &signal, &options, emit).await
         };
         for result in &results {
-            record(result.clone().into(), &mut context, &mut added, emit);
+            record(result.clone().into(), &mut context, emit);
         }
         emit(AgentEvent::TurnEnd {
             message: assistant.clone(),
@@ -143,6 +143,7 @@ where
             }
         }
     };
+    let added = context.messages.split_off(base);
     emit(AgentEvent::AgentEnd {
         messages: added.clone(),
     });
@@ -155,21 +156,15 @@ where
 
 /// A message that enters the history whole (a prompt, a steering or
 /// follow-up message, a tool result): `message_start` and `message_end`,
-/// then appended to the context and to the run's messages.
-fn record<E: Fn(AgentEvent)>(
-    message: Message,
-    context: &mut Context,
-    added: &mut Vec<Message>,
-    emit: &E,
-) {
+/// then appended to the history.
+fn record<E: Fn(AgentEvent)>(message: Message, context: &mut Context, emit: &E) {
     emit(AgentEvent::MessageStart {
         message: message.clone(),
     });
     emit(AgentEvent::MessageEnd {
         message: message.clone(),
     });
-    context.messages.push(message.clone());
-    added.push(message);
+    context.messages.push(message);
 }
 
 /// Like [`run_agent`], as an [`AgentEventStream`] and the future that
