@@ -23,6 +23,17 @@ const MAX_ALIGNED_LINES: usize = 2000;
 /// # Panics
 /// When the file differs from `actual`, or cannot be read or written.
 pub fn assert_golden(path: &Path, actual: &[String]) {
+    assert_golden_by(path, actual, |expected, actual| expected == actual);
+}
+
+/// Like [`assert_golden`], with `same(expected_line, actual_line)` deciding
+/// whether two lines match: for JSON lines, compare parsed values, so that
+/// the order of object keys (which serde_json's `preserve_order` feature
+/// changes for a whole build) does not matter.
+///
+/// # Panics
+/// When the file differs from `actual`, or cannot be read or written.
+pub fn assert_golden_by(path: &Path, actual: &[String], same: impl Fn(&str, &str) -> bool) {
     let mut text = actual.join("\n");
     text.push('\n');
     if std::env::var(BLESS_VAR).is_ok_and(|v| v == "1") {
@@ -40,11 +51,13 @@ pub fn assert_golden(path: &Path, actual: &[String]) {
     });
     let expected: Vec<&str> = expected.lines().collect();
     let actual: Vec<&str> = actual.iter().map(String::as_str).collect();
-    if expected != actual {
+    let equal =
+        expected.len() == actual.len() && expected.iter().zip(&actual).all(|(e, a)| same(e, a));
+    if !equal {
         panic!(
             "{} differs from this run ({BLESS_VAR}=1 rewrites it):\n{}",
             path.display(),
-            line_diff(&expected, &actual)
+            line_diff_by(&expected, &actual, &same)
         );
     }
 }
@@ -53,10 +66,19 @@ pub fn assert_golden(path: &Path, actual: &[String]) {
 /// `expected`, `+N: line` for a line only in `actual`, `  N: line` for
 /// context, `...` between distant hunks.
 pub fn line_diff(expected: &[&str], actual: &[&str]) -> String {
+    line_diff_by(expected, actual, &|e: &str, a: &str| e == a)
+}
+
+/// Like [`line_diff`], with `same` deciding which lines match.
+pub fn line_diff_by(
+    expected: &[&str],
+    actual: &[&str],
+    same: &dyn Fn(&str, &str) -> bool,
+) -> String {
     let ops = if expected.len() <= MAX_ALIGNED_LINES && actual.len() <= MAX_ALIGNED_LINES {
-        align(expected, actual)
+        align(expected, actual, same)
     } else {
-        by_position(expected, actual)
+        by_position(expected, actual, same)
     };
     let mut out = String::new();
     let mut last_printed: Option<usize> = None;
@@ -93,13 +115,13 @@ enum Op {
 }
 
 /// The edit script of a longest common subsequence of lines.
-fn align(expected: &[&str], actual: &[&str]) -> Vec<Op> {
+fn align(expected: &[&str], actual: &[&str], same: &dyn Fn(&str, &str) -> bool) -> Vec<Op> {
     let (n, m) = (expected.len(), actual.len());
     // lcs[i][j]: the LCS length of expected[i..] and actual[j..].
     let mut lcs = vec![vec![0u32; m + 1]; n + 1];
     for i in (0..n).rev() {
         for j in (0..m).rev() {
-            lcs[i][j] = if expected[i] == actual[j] {
+            lcs[i][j] = if same(expected[i], actual[j]) {
                 lcs[i + 1][j + 1] + 1
             } else {
                 lcs[i + 1][j].max(lcs[i][j + 1])
@@ -108,7 +130,7 @@ fn align(expected: &[&str], actual: &[&str]) -> Vec<Op> {
     }
     let (mut i, mut j, mut ops) = (0, 0, Vec::new());
     while i < n || j < m {
-        if i < n && j < m && expected[i] == actual[j] {
+        if i < n && j < m && same(expected[i], actual[j]) {
             ops.push(Op::Same(i));
             i += 1;
             j += 1;
@@ -123,11 +145,11 @@ fn align(expected: &[&str], actual: &[&str]) -> Vec<Op> {
     ops
 }
 
-fn by_position(expected: &[&str], actual: &[&str]) -> Vec<Op> {
+fn by_position(expected: &[&str], actual: &[&str], same: &dyn Fn(&str, &str) -> bool) -> Vec<Op> {
     let mut ops = Vec::new();
     for k in 0..expected.len().max(actual.len()) {
         match (expected.get(k), actual.get(k)) {
-            (Some(e), Some(a)) if e == a => ops.push(Op::Same(k)),
+            (Some(e), Some(a)) if same(e, a) => ops.push(Op::Same(k)),
             (e, a) => {
                 if e.is_some() {
                     ops.push(Op::Removed(k));
@@ -153,6 +175,15 @@ mod tests {
         assert_eq!(
             diff,
             "...\n  2: b\n-3: c\n+3: C\n  4: d\n...\n  6: f\n+7: g\n"
+        );
+    }
+
+    #[test]
+    fn a_custom_comparison_decides_which_lines_match() {
+        let same = |e: &str, a: &str| e.eq_ignore_ascii_case(a);
+        assert_eq!(
+            super::line_diff_by(&["A", "b"], &["a", "c"], &same),
+            "  1: A\n-2: b\n+2: c\n"
         );
     }
 
