@@ -34,14 +34,8 @@ pub fn assert_golden(path: &Path, actual: &[String]) {
 /// # Panics
 /// When the file differs from `actual`, or cannot be read or written.
 pub fn assert_golden_by(path: &Path, actual: &[String], same: impl Fn(&str, &str) -> bool) {
-    let mut text = actual.join("\n");
-    text.push('\n');
-    if std::env::var(BLESS_VAR).is_ok_and(|v| v == "1") {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).expect("create the golden directory");
-        }
-        std::fs::write(path, text).expect("write the golden file");
-        return;
+    if blessing() {
+        return bless(path, actual);
     }
     let expected = std::fs::read_to_string(path).unwrap_or_else(|e| {
         panic!(
@@ -49,6 +43,24 @@ pub fn assert_golden_by(path: &Path, actual: &[String], same: impl Fn(&str, &str
             path.display()
         )
     });
+    assert_golden_text(path, &expected, actual, same);
+}
+
+/// Like [`assert_golden_by`] with the golden file's text already at hand
+/// (`include_str!`, for runs that cannot open files, such as Miri's);
+/// `path` is where [`BLESS_VAR`] writes and what failures name.
+///
+/// # Panics
+/// When `expected` differs from `actual`, or the file cannot be written.
+pub fn assert_golden_text(
+    path: &Path,
+    expected: &str,
+    actual: &[String],
+    same: impl Fn(&str, &str) -> bool,
+) {
+    if blessing() {
+        return bless(path, actual);
+    }
     let expected: Vec<&str> = expected.lines().collect();
     let actual: Vec<&str> = actual.iter().map(String::as_str).collect();
     let equal =
@@ -60,6 +72,19 @@ pub fn assert_golden_by(path: &Path, actual: &[String], same: impl Fn(&str, &str
             line_diff_by(&expected, &actual, &same)
         );
     }
+}
+
+fn blessing() -> bool {
+    std::env::var(BLESS_VAR).is_ok_and(|v| v == "1")
+}
+
+fn bless(path: &Path, actual: &[String]) {
+    let mut text = actual.join("\n");
+    text.push('\n');
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).expect("create the golden directory");
+    }
+    std::fs::write(path, text).expect("write the golden file");
 }
 
 /// A line diff of `expected` and `actual`: `-N: line` for a line only in
