@@ -8,10 +8,9 @@ use alloc::vec::Vec;
 use core::convert::Infallible;
 use core::future::Future;
 use core::marker::PhantomData;
-use core::pin::pin;
-use core::task::Poll;
+use core::pin::Pin;
+use core::task::{Context as TaskContext, Poll};
 
-use futures_util::future::{select, Either};
 use futures_util::StreamExt;
 use serde_json::{Map, Value};
 
@@ -129,7 +128,7 @@ where
     let output = match prepare_arguments(tools, call, options) {
         Err(output) => output,
         Ok(arguments) => {
-            let (sink, mut progress) = EventStream::<Value, (), Infallible>::channel();
+            let (sink, progress) = EventStream::<Value, (), Infallible>::channel();
             let cx = ToolContext {
                 tool_call_id: &call.id,
                 signal: signal.clone(),
@@ -141,7 +140,6 @@ where
             match tools.execute(&call.name, arguments, cx) {
                 None => not_found(call),
                 Some(execution) => {
-                    let guarded = until_aborted(execution, signal, options);
                     let report = |partial_result: Value| {
                         emit(AgentEvent::ToolExecutionUpdate {
                             tool_call_id: call.id.clone(),
@@ -150,7 +148,7 @@ where
                             partial_result,
                         })
                     };
-                    match with_progress(guarded, &mut progress, report).await {
+                    match guarded(execution, signal, options, progress, report).await {
                         None => ToolOutput::error(TOOL_ABORTED_MESSAGE),
                         Some(Err(error)) => ToolOutput::error(String::from(error.message())),
                         Some(Ok(output)) => match &options.hooks.after_tool_call {
@@ -179,14 +177,26 @@ where
     }
 }
 
-/// `execution`'s output, or `None` if the signal aborted and the grace
-/// period ended first. The execution is polled before the cutoff, so a
-/// tool that reacts to the abort at once still returns its own result.
-async fn until_aborted<F: Future>(
+/// A running call: its execution, the abort's cutoff (the signal, then the
+/// grace period), and its progress channel. Resolves to the execution's
+/// output, or `None` if the cutoff came first. The execution is polled
+/// before the cutoff, so a tool that reacts to the abort at once still
+/// returns its own result; progress reports are handed to `report` as
+/// soon as they are seen, before the output when both are ready.
+///
+/// A struct rather than `select` over `pin!`ned locals: nothing here holds
+/// a reference into its own future across an await.
+fn guarded<'a, F, R>(
     execution: F,
-    signal: &AbortSignal,
+    signal: &'a AbortSignal,
     options: &AgentOptions,
-) -> Option<F::Output> {
+    progress: EventStream<Value, (), Infallible>,
+    report: R,
+) -> Guarded<F, impl Future<Output = ()> + 'a, R>
+where
+    F: Future,
+    R: Fn(Value),
+{
     let grace = options.abort_grace.clone();
     let cutoff = async move {
         signal.aborted().await;
@@ -194,33 +204,45 @@ async fn until_aborted<F: Future>(
             grace().await;
         }
     };
-    match select(pin!(execution), pin!(cutoff)).await {
-        Either::Left((output, _)) => Some(output),
-        Either::Right(((), _)) => None,
+    Guarded {
+        execution,
+        cutoff,
+        progress,
+        report,
+        open: true,
     }
 }
 
-/// Polls `future`, handing each progress report to `report` as soon as it
-/// is seen (before the future's output, when both are ready).
-async fn with_progress<F: Future>(
-    future: F,
-    progress: &mut EventStream<Value, (), Infallible>,
-    report: impl Fn(Value),
-) -> F::Output {
-    let mut future = pin!(future);
-    let mut open = true;
-    futures_util::future::poll_fn(move |cx| {
-        let polled = future.as_mut().poll(cx);
-        while open {
-            match progress.poll_next_unpin(cx) {
-                Poll::Ready(Some(Ok(value))) => report(value),
-                Poll::Ready(_) => open = false,
+pin_project_lite::pin_project! {
+    struct Guarded<F, C, R> {
+        #[pin]
+        execution: F,
+        #[pin]
+        cutoff: C,
+        progress: EventStream<Value, (), Infallible>,
+        report: R,
+        open: bool,
+    }
+}
+
+impl<F: Future, C: Future<Output = ()>, R: Fn(Value)> Future for Guarded<F, C, R> {
+    type Output = Option<F::Output>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        let polled = this.execution.poll(cx);
+        while *this.open {
+            match this.progress.poll_next_unpin(cx) {
+                Poll::Ready(Some(Ok(value))) => (this.report)(value),
+                Poll::Ready(_) => *this.open = false,
                 Poll::Pending => break,
             }
         }
-        polled
-    })
-    .await
+        if let Poll::Ready(output) = polled {
+            return Poll::Ready(Some(output));
+        }
+        this.cutoff.poll(cx).map(|()| None)
+    }
 }
 
 /// A `tool_execution_end` result as Pi shapes it: `{content, details?}`
