@@ -8,6 +8,7 @@ mod executors;
 #[path = "../common/models.rs"]
 mod models;
 
+mod agent_bodies;
 mod bodies;
 
 /// Expands to one module per executor, holding one `#[test]` per body.

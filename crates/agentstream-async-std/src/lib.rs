@@ -161,6 +161,14 @@ pub fn stream_with_timeout<M: Model + ?Sized>(
     ))
 }
 
+/// The grace period of an abort for
+/// [`AgentOptions::with_abort_grace`](agentstream::agent::AgentOptions::with_abort_grace):
+/// a tool still running `grace` after the abort is dropped and gets an
+/// aborted result. An async-std sleep.
+pub fn abort_grace(grace: Duration) -> agentstream::agent::AbortGrace {
+    std::sync::Arc::new(move || Box::pin(async_std::task::sleep(grace)))
+}
+
 /// A pacer for [`ScriptedModel::with_pacer`]: every pause is an async-std
 /// [`sleep`](async_std::task::sleep) of `pause`.
 pub fn pacer(pause: Duration) -> impl Fn() -> Pause + Send + Sync + 'static {

@@ -9,6 +9,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod agent;
 mod chat;
 mod decode;
 mod input;
@@ -41,6 +42,10 @@ enum Command {
     /// thinking dimmed, usage at the end; Ctrl-C aborts. The API key is
     /// read from an environment variable.
     Chat(chat::Args),
+    /// Run the agent loop with read-only `read` and `ls` tools confined to
+    /// a root directory: a script, the built-in demo, or an
+    /// OpenAI-compatible endpoint.
+    Agent(agent::Args),
     /// Re-serialize every message through the message IR, one JSON value
     /// per line on stdout.
     Normalize(normalize::Args),
@@ -54,6 +59,7 @@ fn main() -> ExitCode {
         Command::Normalize(args) => normalize::run(args),
         Command::Decode(args) => decode::run(args),
         Command::Chat(args) => chat::run(args),
+        Command::Agent(args) => agent::run(args),
     };
     match result {
         Ok(code) => code,

@@ -175,6 +175,22 @@ pub fn pacer(pause: Duration) -> impl Fn() -> Pause + Send + Sync + 'static {
     move || Pause(Timer::after(pause))
 }
 
+/// The grace period of an abort for
+/// [`AgentOptions::with_abort_grace`](agentstream::agent::AgentOptions::with_abort_grace):
+/// a tool still running `grace` after the abort is dropped and gets an
+/// aborted result. A smol [`Timer`].
+pub fn abort_grace(grace: Duration) -> agentstream::agent::AbortGrace {
+    std::sync::Arc::new(move || Box::pin(Pause(Timer::after(grace))))
+}
+
+/// A [`ToolSpawner`](agentstream::agent::ToolSpawner) for
+/// [`SendToolSet::with_spawner`](agentstream::agent::SendToolSet::with_spawner):
+/// every tool call runs as a task on smol's global executor (its own
+/// threads). Dropping the call's future cancels the task.
+pub fn tool_spawner() -> agentstream::agent::ToolSpawner {
+    std::sync::Arc::new(|execution| Box::pin(smol::spawn(execution)))
+}
+
 /// One pause of a [`pacer`]: a smol [`Timer`] whose output is `()`.
 #[derive(Debug)]
 #[must_use = "futures do nothing unless polled"]

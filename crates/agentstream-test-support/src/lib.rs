@@ -1,6 +1,7 @@
 //! Unpublished support for agentstream's allocation-counting tests and
 //! benches: [`CountingAllocator`], the one counting global allocator of the
-//! workspace.
+//! workspace; and [`golden`], the golden-file comparison of the transcript
+//! tests.
 //!
 //! It depends on `std` alone (no runtime, no networking), so the core's
 //! tests can use it on every target they run on, `wasm32-wasip1` included.
@@ -31,6 +32,8 @@
 //!   checks) and for benches that count a whole pass.
 //!
 //! Without the allocator installed, every figure stays zero.
+
+pub mod golden;
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;

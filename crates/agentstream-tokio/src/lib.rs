@@ -173,6 +173,57 @@ pub fn pacer(pause: Duration) -> impl Fn() -> tokio::time::Sleep + Send + Sync +
     move || tokio::time::sleep(pause)
 }
 
+/// The grace period of an abort for
+/// [`AgentOptions::with_abort_grace`](agentstream::agent::AgentOptions::with_abort_grace):
+/// a tool still running `grace` after the abort is dropped and gets an
+/// aborted result. Needs a tokio runtime with its timer enabled.
+pub fn abort_grace(grace: Duration) -> agentstream::agent::AbortGrace {
+    std::sync::Arc::new(move || Box::pin(tokio::time::sleep(grace)))
+}
+
+/// A [`ToolSpawner`](agentstream::agent::ToolSpawner) for
+/// [`SendToolSet::with_spawner`](agentstream::agent::SendToolSet::with_spawner):
+/// every tool call runs as a tokio task, so on a multi-threaded runtime
+/// the calls of a turn run on its worker threads. Dropping the call's
+/// future (an abort past its grace period) aborts the task; a tool that
+/// panics gets an error result naming the panic instead of taking the run
+/// down.
+///
+/// # Panics
+/// The spawner panics outside a tokio runtime, like [`tokio::spawn`].
+pub fn tool_spawner() -> agentstream::agent::ToolSpawner {
+    std::sync::Arc::new(|execution| {
+        let task = ToolTask(tokio::spawn(execution));
+        Box::pin(task)
+    })
+}
+
+/// A spawned tool call; aborts its task when dropped.
+struct ToolTask(JoinHandle<Result<agentstream::agent::ToolOutput, agentstream::agent::ToolError>>);
+
+impl std::future::Future for ToolTask {
+    type Output = Result<agentstream::agent::ToolOutput, agentstream::agent::ToolError>;
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        std::pin::Pin::new(&mut self.0).poll(cx).map(|joined| {
+            joined.unwrap_or_else(|error| {
+                Err(agentstream::agent::ToolError::new(format!(
+                    "the tool's task failed: {error}"
+                )))
+            })
+        })
+    }
+}
+
+impl Drop for ToolTask {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
 /// The README's example, compiled and run as a doctest.
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::message::{AssistantMessage, Message, ToolResultMessage};
-use crate::model::ModelEvent;
+use crate::model::{ModelEvent, PartialMessage};
 
 /// One event of an agent run.
 ///
@@ -37,8 +37,10 @@ pub enum AgentEvent {
     },
     /// The assistant message being streamed changed.
     MessageUpdate {
-        /// The message so far.
-        message: Message,
+        /// The message so far: a snapshot that shares its blocks with the
+        /// previous ones (O(1) to make; [`PartialMessage::to_message`]
+        /// materializes it), serialized as the whole message.
+        message: PartialMessage,
         /// The model event that changed it.
         assistant_message_event: ModelEvent,
     },

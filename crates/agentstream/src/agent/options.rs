@@ -1,6 +1,10 @@
 //! The loop's options and its outcome.
 
+use alloc::boxed::Box;
+use alloc::sync::Arc;
 use alloc::vec::Vec;
+use core::future::Future;
+use core::pin::Pin;
 
 use serde_json::Value;
 
@@ -13,13 +17,22 @@ use crate::model::AbortSignal;
 pub type ArgumentValidator =
     fn(schema: &Value, arguments: &mut Value) -> Vec<alloc::string::String>;
 
+/// Makes the grace period a running tool gets after an abort: a timer
+/// future of some runtime that completes when the period is over. The core
+/// has no clock; the runtime adapters make one from a `Duration`
+/// (`agentstream_tokio::abort_grace`, …).
+pub type AbortGrace = Arc<dyn Fn() -> Pin<Box<dyn Future<Output = ()> + Send>> + Send + Sync>;
+
 /// How the calls of one turn run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum ToolExecution {
-    /// All calls of a turn are polled concurrently (Pi's default). Their
+    /// The calls of a turn run concurrently (Pi's default). Their
     /// `tool_execution_end` events come in completion order; the results
-    /// stay in call order.
+    /// stay in call order. A call of a tool whose
+    /// [`sequential`](super::AgentTool::sequential) is `true` runs alone:
+    /// the calls before it (in call order) finish first, and the calls
+    /// after it start once it has finished.
     #[default]
     Parallel,
     /// One call after the other, in call order.
@@ -27,7 +40,7 @@ pub enum ToolExecution {
 }
 
 /// Options of one run.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 #[non_exhaustive]
 pub struct AgentOptions {
     /// The most model calls the run makes; `None` is no limit.
@@ -36,6 +49,14 @@ pub struct AgentOptions {
     pub tool_execution: ToolExecution,
     /// Aborts the model call and every running tool.
     pub signal: Option<AbortSignal>,
+    /// How long a running tool may still take after an abort before it is
+    /// dropped and gets an aborted error result. `None` (the default): no
+    /// grace at all; at the abort each running tool is polled once more (a
+    /// tool that watches [`ToolContext::signal`](super::ToolContext) can
+    /// still return its own result then) and otherwise dropped. The core
+    /// cannot wait "a while" without a clock, and waiting forever would let
+    /// one stuck tool hold the run.
+    pub abort_grace: Option<AbortGrace>,
     /// Validates (and coerces) each call's arguments before `execute`;
     /// `None` passes them through unchecked. A call that fails gets an
     /// error result naming each failing path and the received arguments.
@@ -50,6 +71,7 @@ impl Default for AgentOptions {
             max_turns: None,
             tool_execution: ToolExecution::default(),
             signal: None,
+            abort_grace: None,
             validator: Some(super::validate_arguments),
             hooks: super::AgentHooks::default(),
         }
@@ -78,6 +100,12 @@ impl AgentOptions {
     /// Options with `hooks` set.
     pub fn with_hooks(mut self, hooks: super::AgentHooks) -> Self {
         self.hooks = hooks;
+        self
+    }
+
+    /// Options with `abort_grace` set.
+    pub fn with_abort_grace(mut self, grace: AbortGrace) -> Self {
+        self.abort_grace = Some(grace);
         self
     }
 
@@ -112,4 +140,17 @@ pub struct AgentOutcome {
     pub stop: AgentStop,
     /// How many model calls it made.
     pub turns: usize,
+}
+
+impl core::fmt::Debug for AgentOptions {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("AgentOptions")
+            .field("max_turns", &self.max_turns)
+            .field("tool_execution", &self.tool_execution)
+            .field("signal", &self.signal)
+            .field("abort_grace", &self.abort_grace.is_some())
+            .field("validator", &self.validator.is_some())
+            .field("hooks", &self.hooks)
+            .finish()
+    }
 }

@@ -1,22 +1,17 @@
 //! The loop: model call, tool calls, repeat.
 
-use alloc::borrow::ToOwned;
-use alloc::format;
-use alloc::string::String;
 use alloc::vec::Vec;
 use core::convert::Infallible;
 use core::future::Future;
 
-use futures_util::StreamExt;
-use serde_json::{json, Map, Value};
-
 use super::events::AgentEvent;
-use super::hooks::{SteeringMode, ToolCallDecision, SKIPPED_MESSAGE};
-use super::options::{AgentOptions, AgentOutcome, AgentStop, ToolExecution};
-use super::tool::{ProgressReporter, ToolContext, ToolOutput, ToolSet};
+use super::execute::{error_result, run_calls};
+use super::model_turn::stream_turn;
+use super::options::{AgentOptions, AgentOutcome, AgentStop};
+use super::tool::Tools;
 use crate::event_stream::EventStream;
-use crate::message::{AssistantMessage, Context, Message, StopReason, ToolCall, ToolResultMessage};
-use crate::model::{AbortSignal, Model, StreamOptions};
+use crate::message::{Context, Message, StopReason, ToolCall};
+use crate::model::Model;
 
 /// The text of the result given to each call of a turn that was cut off
 /// (`length`, `error` or `aborted`), whose calls are never executed.
@@ -44,7 +39,12 @@ pub type AgentEventStream = EventStream<AgentEvent, AgentOutcome, Infallible>;
 /// - after an abort no further model call is made (Pi makes one that
 ///   returns `aborted` at once);
 /// - the turn limit ends the run with [`AgentStop::MaxTurns`] rather than
-///   an error string.
+///   an error string;
+///
+/// and the rest of the list is in the [module docs](super#where-we-deliberately-differ-and-why).
+///
+/// The future is `Send` when the model, the tool set (a [`SendToolSet`](super::SendToolSet))
+/// and `emit` are `Sync`, so a multi-threaded runtime can run it.
 ///
 /// ```
 /// use agentstream::agent::{run_agent, AgentOptions, AgentStop, ToolSet};
@@ -63,20 +63,27 @@ pub type AgentEventStream = EventStream<AgentEvent, AgentOutcome, Infallible>;
 /// assert_eq!(outcome.stop, AgentStop::Completed);
 /// assert_eq!(outcome.messages.len(), 2);
 /// ```
-pub async fn run_agent<M: Model + ?Sized>(
+pub async fn run_agent<M, T, E>(
     model: &M,
-    tools: &ToolSet<'_>,
+    tools: &T,
     mut context: Context,
     prompts: Vec<Message>,
     options: AgentOptions,
-    emit: impl Fn(AgentEvent),
-) -> AgentOutcome {
-    let emit = &emit as &dyn Fn(AgentEvent);
+    emit: E,
+) -> AgentOutcome
+where
+    M: Model + ?Sized,
+    T: Tools + ?Sized,
+    E: Fn(AgentEvent),
+{
+    let emit = &emit;
     let signal = options.signal.clone().unwrap_or_default();
-    if !tools.is_empty() {
-        context.tools = Some(tools.definitions());
+    let definitions = tools.definitions();
+    if !definitions.is_empty() {
+        context.tools = Some(definitions);
     }
-    let mut added: Vec<Message> = Vec::new();
+    // The run's messages are the tail of the history from here on.
+    let base = context.messages.len();
     let mut turns = 0usize;
     emit(AgentEvent::AgentStart);
     let mut pending = prompts;
@@ -89,14 +96,7 @@ pub async fn run_agent<M: Model + ?Sized>(
         }
         emit(AgentEvent::TurnStart);
         for message in pending.drain(..) {
-            emit(AgentEvent::MessageStart {
-                message: message.clone(),
-            });
-            emit(AgentEvent::MessageEnd {
-                message: message.clone(),
-            });
-            context.messages.push(message.clone());
-            added.push(message);
+            record(message, &mut context, emit);
         }
         turns += 1;
         let assistant = match &options.hooks.transform_context {
@@ -108,7 +108,6 @@ pub async fn run_agent<M: Model + ?Sized>(
             None => stream_turn(model, &context, &signal, emit).await,
         };
         context.messages.push(assistant.clone().into());
-        added.push(assistant.clone().into());
         let calls: Vec<ToolCall> = assistant.tool_calls().cloned().collect();
         let cut_off = matches!(
             assistant.stop_reason,
@@ -124,15 +123,7 @@ pub async fn run_agent<M: Model + ?Sized>(
             run_calls(tools, &calls, &signal, &options, emit).await
         };
         for result in &results {
-            let message: Message = result.clone().into();
-            emit(AgentEvent::MessageStart {
-                message: message.clone(),
-            });
-            emit(AgentEvent::MessageEnd {
-                message: message.clone(),
-            });
-            context.messages.push(message.clone());
-            added.push(message);
+            record(result.clone().into(), &mut context, emit);
         }
         emit(AgentEvent::TurnEnd {
             message: assistant.clone(),
@@ -152,6 +143,7 @@ pub async fn run_agent<M: Model + ?Sized>(
             }
         }
     };
+    let added = context.messages.split_off(base);
     emit(AgentEvent::AgentEnd {
         messages: added.clone(),
     });
@@ -160,6 +152,19 @@ pub async fn run_agent<M: Model + ?Sized>(
         stop,
         turns,
     }
+}
+
+/// A message that enters the history whole (a prompt, a steering or
+/// follow-up message, a tool result): `message_start` and `message_end`,
+/// then appended to the history.
+fn record<E: Fn(AgentEvent)>(message: Message, context: &mut Context, emit: &E) {
+    emit(AgentEvent::MessageStart {
+        message: message.clone(),
+    });
+    emit(AgentEvent::MessageEnd {
+        message: message.clone(),
+    });
+    context.messages.push(message);
 }
 
 /// Like [`run_agent`], as an [`AgentEventStream`] and the future that
@@ -183,13 +188,17 @@ pub async fn run_agent<M: Model + ?Sized>(
 /// assert_eq!(types.first(), Some(&"agent_start"));
 /// assert_eq!(types.last(), Some(&"agent_end"));
 /// ```
-pub fn agent_loop<'a, M: Model + ?Sized>(
+pub fn agent_loop<'a, M, T>(
     model: &'a M,
-    tools: &'a ToolSet<'_>,
+    tools: &'a T,
     context: Context,
     prompts: Vec<Message>,
     options: AgentOptions,
-) -> (AgentEventStream, impl Future<Output = ()> + 'a) {
+) -> (AgentEventStream, impl Future<Output = ()> + 'a)
+where
+    M: Model + ?Sized,
+    T: Tools + ?Sized,
+{
     let (producer, events) = EventStream::channel();
     let run = async move {
         let outcome = run_agent(model, tools, context, prompts, options, |event| {
@@ -201,219 +210,4 @@ pub fn agent_loop<'a, M: Model + ?Sized>(
         let _ = producer.finish(outcome);
     };
     (events, run)
-}
-
-/// One model call, its events forwarded as `message_*` events.
-async fn stream_turn<M: Model + ?Sized>(
-    model: &M,
-    context: &Context,
-    signal: &AbortSignal,
-    emit: &dyn Fn(AgentEvent),
-) -> AssistantMessage {
-    let mut stream = model.stream(
-        context,
-        StreamOptions::default().with_signal(signal.clone()),
-    );
-    let mut started = false;
-    while let Some(event) = stream.next().await {
-        if let Some(message) = event.terminal_message() {
-            let message = message.clone();
-            if !started {
-                emit(AgentEvent::MessageStart {
-                    message: message.clone().into(),
-                });
-            }
-            emit(AgentEvent::MessageEnd {
-                message: message.clone().into(),
-            });
-            return message;
-        }
-        // Every non-terminal event carries the message so far.
-        let Some(partial) = event.partial().map(|p| p.to_message()) else {
-            continue;
-        };
-        if started {
-            emit(AgentEvent::MessageUpdate {
-                message: partial.into(),
-                assistant_message_event: event,
-            });
-        } else {
-            started = true;
-            emit(AgentEvent::MessageStart {
-                message: partial.into(),
-            });
-        }
-    }
-    // A model stream always ends with a terminal event; should one not,
-    // the turn is an error rather than a hang or a panic.
-    let mut message = crate::message::assistant([], StopReason::Error);
-    message.error_message = Some("model stream ended without a terminal event".to_owned());
-    emit(AgentEvent::MessageEnd {
-        message: message.clone().into(),
-    });
-    message
-}
-
-fn error_result(call: &ToolCall, text: &str) -> ToolResultMessage {
-    crate::message::tool_result(call.id.clone(), call.name.clone(), text, true)
-}
-
-/// Runs a turn's calls; returns their results in call order and the
-/// steering messages that interrupted the batch, if any.
-async fn run_calls(
-    tools: &ToolSet<'_>,
-    calls: &[ToolCall],
-    signal: &AbortSignal,
-    options: &AgentOptions,
-    emit: &dyn Fn(AgentEvent),
-) -> (Vec<ToolResultMessage>, Vec<Message>) {
-    let interrupt = options.hooks.steering_mode == SteeringMode::Interrupt;
-    if options.tool_execution == ToolExecution::Parallel && !interrupt {
-        let results = futures_util::future::join_all(
-            calls
-                .iter()
-                .map(|call| run_call(tools, call, signal, options, emit)),
-        )
-        .await;
-        return (results, Vec::new());
-    }
-    let mut results = Vec::with_capacity(calls.len());
-    let mut steered = Vec::new();
-    for call in calls {
-        if !steered.is_empty() {
-            results.push(skip_call(call, emit));
-            continue;
-        }
-        results.push(run_call(tools, call, signal, options, emit).await);
-        if interrupt {
-            steered = options.hooks.steering();
-        }
-    }
-    (results, steered)
-}
-
-/// The result of a call skipped by an interrupting steering message,
-/// reported with start and end events as Pi 0.58 does.
-fn skip_call(call: &ToolCall, emit: &dyn Fn(AgentEvent)) -> ToolResultMessage {
-    emit(AgentEvent::ToolExecutionStart {
-        tool_call_id: call.id.clone(),
-        tool_name: call.name.clone(),
-        args: Value::Object(call.arguments.clone()),
-    });
-    let result = error_result(call, SKIPPED_MESSAGE);
-    emit(AgentEvent::ToolExecutionEnd {
-        tool_call_id: call.id.clone(),
-        tool_name: call.name.clone(),
-        result: json!({"content": result.content, "details": result.details}),
-        is_error: true,
-    });
-    result
-}
-
-async fn run_call(
-    tools: &ToolSet<'_>,
-    call: &ToolCall,
-    signal: &AbortSignal,
-    options: &AgentOptions,
-    emit: &dyn Fn(AgentEvent),
-) -> ToolResultMessage {
-    let args = Value::Object(call.arguments.clone());
-    emit(AgentEvent::ToolExecutionStart {
-        tool_call_id: call.id.clone(),
-        tool_name: call.name.clone(),
-        args: args.clone(),
-    });
-    let sink = |partial_result: Value| {
-        emit(AgentEvent::ToolExecutionUpdate {
-            tool_call_id: call.id.clone(),
-            tool_name: call.name.clone(),
-            args: args.clone(),
-            partial_result,
-        })
-    };
-    let cx = ToolContext {
-        tool_call_id: &call.id,
-        signal: signal.clone(),
-        progress: ProgressReporter { sink: &sink },
-    };
-    let output = match prepare_arguments(tools, call, options) {
-        Err(output) => output,
-        Ok(arguments) => match tools.execute(&call.name, arguments, cx) {
-            None => not_found(call),
-            Some(execution) => {
-                let output = match execution.await {
-                    Ok(output) => output,
-                    Err(error) => ToolOutput::error(String::from(error.message())),
-                };
-                match &options.hooks.after_tool_call {
-                    Some(after) => after(call, output),
-                    None => output,
-                }
-            }
-        },
-    };
-    emit(AgentEvent::ToolExecutionEnd {
-        tool_call_id: call.id.clone(),
-        tool_name: call.name.clone(),
-        result: json!({"content": output.content, "details": output.details}),
-        is_error: output.is_error,
-    });
-    ToolResultMessage {
-        tool_call_id: call.id.clone(),
-        tool_name: call.name.clone(),
-        content: output.content,
-        details: output.details,
-        is_error: output.is_error,
-        timestamp: 0,
-        extra: Default::default(),
-    }
-}
-
-fn not_found(call: &ToolCall) -> ToolOutput {
-    ToolOutput::error(format!("Tool {} not found", call.name))
-}
-
-/// The arguments `execute` gets: passed through `before_tool_call`, then
-/// validated and coerced (the events and the history keep what the model
-/// sent), or the error result of a call that cannot run.
-fn prepare_arguments(
-    tools: &ToolSet<'_>,
-    call: &ToolCall,
-    options: &AgentOptions,
-) -> Result<Map<String, Value>, ToolOutput> {
-    let Some(schema) = tools.parameters(&call.name) else {
-        return Err(not_found(call));
-    };
-    let proposed = match options
-        .hooks
-        .before_tool_call
-        .as_ref()
-        .map(|before| before(call))
-    {
-        None | Some(ToolCallDecision::Allow) => call.arguments.clone(),
-        Some(ToolCallDecision::Rewrite(arguments)) => arguments,
-        Some(ToolCallDecision::Block(reason)) => return Err(ToolOutput::error(reason)),
-    };
-    let Some(validator) = options.validator else {
-        return Ok(proposed);
-    };
-    let mut arguments = Value::Object(proposed.clone());
-    let errors = validator(&schema, &mut arguments);
-    if !errors.is_empty() {
-        let received = serde_json::to_string_pretty(&proposed).unwrap_or_default();
-        let mut text = format!("Validation failed for tool \"{}\":\n", call.name);
-        for error in &errors {
-            text.push_str("  - ");
-            text.push_str(error);
-            text.push('\n');
-        }
-        text.push_str("\nReceived arguments:\n");
-        text.push_str(&received);
-        return Err(ToolOutput::error(text));
-    }
-    match arguments {
-        Value::Object(map) => Ok(map),
-        // A validator that replaced the object: keep what it was given.
-        _ => Ok(proposed),
-    }
 }

@@ -1,11 +1,15 @@
 //! Tools: the [`AgentTool`] trait, what a call gets and returns, and the
 //! heterogeneous [`ToolSet`].
 
+use alloc::borrow::ToOwned;
 use alloc::boxed::Box;
 use alloc::string::{String, ToString};
+use alloc::sync::Arc;
 use alloc::vec::Vec;
+use core::convert::Infallible;
 use core::fmt;
 use core::future::Future;
+use core::marker::PhantomData;
 use core::pin::Pin;
 
 use serde::de::DeserializeOwned;
@@ -13,6 +17,7 @@ use serde_json::{Map, Value};
 
 use crate::message::{text, ContentBlock, Tool as ToolDefinition};
 use crate::model::AbortSignal;
+use crate::Producer;
 
 /// What a tool returns: content blocks for the model (text and images, as
 /// a Pi `toolResult`), optional details for the application, and whether
@@ -107,14 +112,31 @@ pub fn parse_args<T: DeserializeOwned>(
 
 /// Reports a tool's progress; each report becomes a
 /// `tool_execution_update` event.
+///
+/// Reports go through a channel that the loop drains whenever it polls the
+/// call, so a tool running on another thread (see
+/// [`SendToolSet::with_spawner`]) reports in real time too. The channel is
+/// unbounded: a tool that reports in a tight loop without yielding buffers
+/// its reports until the loop polls it.
 pub struct ProgressReporter<'a> {
-    pub(crate) sink: &'a (dyn Fn(Value) + 'a),
+    pub(crate) sink: Arc<Producer<Value, (), Infallible>>,
+    pub(crate) _call: PhantomData<&'a ()>,
 }
 
 impl ProgressReporter<'_> {
     /// Reports `partial_result`.
     pub fn report(&self, partial_result: Value) {
-        (self.sink)(partial_result);
+        // Refused only once the loop stopped listening (the call's result
+        // was already decided): nothing is left to report to.
+        let _ = self.sink.push(partial_result);
+    }
+
+    /// A reporter for the same call that outlives the borrow.
+    pub(crate) fn detach<'b>(&self) -> ProgressReporter<'b> {
+        ProgressReporter {
+            sink: Arc::clone(&self.sink),
+            _call: PhantomData,
+        }
     }
 }
 
@@ -166,6 +188,13 @@ pub trait AgentTool {
     fn description(&self) -> &str;
     /// The JSON Schema of its arguments.
     fn parameters(&self) -> Value;
+    /// Whether its calls must run alone: with
+    /// [`ToolExecution::Parallel`](super::ToolExecution::Parallel), the
+    /// calls before it in the turn finish first, it runs by itself, and the
+    /// calls after it start once it finished. The default is `false`.
+    fn sequential(&self) -> bool {
+        false
+    }
     /// Runs one call.
     fn execute(
         &self,
@@ -174,13 +203,79 @@ pub trait AgentTool {
     ) -> impl Future<Output = Result<ToolOutput, ToolError>>;
 }
 
+/// A tool whose calls are `Send` futures, so that a runtime adapter can run
+/// them on its threads (see [`SendToolSet`]).
+///
+/// Every `SendAgentTool` is an [`AgentTool`], so it also goes into a plain
+/// [`ToolSet`].
+///
+/// ```
+/// use agentstream::agent::{SendAgentTool, SendToolSet, ToolContext, ToolError, ToolOutput};
+/// use serde_json::{json, Map, Value};
+///
+/// struct Clock;
+/// impl SendAgentTool for Clock {
+///     fn name(&self) -> &str { "clock" }
+///     fn description(&self) -> &str { "Says the time." }
+///     fn parameters(&self) -> Value { json!({"type": "object"}) }
+///     async fn execute(&self, _: Map<String, Value>, _: ToolContext<'_>)
+///         -> Result<ToolOutput, ToolError>
+///     {
+///         Ok(ToolOutput::text("noon"))
+///     }
+/// }
+/// let tools = SendToolSet::new().with(Clock);
+/// fn is_send<T: Send + Sync>(_: &T) {}
+/// is_send(&tools);
+/// ```
+pub trait SendAgentTool: Send + Sync {
+    /// The name the model calls it by.
+    fn name(&self) -> &str;
+    /// What it does, for the model.
+    fn description(&self) -> &str;
+    /// The JSON Schema of its arguments.
+    fn parameters(&self) -> Value;
+    /// Whether its calls must run alone (see [`AgentTool::sequential`]).
+    fn sequential(&self) -> bool {
+        false
+    }
+    /// Runs one call.
+    fn execute(
+        &self,
+        args: Map<String, Value>,
+        cx: ToolContext<'_>,
+    ) -> impl Future<Output = Result<ToolOutput, ToolError>> + Send;
+}
+
+impl<T: SendAgentTool> AgentTool for T {
+    fn name(&self) -> &str {
+        SendAgentTool::name(self)
+    }
+    fn description(&self) -> &str {
+        SendAgentTool::description(self)
+    }
+    fn parameters(&self) -> Value {
+        SendAgentTool::parameters(self)
+    }
+    fn sequential(&self) -> bool {
+        SendAgentTool::sequential(self)
+    }
+    fn execute(
+        &self,
+        args: Map<String, Value>,
+        cx: ToolContext<'_>,
+    ) -> impl Future<Output = Result<ToolOutput, ToolError>> {
+        SendAgentTool::execute(self, args, cx)
+    }
+}
+
 type BoxedExecution<'a> = Pin<Box<dyn Future<Output = Result<ToolOutput, ToolError>> + 'a>>;
 
 /// The object-safe face of an [`AgentTool`].
 trait DynTool {
     fn name(&self) -> &str;
     fn description(&self) -> &str;
-    fn parameters(&self) -> Value;
+    fn sequential(&self) -> bool;
     fn execute_boxed<'a>(
         &'a self,
         args: Map<String, Value>,
@@ -195,8 +290,8 @@ impl<T: AgentTool> DynTool for T {
     fn description(&self) -> &str {
         AgentTool::description(self)
     }
-    fn parameters(&self) -> Value {
-        AgentTool::parameters(self)
+    fn sequential(&self) -> bool {
+        AgentTool::sequential(self)
     }
     fn execute_boxed<'a>(
         &'a self,
@@ -225,7 +320,8 @@ impl<T: AgentTool> DynTool for T {
 /// ```
 #[derive(Default)]
 pub struct ToolSet<'t> {
-    tools: Vec<Box<dyn DynTool + 't>>,
+    /// Each tool with its parameter schema, asked for once at insertion.
+    tools: Vec<(Box<dyn DynTool + 't>, Value)>,
 }
 
 impl<'t> ToolSet<'t> {
@@ -243,8 +339,9 @@ impl<'t> ToolSet<'t> {
     /// Adds `tool`, replacing any tool of the same name.
     pub fn insert(&mut self, tool: impl AgentTool + 't) {
         let name = AgentTool::name(&tool).to_string();
-        self.tools.retain(|t| t.name() != name);
-        self.tools.push(Box::new(tool));
+        self.tools.retain(|(t, _)| t.name() != name);
+        let schema = AgentTool::parameters(&tool);
+        self.tools.push((Box::new(tool), schema));
     }
 
     /// How many tools the set holds.
@@ -259,47 +356,251 @@ impl<'t> ToolSet<'t> {
 
     /// Whether a tool of this name is in the set.
     pub fn contains(&self, name: &str) -> bool {
-        self.tools.iter().any(|t| t.name() == name)
+        self.tools.iter().any(|(t, _)| t.name() == name)
     }
 
     /// The tool definitions for the model's context, in insertion order.
     pub fn definitions(&self) -> Vec<ToolDefinition> {
         self.tools
             .iter()
-            .map(|t| ToolDefinition {
+            .map(|(t, schema)| ToolDefinition {
                 name: t.name().to_string(),
                 description: t.description().to_string(),
-                parameters: t.parameters(),
+                parameters: schema.clone(),
                 extra: Map::new(),
             })
             .collect()
     }
 
-    /// The parameter schema of the tool called `name`.
-    pub fn parameters(&self, name: &str) -> Option<Value> {
+    /// The parameter schema of the tool called `name` (as the tool gave
+    /// it when it was added).
+    pub fn parameters(&self, name: &str) -> Option<&Value> {
         self.tools
             .iter()
-            .find(|t| t.name() == name)
-            .map(|t| t.parameters())
+            .find(|(t, _)| t.name() == name)
+            .map(|(_, schema)| schema)
     }
 
-    pub(crate) fn execute<'a>(
+    fn find(&self, name: &str) -> Option<&(dyn DynTool + 't)> {
+        self.tools
+            .iter()
+            .find(|(t, _)| t.name() == name)
+            .map(|(t, _)| &**t)
+    }
+}
+
+impl Tools for ToolSet<'_> {
+    type Execution<'a>
+        = BoxedExecution<'a>
+    where
+        Self: 'a;
+
+    fn definitions(&self) -> Vec<ToolDefinition> {
+        ToolSet::definitions(self)
+    }
+
+    fn parameters(&self, name: &str) -> Option<&Value> {
+        ToolSet::parameters(self, name)
+    }
+
+    fn sequential(&self, name: &str) -> bool {
+        self.find(name).is_some_and(|t| t.sequential())
+    }
+
+    fn execute<'a>(
         &'a self,
         name: &str,
         args: Map<String, Value>,
         cx: ToolContext<'a>,
-    ) -> Option<BoxedExecution<'a>> {
-        self.tools
-            .iter()
-            .find(|t| t.name() == name)
-            .map(|t| t.execute_boxed(args, cx))
+    ) -> Option<Self::Execution<'a>> {
+        self.find(name).map(|t| t.execute_boxed(args, cx))
     }
 }
 
 impl fmt::Debug for ToolSet<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_list()
-            .entries(self.tools.iter().map(|t| t.name()))
+            .entries(self.tools.iter().map(|(t, _)| t.name()))
+            .finish()
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for super::ToolSet<'_> {}
+    impl Sealed for super::SendToolSet {}
+}
+
+/// A set of tools the loop can run: [`ToolSet`] (any tools) or
+/// [`SendToolSet`] (`Send` tools, whose runs are `Send` futures). Sealed.
+pub trait Tools: sealed::Sealed {
+    /// The future of one call.
+    type Execution<'a>: Future<Output = Result<ToolOutput, ToolError>> + 'a
+    where
+        Self: 'a;
+    /// The tool definitions for the model's context, in insertion order.
+    fn definitions(&self) -> Vec<ToolDefinition>;
+    /// The parameter schema of the tool called `name`.
+    fn parameters(&self, name: &str) -> Option<&Value>;
+    /// Whether the tool called `name` runs its calls alone.
+    fn sequential(&self, name: &str) -> bool;
+    /// Starts a call of the tool called `name` (`None`: no such tool).
+    fn execute<'a>(
+        &'a self,
+        name: &str,
+        args: Map<String, Value>,
+        cx: ToolContext<'a>,
+    ) -> Option<Self::Execution<'a>>;
+}
+
+/// The future of one call of a `Send` tool, detached from the loop.
+pub type SendExecution =
+    Pin<Box<dyn Future<Output = Result<ToolOutput, ToolError>> + Send + 'static>>;
+
+/// Runs a detached call somewhere else (a runtime's worker threads, for
+/// example) and returns a future of its outcome; dropping that future
+/// should cancel the call. The runtime adapters provide one each
+/// (`agentstream_tokio::tool_spawner()`, …).
+pub type ToolSpawner = Arc<dyn Fn(SendExecution) -> SendExecution + Send + Sync>;
+
+trait DynSendTool: Send + Sync {
+    fn name(&self) -> &str;
+    fn description(&self) -> &str;
+    fn sequential(&self) -> bool;
+    fn execute_boxed<'a>(
+        &'a self,
+        args: Map<String, Value>,
+        cx: ToolContext<'a>,
+    ) -> Pin<Box<dyn Future<Output = Result<ToolOutput, ToolError>> + Send + 'a>>;
+}
+
+impl<T: SendAgentTool> DynSendTool for T {
+    fn name(&self) -> &str {
+        SendAgentTool::name(self)
+    }
+    fn description(&self) -> &str {
+        SendAgentTool::description(self)
+    }
+    fn sequential(&self) -> bool {
+        SendAgentTool::sequential(self)
+    }
+    fn execute_boxed<'a>(
+        &'a self,
+        args: Map<String, Value>,
+        cx: ToolContext<'a>,
+    ) -> Pin<Box<dyn Future<Output = Result<ToolOutput, ToolError>> + Send + 'a>> {
+        Box::pin(SendAgentTool::execute(self, args, cx))
+    }
+}
+
+/// `Send` tools, looked up by name: a run over them is a `Send` future
+/// (when the model and the event callback are `Sync`), and with
+/// [`with_spawner`](Self::with_spawner) each call runs as a task of a
+/// runtime, on its threads.
+#[derive(Default, Clone)]
+pub struct SendToolSet {
+    /// Each tool with its parameter schema, asked for once at insertion.
+    tools: Vec<(Arc<dyn DynSendTool>, Value)>,
+    spawner: Option<ToolSpawner>,
+}
+
+impl SendToolSet {
+    /// An empty set.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds `tool`, replacing any tool of the same name.
+    pub fn with(mut self, tool: impl SendAgentTool + 'static) -> Self {
+        self.insert(tool);
+        self
+    }
+
+    /// Adds `tool`, replacing any tool of the same name.
+    pub fn insert(&mut self, tool: impl SendAgentTool + 'static) {
+        let name = SendAgentTool::name(&tool).to_string();
+        self.tools.retain(|(t, _)| t.name() != name);
+        let schema = SendAgentTool::parameters(&tool);
+        self.tools.push((Arc::new(tool), schema));
+    }
+
+    /// Runs every call through `spawner` (a runtime's task spawner).
+    pub fn with_spawner(mut self, spawner: ToolSpawner) -> Self {
+        self.spawner = Some(spawner);
+        self
+    }
+
+    /// How many tools the set holds.
+    pub fn len(&self) -> usize {
+        self.tools.len()
+    }
+
+    /// Whether the set is empty.
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+
+    fn find(&self, name: &str) -> Option<&(Arc<dyn DynSendTool>, Value)> {
+        self.tools.iter().find(|(t, _)| t.name() == name)
+    }
+}
+
+impl Tools for SendToolSet {
+    type Execution<'a> = SendExecution;
+
+    fn definitions(&self) -> Vec<ToolDefinition> {
+        self.tools
+            .iter()
+            .map(|(t, schema)| ToolDefinition {
+                name: t.name().to_string(),
+                description: t.description().to_string(),
+                parameters: schema.clone(),
+                extra: Map::new(),
+            })
+            .collect()
+    }
+
+    fn parameters(&self, name: &str) -> Option<&Value> {
+        self.find(name).map(|(_, schema)| schema)
+    }
+
+    fn sequential(&self, name: &str) -> bool {
+        self.find(name).is_some_and(|(t, _)| t.sequential())
+    }
+
+    fn execute<'a>(
+        &'a self,
+        name: &str,
+        args: Map<String, Value>,
+        cx: ToolContext<'a>,
+    ) -> Option<SendExecution> {
+        let tool = Arc::clone(&self.find(name)?.0);
+        let id = cx.tool_call_id.to_owned();
+        let signal = cx.signal.clone();
+        let progress = cx.progress.detach();
+        let detached: SendExecution = Box::pin(async move {
+            let cx = ToolContext {
+                tool_call_id: &id,
+                signal,
+                progress,
+            };
+            tool.execute_boxed(args, cx).await
+        });
+        Some(match &self.spawner {
+            Some(spawn) => spawn(detached),
+            None => detached,
+        })
+    }
+}
+
+impl fmt::Debug for SendToolSet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SendToolSet")
+            .field(
+                "tools",
+                &self.tools.iter().map(|(t, _)| t.name()).collect::<Vec<_>>(),
+            )
+            .field("spawner", &self.spawner.is_some())
             .finish()
     }
 }

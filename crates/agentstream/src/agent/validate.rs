@@ -34,7 +34,26 @@ use serde_json::{Map, Number, Value};
 /// ```
 pub fn validate_arguments(schema: &Value, value: &mut Value) -> Vec<String> {
     let mut errors = Vec::new();
-    check(schema, value, &mut String::new(), &mut errors);
+    check(schema, value, &mut String::new(), &mut errors, true);
+    errors
+}
+
+/// Like [`validate_arguments`] without coercion: plain JSON Schema
+/// semantics for the same subset (the JSON-Schema-Test-Suite runs against
+/// this), and usable as an [`ArgumentValidator`](super::ArgumentValidator)
+/// for tools that want no coercion.
+///
+/// ```
+/// use agentstream::agent::validate_arguments_strict;
+/// use serde_json::json;
+/// let mut args = json!({"path": 7});
+/// let schema = json!({"properties": {"path": {"type": "string"}}});
+/// assert_eq!(validate_arguments_strict(&schema, &mut args), ["/path: must be string, got number"]);
+/// assert_eq!(args, json!({"path": 7})); // unchanged
+/// ```
+pub fn validate_arguments_strict(schema: &Value, value: &mut Value) -> Vec<String> {
+    let mut errors = Vec::new();
+    check(schema, value, &mut String::new(), &mut errors, false);
     errors
 }
 
@@ -46,7 +65,13 @@ fn at(path: &str) -> &str {
     }
 }
 
-fn check(schema: &Value, value: &mut Value, path: &mut String, errors: &mut Vec<String>) {
+fn check(
+    schema: &Value,
+    value: &mut Value,
+    path: &mut String,
+    errors: &mut Vec<String>,
+    coercing: bool,
+) {
     let Some(schema) = schema.as_object() else {
         if schema == &Value::Bool(false) {
             errors.push(format!("{}: no value is allowed", at(path)));
@@ -60,7 +85,12 @@ fn check(schema: &Value, value: &mut Value, path: &mut String, errors: &mut Vec<
             _ => Vec::new(),
         };
         if !names.is_empty() && !names.iter().any(|name| has_type(value, name)) {
-            match names.iter().find_map(|name| coerce(value, name)) {
+            let coerced = if coercing {
+                names.iter().find_map(|name| coerce(value, name))
+            } else {
+                None
+            };
+            match coerced {
                 Some(coerced) => *value = coerced,
                 None => {
                     errors.push(format!(
@@ -91,12 +121,12 @@ fn check(schema: &Value, value: &mut Value, path: &mut String, errors: &mut Vec<
                 for (index, item) in items.iter_mut().enumerate() {
                     let len = path.len();
                     path.push_str(&format!("/{index}"));
-                    check(item_schema, item, path, errors);
+                    check(item_schema, item, path, errors, coercing);
                     path.truncate(len);
                 }
             }
         }
-        Value::Object(map) => check_object(schema, map, path, errors),
+        Value::Object(map) => check_object(schema, map, path, errors, coercing),
         _ => {}
     }
 }
@@ -106,6 +136,7 @@ fn check_object(
     map: &mut Map<String, Value>,
     path: &mut String,
     errors: &mut Vec<String>,
+    coercing: bool,
 ) {
     if let Some(Value::Array(required)) = schema.get("required") {
         for name in required.iter().filter_map(Value::as_str) {
@@ -121,12 +152,12 @@ fn check_object(
         path.push('/');
         path.push_str(name);
         match properties.and_then(|p| p.get(name)) {
-            Some(property) => check(property, item, path, errors),
+            Some(property) => check(property, item, path, errors, coercing),
             None => match additional {
                 Some(Value::Bool(false)) => {
                     errors.push(format!("{}: property is not allowed", path));
                 }
-                Some(extra @ Value::Object(_)) => check(extra, item, path, errors),
+                Some(extra @ Value::Object(_)) => check(extra, item, path, errors, coercing),
                 _ => {}
             },
         }

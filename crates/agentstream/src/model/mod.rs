@@ -23,7 +23,7 @@ pub use event::{DoneReason, ErrorReason, ModelEvent};
 pub use partial::{PartialBuilder, PartialMessage};
 pub use protocol::validate_events;
 pub use scripted::{
-    ScriptedFailure, ScriptedModel, ScriptedReply, ScriptedTurn, EXHAUSTED_MESSAGE,
+    ScriptStep, ScriptedFailure, ScriptedModel, ScriptedReply, ScriptedTurn, EXHAUSTED_MESSAGE,
 };
 pub use stream::{
     AssistantMessageEventStream, AssistantMessageProducer, LocalModelDriver, LocalModelStream,

@@ -13,6 +13,8 @@ use core::pin::Pin;
 
 pub use turn::{ScriptedFailure, ScriptedReply, ScriptedTurn};
 
+use crate::message::ContentBlock;
+
 #[cfg(doc)]
 use super::abort::ABORTED_MESSAGE;
 use super::stream::ModelStream;
@@ -62,9 +64,78 @@ pub const EXHAUSTED_MESSAGE: &str = "ScriptedModel has no more responses";
 /// assert_eq!(model.requests().len(), 1);
 /// ```
 pub struct ScriptedModel {
-    turns: Vec<Arc<ScriptedTurn>>,
+    turns: Vec<ScriptStep>,
     state: Lock<ScriptState>,
     pacer: Option<Pacer>,
+}
+
+/// One step of a script: a fixed turn, or a function of the request that
+/// decides the turn when the call comes.
+///
+/// Fixed turns and functions mix freely in one script:
+///
+/// ```
+/// use agentstream::message::{assistant, text, tool_call, user, Context, Message, StopReason};
+/// use agentstream::model::{Model, ScriptStep, ScriptedModel, StreamOptions};
+/// use serde_json::json;
+///
+/// let model = ScriptedModel::new([
+///     ScriptStep::from(assistant([tool_call("", "read", json!({"path": "a"}))], StopReason::ToolUse)),
+///     // The second answer counts the messages the loop sent.
+///     ScriptStep::reply(|request: &Context| {
+///         assistant([text(format!("{} messages", request.messages.len()))], StopReason::Stop).into()
+///     }),
+/// ]);
+/// let context = Context::from_messages([user("hi").into()]);
+/// futures_executor::block_on(async {
+///     let first = model.stream(&context, StreamOptions::default()).result().await;
+///     // An empty tool-call id is filled in deterministically.
+///     assert_eq!(first.tool_calls().next().unwrap().id, "call_0_0");
+///     let second = model.stream(&context, StreamOptions::default()).result().await;
+///     assert_eq!(second.text(), "1 messages");
+/// });
+/// ```
+#[derive(Clone)]
+pub enum ScriptStep {
+    /// Always this turn.
+    Turn(Arc<ScriptedTurn>),
+    /// The turn this function returns for the call's context.
+    Reply(Arc<dyn Fn(&Context) -> ScriptedTurn + Send + Sync>),
+}
+
+impl ScriptStep {
+    /// A step whose turn is `reply(context)`, decided when the call comes.
+    pub fn reply(reply: impl Fn(&Context) -> ScriptedTurn + Send + Sync + 'static) -> Self {
+        Self::Reply(Arc::new(reply))
+    }
+
+    fn turn(&self, context: &Context) -> Arc<ScriptedTurn> {
+        match self {
+            Self::Turn(turn) => Arc::clone(turn),
+            Self::Reply(reply) => Arc::new(reply(context)),
+        }
+    }
+}
+
+impl From<ScriptedTurn> for ScriptStep {
+    fn from(turn: ScriptedTurn) -> Self {
+        Self::Turn(Arc::new(turn))
+    }
+}
+
+impl From<crate::message::AssistantMessage> for ScriptStep {
+    fn from(message: crate::message::AssistantMessage) -> Self {
+        Self::Turn(Arc::new(ScriptedTurn::message(message)))
+    }
+}
+
+impl fmt::Debug for ScriptStep {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Turn(turn) => f.debug_tuple("Turn").field(turn).finish(),
+            Self::Reply(_) => f.write_str("Reply(..)"),
+        }
+    }
 }
 
 /// Makes the pause between two deltas of a chunked turn: a timer future of
@@ -79,13 +150,16 @@ struct ScriptState {
 }
 
 impl ScriptedModel {
-    /// A model that plays `turns` in order, one per call.
-    pub fn new<T: Into<ScriptedTurn>>(turns: impl IntoIterator<Item = T>) -> Self {
+    /// A model that plays `turns` in order, one per call: assistant
+    /// messages, [`ScriptedTurn`]s or [`ScriptStep`]s.
+    ///
+    /// A tool call whose id is empty gets `call_<n>_<i>` when it is played,
+    /// `n` being the call's index (0 for the first call) and `i` the
+    /// block's index in the message, so that ids are deterministic also in
+    /// turns a function builds.
+    pub fn new<T: Into<ScriptStep>>(turns: impl IntoIterator<Item = T>) -> Self {
         Self {
-            turns: turns
-                .into_iter()
-                .map(|turn| Arc::new(turn.into()))
-                .collect(),
+            turns: turns.into_iter().map(Into::into).collect(),
             state: Lock::new(ScriptState {
                 cursor: 0,
                 requests: Vec::new(),
@@ -133,16 +207,35 @@ impl Model for ScriptedModel {
         // The copy is made outside the lock; only the push happens inside.
         let snapshot = Arc::new(context.clone());
         let turns = &self.turns;
-        let turn = self.state.with(|state| {
+        let (index, step) = self.state.with(|state| {
             state.requests.push(snapshot);
-            let turn = turns.get(state.cursor).cloned();
+            let step = turns.get(state.cursor).cloned();
             state.cursor += 1;
-            turn
+            (state.cursor - 1, step)
         });
+        // A step's function runs outside the lock, on the caller's context.
+        let turn = step.map(|step| with_call_ids(step.turn(context), index));
         let signal = options.signal;
         let pacer = self.pacer.clone();
         ModelStream::driven(move |producer| player::play(producer, turn, signal, pacer))
     }
+}
+
+/// `turn` with every empty tool-call id replaced by `call_<index>_<block>`.
+fn with_call_ids(turn: Arc<ScriptedTurn>, index: usize) -> Arc<ScriptedTurn> {
+    let ScriptedReply::Message(message) = turn.reply() else {
+        return turn;
+    };
+    let needs_ids = message
+        .content
+        .iter()
+        .any(|block| matches!(block, ContentBlock::ToolCall(call) if call.id.is_empty()));
+    if !needs_ids {
+        return turn;
+    }
+    let mut turn = ScriptedTurn::clone(&turn);
+    turn.fill_call_ids(index);
+    Arc::new(turn)
 }
 
 impl fmt::Debug for ScriptedModel {

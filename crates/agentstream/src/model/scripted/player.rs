@@ -132,6 +132,17 @@ impl Player {
     }
 
     async fn play_block(&mut self, block: &ContentBlock) -> Result<(), AbortedMidStream> {
+        if matches!(block, ContentBlock::Image(_) | ContentBlock::Unknown(_)) {
+            // Blocks with no events of their own (images, unknown types)
+            // appear in the next snapshot.
+            self.builder.push_complete(block.clone());
+            return Ok(());
+        }
+        // The pause before a block's first delta comes before the block is
+        // opened: an abort there leaves no empty block behind.
+        if self.chunks > 1 && self.deltas > 0 {
+            self.pause().await?;
+        }
         let (kind, index, streamed) = match block {
             ContentBlock::Text(content) => (
                 Streamed::Text,
@@ -150,10 +161,7 @@ impl Player {
             ),
             // Blocks with no events of their own (images, unknown types)
             // appear in the next snapshot.
-            ContentBlock::Image(_) | ContentBlock::Unknown(_) => {
-                self.builder.push_complete(block.clone());
-                return Ok(());
-            }
+            ContentBlock::Image(_) | ContentBlock::Unknown(_) => return Ok(()),
         };
         if self.full_sequence {
             let partial = self.builder.snapshot();
@@ -199,8 +207,8 @@ impl Player {
         text: &str,
         kind: Streamed,
     ) -> Result<(), AbortedMidStream> {
-        for piece in split_chunks(text, self.chunks) {
-            if self.chunks > 1 && self.deltas > 0 {
+        for (n, piece) in split_chunks(text, self.chunks).enumerate() {
+            if n > 0 {
                 self.pause().await?;
             }
             self.deltas += 1;

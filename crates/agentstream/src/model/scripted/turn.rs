@@ -90,6 +90,19 @@ impl ScriptedTurn {
         self
     }
 
+    /// Gives every tool call with an empty id the id `call_<call>_<block>`.
+    pub(super) fn fill_call_ids(&mut self, call: usize) {
+        if let ScriptedReply::Message(message) = &mut self.reply {
+            for (block, content) in message.content.iter_mut().enumerate() {
+                if let crate::message::ContentBlock::ToolCall(tool_call) = content {
+                    if tool_call.id.is_empty() {
+                        tool_call.id = alloc::format!("call_{call}_{block}");
+                    }
+                }
+            }
+        }
+    }
+
     /// What this turn answers.
     pub fn reply(&self) -> &ScriptedReply {
         &self.reply

@@ -1,0 +1,102 @@
+//! The agent loop on async-std: the abort's grace period on its timer.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use agentstream::agent::{
+    run_agent, AgentOptions, AgentStop, AgentTool, ToolContext, ToolError, ToolOutput, ToolSet,
+    TOOL_ABORTED_MESSAGE,
+};
+use agentstream::message::{
+    assistant, text, tool_call, user, validate_linkage, Context, Message, StopReason,
+};
+use agentstream::model::{AbortController, ScriptedModel};
+use serde_json::{json, Map, Value};
+
+/// Finishes after `ms` milliseconds of async-std sleep.
+struct Sleepy<'a> {
+    started: &'a AtomicUsize,
+}
+
+impl AgentTool for Sleepy<'_> {
+    fn name(&self) -> &str {
+        "sleepy"
+    }
+    fn description(&self) -> &str {
+        "Sleeps for `ms` milliseconds."
+    }
+    fn parameters(&self) -> Value {
+        json!({"type": "object", "properties": {"ms": {"type": "integer"}}, "required": ["ms"]})
+    }
+    async fn execute(
+        &self,
+        args: Map<String, Value>,
+        _: ToolContext<'_>,
+    ) -> Result<ToolOutput, ToolError> {
+        self.started.fetch_add(1, Ordering::SeqCst);
+        let ms = args["ms"].as_u64().unwrap_or(0);
+        async_std::task::sleep(Duration::from_millis(ms)).await;
+        Ok(ToolOutput::text("woke"))
+    }
+}
+
+#[test]
+fn within_the_grace_period_a_short_tool_finishes_and_a_long_one_is_aborted() {
+    let started = AtomicUsize::new(0);
+    let tools = ToolSet::new().with(Sleepy { started: &started });
+    let model = ScriptedModel::new([
+        assistant(
+            [
+                tool_call("short", "sleepy", json!({"ms": 1})),
+                tool_call("long", "sleepy", json!({"ms": 600_000})),
+            ],
+            StopReason::ToolUse,
+        ),
+        assistant([text("never")], StopReason::Stop),
+    ]);
+    let controller = AbortController::new();
+    let options = AgentOptions::default()
+        .with_signal(controller.signal())
+        .with_abort_grace(agentstream_async_std::abort_grace(Duration::from_millis(
+            500,
+        )));
+    let outcome = async_std::task::block_on(async {
+        let run = run_agent(
+            &model,
+            &tools,
+            Context::default(),
+            vec![user("go").into()],
+            options,
+            |_| {},
+        );
+        let abort = async {
+            while started.load(Ordering::SeqCst) < 2 {
+                async_std::task::yield_now().await;
+            }
+            controller.abort();
+        };
+        futures_util::future::join(run, abort).await.0
+    });
+    assert_eq!(outcome.stop, AgentStop::Aborted);
+    assert_eq!(model.calls(), 1);
+    assert!(validate_linkage(&outcome.messages).is_empty());
+    let results: Vec<_> = outcome
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::ToolResult(r) => Some((
+                r.tool_call_id.as_str(),
+                r.content[0].as_text().unwrap(),
+                r.is_error,
+            )),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        results,
+        [
+            ("short", "woke", false),
+            ("long", TOOL_ABORTED_MESSAGE, true)
+        ]
+    );
+}

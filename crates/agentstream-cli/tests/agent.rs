@@ -1,0 +1,384 @@
+//! `agentstream agent` as a child process: the demo, the root confinement
+//! of `read` and `ls` on a real temporary tree (with symlinks out of it),
+//! cut files, escaped output, and a run against the mock server.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use agentstream_testserver::{answer_payloads, sse_body, MockServer, Reply};
+use serde_json::{json, Value};
+
+fn agentstream() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_agentstream"))
+}
+
+/// A fresh directory under the target's scratch space.
+fn scratch(name: &str) -> PathBuf {
+    let dir: PathBuf = [env!("CARGO_TARGET_TMPDIR"), "agent", name]
+        .iter()
+        .collect();
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    dir
+}
+
+fn text(output: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// A root with a README, a subdirectory, a large file, a file with escape
+/// sequences, and symlinks: one inside the root, two pointing out of it.
+/// Next to the root (outside it) lies `secret.txt`.
+fn tree(name: &str) -> PathBuf {
+    let base = scratch(name);
+    let root = base.join("root");
+    std::fs::create_dir_all(root.join("sub")).unwrap();
+    std::fs::write(
+        root.join("README.md"),
+        "# Demo project\n\nIt has a README.\n",
+    )
+    .unwrap();
+    std::fs::write(root.join("sub/inner.txt"), "inside").unwrap();
+    std::fs::write(root.join("big.txt"), "x".repeat(200_000)).unwrap();
+    std::fs::write(root.join("ansi.txt"), "\x1b]0;pwned\x07\x1b[2Jdone").unwrap();
+    std::fs::write(base.join("secret.txt"), "TOP SECRET").unwrap();
+    std::os::unix::fs::symlink(base.join("secret.txt"), root.join("escape")).unwrap();
+    std::os::unix::fs::symlink(&base, root.join("up")).unwrap();
+    std::os::unix::fs::symlink("sub/inner.txt", root.join("inner-link")).unwrap();
+    root
+}
+
+/// A script whose first turn calls `calls` (id, tool, arguments) and whose
+/// second answers "done".
+fn script(dir: &Path, calls: &[(&str, &str, Value)]) -> PathBuf {
+    use agentstream::message::{assistant, text, tool_call, StopReason};
+    let first = assistant(
+        calls
+            .iter()
+            .map(|(id, name, args)| tool_call(*id, *name, args.clone())),
+        StopReason::ToolUse,
+    );
+    let turns = json!([first, assistant([text("done")], StopReason::Stop)]);
+    let path = dir.join("script.json");
+    std::fs::write(&path, turns.to_string()).unwrap();
+    path
+}
+
+/// The `tool_execution_end` events of a `--jsonl` run, by call id:
+/// (is_error, text).
+fn ends(stdout: &str) -> Vec<(String, bool, String)> {
+    stdout
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).expect("a JSON line"))
+        .filter(|event| event["type"] == "tool_execution_end")
+        .map(|event| {
+            (
+                event["toolCallId"].as_str().unwrap().to_owned(),
+                event["isError"].as_bool().unwrap(),
+                event["result"]["content"][0]["text"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_owned(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn the_demo_reads_the_readme_from_the_root_and_answers_from_it() {
+    let root = tree("demo");
+    let output = agentstream()
+        .args([
+            "agent",
+            "--root",
+            root.to_str().unwrap(),
+            "What is in the README?",
+        ])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines[0], r#"→ read({"path":"README.md"})"#);
+    assert_eq!(lines[1], r"← read: # Demo project\n\nIt has a README.\n");
+    assert_eq!(
+        lines[2],
+        "README.md has 3 lines; it starts with: # Demo project"
+    );
+    assert_eq!(lines.len(), 3, "{stdout}");
+}
+
+#[test]
+fn the_demo_prints_pi_shaped_agent_events_with_jsonl() {
+    let root = tree("demo-jsonl");
+    let output = agentstream()
+        .args(["agent", "--jsonl", "--root", root.to_str().unwrap(), "go"])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stderr}");
+    let types: Vec<String> = stdout
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["type"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(types.first().map(String::as_str), Some("agent_start"));
+    assert_eq!(types.last().map(String::as_str), Some("agent_end"));
+    assert_eq!(types.iter().filter(|t| *t == "turn_end").count(), 2);
+    assert_eq!(
+        ends(&stdout),
+        [(
+            "call_0_1".into(),
+            false,
+            "# Demo project\n\nIt has a README.\n".into()
+        )]
+    );
+}
+
+#[test]
+fn paths_that_leave_the_root_are_refused_and_never_followed() {
+    let root = tree("escapes");
+    let script = script(
+        root.parent().unwrap(),
+        &[
+            ("dotdot", "read", json!({"path": "../secret.txt"})),
+            ("sneaky", "read", json!({"path": "sub/../../secret.txt"})),
+            (
+                "absolute",
+                "read",
+                json!({"path": root.parent().unwrap().join("secret.txt")}),
+            ),
+            ("symlink", "read", json!({"path": "escape"})),
+            ("symlinked-dir", "ls", json!({"path": "up"})),
+            ("inside-link", "read", json!({"path": "inner-link"})),
+            ("listing", "ls", json!({})),
+            ("missing", "read", json!({"path": "nope.txt"})),
+        ],
+    );
+    let output = agentstream()
+        .args(["agent", "--jsonl", "--root", root.to_str().unwrap()])
+        .arg(&script)
+        .arg("try to escape")
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        !stdout.contains("TOP SECRET"),
+        "nothing outside the root is read"
+    );
+    let ends = ends(&stdout);
+    let by_id = |id: &str| ends.iter().find(|e| e.0 == id).cloned().unwrap();
+    for id in ["dotdot", "sneaky"] {
+        let (_, is_error, text) = by_id(id);
+        assert!(
+            is_error && text.contains("\"..\" leaves the root"),
+            "{id}: {text}"
+        );
+    }
+    let (_, is_error, text) = by_id("absolute");
+    assert!(
+        is_error && text.contains("absolute paths are not allowed"),
+        "{text}"
+    );
+    for id in ["symlink", "symlinked-dir"] {
+        let (_, is_error, text) = by_id(id);
+        assert!(
+            is_error && text.contains("resolves outside the root"),
+            "{id}: {text}"
+        );
+    }
+    assert_eq!(
+        by_id("inside-link"),
+        ("inside-link".into(), false, "inside".into())
+    );
+    let (_, is_error, listing) = by_id("listing");
+    assert!(!is_error);
+    assert_eq!(
+        listing.lines().collect::<Vec<_>>(),
+        [
+            "README.md",
+            "ansi.txt",
+            "big.txt",
+            "escape@",
+            "inner-link@",
+            "sub/",
+            "up@"
+        ]
+    );
+    let (_, is_error, text) = by_id("missing");
+    assert!(is_error && text.starts_with("nope.txt: "), "{text}");
+}
+
+#[test]
+fn large_files_are_cut_with_a_note_and_escapes_are_shown_not_obeyed() {
+    let root = tree("cut");
+    let script = script(
+        root.parent().unwrap(),
+        &[
+            ("big", "read", json!({"path": "big.txt"})),
+            ("ansi", "read", json!({"path": "ansi.txt"})),
+        ],
+    );
+    let jsonl = agentstream()
+        .args(["agent", "--jsonl", "--root", root.to_str().unwrap()])
+        .arg(&script)
+        .arg("read")
+        .output()
+        .unwrap();
+    let (stdout, _) = text(&jsonl);
+    let (_, is_error, big) = ends(&stdout).into_iter().find(|e| e.0 == "big").unwrap();
+    assert!(!is_error);
+    assert!(
+        big.ends_with("\n[cut: showing the first 65536 of 200000 bytes]"),
+        "{}",
+        &big[big.len() - 60..]
+    );
+    assert_eq!(
+        big.len(),
+        65536 + "\n[cut: showing the first 65536 of 200000 bytes]".len()
+    );
+
+    let summary = agentstream()
+        .args(["agent", "--root", root.to_str().unwrap()])
+        .arg(&script)
+        .arg("read")
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&summary);
+    assert!(summary.status.success(), "{stderr}");
+    assert!(
+        !stdout.contains('\x1b') && !stdout.contains('\x07'),
+        "{stdout:?}"
+    );
+    assert!(
+        stdout.contains(r"← read: \u{1b}]0;pwned\u{7}\u{1b}[2Jdone"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("more characters)"),
+        "the big result is abbreviated"
+    );
+    assert!(stdout.ends_with("done\n"));
+}
+
+#[test]
+fn a_bad_script_or_root_exits_2_with_a_message() {
+    let dir = scratch("bad");
+    let script = dir.join("bad.json");
+    let mut turn = serde_json::to_value(agentstream::message::assistant(
+        [],
+        agentstream::message::StopReason::Stop,
+    ))
+    .unwrap();
+    turn["stopReason"] = json!("sideways");
+    std::fs::write(&script, json!([turn]).to_string()).unwrap();
+    let output = agentstream()
+        .args(["agent"])
+        .arg(&script)
+        .arg("hi")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        text(&output).1.contains("stopReason"),
+        "{}",
+        text(&output).1
+    );
+    let output = agentstream()
+        .args([
+            "agent",
+            "--root",
+            dir.join("missing").to_str().unwrap(),
+            "hi",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(text(&output).1.contains("--root"));
+}
+
+/// The chunk payloads of a streamed call of `read("README.md")`.
+fn tool_call_payloads() -> Vec<String> {
+    let chunk = |delta: Value, finish: Value| {
+        json!({
+            "id": "chatcmpl-tool",
+            "object": "chat.completion.chunk",
+            "model": "test-model",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        })
+        .to_string()
+    };
+    vec![
+        chunk(json!({"role": "assistant"}), Value::Null),
+        chunk(
+            json!({"tool_calls": [{"index": 0, "id": "call_abc", "type": "function",
+                "function": {"name": "read", "arguments": "{\"path\": \"README.md\"}"}}]}),
+            Value::Null,
+        ),
+        chunk(json!({}), json!("tool_calls")),
+        "[DONE]".to_owned(),
+    ]
+}
+
+#[test]
+fn base_url_runs_the_same_loop_against_an_openai_compatible_endpoint() {
+    let root = tree("endpoint");
+    let server = MockServer::start(|request| {
+        let body = request.json();
+        let has_result = body["messages"]
+            .as_array()
+            .is_some_and(|m| m.iter().any(|m| m["role"] == "tool"));
+        if has_result {
+            Reply::sse(vec![sse_body(&answer_payloads(
+                &[],
+                &["It is a demo project."],
+            ))])
+        } else {
+            Reply::sse(vec![sse_body(&tool_call_payloads())])
+        }
+    })
+    .expect("server");
+    let output = agentstream()
+        .args(["agent", "--root", root.to_str().unwrap()])
+        .args(["--base-url", &server.base_url(), "--model", "test-model"])
+        .args(["--api-key-env", "AGENTSTREAM_TEST_AGENT_NO_KEY"])
+        .arg("What is in the README?")
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    assert_eq!(
+        stdout,
+        "→ read({\"path\":\"README.md\"})\n← read: # Demo project\\n\\nIt has a README.\\n\nIt is a demo project.\n"
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let first = requests[0].json();
+    let names: Vec<&str> = first["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["read", "ls"]);
+    let second = requests[1].json();
+    let tool_message = second["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap()
+        .clone();
+    assert_eq!(tool_message["tool_call_id"], "call_abc");
+    assert!(tool_message["content"]
+        .to_string()
+        .contains("# Demo project"));
+}

@@ -1,0 +1,71 @@
+//! One model call, its events forwarded as `message_*` agent events.
+
+use alloc::borrow::ToOwned;
+
+use futures_util::StreamExt;
+
+use super::events::AgentEvent;
+use crate::message::{AssistantMessage, Context, StopReason};
+use crate::model::{AbortSignal, Model, StreamOptions};
+
+/// The message a model stream ended without a terminal event gets.
+pub const NO_TERMINAL_MESSAGE: &str = "model stream ended without a terminal event";
+
+pub(super) async fn stream_turn<M, E>(
+    model: &M,
+    context: &Context,
+    signal: &AbortSignal,
+    emit: &E,
+) -> AssistantMessage
+where
+    M: Model + ?Sized,
+    E: Fn(AgentEvent),
+{
+    let mut stream = model.stream(
+        context,
+        StreamOptions::default().with_signal(signal.clone()),
+    );
+    let mut started = false;
+    while let Some(event) = stream.next().await {
+        if let Some(message) = event.terminal_message() {
+            let message = message.clone();
+            if !started {
+                emit(AgentEvent::MessageStart {
+                    message: message.clone().into(),
+                });
+            }
+            emit(AgentEvent::MessageEnd {
+                message: message.clone().into(),
+            });
+            return message;
+        }
+        // Every non-terminal event carries the message so far.
+        let Some(partial) = event.partial().cloned() else {
+            continue;
+        };
+        if started {
+            emit(AgentEvent::MessageUpdate {
+                message: partial,
+                assistant_message_event: event,
+            });
+        } else {
+            started = true;
+            emit(AgentEvent::MessageStart {
+                message: partial.to_message().into(),
+            });
+        }
+    }
+    // A model stream always ends with a terminal event; should one not,
+    // the turn is an error rather than a hang or a panic.
+    let mut message = crate::message::assistant([], StopReason::Error);
+    message.error_message = Some(NO_TERMINAL_MESSAGE.to_owned());
+    if !started {
+        emit(AgentEvent::MessageStart {
+            message: message.clone().into(),
+        });
+    }
+    emit(AgentEvent::MessageEnd {
+        message: message.clone().into(),
+    });
+    message
+}
