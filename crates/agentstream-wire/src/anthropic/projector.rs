@@ -55,6 +55,10 @@
 //! - `ping`, unknown event types and unknown fields are ignored. Data that
 //!   is not JSON, or JSON that is not an object with a `type`, ends in
 //!   `error`. Whitespace around the JSON is accepted.
+//! - Lone UTF-16 surrogate escapes (`\ud83d`, as JavaScript writes half
+//!   an emoji) are accepted: halves split across two deltas of a text or
+//!   thinking block are joined into one character, and any other lone half
+//!   becomes U+FFFD (see [`surrogates`](crate::surrogates)).
 //! - On error or abort, open blocks get no `*_end`; the open text or
 //!   thinking block keeps its text so far, and an open tool call is kept
 //!   only if its argument text is already a JSON object.
@@ -75,6 +79,7 @@ use agentstream::model::{DoneReason, ErrorReason, ModelEvent, PartialBuilder, AB
 
 use crate::json::{clip, is_json_blank, parse_arguments};
 use crate::limits::{Limit, LimitExceeded, Limits};
+use crate::surrogates::{mark_lone_surrogates, SurrogateJoiner};
 
 /// The `api` of messages from the Anthropic Messages API, as Pi names it.
 pub const ANTHROPIC_MESSAGES_API: &str = "anthropic-messages";
@@ -137,6 +142,10 @@ pub struct EventProjector {
     /// Content blocks and tool calls started so far, for the limits.
     blocks: usize,
     tool_calls: usize,
+    /// Joins surrogate halves split across the open block's deltas.
+    joiner: SurrogateJoiner,
+    /// The payload being projected had lone surrogate escapes.
+    marked: bool,
 }
 
 impl EventProjector {
@@ -165,6 +174,18 @@ impl EventProjector {
             limits: Limits::DEFAULT,
             blocks: 0,
             tool_calls: 0,
+            joiner: SurrogateJoiner::default(),
+            marked: false,
+        }
+    }
+
+    /// Sets the timestamp (Unix milliseconds) of the messages. Only has an
+    /// effect before `start`.
+    pub fn set_timestamp(&mut self, timestamp_ms: u64) {
+        if !self.started {
+            let mut header = self.builder.snapshot().to_message();
+            header.timestamp = timestamp_ms;
+            self.builder = PartialBuilder::new(header);
         }
     }
 
@@ -196,6 +217,11 @@ impl EventProjector {
         if self.finished {
             return;
         }
+        // Lone UTF-16 surrogates (JavaScript writes them) would fail the
+        // parse: they become markers that the deltas join or replace.
+        let marked = mark_lone_surrogates(data);
+        self.marked = marked.is_some();
+        let data = marked.as_deref().unwrap_or(data);
         let value = match serde_json::from_str::<Value>(data) {
             Ok(value) => value,
             Err(_) => {
@@ -462,6 +488,33 @@ impl EventProjector {
     }
 
     fn append(&mut self, index: usize, text: &str, kind: DeltaKind, out: &mut Vec<ModelEvent>) {
+        let joined = match kind {
+            DeltaKind::Text | DeltaKind::Thinking => self.joiner.join(text, self.marked),
+            DeltaKind::Tool => None,
+        };
+        let text = joined.as_deref().unwrap_or(text);
+        if text.is_empty() {
+            return;
+        }
+        self.push_delta_event(index, text, kind, out);
+    }
+
+    /// A surrogate half held back at the end of text or thinking block
+    /// `index` becomes a last U+FFFD delta.
+    fn flush_surrogate(&mut self, index: usize, kind: DeltaKind, out: &mut Vec<ModelEvent>) {
+        if let Some(replacement) = self.joiner.finish() {
+            let mut buf = [0; 4];
+            self.push_delta_event(index, replacement.encode_utf8(&mut buf), kind, out);
+        }
+    }
+
+    fn push_delta_event(
+        &mut self,
+        index: usize,
+        text: &str,
+        kind: DeltaKind,
+        out: &mut Vec<ModelEvent>,
+    ) {
         let delta: Arc<str> = Arc::from(text);
         self.builder.append(index, delta.clone());
         let partial = self.builder.snapshot();
@@ -497,6 +550,7 @@ impl EventProjector {
         match core::mem::replace(&mut self.open, Open::None) {
             Open::None | Open::Skipped => Ok(()),
             Open::Text(index) => {
+                self.flush_surrogate(index, DeltaKind::Text, out);
                 let content = self.block_text(index);
                 out.push(ModelEvent::TextEnd {
                     content_index: index,
@@ -506,6 +560,7 @@ impl EventProjector {
                 Ok(())
             }
             Open::Thinking { index, signature } => {
+                self.flush_surrogate(index, DeltaKind::Thinking, out);
                 let thinking = self.block_text(index);
                 let block = ThinkingContent {
                     thinking: thinking.clone(),
@@ -605,6 +660,13 @@ impl EventProjector {
     /// [`ABORTED_MESSAGE`].
     pub fn abort(&mut self, out: &mut Vec<ModelEvent>) {
         self.terminate(ErrorReason::Aborted, ABORTED_MESSAGE.into(), out);
+    }
+
+    /// Ends the stream in `error` with reason `aborted` and `message`: the
+    /// call was cut short by something other than the caller's signal,
+    /// such as a timeout, and `message` says what.
+    pub fn interrupt(&mut self, message: impl Into<String>, out: &mut Vec<ModelEvent>) {
+        self.terminate(ErrorReason::Aborted, message.into(), out);
     }
 
     /// Ends the stream in `error` with `message`, unless it already ended.
