@@ -277,3 +277,26 @@ fn a_body_that_is_not_an_event_stream_is_quoted() {
         Some("the response is not an event stream: boom (code: api_error)")
     );
 }
+
+#[test]
+fn fields_of_unexpected_types_are_tolerated_as_absent() {
+    let body = text_stream(&["a", "b"])
+        .replace(r#""text":"a""#, r#""text":5"#)
+        .replace(
+            r#"{"index":0,"type":"content_block_stop"}"#,
+            r#"{"index":"zero","type":"content_block_stop","delta":"odd"}"#,
+        );
+    assert!(body.contains(r#""delta":"odd""#) && body.contains(r#""text":5"#));
+    let events = decode(body.as_bytes(), 3);
+    let message = events
+        .last()
+        .and_then(ModelEvent::terminal_message)
+        .unwrap();
+    assert_eq!(
+        message.stop_reason,
+        StopReason::Stop,
+        "{:?}",
+        message.error_message
+    );
+    assert_eq!(message.text(), "b");
+}

@@ -63,12 +63,14 @@
 //!   thinking block keeps its text so far, and an open tool call is kept
 //!   only if its argument text is already a JSON object.
 
+use alloc::borrow::Cow;
 use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
+use serde::Deserialize;
 use serde_json::Value;
 
 use agentstream::message::{
@@ -222,6 +224,15 @@ impl EventProjector {
         let marked = mark_lone_surrogates(data);
         self.marked = marked.is_some();
         let data = marked.as_deref().unwrap_or(data);
+        // The typed parse borrows the deltas' text; a payload whose fields
+        // have unexpected types falls back to the lenient reading of a
+        // `Value`, so odd shapes are tolerated as before.
+        if let Ok(payload) = serde_json::from_str::<Payload<'_>>(data) {
+            if let Err(message) = self.push_event(&payload, out) {
+                self.fail(message, out);
+            }
+            return;
+        }
         let value = match serde_json::from_str::<Value>(data) {
             Ok(value) => value,
             Err(_) => {
@@ -233,7 +244,7 @@ impl EventProjector {
                 return;
             }
         };
-        let Some(kind) = value.get("type").and_then(Value::as_str) else {
+        let Some(payload) = Payload::from_value(&value) else {
             let message = format!(
                 "the provider sent JSON that is not a Messages stream event: {}",
                 clip(data, QUOTE)
@@ -241,23 +252,22 @@ impl EventProjector {
             self.fail(message, out);
             return;
         };
-        if let Err(message) = self.push_event(kind, &value, out) {
+        if let Err(message) = self.push_event(&payload, out) {
             self.fail(message, out);
         }
     }
 
     fn push_event(
         &mut self,
-        kind: &str,
-        value: &Value,
+        payload: &Payload<'_>,
         out: &mut Vec<ModelEvent>,
     ) -> Result<(), String> {
-        match kind {
+        match &*payload.kind {
             "ping" => Ok(()),
-            "error" => Err(error_text(value.get("error"))),
+            "error" => Err(error_text(payload.error.as_ref())),
             "message_start" => {
                 if !self.started {
-                    let message = value.get("message");
+                    let message = payload.message.as_ref();
                     if let Some(id) = message
                         .and_then(|m| m.get("id"))
                         .and_then(Value::as_str)
@@ -279,13 +289,13 @@ impl EventProjector {
             "content_block_start" => {
                 self.ensure_started(out);
                 self.close(out)?;
-                let block = value.get("content_block");
+                let block = payload.content_block.as_ref();
                 self.open_block(block, out)?;
                 Ok(())
             }
             "content_block_delta" => {
                 self.ensure_started(out);
-                if let Some(delta) = value.get("delta") {
+                if let Some(delta) = &payload.delta {
                     self.push_delta(delta, out)?;
                 }
                 Ok(())
@@ -296,14 +306,14 @@ impl EventProjector {
             }
             "message_delta" => {
                 self.ensure_started(out);
-                if let Some(reason) = value
-                    .get("delta")
-                    .and_then(|d| d.get("stop_reason"))
-                    .and_then(Value::as_str)
+                if let Some(reason) = payload
+                    .delta
+                    .as_ref()
+                    .and_then(|d| d.stop_reason.as_deref())
                 {
                     self.stop_reason = Some(reason.into());
                 }
-                if let Some(usage) = value.get("usage") {
+                if let Some(usage) = &payload.usage {
                     self.merge_usage(usage);
                 }
                 Ok(())
@@ -445,10 +455,18 @@ impl EventProjector {
         Ok(())
     }
 
-    fn push_delta(&mut self, delta: &Value, out: &mut Vec<ModelEvent>) -> Result<(), String> {
+    fn push_delta(&mut self, delta: &Delta<'_>, out: &mut Vec<ModelEvent>) -> Result<(), String> {
         let max_arguments = self.limits.max_tool_argument_bytes;
-        let kind = delta.get("type").and_then(Value::as_str);
-        let field = |name: &str| delta.get(name).and_then(Value::as_str).unwrap_or("");
+        let kind = delta.kind.as_deref();
+        let field = |name: &str| {
+            let value = match name {
+                "text" => &delta.text,
+                "thinking" => &delta.thinking,
+                "signature" => &delta.signature,
+                _ => &delta.partial_json,
+            };
+            value.as_deref().unwrap_or("")
+        };
         match (&mut self.open, kind) {
             (Open::Text(index), Some("text_delta")) => {
                 let index = *index;
@@ -713,6 +731,73 @@ impl EventProjector {
             message.usage = self.usage.clone();
         }
         out.push(ModelEvent::error(reason, message));
+    }
+}
+
+/// One event payload: the fields the projector reads. Deltas are typed and
+/// borrow their text; the rare events keep their parts as `Value`s.
+#[derive(Debug, Deserialize)]
+struct Payload<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+    #[serde(borrow, default)]
+    delta: Option<Delta<'a>>,
+    #[serde(default)]
+    message: Option<Value>,
+    #[serde(default)]
+    content_block: Option<Value>,
+    #[serde(default)]
+    usage: Option<Value>,
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+/// A `delta`: of a content block (`type` and its text field) or of the
+/// message (`stop_reason`).
+#[derive(Debug, Default, Deserialize)]
+struct Delta<'a> {
+    #[serde(rename = "type", borrow, default)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    text: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    thinking: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    partial_json: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    signature: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    stop_reason: Option<Cow<'a, str>>,
+}
+
+impl<'a> Payload<'a> {
+    /// The lenient reading of a payload whose fields have unexpected
+    /// types: a field that is not what it should be counts as absent.
+    /// `None` when it is not an object with a string `type`.
+    fn from_value(value: &'a Value) -> Option<Self> {
+        let kind = value.get("type")?.as_str()?;
+        let string = |v: Option<&'a Value>, name: &str| {
+            v.and_then(|v| v.get(name))
+                .and_then(Value::as_str)
+                .map(Cow::Borrowed)
+        };
+        let delta = value.get("delta").filter(|d| d.is_object());
+        let object = |name: &str| value.get(name).filter(|v| v.is_object()).cloned();
+        Some(Self {
+            kind: Cow::Borrowed(kind),
+            delta: delta.map(|_| Delta {
+                kind: string(delta, "type"),
+                text: string(delta, "text"),
+                thinking: string(delta, "thinking"),
+                partial_json: string(delta, "partial_json"),
+                signature: string(delta, "signature"),
+                stop_reason: string(delta, "stop_reason"),
+            }),
+            message: object("message"),
+            content_block: object("content_block"),
+            usage: object("usage"),
+            error: object("error"),
+        })
     }
 }
 
