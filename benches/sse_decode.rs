@@ -16,6 +16,8 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use agentstream_test_support::{allocations as allocations_so_far, CountingAllocator};
+use agentstream_wire::anthropic::AnthropicStream;
+use agentstream_wire::http::ResponseStream;
 use agentstream_wire::openai::OpenAiStream;
 use criterion::{criterion_group, Criterion, Throughput};
 use eventsource_stream::Eventsource;
@@ -31,6 +33,9 @@ static ALLOCATOR: CountingAllocator = CountingAllocator;
 enum Style {
     Compact,
     OpenAi,
+    /// Anthropic Messages: `event:` + `data:` events, text deltas in
+    /// `content_block_delta` payloads.
+    Anthropic,
 }
 
 /// The body size to reach, and how many pieces it is fed in.
@@ -44,7 +49,10 @@ const ROUNDS: usize = 5;
 /// in the chunk shape (with `: keep-alive` comments now and then), the
 /// finish chunk, a usage chunk and `[DONE]`. Returns it with its event
 /// count.
-fn body(style: Style) -> (Vec<u8>, usize) {
+fn body_of(style: Style) -> (Vec<u8>, usize) {
+    if let Style::Anthropic = style {
+        return anthropic_body();
+    }
     let words = [
         "The ",
         "quick ",
@@ -69,13 +77,13 @@ fn body(style: Style) -> (Vec<u8>, usize) {
             r#"{"id":"cmpl-9a8b","object":"chat.completion.chunk","choices":[{"index":0,"delta":"#
         }
         // What api.openai.com sends: about 260 bytes per event.
-        Style::OpenAi => {
+        Style::OpenAi | Style::Anthropic => {
             r#"{"id":"chatcmpl-9a8b7c6d5e4f3a2b1c0d","object":"chat.completion.chunk","created":1733140000,"model":"gpt-4o-mini-2024-07-18","system_fingerprint":"fp_0ba0d124f1","choices":[{"index":0,"delta":"#
         }
     };
     let tail = match style {
         Style::Compact => "}]}",
-        Style::OpenAi => r#","logprobs":null,"finish_reason":null}]}"#,
+        Style::OpenAi | Style::Anthropic => r#","logprobs":null,"finish_reason":null}]}"#,
     };
     let mut out = String::with_capacity(TARGET_BYTES + 4096);
     let mut events = 0;
@@ -116,6 +124,82 @@ fn body(style: Style) -> (Vec<u8>, usize) {
     (out.into_bytes(), events)
 }
 
+const WORDS: [&str; 15] = [
+    "The ",
+    "quick ",
+    "brown ",
+    "fox ",
+    "jumps ",
+    "over ",
+    "the ",
+    "lazy ",
+    "dog; ",
+    "naïve ",
+    "café ",
+    "→ ",
+    "ünïcödé ",
+    "text ",
+    "🙂 ",
+];
+
+/// An Anthropic-shaped body as api.anthropic.com sends it: `message_start`
+/// with usage, a text block of one-to-three-word `text_delta`s (about 130
+/// bytes per event with its `event:` line), `ping`s now and then,
+/// `content_block_stop`, `message_delta` with the stop reason and
+/// cumulative usage, `message_stop`. Returns it with its event count.
+fn anthropic_body() -> (Vec<u8>, usize) {
+    let mut out = String::with_capacity(TARGET_BYTES + 4096);
+    let mut events = 0;
+    let mut push = |out: &mut String, name: &str, data: &str| {
+        out.push_str("event: ");
+        out.push_str(name);
+        out.push_str("\ndata: ");
+        out.push_str(data);
+        out.push_str("\n\n");
+        events += 1;
+    };
+    push(
+        &mut out,
+        "message_start",
+        r#"{"type":"message_start","message":{"id":"msg_01XFDUDYJgAACzvnptvVoYEL","type":"message","role":"assistant","content":[],"model":"claude-sonnet-4-5-20250929","stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":1200,"cache_creation_input_tokens":0,"cache_read_input_tokens":1024,"output_tokens":1}}}"#,
+    );
+    push(
+        &mut out,
+        "content_block_start",
+        r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#,
+    );
+    let mut i = 0usize;
+    while out.len() < TARGET_BYTES - 600 {
+        let delta: String = (0..1 + i % 3)
+            .map(|k| WORDS[(i * 7 + k) % WORDS.len()])
+            .collect();
+        let escaped = serde_json::to_string(&delta).unwrap();
+        push(
+            &mut out,
+            "content_block_delta",
+            &format!(
+                r#"{{"type":"content_block_delta","index":0,"delta":{{"type":"text_delta","text":{escaped}}}}}"#
+            ),
+        );
+        if i % 97 == 0 {
+            push(&mut out, "ping", r#"{"type": "ping"}"#);
+        }
+        i += 1;
+    }
+    push(
+        &mut out,
+        "content_block_stop",
+        r#"{"type":"content_block_stop","index":0}"#,
+    );
+    push(
+        &mut out,
+        "message_delta",
+        r#"{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":60000}}"#,
+    );
+    push(&mut out, "message_stop", r#"{"type":"message_stop"}"#);
+    (out.into_bytes(), events)
+}
+
 /// `PIECES` pieces at pseudo-random boundaries (inside UTF-8 characters
 /// and lines included).
 fn split(body: &[u8]) -> Vec<&[u8]> {
@@ -135,10 +219,21 @@ fn split(body: &[u8]) -> Vec<&[u8]> {
     pieces
 }
 
-/// Ours: every piece through `OpenAiStream`; returns the number of events
-/// and the final text length.
+/// Ours: every piece through `OpenAiStream` (or `AnthropicStream`);
+/// returns the number of events and the final text length.
 fn ours(pieces: &[&[u8]]) -> (usize, usize) {
-    let mut stream = OpenAiStream::new("gpt-4o-mini", "openai", None);
+    ours_with(pieces, OpenAiStream::new("gpt-4o-mini", "openai", None))
+}
+
+/// Ours on an Anthropic-shaped body.
+fn ours_anthropic(pieces: &[&[u8]]) -> (usize, usize) {
+    ours_with(
+        pieces,
+        AnthropicStream::new("claude-sonnet-4-5", "anthropic", None),
+    )
+}
+
+fn ours_with(pieces: &[&[u8]], mut stream: impl ResponseStream) -> (usize, usize) {
     let mut events = 0;
     let mut text = 0;
     let mut count = |event: agentstream::model::ModelEvent| {
@@ -173,6 +268,12 @@ fn peer(pieces: &[&[u8]]) -> (usize, usize) {
             if let Some(delta) = value["choices"][0]["delta"]["content"].as_str() {
                 text.push_str(delta);
             }
+            // Anthropic's shape: `{"type":"content_block_delta","delta":{"text":…}}`.
+            if value["type"] == "content_block_delta" {
+                if let Some(delta) = value["delta"]["text"].as_str() {
+                    text.push_str(delta);
+                }
+            }
             black_box(&value);
         }
         (count, text.len())
@@ -181,12 +282,22 @@ fn peer(pieces: &[&[u8]]) -> (usize, usize) {
 }
 
 fn bench(c: &mut Criterion) {
-    let (body, _) = body(Style::Compact);
+    let (body, _) = body_of(Style::Compact);
     let pieces = split(&body);
     let mut group = c.benchmark_group("sse_decode 10 MB");
     group.throughput(Throughput::Bytes(body.len() as u64));
     group.sample_size(10);
     group.bench_function("ours", |b| b.iter(|| ours(black_box(&pieces))));
+    group.bench_function("eventsource-stream + serde_json", |b| {
+        b.iter(|| peer(black_box(&pieces)))
+    });
+    group.finish();
+    let (anthropic, _) = body_of(Style::Anthropic);
+    let pieces = split(&anthropic);
+    let mut group = c.benchmark_group("sse_decode 10 MB anthropic");
+    group.throughput(Throughput::Bytes(anthropic.len() as u64));
+    group.sample_size(10);
+    group.bench_function("ours", |b| b.iter(|| ours_anthropic(black_box(&pieces))));
     group.bench_function("eventsource-stream + serde_json", |b| {
         b.iter(|| peer(black_box(&pieces)))
     });
@@ -223,15 +334,18 @@ fn summary() {
     );
     println!("|---|---|---:|---:|---:|---:|");
     let mut notes = Vec::new();
-    for style in [Style::Compact, Style::OpenAi] {
-        let (body, events) = body(style);
+    for style in [Style::Compact, Style::OpenAi, Style::Anthropic] {
+        let (body, events) = body_of(style);
         let pieces = split(&body);
         // Alternate the two so load from elsewhere on the machine hits both.
         let (mut ours_mbs, mut peer_mbs) = (0.0f64, 0.0f64);
         let (mut ours_allocs, mut peer_allocs) = (0, 0);
         let (mut ours_result, mut peer_result) = ((0, 0), (0, 0));
         for _ in 0..ROUNDS {
-            let (mbs, allocs, result) = measure(3, body.len(), || ours(&pieces));
+            let (mbs, allocs, result) = match style {
+                Style::Anthropic => measure(3, body.len(), || ours_anthropic(&pieces)),
+                _ => measure(3, body.len(), || ours(&pieces)),
+            };
             (ours_mbs, ours_allocs, ours_result) = (ours_mbs.max(mbs), allocs, result);
             let (mbs, allocs, result) = measure(3, body.len(), || peer(&pieces));
             (peer_mbs, peer_allocs, peer_result) = (peer_mbs.max(mbs), allocs, result);
@@ -244,7 +358,12 @@ fn summary() {
         );
         let per = |allocs: u64, n: usize| allocs as f64 / n as f64;
         println!(
-            "| {input} | ours: `OpenAiStream` | {ours_mbs:.1} | {ours_allocs} | {:.2} | {:.2} |",
+            "| {input} | ours: `{}` | {ours_mbs:.1} | {ours_allocs} | {:.2} | {:.2} |",
+            if let Style::Anthropic = style {
+                "AnthropicStream"
+            } else {
+                "OpenAiStream"
+            },
             per(ours_allocs, pieces.len()),
             per(ours_allocs, events)
         );
@@ -268,12 +387,15 @@ fn main() {
     // else, for a profiler (callgrind counts instructions, which the load
     // of a shared machine does not change).
     if let Ok(side) = std::env::var("SSE_DECODE_PROFILE") {
-        let (body, _) = body(Style::Compact);
+        let (body, _) = body_of(Style::Compact);
         let pieces = split(&body);
-        let result = if side == "peer" {
-            peer(&pieces)
-        } else {
-            ours(&pieces)
+        let (anthropic, _) = body_of(Style::Anthropic);
+        let anthropic_pieces = split(&anthropic);
+        let result = match side.as_str() {
+            "peer" => peer(&pieces),
+            "peer-anthropic" => peer(&anthropic_pieces),
+            "ours-anthropic" => ours_anthropic(&anthropic_pieces),
+            _ => ours(&pieces),
         };
         println!("{side}: {result:?}");
         return;

@@ -14,7 +14,7 @@
 //!   produced so far.
 //! - [`pacer`]: a pause for [`ScriptedModel::with_pacer`], so scripted calls
 //!   take real time.
-//! - With the `http` feature, `OpenAiCompatModel`: the client of
+//! - With the `http` feature, `OpenAiCompatModel` and `AnthropicModel`: the clients of
 //!   `agentstream-smol` (hyper's HTTP/1.1 client on smol's reactor, which
 //!   needs no smol executor), re-exported; it works the same on async-std.
 //! - Cancel on drop: a spawned producer stops as soon as the consumer has
@@ -87,12 +87,13 @@ pub use async_std;
 /// It holds the [`Model`] trait and its types, the scripted test double,
 /// the [`Context`](agentstream::message::Context) and the message builders,
 /// this crate's [`spawn`], [`stream_with_timeout`] and [`pacer`], and, with
-/// the `http` feature, `OpenAiCompatModel` and
-/// [`OpenAiConfig`](agentstream_wire::openai::OpenAiConfig).
+/// the `http` feature, `OpenAiCompatModel`, `AnthropicModel`,
+/// [`OpenAiConfig`](agentstream_wire::openai::OpenAiConfig) and
+/// [`AnthropicConfig`](agentstream_wire::anthropic::AnthropicConfig).
 pub mod prelude {
-    #[cfg(feature = "http")]
-    pub use crate::OpenAiCompatModel;
     pub use crate::{pacer, spawn, stream_with_timeout};
+    #[cfg(feature = "http")]
+    pub use crate::{AnthropicModel, OpenAiCompatModel};
     pub use agentstream::message::{
         assistant, image, text, thinking, tool_call, tool_result, user, user_blocks,
         AssistantMessage, ContentBlock, Context, Message, StopReason, Tool,
@@ -102,13 +103,15 @@ pub mod prelude {
         ScriptedModel, ScriptedTurn, StreamOptions,
     };
     #[cfg(feature = "http")]
+    pub use agentstream_wire::anthropic::AnthropicConfig;
+    #[cfg(feature = "http")]
     pub use agentstream_wire::openai::OpenAiConfig;
 }
 
-/// OpenAI-compatible endpoints: `agentstream-smol`'s client, which runs on
+/// OpenAI-compatible and Anthropic endpoints: `agentstream-smol`'s clients, which run on
 /// async-std's executor unchanged (its IO and timers are smol's reactor).
 #[cfg(feature = "http")]
-pub use agentstream_smol::OpenAiCompatModel;
+pub use agentstream_smol::{AnthropicModel, OpenAiCompatModel};
 
 /// One pause of a [`pacer`].
 pub type Pause = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;

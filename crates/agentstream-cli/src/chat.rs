@@ -1,5 +1,5 @@
-//! `agentstream chat`: one streamed call to an OpenAI-compatible endpoint,
-//! printed live.
+//! `agentstream chat`: one streamed call to an OpenAI-compatible endpoint
+//! or to Anthropic's Messages API, printed live.
 
 use std::borrow::Cow;
 use std::io::{self, IsTerminal, Write};
@@ -9,9 +9,12 @@ use std::time::Duration;
 
 use agentstream::message::{user, AssistantMessage, Context, StopReason};
 use agentstream::model::{AbortController, Model, ModelEvent, StreamOptions};
-use agentstream_tokio::OpenAiCompatModel;
+use agentstream_tokio::{AnthropicModel, OpenAiCompatModel};
+use agentstream_wire::anthropic::{AnthropicConfig, ANTHROPIC_BASE_URL};
 use agentstream_wire::http::error_report;
 use agentstream_wire::openai::OpenAiConfig;
+
+use crate::decode::Api;
 use futures_util::StreamExt;
 
 use crate::terminal::{escape_controls, escape_line};
@@ -23,17 +26,27 @@ const RESET: &str = "\x1b[0m";
 /// Arguments of `chat`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The endpoint's base URL, such as `https://api.openai.com/v1`; the
-    /// request goes to `{URL}/chat/completions`.
+    /// The protocol: OpenAI-compatible Chat Completions, or Anthropic
+    /// Messages.
+    #[arg(long, value_enum, default_value = "openai")]
+    api: Api,
+    /// The endpoint's base URL, such as `https://api.openai.com/v1` (the
+    /// request goes to `{URL}/chat/completions`), or for `--api anthropic`
+    /// `https://api.anthropic.com` (the default; the request goes to
+    /// `{URL}/v1/messages`). Required with `--api openai`.
     #[arg(long, value_name = "URL")]
-    base_url: String,
+    base_url: Option<String>,
     /// The model id.
     #[arg(long, value_name = "ID")]
     model: String,
     /// The environment variable holding the API key (never printed). When
-    /// it is unset or empty, no key is sent.
-    #[arg(long, value_name = "VAR", default_value = "OPENAI_API_KEY")]
-    api_key_env: String,
+    /// it is unset or empty, no key is sent. Default: `OPENAI_API_KEY`, or
+    /// `ANTHROPIC_API_KEY` with `--api anthropic`.
+    #[arg(long, value_name = "VAR")]
+    api_key_env: Option<String>,
+    /// The output token limit (Anthropic requires one; default 4096 there).
+    #[arg(long, value_name = "N")]
+    max_tokens: Option<u64>,
     /// Save the final assistant message as a ScriptedModel turn: a
     /// one-element JSON array that `agentstream play` replays.
     #[arg(long, value_name = "SCRIPT.json")]
@@ -57,21 +70,59 @@ pub struct Args {
 /// interrupted with Ctrl-C, 2 on bad arguments.
 pub fn run(args: &Args) -> io::Result<ExitCode> {
     let (connect, idle) = (args.connect_timeout, args.idle_timeout);
-    let mut config = OpenAiConfig::new(&args.base_url, &args.model)
-        .with_connect_timeout(connect)
-        .with_idle_timeout(idle);
-    match std::env::var(&args.api_key_env) {
-        Ok(key) if !key.is_empty() => config = config.with_api_key(key),
-        _ => eprintln!(
-            "agentstream: note: ${} is not set; sending no API key",
-            args.api_key_env
-        ),
-    }
-    let model = match OpenAiCompatModel::new(config) {
-        Ok(model) => model,
-        Err(e) => {
-            eprintln!("agentstream: error: {}", error_report(&e));
-            return Ok(ExitCode::from(2));
+    let key_env = args.api_key_env.as_deref().unwrap_or(match args.api {
+        Api::Openai => "OPENAI_API_KEY",
+        Api::Anthropic => "ANTHROPIC_API_KEY",
+    });
+    let key = match std::env::var(key_env) {
+        Ok(key) if !key.is_empty() => Some(key),
+        _ => {
+            eprintln!("agentstream: note: ${key_env} is not set; sending no API key");
+            None
+        }
+    };
+    let model: Box<dyn Model> = match args.api {
+        Api::Openai => {
+            let Some(base_url) = &args.base_url else {
+                eprintln!("agentstream: error: --base-url is required with --api openai");
+                return Ok(ExitCode::from(2));
+            };
+            let mut config = OpenAiConfig::new(base_url, &args.model)
+                .with_connect_timeout(connect)
+                .with_idle_timeout(idle);
+            if let Some(key) = key {
+                config = config.with_api_key(key);
+            }
+            if let Some(max) = args.max_tokens {
+                config = config.with_max_tokens(max);
+            }
+            match OpenAiCompatModel::new(config) {
+                Ok(model) => Box::new(model),
+                Err(e) => {
+                    eprintln!("agentstream: error: {}", error_report(&e));
+                    return Ok(ExitCode::from(2));
+                }
+            }
+        }
+        Api::Anthropic => {
+            let base_url = args.base_url.as_deref().unwrap_or(ANTHROPIC_BASE_URL);
+            let mut config = AnthropicConfig::new(&args.model)
+                .with_base_url(base_url)
+                .with_connect_timeout(connect)
+                .with_idle_timeout(idle);
+            if let Some(key) = key {
+                config = config.with_api_key(key);
+            }
+            if let Some(max) = args.max_tokens {
+                config = config.with_max_tokens(max);
+            }
+            match AnthropicModel::new(config) {
+                Ok(model) => Box::new(model),
+                Err(e) => {
+                    eprintln!("agentstream: error: {}", error_report(&e));
+                    return Ok(ExitCode::from(2));
+                }
+            }
         }
     };
     let mut context = Context::from_messages([user(args.prompt.as_str()).into()]);
@@ -79,7 +130,7 @@ pub fn run(args: &Args) -> io::Result<ExitCode> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let (message, interrupted) = runtime.block_on(stream(&model, &context))?;
+    let (message, interrupted) = runtime.block_on(stream(&*model, &context))?;
 
     let stdout = io::stdout();
     let mut out = stdout.lock();
@@ -87,9 +138,14 @@ pub fn run(args: &Args) -> io::Result<ExitCode> {
     let total = usage
         .total_tokens
         .map_or_else(|| "-".to_string(), |t| t.to_string());
+    let cache_write = if usage.cache_write == 0 {
+        String::new()
+    } else {
+        format!(" cacheWrite={}", usage.cache_write)
+    };
     writeln!(
         out,
-        "usage: input={} output={} cacheRead={} totalTokens={total}",
+        "usage: input={} output={} cacheRead={}{cache_write} totalTokens={total}",
         usage.input, usage.output, usage.cache_read
     )?;
     writeln!(out, "stopReason: {}", message.stop_reason)?;
@@ -129,10 +185,7 @@ fn timeout(text: &str) -> Result<Duration, String> {
 
 /// Streams the call to stdout; Ctrl-C aborts it. Returns the final message
 /// and whether Ctrl-C was pressed.
-async fn stream(
-    model: &OpenAiCompatModel,
-    context: &Context,
-) -> io::Result<(AssistantMessage, bool)> {
+async fn stream(model: &dyn Model, context: &Context) -> io::Result<(AssistantMessage, bool)> {
     let controller = AbortController::new();
     let options = StreamOptions::default().with_signal(controller.signal());
     let mut stream = model.stream(context, options);

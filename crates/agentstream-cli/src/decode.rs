@@ -1,5 +1,6 @@
-//! `agentstream decode`: projects a recorded OpenAI-compatible response
-//! offline and prints its trace, the way `play` does.
+//! `agentstream decode`: projects a recorded OpenAI-compatible or
+//! Anthropic Messages response offline and prints its trace, the way
+//! `play` does.
 
 use std::borrow::Cow;
 use std::fs::File;
@@ -8,7 +9,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use agentstream::message::AssistantMessage;
+use agentstream::message::ContentBlock;
 use agentstream::model::{validate_events, ModelEvent};
+use agentstream_wire::anthropic::{AnthropicStream, EventProjector};
+use agentstream_wire::http::ResponseStream;
 use agentstream_wire::limits::{Limit, LimitExceeded, Limits};
 use agentstream_wire::openai::{ChunkProjector, OpenAiStream};
 
@@ -18,14 +22,27 @@ use crate::terminal::{escape_controls, escape_line};
 /// The model and provider names given to recorded responses.
 const RECORDED: &str = "recorded";
 
+/// The wire protocol of a recording or an endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Api {
+    /// OpenAI-compatible Chat Completions.
+    Openai,
+    /// Anthropic Messages.
+    Anthropic,
+}
+
 /// Arguments of `decode`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// A recorded response body: Server-Sent Events, or with `--chunks` one
-    /// chunk payload (JSON, or `[DONE]`) per line.
+    /// payload per line.
     file: PathBuf,
-    /// FILE holds one `chat.completion.chunk` payload per line instead of
-    /// SSE; blank lines are skipped.
+    /// The protocol of the recording.
+    #[arg(long, value_enum, default_value = "openai")]
+    api: Api,
+    /// FILE holds one payload per line instead of SSE (a
+    /// `chat.completion.chunk` or `[DONE]` for OpenAI, an event's `data`
+    /// JSON for Anthropic); blank lines are skipped.
     #[arg(long)]
     chunks: bool,
     /// Print every event as one JSON line in Pi's shape instead of the
@@ -84,10 +101,22 @@ pub fn printable(text: &str) -> Cow<'_, str> {
     }
 }
 
-/// The final text, then one line per tool call, the stop reason, usage and
-/// the error message.
+/// The final text, then one line per thinking block (its length and its
+/// signature's, or `redacted`), one line per tool call, the stop reason,
+/// usage (`cacheWrite` only when not zero) and the error message.
 fn summary(out: &mut impl Write, message: &AssistantMessage) -> io::Result<()> {
     writeln!(out, "{}", printable(&message.text()))?;
+    for block in &message.content {
+        if let ContentBlock::Thinking(t) = block {
+            let signature = t.thinking_signature.as_deref().map_or(0, str::len);
+            if t.redacted == Some(true) {
+                writeln!(out, "thinking: redacted, data {signature} bytes")?;
+            } else {
+                let chars = t.thinking.chars().count();
+                writeln!(out, "thinking: {chars} chars, signature {signature} bytes")?;
+            }
+        }
+    }
     for call in message.tool_calls() {
         let arguments = serde_json::to_string(&call.arguments).map_err(io::Error::other)?;
         let (id, name) = (escape_line(&call.id), escape_line(&call.name));
@@ -98,9 +127,14 @@ fn summary(out: &mut impl Write, message: &AssistantMessage) -> io::Result<()> {
     let total = usage
         .total_tokens
         .map_or_else(|| "-".to_string(), |t| t.to_string());
+    let cache_write = if usage.cache_write == 0 {
+        String::new()
+    } else {
+        format!(" cacheWrite={}", usage.cache_write)
+    };
     writeln!(
         out,
-        "usage: input={} output={} cacheRead={} totalTokens={total}",
+        "usage: input={} output={} cacheRead={}{cache_write} totalTokens={total}",
         usage.input, usage.output, usage.cache_read
     )?;
     if let Some(error) = &message.error_message {
@@ -132,7 +166,14 @@ fn project(args: &Args) -> Result<Vec<ModelEvent>, (usize, String)> {
         }
     };
     if !args.chunks {
-        let mut stream = OpenAiStream::new(RECORDED, RECORDED, None).with_limits(limits);
+        let mut stream: Box<dyn ResponseStream> = match args.api {
+            Api::Openai => {
+                Box::new(OpenAiStream::new(RECORDED, RECORDED, None).with_limits(limits))
+            }
+            Api::Anthropic => {
+                Box::new(AnthropicStream::new(RECORDED, RECORDED, None).with_limits(limits))
+            }
+        };
         // One byte more than the line limit: the stream sees the line is
         // too long and says so.
         while let Some(line) = next_line(&mut buf, limits.max_line_bytes.saturating_add(1))? {
@@ -144,7 +185,10 @@ fn project(args: &Args) -> Result<Vec<ModelEvent>, (usize, String)> {
         events.extend(stream.finish_input());
         return Ok(events);
     }
-    let mut projector = ChunkProjector::new(RECORDED, RECORDED);
+    let mut projector: Box<dyn PayloadProjector> = match args.api {
+        Api::Openai => Box::new(ChunkProjector::new(RECORDED, RECORDED)),
+        Api::Anthropic => Box::new(EventProjector::new(RECORDED, RECORDED)),
+    };
     projector.set_limits(limits);
     while let Some(line) = next_line(&mut buf, limits.max_event_data_bytes)? {
         if buf.len() > limits.max_event_data_bytes && buf.last() != Some(&b'\n') {
@@ -163,7 +207,7 @@ fn project(args: &Args) -> Result<Vec<ModelEvent>, (usize, String)> {
             // Payloads after `[DONE]` are ignored, as in SSE mode.
             continue;
         }
-        if text != "[DONE]" {
+        if args.api == Api::Anthropic || text != "[DONE]" {
             serde_json::from_str::<&serde_json::value::RawValue>(text)
                 .map_err(|e| (line, format!("not a JSON chunk payload: {e}")))?;
         }
@@ -186,5 +230,43 @@ fn limit_error(line: usize, events: Vec<ModelEvent>) -> Result<Vec<ModelEvent>, 
     match error {
         Some(text) => Err((line, text.to_string())),
         None => Ok(events),
+    }
+}
+
+/// A provider's payload projector, for `--chunks`.
+trait PayloadProjector {
+    fn set_limits(&mut self, limits: Limits);
+    fn push_data(&mut self, data: &str, out: &mut Vec<ModelEvent>);
+    fn is_finished(&self) -> bool;
+    fn finish(&mut self, out: &mut Vec<ModelEvent>);
+}
+
+impl PayloadProjector for ChunkProjector {
+    fn set_limits(&mut self, limits: Limits) {
+        ChunkProjector::set_limits(self, limits);
+    }
+    fn push_data(&mut self, data: &str, out: &mut Vec<ModelEvent>) {
+        ChunkProjector::push_data(self, data, out);
+    }
+    fn is_finished(&self) -> bool {
+        ChunkProjector::is_finished(self)
+    }
+    fn finish(&mut self, out: &mut Vec<ModelEvent>) {
+        ChunkProjector::finish(self, out);
+    }
+}
+
+impl PayloadProjector for EventProjector {
+    fn set_limits(&mut self, limits: Limits) {
+        EventProjector::set_limits(self, limits);
+    }
+    fn push_data(&mut self, data: &str, out: &mut Vec<ModelEvent>) {
+        EventProjector::push_data(self, data, out);
+    }
+    fn is_finished(&self) -> bool {
+        EventProjector::is_finished(self)
+    }
+    fn finish(&mut self, out: &mut Vec<ModelEvent>) {
+        EventProjector::finish(self, out);
     }
 }

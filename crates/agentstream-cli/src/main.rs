@@ -34,11 +34,13 @@ enum Command {
     /// Check that every message parses and round-trips, and that tool calls
     /// and tool results link up. Exits 1 on any finding, 2 on bad input.
     Validate(validate::Args),
-    /// Project a recorded OpenAI-compatible response (SSE, or one chunk
-    /// payload per line with --chunks) offline and print its event types and
-    /// final message (or every event with --jsonl).
+    /// Project a recorded OpenAI-compatible or (with --api anthropic)
+    /// Anthropic Messages response (SSE, or one payload per line with
+    /// --chunks) offline and print its event types and final message (or
+    /// every event with --jsonl).
     Decode(decode::Args),
-    /// Stream one answer from an OpenAI-compatible endpoint: text live,
+    /// Stream one answer from an OpenAI-compatible endpoint or (with --api
+    /// anthropic) Anthropic's Messages API: text live,
     /// thinking dimmed, usage at the end; Ctrl-C aborts. The API key is
     /// read from an environment variable.
     Chat(chat::Args),

@@ -60,6 +60,7 @@ fn chunks_mode_reads_one_payload_per_line() {
         text(&o.stdout),
         "start → thinking_start → thinking_delta → thinking_end → text_start → text_delta → text_end → done\n\
          Hi\n\
+         thinking: 2 chars, signature 0 bytes\n\
          stopReason: stop\n\
          usage: input=0 output=0 cacheRead=0 totalTokens=0\n"
     );

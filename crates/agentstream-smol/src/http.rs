@@ -1,5 +1,5 @@
-//! [`OpenAiCompatModel`] over hyper's HTTP/1.1 client connection on smol's
-//! networking.
+//! [`OpenAiCompatModel`] and [`AnthropicModel`] over hyper's HTTP/1.1
+//! client connection on smol's networking, one call path for both.
 
 use std::future::{poll_fn, Future};
 use std::pin::{pin, Pin};
@@ -9,8 +9,12 @@ use std::time::Duration;
 
 use agentstream::message::Context;
 use agentstream::model::{Model, ModelStream, StreamOptions};
-use agentstream_wire::http::{exchange, ResponseBody, ResponseHead, TransportError};
-use agentstream_wire::openai::{OpenAiConfig, OpenAiStream, PreparedRequest};
+use agentstream_wire::anthropic::AnthropicConfig;
+use agentstream_wire::endpoint::{Endpoint, PreparedRequest};
+use agentstream_wire::http::{
+    exchange, push_all, ResponseBody, ResponseHead, ResponseStream, TransportError,
+};
+use agentstream_wire::openai::OpenAiConfig;
 use bytes::Bytes;
 use futures_rustls::pki_types::ServerName;
 use futures_rustls::rustls::{self, ClientConfig, RootCertStore};
@@ -69,16 +73,7 @@ impl std::fmt::Debug for OpenAiCompatModel {
 impl OpenAiCompatModel {
     /// A model for `config`, trusting Mozilla's root certificates.
     pub fn new(config: OpenAiConfig) -> Self {
-        let mut roots = RootCertStore::empty();
-        roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let mut tls = ClientConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .expect("the ring provider supports the default protocol versions")
-            .with_root_certificates(roots)
-            .with_no_client_auth();
-        tls.alpn_protocols = vec![b"http/1.1".to_vec()];
-        Self::with_tls_config(config, Arc::new(tls))
+        Self::with_tls_config(config, default_tls())
     }
 
     /// A model for `config` using `tls` for `https` endpoints (other root
@@ -99,24 +94,107 @@ impl OpenAiCompatModel {
 
 impl Model for OpenAiCompatModel {
     fn stream(&self, context: &Context, options: StreamOptions) -> ModelStream {
-        let signal = options.signal;
-        let mut stream = self.config.open_stream(signal.clone());
-        let prepared = self.config.prepare(context);
-        let idle = self.config.idle_timeout;
-        let connect_timeout = self.config.connect_timeout;
-        let tls = self.tls.clone();
-        ModelStream::driven(move |mut producer| async move {
-            let request = match prepared {
-                Ok(request) => request,
-                Err(error) => {
-                    OpenAiStream::push_all(&mut producer, stream.fail(error.to_string()));
-                    return;
-                }
-            };
-            let response = send(tls, connect_timeout, request);
-            exchange(producer, stream, signal, idle, sleep, response).await;
-        })
+        stream_from(&*self.config, &self.tls, context, options)
     }
+}
+
+/// A [`Model`] that streams from Anthropic's Messages API (or a server
+/// that speaks it) over the same hyper client as [`OpenAiCompatModel`],
+/// with exactly its behaviour: one connection per call driven inside the
+/// call's future, the same exchange loop, error events, abort and
+/// timeouts; only the request and the decoding differ (see
+/// [`agentstream_wire::anthropic`]).
+///
+/// ```no_run
+/// use agentstream_smol::prelude::*;
+///
+/// smol::block_on(async {
+///     let key = std::env::var("ANTHROPIC_API_KEY").unwrap_or_default();
+///     let model = AnthropicModel::new(AnthropicConfig::new("claude-sonnet-4-5").with_api_key(key));
+///     let context = Context::from_messages([user("Hello!").into()]);
+///     let mut stream = model.stream(&context, StreamOptions::default());
+///     println!("{}", stream.result().await.text());
+/// });
+/// ```
+#[derive(Clone)]
+pub struct AnthropicModel {
+    config: Arc<AnthropicConfig>,
+    tls: TlsConnector,
+}
+
+impl std::fmt::Debug for AnthropicModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AnthropicModel")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AnthropicModel {
+    /// A model for `config`, trusting Mozilla's root certificates.
+    pub fn new(config: AnthropicConfig) -> Self {
+        Self::with_tls_config(config, default_tls())
+    }
+
+    /// A model for `config` using `tls` for `https` endpoints. Only
+    /// HTTP/1.1 is spoken: offer `http/1.1` in ALPN, or none.
+    pub fn with_tls_config(config: AnthropicConfig, tls: Arc<ClientConfig>) -> Self {
+        Self {
+            config: Arc::new(config),
+            tls: TlsConnector::from(tls),
+        }
+    }
+
+    /// The endpoint configuration.
+    pub fn config(&self) -> &AnthropicConfig {
+        &self.config
+    }
+}
+
+impl Model for AnthropicModel {
+    fn stream(&self, context: &Context, options: StreamOptions) -> ModelStream {
+        stream_from(&*self.config, &self.tls, context, options)
+    }
+}
+
+/// rustls with ring and Mozilla's roots, offering HTTP/1.1.
+fn default_tls() -> Arc<ClientConfig> {
+    let mut roots = RootCertStore::empty();
+    roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut tls = ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .expect("the ring provider supports the default protocol versions")
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    tls.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Arc::new(tls)
+}
+
+/// One call to `endpoint`, whatever the protocol.
+fn stream_from<E: Endpoint>(
+    endpoint: &E,
+    tls: &TlsConnector,
+    context: &Context,
+    options: StreamOptions,
+) -> ModelStream {
+    let signal = options.signal;
+    let mut stream = endpoint.open_stream(signal.clone());
+    let prepared = endpoint.prepare(context).map_err(|e| e.to_string());
+    let idle = endpoint.idle_timeout();
+    let connect_timeout = endpoint.connect_timeout();
+    let tls = tls.clone();
+    ModelStream::driven(move |mut producer| async move {
+        let request = match prepared {
+            Ok(request) => request,
+            Err(error) => {
+                push_all(&mut producer, stream.fail(error));
+                return;
+            }
+        };
+        let response = send(tls, connect_timeout, request);
+        exchange(producer, stream, signal, idle, sleep, response).await;
+    })
 }
 
 /// smol's timer, with `()` as output.

@@ -14,8 +14,9 @@
 //!   produced so far.
 //! - [`pacer`]: a pause for [`ScriptedModel::with_pacer`], so scripted calls
 //!   take real time.
-//! - With the `http` feature, `OpenAiCompatModel`: a real model behind the
-//!   same boundary, streaming from any OpenAI-compatible endpoint over
+//! - With the `http` feature, `OpenAiCompatModel` and `AnthropicModel`:
+//!   real models behind the same boundary, streaming from any
+//!   OpenAI-compatible endpoint or from Anthropic's Messages API over
 //!   hyper's HTTP/1.1 client on smol's networking.
 //! - Cancel on drop: a spawned producer stops as soon as the consumer has
 //!   dropped the stream and every result handle. The task then completes; it
@@ -67,7 +68,7 @@ use std::time::Duration;
 #[cfg(feature = "http")]
 mod http;
 #[cfg(feature = "http")]
-pub use http::OpenAiCompatModel;
+pub use http::{AnthropicModel, OpenAiCompatModel};
 
 pub use agentstream;
 pub use agentstream::model::{
@@ -91,12 +92,13 @@ pub use smol::{Executor, Task, Timer};
 /// It holds the [`Model`] trait and its types, the scripted test double,
 /// the [`Context`](agentstream::message::Context) and the message builders,
 /// this crate's [`spawn`], [`stream_with_timeout`] and [`pacer`], and, with
-/// the `http` feature, `OpenAiCompatModel` and
-/// [`OpenAiConfig`](agentstream_wire::openai::OpenAiConfig).
+/// the `http` feature, `OpenAiCompatModel`, `AnthropicModel`,
+/// [`OpenAiConfig`](agentstream_wire::openai::OpenAiConfig) and
+/// [`AnthropicConfig`](agentstream_wire::anthropic::AnthropicConfig).
 pub mod prelude {
-    #[cfg(feature = "http")]
-    pub use crate::OpenAiCompatModel;
     pub use crate::{pacer, spawn, stream_with_timeout};
+    #[cfg(feature = "http")]
+    pub use crate::{AnthropicModel, OpenAiCompatModel};
     pub use agentstream::message::{
         assistant, image, text, thinking, tool_call, tool_result, user, user_blocks,
         AssistantMessage, ContentBlock, Context, Message, StopReason, Tool,
@@ -105,6 +107,8 @@ pub mod prelude {
         validate_events, AbortController, AbortSignal, Model, ModelEvent, ModelStream,
         ScriptedModel, ScriptedTurn, StreamOptions,
     };
+    #[cfg(feature = "http")]
+    pub use agentstream_wire::anthropic::AnthropicConfig;
     #[cfg(feature = "http")]
     pub use agentstream_wire::openai::OpenAiConfig;
 }

@@ -1,5 +1,5 @@
 //! A hand-written HTTP/1.1 server for end-to-end tests of the
-//! OpenAI-compatible adapters.
+//! OpenAI-compatible and Anthropic adapters.
 //!
 //! It listens on `127.0.0.1` (never anything else), runs one thread per
 //! connection, records every request, and answers with what the test's
@@ -12,7 +12,8 @@
 //!
 //! The crate also holds the test scenarios the adapters share, each written
 //! once and run by every adapter on its own runtime: [`scenarios`] for the
-//! HTTP client against this server, and [`adapter_scenarios`] for the
+//! HTTP client against this server (and [`anthropic_scenarios`] for the
+//! Anthropic Messages model), and [`adapter_scenarios`] for the
 //! runtime pieces themselves (spawned producers, cancel on drop, timeouts).
 //! It depends on no runtime; the adapters' tests bring theirs.
 
@@ -27,6 +28,7 @@ use agentstream_wire::sse::{encode_comment, encode_event, SseEvent};
 use serde_json::{json, Value};
 
 pub mod adapter_scenarios;
+pub mod anthropic_scenarios;
 pub mod scenarios;
 
 /// A request the server received.
@@ -204,6 +206,12 @@ impl MockServer {
         format!("http://{}/v1", self.addr)
     }
 
+    /// The server's origin, `http://127.0.0.1:PORT`: the base URL of an
+    /// Anthropic configuration (which appends `/v1/messages`).
+    pub fn origin(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
     /// The requests received so far.
     pub fn requests(&self) -> Vec<Request> {
         self.requests.lock().map(|r| r.clone()).unwrap_or_default()
@@ -375,6 +383,18 @@ fn reason(status: u16) -> &'static str {
         503 => "Service Unavailable",
         _ => "Status",
     }
+}
+
+/// An SSE body in Anthropic's shape: each payload as an event named by its
+/// `type` (`event: message_start` + `data: {...}`).
+pub fn named_sse_body(payloads: &[Value]) -> Vec<u8> {
+    let mut out = String::new();
+    for payload in payloads {
+        let name = payload["type"].as_str().unwrap_or("message");
+        let event = SseEvent::message(payload.to_string()).with_event(name);
+        encode_event(&event, &mut out).expect("payloads are valid SSE data");
+    }
+    out.into_bytes()
 }
 
 /// An SSE body with one `data:` event per payload.

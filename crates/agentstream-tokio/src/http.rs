@@ -1,12 +1,17 @@
-//! [`OpenAiCompatModel`] over reqwest.
+//! [`OpenAiCompatModel`] and [`AnthropicModel`] over reqwest, one
+//! generic call path for both (`stream_from`).
 
 use std::fmt;
 use std::sync::Arc;
 
 use agentstream::message::Context;
 use agentstream::model::{Model, ModelStream, StreamOptions};
-use agentstream_wire::http::{exchange, ResponseBody, ResponseHead, TransportError};
-use agentstream_wire::openai::{OpenAiConfig, OpenAiStream};
+use agentstream_wire::anthropic::AnthropicConfig;
+use agentstream_wire::endpoint::Endpoint;
+use agentstream_wire::http::{
+    exchange, push_all, ResponseBody, ResponseHead, ResponseStream, TransportError,
+};
+use agentstream_wire::openai::OpenAiConfig;
 
 /// A [`Model`] that streams from an OpenAI-compatible Chat Completions
 /// endpoint over [reqwest](https://docs.rs/reqwest) (HTTP/1.1, TLS through
@@ -72,11 +77,7 @@ impl OpenAiCompatModel {
     /// A [`ClientError`] when reqwest cannot build the client (TLS
     /// initialisation).
     pub fn new(config: OpenAiConfig) -> Result<Self, ClientError> {
-        let mut builder = reqwest::Client::builder();
-        if let Some(timeout) = config.connect_timeout {
-            builder = builder.connect_timeout(timeout);
-        }
-        let client = builder.build().map_err(|source| ClientError { source })?;
+        let client = client(config.connect_timeout)?;
         Ok(Self::with_client(config, client))
     }
 
@@ -98,51 +99,128 @@ impl OpenAiCompatModel {
 
 impl Model for OpenAiCompatModel {
     fn stream(&self, context: &Context, options: StreamOptions) -> ModelStream {
-        let signal = options.signal;
-        let mut stream = self.config.open_stream(signal.clone());
-        let prepared = self.config.prepare(context);
-        let idle = self.config.idle_timeout;
-        let connect_timeout = self.config.connect_timeout;
-        let client = self.client.clone();
-        ModelStream::driven(move |mut producer| async move {
-            let request = match prepared {
-                Ok(request) => request,
-                Err(error) => {
-                    OpenAiStream::push_all(&mut producer, stream.fail(error.to_string()));
-                    return;
-                }
-            };
-            let response = async move {
-                let url = endpoint(&request.url)?;
-                let mut builder = client.post(url).body(request.body);
-                for (name, value) in &request.headers {
-                    builder = builder.header(*name, value);
-                }
-                let response = builder
-                    .send()
-                    .await
-                    .map_err(|error| match connect_timeout {
-                        Some(after) if error.is_connect() && error.is_timeout() => {
-                            TransportError::connect_timed_out(after).with_source(error)
-                        }
-                        _ => transport_error(error),
-                    })?;
-                let retry_after = response
-                    .headers()
-                    .get(reqwest::header::RETRY_AFTER)
-                    .and_then(|value| value.to_str().ok())
-                    .map(str::to_owned);
-                let head =
-                    ResponseHead::new(response.status().as_u16()).with_retry_after(retry_after);
-                Ok((head, Body(response)))
-            };
-            exchange(producer, stream, signal, idle, tokio::time::sleep, response).await;
-        })
+        stream_from(&*self.config, &self.client, context, options)
     }
 }
 
+/// A [`Model`] that streams from Anthropic's Messages API (or a server
+/// that speaks it) over [reqwest](https://docs.rs/reqwest), with exactly
+/// the behaviour of [`OpenAiCompatModel`]: the same exchange loop, error
+/// events, abort and timeouts; only the request and the decoding differ
+/// (see [`agentstream_wire::anthropic`]).
+///
+/// ```no_run
+/// use agentstream_tokio::prelude::*;
+///
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let config = AnthropicConfig::new("claude-sonnet-4-5")
+///     .with_api_key(std::env::var("ANTHROPIC_API_KEY")?)
+///     .with_max_tokens(1024);
+/// let model = AnthropicModel::new(config)?;
+/// let context = Context::from_messages([user("Hello!").into()]);
+/// let mut stream = model.stream(&context, StreamOptions::default());
+/// println!("{}", stream.result().await.text());
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug, Clone)]
+pub struct AnthropicModel {
+    config: Arc<AnthropicConfig>,
+    client: reqwest::Client,
+}
+
+impl AnthropicModel {
+    /// A model for `config`, with its own client (the connect timeout is
+    /// the client's).
+    ///
+    /// # Errors
+    /// A [`ClientError`] when reqwest cannot build the client (TLS
+    /// initialisation).
+    pub fn new(config: AnthropicConfig) -> Result<Self, ClientError> {
+        let client = client(config.connect_timeout)?;
+        Ok(Self::with_client(config, client))
+    }
+
+    /// A model for `config` sending through `client`.
+    /// `config.connect_timeout` is then up to `client`.
+    pub fn with_client(config: AnthropicConfig, client: reqwest::Client) -> Self {
+        Self {
+            config: Arc::new(config),
+            client,
+        }
+    }
+
+    /// The endpoint configuration.
+    pub fn config(&self) -> &AnthropicConfig {
+        &self.config
+    }
+}
+
+impl Model for AnthropicModel {
+    fn stream(&self, context: &Context, options: StreamOptions) -> ModelStream {
+        stream_from(&*self.config, &self.client, context, options)
+    }
+}
+
+/// A client with `connect_timeout`.
+fn client(connect_timeout: Option<std::time::Duration>) -> Result<reqwest::Client, ClientError> {
+    let mut builder = reqwest::Client::builder();
+    if let Some(timeout) = connect_timeout {
+        builder = builder.connect_timeout(timeout);
+    }
+    builder.build().map_err(|source| ClientError { source })
+}
+
+/// One call to `endpoint` through `client`, whatever the protocol.
+fn stream_from<E: Endpoint>(
+    endpoint: &E,
+    client: &reqwest::Client,
+    context: &Context,
+    options: StreamOptions,
+) -> ModelStream {
+    let signal = options.signal;
+    let mut stream = endpoint.open_stream(signal.clone());
+    let prepared = endpoint.prepare(context).map_err(|e| e.to_string());
+    let idle = endpoint.idle_timeout();
+    let connect_timeout = endpoint.connect_timeout();
+    let client = client.clone();
+    ModelStream::driven(move |mut producer| async move {
+        let request = match prepared {
+            Ok(request) => request,
+            Err(error) => {
+                push_all(&mut producer, stream.fail(error));
+                return;
+            }
+        };
+        let response = async move {
+            let url = endpoint_url(&request.url)?;
+            let mut builder = client.post(url).body(request.body);
+            for (name, value) in &request.headers {
+                builder = builder.header(*name, value);
+            }
+            let response = builder
+                .send()
+                .await
+                .map_err(|error| match connect_timeout {
+                    Some(after) if error.is_connect() && error.is_timeout() => {
+                        TransportError::connect_timed_out(after).with_source(error)
+                    }
+                    _ => transport_error(error),
+                })?;
+            let retry_after = response
+                .headers()
+                .get(reqwest::header::RETRY_AFTER)
+                .and_then(|value| value.to_str().ok())
+                .map(str::to_owned);
+            let head = ResponseHead::new(response.status().as_u16()).with_retry_after(retry_after);
+            Ok((head, Body(response)))
+        };
+        exchange(producer, stream, signal, idle, tokio::time::sleep, response).await;
+    })
+}
+
 /// Parses the endpoint URL for reqwest, refusing one without a host.
-fn endpoint(url: &str) -> Result<reqwest::Url, TransportError> {
+fn endpoint_url(url: &str) -> Result<reqwest::Url, TransportError> {
     let no_host =
         || TransportError::failed(format!("invalid endpoint URL `{url}`: it has no host"));
     // The WHATWG parser reads `http:///v1` as the host `v1`: an empty
@@ -189,7 +267,7 @@ fn transport_error(error: reqwest::Error) -> TransportError {
 mod tests {
     use agentstream_wire::http::error_report;
 
-    use super::endpoint;
+    use super::endpoint_url as endpoint;
 
     #[test]
     fn endpoints_without_a_host_are_refused() {

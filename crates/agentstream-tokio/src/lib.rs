@@ -17,8 +17,9 @@
 //!   dropped the stream and every result handle. The task then completes; it
 //!   never leaks and does no further work.
 //!
-//! - With the `http` feature, `OpenAiCompatModel`: a real model behind the
-//!   same boundary, streaming from any OpenAI-compatible endpoint over
+//! - With the `http` feature, `OpenAiCompatModel` and `AnthropicModel`:
+//!   real models behind the same boundary, streaming from any
+//!   OpenAI-compatible endpoint or from Anthropic's Messages API over
 //!   reqwest.
 //!
 //! Everything here needs to run inside a tokio runtime with the timer
@@ -69,7 +70,7 @@ use tokio::task::JoinHandle;
 #[cfg(feature = "http")]
 mod http;
 #[cfg(feature = "http")]
-pub use http::{ClientError, OpenAiCompatModel};
+pub use http::{AnthropicModel, ClientError, OpenAiCompatModel};
 
 pub use agentstream;
 pub use agentstream::model::{
@@ -92,12 +93,13 @@ pub use agentstream_wire;
 /// It holds the [`Model`] trait and its types, the scripted test double,
 /// the [`Context`](agentstream::message::Context) and the message builders,
 /// this crate's [`spawn`], [`stream_with_timeout`] and [`pacer`], and, with
-/// the `http` feature, `OpenAiCompatModel` and
-/// [`OpenAiConfig`](agentstream_wire::openai::OpenAiConfig).
+/// the `http` feature, `OpenAiCompatModel`, `AnthropicModel`,
+/// [`OpenAiConfig`](agentstream_wire::openai::OpenAiConfig) and
+/// [`AnthropicConfig`](agentstream_wire::anthropic::AnthropicConfig).
 pub mod prelude {
-    #[cfg(feature = "http")]
-    pub use crate::OpenAiCompatModel;
     pub use crate::{pacer, spawn, stream_with_timeout};
+    #[cfg(feature = "http")]
+    pub use crate::{AnthropicModel, OpenAiCompatModel};
     pub use agentstream::message::{
         assistant, image, text, thinking, tool_call, tool_result, user, user_blocks,
         AssistantMessage, ContentBlock, Context, Message, StopReason, Tool,
@@ -106,6 +108,8 @@ pub mod prelude {
         validate_events, AbortController, AbortSignal, Model, ModelEvent, ModelStream,
         ScriptedModel, ScriptedTurn, StreamOptions,
     };
+    #[cfg(feature = "http")]
+    pub use agentstream_wire::anthropic::AnthropicConfig;
     #[cfg(feature = "http")]
     pub use agentstream_wire::openai::OpenAiConfig;
 }

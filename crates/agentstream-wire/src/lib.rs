@@ -11,9 +11,14 @@
 //!   [`OpenAiStream`](openai::OpenAiStream) and
 //!   [`OpenAiConfig`](openai::OpenAiConfig), the endpoint configuration the
 //!   HTTP adapters share.
-//! - [`anthropic`]: Anthropic Messages: the
+//! - [`anthropic`]: Anthropic Messages: the request builder
+//!   (`anthropic::build_request`), the
 //!   [`EventProjector`](anthropic::EventProjector) from stream payloads to
-//!   events.
+//!   events, [`AnthropicStream`](anthropic::AnthropicStream) and
+//!   [`AnthropicConfig`](anthropic::AnthropicConfig).
+//! - [`endpoint`]: [`Endpoint`](endpoint::Endpoint), what an HTTP adapter
+//!   needs from any provider's configuration, and the
+//!   [`PreparedRequest`](endpoint::PreparedRequest) it sends.
 //! - [`limits`]: [`Limits`](limits::Limits), the documented caps on what
 //!   one response may make a client hold, settable by the caller.
 //! - [`surrogates`]: lone UTF-16 surrogate escapes, which JavaScript
@@ -50,6 +55,8 @@
 extern crate alloc;
 
 pub mod anthropic;
+mod driver;
+pub mod endpoint;
 pub mod http;
 mod json;
 pub mod limits;

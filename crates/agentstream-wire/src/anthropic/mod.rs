@@ -1,14 +1,29 @@
-//! Anthropic Messages, sans IO: response event payloads in,
-//! [`ModelEvent`](agentstream::model::ModelEvent)s out.
+//! Anthropic Messages, sans IO: request bodies out, response bytes in,
+//! [`ModelEvent`](agentstream::model::ModelEvent)s out, like the
+//! [`openai`](crate::openai) path.
 //!
 //! - [`projector`]: [`EventProjector`], the payloads of the `event:` +
 //!   `data:` SSE stream of `POST /v1/messages` (`stream: true`) to the
 //!   event protocol; its documentation lists every rule (blocks, stop
 //!   reasons, usage, failure shapes).
-//!
-//! The request builder and the HTTP model for this protocol are not part
-//! of this module yet.
+//! - [`AnthropicStream`]: the [SSE decoder](crate::sse) and the projector
+//!   joined, plus the HTTP error mapping; the
+//!   [`ResponseStream`](crate::http::ResponseStream) that
+//!   [`http::exchange`](crate::http::exchange) drives.
+//! - [`request`]: [`build_request`] with [`RequestOptions`] and
+//!   [`ToolChoice`]; tool-call ids are made acceptable by [`ToolIds`].
+//! - [`config`]: [`AnthropicConfig`], an endpoint's settings, which
+//!   prepares the request (`x-api-key`, `anthropic-version`) an adapter
+//!   sends.
 
+pub mod config;
+mod driver;
+mod ids;
 pub mod projector;
+pub mod request;
 
+pub use config::{AnthropicConfig, ANTHROPIC_BASE_URL, ANTHROPIC_VERSION};
+pub use driver::AnthropicStream;
+pub use ids::{is_valid_tool_id, ToolIds, MAX_TOOL_ID_LEN};
 pub use projector::{EventProjector, ANTHROPIC_MESSAGES_API};
+pub use request::{build_request, RequestError, RequestOptions, ToolChoice, DEFAULT_MAX_TOKENS};

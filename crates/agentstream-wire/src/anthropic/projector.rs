@@ -55,16 +55,22 @@
 //! - `ping`, unknown event types and unknown fields are ignored. Data that
 //!   is not JSON, or JSON that is not an object with a `type`, ends in
 //!   `error`. Whitespace around the JSON is accepted.
+//! - Lone UTF-16 surrogate escapes (`\ud83d`, as JavaScript writes half
+//!   an emoji) are accepted: halves split across two deltas of a text or
+//!   thinking block are joined into one character, and any other lone half
+//!   becomes U+FFFD (see [`surrogates`](crate::surrogates)).
 //! - On error or abort, open blocks get no `*_end`; the open text or
 //!   thinking block keeps its text so far, and an open tool call is kept
 //!   only if its argument text is already a JSON object.
 
+use alloc::borrow::Cow;
 use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
+use serde::Deserialize;
 use serde_json::Value;
 
 use agentstream::message::{
@@ -75,6 +81,7 @@ use agentstream::model::{DoneReason, ErrorReason, ModelEvent, PartialBuilder, AB
 
 use crate::json::{clip, is_json_blank, parse_arguments};
 use crate::limits::{Limit, LimitExceeded, Limits};
+use crate::surrogates::{mark_lone_surrogates, SurrogateJoiner};
 
 /// The `api` of messages from the Anthropic Messages API, as Pi names it.
 pub const ANTHROPIC_MESSAGES_API: &str = "anthropic-messages";
@@ -137,6 +144,10 @@ pub struct EventProjector {
     /// Content blocks and tool calls started so far, for the limits.
     blocks: usize,
     tool_calls: usize,
+    /// Joins surrogate halves split across the open block's deltas.
+    joiner: SurrogateJoiner,
+    /// The payload being projected had lone surrogate escapes.
+    marked: bool,
 }
 
 impl EventProjector {
@@ -165,6 +176,18 @@ impl EventProjector {
             limits: Limits::DEFAULT,
             blocks: 0,
             tool_calls: 0,
+            joiner: SurrogateJoiner::default(),
+            marked: false,
+        }
+    }
+
+    /// Sets the timestamp (Unix milliseconds) of the messages. Only has an
+    /// effect before `start`.
+    pub fn set_timestamp(&mut self, timestamp_ms: u64) {
+        if !self.started {
+            let mut header = self.builder.snapshot().to_message();
+            header.timestamp = timestamp_ms;
+            self.builder = PartialBuilder::new(header);
         }
     }
 
@@ -196,6 +219,20 @@ impl EventProjector {
         if self.finished {
             return;
         }
+        // Lone UTF-16 surrogates (JavaScript writes them) would fail the
+        // parse: they become markers that the deltas join or replace.
+        let marked = mark_lone_surrogates(data);
+        self.marked = marked.is_some();
+        let data = marked.as_deref().unwrap_or(data);
+        // The typed parse borrows the deltas' text; a payload whose fields
+        // have unexpected types falls back to the lenient reading of a
+        // `Value`, so odd shapes are tolerated as before.
+        if let Ok(payload) = serde_json::from_str::<Payload<'_>>(data) {
+            if let Err(message) = self.push_event(&payload, out) {
+                self.fail(message, out);
+            }
+            return;
+        }
         let value = match serde_json::from_str::<Value>(data) {
             Ok(value) => value,
             Err(_) => {
@@ -207,7 +244,7 @@ impl EventProjector {
                 return;
             }
         };
-        let Some(kind) = value.get("type").and_then(Value::as_str) else {
+        let Some(payload) = Payload::from_value(&value) else {
             let message = format!(
                 "the provider sent JSON that is not a Messages stream event: {}",
                 clip(data, QUOTE)
@@ -215,23 +252,22 @@ impl EventProjector {
             self.fail(message, out);
             return;
         };
-        if let Err(message) = self.push_event(kind, &value, out) {
+        if let Err(message) = self.push_event(&payload, out) {
             self.fail(message, out);
         }
     }
 
     fn push_event(
         &mut self,
-        kind: &str,
-        value: &Value,
+        payload: &Payload<'_>,
         out: &mut Vec<ModelEvent>,
     ) -> Result<(), String> {
-        match kind {
+        match &*payload.kind {
             "ping" => Ok(()),
-            "error" => Err(error_text(value.get("error"))),
+            "error" => Err(error_text(payload.error.as_ref())),
             "message_start" => {
                 if !self.started {
-                    let message = value.get("message");
+                    let message = payload.message.as_ref();
                     if let Some(id) = message
                         .and_then(|m| m.get("id"))
                         .and_then(Value::as_str)
@@ -253,13 +289,13 @@ impl EventProjector {
             "content_block_start" => {
                 self.ensure_started(out);
                 self.close(out)?;
-                let block = value.get("content_block");
+                let block = payload.content_block.as_ref();
                 self.open_block(block, out)?;
                 Ok(())
             }
             "content_block_delta" => {
                 self.ensure_started(out);
-                if let Some(delta) = value.get("delta") {
+                if let Some(delta) = &payload.delta {
                     self.push_delta(delta, out)?;
                 }
                 Ok(())
@@ -270,14 +306,14 @@ impl EventProjector {
             }
             "message_delta" => {
                 self.ensure_started(out);
-                if let Some(reason) = value
-                    .get("delta")
-                    .and_then(|d| d.get("stop_reason"))
-                    .and_then(Value::as_str)
+                if let Some(reason) = payload
+                    .delta
+                    .as_ref()
+                    .and_then(|d| d.stop_reason.as_deref())
                 {
                     self.stop_reason = Some(reason.into());
                 }
-                if let Some(usage) = value.get("usage") {
+                if let Some(usage) = &payload.usage {
                     self.merge_usage(usage);
                 }
                 Ok(())
@@ -419,10 +455,18 @@ impl EventProjector {
         Ok(())
     }
 
-    fn push_delta(&mut self, delta: &Value, out: &mut Vec<ModelEvent>) -> Result<(), String> {
+    fn push_delta(&mut self, delta: &Delta<'_>, out: &mut Vec<ModelEvent>) -> Result<(), String> {
         let max_arguments = self.limits.max_tool_argument_bytes;
-        let kind = delta.get("type").and_then(Value::as_str);
-        let field = |name: &str| delta.get(name).and_then(Value::as_str).unwrap_or("");
+        let kind = delta.kind.as_deref();
+        let field = |name: &str| {
+            let value = match name {
+                "text" => &delta.text,
+                "thinking" => &delta.thinking,
+                "signature" => &delta.signature,
+                _ => &delta.partial_json,
+            };
+            value.as_deref().unwrap_or("")
+        };
         match (&mut self.open, kind) {
             (Open::Text(index), Some("text_delta")) => {
                 let index = *index;
@@ -462,6 +506,33 @@ impl EventProjector {
     }
 
     fn append(&mut self, index: usize, text: &str, kind: DeltaKind, out: &mut Vec<ModelEvent>) {
+        let joined = match kind {
+            DeltaKind::Text | DeltaKind::Thinking => self.joiner.join(text, self.marked),
+            DeltaKind::Tool => None,
+        };
+        let text = joined.as_deref().unwrap_or(text);
+        if text.is_empty() {
+            return;
+        }
+        self.push_delta_event(index, text, kind, out);
+    }
+
+    /// A surrogate half held back at the end of text or thinking block
+    /// `index` becomes a last U+FFFD delta.
+    fn flush_surrogate(&mut self, index: usize, kind: DeltaKind, out: &mut Vec<ModelEvent>) {
+        if let Some(replacement) = self.joiner.finish() {
+            let mut buf = [0; 4];
+            self.push_delta_event(index, replacement.encode_utf8(&mut buf), kind, out);
+        }
+    }
+
+    fn push_delta_event(
+        &mut self,
+        index: usize,
+        text: &str,
+        kind: DeltaKind,
+        out: &mut Vec<ModelEvent>,
+    ) {
         let delta: Arc<str> = Arc::from(text);
         self.builder.append(index, delta.clone());
         let partial = self.builder.snapshot();
@@ -497,6 +568,7 @@ impl EventProjector {
         match core::mem::replace(&mut self.open, Open::None) {
             Open::None | Open::Skipped => Ok(()),
             Open::Text(index) => {
+                self.flush_surrogate(index, DeltaKind::Text, out);
                 let content = self.block_text(index);
                 out.push(ModelEvent::TextEnd {
                     content_index: index,
@@ -506,6 +578,7 @@ impl EventProjector {
                 Ok(())
             }
             Open::Thinking { index, signature } => {
+                self.flush_surrogate(index, DeltaKind::Thinking, out);
                 let thinking = self.block_text(index);
                 let block = ThinkingContent {
                     thinking: thinking.clone(),
@@ -607,6 +680,13 @@ impl EventProjector {
         self.terminate(ErrorReason::Aborted, ABORTED_MESSAGE.into(), out);
     }
 
+    /// Ends the stream in `error` with reason `aborted` and `message`: the
+    /// call was cut short by something other than the caller's signal,
+    /// such as a timeout, and `message` says what.
+    pub fn interrupt(&mut self, message: impl Into<String>, out: &mut Vec<ModelEvent>) {
+        self.terminate(ErrorReason::Aborted, message.into(), out);
+    }
+
     /// Ends the stream in `error` with `message`, unless it already ended.
     pub fn fail(&mut self, message: impl Into<String>, out: &mut Vec<ModelEvent>) {
         self.terminate(ErrorReason::Error, message.into(), out);
@@ -651,6 +731,73 @@ impl EventProjector {
             message.usage = self.usage.clone();
         }
         out.push(ModelEvent::error(reason, message));
+    }
+}
+
+/// One event payload: the fields the projector reads. Deltas are typed and
+/// borrow their text; the rare events keep their parts as `Value`s.
+#[derive(Debug, Deserialize)]
+struct Payload<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+    #[serde(borrow, default)]
+    delta: Option<Delta<'a>>,
+    #[serde(default)]
+    message: Option<Value>,
+    #[serde(default)]
+    content_block: Option<Value>,
+    #[serde(default)]
+    usage: Option<Value>,
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+/// A `delta`: of a content block (`type` and its text field) or of the
+/// message (`stop_reason`).
+#[derive(Debug, Default, Deserialize)]
+struct Delta<'a> {
+    #[serde(rename = "type", borrow, default)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    text: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    thinking: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    partial_json: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    signature: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    stop_reason: Option<Cow<'a, str>>,
+}
+
+impl<'a> Payload<'a> {
+    /// The lenient reading of a payload whose fields have unexpected
+    /// types: a field that is not what it should be counts as absent.
+    /// `None` when it is not an object with a string `type`.
+    fn from_value(value: &'a Value) -> Option<Self> {
+        let kind = value.get("type")?.as_str()?;
+        let string = |v: Option<&'a Value>, name: &str| {
+            v.and_then(|v| v.get(name))
+                .and_then(Value::as_str)
+                .map(Cow::Borrowed)
+        };
+        let delta = value.get("delta").filter(|d| d.is_object());
+        let object = |name: &str| value.get(name).filter(|v| v.is_object()).cloned();
+        Some(Self {
+            kind: Cow::Borrowed(kind),
+            delta: delta.map(|_| Delta {
+                kind: string(delta, "type"),
+                text: string(delta, "text"),
+                thinking: string(delta, "thinking"),
+                partial_json: string(delta, "partial_json"),
+                signature: string(delta, "signature"),
+                stop_reason: string(delta, "stop_reason"),
+            }),
+            message: object("message"),
+            content_block: object("content_block"),
+            usage: object("usage"),
+            error: object("error"),
+        })
     }
 }
 

@@ -1,5 +1,6 @@
 //! [`OpenAiConfig`], the settings of one OpenAI-compatible endpoint, and
-//! the [`PreparedRequest`] an HTTP adapter sends for a call.
+//! the [`PreparedRequest`] an HTTP adapter sends for a call (defined in
+//! [`endpoint`](crate::endpoint), shared by every provider).
 
 use alloc::borrow::ToOwned;
 use alloc::format;
@@ -13,6 +14,8 @@ use agentstream::model::AbortSignal;
 
 use super::driver::OpenAiStream;
 use super::request::{build_request, Compat, RequestError, RequestOptions};
+pub use crate::endpoint::PreparedRequest;
+use crate::endpoint::{join_url, Endpoint, Redacted};
 use crate::limits::Limits;
 
 /// The configuration of an OpenAI-compatible endpoint, shared by every
@@ -144,26 +147,7 @@ impl OpenAiConfig {
     /// the result and refuse a URL they cannot use (such as one without a
     /// host) with the call's `error` event.
     pub fn endpoint_url(&self) -> String {
-        let base = match self.base_url.split_once('#') {
-            Some((before, _fragment)) => before,
-            None => &self.base_url,
-        };
-        let (path, query) = match base.split_once('?') {
-            Some((path, query)) => (path, query),
-            None => (base, ""),
-        };
-        // Trailing slashes of the path go, never those of `scheme://`.
-        let authority_start = path.find("://").map_or(0, |at| at + "://".len());
-        let (scheme, rest) = path.split_at(authority_start);
-        let mut url = String::with_capacity(base.len() + "/chat/completions?".len());
-        url.push_str(scheme);
-        url.push_str(rest.trim_end_matches('/'));
-        url.push_str("/chat/completions");
-        if !query.is_empty() {
-            url.push('?');
-            url.push_str(query);
-        }
-        url
+        join_url(&self.base_url, "/chat/completions")
     }
 
     /// The request options [`build_request`] needs.
@@ -187,12 +171,9 @@ impl OpenAiConfig {
         if let Some(key) = self.api_key.as_deref().filter(|k| !k.is_empty()) {
             headers.push(("authorization", format!("Bearer {key}")));
         }
-        Ok(PreparedRequest {
-            url: self.endpoint_url(),
-            headers,
-            // Serializing a `Value` cannot fail.
-            body: serde_json::to_vec(&body).unwrap_or_default(),
-        })
+        // Serializing a `Value` cannot fail.
+        let body = serde_json::to_vec(&body).unwrap_or_default();
+        Ok(PreparedRequest::new(self.endpoint_url(), headers, body))
     }
 
     /// A new [`OpenAiStream`] for one response of this endpoint.
@@ -219,52 +200,24 @@ impl fmt::Debug for OpenAiConfig {
     }
 }
 
-/// Prints `<redacted>` in place of a secret.
-struct Redacted;
+impl Endpoint for OpenAiConfig {
+    type Stream = OpenAiStream;
+    type Error = RequestError;
 
-impl fmt::Debug for Redacted {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("<redacted>")
+    fn prepare(&self, context: &Context) -> Result<PreparedRequest, RequestError> {
+        OpenAiConfig::prepare(self, context)
     }
-}
 
-/// One request, ready to send: `POST url` with `headers` and `body`.
-///
-/// [`Debug`](fmt::Debug) redacts the `authorization` header. Built by
-/// [`OpenAiConfig::prepare`].
-#[derive(Clone)]
-#[non_exhaustive]
-pub struct PreparedRequest {
-    /// The absolute URL to `POST` to.
-    pub url: String,
-    /// Header names (lower case) and values: `content-type`, `accept` and,
-    /// with an API key, `authorization`.
-    pub headers: Vec<(&'static str, String)>,
-    /// The JSON body.
-    pub body: Vec<u8>,
-}
+    fn open_stream(&self, signal: Option<AbortSignal>) -> OpenAiStream {
+        OpenAiConfig::open_stream(self, signal)
+    }
 
-impl fmt::Debug for PreparedRequest {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        struct Headers<'a>(&'a [(&'static str, String)]);
-        impl fmt::Debug for Headers<'_> {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                let mut list = f.debug_map();
-                for (name, value) in self.0 {
-                    if *name == "authorization" {
-                        list.entry(name, &Redacted);
-                    } else {
-                        list.entry(name, value);
-                    }
-                }
-                list.finish()
-            }
-        }
-        f.debug_struct("PreparedRequest")
-            .field("url", &self.url)
-            .field("headers", &Headers(&self.headers))
-            .field("body_len", &self.body.len())
-            .finish()
+    fn connect_timeout(&self) -> Option<Duration> {
+        self.connect_timeout
+    }
+
+    fn idle_timeout(&self) -> Option<Duration> {
+        self.idle_timeout
     }
 }
 

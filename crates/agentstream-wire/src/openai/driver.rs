@@ -1,8 +1,7 @@
 //! [`OpenAiStream`]: the SSE decoder and the chunk projector joined, for an
 //! HTTP adapter to feed with response bytes.
 
-use alloc::format;
-use alloc::string::{String, ToString};
+use alloc::string::String;
 use alloc::vec::{Drain, Vec};
 
 use serde_json::Value;
@@ -12,15 +11,10 @@ use agentstream::model::{AbortSignal, AssistantMessageProducer, ModelEvent};
 
 use super::projector::ChunkProjector;
 use super::wire::{clip, error_text};
+use crate::driver::{SseDriver, SseProjector, BODY_QUOTE};
 use crate::http::{self, ResponseStream};
-use crate::limits::{Limit, LimitExceeded, Limits};
-use crate::sse::{SseDecoder, SseEvent};
-
-/// How much of a body that is not an event stream is kept to report it.
-const NON_SSE_PREFIX: usize = 4096;
-
-/// How many characters of an HTTP error body an error message quotes.
-const BODY_QUOTE: usize = 500;
+use crate::limits::Limits;
+use crate::sse::SseEvent;
 
 /// One streaming Chat Completions response, bytes in, [`ModelEvent`]s out.
 ///
@@ -84,15 +78,7 @@ const BODY_QUOTE: usize = 500;
 /// ```
 #[derive(Debug)]
 pub struct OpenAiStream {
-    decoder: SseDecoder,
-    projector: ChunkProjector,
-    signal: Option<AbortSignal>,
-    out: Vec<ModelEvent>,
-    /// The body so far while no SSE event has been seen (up to a limit).
-    prefix: Option<Vec<u8>>,
-    limits: Limits,
-    /// Body bytes fed so far.
-    received: u64,
+    inner: SseDriver<ChunkProjector>,
 }
 
 impl OpenAiStream {
@@ -115,13 +101,7 @@ impl OpenAiStream {
 
     fn with_projector(projector: ChunkProjector, signal: Option<AbortSignal>) -> Self {
         Self {
-            decoder: SseDecoder::new(),
-            projector,
-            signal,
-            out: Vec::new(),
-            prefix: Some(Vec::new()),
-            limits: Limits::DEFAULT,
-            received: 0,
+            inner: SseDriver::new(projector, signal),
         }
     }
 
@@ -145,119 +125,51 @@ impl OpenAiStream {
     /// ```
     #[must_use]
     pub fn with_limits(mut self, limits: Limits) -> Self {
-        self.limits = limits;
-        self.decoder = SseDecoder::new().with_limits(limits);
-        self.projector.set_limits(limits);
+        self.inner.set_limits(limits);
         self
     }
 
     /// Sets the timestamp (Unix milliseconds) of the messages. Only has an
     /// effect before any input.
     pub fn with_timestamp(mut self, timestamp_ms: u64) -> Self {
-        self.projector.set_timestamp(timestamp_ms);
+        self.inner.projector.set_timestamp(timestamp_ms);
         self
     }
 
     /// Whether the terminal event was returned.
     pub fn is_finished(&self) -> bool {
-        self.projector.is_finished()
+        self.inner.is_finished()
     }
 
     /// Decodes the next piece of the body and returns the events it
     /// completes. Aborts first if the signal has fired.
-    pub fn feed(&mut self, mut bytes: &[u8]) -> Drain<'_, ModelEvent> {
-        if self.signal.as_ref().is_some_and(AbortSignal::is_aborted) {
-            self.projector.abort(&mut self.out);
-            return self.out.drain(..);
-        }
-        if self.projector.is_finished() {
-            return self.out.drain(..);
-        }
-        // The part within the response limit is decoded; the rest refused.
-        let room = self.limits.max_response_bytes.saturating_sub(self.received);
-        let too_long = u64::try_from(bytes.len()).map_or(true, |len| len > room);
-        if too_long {
-            bytes = &bytes[..usize::try_from(room).unwrap_or(usize::MAX).min(bytes.len())];
-        }
-        self.received = self.received.saturating_add(bytes.len() as u64);
-        if let Some(prefix) = &mut self.prefix {
-            let room = NON_SSE_PREFIX.saturating_sub(prefix.len());
-            prefix.extend_from_slice(&bytes[..room.min(bytes.len())]);
-        }
-        let Self {
-            decoder,
-            projector,
-            out,
-            prefix,
-            ..
-        } = self;
-        let decoded = decoder.feed_ref(bytes, |event| {
-            *prefix = None;
-            project(projector, event, out);
-        });
-        let exceeded = match decoded {
-            Err(exceeded) => Some(exceeded),
-            Ok(()) if too_long => Some(LimitExceeded::new(Limit::ResponseBytes, &self.limits)),
-            Ok(()) => None,
-        };
-        if let Some(exceeded) = exceeded {
-            self.prefix = None;
-            self.projector.fail(exceeded.to_string(), &mut self.out);
-        }
-        self.out.drain(..)
+    pub fn feed(&mut self, bytes: &[u8]) -> Drain<'_, ModelEvent> {
+        self.inner.feed(bytes)
     }
 
     /// The body ended: returns the remaining events, ending in `done` or,
     /// for a truncated body, `error`.
     pub fn finish_input(&mut self) -> Drain<'_, ModelEvent> {
-        if self.signal.as_ref().is_some_and(AbortSignal::is_aborted) {
-            self.projector.abort(&mut self.out);
-            return self.out.drain(..);
-        }
-        let Self {
-            decoder,
-            projector,
-            out,
-            prefix,
-            ..
-        } = self;
-        decoder.finish_ref(|event| {
-            *prefix = None;
-            project(projector, event, out);
-        });
-        match self.prefix.take() {
-            Some(body) if !body.iter().all(u8::is_ascii_whitespace) => {
-                let message = format!(
-                    "the response is not an event stream: {}",
-                    body_message(&body)
-                );
-                self.projector.fail(message, &mut self.out);
-            }
-            _ => self.projector.finish(&mut self.out),
-        }
-        self.out.drain(..)
+        self.inner.finish_input()
     }
 
     /// The caller aborted: returns the `error` event with reason `aborted`
     /// and everything received so far (nothing once finished).
     pub fn abort(&mut self) -> Drain<'_, ModelEvent> {
-        self.projector.abort(&mut self.out);
-        self.out.drain(..)
+        self.inner.abort()
     }
 
     /// A timeout (or another interruption that is not the caller's
     /// signal): returns the `error` event with reason `aborted`, `message`
     /// as its `errorMessage`, and everything received so far.
     pub fn interrupt(&mut self, message: impl Into<String>) -> Drain<'_, ModelEvent> {
-        self.projector.interrupt(message, &mut self.out);
-        self.out.drain(..)
+        self.inner.interrupt(message.into())
     }
 
     /// A transport failure (connection reset, TLS error, …): returns an
     /// `error` event with `message` and everything received so far.
     pub fn fail(&mut self, message: impl Into<String>) -> Drain<'_, ModelEvent> {
-        self.projector.fail(message, &mut self.out);
-        self.out.drain(..)
+        self.inner.fail(message.into())
     }
 
     /// A response with a non-success `status`: returns one `error` event
@@ -284,22 +196,7 @@ impl OpenAiStream {
         body: &[u8],
         retry_after: Option<&str>,
     ) -> Drain<'_, ModelEvent> {
-        let mut message = format!("HTTP {status}");
-        if let Some(reason) = status_reason(status) {
-            message.push(' ');
-            message.push_str(reason);
-        }
-        let text = body_message(body);
-        if !text.is_empty() {
-            message.push_str(": ");
-            message.push_str(&text);
-        }
-        if let Some(retry) = retry_after.map(str::trim).filter(|r| !r.is_empty()) {
-            message.push_str("; retry after ");
-            message.push_str(retry);
-        }
-        self.projector.fail(message, &mut self.out);
-        self.out.drain(..)
+        self.inner.http_error(status, body, retry_after)
     }
 
     /// Pushes `events` into `producer`; `false` when the producer refused
@@ -348,48 +245,42 @@ impl ResponseStream for OpenAiStream {
     }
 }
 
-fn project(projector: &mut ChunkProjector, event: &SseEvent, out: &mut Vec<ModelEvent>) {
-    match event.event_type() {
-        "message" => projector.push_data(&event.data, out),
-        "error" => {
-            let message = match serde_json::from_str::<Value>(&event.data) {
-                Ok(value) => error_text(value.get("error").unwrap_or(&value)),
-                Err(_) => clip(&event.data, BODY_QUOTE),
-            };
-            projector.fail(message, out);
+impl SseProjector for ChunkProjector {
+    fn push_event(&mut self, event: &SseEvent, out: &mut Vec<ModelEvent>) {
+        match event.event_type() {
+            "message" => self.push_data(&event.data, out),
+            "error" => {
+                let message = match serde_json::from_str::<Value>(&event.data) {
+                    Ok(value) => error_text(value.get("error").unwrap_or(&value)),
+                    Err(_) => clip(&event.data, BODY_QUOTE),
+                };
+                self.fail(message, out);
+            }
+            _ => {}
         }
-        _ => {}
     }
-}
 
-/// The provider's message in an error body.
-fn body_message(body: &[u8]) -> String {
-    let text = String::from_utf8_lossy(body);
-    match serde_json::from_str::<Value>(&text) {
-        Ok(value) => match value.get("error") {
-            Some(error) => error_text(error),
-            None => error_text(&value),
-        },
-        Err(_) => clip(text.trim(), BODY_QUOTE),
+    fn finish(&mut self, out: &mut Vec<ModelEvent>) {
+        ChunkProjector::finish(self, out);
     }
-}
 
-fn status_reason(status: u16) -> Option<&'static str> {
-    Some(match status {
-        400 => "Bad Request",
-        401 => "Unauthorized",
-        402 => "Payment Required",
-        403 => "Forbidden",
-        404 => "Not Found",
-        408 => "Request Timeout",
-        409 => "Conflict",
-        413 => "Payload Too Large",
-        422 => "Unprocessable Entity",
-        429 => "Too Many Requests",
-        500 => "Internal Server Error",
-        502 => "Bad Gateway",
-        503 => "Service Unavailable",
-        504 => "Gateway Timeout",
-        _ => return None,
-    })
+    fn abort(&mut self, out: &mut Vec<ModelEvent>) {
+        ChunkProjector::abort(self, out);
+    }
+
+    fn interrupt(&mut self, message: String, out: &mut Vec<ModelEvent>) {
+        ChunkProjector::interrupt(self, message, out);
+    }
+
+    fn fail(&mut self, message: String, out: &mut Vec<ModelEvent>) {
+        ChunkProjector::fail(self, message, out);
+    }
+
+    fn is_finished(&self) -> bool {
+        ChunkProjector::is_finished(self)
+    }
+
+    fn set_limits(&mut self, limits: Limits) {
+        ChunkProjector::set_limits(self, limits);
+    }
 }

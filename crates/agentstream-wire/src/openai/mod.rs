@@ -26,7 +26,7 @@ pub mod config;
 mod driver;
 pub mod projector;
 pub mod request;
-mod wire;
+pub(crate) mod wire;
 
 pub use config::{OpenAiConfig, PreparedRequest};
 pub use driver::OpenAiStream;

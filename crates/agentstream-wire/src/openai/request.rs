@@ -158,7 +158,7 @@ impl fmt::Display for RequestError {
 impl core::error::Error for RequestError {}
 
 /// The linkage findings that would make the request invalid.
-fn blocking_diagnostics(messages: &[Message]) -> Vec<Diagnostic> {
+pub(crate) fn blocking_diagnostics(messages: &[Message]) -> Vec<Diagnostic> {
     let mut checker = LinkageChecker::new();
     let mut found: Vec<Diagnostic> = messages.iter().flat_map(|m| checker.check(m)).collect();
     // The request itself is the next turn: calls still waiting are unanswered.
