@@ -15,6 +15,7 @@ mod decode;
 mod input;
 mod normalize;
 mod play;
+mod serve;
 mod terminal;
 mod validate;
 
@@ -51,6 +52,10 @@ enum Command {
     /// Re-serialize every message through the message IR, one JSON value
     /// per line on stdout.
     Normalize(normalize::Args),
+    /// Serve scripted turns as an OpenAI-compatible (/v1/chat/completions)
+    /// and Anthropic-compatible (/v1/messages) endpoint; prints the base URL
+    /// on its first line and runs until Ctrl-C.
+    Serve(serve::Args),
 }
 
 fn main() -> ExitCode {
@@ -62,6 +67,7 @@ fn main() -> ExitCode {
         Command::Decode(args) => decode::run(args),
         Command::Chat(args) => chat::run(args),
         Command::Agent(args) => agent::run(args),
+        Command::Serve(args) => serve::run(args),
     };
     match result {
         Ok(code) => code,

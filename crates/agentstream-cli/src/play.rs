@@ -148,14 +148,14 @@ fn load(args: &Args) -> Result<(Vec<ScriptedTurn>, Contexts), (String, InputErro
     Ok((turns, contexts))
 }
 
-fn read(path: &Path) -> Result<String, (String, InputError)> {
+pub(crate) fn read(path: &Path) -> Result<String, (String, InputError)> {
     read_whole_file(path, MAX_WHOLE_FILE_BYTES)
         .map_err(|text| (path.display().to_string(), InputError::new(1, text)))
 }
 
 /// Parses a JSON array whose elements `decode` turns into `T`, naming the
 /// file, line and JSON path of the first bad element.
-fn parse_array<T>(
+pub(crate) fn parse_array<T>(
     name: &str,
     text: &str,
     what: &str,

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# `agentstream serve` against clients we did not write: the official OpenAI
+# Python SDK, the official Anthropic Python SDK and the official OpenAI Node
+# SDK, each streaming and not, with a tool call and a tool-result round
+# trip (crates/agentstream-serve/clients/). Each check gets its own server
+# on 127.0.0.1, port 0. A client that cannot be installed is SKIPPED.
+# usage: serve-clients.sh PATH/TO/agentstream
+set -uo pipefail
+bin=$1
+root=$(cd "$(dirname "$0")/.." && pwd)
+clients="$root/crates/agentstream-serve/clients"
+script="$clients/script.json"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+status=0
+
+# with_server CMD...: starts a server for the script, runs CMD with
+# AGENTSTREAM_URL and AGENTSTREAM_SCRIPT set, stops the server.
+with_server() {
+    local out="$work/server.out" pid url result
+    "$bin" serve "$script" --chunks 3 --pings >"$out" 2>"$work/server.err" &
+    pid=$!
+    for _ in $(seq 100); do
+        url=$(head -n 1 "$out" 2>/dev/null)
+        [ -n "$url" ] && break
+        sleep 0.1
+    done
+    if [ -z "$url" ]; then
+        echo "agentstream serve printed no URL:"
+        cat "$work/server.err"
+        kill "$pid" 2>/dev/null
+        return 1
+    fi
+    AGENTSTREAM_URL=$url AGENTSTREAM_SCRIPT=$script "$@"
+    result=$?
+    kill -INT "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+    return "$result"
+}
+
+check() {
+    local name=$1
+    shift
+    echo "--- $name"
+    if with_server "$@"; then
+        echo "ok: $name"
+    else
+        echo "FAILED: $name"
+        status=1
+    fi
+}
+
+if python3 -m venv "$work/venv" >/dev/null 2>&1 &&
+    "$work/venv/bin/pip" install --quiet --disable-pip-version-check openai anthropic >"$work/pip.log" 2>&1; then
+    py="$work/venv/bin/python"
+    check "OpenAI Python SDK" env PYTHONPATH="$clients" "$py" "$clients/openai_check.py"
+    check "Anthropic Python SDK" env PYTHONPATH="$clients" "$py" "$clients/anthropic_check.py"
+else
+    tail -n 3 "$work/pip.log" 2>/dev/null
+    echo "SKIPPED: serve with the OpenAI and Anthropic Python SDKs (could not create a venv or pip install openai anthropic)"
+fi
+
+if command -v npm >/dev/null && mkdir -p "$work/node" &&
+    (cd "$work/node" && npm init -y >/dev/null 2>&1 && npm install --silent --no-audit --no-fund openai >"$work/npm.log" 2>&1); then
+    cp "$clients/openai_check.mjs" "$work/node/"
+    check "OpenAI Node SDK" bash -c 'cd "$0" && node openai_check.mjs' "$work/node"
+else
+    tail -n 3 "$work/npm.log" 2>/dev/null
+    echo "SKIPPED: serve with the OpenAI Node SDK (could not npm install openai)"
+fi
+exit "$status"

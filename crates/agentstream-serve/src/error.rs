@@ -1,0 +1,219 @@
+//! Errors the server answers with, in a provider-neutral form that each
+//! protocol module renders as its provider's error body.
+
+use std::fmt;
+
+use serde_json::{json, Value};
+
+/// Which provider's wire format a request speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Api {
+    /// OpenAI Chat Completions (`POST /v1/chat/completions`).
+    OpenAi,
+    /// Anthropic Messages (`POST /v1/messages`).
+    Anthropic,
+}
+
+impl Api {
+    /// Pi's `api` name of the protocol: `openai-completions` or
+    /// `anthropic-messages`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Api::OpenAi => agentstream_wire::openai::OPENAI_COMPLETIONS_API,
+            Api::Anthropic => agentstream_wire::anthropic::ANTHROPIC_MESSAGES_API,
+        }
+    }
+}
+
+/// An HTTP error answer: a status and what the provider's error body says.
+///
+/// [`ApiError::body`] renders it the way the provider does:
+///
+/// - OpenAI: `{"error": {"message", "type", "param", "code"}}`;
+/// - Anthropic: `{"type": "error", "error": {"type", "message"}}`.
+///
+/// Without an explicit `error_type`, the type follows the status (see
+/// [`ApiError::error_type_for`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ApiError {
+    /// The HTTP status.
+    pub status: u16,
+    /// The error's message.
+    pub message: String,
+    /// The error's `type`; `None` picks the provider's usual type for the
+    /// status.
+    pub error_type: Option<String>,
+    /// OpenAI's `param`: the request field at fault.
+    pub param: Option<String>,
+    /// OpenAI's `code`.
+    pub code: Option<String>,
+    /// A `Retry-After` header value.
+    pub retry_after: Option<String>,
+    /// A body sent verbatim instead of the rendered one.
+    pub body: Option<Value>,
+}
+
+impl ApiError {
+    /// An error with `status` and `message`, everything else defaulted.
+    pub fn new(status: u16, message: impl Into<String>) -> Self {
+        Self {
+            status,
+            message: message.into(),
+            error_type: None,
+            param: None,
+            code: None,
+            retry_after: None,
+            body: None,
+        }
+    }
+
+    /// Sets the error's `type`.
+    #[must_use]
+    pub fn with_type(mut self, error_type: impl Into<String>) -> Self {
+        self.error_type = Some(error_type.into());
+        self
+    }
+
+    /// Sets OpenAI's `param`.
+    #[must_use]
+    pub fn with_param(mut self, param: impl Into<String>) -> Self {
+        self.param = Some(param.into());
+        self
+    }
+
+    /// Sets OpenAI's `code`.
+    #[must_use]
+    pub fn with_code(mut self, code: impl Into<String>) -> Self {
+        self.code = Some(code.into());
+        self
+    }
+
+    /// Sets the `Retry-After` header.
+    #[must_use]
+    pub fn with_retry_after(mut self, retry_after: impl Into<String>) -> Self {
+        self.retry_after = Some(retry_after.into());
+        self
+    }
+
+    /// The provider's usual error `type` for `status`:
+    ///
+    /// | status | OpenAI | Anthropic |
+    /// |---|---|---|
+    /// | 400, 404, 405, 413, 422 | `invalid_request_error` | `invalid_request_error`, `not_found_error` (404), `request_too_large` (413) |
+    /// | 401 | `invalid_request_error` | `authentication_error` |
+    /// | 403 | `invalid_request_error` | `permission_error` |
+    /// | 429 | `requests` | `rate_limit_error` |
+    /// | 529 | `server_error` | `overloaded_error` |
+    /// | other 5xx | `server_error` | `api_error` |
+    ///
+    /// ```
+    /// use agentstream_serve::{Api, ApiError};
+    /// assert_eq!(ApiError::error_type_for(Api::Anthropic, 429), "rate_limit_error");
+    /// assert_eq!(ApiError::error_type_for(Api::OpenAi, 500), "server_error");
+    /// ```
+    pub fn error_type_for(api: Api, status: u16) -> &'static str {
+        match (api, status) {
+            (Api::OpenAi, 429) => "requests",
+            (Api::OpenAi, 500..) => "server_error",
+            (Api::OpenAi, _) => "invalid_request_error",
+            (Api::Anthropic, 401) => "authentication_error",
+            (Api::Anthropic, 403) => "permission_error",
+            (Api::Anthropic, 404) => "not_found_error",
+            (Api::Anthropic, 413) => "request_too_large",
+            (Api::Anthropic, 429) => "rate_limit_error",
+            (Api::Anthropic, 529) => "overloaded_error",
+            (Api::Anthropic, 500..) => "api_error",
+            (Api::Anthropic, _) => "invalid_request_error",
+        }
+    }
+
+    /// The error's `type` for `api`.
+    pub fn type_for(&self, api: Api) -> &str {
+        self.error_type
+            .as_deref()
+            .unwrap_or_else(|| Self::error_type_for(api, self.status))
+    }
+
+    /// The object inside the body (`error`), also sent as a mid-stream
+    /// error event.
+    pub fn error_object(&self, api: Api) -> Value {
+        match api {
+            Api::OpenAi => json!({
+                "message": self.message,
+                "type": self.type_for(api),
+                "param": self.param,
+                "code": self.code,
+            }),
+            Api::Anthropic => json!({
+                "type": self.type_for(api),
+                "message": self.message,
+            }),
+        }
+    }
+
+    /// The whole error body as `api` sends it.
+    ///
+    /// ```
+    /// use agentstream_serve::{Api, ApiError};
+    /// use serde_json::json;
+    ///
+    /// let error = ApiError::new(400, "missing messages").with_param("messages");
+    /// assert_eq!(
+    ///     error.body(Api::OpenAi),
+    ///     json!({"error": {"message": "missing messages", "type": "invalid_request_error",
+    ///                      "param": "messages", "code": null}})
+    /// );
+    /// assert_eq!(
+    ///     error.body(Api::Anthropic),
+    ///     json!({"type": "error", "error": {"type": "invalid_request_error",
+    ///                                       "message": "missing messages"}})
+    /// );
+    /// ```
+    pub fn body(&self, api: Api) -> Value {
+        if let Some(body) = &self.body {
+            return body.clone();
+        }
+        match api {
+            Api::OpenAi => json!({ "error": self.error_object(api) }),
+            Api::Anthropic => json!({ "type": "error", "error": self.error_object(api) }),
+        }
+    }
+}
+
+impl fmt::Display for ApiError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "HTTP {}: {}", self.status, self.message)
+    }
+}
+
+impl std::error::Error for ApiError {}
+
+/// The server could not start listening.
+#[derive(Debug)]
+pub struct BindError {
+    address: String,
+    source: std::io::Error,
+}
+
+impl BindError {
+    pub(crate) fn new(address: impl Into<String>, source: std::io::Error) -> Self {
+        Self {
+            address: address.into(),
+            source,
+        }
+    }
+}
+
+impl fmt::Display for BindError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "cannot listen on {}", self.address)
+    }
+}
+
+impl std::error::Error for BindError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.source)
+    }
+}

@@ -1,0 +1,45 @@
+//! Serve scripted agentstream turns, or any [`Model`](agentstream::model::Model),
+//! as an OpenAI-compatible and Anthropic-compatible HTTP endpoint, so agents
+//! written in any language can be tested turn by turn against
+//! `http://127.0.0.1:PORT/v1`.
+//!
+//! - [`Server`] (tokio + hyper 1): start on port 0, read [`Server::url`],
+//!   run the code under test, read [`Server::requests`] (each request
+//!   decoded into Pi's context), [`Server::shutdown`].
+//! - [`openai`] and [`anthropic`]: the protocols without IO (request body →
+//!   Pi context; model events → SSE chunks or one JSON body).
+//! - [`ServeTurn`] and [`Step`]: `play`'s script format plus HTTP-level
+//!   failures (an error status and body, a mid-stream error event, a cut
+//!   connection).
+//!
+//! # Errors the server answers with
+//!
+//! Every error has the provider's body (see [`ApiError::body`]):
+//!
+//! | case | status |
+//! |---|---|
+//! | body not JSON, not an object, `messages` missing or malformed | 400 |
+//! | unknown route | 404 |
+//! | wrong method on a route | 405 (with `Allow`) |
+//! | body larger than [`MAX_REQUEST_BYTES`] (or the configured limit) | 413 |
+//! | script exhausted (the message is [`agentstream::model::EXHAUSTED_MESSAGE`], OpenAI `code` [`EXHAUSTED_CODE`]) | [`EXHAUSTED_STATUS`] (500) |
+//! | the model failed before its first event; a non-streaming call whose turn fails | 500 |
+//!
+//! A turn that fails after it started streaming is sent as the provider's
+//! mid-stream error event after HTTP 200.
+
+mod error;
+mod frames;
+mod script;
+mod server;
+mod service;
+
+pub mod anthropic;
+pub mod openai;
+
+pub use error::{Api, ApiError, BindError};
+pub use frames::DecodedRequest;
+pub use script::{ServeTurn, Step};
+pub use server::{
+    RecordedRequest, Server, ServerBuilder, EXHAUSTED_CODE, EXHAUSTED_STATUS, MAX_REQUEST_BYTES,
+};

@@ -1,0 +1,271 @@
+//! The serve script: `play`'s turns plus HTTP-level failures.
+//!
+//! A script is a JSON array. Each element is one call, in arrival order:
+//!
+//! - **a turn, as `agentstream play` reads it**: an assistant message in
+//!   Pi's JSON, or a failure `{"stopReason": "error"|"aborted",
+//!   "errorMessage", "partialText"?}` (sent after HTTP 200 as the
+//!   provider's mid-stream error event);
+//! - **`{"httpError": {"status", "message", "type"?, "code"?, "param"?,
+//!   "retryAfter"?, "body"?}}`**: the call is answered with that status and
+//!   the provider's error body (`type` defaults by status, see
+//!   [`ApiError::error_type_for`]; `body` replaces the rendered body
+//!   verbatim; `retryAfter`, a string or a number, is sent as
+//!   `Retry-After`). The model is not called: no turn is used up;
+//! - **`{"turn": TURN, "streamError": {"message", "type"?}, "afterEvents":
+//!   N}`**: TURN streams, and after its first N SSE events the provider's
+//!   error event is sent and the body ends (no `[DONE]` /
+//!   `message_stop`);
+//! - **`{"turn": TURN, "cutAfterEvents": N}`**: TURN streams, and after N
+//!   SSE events the connection is closed mid-body.
+//!
+//! A non-streaming request hit by `streamError` gets HTTP 500 with that
+//! error; one hit by `cutAfterEvents` gets its connection closed before
+//! any response.
+//!
+//! # Turns that depend on the request
+//!
+//! JSON scripts are sequential: call *k* gets element *k*, whatever the
+//! request holds (it is recorded for assertions instead). Turns computed
+//! from the request are Rust-only: give [`Server::builder`](crate::Server::builder)
+//! any [`Model`](agentstream::model::Model) (for example a `ScriptedModel`
+//! whose turns are functions of the context), and every call goes through
+//! its `stream` with the decoded context.
+
+use agentstream::message::DecodeError;
+use agentstream::model::ScriptedTurn;
+use serde_json::{Map, Value};
+
+use crate::error::ApiError;
+
+/// What the server does with one call, besides asking the model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Step {
+    /// The model answers; its events are sent as they come.
+    Model,
+    /// The model answers; after `after_events` SSE events, `error` is sent
+    /// as the provider's error event and the body ends.
+    StreamError {
+        /// SSE events sent before the error.
+        after_events: usize,
+        /// The error event's type and message.
+        error: ApiError,
+    },
+    /// The model answers; after `after_events` SSE events the connection
+    /// is closed.
+    Cut {
+        /// SSE events sent before the cut.
+        after_events: usize,
+    },
+    /// The call gets this HTTP error; the model is not called.
+    Http(ApiError),
+}
+
+/// One element of a serve script: the turn the model plays (none for an
+/// HTTP error) and what the server does around it.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ServeTurn {
+    /// The model's turn.
+    pub turn: Option<ScriptedTurn>,
+    /// The server's part.
+    pub step: Step,
+}
+
+impl ServeTurn {
+    /// Parses one script element (see the [module documentation](self)).
+    ///
+    /// ```
+    /// use agentstream_serve::{ServeTurn, Step};
+    /// use serde_json::json;
+    ///
+    /// let turn = ServeTurn::from_value(json!({"httpError": {"status": 429,
+    ///     "message": "slow down", "retryAfter": 2}})).unwrap();
+    /// let Step::Http(error) = &turn.step else { panic!() };
+    /// assert_eq!((error.status, error.retry_after.as_deref()), (429, Some("2")));
+    /// assert!(turn.turn.is_none());
+    /// ```
+    ///
+    /// # Errors
+    /// A [`DecodeError`] naming the JSON path of the bad value.
+    pub fn from_value(value: Value) -> Result<Self, DecodeError> {
+        let Value::Object(mut object) = value else {
+            return ScriptedTurn::from_value(value).map(Self::plain);
+        };
+        if let Some(http) = object.remove("httpError") {
+            if let Some(key) = object.keys().next() {
+                return Err(DecodeError::new("unknown field beside httpError").within_key(key));
+            }
+            return http_error(http)
+                .map_err(|e| e.within_key("httpError"))
+                .map(|error| Self {
+                    turn: None,
+                    step: Step::Http(error),
+                });
+        }
+        let Some(turn) = object.remove("turn") else {
+            return ScriptedTurn::from_value(Value::Object(object)).map(Self::plain);
+        };
+        let turn = ScriptedTurn::from_value(turn).map_err(|e| e.within_key("turn"))?;
+        let step = if let Some(n) = object.remove("cutAfterEvents") {
+            Step::Cut {
+                after_events: count(n).map_err(|e| e.within_key("cutAfterEvents"))?,
+            }
+        } else if let Some(error) = object.remove("streamError") {
+            let error = stream_error(error).map_err(|e| e.within_key("streamError"))?;
+            let after = object
+                .remove("afterEvents")
+                .ok_or_else(|| DecodeError::new("missing field \"afterEvents\""))?;
+            Step::StreamError {
+                after_events: count(after).map_err(|e| e.within_key("afterEvents"))?,
+                error,
+            }
+        } else {
+            return Err(DecodeError::new(
+                "a wrapped turn needs \"cutAfterEvents\" or \"streamError\" with \"afterEvents\"",
+            ));
+        };
+        if let Some(key) = object.keys().next() {
+            return Err(DecodeError::new("unknown field in a wrapped turn").within_key(key));
+        }
+        Ok(Self {
+            turn: Some(turn),
+            step,
+        })
+    }
+
+    fn plain(turn: ScriptedTurn) -> Self {
+        Self {
+            turn: Some(turn),
+            step: Step::Model,
+        }
+    }
+}
+
+fn count(value: Value) -> Result<usize, DecodeError> {
+    value
+        .as_u64()
+        .and_then(|n| usize::try_from(n).ok())
+        .ok_or_else(|| DecodeError::new(format!("expected a count, found {value}")))
+}
+
+fn text(object: &Map<String, Value>, key: &str) -> Result<Option<String>, DecodeError> {
+    match object.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(other) => {
+            Err(DecodeError::new(format!("expected a string, found {other}")).within_key(key))
+        }
+    }
+}
+
+fn stream_error(value: Value) -> Result<ApiError, DecodeError> {
+    let Value::Object(object) = value else {
+        return Err(DecodeError::new(
+            "expected an object {\"message\", \"type\"?}",
+        ));
+    };
+    let message =
+        text(&object, "message")?.ok_or_else(|| DecodeError::new("missing field \"message\""))?;
+    let mut error = ApiError::new(500, message);
+    error.error_type = text(&object, "type")?;
+    Ok(error)
+}
+
+fn http_error(value: Value) -> Result<ApiError, DecodeError> {
+    let Value::Object(object) = value else {
+        return Err(DecodeError::new(
+            "expected an object {\"status\", \"message\", ...}",
+        ));
+    };
+    let status = object
+        .get("status")
+        .and_then(Value::as_u64)
+        .and_then(|s| u16::try_from(s).ok())
+        .filter(|s| (400..=599).contains(s))
+        .ok_or_else(|| {
+            DecodeError::new("expected an HTTP error status from 400 to 599").within_key("status")
+        })?;
+    let message = text(&object, "message")?.unwrap_or_default();
+    let mut error = ApiError::new(status, message);
+    error.error_type = text(&object, "type")?;
+    error.code = text(&object, "code")?;
+    error.param = text(&object, "param")?;
+    error.retry_after = match object.get("retryAfter") {
+        None | Some(Value::Null) => None,
+        Some(Value::Number(n)) => Some(n.to_string()),
+        Some(Value::String(s)) if !s.contains(['\r', '\n']) => Some(s.clone()),
+        Some(other) => {
+            return Err(
+                DecodeError::new(format!("expected a string or a number, found {other}"))
+                    .within_key("retryAfter"),
+            )
+        }
+    };
+    error.body = object.get("body").cloned();
+    Ok(error)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const MESSAGE: &str = r#"{"role": "assistant", "content": [{"type": "text", "text": "hi"}],
+        "api": "scripted", "provider": "scripted", "model": "scripted",
+        "usage": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0,
+                  "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}},
+        "stopReason": "stop", "timestamp": 0}"#;
+
+    fn message() -> Value {
+        serde_json::from_str(MESSAGE).unwrap()
+    }
+
+    #[test]
+    fn every_form_parses() {
+        assert_eq!(ServeTurn::from_value(message()).unwrap().step, Step::Model);
+        let failure = json!({"stopReason": "error", "errorMessage": "boom"});
+        assert_eq!(ServeTurn::from_value(failure).unwrap().step, Step::Model);
+        let cut = ServeTurn::from_value(json!({"turn": message(), "cutAfterEvents": 2})).unwrap();
+        assert_eq!(cut.step, Step::Cut { after_events: 2 });
+        let error = ServeTurn::from_value(json!({"turn": message(), "afterEvents": 1,
+            "streamError": {"message": "Overloaded", "type": "overloaded_error"}}))
+        .unwrap();
+        let Step::StreamError {
+            after_events: 1,
+            error,
+        } = error.step
+        else {
+            panic!()
+        };
+        assert_eq!(error.error_type.as_deref(), Some("overloaded_error"));
+    }
+
+    #[test]
+    fn bad_elements_name_their_path() {
+        for (value, path) in [
+            (json!({"httpError": {"status": 200}}), "$.httpError.status"),
+            (json!({"httpError": {"status": 500}, "x": 1}), "$.x"),
+            (
+                json!({"turn": message(), "cutAfterEvents": -1}),
+                "$.cutAfterEvents",
+            ),
+            (
+                json!({"turn": {"role": "user"}, "cutAfterEvents": 1}),
+                "$.turn.role",
+            ),
+            (
+                json!({"turn": message(), "streamError": {}}),
+                "$.streamError",
+            ),
+            (
+                json!({"httpError": {"status": 503, "retryAfter": "1\r\nX: y"}}),
+                "$.httpError.retryAfter",
+            ),
+        ] {
+            let error = ServeTurn::from_value(value.clone()).unwrap_err();
+            assert_eq!(error.path(), path, "{value}: {error}");
+        }
+    }
+}

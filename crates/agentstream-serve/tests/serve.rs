@@ -1,0 +1,395 @@
+//! The server end to end over real HTTP: routes, errors, scripted failures,
+//! disconnects, and our own OpenAI client against it.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use agentstream::message::{assistant, text, tool_call, user, Context, StopReason};
+use agentstream::model::{
+    AbortSignal, Model, ModelStream, ScriptedModel, ScriptedTurn, StreamOptions, EXHAUSTED_MESSAGE,
+};
+use agentstream_serve::{ServeTurn, Server};
+use agentstream_tokio::OpenAiCompatModel;
+use agentstream_wire::openai::OpenAiConfig;
+use serde_json::{json, Value};
+
+fn client() -> reqwest::Client {
+    reqwest::Client::new()
+}
+
+async fn post(url: &str, body: impl Into<reqwest::Body>) -> (u16, Option<String>, Value) {
+    let response = client()
+        .post(url)
+        .header("content-type", "application/json")
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    let status = response.status().as_u16();
+    let retry = response
+        .headers()
+        .get("retry-after")
+        .map(|v| v.to_str().unwrap().to_owned());
+    let bytes = response.bytes().await.unwrap();
+    let value = serde_json::from_slice(&bytes)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&bytes)));
+    (status, retry, value)
+}
+
+fn script(value: Value) -> Vec<ServeTurn> {
+    value
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| ServeTurn::from_value(v.clone()).unwrap())
+        .collect()
+}
+
+fn message_json(text_: &str) -> Value {
+    serde_json::to_value(assistant([text(text_)], StopReason::Stop)).unwrap()
+}
+
+#[tokio::test]
+async fn openai_stream_looks_like_the_recordings() {
+    let reply = assistant(
+        [
+            text("Let me check."),
+            tool_call("call_1", "weather", json!({"city": "Paris"})),
+        ],
+        StopReason::ToolUse,
+    );
+    let server = Server::builder(ScriptedModel::new([reply]))
+        .chunks(3)
+        .bind("127.0.0.1:0")
+        .await
+        .unwrap();
+    let body = json!({"model": "gpt-4o", "stream": true, "stream_options": {"include_usage": true},
+                      "messages": [{"role": "user", "content": "weather?"}]});
+    let response = client()
+        .post(format!("{}/chat/completions", server.url()))
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(
+        response.headers()["content-type"],
+        "text/event-stream; charset=utf-8"
+    );
+    let text_ = response.text().await.unwrap();
+    let events: Vec<&str> = text_.split("\n\n").filter(|e| !e.is_empty()).collect();
+    let payloads: Vec<Value> = events[..events.len() - 1]
+        .iter()
+        .map(|e| serde_json::from_str(e.strip_prefix("data: ").unwrap()).unwrap())
+        .collect();
+    assert_eq!(events.last(), Some(&"data: [DONE]"));
+    assert_eq!(payloads[0]["choices"][0]["delta"]["role"], "assistant");
+    assert_eq!(payloads[0]["object"], "chat.completion.chunk");
+    let content: String = payloads
+        .iter()
+        .filter_map(|p| p["choices"][0]["delta"]["content"].as_str())
+        .collect();
+    assert_eq!(content, "Let me check.");
+    let calls: Vec<&Value> = payloads
+        .iter()
+        .filter_map(|p| p["choices"][0]["delta"].get("tool_calls"))
+        .collect();
+    assert_eq!(calls[0][0]["id"], "call_1");
+    assert_eq!(calls[0][0]["function"]["name"], "weather");
+    let arguments: String = calls
+        .iter()
+        .filter_map(|c| c[0]["function"]["arguments"].as_str())
+        .collect();
+    assert_eq!(arguments, r#"{"city":"Paris"}"#);
+    assert!(calls.len() > 2, "arguments come in fragments: {calls:?}");
+    let finish = &payloads[payloads.len() - 2];
+    assert_eq!(finish["choices"][0]["finish_reason"], "tool_calls");
+    assert_eq!(finish["choices"][0]["delta"], json!({}));
+    let usage = &payloads[payloads.len() - 1];
+    assert_eq!(usage["choices"], json!([]));
+    assert!(usage["usage"]["total_tokens"].is_u64());
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(requests[0].context.messages, [user("weather?").into()]);
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn bad_requests_get_provider_errors() {
+    let server = Server::builder(ScriptedModel::new([assistant(
+        [text("x")],
+        StopReason::Stop,
+    )]))
+    .max_request_bytes(1000)
+    .bind("127.0.0.1:0")
+    .await
+    .unwrap();
+    let url = server.url();
+    let openai = format!("{url}/chat/completions");
+    let anthropic = format!("{url}/messages");
+
+    let (status, _, body) = post(&openai, "{not json").await;
+    assert_eq!(status, 400);
+    assert_eq!(body["error"]["type"], "invalid_request_error");
+    assert!(body["error"]["param"].is_null());
+
+    let (status, _, body) = post(&openai, r#"{"model": "m"}"#).await;
+    assert_eq!(status, 400);
+    assert_eq!(body["error"]["param"], "messages");
+    assert_eq!(body["error"]["code"], "missing_required_parameter");
+
+    let (status, _, body) = post(&anthropic, r#"{"model": "m"}"#).await;
+    assert_eq!(status, 400);
+    assert_eq!(
+        body,
+        json!({"type": "error", "error": {"type": "invalid_request_error",
+                                          "message": "messages: Field required"}})
+    );
+
+    let (status, _, body) = post(&anthropic, vec![b' '; 5000]).await;
+    assert_eq!(status, 413);
+    assert_eq!(body["error"]["type"], "request_too_large");
+
+    let (status, _, body) = post(&format!("{url}/embeddings"), "{}").await;
+    assert_eq!(status, 404);
+    assert_eq!(
+        body["error"]["message"],
+        "Invalid URL (POST /v1/embeddings)"
+    );
+
+    let response = client().get(&openai).send().await.unwrap();
+    assert_eq!(response.status(), 405);
+    assert_eq!(response.headers()["allow"], "POST");
+    let body: Value = serde_json::from_slice(&response.bytes().await.unwrap()).unwrap();
+    assert_eq!(body["error"]["type"], "invalid_request_error");
+
+    let response = client()
+        .get(format!("{url}/nothing"))
+        .header("anthropic-version", "2023-06-01")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 404);
+    let body: Value = serde_json::from_slice(&response.bytes().await.unwrap()).unwrap();
+    assert_eq!(body["error"]["type"], "not_found_error");
+
+    // None of these reached the model.
+    assert!(server.requests().is_empty());
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn scripted_http_errors_and_exhaustion() {
+    let turns = script(json!([
+        {"httpError": {"status": 429, "message": "Rate limit reached", "retryAfter": 7}},
+        {"httpError": {"status": 529, "message": "Overloaded"}},
+        message_json("finally"),
+    ]));
+    let server = Server::from_script(turns)
+        .bind("127.0.0.1:0")
+        .await
+        .unwrap();
+    let url = server.url();
+    let openai = format!("{url}/chat/completions");
+    let anthropic = format!("{url}/messages");
+    let request =
+        json!({"model": "m", "messages": [{"role": "user", "content": "hi"}]}).to_string();
+
+    let (status, retry, body) = post(&openai, request.clone()).await;
+    assert_eq!((status, retry.as_deref()), (429, Some("7")));
+    assert_eq!(body["error"]["message"], "Rate limit reached");
+    assert_eq!(body["error"]["type"], "requests");
+
+    let (status, retry, body) = post(&anthropic, request.clone()).await;
+    assert_eq!((status, retry), (529, None));
+    assert_eq!(body["error"]["type"], "overloaded_error");
+
+    let (status, _, body) = post(&openai, request.clone()).await;
+    assert_eq!(status, 200);
+    assert_eq!(body["choices"][0]["message"]["content"], "finally");
+
+    let (status, _, body) = post(&openai, request.clone()).await;
+    assert_eq!(status, 500);
+    assert_eq!(body["error"]["message"], EXHAUSTED_MESSAGE);
+    assert_eq!(body["error"]["code"], "script_exhausted");
+    let (status, _, body) = post(&anthropic, request).await;
+    assert_eq!(status, 500);
+    assert_eq!(body["error"]["type"], "api_error");
+
+    // Every call was recorded, the failed ones too, and GET returns them.
+    assert_eq!(server.requests().len(), 5);
+    let listed: Value = serde_json::from_slice(
+        &client()
+            .get(format!("{url}/requests"))
+            .send()
+            .await
+            .unwrap()
+            .bytes()
+            .await
+            .unwrap(),
+    )
+    .unwrap();
+    let apis: Vec<&str> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["api"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        apis,
+        [
+            "openai-completions",
+            "anthropic-messages",
+            "openai-completions",
+            "openai-completions",
+            "anthropic-messages"
+        ]
+    );
+    assert_eq!(listed[0]["context"]["messages"][0]["content"], "hi");
+    let models: Value = serde_json::from_slice(
+        &client()
+            .get(format!("{url}/models"))
+            .send()
+            .await
+            .unwrap()
+            .bytes()
+            .await
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(models["data"][0]["id"], "scripted");
+    server.shutdown().await;
+}
+
+fn openai_model(server: &Server) -> OpenAiCompatModel {
+    OpenAiCompatModel::new(OpenAiConfig::new(server.url(), "gpt-test")).unwrap()
+}
+
+#[tokio::test]
+async fn stream_errors_and_cuts_reach_the_client() {
+    let turns = script(json!([
+        {"turn": message_json("hello world"), "streamError": {"message": "Overloaded",
+            "type": "overloaded_error"}, "afterEvents": 2},
+        {"turn": message_json("hello world"), "cutAfterEvents": 2},
+        {"stopReason": "error", "errorMessage": "the GPU caught fire", "partialText": "I was"},
+    ]));
+    let server = Server::from_script(turns)
+        .chunks(4)
+        .bind("127.0.0.1:0")
+        .await
+        .unwrap();
+    let model = openai_model(&server);
+    let context = Context::from_messages([user("hi").into()]);
+
+    let mut stream = model.stream(&context, StreamOptions::default());
+    let result = stream.result().await;
+    assert_eq!(result.stop_reason, StopReason::Error);
+    assert!(
+        result
+            .error_message
+            .as_deref()
+            .unwrap()
+            .contains("Overloaded"),
+        "{result:?}"
+    );
+    assert_eq!(result.text(), "hel");
+
+    let mut stream = model.stream(&context, StreamOptions::default());
+    let result = stream.result().await;
+    assert_eq!(result.stop_reason, StopReason::Error, "{result:?}");
+    assert_eq!(result.text(), "hel");
+
+    let mut stream = model.stream(&context, StreamOptions::default());
+    let result = stream.result().await;
+    assert_eq!(result.stop_reason, StopReason::Error);
+    assert!(result
+        .error_message
+        .as_deref()
+        .unwrap()
+        .contains("the GPU caught fire"));
+    assert_eq!(result.text(), "I was");
+    server.shutdown().await;
+}
+
+/// A model that keeps the signal of every call it is given.
+struct Watched {
+    inner: ScriptedModel,
+    signals: Arc<Mutex<Vec<AbortSignal>>>,
+}
+
+impl Model for Watched {
+    fn stream(&self, context: &Context, options: StreamOptions) -> ModelStream {
+        self.signals
+            .lock()
+            .unwrap()
+            .push(options.signal.clone().unwrap());
+        self.inner.stream(context, options)
+    }
+}
+
+#[tokio::test]
+async fn a_client_that_disconnects_stops_its_turn() {
+    let long = "word ".repeat(200);
+    let signals = Arc::new(Mutex::new(Vec::new()));
+    let model = Watched {
+        inner: ScriptedModel::new([ScriptedTurn::message(assistant(
+            [text(long)],
+            StopReason::Stop,
+        ))
+        .chunked(200.try_into().unwrap())])
+        .with_pacer(agentstream_tokio::pacer(Duration::from_millis(20))),
+        signals: signals.clone(),
+    };
+    let server = Server::builder(model).bind("127.0.0.1:0").await.unwrap();
+    let body = json!({"model": "m", "stream": true,
+                      "messages": [{"role": "user", "content": "talk"}]});
+    let mut response = client()
+        .post(format!("{}/chat/completions", server.url()))
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert!(response.chunk().await.unwrap().is_some());
+    let signal = signals.lock().unwrap()[0].clone();
+    assert!(!signal.is_aborted(), "the turn is still playing");
+    drop(response);
+    // The server notices the closed connection and aborts the call; wait
+    // for it (bounded by the test harness, not asserted as a duration).
+    tokio::time::timeout(Duration::from_secs(30), signal.aborted())
+        .await
+        .expect("the call was aborted after the client left");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn requests_are_appended_to_a_file() {
+    let dir = std::env::temp_dir().join(format!("agentstream-serve-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("requests.jsonl");
+    let _ = std::fs::remove_file(&path);
+    let server = Server::builder(ScriptedModel::new([
+        assistant([text("a")], StopReason::Stop),
+        assistant([text("b")], StopReason::Stop),
+    ]))
+    .requests_file(&path)
+    .bind("127.0.0.1:0")
+    .await
+    .unwrap();
+    for (route, content) in [("chat/completions", "one"), ("messages", "two")] {
+        let body = json!({"model": "m", "system": "sys",
+                          "messages": [{"role": "user", "content": content}]});
+        let (status, _, _) = post(&format!("{}/{route}", server.url()), body.to_string()).await;
+        assert_eq!(status, 200);
+    }
+    server.shutdown().await;
+    let lines: Vec<Value> = std::fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0]["call"], 0);
+    assert_eq!(lines[1]["context"]["messages"][0]["content"], "two");
+    assert_eq!(lines[1]["context"]["systemPrompt"], "sys");
+    let _ = std::fs::remove_dir_all(&dir);
+}
