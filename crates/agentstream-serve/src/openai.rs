@@ -524,16 +524,14 @@ impl StreamEncoder {
                 self.announce(*content_index, call.as_ref().and_then(as_call), out);
                 self.arguments(*content_index, delta, out);
             }
+            // A call that streamed no fragments: all of it at once.
             ModelEvent::ToolCallEnd {
                 content_index,
                 tool_call,
                 ..
-            } => {
-                if !self.calls.contains_key(content_index) {
-                    // A call that streamed no fragments: all of it at once.
-                    self.announce(*content_index, Some(tool_call), out);
-                    self.arguments(*content_index, &arguments_text(tool_call), out);
-                }
+            } if !self.calls.contains_key(content_index) => {
+                self.announce(*content_index, Some(tool_call), out);
+                self.arguments(*content_index, &arguments_text(tool_call), out);
             }
             ModelEvent::Done { reason, message } => {
                 out.push(sse(
