@@ -74,7 +74,7 @@ pub struct ServeTurn {
 }
 
 impl ServeTurn {
-    /// Parses one script element (see the [module documentation](self)).
+    /// Parses one script element (see the module documentation).
     ///
     /// ```
     /// use agentstream_serve::{ServeTurn, Step};

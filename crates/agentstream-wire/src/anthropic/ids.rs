@@ -51,7 +51,7 @@ fn fnv1a(text: &str) -> u64 {
     })
 }
 
-/// The id mapping of one request; see the [module documentation](self).
+/// The id mapping of one request; see the module documentation.
 ///
 /// ```
 /// use agentstream_wire::anthropic::{is_valid_tool_id, ToolIds};
