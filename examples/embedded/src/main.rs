@@ -104,7 +104,11 @@ async fn run(spawner: Spawner) {
         passed += 1;
     }
     set_current("shutdown");
-    hprintln!("{} bodies passed; heap in use at the end: {} bytes", passed, HEAP.in_use());
+    hprintln!(
+        "{} bodies passed; heap in use at the end: {} bytes",
+        passed,
+        HEAP.in_use()
+    );
     debug::exit(debug::EXIT_SUCCESS);
 }
 
@@ -115,8 +119,7 @@ fn set_current(name: &'static str) {
 #[entry]
 fn main() -> ! {
     HEAP.init();
-    let executor = cortex_m::singleton!(: Executor = Executor::new())
-        .expect("main runs once");
+    let executor = cortex_m::singleton!(: Executor = Executor::new()).expect("main runs once");
     executor.run(|spawner| {
         if spawner.spawn(run(spawner)).is_err() {
             panic!("the main task did not start");
@@ -128,7 +131,13 @@ fn main() -> ! {
 fn panic(info: &PanicInfo) -> ! {
     let name = critical_section::with(|cs| CURRENT.borrow(cs).get());
     match info.location() {
-        Some(at) => hprintln!("FAILED {}: {} (at {}:{})", name, info.message(), at.file(), at.line()),
+        Some(at) => hprintln!(
+            "FAILED {}: {} (at {}:{})",
+            name,
+            info.message(),
+            at.file(),
+            at.line()
+        ),
         None => hprintln!("FAILED {}: {}", name, info.message()),
     }
     debug::exit(debug::EXIT_FAILURE);
