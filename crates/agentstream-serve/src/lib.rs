@@ -35,6 +35,7 @@
 
 mod error;
 mod frames;
+mod request;
 mod script;
 mod server;
 mod service;
@@ -43,7 +44,7 @@ pub mod anthropic;
 pub mod openai;
 
 pub use error::{Api, ApiError, BindError};
-pub use frames::DecodedRequest;
+pub use request::DecodedRequest;
 pub use script::{ServeTurn, Step};
 pub use server::{
     RecordedRequest, Server, ServerBuilder, EXHAUSTED_CODE, EXHAUSTED_STATUS, MAX_REQUEST_BYTES,

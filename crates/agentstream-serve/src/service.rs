@@ -22,7 +22,7 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
 use crate::error::{Api, ApiError};
-use crate::frames::DecodedRequest;
+use crate::request::DecodedRequest;
 use crate::script::Step;
 use crate::server::{Shared, EXHAUSTED_CODE, EXHAUSTED_STATUS};
 use crate::{anthropic, openai};
