@@ -36,7 +36,7 @@ use serde_json::{json, Map, Value};
 
 use crate::error::{Api, ApiError};
 use crate::frames::{self, sse};
-use crate::request::{self, image_block, str_at, text_block, DecodedRequest, History};
+use crate::request::{self, image_block, joined_text, str_at, text_block, DecodedRequest, History};
 
 const PROVIDER: &str = "anthropic";
 
@@ -99,8 +99,9 @@ pub fn decode_request(body: &Value) -> Result<DecodedRequest, ApiError> {
             }
         }
     }
-    let system = Some(text_of(
+    let system = Some(joined_text(
         request.object.get("system").unwrap_or(&Value::Null),
+        "\n\n",
     ))
     .filter(|system| !system.is_empty());
     let tools = request::tools(
@@ -118,19 +119,6 @@ fn blocks_of(content: &Value) -> Vec<Value> {
         Value::String(text) => vec![json!({"type": "text", "text": text})],
         Value::Array(blocks) => blocks.clone(),
         _ => Vec::new(),
-    }
-}
-
-/// A string or the text of text blocks, joined by blank lines.
-fn text_of(content: &Value) -> String {
-    match content {
-        Value::String(text) => text.clone(),
-        Value::Array(blocks) => blocks
-            .iter()
-            .filter_map(|b| b.get("text").and_then(Value::as_str))
-            .collect::<Vec<_>>()
-            .join("\n\n"),
-        _ => String::new(),
     }
 }
 
@@ -544,13 +532,7 @@ impl StreamEncoder {
                 ));
                 out.push(sse(Some("message_stop"), &json!({"type": "message_stop"})));
             }
-            ModelEvent::Error { error, .. } => {
-                let message = error
-                    .error_message
-                    .clone()
-                    .unwrap_or_else(|| "the model failed".into());
-                self.error(&ApiError::new(500, message), out);
-            }
+            ModelEvent::Error { error, .. } => self.error(&ApiError::model_failure(error), out),
         }
     }
 

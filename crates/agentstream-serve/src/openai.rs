@@ -46,7 +46,8 @@ use serde_json::{json, Map, Value};
 use crate::error::{Api, ApiError};
 use crate::frames::{self, sse};
 use crate::request::{
-    self, arguments_from_text, image_block, str_at, text_block, DecodedRequest, History,
+    self, arguments_from_text, image_block, joined_text, str_at, text_block, DecodedRequest,
+    History,
 };
 
 const PROVIDER: &str = "openai";
@@ -173,14 +174,7 @@ fn assistant_blocks(message: &Value, content: &Value) -> Vec<ContentBlock> {
 
 /// A content that is a string or an array of `text` parts, as one text.
 fn plain_text(content: &Value) -> String {
-    match content {
-        Value::String(text) => text.clone(),
-        Value::Array(parts) => parts
-            .iter()
-            .filter_map(|part| part.get("text").and_then(Value::as_str))
-            .collect(),
-        _ => String::new(),
-    }
+    joined_text(content, "")
 }
 
 fn user_content(content: &Value) -> UserContent {
@@ -472,13 +466,7 @@ impl StreamEncoder {
                 }
                 out.push("data: [DONE]\n\n".into());
             }
-            ModelEvent::Error { error, .. } => {
-                let message = error
-                    .error_message
-                    .clone()
-                    .unwrap_or_else(|| "the model failed".into());
-                self.error(&ApiError::new(500, message), out);
-            }
+            ModelEvent::Error { error, .. } => self.error(&ApiError::model_failure(error), out),
             _ => {}
         }
     }

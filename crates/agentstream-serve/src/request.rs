@@ -189,6 +189,20 @@ pub(crate) fn str_at(value: &Value, path: &[&str]) -> String {
         .to_owned()
 }
 
+/// A content that is a string, or the `text` of an array of parts joined
+/// by `separator`.
+pub(crate) fn joined_text(content: &Value, separator: &str) -> String {
+    match content {
+        Value::String(text) => text.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|part| part.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join(separator),
+        _ => String::new(),
+    }
+}
+
 /// A text block.
 pub(crate) fn text_block(text: String) -> ContentBlock {
     ContentBlock::Text(TextContent {

@@ -150,14 +150,14 @@ impl Drop for AbortOnDrop {
 /// The error answer for a model that failed before its first event: the
 /// script ran out, or the model refused the call.
 fn failed_call(event: &ModelEvent) -> ApiError {
-    let message = event
-        .terminal_message()
-        .and_then(|m| m.error_message.clone())
-        .unwrap_or_else(|| "the model failed".into());
-    if message == EXHAUSTED_MESSAGE {
-        ApiError::new(EXHAUSTED_STATUS, message).with_code(EXHAUSTED_CODE)
+    let error = match event.terminal_message() {
+        Some(message) => ApiError::model_failure(&message),
+        None => ApiError::new(500, "the model failed"),
+    };
+    if error.message == EXHAUSTED_MESSAGE {
+        ApiError::new(EXHAUSTED_STATUS, error.message).with_code(EXHAUSTED_CODE)
     } else {
-        ApiError::new(500, message)
+        error
     }
 }
 
