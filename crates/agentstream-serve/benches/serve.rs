@@ -13,16 +13,15 @@
 // `criterion_group!` generates undocumented items.
 #![allow(missing_docs)]
 
-use std::sync::Arc;
-
 use agentstream::message::{assistant, text, tool_call, user, Context, StopReason};
 use agentstream::model::{Model, ModelStream, ScriptedModel, ScriptedTurn, StreamOptions};
 use agentstream_serve::Server;
-use agentstream_tokio::{AnthropicModel, OpenAiCompatModel};
-use agentstream_wire::anthropic::AnthropicConfig;
-use agentstream_wire::openai::OpenAiConfig;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use serde_json::json;
+
+#[path = "../tests/support/mod.rs"]
+mod support;
+use support::{client, Client, Protocol};
 
 const CONCURRENT: usize = 50;
 
@@ -32,20 +31,6 @@ struct Repeat(ScriptedTurn);
 impl Model for Repeat {
     fn stream(&self, context: &Context, options: StreamOptions) -> ModelStream {
         ScriptedModel::new([self.0.clone()]).stream(context, options)
-    }
-}
-
-type Client = Arc<dyn Model + Send + Sync>;
-
-fn client(api: &str, url: &str) -> Client {
-    match api {
-        "openai" => Arc::new(OpenAiCompatModel::new(OpenAiConfig::new(url, "gpt-bench")).unwrap()),
-        _ => Arc::new(
-            AnthropicModel::new(
-                AnthropicConfig::new("claude-bench").with_base_url(url.trim_end_matches("/v1")),
-            )
-            .unwrap(),
-        ),
     }
 }
 
@@ -83,15 +68,16 @@ fn bench(c: &mut Criterion) {
     });
     let context = Context::from_messages([user("What is the weather in Paris?").into()]);
     let mut group = c.benchmark_group("serve");
-    for api in ["openai", "anthropic"] {
-        let one = client(api, &server.url());
+    for (api, protocol) in [
+        ("openai", Protocol::OpenAi),
+        ("anthropic", Protocol::Anthropic),
+    ] {
+        let one = client(protocol, &server);
         group.throughput(Throughput::Elements(1));
         group.bench_function(format!("{api}/sequential"), |b| {
             b.iter(|| runtime.block_on(call(&one, &context)));
         });
-        let clients: Vec<Client> = (0..CONCURRENT)
-            .map(|_| client(api, &server.url()))
-            .collect();
+        let clients: Vec<Client> = (0..CONCURRENT).map(|_| client(protocol, &server)).collect();
         group.throughput(Throughput::Elements(CONCURRENT as u64));
         group.bench_function(format!("{api}/concurrent-{CONCURRENT}"), |b| {
             b.iter(|| {

@@ -151,7 +151,7 @@ impl Drop for AbortOnDrop {
 /// script ran out, or the model refused the call.
 fn failed_call(event: &ModelEvent) -> ApiError {
     let error = match event.terminal_message() {
-        Some(message) => ApiError::model_failure(&message),
+        Some(message) => ApiError::model_failure(message),
         None => ApiError::new(500, "the model failed"),
     };
     if error.message == EXHAUSTED_MESSAGE {

@@ -38,12 +38,12 @@ use agentstream::model::{
     ErrorReason, Model, ModelStream, ScriptedModel, ScriptedTurn, StreamOptions,
 };
 use agentstream_serve::Server;
-use agentstream_tokio::{AnthropicModel, OpenAiCompatModel};
-use agentstream_wire::anthropic::AnthropicConfig;
-use agentstream_wire::openai::OpenAiConfig;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use serde_json::{Map, Value};
+
+mod support;
+use support::{client, Client, Protocol};
 
 /// Cases per protocol: enough to cover every block kind, stop reason and
 /// chunking many times over, few enough to run in seconds.
@@ -62,12 +62,6 @@ impl Model for Slot {
         let turn = self.0.lock().unwrap().take();
         ScriptedModel::new(turn).stream(context, options)
     }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Protocol {
-    OpenAi,
-    Anthropic,
 }
 
 // Cases are few and short-lived: the size difference does not matter.
@@ -280,7 +274,7 @@ fn expected(protocol: Protocol, message: &AssistantMessage) -> (Vec<ContentBlock
 
 async fn play(
     protocol: Protocol,
-    clients: &[Arc<dyn Model + Send + Sync>],
+    clients: &[Client],
     slot: &Slot,
     case: &Case,
 ) -> Result<(), TestCaseError> {
@@ -348,25 +342,7 @@ fn run(protocol: Protocol) {
         }
         servers
     });
-    let clients: Vec<Arc<dyn Model + Send + Sync>> = servers
-        .iter()
-        .map(|server| -> Arc<dyn Model + Send + Sync> {
-            match protocol {
-                Protocol::OpenAi => Arc::new(
-                    OpenAiCompatModel::new(OpenAiConfig::new(server.url(), "gpt-test")).unwrap(),
-                ),
-                Protocol::Anthropic => {
-                    let base = server.url().trim_end_matches("/v1").to_owned();
-                    Arc::new(
-                        AnthropicModel::new(
-                            AnthropicConfig::new("claude-test").with_base_url(base),
-                        )
-                        .unwrap(),
-                    )
-                }
-            }
-        })
-        .collect();
+    let clients: Vec<Client> = servers.iter().map(|s| client(protocol, s)).collect();
     let mut runner = TestRunner::new(Config {
         cases: CASES,
         failure_persistence: None,

@@ -36,6 +36,18 @@ async fn post(url: &str, body: impl Into<reqwest::Body>) -> (u16, Option<String>
     (status, retry, value)
 }
 
+async fn get_json(url: &str) -> Value {
+    let bytes = client()
+        .get(url)
+        .send()
+        .await
+        .unwrap()
+        .bytes()
+        .await
+        .unwrap();
+    serde_json::from_slice(&bytes).unwrap()
+}
+
 fn script(value: Value) -> Vec<ServeTurn> {
     value
         .as_array()
@@ -218,17 +230,7 @@ async fn scripted_http_errors_and_exhaustion() {
 
     // Every call was recorded, the failed ones too, and GET returns them.
     assert_eq!(server.requests().len(), 5);
-    let listed: Value = serde_json::from_slice(
-        &client()
-            .get(format!("{url}/requests"))
-            .send()
-            .await
-            .unwrap()
-            .bytes()
-            .await
-            .unwrap(),
-    )
-    .unwrap();
+    let listed = get_json(&format!("{url}/requests")).await;
     let apis: Vec<&str> = listed
         .as_array()
         .unwrap()
@@ -246,17 +248,7 @@ async fn scripted_http_errors_and_exhaustion() {
         ]
     );
     assert_eq!(listed[0]["context"]["messages"][0]["content"], "hi");
-    let models: Value = serde_json::from_slice(
-        &client()
-            .get(format!("{url}/models"))
-            .send()
-            .await
-            .unwrap()
-            .bytes()
-            .await
-            .unwrap(),
-    )
-    .unwrap();
+    let models = get_json(&format!("{url}/models")).await;
     assert_eq!(models["data"][0]["id"], "scripted");
     server.shutdown().await;
 }

@@ -6,14 +6,13 @@
 //! once. Nothing here measures time.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use agentstream::message::{assistant, text, user, Context, Message, StopReason, UserContent};
-use agentstream::model::{Model, ScriptedModel, StreamOptions};
+use agentstream::model::{ScriptedModel, StreamOptions};
 use agentstream_serve::Server;
-use agentstream_tokio::{AnthropicModel, OpenAiCompatModel};
-use agentstream_wire::anthropic::AnthropicConfig;
-use agentstream_wire::openai::OpenAiConfig;
+
+mod support;
+use support::Protocol;
 
 const CLIENTS: usize = 50;
 const CALLS: usize = 1_000;
@@ -30,18 +29,10 @@ async fn fifty_clients_a_thousand_calls_in_arrival_order() {
         .bind("127.0.0.1:0")
         .await
         .unwrap();
-    let url = server.url();
     let mut tasks = Vec::new();
     for client in 0..CLIENTS {
-        let model: Arc<dyn Model + Send + Sync> = if client % 2 == 0 {
-            Arc::new(OpenAiCompatModel::new(OpenAiConfig::new(url.clone(), "gpt-test")).unwrap())
-        } else {
-            let base = url.trim_end_matches("/v1").to_owned();
-            Arc::new(
-                AnthropicModel::new(AnthropicConfig::new("claude-test").with_base_url(base))
-                    .unwrap(),
-            )
-        };
+        let protocol = [Protocol::OpenAi, Protocol::Anthropic][client % 2];
+        let model = support::client(protocol, &server);
         tasks.push(tokio::spawn(async move {
             let mut answers = Vec::new();
             for call in 0..CALLS / CLIENTS {
