@@ -6,10 +6,12 @@ use std::time::Duration;
 
 use agentstream::message::{assistant, text, tool_call, user, Context, StopReason};
 use agentstream::model::{
-    AbortSignal, Model, ModelStream, ScriptedModel, ScriptedTurn, StreamOptions, EXHAUSTED_MESSAGE,
+    AbortSignal, Model, ModelStream, ScriptStep, ScriptedModel, ScriptedTurn, StreamOptions,
+    EXHAUSTED_MESSAGE,
 };
 use agentstream_serve::{ServeTurn, Server};
-use agentstream_tokio::OpenAiCompatModel;
+use agentstream_tokio::{AnthropicModel, OpenAiCompatModel};
+use agentstream_wire::anthropic::AnthropicConfig;
 use agentstream_wire::openai::OpenAiConfig;
 use serde_json::{json, Value};
 
@@ -157,6 +159,26 @@ async fn bad_requests_get_provider_errors() {
         json!({"type": "error", "error": {"type": "invalid_request_error",
                                           "message": "messages: Field required"}})
     );
+
+    let (status, _, body) = post(&anthropic, "{not json").await;
+    assert_eq!(status, 400);
+    assert_eq!(body["type"], "error");
+    assert_eq!(body["error"]["type"], "invalid_request_error");
+
+    let (status, _, body) = post(
+        &anthropic,
+        r#"{"model": "m", "messages": [{"role": "system", "content": "x"}]}"#,
+    )
+    .await;
+    assert_eq!(status, 400);
+    assert_eq!(
+        body["error"]["message"],
+        "messages.0.role: Input should be 'user' or 'assistant'"
+    );
+
+    let (status, _, body) = post(&openai, r#"{"model": "m", "messages": "hi"}"#).await;
+    assert_eq!(status, 400);
+    assert_eq!(body["error"]["code"], "invalid_type");
 
     let (status, _, body) = post(&anthropic, vec![b' '; 5000]).await;
     assert_eq!(status, 413);
@@ -384,4 +406,73 @@ async fn requests_are_appended_to_a_file() {
     assert_eq!(lines[1]["context"]["messages"][0]["content"], "two");
     assert_eq!(lines[1]["context"]["systemPrompt"], "sys");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The answer of a turn computed from the request: the tool result the
+/// client sent back, quoted.
+fn answer_from_tool_result(context: &Context) -> ScriptedTurn {
+    let result = context.messages.iter().rev().find_map(|m| match m {
+        agentstream::message::Message::ToolResult(r) => {
+            Some(format!("{}={}", r.tool_name, r.text()))
+        }
+        _ => None,
+    });
+    let reply = result.unwrap_or_else(|| "no tool result".into());
+    ScriptedTurn::message(assistant([text(reply)], StopReason::Stop))
+}
+
+#[tokio::test]
+async fn turns_computed_from_the_request_see_the_decoded_context() {
+    // Per protocol: a tool call, then a turn that answers from the tool
+    // result the client sends back.
+    let turns = || {
+        [
+            ScriptStep::from(assistant(
+                [tool_call("call_1", "weather", json!({"city": "Paris"}))],
+                StopReason::ToolUse,
+            )),
+            ScriptStep::reply(answer_from_tool_result),
+        ]
+    };
+    let server = Server::builder(ScriptedModel::new(turns().into_iter().chain(turns())))
+        .bind("127.0.0.1:0")
+        .await
+        .unwrap();
+    let base = server.url().trim_end_matches("/v1").to_owned();
+    let clients: [Box<dyn Model>; 2] = [
+        Box::new(openai_model(&server)),
+        Box::new(AnthropicModel::new(AnthropicConfig::new("claude").with_base_url(base)).unwrap()),
+    ];
+    for (i, model) in clients.iter().enumerate() {
+        let mut context = Context::from_messages([user("weather in Paris?").into()]);
+        let call = model
+            .stream(&context, StreamOptions::default())
+            .result()
+            .await;
+        assert_eq!(call.stop_reason, StopReason::ToolUse, "{call:?}");
+        let id = call.tool_calls().next().unwrap().id.clone();
+        context.messages.push(call.into());
+        context
+            .messages
+            .push(agentstream::message::Message::ToolResult(
+                agentstream::message::ToolResultMessage {
+                    tool_call_id: id,
+                    tool_name: "weather".into(),
+                    content: vec![text(format!("{}C", 18 + i))],
+                    details: None,
+                    is_error: false,
+                    timestamp: 0,
+                    extra: serde_json::Map::new(),
+                },
+            ));
+        let answer = model
+            .stream(&context, StreamOptions::default())
+            .result()
+            .await;
+        // The name comes from the server's decoding: the tool result on the
+        // wire carries only the call id, named after the earlier call.
+        assert_eq!(answer.text(), format!("weather={}C", 18 + i), "{answer:?}");
+    }
+    assert_eq!(server.requests().len(), 4);
+    server.shutdown().await;
 }
