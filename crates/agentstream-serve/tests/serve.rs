@@ -476,3 +476,51 @@ async fn turns_computed_from_the_request_see_the_decoded_context() {
     assert_eq!(server.requests().len(), 4);
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn anthropic_pings_and_delays_keep_the_recorded_shape() {
+    let reply = assistant(
+        [text("Hello there"), tool_call("toolu_1", "ls", json!({}))],
+        StopReason::ToolUse,
+    );
+    let server = Server::builder(ScriptedModel::new([reply]))
+        .pings(true)
+        .delay(Duration::from_millis(1))
+        .chunks(2)
+        .bind("127.0.0.1:0")
+        .await
+        .unwrap();
+    let body = json!({"model": "claude", "max_tokens": 10, "stream": true,
+                      "messages": [{"role": "user", "content": "hi"}]});
+    let response = client()
+        .post(format!("{}/messages", server.url()))
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let sse = response.text().await.unwrap();
+    let names: Vec<&str> = sse
+        .split("\n\n")
+        .filter_map(|event| event.lines().next()?.strip_prefix("event: "))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "message_start",
+            "content_block_start",
+            "ping",
+            "content_block_delta",
+            "content_block_delta",
+            "content_block_stop",
+            "content_block_start",
+            "content_block_delta",
+            "content_block_delta",
+            "content_block_stop",
+            "message_delta",
+            "message_stop"
+        ],
+        "{sse}"
+    );
+    server.shutdown().await;
+}
