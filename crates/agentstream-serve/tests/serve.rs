@@ -524,3 +524,50 @@ async fn anthropic_pings_and_delays_keep_the_recorded_shape() {
     );
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn by_request_elements_pick_their_turn_from_the_request() {
+    let turns = script(json!([
+        {"byRequest": [
+            {"ifContains": "weather", "turn": message_json("Let me check.")},
+            {"turn": message_json("Ask me about the weather.")},
+        ]},
+        {"byRequest": [
+            {"ifContains": "error", "turn": message_json("The tool failed.")},
+            {"ifContains": "18C", "turn": message_json("It is 18C.")},
+        ]},
+        {"byRequest": [{"ifContains": "never", "turn": message_json("unreachable")}]},
+    ]));
+    let server = Server::from_script(turns)
+        .bind("127.0.0.1:0")
+        .await
+        .unwrap();
+    let openai = format!("{}/chat/completions", server.url());
+    let anthropic = format!("{}/messages", server.url());
+
+    let body =
+        json!({"model": "m", "messages": [{"role": "user", "content": "How is the weather?"}]});
+    let (status, _, reply) = post(&openai, body.to_string()).await;
+    assert_eq!(status, 200);
+    assert_eq!(reply["choices"][0]["message"]["content"], "Let me check.");
+
+    // The last message is a tool result: its text decides.
+    let body = json!({"model": "m", "max_tokens": 10, "messages": [
+        {"role": "user", "content": "How is the weather?"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "weather", "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "18C"}]},
+    ]});
+    let (status, _, reply) = post(&anthropic, body.to_string()).await;
+    assert_eq!(status, 200);
+    assert_eq!(reply["content"][0]["text"], "It is 18C.");
+
+    let body = json!({"model": "m", "messages": [{"role": "user", "content": "hello"}]});
+    let (status, _, reply) = post(&openai, body.to_string()).await;
+    assert_eq!(status, 500);
+    assert_eq!(
+        reply["error"]["message"],
+        agentstream_serve::NO_MATCH_MESSAGE
+    );
+    assert_eq!(server.requests().len(), 3);
+    server.shutdown().await;
+}
