@@ -1,6 +1,6 @@
-//! Anthropic Messages, sans IO: a request body to a Pi [`Context`], and
-//! model events to the SSE events (or the one JSON message) Anthropic
-//! sends.
+//! Anthropic Messages, sans IO: a request body to a Pi
+//! [`Context`](agentstream::message::Context), and model events to the SSE
+//! events (or the one JSON message) Anthropic sends.
 //!
 //! # Requests
 //!

@@ -1,6 +1,6 @@
-//! OpenAI Chat Completions, sans IO: a request body to a Pi [`Context`],
-//! and model events to the SSE chunks (or the one JSON completion) OpenAI
-//! sends.
+//! OpenAI Chat Completions, sans IO: a request body to a Pi
+//! [`Context`](agentstream::message::Context), and model events to the SSE
+//! chunks (or the one JSON completion) OpenAI sends.
 //!
 //! # Requests
 //!
