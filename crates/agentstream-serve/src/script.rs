@@ -120,28 +120,14 @@ impl ServeTurn {
             return ScriptedTurn::from_value(value).map(Self::plain);
         };
         if let Some(http) = object.remove("httpError") {
-            if let Some(key) = object.keys().next() {
-                return Err(DecodeError::new("unknown field beside httpError").within_key(key));
-            }
-            return http_error(http)
-                .map_err(|e| e.within_key("httpError"))
-                .map(|error| Self {
-                    turn: None,
-                    alternatives: Vec::new(),
-                    step: Step::Http(error),
-                });
+            alone(&object, "httpError")?;
+            let error = http_error(http).map_err(|e| e.within_key("httpError"))?;
+            return Ok(Self::without_turn(Vec::new(), Step::Http(error)));
         }
         if let Some(alternatives) = object.remove("byRequest") {
-            if let Some(key) = object.keys().next() {
-                return Err(DecodeError::new("unknown field beside byRequest").within_key(key));
-            }
-            return by_request(alternatives)
-                .map_err(|e| e.within_key("byRequest"))
-                .map(|alternatives| Self {
-                    turn: None,
-                    alternatives,
-                    step: Step::Model,
-                });
+            alone(&object, "byRequest")?;
+            let alternatives = by_request(alternatives).map_err(|e| e.within_key("byRequest"))?;
+            return Ok(Self::without_turn(alternatives, Step::Model));
         }
         let Some(turn) = object.remove("turn") else {
             return ScriptedTurn::from_value(Value::Object(object)).map(Self::plain);
@@ -173,6 +159,14 @@ impl ServeTurn {
             alternatives: Vec::new(),
             step,
         })
+    }
+
+    fn without_turn(alternatives: Vec<Alternative>, step: Step) -> Self {
+        Self {
+            turn: None,
+            alternatives,
+            step,
+        }
     }
 
     fn plain(turn: ScriptedTurn) -> Self {
@@ -265,6 +259,16 @@ fn by_request(value: Value) -> Result<Vec<Alternative>, DecodeError> {
             Ok(Alternative { if_contains, turn })
         })
         .collect()
+}
+
+/// Fails on any field left in `object` beside the one named `beside`.
+fn alone(object: &Map<String, Value>, beside: &str) -> Result<(), DecodeError> {
+    match object.keys().next() {
+        Some(key) => {
+            Err(DecodeError::new(format!("unknown field beside {beside}")).within_key(key))
+        }
+        None => Ok(()),
+    }
 }
 
 fn count(value: Value) -> Result<usize, DecodeError> {

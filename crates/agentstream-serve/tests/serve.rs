@@ -38,6 +38,18 @@ async fn post(url: &str, body: impl Into<reqwest::Body>) -> (u16, Option<String>
     (status, retry, value)
 }
 
+/// POSTs `body` and checks for HTTP 200; the body is left to the caller.
+async fn post_raw(url: &str, body: &Value) -> reqwest::Response {
+    let response = client()
+        .post(url)
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    response
+}
+
 async fn get_json(url: &str) -> Value {
     let bytes = client()
         .get(url)
@@ -79,13 +91,7 @@ async fn openai_stream_looks_like_the_recordings() {
         .unwrap();
     let body = json!({"model": "gpt-4o", "stream": true, "stream_options": {"include_usage": true},
                       "messages": [{"role": "user", "content": "weather?"}]});
-    let response = client()
-        .post(format!("{}/chat/completions", server.url()))
-        .body(body.to_string())
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 200);
+    let response = post_raw(&format!("{}/chat/completions", server.url()), &body).await;
     assert_eq!(
         response.headers()["content-type"],
         "text/event-stream; charset=utf-8"
@@ -492,13 +498,7 @@ async fn anthropic_pings_and_delays_keep_the_recorded_shape() {
         .unwrap();
     let body = json!({"model": "claude", "max_tokens": 10, "stream": true,
                       "messages": [{"role": "user", "content": "hi"}]});
-    let response = client()
-        .post(format!("{}/messages", server.url()))
-        .body(body.to_string())
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 200);
+    let response = post_raw(&format!("{}/messages", server.url()), &body).await;
     let sse = response.text().await.unwrap();
     let names: Vec<&str> = sse
         .split("\n\n")
