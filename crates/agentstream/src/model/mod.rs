@@ -8,6 +8,7 @@
 //! provider.
 
 mod abort;
+mod cause;
 mod deadline;
 mod event;
 mod partial;
@@ -18,6 +19,9 @@ mod scripted;
 mod stream;
 
 pub use abort::{AbortController, AbortSignal, Aborted, ABORTED_MESSAGE};
+pub use cause::{
+    ErrorCause, HttpFailure, ProviderFailure, RetryAfter, SharedError, TimeoutKind, RETRY_AFTER_MAX,
+};
 pub use deadline::stream_with_deadline;
 pub use event::{DoneReason, ErrorReason, ModelEvent};
 pub use partial::{PartialBuilder, PartialMessage};
