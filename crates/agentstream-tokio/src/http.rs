@@ -188,6 +188,7 @@ fn stream_from<E: Endpoint>(
         let request = match prepared {
             Ok(request) => request,
             Err(error) => {
+                producer.set_error_cause(agentstream::model::ErrorCause::InvalidRequest);
                 push_all(&mut producer, stream.fail(error));
                 return;
             }

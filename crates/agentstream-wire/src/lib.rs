@@ -55,6 +55,7 @@
 extern crate alloc;
 
 pub mod anthropic;
+pub mod cause;
 mod driver;
 pub mod endpoint;
 pub mod http;

@@ -61,6 +61,10 @@ pub enum ErrorCause {
     /// stream, data that is not JSON, a stream that ended without its final
     /// event. Displays as `protocol violation`.
     Protocol,
+    /// The request could not be built from the context (a tool call with
+    /// no result, an image the provider cannot take): nothing was sent.
+    /// Displays as `invalid request`.
+    InvalidRequest,
     /// The response exceeded one of the client's limits; the limit's own
     /// error (in the wire crate, `LimitExceeded`, which names the limit) is
     /// the [`source`](Error::source). Displays as `limit exceeded`.
@@ -68,12 +72,13 @@ pub enum ErrorCause {
 }
 
 impl ErrorCause {
-    /// Whether trying the same request again may succeed: HTTP 408, 409,
-    /// 429 and 5xx, transport failures and connect timeouts. Never an
-    /// abort, a protocol violation, a limit or another 4xx.
+    /// Whether trying the same request again may succeed: HTTP 429 and
+    /// 5xx, transport failures and connect timeouts. Never an abort, an
+    /// idle or total timeout, a protocol violation, a limit, an error the
+    /// provider sent inside a stream, or another 4xx.
     pub fn is_retryable(&self) -> bool {
         match self {
-            Self::Http(http) => matches!(http.status, 408 | 409 | 429 | 500..=599),
+            Self::Http(http) => matches!(http.status, 429 | 500..=599),
             Self::Transport(_) | Self::Timeout(TimeoutKind::Connect, _) => true,
             _ => false,
         }
@@ -112,6 +117,7 @@ impl fmt::Display for ErrorCause {
             }
             Self::Aborted => f.write_str("aborted"),
             Self::Protocol => f.write_str("protocol violation"),
+            Self::InvalidRequest => f.write_str("invalid request"),
             Self::LimitExceeded(_) => f.write_str("limit exceeded"),
         }
     }
