@@ -60,7 +60,13 @@ async fn call_once<M: Model>(model: &M) -> (AssistantMessage, Option<ErrorCause>
 
 /// A reply, then the status, code, `Retry-After` and `errorMessage`
 /// expected.
-type HttpCase = (Reply, u16, Option<&'static str>, Option<RetryAfter>, &'static str);
+type HttpCase = (
+    Reply,
+    u16,
+    Option<&'static str>,
+    Option<RetryAfter>,
+    &'static str,
+);
 
 /// A success has no cause; HTTP statuses give [`ErrorCause::Http`] with
 /// the provider's code and `Retry-After` (seconds, HTTP date, saturated,

@@ -14,6 +14,7 @@ mod event;
 mod partial;
 mod persistent;
 mod protocol;
+mod retry;
 mod rope;
 mod scripted;
 mod stream;
@@ -26,6 +27,7 @@ pub use deadline::stream_with_deadline;
 pub use event::{DoneReason, ErrorReason, ModelEvent};
 pub use partial::{PartialBuilder, PartialMessage};
 pub use protocol::validate_events;
+pub use retry::{Jitter, RetryModel, RetryPolicy};
 pub use scripted::{
     ScriptStep, ScriptedFailure, ScriptedModel, ScriptedReply, ScriptedTurn, EXHAUSTED_MESSAGE,
 };
