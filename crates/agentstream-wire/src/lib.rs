@@ -62,8 +62,10 @@ pub mod http;
 mod json;
 pub mod limits;
 pub mod openai;
+pub mod replay;
 pub mod sse;
 pub mod surrogates;
+pub mod tap;
 
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]
