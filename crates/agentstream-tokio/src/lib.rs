@@ -71,7 +71,7 @@ use tokio::task::JoinHandle;
 mod http;
 mod retry;
 #[cfg(feature = "http")]
-pub use http::{AnthropicModel, ClientError, OpenAiCompatModel};
+pub use http::{AnthropicModel, ClientError, EndpointModel, OpenAiCompatModel};
 pub use retry::{with_retry, TokioSleep};
 
 pub use agentstream;
