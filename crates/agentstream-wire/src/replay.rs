@@ -5,7 +5,7 @@
 //! (recorded with a [`TapEndpoint`](crate::tap::TapEndpoint), for example
 //! by `agentstream chat --record-raw`), or one payload per line as some
 //! projects store their fixtures. The model runs each through the real
-//! [`exchange`](crate::http::exchange) and the real projector
+//! [`exchange`] and the real projector
 //! ([`OpenAiStream`] or [`AnthropicStream`]), piece by piece, so tests run
 //! on real provider output with no network, and a failure keeps its typed
 //! [`error_cause`](agentstream::model::ModelStream::error_cause).

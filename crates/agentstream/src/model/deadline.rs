@@ -101,3 +101,42 @@ async fn run_until_done(watchdog: impl Future<Output = ()>, driver: ModelDriver)
         Either::Left(((), _)) | Either::Right(((), _)) => {}
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::{assistant, text, user, StopReason};
+    use crate::model::{ErrorCause, ScriptedModel, ScriptedTurn, TimeoutKind};
+
+    #[test]
+    fn the_deadline_and_the_callers_abort_have_their_own_causes() {
+        let turn = || ScriptedTurn::message(assistant([text("abc")], StopReason::Stop));
+        let model = ScriptedModel::new([turn(), turn(), turn()]);
+        let context = Context::from_messages([user("hi").into()]);
+        let mut stream = stream_with_deadline(&model, &context, StreamOptions::default(), async {});
+        let message = futures_executor::block_on(stream.result());
+        assert_eq!(message.stop_reason, StopReason::Aborted);
+        assert!(matches!(
+            stream.error_cause(),
+            Some(ErrorCause::Timeout(TimeoutKind::Total, None))
+        ));
+
+        let controller = AbortController::new();
+        controller.abort();
+        let options = StreamOptions::default().with_signal(controller.signal());
+        let mut stream = stream_with_deadline(&model, &context, options, future::pending());
+        let message = futures_executor::block_on(stream.result());
+        assert_eq!(message.stop_reason, StopReason::Aborted);
+        assert!(matches!(stream.error_cause(), Some(ErrorCause::Aborted)));
+
+        let mut stream = stream_with_deadline(
+            &model,
+            &context,
+            StreamOptions::default(),
+            future::pending(),
+        );
+        let message = futures_executor::block_on(stream.result());
+        assert_eq!(message.text(), "abc");
+        assert!(stream.error_cause().is_none());
+    }
+}

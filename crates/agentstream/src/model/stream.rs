@@ -103,6 +103,10 @@ impl AssistantMessageProducer {
     /// stream any more (see [`Producer::push`]).
     pub fn push(&mut self, event: ModelEvent) -> Result<(), RefusedError<ModelEvent>> {
         if let Some(message) = event.terminal_message() {
+            if matches!(event, ModelEvent::Done { .. }) && !self.inner.is_terminal() {
+                // A call that ended well has no error cause.
+                self.cause.with(|slot| slot.cause = None);
+            }
             let message = AssistantMessage::clone(message);
             let pushed = self.inner.push(event);
             // Resolve the result even if nobody reads events any more.
