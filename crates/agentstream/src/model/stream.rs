@@ -357,10 +357,12 @@ impl<D: Future<Output = ()> + ?Sized> ModelStream<D> {
     }
 
     /// The typed cause of the call's terminal `error`, once the producer
-    /// recorded one: `None` while the call runs, after `done`, and for a
+    /// recorded one (just before it pushes that event, so it is there when
+    /// the consumer sees the event): `None` before, after `done`, and for a
     /// model that gives no cause (the event's `errorMessage` is always
     /// there). HTTP models built on the wire crate record one for every
-    /// failure they report.
+    /// failure they report; the scripted model records
+    /// [`Aborted`](ErrorCause::Aborted) for an abort.
     ///
     /// ```
     /// use agentstream::message::{assistant, StopReason};
