@@ -24,7 +24,7 @@ fn sleep(duration: Duration) -> Pin<Box<dyn Future<Output = ()> + Send>> {
 /// use agentstream_async_std::with_retry;
 /// use agentstream::model::RetryPolicy;
 ///
-/// let model = with_retry(ScriptedModel::new([]), RetryPolicy::default());
+/// let model = with_retry(ScriptedModel::new(Vec::<ScriptedTurn>::new()), RetryPolicy::default());
 /// assert_eq!(model.policy().max_retries, 2);
 /// ```
 pub fn with_retry<M>(model: M, policy: RetryPolicy) -> RetryModel<M, AsyncStdSleep> {
