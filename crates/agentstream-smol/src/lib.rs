@@ -69,7 +69,7 @@ use std::time::Duration;
 mod http;
 mod retry;
 #[cfg(feature = "http")]
-pub use http::{AnthropicModel, OpenAiCompatModel};
+pub use http::{AnthropicModel, EndpointModel, OpenAiCompatModel};
 pub use retry::{with_retry, SmolSleep};
 
 pub use agentstream;
