@@ -332,7 +332,14 @@ fn parse_http_date(value: &str) -> Option<u64> {
     if clock.next().is_some() || parts.next()? != "GMT" || parts.next().is_some() {
         return None;
     }
-    if year < 1970 || !(1..=31).contains(&day) || hour > 23 || minute > 59 || second > 60 {
+    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+    let month_days = match month {
+        2 if leap => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    };
+    if year < 1970 || !(1..=month_days).contains(&day) || hour > 23 || minute > 59 || second > 60 {
         return None;
     }
     let days = days_from_civil(year, month, day);
@@ -396,6 +403,8 @@ mod tests {
             "Wed, 21 Oct 2015 07:28:00 GMT extra",
             "Wed, 21 Oct 1969 07:28:00 GMT",
             "Wed, 21 Oct 2015 24:00:00 GMT",
+            "Sat, 29 Feb 2025 00:00:00 GMT",
+            "Thu, 31 Apr 2025 00:00:00 GMT",
             "ä, 21 Oct 2015 07:28:00 GMT",
         ] {
             assert_eq!(RetryAfter::parse(hostile), None, "{hostile:?}");
