@@ -65,6 +65,9 @@ use std::time::Duration;
 
 use async_std::task::JoinHandle;
 
+mod retry;
+pub use retry::{with_retry, AsyncStdSleep};
+
 pub use agentstream;
 pub use agentstream::model::{
     validate_events, AbortController, AbortSignal, Model, ModelDriver, ModelEvent, ModelStream,

@@ -3,16 +3,19 @@
 
 use std::borrow::Cow;
 use std::io::{self, IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use agentstream::message::{user, AssistantMessage, Context, StopReason};
 use agentstream::model::{AbortController, Model, ModelEvent, StreamOptions};
-use agentstream_tokio::{AnthropicModel, OpenAiCompatModel};
+use agentstream_tokio::{AnthropicModel, ClientError, EndpointModel, OpenAiCompatModel};
 use agentstream_wire::anthropic::{AnthropicConfig, ANTHROPIC_BASE_URL};
+use agentstream_wire::endpoint::Endpoint;
 use agentstream_wire::http::error_report;
 use agentstream_wire::openai::OpenAiConfig;
+use agentstream_wire::tap::{BodySink, TapEndpoint};
 
 use crate::decode::Api;
 use futures_util::StreamExt;
@@ -51,6 +54,12 @@ pub struct Args {
     /// one-element JSON array that `agentstream play` replays.
     #[arg(long, value_name = "SCRIPT.json")]
     record: Option<PathBuf>,
+    /// Save the response body exactly as received to FILE (what
+    /// `agentstream decode` reads back), and the sizes of the pieces it
+    /// arrived in to FILE.lengths, one per line (what a `ReplayModel`
+    /// replays it with).
+    #[arg(long, value_name = "FILE")]
+    record_raw: Option<PathBuf>,
     /// A system prompt.
     #[arg(long)]
     system: Option<String>,
@@ -81,6 +90,7 @@ pub fn run(args: &Args) -> io::Result<ExitCode> {
             None
         }
     };
+    let raw = args.record_raw.as_ref().map(|_| RawBody::default());
     let model: Box<dyn Model> = match args.api {
         Api::Openai => {
             let Some(base_url) = &args.base_url else {
@@ -96,8 +106,8 @@ pub fn run(args: &Args) -> io::Result<ExitCode> {
             if let Some(max) = args.max_tokens {
                 config = config.with_max_tokens(max);
             }
-            match OpenAiCompatModel::new(config) {
-                Ok(model) => Box::new(model),
+            match build(config, &raw, OpenAiCompatModel::new) {
+                Ok(model) => model,
                 Err(e) => {
                     eprintln!("agentstream: error: {}", error_report(&e));
                     return Ok(ExitCode::from(2));
@@ -116,8 +126,8 @@ pub fn run(args: &Args) -> io::Result<ExitCode> {
             if let Some(max) = args.max_tokens {
                 config = config.with_max_tokens(max);
             }
-            match AnthropicModel::new(config) {
-                Ok(model) => Box::new(model),
+            match build(config, &raw, AnthropicModel::new) {
+                Ok(model) => model,
                 Err(e) => {
                     eprintln!("agentstream: error: {}", error_report(&e));
                     return Ok(ExitCode::from(2));
@@ -153,6 +163,9 @@ pub fn run(args: &Args) -> io::Result<ExitCode> {
     if let Some(error) = &message.error_message {
         eprintln!("agentstream: {}", escape_line(error));
     }
+    if let (Some(path), Some(raw)) = (&args.record_raw, &raw) {
+        raw.save(path)?;
+    }
     if let Some(path) = &args.record {
         let script = serde_json::to_string_pretty(&[&message]).map_err(io::Error::other)?;
         std::fs::write(path, script + "\n")?;
@@ -161,6 +174,49 @@ pub fn run(args: &Args) -> io::Result<ExitCode> {
         _ if interrupted => ExitCode::from(130),
         StopReason::Error | StopReason::Aborted => ExitCode::from(1),
         _ => ExitCode::SUCCESS,
+    })
+}
+
+/// The response body of `--record-raw`, as the client delivered it.
+#[derive(Debug, Clone, Default)]
+struct RawBody(Arc<Mutex<(Vec<u8>, Vec<usize>)>>);
+
+impl RawBody {
+    /// A sink appending each piece.
+    fn sink(&self) -> BodySink {
+        let body = Arc::clone(&self.0);
+        Arc::new(move |piece: &[u8]| {
+            let mut body = body.lock().unwrap_or_else(PoisonError::into_inner);
+            body.0.extend_from_slice(piece);
+            body.1.push(piece.len());
+        })
+    }
+
+    /// Writes the body to `path` and the piece sizes to `path.lengths`.
+    fn save(&self, path: &Path) -> io::Result<()> {
+        let body = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        std::fs::write(path, &body.0)?;
+        let lengths: String = body.1.iter().map(|n| format!("{n}\n")).collect();
+        let mut sidecar = path.as_os_str().to_owned();
+        sidecar.push(".lengths");
+        std::fs::write(sidecar, lengths)
+    }
+}
+
+/// The model for `config`: `plain`, or with `--record-raw` the same
+/// endpoint tapped into `raw`.
+fn build<E, M>(
+    config: E,
+    raw: &Option<RawBody>,
+    plain: impl FnOnce(E) -> Result<M, ClientError>,
+) -> Result<Box<dyn Model>, ClientError>
+where
+    E: Endpoint + Send + Sync + 'static,
+    M: Model + 'static,
+{
+    Ok(match raw {
+        Some(raw) => Box::new(EndpointModel::new(TapEndpoint::new(config, raw.sink()))?),
+        None => Box::new(plain(config)?),
     })
 }
 

@@ -157,6 +157,62 @@ impl Model for AnthropicModel {
     }
 }
 
+/// A [`Model`] for any [`Endpoint`], with the behaviour of
+/// [`OpenAiCompatModel`]: for an endpoint that wraps a provider's config,
+/// such as a [`TapEndpoint`](agentstream_wire::tap::TapEndpoint) recording
+/// the response bodies.
+///
+/// ```no_run
+/// use std::sync::Arc;
+/// use agentstream_smol::prelude::*;
+/// use agentstream_smol::EndpointModel;
+/// use agentstream_wire::tap::TapEndpoint;
+///
+/// let config = OpenAiConfig::new("https://api.openai.com/v1", "gpt-4o-mini");
+/// let tapped = TapEndpoint::new(config, Arc::new(|piece: &[u8]| eprintln!("{} bytes", piece.len())));
+/// let model = EndpointModel::new(tapped);
+/// # let _ = model;
+/// ```
+pub struct EndpointModel<E> {
+    endpoint: Arc<E>,
+    tls: TlsConnector,
+}
+
+impl<E: std::fmt::Debug> std::fmt::Debug for EndpointModel<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EndpointModel")
+            .field("endpoint", &self.endpoint)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<E: Endpoint> EndpointModel<E> {
+    /// A model for `endpoint`, trusting Mozilla's root certificates.
+    pub fn new(endpoint: E) -> Self {
+        Self::with_tls_config(endpoint, default_tls())
+    }
+
+    /// A model for `endpoint` using `tls` for `https` endpoints (HTTP/1.1
+    /// only, as [`OpenAiCompatModel::with_tls_config`]).
+    pub fn with_tls_config(endpoint: E, tls: Arc<ClientConfig>) -> Self {
+        Self {
+            endpoint: Arc::new(endpoint),
+            tls: TlsConnector::from(tls),
+        }
+    }
+
+    /// The endpoint.
+    pub fn endpoint(&self) -> &E {
+        &self.endpoint
+    }
+}
+
+impl<E: Endpoint> Model for EndpointModel<E> {
+    fn stream(&self, context: &Context, options: StreamOptions) -> ModelStream {
+        stream_from(&*self.endpoint, &self.tls, context, options)
+    }
+}
+
 /// rustls with ring and Mozilla's roots, offering HTTP/1.1.
 fn default_tls() -> Arc<ClientConfig> {
     let mut roots = RootCertStore::empty();
@@ -188,6 +244,7 @@ fn stream_from<E: Endpoint>(
         let request = match prepared {
             Ok(request) => request,
             Err(error) => {
+                producer.set_error_cause(agentstream::model::ErrorCause::InvalidRequest);
                 push_all(&mut producer, stream.fail(error));
                 return;
             }

@@ -67,8 +67,10 @@ use std::time::Duration;
 
 #[cfg(feature = "http")]
 mod http;
+mod retry;
 #[cfg(feature = "http")]
-pub use http::{AnthropicModel, OpenAiCompatModel};
+pub use http::{AnthropicModel, EndpointModel, OpenAiCompatModel};
+pub use retry::{with_retry, SmolSleep};
 
 pub use agentstream;
 pub use agentstream::model::{

@@ -29,6 +29,9 @@ use serde_json::{json, Value};
 
 pub mod adapter_scenarios;
 pub mod anthropic_scenarios;
+pub mod error_scenarios;
+pub mod replay_scenarios;
+pub mod retry_scenarios;
 pub mod scenarios;
 
 /// A request the server received.

@@ -162,6 +162,63 @@ impl Model for AnthropicModel {
     }
 }
 
+/// A [`Model`] for any [`Endpoint`] over reqwest, with the behaviour of
+/// [`OpenAiCompatModel`]: for an endpoint that wraps a provider's config,
+/// such as a [`TapEndpoint`](agentstream_wire::tap::TapEndpoint) recording
+/// the response bodies.
+///
+/// ```no_run
+/// use std::sync::Arc;
+/// use agentstream_tokio::prelude::*;
+/// use agentstream_tokio::EndpointModel;
+/// use agentstream_wire::tap::TapEndpoint;
+///
+/// # fn build() -> Result<(), Box<dyn std::error::Error>> {
+/// let config = OpenAiConfig::new("https://api.openai.com/v1", "gpt-4o-mini");
+/// let tapped = TapEndpoint::new(config, Arc::new(|piece: &[u8]| eprintln!("{} bytes", piece.len())));
+/// let model = EndpointModel::new(tapped)?;
+/// # let _ = model;
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug, Clone)]
+pub struct EndpointModel<E> {
+    endpoint: Arc<E>,
+    client: reqwest::Client,
+}
+
+impl<E: Endpoint> EndpointModel<E> {
+    /// A model for `endpoint`, with its own client (the connect timeout is
+    /// the client's).
+    ///
+    /// # Errors
+    /// A [`ClientError`] when reqwest cannot build the client (TLS
+    /// initialisation).
+    pub fn new(endpoint: E) -> Result<Self, ClientError> {
+        let client = client(endpoint.connect_timeout())?;
+        Ok(Self::with_client(endpoint, client))
+    }
+
+    /// A model for `endpoint` sending through `client`.
+    pub fn with_client(endpoint: E, client: reqwest::Client) -> Self {
+        Self {
+            endpoint: Arc::new(endpoint),
+            client,
+        }
+    }
+
+    /// The endpoint.
+    pub fn endpoint(&self) -> &E {
+        &self.endpoint
+    }
+}
+
+impl<E: Endpoint> Model for EndpointModel<E> {
+    fn stream(&self, context: &Context, options: StreamOptions) -> ModelStream {
+        stream_from(&*self.endpoint, &self.client, context, options)
+    }
+}
+
 /// A client with `connect_timeout`.
 fn client(connect_timeout: Option<std::time::Duration>) -> Result<reqwest::Client, ClientError> {
     let mut builder = reqwest::Client::builder();
@@ -188,6 +245,7 @@ fn stream_from<E: Endpoint>(
         let request = match prepared {
             Ok(request) => request,
             Err(error) => {
+                producer.set_error_cause(agentstream::model::ErrorCause::InvalidRequest);
                 push_all(&mut producer, stream.fail(error));
                 return;
             }

@@ -69,8 +69,10 @@ use tokio::task::JoinHandle;
 
 #[cfg(feature = "http")]
 mod http;
+mod retry;
 #[cfg(feature = "http")]
-pub use http::{AnthropicModel, ClientError, OpenAiCompatModel};
+pub use http::{AnthropicModel, ClientError, EndpointModel, OpenAiCompatModel};
+pub use retry::{with_retry, TokioSleep};
 
 pub use agentstream;
 pub use agentstream::model::{

@@ -10,7 +10,9 @@ use alloc::vec::{Drain, Vec};
 
 use serde_json::Value;
 
-use agentstream::model::{AbortSignal, ModelEvent};
+use agentstream::model::{AbortSignal, ErrorCause, ModelEvent};
+
+use crate::cause::{error_message_of, limit_cause, projector_cause};
 
 use crate::json::clip;
 use crate::limits::{Limit, LimitExceeded, Limits};
@@ -53,6 +55,8 @@ pub(crate) struct SseDriver<P> {
     limits: Limits,
     /// Body bytes fed so far.
     received: u64,
+    /// The typed cause of the terminal `error`, once the driver knows it.
+    cause: Option<ErrorCause>,
 }
 
 impl<P: SseProjector> SseDriver<P> {
@@ -65,6 +69,28 @@ impl<P: SseProjector> SseDriver<P> {
             prefix: Some(Vec::new()),
             limits: Limits::DEFAULT,
             received: 0,
+            cause: None,
+        }
+    }
+
+    /// The cause of the terminal `error` the driver produced while
+    /// decoding (a protocol violation, a limit, a provider error), or of
+    /// an abort it saw; `None` otherwise.
+    pub(crate) fn error_cause(&self) -> Option<ErrorCause> {
+        self.cause.clone()
+    }
+
+    /// Records the cause of a terminal `error` the projector just pushed.
+    fn note_failure(
+        cause: &mut Option<ErrorCause>,
+        out: &[ModelEvent],
+        data: Option<&str>,
+        limits: &Limits,
+    ) {
+        if cause.is_none() {
+            if let Some(message) = out.last().and_then(error_message_of) {
+                *cause = Some(projector_cause(message, data, limits));
+            }
         }
     }
 
@@ -84,7 +110,7 @@ impl<P: SseProjector> SseDriver<P> {
 
     pub(crate) fn feed(&mut self, mut bytes: &[u8]) -> Drain<'_, ModelEvent> {
         if self.aborted() {
-            self.projector.abort(&mut self.out);
+            self.abort_now();
             return self.out.drain(..);
         }
         if self.projector.is_finished() {
@@ -106,11 +132,17 @@ impl<P: SseProjector> SseDriver<P> {
             projector,
             out,
             prefix,
+            cause,
+            limits,
             ..
         } = self;
         let decoded = decoder.feed_ref(bytes, |event| {
             *prefix = None;
+            let finished = projector.is_finished();
             projector.push_event(event, out);
+            if !finished && projector.is_finished() {
+                Self::note_failure(cause, out, Some(&event.data), limits);
+            }
         });
         let exceeded = match decoded {
             Err(exceeded) => Some(exceeded),
@@ -119,6 +151,9 @@ impl<P: SseProjector> SseDriver<P> {
         };
         if let Some(exceeded) = exceeded {
             self.prefix = None;
+            if !self.projector.is_finished() {
+                self.cause.get_or_insert(limit_cause(exceeded));
+            }
             self.projector.fail(exceeded.to_string(), &mut self.out);
         }
         self.out.drain(..)
@@ -126,7 +161,7 @@ impl<P: SseProjector> SseDriver<P> {
 
     pub(crate) fn finish_input(&mut self) -> Drain<'_, ModelEvent> {
         if self.aborted() {
-            self.projector.abort(&mut self.out);
+            self.abort_now();
             return self.out.drain(..);
         }
         let Self {
@@ -134,27 +169,49 @@ impl<P: SseProjector> SseDriver<P> {
             projector,
             out,
             prefix,
+            cause,
+            limits,
             ..
         } = self;
         decoder.finish_ref(|event| {
             *prefix = None;
+            let finished = projector.is_finished();
             projector.push_event(event, out);
+            if !finished && projector.is_finished() {
+                Self::note_failure(cause, out, Some(&event.data), limits);
+            }
         });
+        let finished = self.projector.is_finished();
         match self.prefix.take() {
             Some(body) if !body.iter().all(u8::is_ascii_whitespace) => {
                 let message = format!(
                     "the response is not an event stream: {}",
                     body_message(&body)
                 );
+                if !finished {
+                    self.cause.get_or_insert(ErrorCause::Protocol);
+                }
                 self.projector.fail(message, &mut self.out);
             }
-            _ => self.projector.finish(&mut self.out),
+            _ => {
+                self.projector.finish(&mut self.out);
+                if !finished && self.projector.is_finished() {
+                    Self::note_failure(&mut self.cause, &self.out, None, &self.limits);
+                }
+            }
         }
         self.out.drain(..)
     }
 
-    pub(crate) fn abort(&mut self) -> Drain<'_, ModelEvent> {
+    fn abort_now(&mut self) {
+        if !self.projector.is_finished() {
+            self.cause.get_or_insert(ErrorCause::Aborted);
+        }
         self.projector.abort(&mut self.out);
+    }
+
+    pub(crate) fn abort(&mut self) -> Drain<'_, ModelEvent> {
+        self.abort_now();
         self.out.drain(..)
     }
 

@@ -27,7 +27,10 @@ use core::future::Future;
 use core::pin::pin;
 use core::time::Duration;
 
-use agentstream::model::{AbortSignal, AssistantMessageProducer, ModelEvent};
+use agentstream::model::{
+    AbortSignal, AssistantMessageProducer, ErrorCause, HttpFailure, ModelEvent, RetryAfter,
+    TimeoutKind,
+};
 use futures_util::future::{self, Either};
 
 /// How many bytes of a non-2xx response body are read to quote the
@@ -47,6 +50,17 @@ pub type BoxError = Box<dyn Error + Send + Sync + 'static>;
 pub trait ResponseStream {
     /// Whether the terminal event was returned.
     fn is_finished(&self) -> bool;
+
+    /// The typed cause of a terminal `error` the stream produced itself
+    /// while decoding (in [`feed`](Self::feed) or
+    /// [`finish_input`](Self::finish_input)): a protocol violation, a
+    /// limit, an error the provider sent in the stream. [`exchange`] records
+    /// it on the call; when this returns `None` (the default) it records
+    /// [`ErrorCause::Protocol`]. Causes of the other failures (HTTP status,
+    /// transport, timeouts, abort) [`exchange`] knows itself.
+    fn error_cause(&self) -> Option<ErrorCause> {
+        None
+    }
 
     /// Decodes the next piece of a 2xx body.
     fn feed(&mut self, bytes: &[u8]) -> Drain<'_, ModelEvent>;
@@ -133,6 +147,8 @@ pub struct TransportError {
     /// `None`: transparent, the source is shown in its place.
     message: Option<Cow<'static, str>>,
     source: Option<BoxError>,
+    /// For a connect timeout, how long it was.
+    after: Option<Duration>,
 }
 
 impl TransportError {
@@ -143,6 +159,7 @@ impl TransportError {
             kind: TransportErrorKind::TimedOut,
             message: Some(Cow::Borrowed("timed out")),
             source: None,
+            after: None,
         }
     }
 
@@ -156,6 +173,7 @@ impl TransportError {
                 "connect timeout: no connection within {after:?}"
             ))),
             source: None,
+            after: Some(after),
         }
     }
 
@@ -167,6 +185,7 @@ impl TransportError {
             kind: TransportErrorKind::Failed,
             message: Some(message.into()),
             source: None,
+            after: None,
         }
     }
 
@@ -178,6 +197,7 @@ impl TransportError {
             kind: TransportErrorKind::Failed,
             message: None,
             source: Some(error.into()),
+            after: None,
         }
     }
 
@@ -371,6 +391,11 @@ fn idle_message(idle: Option<Duration>) -> String {
 ///   [`TransportError`] ends in `error` with its [`error_report`] (for a
 ///   body cut off mid-stream, after `the response body broke off: `).
 ///
+/// Every `error` it ends a call with also records its typed
+/// [`ErrorCause`] on the producer, read back with
+/// [`ModelStream::error_cause`](agentstream::model::ModelStream::error_cause):
+/// the table is in [`cause`](crate::cause).
+///
 /// It returns early when nobody listens to the stream any more.
 pub async fn exchange<P, B, R, S>(
     mut producer: AssistantMessageProducer,
@@ -386,25 +411,32 @@ pub async fn exchange<P, B, R, S>(
     S: Future<Output = ()>,
 {
     if signal.as_ref().is_some_and(AbortSignal::is_aborted) {
-        push_all(&mut producer, stream.abort());
+        end_with(&mut producer, ErrorCause::Aborted, stream.abort());
         return;
     }
     let (head, mut body) = match step(response, signal.as_ref(), idle_timeout, &sleep).await {
         Step::Ready(Ok(response)) => response,
         Step::Ready(Err(error)) if !error.is_timeout() => {
-            push_all(&mut producer, stream.fail(error_report(&error)));
+            let events = stream.fail(error_report(&error));
+            end_with(&mut producer, transport_cause(error), events);
             return;
         }
         Step::Ready(Err(error)) => {
-            push_all(&mut producer, stream.interrupt(error_report(&error)));
+            let cause = ErrorCause::Timeout(TimeoutKind::Connect, error.after);
+            end_with(&mut producer, cause, stream.interrupt(error_report(&error)));
             return;
         }
         Step::Aborted => {
-            push_all(&mut producer, stream.abort());
+            end_with(&mut producer, ErrorCause::Aborted, stream.abort());
             return;
         }
         Step::Idle => {
-            push_all(&mut producer, stream.interrupt(idle_message(idle_timeout)));
+            let cause = ErrorCause::Timeout(TimeoutKind::Idle, idle_timeout);
+            end_with(
+                &mut producer,
+                cause,
+                stream.interrupt(idle_message(idle_timeout)),
+            );
             return;
         }
     };
@@ -420,34 +452,83 @@ pub async fn exchange<P, B, R, S>(
                 // The status is what matters: report it with what was read.
                 Step::Ready(Ok(None) | Err(_)) | Step::Idle => break,
                 Step::Aborted => {
-                    push_all(&mut producer, stream.abort());
+                    end_with(&mut producer, ErrorCause::Aborted, stream.abort());
                     return;
                 }
             }
         }
-        push_all(
-            &mut producer,
-            stream.http_error(head.status, &text, head.retry_after.as_deref()),
+        let retry_after = head.retry_after.as_deref();
+        let cause = ErrorCause::Http(
+            HttpFailure::new(head.status)
+                .with_code(crate::cause::error_code(&text))
+                .with_retry_after(retry_after.and_then(RetryAfter::parse)),
         );
+        let events = stream.http_error(head.status, &text, retry_after);
+        end_with(&mut producer, cause, events);
         return;
     }
+    // One buffer for every chunk's events, to look at the last one.
+    let mut buffer: Vec<ModelEvent> = Vec::new();
     loop {
-        let events = match step(body.next_chunk(), signal.as_ref(), idle_timeout, &sleep).await {
-            Step::Ready(Ok(Some(chunk))) => stream.feed(chunk.as_ref()),
-            Step::Ready(Ok(None)) => stream.finish_input(),
-            Step::Ready(Err(error)) if !error.is_timeout() => {
-                let mut message = String::from("the response body broke off: ");
-                message.push_str(&error_report(&error));
-                stream.fail(message)
+        let (cause, events) =
+            match step(body.next_chunk(), signal.as_ref(), idle_timeout, &sleep).await {
+                Step::Ready(Ok(Some(chunk))) => (None, stream.feed(chunk.as_ref())),
+                Step::Ready(Ok(None)) => (None, stream.finish_input()),
+                Step::Ready(Err(error)) if !error.is_timeout() => {
+                    let mut message = String::from("the response body broke off: ");
+                    message.push_str(&error_report(&error));
+                    (Some(transport_cause(error)), stream.fail(message))
+                }
+                Step::Ready(Err(error)) => {
+                    let cause = ErrorCause::Timeout(TimeoutKind::Idle, error.after);
+                    (Some(cause), stream.interrupt(error_report(&error)))
+                }
+                Step::Aborted => (Some(ErrorCause::Aborted), stream.abort()),
+                Step::Idle => (
+                    Some(ErrorCause::Timeout(TimeoutKind::Idle, idle_timeout)),
+                    stream.interrupt(idle_message(idle_timeout)),
+                ),
+            };
+        buffer.extend(events);
+        if buffer.last().is_some_and(ModelEvent::is_terminal) {
+            let cause = cause
+                .or_else(|| stream.error_cause())
+                .unwrap_or(ErrorCause::Protocol);
+            if !end_with(&mut producer, cause, buffer.drain(..)) {
+                return;
             }
-            Step::Ready(Err(error)) => stream.interrupt(error_report(&error)),
-            Step::Aborted => stream.abort(),
-            Step::Idle => stream.interrupt(idle_message(idle_timeout)),
-        };
-        if !push_all(&mut producer, events) || stream.is_finished() {
+        } else if !push_all(&mut producer, buffer.drain(..)) {
+            return;
+        }
+        if stream.is_finished() {
             return;
         }
     }
+}
+
+/// A transport failure as a cause, the error kept as its source.
+fn transport_cause(error: TransportError) -> ErrorCause {
+    ErrorCause::Transport(alloc::sync::Arc::new(error))
+}
+
+/// Pushes `events`, recording `cause` first for the terminal `error` among
+/// them (a terminal `done` ignores it).
+fn end_with(
+    producer: &mut AssistantMessageProducer,
+    cause: ErrorCause,
+    events: impl IntoIterator<Item = ModelEvent>,
+) -> bool {
+    let mut pushed = true;
+    for event in events {
+        if matches!(event, ModelEvent::Error { .. }) {
+            producer.set_error_cause(cause.clone());
+        }
+        pushed = pushed && producer.push(event).is_ok();
+        if !pushed {
+            break;
+        }
+    }
+    pushed
 }
 
 #[cfg(test)]

@@ -55,14 +55,17 @@
 extern crate alloc;
 
 pub mod anthropic;
+pub mod cause;
 mod driver;
 pub mod endpoint;
 pub mod http;
 mod json;
 pub mod limits;
 pub mod openai;
+pub mod replay;
 pub mod sse;
 pub mod surrogates;
+pub mod tap;
 
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]

@@ -53,6 +53,14 @@ pub struct AnthropicStream {
 }
 
 impl AnthropicStream {
+    /// The typed cause of the terminal `error` this stream produced while
+    /// decoding (a protocol violation, a limit, an error the provider sent
+    /// in the stream) or of an abort it saw; `None` otherwise. See
+    /// [`cause`](crate::cause).
+    pub fn error_cause(&self) -> Option<agentstream::model::ErrorCause> {
+        self.inner.error_cause()
+    }
+
     /// A stream for a response of `model_id` from `provider_name`,
     /// observing `signal`. Messages have `api` `anthropic-messages` and
     /// timestamp 0 (see [`with_timestamp`](Self::with_timestamp)).
@@ -151,6 +159,10 @@ impl AnthropicStream {
 impl ResponseStream for AnthropicStream {
     fn is_finished(&self) -> bool {
         AnthropicStream::is_finished(self)
+    }
+
+    fn error_cause(&self) -> Option<agentstream::model::ErrorCause> {
+        self.inner.error_cause()
     }
 
     fn feed(&mut self, bytes: &[u8]) -> Drain<'_, ModelEvent> {

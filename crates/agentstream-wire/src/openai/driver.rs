@@ -82,6 +82,14 @@ pub struct OpenAiStream {
 }
 
 impl OpenAiStream {
+    /// The typed cause of the terminal `error` this stream produced while
+    /// decoding (a protocol violation, a limit, an error the provider sent
+    /// in the stream) or of an abort it saw; `None` otherwise. See
+    /// [`cause`](crate::cause).
+    pub fn error_cause(&self) -> Option<agentstream::model::ErrorCause> {
+        self.inner.error_cause()
+    }
+
     /// A stream for a response of `model_id` from `provider_name`, observing
     /// `signal`. Messages have `api` `openai-completions` and timestamp 0
     /// (see [`with_timestamp`](Self::with_timestamp)).
@@ -213,6 +221,10 @@ impl OpenAiStream {
 impl ResponseStream for OpenAiStream {
     fn is_finished(&self) -> bool {
         OpenAiStream::is_finished(self)
+    }
+
+    fn error_cause(&self) -> Option<agentstream::model::ErrorCause> {
+        self.inner.error_cause()
     }
 
     fn feed(&mut self, bytes: &[u8]) -> Drain<'_, ModelEvent> {

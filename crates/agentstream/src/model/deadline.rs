@@ -7,6 +7,7 @@ use core::pin::pin;
 use futures_util::future::{self, Either};
 
 use super::abort::{AbortController, AbortSignal};
+use super::cause::{ErrorCause, TimeoutKind};
 use super::stream::{ModelDriver, ModelStream};
 use super::{Model, StreamOptions};
 use crate::message::Context;
@@ -27,6 +28,11 @@ use crate::message::Context;
 /// self-driven, or can have its driver spawned. If the model's stream had no
 /// driver (its producer runs elsewhere), the deadline alone becomes the
 /// driver.
+///
+/// When the deadline ends the call, its
+/// [`error_cause`](ModelStream::error_cause) is
+/// [`Timeout(Total)`](super::TimeoutKind::Total), whatever the model
+/// recorded (it only saw its signal abort).
 ///
 /// ```
 /// use agentstream::message::{assistant, text, user, Context, StopReason};
@@ -58,6 +64,8 @@ where
         controller.abort();
     }
     options.signal = Some(controller.signal());
+    let mut stream = model.stream(context, options);
+    let pin_cause = stream.cause_pinner();
     let watchdog = async move {
         let caller_aborted = async move {
             match caller {
@@ -65,10 +73,12 @@ where
                 None => future::pending().await,
             }
         };
-        future::select(pin!(deadline), pin!(caller_aborted)).await;
+        if let Either::Left(_) = future::select(pin!(deadline), pin!(caller_aborted)).await {
+            // The deadline, not the caller, ends the call.
+            pin_cause(ErrorCause::Timeout(TimeoutKind::Total, None));
+        }
         controller.abort();
     };
-    let mut stream = model.stream(context, options);
     let driver: ModelDriver = match stream.take_driver() {
         Some(driver) => Box::pin(run_until_done(watchdog, driver)),
         None => Box::pin(watchdog),
@@ -89,5 +99,44 @@ async fn run_until_done(watchdog: impl Future<Output = ()>, driver: ModelDriver)
     // next step.
     match future::select(pin!(watchdog), driver).await {
         Either::Left(((), _)) | Either::Right(((), _)) => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::{assistant, text, user, StopReason};
+    use crate::model::{ErrorCause, ScriptedModel, ScriptedTurn, TimeoutKind};
+
+    #[test]
+    fn the_deadline_and_the_callers_abort_have_their_own_causes() {
+        let turn = || ScriptedTurn::message(assistant([text("abc")], StopReason::Stop));
+        let model = ScriptedModel::new([turn(), turn(), turn()]);
+        let context = Context::from_messages([user("hi").into()]);
+        let mut stream = stream_with_deadline(&model, &context, StreamOptions::default(), async {});
+        let message = futures_executor::block_on(stream.result());
+        assert_eq!(message.stop_reason, StopReason::Aborted);
+        assert!(matches!(
+            stream.error_cause(),
+            Some(ErrorCause::Timeout(TimeoutKind::Total, None))
+        ));
+
+        let controller = AbortController::new();
+        controller.abort();
+        let options = StreamOptions::default().with_signal(controller.signal());
+        let mut stream = stream_with_deadline(&model, &context, options, future::pending());
+        let message = futures_executor::block_on(stream.result());
+        assert_eq!(message.stop_reason, StopReason::Aborted);
+        assert!(matches!(stream.error_cause(), Some(ErrorCause::Aborted)));
+
+        let mut stream = stream_with_deadline(
+            &model,
+            &context,
+            StreamOptions::default(),
+            future::pending(),
+        );
+        let message = futures_executor::block_on(stream.result());
+        assert_eq!(message.text(), "abc");
+        assert!(stream.error_cause().is_none());
     }
 }

@@ -8,20 +8,26 @@
 //! provider.
 
 mod abort;
+mod cause;
 mod deadline;
 mod event;
 mod partial;
 mod persistent;
 mod protocol;
+mod retry;
 mod rope;
 mod scripted;
 mod stream;
 
 pub use abort::{AbortController, AbortSignal, Aborted, ABORTED_MESSAGE};
+pub use cause::{
+    ErrorCause, HttpFailure, ProviderFailure, RetryAfter, SharedError, TimeoutKind, RETRY_AFTER_MAX,
+};
 pub use deadline::stream_with_deadline;
 pub use event::{DoneReason, ErrorReason, ModelEvent};
 pub use partial::{PartialBuilder, PartialMessage};
 pub use protocol::validate_events;
+pub use retry::{Jitter, RetryModel, RetryPolicy};
 pub use scripted::{
     ScriptStep, ScriptedFailure, ScriptedModel, ScriptedReply, ScriptedTurn, EXHAUSTED_MESSAGE,
 };

@@ -3,6 +3,7 @@
 //! returns.
 
 use alloc::boxed::Box;
+use alloc::sync::Arc;
 use core::convert::Infallible;
 use core::fmt;
 use core::future::Future;
@@ -11,10 +12,28 @@ use core::task::{Context, Poll};
 
 use futures_core::{FusedFuture, FusedStream, Stream};
 
+use super::cause::ErrorCause;
 use super::event::{ErrorReason, ModelEvent};
 use super::partial::PartialBuilder;
 use crate::event_stream::{Closed, EventStream, Producer, RefusedError, ResultFuture, StreamError};
 use crate::message::{assistant, AssistantMessage, StopReason};
+use crate::sync::Lock;
+
+/// Where the producer leaves the [`ErrorCause`] of a terminal `error`, for
+/// the stream and its result handles to read.
+#[derive(Default)]
+struct CauseSlot {
+    cause: Option<ErrorCause>,
+    /// Set by a wrapper (a deadline) that knows better than the producer:
+    /// the producer's own cause no longer replaces it.
+    pinned: bool,
+}
+
+type SharedCause = Arc<Lock<CauseSlot>>;
+
+fn read_cause(slot: &SharedCause) -> Option<ErrorCause> {
+    slot.with(|slot| slot.cause.clone())
+}
 
 /// The error message of a stream whose producer went away without a
 /// terminal event.
@@ -52,6 +71,7 @@ pub struct AssistantMessageProducer {
     inner: Producer<ModelEvent, AssistantMessage, Infallible>,
     /// The last partial pushed, to build the message of a forced `error`.
     last: Option<PartialBuilder>,
+    cause: SharedCause,
 }
 
 pin_project_lite::pin_project! {
@@ -83,6 +103,10 @@ impl AssistantMessageProducer {
     /// stream any more (see [`Producer::push`]).
     pub fn push(&mut self, event: ModelEvent) -> Result<(), RefusedError<ModelEvent>> {
         if let Some(message) = event.terminal_message() {
+            if matches!(event, ModelEvent::Done { .. }) && !self.inner.is_terminal() {
+                // A call that ended well has no error cause.
+                self.cause.with(|slot| slot.cause = None);
+            }
             let message = AssistantMessage::clone(message);
             let pushed = self.inner.push(event);
             // Resolve the result even if nobody reads events any more.
@@ -96,6 +120,36 @@ impl AssistantMessageProducer {
             self.last = Some(PartialBuilder::from_snapshot(partial.clone()));
         }
         self.inner.push(event)
+    }
+
+    /// Records why the call is failing, before its terminal `error` is
+    /// pushed: the stream's [`error_cause`](ModelStream::error_cause)
+    /// then returns it. A later call replaces it; once a terminal event was
+    /// pushed, this does nothing.
+    pub fn set_error_cause(&mut self, cause: ErrorCause) {
+        if self.inner.is_terminal() {
+            return;
+        }
+        self.cause.with(|slot| {
+            if !slot.pinned {
+                slot.cause = Some(cause);
+            }
+        });
+    }
+
+    /// Pushes the terminal `error` event `event` with its `cause`: a
+    /// shorthand for [`set_error_cause`](Self::set_error_cause) then
+    /// [`push`](Self::push).
+    ///
+    /// # Errors
+    /// As [`push`](Self::push).
+    pub fn push_error(
+        &mut self,
+        event: ModelEvent,
+        cause: ErrorCause,
+    ) -> Result<(), RefusedError<ModelEvent>> {
+        self.set_error_cause(cause);
+        self.push(event)
     }
 
     /// Whether a terminal event was pushed.
@@ -165,6 +219,7 @@ impl fmt::Debug for AssistantMessageProducer {
 pub struct ModelStream<D: ?Sized = dyn Future<Output = ()> + Send> {
     events: AssistantMessageEventStream,
     driver: Option<Pin<Box<D>>>,
+    cause: SharedCause,
 }
 
 impl ModelStream {
@@ -172,12 +227,18 @@ impl ModelStream {
     /// is run by the caller.
     pub fn channel() -> (AssistantMessageProducer, Self) {
         let (inner, events) = EventStream::channel();
-        let producer = AssistantMessageProducer { inner, last: None };
+        let cause: SharedCause = Arc::new(Lock::new(CauseSlot::default()));
+        let producer = AssistantMessageProducer {
+            inner,
+            last: None,
+            cause: cause.clone(),
+        };
         (
             producer,
             Self {
                 events,
                 driver: None,
+                cause,
             },
         )
     }
@@ -241,6 +302,7 @@ impl ModelStream {
         ModelStream {
             events: self.events,
             driver: self.driver.map(|driver| driver as LocalModelDriver),
+            cause: self.cause,
         }
     }
 
@@ -249,6 +311,19 @@ impl ModelStream {
     /// example with a deadline.
     pub(crate) fn set_driver(&mut self, driver: ModelDriver) {
         self.driver = Some(driver);
+    }
+
+    /// A function that pins `cause` as this call's error cause: the
+    /// producer's own cause no longer replaces it. Used by a wrapper that
+    /// ends the call for its own reason (a deadline aborting it).
+    pub(crate) fn cause_pinner(&self) -> impl Fn(ErrorCause) + Send + Sync + 'static {
+        let slot = self.cause.clone();
+        move |cause| {
+            slot.with(|slot| {
+                slot.cause = Some(cause);
+                slot.pinned = true;
+            });
+        }
     }
 }
 
@@ -277,7 +352,34 @@ impl<D: Future<Output = ()> + ?Sized> ModelStream<D> {
     pub fn result_handle(&self) -> ResultHandle {
         ResultHandle {
             inner: self.events.result(),
+            cause: self.cause.clone(),
         }
+    }
+
+    /// The typed cause of the call's terminal `error`, once the producer
+    /// recorded one (just before it pushes that event, so it is there when
+    /// the consumer sees the event): `None` before, after `done`, and for a
+    /// model that gives no cause (the event's `errorMessage` is always
+    /// there). HTTP models built on the wire crate record one for every
+    /// failure they report; the scripted model records
+    /// [`Aborted`](ErrorCause::Aborted) for an abort.
+    ///
+    /// ```
+    /// use agentstream::message::{assistant, StopReason};
+    /// use agentstream::model::{ErrorCause, ErrorReason, ModelEvent, ModelStream};
+    ///
+    /// let (mut producer, mut stream) = ModelStream::channel();
+    /// let mut message = assistant([], StopReason::Aborted);
+    /// message.error_message = Some("Request was aborted".into());
+    /// producer
+    ///     .push_error(ModelEvent::error(ErrorReason::Aborted, message), ErrorCause::Aborted)
+    ///     .unwrap();
+    /// let result = futures_executor::block_on(stream.result());
+    /// assert_eq!(result.stop_reason, StopReason::Aborted);
+    /// assert!(matches!(stream.error_cause(), Some(ErrorCause::Aborted)));
+    /// ```
+    pub fn error_cause(&self) -> Option<ErrorCause> {
+        read_cause(&self.cause)
     }
 
     fn poll_driver(driver: &mut Option<Pin<Box<D>>>, cx: &mut Context<'_>) {
@@ -337,6 +439,7 @@ impl<D: ?Sized> fmt::Debug for ModelStream<D> {
         f.debug_struct("ModelStream")
             .field("events", &self.events)
             .field("self_driven", &self.driver.is_some())
+            .field("error_cause", &read_cause(&self.cause))
             .finish()
     }
 }
@@ -381,6 +484,15 @@ impl<D: ?Sized> fmt::Debug for ModelResult<'_, D> {
 #[must_use = "futures do nothing unless polled"]
 pub struct ResultHandle {
     inner: ResultFuture<AssistantMessage, Infallible>,
+    cause: SharedCause,
+}
+
+impl ResultHandle {
+    /// The typed cause of the call's terminal `error`; see
+    /// [`ModelStream::error_cause`].
+    pub fn error_cause(&self) -> Option<ErrorCause> {
+        read_cause(&self.cause)
+    }
 }
 
 impl Future for ResultHandle {

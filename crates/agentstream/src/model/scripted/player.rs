@@ -10,6 +10,7 @@ use super::turn::ScriptedTurn;
 use super::{Pacer, EXHAUSTED_MESSAGE};
 use crate::message::{assistant, ContentBlock, StopReason};
 use crate::model::abort::{AbortSignal, ABORTED_MESSAGE};
+use crate::model::cause::ErrorCause;
 use crate::model::event::{terminal_reason, ErrorReason, ModelEvent};
 use crate::model::partial::{PartialBuilder, PartialMessage};
 use crate::model::stream::AssistantMessageProducer;
@@ -26,6 +27,7 @@ pub(super) async fn play(
     if signal.as_ref().is_some_and(AbortSignal::is_aborted) {
         let mut error = assistant([], StopReason::Aborted);
         error.error_message = Some(ABORTED_MESSAGE.into());
+        out.set_error_cause(ErrorCause::Aborted);
         let _ = out.push(ModelEvent::Error {
             reason: ErrorReason::Aborted,
             error: Box::new(error),
@@ -61,6 +63,7 @@ pub(super) async fn play(
             let error = player
                 .builder
                 .to_error_message(StopReason::Aborted, ABORTED_MESSAGE);
+            player.out.set_error_cause(ErrorCause::Aborted);
             player.emit(ModelEvent::Error {
                 reason: ErrorReason::Aborted,
                 error: Box::new(error),

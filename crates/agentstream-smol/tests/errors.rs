@@ -1,0 +1,58 @@
+//! End to end: the typed error causes of `OpenAiCompatModel` and
+//! `AnthropicModel` over async-h1 on smol, against the mock server. Run
+//! with `cargo test -p agentstream-smol --features http --test errors`.
+#![cfg(feature = "http")]
+
+use std::future::Future;
+use std::time::Duration;
+
+use agentstream_smol::prelude::*;
+use agentstream_testserver::error_scenarios as scenarios;
+
+fn model(config: OpenAiConfig) -> OpenAiCompatModel {
+    OpenAiCompatModel::new(config)
+}
+
+fn anthropic(config: AnthropicConfig) -> AnthropicModel {
+    AnthropicModel::new(config)
+}
+
+fn run(scenario: impl Future<Output = ()>) {
+    smol::block_on(smol::future::or(scenario, async {
+        smol::Timer::after(Duration::from_secs(60)).await;
+        panic!("the scenario hung");
+    }));
+}
+
+#[test]
+fn http_causes() {
+    run(scenarios::http_causes(model));
+}
+
+#[test]
+fn stream_causes() {
+    run(scenarios::stream_causes(model));
+}
+
+#[test]
+fn limit_causes() {
+    run(scenarios::limit_causes(model));
+}
+
+#[test]
+fn transport_causes() {
+    run(scenarios::transport_causes(model));
+}
+
+#[test]
+fn timeout_and_abort_causes() {
+    run(scenarios::timeout_and_abort_causes(
+        model,
+        agentstream_smol::stream_with_timeout::<OpenAiCompatModel>,
+    ));
+}
+
+#[test]
+fn anthropic_causes() {
+    run(scenarios::anthropic_causes(anthropic));
+}

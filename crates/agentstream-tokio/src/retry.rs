@@ -1,0 +1,37 @@
+//! [`with_retry`]: the core's [`RetryModel`] waiting on tokio's timer.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use agentstream::model::{RetryModel, RetryPolicy};
+
+/// The timer a [`with_retry`] model waits on: `tokio::time::sleep`.
+pub type TokioSleep = fn(Duration) -> tokio::time::Sleep;
+
+/// Wraps `model` so that a call failing before it produced anything (HTTP
+/// 429 or 5xx, a transport failure, a connect timeout) is tried again as
+/// `policy` says (see [`RetryPolicy`] for the rules and defaults), waiting
+/// on tokio's timer; an HTTP-date `Retry-After` is resolved with the
+/// system clock. The caller's signal ends a wait at once.
+///
+/// ```no_run
+/// use agentstream_tokio::prelude::*;
+/// use agentstream_tokio::with_retry;
+/// use agentstream::model::RetryPolicy;
+///
+/// # fn build() -> Result<(), Box<dyn std::error::Error>> {
+/// let config = OpenAiConfig::new("https://api.openai.com/v1", "gpt-4o-mini");
+/// let model = with_retry(OpenAiCompatModel::new(config)?, RetryPolicy::default());
+/// # let _ = model;
+/// # Ok(())
+/// # }
+/// ```
+pub fn with_retry<M>(model: M, policy: RetryPolicy) -> RetryModel<M, TokioSleep> {
+    RetryModel::new(model, policy, tokio::time::sleep as TokioSleep).with_clock(unix_now)
+}
+
+/// Seconds since the Unix epoch (0 for a clock set before it).
+fn unix_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_secs())
+}

@@ -1,0 +1,151 @@
+//! [`TapEndpoint`]: an [`Endpoint`] that hands every piece of a response
+//! body to a sink as the HTTP client delivered it, to record real
+//! responses for [`ReplayModel`](crate::replay::ReplayModel) and
+//! `agentstream decode`.
+
+use alloc::string::String;
+use alloc::sync::Arc;
+use alloc::vec::Drain;
+use core::fmt;
+use core::time::Duration;
+
+use agentstream::message::Context;
+use agentstream::model::{AbortSignal, ErrorCause, ModelEvent};
+
+use crate::endpoint::{Endpoint, PreparedRequest};
+use crate::http::ResponseStream;
+
+/// Where a [`TapEndpoint`] sends each piece of a 2xx body, in order.
+pub type BodySink = Arc<dyn Fn(&[u8]) + Send + Sync>;
+
+/// `endpoint`, with every piece of each 2xx response body passed to a
+/// [`BodySink`] before it is decoded: the bytes exactly as the client
+/// delivered them, one call per piece, so the pieces joined are the body
+/// and their lengths are its chunking.
+///
+/// What the sink sees is what was decoded: the exchange stops reading once
+/// the stream has its terminal event (bytes a server sends after `[DONE]`
+/// or `message_stop` in a later piece are not read, so not recorded), and
+/// the body of an HTTP error status is not a stream and is not passed on.
+///
+/// ```
+/// use std::sync::{Arc, Mutex};
+/// use agentstream_wire::endpoint::Endpoint;
+/// use agentstream_wire::http::ResponseStream;
+/// use agentstream_wire::openai::OpenAiConfig;
+/// use agentstream_wire::tap::TapEndpoint;
+///
+/// let body = Arc::new(Mutex::new(Vec::new()));
+/// let sink = Arc::clone(&body);
+/// let tapped = TapEndpoint::new(OpenAiConfig::new("http://h/v1", "m"), Arc::new(move |piece: &[u8]| {
+///     sink.lock().unwrap().extend_from_slice(piece);
+/// }));
+/// let mut stream = tapped.open_stream(None);
+/// let _ = stream.feed(b"data: [DONE]\n\n").count();
+/// assert_eq!(&*body.lock().unwrap(), b"data: [DONE]\n\n");
+/// ```
+pub struct TapEndpoint<E> {
+    endpoint: E,
+    sink: BodySink,
+}
+
+impl<E> TapEndpoint<E> {
+    /// Taps `endpoint`'s response bodies into `sink`.
+    pub fn new(endpoint: E, sink: BodySink) -> Self {
+        Self { endpoint, sink }
+    }
+
+    /// The tapped endpoint.
+    pub fn inner(&self) -> &E {
+        &self.endpoint
+    }
+}
+
+impl<E: fmt::Debug> fmt::Debug for TapEndpoint<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TapEndpoint")
+            .field("endpoint", &self.endpoint)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<E: Endpoint> Endpoint for TapEndpoint<E> {
+    type Stream = Tapped<E::Stream>;
+    type Error = E::Error;
+
+    fn prepare(&self, context: &Context) -> Result<PreparedRequest, E::Error> {
+        self.endpoint.prepare(context)
+    }
+
+    fn open_stream(&self, signal: Option<AbortSignal>) -> Self::Stream {
+        Tapped {
+            stream: self.endpoint.open_stream(signal),
+            sink: Arc::clone(&self.sink),
+        }
+    }
+
+    fn connect_timeout(&self) -> Option<Duration> {
+        self.endpoint.connect_timeout()
+    }
+
+    fn idle_timeout(&self) -> Option<Duration> {
+        self.endpoint.idle_timeout()
+    }
+}
+
+/// The stream of a [`TapEndpoint`]: `S`, with each fed piece passed to the
+/// sink first.
+pub struct Tapped<S> {
+    stream: S,
+    sink: BodySink,
+}
+
+impl<S: fmt::Debug> fmt::Debug for Tapped<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Tapped")
+            .field("stream", &self.stream)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S: ResponseStream> ResponseStream for Tapped<S> {
+    fn is_finished(&self) -> bool {
+        self.stream.is_finished()
+    }
+
+    fn error_cause(&self) -> Option<ErrorCause> {
+        self.stream.error_cause()
+    }
+
+    fn feed(&mut self, bytes: &[u8]) -> Drain<'_, ModelEvent> {
+        if !self.stream.is_finished() {
+            (self.sink)(bytes);
+        }
+        self.stream.feed(bytes)
+    }
+
+    fn finish_input(&mut self) -> Drain<'_, ModelEvent> {
+        self.stream.finish_input()
+    }
+
+    fn abort(&mut self) -> Drain<'_, ModelEvent> {
+        self.stream.abort()
+    }
+
+    fn interrupt(&mut self, message: String) -> Drain<'_, ModelEvent> {
+        self.stream.interrupt(message)
+    }
+
+    fn fail(&mut self, message: String) -> Drain<'_, ModelEvent> {
+        self.stream.fail(message)
+    }
+
+    fn http_error(
+        &mut self,
+        status: u16,
+        body: &[u8],
+        retry_after: Option<&str>,
+    ) -> Drain<'_, ModelEvent> {
+        self.stream.http_error(status, body, retry_after)
+    }
+}

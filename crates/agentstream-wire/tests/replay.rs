@@ -1,0 +1,198 @@
+//! `ReplayModel` on the real recordings in `../shared/fixtures/`: each
+//! replayed call gives exactly the events of decoding the recording
+//! directly, in one piece or in small pieces; recordings answer calls in
+//! order, and running out is a clear error.
+
+use std::path::PathBuf;
+
+use agentstream::message::{user, Context, StopReason};
+use agentstream::model::{
+    validate_events, AbortController, ErrorCause, Model, ModelEvent, StreamOptions,
+};
+use agentstream_wire::anthropic::{AnthropicStream, EventProjector};
+use agentstream_wire::openai::{ChunkProjector, OpenAiStream};
+use agentstream_wire::replay::{
+    Recording, ReplayApi, ReplayModel, RECORDED, REPLAY_EXHAUSTED_MESSAGE,
+};
+use futures_util::StreamExt;
+
+/// The shared fixtures, next to the worktree (never copied into it).
+fn fixtures(dir: &str) -> Vec<PathBuf> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/fixtures")
+        .join(dir);
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&root)
+        .unwrap_or_else(|e| panic!("the shared fixtures at {}: {e}", root.display()))
+        .map(|entry| entry.expect("entry").path())
+        .filter(|path| path.extension().is_some_and(|e| e == "sse" || e == "jsonl"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 4, "{files:?}");
+    files
+}
+
+fn context() -> Context {
+    Context::from_messages([user("hi").into()])
+}
+
+fn play(model: &ReplayModel, options: StreamOptions) -> (Vec<ModelEvent>, Option<ErrorCause>) {
+    let mut stream = model.stream(&context(), options);
+    let events: Vec<ModelEvent> = futures_executor::block_on(stream.by_ref().collect());
+    let findings = validate_events(&events);
+    assert!(findings.is_empty(), "{findings:?}");
+    (events, stream.error_cause())
+}
+
+/// The events of decoding `path` directly, without the model: the whole
+/// body through the stream, or each line through the projector.
+fn decode_directly(path: &PathBuf, api: ReplayApi) -> Vec<ModelEvent> {
+    let bytes = std::fs::read(path).expect("fixture");
+    let mut events = Vec::new();
+    if path.extension().is_some_and(|e| e == "jsonl") {
+        let text = String::from_utf8(bytes).expect("UTF-8");
+        let lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+        match api {
+            ReplayApi::OpenAi => {
+                let mut projector = ChunkProjector::new(RECORDED, RECORDED);
+                for line in lines {
+                    projector.push_data(line, &mut events);
+                }
+                projector.finish(&mut events);
+            }
+            _ => {
+                let mut projector = EventProjector::new(RECORDED, RECORDED);
+                for line in lines {
+                    projector.push_data(line, &mut events);
+                }
+                projector.finish(&mut events);
+            }
+        }
+        return events;
+    }
+    match api {
+        ReplayApi::OpenAi => {
+            let mut stream = OpenAiStream::new(RECORDED, RECORDED, None);
+            events.extend(stream.feed(&bytes));
+            events.extend(stream.finish_input());
+        }
+        _ => {
+            let mut stream = AnthropicStream::new(RECORDED, RECORDED, None);
+            events.extend(stream.feed(&bytes));
+            events.extend(stream.finish_input());
+        }
+    }
+    events
+}
+
+fn recording(path: &PathBuf) -> Recording {
+    let bytes = std::fs::read(path).expect("fixture");
+    if path.extension().is_some_and(|e| e == "jsonl") {
+        Recording::jsonl(std::str::from_utf8(&bytes).expect("UTF-8"))
+    } else {
+        Recording::body(bytes)
+    }
+}
+
+/// The body cut into `size`-byte pieces (boundaries inside lines and
+/// UTF-8 characters).
+fn in_pieces(recording: &Recording, size: usize) -> Recording {
+    let body = recording.to_body();
+    Recording::pieces(body.chunks(size))
+}
+
+fn check_dir(dir: &str, api: ReplayApi) {
+    let files = fixtures(dir);
+    let recordings: Vec<Recording> = files.iter().map(recording).collect();
+    for (path, recording) in files.iter().zip(&recordings) {
+        assert_eq!(
+            recording.api(),
+            api,
+            "detected protocol of {}",
+            path.display()
+        );
+    }
+    // Each recording answers one call, in order, then the model is out.
+    let model = ReplayModel::new(recordings.clone());
+    let small = ReplayModel::new(recordings.iter().map(|r| in_pieces(r, 7)));
+    for path in &files {
+        let expected = decode_directly(path, api);
+        let (events, cause) = play(&model, StreamOptions::default());
+        assert_eq!(events, expected, "{}", path.display());
+        assert!(cause.is_none(), "{}: {cause:?}", path.display());
+        let message = events
+            .last()
+            .and_then(ModelEvent::terminal_message)
+            .expect("terminal");
+        assert!(
+            matches!(message.stop_reason, StopReason::Stop | StopReason::ToolUse),
+            "{}: {:?}",
+            path.display(),
+            message.error_message
+        );
+        let (pieces, _) = play(&small, StreamOptions::default());
+        assert_eq!(
+            pieces.last().and_then(ModelEvent::terminal_message),
+            Some(message),
+            "{} in 7-byte pieces",
+            path.display()
+        );
+    }
+    assert_eq!(model.remaining(), 0);
+    let (events, _) = play(&model, StreamOptions::default());
+    assert_eq!(events.len(), 1);
+    let message = events[0].terminal_message().expect("terminal");
+    assert_eq!(
+        message.error_message.as_deref(),
+        Some(REPLAY_EXHAUSTED_MESSAGE)
+    );
+}
+
+#[test]
+fn openai_recordings_replay_as_they_decode() {
+    check_dir("openai-sse", ReplayApi::OpenAi);
+}
+
+#[test]
+fn anthropic_recordings_replay_as_they_decode() {
+    check_dir("anthropic-sse", ReplayApi::Anthropic);
+}
+
+#[test]
+fn the_constructor_can_fix_the_protocol_and_an_abort_is_honoured() {
+    let path = &fixtures("openai-sse")[0];
+    // Read as Anthropic, an OpenAI body is not a Messages stream.
+    let model = ReplayModel::new([recording(path)]).with_api(ReplayApi::Anthropic);
+    let (events, cause) = play(&model, StreamOptions::default());
+    let message = events
+        .last()
+        .and_then(ModelEvent::terminal_message)
+        .expect("terminal");
+    assert_eq!(message.stop_reason, StopReason::Error);
+    assert!(matches!(cause, Some(ErrorCause::Protocol)), "{cause:?}");
+
+    let model = ReplayModel::new([recording(path)]).with_names("gpt-test", "openai");
+    let controller = AbortController::new();
+    controller.abort();
+    let (events, cause) = play(
+        &model,
+        StreamOptions::default().with_signal(controller.signal()),
+    );
+    assert_eq!(events.len(), 1);
+    assert!(matches!(cause, Some(ErrorCause::Aborted)));
+    assert_eq!(model.remaining(), 0, "an aborted call used its recording");
+}
+
+#[test]
+fn chunk_lengths_are_checked() {
+    let body = b"data: [DONE]\n\n";
+    let recording = Recording::with_lengths(body, "4\n\n10\n").expect("valid");
+    assert_eq!(recording.piece_lengths().collect::<Vec<_>>(), [4, 10]);
+    assert_eq!(recording.to_body(), body);
+    for bad in ["4\n", "4\n11\n", "x\n", "-1\n", "99999999999999999999999\n"] {
+        let error = Recording::with_lengths(body, bad).unwrap_err();
+        assert!(
+            error.to_string().starts_with("chunk lengths: "),
+            "{bad:?}: {error}"
+        );
+    }
+}
