@@ -163,7 +163,9 @@ impl AnthropicConfig {
 
     /// The request options [`build_request`] needs.
     pub fn request_options(&self) -> RequestOptions {
-        let mut options = RequestOptions::new(self.model.clone()).with_max_tokens(self.max_tokens);
+        let mut options = RequestOptions::new(self.model.clone())
+            .with_max_tokens(self.max_tokens)
+            .with_provider(self.provider.clone());
         options.temperature = self.temperature;
         options.thinking_budget = self.thinking_budget;
         options.tool_choice = self.tool_choice.clone();

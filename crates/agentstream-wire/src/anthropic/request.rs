@@ -26,7 +26,13 @@
 //! - The tools as `{name, description, input_schema}`, the tool choice,
 //!   the temperature when set, and `stream: true`.
 //!
-//! The history is checked first with the tool-call
+//! Before anything else the history goes through
+//! [`transform_messages`](agentstream::message::transform) for this
+//! provider and model: failed and aborted turns are left out, unanswered
+//! tool calls get an error result, and thinking from another model becomes
+//! text (its redacted thinking is dropped).
+//!
+//! The history is then checked with the tool-call
 //! [linkage validator](agentstream::message::linkage), as for OpenAI: a
 //! request whose tool calls and results do not pair up is never built.
 
@@ -39,7 +45,10 @@ use agentstream::message::{
     AssistantMessage, ContentBlock, Context, Message, ToolResultMessage, UserContent,
 };
 
+use agentstream::message::transform::{transform_messages, TargetModel};
+
 use super::ids::ToolIds;
+use super::projector::ANTHROPIC_MESSAGES_API;
 use crate::openai::request::blocking_diagnostics;
 pub use crate::openai::RequestError;
 
@@ -78,6 +87,11 @@ impl ToolChoice {
 pub struct RequestOptions {
     /// The model id, sent as `model`.
     pub model: String,
+    /// The provider the request goes to (`anthropic` from
+    /// [`new`](Self::new)): with the API and the model id, it decides
+    /// which assistant messages are "the same model" (see
+    /// [`transform`](agentstream::message::transform)).
+    pub provider: String,
     /// The output token limit, always sent. Default: [`DEFAULT_MAX_TOKENS`].
     pub max_tokens: u64,
     /// The sampling temperature, if any.
@@ -93,11 +107,18 @@ impl RequestOptions {
     pub fn new(model: impl Into<String>) -> Self {
         Self {
             model: model.into(),
+            provider: "anthropic".into(),
             max_tokens: DEFAULT_MAX_TOKENS,
             temperature: None,
             thinking_budget: None,
             tool_choice: None,
         }
+    }
+
+    /// Sets the provider name (see [`provider`](Self::provider)).
+    pub fn with_provider(mut self, provider: impl Into<String>) -> Self {
+        self.provider = provider.into();
+        self
     }
 
     /// Sets the output token limit.
@@ -171,15 +192,18 @@ fn tool_ids(messages: &[Message]) -> ToolIds {
 /// A [`RequestError`] with the linkage diagnostics when tool calls and
 /// results do not pair up.
 pub fn build_request(context: &Context, options: &RequestOptions) -> Result<Value, RequestError> {
-    let diagnostics = blocking_diagnostics(&context.messages);
+    let target = TargetModel::new(&options.provider, ANTHROPIC_MESSAGES_API, &options.model);
+    // Ids are rewritten below, for every message alike.
+    let history = transform_messages(&context.messages, &target, |id: &str| id.into());
+    let diagnostics = blocking_diagnostics(&history);
     if !diagnostics.is_empty() {
         return Err(RequestError { diagnostics });
     }
-    let ids = tool_ids(&context.messages);
+    let ids = tool_ids(&history);
     let mut messages: Vec<Value> = Vec::with_capacity(context.messages.len());
     // The tool_result blocks of consecutive tool results.
     let mut results: Vec<Value> = Vec::new();
-    for message in &context.messages {
+    for message in &history {
         if let Message::ToolResult(result) = message {
             results.push(tool_result(result, &ids));
             continue;

@@ -152,7 +152,9 @@ impl OpenAiConfig {
 
     /// The request options [`build_request`] needs.
     pub fn request_options(&self) -> RequestOptions {
-        let mut options = RequestOptions::new(self.model.clone()).with_compat(self.compat);
+        let mut options = RequestOptions::new(self.model.clone())
+            .with_compat(self.compat)
+            .with_provider(self.provider.clone());
         options.max_tokens = self.max_tokens;
         options.temperature = self.temperature;
         options

@@ -20,7 +20,14 @@
 //!   "function": {name, description, parameters}}`; the token limit and
 //!   temperature when set.
 //!
-//! The history is checked first with the tool-call
+//! Before anything else the history goes through
+//! [`transform_messages`](agentstream::message::transform) for this
+//! provider and model: failed and aborted turns are left out, unanswered
+//! tool calls get an error result, thinking from another model becomes
+//! text (its redacted thinking is dropped), and tool-call ids from another
+//! model are made acceptable with [`openai_tool_id`].
+//!
+//! The history is then checked with the tool-call
 //! [linkage validator](agentstream::message::linkage): a request whose tool calls
 //! and tool results do not pair up is rejected by the endpoints, so it is
 //! never built. [`build_request`] returns the diagnostics instead.
@@ -33,9 +40,12 @@ use core::fmt;
 use serde_json::{json, Map, Value};
 
 use agentstream::diagnostic::Diagnostic;
+
+use super::projector::OPENAI_COMPLETIONS_API;
 use agentstream::message::linkage::{
     DUPLICATE_TOOL_CALL_ID, DUPLICATE_TOOL_RESULT, ORPHAN_TOOL_RESULT, UNANSWERED_TOOL_CALL,
 };
+use agentstream::message::transform::{transform_messages, TargetModel};
 use agentstream::message::{
     user, AssistantMessage, ContentBlock, Context, LinkageChecker, Message, ToolResultMessage,
     UserContent,
@@ -95,6 +105,10 @@ impl Compat {
 pub struct RequestOptions {
     /// The model id, sent as `model`.
     pub model: String,
+    /// The provider the request goes to (`openai` from [`new`](Self::new)):
+    /// with the API and the model id, it decides which assistant messages
+    /// are "the same model" (see [`transform`]).
+    pub provider: String,
     /// The output token limit, if any.
     pub max_tokens: Option<u64>,
     /// The sampling temperature, if any.
@@ -108,8 +122,15 @@ impl RequestOptions {
     pub fn new(model: impl Into<String>) -> Self {
         Self {
             model: model.into(),
+            provider: "openai".into(),
             ..Self::default()
         }
+    }
+
+    /// Sets the provider name (see [`provider`](Self::provider)).
+    pub fn with_provider(mut self, provider: impl Into<String>) -> Self {
+        self.provider = provider.into();
+        self
     }
 
     /// Sets the output token limit.
@@ -156,6 +177,53 @@ impl fmt::Display for RequestError {
 /// The diagnostics are findings about the context, not errors of their
 /// own, so there is no [`source`](core::error::Error::source).
 impl core::error::Error for RequestError {}
+
+/// The longest tool-call id OpenAI accepts.
+pub const MAX_OPENAI_TOOL_ID_LEN: usize = 40;
+
+/// The id a tool call from another model is sent with. OpenAI refuses
+/// ids longer than [`MAX_OPENAI_TOOL_ID_LEN`]; OpenAI Responses ids
+/// (`call_…|fc_…`, hundreds of characters) are longer:
+///
+/// - an id of at most 40 characters without `|` is kept;
+/// - otherwise the part before the first `|` is taken, characters outside
+///   `[a-zA-Z0-9_-]` become `_`, and when that is still too long it is cut
+///   to 23 characters followed by `_` and a 64-bit FNV-1a hash of the
+///   whole original id in hex (16 digits): deterministic, and two long ids
+///   sharing a prefix stay apart.
+///
+/// ```
+/// use agentstream_wire::openai::request::openai_tool_id;
+///
+/// assert_eq!(openai_tool_id("call_abc"), "call_abc");
+/// assert_eq!(openai_tool_id("call_abc|fc_0123"), "call_abc");
+/// let long = openai_tool_id(&"x".repeat(300));
+/// assert_eq!(long.len(), 40);
+/// assert_ne!(long, openai_tool_id(&"x".repeat(301)));
+/// ```
+pub fn openai_tool_id(id: &str) -> String {
+    if id.len() <= MAX_OPENAI_TOOL_ID_LEN && !id.contains('|') {
+        return id.into();
+    }
+    let head = id.split('|').next().unwrap_or(id);
+    let clean: String = head
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if !clean.is_empty() && clean.len() <= MAX_OPENAI_TOOL_ID_LEN {
+        return clean;
+    }
+    let hash = id.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    });
+    format!("{}_{hash:016x}", &clean[..clean.len().min(23)])
+}
 
 /// The linkage findings that would make the request invalid.
 pub(crate) fn blocking_diagnostics(messages: &[Message]) -> Vec<Diagnostic> {
@@ -205,7 +273,9 @@ pub(crate) fn blocking_diagnostics(messages: &[Message]) -> Vec<Diagnostic> {
 /// A [`RequestError`] with the linkage diagnostics when tool calls and
 /// results do not pair up.
 pub fn build_request(context: &Context, options: &RequestOptions) -> Result<Value, RequestError> {
-    let diagnostics = blocking_diagnostics(&context.messages);
+    let target = TargetModel::new(&options.provider, OPENAI_COMPLETIONS_API, &options.model);
+    let history = transform_messages(&context.messages, &target, openai_tool_id);
+    let diagnostics = blocking_diagnostics(&history);
     if !diagnostics.is_empty() {
         return Err(RequestError { diagnostics });
     }
@@ -219,7 +289,7 @@ pub fn build_request(context: &Context, options: &RequestOptions) -> Result<Valu
         };
         messages.push(json!({"role": role, "content": system}));
     }
-    for message in &context.messages {
+    for message in &history {
         match message {
             Message::User(m) => messages.push(json!({
                 "role": "user",
