@@ -21,6 +21,11 @@
 //!   [`PreparedRequest`](endpoint::PreparedRequest) it sends.
 //! - [`limits`]: [`Limits`](limits::Limits), the documented caps on what
 //!   one response may make a client hold, settable by the caller.
+//! - [`pricing`]: [`Pricing`](pricing::Pricing), a model's prices per
+//!   million tokens, which fill `usage.cost` as Pi computes it.
+//! - [`options`]: the escape hatches every HTTP configuration has:
+//!   [`ExtraHeaders`](options::ExtraHeaders) and the JSON merged into the
+//!   body ([`merge_body`](options::merge_body)).
 //! - [`surrogates`]: lone UTF-16 surrogate escapes, which JavaScript
 //!   writes and serde_json refuses.
 //! - [`http`]: what every HTTP adapter shares whatever the provider:
@@ -61,6 +66,8 @@ pub mod http;
 mod json;
 pub mod limits;
 pub mod openai;
+pub mod options;
+pub mod pricing;
 pub mod sse;
 pub mod surrogates;
 

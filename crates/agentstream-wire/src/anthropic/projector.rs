@@ -79,6 +79,8 @@ use agentstream::message::{
 };
 use agentstream::model::{DoneReason, ErrorReason, ModelEvent, PartialBuilder, ABORTED_MESSAGE};
 
+use crate::pricing::Pricing;
+
 use crate::json::{clip, is_json_blank, parse_arguments};
 use crate::limits::{Limit, LimitExceeded, Limits};
 use crate::surrogates::{mark_lone_surrogates, SurrogateJoiner};
@@ -140,6 +142,8 @@ pub struct EventProjector {
     stop_reason: Option<String>,
     usage: Usage,
     usage_seen: bool,
+    /// Prices that fill the cost of the final usage.
+    pricing: Option<Pricing>,
     limits: Limits,
     /// Content blocks and tool calls started so far, for the limits.
     blocks: usize,
@@ -173,12 +177,19 @@ impl EventProjector {
             stop_reason: None,
             usage: Usage::default(),
             usage_seen: false,
+            pricing: None,
             limits: Limits::DEFAULT,
             blocks: 0,
             tool_calls: 0,
             joiner: SurrogateJoiner::default(),
             marked: false,
         }
+    }
+
+    /// Sets the prices that fill `usage.cost` of the final message (see
+    /// [`Pricing`]). Without them the costs stay 0.
+    pub fn set_pricing(&mut self, pricing: Option<Pricing>) {
+        self.pricing = pricing;
     }
 
     /// Sets the timestamp (Unix milliseconds) of the messages. Only has an
@@ -278,6 +289,19 @@ impl EventProjector {
                             .extra
                             .insert("responseId".into(), Value::String(id.into()));
                         self.builder = PartialBuilder::new(header);
+                    }
+                    if let Some(served) = message
+                        .and_then(|m| m.get("model"))
+                        .and_then(Value::as_str)
+                        .filter(|m| !m.is_empty())
+                    {
+                        let mut header = self.builder.snapshot().to_message();
+                        if served != header.model {
+                            header
+                                .extra
+                                .insert("responseModel".into(), Value::String(served.into()));
+                            self.builder = PartialBuilder::new(header);
+                        }
                     }
                     if let Some(usage) = message.and_then(|m| m.get("usage")) {
                         self.merge_usage(usage);
@@ -659,6 +683,9 @@ impl EventProjector {
         message.stop_reason = reason.stop_reason();
         if self.usage_seen {
             message.usage = self.usage.clone();
+            if let Some(pricing) = &self.pricing {
+                pricing.apply(&mut message.usage);
+            }
         }
         self.finished = true;
         out.push(ModelEvent::done(reason, message));
@@ -729,6 +756,9 @@ impl EventProjector {
         }
         if self.usage_seen {
             message.usage = self.usage.clone();
+            if let Some(pricing) = &self.pricing {
+                pricing.apply(&mut message.usage);
+            }
         }
         out.push(ModelEvent::error(reason, message));
     }

@@ -9,16 +9,26 @@
 //! - An assistant message sends its text blocks joined as `content` (or
 //!   `null` when it only has tool calls) and its tool calls as
 //!   `tool_calls`, each with its arguments serialized to a JSON string.
-//!   Thinking blocks are not sent back. An assistant message with neither
-//!   text nor tool calls (an aborted one, say) is skipped.
+//!   Thinking from the same model is sent back as Pi does: all its thinking
+//!   joined with `\n`, in the field the first block's `thinkingSignature`
+//!   names (`reasoning_content`, `reasoning`, …, recorded by the
+//!   [projector](super::projector)); thinking without such a signature is
+//!   not sent. Thinking from another model arrives here as text (see the
+//!   transform below). An assistant message with neither text nor tool
+//!   calls (an aborted one, say) is skipped, even if it had thinking.
 //! - A tool result is a `tool` message with `tool_call_id` and its text.
 //!   Chat Completions tool messages carry text only, so an image in a tool
 //!   result is replaced by the text `[image: MIME]`.
 //! - Messages with a role this crate does not know are skipped.
 //! - `stream: true`, and `stream_options: {"include_usage": true}` unless
 //!   the provider rejects it; the tools as `{"type": "function",
-//!   "function": {name, description, parameters}}`; the token limit and
-//!   temperature when set.
+//!   "function": {name, description, parameters}}`; when set, the token
+//!   limit, `temperature`, `top_p`, `stop` (an array), `tool_choice`
+//!   (`"auto"`, `"none"`, `"required"` or `{"type": "function",
+//!   "function": {"name"}}`), `reasoning_effort` and `response_format`
+//!   (`{"type": "json_schema", "json_schema": {name, description?,
+//!   schema, strict}}`). See [`RequestOptions::with_call`] for how the
+//!   per-call [`StreamOptions`] override the configuration.
 //!
 //! Before anything else the history goes through
 //! [`transform_messages`](agentstream::message::transform) for this
@@ -40,6 +50,7 @@ use core::fmt;
 use serde_json::{json, Map, Value};
 
 use agentstream::diagnostic::Diagnostic;
+use agentstream::model::{ReasoningEffort, ResponseFormat, StreamOptions, ToolChoice};
 
 use super::projector::OPENAI_COMPLETIONS_API;
 use agentstream::message::linkage::{
@@ -47,8 +58,8 @@ use agentstream::message::linkage::{
 };
 use agentstream::message::transform::{transform_messages, TargetModel};
 use agentstream::message::{
-    user, AssistantMessage, ContentBlock, Context, LinkageChecker, Message, ToolResultMessage,
-    UserContent,
+    user, AssistantMessage, ContentBlock, Context, LinkageChecker, Message, ThinkingContent,
+    ToolResultMessage, UserContent,
 };
 
 /// The differences between OpenAI-compatible providers that change the
@@ -113,6 +124,17 @@ pub struct RequestOptions {
     pub max_tokens: Option<u64>,
     /// The sampling temperature, if any.
     pub temperature: Option<f64>,
+    /// Nucleus sampling's `top_p`, if any.
+    pub top_p: Option<f64>,
+    /// Stop sequences, sent as `stop` (an array), if any.
+    pub stop: Option<Vec<String>>,
+    /// The tool choice, sent as `tool_choice`, if any.
+    pub tool_choice: Option<ToolChoice>,
+    /// The reasoning effort, sent as `reasoning_effort`, if any.
+    pub reasoning_effort: Option<ReasoningEffort>,
+    /// Structured output, sent as `response_format` of type `json_schema`,
+    /// if any.
+    pub response_format: Option<ResponseFormat>,
     /// Provider differences.
     pub compat: Compat,
 }
@@ -150,6 +172,60 @@ impl RequestOptions {
         self.compat = compat;
         self
     }
+
+    /// These options with the request options of one call laid over them:
+    /// every option the call sets replaces this one; the others stay.
+    /// [`thinking_budget`](StreamOptions::thinking_budget) has no Chat
+    /// Completions field and is not sent.
+    ///
+    /// ```
+    /// use agentstream::model::StreamOptions;
+    /// use agentstream_wire::openai::RequestOptions;
+    ///
+    /// let defaults = RequestOptions::new("gpt-4o").with_max_tokens(1000).with_temperature(0.7);
+    /// let call = StreamOptions::default().with_max_tokens(50);
+    /// let options = defaults.with_call(&call);
+    /// assert_eq!((options.max_tokens, options.temperature), (Some(50), Some(0.7)));
+    /// ```
+    pub fn with_call(mut self, call: &StreamOptions) -> Self {
+        self.max_tokens = call.max_tokens.or(self.max_tokens);
+        self.temperature = call.temperature.or(self.temperature);
+        self.top_p = call.top_p.or(self.top_p);
+        if call.stop.is_some() {
+            self.stop.clone_from(&call.stop);
+        }
+        if call.tool_choice.is_some() {
+            self.tool_choice.clone_from(&call.tool_choice);
+        }
+        self.reasoning_effort = call.reasoning_effort.or(self.reasoning_effort);
+        if call.response_format.is_some() {
+            self.response_format.clone_from(&call.response_format);
+        }
+        self
+    }
+}
+
+/// The `tool_choice` value of Chat Completions.
+fn tool_choice_json(choice: &ToolChoice) -> Value {
+    match choice {
+        ToolChoice::None => Value::from("none"),
+        ToolChoice::Required => Value::from("required"),
+        ToolChoice::Tool(name) => json!({"type": "function", "function": {"name": name}}),
+        // `Auto`, and any choice added later, leave the decision to the model.
+        _ => Value::from("auto"),
+    }
+}
+
+/// The `response_format` value of Chat Completions.
+fn response_format_json(format: &ResponseFormat) -> Value {
+    let mut schema = Map::new();
+    schema.insert("name".into(), Value::String(format.name.clone()));
+    if let Some(description) = &format.description {
+        schema.insert("description".into(), Value::String(description.clone()));
+    }
+    schema.insert("schema".into(), format.schema.clone());
+    schema.insert("strict".into(), Value::Bool(format.strict));
+    json!({"type": "json_schema", "json_schema": schema})
 }
 
 /// A context that cannot be sent: its tool calls and tool results do not
@@ -318,6 +394,21 @@ pub fn build_request(context: &Context, options: &RequestOptions) -> Result<Valu
     if let Some(temperature) = options.temperature {
         body.insert("temperature".into(), Value::from(temperature));
     }
+    if let Some(top_p) = options.top_p {
+        body.insert("top_p".into(), Value::from(top_p));
+    }
+    if let Some(stop) = options.stop.as_ref().filter(|s| !s.is_empty()) {
+        body.insert("stop".into(), Value::from(stop.clone()));
+    }
+    if let Some(choice) = &options.tool_choice {
+        body.insert("tool_choice".into(), tool_choice_json(choice));
+    }
+    if let Some(effort) = options.reasoning_effort {
+        body.insert("reasoning_effort".into(), Value::from(effort.as_str()));
+    }
+    if let Some(format) = &options.response_format {
+        body.insert("response_format".into(), response_format_json(format));
+    }
     if let Some(tools) = context.tools.as_ref().filter(|t| !t.is_empty()) {
         let tools = tools
             .iter()
@@ -373,11 +464,29 @@ fn assistant_message(message: &AssistantMessage) -> Option<Value> {
             })
         })
         .collect();
+    // Thinking left after the transform is the target model's own: sent
+    // back in the field it arrived in, which its signature names.
+    let thinking: Vec<&ThinkingContent> = message
+        .content
+        .iter()
+        .filter_map(|block| match block {
+            ContentBlock::Thinking(t) if t.redacted != Some(true) => Some(t),
+            _ => None,
+        })
+        .collect();
+    let reasoning_field = thinking
+        .first()
+        .and_then(|t| t.thinking_signature.as_deref())
+        .filter(|field| is_reasoning_field(field));
     if text.is_empty() && calls.is_empty() {
         return None;
     }
     let mut out = Map::new();
     out.insert("role".into(), Value::from("assistant"));
+    if let Some(field) = reasoning_field {
+        let joined: Vec<&str> = thinking.iter().map(|t| t.thinking.as_str()).collect();
+        out.insert(field.into(), Value::String(joined.join("\n")));
+    }
     out.insert(
         "content".into(),
         if text.is_empty() {
@@ -390,6 +499,18 @@ fn assistant_message(message: &AssistantMessage) -> Option<Value> {
         out.insert("tool_calls".into(), Value::Array(calls));
     }
     Some(Value::Object(out))
+}
+
+/// Whether a thinking signature names a field reasoning can be sent back
+/// in: a lower-case name of letters and `_` (the projector records
+/// `reasoning_content`, `reasoning` or `reasoning_text`) that is none of
+/// the assistant message's own keys, so a signature from elsewhere can
+/// never overwrite `role`, `content` or `tool_calls`.
+fn is_reasoning_field(field: &str) -> bool {
+    !field.is_empty()
+        && field.len() <= 64
+        && field.bytes().all(|b| b.is_ascii_lowercase() || b == b'_')
+        && !["role", "content", "tool_calls", "name", "refusal", "audio"].contains(&field)
 }
 
 fn tool_message(result: &ToolResultMessage) -> Value {
