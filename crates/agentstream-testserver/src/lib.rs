@@ -29,6 +29,7 @@ use serde_json::{json, Value};
 
 pub mod adapter_scenarios;
 pub mod anthropic_scenarios;
+pub mod request_scenarios;
 pub mod scenarios;
 
 /// A request the server received.

@@ -106,7 +106,24 @@ impl OpenAiConfig {
     }
 
     /// Sets the JSON merged into every request body (see
-    /// [`extra_body`](Self::extra_body)).
+    /// [`extra_body`](Self::extra_body)). Adding a field the typed options
+    /// lack takes three lines; here `response_format` (which also has a
+    /// typed per-call option,
+    /// [`StreamOptions::with_response_format`](agentstream::model::StreamOptions::with_response_format)):
+    ///
+    /// ```
+    /// use agentstream::message::{user, Context};
+    /// use agentstream_wire::openai::OpenAiConfig;
+    /// use serde_json::json;
+    ///
+    /// let config = OpenAiConfig::new("https://api.openai.com/v1", "gpt-4o-mini")
+    ///     .with_extra_body(json!({"response_format": {"type": "json_object"}}));
+    /// let request = config.prepare(&Context::from_messages([user("JSON please").into()])).unwrap();
+    ///
+    /// let body: serde_json::Value = serde_json::from_slice(&request.body).unwrap();
+    /// assert_eq!(body["response_format"], json!({"type": "json_object"}));
+    /// assert_eq!(body["model"], "gpt-4o-mini");
+    /// ```
     pub fn with_extra_body(mut self, extra: Value) -> Self {
         self.extra_body = Some(extra);
         self
