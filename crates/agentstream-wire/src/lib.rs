@@ -21,6 +21,8 @@
 //!   [`PreparedRequest`](endpoint::PreparedRequest) it sends.
 //! - [`limits`]: [`Limits`](limits::Limits), the documented caps on what
 //!   one response may make a client hold, settable by the caller.
+//! - [`fidelity`]: the final message field by field and each stop
+//!   reason, per provider, compared with Pi's own providers.
 //! - [`pricing`]: [`Pricing`](pricing::Pricing), a model's prices per
 //!   million tokens, which fill `usage.cost` as Pi computes it.
 //! - [`options`]: the escape hatches every HTTP configuration has:
@@ -62,6 +64,7 @@ extern crate alloc;
 pub mod anthropic;
 mod driver;
 pub mod endpoint;
+pub mod fidelity;
 pub mod http;
 mod json;
 pub mod limits;

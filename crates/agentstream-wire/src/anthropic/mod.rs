@@ -15,6 +15,9 @@
 //! - [`config`]: [`AnthropicConfig`], an endpoint's settings, which
 //!   prepares the request (`x-api-key`, `anthropic-version`) an adapter
 //!   sends.
+//!
+//! How each field of the final message and each stop reason compares with
+//! Pi's provider: [`fidelity`](crate::fidelity).
 
 pub mod config;
 mod driver;

@@ -12,8 +12,9 @@
 //!
 //! # Blocks
 //!
-//! - `message_start` gives `start`; its `id` becomes `responseId` and its
-//!   usage is the starting usage. Any other payload before it also starts
+//! - `message_start` gives `start`; its `id` becomes `responseId`, its
+//!   `model` becomes `responseModel` when it differs from the requested
+//!   one (as Pi does), and its usage is the starting usage. Any other payload before it also starts
 //!   the message (an `error` before it gives a lone `error`).
 //! - `content_block_start` opens a block: `text` → `text_start`,
 //!   `thinking` → `thinking_start`, `tool_use` → `toolcall_start` (with the
@@ -46,7 +47,8 @@
 //! - Usage: `input_tokens` → `input`, `output_tokens` → `output`,
 //!   `cache_read_input_tokens` → `cacheRead`,
 //!   `cache_creation_input_tokens` → `cacheWrite`, and `totalTokens` is
-//!   their sum, as Pi computes it. Costs are zero.
+//!   their sum, as Pi computes it. Costs are zero unless the projector has
+//!   a [`Pricing`] ([`set_pricing`](EventProjector::set_pricing)).
 //!
 //! # Errors and abort
 //!

@@ -99,7 +99,7 @@
 //!   `prompt_tokens_details.cache_write_tokens`) `cacheWrite`, reasoning
 //!   tokens are counted once in `output`, `totalTokens` is the provider's
 //!   `total_tokens`, and costs are zero unless the stream has a
-//!   [`Pricing`](crate::pricing::Pricing).
+//!   [`Pricing`].
 //!   *Differs from Pi:* Pi always adds
 //!   `completion_tokens_details.reasoning_tokens` to `completion_tokens`,
 //!   which counts them twice for OpenAI and most providers (their

@@ -118,7 +118,8 @@ pub struct RequestOptions {
     pub model: String,
     /// The provider the request goes to (`openai` from [`new`](Self::new)):
     /// with the API and the model id, it decides which assistant messages
-    /// are "the same model" (see [`transform`]).
+    /// are "the same model" (see
+    /// [`transform`](agentstream::message::transform)).
     pub provider: String,
     /// The output token limit, if any.
     pub max_tokens: Option<u64>,
