@@ -224,7 +224,7 @@ pub fn effort_budget(effort: ReasoningEffort) -> u64 {
 }
 
 /// The ids of every tool call and tool result, in order.
-fn tool_ids(messages: &[Message]) -> ToolIds {
+fn tool_ids<'m>(messages: impl IntoIterator<Item = &'m Message>) -> ToolIds {
     let mut ids: Vec<&str> = Vec::new();
     for message in messages {
         match message {
@@ -272,15 +272,15 @@ pub fn build_request(context: &Context, options: &RequestOptions) -> Result<Valu
     let target = TargetModel::new(&options.provider, ANTHROPIC_MESSAGES_API, &options.model);
     // Ids are rewritten below, for every message alike.
     let history = transform_messages(&context.messages, &target, |id: &str| id.into());
-    let diagnostics = blocking_diagnostics(&history);
+    let diagnostics = blocking_diagnostics(history.iter().map(|m| &**m));
     if !diagnostics.is_empty() {
         return Err(RequestError { diagnostics });
     }
-    let ids = tool_ids(&history);
+    let ids = tool_ids(history.iter().map(|m| &**m));
     let mut messages: Vec<Value> = Vec::with_capacity(context.messages.len());
     // The tool_result blocks of consecutive tool results.
     let mut results: Vec<Value> = Vec::new();
-    for message in &history {
+    for message in history.iter().map(|m| &**m) {
         if let Message::ToolResult(result) = message {
             results.push(tool_result(result, &ids));
             continue;

@@ -303,9 +303,14 @@ pub fn openai_tool_id(id: &str) -> String {
 }
 
 /// The linkage findings that would make the request invalid.
-pub(crate) fn blocking_diagnostics(messages: &[Message]) -> Vec<Diagnostic> {
+pub(crate) fn blocking_diagnostics<'m>(
+    messages: impl IntoIterator<Item = &'m Message>,
+) -> Vec<Diagnostic> {
     let mut checker = LinkageChecker::new();
-    let mut found: Vec<Diagnostic> = messages.iter().flat_map(|m| checker.check(m)).collect();
+    let mut found: Vec<Diagnostic> = messages
+        .into_iter()
+        .flat_map(|m| checker.check(m))
+        .collect();
     // The request itself is the next turn: calls still waiting are unanswered.
     found.extend(checker.check(&Message::User(user(""))));
     found.retain(|d| {
@@ -352,7 +357,7 @@ pub(crate) fn blocking_diagnostics(messages: &[Message]) -> Vec<Diagnostic> {
 pub fn build_request(context: &Context, options: &RequestOptions) -> Result<Value, RequestError> {
     let target = TargetModel::new(&options.provider, OPENAI_COMPLETIONS_API, &options.model);
     let history = transform_messages(&context.messages, &target, openai_tool_id);
-    let diagnostics = blocking_diagnostics(&history);
+    let diagnostics = blocking_diagnostics(history.iter().map(|m| &**m));
     if !diagnostics.is_empty() {
         return Err(RequestError { diagnostics });
     }
@@ -366,7 +371,7 @@ pub fn build_request(context: &Context, options: &RequestOptions) -> Result<Valu
         };
         messages.push(json!({"role": role, "content": system}));
     }
-    for message in &history {
+    for message in history.iter().map(|m| &**m) {
         match message {
             Message::User(m) => messages.push(json!({
                 "role": "user",

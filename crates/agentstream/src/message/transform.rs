@@ -56,11 +56,12 @@
 //! let sent = transform_messages(&messages, &target, |id| id.into());
 //! // The aborted turn is gone; the unanswered call `c0` got an error result.
 //! assert_eq!(sent.len(), 4);
-//! let Message::ToolResult(result) = &sent[2] else { panic!() };
+//! let Message::ToolResult(result) = &*sent[2] else { panic!() };
 //! assert_eq!((result.tool_call_id.as_str(), result.is_error), ("c0", true));
 //! assert_eq!(result.text(), NO_RESULT_PROVIDED);
 //! ```
 
+use alloc::borrow::Cow;
 use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::string::String;
 use alloc::vec;
@@ -108,15 +109,18 @@ impl<'a> TargetModel<'a> {
 /// Rewrites `messages` for `target`; see the [module documentation](self)
 /// for the rules. `normalize_id` maps the id of a tool call from another
 /// model to one the target accepts (the identity when it accepts any).
-pub fn transform_messages(
-    messages: &[Message],
+///
+/// Messages that need no change are borrowed, so a long history (images
+/// included) is not copied for each request.
+pub fn transform_messages<'m>(
+    messages: &'m [Message],
     target: &TargetModel<'_>,
     mut normalize_id: impl FnMut(&str) -> String,
-) -> Vec<Message> {
+) -> Vec<Cow<'m, Message>> {
     // Ids of the calls of skipped messages, and renamed ids.
     let mut skipped_calls: BTreeSet<&str> = BTreeSet::new();
     let mut renamed: BTreeMap<String, String> = BTreeMap::new();
-    let mut out: Vec<Message> = Vec::with_capacity(messages.len());
+    let mut out: Vec<Cow<'m, Message>> = Vec::with_capacity(messages.len());
     // The calls of the latest kept assistant message still waiting for a
     // result: (id, name, timestamp).
     let mut pending: Vec<(String, String, u64)> = Vec::new();
@@ -135,28 +139,31 @@ pub fn transform_messages(
                     .tool_calls()
                     .map(|c| (c.id.clone(), c.name.clone(), m.timestamp))
                     .collect();
-                out.push(Message::Assistant(m));
+                out.push(match m {
+                    Cow::Borrowed(_) => Cow::Borrowed(message),
+                    Cow::Owned(m) => Cow::Owned(Message::Assistant(m)),
+                });
             }
             Message::ToolResult(r) => {
                 if let Some(id) = renamed.get(&r.tool_call_id) {
                     let mut r = r.clone();
                     r.tool_call_id = id.clone();
                     answered.insert(r.tool_call_id.clone());
-                    out.push(Message::ToolResult(r));
+                    out.push(Cow::Owned(Message::ToolResult(r)));
                 } else if skipped_calls.contains(r.tool_call_id.as_str())
                     && !pending.iter().any(|(id, _, _)| *id == r.tool_call_id)
                 {
                     // It answers a call that is not sent.
                 } else {
                     answered.insert(r.tool_call_id.clone());
-                    out.push(message.clone());
+                    out.push(Cow::Borrowed(message));
                 }
             }
             Message::User(_) => {
                 answer_missing(&mut pending, &mut answered, &mut out);
-                out.push(message.clone());
+                out.push(Cow::Borrowed(message));
             }
-            Message::Unknown(_) => out.push(message.clone()),
+            Message::Unknown(_) => out.push(Cow::Borrowed(message)),
         }
     }
     out
@@ -166,11 +173,11 @@ pub fn transform_messages(
 fn answer_missing(
     pending: &mut Vec<(String, String, u64)>,
     answered: &mut BTreeSet<String>,
-    out: &mut Vec<Message>,
+    out: &mut Vec<Cow<'_, Message>>,
 ) {
     for (id, name, timestamp) in pending.drain(..) {
         if !answered.contains(&id) {
-            out.push(Message::ToolResult(ToolResultMessage {
+            out.push(Cow::Owned(Message::ToolResult(ToolResultMessage {
                 tool_call_id: id,
                 tool_name: name,
                 content: vec![ContentBlock::Text(TextContent {
@@ -181,21 +188,21 @@ fn answer_missing(
                 is_error: true,
                 timestamp,
                 extra: Map::new(),
-            }));
+            })));
         }
     }
     answered.clear();
 }
 
 /// The assistant message as `target` should see it.
-fn rewrite_assistant(
-    message: &AssistantMessage,
+fn rewrite_assistant<'m>(
+    message: &'m AssistantMessage,
     target: &TargetModel<'_>,
     normalize_id: &mut impl FnMut(&str) -> String,
     renamed: &mut BTreeMap<String, String>,
-) -> AssistantMessage {
+) -> Cow<'m, AssistantMessage> {
     if target.wrote(message) {
-        return message.clone();
+        return Cow::Borrowed(message);
     }
     let mut out = message.clone();
     out.content = message
@@ -226,7 +233,7 @@ fn rewrite_assistant(
             other => Some(other.clone()),
         })
         .collect();
-    out
+    Cow::Owned(out)
 }
 
 #[cfg(test)]
@@ -253,6 +260,24 @@ mod tests {
 
     fn run(messages: Vec<Message>) -> Vec<Message> {
         transform_messages(&messages, &TARGET, |id| id.replace('|', "_"))
+            .into_iter()
+            .map(Cow::into_owned)
+            .collect()
+    }
+
+    #[test]
+    fn unchanged_messages_are_borrowed() {
+        let messages: Vec<Message> = vec![
+            user("a").into(),
+            same(vec![text("x")], StopReason::Stop).into(),
+        ];
+        let out = transform_messages(&messages, &TARGET, |id: &str| id.into());
+        assert!(out.iter().all(|m| matches!(m, Cow::Borrowed(_))));
+        let mut foreign = same(vec![text("x")], StopReason::Stop);
+        foreign.model = "other".into();
+        let messages: Vec<Message> = vec![foreign.into()];
+        let out = transform_messages(&messages, &TARGET, |id: &str| id.into());
+        assert!(matches!(out[0], Cow::Owned(_)));
     }
 
     fn signed(text: &str, signature: &str) -> ContentBlock {
