@@ -49,6 +49,8 @@ fn an_sse_body_prints_the_trace_text_calls_and_usage() {
     );
 }
 
+/// The thinking signature is the reasoning field, `reasoning_content` (17
+/// bytes), as Pi records it.
 #[test]
 fn chunks_mode_reads_one_payload_per_line() {
     let body = "{\"choices\":[{\"index\":0,\"delta\":{\"reasoning_content\":\"hm\"}}]}\n\n\
@@ -60,7 +62,7 @@ fn chunks_mode_reads_one_payload_per_line() {
         text(&o.stdout),
         "start → thinking_start → thinking_delta → thinking_end → text_start → text_delta → text_end → done\n\
          Hi\n\
-         thinking: 2 chars, signature 0 bytes\n\
+         thinking: 2 chars, signature 17 bytes\n\
          stopReason: stop\n\
          usage: input=0 output=0 cacheRead=0 totalTokens=0\n"
     );

@@ -15,7 +15,8 @@
 //!   not part of Pi's message at all;
 //! - costs have no wire field: they decode as zero (the script's are zero);
 //! - OpenAI: `cacheWrite` has no Chat Completions field (decodes as 0),
-//!   thinking signatures have none either, `totalTokens` is the
+//!   thinking signatures have none either (the client records the field
+//!   the reasoning came in, `reasoning_content`, as the signature), `totalTokens` is the
 //!   `total_tokens` sent (the script's, else input + cacheRead + output);
 //!   one stream carries one content text and one reasoning text at a time,
 //!   so two adjacent text (or thinking) blocks would merge and the
@@ -269,7 +270,18 @@ fn expected(protocol: Protocol, message: &AssistantMessage) -> (Vec<ContentBlock
                 Some(usage.input + usage.output + usage.cache_read + usage.cache_write);
         }
     }
-    (message.content.clone(), usage)
+    let mut content = message.content.clone();
+    if protocol == Protocol::OpenAi {
+        // The client records the field reasoning arrived in as the
+        // thinking signature (as Pi does): the server sends
+        // `reasoning_content`.
+        for block in &mut content {
+            if let ContentBlock::Thinking(t) = block {
+                t.thinking_signature = Some("reasoning_content".into());
+            }
+        }
+    }
+    (content, usage)
 }
 
 async fn play(

@@ -227,6 +227,14 @@ fn default_tls() -> Arc<ClientConfig> {
     Arc::new(tls)
 }
 
+/// The wall-clock time in Unix milliseconds, stamped on the call's
+/// messages (0 before 1970, which a sane clock never reports).
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
 /// One call to `endpoint`, whatever the protocol.
 fn stream_from<E: Endpoint>(
     endpoint: &E,
@@ -234,9 +242,11 @@ fn stream_from<E: Endpoint>(
     context: &Context,
     options: StreamOptions,
 ) -> ModelStream {
-    let signal = options.signal;
-    let mut stream = endpoint.open_stream(signal.clone());
-    let prepared = endpoint.prepare(context).map_err(|e| e.to_string());
+    let signal = options.signal.clone();
+    let mut stream = endpoint.open_stream_at(signal.clone(), now_ms());
+    let prepared = endpoint
+        .prepare_call(context, &options)
+        .map_err(|e| e.to_string());
     let idle = endpoint.idle_timeout();
     let connect_timeout = endpoint.connect_timeout();
     let tls = tls.clone();
@@ -391,6 +401,9 @@ async fn send(
         .header(hyper::header::CONTENT_LENGTH, request.body.len());
     for (name, value) in &request.headers {
         builder = builder.header(*name, value.as_str());
+    }
+    for (name, value) in &request.extra_headers {
+        builder = builder.header(name.as_str(), value.as_str());
     }
     let http_request = builder
         .body(Full::new(Bytes::from(request.body)))

@@ -31,6 +31,7 @@ pub mod adapter_scenarios;
 pub mod anthropic_scenarios;
 pub mod error_scenarios;
 pub mod replay_scenarios;
+pub mod request_scenarios;
 pub mod retry_scenarios;
 pub mod scenarios;
 

@@ -228,6 +228,14 @@ fn client(connect_timeout: Option<std::time::Duration>) -> Result<reqwest::Clien
     builder.build().map_err(|source| ClientError { source })
 }
 
+/// The wall-clock time in Unix milliseconds, stamped on the call's
+/// messages (0 before 1970, which a sane clock never reports).
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
 /// One call to `endpoint` through `client`, whatever the protocol.
 fn stream_from<E: Endpoint>(
     endpoint: &E,
@@ -235,9 +243,11 @@ fn stream_from<E: Endpoint>(
     context: &Context,
     options: StreamOptions,
 ) -> ModelStream {
-    let signal = options.signal;
-    let mut stream = endpoint.open_stream(signal.clone());
-    let prepared = endpoint.prepare(context).map_err(|e| e.to_string());
+    let signal = options.signal.clone();
+    let mut stream = endpoint.open_stream_at(signal.clone(), now_ms());
+    let prepared = endpoint
+        .prepare_call(context, &options)
+        .map_err(|e| e.to_string());
     let idle = endpoint.idle_timeout();
     let connect_timeout = endpoint.connect_timeout();
     let client = client.clone();
@@ -255,6 +265,9 @@ fn stream_from<E: Endpoint>(
             let mut builder = client.post(url).body(request.body);
             for (name, value) in &request.headers {
                 builder = builder.header(*name, value);
+            }
+            for (name, value) in &request.extra_headers {
+                builder = builder.header(name.as_str(), value.as_str());
             }
             let response = builder
                 .send()

@@ -12,7 +12,7 @@ use core::fmt;
 use core::time::Duration;
 
 use agentstream::message::Context;
-use agentstream::model::AbortSignal;
+use agentstream::model::{AbortSignal, StreamOptions};
 
 use crate::http::ResponseStream;
 
@@ -48,6 +48,31 @@ pub trait Endpoint {
     /// A new decoder for one response, observing `signal`.
     fn open_stream(&self, signal: Option<AbortSignal>) -> Self::Stream;
 
+    /// A new decoder whose messages carry `timestamp_ms` (Unix
+    /// milliseconds): the adapters pass the wall-clock time at the start of
+    /// the call, as Pi stamps its messages; the wire crate has no clock.
+    /// The default ignores the time (messages keep timestamp 0).
+    fn open_stream_at(&self, signal: Option<AbortSignal>, timestamp_ms: u64) -> Self::Stream {
+        let _ = timestamp_ms;
+        self.open_stream(signal)
+    }
+
+    /// The request for `context` with the per-call `options` (token limit,
+    /// sampling, tool choice, reasoning, response format) over the
+    /// configuration's defaults. The default ignores the options and calls
+    /// [`prepare`](Self::prepare).
+    ///
+    /// # Errors
+    /// When the context cannot be turned into a valid request.
+    fn prepare_call(
+        &self,
+        context: &Context,
+        options: &StreamOptions,
+    ) -> Result<PreparedRequest, Self::Error> {
+        let _ = options;
+        self.prepare(context)
+    }
+
     /// How long establishing the connection may take.
     fn connect_timeout(&self) -> Option<Duration>;
 
@@ -78,20 +103,38 @@ pub struct PreparedRequest {
     pub headers: Vec<(&'static str, String)>,
     /// The JSON body.
     pub body: Vec<u8>,
+    /// The configuration's extra headers (see
+    /// [`ExtraHeaders`](crate::options::ExtraHeaders)), validated, names in
+    /// lower case, sent after [`headers`](Self::headers). A default header
+    /// with the same name is left out of `headers`, so an extra header
+    /// replaces it.
+    pub extra_headers: Vec<(String, String)>,
 }
 
 impl PreparedRequest {
     /// A request to `url` with `headers` and `body`.
     pub fn new(url: String, headers: Vec<(&'static str, String)>, body: Vec<u8>) -> Self {
-        Self { url, headers, body }
+        Self {
+            url,
+            headers,
+            body,
+            extra_headers: Vec::new(),
+        }
     }
 
-    /// The value of the header `name` (lower case), if present.
+    /// The value of the header `name` (lower case), if present: an extra
+    /// header first, else a default one.
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
+        self.extra_headers
             .iter()
-            .find(|(n, _)| *n == name)
+            .find(|(n, _)| n == name)
             .map(|(_, v)| v.as_str())
+            .or_else(|| {
+                self.headers
+                    .iter()
+                    .find(|(n, _)| *n == name)
+                    .map(|(_, v)| v.as_str())
+            })
     }
 }
 
@@ -111,9 +154,24 @@ impl fmt::Debug for PreparedRequest {
                 list.finish()
             }
         }
+        struct Extra<'a>(&'a [(String, String)]);
+        impl fmt::Debug for Extra<'_> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                let mut list = f.debug_map();
+                for (name, value) in self.0 {
+                    if crate::options::is_secret_header(name) {
+                        list.entry(name, &Redacted);
+                    } else {
+                        list.entry(name, value);
+                    }
+                }
+                list.finish()
+            }
+        }
         f.debug_struct("PreparedRequest")
             .field("url", &self.url)
             .field("headers", &Headers(&self.headers))
+            .field("extra_headers", &Extra(&self.extra_headers))
             .field("body_len", &self.body.len())
             .finish()
     }

@@ -21,6 +21,13 @@
 //!   [`PreparedRequest`](endpoint::PreparedRequest) it sends.
 //! - [`limits`]: [`Limits`](limits::Limits), the documented caps on what
 //!   one response may make a client hold, settable by the caller.
+//! - [`fidelity`]: the final message field by field and each stop
+//!   reason, per provider, compared with Pi's own providers.
+//! - [`pricing`]: [`Pricing`](pricing::Pricing), a model's prices per
+//!   million tokens, which fill `usage.cost` as Pi computes it.
+//! - [`options`]: the escape hatches every HTTP configuration has:
+//!   [`ExtraHeaders`](options::ExtraHeaders) and the JSON merged into the
+//!   body ([`merge_body`](options::merge_body)).
 //! - [`surrogates`]: lone UTF-16 surrogate escapes, which JavaScript
 //!   writes and serde_json refuses.
 //! - [`http`]: what every HTTP adapter shares whatever the provider:
@@ -58,10 +65,13 @@ pub mod anthropic;
 pub mod cause;
 mod driver;
 pub mod endpoint;
+pub mod fidelity;
 pub mod http;
 mod json;
 pub mod limits;
 pub mod openai;
+pub mod options;
+pub mod pricing;
 pub mod replay;
 pub mod sse;
 pub mod surrogates;

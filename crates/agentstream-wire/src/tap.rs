@@ -10,7 +10,7 @@ use core::fmt;
 use core::time::Duration;
 
 use agentstream::message::Context;
-use agentstream::model::{AbortSignal, ErrorCause, ModelEvent};
+use agentstream::model::{AbortSignal, ErrorCause, ModelEvent, StreamOptions};
 
 use crate::endpoint::{Endpoint, PreparedRequest};
 use crate::http::ResponseStream;
@@ -69,6 +69,16 @@ impl<E: fmt::Debug> fmt::Debug for TapEndpoint<E> {
     }
 }
 
+impl<E> TapEndpoint<E> {
+    /// `stream` with each piece passed to the sink first.
+    fn tapped<S>(&self, stream: S) -> Tapped<S> {
+        Tapped {
+            stream,
+            sink: Arc::clone(&self.sink),
+        }
+    }
+}
+
 impl<E: Endpoint> Endpoint for TapEndpoint<E> {
     type Stream = Tapped<E::Stream>;
     type Error = E::Error;
@@ -77,11 +87,20 @@ impl<E: Endpoint> Endpoint for TapEndpoint<E> {
         self.endpoint.prepare(context)
     }
 
+    fn prepare_call(
+        &self,
+        context: &Context,
+        options: &StreamOptions,
+    ) -> Result<PreparedRequest, E::Error> {
+        self.endpoint.prepare_call(context, options)
+    }
+
     fn open_stream(&self, signal: Option<AbortSignal>) -> Self::Stream {
-        Tapped {
-            stream: self.endpoint.open_stream(signal),
-            sink: Arc::clone(&self.sink),
-        }
+        self.tapped(self.endpoint.open_stream(signal))
+    }
+
+    fn open_stream_at(&self, signal: Option<AbortSignal>, timestamp_ms: u64) -> Self::Stream {
+        self.tapped(self.endpoint.open_stream_at(signal, timestamp_ms))
     }
 
     fn connect_timeout(&self) -> Option<Duration> {

@@ -16,6 +16,17 @@ fn body(context: &Context, options: &RequestOptions) -> Value {
     build_request(context, options).expect("valid context")
 }
 
+/// The message as if `claude-x` on the Anthropic API wrote it, so its
+/// thinking is sent back as thinking.
+fn same_model(
+    mut message: agentstream::message::AssistantMessage,
+) -> agentstream::message::AssistantMessage {
+    message.provider = "anthropic".into();
+    message.api = "anthropic-messages".into();
+    message.model = "claude-x".into();
+    message
+}
+
 #[test]
 fn every_block_kind_is_sent_as_anthropic_content() {
     let signed = ContentBlock::Thinking(ThinkingContent {
@@ -34,7 +45,7 @@ fn every_block_kind_is_sent_as_anthropic_content() {
         system_prompt: Some("Be brief.".into()),
         messages: vec![
             user_blocks([text("Look:"), text(""), image("QUJD", "image/jpeg")]).into(),
-            assistant(
+            same_model(assistant(
                 [
                     signed,
                     redacted,
@@ -45,7 +56,7 @@ fn every_block_kind_is_sent_as_anthropic_content() {
                     tool_call("c2", "none", json!({})),
                 ],
                 StopReason::ToolUse,
-            )
+            ))
             .into(),
             result.into(),
             tool_result("c2", "none", "ok", false).into(),

@@ -7,6 +7,17 @@ use agentstream::message::{
 use agentstream_wire::openai::{build_request, Compat, RequestOptions};
 use serde_json::json;
 
+/// The message as if gpt-4o on OpenAI wrote it: its unsigned thinking is
+/// not sent back (another model's would be sent as text).
+fn gpt_4o(
+    mut message: agentstream::message::AssistantMessage,
+) -> agentstream::message::AssistantMessage {
+    message.provider = "openai".into();
+    message.api = "openai-completions".into();
+    message.model = "gpt-4o".into();
+    message
+}
+
 fn conversation() -> Context {
     let mut result = tool_result("c2", "shot", "taken", false);
     result.content.push(image("QUJD", "image/png"));
@@ -15,7 +26,7 @@ fn conversation() -> Context {
         messages: vec![
             user("hi").into(),
             user_blocks([text("what is this?"), image("aGVsbG8=", "image/jpeg")]).into(),
-            assistant(
+            gpt_4o(assistant(
                 [
                     thinking("private"),
                     text("Let me look. "),
@@ -24,7 +35,7 @@ fn conversation() -> Context {
                     tool_call("c2", "shot", json!({})),
                 ],
                 StopReason::ToolUse,
-            )
+            ))
             .into(),
             tool_result("c1", "read", "contents", false).into(),
             result.into(),
@@ -115,18 +126,18 @@ fn broken_linkage_is_returned_as_diagnostics_never_sent() {
     let call = |id: &str| -> Message {
         assistant([tool_call(id, "read", json!({}))], StopReason::ToolUse).into()
     };
-    // A call answered by nothing before the next user message.
+    // A call answered by nothing before the next user message gets an
+    // error result (the portability transform), so the request builds.
     let context = Context::from_messages([call("c1"), user("never mind").into()]);
-    let error = build_request(&context, &RequestOptions::new("m")).unwrap_err();
-    let codes: Vec<&str> = error.diagnostics.iter().map(|d| d.code).collect();
-    assert_eq!(codes, ["unanswered-tool-call"]);
-    assert_eq!(error.diagnostics[0].message_index, 0);
-    assert!(error.to_string().contains("unanswered-tool-call"));
+    let body = build_request(&context, &RequestOptions::new("m")).unwrap();
+    assert_eq!(body["messages"][1]["content"], "No result provided");
 
     // A call still waiting at the end of the history.
     let context = Context::from_messages([user("go").into(), call("c1")]);
     let error = build_request(&context, &RequestOptions::new("m")).unwrap_err();
     assert_eq!(error.diagnostics[0].code, "unanswered-tool-call");
+    assert_eq!(error.diagnostics[0].message_index, 1);
+    assert!(error.to_string().contains("unanswered-tool-call"));
 
     // An orphan result.
     let context = Context::from_messages([

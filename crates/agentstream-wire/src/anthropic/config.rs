@@ -7,12 +7,15 @@ use core::fmt;
 use core::time::Duration;
 
 use agentstream::message::Context;
-use agentstream::model::AbortSignal;
+use agentstream::model::{AbortSignal, StreamOptions};
+use serde_json::Value;
 
 use super::driver::AnthropicStream;
 use super::request::{build_request, RequestError, RequestOptions, ToolChoice, DEFAULT_MAX_TOKENS};
 use crate::endpoint::{join_url, Endpoint, PreparedRequest, Redacted};
 use crate::limits::Limits;
+use crate::options::{merge_body, ExtraHeaders, HeaderError};
+use crate::pricing::Pricing;
 
 /// Anthropic's API base URL.
 pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
@@ -67,6 +70,17 @@ pub struct AnthropicConfig {
     pub idle_timeout: Option<Duration>,
     /// The caps on each response. Default: [`Limits::DEFAULT`].
     pub limits: Limits,
+    /// JSON merged into every request body, after the builder wrote it
+    /// (see [`merge_body`]: objects merge recursively, **the extra value
+    /// wins** over what the builder wrote). `None`, or a value that is not
+    /// an object, adds nothing.
+    pub extra_body: Option<Value>,
+    /// Headers sent with every request, after (and replacing) the default
+    /// ones of the same name. Add them with [`with_header`](Self::with_header).
+    pub extra_headers: ExtraHeaders,
+    /// The model's prices, which fill `usage.cost` of the final messages
+    /// (see [`Pricing`]). `None` leaves the costs at 0.
+    pub pricing: Option<Pricing>,
 }
 
 impl AnthropicConfig {
@@ -86,7 +100,37 @@ impl AnthropicConfig {
             connect_timeout: None,
             idle_timeout: None,
             limits: Limits::DEFAULT,
+            extra_body: None,
+            extra_headers: ExtraHeaders::default(),
+            pricing: None,
         }
+    }
+
+    /// Sets the JSON merged into every request body (see
+    /// [`extra_body`](Self::extra_body)).
+    pub fn with_extra_body(mut self, extra: Value) -> Self {
+        self.extra_body = Some(extra);
+        self
+    }
+
+    /// Adds a header sent with every request (replacing a default header of
+    /// the same name, such as `authorization` for Azure's `api-key`
+    /// scheme).
+    ///
+    /// # Errors
+    /// A [`HeaderError`] naming the header when its name is not an HTTP
+    /// token, its value has control or non-ASCII characters, the name is
+    /// one the HTTP client sets (`host`, `content-length`, …), or there
+    /// are too many headers. The configuration is consumed either way.
+    pub fn with_header(mut self, name: &str, value: &str) -> Result<Self, HeaderError> {
+        self.extra_headers.insert(name, value)?;
+        Ok(self)
+    }
+
+    /// Sets the model's prices (see [`pricing`](Self::pricing)).
+    pub fn with_pricing(mut self, pricing: Pricing) -> Self {
+        self.pricing = Some(pricing);
+        self
     }
 
     /// Sets the base URL (a proxy, or a test server).
@@ -163,7 +207,9 @@ impl AnthropicConfig {
 
     /// The request options [`build_request`] needs.
     pub fn request_options(&self) -> RequestOptions {
-        let mut options = RequestOptions::new(self.model.clone()).with_max_tokens(self.max_tokens);
+        let mut options = RequestOptions::new(self.model.clone())
+            .with_max_tokens(self.max_tokens)
+            .with_provider(self.provider.clone());
         options.temperature = self.temperature;
         options.thinking_budget = self.thinking_budget;
         options.tool_choice = self.tool_choice.clone();
@@ -176,7 +222,26 @@ impl AnthropicConfig {
     /// # Errors
     /// The [`RequestError`] of [`build_request`].
     pub fn prepare(&self, context: &Context) -> Result<PreparedRequest, RequestError> {
-        let body = build_request(context, &self.request_options())?;
+        self.prepare_call(context, &StreamOptions::default())
+    }
+
+    /// The request for `context` with the per-call request options of
+    /// `call` laid over this configuration's (see
+    /// [`RequestOptions::with_call`]), then [`extra_body`](Self::extra_body)
+    /// merged into the body and [`extra_headers`](Self::extra_headers)
+    /// added.
+    ///
+    /// # Errors
+    /// The [`RequestError`] of [`build_request`].
+    pub fn prepare_call(
+        &self,
+        context: &Context,
+        call: &StreamOptions,
+    ) -> Result<PreparedRequest, RequestError> {
+        let mut body = build_request(context, &self.request_options().with_call(call))?;
+        if let Some(extra) = &self.extra_body {
+            merge_body(&mut body, extra);
+        }
         let mut headers = Vec::with_capacity(4);
         headers.push(("content-type", "application/json".to_owned()));
         headers.push(("accept", "text/event-stream".to_owned()));
@@ -184,15 +249,20 @@ impl AnthropicConfig {
         if let Some(key) = self.api_key.as_deref().filter(|k| !k.is_empty()) {
             headers.push(("x-api-key", key.to_owned()));
         }
+        let mut extra_headers = Vec::new();
+        self.extra_headers.apply(&mut headers, &mut extra_headers);
         // Serializing a `Value` cannot fail.
         let body = serde_json::to_vec(&body).unwrap_or_default();
-        Ok(PreparedRequest::new(self.endpoint_url(), headers, body))
+        let mut request = PreparedRequest::new(self.endpoint_url(), headers, body);
+        request.extra_headers = extra_headers;
+        Ok(request)
     }
 
     /// A new [`AnthropicStream`] for one response of this endpoint.
     pub fn open_stream(&self, signal: Option<AbortSignal>) -> AnthropicStream {
         AnthropicStream::new(self.model.clone(), self.provider.clone(), signal)
             .with_limits(self.limits)
+            .with_pricing(self.pricing)
     }
 }
 
@@ -204,8 +274,20 @@ impl Endpoint for AnthropicConfig {
         AnthropicConfig::prepare(self, context)
     }
 
+    fn prepare_call(
+        &self,
+        context: &Context,
+        options: &StreamOptions,
+    ) -> Result<PreparedRequest, RequestError> {
+        AnthropicConfig::prepare_call(self, context, options)
+    }
+
     fn open_stream(&self, signal: Option<AbortSignal>) -> AnthropicStream {
         AnthropicConfig::open_stream(self, signal)
+    }
+
+    fn open_stream_at(&self, signal: Option<AbortSignal>, timestamp_ms: u64) -> AnthropicStream {
+        AnthropicConfig::open_stream(self, signal).with_timestamp(timestamp_ms)
     }
 
     fn connect_timeout(&self) -> Option<Duration> {
@@ -232,6 +314,9 @@ impl fmt::Debug for AnthropicConfig {
             .field("connect_timeout", &self.connect_timeout)
             .field("idle_timeout", &self.idle_timeout)
             .field("limits", &self.limits)
+            .field("extra_body", &self.extra_body)
+            .field("extra_headers", &self.extra_headers)
+            .field("pricing", &self.pricing)
             .finish()
     }
 }

@@ -92,6 +92,14 @@ impl AnthropicStream {
         self
     }
 
+    /// Sets the prices that fill `usage.cost` of the final message (see
+    /// [`Pricing`](crate::pricing::Pricing)).
+    #[must_use]
+    pub fn with_pricing(mut self, pricing: Option<crate::pricing::Pricing>) -> Self {
+        self.inner.projector.set_pricing(pricing);
+        self
+    }
+
     /// Sets the timestamp (Unix milliseconds) of the messages. Only has an
     /// effect before any input.
     #[must_use]

@@ -15,6 +15,9 @@
 //! - [`config`]: [`AnthropicConfig`], an endpoint's settings, which
 //!   prepares the request (`x-api-key`, `anthropic-version`) an adapter
 //!   sends.
+//!
+//! How each field of the final message and each stop reason compares with
+//! Pi's provider: [`fidelity`](crate::fidelity).
 
 pub mod config;
 mod driver;
@@ -26,4 +29,6 @@ pub use config::{AnthropicConfig, ANTHROPIC_BASE_URL, ANTHROPIC_VERSION};
 pub use driver::AnthropicStream;
 pub use ids::{is_valid_tool_id, ToolIds, MAX_TOOL_ID_LEN};
 pub use projector::{EventProjector, ANTHROPIC_MESSAGES_API};
-pub use request::{build_request, RequestError, RequestOptions, ToolChoice, DEFAULT_MAX_TOKENS};
+pub use request::{
+    build_request, effort_budget, RequestError, RequestOptions, ToolChoice, DEFAULT_MAX_TOKENS,
+};

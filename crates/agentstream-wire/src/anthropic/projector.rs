@@ -12,8 +12,9 @@
 //!
 //! # Blocks
 //!
-//! - `message_start` gives `start`; its `id` becomes `responseId` and its
-//!   usage is the starting usage. Any other payload before it also starts
+//! - `message_start` gives `start`; its `id` becomes `responseId`, its
+//!   `model` becomes `responseModel` when it differs from the requested
+//!   one (as Pi does), and its usage is the starting usage. Any other payload before it also starts
 //!   the message (an `error` before it gives a lone `error`).
 //! - `content_block_start` opens a block: `text` → `text_start`,
 //!   `thinking` → `thinking_start`, `tool_use` → `toolcall_start` (with the
@@ -46,7 +47,8 @@
 //! - Usage: `input_tokens` → `input`, `output_tokens` → `output`,
 //!   `cache_read_input_tokens` → `cacheRead`,
 //!   `cache_creation_input_tokens` → `cacheWrite`, and `totalTokens` is
-//!   their sum, as Pi computes it. Costs are zero.
+//!   their sum, as Pi computes it. Costs are zero unless the projector has
+//!   a [`Pricing`] ([`set_pricing`](EventProjector::set_pricing)).
 //!
 //! # Errors and abort
 //!
@@ -78,6 +80,8 @@ use agentstream::message::{
     Usage,
 };
 use agentstream::model::{DoneReason, ErrorReason, ModelEvent, PartialBuilder, ABORTED_MESSAGE};
+
+use crate::pricing::Pricing;
 
 use crate::json::{clip, is_json_blank, parse_arguments};
 use crate::limits::{Limit, LimitExceeded, Limits};
@@ -140,6 +144,8 @@ pub struct EventProjector {
     stop_reason: Option<String>,
     usage: Usage,
     usage_seen: bool,
+    /// Prices that fill the cost of the final usage.
+    pricing: Option<Pricing>,
     limits: Limits,
     /// Content blocks and tool calls started so far, for the limits.
     blocks: usize,
@@ -173,12 +179,19 @@ impl EventProjector {
             stop_reason: None,
             usage: Usage::default(),
             usage_seen: false,
+            pricing: None,
             limits: Limits::DEFAULT,
             blocks: 0,
             tool_calls: 0,
             joiner: SurrogateJoiner::default(),
             marked: false,
         }
+    }
+
+    /// Sets the prices that fill `usage.cost` of the final message (see
+    /// [`Pricing`]). Without them the costs stay 0.
+    pub fn set_pricing(&mut self, pricing: Option<Pricing>) {
+        self.pricing = pricing;
     }
 
     /// Sets the timestamp (Unix milliseconds) of the messages. Only has an
@@ -278,6 +291,19 @@ impl EventProjector {
                             .extra
                             .insert("responseId".into(), Value::String(id.into()));
                         self.builder = PartialBuilder::new(header);
+                    }
+                    if let Some(served) = message
+                        .and_then(|m| m.get("model"))
+                        .and_then(Value::as_str)
+                        .filter(|m| !m.is_empty())
+                    {
+                        let mut header = self.builder.snapshot().to_message();
+                        if served != header.model {
+                            header
+                                .extra
+                                .insert("responseModel".into(), Value::String(served.into()));
+                            self.builder = PartialBuilder::new(header);
+                        }
                     }
                     if let Some(usage) = message.and_then(|m| m.get("usage")) {
                         self.merge_usage(usage);
@@ -659,6 +685,9 @@ impl EventProjector {
         message.stop_reason = reason.stop_reason();
         if self.usage_seen {
             message.usage = self.usage.clone();
+            if let Some(pricing) = &self.pricing {
+                pricing.apply(&mut message.usage);
+            }
         }
         self.finished = true;
         out.push(ModelEvent::done(reason, message));
@@ -729,6 +758,9 @@ impl EventProjector {
         }
         if self.usage_seen {
             message.usage = self.usage.clone();
+            if let Some(pricing) = &self.pricing {
+                pricing.apply(&mut message.usage);
+            }
         }
         out.push(ModelEvent::error(reason, message));
     }

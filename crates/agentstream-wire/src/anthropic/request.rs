@@ -23,10 +23,18 @@
 //!   budget, `thinking: {"type": "enabled", "budget_tokens": N}` is sent,
 //!   and `max_tokens` is raised to budget + `max_tokens` when it is not
 //!   above the budget (the API requires `max_tokens` > budget).
-//! - The tools as `{name, description, input_schema}`, the tool choice,
-//!   the temperature when set, and `stream: true`.
+//! - The tools as `{name, description, input_schema}`, and `stream: true`;
+//!   when set, the tool choice, `temperature`, `top_p`, `stop_sequences`
+//!   and structured output as `output_config.format` (see
+//!   [`RequestOptions::with_call`] for the per-call options).
 //!
-//! The history is checked first with the tool-call
+//! Before anything else the history goes through
+//! [`transform_messages`](agentstream::message::transform) for this
+//! provider and model: failed and aborted turns are left out, unanswered
+//! tool calls get an error result, and thinking from another model becomes
+//! text (its redacted thinking is dropped).
+//!
+//! The history is then checked with the tool-call
 //! [linkage validator](agentstream::message::linkage), as for OpenAI: a
 //! request whose tool calls and results do not pair up is never built.
 
@@ -39,7 +47,13 @@ use agentstream::message::{
     AssistantMessage, ContentBlock, Context, Message, ToolResultMessage, UserContent,
 };
 
+use agentstream::message::transform::{transform_messages, TargetModel};
+use agentstream::model::{
+    ReasoningEffort, ResponseFormat, StreamOptions, ToolChoice as CoreToolChoice,
+};
+
 use super::ids::ToolIds;
+use super::projector::ANTHROPIC_MESSAGES_API;
 use crate::openai::request::blocking_diagnostics;
 pub use crate::openai::RequestError;
 
@@ -78,6 +92,11 @@ impl ToolChoice {
 pub struct RequestOptions {
     /// The model id, sent as `model`.
     pub model: String,
+    /// The provider the request goes to (`anthropic` from
+    /// [`new`](Self::new)): with the API and the model id, it decides
+    /// which assistant messages are "the same model" (see
+    /// [`transform`](agentstream::message::transform)).
+    pub provider: String,
     /// The output token limit, always sent. Default: [`DEFAULT_MAX_TOKENS`].
     pub max_tokens: u64,
     /// The sampling temperature, if any.
@@ -86,6 +105,12 @@ pub struct RequestOptions {
     pub thinking_budget: Option<u64>,
     /// The tool choice, if any (the API's default is `auto`).
     pub tool_choice: Option<ToolChoice>,
+    /// Nucleus sampling's `top_p`, if any.
+    pub top_p: Option<f64>,
+    /// Stop sequences, sent as `stop_sequences`, if any.
+    pub stop_sequences: Option<Vec<String>>,
+    /// Structured output, sent as `output_config.format`, if any.
+    pub response_format: Option<ResponseFormat>,
 }
 
 impl RequestOptions {
@@ -93,11 +118,21 @@ impl RequestOptions {
     pub fn new(model: impl Into<String>) -> Self {
         Self {
             model: model.into(),
+            provider: "anthropic".into(),
             max_tokens: DEFAULT_MAX_TOKENS,
             temperature: None,
             thinking_budget: None,
             tool_choice: None,
+            top_p: None,
+            stop_sequences: None,
+            response_format: None,
         }
+    }
+
+    /// Sets the provider name (see [`provider`](Self::provider)).
+    pub fn with_provider(mut self, provider: impl Into<String>) -> Self {
+        self.provider = provider.into();
+        self
     }
 
     /// Sets the output token limit.
@@ -123,10 +158,73 @@ impl RequestOptions {
         self.tool_choice = Some(choice);
         self
     }
+
+    /// These options with the request options of one call laid over them:
+    /// every option the call sets replaces this one; the others stay.
+    ///
+    /// - `max_tokens`, `temperature`, `top_p` and the stop sequences are
+    ///   taken as they are; the tool choice is mapped (`Required` is
+    ///   Anthropic's `any`).
+    /// - The thinking budget is the call's
+    ///   [`thinking_budget`](StreamOptions::thinking_budget); without one,
+    ///   a [`reasoning_effort`](StreamOptions::reasoning_effort) becomes
+    ///   the budget Pi uses for that level ([`effort_budget`]).
+    /// - The response format is sent as `output_config: {"format":
+    ///   {"type": "json_schema", "schema": …}}`, the Messages API's JSON
+    ///   outputs (generally available for current Claude models; the
+    ///   schema's name, description and `strict` have no field there and
+    ///   are not sent).
+    ///
+    /// ```
+    /// use agentstream::model::{ReasoningEffort, StreamOptions, ToolChoice as Choice};
+    /// use agentstream_wire::anthropic::{RequestOptions, ToolChoice};
+    ///
+    /// let call = StreamOptions::default()
+    ///     .with_tool_choice(Choice::Required)
+    ///     .with_reasoning_effort(ReasoningEffort::Medium);
+    /// let options = RequestOptions::new("claude").with_call(&call);
+    /// assert_eq!(options.tool_choice, Some(ToolChoice::Any));
+    /// assert_eq!(options.thinking_budget, Some(8192));
+    /// ```
+    pub fn with_call(mut self, call: &StreamOptions) -> Self {
+        self.max_tokens = call.max_tokens.unwrap_or(self.max_tokens);
+        self.temperature = call.temperature.or(self.temperature);
+        self.top_p = call.top_p.or(self.top_p);
+        if call.stop.is_some() {
+            self.stop_sequences.clone_from(&call.stop);
+        }
+        if let Some(choice) = &call.tool_choice {
+            self.tool_choice = Some(match choice {
+                CoreToolChoice::None => ToolChoice::None,
+                CoreToolChoice::Required => ToolChoice::Any,
+                CoreToolChoice::Tool(name) => ToolChoice::Tool(name.clone()),
+                _ => ToolChoice::Auto,
+            });
+        }
+        self.thinking_budget = call
+            .thinking_budget
+            .or(call.reasoning_effort.map(effort_budget))
+            .or(self.thinking_budget);
+        if call.response_format.is_some() {
+            self.response_format.clone_from(&call.response_format);
+        }
+        self
+    }
+}
+
+/// The thinking budget of a reasoning effort, Pi's defaults: `minimal`
+/// 1024 tokens, `low` 2048, `medium` 8192, `high` 16384.
+pub fn effort_budget(effort: ReasoningEffort) -> u64 {
+    match effort {
+        ReasoningEffort::Minimal => 1024,
+        ReasoningEffort::Low => 2048,
+        ReasoningEffort::Medium => 8192,
+        _ => 16384,
+    }
 }
 
 /// The ids of every tool call and tool result, in order.
-fn tool_ids(messages: &[Message]) -> ToolIds {
+fn tool_ids<'m>(messages: impl IntoIterator<Item = &'m Message>) -> ToolIds {
     let mut ids: Vec<&str> = Vec::new();
     for message in messages {
         match message {
@@ -171,15 +269,18 @@ fn tool_ids(messages: &[Message]) -> ToolIds {
 /// A [`RequestError`] with the linkage diagnostics when tool calls and
 /// results do not pair up.
 pub fn build_request(context: &Context, options: &RequestOptions) -> Result<Value, RequestError> {
-    let diagnostics = blocking_diagnostics(&context.messages);
+    let target = TargetModel::new(&options.provider, ANTHROPIC_MESSAGES_API, &options.model);
+    // Ids are rewritten below, for every message alike.
+    let history = transform_messages(&context.messages, &target, |id: &str| id.into());
+    let diagnostics = blocking_diagnostics(history.iter().map(|m| &**m));
     if !diagnostics.is_empty() {
         return Err(RequestError { diagnostics });
     }
-    let ids = tool_ids(&context.messages);
+    let ids = tool_ids(history.iter().map(|m| &**m));
     let mut messages: Vec<Value> = Vec::with_capacity(context.messages.len());
     // The tool_result blocks of consecutive tool results.
     let mut results: Vec<Value> = Vec::new();
-    for message in &context.messages {
+    for message in history.iter().map(|m| &**m) {
         if let Message::ToolResult(result) = message {
             results.push(tool_result(result, &ids));
             continue;
@@ -242,6 +343,18 @@ pub fn build_request(context: &Context, options: &RequestOptions) -> Result<Valu
     }
     if let Some(choice) = &options.tool_choice {
         body.insert("tool_choice".into(), choice.to_json());
+    }
+    if let Some(top_p) = options.top_p {
+        body.insert("top_p".into(), Value::from(top_p));
+    }
+    if let Some(stop) = options.stop_sequences.as_ref().filter(|s| !s.is_empty()) {
+        body.insert("stop_sequences".into(), Value::from(stop.clone()));
+    }
+    if let Some(format) = &options.response_format {
+        body.insert(
+            "output_config".into(),
+            json!({"format": {"type": "json_schema", "schema": format.schema}}),
+        );
     }
     Ok(Value::Object(body))
 }

@@ -10,13 +10,16 @@ use core::fmt;
 use core::time::Duration;
 
 use agentstream::message::Context;
-use agentstream::model::AbortSignal;
+use agentstream::model::{AbortSignal, StreamOptions};
+use serde_json::Value;
 
 use super::driver::OpenAiStream;
 use super::request::{build_request, Compat, RequestError, RequestOptions};
 pub use crate::endpoint::PreparedRequest;
 use crate::endpoint::{join_url, Endpoint, Redacted};
 use crate::limits::Limits;
+use crate::options::{merge_body, ExtraHeaders, HeaderError};
+use crate::pricing::Pricing;
 
 /// The configuration of an OpenAI-compatible endpoint, shared by every
 /// adapter's `OpenAiCompatModel`.
@@ -68,6 +71,17 @@ pub struct OpenAiConfig {
     /// The caps on each response (see [`Limits`]). Default:
     /// [`Limits::DEFAULT`].
     pub limits: Limits,
+    /// JSON merged into every request body, after the builder wrote it
+    /// (see [`merge_body`]: objects merge recursively, **the extra value
+    /// wins** over what the builder wrote). `None`, or a value that is not
+    /// an object, adds nothing.
+    pub extra_body: Option<Value>,
+    /// Headers sent with every request, after (and replacing) the default
+    /// ones of the same name. Add them with [`with_header`](Self::with_header).
+    pub extra_headers: ExtraHeaders,
+    /// The model's prices, which fill `usage.cost` of the final messages
+    /// (see [`Pricing`]). `None` leaves the costs at 0.
+    pub pricing: Option<Pricing>,
 }
 
 impl OpenAiConfig {
@@ -85,7 +99,54 @@ impl OpenAiConfig {
             connect_timeout: None,
             idle_timeout: None,
             limits: Limits::DEFAULT,
+            extra_body: None,
+            extra_headers: ExtraHeaders::default(),
+            pricing: None,
         }
+    }
+
+    /// Sets the JSON merged into every request body (see
+    /// [`extra_body`](Self::extra_body)). Adding a field the typed options
+    /// lack takes three lines; here `response_format` (which also has a
+    /// typed per-call option,
+    /// [`StreamOptions::with_response_format`](agentstream::model::StreamOptions::with_response_format)):
+    ///
+    /// ```
+    /// use agentstream::message::{user, Context};
+    /// use agentstream_wire::openai::OpenAiConfig;
+    /// use serde_json::json;
+    ///
+    /// let config = OpenAiConfig::new("https://api.openai.com/v1", "gpt-4o-mini")
+    ///     .with_extra_body(json!({"response_format": {"type": "json_object"}}));
+    /// let request = config.prepare(&Context::from_messages([user("JSON please").into()])).unwrap();
+    ///
+    /// let body: serde_json::Value = serde_json::from_slice(&request.body).unwrap();
+    /// assert_eq!(body["response_format"], json!({"type": "json_object"}));
+    /// assert_eq!(body["model"], "gpt-4o-mini");
+    /// ```
+    pub fn with_extra_body(mut self, extra: Value) -> Self {
+        self.extra_body = Some(extra);
+        self
+    }
+
+    /// Adds a header sent with every request (replacing a default header of
+    /// the same name, such as `authorization` for Azure's `api-key`
+    /// scheme).
+    ///
+    /// # Errors
+    /// A [`HeaderError`] naming the header when its name is not an HTTP
+    /// token, its value has control or non-ASCII characters, the name is
+    /// one the HTTP client sets (`host`, `content-length`, …), or there
+    /// are too many headers. The configuration is consumed either way.
+    pub fn with_header(mut self, name: &str, value: &str) -> Result<Self, HeaderError> {
+        self.extra_headers.insert(name, value)?;
+        Ok(self)
+    }
+
+    /// Sets the model's prices (see [`pricing`](Self::pricing)).
+    pub fn with_pricing(mut self, pricing: Pricing) -> Self {
+        self.pricing = Some(pricing);
+        self
     }
 
     /// Sets the caps on each response.
@@ -152,7 +213,9 @@ impl OpenAiConfig {
 
     /// The request options [`build_request`] needs.
     pub fn request_options(&self) -> RequestOptions {
-        let mut options = RequestOptions::new(self.model.clone()).with_compat(self.compat);
+        let mut options = RequestOptions::new(self.model.clone())
+            .with_compat(self.compat)
+            .with_provider(self.provider.clone());
         options.max_tokens = self.max_tokens;
         options.temperature = self.temperature;
         options
@@ -164,22 +227,46 @@ impl OpenAiConfig {
     /// The [`RequestError`] of [`build_request`] when the context's tool
     /// calls and results do not pair up.
     pub fn prepare(&self, context: &Context) -> Result<PreparedRequest, RequestError> {
-        let body = build_request(context, &self.request_options())?;
+        self.prepare_call(context, &StreamOptions::default())
+    }
+
+    /// The request for `context` with the per-call request options of
+    /// `call` laid over this configuration's (see
+    /// [`RequestOptions::with_call`]), then [`extra_body`](Self::extra_body)
+    /// merged into the body and [`extra_headers`](Self::extra_headers)
+    /// added.
+    ///
+    /// # Errors
+    /// The [`RequestError`] of [`build_request`].
+    pub fn prepare_call(
+        &self,
+        context: &Context,
+        call: &StreamOptions,
+    ) -> Result<PreparedRequest, RequestError> {
+        let mut body = build_request(context, &self.request_options().with_call(call))?;
+        if let Some(extra) = &self.extra_body {
+            merge_body(&mut body, extra);
+        }
         let mut headers = Vec::with_capacity(3);
         headers.push(("content-type", "application/json".to_owned()));
         headers.push(("accept", "text/event-stream".to_owned()));
         if let Some(key) = self.api_key.as_deref().filter(|k| !k.is_empty()) {
             headers.push(("authorization", format!("Bearer {key}")));
         }
+        let mut extra_headers = Vec::new();
+        self.extra_headers.apply(&mut headers, &mut extra_headers);
         // Serializing a `Value` cannot fail.
         let body = serde_json::to_vec(&body).unwrap_or_default();
-        Ok(PreparedRequest::new(self.endpoint_url(), headers, body))
+        let mut request = PreparedRequest::new(self.endpoint_url(), headers, body);
+        request.extra_headers = extra_headers;
+        Ok(request)
     }
 
     /// A new [`OpenAiStream`] for one response of this endpoint.
     pub fn open_stream(&self, signal: Option<AbortSignal>) -> OpenAiStream {
         OpenAiStream::new(self.model.clone(), self.provider.clone(), signal)
             .with_limits(self.limits)
+            .with_pricing(self.pricing)
     }
 }
 
@@ -196,6 +283,9 @@ impl fmt::Debug for OpenAiConfig {
             .field("connect_timeout", &self.connect_timeout)
             .field("idle_timeout", &self.idle_timeout)
             .field("limits", &self.limits)
+            .field("extra_body", &self.extra_body)
+            .field("extra_headers", &self.extra_headers)
+            .field("pricing", &self.pricing)
             .finish()
     }
 }
@@ -208,8 +298,20 @@ impl Endpoint for OpenAiConfig {
         OpenAiConfig::prepare(self, context)
     }
 
+    fn prepare_call(
+        &self,
+        context: &Context,
+        options: &StreamOptions,
+    ) -> Result<PreparedRequest, RequestError> {
+        OpenAiConfig::prepare_call(self, context, options)
+    }
+
     fn open_stream(&self, signal: Option<AbortSignal>) -> OpenAiStream {
         OpenAiConfig::open_stream(self, signal)
+    }
+
+    fn open_stream_at(&self, signal: Option<AbortSignal>, timestamp_ms: u64) -> OpenAiStream {
+        OpenAiConfig::open_stream(self, signal).with_timestamp(timestamp_ms)
     }
 
     fn connect_timeout(&self) -> Option<Duration> {

@@ -20,6 +20,9 @@
 //! - [`request`]: [`build_request`] with [`RequestOptions`] and [`Compat`].
 //! - [`config`]: [`OpenAiConfig`], an endpoint's settings, and the
 //!   [`PreparedRequest`] an adapter sends.
+//!
+//! How each field of the final message and each stop reason compares with
+//! Pi's provider: [`fidelity`](crate::fidelity).
 
 mod calls;
 pub mod config;

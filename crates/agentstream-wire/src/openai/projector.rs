@@ -13,12 +13,26 @@
 //!
 //! - `start` is emitted with the first payload that is a chunk. A first
 //!   payload that is an error gives a lone `error`.
-//! - Reasoning comes from `delta.reasoning_content`, or, when that is absent
-//!   or empty, `delta.reasoning` (servers that fill both with the same text
-//!   are read once). Within one chunk, reasoning is taken before `content`,
-//!   and `content` before `tool_calls`. Empty strings open nothing.
+//! - Reasoning comes from the first non-empty of `delta.reasoning_content`,
+//!   `delta.reasoning` and `delta.reasoning_text` (servers that fill two of
+//!   them with the same text are read once). The thinking block records the
+//!   field's name as its `thinkingSignature`, as Pi does, and the
+//!   [request builder](super::request) sends same-model thinking back in
+//!   that field. Within one chunk, reasoning is taken before `content`, and
+//!   `content` before `tool_calls`. Empty strings open nothing.
 //! - At most one block is open at a time. A switch between text, thinking
 //!   and tool call closes the open block (`*_end`) and opens a new one.
+//!   *Differs from Pi:* Pi also ends the open block when the next one
+//!   starts, but for tool calls it keys on the fragment's `id` alone;
+//!   here parallel calls are ordered as described under
+//!   [Tool calls](#tool-calls), so each `*_end` comes before the next
+//!   block's `*_start` and content indices never decrease, which the
+//!   protocol checker requires.
+//! - The message's `model` is the requested one. When a chunk names
+//!   another `model` (a router that picked a model, an alias resolved),
+//!   the first such name is kept as `responseModel`, as Pi does: in the
+//!   `start` partial when it came with the first chunk, else in the final
+//!   message.
 //! - Only the choice with `index` 0 (or the first choice) is read.
 //!
 //! # Tool calls
@@ -81,10 +95,18 @@
 //! - Usage is read from the top-level `usage` of any chunk (with or without
 //!   `choices`) and from `choices[0].usage`; the last one with token counts
 //!   wins and `{}` or `null` are skipped. Into [`Usage`]:
-//!   cached prompt tokens become `cacheRead`, reasoning tokens are counted
-//!   once in `output` (`total_tokens` tells whether `completion_tokens`
-//!   already holds them), `totalTokens` is the provider's `total_tokens`,
-//!   and costs are zero.
+//!   cached prompt tokens become `cacheRead`, cache writes (OpenRouter's
+//!   `prompt_tokens_details.cache_write_tokens`) `cacheWrite`, reasoning
+//!   tokens are counted once in `output`, `totalTokens` is the provider's
+//!   `total_tokens`, and costs are zero unless the stream has a
+//!   [`Pricing`].
+//!   *Differs from Pi:* Pi always adds
+//!   `completion_tokens_details.reasoning_tokens` to `completion_tokens`,
+//!   which counts them twice for OpenAI and most providers (their
+//!   `completion_tokens` already include reasoning). Here they are added
+//!   only when `total_tokens` shows they were left out (prompt +
+//!   completion + reasoning = total, as xAI reports), so `output` is the
+//!   billed output count either way.
 //!
 //! # Errors and abort
 //!
@@ -121,6 +143,8 @@ use agentstream::message::{
     Usage,
 };
 use agentstream::model::{DoneReason, ErrorReason, ModelEvent, PartialBuilder, ABORTED_MESSAGE};
+
+use crate::pricing::Pricing;
 
 /// The `api` of messages from an OpenAI-compatible Chat Completions
 /// endpoint, as Pi names it.
@@ -177,7 +201,17 @@ pub struct ChunkProjector {
     marked: bool,
     finish_reason: Option<String>,
     usage: Option<Usage>,
+    /// The requested model id, compared with the chunks' `model`.
+    model: String,
+    /// The first `model` of a chunk that differs from the requested one.
+    response_model: Option<String>,
+    /// Prices that fill the cost of the final usage.
+    pricing: Option<Pricing>,
 }
+
+/// The message field that names the model that answered, when the chunks
+/// name another one than the request (Pi's `responseModel`).
+pub const RESPONSE_MODEL: &str = "responseModel";
 
 impl ChunkProjector {
     /// A projector for messages of `model` from `provider`, with `api`
@@ -194,6 +228,9 @@ impl ChunkProjector {
     /// ignored; its usage and stop reason are replaced at the end).
     pub fn with_header(header: AssistantMessage) -> Self {
         Self {
+            model: header.model.clone(),
+            response_model: None,
+            pricing: None,
             builder: PartialBuilder::new(header),
             started: false,
             finished: false,
@@ -209,6 +246,12 @@ impl ChunkProjector {
             finish_reason: None,
             usage: None,
         }
+    }
+
+    /// Sets the prices that fill `usage.cost` of the final message (see
+    /// [`Pricing`]). Without them the costs stay 0.
+    pub fn set_pricing(&mut self, pricing: Option<Pricing>) {
+        self.pricing = pricing;
     }
 
     /// Sets the timestamp (Unix milliseconds) of the messages. Only has an
@@ -285,12 +328,24 @@ impl ChunkProjector {
             self.fail(message, out);
             return;
         }
+        let served = chunk.model.as_deref().filter(|m| !m.is_empty());
+        if self.response_model.is_none() && served.is_some_and(|m| m != self.model) {
+            self.response_model = served.map(String::from);
+        }
         if !self.started {
-            if let Some(id) = chunk.id.filter(|id| !id.is_empty()) {
+            let id = chunk.id.filter(|id| !id.is_empty());
+            if id.is_some() || self.response_model.is_some() {
                 let mut header = self.builder.snapshot().to_message();
-                header
-                    .extra
-                    .insert("responseId".into(), Value::String(id.into_owned()));
+                if let Some(id) = id {
+                    header
+                        .extra
+                        .insert("responseId".into(), Value::String(id.into_owned()));
+                }
+                if let Some(served) = &self.response_model {
+                    header
+                        .extra
+                        .insert(RESPONSE_MODEL.into(), Value::String(served.clone()));
+                }
                 self.builder = PartialBuilder::new(header);
             }
             self.started = true;
@@ -314,12 +369,8 @@ impl ChunkProjector {
         out: &mut Vec<ModelEvent>,
     ) -> Result<(), String> {
         if let Some(delta) = &choice.delta {
-            let reasoning = [&delta.reasoning_content, &delta.reasoning]
-                .into_iter()
-                .flatten()
-                .find(|r| !r.is_empty());
-            if let Some(reasoning) = reasoning {
-                self.push_thinking(reasoning, out)?;
+            if let Some((field, reasoning)) = delta.reasoning() {
+                self.push_thinking(field, reasoning, out)?;
             }
             if let Some(content) = delta.content.as_deref().filter(|c| !c.is_empty()) {
                 self.push_text(content, out)?;
@@ -373,7 +424,12 @@ impl ChunkProjector {
         Ok(())
     }
 
-    fn push_thinking(&mut self, delta: &str, out: &mut Vec<ModelEvent>) -> Result<(), String> {
+    fn push_thinking(
+        &mut self,
+        field: &'static str,
+        delta: &str,
+        out: &mut Vec<ModelEvent>,
+    ) -> Result<(), String> {
         if !matches!(self.open, Open::Thinking(_)) {
             self.close_all(out)?;
         }
@@ -383,7 +439,10 @@ impl ChunkProjector {
             Open::Thinking(index) => index,
             _ => {
                 self.count_block()?;
-                let index = self.builder.start_thinking(ThinkingContent::default());
+                let index = self.builder.start_thinking(ThinkingContent {
+                    thinking_signature: Some(field.into()),
+                    ..ThinkingContent::default()
+                });
                 self.open = Open::Thinking(index);
                 out.push(ModelEvent::ThinkingStart {
                     content_index: index,
@@ -700,6 +759,10 @@ impl ChunkProjector {
         if let Some(usage) = self.usage.take() {
             message.usage = usage;
         }
+        if let Some(pricing) = &self.pricing {
+            pricing.apply(&mut message.usage);
+        }
+        self.note_response_model(&mut message);
         self.finished = true;
         out.push(ModelEvent::done(reason, message));
     }
@@ -764,6 +827,21 @@ impl ChunkProjector {
         if let Some(usage) = self.usage.take() {
             message.usage = usage;
         }
+        if let Some(pricing) = &self.pricing {
+            pricing.apply(&mut message.usage);
+        }
+        self.note_response_model(&mut message);
         out.push(ModelEvent::error(reason, message));
+    }
+
+    /// Records a served model learned after `start` in the final message.
+    fn note_response_model(&self, message: &mut AssistantMessage) {
+        if let Some(served) = &self.response_model {
+            if !message.extra.contains_key(RESPONSE_MODEL) {
+                message
+                    .extra
+                    .insert(RESPONSE_MODEL.into(), Value::String(served.clone()));
+            }
+        }
     }
 }

@@ -9,18 +9,35 @@
 //! - An assistant message sends its text blocks joined as `content` (or
 //!   `null` when it only has tool calls) and its tool calls as
 //!   `tool_calls`, each with its arguments serialized to a JSON string.
-//!   Thinking blocks are not sent back. An assistant message with neither
-//!   text nor tool calls (an aborted one, say) is skipped.
+//!   Thinking from the same model is sent back as Pi does: all its thinking
+//!   joined with `\n`, in the field the first block's `thinkingSignature`
+//!   names (`reasoning_content`, `reasoning`, …, recorded by the
+//!   [projector](super::projector)); thinking without such a signature is
+//!   not sent. Thinking from another model arrives here as text (see the
+//!   transform below). An assistant message with neither text nor tool
+//!   calls (an aborted one, say) is skipped, even if it had thinking.
 //! - A tool result is a `tool` message with `tool_call_id` and its text.
 //!   Chat Completions tool messages carry text only, so an image in a tool
 //!   result is replaced by the text `[image: MIME]`.
 //! - Messages with a role this crate does not know are skipped.
 //! - `stream: true`, and `stream_options: {"include_usage": true}` unless
 //!   the provider rejects it; the tools as `{"type": "function",
-//!   "function": {name, description, parameters}}`; the token limit and
-//!   temperature when set.
+//!   "function": {name, description, parameters}}`; when set, the token
+//!   limit, `temperature`, `top_p`, `stop` (an array), `tool_choice`
+//!   (`"auto"`, `"none"`, `"required"` or `{"type": "function",
+//!   "function": {"name"}}`), `reasoning_effort` and `response_format`
+//!   (`{"type": "json_schema", "json_schema": {name, description?,
+//!   schema, strict}}`). See [`RequestOptions::with_call`] for how the
+//!   per-call [`StreamOptions`] override the configuration.
 //!
-//! The history is checked first with the tool-call
+//! Before anything else the history goes through
+//! [`transform_messages`](agentstream::message::transform) for this
+//! provider and model: failed and aborted turns are left out, unanswered
+//! tool calls get an error result, thinking from another model becomes
+//! text (its redacted thinking is dropped), and tool-call ids from another
+//! model are made acceptable with [`openai_tool_id`].
+//!
+//! The history is then checked with the tool-call
 //! [linkage validator](agentstream::message::linkage): a request whose tool calls
 //! and tool results do not pair up is rejected by the endpoints, so it is
 //! never built. [`build_request`] returns the diagnostics instead.
@@ -33,12 +50,16 @@ use core::fmt;
 use serde_json::{json, Map, Value};
 
 use agentstream::diagnostic::Diagnostic;
+use agentstream::model::{ReasoningEffort, ResponseFormat, StreamOptions, ToolChoice};
+
+use super::projector::OPENAI_COMPLETIONS_API;
 use agentstream::message::linkage::{
     DUPLICATE_TOOL_CALL_ID, DUPLICATE_TOOL_RESULT, ORPHAN_TOOL_RESULT, UNANSWERED_TOOL_CALL,
 };
+use agentstream::message::transform::{transform_messages, TargetModel};
 use agentstream::message::{
-    user, AssistantMessage, ContentBlock, Context, LinkageChecker, Message, ToolResultMessage,
-    UserContent,
+    user, AssistantMessage, ContentBlock, Context, LinkageChecker, Message, ThinkingContent,
+    ToolResultMessage, UserContent,
 };
 
 /// The differences between OpenAI-compatible providers that change the
@@ -95,10 +116,26 @@ impl Compat {
 pub struct RequestOptions {
     /// The model id, sent as `model`.
     pub model: String,
+    /// The provider the request goes to (`openai` from [`new`](Self::new)):
+    /// with the API and the model id, it decides which assistant messages
+    /// are "the same model" (see
+    /// [`transform`](agentstream::message::transform)).
+    pub provider: String,
     /// The output token limit, if any.
     pub max_tokens: Option<u64>,
     /// The sampling temperature, if any.
     pub temperature: Option<f64>,
+    /// Nucleus sampling's `top_p`, if any.
+    pub top_p: Option<f64>,
+    /// Stop sequences, sent as `stop` (an array), if any.
+    pub stop: Option<Vec<String>>,
+    /// The tool choice, sent as `tool_choice`, if any.
+    pub tool_choice: Option<ToolChoice>,
+    /// The reasoning effort, sent as `reasoning_effort`, if any.
+    pub reasoning_effort: Option<ReasoningEffort>,
+    /// Structured output, sent as `response_format` of type `json_schema`,
+    /// if any.
+    pub response_format: Option<ResponseFormat>,
     /// Provider differences.
     pub compat: Compat,
 }
@@ -108,8 +145,15 @@ impl RequestOptions {
     pub fn new(model: impl Into<String>) -> Self {
         Self {
             model: model.into(),
+            provider: "openai".into(),
             ..Self::default()
         }
+    }
+
+    /// Sets the provider name (see [`provider`](Self::provider)).
+    pub fn with_provider(mut self, provider: impl Into<String>) -> Self {
+        self.provider = provider.into();
+        self
     }
 
     /// Sets the output token limit.
@@ -129,6 +173,60 @@ impl RequestOptions {
         self.compat = compat;
         self
     }
+
+    /// These options with the request options of one call laid over them:
+    /// every option the call sets replaces this one; the others stay.
+    /// [`thinking_budget`](StreamOptions::thinking_budget) has no Chat
+    /// Completions field and is not sent.
+    ///
+    /// ```
+    /// use agentstream::model::StreamOptions;
+    /// use agentstream_wire::openai::RequestOptions;
+    ///
+    /// let defaults = RequestOptions::new("gpt-4o").with_max_tokens(1000).with_temperature(0.7);
+    /// let call = StreamOptions::default().with_max_tokens(50);
+    /// let options = defaults.with_call(&call);
+    /// assert_eq!((options.max_tokens, options.temperature), (Some(50), Some(0.7)));
+    /// ```
+    pub fn with_call(mut self, call: &StreamOptions) -> Self {
+        self.max_tokens = call.max_tokens.or(self.max_tokens);
+        self.temperature = call.temperature.or(self.temperature);
+        self.top_p = call.top_p.or(self.top_p);
+        if call.stop.is_some() {
+            self.stop.clone_from(&call.stop);
+        }
+        if call.tool_choice.is_some() {
+            self.tool_choice.clone_from(&call.tool_choice);
+        }
+        self.reasoning_effort = call.reasoning_effort.or(self.reasoning_effort);
+        if call.response_format.is_some() {
+            self.response_format.clone_from(&call.response_format);
+        }
+        self
+    }
+}
+
+/// The `tool_choice` value of Chat Completions.
+fn tool_choice_json(choice: &ToolChoice) -> Value {
+    match choice {
+        ToolChoice::None => Value::from("none"),
+        ToolChoice::Required => Value::from("required"),
+        ToolChoice::Tool(name) => json!({"type": "function", "function": {"name": name}}),
+        // `Auto`, and any choice added later, leave the decision to the model.
+        _ => Value::from("auto"),
+    }
+}
+
+/// The `response_format` value of Chat Completions.
+fn response_format_json(format: &ResponseFormat) -> Value {
+    let mut schema = Map::new();
+    schema.insert("name".into(), Value::String(format.name.clone()));
+    if let Some(description) = &format.description {
+        schema.insert("description".into(), Value::String(description.clone()));
+    }
+    schema.insert("schema".into(), format.schema.clone());
+    schema.insert("strict".into(), Value::Bool(format.strict));
+    json!({"type": "json_schema", "json_schema": schema})
 }
 
 /// A context that cannot be sent: its tool calls and tool results do not
@@ -157,10 +255,62 @@ impl fmt::Display for RequestError {
 /// own, so there is no [`source`](core::error::Error::source).
 impl core::error::Error for RequestError {}
 
+/// The longest tool-call id OpenAI accepts.
+pub const MAX_OPENAI_TOOL_ID_LEN: usize = 40;
+
+/// The id a tool call from another model is sent with. OpenAI refuses
+/// ids longer than [`MAX_OPENAI_TOOL_ID_LEN`]; OpenAI Responses ids
+/// (`call_…|fc_…`, hundreds of characters) are longer:
+///
+/// - an id of at most 40 characters without `|` is kept;
+/// - otherwise the part before the first `|` is taken, characters outside
+///   `[a-zA-Z0-9_-]` become `_`, and when that is still too long it is cut
+///   to 23 characters followed by `_` and a 64-bit FNV-1a hash of the
+///   whole original id in hex (16 digits): deterministic, and two long ids
+///   sharing a prefix stay apart.
+///
+/// ```
+/// use agentstream_wire::openai::request::openai_tool_id;
+///
+/// assert_eq!(openai_tool_id("call_abc"), "call_abc");
+/// assert_eq!(openai_tool_id("call_abc|fc_0123"), "call_abc");
+/// let long = openai_tool_id(&"x".repeat(300));
+/// assert_eq!(long.len(), 40);
+/// assert_ne!(long, openai_tool_id(&"x".repeat(301)));
+/// ```
+pub fn openai_tool_id(id: &str) -> String {
+    if id.len() <= MAX_OPENAI_TOOL_ID_LEN && !id.contains('|') {
+        return id.into();
+    }
+    let head = id.split('|').next().unwrap_or(id);
+    let clean: String = head
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if !clean.is_empty() && clean.len() <= MAX_OPENAI_TOOL_ID_LEN {
+        return clean;
+    }
+    let hash = id.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    });
+    format!("{}_{hash:016x}", &clean[..clean.len().min(23)])
+}
+
 /// The linkage findings that would make the request invalid.
-pub(crate) fn blocking_diagnostics(messages: &[Message]) -> Vec<Diagnostic> {
+pub(crate) fn blocking_diagnostics<'m>(
+    messages: impl IntoIterator<Item = &'m Message>,
+) -> Vec<Diagnostic> {
     let mut checker = LinkageChecker::new();
-    let mut found: Vec<Diagnostic> = messages.iter().flat_map(|m| checker.check(m)).collect();
+    let mut found: Vec<Diagnostic> = messages
+        .into_iter()
+        .flat_map(|m| checker.check(m))
+        .collect();
     // The request itself is the next turn: calls still waiting are unanswered.
     found.extend(checker.check(&Message::User(user(""))));
     found.retain(|d| {
@@ -205,7 +355,9 @@ pub(crate) fn blocking_diagnostics(messages: &[Message]) -> Vec<Diagnostic> {
 /// A [`RequestError`] with the linkage diagnostics when tool calls and
 /// results do not pair up.
 pub fn build_request(context: &Context, options: &RequestOptions) -> Result<Value, RequestError> {
-    let diagnostics = blocking_diagnostics(&context.messages);
+    let target = TargetModel::new(&options.provider, OPENAI_COMPLETIONS_API, &options.model);
+    let history = transform_messages(&context.messages, &target, openai_tool_id);
+    let diagnostics = blocking_diagnostics(history.iter().map(|m| &**m));
     if !diagnostics.is_empty() {
         return Err(RequestError { diagnostics });
     }
@@ -219,7 +371,7 @@ pub fn build_request(context: &Context, options: &RequestOptions) -> Result<Valu
         };
         messages.push(json!({"role": role, "content": system}));
     }
-    for message in &context.messages {
+    for message in history.iter().map(|m| &**m) {
         match message {
             Message::User(m) => messages.push(json!({
                 "role": "user",
@@ -247,6 +399,21 @@ pub fn build_request(context: &Context, options: &RequestOptions) -> Result<Valu
     }
     if let Some(temperature) = options.temperature {
         body.insert("temperature".into(), Value::from(temperature));
+    }
+    if let Some(top_p) = options.top_p {
+        body.insert("top_p".into(), Value::from(top_p));
+    }
+    if let Some(stop) = options.stop.as_ref().filter(|s| !s.is_empty()) {
+        body.insert("stop".into(), Value::from(stop.clone()));
+    }
+    if let Some(choice) = &options.tool_choice {
+        body.insert("tool_choice".into(), tool_choice_json(choice));
+    }
+    if let Some(effort) = options.reasoning_effort {
+        body.insert("reasoning_effort".into(), Value::from(effort.as_str()));
+    }
+    if let Some(format) = &options.response_format {
+        body.insert("response_format".into(), response_format_json(format));
     }
     if let Some(tools) = context.tools.as_ref().filter(|t| !t.is_empty()) {
         let tools = tools
@@ -303,11 +470,29 @@ fn assistant_message(message: &AssistantMessage) -> Option<Value> {
             })
         })
         .collect();
+    // Thinking left after the transform is the target model's own: sent
+    // back in the field it arrived in, which its signature names.
+    let thinking: Vec<&ThinkingContent> = message
+        .content
+        .iter()
+        .filter_map(|block| match block {
+            ContentBlock::Thinking(t) if t.redacted != Some(true) => Some(t),
+            _ => None,
+        })
+        .collect();
+    let reasoning_field = thinking
+        .first()
+        .and_then(|t| t.thinking_signature.as_deref())
+        .filter(|field| is_reasoning_field(field));
     if text.is_empty() && calls.is_empty() {
         return None;
     }
     let mut out = Map::new();
     out.insert("role".into(), Value::from("assistant"));
+    if let Some(field) = reasoning_field {
+        let joined: Vec<&str> = thinking.iter().map(|t| t.thinking.as_str()).collect();
+        out.insert(field.into(), Value::String(joined.join("\n")));
+    }
     out.insert(
         "content".into(),
         if text.is_empty() {
@@ -320,6 +505,18 @@ fn assistant_message(message: &AssistantMessage) -> Option<Value> {
         out.insert("tool_calls".into(), Value::Array(calls));
     }
     Some(Value::Object(out))
+}
+
+/// Whether a thinking signature names a field reasoning can be sent back
+/// in: a lower-case name of letters and `_` (the projector records
+/// `reasoning_content`, `reasoning` or `reasoning_text`) that is none of
+/// the assistant message's own keys, so a signature from elsewhere can
+/// never overwrite `role`, `content` or `tool_calls`.
+fn is_reasoning_field(field: &str) -> bool {
+    !field.is_empty()
+        && field.len() <= 64
+        && field.bytes().all(|b| b.is_ascii_lowercase() || b == b'_')
+        && !["role", "content", "tool_calls", "name", "refusal", "audio"].contains(&field)
 }
 
 fn tool_message(result: &ToolResultMessage) -> Value {

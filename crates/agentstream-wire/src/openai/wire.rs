@@ -19,6 +19,8 @@ pub(crate) struct Chunk<'a> {
     #[serde(default, borrow)]
     pub id: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
+    pub model: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
     pub choices: Option<Choices<'a>>,
     #[serde(default)]
     pub usage: Option<Value>,
@@ -84,6 +86,8 @@ pub(crate) struct Delta<'a> {
     #[serde(default, borrow)]
     pub reasoning: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
+    pub reasoning_text: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
     pub tool_calls: Option<Vec<ToolCallDelta<'a>>>,
 }
 
@@ -105,6 +109,30 @@ pub(crate) struct FunctionDelta<'a> {
     /// an object, which is re-serialized.
     #[serde(default)]
     pub arguments: Option<Value>,
+}
+
+/// The delta fields reasoning arrives in, in the order they are read:
+/// llama.cpp, DeepSeek and vLLM send `reasoning_content`; OpenRouter,
+/// Ollama and Groq `reasoning`; a few servers `reasoning_text`.
+pub const REASONING_FIELDS: [&str; 3] = ["reasoning_content", "reasoning", "reasoning_text"];
+
+impl Delta<'_> {
+    /// The first non-empty reasoning fragment, with the name of its field.
+    pub fn reasoning(&self) -> Option<(&'static str, &str)> {
+        [
+            &self.reasoning_content,
+            &self.reasoning,
+            &self.reasoning_text,
+        ]
+        .into_iter()
+        .zip(REASONING_FIELDS)
+        .find_map(|(value, field)| {
+            value
+                .as_deref()
+                .filter(|r| !r.is_empty())
+                .map(|r| (field, r))
+        })
+    }
 }
 
 impl FunctionDelta<'_> {
@@ -130,14 +158,18 @@ fn count(value: Option<&Value>) -> Option<u64> {
 /// or a value without any token count.
 ///
 /// - `cacheRead` is `prompt_tokens_details.cached_tokens` (or DeepSeek's
-///   `prompt_cache_hit_tokens`), and `input` is the prompt tokens without
-///   them.
+///   `prompt_cache_hit_tokens`); `cacheWrite` is
+///   `prompt_tokens_details.cache_write_tokens` (OpenRouter, for models
+///   that bill cache writes), else `cache_creation_input_tokens` inside
+///   `prompt_tokens_details` or at the top level (gateways that pass
+///   Anthropic's name through); `input` is the prompt tokens without both,
+///   as these providers count reads and writes inside `prompt_tokens`.
 /// - Reasoning tokens (`completion_tokens_details.reasoning_tokens`) are
 ///   counted once in `output`: most providers already include them in
 ///   `completion_tokens`; when `total_tokens` equals prompt + completion +
 ///   reasoning (xAI), they were not, and are added.
 /// - `totalTokens` is the provider's `total_tokens` when given, else
-///   input + output + cacheRead.
+///   input + output + cacheRead + cacheWrite.
 /// - The numbers are the provider's: sums saturate at `u64::MAX` instead
 ///   of overflowing, and a cached count larger than the prompt count is
 ///   capped at it. A `total_tokens` smaller than the parts is not trusted:
@@ -162,6 +194,11 @@ pub(crate) fn map_usage(value: &Value) -> Option<Usage> {
     )
     .or_else(|| count(object.get("prompt_cache_hit_tokens")))
     .unwrap_or(0);
+    let details = object.get("prompt_tokens_details");
+    let written = count(details.and_then(|d| d.get("cache_write_tokens")))
+        .or_else(|| count(details.and_then(|d| d.get("cache_creation_input_tokens"))))
+        .or_else(|| count(object.get("cache_creation_input_tokens")))
+        .unwrap_or(0);
     let reasoning = count(
         object
             .get("completion_tokens_details")
@@ -172,11 +209,15 @@ pub(crate) fn map_usage(value: &Value) -> Option<Usage> {
     // above the prompt count is capped at it (the input cannot be
     // negative).
     let cached = cached.min(prompt);
+    let written = written.min(prompt - cached);
     let with_reasoning = completion.saturating_add(reasoning);
     let excluded = reasoning > 0 && total == Some(prompt.saturating_add(with_reasoning));
     let output = if excluded { with_reasoning } else { completion };
-    let input = prompt - cached;
-    let parts = input.saturating_add(output).saturating_add(cached);
+    let input = prompt - cached - written;
+    let parts = input
+        .saturating_add(output)
+        .saturating_add(cached)
+        .saturating_add(written);
     let mut extra = Map::new();
     let total = match total {
         // A total below its parts is not trusted: the sum is, and the
@@ -192,7 +233,7 @@ pub(crate) fn map_usage(value: &Value) -> Option<Usage> {
         input,
         output,
         cache_read: cached,
-        cache_write: 0,
+        cache_write: written,
         total_tokens: Some(total),
         cost: Cost::default(),
         extra,

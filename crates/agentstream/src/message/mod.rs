@@ -63,6 +63,7 @@ mod diff;
 pub mod linkage;
 mod number;
 mod roles;
+pub mod transform;
 mod usage;
 
 pub use builders::{

@@ -11,6 +11,7 @@ mod abort;
 mod cause;
 mod deadline;
 mod event;
+mod options;
 mod partial;
 mod persistent;
 mod protocol;
@@ -25,6 +26,7 @@ pub use cause::{
 };
 pub use deadline::stream_with_deadline;
 pub use event::{DoneReason, ErrorReason, ModelEvent};
+pub use options::{ReasoningEffort, ResponseFormat, ToolChoice};
 pub use partial::{PartialBuilder, PartialMessage};
 pub use protocol::validate_events;
 pub use retry::{Jitter, RetryModel, RetryPolicy};
@@ -36,20 +38,108 @@ pub use stream::{
     ModelDriver, ModelResult, ModelStream, ResultHandle, PRODUCER_DROPPED_MESSAGE,
 };
 
+use alloc::string::String;
+use alloc::vec::Vec;
+
 use crate::message::Context;
 
 /// Options of one model call.
+///
+/// Every request option is optional: `None` leaves the model's
+/// configuration (or the provider's default) in place, a value overrides
+/// it for this call. Models that do not send requests (the scripted one)
+/// ignore them.
+///
+/// ```
+/// use agentstream::model::{ReasoningEffort, StreamOptions, ToolChoice};
+///
+/// let options = StreamOptions::default()
+///     .with_max_tokens(512)
+///     .with_temperature(0.2)
+///     .with_stop(["\n\n"])
+///     .with_tool_choice(ToolChoice::Tool("search".into()))
+///     .with_reasoning_effort(ReasoningEffort::Low);
+/// assert_eq!(options.max_tokens, Some(512));
+/// assert_eq!(options.stop.as_deref(), Some(&["\n\n".to_string()][..]));
+/// ```
 #[derive(Debug, Clone, Default)]
 #[non_exhaustive]
 pub struct StreamOptions {
     /// Aborts the call when its controller aborts.
     pub signal: Option<AbortSignal>,
+    /// The output token limit.
+    pub max_tokens: Option<u64>,
+    /// The sampling temperature.
+    pub temperature: Option<f64>,
+    /// Nucleus sampling: the probability mass to sample from.
+    pub top_p: Option<f64>,
+    /// Sequences that end the response when generated.
+    pub stop: Option<Vec<String>>,
+    /// Which tool the model must (or must not) call.
+    pub tool_choice: Option<ToolChoice>,
+    /// How hard a reasoning model should think (OpenAI's
+    /// `reasoning_effort`; mapped to a thinking budget where the API takes
+    /// one).
+    pub reasoning_effort: Option<ReasoningEffort>,
+    /// The thinking budget in tokens, where the API takes one (Anthropic);
+    /// wins over [`reasoning_effort`](Self::reasoning_effort) there.
+    pub thinking_budget: Option<u64>,
+    /// Structured output: a JSON schema the response must match.
+    pub response_format: Option<ResponseFormat>,
 }
 
 impl StreamOptions {
     /// Options with `signal` set.
     pub fn with_signal(mut self, signal: AbortSignal) -> Self {
         self.signal = Some(signal);
+        self
+    }
+
+    /// Sets the output token limit.
+    pub fn with_max_tokens(mut self, max_tokens: u64) -> Self {
+        self.max_tokens = Some(max_tokens);
+        self
+    }
+
+    /// Sets the sampling temperature.
+    pub fn with_temperature(mut self, temperature: f64) -> Self {
+        self.temperature = Some(temperature);
+        self
+    }
+
+    /// Sets nucleus sampling's `top_p`.
+    pub fn with_top_p(mut self, top_p: f64) -> Self {
+        self.top_p = Some(top_p);
+        self
+    }
+
+    /// Sets the stop sequences.
+    pub fn with_stop<S: Into<String>>(mut self, stop: impl IntoIterator<Item = S>) -> Self {
+        self.stop = Some(stop.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Sets the tool choice.
+    pub fn with_tool_choice(mut self, choice: ToolChoice) -> Self {
+        self.tool_choice = Some(choice);
+        self
+    }
+
+    /// Sets the reasoning effort.
+    pub fn with_reasoning_effort(mut self, effort: ReasoningEffort) -> Self {
+        self.reasoning_effort = Some(effort);
+        self
+    }
+
+    /// Sets the thinking budget in tokens.
+    pub fn with_thinking_budget(mut self, tokens: u64) -> Self {
+        self.thinking_budget = Some(tokens);
+        self
+    }
+
+    /// Asks for structured output matching `format`.
+    pub fn with_response_format(mut self, format: ResponseFormat) -> Self {
+        self.response_format = Some(format);
         self
     }
 }

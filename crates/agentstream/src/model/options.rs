@@ -1,0 +1,107 @@
+//! The per-call request options of [`StreamOptions`](super::StreamOptions):
+//! [`ToolChoice`], [`ReasoningEffort`] and [`ResponseFormat`]. They say
+//! what to ask for, not how a provider spells it: each request builder of
+//! the wire crate maps them onto its API (and its documentation says how).
+
+use alloc::string::String;
+
+use serde_json::Value;
+
+/// Which tool the model must (or must not) call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ToolChoice {
+    /// The model decides (the APIs' default).
+    Auto,
+    /// The model must not call a tool.
+    None,
+    /// The model must call some tool (OpenAI `required`, Anthropic `any`).
+    Required,
+    /// The model must call the tool with this name.
+    Tool(String),
+}
+
+/// How hard a reasoning model should think.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ReasoningEffort {
+    /// The least reasoning the provider offers.
+    Minimal,
+    /// Little reasoning.
+    Low,
+    /// The usual amount.
+    Medium,
+    /// Much reasoning.
+    High,
+}
+
+impl ReasoningEffort {
+    /// The lower-case name the OpenAI API uses: `minimal`, `low`, `medium`
+    /// or `high`.
+    ///
+    /// ```
+    /// use agentstream::model::ReasoningEffort;
+    /// assert_eq!(ReasoningEffort::High.as_str(), "high");
+    /// ```
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Minimal => "minimal",
+            Self::Low => "low",
+            Self::Medium => "medium",
+            Self::High => "high",
+        }
+    }
+}
+
+/// Structured output: the response must be JSON matching a schema.
+///
+/// ```
+/// use agentstream::model::{ResponseFormat, StreamOptions};
+/// use serde_json::json;
+///
+/// let format = ResponseFormat::json_schema(
+///     "weather",
+///     json!({"type": "object", "properties": {"celsius": {"type": "number"}}, "required": ["celsius"]}),
+/// )
+/// .with_strict(true);
+/// let options = StreamOptions::default().with_response_format(format);
+/// assert_eq!(options.response_format.unwrap().name, "weather");
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ResponseFormat {
+    /// The schema's name (OpenAI requires one: `[a-zA-Z0-9_-]`, at most 64
+    /// characters).
+    pub name: String,
+    /// What the schema describes, for the model, if anything.
+    pub description: Option<String>,
+    /// The JSON Schema of the response.
+    pub schema: Value,
+    /// Whether the provider must follow the schema exactly (OpenAI's
+    /// `strict`). Default: `false`.
+    pub strict: bool,
+}
+
+impl ResponseFormat {
+    /// A response format asking for JSON that matches `schema`.
+    pub fn json_schema(name: impl Into<String>, schema: Value) -> Self {
+        Self {
+            name: name.into(),
+            description: None,
+            schema,
+            strict: false,
+        }
+    }
+
+    /// Sets the description.
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// Sets [`strict`](Self::strict).
+    pub fn with_strict(mut self, strict: bool) -> Self {
+        self.strict = strict;
+        self
+    }
+}
