@@ -51,8 +51,10 @@ pub async fn tapped_bodies_replay_as_received<M: Model>(
         body,
         "the tap saw the body byte for byte"
     );
-    let replay =
-        ReplayModel::new([Recording::pieces(&received)]).with_names("test-model", "openai");
+    assert_ne!(message.timestamp, 0, "the live call carries the wall clock");
+    let replay = ReplayModel::new([Recording::pieces(&received)])
+        .with_names("test-model", "openai")
+        .with_timestamp(message.timestamp);
     let mut stream = replay.stream(&context, StreamOptions::default());
     let replayed: Vec<ModelEvent> = stream.by_ref().collect().await;
     assert_eq!(replayed, live);

@@ -232,6 +232,7 @@ pub struct ReplayModel {
     model: String,
     provider: String,
     limits: Limits,
+    timestamp_ms: u64,
 }
 
 impl ReplayModel {
@@ -244,6 +245,7 @@ impl ReplayModel {
             model: RECORDED.into(),
             provider: RECORDED.into(),
             limits: Limits::DEFAULT,
+            timestamp_ms: 0,
         }
     }
 
@@ -267,6 +269,15 @@ impl ReplayModel {
     #[must_use]
     pub fn with_limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
+        self
+    }
+
+    /// The timestamp (Unix milliseconds) of the messages (default 0: a
+    /// replay does not read the clock, so its output is the same on every
+    /// run; pass the recorded call's time to reproduce it exactly).
+    #[must_use]
+    pub fn with_timestamp(mut self, timestamp_ms: u64) -> Self {
+        self.timestamp_ms = timestamp_ms;
         self
     }
 
@@ -294,17 +305,20 @@ impl Model for ReplayModel {
         let api = self.api.unwrap_or_else(|| recording.api());
         let signal = options.signal;
         let (model, provider, limits) = (self.model.clone(), self.provider.clone(), self.limits);
+        let timestamp_ms = self.timestamp_ms;
         let response = future::ready(Ok((ResponseHead::new(200), Pieces { pieces, next: 0 })));
         ModelStream::driven(move |producer| async move {
             match api {
                 ReplayApi::Anthropic => {
-                    let stream =
-                        AnthropicStream::new(model, provider, signal.clone()).with_limits(limits);
+                    let stream = AnthropicStream::new(model, provider, signal.clone())
+                        .with_limits(limits)
+                        .with_timestamp(timestamp_ms);
                     exchange(producer, stream, signal, None, never, response).await;
                 }
                 ReplayApi::OpenAi => {
-                    let stream =
-                        OpenAiStream::new(model, provider, signal.clone()).with_limits(limits);
+                    let stream = OpenAiStream::new(model, provider, signal.clone())
+                        .with_limits(limits)
+                        .with_timestamp(timestamp_ms);
                     exchange(producer, stream, signal, None, never, response).await;
                 }
             }
