@@ -17,7 +17,7 @@
 #![allow(dead_code)]
 
 use std::future::Future;
-use std::pin::{pin, Pin};
+use std::pin::pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
@@ -29,63 +29,11 @@ use agentstream::model::ModelStream;
 use agentstream::Producer;
 use futures_util::future::{self, Either, FutureExt};
 
-/// A boxed, sendable unit future.
-pub type BoxFut = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
+pub use agentstream_conformance::{ready, BoxFut, Rt};
 
 /// How long a body may run before the guard calls it a hang. It catches
 /// hangs; nothing asserts on speed.
 pub const GUARD: Duration = Duration::from_secs(1);
-
-type SpawnFn = dyn Fn(BoxFut) -> BoxFut + Send + Sync;
-type SpawnModelFn = dyn Fn(&mut ModelStream) -> BoxFut + Send + Sync;
-
-/// Starts tasks on the executor under test.
-#[derive(Clone)]
-pub struct Rt {
-    spawn: Arc<SpawnFn>,
-    /// Spawns a model stream's driver; `None` leaves streams self-driven.
-    spawn_model: Option<Arc<SpawnModelFn>>,
-}
-
-impl Rt {
-    fn new(
-        spawn: impl Fn(BoxFut) -> BoxFut + Send + Sync + 'static,
-        spawn_model: Option<Arc<SpawnModelFn>>,
-    ) -> Self {
-        Self {
-            spawn: Arc::new(spawn),
-            spawn_model,
-        }
-    }
-
-    /// An `Rt` whose "tasks" run inside the awaiting task, and whose model
-    /// streams drive themselves.
-    fn inline() -> Self {
-        Self::new(|future| future, None)
-    }
-
-    /// Starts `future` and returns a future that completes with it. Await
-    /// the returned future (concurrently with other work, e.g. with `join`),
-    /// since on single-task executors that is what runs it.
-    pub fn spawn(&self, future: impl Future<Output = ()> + Send + 'static) -> BoxFut {
-        (self.spawn)(Box::pin(future))
-    }
-
-    /// Spawns the stream's driver as a task (through the runtime's adapter
-    /// crate where there is one) where the executor has tasks; returns the
-    /// stream and a future that completes when the producer has stopped.
-    pub fn spawn_model(&self, mut stream: ModelStream) -> (ModelStream, BoxFut) {
-        let join = match &self.spawn_model {
-            Some(spawn) => spawn(&mut stream),
-            None => Box::pin(future::ready(())),
-        };
-        (stream, join)
-    }
-}
-
-fn ready() -> BoxFut {
-    Box::pin(future::ready(()))
-}
 
 /// A waker that counts its wakes.
 #[derive(Default)]
@@ -155,11 +103,10 @@ fn tokio_rt(join: tokio::task::JoinHandle<()>) -> BoxFut {
 /// An `Rt` that spawns with `tokio::spawn` (and model drivers with the
 /// tokio adapter) on whatever tokio runtime runs the caller.
 pub fn tokio_rt_plain() -> Rt {
-    Rt::new(
-        |future| tokio_rt(tokio::spawn(future)),
-        Some(Arc::new(|stream: &mut ModelStream| {
+    Rt::new(|future| tokio_rt(tokio::spawn(future))).with_model_spawner(
+        |stream: &mut ModelStream| {
             agentstream_tokio::spawn_driver(stream).map_or_else(ready, tokio_rt)
-        })),
+        },
     )
 }
 
@@ -225,14 +172,11 @@ where
         .unwrap();
     let handle = runtime.handle().clone();
     let spawner = handle.clone();
-    let rt = Rt::new(
-        move |future| spawn_on_other_worker(&spawner, future),
-        Some(Arc::new(move |stream: &mut ModelStream| {
-            match stream.take_driver() {
-                Some(driver) => spawn_on_other_worker(&handle, driver),
-                None => ready(),
-            }
-        })),
+    let rt = Rt::new(move |future| spawn_on_other_worker(&spawner, future)).with_model_spawner(
+        move |stream: &mut ModelStream| match stream.take_driver() {
+            Some(driver) => spawn_on_other_worker(&handle, driver),
+            None => ready(),
+        },
     );
     let consumer = runtime.spawn(body(rt));
     runtime.block_on(async {
@@ -281,16 +225,13 @@ impl SmolPool {
     pub fn rt(&self) -> Rt {
         let executor = self.executor.clone();
         let drivers = self.executor.clone();
-        Rt::new(
-            move |future| Box::pin(executor.spawn(future)),
-            Some(Arc::new(
-                move |stream: &mut ModelStream| match agentstream_smol::spawn_driver_on(
-                    &drivers, stream,
-                ) {
-                    Some(task) => Box::pin(task),
-                    None => ready(),
-                },
-            )),
+        Rt::new(move |future| Box::pin(executor.spawn(future))).with_model_spawner(
+            move |stream: &mut ModelStream| match agentstream_smol::spawn_driver_on(
+                &drivers, stream,
+            ) {
+                Some(task) => Box::pin(task),
+                None => ready(),
+            },
         )
     }
 
@@ -327,14 +268,11 @@ where
     F: FnOnce(Rt) -> Fut,
     Fut: Future<Output = ()> + Send + 'static,
 {
-    let rt = Rt::new(
-        |future| Box::pin(async_std::task::spawn(future)),
-        Some(Arc::new(
-            |stream: &mut ModelStream| match agentstream_async_std::spawn_driver(stream) {
-                Some(task) => Box::pin(task),
-                None => ready(),
-            },
-        )),
+    let rt = Rt::new(|future| Box::pin(async_std::task::spawn(future))).with_model_spawner(
+        |stream: &mut ModelStream| match agentstream_async_std::spawn_driver(stream) {
+            Some(task) => Box::pin(task),
+            None => ready(),
+        },
     );
     async_std::task::block_on(async {
         async_std::future::timeout(GUARD, async_std::task::spawn(body(rt)))

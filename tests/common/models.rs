@@ -1,64 +1,7 @@
-//! Scripted turns, pacers and trace helpers shared by the suite's tests.
-#![allow(dead_code)]
+//! Scripted turns, pacers and trace helpers shared by the suite's tests:
+//! the conformance crate's (`agentstream_conformance::support`).
+#![allow(unused_imports)]
 
-use std::num::NonZeroUsize;
-
-use agentstream::message::{
-    assistant, text, tool_call, user, AssistantMessage, Context, StopReason,
+pub use agentstream_conformance::support::{
+    assert_valid, context, indexes, play, slow_turn, stalling_pacer, tool_turn, types,
 };
-use agentstream::model::{validate_events, ModelEvent, ModelStream, ScriptedTurn};
-use futures_util::StreamExt;
-use serde_json::json;
-
-/// A one-message context.
-pub fn context(text: &str) -> Context {
-    Context::from_messages([user(text).into()])
-}
-
-/// The seed tool-call turn: a text block, then a `read` tool call.
-pub fn tool_turn() -> AssistantMessage {
-    assistant(
-        [
-            text("Let me look"),
-            tool_call("c1", "read", json!({"path": "README.md"})),
-        ],
-        StopReason::ToolUse,
-    )
-}
-
-/// An eight-character text turn in four deltas ("ab", "cd", "ef", "gh").
-pub fn slow_turn() -> ScriptedTurn {
-    ScriptedTurn::message(assistant([text("abcdefgh")], StopReason::Stop))
-        .chunked(NonZeroUsize::new(4).unwrap())
-}
-
-/// A pacer whose first `free` pauses end at once and later ones never end
-/// by themselves: only an abort ends them. It makes mid-stream aborts
-/// deterministic on every executor, spawned producers included.
-pub use agentstream_testserver::adapter_scenarios::stalling_pacer;
-
-/// Panics unless the protocol checker accepts `events`.
-pub fn assert_valid(events: &[ModelEvent]) {
-    let diagnostics = validate_events(events);
-    assert!(diagnostics.is_empty(), "{diagnostics:#?}");
-}
-
-/// Reads every event, checks the trace, then awaits the result.
-pub async fn play(stream: &mut ModelStream) -> (Vec<ModelEvent>, AssistantMessage) {
-    let events: Vec<ModelEvent> = stream.by_ref().collect().await;
-    assert_valid(&events);
-    (events, stream.result().await)
-}
-
-/// The event type names of a trace.
-pub fn types(events: &[ModelEvent]) -> Vec<&'static str> {
-    events.iter().map(ModelEvent::type_name).collect()
-}
-
-/// The content indexes of a trace.
-pub fn indexes(events: &[ModelEvent]) -> Vec<usize> {
-    events
-        .iter()
-        .filter_map(ModelEvent::content_index)
-        .collect()
-}

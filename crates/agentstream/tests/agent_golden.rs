@@ -6,6 +6,8 @@
 //! The files are compiled in (`include_str!`), so the comparison needs no
 //! file system at run time (Miri runs these tests in isolation).
 
+extern crate alloc;
+
 mod agent_scenarios;
 
 use std::path::PathBuf;

@@ -8,10 +8,20 @@
 //! futures-util, decides every completion order and every abort or
 //! steering point through [`GatedTool`]s, and checks `validate_linkage` on
 //! the final history.
+//!
+//! The file is `no_std + alloc` (no locks, no `std` paths): the
+//! `agentstream-conformance` crate includes it too, to run the scenarios
+//! in hosts without `std` (WebAssembly, a microcontroller). A crate that
+//! includes it declares `extern crate alloc`.
 #![allow(dead_code)]
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use alloc::borrow::ToOwned;
+use alloc::format;
+use alloc::string::String;
+use alloc::sync::Arc;
+use alloc::vec;
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use agentstream::agent::{
     run_agent, AgentHooks, AgentOptions, AgentOutcome, AgentStop, GateHandle, GatedTool,
@@ -24,6 +34,7 @@ use agentstream::message::{
 };
 use agentstream::model::{AbortController, ScriptStep, ScriptedModel, ScriptedTurn};
 use futures_util::future::join;
+use futures_util::StreamExt;
 use serde_json::{json, Map, Value};
 
 /// A scenario's transcript: one JSON line per agent event, and the outcome.
@@ -156,13 +167,16 @@ fn answer(words: &str) -> AssistantMessage {
 }
 
 /// Runs the loop with a `Sync` recorder and checks the linkage invariant.
+///
+/// The recorder is the core's own event stream (its producer pushes
+/// through `&self`), so the file needs no lock of its own.
 async fn record(
     model: &ScriptedModel,
     tools: &SendToolSet,
     prompt: &str,
     options: AgentOptions,
 ) -> Transcript {
-    let lines = Mutex::new(Vec::new());
+    let (sink, recorded) = agentstream::channel::<String, (), ()>();
     let context = Context::from_messages([user("earlier").into()]);
     let outcome = run_agent(
         model,
@@ -171,29 +185,28 @@ async fn record(
         vec![user(prompt).into()],
         options,
         |event| {
-            lines
-                .lock()
-                .unwrap()
-                .push(serde_json::to_string(&event).unwrap())
+            sink.push(serde_json::to_string(&event).unwrap())
+                .expect("the recorder is open until the run ends")
         },
     )
     .await;
+    sink.finish(()).expect("the recorder is still open");
+    let lines = recorded
+        .map(|line| line.expect("the recorder finished"))
+        .collect()
+        .await;
     let mut history = context.messages;
     history.extend(outcome.messages.iter().cloned());
     assert_eq!(validate_linkage(&history), vec![], "linkage after the run");
-    Transcript {
-        lines: lines.into_inner().unwrap(),
-        outcome,
-    }
+    Transcript { lines, outcome }
 }
 
 /// A message source that hands out `messages` at its `nth` call (from 0).
 fn once_at(nth: usize, messages: Vec<Message>) -> MessageSource {
     let calls = AtomicUsize::new(0);
-    let queued = Mutex::new(Some(messages));
     Arc::new(move || {
         if calls.fetch_add(1, Ordering::SeqCst) == nth {
-            queued.lock().unwrap().take().unwrap_or_default()
+            messages.clone()
         } else {
             Vec::new()
         }
@@ -334,21 +347,23 @@ pub async fn steering(mode: SteeringMode) -> Transcript {
         calls(&[("a", "wait", json!({})), ("b", "wait", json!({}))]),
         answer("steered"),
     ]);
-    let queued = Arc::new(Mutex::new(Vec::<Message>::new()));
+    // Whether the steering message is queued (the hook takes it once).
+    let queued = Arc::new(AtomicBool::new(false));
     let source = Arc::clone(&queued);
     let mut hooks = AgentHooks::default();
     hooks.steering = Some(Arc::new(move || {
-        std::mem::take(&mut *source.lock().unwrap())
+        if source.swap(false, Ordering::SeqCst) {
+            vec![user("stop and summarize").into()]
+        } else {
+            Vec::new()
+        }
     }));
     hooks.steering_mode = mode;
     let options = AgentOptions::default().with_hooks(hooks);
     let control = async {
         gate.started(1).await;
         // The message lands while `a` runs.
-        queued
-            .lock()
-            .unwrap()
-            .push(user("stop and summarize").into());
+        queued.store(true, Ordering::SeqCst);
         gate.release("a", ToolOutput::text("a done"));
         gate.finished("a").await;
         if mode == SteeringMode::AfterBatch {
