@@ -132,7 +132,11 @@ impl Model for AnthropicModel {
 }
 
 /// One call to `endpoint`, whatever the protocol.
-fn stream_from<E: Endpoint>(endpoint: &E, context: &Context, options: StreamOptions) -> ModelStream {
+fn stream_from<E: Endpoint>(
+    endpoint: &E,
+    context: &Context,
+    options: StreamOptions,
+) -> ModelStream {
     let signal = options.signal;
     let mut stream = endpoint.open_stream(signal.clone());
     let prepared = endpoint.prepare(context).map_err(|e| e.to_string());
@@ -205,7 +209,9 @@ impl fmt::Display for JsFailure {
 
 impl Error for JsFailure {
     fn source(&self) -> Option<&(dyn Error + 'static)> {
-        self.cause.as_deref().map(|cause| cause as &(dyn Error + 'static))
+        self.cause
+            .as_deref()
+            .map(|cause| cause as &(dyn Error + 'static))
     }
 }
 
@@ -250,9 +256,10 @@ async fn send(request: PreparedRequest) -> Result<(ResponseHead, FetchBody), Tra
         .map_err(|e| failed("fetch resolved to something else than a Response", &e))?;
     let retry_after = response.headers().get("retry-after").ok().flatten();
     let head = ResponseHead::new(response.status()).with_retry_after(retry_after);
-    let reader = response
-        .body()
-        .map(|body| body.get_reader().unchecked_into::<ReadableStreamDefaultReader>());
+    let reader = response.body().map(|body| {
+        body.get_reader()
+            .unchecked_into::<ReadableStreamDefaultReader>()
+    });
     Ok((
         head,
         FetchBody {

@@ -55,7 +55,10 @@ pub fn sleep(duration: Duration) -> Sleep {
         fire.fired.store(true, Ordering::Release);
         fire.waker.wake();
     });
-    let handle = set_timeout(wasm_bindgen::JsCast::unchecked_ref(callback.as_ref()), millis);
+    let handle = set_timeout(
+        wasm_bindgen::JsCast::unchecked_ref(callback.as_ref()),
+        millis,
+    );
     Sleep {
         shared,
         armed: Local::new(Some(Armed {

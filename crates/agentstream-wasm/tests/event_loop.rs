@@ -82,7 +82,10 @@ async fn a_self_driven_stream_runs_when_polled() {
     let log = Log::default();
     let model = ScriptedModel::new([assistant([text("hi")], StopReason::Stop)]);
     let context = Context::from_messages([user("hello").into()]);
-    let mut stream = logged(model.stream(&context, StreamOptions::default()), log.clone());
+    let mut stream = logged(
+        model.stream(&context, StreamOptions::default()),
+        log.clone(),
+    );
     log.push("stream returned");
     let types: Vec<_> = stream.by_ref().map(|e| e.type_name()).collect().await;
     assert_eq!(log.entries(), ["stream returned", "producer runs"]);
@@ -105,10 +108,11 @@ async fn sleeps_complete_in_the_order_of_their_durations() {
 /// its first delta, through the call's abort signal.
 #[wasm_bindgen_test]
 async fn a_timeout_aborts_a_paced_call_mid_stream() {
-    let model = ScriptedModel::new([
-        ScriptedTurn::message(assistant([text("a long answer")], StopReason::Stop))
-            .chunked(NonZeroUsize::new(10).unwrap()),
-    ])
+    let model = ScriptedModel::new([ScriptedTurn::message(assistant(
+        [text("a long answer")],
+        StopReason::Stop,
+    ))
+    .chunked(NonZeroUsize::new(10).unwrap())])
     .with_pacer(pacer(Duration::from_secs(60)));
     let context = Context::from_messages([user("hi").into()]);
     let mut stream = stream_with_timeout(
@@ -125,11 +129,12 @@ async fn a_timeout_aborts_a_paced_call_mid_stream() {
 /// A paced call whose pauses are shorter than the timeout completes.
 #[wasm_bindgen_test]
 async fn a_paced_call_within_its_timeout_completes() {
-    let model = ScriptedModel::new([
-        ScriptedTurn::message(assistant([text("abcdef")], StopReason::Stop))
-            .chunked(NonZeroUsize::new(3).unwrap()),
-    ])
-    .with_pacer(pacer(Duration::from_millis(1)));
+    let model =
+        ScriptedModel::new([
+            ScriptedTurn::message(assistant([text("abcdef")], StopReason::Stop))
+                .chunked(NonZeroUsize::new(3).unwrap()),
+        ])
+        .with_pacer(pacer(Duration::from_millis(1)));
     let context = Context::from_messages([user("hi").into()]);
     let mut stream = stream_with_timeout(
         &model,

@@ -1,0 +1,203 @@
+//! The fetch models against a mock server on 127.0.0.1
+//! (`tests/support/mock-server.mjs`, started by `.ci/hosts-wasm.sh`, which
+//! passes its URL in `AGENTSTREAM_WASM_MOCK_URL` when these tests are
+//! built): streaming text, a tool call, an HTTP error, an abort that
+//! cancels the `fetch`, and an Anthropic stream.
+#![cfg(target_arch = "wasm32")]
+
+use std::time::Duration;
+
+use agentstream_wasm::prelude::*;
+use futures_util::StreamExt;
+use serde_json::json;
+use wasm_bindgen::prelude::wasm_bindgen;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
+use wasm_bindgen_test::wasm_bindgen_test;
+
+/// The mock server's base URL.
+fn server() -> &'static str {
+    option_env!("AGENTSTREAM_WASM_MOCK_URL").expect(
+        "AGENTSTREAM_WASM_MOCK_URL was not set when the tests were built: \
+         start tests/support/mock-server.mjs and pass its URL (see .ci/hosts-wasm.sh)",
+    )
+}
+
+fn openai(scenario: &str, id: &str) -> OpenAiCompatModel {
+    let config = OpenAiConfig::new(format!("{}/{scenario}/{id}/v1", server()), "mock")
+        .with_api_key("test-key");
+    OpenAiCompatModel::new(config)
+}
+
+fn context() -> Context {
+    Context::from_messages([user("hello").into()])
+}
+
+#[wasm_bindgen_test]
+async fn streams_text_incrementally() {
+    let model = openai("text", "1");
+    let mut stream = spawn(model.stream(&context(), StreamOptions::default()));
+    let events: Vec<ModelEvent> = stream.by_ref().collect().await;
+    assert!(validate_events(&events).is_empty(), "{events:?}");
+    let deltas: Vec<_> = events.iter().filter_map(ModelEvent::delta).collect();
+    assert_eq!(deltas, ["Hello", ", wo", "rld"]);
+    let message = stream.result().await;
+    assert_eq!(message.text(), "Hello, world");
+    assert_eq!(message.stop_reason, StopReason::Stop);
+}
+
+#[wasm_bindgen_test]
+async fn streams_a_tool_call() {
+    let model = openai("tool", "1");
+    let mut stream = spawn(model.stream(&context(), StreamOptions::default()));
+    let events: Vec<ModelEvent> = stream.by_ref().collect().await;
+    assert!(validate_events(&events).is_empty(), "{events:?}");
+    let message = stream.result().await;
+    assert_eq!(message.stop_reason, StopReason::ToolUse);
+    let calls: Vec<_> = message
+        .content
+        .iter()
+        .filter_map(|block| match block {
+            ContentBlock::ToolCall(call) => Some((
+                call.id.clone(),
+                call.name.clone(),
+                serde_json::Value::Object(call.arguments.clone()),
+            )),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        calls,
+        [(
+            "call_1".to_owned(),
+            "read".to_owned(),
+            json!({"path": "README.md"})
+        )]
+    );
+}
+
+#[wasm_bindgen_test]
+async fn an_http_error_is_one_error_event() {
+    let model = openai("error", "1");
+    let mut stream = spawn(model.stream(&context(), StreamOptions::default()));
+    let events: Vec<ModelEvent> = stream.by_ref().collect().await;
+    let types: Vec<_> = events.iter().map(ModelEvent::type_name).collect();
+    assert_eq!(types, ["error"]);
+    let message = stream.result().await;
+    assert_eq!(message.stop_reason, StopReason::Error);
+    let error = message.error_message.unwrap_or_default();
+    assert!(error.contains("429"), "{error}");
+    assert!(error.contains("slow down"), "{error}");
+}
+
+#[wasm_bindgen_test]
+async fn a_refused_connection_is_an_error_naming_the_request() {
+    // Port 9 (discard) on loopback: nothing listens in CI.
+    let config = OpenAiConfig::new("http://127.0.0.1:9/v1", "mock");
+    let mut stream =
+        spawn(OpenAiCompatModel::new(config).stream(&context(), StreamOptions::default()));
+    let message = stream.result().await;
+    assert_eq!(message.stop_reason, StopReason::Error);
+    let error = message.error_message.unwrap_or_default();
+    assert!(
+        error.contains("the request to http://127.0.0.1:9/v1/chat/completions failed"),
+        "{error}"
+    );
+}
+
+#[wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(js_name = fetch)]
+    fn fetch_url(url: &str) -> js_sys::Promise;
+}
+
+/// How many `hang` requests of `id` the server saw closed by the client.
+async fn closed_by_the_client(id: &str) -> u64 {
+    let response = JsFuture::from(fetch_url(&format!("{}/stats/{id}", server())))
+        .await
+        .expect("the stats request");
+    let response: web_sys::Response = response.unchecked_into();
+    let text = JsFuture::from(response.text().expect("a body"))
+        .await
+        .expect("the stats body");
+    let stats: serde_json::Value =
+        serde_json::from_str(&text.as_string().unwrap_or_default()).expect("stats as JSON");
+    stats["closed"].as_u64().expect("a count")
+}
+
+/// Asks the server until it saw `id`'s request closed, a bounded number of
+/// times (it learns of a cancelled `fetch` asynchronously).
+async fn wait_until_closed(id: &str) -> u64 {
+    for _ in 0..200 {
+        let closed = closed_by_the_client(id).await;
+        if closed > 0 {
+            return closed;
+        }
+        agentstream_wasm::sleep(Duration::from_millis(10)).await;
+    }
+    0
+}
+
+/// An abort mid-stream ends the call in `error(aborted)` with the text so
+/// far, and cancels the `fetch`: the server sees its connection closed.
+#[wasm_bindgen_test]
+async fn an_abort_cancels_the_fetch() {
+    let id = "abort";
+    let model = openai("hang", id);
+    let controller = AbortController::new();
+    let options = StreamOptions::default().with_signal(controller.signal());
+    let mut stream = spawn(model.stream(&context(), options));
+    // Wait for the delta the server sends before it hangs.
+    while let Some(event) = stream.next().await {
+        if event.delta().is_some() {
+            break;
+        }
+    }
+    assert_eq!(
+        closed_by_the_client(id).await,
+        0,
+        "the response is still open"
+    );
+    controller.abort();
+    let message = stream.result().await;
+    assert_eq!(message.stop_reason, StopReason::Aborted);
+    assert_eq!(message.text(), "partial");
+    assert_eq!(
+        wait_until_closed(id).await,
+        1,
+        "the server never saw the fetch cancelled"
+    );
+}
+
+/// Dropping the stream (nobody listens any more) cancels the `fetch` too.
+#[wasm_bindgen_test]
+async fn dropping_the_stream_cancels_the_fetch() {
+    let id = "drop";
+    let model = openai("hang", id);
+    let mut stream = spawn(model.stream(&context(), StreamOptions::default()));
+    while let Some(event) = stream.next().await {
+        if event.delta().is_some() {
+            break;
+        }
+    }
+    drop(stream);
+    assert_eq!(
+        wait_until_closed(id).await,
+        1,
+        "the server never saw the fetch cancelled"
+    );
+}
+
+#[wasm_bindgen_test]
+async fn streams_from_an_anthropic_endpoint() {
+    let config = AnthropicConfig::new("mock")
+        .with_base_url(format!("{}/anthropic/1", server()))
+        .with_api_key("test-key");
+    let model = AnthropicModel::new(config);
+    let mut stream = spawn(model.stream(&context(), StreamOptions::default()));
+    let events: Vec<ModelEvent> = stream.by_ref().collect().await;
+    assert!(validate_events(&events).is_empty(), "{events:?}");
+    let message = stream.result().await;
+    assert_eq!(message.text(), "Hi from Claude");
+    assert_eq!(message.stop_reason, StopReason::Stop);
+}
