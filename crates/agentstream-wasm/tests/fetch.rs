@@ -111,6 +111,12 @@ extern "C" {
     fn fetch_url(url: &str) -> js_sys::Promise;
 }
 
+/// An id no other run against the same server used (the server counts
+/// closed requests per id for as long as it runs).
+fn unique_id(test: &str) -> String {
+    format!("{test}-{}", (js_sys::Math::random() * 1e15) as u64)
+}
+
 /// How many `hang` requests of `id` the server saw closed by the client.
 async fn closed_by_the_client(id: &str) -> u64 {
     let response = JsFuture::from(fetch_url(&format!("{}/stats/{id}", server())))
@@ -142,7 +148,7 @@ async fn wait_until_closed(id: &str) -> u64 {
 /// far, and cancels the `fetch`: the server sees its connection closed.
 #[wasm_bindgen_test]
 async fn an_abort_cancels_the_fetch() {
-    let id = "abort";
+    let id = &unique_id("abort");
     let model = openai("hang", id);
     let controller = AbortController::new();
     let options = StreamOptions::default().with_signal(controller.signal());
@@ -172,7 +178,7 @@ async fn an_abort_cancels_the_fetch() {
 /// Dropping the stream (nobody listens any more) cancels the `fetch` too.
 #[wasm_bindgen_test]
 async fn dropping_the_stream_cancels_the_fetch() {
-    let id = "drop";
+    let id = &unique_id("drop");
     let model = openai("hang", id);
     let mut stream = spawn(model.stream(&context(), StreamOptions::default()));
     while let Some(event) = stream.next().await {
