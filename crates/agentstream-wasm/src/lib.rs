@@ -20,6 +20,9 @@
 //!   decoding it with [`agentstream_wire`], the same sans-IO code as the
 //!   native adapters; an abort aborts the `fetch`.
 //!
+//! - With the `js-api` feature, [`js`]: a scripted model for JavaScript,
+//!   whose calls are async iterables of Pi's JSON events (`for await`).
+//!
 //! On any other target the crate is empty, so a workspace build on the
 //! host is unaffected.
 //!
@@ -50,6 +53,8 @@
 
 mod abort;
 mod fetch;
+#[cfg(feature = "js-api")]
+pub mod js;
 mod local;
 mod timer;
 
