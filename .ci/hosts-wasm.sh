@@ -53,11 +53,16 @@ if [ ${#packages[@]} -gt 0 ]; then
 fi
 echo "install took $((SECONDS - started)) s"
 
+export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner
+
 step "clippy and docs for $target"
 cargo clippy -p agentstream-wasm --target "$target" --all-targets --all-features -- -D warnings ||
     fail "clippy ($target)"
 RUSTDOCFLAGS="-D warnings" cargo doc -p agentstream-wasm --target "$target" --all-features --no-deps ||
     fail "cargo doc ($target)"
+# The examples in the docs are `no_run` (they need a JS host): compiled for
+# wasm32, not run.
+cargo test -p agentstream-wasm --target "$target" --all-features --doc || fail "doctests compile ($target)"
 
 # The mock server, for the fetch tests; its URL is baked into them.
 url=
@@ -72,7 +77,6 @@ if command -v node >/dev/null; then
     [ -n "$url" ] || { cat "$work/server.err"; fail "the mock server printed no URL"; }
 fi
 
-export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner
 export AGENTSTREAM_WASM_MOCK_URL=$url
 if [ "$have_runner" = 1 ] && command -v node >/dev/null && [ -n "$url" ]; then
     step "wasm-bindgen tests under Node"

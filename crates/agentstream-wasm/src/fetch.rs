@@ -60,7 +60,7 @@ extern "C" {
 ///     let context = Context::from_messages([user("Hello!").into()]);
 ///     let mut stream = spawn(model.stream(&context, StreamOptions::default()));
 ///     let message = stream.result().await;
-///     web_sys::console::log_1(&message.text().into());
+///     let _answer = message.text();
 /// });
 /// ```
 #[derive(Debug, Clone)]

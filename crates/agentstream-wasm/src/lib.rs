@@ -1,53 +1,11 @@
-//! Run [`agentstream`] model calls on a JavaScript event loop (a browser, a
-//! worker or Node) through [wasm-bindgen](https://docs.rs/wasm-bindgen).
-//!
-//! The core crate knows no runtime: a [`ModelStream`] runs its own producer
-//! whenever it is polled. This crate adds what a WebAssembly host needs on
-//! `wasm32-unknown-unknown`:
-//!
-//! - [`spawn`] / [`spawn_local_stream`]: run a call's producer as a task of
-//!   the event loop ([`wasm_bindgen_futures::spawn_local`]), so it runs in a
-//!   later microtask, after the code that started the call, exactly like
-//!   the TypeScript original's `queueMicrotask`.
-//! - [`sleep`]: the host's `setTimeout`, on the global object (not
-//!   `window`, so it works in Node and workers too); from it [`pacer`] for
-//!   [`ScriptedModel::with_pacer`], [`abort_grace`] for the agent loop, and
-//!   [`stream_with_timeout`].
-//! - [`to_js_signal`] and [`JsAbortBridge`]: our [`AbortSignal`] and the
-//!   host's `AbortController`, bridged both ways.
-//! - [`OpenAiCompatModel`] and [`AnthropicModel`]: real models over the
-//!   host's `fetch`, reading the body from its `ReadableStream` and
-//!   decoding it with [`agentstream_wire`], the same sans-IO code as the
-//!   native adapters; an abort aborts the `fetch`.
-//!
-//! - With the `js-api` feature, [`js`]: a scripted model for JavaScript,
-//!   whose calls are async iterables of Pi's JSON events (`for await`).
-//!
-//! On any other target the crate is empty, so a workspace build on the
-//! host is unaffected.
-//!
-//! The JavaScript handles these types hold are `!Send`; the core's
-//! drivers, pacers and graces must be `Send`. The crate bridges the two
-//! only because this target has a single thread, and refuses to build
-//! with the `atomics` target feature (shared-memory threads).
-//!
-//! ```no_run
-//! use std::time::Duration;
-//! use agentstream_wasm::prelude::*;
-//! use futures_util::StreamExt;
-//!
-//! wasm_bindgen_futures::spawn_local(async {
-//!     let model = ScriptedModel::new([assistant([text("hello")], StopReason::Stop)])
-//!         .with_pacer(pacer(Duration::from_millis(10)));
-//!     let context = Context::from_messages([user("hi").into()]);
-//!     let mut stream = spawn(model.stream(&context, StreamOptions::default()));
-//!     // The producer has not run yet: it starts in a later microtask.
-//!     while let Some(event) = stream.next().await {
-//!         web_sys::console::log_1(&event.type_name().into());
-//!     }
-//!     assert_eq!(stream.result().await.text(), "hello");
-//! });
-//! ```
+// The crate's documentation is for `wasm32-unknown-unknown`, where its items
+// exist; elsewhere the crate is empty and says so.
+#![cfg_attr(target_arch = "wasm32", doc = include_str!("lib.md"))]
+#![cfg_attr(
+    not(target_arch = "wasm32"),
+    doc = "Run agentstream model calls on a JavaScript event loop through wasm-bindgen. \
+           This crate is for `wasm32-unknown-unknown`; on this target it is empty."
+)]
 #![cfg(target_arch = "wasm32")]
 #![warn(missing_docs)]
 
