@@ -3,7 +3,9 @@
 # Python SDK, the official Anthropic Python SDK and the official OpenAI Node
 # SDK, each streaming and not, with a tool call and a tool-result round
 # trip (crates/agentstream-serve/clients/). Each check gets its own server
-# on 127.0.0.1, port 0. A client that cannot be installed is SKIPPED.
+# on 127.0.0.1, port 0. Then the README's pytest example, exactly as the
+# README shows it (its `script.json` and `test_agent.py` blocks), with
+# `agentstream` on PATH. A client that cannot be installed is SKIPPED.
 # usage: serve-clients.sh PATH/TO/agentstream
 set -uo pipefail
 bin=$1
@@ -38,6 +40,30 @@ with_server() {
     return "$result"
 }
 
+# readme_block NAME: the fenced block after `<!-- serve-example: NAME -->`
+# in README.md.
+readme_block() {
+    awk -v marker="<!-- serve-example: $1 -->" '
+        $0 == marker { found = 1; next }
+        found && /^```/ { if (inside) exit; inside = 1; next }
+        inside { print }' "$root/README.md"
+}
+
+# readme_example PYTHON: runs the README's pytest example in a fresh folder.
+readme_example() {
+    local dir="$work/readme" bindir name
+    bindir=$(cd "$(dirname "$bin")" && pwd)
+    mkdir -p "$dir"
+    for name in script.json test_agent.py; do
+        readme_block "$name" >"$dir/$name"
+        if [ ! -s "$dir/$name" ]; then
+            echo "README.md has no block after <!-- serve-example: $name -->"
+            return 1
+        fi
+    done
+    (cd "$dir" && PATH="$bindir:$PATH" timeout 120 "$1" -m pytest -q -p no:cacheprovider test_agent.py)
+}
+
 check() {
     local name=$1
     shift
@@ -51,13 +77,20 @@ check() {
 }
 
 if python3 -m venv "$work/venv" >/dev/null 2>&1 &&
-    "$work/venv/bin/pip" install --quiet --disable-pip-version-check openai anthropic >"$work/pip.log" 2>&1; then
+    "$work/venv/bin/pip" install --quiet --disable-pip-version-check openai anthropic pytest >"$work/pip.log" 2>&1; then
     py="$work/venv/bin/python"
     check "OpenAI Python SDK" env PYTHONPATH="$clients" "$py" "$clients/openai_check.py"
     check "Anthropic Python SDK" env PYTHONPATH="$clients" "$py" "$clients/anthropic_check.py"
+    echo "--- the README's pytest example"
+    if readme_example "$py"; then
+        echo "ok: the README's pytest example"
+    else
+        echo "FAILED: the README's pytest example"
+        status=1
+    fi
 else
     tail -n 3 "$work/pip.log" 2>/dev/null
-    echo "SKIPPED: serve with the OpenAI and Anthropic Python SDKs (could not create a venv or pip install openai anthropic)"
+    echo "SKIPPED: serve with the OpenAI and Anthropic Python SDKs (could not create a venv or pip install openai anthropic pytest)"
 fi
 
 if command -v npm >/dev/null && mkdir -p "$work/node" &&

@@ -19,7 +19,11 @@ pub struct Args {
     /// A JSON array of turns, as `play` reads them, plus
     /// `{"httpError": {"status", "message", "type"?, "retryAfter"?}}`,
     /// `{"turn", "streamError": {"message", "type"?}, "afterEvents": N}` and
-    /// `{"turn", "cutAfterEvents": N}`.
+    /// `{"turn", "cutAfterEvents": N}` and `{"byRequest": [{"ifContains"?,
+    /// "turn"}, ...]}` (the first alternative whose text occurs in the
+    /// request's last message). A call past the last turn gets HTTP
+    /// 500 with the provider's error body and the message "ScriptedModel
+    /// has no more responses".
     script: PathBuf,
     /// The port (0 picks a free one).
     #[arg(long, default_value_t = 0)]

@@ -1,6 +1,6 @@
-//! Anthropic Messages, sans IO: a request body to a Pi [`Context`], and
-//! model events to the SSE events (or the one JSON message) Anthropic
-//! sends.
+//! Anthropic Messages, sans IO: a request body to a Pi
+//! [`Context`](agentstream::message::Context), and model events to the SSE
+//! events (or the one JSON message) Anthropic sends.
 //!
 //! # Requests
 //!
@@ -28,17 +28,15 @@
 //! `message_stop`. A model `error` becomes an `error` event and the body
 //! ends without `message_stop`, as Anthropic does after HTTP 200.
 
-use std::collections::BTreeMap;
-
 use agentstream::message::{
-    AssistantMessage, ContentBlock, Context, ImageContent, Message, TextContent, ThinkingContent,
-    Tool, ToolCall, ToolResultMessage, Usage, UserContent, UserMessage,
+    AssistantMessage, ContentBlock, ThinkingContent, ToolCall, Usage, UserContent,
 };
 use agentstream::model::{DoneReason, ModelEvent};
 use serde_json::{json, Map, Value};
 
 use crate::error::{Api, ApiError};
-use crate::frames::{self, body_object, history_assistant, sse, DecodedRequest};
+use crate::frames::{self, sse};
+use crate::request::{self, image_block, joined_text, str_at, text_block, DecodedRequest, History};
 
 const PROVIDER: &str = "anthropic";
 
@@ -61,78 +59,37 @@ const PROVIDER: &str = "anthropic";
 /// # Errors
 /// The 400 [`ApiError`] Anthropic answers with (`invalid_request_error`).
 pub fn decode_request(body: &Value) -> Result<DecodedRequest, ApiError> {
-    let object = body_object(body)?;
-    let model = object
-        .get("model")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_owned();
-    let stream = object.get("stream").and_then(Value::as_bool) == Some(true);
-    let messages = match object.get("messages") {
-        Some(Value::Array(messages)) => messages,
-        Some(_) => return Err(ApiError::new(400, "messages: Input should be a valid list")),
-        None => return Err(ApiError::new(400, "messages: Field required")),
-    };
-    let mut context = Context::default();
-    let system = text_of(object.get("system").unwrap_or(&Value::Null));
-    if !system.is_empty() {
-        context.system_prompt = Some(system);
-    }
-    let mut names: BTreeMap<String, String> = BTreeMap::new();
-    for (i, message) in messages.iter().enumerate() {
-        let role = message.get("role").and_then(Value::as_str);
+    let request = request::common(body, |found| match found {
+        Some(_) => ApiError::new(400, "messages: Input should be a valid list"),
+        None => ApiError::new(400, "messages: Field required"),
+    })?;
+    let mut history = History::new(Api::Anthropic, PROVIDER, &request.model);
+    for (i, message) in request.messages.iter().enumerate() {
         let blocks = blocks_of(message.get("content").unwrap_or(&Value::Null));
-        match role {
+        match message.get("role").and_then(Value::as_str) {
             Some("user") => {
                 let mut rest = Vec::new();
                 for block in blocks {
                     match block.get("type").and_then(Value::as_str) {
-                        Some("tool_result") => {
-                            let id = str_at(&block, "tool_use_id");
-                            let content = blocks_of(block.get("content").unwrap_or(&Value::Null))
+                        Some("tool_result") => history.tool_result(
+                            str_at(&block, &["tool_use_id"]),
+                            blocks_of(block.get("content").unwrap_or(&Value::Null))
                                 .iter()
                                 .filter_map(user_block)
-                                .collect();
-                            context
-                                .messages
-                                .push(Message::ToolResult(ToolResultMessage {
-                                    tool_name: names.get(&id).cloned().unwrap_or_default(),
-                                    tool_call_id: id,
-                                    content,
-                                    details: None,
-                                    is_error: block.get("is_error").and_then(Value::as_bool)
-                                        == Some(true),
-                                    timestamp: 0,
-                                    extra: Map::new(),
-                                }));
-                        }
+                                .collect(),
+                            block.get("is_error").and_then(Value::as_bool) == Some(true),
+                        ),
                         _ => rest.extend(user_block(&block)),
                     }
                 }
-                let content = match message.get("content") {
-                    Some(Value::String(text)) => Some(UserContent::Text(text.clone())),
-                    _ if rest.is_empty() => None,
-                    _ => Some(UserContent::Blocks(rest)),
-                };
-                if let Some(content) = content {
-                    context.messages.push(Message::User(UserMessage {
-                        content,
-                        timestamp: 0,
-                        extra: Map::new(),
-                    }));
+                match message.get("content") {
+                    Some(Value::String(text)) => history.user(UserContent::Text(text.clone())),
+                    _ if rest.is_empty() => {}
+                    _ => history.user(UserContent::Blocks(rest)),
                 }
             }
             Some("assistant") => {
-                let content = blocks
-                    .iter()
-                    .filter_map(|block| assistant_block(block, &mut names))
-                    .collect();
-                context.messages.push(Message::Assistant(history_assistant(
-                    Api::Anthropic,
-                    PROVIDER,
-                    &model,
-                    content,
-                )));
+                history.assistant(blocks.iter().filter_map(assistant_block).collect());
             }
             _ => {
                 return Err(ApiError::new(
@@ -142,38 +99,18 @@ pub fn decode_request(body: &Value) -> Result<DecodedRequest, ApiError> {
             }
         }
     }
-    let tools: Vec<Tool> = object
-        .get("tools")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .map(|tool| Tool {
-            name: str_at(tool, "name"),
-            description: str_at(tool, "description"),
-            parameters: tool
-                .get("input_schema")
-                .cloned()
-                .unwrap_or_else(|| json!({"type": "object"})),
-            extra: Map::new(),
-        })
-        .collect();
-    if !tools.is_empty() {
-        context.tools = Some(tools);
-    }
-    Ok(DecodedRequest {
-        context,
-        model,
-        stream,
-        include_usage: true,
-    })
-}
-
-fn str_at(value: &Value, key: &str) -> String {
-    value
-        .get(key)
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_owned()
+    let system = Some(joined_text(
+        request.object.get("system").unwrap_or(&Value::Null),
+        "\n\n",
+    ))
+    .filter(|system| !system.is_empty());
+    let tools = request::tools(
+        request.object,
+        None,
+        "input_schema",
+        &json!({"type": "object"}),
+    );
+    Ok(history.finish(request, system, tools, true))
 }
 
 /// A content as blocks: a string is one text block.
@@ -185,45 +122,25 @@ fn blocks_of(content: &Value) -> Vec<Value> {
     }
 }
 
-/// A string or the text of text blocks, joined by blank lines.
-fn text_of(content: &Value) -> String {
-    match content {
-        Value::String(text) => text.clone(),
-        Value::Array(blocks) => blocks
-            .iter()
-            .filter_map(|b| b.get("text").and_then(Value::as_str))
-            .collect::<Vec<_>>()
-            .join("\n\n"),
-        _ => String::new(),
-    }
-}
-
 fn user_block(block: &Value) -> Option<ContentBlock> {
     match block.get("type").and_then(Value::as_str)? {
-        "text" => Some(ContentBlock::Text(TextContent {
-            text: str_at(block, "text"),
-            ..TextContent::default()
-        })),
+        "text" => Some(text_block(str_at(block, &["text"]))),
         "image" => {
             let source = block.get("source")?;
-            Some(ContentBlock::Image(ImageContent {
-                data: str_at(source, "data"),
-                mime_type: str_at(source, "media_type"),
-                extra: Map::new(),
-            }))
+            Some(image_block(
+                str_at(source, &["data"]),
+                str_at(source, &["media_type"]),
+            ))
         }
         _ => None,
     }
 }
 
-fn assistant_block(block: &Value, names: &mut BTreeMap<String, String>) -> Option<ContentBlock> {
+fn assistant_block(block: &Value) -> Option<ContentBlock> {
     Some(match block.get("type").and_then(Value::as_str)? {
-        "text" => ContentBlock::Text(TextContent {
-            text: str_at(block, "text"),
-            ..TextContent::default()
-        }),
+        "text" => text_block(str_at(block, &["text"])),
         "thinking" => ContentBlock::Thinking(ThinkingContent {
-            thinking: str_at(block, "thinking"),
+            thinking: str_at(block, &["thinking"]),
             thinking_signature: block
                 .get("signature")
                 .and_then(Value::as_str)
@@ -232,24 +149,20 @@ fn assistant_block(block: &Value, names: &mut BTreeMap<String, String>) -> Optio
             ..ThinkingContent::default()
         }),
         "redacted_thinking" => ContentBlock::Thinking(ThinkingContent {
-            thinking_signature: Some(str_at(block, "data")),
+            thinking_signature: Some(str_at(block, &["data"])),
             redacted: Some(true),
             ..ThinkingContent::default()
         }),
-        "tool_use" => {
-            let (id, name) = (str_at(block, "id"), str_at(block, "name"));
-            names.insert(id.clone(), name.clone());
-            ContentBlock::ToolCall(ToolCall {
-                id,
-                name,
-                arguments: block
-                    .get("input")
-                    .and_then(Value::as_object)
-                    .cloned()
-                    .unwrap_or_default(),
-                ..ToolCall::default()
-            })
-        }
+        "tool_use" => ContentBlock::ToolCall(ToolCall {
+            id: str_at(block, &["id"]),
+            name: str_at(block, &["name"]),
+            arguments: block
+                .get("input")
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default(),
+            ..ToolCall::default()
+        }),
         _ => return None,
     })
 }
@@ -619,13 +532,7 @@ impl StreamEncoder {
                 ));
                 out.push(sse(Some("message_stop"), &json!({"type": "message_stop"})));
             }
-            ModelEvent::Error { error, .. } => {
-                let message = error
-                    .error_message
-                    .clone()
-                    .unwrap_or_else(|| "the model failed".into());
-                self.error(&ApiError::new(500, message), out);
-            }
+            ModelEvent::Error { error, .. } => self.error(&ApiError::model_failure(error), out),
         }
     }
 
@@ -645,6 +552,7 @@ fn delta_event(index: usize, delta: Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use agentstream::message::Message;
 
     #[test]
     fn tool_results_split_out_of_user_turns() {

@@ -69,6 +69,16 @@ impl ApiError {
         }
     }
 
+    /// The HTTP 500 for a failed model call: its `errorMessage`, or "the
+    /// model failed" when it has none.
+    pub(crate) fn model_failure(message: &agentstream::message::AssistantMessage) -> Self {
+        let text = message
+            .error_message
+            .clone()
+            .unwrap_or_else(|| "the model failed".into());
+        Self::new(500, text)
+    }
+
     /// Sets the error's `type`.
     #[must_use]
     pub fn with_type(mut self, error_type: impl Into<String>) -> Self {

@@ -10,7 +10,7 @@
 //!   Pi context; model events → SSE chunks or one JSON body).
 //! - [`ServeTurn`] and [`Step`]: `play`'s script format plus HTTP-level
 //!   failures (an error status and body, a mid-stream error event, a cut
-//!   connection).
+//!   connection) and turns picked by the request (`byRequest`).
 //!
 //! # Errors the server answers with
 //!
@@ -23,6 +23,7 @@
 //! | wrong method on a route | 405 (with `Allow`) |
 //! | body larger than [`MAX_REQUEST_BYTES`] (or the configured limit) | 413 |
 //! | script exhausted (the message is [`agentstream::model::EXHAUSTED_MESSAGE`], OpenAI `code` [`EXHAUSTED_CODE`]) | [`EXHAUSTED_STATUS`] (500) |
+//! | no `byRequest` alternative matches (the message is [`NO_MATCH_MESSAGE`]) | 500 |
 //! | the model failed before its first event; a non-streaming call whose turn fails | 500 |
 //!
 //! A turn that fails after it started streaming is sent as the provider's
@@ -35,6 +36,7 @@
 
 mod error;
 mod frames;
+mod request;
 mod script;
 mod server;
 mod service;
@@ -43,8 +45,8 @@ pub mod anthropic;
 pub mod openai;
 
 pub use error::{Api, ApiError, BindError};
-pub use frames::DecodedRequest;
-pub use script::{ServeTurn, Step};
+pub use request::DecodedRequest;
+pub use script::{Alternative, ServeTurn, Step, NO_MATCH_MESSAGE};
 pub use server::{
     RecordedRequest, Server, ServerBuilder, EXHAUSTED_CODE, EXHAUSTED_STATUS, MAX_REQUEST_BYTES,
 };

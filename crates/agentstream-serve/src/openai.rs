@@ -1,6 +1,6 @@
-//! OpenAI Chat Completions, sans IO: a request body to a Pi [`Context`],
-//! and model events to the SSE chunks (or the one JSON completion) OpenAI
-//! sends.
+//! OpenAI Chat Completions, sans IO: a request body to a Pi
+//! [`Context`](agentstream::message::Context), and model events to the SSE
+//! chunks (or the one JSON completion) OpenAI sends.
 //!
 //! # Requests
 //!
@@ -38,15 +38,16 @@
 use std::collections::BTreeMap;
 
 use agentstream::message::{
-    AssistantMessage, ContentBlock, Context, ImageContent, Message, TextContent, ThinkingContent,
-    Tool, ToolCall, ToolResultMessage, Usage, UserContent, UserMessage,
+    AssistantMessage, ContentBlock, ThinkingContent, ToolCall, Usage, UserContent,
 };
 use agentstream::model::{DoneReason, ModelEvent};
 use serde_json::{json, Map, Value};
 
 use crate::error::{Api, ApiError};
-use crate::frames::{
-    self, arguments_from_text, body_object, history_assistant, sse, DecodedRequest,
+use crate::frames::{self, sse};
+use crate::request::{
+    self, arguments_from_text, image_block, joined_text, str_at, text_block, DecodedRequest,
+    History,
 };
 
 const PROVIDER: &str = "openai";
@@ -75,123 +76,47 @@ const PROVIDER: &str = "openai";
 /// object, a missing or malformed `messages`, a message without a known
 /// role.
 pub fn decode_request(body: &Value) -> Result<DecodedRequest, ApiError> {
-    let object = body_object(body)?;
-    let model = object
-        .get("model")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_owned();
-    let stream = object.get("stream").and_then(Value::as_bool) == Some(true);
-    let include_usage = object
+    let request = request::common(body, |found| match found {
+        Some(other) => ApiError::new(
+            400,
+            format!(
+                "Invalid type for 'messages': expected an array, but got {} instead.",
+                request::kind(other)
+            ),
+        )
+        .with_param("messages")
+        .with_code("invalid_type"),
+        None => ApiError::new(400, "Missing required parameter: 'messages'.")
+            .with_param("messages")
+            .with_code("missing_required_parameter"),
+    })?;
+    let include_usage = request
+        .object
         .get("stream_options")
         .and_then(|o| o.get("include_usage"))
         .and_then(Value::as_bool)
         == Some(true);
-    let messages = match object.get("messages") {
-        Some(Value::Array(messages)) => messages,
-        Some(other) => {
-            return Err(ApiError::new(
-                400,
-                format!(
-                    "Invalid type for 'messages': expected an array, but got {} instead.",
-                    frames::kind(other)
-                ),
-            )
-            .with_param("messages")
-            .with_code("invalid_type"))
-        }
-        None => {
-            return Err(
-                ApiError::new(400, "Missing required parameter: 'messages'.")
-                    .with_param("messages")
-                    .with_code("missing_required_parameter"),
-            )
-        }
-    };
-    let mut context = Context::default();
+    let mut history = History::new(Api::OpenAi, PROVIDER, &request.model);
     let mut system = Vec::new();
-    // Tool names by call id, for the `tool` messages that answer them.
-    let mut names: BTreeMap<String, String> = BTreeMap::new();
-    for (i, message) in messages.iter().enumerate() {
+    for (i, message) in request.messages.iter().enumerate() {
         let bad = |what: &str| {
             ApiError::new(400, format!("Invalid value for 'messages[{i}]': {what}"))
                 .with_param(format!("messages[{i}]"))
                 .with_code("invalid_value")
         };
-        let Some(message) = message.as_object() else {
+        if !message.is_object() {
             return Err(bad("expected an object"));
-        };
-        let role = message.get("role").and_then(Value::as_str);
+        }
         let content = message.get("content").unwrap_or(&Value::Null);
-        match role {
+        match message.get("role").and_then(Value::as_str) {
             Some("system" | "developer") => system.push(plain_text(content)),
-            Some("user") => context.messages.push(Message::User(UserMessage {
-                content: user_content(content),
-                timestamp: 0,
-                extra: Map::new(),
-            })),
-            Some("assistant") => {
-                let mut blocks = Vec::new();
-                if let Some(reasoning) = message
-                    .get("reasoning_content")
-                    .and_then(Value::as_str)
-                    .filter(|r| !r.is_empty())
-                {
-                    blocks.push(ContentBlock::Thinking(ThinkingContent {
-                        thinking: reasoning.into(),
-                        ..ThinkingContent::default()
-                    }));
-                }
-                let text = plain_text(content);
-                if !text.is_empty() {
-                    blocks.push(ContentBlock::Text(TextContent {
-                        text,
-                        ..TextContent::default()
-                    }));
-                }
-                for call in message
-                    .get("tool_calls")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                {
-                    let id = str_at(call, &["id"]);
-                    let name = str_at(call, &["function", "name"]);
-                    let (arguments, raw_arguments) =
-                        arguments_from_text(&str_at(call, &["function", "arguments"]));
-                    names.insert(id.clone(), name.clone());
-                    blocks.push(ContentBlock::ToolCall(ToolCall {
-                        id,
-                        name,
-                        arguments,
-                        raw_arguments,
-                        ..ToolCall::default()
-                    }));
-                }
-                context.messages.push(Message::Assistant(history_assistant(
-                    Api::OpenAi,
-                    PROVIDER,
-                    &model,
-                    blocks,
-                )));
-            }
-            Some("tool") => {
-                let id = str_at(&Value::Object(message.clone()), &["tool_call_id"]);
-                context
-                    .messages
-                    .push(Message::ToolResult(ToolResultMessage {
-                        tool_name: names.get(&id).cloned().unwrap_or_default(),
-                        tool_call_id: id,
-                        content: vec![ContentBlock::Text(TextContent {
-                            text: plain_text(content),
-                            ..TextContent::default()
-                        })],
-                        details: None,
-                        is_error: false,
-                        timestamp: 0,
-                        extra: Map::new(),
-                    }))
-            }
+            Some("user") => history.user(user_content(content)),
+            Some("assistant") => history.assistant(assistant_blocks(message, content)),
+            Some("tool") => history.tool_result(
+                str_at(message, &["tool_call_id"]),
+                vec![text_block(plain_text(content))],
+                false,
+            ),
             Some(other) => {
                 return Err(bad(&format!(
                 "unknown role '{other}', expected one of system, developer, user, assistant, tool"
@@ -200,55 +125,56 @@ pub fn decode_request(body: &Value) -> Result<DecodedRequest, ApiError> {
             None => return Err(bad("missing 'role'")),
         }
     }
-    if !system.is_empty() {
-        context.system_prompt = Some(system.join("\n\n"));
+    let system = (!system.is_empty()).then(|| system.join("\n\n"));
+    let tools = request::tools(
+        request.object,
+        Some("function"),
+        "parameters",
+        &json!({"type": "object", "properties": {}}),
+    );
+    Ok(history.finish(request, system, tools, include_usage))
+}
+
+/// An assistant message's blocks: `reasoning_content`, `content`, then
+/// `tool_calls`.
+fn assistant_blocks(message: &Value, content: &Value) -> Vec<ContentBlock> {
+    let mut blocks = Vec::new();
+    if let Some(reasoning) = message
+        .get("reasoning_content")
+        .and_then(Value::as_str)
+        .filter(|r| !r.is_empty())
+    {
+        blocks.push(ContentBlock::Thinking(ThinkingContent {
+            thinking: reasoning.into(),
+            ..ThinkingContent::default()
+        }));
     }
-    let tools: Vec<Tool> = object
-        .get("tools")
+    let text = plain_text(content);
+    if !text.is_empty() {
+        blocks.push(text_block(text));
+    }
+    for call in message
+        .get("tool_calls")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
-        .filter_map(|tool| tool.get("function"))
-        .map(|function| Tool {
-            name: str_at(function, &["name"]),
-            description: str_at(function, &["description"]),
-            parameters: function
-                .get("parameters")
-                .cloned()
-                .unwrap_or_else(|| json!({"type": "object", "properties": {}})),
-            extra: Map::new(),
-        })
-        .collect();
-    if !tools.is_empty() {
-        context.tools = Some(tools);
+    {
+        let (arguments, raw_arguments) =
+            arguments_from_text(&str_at(call, &["function", "arguments"]));
+        blocks.push(ContentBlock::ToolCall(ToolCall {
+            id: str_at(call, &["id"]),
+            name: str_at(call, &["function", "name"]),
+            arguments,
+            raw_arguments,
+            ..ToolCall::default()
+        }));
     }
-    Ok(DecodedRequest {
-        context,
-        model,
-        stream,
-        include_usage,
-    })
-}
-
-/// The string at `path`, or empty.
-fn str_at(value: &Value, path: &[&str]) -> String {
-    path.iter()
-        .try_fold(value, |v, key| v.get(key))
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_owned()
+    blocks
 }
 
 /// A content that is a string or an array of `text` parts, as one text.
 fn plain_text(content: &Value) -> String {
-    match content {
-        Value::String(text) => text.clone(),
-        Value::Array(parts) => parts
-            .iter()
-            .filter_map(|part| part.get("text").and_then(Value::as_str))
-            .collect(),
-        _ => String::new(),
-    }
+    joined_text(content, "")
 }
 
 fn user_content(content: &Value) -> UserContent {
@@ -258,21 +184,11 @@ fn user_content(content: &Value) -> UserContent {
     let blocks = parts
         .iter()
         .filter_map(|part| match part.get("type").and_then(Value::as_str) {
-            Some("text") => Some(ContentBlock::Text(TextContent {
-                text: str_at(part, &["text"]),
-                ..TextContent::default()
-            })),
+            Some("text") => Some(text_block(str_at(part, &["text"]))),
             Some("image_url") => {
                 let url = str_at(part, &["image_url", "url"]);
-                let (mime_type, data) = url
-                    .strip_prefix("data:")?
-                    .split_once(";base64,")
-                    .map(|(m, d)| (m.to_owned(), d.to_owned()))?;
-                Some(ContentBlock::Image(ImageContent {
-                    data,
-                    mime_type,
-                    extra: Map::new(),
-                }))
+                let (mime_type, data) = url.strip_prefix("data:")?.split_once(";base64,")?;
+                Some(image_block(data.to_owned(), mime_type.to_owned()))
             }
             _ => None,
         })
@@ -550,13 +466,7 @@ impl StreamEncoder {
                 }
                 out.push("data: [DONE]\n\n".into());
             }
-            ModelEvent::Error { error, .. } => {
-                let message = error
-                    .error_message
-                    .clone()
-                    .unwrap_or_else(|| "the model failed".into());
-                self.error(&ApiError::new(500, message), out);
-            }
+            ModelEvent::Error { error, .. } => self.error(&ApiError::model_failure(error), out),
             _ => {}
         }
     }
@@ -577,6 +487,7 @@ fn as_call(block: &ContentBlock) -> Option<&ToolCall> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use agentstream::message::Message;
 
     #[test]
     fn a_tool_round_trip_history_decodes() {

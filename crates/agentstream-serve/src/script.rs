@@ -18,6 +18,13 @@
 //!   `message_stop`);
 //! - **`{"turn": TURN, "cutAfterEvents": N}`**: TURN streams, and after N
 //!   SSE events the connection is closed mid-body.
+//! - **`{"byRequest": [{"ifContains": TEXT, "turn": TURN}, …]}`**: the
+//!   turn depends on the request: the first alternative whose `ifContains`
+//!   occurs in the text of the request's last message (the user's words, or
+//!   the tool result the agent sent back) is played; an alternative without
+//!   `ifContains` always matches. When none matches, the call gets HTTP 500
+//!   with the message [`NO_MATCH_MESSAGE`] (no turn is used up either way:
+//!   the element is one call).
 //!
 //! A non-streaming request hit by `streamError` gets HTTP 500 with that
 //! error; one hit by `cutAfterEvents` gets its connection closed before
@@ -25,15 +32,15 @@
 //!
 //! # Turns that depend on the request
 //!
-//! JSON scripts are sequential: call *k* gets element *k*, whatever the
-//! request holds (it is recorded for assertions instead). Turns computed
-//! from the request are Rust-only: give [`Server::builder`](crate::Server::builder)
-//! any [`Model`](agentstream::model::Model) (for example a `ScriptedModel`
-//! whose turns are functions of the context), and every call goes through
-//! its `stream` with the decoded context.
+//! Call *k* gets element *k*, in arrival order; a `byRequest` element
+//! picks its turn by the text of the request's last message. Anything more
+//! is Rust: give [`Server::builder`](crate::Server::builder) any
+//! [`Model`](agentstream::model::Model) (for example a `ScriptedModel`
+//! whose steps are `ScriptStep::reply` functions of the context), and every
+//! call goes through its `stream` with the decoded context.
 
-use agentstream::message::DecodeError;
-use agentstream::model::ScriptedTurn;
+use agentstream::message::{ContentBlock, Context, DecodeError, Message, UserContent};
+use agentstream::model::{ErrorReason, ScriptStep, ScriptedTurn};
 use serde_json::{Map, Value};
 
 use crate::error::ApiError;
@@ -62,13 +69,32 @@ pub enum Step {
     Http(ApiError),
 }
 
+/// The message of a call whose `byRequest` element has no alternative
+/// matching the request (answered with HTTP 500).
+pub const NO_MATCH_MESSAGE: &str =
+    "no byRequest alternative matches the text of the request's last message";
+
+/// One alternative of a `byRequest` element.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Alternative {
+    /// Played when the text of the request's last message contains this;
+    /// always when `None`.
+    pub if_contains: Option<String>,
+    /// The turn played.
+    pub turn: ScriptedTurn,
+}
+
 /// One element of a serve script: the turn the model plays (none for an
-/// HTTP error) and what the server does around it.
+/// HTTP error), or the alternatives it picks from by the request, and
+/// what the server does around it.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct ServeTurn {
     /// The model's turn.
     pub turn: Option<ScriptedTurn>,
+    /// A `byRequest` element's alternatives (then `turn` is `None`).
+    pub alternatives: Vec<Alternative>,
     /// The server's part.
     pub step: Step,
 }
@@ -94,15 +120,14 @@ impl ServeTurn {
             return ScriptedTurn::from_value(value).map(Self::plain);
         };
         if let Some(http) = object.remove("httpError") {
-            if let Some(key) = object.keys().next() {
-                return Err(DecodeError::new("unknown field beside httpError").within_key(key));
-            }
-            return http_error(http)
-                .map_err(|e| e.within_key("httpError"))
-                .map(|error| Self {
-                    turn: None,
-                    step: Step::Http(error),
-                });
+            alone(&object, "httpError")?;
+            let error = http_error(http).map_err(|e| e.within_key("httpError"))?;
+            return Ok(Self::without_turn(Vec::new(), Step::Http(error)));
+        }
+        if let Some(alternatives) = object.remove("byRequest") {
+            alone(&object, "byRequest")?;
+            let alternatives = by_request(alternatives).map_err(|e| e.within_key("byRequest"))?;
+            return Ok(Self::without_turn(alternatives, Step::Model));
         }
         let Some(turn) = object.remove("turn") else {
             return ScriptedTurn::from_value(Value::Object(object)).map(Self::plain);
@@ -131,15 +156,118 @@ impl ServeTurn {
         }
         Ok(Self {
             turn: Some(turn),
+            alternatives: Vec::new(),
             step,
         })
+    }
+
+    fn without_turn(alternatives: Vec<Alternative>, step: Step) -> Self {
+        Self {
+            turn: None,
+            alternatives,
+            step,
+        }
     }
 
     fn plain(turn: ScriptedTurn) -> Self {
         Self {
             turn: Some(turn),
+            alternatives: Vec::new(),
             step: Step::Model,
         }
+    }
+
+    /// What the model plays for this element: its turn, a function of the
+    /// request picking one of its alternatives, or nothing (an HTTP
+    /// error).
+    pub fn model_step(&self) -> Option<ScriptStep> {
+        if self.alternatives.is_empty() {
+            return self.turn.clone().map(ScriptStep::from);
+        }
+        let alternatives = self.alternatives.clone();
+        Some(ScriptStep::reply(move |context| {
+            let text = last_text(context);
+            alternatives
+                .iter()
+                .find(|a| {
+                    a.if_contains
+                        .as_ref()
+                        .is_none_or(|t| text.contains(t.as_str()))
+                })
+                .map_or_else(
+                    || ScriptedTurn::failure(ErrorReason::Error, NO_MATCH_MESSAGE),
+                    |a| a.turn.clone(),
+                )
+        }))
+    }
+}
+
+/// The text of the context's last message: a user's text blocks, a tool
+/// result's text, an assistant's text.
+fn last_text(context: &Context) -> String {
+    let texts = |blocks: &[ContentBlock]| -> String {
+        blocks
+            .iter()
+            .filter_map(|b| match b {
+                ContentBlock::Text(t) => Some(t.text.as_str()),
+                _ => None,
+            })
+            .collect()
+    };
+    match context.messages.last() {
+        Some(Message::User(user)) => match &user.content {
+            UserContent::Text(text) => text.clone(),
+            UserContent::Blocks(blocks) => texts(blocks),
+        },
+        Some(Message::ToolResult(result)) => texts(&result.content),
+        Some(Message::Assistant(message)) => texts(&message.content),
+        _ => String::new(),
+    }
+}
+
+fn by_request(value: Value) -> Result<Vec<Alternative>, DecodeError> {
+    let Value::Array(items) = value else {
+        return Err(DecodeError::new(
+            "expected an array of {\"ifContains\"?, \"turn\"}",
+        ));
+    };
+    if items.is_empty() {
+        return Err(DecodeError::new("expected at least one alternative"));
+    }
+    items
+        .into_iter()
+        .enumerate()
+        .map(|(i, item)| {
+            let Value::Object(mut object) = item else {
+                return Err(
+                    DecodeError::new("expected an object {\"ifContains\"?, \"turn\"}")
+                        .within_index(i),
+                );
+            };
+            let if_contains = text(&object, "ifContains").map_err(|e| e.within_index(i))?;
+            let turn = object
+                .remove("turn")
+                .ok_or_else(|| DecodeError::new("missing field \"turn\"").within_index(i))?;
+            let turn =
+                ScriptedTurn::from_value(turn).map_err(|e| e.within_key("turn").within_index(i))?;
+            object.remove("ifContains");
+            if let Some(key) = object.keys().next() {
+                return Err(DecodeError::new("unknown field in an alternative")
+                    .within_key(key)
+                    .within_index(i));
+            }
+            Ok(Alternative { if_contains, turn })
+        })
+        .collect()
+}
+
+/// Fails on any field left in `object` beside the one named `beside`.
+fn alone(object: &Map<String, Value>, beside: &str) -> Result<(), DecodeError> {
+    match object.keys().next() {
+        Some(key) => {
+            Err(DecodeError::new(format!("unknown field beside {beside}")).within_key(key))
+        }
+        None => Ok(()),
     }
 }
 
@@ -243,6 +371,33 @@ mod tests {
     }
 
     #[test]
+    fn by_request_picks_by_the_last_message() {
+        let element = ServeTurn::from_value(json!({"byRequest": [
+            {"ifContains": "weather", "turn": message()},
+            {"turn": {"stopReason": "error", "errorMessage": "fallback"}},
+        ]}))
+        .unwrap();
+        assert_eq!(
+            (element.turn.is_none(), element.alternatives.len()),
+            (true, 2)
+        );
+        assert_eq!(
+            element.alternatives[0].if_contains.as_deref(),
+            Some("weather")
+        );
+        assert!(element.alternatives[1].if_contains.is_none());
+        assert_eq!(element.step, Step::Model);
+        let mut context =
+            Context::from_messages([agentstream::message::user("the weather?").into()]);
+        assert_eq!(last_text(&context), "the weather?");
+        context
+            .messages
+            .push(agentstream::message::user("other").into());
+        assert_eq!(last_text(&context), "other");
+        assert!(element.model_step().is_some());
+    }
+
+    #[test]
     fn bad_elements_name_their_path() {
         for (value, path) in [
             (json!({"httpError": {"status": 200}}), "$.httpError.status"),
@@ -262,6 +417,27 @@ mod tests {
             (
                 json!({"httpError": {"status": 503, "retryAfter": "1\r\nX: y"}}),
                 "$.httpError.retryAfter",
+            ),
+            (json!({"byRequest": []}), "$.byRequest"),
+            (
+                json!({"byRequest": [{"ifContains": 1, "turn": message()}]}),
+                "$.byRequest[0].ifContains",
+            ),
+            (
+                json!({"byRequest": [{"ifContains": "x"}]}),
+                "$.byRequest[0]",
+            ),
+            (
+                json!({"byRequest": [{"turn": {"role": "user"}}]}),
+                "$.byRequest[0].turn.role",
+            ),
+            (
+                json!({"byRequest": [{"turn": message(), "if": "x"}]}),
+                "$.byRequest[0].if",
+            ),
+            (
+                json!({"byRequest": [{"turn": message()}], "turn": 1}),
+                "$.turn",
             ),
         ] {
             let error = ServeTurn::from_value(value.clone()).unwrap_err();

@@ -369,15 +369,20 @@ impl Server {
     /// the steps to the server. The model name is the first message
     /// turn's `model`.
     pub fn from_script(script: impl IntoIterator<Item = ServeTurn>) -> ServerBuilder {
-        let (mut turns, mut steps) = (Vec::new(), Vec::new());
+        let (mut turns, mut steps, mut name) = (Vec::new(), Vec::new(), None);
         for element in script {
-            turns.extend(element.turn);
+            let played = element
+                .turn
+                .iter()
+                .chain(element.alternatives.iter().map(|a| &a.turn));
+            for turn in played {
+                if let (None, ScriptedReply::Message(message)) = (&name, turn.reply()) {
+                    name = Some(message.model.clone());
+                }
+            }
+            turns.extend(element.model_step());
             steps.push(element.step);
         }
-        let name = turns.iter().find_map(|turn| match turn.reply() {
-            ScriptedReply::Message(message) => Some(message.model.clone()),
-            _ => None,
-        });
         let builder = Self::builder(ScriptedModel::new(turns)).steps(steps);
         match name {
             Some(name) => builder.model_name(name),

@@ -22,7 +22,7 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
 use crate::error::{Api, ApiError};
-use crate::frames::DecodedRequest;
+use crate::request::DecodedRequest;
 use crate::script::Step;
 use crate::server::{Shared, EXHAUSTED_CODE, EXHAUSTED_STATUS};
 use crate::{anthropic, openai};
@@ -150,14 +150,14 @@ impl Drop for AbortOnDrop {
 /// The error answer for a model that failed before its first event: the
 /// script ran out, or the model refused the call.
 fn failed_call(event: &ModelEvent) -> ApiError {
-    let message = event
-        .terminal_message()
-        .and_then(|m| m.error_message.clone())
-        .unwrap_or_else(|| "the model failed".into());
-    if message == EXHAUSTED_MESSAGE {
-        ApiError::new(EXHAUSTED_STATUS, message).with_code(EXHAUSTED_CODE)
+    let error = match event.terminal_message() {
+        Some(message) => ApiError::model_failure(message),
+        None => ApiError::new(500, "the model failed"),
+    };
+    if error.message == EXHAUSTED_MESSAGE {
+        ApiError::new(EXHAUSTED_STATUS, error.message).with_code(EXHAUSTED_CODE)
     } else {
-        ApiError::new(500, message)
+        error
     }
 }
 

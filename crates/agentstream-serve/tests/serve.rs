@@ -6,10 +6,12 @@ use std::time::Duration;
 
 use agentstream::message::{assistant, text, tool_call, user, Context, StopReason};
 use agentstream::model::{
-    AbortSignal, Model, ModelStream, ScriptedModel, ScriptedTurn, StreamOptions, EXHAUSTED_MESSAGE,
+    AbortSignal, Model, ModelStream, ScriptStep, ScriptedModel, ScriptedTurn, StreamOptions,
+    EXHAUSTED_MESSAGE,
 };
 use agentstream_serve::{ServeTurn, Server};
-use agentstream_tokio::OpenAiCompatModel;
+use agentstream_tokio::{AnthropicModel, OpenAiCompatModel};
+use agentstream_wire::anthropic::AnthropicConfig;
 use agentstream_wire::openai::OpenAiConfig;
 use serde_json::{json, Value};
 
@@ -34,6 +36,30 @@ async fn post(url: &str, body: impl Into<reqwest::Body>) -> (u16, Option<String>
     let value = serde_json::from_slice(&bytes)
         .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&bytes)));
     (status, retry, value)
+}
+
+/// POSTs `body` and checks for HTTP 200; the body is left to the caller.
+async fn post_raw(url: &str, body: &Value) -> reqwest::Response {
+    let response = client()
+        .post(url)
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    response
+}
+
+async fn get_json(url: &str) -> Value {
+    let bytes = client()
+        .get(url)
+        .send()
+        .await
+        .unwrap()
+        .bytes()
+        .await
+        .unwrap();
+    serde_json::from_slice(&bytes).unwrap()
 }
 
 fn script(value: Value) -> Vec<ServeTurn> {
@@ -65,13 +91,7 @@ async fn openai_stream_looks_like_the_recordings() {
         .unwrap();
     let body = json!({"model": "gpt-4o", "stream": true, "stream_options": {"include_usage": true},
                       "messages": [{"role": "user", "content": "weather?"}]});
-    let response = client()
-        .post(format!("{}/chat/completions", server.url()))
-        .body(body.to_string())
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 200);
+    let response = post_raw(&format!("{}/chat/completions", server.url()), &body).await;
     assert_eq!(
         response.headers()["content-type"],
         "text/event-stream; charset=utf-8"
@@ -146,6 +166,26 @@ async fn bad_requests_get_provider_errors() {
                                           "message": "messages: Field required"}})
     );
 
+    let (status, _, body) = post(&anthropic, "{not json").await;
+    assert_eq!(status, 400);
+    assert_eq!(body["type"], "error");
+    assert_eq!(body["error"]["type"], "invalid_request_error");
+
+    let (status, _, body) = post(
+        &anthropic,
+        r#"{"model": "m", "messages": [{"role": "system", "content": "x"}]}"#,
+    )
+    .await;
+    assert_eq!(status, 400);
+    assert_eq!(
+        body["error"]["message"],
+        "messages.0.role: Input should be 'user' or 'assistant'"
+    );
+
+    let (status, _, body) = post(&openai, r#"{"model": "m", "messages": "hi"}"#).await;
+    assert_eq!(status, 400);
+    assert_eq!(body["error"]["code"], "invalid_type");
+
     let (status, _, body) = post(&anthropic, vec![b' '; 5000]).await;
     assert_eq!(status, 413);
     assert_eq!(body["error"]["type"], "request_too_large");
@@ -218,17 +258,7 @@ async fn scripted_http_errors_and_exhaustion() {
 
     // Every call was recorded, the failed ones too, and GET returns them.
     assert_eq!(server.requests().len(), 5);
-    let listed: Value = serde_json::from_slice(
-        &client()
-            .get(format!("{url}/requests"))
-            .send()
-            .await
-            .unwrap()
-            .bytes()
-            .await
-            .unwrap(),
-    )
-    .unwrap();
+    let listed = get_json(&format!("{url}/requests")).await;
     let apis: Vec<&str> = listed
         .as_array()
         .unwrap()
@@ -246,17 +276,7 @@ async fn scripted_http_errors_and_exhaustion() {
         ]
     );
     assert_eq!(listed[0]["context"]["messages"][0]["content"], "hi");
-    let models: Value = serde_json::from_slice(
-        &client()
-            .get(format!("{url}/models"))
-            .send()
-            .await
-            .unwrap()
-            .bytes()
-            .await
-            .unwrap(),
-    )
-    .unwrap();
+    let models = get_json(&format!("{url}/models")).await;
     assert_eq!(models["data"][0]["id"], "scripted");
     server.shutdown().await;
 }
@@ -392,4 +412,162 @@ async fn requests_are_appended_to_a_file() {
     assert_eq!(lines[1]["context"]["messages"][0]["content"], "two");
     assert_eq!(lines[1]["context"]["systemPrompt"], "sys");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The answer of a turn computed from the request: the tool result the
+/// client sent back, quoted.
+fn answer_from_tool_result(context: &Context) -> ScriptedTurn {
+    let result = context.messages.iter().rev().find_map(|m| match m {
+        agentstream::message::Message::ToolResult(r) => {
+            Some(format!("{}={}", r.tool_name, r.text()))
+        }
+        _ => None,
+    });
+    let reply = result.unwrap_or_else(|| "no tool result".into());
+    ScriptedTurn::message(assistant([text(reply)], StopReason::Stop))
+}
+
+#[tokio::test]
+async fn turns_computed_from_the_request_see_the_decoded_context() {
+    // Per protocol: a tool call, then a turn that answers from the tool
+    // result the client sends back.
+    let turns = || {
+        [
+            ScriptStep::from(assistant(
+                [tool_call("call_1", "weather", json!({"city": "Paris"}))],
+                StopReason::ToolUse,
+            )),
+            ScriptStep::reply(answer_from_tool_result),
+        ]
+    };
+    let server = Server::builder(ScriptedModel::new(turns().into_iter().chain(turns())))
+        .bind("127.0.0.1:0")
+        .await
+        .unwrap();
+    let base = server.url().trim_end_matches("/v1").to_owned();
+    let clients: [Box<dyn Model>; 2] = [
+        Box::new(openai_model(&server)),
+        Box::new(AnthropicModel::new(AnthropicConfig::new("claude").with_base_url(base)).unwrap()),
+    ];
+    for (i, model) in clients.iter().enumerate() {
+        let mut context = Context::from_messages([user("weather in Paris?").into()]);
+        let call = model
+            .stream(&context, StreamOptions::default())
+            .result()
+            .await;
+        assert_eq!(call.stop_reason, StopReason::ToolUse, "{call:?}");
+        let id = call.tool_calls().next().unwrap().id.clone();
+        context.messages.push(call.into());
+        context
+            .messages
+            .push(agentstream::message::Message::ToolResult(
+                agentstream::message::ToolResultMessage {
+                    tool_call_id: id,
+                    tool_name: "weather".into(),
+                    content: vec![text(format!("{}C", 18 + i))],
+                    details: None,
+                    is_error: false,
+                    timestamp: 0,
+                    extra: serde_json::Map::new(),
+                },
+            ));
+        let answer = model
+            .stream(&context, StreamOptions::default())
+            .result()
+            .await;
+        // The name comes from the server's decoding: the tool result on the
+        // wire carries only the call id, named after the earlier call.
+        assert_eq!(answer.text(), format!("weather={}C", 18 + i), "{answer:?}");
+    }
+    assert_eq!(server.requests().len(), 4);
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn anthropic_pings_and_delays_keep_the_recorded_shape() {
+    let reply = assistant(
+        [text("Hello there"), tool_call("toolu_1", "ls", json!({}))],
+        StopReason::ToolUse,
+    );
+    let server = Server::builder(ScriptedModel::new([reply]))
+        .pings(true)
+        .delay(Duration::from_millis(1))
+        .chunks(2)
+        .bind("127.0.0.1:0")
+        .await
+        .unwrap();
+    let body = json!({"model": "claude", "max_tokens": 10, "stream": true,
+                      "messages": [{"role": "user", "content": "hi"}]});
+    let response = post_raw(&format!("{}/messages", server.url()), &body).await;
+    let sse = response.text().await.unwrap();
+    let names: Vec<&str> = sse
+        .split("\n\n")
+        .filter_map(|event| event.lines().next()?.strip_prefix("event: "))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "message_start",
+            "content_block_start",
+            "ping",
+            "content_block_delta",
+            "content_block_delta",
+            "content_block_stop",
+            "content_block_start",
+            "content_block_delta",
+            "content_block_delta",
+            "content_block_stop",
+            "message_delta",
+            "message_stop"
+        ],
+        "{sse}"
+    );
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn by_request_elements_pick_their_turn_from_the_request() {
+    let turns = script(json!([
+        {"byRequest": [
+            {"ifContains": "weather", "turn": message_json("Let me check.")},
+            {"turn": message_json("Ask me about the weather.")},
+        ]},
+        {"byRequest": [
+            {"ifContains": "error", "turn": message_json("The tool failed.")},
+            {"ifContains": "18C", "turn": message_json("It is 18C.")},
+        ]},
+        {"byRequest": [{"ifContains": "never", "turn": message_json("unreachable")}]},
+    ]));
+    let server = Server::from_script(turns)
+        .bind("127.0.0.1:0")
+        .await
+        .unwrap();
+    let openai = format!("{}/chat/completions", server.url());
+    let anthropic = format!("{}/messages", server.url());
+
+    let body =
+        json!({"model": "m", "messages": [{"role": "user", "content": "How is the weather?"}]});
+    let (status, _, reply) = post(&openai, body.to_string()).await;
+    assert_eq!(status, 200);
+    assert_eq!(reply["choices"][0]["message"]["content"], "Let me check.");
+
+    // The last message is a tool result: its text decides.
+    let body = json!({"model": "m", "max_tokens": 10, "messages": [
+        {"role": "user", "content": "How is the weather?"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "weather", "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "18C"}]},
+    ]});
+    let (status, _, reply) = post(&anthropic, body.to_string()).await;
+    assert_eq!(status, 200);
+    assert_eq!(reply["content"][0]["text"], "It is 18C.");
+
+    let body = json!({"model": "m", "messages": [{"role": "user", "content": "hello"}]});
+    let (status, _, reply) = post(&openai, body.to_string()).await;
+    assert_eq!(status, 500);
+    assert_eq!(
+        reply["error"]["message"],
+        agentstream_serve::NO_MATCH_MESSAGE
+    );
+    assert_eq!(server.requests().len(), 3);
+    server.shutdown().await;
 }

@@ -1,0 +1,156 @@
+//! `agentstream serve` as a child process: the URL on the first line,
+//! turns in order, a scripted HTTP error, the exhausted script's answer,
+//! `--requests` appending JSON lines to an existing file, and bad scripts.
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+
+use agentstream::message::{user, Context, StopReason};
+use agentstream::model::{Model, StreamOptions, EXHAUSTED_MESSAGE};
+use agentstream_tokio::{AnthropicModel, OpenAiCompatModel};
+use agentstream_wire::anthropic::AnthropicConfig;
+use agentstream_wire::openai::OpenAiConfig;
+use serde_json::{json, Value};
+
+/// Writes `contents` to a fresh file under the target directory.
+fn file(name: &str, contents: &str) -> PathBuf {
+    let dir: PathBuf = [env!("CARGO_TARGET_TMPDIR"), "serve"].iter().collect();
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, contents).unwrap();
+    path
+}
+
+fn message(text: &str) -> Value {
+    json!({"role": "assistant", "content": [{"type": "text", "text": text}],
+           "api": "scripted", "provider": "scripted", "model": "scripted-cli",
+           "usage": {"input": 3, "output": 2, "cacheRead": 0, "cacheWrite": 0,
+                     "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}},
+           "stopReason": "stop", "timestamp": 0})
+}
+
+/// Kills the server when the test ends, however it ends.
+struct Served(Child);
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn serves_the_script_in_order_and_appends_the_requests() {
+    let script = json!([
+        message("one"),
+        {"httpError": {"status": 429, "message": "Rate limit reached", "retryAfter": 1}},
+        message("two"),
+    ]);
+    let script = file("script.json", &script.to_string());
+    let requests = file("requests.jsonl", "{\"earlier\":true}\n");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agentstream"))
+        .arg("serve")
+        .arg(&script)
+        .args(["--chunks", "2", "--requests"])
+        .arg(&requests)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the binary runs");
+    let stdout = child.stdout.take().unwrap();
+    let served = Served(child);
+    let mut url = String::new();
+    BufReader::new(stdout).read_line(&mut url).unwrap();
+    let url = url.trim_end().to_owned();
+    assert!(
+        url.starts_with("http://127.0.0.1:") && url.ends_with("/v1"),
+        "{url}"
+    );
+
+    let openai = OpenAiCompatModel::new(OpenAiConfig::new(url.clone(), "gpt-test")).unwrap();
+    let anthropic = AnthropicModel::new(
+        AnthropicConfig::new("claude-test").with_base_url(url.trim_end_matches("/v1")),
+    )
+    .unwrap();
+    let context = Context::from_messages([user("hi").into()]);
+    let first = openai
+        .stream(&context, StreamOptions::default())
+        .result()
+        .await;
+    assert_eq!(
+        (first.text(), first.stop_reason),
+        ("one".into(), StopReason::Stop)
+    );
+    assert_eq!((first.usage.input, first.usage.output), (3, 2));
+
+    let limited = anthropic
+        .stream(&context, StreamOptions::default())
+        .result()
+        .await;
+    let error = limited.error_message.unwrap_or_default();
+    assert!(
+        error.contains("429") && error.contains("Rate limit reached"),
+        "{error}"
+    );
+
+    let second = anthropic
+        .stream(&context, StreamOptions::default())
+        .result()
+        .await;
+    assert_eq!(second.text(), "two");
+
+    // The script is used up: HTTP 500 with the documented message.
+    let exhausted = openai
+        .stream(&context, StreamOptions::default())
+        .result()
+        .await;
+    assert_eq!(exhausted.stop_reason, StopReason::Error);
+    let error = exhausted.error_message.unwrap_or_default();
+    assert!(
+        error.contains("500") && error.contains(EXHAUSTED_MESSAGE),
+        "{error}"
+    );
+
+    // Each request is written before it is answered: the file is complete.
+    drop(served);
+    let lines: Vec<Value> = std::fs::read_to_string(&requests)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 5, "{lines:?}");
+    assert_eq!(
+        lines[0],
+        json!({"earlier": true}),
+        "appended, not truncated"
+    );
+    let calls: Vec<(u64, &str)> = lines[1..]
+        .iter()
+        .map(|l| (l["call"].as_u64().unwrap(), l["api"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        calls,
+        [
+            (0, "openai-completions"),
+            (1, "anthropic-messages"),
+            (2, "anthropic-messages"),
+            (3, "openai-completions")
+        ]
+    );
+    assert_eq!(lines[1]["context"]["messages"][0]["content"], "hi");
+}
+
+#[test]
+fn a_bad_script_exits_2_naming_the_path() {
+    let script = file("bad.json", r#"[{"httpError": {"status": 200}}]"#);
+    let output = Command::new(env!("CARGO_BIN_EXE_agentstream"))
+        .arg("serve")
+        .arg(&script)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(stderr.contains("$[0].httpError.status"), "{stderr}");
+    assert!(output.stdout.is_empty());
+}

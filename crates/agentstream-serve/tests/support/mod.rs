@@ -1,0 +1,36 @@
+//! Our own clients pointed at a server, for the tests and the bench.
+
+use std::sync::Arc;
+
+use agentstream::model::Model;
+use agentstream_serve::Server;
+use agentstream_tokio::{AnthropicModel, OpenAiCompatModel};
+use agentstream_wire::anthropic::AnthropicConfig;
+use agentstream_wire::openai::OpenAiConfig;
+
+/// A protocol the server speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Protocol {
+    OpenAi,
+    Anthropic,
+}
+
+/// A client of `server`.
+pub type Client = Arc<dyn Model + Send + Sync>;
+
+/// Our client for `protocol`, pointed at `server` (`OpenAiCompatModel`
+/// takes the `/v1` base URL, `AnthropicModel` the address before it).
+pub fn client(protocol: Protocol, server: &Server) -> Client {
+    let url = server.url();
+    match protocol {
+        Protocol::OpenAi => {
+            Arc::new(OpenAiCompatModel::new(OpenAiConfig::new(url, "gpt-test")).unwrap())
+        }
+        Protocol::Anthropic => Arc::new(
+            AnthropicModel::new(
+                AnthropicConfig::new("claude-test").with_base_url(url.trim_end_matches("/v1")),
+            )
+            .unwrap(),
+        ),
+    }
+}
