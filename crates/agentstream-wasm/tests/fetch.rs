@@ -95,18 +95,22 @@ async fn an_http_error_is_one_error_event() {
 }
 
 #[wasm_bindgen_test]
-async fn a_refused_connection_is_an_error_naming_the_request() {
-    // Port 9 (discard) on loopback: nothing listens in CI.
-    let config = OpenAiConfig::new("http://127.0.0.1:9/v1", "mock");
+async fn a_refused_connection_is_an_error_with_the_hosts_cause() {
+    // A loopback port the server bound once and closed: nothing listens.
+    let port = get_text(&format!("{}/closed-port/-", server())).await;
+    let url = format!("http://127.0.0.1:{port}/v1");
+    let config = OpenAiConfig::new(url.as_str(), "mock");
     let mut stream =
         spawn(OpenAiCompatModel::new(config).stream(&context(), StreamOptions::default()));
     let message = stream.result().await;
     assert_eq!(message.stop_reason, StopReason::Error);
     let error = message.error_message.unwrap_or_default();
-    assert!(
-        error.contains("the request to http://127.0.0.1:9/v1/chat/completions failed"),
-        "{error}"
-    );
+    let what = format!("the request to {url}/chat/completions failed: ");
+    // Then what the host threw: `TypeError: fetch failed` and its cause
+    // (`connect ECONNREFUSED …`) under Node, `TypeError: Failed to fetch`
+    // in Chromium.
+    assert!(error.starts_with(&what), "{error}");
+    assert!(error[what.len()..].starts_with("TypeError: "), "{error}");
 }
 
 #[wasm_bindgen]
@@ -121,17 +125,22 @@ fn unique_id(test: &str) -> String {
     format!("{test}-{}", (js_sys::Math::random() * 1e15) as u64)
 }
 
-/// How many `hang` requests of `id` the server saw closed by the client.
-async fn closed_by_the_client(id: &str) -> u64 {
-    let response = JsFuture::from(fetch_url(&format!("{}/stats/{id}", server())))
+/// The body of a `GET url`, as text.
+async fn get_text(url: &str) -> String {
+    let response = JsFuture::from(fetch_url(url))
         .await
-        .expect("the stats request");
+        .expect("a GET to the server");
     let response: web_sys::Response = response.unchecked_into();
     let text = JsFuture::from(response.text().expect("a body"))
         .await
-        .expect("the stats body");
-    let stats: serde_json::Value =
-        serde_json::from_str(&text.as_string().unwrap_or_default()).expect("stats as JSON");
+        .expect("the body's text");
+    text.as_string().unwrap_or_default()
+}
+
+/// How many `hang` requests of `id` the server saw closed by the client.
+async fn closed_by_the_client(id: &str) -> u64 {
+    let text = get_text(&format!("{}/stats/{id}", server())).await;
+    let stats: serde_json::Value = serde_json::from_str(&text).expect("stats as JSON");
     stats["closed"].as_u64().expect("a count")
 }
 

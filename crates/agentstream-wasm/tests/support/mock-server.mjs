@@ -10,10 +10,18 @@
 //                                goes away (counted per id)
 //   anthropic/…/v1/messages      an Anthropic Messages stream with text
 //   stats/<id>                   {"closed": n}: hang requests closed by the client
+//   closed-port/-                a loopback port nothing listens on (it was
+//                                bound once at start, then closed)
 // Every answer allows any origin (CORS), so a browser page may call it.
 import http from "node:http";
 
 const closed = new Map();
+
+// A port that refuses connections: bound, then closed again.
+const probe = http.createServer();
+await new Promise((resolve) => probe.listen(0, "127.0.0.1", resolve));
+const closedPort = probe.address().port;
+await new Promise((resolve) => probe.close(resolve));
 
 function sse(res, chunks) {
   res.writeHead(200, {
@@ -114,6 +122,10 @@ const server = http.createServer((req, res) => {
           anthropic("message_stop", {}),
         ]);
         res.end();
+        break;
+      case "closed-port":
+        res.writeHead(200, { "content-type": "text/plain", "access-control-allow-origin": "*" });
+        res.end(String(closedPort));
         break;
       case "stats":
         res.writeHead(200, {
