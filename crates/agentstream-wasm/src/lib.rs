@@ -15,10 +15,12 @@ mod fetch;
 pub mod js;
 mod local;
 mod timer;
+mod tools;
 
 pub use abort::{to_js_signal, JsAbortBridge};
 pub use fetch::{AnthropicModel, OpenAiCompatModel};
 pub use timer::{abort_grace, pacer, sleep, stream_with_timeout, Sleep, MAX_SLEEP};
+pub use tools::tool_spawner;
 
 pub use agentstream;
 pub use agentstream::model::{

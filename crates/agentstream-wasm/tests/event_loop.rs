@@ -200,3 +200,49 @@ async fn our_abort_aborts_a_javascript_signal() {
     let js = agentstream_wasm::to_js_signal(&controller.signal()).unwrap();
     assert!(js.aborted(), "an already aborted signal bridges as aborted");
 }
+
+/// A tool call spawned on the event loop runs there and hands back its
+/// outcome; it starts only after the spawning code has yielded.
+#[wasm_bindgen_test]
+async fn a_spawned_tool_call_hands_back_its_outcome() {
+    use agentstream_wasm::agentstream::agent::ToolOutput;
+
+    let log = Log::default();
+    let spawner = agentstream_wasm::tool_spawner();
+    let inside = log.clone();
+    let call = spawner(Box::pin(async move {
+        inside.push("tool runs");
+        Ok(ToolOutput::text("42"))
+    }));
+    log.push("spawned");
+    assert_eq!(call.await, Ok(ToolOutput::text("42")));
+    assert_eq!(log.entries(), ["spawned", "tool runs"]);
+}
+
+/// Dropping a spawned tool call's future drops the tool's own future.
+#[wasm_bindgen_test]
+async fn dropping_a_spawned_tool_call_cancels_it() {
+    /// Logs when the tool's future is dropped.
+    struct OnDrop(Log);
+    impl Drop for OnDrop {
+        fn drop(&mut self) {
+            self.0.push("tool dropped");
+        }
+    }
+
+    let log = Log::default();
+    let spawner = agentstream_wasm::tool_spawner();
+    let guard = OnDrop(log.clone());
+    let inside = log.clone();
+    let call = spawner(Box::pin(async move {
+        let _guard = guard;
+        inside.push("tool runs");
+        // Never completes: only the drop ends it.
+        futures_util::future::pending().await
+    }));
+    // Let the task start, then give up on it.
+    agentstream_wasm::sleep(Duration::ZERO).await;
+    drop(call);
+    agentstream_wasm::sleep(Duration::ZERO).await;
+    assert_eq!(log.entries(), ["tool runs", "tool dropped"]);
+}
