@@ -92,6 +92,9 @@ async fn an_http_error_is_one_error_event() {
     let error = message.error_message.unwrap_or_default();
     assert!(error.contains("429"), "{error}");
     assert!(error.contains("slow down"), "{error}");
+    // The `Retry-After` header reached us (in a browser, through CORS's
+    // `access-control-expose-headers`).
+    assert!(error.ends_with("retry after 20"), "{error}");
 }
 
 #[wasm_bindgen_test]
@@ -117,6 +120,8 @@ async fn a_refused_connection_is_an_error_with_the_hosts_cause() {
 extern "C" {
     #[wasm_bindgen(js_name = fetch)]
     fn fetch_url(url: &str) -> js_sys::Promise;
+    #[wasm_bindgen(js_name = fetch)]
+    fn fetch_request(request: &web_sys::Request) -> js_sys::Promise;
 }
 
 /// An id no other run against the same server used (the server counts
@@ -145,9 +150,10 @@ async fn closed_by_the_client(id: &str) -> u64 {
 }
 
 /// Asks the server until it saw `id`'s request closed, a bounded number of
-/// times (it learns of a cancelled `fetch` asynchronously).
+/// times, 10 s at most (it learns of a cancelled `fetch` asynchronously;
+/// Chromium once took more than 2 s).
 async fn wait_until_closed(id: &str) -> u64 {
-    for _ in 0..200 {
+    for _ in 0..1000 {
         let closed = closed_by_the_client(id).await;
         if closed > 0 {
             return closed;
@@ -219,4 +225,43 @@ async fn streams_from_an_anthropic_endpoint() {
     let message = stream.result().await;
     assert_eq!(message.text(), "Hi from Claude");
     assert_eq!(message.stop_reason, StopReason::Stop);
+}
+
+/// Our `AbortController`, bridged with `to_js_signal`, aborts a plain
+/// JavaScript `fetch` mid-body: the pending read rejects with an
+/// `AbortError` and the server sees the connection closed.
+#[wasm_bindgen_test]
+async fn our_abort_aborts_a_plain_fetch_through_the_bridge() {
+    let id = &unique_id("bridge");
+    let controller = AbortController::new();
+    let init = web_sys::RequestInit::new();
+    init.set_method("POST");
+    init.set_signal(Some(
+        &agentstream_wasm::to_js_signal(&controller.signal()).expect("an AbortController"),
+    ));
+    let url = format!("{}/hang/{id}/v1/chat/completions", server());
+    let request = web_sys::Request::new_with_str_and_init(&url, &init).expect("a request");
+    let response: web_sys::Response = JsFuture::from(fetch_request(&request))
+        .await
+        .expect("the response head")
+        .unchecked_into();
+    let reader: web_sys::ReadableStreamDefaultReader = response
+        .body()
+        .expect("a body")
+        .get_reader()
+        .unchecked_into();
+    // The first piece arrives; the next read waits for a body that hangs.
+    JsFuture::from(reader.read())
+        .await
+        .expect("the first piece");
+    let pending = JsFuture::from(reader.read());
+    controller.abort();
+    let rejection = pending.await.expect_err("the read was aborted");
+    let name = js_sys::Reflect::get(&rejection, &"name".into()).unwrap_or_default();
+    assert_eq!(name.as_string().as_deref(), Some("AbortError"));
+    assert_eq!(
+        wait_until_closed(id).await,
+        1,
+        "the server never saw the fetch cancelled"
+    );
 }
