@@ -151,7 +151,7 @@ async fn closed_by_the_client(id: &str) -> u64 {
 
 /// Asks the server until it saw `id`'s request closed, a bounded number of
 /// times, 10 s at most (it learns of a cancelled `fetch` asynchronously;
-/// Chromium once took more than 2 s).
+/// once, in Chromium, the server had not seen it after 2 s).
 async fn wait_until_closed(id: &str) -> u64 {
     for _ in 0..1000 {
         let closed = closed_by_the_client(id).await;
