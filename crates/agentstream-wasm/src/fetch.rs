@@ -1,0 +1,322 @@
+//! [`OpenAiCompatModel`] and [`AnthropicModel`] over the host's `fetch`,
+//! one call path for both: the request through `fetch`, the body read
+//! piece by piece from its `ReadableStream`, everything else
+//! [`agentstream_wire::http::exchange`], as in the native adapters.
+
+use std::error::Error;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use agentstream::message::Context;
+use agentstream::model::{Model, ModelStream, StreamOptions};
+use agentstream_wire::anthropic::AnthropicConfig;
+use agentstream_wire::endpoint::{Endpoint, PreparedRequest};
+use agentstream_wire::http::{
+    exchange, push_all, ResponseBody, ResponseHead, ResponseStream, TransportError,
+};
+use agentstream_wire::openai::OpenAiConfig;
+use js_sys::{Promise, Reflect, Uint8Array};
+use wasm_bindgen::prelude::wasm_bindgen;
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{Headers, ReadableStreamDefaultReader, Request, RequestInit, Response};
+
+use crate::local::Local;
+
+#[wasm_bindgen]
+extern "C" {
+    // The global `fetch` (browsers, workers, Node 18 and later), not
+    // `window.fetch`.
+    #[wasm_bindgen(js_name = fetch)]
+    fn global_fetch(request: &Request) -> Promise;
+}
+
+/// A [`Model`] that streams from an OpenAI-compatible Chat Completions
+/// endpoint through the host's `fetch` (a browser, a worker or Node).
+///
+/// Its [`ModelStream`]s are self-driven like every other model's: poll
+/// them, or [`spawn`](crate::spawn) their producer on the event loop. The
+/// response body is read incrementally from its `ReadableStream` and
+/// decoded by [`agentstream_wire`], the code the native adapters use:
+/// HTTP errors become one `error` event naming the status and the
+/// provider's message, the call's
+/// [`AbortSignal`](agentstream::model::AbortSignal) aborts the `fetch`
+/// itself (through a JavaScript `AbortController`) and ends the call in
+/// `error(aborted)` with the text so far, and so does the idle timeout.
+/// Dropping the stream and its result handles aborts the `fetch` too.
+///
+/// `fetch` gives no hook between connecting and the response head, so the
+/// configuration's connect timeout is not applied; the idle timeout covers
+/// the wait for the head. In a browser, a cross-origin endpoint must allow
+/// the request through CORS.
+///
+/// ```no_run
+/// use agentstream_wasm::prelude::*;
+///
+/// wasm_bindgen_futures::spawn_local(async {
+///     let config = OpenAiConfig::new("http://127.0.0.1:11434/v1", "llama3.2");
+///     let model = OpenAiCompatModel::new(config);
+///     let context = Context::from_messages([user("Hello!").into()]);
+///     let mut stream = spawn(model.stream(&context, StreamOptions::default()));
+///     let message = stream.result().await;
+///     let _answer = message.text();
+/// });
+/// ```
+#[derive(Debug, Clone)]
+pub struct OpenAiCompatModel {
+    config: Arc<OpenAiConfig>,
+}
+
+impl OpenAiCompatModel {
+    /// A model for `config`.
+    pub fn new(config: OpenAiConfig) -> Self {
+        Self {
+            config: Arc::new(config),
+        }
+    }
+
+    /// The endpoint configuration.
+    pub fn config(&self) -> &OpenAiConfig {
+        &self.config
+    }
+}
+
+impl Model for OpenAiCompatModel {
+    fn stream(&self, context: &Context, options: StreamOptions) -> ModelStream {
+        stream_from(&*self.config, context, options)
+    }
+}
+
+/// A [`Model`] that streams from Anthropic's Messages API (or a server
+/// that speaks it) through the host's `fetch`, with exactly the behaviour
+/// of [`OpenAiCompatModel`]; only the request and the decoding differ (see
+/// [`agentstream_wire::anthropic`]).
+///
+/// ```no_run
+/// use agentstream_wasm::prelude::*;
+///
+/// wasm_bindgen_futures::spawn_local(async {
+///     let config = AnthropicConfig::new("claude-sonnet-4-5")
+///         .with_base_url("http://127.0.0.1:8080")
+///         .with_api_key("key");
+///     let model = AnthropicModel::new(config);
+///     let context = Context::from_messages([user("Hello!").into()]);
+///     let mut stream = spawn(model.stream(&context, StreamOptions::default()));
+///     let _message = stream.result().await;
+/// });
+/// ```
+#[derive(Debug, Clone)]
+pub struct AnthropicModel {
+    config: Arc<AnthropicConfig>,
+}
+
+impl AnthropicModel {
+    /// A model for `config`.
+    pub fn new(config: AnthropicConfig) -> Self {
+        Self {
+            config: Arc::new(config),
+        }
+    }
+
+    /// The endpoint configuration.
+    pub fn config(&self) -> &AnthropicConfig {
+        &self.config
+    }
+}
+
+impl Model for AnthropicModel {
+    fn stream(&self, context: &Context, options: StreamOptions) -> ModelStream {
+        stream_from(&*self.config, context, options)
+    }
+}
+
+/// One call to `endpoint`, whatever the protocol.
+fn stream_from<E: Endpoint>(
+    endpoint: &E,
+    context: &Context,
+    options: StreamOptions,
+) -> ModelStream {
+    let signal = options.signal;
+    let mut stream = endpoint.open_stream(signal.clone());
+    let prepared = endpoint.prepare(context).map_err(|e| e.to_string());
+    let idle = endpoint.idle_timeout();
+    ModelStream::driven(move |mut producer| {
+        // `fetch`'s promises and the reader are JavaScript handles: the
+        // driver is `Send` only through `Local` (one thread on this target).
+        Local::new(async move {
+            let request = match prepared {
+                Ok(request) => request,
+                Err(error) => {
+                    push_all(&mut producer, stream.fail(error));
+                    return;
+                }
+            };
+            exchange(producer, stream, signal, idle, sleep, send(request)).await;
+        })
+    })
+}
+
+/// The host's timer, with `()` as output.
+async fn sleep(duration: Duration) {
+    crate::sleep(duration).await;
+}
+
+/// A JavaScript exception or rejection, as text: its `name` and `message`
+/// (for an `Error`), and its `cause` as this error's
+/// [`source`](Error::source) (Node's `fetch failed` keeps the socket
+/// error there).
+#[derive(Debug)]
+struct JsFailure {
+    message: String,
+    cause: Option<Box<JsFailure>>,
+}
+
+/// How deep a chain of `cause`s is followed.
+const CAUSE_DEPTH: usize = 4;
+
+impl JsFailure {
+    fn from_js(value: &JsValue, depth: usize) -> Self {
+        let message = if let Some(error) = value.dyn_ref::<js_sys::Error>() {
+            let name = String::from(error.name());
+            let text = String::from(error.message());
+            match (name.as_str(), text.is_empty()) {
+                (_, true) => name,
+                ("Error", false) => text,
+                _ => format!("{name}: {text}"),
+            }
+        } else if let Some(text) = value.as_string() {
+            text
+        } else {
+            js_sys::JSON::stringify(value)
+                .ok()
+                .and_then(|text| text.as_string())
+                .unwrap_or_else(|| "a JavaScript exception".to_owned())
+        };
+        let cause = Reflect::get(value, &JsValue::from_str("cause"))
+            .ok()
+            .filter(|cause| !cause.is_undefined() && !cause.is_null() && depth > 0)
+            .map(|cause| Box::new(Self::from_js(&cause, depth - 1)));
+        Self { message, cause }
+    }
+}
+
+impl fmt::Display for JsFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl Error for JsFailure {
+    fn source(&self) -> Option<&(dyn Error + 'static)> {
+        self.cause
+            .as_deref()
+            .map(|cause| cause as &(dyn Error + 'static))
+    }
+}
+
+/// `what`, caused by the JavaScript exception `value`.
+fn failed(what: impl Into<String>, value: &JsValue) -> TransportError {
+    TransportError::failed(what.into()).with_source(JsFailure::from_js(value, CAUSE_DEPTH))
+}
+
+/// Aborts the `fetch` when dropped: an abort of the call, the idle timeout
+/// or a consumer that went away all drop the exchange's futures.
+struct AbortOnDrop(web_sys::AbortController);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Sends `request` through `fetch` and waits for the response head.
+async fn send(request: PreparedRequest) -> Result<(ResponseHead, FetchBody), TransportError> {
+    let controller = web_sys::AbortController::new()
+        .map_err(|e| failed("cannot create an AbortController", &e))?;
+    let guard = AbortOnDrop(controller);
+    let headers = Headers::new().map_err(|e| failed("cannot create the headers", &e))?;
+    for (name, value) in &request.headers {
+        headers
+            .set(name, value)
+            .map_err(|e| failed(format!("invalid header `{name}`"), &e))?;
+    }
+    let init = RequestInit::new();
+    init.set_method("POST");
+    init.set_headers(&headers);
+    init.set_body(&Uint8Array::from(request.body.as_slice()));
+    init.set_signal(Some(&guard.0.signal()));
+    let js_request = Request::new_with_str_and_init(&request.url, &init)
+        .map_err(|e| failed(format!("invalid endpoint URL `{}`", request.url), &e))?;
+    let response = JsFuture::from(global_fetch(&js_request))
+        .await
+        .map_err(|e| failed(format!("the request to {} failed", request.url), &e))?;
+    let response: Response = response
+        .dyn_into()
+        .map_err(|e| failed("fetch resolved to something else than a Response", &e))?;
+    let retry_after = response.headers().get("retry-after").ok().flatten();
+    let head = ResponseHead::new(response.status()).with_retry_after(retry_after);
+    let reader = response.body().map(|body| {
+        body.get_reader()
+            .unchecked_into::<ReadableStreamDefaultReader>()
+    });
+    Ok((
+        head,
+        FetchBody {
+            inner: Local::new(BodyReader {
+                reader,
+                _guard: guard,
+            }),
+        },
+    ))
+}
+
+/// A response body being read from its `ReadableStream`.
+struct FetchBody {
+    inner: Local<BodyReader>,
+}
+
+struct BodyReader {
+    /// `None` for a response without a body, and once the body ended.
+    reader: Option<ReadableStreamDefaultReader>,
+    /// Dropped with the body: aborts the `fetch`, which cancels the stream.
+    _guard: AbortOnDrop,
+}
+
+impl ResponseBody for FetchBody {
+    type Chunk = Vec<u8>;
+
+    fn next_chunk(
+        &mut self,
+    ) -> impl std::future::Future<Output = Result<Option<Vec<u8>>, TransportError>> + Send {
+        let body = &mut self.inner.inner;
+        Local::new(async move {
+            loop {
+                let Some(reader) = &body.reader else {
+                    return Ok(None);
+                };
+                let read = JsFuture::from(reader.read())
+                    .await
+                    .map_err(|e| failed("reading the body failed", &e))?;
+                let done = Reflect::get(&read, &JsValue::from_str("done"))
+                    .map(|done| done.is_truthy())
+                    .unwrap_or(true);
+                if done {
+                    body.reader = None;
+                    return Ok(None);
+                }
+                let value = Reflect::get(&read, &JsValue::from_str("value"))
+                    .map_err(|e| failed("reading the body failed", &e))?;
+                let Some(bytes) = value.dyn_ref::<Uint8Array>() else {
+                    return Err(TransportError::failed(
+                        "the body stream gave something else than bytes",
+                    ));
+                };
+                // Empty pieces are legal; wait for the next one.
+                if bytes.length() > 0 {
+                    return Ok(Some(bytes.to_vec()));
+                }
+            }
+        })
+    }
+}

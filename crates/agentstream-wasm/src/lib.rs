@@ -1,0 +1,109 @@
+// The crate's documentation is for `wasm32-unknown-unknown`, where its items
+// exist; elsewhere the crate is empty and says so.
+#![cfg_attr(target_arch = "wasm32", doc = include_str!("lib.md"))]
+#![cfg_attr(
+    not(target_arch = "wasm32"),
+    doc = "Run agentstream model calls on a JavaScript event loop through wasm-bindgen. \
+           This crate is for `wasm32-unknown-unknown`; on this target it is empty."
+)]
+#![cfg(target_arch = "wasm32")]
+#![warn(missing_docs)]
+
+mod abort;
+mod fetch;
+#[cfg(feature = "js-api")]
+pub mod js;
+mod local;
+mod timer;
+mod tools;
+
+pub use abort::{to_js_signal, JsAbortBridge};
+pub use fetch::{AnthropicModel, OpenAiCompatModel};
+pub use timer::{abort_grace, pacer, sleep, stream_with_timeout, Sleep, MAX_SLEEP};
+pub use tools::tool_spawner;
+
+pub use agentstream;
+pub use agentstream::model::{
+    validate_events, AbortController, AbortSignal, LocalModelStream, Model, ModelEvent,
+    ModelStream, ScriptedModel, ScriptedTurn, StreamOptions,
+};
+pub use agentstream_wire;
+
+/// Everything a WebAssembly user of agentstream needs, in one `use`:
+///
+/// ```no_run
+/// use agentstream_wasm::prelude::*;
+///
+/// let model = ScriptedModel::new([assistant([text("hi")], StopReason::Stop)]);
+/// let context = Context::from_messages([user("hello").into()]);
+/// let _stream: ModelStream = spawn(model.stream(&context, StreamOptions::default()));
+/// ```
+///
+/// It holds the [`Model`] trait and its types, the scripted test double,
+/// the [`Context`](agentstream::message::Context) and the message builders,
+/// this crate's [`spawn`], [`stream_with_timeout`], [`pacer`] and models,
+/// [`OpenAiConfig`](agentstream_wire::openai::OpenAiConfig) and
+/// [`AnthropicConfig`](agentstream_wire::anthropic::AnthropicConfig).
+pub mod prelude {
+    pub use crate::{
+        pacer, spawn, stream_with_timeout, AnthropicModel, JsAbortBridge, OpenAiCompatModel,
+    };
+    pub use agentstream::message::{
+        assistant, image, text, thinking, tool_call, tool_result, user, user_blocks,
+        AssistantMessage, ContentBlock, Context, Message, StopReason, Tool,
+    };
+    pub use agentstream::model::{
+        validate_events, AbortController, AbortSignal, Model, ModelEvent, ModelStream,
+        ScriptedModel, ScriptedTurn, StreamOptions,
+    };
+    pub use agentstream_wire::anthropic::AnthropicConfig;
+    pub use agentstream_wire::openai::OpenAiConfig;
+}
+
+/// Spawns the stream's producer as a task of the JavaScript event loop
+/// ([`wasm_bindgen_futures::spawn_local`]) and returns the stream, which no
+/// longer drives it. A stream without a driver is returned unchanged.
+///
+/// The producer first runs in a later microtask: code after `spawn`, up to
+/// the next `await`, always runs before the first event is produced. The
+/// task ends when the producer is done, or early once the stream and every
+/// result handle are dropped (cancel on drop).
+///
+/// ```no_run
+/// use agentstream_wasm::prelude::*;
+///
+/// let model = ScriptedModel::new([assistant([text("hi")], StopReason::Stop)]);
+/// let context = Context::from_messages([user("hello").into()]);
+/// let mut stream = spawn(model.stream(&context, StreamOptions::default()));
+/// wasm_bindgen_futures::spawn_local(async move {
+///     assert_eq!(stream.result().await.text(), "hi");
+/// });
+/// ```
+pub fn spawn(mut stream: ModelStream) -> ModelStream {
+    if let Some(driver) = stream.take_driver() {
+        wasm_bindgen_futures::spawn_local(driver);
+    }
+    stream
+}
+
+/// Like [`spawn`], for a [`LocalModelStream`] (a producer that is not
+/// `Send`, holding JavaScript handles of its own, say).
+///
+/// ```no_run
+/// use std::rc::Rc;
+/// use agentstream_wasm::agentstream::message::{assistant, text, StopReason};
+/// use agentstream_wasm::agentstream::model::{DoneReason, ModelEvent, ModelStream};
+///
+/// let shared = Rc::new("hi");
+/// let stream = ModelStream::driven_local(move |mut producer| async move {
+///     let message = assistant([text(*shared)], StopReason::Stop);
+///     let _ = producer.push(ModelEvent::done(DoneReason::Stop, message));
+/// });
+/// let _stream = agentstream_wasm::spawn_local_stream(stream);
+/// ```
+pub fn spawn_local_stream(mut stream: LocalModelStream) -> LocalModelStream {
+    if let Some(driver) = stream.take_driver() {
+        wasm_bindgen_futures::spawn_local(driver);
+    }
+    stream
+}
