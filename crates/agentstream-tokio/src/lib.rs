@@ -53,7 +53,7 @@
 //! assert_eq!(first.result().await.text(), "hello");
 //!
 //! let options = StreamOptions::default();
-//! let mut second = stream_with_timeout(&model, &context, options, Duration::from_millis(10));
+//! let mut second = stream_with_timeout(&model, &context, options, Duration::from_secs(1));
 //! let result = second.result().await;
 //! assert_eq!(result.stop_reason, StopReason::Aborted);
 //! assert_eq!(result.text(), "a "); // the first of ten deltas
