@@ -19,14 +19,16 @@ fn pause(duration: Duration) -> Pause {
 /// on smol's timer; an HTTP-date `Retry-After` is resolved with the system
 /// clock. The caller's signal ends a wait at once.
 ///
-/// ```no_run
+/// Any model can be wrapped; with the `http` feature, typically an
+/// `OpenAiCompatModel` or an `AnthropicModel`:
+///
+/// ```
 /// use agentstream_smol::prelude::*;
 /// use agentstream_smol::with_retry;
 /// use agentstream::model::RetryPolicy;
 ///
-/// let config = OpenAiConfig::new("https://api.openai.com/v1", "gpt-4o-mini");
-/// let model = with_retry(OpenAiCompatModel::new(config), RetryPolicy::default());
-/// # let _ = model;
+/// let model = with_retry(ScriptedModel::new(Vec::<ScriptedTurn>::new()), RetryPolicy::default());
+/// assert_eq!(model.policy().max_retries, 2);
 /// ```
 pub fn with_retry<M>(model: M, policy: RetryPolicy) -> RetryModel<M, SmolSleep> {
     RetryModel::new(model, policy, pause as SmolSleep).with_clock(unix_now)

@@ -13,17 +13,16 @@ pub type TokioSleep = fn(Duration) -> tokio::time::Sleep;
 /// on tokio's timer; an HTTP-date `Retry-After` is resolved with the
 /// system clock. The caller's signal ends a wait at once.
 ///
-/// ```no_run
+/// Any model can be wrapped; with the `http` feature, typically an
+/// `OpenAiCompatModel` or an `AnthropicModel`:
+///
+/// ```
 /// use agentstream_tokio::prelude::*;
 /// use agentstream_tokio::with_retry;
 /// use agentstream::model::RetryPolicy;
 ///
-/// # fn build() -> Result<(), Box<dyn std::error::Error>> {
-/// let config = OpenAiConfig::new("https://api.openai.com/v1", "gpt-4o-mini");
-/// let model = with_retry(OpenAiCompatModel::new(config)?, RetryPolicy::default());
-/// # let _ = model;
-/// # Ok(())
-/// # }
+/// let model = with_retry(ScriptedModel::new(Vec::<ScriptedTurn>::new()), RetryPolicy::default());
+/// assert_eq!(model.policy().max_retries, 2);
 /// ```
 pub fn with_retry<M>(model: M, policy: RetryPolicy) -> RetryModel<M, TokioSleep> {
     RetryModel::new(model, policy, tokio::time::sleep as TokioSleep).with_clock(unix_now)
