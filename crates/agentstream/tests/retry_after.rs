@@ -7,6 +7,14 @@ use agentstream::model::{RetryAfter, RETRY_AFTER_MAX};
 use proptest::prelude::*;
 
 proptest! {
+    // Few cases under Miri, and no failure files (Miri isolates the file
+    // system), as in the other property tests.
+    #![proptest_config(ProptestConfig {
+        cases: if cfg!(miri) { 8 } else { 256 },
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
     #[test]
     fn any_text_parses_or_is_refused(text in ".{0,64}", now in any::<u64>()) {
         if let Some(parsed) = RetryAfter::parse(&text) {
