@@ -83,7 +83,7 @@ use agentstream::model::{DoneReason, ErrorReason, ModelEvent, PartialBuilder, AB
 
 use crate::pricing::Pricing;
 
-use crate::json::{clip, is_json_blank, parse_arguments};
+use crate::json::{borrowed_str, clip, is_json_blank, parse_arguments};
 use crate::limits::{Limit, LimitExceeded, Limits};
 use crate::surrogates::{mark_lone_surrogates, SurrogateJoiner};
 
@@ -788,17 +788,17 @@ struct Payload<'a> {
 /// message (`stop_reason`).
 #[derive(Debug, Default, Deserialize)]
 struct Delta<'a> {
-    #[serde(rename = "type", borrow, default)]
+    #[serde(rename = "type", borrow, default, deserialize_with = "borrowed_str")]
     kind: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "borrowed_str")]
     text: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "borrowed_str")]
     thinking: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "borrowed_str")]
     partial_json: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "borrowed_str")]
     signature: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "borrowed_str")]
     stop_reason: Option<Cow<'a, str>>,
 }
 
