@@ -358,7 +358,9 @@ impl SseDecoder {
             Ok(text) => alloc::borrow::Cow::Borrowed(text),
             Err(_) => String::from_utf8_lossy(line),
         };
-        let (field, value) = match text.find(':') {
+        // The colon ends a short field name: a plain loop finds it sooner
+        // than `find`'s memchr, whose setup costs more than the search.
+        let (field, value) = match text.bytes().position(|b| b == b':') {
             Some(colon) => {
                 let value = &text[colon + 1..];
                 (&text[..colon], value.strip_prefix(' ').unwrap_or(value))
