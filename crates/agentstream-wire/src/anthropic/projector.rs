@@ -1001,4 +1001,38 @@ mod tests {
         // object, other shapes.
         assert_eq!(quick, 7);
     }
+
+    #[test]
+    fn the_quick_delta_path_agrees_with_the_typed_parse_on_mangled_texts() {
+        let pieces = [
+            "a", "é", "🙂", "\"", "\\", "\\n", "\\\"", "\\u00e9", "\\ud83d", "}", "}}", "\"}}",
+            "\t", "\u{1}", "0", ",", ":", " ",
+        ];
+        let heads = [
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":""#,
+            r#"{"type":"content_block_delta","index":7,"delta":{"type":"input_json_delta","partial_json":""#,
+        ];
+        let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut quick = 0;
+        for round in 0..20_000 {
+            let mut data = String::from(heads[round % heads.len()]);
+            for _ in 0..next() % 6 {
+                data.push_str(pieces[(next() % pieces.len() as u64) as usize]);
+            }
+            if next() % 4 != 0 {
+                data.push_str("\"}}");
+            }
+            if let Some(delta) = quick_delta(&data) {
+                quick += 1;
+                assert_eq!(Some(fields(&delta)), typed(&data), "{data}");
+            }
+        }
+        assert!(quick > 1_000, "{quick}");
+    }
 }
