@@ -2,7 +2,9 @@
 //! `OpenAiStream` (SSE decoder + chunk projector, producing the full event
 //! protocol with partial snapshots) against `eventsource-stream` + serde_json
 //! (each event's data parsed into a `serde_json::Value`, the text deltas
-//! appended to a `String`), on the same bytes fed in the same pieces.
+//! appended to a `String`), on the same bytes fed in the same pieces. A
+//! third input is an Anthropic Messages stream, decoded by ours with
+//! `AnthropicStream` and by the peer the same way.
 //!
 //! Run with `cargo bench -p agentstream-suite --bench sse_decode`. After
 //! criterion's groups it prints a markdown table: throughput (MB/s, best of
