@@ -2,7 +2,9 @@
 //! `OpenAiStream` (SSE decoder + chunk projector, producing the full event
 //! protocol with partial snapshots) against `eventsource-stream` + serde_json
 //! (each event's data parsed into a `serde_json::Value`, the text deltas
-//! appended to a `String`), on the same bytes fed in the same pieces.
+//! appended to a `String`), on the same bytes fed in the same pieces. A
+//! third input is an Anthropic Messages stream, decoded by ours with
+//! `AnthropicStream` and by the peer the same way.
 //!
 //! Run with `cargo bench -p agentstream-suite --bench sse_decode`. After
 //! criterion's groups it prints a markdown table: throughput (MB/s, best of
@@ -383,18 +385,22 @@ fn summary() {
 }
 
 fn main() {
-    // `SSE_DECODE_PROFILE=ours|peer`: one pass of one side and nothing
+    // `SSE_DECODE_PROFILE=ours|peer|ours-anthropic|peer-anthropic`: one pass of one side and nothing
     // else, for a profiler (callgrind counts instructions, which the load
     // of a shared machine does not change).
     if let Ok(side) = std::env::var("SSE_DECODE_PROFILE") {
-        let (body, _) = body_of(Style::Compact);
+        // `-anthropic` profiles the Anthropic-shaped input; only the input
+        // profiled is generated.
+        let style = if side.ends_with("-anthropic") {
+            Style::Anthropic
+        } else {
+            Style::Compact
+        };
+        let (body, _) = body_of(style);
         let pieces = split(&body);
-        let (anthropic, _) = body_of(Style::Anthropic);
-        let anthropic_pieces = split(&anthropic);
         let result = match side.as_str() {
-            "peer" => peer(&pieces),
-            "peer-anthropic" => peer(&anthropic_pieces),
-            "ours-anthropic" => ours_anthropic(&anthropic_pieces),
+            "peer" | "peer-anthropic" => peer(&pieces),
+            "ours-anthropic" => ours_anthropic(&pieces),
             _ => ours(&pieces),
         };
         println!("{side}: {result:?}");

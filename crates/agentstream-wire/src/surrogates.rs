@@ -72,6 +72,29 @@ pub fn replace_lone_surrogates(json: &str) -> Option<String> {
     rewrite_lone_surrogates(json, |_, out| out.push_str(r"\ufffd"))
 }
 
+/// The position of the first `\\` in `bytes`, eight bytes at a time (the
+/// zero-byte test of [`sse`](crate::sse)'s line-break search: no false
+/// negatives, and a word with a false positive is searched byte by byte).
+fn find_backslash(bytes: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let mut start = 0;
+    let mut words = bytes.chunks_exact(8);
+    for word in &mut words {
+        let mut array = [0u8; 8];
+        array.copy_from_slice(word);
+        let x = u64::from_le_bytes(array) ^ (ONES * u64::from(b'\\'));
+        if x.wrapping_sub(ONES) & !x & HIGHS != 0 {
+            break;
+        }
+        start += 8;
+    }
+    bytes[start..]
+        .iter()
+        .position(|&b| b == b'\\')
+        .map(|i| start + i)
+}
+
 /// `json` with `replace(unit, out)` written in place of each lone
 /// surrogate escape; `None` when there is none.
 fn rewrite_lone_surrogates(
@@ -83,9 +106,14 @@ fn rewrite_lone_surrogates(
     // `copied` is where the part of `json` not yet copied to `out` starts.
     let (mut i, mut copied) = (0, 0);
     while i + 1 < bytes.len() {
-        if bytes[i] != b'\\' {
-            i += 1;
-            continue;
+        // Jump to the next backslash, a word at a time: a payload without
+        // escapes (the norm) costs one fast scan.
+        match find_backslash(&bytes[i..]) {
+            Some(offset) => i += offset,
+            None => break,
+        }
+        if i + 1 >= bytes.len() {
+            break;
         }
         if bytes[i + 1] != b'u' {
             // Another escape, `\\` included: skip both bytes.
@@ -170,6 +198,31 @@ impl SurrogateJoiner {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_word_scan_finds_the_first_backslash() {
+        for len in 0..40 {
+            for at in 0..=len {
+                for fill in [b'a', 0, 0xFF, b'\\' + 1, b'\\' - 1] {
+                    let mut bytes = alloc::vec![fill; len];
+                    if at < len {
+                        bytes[at] = b'\\';
+                    }
+                    let naive = bytes.iter().position(|&b| b == b'\\');
+                    assert_eq!(find_backslash(&bytes), naive, "{bytes:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_backslash_before_a_multibyte_character_is_skipped_safely() {
+        assert_eq!(
+            mark_lone_surrogates("{\"a\":\"\\é\\ud83d\"}").as_deref(),
+            Some("{\"a\":\"\\é\u{10003d}\"}")
+        );
+        assert_eq!(mark_lone_surrogates("\\é\\"), None);
+    }
 
     #[test]
     fn lone_halves_are_marked_and_pairs_left_alone() {

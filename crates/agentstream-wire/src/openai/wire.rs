@@ -11,14 +11,15 @@ use serde_json::{Map, Value};
 
 use agentstream::message::{Cost, Usage};
 
+use crate::json::borrowed_str;
 pub(crate) use crate::json::{clip, is_json_blank, trim_json};
 
 /// One chunk. Every field is optional: providers omit them freely.
 #[derive(Deserialize)]
 pub(crate) struct Chunk<'a> {
-    #[serde(default, borrow)]
+    #[serde(default, borrow, deserialize_with = "borrowed_str")]
     pub id: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
+    #[serde(default, borrow, deserialize_with = "borrowed_str")]
     pub model: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
     pub choices: Option<Choices<'a>>,
@@ -71,7 +72,7 @@ pub(crate) struct Choice<'a> {
     pub index: Option<u64>,
     #[serde(default, borrow)]
     pub delta: Option<Delta<'a>>,
-    #[serde(default, borrow)]
+    #[serde(default, borrow, deserialize_with = "borrowed_str")]
     pub finish_reason: Option<Cow<'a, str>>,
     #[serde(default)]
     pub usage: Option<Value>,
@@ -79,13 +80,13 @@ pub(crate) struct Choice<'a> {
 
 #[derive(Deserialize)]
 pub(crate) struct Delta<'a> {
-    #[serde(default, borrow)]
+    #[serde(default, borrow, deserialize_with = "borrowed_str")]
     pub content: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
+    #[serde(default, borrow, deserialize_with = "borrowed_str")]
     pub reasoning_content: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
+    #[serde(default, borrow, deserialize_with = "borrowed_str")]
     pub reasoning: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
+    #[serde(default, borrow, deserialize_with = "borrowed_str")]
     pub reasoning_text: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
     pub tool_calls: Option<Vec<ToolCallDelta<'a>>>,
@@ -95,7 +96,7 @@ pub(crate) struct Delta<'a> {
 pub(crate) struct ToolCallDelta<'a> {
     #[serde(default)]
     pub index: Option<u64>,
-    #[serde(default, borrow)]
+    #[serde(default, borrow, deserialize_with = "borrowed_str")]
     pub id: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
     pub function: Option<FunctionDelta<'a>>,
@@ -103,7 +104,7 @@ pub(crate) struct ToolCallDelta<'a> {
 
 #[derive(Deserialize)]
 pub(crate) struct FunctionDelta<'a> {
-    #[serde(default, borrow)]
+    #[serde(default, borrow, deserialize_with = "borrowed_str")]
     pub name: Option<Cow<'a, str>>,
     /// Usually a string fragment; a few servers send the whole arguments as
     /// an object, which is re-serialized.
