@@ -137,9 +137,11 @@ fn stream_from<E: Endpoint>(
     context: &Context,
     options: StreamOptions,
 ) -> ModelStream {
-    let signal = options.signal;
-    let mut stream = endpoint.open_stream(signal.clone());
-    let prepared = endpoint.prepare(context).map_err(|e| e.to_string());
+    let signal = options.signal.clone();
+    let mut stream = endpoint.open_stream_at(signal.clone(), now_ms());
+    let prepared = endpoint
+        .prepare_call(context, &options)
+        .map_err(|e| e.to_string());
     let idle = endpoint.idle_timeout();
     ModelStream::driven(move |mut producer| {
         // `fetch`'s promises and the reader are JavaScript handles: the
@@ -148,6 +150,7 @@ fn stream_from<E: Endpoint>(
             let request = match prepared {
                 Ok(request) => request,
                 Err(error) => {
+                    producer.set_error_cause(agentstream::model::ErrorCause::InvalidRequest);
                     push_all(&mut producer, stream.fail(error));
                     return;
                 }
@@ -155,6 +158,13 @@ fn stream_from<E: Endpoint>(
             exchange(producer, stream, signal, idle, sleep, send(request)).await;
         })
     })
+}
+
+/// The host's wall clock in Unix milliseconds (`Date.now()`), stamped on
+/// the call's messages as the native adapters do (a float cast to `u64`
+/// saturates; NaN gives 0).
+fn now_ms() -> u64 {
+    js_sys::Date::now() as u64
 }
 
 /// The host's timer, with `()` as output.
@@ -237,6 +247,12 @@ async fn send(request: PreparedRequest) -> Result<(ResponseHead, FetchBody), Tra
     let guard = AbortOnDrop(controller);
     let headers = Headers::new().map_err(|e| failed("cannot create the headers", &e))?;
     for (name, value) in &request.headers {
+        headers
+            .set(name, value)
+            .map_err(|e| failed(format!("invalid header `{name}`"), &e))?;
+    }
+    // The configuration's extra headers replace defaults of the same name.
+    for (name, value) in &request.extra_headers {
         headers
             .set(name, value)
             .map_err(|e| failed(format!("invalid header `{name}`"), &e))?;

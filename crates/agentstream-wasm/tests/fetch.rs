@@ -50,6 +50,38 @@ async fn streams_text_incrementally() {
     assert_eq!(message.stop_reason, StopReason::Stop);
 }
 
+/// The per-call options, the config's extra body and headers reach the
+/// server, and the message carries the host's wall clock, as on the native
+/// adapters.
+#[wasm_bindgen_test]
+async fn sends_the_call_options_and_the_extras_and_stamps_the_time() {
+    let config = OpenAiConfig::new(format!("{}/echo/1/v1", server()), "mock")
+        .with_api_key("test-key")
+        .with_extra_body(json!({"extra_field": "kept"}))
+        .with_header("x-agentstream-extra", "yes")
+        .expect("a valid header");
+    let model = OpenAiCompatModel::new(config);
+    let options = StreamOptions::default().with_max_tokens(7);
+    let mut stream = spawn(model.stream(&context(), options));
+    let message = stream.result().await;
+    assert_eq!(
+        message.stop_reason,
+        StopReason::Stop,
+        "{:?}",
+        message.error_message
+    );
+    let seen: serde_json::Value = serde_json::from_str(&message.text()).expect("the echo");
+    assert_eq!(
+        seen,
+        json!({"header": "yes", "maxTokens": 7, "extra": "kept"})
+    );
+    assert!(
+        message.timestamp > 1_600_000_000_000,
+        "{}",
+        message.timestamp
+    );
+}
+
 #[wasm_bindgen_test]
 async fn streams_a_tool_call() {
     let model = openai("tool", "1");

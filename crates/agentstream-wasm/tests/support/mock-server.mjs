@@ -64,9 +64,23 @@ const server = http.createServer((req, res) => {
   }
   const [, scenario, id] = req.url.split("/");
   // Read the request body before answering.
-  req.resume();
+  const body = [];
+  req.on("data", (chunk) => body.push(chunk));
   req.on("end", () => {
     switch (scenario) {
+      case "echo": {
+        // What the client sent that the options and the config decide: the
+        // answer's text is that, as JSON.
+        const sent = JSON.parse(Buffer.concat(body).toString("utf8"));
+        const seen = {
+          header: req.headers["x-agentstream-extra"] ?? null,
+          maxTokens: sent.max_completion_tokens ?? sent.max_tokens ?? null,
+          extra: sent.extra_field ?? null,
+        };
+        sse(res, [openai({ role: "assistant", content: JSON.stringify(seen) }), finish("stop")]);
+        res.end();
+        break;
+      }
       case "text":
         sse(res, [
           openai({ role: "assistant", content: "" }),
