@@ -3,9 +3,8 @@
 //! or an OpenAI-compatible endpoint.
 
 use std::cell::RefCell;
-use std::fs;
 use std::io::{self, Write};
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use agentstream::agent::{
@@ -20,12 +19,9 @@ use agentstream_wire::openai::OpenAiConfig;
 use serde_json::{json, Map, Value};
 
 use crate::input::{array_elements, read_whole_file, InputError, MAX_WHOLE_FILE_BYTES};
+use crate::sandbox::Sandbox;
 use crate::terminal::{escape_controls, escape_line};
 
-/// The most bytes `read` returns of a file; the rest is cut with a note.
-pub const MAX_READ_BYTES: usize = 64 * 1024;
-/// The most entries `ls` lists; the rest is cut with a note.
-pub const MAX_LS_ENTRIES: usize = 1000;
 /// How many characters of a tool's result the summary shows.
 const SHOWN_RESULT_CHARS: usize = 200;
 
@@ -75,16 +71,18 @@ pub fn run(args: &Args) -> io::Result<ExitCode> {
         eprintln!("agentstream: error: give a script or --base-url, not both");
         return Ok(ExitCode::from(2));
     }
-    let root = match Root::new(args.root.as_deref()) {
-        Ok(root) => root,
+    let sandbox = match Sandbox::new(args.root.as_deref()) {
+        Ok(sandbox) => sandbox,
         Err(e) => {
             eprintln!("agentstream: error: {}", escape_line(&e));
             return Ok(ExitCode::from(2));
         }
     };
     let tools = SendToolSet::new()
-        .with(ReadTool { root: root.clone() })
-        .with(LsTool { root });
+        .with(ReadTool {
+            sandbox: sandbox.clone(),
+        })
+        .with(LsTool { sandbox });
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
@@ -318,61 +316,6 @@ fn abbreviate(text: &str) -> String {
     format!("{shown}… ({} more characters)", total - SHOWN_RESULT_CHARS)
 }
 
-/// The directory the tools are confined to, canonicalized.
-#[derive(Debug, Clone)]
-struct Root(PathBuf);
-
-impl Root {
-    fn new(dir: Option<&Path>) -> Result<Self, String> {
-        let dir = match dir {
-            Some(dir) => dir.to_path_buf(),
-            None => std::env::current_dir().map_err(|e| format!("no current directory: {e}"))?,
-        };
-        let canonical = dir
-            .canonicalize()
-            .map_err(|e| format!("--root {}: {e}", dir.display()))?;
-        if !canonical.is_dir() {
-            return Err(format!("--root {}: not a directory", dir.display()));
-        }
-        Ok(Self(canonical))
-    }
-
-    /// The canonical path of `relative` inside the root, or why it is
-    /// refused: an absolute path, a `..` component, or a path that
-    /// resolves (through a symlink) outside the root. Nothing outside the
-    /// root is ever opened.
-    fn resolve(&self, relative: &str) -> Result<PathBuf, String> {
-        let path = Path::new(relative);
-        if relative.is_empty() {
-            return Err("empty path".into());
-        }
-        for component in path.components() {
-            match component {
-                Component::Normal(_) | Component::CurDir => {}
-                Component::ParentDir => {
-                    return Err(format!("refused: {relative}: \"..\" leaves the root"))
-                }
-                Component::RootDir | Component::Prefix(_) => {
-                    return Err(format!(
-                        "refused: {relative}: absolute paths are not allowed; give a path relative to the root"
-                    ))
-                }
-            }
-        }
-        let canonical = self
-            .0
-            .join(path)
-            .canonicalize()
-            .map_err(|e| format!("{relative}: {e}"))?;
-        if !canonical.starts_with(&self.0) {
-            return Err(format!(
-                "refused: {relative}: resolves outside the root (through a symlink)"
-            ));
-        }
-        Ok(canonical)
-    }
-}
-
 fn path_arg<'a>(
     args: &'a Map<String, Value>,
     default: Option<&'a str>,
@@ -384,9 +327,9 @@ fn path_arg<'a>(
     }
 }
 
-/// `read`: a file's text, cut at [`MAX_READ_BYTES`].
+/// `read`: a file's text, cut at [`MAX_READ_BYTES`](crate::sandbox::MAX_READ_BYTES).
 struct ReadTool {
-    root: Root,
+    sandbox: Sandbox,
 }
 
 impl SendAgentTool for ReadTool {
@@ -409,41 +352,15 @@ impl SendAgentTool for ReadTool {
         _: ToolContext<'_>,
     ) -> Result<ToolOutput, ToolError> {
         let relative = path_arg(&args, None)?;
-        let path = self.root.resolve(relative).map_err(ToolError::new)?;
-        if !path.is_file() {
-            return Err(ToolError::new(format!("{relative}: not a file")));
-        }
-        read_capped(&path, relative)
+        let text = self.sandbox.read(relative).await.map_err(ToolError::new)?;
+        Ok(ToolOutput::text(text))
     }
-}
-
-fn read_capped(path: &Path, relative: &str) -> Result<ToolOutput, ToolError> {
-    use std::io::Read;
-    let file = fs::File::open(path).map_err(|e| ToolError::new(format!("{relative}: {e}")))?;
-    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
-    let mut bytes = Vec::new();
-    file.take(MAX_READ_BYTES as u64 + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| ToolError::new(format!("{relative}: {e}")))?;
-    let cut = bytes.len() > MAX_READ_BYTES;
-    bytes.truncate(MAX_READ_BYTES);
-    let mut text = String::from_utf8_lossy(&bytes).into_owned();
-    if cut {
-        // A character split at the cut shows as U+FFFD; drop it.
-        if text.ends_with('\u{fffd}') {
-            text.pop();
-        }
-        text.push_str(&format!(
-            "\n[cut: showing the first {MAX_READ_BYTES} of {size} bytes]"
-        ));
-    }
-    Ok(ToolOutput::text(text))
 }
 
 /// `ls`: a directory's entries, sorted; directories end in `/`, symlinks
 /// in `@` (never followed).
 struct LsTool {
-    root: Root,
+    sandbox: Sandbox,
 }
 
 impl SendAgentTool for LsTool {
@@ -465,29 +382,7 @@ impl SendAgentTool for LsTool {
         _: ToolContext<'_>,
     ) -> Result<ToolOutput, ToolError> {
         let relative = path_arg(&args, Some("."))?;
-        let path = self.root.resolve(relative).map_err(ToolError::new)?;
-        let entries =
-            fs::read_dir(&path).map_err(|e| ToolError::new(format!("{relative}: {e}")))?;
-        let mut names = Vec::new();
-        for entry in entries {
-            let entry = entry.map_err(|e| ToolError::new(format!("{relative}: {e}")))?;
-            let mut name = entry.file_name().to_string_lossy().into_owned();
-            match entry.file_type() {
-                Ok(kind) if kind.is_symlink() => name.push('@'),
-                Ok(kind) if kind.is_dir() => name.push('/'),
-                _ => {}
-            }
-            names.push(name);
-        }
-        names.sort();
-        let total = names.len();
-        names.truncate(MAX_LS_ENTRIES);
-        let mut text = names.join("\n");
-        if total > MAX_LS_ENTRIES {
-            text.push_str(&format!(
-                "\n[cut: showing {MAX_LS_ENTRIES} of {total} entries]"
-            ));
-        }
+        let text = self.sandbox.list(relative).await.map_err(ToolError::new)?;
         Ok(ToolOutput::text(text))
     }
 }

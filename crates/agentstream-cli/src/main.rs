@@ -15,6 +15,7 @@ mod decode;
 mod input;
 mod normalize;
 mod play;
+mod sandbox;
 mod serve;
 mod terminal;
 mod validate;
