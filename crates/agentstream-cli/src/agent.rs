@@ -6,6 +6,7 @@ use std::cell::RefCell;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
 
 use agentstream::agent::{
     run_agent, AgentEvent, AgentOptions, AgentOutcome, AgentStop, SendAgentTool, SendToolSet,
@@ -50,6 +51,11 @@ pub struct Args {
     /// The environment variable holding the API key (with `--base-url`).
     #[arg(long, value_name = "VAR", default_value = "OPENAI_API_KEY")]
     api_key_env: String,
+    /// How long one `read` or `ls` may take, in seconds; a call still
+    /// running then ends in an error result.
+    #[arg(long, value_name = "SECONDS", default_value = "30",
+          value_parser = crate::chat::timeout)]
+    tool_timeout: Duration,
     /// The most model calls of the run (1 to 1000).
     #[arg(long, value_name = "N", default_value = "20",
           value_parser = clap::value_parser!(u32).range(1..=1000))]
@@ -71,7 +77,7 @@ pub fn run(args: &Args) -> io::Result<ExitCode> {
         eprintln!("agentstream: error: give a script or --base-url, not both");
         return Ok(ExitCode::from(2));
     }
-    let sandbox = match Sandbox::new(args.root.as_deref()) {
+    let sandbox = match Sandbox::new(args.root.as_deref(), args.tool_timeout) {
         Ok(sandbox) => sandbox,
         Err(e) => {
             eprintln!("agentstream: error: {}", escape_line(&e));
@@ -122,6 +128,9 @@ pub fn run(args: &Args) -> io::Result<ExitCode> {
             runtime.block_on(run_agent(&model, &tools, context, prompts, options, emit))
         }
     };
+    // A tool call past its time limit may still hold a blocking thread:
+    // do not wait for it.
+    runtime.shutdown_background();
     printer.finish(&outcome)?;
     Ok(match outcome.stop {
         AgentStop::Completed => ExitCode::SUCCESS,

@@ -225,7 +225,7 @@ const TIMEOUT_RANGE: (f64, f64) = (0.001, 1_000_000.0);
 
 /// A timeout argument: a number of seconds within [`TIMEOUT_RANGE`]; clap
 /// reports anything else as a usage error (exit 2).
-fn timeout(text: &str) -> Result<Duration, String> {
+pub(crate) fn timeout(text: &str) -> Result<Duration, String> {
     let (min, max) = TIMEOUT_RANGE;
     let seconds: f64 = text
         .trim()

@@ -5,6 +5,8 @@
 //! This file holds only the argument definitions and the dispatch; each
 //! subcommand lives in its own module with its own `Args` and `run`.
 
+#![forbid(unsafe_code)]
+
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
