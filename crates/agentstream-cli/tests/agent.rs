@@ -382,3 +382,73 @@ fn base_url_runs_the_same_loop_against_an_openai_compatible_endpoint() {
         .to_string()
         .contains("# Demo project"));
 }
+
+#[test]
+fn a_fifo_or_device_in_the_root_is_an_error_result_not_a_hang() {
+    let root = tree("fifo");
+    let made = Command::new("mkfifo")
+        .arg(root.join("pipe"))
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success());
+    let script = script(
+        root.parent().unwrap(),
+        &[
+            ("pipe", "read", json!({"path": "pipe"})),
+            ("pipe-ls", "ls", json!({"path": "pipe"})),
+            ("readme", "read", json!({"path": "README.md"})),
+        ],
+    );
+    // A hang guard, not a timing: the run takes milliseconds; were the
+    // open to block, the process would never end by itself.
+    let mut child = agentstream()
+        .args(["agent", "--jsonl", "--tool-timeout", "30"])
+        .args(["--root", root.to_str().unwrap()])
+        .arg(&script)
+        .arg("read the pipe")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("agent blocked on the FIFO");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let output = child.wait_with_output().unwrap();
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stderr}");
+    let ends = ends(&stdout);
+    assert_eq!(
+        ends,
+        [
+            ("pipe".into(), true, "pipe: not a file (a FIFO)".into()),
+            (
+                "pipe-ls".into(),
+                true,
+                "pipe: Not a directory (os error 20)".into()
+            ),
+            (
+                "readme".into(),
+                false,
+                "# Demo project\n\nIt has a README.\n".into()
+            ),
+        ]
+    );
+}
+
+#[test]
+fn the_tool_time_limit_is_a_number_of_seconds_in_range() {
+    for value in ["0", "-1", "NaN", "1e300", "soon"] {
+        let output = agentstream()
+            .args(["agent", &format!("--tool-timeout={value}"), "hi"])
+            .output()
+            .unwrap();
+        let (_, stderr) = text(&output);
+        assert_eq!(output.status.code(), Some(2), "{value}: {stderr}");
+        assert!(stderr.contains("--tool-timeout"), "{stderr}");
+    }
+}
