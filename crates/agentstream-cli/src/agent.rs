@@ -36,7 +36,9 @@ pub struct Args {
     #[arg(value_name = "[SCRIPT.json] PROMPT", num_args = 1..=2, required = true)]
     words: Vec<String>,
     /// The directory the tools may read (default: the current directory).
-    /// Paths that leave it are refused.
+    /// Paths that leave it are refused; a symlink is followed only while
+    /// it stays beneath it (an absolute one is refused), and FIFOs and
+    /// devices are not read.
     #[arg(long, value_name = "DIR")]
     root: Option<PathBuf>,
     /// Print every agent event as one JSON line in Pi's shape.

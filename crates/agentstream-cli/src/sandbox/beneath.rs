@@ -164,7 +164,7 @@ fn kind_name(kind: FileType) -> &'static str {
 /// Opens `relative` beneath `root` without blocking, with `extra` flags
 /// added to `O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC`. The path's
 /// text was checked (`super::check`); confinement does not depend on it.
-pub fn open(
+fn open(
     root: &RootDir,
     relative: &str,
     extra: OFlags,
