@@ -98,6 +98,8 @@ impl Sandbox {
 
 /// Why a path was not read or listed.
 #[derive(Debug)]
+// Without unix, nothing is opened, so nothing is found outside.
+#[cfg_attr(not(unix), allow(dead_code))]
 pub enum Refusal {
     /// The path is empty.
     Empty,
