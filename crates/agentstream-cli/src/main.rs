@@ -17,6 +17,7 @@ mod normalize;
 mod play;
 mod serve;
 mod terminal;
+mod transcript;
 mod validate;
 
 /// Tools for Pi-compatible agent logs.
