@@ -65,7 +65,7 @@ for what in "run the main job" "run the tests"; do
     fi
     timing=()
     if [ "$cold" = 1 ] && [ -x /usr/bin/time ]; then
-        timing=(/usr/bin/time -f "$what: %e s wall, %M KiB peak RSS (largest process), exit %x" --)
+        timing=(/usr/bin/time -f "$what: %e s wall, %U s user + %S s system CPU, %M KiB peak RSS (largest process), exit %x" --)
     fi
     # The README's commands are run as it gives them, from the clone's root.
     if (cd "$clone" && CARGO_TARGET_DIR="$target" "${timing[@]}" bash -c "$command"); then
