@@ -4,8 +4,9 @@
 # SDK, each streaming and not, with a tool call and a tool-result round
 # trip (crates/agentstream-serve/clients/). Each check gets its own server
 # on 127.0.0.1, port 0. Then the README's pytest example, exactly as the
-# README shows it (its `script.json` and `test_agent.py` blocks), with
-# `agentstream` on PATH. A client that cannot be installed is SKIPPED.
+# README shows it: its `path.sh` block (the PATH step, run from the repo's
+# root), then its `script.json` and `test_agent.py` blocks in a fresh
+# folder. A client that cannot be installed is SKIPPED.
 # usage: serve-clients.sh PATH/TO/agentstream
 set -uo pipefail
 bin=$1
@@ -49,19 +50,25 @@ readme_block() {
         inside { print }' "$root/README.md"
 }
 
-# readme_example PYTHON: runs the README's pytest example in a fresh folder.
+# readme_example PYTHON: runs the README's PATH step from the repo's root,
+# then its pytest example in a fresh folder, with whatever PATH the step
+# gave (nothing else puts `agentstream` on it).
 readme_example() {
-    local dir="$work/readme" bindir name
-    bindir=$(cd "$(dirname "$bin")" && pwd)
+    local dir="$work/readme" name
     mkdir -p "$dir"
-    for name in script.json test_agent.py; do
+    for name in path.sh script.json test_agent.py; do
         readme_block "$name" >"$dir/$name"
         if [ ! -s "$dir/$name" ]; then
             echo "README.md has no block after <!-- serve-example: $name -->"
             return 1
         fi
     done
-    (cd "$dir" && PATH="$bindir:$PATH" timeout 120 "$1" -m pytest -q -p no:cacheprovider test_agent.py)
+    (
+        # shellcheck disable=SC1091
+        cd "$root" && . "$dir/path.sh" &&
+            echo "agentstream on PATH: $(command -v agentstream)" &&
+            cd "$dir" && timeout 120 "$1" -m pytest -q -p no:cacheprovider test_agent.py
+    )
 }
 
 check() {

@@ -21,10 +21,8 @@ use serde_json::{json, Map, Value};
 
 use crate::input::{array_elements, read_whole_file, InputError, MAX_WHOLE_FILE_BYTES};
 use crate::sandbox::Sandbox;
-use crate::terminal::{escape_controls, escape_line};
-
-/// How many characters of a tool's result the summary shows.
-const SHOWN_RESULT_CHARS: usize = 200;
+use crate::terminal::escape_line;
+use crate::transcript::Transcript;
 
 /// Arguments of `agent`.
 #[derive(Debug, clap::Args)]
@@ -163,13 +161,14 @@ fn endpoint(base_url: &str, model: &str, key_var: &str) -> Result<OpenAiCompatMo
     OpenAiCompatModel::new(config).map_err(|e| error_report(&e))
 }
 
-/// The built-in demo: turn 1 calls `read("README.md")`, turn 2 answers
-/// with what the tool returned.
+/// The built-in demo: turn 1 calls `read("README.md")` (the real tool, on
+/// the root), turn 2 answers from what the tool returned: the file's length,
+/// its first heading and its first line of prose.
 fn demo_model() -> ScriptedModel {
     ScriptedModel::new([
         ScriptStep::from(assistant(
             [
-                text("Let me read the README."),
+                text("Let me read README.md."),
                 tool_call("", "read", json!({"path": "README.md"})),
             ],
             StopReason::ToolUse,
@@ -177,34 +176,37 @@ fn demo_model() -> ScriptedModel {
         ScriptStep::reply(|request: &Context| {
             let answer = match request.messages.last() {
                 Some(Message::ToolResult(result)) if !result.is_error => {
-                    let read = result
-                        .content
-                        .first()
-                        .and_then(|block| block.as_text())
-                        .unwrap_or_default();
-                    let first = read
-                        .lines()
-                        .find(|line| !line.trim().is_empty())
-                        .unwrap_or("(an empty file)");
-                    format!(
-                        "README.md has {} lines; it starts with: {}",
-                        read.lines().count(),
-                        first.trim()
-                    )
+                    describe_readme(&result.text())
                 }
-                Some(Message::ToolResult(result)) => format!(
-                    "I could not read README.md: {}",
-                    result
-                        .content
-                        .first()
-                        .and_then(|block| block.as_text())
-                        .unwrap_or_default()
-                ),
+                Some(Message::ToolResult(result)) => {
+                    format!("I could not read README.md: {}", result.text())
+                }
                 _ => "I have nothing to go on.".to_owned(),
             };
             ScriptedTurn::message(assistant([text(answer)], StopReason::Stop))
         }),
     ])
+}
+
+/// The demo's answer about a README's text.
+fn describe_readme(read: &str) -> String {
+    let mut lines = read.lines().map(str::trim).filter(|line| !line.is_empty());
+    let lines_count = read.lines().count();
+    let Some(first) = lines.next() else {
+        return "README.md is empty.".to_owned();
+    };
+    match first.strip_prefix('#') {
+        Some(heading) => {
+            let heading = heading.trim_start_matches('#').trim();
+            match lines.find(|line| !line.starts_with('#')) {
+                Some(prose) => format!(
+                    "README.md has {lines_count} lines. Its title is \"{heading}\", and it begins: {prose}"
+                ),
+                None => format!("README.md has {lines_count} lines. Its title is \"{heading}\"."),
+            }
+        }
+        None => format!("README.md has {lines_count} lines; it starts with: {first}"),
+    }
 }
 
 /// A script file: a JSON array of turns, as `play` reads it.
@@ -224,10 +226,12 @@ fn load_script(path: &Path) -> Result<ScriptedModel, InputError> {
     Ok(ScriptedModel::new(turns))
 }
 
-/// Prints the run: every event as JSON with `--jsonl`, otherwise each tool
-/// call, its abbreviated result and the final text.
+/// Prints the run: every event as JSON with `--jsonl`, otherwise a
+/// [`Transcript`] (each turn labelled, its text, tool calls and abbreviated
+/// results, and how the run ended).
 struct Printer {
     jsonl: bool,
+    transcript: RefCell<Transcript>,
     out: RefCell<io::BufWriter<io::Stdout>>,
     failed: RefCell<Option<io::Error>>,
 }
@@ -236,6 +240,7 @@ impl Printer {
     fn new(jsonl: bool) -> Self {
         Self {
             jsonl,
+            transcript: RefCell::new(Transcript::default()),
             out: RefCell::new(io::BufWriter::new(io::stdout())),
             failed: RefCell::new(None),
         }
@@ -251,7 +256,7 @@ impl Printer {
                 .map_err(io::Error::other)
                 .and_then(|()| writeln!(out))
         } else {
-            summary_line(&mut *out, event)
+            self.transcript.borrow_mut().event(&mut *out, event)
         };
         if let Err(e) = written.and_then(|()| out.flush()) {
             *self.failed.borrow_mut() = Some(e);
@@ -264,67 +269,10 @@ impl Printer {
         }
         let mut out = self.out.borrow_mut();
         if !self.jsonl {
-            if let Some(Message::Assistant(last)) = outcome.messages.last() {
-                writeln!(out, "{}", escape_controls(&last.text()))?;
-                if let Some(error) = &last.error_message {
-                    writeln!(out, "errorMessage: {}", escape_line(error))?;
-                }
-            }
-            match outcome.stop {
-                AgentStop::Completed => {}
-                AgentStop::MaxTurns => writeln!(out, "stopped: the turn limit was reached")?,
-                AgentStop::Aborted => writeln!(out, "stopped: aborted")?,
-                _ => writeln!(out, "stopped: the model call failed")?,
-            }
+            self.transcript.borrow_mut().finish(&mut *out, outcome)?;
         }
         out.flush()
     }
-}
-
-fn summary_line(out: &mut impl Write, event: &AgentEvent) -> io::Result<()> {
-    match event {
-        AgentEvent::ToolExecutionStart {
-            tool_name, args, ..
-        } => writeln!(
-            out,
-            "→ {}({})",
-            escape_line(tool_name),
-            escape_line(&args.to_string())
-        ),
-        AgentEvent::ToolExecutionEnd {
-            tool_name,
-            result,
-            is_error,
-            ..
-        } => {
-            let text: String = result["content"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|block| block["text"].as_str())
-                .collect::<Vec<_>>()
-                .join("\n");
-            let marker = if *is_error { " (error)" } else { "" };
-            writeln!(
-                out,
-                "← {}{marker}: {}",
-                escape_line(tool_name),
-                escape_line(&abbreviate(&text))
-            )
-        }
-        _ => Ok(()),
-    }
-}
-
-/// The first [`SHOWN_RESULT_CHARS`] characters of `text`, with a count of
-/// the rest.
-fn abbreviate(text: &str) -> String {
-    let total = text.chars().count();
-    if total <= SHOWN_RESULT_CHARS {
-        return text.to_owned();
-    }
-    let shown: String = text.chars().take(SHOWN_RESULT_CHARS).collect();
-    format!("{shown}… ({} more characters)", total - SHOWN_RESULT_CHARS)
 }
 
 fn path_arg<'a>(
@@ -395,17 +343,5 @@ impl SendAgentTool for LsTool {
         let relative = path_arg(&args, Some("."))?;
         let text = self.sandbox.list(relative).await.map_err(ToolError::new)?;
         Ok(ToolOutput::text(text))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn abbreviate_keeps_short_text_and_counts_the_rest() {
-        assert_eq!(abbreviate("short"), "short");
-        let long = "é".repeat(SHOWN_RESULT_CHARS + 5);
-        assert!(abbreviate(&long).ends_with("… (5 more characters)"));
     }
 }

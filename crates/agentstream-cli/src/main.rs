@@ -20,6 +20,7 @@ mod play;
 mod sandbox;
 mod serve;
 mod terminal;
+mod transcript;
 mod validate;
 
 /// Tools for Pi-compatible agent logs.

@@ -27,8 +27,10 @@ const DEMO: &str = include_str!("../../../examples/two-turns.json");
 /// Arguments of `play`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// A JSON array of turns: assistant messages in Pi's JSON, or failures
-    /// `{"stopReason": "error"|"aborted", "errorMessage", "partialText"?}`.
+    /// A JSON array of turns: assistant messages in Pi's JSON (`api`,
+    /// `provider`, `model`, `usage` and `timestamp` may be left out), plain
+    /// strings (a text turn that stops), or failures `{"stopReason":
+    /// "error"|"aborted", "errorMessage", "partialText"?}`.
     /// Without it, a built-in demo of two calls plays.
     script: Option<PathBuf>,
     /// Make N calls (1 to 100000), each with a one-message user context

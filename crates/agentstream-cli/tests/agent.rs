@@ -101,14 +101,21 @@ fn the_demo_reads_the_readme_from_the_root_and_answers_from_it() {
         .unwrap();
     let (stdout, stderr) = text(&output);
     assert!(output.status.success(), "{stdout}\n{stderr}");
-    let lines: Vec<&str> = stdout.lines().collect();
-    assert_eq!(lines[0], r#"→ read({"path":"README.md"})"#);
-    assert_eq!(lines[1], r"← read: # Demo project\n\nIt has a README.\n");
     assert_eq!(
-        lines[2],
-        "README.md has 3 lines; it starts with: # Demo project"
+        stdout,
+        concat!(
+            "turn 1\n",
+            "  user: What is in the README?\n",
+            "  assistant: Let me read README.md.\n",
+            "  tool call: read {\"path\":\"README.md\"}\n",
+            "  tool result: # Demo project\\n\\nIt has a README.\\n\n",
+            "\n",
+            "turn 2\n",
+            "  assistant: README.md has 3 lines. Its title is \"Demo project\", and it begins: It has a README.\n",
+            "\n",
+            "done: the run completed after 2 turns and 1 tool call; the last turn's text is the answer\n",
+        )
     );
-    assert_eq!(lines.len(), 3, "{stdout}");
 }
 
 #[test]
@@ -259,14 +266,17 @@ fn large_files_are_cut_with_a_note_and_escapes_are_shown_not_obeyed() {
         "{stdout:?}"
     );
     assert!(
-        stdout.contains(r"← read: \u{1b}]0;pwned\u{7}\u{1b}[2Jdone"),
+        stdout.contains(r"  tool result: \u{1b}]0;pwned\u{7}\u{1b}[2Jdone"),
         "{stdout}"
     );
     assert!(
         stdout.contains("more characters)"),
         "the big result is abbreviated"
     );
-    assert!(stdout.ends_with("done\n"));
+    assert!(
+        stdout.ends_with("  assistant: done\n\ndone: the run completed after 2 turns and 2 tool calls; the last turn's text is the answer\n"),
+        "{stdout}"
+    );
 }
 
 #[test]
@@ -357,7 +367,17 @@ fn base_url_runs_the_same_loop_against_an_openai_compatible_endpoint() {
     assert!(output.status.success(), "{stdout}\n{stderr}");
     assert_eq!(
         stdout,
-        "→ read({\"path\":\"README.md\"})\n← read: # Demo project\\n\\nIt has a README.\\n\nIt is a demo project.\n"
+        concat!(
+            "turn 1\n",
+            "  user: What is in the README?\n",
+            "  tool call: read {\"path\":\"README.md\"}\n",
+            "  tool result: # Demo project\\n\\nIt has a README.\\n\n",
+            "\n",
+            "turn 2\n",
+            "  assistant: It is a demo project.\n",
+            "\n",
+            "done: the run completed after 2 turns and 1 tool call; the last turn's text is the answer\n",
+        )
     );
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
@@ -451,4 +471,34 @@ fn the_tool_time_limit_is_a_number_of_seconds_in_range() {
         assert_eq!(output.status.code(), Some(2), "{value}: {stderr}");
         assert!(stderr.contains("--tool-timeout"), "{stderr}");
     }
+}
+
+#[test]
+fn a_failed_call_is_shown_with_its_error_and_how_the_run_stopped() {
+    let dir = scratch("failed-call");
+    let script = dir.join("fail.json");
+    std::fs::write(
+        &script,
+        r#"[{"stopReason": "error", "errorMessage": "overloaded", "partialText": "Half"}]"#,
+    )
+    .unwrap();
+    let output = agentstream()
+        .args(["agent", "--root", dir.to_str().unwrap()])
+        .arg(&script)
+        .arg("hi")
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&output);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert_eq!(
+        stdout,
+        concat!(
+            "turn 1\n",
+            "  user: hi\n",
+            "  assistant: Half\n",
+            "  error: overloaded\n",
+            "\n",
+            "stopped: the model call failed after 1 turn and 0 tool calls\n",
+        )
+    );
 }

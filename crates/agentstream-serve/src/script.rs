@@ -3,9 +3,10 @@
 //! A script is a JSON array. Each element is one call, in arrival order:
 //!
 //! - **a turn, as `agentstream play` reads it**: an assistant message in
-//!   Pi's JSON, or a failure `{"stopReason": "error"|"aborted",
-//!   "errorMessage", "partialText"?}` (sent after HTTP 200 as the
-//!   provider's mid-stream error event);
+//!   Pi's JSON (`api`, `provider`, `model`, `usage` and `timestamp` may be
+//!   left out), a plain string (a text turn), or a failure
+//!   `{"stopReason": "error"|"aborted", "errorMessage", "partialText"?}`
+//!   (sent after HTTP 200 as the provider's mid-stream error event);
 //! - **`{"httpError": {"status", "message", "type"?, "code"?, "param"?,
 //!   "retryAfter"?, "body"?}}`**: the call is answered with that status and
 //!   the provider's error body (`type` defaults by status, see

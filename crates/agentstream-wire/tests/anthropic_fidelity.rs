@@ -1,5 +1,5 @@
 //! The Anthropic fields compared with Pi's provider on the recorded streams
-//! in `../shared/fixtures/anthropic-sse/`: `responseModel`, timestamps and
+//! in `tests/fixtures/anthropic-sse/`: `responseModel`, timestamps and
 //! costs, and thinking sent back to the same model.
 
 use agentstream::message::{user, ContentBlock, Context, Message};
@@ -9,7 +9,7 @@ use agentstream_wire::pricing::Pricing;
 
 fn fixture(name: &str) -> String {
     let path = format!(
-        "{}/../../../shared/fixtures/anthropic-sse/{name}",
+        "{}/tests/fixtures/anthropic-sse/{name}",
         env!("CARGO_MANIFEST_DIR")
     );
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("reading {path}: {e}"))

@@ -1,5 +1,5 @@
 //! The Anthropic Messages projector on the four recorded streams in
-//! `../shared/fixtures/anthropic-sse/` and on the failure shapes of its
+//! `tests/fixtures/anthropic-sse/` and on the failure shapes of its
 //! rules; every produced sequence must pass `validate_events`.
 
 use agentstream::message::{ContentBlock, StopReason};
@@ -9,7 +9,7 @@ use agentstream_wire::sse::SseDecoder;
 
 fn fixture(name: &str) -> String {
     let path = format!(
-        "{}/../../../shared/fixtures/anthropic-sse/{name}",
+        "{}/tests/fixtures/anthropic-sse/{name}",
         env!("CARGO_MANIFEST_DIR")
     );
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("reading {path}: {e}"))

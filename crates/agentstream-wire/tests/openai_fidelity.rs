@@ -1,7 +1,7 @@
 //! The OpenAI fields compared with Pi's provider: `thinkingSignature` as
 //! the reasoning field (and the field used again on the way back),
 //! `responseModel`, `cacheWrite`, timestamps and costs, on the recorded
-//! streams in `../shared/fixtures/openai-sse/` and on unit payloads.
+//! streams in `tests/fixtures/openai-sse/` and on unit payloads.
 
 use agentstream::message::{
     assistant, text, user, AssistantMessage, ContentBlock, Context, StopReason, ThinkingContent,
@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 
 fn fixture(name: &str) -> String {
     let path = format!(
-        "{}/../../../shared/fixtures/openai-sse/{name}",
+        "{}/tests/fixtures/openai-sse/{name}",
         env!("CARGO_MANIFEST_DIR")
     );
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("reading {path}: {e}"))

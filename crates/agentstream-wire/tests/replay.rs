@@ -1,4 +1,4 @@
-//! `ReplayModel` on the real recordings in `../shared/fixtures/`: each
+//! `ReplayModel` on the real recordings in `tests/fixtures/*-sse/`: each
 //! replayed call gives exactly the events of decoding the recording
 //! directly, in one piece or in small pieces; recordings answer calls in
 //! order, and running out is a clear error.
@@ -16,13 +16,14 @@ use agentstream_wire::replay::{
 };
 use futures_util::StreamExt;
 
-/// The shared fixtures, next to the worktree (never copied into it).
+/// The recorded provider streams copied into `tests/fixtures/DIR/`
+/// (their README gives each file's source and license).
 fn fixtures(dir: &str) -> Vec<PathBuf> {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/fixtures")
+        .join("tests/fixtures")
         .join(dir);
     let mut files: Vec<PathBuf> = std::fs::read_dir(&root)
-        .unwrap_or_else(|e| panic!("the shared fixtures at {}: {e}", root.display()))
+        .unwrap_or_else(|e| panic!("the recorded fixtures at {}: {e}", root.display()))
         .map(|entry| entry.expect("entry").path())
         .filter(|path| path.extension().is_some_and(|e| e == "sse" || e == "jsonl"))
         .collect();

@@ -476,6 +476,73 @@ fn turns_parse_from_pi_json_with_clear_errors() {
 }
 
 #[test]
+fn script_turns_default_what_the_assistant_builder_sets() {
+    use agentstream::message::{assistant, text, tool_call};
+    // The short form: role, content and stopReason only.
+    let short = ScriptedTurn::from_value(json!({
+        "role": "assistant",
+        "content": [{"type": "text", "text": "Let me look."},
+                    {"type": "toolCall", "id": "c1", "name": "read", "arguments": {"path": "a"}}],
+        "stopReason": "toolUse"
+    }))
+    .unwrap();
+    let built = assistant(
+        [
+            text("Let me look."),
+            tool_call("c1", "read", json!({"path": "a"})),
+        ],
+        StopReason::ToolUse,
+    );
+    assert_eq!(short, ScriptedTurn::message(built.clone()));
+    let message = short.final_message();
+    assert_eq!(
+        (
+            message.api.as_str(),
+            message.provider.as_str(),
+            message.model.as_str()
+        ),
+        ("scripted", "scripted", "scripted")
+    );
+    assert_eq!((message.timestamp, message.usage.clone()), (0, built.usage));
+
+    // A plain string is a text turn that stops.
+    let plain = ScriptedTurn::from_value(json!("Paris.")).unwrap();
+    assert_eq!(
+        plain,
+        ScriptedTurn::message(assistant([text("Paris.")], StopReason::Stop))
+    );
+    assert_eq!(plain.final_message().stop_reason, StopReason::Stop);
+
+    // Given fields are kept; only the missing ones are defaulted.
+    let partial = ScriptedTurn::from_value(json!({
+        "role": "assistant", "content": [], "stopReason": "stop",
+        "model": "gpt-test", "timestamp": 7
+    }))
+    .unwrap()
+    .final_message();
+    assert_eq!(
+        (
+            partial.model.as_str(),
+            partial.timestamp,
+            partial.api.as_str()
+        ),
+        ("gpt-test", 7, "scripted")
+    );
+    // A given field of the wrong type is still an error, at its path.
+    let error = ScriptedTurn::from_value(json!({
+        "role": "assistant", "content": [], "stopReason": "stop", "usage": "none"
+    }))
+    .unwrap_err()
+    .to_string();
+    assert!(error.starts_with("$.usage"), "{error}");
+    // stopReason stays required: without it the turn is ambiguous.
+    let error = ScriptedTurn::from_value(json!({"role": "assistant", "content": []}))
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("stopReason"), "{error}");
+}
+
+#[test]
 fn a_taken_driver_stops_as_soon_as_nobody_observes_the_stream() {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;

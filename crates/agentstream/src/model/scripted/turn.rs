@@ -3,9 +3,9 @@
 use alloc::string::String;
 use core::num::NonZeroUsize;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
-use crate::message::{assistant, text, AssistantMessage, DecodeError};
+use crate::message::{assistant, text, AssistantMessage, DecodeError, StopReason};
 use crate::model::event::{terminal_reason, ErrorReason};
 
 /// One scripted answer, with how to play it.
@@ -124,19 +124,49 @@ impl ScriptedTurn {
         }
     }
 
-    /// Parses a turn from Pi's JSON: an assistant message, or a failure
-    /// `{"stopReason": "error"|"aborted", "errorMessage": "…",
-    /// "partialText": "…"}` (`partialText` optional).
+    /// Parses a turn from Pi's JSON: an assistant message, a plain string
+    /// (a text turn that stops), or a failure `{"stopReason":
+    /// "error"|"aborted", "errorMessage": "…", "partialText": "…"}`
+    /// (`partialText` optional).
+    ///
+    /// An assistant message needs only `role`, `content` and `stopReason`:
+    /// a missing `api`, `provider`, `model`, `usage` or `timestamp` takes
+    /// the value the [`assistant`] builder gives (`"scripted"`, zero usage,
+    /// timestamp 0).
+    ///
+    /// ```
+    /// use agentstream::message::{assistant, text, tool_call, StopReason};
+    /// use agentstream::model::ScriptedTurn;
+    /// use serde_json::json;
+    ///
+    /// let short = ScriptedTurn::from_value(json!({"role": "assistant",
+    ///     "content": [{"type": "toolCall", "id": "c1", "name": "read",
+    ///                  "arguments": {"path": "README.md"}}],
+    ///     "stopReason": "toolUse"})).unwrap();
+    /// let built = assistant([tool_call("c1", "read", json!({"path": "README.md"}))],
+    ///     StopReason::ToolUse);
+    /// assert_eq!(short, ScriptedTurn::message(built));
+    ///
+    /// let plain = ScriptedTurn::from_value(json!("Paris.")).unwrap();
+    /// assert_eq!(plain, ScriptedTurn::message(assistant([text("Paris.")], StopReason::Stop)));
+    /// ```
     ///
     /// # Errors
-    /// A [`DecodeError`] naming the JSON path, for a value that is neither,
-    /// a stop reason the protocol cannot end with, or a malformed message
-    /// (for example a tool call without an id).
+    /// A [`DecodeError`] naming the JSON path, for a value that is none of
+    /// these, a stop reason the protocol cannot end with, or a malformed
+    /// message (for example a tool call without an id, or a field of the
+    /// wrong type).
     pub fn from_value(value: Value) -> Result<Self, DecodeError> {
-        let Value::Object(object) = &value else {
-            return Err(DecodeError::new(
-                "expected a turn: an assistant message or a failure object",
-            ));
+        let mut object = match value {
+            Value::Object(object) => object,
+            Value::String(answer) => {
+                return Ok(Self::message(assistant([text(answer)], StopReason::Stop)))
+            }
+            _ => {
+                return Err(DecodeError::new(
+                    "expected a turn: an assistant message, a string or a failure object",
+                ))
+            }
         };
         if object.contains_key("role") || object.contains_key("content") {
             match object.get("role") {
@@ -149,7 +179,8 @@ impl ScriptedTurn {
                 }
                 None => return Err(DecodeError::new("missing field \"role\"").within_key("role")),
             }
-            let message = AssistantMessage::from_value(value)?;
+            fill_defaults(&mut object);
+            let message = AssistantMessage::from_value(Value::Object(object))?;
             if terminal_reason(&message.stop_reason).is_none() {
                 return Err(DecodeError::new(alloc::format!(
                     "unknown stopReason \"{}\": expected stop, length, toolUse, error or aborted",
@@ -159,7 +190,7 @@ impl ScriptedTurn {
             }
             return Ok(Self::message(message));
         }
-        Self::failure_from_object(object)
+        Self::failure_from_object(&object)
     }
 
     fn failure_from_object(object: &serde_json::Map<String, Value>) -> Result<Self, DecodeError> {
@@ -205,6 +236,30 @@ impl ScriptedTurn {
             turn = turn.with_partial_text(partial);
         }
         Ok(turn)
+    }
+}
+
+/// The fields of an assistant message a script may leave out, set as the
+/// [`assistant`] builder sets them.
+const DEFAULTED: [&str; 5] = ["api", "provider", "model", "usage", "timestamp"];
+
+/// Inserts each missing [`DEFAULTED`] field of a scripted assistant
+/// message with the builder's value; fields that are present (even with a
+/// wrong type, which the message decoder then reports) are kept.
+fn fill_defaults(object: &mut Map<String, Value>) {
+    if DEFAULTED.iter().all(|key| object.contains_key(*key)) {
+        return;
+    }
+    let Ok(Value::Object(mut defaults)) = serde_json::to_value(assistant([], StopReason::Stop))
+    else {
+        return;
+    };
+    for key in DEFAULTED {
+        if !object.contains_key(key) {
+            if let Some(value) = defaults.remove(key) {
+                object.insert(key.into(), value);
+            }
+        }
     }
 }
 
