@@ -66,24 +66,22 @@
 //!   only if its argument text is already a JSON object.
 
 use alloc::borrow::Cow;
-use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::{String, ToString};
-use alloc::sync::Arc;
 use alloc::vec::Vec;
 
-use serde::Deserialize;
 use serde_json::Value;
 
 use agentstream::message::{
-    assistant, AssistantMessage, ContentBlock, StopReason, TextContent, ThinkingContent, ToolCall,
-    Usage,
+    assistant, AssistantMessage, ContentBlock, StopReason, ToolCall, Usage,
 };
 use agentstream::model::{DoneReason, ErrorReason, ModelEvent, PartialBuilder, ABORTED_MESSAGE};
 
 use crate::pricing::Pricing;
 
-use crate::json::{borrowed_str, clip, is_json_blank, parse_arguments};
+use super::blocks::Open;
+use super::payload::{error_text, quick_delta, Payload};
+use crate::json::{clip, is_json_blank, parse_arguments};
 use crate::limits::{Limit, LimitExceeded, Limits};
 use crate::surrogates::{mark_lone_surrogates, SurrogateJoiner};
 
@@ -91,26 +89,7 @@ use crate::surrogates::{mark_lone_surrogates, SurrogateJoiner};
 pub const ANTHROPIC_MESSAGES_API: &str = "anthropic-messages";
 
 /// How many characters of offending data an error message quotes.
-const QUOTE: usize = 200;
-
-/// The block that is open, by its content index.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Open {
-    None,
-    Text(usize),
-    Thinking {
-        index: usize,
-        signature: Option<String>,
-    },
-    Tool {
-        index: usize,
-        id: String,
-        name: String,
-        args: String,
-    },
-    /// A block of a type we do not know: its deltas are skipped.
-    Skipped,
-}
+pub(super) const QUOTE: usize = 200;
 
 /// The projector. See the [module documentation](self) for every rule.
 ///
@@ -136,24 +115,24 @@ enum Open {
 /// ```
 #[derive(Debug)]
 pub struct EventProjector {
-    builder: PartialBuilder,
-    started: bool,
-    finished: bool,
-    open: Open,
-    has_tool_calls: bool,
-    stop_reason: Option<String>,
-    usage: Usage,
-    usage_seen: bool,
+    pub(super) builder: PartialBuilder,
+    pub(super) started: bool,
+    pub(super) finished: bool,
+    pub(super) open: Open,
+    pub(super) has_tool_calls: bool,
+    pub(super) stop_reason: Option<String>,
+    pub(super) usage: Usage,
+    pub(super) usage_seen: bool,
     /// Prices that fill the cost of the final usage.
-    pricing: Option<Pricing>,
-    limits: Limits,
+    pub(super) pricing: Option<Pricing>,
+    pub(super) limits: Limits,
     /// Content blocks and tool calls started so far, for the limits.
-    blocks: usize,
-    tool_calls: usize,
+    pub(super) blocks: usize,
+    pub(super) tool_calls: usize,
     /// Joins surrogate halves split across the open block's deltas.
-    joiner: SurrogateJoiner,
+    pub(super) joiner: SurrogateJoiner,
     /// The payload being projected had lone surrogate escapes.
-    marked: bool,
+    pub(super) marked: bool,
 }
 
 impl EventProjector {
@@ -213,7 +192,7 @@ impl EventProjector {
         self.limits = limits;
     }
 
-    fn exceeded(&self, limit: Limit) -> String {
+    pub(super) fn exceeded(&self, limit: Limit) -> String {
         LimitExceeded::new(limit, &self.limits).to_string()
     }
 
@@ -401,286 +380,6 @@ impl EventProjector {
         );
     }
 
-    fn open_block(
-        &mut self,
-        block: Option<&Value>,
-        out: &mut Vec<ModelEvent>,
-    ) -> Result<(), String> {
-        let kind = block.and_then(|b| b.get("type")).and_then(Value::as_str);
-        if matches!(
-            kind,
-            Some("text" | "thinking" | "redacted_thinking" | "tool_use")
-        ) {
-            if self.blocks >= self.limits.max_content_blocks {
-                return Err(self.exceeded(Limit::ContentBlocks));
-            }
-            self.blocks += 1;
-        }
-        if kind == Some("tool_use") {
-            if self.tool_calls >= self.limits.max_tool_calls {
-                return Err(self.exceeded(Limit::ToolCalls));
-            }
-            self.tool_calls += 1;
-        }
-        let text_of = |name: &str| {
-            block
-                .and_then(|b| b.get(name))
-                .and_then(Value::as_str)
-                .unwrap_or("")
-        };
-        match kind {
-            Some("text") => {
-                let index = self.builder.start_text(TextContent::default());
-                self.open = Open::Text(index);
-                out.push(ModelEvent::TextStart {
-                    content_index: index,
-                    partial: self.builder.snapshot(),
-                });
-                let initial = text_of("text");
-                if !initial.is_empty() {
-                    self.append(index, initial, DeltaKind::Text, out);
-                }
-            }
-            Some("thinking") => {
-                let index = self.builder.start_thinking(ThinkingContent::default());
-                let signature = Some(text_of("signature"))
-                    .filter(|s| !s.is_empty())
-                    .map(String::from);
-                self.open = Open::Thinking { index, signature };
-                out.push(ModelEvent::ThinkingStart {
-                    content_index: index,
-                    partial: self.builder.snapshot(),
-                });
-                let initial = text_of("thinking");
-                if !initial.is_empty() {
-                    self.append(index, initial, DeltaKind::Thinking, out);
-                }
-            }
-            Some("redacted_thinking") => {
-                let index = self.builder.start_thinking(ThinkingContent::default());
-                out.push(ModelEvent::ThinkingStart {
-                    content_index: index,
-                    partial: self.builder.snapshot(),
-                });
-                let block = ThinkingContent {
-                    thinking_signature: Some(text_of("data").into()),
-                    redacted: Some(true),
-                    ..ThinkingContent::default()
-                };
-                self.builder.complete(index, ContentBlock::Thinking(block));
-                out.push(ModelEvent::ThinkingEnd {
-                    content_index: index,
-                    content: String::new(),
-                    partial: self.builder.snapshot(),
-                });
-            }
-            Some("tool_use") => {
-                let id = String::from(text_of("id"));
-                let name = String::from(text_of("name"));
-                let index = self.builder.start_tool_call(ToolCall {
-                    id: id.clone(),
-                    name: name.clone(),
-                    ..ToolCall::default()
-                });
-                self.has_tool_calls = true;
-                self.open = Open::Tool {
-                    index,
-                    id,
-                    name,
-                    args: String::new(),
-                };
-                out.push(ModelEvent::ToolCallStart {
-                    content_index: index,
-                    partial: self.builder.snapshot(),
-                });
-            }
-            _ => self.open = Open::Skipped,
-        }
-        Ok(())
-    }
-
-    fn push_delta(&mut self, delta: &Delta<'_>, out: &mut Vec<ModelEvent>) -> Result<(), String> {
-        let max_arguments = self.limits.max_tool_argument_bytes;
-        let kind = delta.kind.as_deref();
-        let field = |name: &str| {
-            let value = match name {
-                "text" => &delta.text,
-                "thinking" => &delta.thinking,
-                "signature" => &delta.signature,
-                _ => &delta.partial_json,
-            };
-            value.as_deref().unwrap_or("")
-        };
-        match (&mut self.open, kind) {
-            (Open::Text(index), Some("text_delta")) => {
-                let index = *index;
-                let text = field("text");
-                if !text.is_empty() {
-                    self.append(index, text, DeltaKind::Text, out);
-                }
-            }
-            (Open::Thinking { index, .. }, Some("thinking_delta")) => {
-                let index = *index;
-                let text = field("thinking");
-                if !text.is_empty() {
-                    self.append(index, text, DeltaKind::Thinking, out);
-                }
-            }
-            (Open::Thinking { signature, .. }, Some("signature_delta")) => {
-                let part = field("signature");
-                match signature {
-                    Some(s) => s.push_str(part),
-                    None => *signature = Some(part.into()),
-                }
-            }
-            (Open::Tool { index, args, .. }, Some("input_json_delta")) => {
-                let index = *index;
-                let part = field("partial_json");
-                if args.len().saturating_add(part.len()) > max_arguments {
-                    return Err(self.exceeded(Limit::ToolArgumentBytes));
-                }
-                if !part.is_empty() {
-                    args.push_str(part);
-                    self.append(index, part, DeltaKind::Tool, out);
-                }
-            }
-            _ => {}
-        }
-        Ok(())
-    }
-
-    fn append(&mut self, index: usize, text: &str, kind: DeltaKind, out: &mut Vec<ModelEvent>) {
-        let joined = match kind {
-            DeltaKind::Text | DeltaKind::Thinking => self.joiner.join(text, self.marked),
-            DeltaKind::Tool => None,
-        };
-        let text = joined.as_deref().unwrap_or(text);
-        if text.is_empty() {
-            return;
-        }
-        self.push_delta_event(index, text, kind, out);
-    }
-
-    /// A surrogate half held back at the end of text or thinking block
-    /// `index` becomes a last U+FFFD delta.
-    fn flush_surrogate(&mut self, index: usize, kind: DeltaKind, out: &mut Vec<ModelEvent>) {
-        if let Some(replacement) = self.joiner.finish() {
-            let mut buf = [0; 4];
-            self.push_delta_event(index, replacement.encode_utf8(&mut buf), kind, out);
-        }
-    }
-
-    fn push_delta_event(
-        &mut self,
-        index: usize,
-        text: &str,
-        kind: DeltaKind,
-        out: &mut Vec<ModelEvent>,
-    ) {
-        let delta: Arc<str> = Arc::from(text);
-        self.builder.append(index, delta.clone());
-        let partial = self.builder.snapshot();
-        out.push(match kind {
-            DeltaKind::Text => ModelEvent::TextDelta {
-                content_index: index,
-                delta,
-                partial,
-            },
-            DeltaKind::Thinking => ModelEvent::ThinkingDelta {
-                content_index: index,
-                delta,
-                partial,
-            },
-            DeltaKind::Tool => ModelEvent::ToolCallDelta {
-                content_index: index,
-                delta,
-                partial,
-            },
-        });
-    }
-
-    fn block_text(&self, index: usize) -> String {
-        match self.builder.snapshot().content_block(index) {
-            Some(ContentBlock::Text(t)) => t.text,
-            Some(ContentBlock::Thinking(t)) => t.thinking,
-            _ => String::new(),
-        }
-    }
-
-    /// Ends the open block, if any.
-    fn close(&mut self, out: &mut Vec<ModelEvent>) -> Result<(), String> {
-        match core::mem::replace(&mut self.open, Open::None) {
-            Open::None | Open::Skipped => Ok(()),
-            Open::Text(index) => {
-                self.flush_surrogate(index, DeltaKind::Text, out);
-                let content = self.block_text(index);
-                out.push(ModelEvent::TextEnd {
-                    content_index: index,
-                    content,
-                    partial: self.builder.snapshot(),
-                });
-                Ok(())
-            }
-            Open::Thinking { index, signature } => {
-                self.flush_surrogate(index, DeltaKind::Thinking, out);
-                let thinking = self.block_text(index);
-                let block = ThinkingContent {
-                    thinking: thinking.clone(),
-                    thinking_signature: signature,
-                    ..ThinkingContent::default()
-                };
-                self.builder.complete(index, ContentBlock::Thinking(block));
-                out.push(ModelEvent::ThinkingEnd {
-                    content_index: index,
-                    content: thinking,
-                    partial: self.builder.snapshot(),
-                });
-                Ok(())
-            }
-            Open::Tool {
-                index,
-                id,
-                name,
-                args,
-            } => {
-                let arguments = match parse_arguments(&args) {
-                    Ok(arguments) => arguments,
-                    Err(e) => {
-                        let message = format!(
-                            "the arguments of tool call \"{id}\" ({name}) are not a JSON object: {e}; received: {}",
-                            clip(&args, QUOTE)
-                        );
-                        // Kept open so the error leaves the call out.
-                        self.open = Open::Tool {
-                            index,
-                            id,
-                            name,
-                            args,
-                        };
-                        return Err(message);
-                    }
-                };
-                if is_json_blank(&args) {
-                    self.append(index, "{}", DeltaKind::Tool, out);
-                }
-                let tool_call = ToolCall {
-                    id,
-                    name,
-                    arguments,
-                    ..ToolCall::default()
-                };
-                self.builder
-                    .complete(index, ContentBlock::ToolCall(tool_call.clone()));
-                out.push(ModelEvent::ToolCallEnd {
-                    content_index: index,
-                    tool_call: Box::new(tool_call),
-                    partial: self.builder.snapshot(),
-                });
-                Ok(())
-            }
-        }
-    }
-
     fn end(&mut self, out: &mut Vec<ModelEvent>) -> Result<(), String> {
         let reason = match self.stop_reason.as_deref() {
             Some("end_turn" | "stop_sequence" | "pause_turn") => Some(DoneReason::Stop),
@@ -781,258 +480,5 @@ impl EventProjector {
             }
         }
         out.push(ModelEvent::error(reason, message));
-    }
-}
-
-/// One event payload: the fields the projector reads. Deltas are typed and
-/// borrow their text; the rare events keep their parts as `Value`s.
-#[derive(Debug, Deserialize)]
-struct Payload<'a> {
-    #[serde(rename = "type", borrow)]
-    kind: Cow<'a, str>,
-    #[serde(borrow, default)]
-    delta: Option<Delta<'a>>,
-    #[serde(default)]
-    message: Option<Value>,
-    #[serde(default)]
-    content_block: Option<Value>,
-    #[serde(default)]
-    usage: Option<Value>,
-    #[serde(default)]
-    error: Option<Value>,
-}
-
-/// A `delta`: of a content block (`type` and its text field) or of the
-/// message (`stop_reason`).
-#[derive(Debug, Default, Deserialize)]
-struct Delta<'a> {
-    #[serde(rename = "type", borrow, default, deserialize_with = "borrowed_str")]
-    kind: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "borrowed_str")]
-    text: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "borrowed_str")]
-    thinking: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "borrowed_str")]
-    partial_json: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "borrowed_str")]
-    signature: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "borrowed_str")]
-    stop_reason: Option<Cow<'a, str>>,
-}
-
-impl<'a> Payload<'a> {
-    /// The lenient reading of a payload whose fields have unexpected
-    /// types: a field that is not what it should be counts as absent.
-    /// `None` when it is not an object with a string `type`.
-    fn from_value(value: &'a Value) -> Option<Self> {
-        let kind = value.get("type")?.as_str()?;
-        let string = |v: Option<&'a Value>, name: &str| {
-            v.and_then(|v| v.get(name))
-                .and_then(Value::as_str)
-                .map(Cow::Borrowed)
-        };
-        let delta = value.get("delta").filter(|d| d.is_object());
-        let object = |name: &str| value.get(name).filter(|v| v.is_object()).cloned();
-        Some(Self {
-            kind: Cow::Borrowed(kind),
-            delta: delta.map(|_| Delta {
-                kind: string(delta, "type"),
-                text: string(delta, "text"),
-                thinking: string(delta, "thinking"),
-                partial_json: string(delta, "partial_json"),
-                signature: string(delta, "signature"),
-                stop_reason: string(delta, "stop_reason"),
-            }),
-            message: object("message"),
-            content_block: object("content_block"),
-            usage: object("usage"),
-            error: object("error"),
-        })
-    }
-}
-
-/// The delta types the quick path reads, with their text field.
-const QUICK_DELTAS: [(&str, &str); 4] = [
-    ("text_delta", "text"),
-    ("thinking_delta", "thinking"),
-    ("input_json_delta", "partial_json"),
-    ("signature_delta", "signature"),
-];
-
-/// A content block delta in the exact shape Anthropic writes,
-/// `{"type":"content_block_delta","index":N,"delta":{"type":KIND,FIELD:TEXT}}`
-/// with no whitespace, read without serde; `None` for anything else (the
-/// general path then reads it, errors included). Gives what the typed parse
-/// would: the delta type and its one text field. A text with a `\u` escape
-/// is left to the general path (it may hold a lone surrogate); other
-/// escapes are decoded by serde_json on the string alone.
-fn quick_delta(data: &str) -> Option<Delta<'_>> {
-    let rest = data.strip_prefix(r#"{"type":"content_block_delta","index":"#)?;
-    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-    // A JSON number: no leading zero unless it is `0` itself.
-    if digits == 0 || (digits > 1 && rest.starts_with('0')) {
-        return None;
-    }
-    let rest = rest[digits..].strip_prefix(r#","delta":{"type":""#)?;
-    let (kind, field, rest) = QUICK_DELTAS.iter().find_map(|&(kind, field)| {
-        let rest = rest
-            .strip_prefix(kind)?
-            .strip_prefix(r#"",""#)?
-            .strip_prefix(field)?
-            .strip_prefix(r#"":""#)?;
-        Some((kind, field, rest))
-    })?;
-    // `rest` is the text's content, its closing quote and `}}`.
-    let content = rest.strip_suffix(r#""}}"#)?;
-    // The text with its quotes.
-    let quoted = &data[data.len() - rest.len() - 1..data.len() - 2];
-    let plain = content
-        .bytes()
-        .all(|b| b >= 0x20 && b != b'"' && b != b'\\');
-    let text = if plain {
-        Cow::Borrowed(content)
-    } else if content.contains("\\u") || content.bytes().any(|b| b < 0x20) {
-        return None;
-    } else {
-        // Escapes: serde_json decodes the quoted string, and refuses one
-        // that ends early (an unescaped quote inside).
-        Cow::Owned(serde_json::from_str::<String>(quoted).ok()?)
-    };
-    let mut delta = Delta {
-        kind: Some(Cow::Borrowed(kind)),
-        ..Delta::default()
-    };
-    let slot = match field {
-        "text" => &mut delta.text,
-        "thinking" => &mut delta.thinking,
-        "partial_json" => &mut delta.partial_json,
-        _ => &mut delta.signature,
-    };
-    *slot = Some(text);
-    Some(delta)
-}
-
-/// Which delta event an appended fragment produces.
-#[derive(Debug, Clone, Copy)]
-enum DeltaKind {
-    Text,
-    Thinking,
-    Tool,
-}
-
-/// The message of an `error` event's `error` member.
-fn error_text(error: Option<&Value>) -> String {
-    let kind = error
-        .and_then(|e| e.get("type"))
-        .and_then(Value::as_str)
-        .unwrap_or("error");
-    let message = error
-        .and_then(|e| e.get("message"))
-        .and_then(Value::as_str)
-        .unwrap_or("the provider sent an error event");
-    format!("{kind}: {message}")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The typed parse's reading of a delta, as the quick path gives it.
-    fn typed(data: &str) -> Option<(Option<String>, [Option<String>; 4])> {
-        let payload = serde_json::from_str::<Payload<'_>>(data).ok()?;
-        (payload.kind == "content_block_delta").then_some(())?;
-        Some(fields(&payload.delta?))
-    }
-
-    fn fields(delta: &Delta<'_>) -> (Option<String>, [Option<String>; 4]) {
-        let own = |v: &Option<Cow<'_, str>>| v.as_deref().map(String::from);
-        (
-            own(&delta.kind),
-            [
-                own(&delta.text),
-                own(&delta.thinking),
-                own(&delta.partial_json),
-                own(&delta.signature),
-            ],
-        )
-    }
-
-    #[test]
-    fn the_quick_delta_path_reads_what_the_typed_parse_reads_or_declines() {
-        let cases = [
-            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hi"}}"#,
-            r#"{"type":"content_block_delta","index":12,"delta":{"type":"text_delta","text":""}}"#,
-            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"naïve → 🙂"}}"#,
-            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"a\nb \"q\" \\ \/ \t"}}"#,
-            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"\u00e9"}}"#,
-            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"\ud83d"}}"#,
-            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"\\u"}}"#,
-            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"a","x":"b"}}"#,
-            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"a\","x":"b"}}"#,
-            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"a\"}}"#,
-            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"tab	raw"}}"#,
-            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"\q"}}"#,
-            r#"{"type":"content_block_delta","index":01,"delta":{"type":"text_delta","text":"x"}}"#,
-            r#"{"type":"content_block_delta","index":,"delta":{"type":"text_delta","text":"x"}}"#,
-            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"x"}} "#,
-            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"x"}}}"#,
-            r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"hmm"}}"#,
-            r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"a\": 1"}}"#,
-            r#"{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"EqQB"}}"#,
-            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","thinking":"x"}}"#,
-            r#"{"type":"content_block_delta","index":0,"delta":{"type":"citations_delta","citation":{}}}"#,
-            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"x"}"#,
-            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"x}}"#,
-            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"}}"#,
-            r#"{"type": "content_block_delta","index":0,"delta":{"type":"text_delta","text":"x"}}"#,
-            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":""#,
-            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":""}"#,
-            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"}}"#,
-        ];
-        let mut quick = 0;
-        for data in cases {
-            if let Some(delta) = quick_delta(data) {
-                quick += 1;
-                assert_eq!(Some(fields(&delta)), typed(data), "{data}");
-            }
-        }
-        // Declined: `\u` escapes, a quote or backslash that ends the text
-        // early, raw control characters, bad numbers, anything around the
-        // object, other shapes.
-        assert_eq!(quick, 7);
-    }
-
-    #[test]
-    fn the_quick_delta_path_agrees_with_the_typed_parse_on_mangled_texts() {
-        let pieces = [
-            "a", "é", "🙂", "\"", "\\", "\\n", "\\\"", "\\u00e9", "\\ud83d", "}", "}}", "\"}}",
-            "\t", "\u{1}", "0", ",", ":", " ",
-        ];
-        let heads = [
-            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":""#,
-            r#"{"type":"content_block_delta","index":7,"delta":{"type":"input_json_delta","partial_json":""#,
-        ];
-        let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
-        let mut quick = 0;
-        for round in 0..20_000 {
-            let mut data = String::from(heads[round % heads.len()]);
-            for _ in 0..next() % 6 {
-                data.push_str(pieces[(next() % pieces.len() as u64) as usize]);
-            }
-            if next() % 4 != 0 {
-                data.push_str("\"}}");
-            }
-            if let Some(delta) = quick_delta(&data) {
-                quick += 1;
-                assert_eq!(Some(fields(&delta)), typed(&data), "{data}");
-            }
-        }
-        assert!(quick > 1_000, "{quick}");
     }
 }
