@@ -18,6 +18,9 @@ use crate::json::borrowed_str;
 pub(super) struct Payload<'a> {
     #[serde(rename = "type", borrow)]
     pub(super) kind: Cow<'a, str>,
+    /// The content block an event is about.
+    #[serde(default)]
+    pub(super) index: Option<u64>,
     #[serde(borrow, default)]
     pub(super) delta: Option<Delta<'a>>,
     #[serde(default)]
@@ -63,6 +66,7 @@ impl<'a> Payload<'a> {
         let object = |name: &str| value.get(name).filter(|v| v.is_object()).cloned();
         Some(Self {
             kind: Cow::Borrowed(kind),
+            index: value.get("index").and_then(Value::as_u64),
             delta: delta.map(|_| Delta {
                 kind: string(delta, "type"),
                 text: string(delta, "text"),
@@ -94,13 +98,15 @@ const QUICK_DELTAS: [(&str, &str); 4] = [
 /// would: the delta type and its one text field. A text with a `\u` escape
 /// is left to the general path (it may hold a lone surrogate); other
 /// escapes are decoded by serde_json on the string alone.
-pub(super) fn quick_delta(data: &str) -> Option<Delta<'_>> {
+pub(super) fn quick_delta(data: &str) -> Option<(u64, Delta<'_>)> {
     let rest = data.strip_prefix(r#"{"type":"content_block_delta","index":"#)?;
     let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
     // A JSON number: no leading zero unless it is `0` itself.
     if digits == 0 || (digits > 1 && rest.starts_with('0')) {
         return None;
     }
+    // Too large for a `u64`: the general path reads (and refuses) it.
+    let index = rest[..digits].parse::<u64>().ok()?;
     let rest = rest[digits..].strip_prefix(r#","delta":{"type":""#)?;
     let (kind, field, rest) = QUICK_DELTAS.iter().find_map(|&(kind, field)| {
         let rest = rest
@@ -137,7 +143,7 @@ pub(super) fn quick_delta(data: &str) -> Option<Delta<'_>> {
         _ => &mut delta.signature,
     };
     *slot = Some(text);
-    Some(delta)
+    Some((index, delta))
 }
 
 /// The message of an `error` event's `error` member.
@@ -158,10 +164,13 @@ mod tests {
     use super::*;
 
     /// The typed parse's reading of a delta, as the quick path gives it.
-    fn typed(data: &str) -> Option<(Option<String>, [Option<String>; 4])> {
+    /// A delta's index, type and four text fields, owned.
+    type Read = (u64, (Option<String>, [Option<String>; 4]));
+
+    fn typed(data: &str) -> Option<Read> {
         let payload = serde_json::from_str::<Payload<'_>>(data).ok()?;
         (payload.kind == "content_block_delta").then_some(())?;
-        Some(fields(&payload.delta?))
+        Some((payload.index?, fields(&payload.delta?)))
     }
 
     fn fields(delta: &Delta<'_>) -> (Option<String>, [Option<String>; 4]) {
@@ -211,9 +220,9 @@ mod tests {
         ];
         let mut quick = 0;
         for data in cases {
-            if let Some(delta) = quick_delta(data) {
+            if let Some((index, delta)) = quick_delta(data) {
                 quick += 1;
-                assert_eq!(Some(fields(&delta)), typed(data), "{data}");
+                assert_eq!(Some((index, fields(&delta))), typed(data), "{data}");
             }
         }
         // Declined: `\u` escapes, a quote or backslash that ends the text
@@ -248,9 +257,9 @@ mod tests {
             if next() % 4 != 0 {
                 data.push_str("\"}}");
             }
-            if let Some(delta) = quick_delta(&data) {
+            if let Some((index, delta)) = quick_delta(&data) {
                 quick += 1;
-                assert_eq!(Some(fields(&delta)), typed(&data), "{data}");
+                assert_eq!(Some((index, fields(&delta))), typed(&data), "{data}");
             }
         }
         assert!(quick > 1_000, "{quick}");

@@ -14,8 +14,14 @@
 //!
 //! - `message_start` gives `start`; its `id` becomes `responseId`, its
 //!   `model` becomes `responseModel` when it differs from the requested
-//!   one (as Pi does), and its usage is the starting usage. Any other payload before it also starts
-//!   the message (an `error` before it gives a lone `error`).
+//!   one (as Pi does), and its usage is the starting usage.
+//! - **Protocol violations** end the stream in `error` naming them: a
+//!   second `message_start` (two messages are never glued into one), and a
+//!   `content_block_*`, `message_delta` or `message_stop` before
+//!   `message_start` (a lone `error`, so a stream that is only
+//!   `message_stop` is not an empty success). An `error` event before it
+//!   also gives a lone `error`; `ping` and unknown event types are ignored
+//!   wherever they come.
 //! - `content_block_start` opens a block: `text` → `text_start`,
 //!   `thinking` → `thinking_start`, `tool_use` → `toolcall_start` (with the
 //!   block's `id` and `name`). `redacted_thinking` is kept as a complete
@@ -28,8 +34,22 @@
 //! - `content_block_stop` ends the block. A tool call's argument text,
 //!   blank meaning `{}` (a synthetic `{}` delta is emitted so the deltas add
 //!   up), must be a JSON object, or the stream ends in `error`.
-//! - Only one block is open at a time: a `content_block_start` while
-//!   another is open closes it first.
+//! - **Routing by `index`.** Every delta and stop goes to the block its
+//!   `index` names. A delta or stop for an index that is not open, a
+//!   `content_block_start` for an index that is open, and a known delta
+//!   type on a block of another kind (`text_delta` on a `tool_use` block,
+//!   `input_json_delta` on a text block, `thinking_delta` or
+//!   `signature_delta` outside a thinking block) end the stream in `error`
+//!   naming the index and the kinds. A delta or stop without a numeric
+//!   `index` goes to the live block (below), and is an error when there is
+//!   none. An index may be reused once its block stopped.
+//! - Blocks open at once each keep their own deltas. The event protocol
+//!   needs content indices that never decrease, so one block at a time is
+//!   *live* and streams; a block started while another is open waits (its
+//!   deltas kept), and when the blocks before it end it goes out whole: its
+//!   `*_start`, one delta with what it received, and its `*_end` if it
+//!   already stopped. Content indices follow that order. `message_stop`
+//!   with blocks still open ends them in order.
 //!
 //! # End of the message
 //!
@@ -61,9 +81,18 @@
 //!   an emoji) are accepted: halves split across two deltas of a text or
 //!   thinking block are joined into one character, and any other lone half
 //!   becomes U+FFFD (see [`surrogates`](crate::surrogates)).
-//! - On error or abort, open blocks get no `*_end`; the open text or
-//!   thinking block keeps its text so far, and an open tool call is kept
-//!   only if its argument text is already a JSON object.
+//! - The same rule holds outside the text: a lone surrogate in the
+//!   message `id`, the `model`, a tool call's `id` or `name`, or a
+//!   signature becomes U+FFFD, and so does an escaped one inside a tool
+//!   call's argument JSON (`\\ud800` in `partial_json`), even when the
+//!   escape is cut between two deltas.
+//! - Usage counts that are not plain integers: fractions round (halves
+//!   up), negative counts are 0, counts past `u64::MAX` (even `1e400`, which serde_json
+//!   cannot parse) saturate at it; a usage field never loses the answer.
+//! - On error or abort, open blocks get no `*_end`; the live text or
+//!   thinking block keeps its text so far, and a live tool call is kept
+//!   only if its argument text is already a JSON object. Waiting blocks
+//!   are left out.
 
 use alloc::borrow::Cow;
 use alloc::format;
@@ -72,18 +101,16 @@ use alloc::vec::Vec;
 
 use serde_json::Value;
 
-use agentstream::message::{
-    assistant, AssistantMessage, ContentBlock, StopReason, ToolCall, Usage,
-};
+use agentstream::message::{assistant, AssistantMessage, StopReason, Usage};
 use agentstream::model::{DoneReason, ErrorReason, ModelEvent, PartialBuilder, ABORTED_MESSAGE};
 
 use crate::pricing::Pricing;
 
-use super::blocks::Open;
+use super::blocks::Blocks;
 use super::payload::{error_text, quick_delta, Payload};
-use crate::json::{clip, is_json_blank, parse_arguments};
+use crate::json::{clip, count, saturate_numbers};
 use crate::limits::{Limit, LimitExceeded, Limits};
-use crate::surrogates::{mark_lone_surrogates, SurrogateJoiner};
+use crate::surrogates::{mark_lone_surrogates, replace_markers};
 
 /// The `api` of messages from the Anthropic Messages API, as Pi names it.
 pub const ANTHROPIC_MESSAGES_API: &str = "anthropic-messages";
@@ -118,7 +145,7 @@ pub struct EventProjector {
     pub(super) builder: PartialBuilder,
     pub(super) started: bool,
     pub(super) finished: bool,
-    pub(super) open: Open,
+    pub(super) blocks: Blocks,
     pub(super) has_tool_calls: bool,
     pub(super) stop_reason: Option<String>,
     pub(super) usage: Usage,
@@ -127,10 +154,8 @@ pub struct EventProjector {
     pub(super) pricing: Option<Pricing>,
     pub(super) limits: Limits,
     /// Content blocks and tool calls started so far, for the limits.
-    pub(super) blocks: usize,
+    pub(super) block_count: usize,
     pub(super) tool_calls: usize,
-    /// Joins surrogate halves split across the open block's deltas.
-    pub(super) joiner: SurrogateJoiner,
     /// The payload being projected had lone surrogate escapes.
     pub(super) marked: bool,
 }
@@ -153,16 +178,15 @@ impl EventProjector {
             builder: PartialBuilder::new(header),
             started: false,
             finished: false,
-            open: Open::None,
+            blocks: Blocks::default(),
             has_tool_calls: false,
             stop_reason: None,
             usage: Usage::default(),
             usage_seen: false,
             pricing: None,
             limits: Limits::DEFAULT,
-            blocks: 0,
+            block_count: 0,
             tool_calls: 0,
-            joiner: SurrogateJoiner::default(),
             marked: false,
         }
     }
@@ -214,10 +238,11 @@ impl EventProjector {
         // Most of a stream is content block deltas in one exact shape: read
         // those without serde (the text is borrowed, and a text without
         // `\u` escapes has no lone surrogate to mark).
-        if let Some(delta) = quick_delta(data) {
+        if let Some((index, delta)) = quick_delta(data) {
             self.marked = false;
             let payload = Payload {
                 kind: Cow::Borrowed("content_block_delta"),
+                index: Some(index),
                 delta: Some(delta),
                 message: None,
                 content_block: None,
@@ -243,6 +268,11 @@ impl EventProjector {
             }
             return;
         }
+        // A number too large for an `f64` (a usage count of `1e400`) fails
+        // every parse: such numbers saturate (see
+        // [Numbers](crate::json#numbers)).
+        let saturated = saturate_numbers(data);
+        let data = saturated.as_deref().unwrap_or(data);
         let value = match serde_json::from_str::<Value>(data) {
             Ok(value) => value,
             Err(_) => {
@@ -272,63 +302,38 @@ impl EventProjector {
         payload: &Payload<'_>,
         out: &mut Vec<ModelEvent>,
     ) -> Result<(), String> {
-        match &*payload.kind {
-            "ping" => Ok(()),
-            "error" => Err(error_text(payload.error.as_ref())),
+        let kind = &*payload.kind;
+        match kind {
+            "ping" => return Ok(()),
+            "error" => return Err(error_text(payload.error.as_ref())),
+            "message_start" if self.started => {
+                return Err("the provider sent a second message_start".into())
+            }
             "message_start" => {
-                if !self.started {
-                    let message = payload.message.as_ref();
-                    if let Some(id) = message
-                        .and_then(|m| m.get("id"))
-                        .and_then(Value::as_str)
-                        .filter(|id| !id.is_empty())
-                    {
-                        let mut header = self.builder.snapshot().to_message();
-                        header
-                            .extra
-                            .insert("responseId".into(), Value::String(id.into()));
-                        self.builder = PartialBuilder::new(header);
-                    }
-                    if let Some(served) = message
-                        .and_then(|m| m.get("model"))
-                        .and_then(Value::as_str)
-                        .filter(|m| !m.is_empty())
-                    {
-                        let mut header = self.builder.snapshot().to_message();
-                        if served != header.model {
-                            header
-                                .extra
-                                .insert("responseModel".into(), Value::String(served.into()));
-                            self.builder = PartialBuilder::new(header);
-                        }
-                    }
-                    if let Some(usage) = message.and_then(|m| m.get("usage")) {
-                        self.merge_usage(usage);
-                    }
-                }
-                self.ensure_started(out);
-                Ok(())
+                self.start(payload.message.as_ref(), out);
+                return Ok(());
             }
+            "content_block_start"
+            | "content_block_delta"
+            | "content_block_stop"
+            | "message_delta"
+            | "message_stop"
+                if !self.started =>
+            {
+                return Err(format!("the provider sent {kind} before message_start"));
+            }
+            _ => {}
+        }
+        match kind {
             "content_block_start" => {
-                self.ensure_started(out);
-                self.close(out)?;
-                let block = payload.content_block.as_ref();
-                self.open_block(block, out)?;
-                Ok(())
+                self.open_block(payload.index, payload.content_block.as_ref(), out)
             }
-            "content_block_delta" => {
-                self.ensure_started(out);
-                if let Some(delta) = &payload.delta {
-                    self.push_delta(delta, out)?;
-                }
-                Ok(())
-            }
-            "content_block_stop" => {
-                self.ensure_started(out);
-                self.close(out)
-            }
+            "content_block_delta" => match &payload.delta {
+                Some(delta) => self.push_delta(payload.index, delta, out),
+                None => Ok(()),
+            },
+            "content_block_stop" => self.stop_block(payload.index, out),
             "message_delta" => {
-                self.ensure_started(out);
                 if let Some(reason) = payload
                     .delta
                     .as_ref()
@@ -341,21 +346,45 @@ impl EventProjector {
                 }
                 Ok(())
             }
-            "message_stop" => {
-                self.ensure_started(out);
-                self.end(out)
-            }
+            "message_stop" => self.end(out),
             _ => Ok(()),
         }
     }
 
-    fn ensure_started(&mut self, out: &mut Vec<ModelEvent>) {
-        if !self.started {
-            self.started = true;
-            out.push(ModelEvent::Start {
-                partial: self.builder.snapshot(),
-            });
+    /// `message_start`: the message's id, served model and first usage,
+    /// then `start`.
+    fn start(&mut self, message: Option<&Value>, out: &mut Vec<ModelEvent>) {
+        let marked = self.marked;
+        let string = |name: &str| {
+            message
+                .and_then(|m| m.get(name))
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+                .map(|s| {
+                    if marked {
+                        replace_markers(s).into_owned()
+                    } else {
+                        String::from(s)
+                    }
+                })
+        };
+        let mut header = self.builder.snapshot().to_message();
+        if let Some(id) = string("id") {
+            header.extra.insert("responseId".into(), Value::String(id));
         }
+        if let Some(served) = string("model").filter(|served| *served != header.model) {
+            header
+                .extra
+                .insert("responseModel".into(), Value::String(served));
+        }
+        self.builder = PartialBuilder::new(header);
+        if let Some(usage) = message.and_then(|m| m.get("usage")) {
+            self.merge_usage(usage);
+        }
+        self.started = true;
+        out.push(ModelEvent::Start {
+            partial: self.builder.snapshot(),
+        });
     }
 
     fn merge_usage(&mut self, usage: &Value) {
@@ -366,7 +395,7 @@ impl EventProjector {
             ("cache_creation_input_tokens", &mut self.usage.cache_write),
         ];
         for (name, slot) in fields {
-            if let Some(n) = usage.get(name).and_then(Value::as_u64) {
+            if let Some(n) = count(usage.get(name)) {
                 *slot = n;
                 self.usage_seen = true;
             }
@@ -392,7 +421,7 @@ impl EventProjector {
                 ))
             }
         };
-        self.close(out)?;
+        self.close_all(out)?;
         let reason = reason.unwrap_or(if self.has_tool_calls {
             DoneReason::ToolUse
         } else {
@@ -444,35 +473,7 @@ impl EventProjector {
         }
         self.finished = true;
         let mut message = self.builder.to_error_message(reason.stop_reason(), text);
-        match &self.open {
-            Open::Tool {
-                index,
-                id,
-                name,
-                args,
-            } => match parse_arguments(args) {
-                Ok(arguments) if !is_json_blank(args) => {
-                    if let Some(slot) = message.content.get_mut(*index) {
-                        *slot = ContentBlock::ToolCall(ToolCall {
-                            id: id.clone(),
-                            name: name.clone(),
-                            arguments,
-                            ..ToolCall::default()
-                        });
-                    }
-                }
-                _ => message.content.truncate(*index),
-            },
-            Open::Thinking {
-                index,
-                signature: Some(signature),
-            } => {
-                if let Some(ContentBlock::Thinking(t)) = message.content.get_mut(*index) {
-                    t.thinking_signature = Some(signature.clone());
-                }
-            }
-            _ => {}
-        }
+        self.settle_live(&mut message.content);
         if self.usage_seen {
             message.usage = self.usage.clone();
             if let Some(pricing) = &self.pricing {

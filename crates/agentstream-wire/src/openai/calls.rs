@@ -16,6 +16,7 @@ use agentstream::model::ModelEvent;
 use super::projector::{ChunkProjector, Open, QUOTE};
 use super::wire::{clip, is_json_blank, ToolCallDelta};
 use crate::limits::{Limit, LimitExceeded};
+use crate::surrogates::{replace_markers, EscapeJoiner};
 
 pub(crate) use crate::json::parse_arguments;
 
@@ -27,6 +28,9 @@ pub(crate) struct Call {
     pub(crate) name: String,
     /// All argument text received.
     pub(crate) args: String,
+    /// Holds back an escape cut between fragments (see
+    /// [`surrogates`](crate::surrogates)).
+    pub(crate) escapes: EscapeJoiner,
     /// How much of `args` went out as deltas.
     pub(crate) emitted: usize,
     pub(crate) scan: JsonScan,
@@ -126,16 +130,32 @@ impl ChunkProjector {
             .as_ref()
             .and_then(|f| f.arguments_text())
             .unwrap_or(Cow::Borrowed(""));
+        // Lone surrogates: U+FFFD in the id and name, and in the argument
+        // text whether it came as a marker or as an escape.
+        let marked = self.marked;
+        let unmark = |text: &str| {
+            if marked {
+                replace_markers(text).into_owned()
+            } else {
+                String::from(text)
+            }
+        };
+        let args = if marked {
+            Cow::Owned(replace_markers(&args).into_owned())
+        } else {
+            args
+        };
         let call = &mut self.calls[slot];
+        let args = call.escapes.push(&args).into_owned();
         if let Some(id) = fragment.id.as_deref().filter(|id| !id.is_empty()) {
             if call.id.is_empty() {
-                call.id = id.into();
+                call.id = unmark(id);
                 self.by_id.entry(id.into()).or_insert(slot);
             }
         }
         if let Some(name) = name.filter(|n| !n.is_empty()) {
             if call.name.is_empty() {
-                call.name = name.into();
+                call.name = unmark(name);
             }
         }
         if call.ended {
@@ -273,6 +293,11 @@ impl ChunkProjector {
         slot: usize,
         out: &mut Vec<ModelEvent>,
     ) -> Result<(), String> {
+        if let Some(tail) = self.calls[slot].escapes.finish() {
+            let call = &mut self.calls[slot];
+            call.scan.feed(&tail);
+            call.args.push_str(&tail);
+        }
         self.flush(slot, out);
         let position = slot;
         let call = &mut self.calls[slot];

@@ -33,7 +33,13 @@
 //!   the first such name is kept as `responseModel`, as Pi does: in the
 //!   `start` partial when it came with the first chunk, else in the final
 //!   message.
-//! - Only the choice with `index` 0 (or the first choice) is read.
+//! - One choice is followed: the one with `index` 0 in a chunk (else its
+//!   first), and once a chunk named the followed choice's `index`, chunks
+//!   whose choice has another `index` are ignored (a server answering with
+//!   `n` > 1 choices is not mixed into one message). A choice without an
+//!   `index` is always read.
+//! - `delta.role` is not read: a role chunk in the middle of the stream
+//!   (some servers repeat it) changes nothing.
 //!
 //! # Tool calls
 //!
@@ -107,6 +113,20 @@
 //!   only when `total_tokens` shows they were left out (prompt +
 //!   completion + reasoning = total, as xAI reports), so `output` is the
 //!   billed output count either way.
+//! - Counts that are not plain integers: fractions round (halves up),
+//!   negative counts are 0, counts past `u64::MAX` (even `1e400`, which
+//!   serde_json cannot parse: such a number is rewritten before the chunk
+//!   is read again) saturate at it. A usage field never loses the answer.
+//!
+//! # Lone surrogates
+//!
+//! One rule everywhere: a lone UTF-16 surrogate becomes U+FFFD, in the
+//! text and reasoning (halves split across two chunks are joined), in the
+//! chunk's `id` and `model`, in a tool call's `id` and `name`, and in the
+//! argument text, where an escaped one (`\\ud800` in the chunk, so
+//! `\ud800` in the JSON arguments) is rewritten as `\ufffd`, even when
+//! the escape is cut between two fragments. See
+//! [`surrogates`](crate::surrogates).
 //!
 //! # Errors and abort
 //!
@@ -132,8 +152,9 @@ use serde_json::Value;
 
 use super::calls::{parse_arguments, Call};
 use super::wire::{clip, error_text, is_json_blank, map_usage, trim_json, Choice, Chunk};
+use crate::json::saturate_numbers;
 use crate::limits::{Limit, LimitExceeded, Limits};
-use crate::surrogates::{mark_lone_surrogates, SurrogateJoiner};
+use crate::surrogates::{mark_lone_surrogates, replace_markers, SurrogateJoiner};
 use agentstream::message::{
     assistant, AssistantMessage, ContentBlock, StopReason, TextContent, ThinkingContent, ToolCall,
     Usage,
@@ -195,6 +216,8 @@ pub struct ChunkProjector {
     pub(super) joiner: SurrogateJoiner,
     /// The payload being projected had lone surrogate escapes.
     pub(super) marked: bool,
+    /// The `index` of the choice followed, once a chunk named one.
+    pub(super) choice_index: Option<u64>,
     pub(super) finish_reason: Option<String>,
     pub(super) usage: Option<Usage>,
     /// The requested model id, compared with the chunks' `model`.
@@ -239,6 +262,7 @@ impl ChunkProjector {
             limits: Limits::DEFAULT,
             joiner: SurrogateJoiner::default(),
             marked: false,
+            choice_index: None,
             finish_reason: None,
             usage: None,
         }
@@ -299,7 +323,21 @@ impl ChunkProjector {
         let marked = mark_lone_surrogates(data);
         self.marked = marked.is_some();
         let data = marked.as_deref().unwrap_or(data);
-        match serde_json::from_str::<Chunk<'_>>(data) {
+        let parsed = serde_json::from_str::<Chunk<'_>>(data);
+        if let Ok(chunk) = parsed {
+            self.push_chunk(chunk, out);
+            return;
+        }
+        // A number too large for an `f64` (a usage count of `1e400`) fails
+        // the parse: such numbers saturate (see
+        // [Numbers](crate::json#numbers)).
+        let saturated = saturate_numbers(data);
+        let data = saturated.as_deref().unwrap_or(data);
+        let parsed = match &saturated {
+            Some(data) => serde_json::from_str::<Chunk<'_>>(data),
+            None => parsed,
+        };
+        match parsed {
             Ok(chunk) => self.push_chunk(chunk, out),
             Err(e) => {
                 let message = if serde_json::from_str::<serde::de::IgnoredAny>(data).is_err() {
@@ -324,18 +362,24 @@ impl ChunkProjector {
             self.fail(message, out);
             return;
         }
-        let served = chunk.model.as_deref().filter(|m| !m.is_empty());
-        if self.response_model.is_none() && served.is_some_and(|m| m != self.model) {
-            self.response_model = served.map(String::from);
+        let marked = self.marked;
+        let unmark = |text: &str| {
+            if marked {
+                replace_markers(text).into_owned()
+            } else {
+                String::from(text)
+            }
+        };
+        let served = chunk.model.as_deref().filter(|m| !m.is_empty()).map(unmark);
+        if self.response_model.is_none() && served.as_ref().is_some_and(|m| *m != self.model) {
+            self.response_model = served;
         }
         if !self.started {
-            let id = chunk.id.filter(|id| !id.is_empty());
+            let id = chunk.id.as_deref().filter(|id| !id.is_empty()).map(unmark);
             if id.is_some() || self.response_model.is_some() {
                 let mut header = self.builder.snapshot().to_message();
                 if let Some(id) = id {
-                    header
-                        .extra
-                        .insert("responseId".into(), Value::String(id.into_owned()));
+                    header.extra.insert("responseId".into(), Value::String(id));
                 }
                 if let Some(served) = &self.response_model {
                     header
@@ -352,10 +396,24 @@ impl ChunkProjector {
         if let Some(usage) = chunk.usage.as_ref().and_then(map_usage) {
             self.usage = Some(usage);
         }
-        if let Some(choice) = chunk.choices.and_then(|choices| choices.chosen).as_ref() {
+        let choice = chunk.choices.and_then(|choices| choices.chosen);
+        if let Some(choice) = choice.as_ref().filter(|c| self.follows(c.index)) {
             if let Err(message) = self.push_choice(choice, out) {
                 self.fail(message, out);
             }
+        }
+    }
+
+    /// Whether a choice with `index` is the one followed: the first index
+    /// seen is; a choice without one always is.
+    fn follows(&mut self, index: Option<u64>) -> bool {
+        match (index, self.choice_index) {
+            (None, _) => true,
+            (Some(index), None) => {
+                self.choice_index = Some(index);
+                true
+            }
+            (Some(index), Some(followed)) => index == followed,
         }
     }
 
