@@ -20,6 +20,7 @@ use agentstream_wire::openai::OpenAiConfig;
 use serde_json::{json, Map, Value};
 
 use crate::input::{array_elements, read_whole_file, InputError, MAX_WHOLE_FILE_BYTES};
+use crate::jsonl::{write_agent_event, Shape};
 use crate::terminal::{escape_controls, escape_line};
 
 /// The most bytes `read` returns of a file; the rest is cut with a note.
@@ -42,9 +43,13 @@ pub struct Args {
     /// Paths that leave it are refused.
     #[arg(long, value_name = "DIR")]
     root: Option<PathBuf>,
-    /// Print every agent event as one JSON line in Pi's shape.
-    #[arg(long)]
-    jsonl: bool,
+    /// Print every agent event as one JSON line: `--jsonl` in Pi's shape
+    /// (every update carries the whole message so far),
+    /// `--jsonl=compact` without it (`message_end` and the later events
+    /// keep the complete messages).
+    #[arg(long, value_enum, value_name = "SHAPE", num_args = 0..=1,
+          require_equals = true, default_missing_value = "pi")]
+    jsonl: Option<Shape>,
     /// Run against an OpenAI-compatible endpoint at this base URL.
     #[arg(long, value_name = "URL", requires = "model")]
     base_url: Option<String>,
@@ -218,13 +223,13 @@ fn load_script(path: &Path) -> Result<ScriptedModel, InputError> {
 /// Prints the run: every event as JSON with `--jsonl`, otherwise each tool
 /// call, its abbreviated result and the final text.
 struct Printer {
-    jsonl: bool,
+    jsonl: Option<Shape>,
     out: RefCell<io::BufWriter<io::Stdout>>,
     failed: RefCell<Option<io::Error>>,
 }
 
 impl Printer {
-    fn new(jsonl: bool) -> Self {
+    fn new(jsonl: Option<Shape>) -> Self {
         Self {
             jsonl,
             out: RefCell::new(io::BufWriter::new(io::stdout())),
@@ -237,10 +242,8 @@ impl Printer {
             return;
         }
         let mut out = self.out.borrow_mut();
-        let written = if self.jsonl {
-            serde_json::to_writer(&mut *out, event)
-                .map_err(io::Error::other)
-                .and_then(|()| writeln!(out))
+        let written = if let Some(shape) = self.jsonl {
+            write_agent_event(&mut *out, event, shape)
         } else {
             summary_line(&mut *out, event)
         };
@@ -254,7 +257,7 @@ impl Printer {
             return Err(e);
         }
         let mut out = self.out.borrow_mut();
-        if !self.jsonl {
+        if self.jsonl.is_none() {
             if let Some(Message::Assistant(last)) = outcome.messages.last() {
                 writeln!(out, "{}", escape_controls(&last.text()))?;
                 if let Some(error) = &last.error_message {
