@@ -159,9 +159,11 @@ fn rewrite_lone_surrogates(
 }
 
 /// `text` with every marker replaced by U+FFFD: the rule for strings that
-/// are not joined across deltas. Borrowed when there is none.
-pub(crate) fn replace_markers(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(|c| unmark(c).is_some()) {
+/// are not joined across deltas. `marked` says whether the payload had
+/// lone surrogates (else `text` is taken as it is). Borrowed when there is
+/// none.
+pub(crate) fn replace_markers(text: &str, marked: bool) -> Cow<'_, str> {
+    if !marked || !text.chars().any(|c| unmark(c).is_some()) {
         return Cow::Borrowed(text);
     }
     Cow::Owned(
@@ -406,7 +408,11 @@ mod tests {
     #[test]
     fn markers_become_replacement_characters() {
         let text = alloc::format!("id_{}{}", marker(0xD800), marker(0xDFFF));
-        assert_eq!(replace_markers(&text), "id_\u{fffd}\u{fffd}");
-        assert!(matches!(replace_markers("plain"), Cow::Borrowed("plain")));
+        assert_eq!(replace_markers(&text, true), "id_\u{fffd}\u{fffd}");
+        assert_eq!(replace_markers(&text, false), text);
+        assert!(matches!(
+            replace_markers("plain", true),
+            Cow::Borrowed("plain")
+        ));
     }
 }

@@ -137,11 +137,7 @@ impl EventProjector {
                 .and_then(|b| b.get(name))
                 .and_then(Value::as_str)
                 .unwrap_or("");
-            if marked {
-                replace_markers(text).into_owned()
-            } else {
-                String::from(text)
-            }
+            replace_markers(text, marked).into_owned()
         };
         let kind = match kind {
             Some("text") => Kind::Text,
@@ -305,11 +301,7 @@ impl EventProjector {
         };
         let part = field.as_deref().unwrap_or("");
         if kind == Some("signature_delta") {
-            let part = if self.marked {
-                replace_markers(part)
-            } else {
-                Cow::Borrowed(part)
-            };
+            let part = replace_markers(part, self.marked);
             if let Kind::Thinking { signature } = &mut block.kind {
                 signature.get_or_insert_with(String::new).push_str(&part);
             }

@@ -360,13 +360,7 @@ impl EventProjector {
                 .and_then(|m| m.get(name))
                 .and_then(Value::as_str)
                 .filter(|s| !s.is_empty())
-                .map(|s| {
-                    if marked {
-                        replace_markers(s).into_owned()
-                    } else {
-                        String::from(s)
-                    }
-                })
+                .map(|s| replace_markers(s, marked).into_owned())
         };
         let mut header = self.builder.snapshot().to_message();
         if let Some(id) = string("id") {

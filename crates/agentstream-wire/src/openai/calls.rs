@@ -133,29 +133,18 @@ impl ChunkProjector {
         // Lone surrogates: U+FFFD in the id and name, and in the argument
         // text whether it came as a marker or as an escape.
         let marked = self.marked;
-        let unmark = |text: &str| {
-            if marked {
-                replace_markers(text).into_owned()
-            } else {
-                String::from(text)
-            }
-        };
-        let args = if marked {
-            Cow::Owned(replace_markers(&args).into_owned())
-        } else {
-            args
-        };
+        let args = replace_markers(&args, marked);
         let call = &mut self.calls[slot];
         let args = call.escapes.push(&args).into_owned();
         if let Some(id) = fragment.id.as_deref().filter(|id| !id.is_empty()) {
             if call.id.is_empty() {
-                call.id = unmark(id);
+                call.id = replace_markers(id, marked).into_owned();
                 self.by_id.entry(id.into()).or_insert(slot);
             }
         }
         if let Some(name) = name.filter(|n| !n.is_empty()) {
             if call.name.is_empty() {
-                call.name = unmark(name);
+                call.name = replace_markers(name, marked).into_owned();
             }
         }
         if call.ended {

@@ -362,14 +362,7 @@ impl ChunkProjector {
             self.fail(message, out);
             return;
         }
-        let marked = self.marked;
-        let unmark = |text: &str| {
-            if marked {
-                replace_markers(text).into_owned()
-            } else {
-                String::from(text)
-            }
-        };
+        let unmark = |text: &str| replace_markers(text, self.marked).into_owned();
         let served = chunk.model.as_deref().filter(|m| !m.is_empty()).map(unmark);
         if self.response_model.is_none() && served.as_ref().is_some_and(|m| *m != self.model) {
             self.response_model = served;
