@@ -20,6 +20,7 @@ use agentstream_wire::openai::OpenAiConfig;
 use serde_json::{json, Map, Value};
 
 use crate::input::{array_elements, read_whole_file, InputError, MAX_WHOLE_FILE_BYTES};
+use crate::jsonl::{write_agent_event, Shape};
 use crate::sandbox::Sandbox;
 use crate::terminal::escape_line;
 use crate::transcript::Transcript;
@@ -39,9 +40,13 @@ pub struct Args {
     /// devices are not read.
     #[arg(long, value_name = "DIR")]
     root: Option<PathBuf>,
-    /// Print every agent event as one JSON line in Pi's shape.
-    #[arg(long)]
-    jsonl: bool,
+    /// Print every agent event as one JSON line: `--jsonl` in Pi's shape
+    /// (every update carries the whole message so far),
+    /// `--jsonl=compact` without it (`message_end` and the later events
+    /// keep the complete messages).
+    #[arg(long, value_enum, value_name = "SHAPE", num_args = 0..=1,
+          require_equals = true, default_missing_value = "pi")]
+    jsonl: Option<Shape>,
     /// Run against an OpenAI-compatible endpoint at this base URL.
     #[arg(long, value_name = "URL", requires = "model")]
     base_url: Option<String>,
@@ -230,14 +235,14 @@ fn load_script(path: &Path) -> Result<ScriptedModel, InputError> {
 /// [`Transcript`] (each turn labelled, its text, tool calls and abbreviated
 /// results, and how the run ended).
 struct Printer {
-    jsonl: bool,
+    jsonl: Option<Shape>,
     transcript: RefCell<Transcript>,
     out: RefCell<io::BufWriter<io::Stdout>>,
     failed: RefCell<Option<io::Error>>,
 }
 
 impl Printer {
-    fn new(jsonl: bool) -> Self {
+    fn new(jsonl: Option<Shape>) -> Self {
         Self {
             jsonl,
             transcript: RefCell::new(Transcript::default()),
@@ -251,10 +256,8 @@ impl Printer {
             return;
         }
         let mut out = self.out.borrow_mut();
-        let written = if self.jsonl {
-            serde_json::to_writer(&mut *out, event)
-                .map_err(io::Error::other)
-                .and_then(|()| writeln!(out))
+        let written = if let Some(shape) = self.jsonl {
+            write_agent_event(&mut *out, event, shape)
         } else {
             self.transcript.borrow_mut().event(&mut *out, event)
         };
@@ -268,7 +271,7 @@ impl Printer {
             return Err(e);
         }
         let mut out = self.out.borrow_mut();
-        if !self.jsonl {
+        if self.jsonl.is_none() {
             self.transcript.borrow_mut().finish(&mut *out, outcome)?;
         }
         out.flush()

@@ -9,7 +9,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use agentstream::message::{user, AssistantMessage, Context, StopReason};
-use agentstream::model::{AbortController, Model, ModelEvent, StreamOptions};
+use agentstream::model::{
+    AbortController, ErrorCause, Model, ModelEvent, StreamOptions, TimeoutKind,
+};
 use agentstream_tokio::{AnthropicModel, ClientError, EndpointModel, OpenAiCompatModel};
 use agentstream_wire::anthropic::{AnthropicConfig, ANTHROPIC_BASE_URL};
 use agentstream_wire::endpoint::Endpoint;
@@ -20,6 +22,8 @@ use agentstream_wire::tap::{BodySink, TapEndpoint};
 use crate::decode::Api;
 use futures_util::StreamExt;
 
+use crate::jsonl::{write_model_event, Shape};
+use crate::redact::Redactor;
 use crate::terminal::{escape_controls, escape_line};
 
 /// ANSI: dim on, and reset.
@@ -68,9 +72,23 @@ pub struct Args {
     #[arg(long, value_name = "SECONDS", default_value = "30", value_parser = timeout)]
     connect_timeout: Duration,
     /// Abort when the response stays silent longer than this (0.001 to
-    /// 1000000).
+    /// 1000000). Any bytes of the body count as activity, Anthropic's
+    /// `ping` events and SSE comments included, so a server that pings
+    /// forever never hits it: `--timeout` bounds the whole call.
     #[arg(long, value_name = "SECONDS", default_value = "300", value_parser = timeout)]
     idle_timeout: Duration,
+    /// Abort when the whole call (connection, response and every ping)
+    /// takes longer than this (0.001 to 1000000); the answer so far is
+    /// kept. Default: no limit.
+    #[arg(long = "timeout", value_name = "SECONDS", value_parser = timeout)]
+    total_timeout: Option<Duration>,
+    /// Print every event as one JSON line instead of the live text:
+    /// `--jsonl` in Pi's shape (every event carries the whole message so
+    /// far), `--jsonl=compact` without it (the final event keeps the
+    /// complete message).
+    #[arg(long, value_enum, value_name = "SHAPE", num_args = 0..=1,
+          require_equals = true, default_missing_value = "pi")]
+    jsonl: Option<Shape>,
     /// The user message.
     prompt: String,
 }
@@ -90,6 +108,9 @@ pub fn run(args: &Args) -> io::Result<ExitCode> {
             None
         }
     };
+    // Server text is printed with the key (and any secret header value a
+    // server echoes back) redacted.
+    let redactor = Redactor::new(key.as_deref());
     let raw = args.record_raw.as_ref().map(|_| RawBody::default());
     let model: Box<dyn Model> = match args.api {
         Api::Openai => {
@@ -140,28 +161,44 @@ pub fn run(args: &Args) -> io::Result<ExitCode> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let (message, interrupted) = runtime.block_on(stream(&*model, &context))?;
+    let shown = Shown {
+        jsonl: args.jsonl,
+        total: args.total_timeout,
+        redactor,
+    };
+    let (message, ended) = runtime.block_on(stream(&*model, &context, shown))?;
+    let Ended {
+        interrupted,
+        timed_out,
+        redactor,
+    } = ended;
 
     let stdout = io::stdout();
     let mut out = stdout.lock();
     let usage = &message.usage;
-    let total = usage
-        .total_tokens
-        .map_or_else(|| "-".to_string(), |t| t.to_string());
-    let cache_write = if usage.cache_write == 0 {
-        String::new()
-    } else {
-        format!(" cacheWrite={}", usage.cache_write)
-    };
-    writeln!(
-        out,
-        "usage: input={} output={} cacheRead={}{cache_write} totalTokens={total}",
-        usage.input, usage.output, usage.cache_read
-    )?;
-    writeln!(out, "stopReason: {}", message.stop_reason)?;
+    // With `--jsonl` the events said it all, and stdout stays JSON lines.
+    if args.jsonl.is_none() {
+        let total = usage
+            .total_tokens
+            .map_or_else(|| "-".to_string(), |t| t.to_string());
+        let cache_write = if usage.cache_write == 0 {
+            String::new()
+        } else {
+            format!(" cacheWrite={}", usage.cache_write)
+        };
+        writeln!(
+            out,
+            "usage: input={} output={} cacheRead={}{cache_write} totalTokens={total}",
+            usage.input, usage.output, usage.cache_read
+        )?;
+        writeln!(out, "stopReason: {}", message.stop_reason)?;
+    }
     out.flush()?;
     if let Some(error) = &message.error_message {
-        eprintln!("agentstream: {}", escape_line(error));
+        eprintln!("agentstream: {}", escape_line(&redactor.line(error)));
+    }
+    if let (true, Some(total)) = (timed_out, args.total_timeout) {
+        eprintln!("agentstream: the call took longer than --timeout ({total:?})");
     }
     if let (Some(path), Some(raw)) = (&args.record_raw, &raw) {
         raw.save(path)?;
@@ -239,12 +276,35 @@ pub(crate) fn timeout(text: &str) -> Result<Duration, String> {
     Duration::try_from_secs_f64(seconds).map_err(|e| e.to_string())
 }
 
-/// Streams the call to stdout; Ctrl-C aborts it. Returns the final message
-/// and whether Ctrl-C was pressed.
-async fn stream(model: &dyn Model, context: &Context) -> io::Result<(AssistantMessage, bool)> {
+/// How `chat` shows the call.
+struct Shown {
+    jsonl: Option<Shape>,
+    /// `--timeout`.
+    total: Option<Duration>,
+    redactor: Redactor,
+}
+
+/// How the call ended, besides its message.
+struct Ended {
+    /// Ctrl-C was pressed.
+    interrupted: bool,
+    /// `--timeout` ended it.
+    timed_out: bool,
+    redactor: Redactor,
+}
+
+/// Streams the call to stdout; Ctrl-C aborts it, and so does `--timeout`.
+async fn stream(
+    model: &dyn Model,
+    context: &Context,
+    shown: Shown,
+) -> io::Result<(AssistantMessage, Ended)> {
     let controller = AbortController::new();
     let options = StreamOptions::default().with_signal(controller.signal());
-    let mut stream = model.stream(context, options);
+    let mut stream = match shown.total {
+        Some(total) => agentstream_tokio::stream_with_timeout(model, context, options, total),
+        None => model.stream(context, options),
+    };
     let stdout = io::stdout();
     let color = stdout.is_terminal();
     let mut printer = Printer {
@@ -252,6 +312,8 @@ async fn stream(model: &dyn Model, context: &Context) -> io::Result<(AssistantMe
         color,
         last: None,
         at_line_start: true,
+        jsonl: shown.jsonl,
+        redactor: shown.redactor,
     };
     let mut interrupted = false;
     let ctrl_c = tokio::signal::ctrl_c();
@@ -269,7 +331,17 @@ async fn stream(model: &dyn Model, context: &Context) -> io::Result<(AssistantMe
         }
     }
     printer.finish()?;
-    Ok((stream.result().await, interrupted))
+    let message = stream.result().await;
+    let timed_out = matches!(
+        stream.error_cause(),
+        Some(ErrorCause::Timeout(TimeoutKind::Total, _))
+    );
+    let ended = Ended {
+        interrupted,
+        timed_out,
+        redactor: printer.redactor,
+    };
+    Ok((message, ended))
 }
 
 /// What was printed last.
@@ -285,10 +357,22 @@ struct Printer<W: Write> {
     color: bool,
     last: Option<Kind>,
     at_line_start: bool,
+    /// `--jsonl`: events as JSON lines instead of the text.
+    jsonl: Option<Shape>,
+    redactor: Redactor,
 }
 
 impl<W: Write> Printer<W> {
     fn event(&mut self, event: &ModelEvent) -> io::Result<()> {
+        if let Some(shape) = self.jsonl {
+            // The line is redacted whole: the key is caught wherever it is
+            // whole in one event (in Pi's shape, the partial holds it).
+            let mut line = Vec::new();
+            write_model_event(&mut line, event, shape)?;
+            let line = String::from_utf8_lossy(&line);
+            self.out.write_all(self.redactor.line(&line).as_bytes())?;
+            return self.out.flush();
+        }
         match event {
             ModelEvent::TextDelta { delta, .. } => self.write(Kind::Text, delta),
             ModelEvent::ThinkingDelta { delta, .. } => self.write(Kind::Thinking, delta),
@@ -296,17 +380,39 @@ impl<W: Write> Printer<W> {
                 let arguments =
                     serde_json::to_string(&tool_call.arguments).map_err(io::Error::other)?;
                 let line = format!(
-                    "toolCall: {} {} {arguments}\n",
+                    "toolCall: {} {} {}\n",
                     escape_line(&tool_call.id),
-                    escape_line(&tool_call.name)
+                    escape_line(&tool_call.name),
+                    escape_line(&arguments)
                 );
-                self.write(Kind::Tool, &line)
+                let line = self.redactor.line(&line).into_owned();
+                self.flush_held()?;
+                self.write_shown(Kind::Tool, &line)
             }
             _ => Ok(()),
         }
     }
 
+    /// Writes streamed text, the key redacted even when it is cut between
+    /// two deltas (the end that may start it waits for the next one).
     fn write(&mut self, kind: Kind, text: &str) -> io::Result<()> {
+        if self.last.is_some_and(|last| last != kind) {
+            self.flush_held()?;
+        }
+        let text = self.redactor.stream(text);
+        self.write_shown(kind, &text)
+    }
+
+    /// Writes what the redactor held back, in the kind it came in.
+    fn flush_held(&mut self) -> io::Result<()> {
+        let held = self.redactor.flush();
+        match self.last {
+            Some(kind) if !held.is_empty() => self.write_shown(kind, &held),
+            _ => Ok(()),
+        }
+    }
+
+    fn write_shown(&mut self, kind: Kind, text: &str) -> io::Result<()> {
         if text.is_empty() {
             return Ok(());
         }
@@ -332,6 +438,10 @@ impl<W: Write> Printer<W> {
     }
 
     fn finish(&mut self) -> io::Result<()> {
+        if self.jsonl.is_some() {
+            return self.out.flush();
+        }
+        self.flush_held()?;
         if !self.at_line_start {
             writeln!(self.out)?;
         }

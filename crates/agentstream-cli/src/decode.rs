@@ -17,6 +17,7 @@ use agentstream_wire::limits::{Limit, LimitExceeded, Limits};
 use agentstream_wire::openai::{ChunkProjector, OpenAiStream};
 
 use crate::input::{read_line_bounded, LineRead};
+use crate::jsonl::{write_model_event, Shape};
 use crate::terminal::{escape_controls, escape_line};
 
 /// The model and provider names given to recorded responses.
@@ -42,13 +43,18 @@ pub struct Args {
     api: Api,
     /// FILE holds one payload per line instead of SSE (a
     /// `chat.completion.chunk` or `[DONE]` for OpenAI, an event's `data`
-    /// JSON for Anthropic); blank lines are skipped.
+    /// JSON for Anthropic); blank lines are skipped, and invalid UTF-8
+    /// becomes U+FFFD as in SSE mode.
     #[arg(long)]
     chunks: bool,
-    /// Print every event as one JSON line in Pi's shape instead of the
-    /// summary.
-    #[arg(long)]
-    jsonl: bool,
+    /// Print every event as one JSON line instead of the summary:
+    /// `--jsonl` in Pi's shape (every event carries the whole message so
+    /// far, so the output grows with the square of the answer),
+    /// `--jsonl=compact` without it (linear; the final event keeps the
+    /// complete message).
+    #[arg(long, value_enum, value_name = "SHAPE", num_args = 0..=1,
+          require_equals = true, default_missing_value = "pi")]
+    jsonl: Option<Shape>,
 }
 
 /// Runs `decode`. Unreadable input is reported as `FILE:LINE: error: …`
@@ -65,10 +71,9 @@ pub fn run(args: &Args) -> io::Result<ExitCode> {
     };
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
-    if args.jsonl {
+    if let Some(shape) = args.jsonl {
         for event in &events {
-            serde_json::to_writer(&mut out, event)?;
-            writeln!(out)?;
+            write_model_event(&mut out, event, shape)?;
         }
     } else {
         let types: Vec<&str> = events.iter().map(ModelEvent::type_name).collect();
@@ -195,7 +200,10 @@ fn project(args: &Args) -> Result<Vec<ModelEvent>, (usize, String)> {
             let text = LimitExceeded::new(Limit::EventDataBytes, &limits);
             return Err((line, text.to_string()));
         }
-        let text = std::str::from_utf8(&buf).map_err(|e| (line, format!("invalid UTF-8: {e}")))?;
+        // Invalid UTF-8 (a sequence cut short, a stray byte) becomes
+        // U+FFFD, as in SSE mode.
+        let text = String::from_utf8_lossy(&buf);
+        let text: &str = &text;
         // As in an SSE body: a leading byte order mark is not content.
         let text = if line == 1 {
             text.strip_prefix('\u{feff}').unwrap_or(text)

@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use crate::decode::printable;
 use crate::input::{array_elements, read_whole_file, InputError, MAX_WHOLE_FILE_BYTES};
+use crate::jsonl::{write_model_event, Shape};
 use crate::terminal::escape_line;
 
 /// The most calls `--calls` makes: the scripted model keeps a copy of every
@@ -53,10 +54,14 @@ pub struct Args {
     /// Emit the full protocol (`text_start`, `text_end`, ...).
     #[arg(long)]
     full: bool,
-    /// Print every event as one JSON line in Pi's shape instead of the
-    /// summary.
-    #[arg(long)]
-    jsonl: bool,
+    /// Print every event as one JSON line instead of the summary:
+    /// `--jsonl` in Pi's shape (every event carries the whole message so
+    /// far, so the output grows with the square of the answer),
+    /// `--jsonl=compact` without it (linear; the final event keeps the
+    /// complete message).
+    #[arg(long, value_enum, value_name = "SHAPE", num_args = 0..=1,
+          require_equals = true, default_missing_value = "pi")]
+    jsonl: Option<Shape>,
 }
 
 /// Runs `play`. Bad input is reported on stderr and exits 2.
@@ -87,10 +92,9 @@ pub fn run(args: &Args) -> io::Result<ExitCode> {
             let events: Vec<ModelEvent> = stream.by_ref().collect().await;
             (events, stream.result().await)
         });
-        if args.jsonl {
+        if let Some(shape) = args.jsonl {
             for event in &events {
-                serde_json::to_writer(&mut out, event)?;
-                writeln!(out)?;
+                write_model_event(&mut out, event, shape)?;
             }
             continue;
         }

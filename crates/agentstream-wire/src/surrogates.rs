@@ -14,11 +14,24 @@
 //! end of one delta and a low half at the start of the next become the
 //! character they encode; every other marker becomes U+FFFD.
 //!
+//! Strings that are not streamed as deltas (tool-call ids and names,
+//! signatures, the model name, the message id) follow the same rule: every
+//! marker in them becomes U+FFFD ([`replace_markers`]).
+//!
+//! Tool-call argument text is JSON inside a JSON string, so a lone half in
+//! it arrives escaped twice (`\\ud800` in the payload, `\ud800` in the
+//! argument text), which no marker catches and which would make the
+//! arguments unparsable. [`EscapeJoiner`] rewrites such escapes in the
+//! argument text into `\ufffd` as it streams, holding back an escape cut
+//! between two fragments until it is whole, so a pair split across
+//! fragments is kept and the deltas still add up to the arguments.
+//!
 //! Markers are only looked for in payloads that had a lone surrogate, so a
 //! genuine private-use character elsewhere is untouched; one in the same
 //! payload as a lone surrogate would be read as a marker (an accepted
 //! cost: both are vanishingly rare, and together rarer still).
 
+use alloc::borrow::Cow;
 use alloc::string::String;
 
 /// The first marker: U+100000 stands for U+D800.
@@ -145,6 +158,115 @@ fn rewrite_lone_surrogates(
     Some(out)
 }
 
+/// `text` with every marker replaced by U+FFFD: the rule for strings that
+/// are not joined across deltas. `marked` says whether the payload had
+/// lone surrogates (else `text` is taken as it is). Borrowed when there is
+/// none.
+pub(crate) fn replace_markers(text: &str, marked: bool) -> Cow<'_, str> {
+    if !marked || !text.chars().any(|c| unmark(c).is_some()) {
+        return Cow::Borrowed(text);
+    }
+    Cow::Owned(
+        text.chars()
+            .map(|c| match unmark(c) {
+                Some(_) => char::REPLACEMENT_CHARACTER,
+                None => c,
+            })
+            .collect(),
+    )
+}
+
+/// Replaces lone surrogate escapes in streamed JSON text (tool-call
+/// arguments) by `\ufffd`, holding back an escape that the next fragment
+/// may complete. See the [module documentation](self).
+#[derive(Debug, Default, Clone)]
+pub(crate) struct EscapeJoiner {
+    /// The held-back end of the text so far: at most 11 bytes, starting at
+    /// an escape's backslash.
+    pending: String,
+}
+
+impl EscapeJoiner {
+    /// The text that can be handed on after `fragment`: the held-back part
+    /// and `fragment`, lone surrogate escapes replaced, without an end that
+    /// may still become (or complete) a surrogate pair. Borrowed when
+    /// nothing was held or replaced.
+    pub(crate) fn push<'a>(&mut self, fragment: &'a str) -> Cow<'a, str> {
+        if self.pending.is_empty() && !fragment.contains('\\') {
+            return Cow::Borrowed(fragment);
+        }
+        let mut text = core::mem::take(&mut self.pending);
+        text.push_str(fragment);
+        let cut = hold_from(text.as_bytes()).unwrap_or(text.len());
+        self.pending = String::from(&text[cut..]);
+        text.truncate(cut);
+        match replace_lone_surrogates(&text) {
+            Some(replaced) => Cow::Owned(replaced),
+            None => Cow::Owned(text),
+        }
+    }
+
+    /// The end of the text: what was held back, lone escapes replaced.
+    pub(crate) fn finish(&mut self) -> Option<String> {
+        if self.pending.is_empty() {
+            return None;
+        }
+        let text = core::mem::take(&mut self.pending);
+        Some(replace_lone_surrogates(&text).unwrap_or(text))
+    }
+}
+
+/// Where the end of `text` that must wait for more starts: a `\` or
+/// `\u` with fewer than four hex digits, a whole high-half escape (its
+/// low half may follow), or a high-half escape followed by such a start.
+/// `text` starts outside any escape.
+fn hold_from(text: &[u8]) -> Option<usize> {
+    let escape = last_escape(text)?;
+    let tail = &text[escape..];
+    let is_hex_prefix = tail.len() <= 6
+        && tail.get(1).map_or(true, |&b| b == b'u')
+        && tail.iter().skip(2).all(u8::is_ascii_hexdigit);
+    if !is_hex_prefix {
+        return None;
+    }
+    if tail.len() == 6 {
+        // Complete: held only when it is a high half.
+        return hex4(&tail[2..])
+            .filter(|unit| HIGH.contains(unit))
+            .map(|_| escape);
+    }
+    // Incomplete: hold it, with a high half just before it.
+    let before = escape.checked_sub(6);
+    let high_before = before.filter(|&b| {
+        text[b] == b'\\'
+            && text[b + 1] == b'u'
+            && hex4(&text[b + 2..escape]).is_some_and(|unit| HIGH.contains(&unit))
+            && last_escape(&text[..=b]) == Some(b)
+    });
+    Some(high_before.unwrap_or(escape))
+}
+
+/// The position of the last backslash of `text` that starts an escape
+/// (not the second of a `\\\\`), looking at the last 12 bytes only.
+fn last_escape(text: &[u8]) -> Option<usize> {
+    let floor = text.len().saturating_sub(12);
+    let mut i = text.len();
+    while i > floor {
+        i -= 1;
+        if text[i] != b'\\' {
+            continue;
+        }
+        // The run of backslashes ending here: odd means the last starts an
+        // escape, even means they are all pairs.
+        let run = text[..=i].iter().rev().take_while(|&&b| b == b'\\').count();
+        if run % 2 == 1 {
+            return Some(i);
+        }
+        i = (i + 1).saturating_sub(run);
+    }
+    None
+}
+
 /// Joins the halves of surrogate pairs split across the deltas of one
 /// block. See the [module documentation](self).
 #[derive(Debug, Default, Clone, Copy)]
@@ -251,5 +373,46 @@ mod tests {
         assert_eq!(joiner.join(&alloc::format!("{high}"), true).unwrap(), "");
         assert_eq!(joiner.finish(), Some('\u{fffd}'));
         assert_eq!(joiner.finish(), None);
+    }
+
+    #[test]
+    fn escapes_in_argument_text_are_replaced_wherever_the_fragments_are_cut() {
+        let cases = [
+            r#"{"a":"x\ud800y"}"#,
+            r#"{"a":"\ud83d\ude00"}"#,
+            r#"{"a":"\\ud800","b":"\\\ud800"}"#,
+            r#"{"a":"\ud83d\ud83d\ude00\udc00"}"#,
+            r#"{"a":"\n\u00e9\ud800"}"#,
+            r#"{"a":"end\ud83d"}"#,
+        ];
+        for text in cases {
+            let whole = replace_lone_surrogates(text).unwrap_or_else(|| text.into());
+            for cut in 0..=text.len() {
+                for second in cut..=text.len() {
+                    let mut joiner = EscapeJoiner::default();
+                    let mut out = String::new();
+                    for part in [&text[..cut], &text[cut..second], &text[second..]] {
+                        out.push_str(&joiner.push(part));
+                    }
+                    out.push_str(&joiner.finish().unwrap_or_default());
+                    assert_eq!(out, whole, "{text} cut at {cut} and {second}");
+                }
+            }
+            assert!(
+                serde_json::from_str::<serde_json::Value>(&whole).is_ok(),
+                "{whole}"
+            );
+        }
+    }
+
+    #[test]
+    fn markers_become_replacement_characters() {
+        let text = alloc::format!("id_{}{}", marker(0xD800), marker(0xDFFF));
+        assert_eq!(replace_markers(&text, true), "id_\u{fffd}\u{fffd}");
+        assert_eq!(replace_markers(&text, false), text);
+        assert!(matches!(
+            replace_markers("plain", true),
+            Cow::Borrowed("plain")
+        ));
     }
 }

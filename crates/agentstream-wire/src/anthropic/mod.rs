@@ -19,9 +19,11 @@
 //! How each field of the final message and each stop reason compares with
 //! Pi's provider: [`fidelity`](crate::fidelity).
 
+mod blocks;
 pub mod config;
 mod driver;
 mod ids;
+mod payload;
 pub mod projector;
 pub mod request;
 

@@ -33,7 +33,13 @@
 //!   the first such name is kept as `responseModel`, as Pi does: in the
 //!   `start` partial when it came with the first chunk, else in the final
 //!   message.
-//! - Only the choice with `index` 0 (or the first choice) is read.
+//! - One choice is followed: the one with `index` 0 in a chunk (else its
+//!   first), and once a chunk named the followed choice's `index`, chunks
+//!   whose choice has another `index` are ignored (a server answering with
+//!   `n` > 1 choices is not mixed into one message). A choice without an
+//!   `index` is always read.
+//! - `delta.role` is not read: a role chunk in the middle of the stream
+//!   (some servers repeat it) changes nothing.
 //!
 //! # Tool calls
 //!
@@ -107,6 +113,20 @@
 //!   only when `total_tokens` shows they were left out (prompt +
 //!   completion + reasoning = total, as xAI reports), so `output` is the
 //!   billed output count either way.
+//! - Counts that are not plain integers: fractions round (halves up),
+//!   negative counts are 0, counts past `u64::MAX` (even `1e400`, which
+//!   serde_json cannot parse: such a number is rewritten before the chunk
+//!   is read again) saturate at it. A usage field never loses the answer.
+//!
+//! # Lone surrogates
+//!
+//! One rule everywhere: a lone UTF-16 surrogate becomes U+FFFD, in the
+//! text and reasoning (halves split across two chunks are joined), in the
+//! chunk's `id` and `model`, in a tool call's `id` and `name`, and in the
+//! argument text, where an escaped one (`\\ud800` in the chunk, so
+//! `\ud800` in the JSON arguments) is rewritten as `\ufffd`, even when
+//! the escape is cut between two fragments. See
+//! [`surrogates`](crate::surrogates).
 //!
 //! # Errors and abort
 //!
@@ -122,8 +142,6 @@
 //!   object (otherwise it is left out, as above). Buffered calls that never
 //!   opened are not included. Usage is included when known.
 
-use alloc::borrow::Cow;
-use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
 use alloc::format;
 use alloc::string::{String, ToString};
@@ -133,11 +151,10 @@ use alloc::vec::Vec;
 use serde_json::Value;
 
 use super::calls::{parse_arguments, Call};
-use super::wire::{
-    clip, error_text, is_json_blank, map_usage, trim_json, Choice, Chunk, ToolCallDelta,
-};
+use super::wire::{clip, error_text, is_json_blank, map_usage, trim_json, Choice, Chunk};
+use crate::json::saturate_numbers;
 use crate::limits::{Limit, LimitExceeded, Limits};
-use crate::surrogates::{mark_lone_surrogates, SurrogateJoiner};
+use crate::surrogates::{mark_lone_surrogates, replace_markers, SurrogateJoiner};
 use agentstream::message::{
     assistant, AssistantMessage, ContentBlock, StopReason, TextContent, ThinkingContent, ToolCall,
     Usage,
@@ -151,11 +168,11 @@ use crate::pricing::Pricing;
 pub const OPENAI_COMPLETIONS_API: &str = "openai-completions";
 
 /// How many characters of offending data an error message quotes.
-const QUOTE: usize = 200;
+pub(super) const QUOTE: usize = 200;
 
 /// The block that is open.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Open {
+pub(super) enum Open {
     None,
     Text(usize),
     Thinking(usize),
@@ -180,33 +197,35 @@ enum Open {
 /// ```
 #[derive(Debug)]
 pub struct ChunkProjector {
-    builder: PartialBuilder,
-    started: bool,
-    finished: bool,
-    open: Open,
-    calls: Vec<Call>,
+    pub(super) builder: PartialBuilder,
+    pub(super) started: bool,
+    pub(super) finished: bool,
+    pub(super) open: Open,
+    pub(super) calls: Vec<Call>,
     /// The call of each `index` key.
-    by_key: BTreeMap<u64, usize>,
+    pub(super) by_key: BTreeMap<u64, usize>,
     /// The first call with each id.
-    by_id: BTreeMap<String, usize>,
+    pub(super) by_id: BTreeMap<String, usize>,
     /// How many calls have opened: they open in order, so these are the
     /// first `opened` of `calls`.
-    opened: usize,
+    pub(super) opened: usize,
     /// How many content blocks have started.
-    blocks: usize,
-    limits: Limits,
+    pub(super) blocks: usize,
+    pub(super) limits: Limits,
     /// Joins surrogate halves split across the open block's deltas.
-    joiner: SurrogateJoiner,
+    pub(super) joiner: SurrogateJoiner,
     /// The payload being projected had lone surrogate escapes.
-    marked: bool,
-    finish_reason: Option<String>,
-    usage: Option<Usage>,
+    pub(super) marked: bool,
+    /// The `index` of the choice followed, once a chunk named one.
+    pub(super) choice_index: Option<u64>,
+    pub(super) finish_reason: Option<String>,
+    pub(super) usage: Option<Usage>,
     /// The requested model id, compared with the chunks' `model`.
-    model: String,
+    pub(super) model: String,
     /// The first `model` of a chunk that differs from the requested one.
-    response_model: Option<String>,
+    pub(super) response_model: Option<String>,
     /// Prices that fill the cost of the final usage.
-    pricing: Option<Pricing>,
+    pub(super) pricing: Option<Pricing>,
 }
 
 /// The message field that names the model that answered, when the chunks
@@ -243,6 +262,7 @@ impl ChunkProjector {
             limits: Limits::DEFAULT,
             joiner: SurrogateJoiner::default(),
             marked: false,
+            choice_index: None,
             finish_reason: None,
             usage: None,
         }
@@ -271,7 +291,7 @@ impl ChunkProjector {
     }
 
     /// Counts a new content block against the limit.
-    fn count_block(&mut self) -> Result<(), String> {
+    pub(super) fn count_block(&mut self) -> Result<(), String> {
         if self.blocks >= self.limits.max_content_blocks {
             return Err(LimitExceeded::new(Limit::ContentBlocks, &self.limits).to_string());
         }
@@ -303,7 +323,21 @@ impl ChunkProjector {
         let marked = mark_lone_surrogates(data);
         self.marked = marked.is_some();
         let data = marked.as_deref().unwrap_or(data);
-        match serde_json::from_str::<Chunk<'_>>(data) {
+        let parsed = serde_json::from_str::<Chunk<'_>>(data);
+        if let Ok(chunk) = parsed {
+            self.push_chunk(chunk, out);
+            return;
+        }
+        // A number too large for an `f64` (a usage count of `1e400`) fails
+        // the parse: such numbers saturate (see
+        // [Numbers](crate::json#numbers)).
+        let saturated = saturate_numbers(data);
+        let data = saturated.as_deref().unwrap_or(data);
+        let parsed = match &saturated {
+            Some(data) => serde_json::from_str::<Chunk<'_>>(data),
+            None => parsed,
+        };
+        match parsed {
             Ok(chunk) => self.push_chunk(chunk, out),
             Err(e) => {
                 let message = if serde_json::from_str::<serde::de::IgnoredAny>(data).is_err() {
@@ -328,18 +362,17 @@ impl ChunkProjector {
             self.fail(message, out);
             return;
         }
-        let served = chunk.model.as_deref().filter(|m| !m.is_empty());
-        if self.response_model.is_none() && served.is_some_and(|m| m != self.model) {
-            self.response_model = served.map(String::from);
+        let unmark = |text: &str| replace_markers(text, self.marked).into_owned();
+        let served = chunk.model.as_deref().filter(|m| !m.is_empty()).map(unmark);
+        if self.response_model.is_none() && served.as_ref().is_some_and(|m| *m != self.model) {
+            self.response_model = served;
         }
         if !self.started {
-            let id = chunk.id.filter(|id| !id.is_empty());
+            let id = chunk.id.as_deref().filter(|id| !id.is_empty()).map(unmark);
             if id.is_some() || self.response_model.is_some() {
                 let mut header = self.builder.snapshot().to_message();
                 if let Some(id) = id {
-                    header
-                        .extra
-                        .insert("responseId".into(), Value::String(id.into_owned()));
+                    header.extra.insert("responseId".into(), Value::String(id));
                 }
                 if let Some(served) = &self.response_model {
                     header
@@ -356,10 +389,24 @@ impl ChunkProjector {
         if let Some(usage) = chunk.usage.as_ref().and_then(map_usage) {
             self.usage = Some(usage);
         }
-        if let Some(choice) = chunk.choices.and_then(|choices| choices.chosen).as_ref() {
+        let choice = chunk.choices.and_then(|choices| choices.chosen);
+        if let Some(choice) = choice.as_ref().filter(|c| self.follows(c.index)) {
             if let Err(message) = self.push_choice(choice, out) {
                 self.fail(message, out);
             }
+        }
+    }
+
+    /// Whether a choice with `index` is the one followed: the first index
+    /// seen is; a choice without one always is.
+    fn follows(&mut self, index: Option<u64>) -> bool {
+        match (index, self.choice_index) {
+            (None, _) => true,
+            (Some(index), None) => {
+                self.choice_index = Some(index);
+                true
+            }
+            (Some(index), Some(followed)) => index == followed,
         }
     }
 
@@ -464,156 +511,9 @@ impl ChunkProjector {
         Ok(())
     }
 
-    /// The call a fragment belongs to; see the module documentation.
-    fn resolve(&mut self, key: Option<u64>, id: Option<&str>) -> Result<usize, String> {
-        let id = id.filter(|id| !id.is_empty());
-        if let Some(key) = key {
-            if let Some(&slot) = self.by_key.get(&key) {
-                return Ok(slot);
-            }
-            let unkeyed = id
-                .and_then(|id| self.by_id.get(id).copied())
-                .filter(|&slot| self.calls[slot].key.is_none());
-            if let Some(slot) = unkeyed {
-                self.calls[slot].key = Some(key);
-                self.by_key.insert(key, slot);
-                return Ok(slot);
-            }
-        } else if let Some(id) = id {
-            if let Some(&slot) = self.by_id.get(id) {
-                return Ok(slot);
-            }
-            if self.calls.last().is_some_and(|c| c.id.is_empty()) {
-                return Ok(self.calls.len() - 1);
-            }
-        } else if !self.calls.is_empty() {
-            return Ok(self.calls.len() - 1);
-        }
-        if self.calls.len() >= self.limits.max_tool_calls {
-            return Err(LimitExceeded::new(Limit::ToolCalls, &self.limits).to_string());
-        }
-        let slot = self.calls.len();
-        self.calls.push(Call {
-            key,
-            ..Call::default()
-        });
-        if let Some(key) = key {
-            self.by_key.insert(key, slot);
-        }
-        Ok(slot)
-    }
-
-    fn push_tool_fragment(
-        &mut self,
-        fragment: &ToolCallDelta<'_>,
-        out: &mut Vec<ModelEvent>,
-    ) -> Result<(), String> {
-        let slot = self.resolve(fragment.index, fragment.id.as_deref())?;
-        let name = fragment.function.as_ref().and_then(|f| f.name.as_deref());
-        let args = fragment
-            .function
-            .as_ref()
-            .and_then(|f| f.arguments_text())
-            .unwrap_or(Cow::Borrowed(""));
-        let call = &mut self.calls[slot];
-        if let Some(id) = fragment.id.as_deref().filter(|id| !id.is_empty()) {
-            if call.id.is_empty() {
-                call.id = id.into();
-                self.by_id.entry(id.into()).or_insert(slot);
-            }
-        }
-        if let Some(name) = name.filter(|n| !n.is_empty()) {
-            if call.name.is_empty() {
-                call.name = name.into();
-            }
-        }
-        if call.ended {
-            if is_json_blank(&args) {
-                return Ok(());
-            }
-            return Err(format!(
-                "tool call \"{}\" ({}) received argument text after it was complete: {}",
-                call.id,
-                call.name,
-                clip(&args, QUOTE)
-            ));
-        }
-        if call.args.len().saturating_add(args.len()) > self.limits.max_tool_argument_bytes {
-            return Err(LimitExceeded::new(Limit::ToolArgumentBytes, &self.limits).to_string());
-        }
-        call.args.push_str(&args);
-        call.scan.feed(&args);
-        self.advance(Some(slot), out)?;
-        if self.open == Open::Tool(slot) {
-            self.flush(slot, out);
-        }
-        Ok(())
-    }
-
-    /// Moves the open block forward. With `target`, a fragment of call
-    /// `target` just arrived: blocks close and calls open until `target` is
-    /// live or must wait. Without, every block closes and every call is
-    /// streamed and ended.
-    fn advance(&mut self, target: Option<usize>, out: &mut Vec<ModelEvent>) -> Result<(), String> {
-        loop {
-            match self.open {
-                Open::Tool(live) => {
-                    if Some(live) == target
-                        || (target.is_some() && !self.calls[live].scan.complete())
-                    {
-                        return Ok(());
-                    }
-                    self.end_call(live, out)?;
-                    self.open = Open::None;
-                }
-                Open::Text(index) => {
-                    self.flush_surrogate(index, out);
-                    let content = self.block_text(index);
-                    out.push(ModelEvent::TextEnd {
-                        content_index: index,
-                        content,
-                        partial: self.builder.snapshot(),
-                    });
-                    self.open = Open::None;
-                }
-                Open::Thinking(index) => {
-                    self.flush_surrogate(index, out);
-                    let content = self.block_text(index);
-                    out.push(ModelEvent::ThinkingEnd {
-                        content_index: index,
-                        content,
-                        partial: self.builder.snapshot(),
-                    });
-                    self.open = Open::None;
-                }
-                Open::None => {
-                    let next = self.opened;
-                    if next == self.calls.len() {
-                        return Ok(());
-                    }
-                    if self.calls[next].name.is_empty() {
-                        if target.is_some() {
-                            return Ok(());
-                        }
-                        return Err(format!(
-                            "tool call \"{}\" never received a name",
-                            self.calls[next].id
-                        ));
-                    }
-                    self.open_call(next, out)?;
-                }
-            }
-        }
-    }
-
-    /// Closes the open block and ends every call.
-    fn close_all(&mut self, out: &mut Vec<ModelEvent>) -> Result<(), String> {
-        self.advance(None, out)
-    }
-
     /// A surrogate half held back at the end of text or thinking block
     /// `index` becomes a last U+FFFD delta.
-    fn flush_surrogate(&mut self, index: usize, out: &mut Vec<ModelEvent>) {
+    pub(super) fn flush_surrogate(&mut self, index: usize, out: &mut Vec<ModelEvent>) {
         let Some(replacement) = self.joiner.finish() else {
             return;
         };
@@ -635,96 +535,12 @@ impl ChunkProjector {
         });
     }
 
-    fn block_text(&self, index: usize) -> String {
+    pub(super) fn block_text(&self, index: usize) -> String {
         match self.builder.snapshot().content_block(index) {
             Some(ContentBlock::Text(t)) => t.text,
             Some(ContentBlock::Thinking(t)) => t.thinking,
             _ => String::new(),
         }
-    }
-
-    fn open_call(&mut self, slot: usize, out: &mut Vec<ModelEvent>) -> Result<(), String> {
-        self.count_block()?;
-        self.opened += 1;
-        let call = &self.calls[slot];
-        let index = self.builder.start_tool_call(ToolCall {
-            id: call.id.clone(),
-            name: call.name.clone(),
-            ..ToolCall::default()
-        });
-        self.calls[slot].content_index = Some(index);
-        self.open = Open::Tool(slot);
-        out.push(ModelEvent::ToolCallStart {
-            content_index: index,
-            partial: self.builder.snapshot(),
-        });
-        self.flush(slot, out);
-        Ok(())
-    }
-
-    /// Emits the argument text of an open call not yet sent.
-    fn flush(&mut self, slot: usize, out: &mut Vec<ModelEvent>) {
-        let call = &mut self.calls[slot];
-        let Some(index) = call.content_index else {
-            return;
-        };
-        if call.emitted == call.args.len() {
-            return;
-        }
-        let delta: Arc<str> = Arc::from(&call.args[call.emitted..]);
-        call.emitted = call.args.len();
-        self.builder.append(index, delta.clone());
-        out.push(ModelEvent::ToolCallDelta {
-            content_index: index,
-            delta,
-            partial: self.builder.snapshot(),
-        });
-    }
-
-    fn end_call(&mut self, slot: usize, out: &mut Vec<ModelEvent>) -> Result<(), String> {
-        self.flush(slot, out);
-        let position = slot;
-        let call = &mut self.calls[slot];
-        let Some(index) = call.content_index else {
-            return Ok(());
-        };
-        let arguments = parse_arguments(&call.args).map_err(|e| {
-            format!(
-                "the arguments of tool call \"{}\" ({}) are not a JSON object: {e}; received: {}",
-                call.id,
-                call.name,
-                clip(&call.args, QUOTE)
-            )
-        })?;
-        call.ended = true;
-        if is_json_blank(&call.args) {
-            let delta: Arc<str> = Arc::from("{}");
-            self.builder.append(index, delta.clone());
-            out.push(ModelEvent::ToolCallDelta {
-                content_index: index,
-                delta,
-                partial: self.builder.snapshot(),
-            });
-        }
-        let call = &self.calls[slot];
-        let tool_call = ToolCall {
-            id: if call.id.is_empty() {
-                format!("call_{position}")
-            } else {
-                call.id.clone()
-            },
-            name: call.name.clone(),
-            arguments,
-            ..ToolCall::default()
-        };
-        self.builder
-            .complete(index, ContentBlock::ToolCall(tool_call.clone()));
-        out.push(ModelEvent::ToolCallEnd {
-            content_index: index,
-            tool_call: Box::new(tool_call),
-            partial: self.builder.snapshot(),
-        });
-        Ok(())
     }
 
     /// `[DONE]`, or the end of input after a `finish_reason`.

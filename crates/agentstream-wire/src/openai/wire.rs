@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 
 use agentstream::message::{Cost, Usage};
 
-use crate::json::borrowed_str;
+use crate::json::{borrowed_str, count};
 pub(crate) use crate::json::{clip, is_json_blank, trim_json};
 
 /// One chunk. Every field is optional: providers omit them freely.
@@ -151,10 +151,6 @@ impl FunctionDelta<'_> {
 /// smaller than the sum of the counts.
 pub(crate) const PROVIDER_TOTAL_TOKENS: &str = "providerTotalTokens";
 
-fn count(value: Option<&Value>) -> Option<u64> {
-    value.and_then(Value::as_u64)
-}
-
 /// Maps an OpenAI `usage` object onto [`Usage`]; `None` for `null`, `{}`
 /// or a value without any token count.
 ///
@@ -171,6 +167,9 @@ fn count(value: Option<&Value>) -> Option<u64> {
 ///   reasoning (xAI), they were not, and are added.
 /// - `totalTokens` is the provider's `total_tokens` when given, else
 ///   input + output + cacheRead + cacheWrite.
+/// - Each count is read by [`count`](crate::json#numbers): fractions
+///   round, negative counts are 0 and counts past `u64::MAX` (`1e20`,
+///   `1e400`) are `u64::MAX`.
 /// - The numbers are the provider's: sums saturate at `u64::MAX` instead
 ///   of overflowing, and a cached count larger than the prompt count is
 ///   capped at it. A `total_tokens` smaller than the parts is not trusted:

@@ -305,10 +305,22 @@ impl Serialize for ContentBlock {
 
 impl Serialize for TextContent {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.serialize_with_text(&self.text, serializer)
+    }
+}
+
+impl TextContent {
+    /// Writes this block with `text` in place of its own (a streaming
+    /// snapshot's text, written without being copied out first).
+    pub(crate) fn serialize_with_text<S: Serializer, T: Serialize + ?Sized>(
+        &self,
+        text: &T,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(None)?;
         let mut w = Written::new();
         w.entry(&mut map, "type", "text")?;
-        w.entry(&mut map, "text", &self.text)?;
+        w.entry(&mut map, "text", text)?;
         w.opt(&mut map, "textSignature", &self.text_signature)?;
         w.finish(map, &self.extra)
     }
@@ -316,10 +328,21 @@ impl Serialize for TextContent {
 
 impl Serialize for ThinkingContent {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.serialize_with_thinking(&self.thinking, serializer)
+    }
+}
+
+impl ThinkingContent {
+    /// Writes this block with `thinking` in place of its own text.
+    pub(crate) fn serialize_with_thinking<S: Serializer, T: Serialize + ?Sized>(
+        &self,
+        thinking: &T,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(None)?;
         let mut w = Written::new();
         w.entry(&mut map, "type", "thinking")?;
-        w.entry(&mut map, "thinking", &self.thinking)?;
+        w.entry(&mut map, "thinking", thinking)?;
         w.opt(&mut map, "thinkingSignature", &self.thinking_signature)?;
         w.opt(&mut map, "redacted", &self.redacted)?;
         w.finish(map, &self.extra)
@@ -339,6 +362,17 @@ impl Serialize for ImageContent {
 
 impl Serialize for ToolCall {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.serialize_with_raw(self.raw_arguments.as_ref(), serializer)
+    }
+}
+
+impl ToolCall {
+    /// Writes this call with `raw` as its `rawArguments`.
+    pub(crate) fn serialize_with_raw<S: Serializer, T: Serialize + ?Sized>(
+        &self,
+        raw: Option<&T>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(None)?;
         let mut w = Written::new();
         w.entry(&mut map, "type", "toolCall")?;
@@ -346,7 +380,7 @@ impl Serialize for ToolCall {
         w.entry(&mut map, "name", &self.name)?;
         w.entry(&mut map, "arguments", &self.arguments)?;
         w.opt(&mut map, "thoughtSignature", &self.thought_signature)?;
-        w.opt(&mut map, "rawArguments", &self.raw_arguments)?;
+        w.opt(&mut map, "rawArguments", &raw)?;
         w.finish(map, &self.extra)
     }
 }

@@ -258,10 +258,22 @@ impl Serialize for UserMessage {
 
 impl Serialize for AssistantMessage {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.serialize_with_content(&self.content, serializer)
+    }
+}
+
+impl AssistantMessage {
+    /// Writes this message with `content` in place of its own (a streaming
+    /// snapshot's blocks, written without being copied out first).
+    pub(crate) fn serialize_with_content<S: Serializer, C: Serialize + ?Sized>(
+        &self,
+        content: &C,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(None)?;
         let mut w = Written::new();
         w.entry(&mut map, "role", "assistant")?;
-        w.entry(&mut map, "content", &self.content)?;
+        w.entry(&mut map, "content", content)?;
         w.entry(&mut map, "api", &self.api)?;
         w.entry(&mut map, "provider", &self.provider)?;
         w.entry(&mut map, "model", &self.model)?;

@@ -329,6 +329,53 @@ impl fmt::Debug for ModelEvent {
 
 impl serde::Serialize for ModelEvent {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.write(serializer, true)
+    }
+}
+
+/// A [`ModelEvent`] serialized without its `partial`: see
+/// [`ModelEvent::without_partial`].
+#[derive(Debug, Clone, Copy)]
+pub struct WithoutPartial<'a>(&'a ModelEvent);
+
+impl serde::Serialize for WithoutPartial<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.write(serializer, false)
+    }
+}
+
+impl ModelEvent {
+    /// The event as JSON without its `partial` (the message formed so far,
+    /// which Pi's shape repeats in every event): the compact shape, whose
+    /// size is linear in the answer. The terminal events keep their
+    /// complete `message` or `error`.
+    ///
+    /// ```
+    /// use agentstream::message::{assistant, StopReason, TextContent};
+    /// use agentstream::model::{ModelEvent, PartialBuilder};
+    ///
+    /// let mut builder = PartialBuilder::new(assistant([], StopReason::Stop));
+    /// let index = builder.start_text(TextContent::default());
+    /// builder.append(index, "Hi".into());
+    /// let event = ModelEvent::TextDelta {
+    ///     content_index: index,
+    ///     delta: "Hi".into(),
+    ///     partial: builder.snapshot(),
+    /// };
+    /// let compact = serde_json::to_string(&event.without_partial()).unwrap();
+    /// assert_eq!(compact, r#"{"type":"text_delta","contentIndex":0,"delta":"Hi"}"#);
+    /// assert!(serde_json::to_string(&event).unwrap().contains(r#""partial":"#));
+    /// ```
+    pub fn without_partial(&self) -> WithoutPartial<'_> {
+        WithoutPartial(self)
+    }
+
+    /// Writes the event, with its `partial` when `with_partial`.
+    fn write<S: serde::Serializer>(
+        &self,
+        serializer: S,
+        with_partial: bool,
+    ) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(None)?;
         map.serialize_entry("type", self.type_name())?;
         if let Some(index) = self.content_index() {
@@ -352,7 +399,7 @@ impl serde::Serialize for ModelEvent {
             }
             _ => {}
         }
-        if let Some(partial) = self.partial() {
+        if let Some(partial) = self.partial().filter(|_| with_partial) {
             map.serialize_entry("partial", partial)?;
         }
         map.end()

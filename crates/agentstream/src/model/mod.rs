@@ -25,7 +25,7 @@ pub use cause::{
     ErrorCause, HttpFailure, ProviderFailure, RetryAfter, SharedError, TimeoutKind, RETRY_AFTER_MAX,
 };
 pub use deadline::stream_with_deadline;
-pub use event::{DoneReason, ErrorReason, ModelEvent};
+pub use event::{DoneReason, ErrorReason, ModelEvent, WithoutPartial};
 pub use options::{ReasoningEffort, ResponseFormat, ToolChoice};
 pub use partial::{PartialBuilder, PartialMessage};
 pub use protocol::validate_events;

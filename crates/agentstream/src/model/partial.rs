@@ -230,9 +230,40 @@ impl fmt::Debug for PartialMessage {
     }
 }
 
+/// Writes the same JSON as [`to_message`](PartialMessage::to_message)
+/// would, without materializing it: the header and complete blocks are
+/// written in place and streamed texts chunk by chunk (serde_json escapes
+/// each chunk straight into its output), so writing a snapshot costs its
+/// output and no copy of it.
 impl serde::Serialize for PartialMessage {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.to_message().serialize(serializer)
+        self.header.serialize_with_content(&self.blocks, serializer)
+    }
+}
+
+impl serde::Serialize for BlockList {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let mut blocks: Vec<&Block> = self.iter().collect();
+        blocks.reverse();
+        let mut seq = serializer.serialize_seq(Some(blocks.len()))?;
+        for block in blocks {
+            seq.serialize_element(block)?;
+        }
+        seq.end()
+    }
+}
+
+impl serde::Serialize for Block {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Block::Text { text, template } => template.serialize_with_text(text, serializer),
+            Block::Thinking { thinking, template } => {
+                template.serialize_with_thinking(thinking, serializer)
+            }
+            Block::ToolCall { raw, template } => template.serialize_with_raw(Some(raw), serializer),
+            Block::Complete(block) => block.serialize(serializer),
+        }
     }
 }
 
@@ -364,5 +395,57 @@ impl PartialBuilder {
     /// Continues from an existing snapshot.
     pub fn from_snapshot(snapshot: PartialMessage) -> Self {
         Self { current: snapshot }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::{assistant, StopReason};
+
+    #[test]
+    fn a_snapshot_serializes_as_its_materialized_message() {
+        let mut header = assistant([], StopReason::Stop);
+        header
+            .extra
+            .insert("responseId".into(), serde_json::Value::from("r"));
+        let mut builder = PartialBuilder::new(header);
+        let done = builder.start_text(TextContent::default());
+        builder.append(done, "ended \"quoted\"\n".into());
+        builder.complete(
+            done,
+            ContentBlock::Text(TextContent {
+                text: "ended \"quoted\"\n".into(),
+                ..TextContent::default()
+            }),
+        );
+        let thinking = builder.start_thinking(ThinkingContent {
+            thinking_signature: Some("reasoning_content".into()),
+            ..ThinkingContent::default()
+        });
+        builder.append(thinking, "hm\u{1}".into());
+        builder.append(thinking, "m".into());
+        let call = builder.start_tool_call(ToolCall {
+            id: "c".into(),
+            name: "f".into(),
+            ..ToolCall::default()
+        });
+        builder.append(call, "{\"a\":".into());
+        let text = builder.start_text(TextContent::default());
+        for piece in ["a", "\u{fffd}", "🙂", "\\"] {
+            builder.append(text, piece.into());
+        }
+        for snapshot in [
+            PartialBuilder::new(assistant([], StopReason::Stop)).snapshot(),
+            builder.snapshot(),
+        ] {
+            let streamed = serde_json::to_string(&snapshot).unwrap_or_default();
+            let materialized = serde_json::to_string(&snapshot.to_message()).unwrap_or_default();
+            assert_eq!(streamed, materialized);
+            assert_eq!(
+                serde_json::to_value(&snapshot).ok(),
+                serde_json::to_value(snapshot.to_message()).ok()
+            );
+        }
     }
 }

@@ -7,6 +7,7 @@
 use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
+use core::fmt;
 
 use super::persistent::List;
 
@@ -47,14 +48,38 @@ impl Rope {
         self.chunks.is_one_push_after(&earlier.chunks)
     }
 
+    /// The chunks, oldest first.
+    fn chunks_in_order(&self) -> Vec<&str> {
+        let mut chunks: Vec<&str> = self.chunks.iter().map(|chunk| &*chunk.text).collect();
+        chunks.reverse();
+        chunks
+    }
+
     /// Copies the text out, in O(length).
     pub(crate) fn to_text(&self) -> String {
-        let chunks: Vec<&str> = self.chunks.iter().map(|chunk| &*chunk.text).collect();
         let mut text = String::with_capacity(self.len());
-        for chunk in chunks.iter().rev() {
+        for chunk in self.chunks_in_order() {
             text.push_str(chunk);
         }
         text
+    }
+}
+
+/// Writes the text chunk by chunk, without copying it into one string.
+impl fmt::Display for Rope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.chunks_in_order()
+            .into_iter()
+            .try_for_each(|chunk| f.write_str(chunk))
+    }
+}
+
+/// Serializes as a JSON string, streamed from the chunks
+/// ([`Serializer::collect_str`](serde::Serializer::collect_str): serde_json
+/// escapes each chunk straight into its output).
+impl serde::Serialize for Rope {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
     }
 }
 

@@ -1,0 +1,572 @@
+//! The content blocks of the [`EventProjector`]: opening one from its
+//! `content_block_start`, routing each delta and stop to the block its
+//! `index` names, and ending it (a tool call's argument text parsed into
+//! its arguments).
+//!
+//! Blocks are keyed by their wire `index`. The event protocol needs
+//! content indices that never decrease, so one block at a time is *live*
+//! (its events go out at once); a block started while another is open
+//! waits, its deltas kept, and goes out whole (start, one delta with what
+//! it received, and its end if it already stopped) when the blocks before
+//! it end. Anthropic itself sends one block at a time.
+
+use alloc::borrow::Cow;
+use alloc::boxed::Box;
+use alloc::collections::{BTreeMap, VecDeque};
+use alloc::format;
+use alloc::string::String;
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+
+use serde_json::Value;
+
+use agentstream::message::{ContentBlock, TextContent, ThinkingContent, ToolCall};
+use agentstream::model::ModelEvent;
+
+use super::payload::Delta;
+use super::projector::{EventProjector, QUOTE};
+use crate::json::{clip, is_json_blank, parse_arguments};
+use crate::limits::Limit;
+use crate::surrogates::{replace_markers, EscapeJoiner, SurrogateJoiner};
+
+/// What a block is, with what it has gathered.
+#[derive(Debug, Clone)]
+pub(super) enum Kind {
+    Text,
+    Thinking {
+        signature: Option<String>,
+    },
+    /// Complete from its start: its opaque `data`.
+    Redacted {
+        data: String,
+    },
+    Tool {
+        id: String,
+        name: String,
+        /// The argument text so far (lone surrogate escapes replaced).
+        args: String,
+        escapes: EscapeJoiner,
+    },
+    /// A block of a type we do not know: its deltas are skipped.
+    Skipped,
+}
+
+impl Kind {
+    fn name(&self) -> &'static str {
+        match self {
+            Kind::Text => "text",
+            Kind::Thinking { .. } => "thinking",
+            Kind::Redacted { .. } => "redacted_thinking",
+            Kind::Tool { .. } => "tool_use",
+            Kind::Skipped => "unknown",
+        }
+    }
+}
+
+/// One block that started and has not ended.
+#[derive(Debug, Clone)]
+pub(super) struct Block {
+    pub(super) kind: Kind,
+    /// Its content index, once its events went out.
+    pub(super) content: Option<usize>,
+    /// Text or thinking received while it waited.
+    waiting_text: String,
+    /// Joins surrogate halves split across its deltas.
+    joiner: SurrogateJoiner,
+    /// Its `content_block_stop` came while it waited.
+    stopped: bool,
+}
+
+/// The open blocks: by wire index, the live one, and the waiting ones in
+/// the order they started.
+#[derive(Debug, Default)]
+pub(super) struct Blocks {
+    pub(super) open: BTreeMap<u64, Block>,
+    pub(super) live: Option<u64>,
+    waiting: VecDeque<u64>,
+}
+
+impl Blocks {
+    /// The live block, if any.
+    pub(super) fn live(&self) -> Option<&Block> {
+        self.open.get(&self.live?)
+    }
+}
+
+/// Which delta event an appended fragment produces.
+#[derive(Debug, Clone, Copy)]
+enum DeltaKind {
+    Text,
+    Thinking,
+    Tool,
+}
+
+impl EventProjector {
+    /// `content_block_start` for wire index `wire`.
+    pub(super) fn open_block(
+        &mut self,
+        wire: Option<u64>,
+        block: Option<&Value>,
+        out: &mut Vec<ModelEvent>,
+    ) -> Result<(), String> {
+        let wire = wire.ok_or("the provider sent a content_block_start without an index")?;
+        if self.blocks.open.contains_key(&wire) {
+            return Err(format!(
+                "the provider started content block {wire} while a block with that index is open"
+            ));
+        }
+        let kind = block.and_then(|b| b.get("type")).and_then(Value::as_str);
+        if matches!(
+            kind,
+            Some("text" | "thinking" | "redacted_thinking" | "tool_use")
+        ) {
+            if self.block_count >= self.limits.max_content_blocks {
+                return Err(self.exceeded(Limit::ContentBlocks));
+            }
+            self.block_count += 1;
+        }
+        if kind == Some("tool_use") {
+            if self.tool_calls >= self.limits.max_tool_calls {
+                return Err(self.exceeded(Limit::ToolCalls));
+            }
+            self.tool_calls += 1;
+        }
+        let marked = self.marked;
+        let text_of = |name: &str| {
+            let text = block
+                .and_then(|b| b.get(name))
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            replace_markers(text, marked).into_owned()
+        };
+        let kind = match kind {
+            Some("text") => Kind::Text,
+            Some("thinking") => Kind::Thinking {
+                signature: Some(text_of("signature")).filter(|s| !s.is_empty()),
+            },
+            Some("redacted_thinking") => Kind::Redacted {
+                data: text_of("data"),
+            },
+            Some("tool_use") => {
+                self.has_tool_calls = true;
+                Kind::Tool {
+                    id: text_of("id"),
+                    name: text_of("name"),
+                    args: String::new(),
+                    escapes: EscapeJoiner::default(),
+                }
+            }
+            _ => Kind::Skipped,
+        };
+        let skipped = matches!(kind, Kind::Skipped);
+        self.blocks.open.insert(
+            wire,
+            Block {
+                kind,
+                content: None,
+                waiting_text: String::new(),
+                joiner: SurrogateJoiner::default(),
+                stopped: false,
+            },
+        );
+        if skipped {
+            return Ok(());
+        }
+        if self.blocks.live.is_some() {
+            self.blocks.waiting.push_back(wire);
+        } else {
+            self.go_live(wire, out)?;
+        }
+        // A text or thinking block may start with some text.
+        let initial = match block.map(|b| (b.get("type"), b)) {
+            Some((Some(Value::String(t)), b)) if t == "text" => b.get("text"),
+            Some((Some(Value::String(t)), b)) if t == "thinking" => b.get("thinking"),
+            _ => None,
+        };
+        if let Some(initial) = initial.and_then(Value::as_str).filter(|t| !t.is_empty()) {
+            self.append(wire, initial, out)?;
+        }
+        Ok(())
+    }
+
+    /// Makes block `wire` live: its start, and what it gathered while it
+    /// waited.
+    fn go_live(&mut self, wire: u64, out: &mut Vec<ModelEvent>) -> Result<(), String> {
+        let Some(block) = self.blocks.open.get_mut(&wire) else {
+            return Ok(());
+        };
+        self.blocks.live = Some(wire);
+        let (index, event) = match &block.kind {
+            Kind::Text => {
+                let index = self.builder.start_text(TextContent::default());
+                (index, DeltaKind::Text)
+            }
+            Kind::Thinking { .. } | Kind::Redacted { .. } => {
+                let index = self.builder.start_thinking(ThinkingContent::default());
+                (index, DeltaKind::Thinking)
+            }
+            Kind::Tool { id, name, .. } => {
+                let index = self.builder.start_tool_call(ToolCall {
+                    id: id.clone(),
+                    name: name.clone(),
+                    ..ToolCall::default()
+                });
+                (index, DeltaKind::Tool)
+            }
+            Kind::Skipped => return Ok(()),
+        };
+        block.content = Some(index);
+        let gathered = match &block.kind {
+            Kind::Tool { args, .. } => args.clone(),
+            _ => core::mem::take(&mut block.waiting_text),
+        };
+        let stopped = block.stopped;
+        let partial = self.builder.snapshot();
+        out.push(match event {
+            DeltaKind::Text => ModelEvent::TextStart {
+                content_index: index,
+                partial,
+            },
+            DeltaKind::Thinking => ModelEvent::ThinkingStart {
+                content_index: index,
+                partial,
+            },
+            DeltaKind::Tool => ModelEvent::ToolCallStart {
+                content_index: index,
+                partial,
+            },
+        });
+        if !gathered.is_empty() {
+            self.push_delta_event(index, &gathered, event, out);
+        }
+        if stopped || matches!(block_kind(&self.blocks, wire), Some(Kind::Redacted { .. })) {
+            // A redacted block is complete at once; its stop only removes
+            // it.
+            self.end_live(out)?;
+        }
+        Ok(())
+    }
+
+    /// Ends the live block and makes the next waiting one live.
+    fn end_live(&mut self, out: &mut Vec<ModelEvent>) -> Result<(), String> {
+        let Some(wire) = self.blocks.live else {
+            return Ok(());
+        };
+        self.end_block(wire, out)?;
+        self.blocks.live = None;
+        if let Some(next) = self.blocks.waiting.pop_front() {
+            self.go_live(next, out)?;
+        }
+        Ok(())
+    }
+
+    /// A delta for wire index `wire`.
+    pub(super) fn push_delta(
+        &mut self,
+        wire: Option<u64>,
+        delta: &Delta<'_>,
+        out: &mut Vec<ModelEvent>,
+    ) -> Result<(), String> {
+        let kind = delta.kind.as_deref();
+        let wire = self.route(wire, "content_block_delta")?;
+        let Some(block) = self.blocks.open.get_mut(&wire) else {
+            return Err(format!(
+                "the provider sent a {} for content block {wire}, which is not open",
+                kind.unwrap_or("delta")
+            ));
+        };
+        let fits = match (&block.kind, kind) {
+            (Kind::Skipped, _) => return Ok(()),
+            (Kind::Text, Some("text_delta")) => true,
+            (Kind::Thinking { .. }, Some("thinking_delta" | "signature_delta")) => true,
+            (Kind::Tool { .. }, Some("input_json_delta")) => true,
+            (_, Some("text_delta" | "thinking_delta" | "signature_delta" | "input_json_delta")) => {
+                false
+            }
+            // Delta types we do not know (`citations_delta`, …).
+            _ => return Ok(()),
+        };
+        if !fits {
+            return Err(format!(
+                "the provider sent a {} for content block {wire}, which is a {} block",
+                kind.unwrap_or("delta"),
+                block.kind.name()
+            ));
+        }
+        let field = match kind {
+            Some("text_delta") => &delta.text,
+            Some("thinking_delta") => &delta.thinking,
+            Some("signature_delta") => &delta.signature,
+            _ => &delta.partial_json,
+        };
+        let part = field.as_deref().unwrap_or("");
+        if kind == Some("signature_delta") {
+            let part = replace_markers(part, self.marked);
+            if let Kind::Thinking { signature } = &mut block.kind {
+                signature.get_or_insert_with(String::new).push_str(&part);
+            }
+            return Ok(());
+        }
+        if !part.is_empty() {
+            self.append(wire, part, out)?;
+        }
+        Ok(())
+    }
+
+    /// The block an event is for: its `index`, or without one (or with
+    /// one that is not a number) the live block.
+    fn route(&self, wire: Option<u64>, event: &str) -> Result<u64, String> {
+        wire.or(self.blocks.live).ok_or_else(|| {
+            format!("the provider sent a {event} without an index and no block is open")
+        })
+    }
+
+    /// Appends `text` to block `wire`: a delta event when it is live, kept
+    /// for later when it waits.
+    fn append(&mut self, wire: u64, text: &str, out: &mut Vec<ModelEvent>) -> Result<(), String> {
+        let max_arguments = self.limits.max_tool_argument_bytes;
+        let marked = self.marked;
+        let Some(block) = self.blocks.open.get_mut(&wire) else {
+            return Ok(());
+        };
+        let joined = block.joiner.join(text, marked);
+        let text = joined.as_deref().unwrap_or(text);
+        let (text, event) = match &mut block.kind {
+            Kind::Tool { args, escapes, .. } => {
+                let text = escapes.push(text);
+                if args.len().saturating_add(text.len()) > max_arguments {
+                    return Err(self.exceeded(Limit::ToolArgumentBytes));
+                }
+                args.push_str(&text);
+                (text, DeltaKind::Tool)
+            }
+            Kind::Thinking { .. } => (Cow::Borrowed(text), DeltaKind::Thinking),
+            _ => (Cow::Borrowed(text), DeltaKind::Text),
+        };
+        if text.is_empty() {
+            return Ok(());
+        }
+        match block.content {
+            Some(index) => self.push_delta_event(index, &text, event, out),
+            None if !matches!(event, DeltaKind::Tool) => block.waiting_text.push_str(&text),
+            // A waiting tool call's text is in its `args`.
+            None => {}
+        }
+        Ok(())
+    }
+
+    fn push_delta_event(
+        &mut self,
+        index: usize,
+        text: &str,
+        kind: DeltaKind,
+        out: &mut Vec<ModelEvent>,
+    ) {
+        let delta: Arc<str> = Arc::from(text);
+        self.builder.append(index, delta.clone());
+        let partial = self.builder.snapshot();
+        out.push(match kind {
+            DeltaKind::Text => ModelEvent::TextDelta {
+                content_index: index,
+                delta,
+                partial,
+            },
+            DeltaKind::Thinking => ModelEvent::ThinkingDelta {
+                content_index: index,
+                delta,
+                partial,
+            },
+            DeltaKind::Tool => ModelEvent::ToolCallDelta {
+                content_index: index,
+                delta,
+                partial,
+            },
+        });
+    }
+
+    fn block_text(&self, index: usize) -> String {
+        match self.builder.snapshot().content_block(index) {
+            Some(ContentBlock::Text(t)) => t.text,
+            Some(ContentBlock::Thinking(t)) => t.thinking,
+            _ => String::new(),
+        }
+    }
+
+    /// `content_block_stop` for wire index `wire`.
+    pub(super) fn stop_block(
+        &mut self,
+        wire: Option<u64>,
+        out: &mut Vec<ModelEvent>,
+    ) -> Result<(), String> {
+        let wire = self.route(wire, "content_block_stop")?;
+        let Some(block) = self.blocks.open.get_mut(&wire) else {
+            return Err(format!(
+                "the provider stopped content block {wire}, which is not open"
+            ));
+        };
+        if matches!(block.kind, Kind::Skipped) {
+            self.blocks.open.remove(&wire);
+            return Ok(());
+        }
+        if self.blocks.live == Some(wire) {
+            return self.end_live(out);
+        }
+        if block.content.is_some() {
+            // A redacted block that already went out.
+            self.blocks.open.remove(&wire);
+        } else {
+            block.stopped = true;
+        }
+        Ok(())
+    }
+
+    /// Ends every open block, in order (`message_stop` with blocks open).
+    pub(super) fn close_all(&mut self, out: &mut Vec<ModelEvent>) -> Result<(), String> {
+        for block in self.blocks.open.values_mut() {
+            block.stopped = true;
+        }
+        while self.blocks.live.is_some() {
+            self.end_live(out)?;
+        }
+        self.blocks.open.clear();
+        Ok(())
+    }
+
+    /// Emits the end of live block `wire` and forgets it.
+    fn end_block(&mut self, wire: u64, out: &mut Vec<ModelEvent>) -> Result<(), String> {
+        let Some(block) = self.blocks.open.get_mut(&wire) else {
+            return Ok(());
+        };
+        let Some(index) = block.content else {
+            return Ok(());
+        };
+        let tail = block.joiner.finish();
+        let (event, tail) = match &mut block.kind {
+            Kind::Tool { args, escapes, .. } => {
+                let tail = escapes.finish();
+                if let Some(tail) = &tail {
+                    args.push_str(tail);
+                }
+                (DeltaKind::Tool, tail)
+            }
+            Kind::Thinking { .. } => (DeltaKind::Thinking, tail.map(String::from)),
+            _ => (DeltaKind::Text, tail.map(String::from)),
+        };
+        if let Some(tail) = tail {
+            self.push_delta_event(index, &tail, event, out);
+        }
+        let Some(block) = self.blocks.open.get(&wire) else {
+            return Ok(());
+        };
+        match &block.kind {
+            Kind::Text => {
+                let content = self.block_text(index);
+                out.push(ModelEvent::TextEnd {
+                    content_index: index,
+                    content,
+                    partial: self.builder.snapshot(),
+                });
+            }
+            Kind::Thinking { signature } => {
+                let thinking = self.block_text(index);
+                let block = ThinkingContent {
+                    thinking: thinking.clone(),
+                    thinking_signature: signature.clone(),
+                    ..ThinkingContent::default()
+                };
+                self.builder.complete(index, ContentBlock::Thinking(block));
+                out.push(ModelEvent::ThinkingEnd {
+                    content_index: index,
+                    content: thinking,
+                    partial: self.builder.snapshot(),
+                });
+            }
+            Kind::Redacted { data } => {
+                let stopped = block.stopped;
+                let block = ThinkingContent {
+                    thinking_signature: Some(data.clone()),
+                    redacted: Some(true),
+                    ..ThinkingContent::default()
+                };
+                self.builder.complete(index, ContentBlock::Thinking(block));
+                out.push(ModelEvent::ThinkingEnd {
+                    content_index: index,
+                    content: String::new(),
+                    partial: self.builder.snapshot(),
+                });
+                if !stopped {
+                    // Its stop is still to come: it stays open until then,
+                    // marked as out by its content index.
+                    return Ok(());
+                }
+            }
+            Kind::Tool { id, name, args, .. } => {
+                let arguments = parse_arguments(args).map_err(|e| {
+                    format!(
+                        "the arguments of tool call \"{id}\" ({name}) are not a JSON object: {e}; received: {}",
+                        clip(args, QUOTE)
+                    )
+                })?;
+                let blank = is_json_blank(args);
+                let tool_call = ToolCall {
+                    id: id.clone(),
+                    name: name.clone(),
+                    arguments,
+                    ..ToolCall::default()
+                };
+                if blank {
+                    self.push_delta_event(index, "{}", DeltaKind::Tool, out);
+                }
+                self.builder
+                    .complete(index, ContentBlock::ToolCall(tool_call.clone()));
+                out.push(ModelEvent::ToolCallEnd {
+                    content_index: index,
+                    tool_call: Box::new(tool_call),
+                    partial: self.builder.snapshot(),
+                });
+            }
+            Kind::Skipped => {}
+        }
+        self.blocks.open.remove(&wire);
+        Ok(())
+    }
+
+    /// The live block's part of an error's message: an open tool call is
+    /// kept only when its argument text is already a JSON object, and an
+    /// open thinking block keeps its signature.
+    pub(super) fn settle_live(&self, content: &mut Vec<ContentBlock>) {
+        let Some(block) = self.blocks.live() else {
+            return;
+        };
+        let Some(index) = block.content else {
+            return;
+        };
+        match &block.kind {
+            Kind::Tool { id, name, args, .. } => match parse_arguments(args) {
+                Ok(arguments) if !is_json_blank(args) => {
+                    if let Some(slot) = content.get_mut(index) {
+                        *slot = ContentBlock::ToolCall(ToolCall {
+                            id: id.clone(),
+                            name: name.clone(),
+                            arguments,
+                            ..ToolCall::default()
+                        });
+                    }
+                }
+                _ => content.truncate(index),
+            },
+            Kind::Thinking {
+                signature: Some(signature),
+            } => {
+                if let Some(ContentBlock::Thinking(t)) = content.get_mut(index) {
+                    t.thinking_signature = Some(signature.clone());
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn block_kind(blocks: &Blocks, wire: u64) -> Option<&Kind> {
+    blocks.open.get(&wire).map(|b| &b.kind)
+}
