@@ -375,11 +375,14 @@ fn sequential_execution_runs_calls_one_after_the_other() {
 }
 
 #[test]
-fn a_length_turn_gets_not_executed_results_and_ends_the_run() {
-    let model = ScriptedModel::new([assistant(
-        [tool_call("c1", "echo", json!({"text": "hi"}))],
-        StopReason::Length,
-    )]);
+fn a_length_turn_gets_not_executed_results_and_the_run_goes_on() {
+    let model = ScriptedModel::new([
+        assistant(
+            [tool_call("c1", "echo", json!({"text": "hi"}))],
+            StopReason::Length,
+        ),
+        assistant([text("retrying later")], StopReason::Stop),
+    ]);
     let r = block_on(run(
         &model,
         &ToolSet::new().with(Echo),
@@ -390,9 +393,14 @@ fn a_length_turn_gets_not_executed_results_and_ends_the_run() {
         r.results(),
         [("c1".into(), NOT_EXECUTED_MESSAGE.into(), true)]
     );
-    assert!(!r.types().contains(&"tool_execution_start"));
+    // The call gets a start and an end, but `execute` never runs.
+    assert!(r.types().contains(&"tool_execution_start"));
+    assert!(!r.types().contains(&"tool_execution_update"));
     assert_eq!(r.outcome.stop, AgentStop::Completed);
-    assert_eq!(model.calls(), 1);
+    // As in Pi, the next turn runs and the model reads the result.
+    assert_eq!(model.calls(), 2);
+    let second = &model.requests()[1];
+    assert!(matches!(second.messages.last(), Some(Message::ToolResult(r)) if r.is_error));
 }
 
 #[test]
@@ -497,7 +505,7 @@ fn invalid_arguments_get_an_error_naming_each_path_and_the_received_arguments() 
     assert!(is_error);
     assert_eq!(
         message,
-        "Validation failed for tool \"echo\":\n  - root: missing required property 'text'\n\nReceived arguments:\n{\n  \"txt\": [\n    1\n  ]\n}"
+        "Validation failed for tool \"echo\":\n  - text: must have required properties text\n\nReceived arguments:\n{\n  \"txt\": [\n    1\n  ]\n}"
     );
     assert!(
         !r.types().contains(&"tool_execution_update"),
@@ -586,7 +594,8 @@ fn steering_after_batch_lands_at_the_next_turn_after_all_calls_ran() {
         assistant([text("ok")], StopReason::Stop),
     ]);
     let mut hooks = AgentHooks::default();
-    hooks.steering = Some(once_at(0, vec![user("steer").into()]));
+    // Polled before the first turn (0), then after the batch (1).
+    hooks.steering = Some(once_at(1, vec![user("steer").into()]));
     let r = block_on(run(
         &model,
         &ToolSet::new().with(Echo),
@@ -618,7 +627,8 @@ fn interrupting_steering_skips_the_remaining_calls_with_pi_058_wording() {
         assistant([text("ok")], StopReason::Stop),
     ]);
     let mut hooks = AgentHooks::default();
-    hooks.steering = Some(once_at(0, vec![user("stop that").into()]));
+    // Polled before the first turn (0), then after each call (1: c0).
+    hooks.steering = Some(once_at(1, vec![user("stop that").into()]));
     hooks.steering_mode = SteeringMode::Interrupt;
     let r = block_on(run(
         &model,

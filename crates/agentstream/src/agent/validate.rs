@@ -207,11 +207,19 @@ fn check_object(
             }
         }
         Some(additional @ Value::Object(_)) => {
+            let before = errors.len();
             for (name, item) in map.iter_mut().filter(|(name, _)| !declared(name)) {
                 let len = path.len();
                 *path = joined(path, name);
                 check(additional, item, path, errors, coercing);
                 path.truncate(len);
+            }
+            // TypeBox adds the object's own failure after its members'.
+            if errors.len() > before {
+                errors.push(format!(
+                    "{}: must not have additional properties",
+                    at(path)
+                ));
             }
         }
         _ => {}
@@ -338,12 +346,15 @@ fn coerce(value: &Value, name: &str) -> Option<Value> {
     }
 }
 
+/// A string's number as JavaScript's `Number()` reads a decimal one
+/// (surrounding whitespace allowed; hexadecimal and `Infinity` are not
+/// taken).
 fn parse_number(s: &str) -> Option<Value> {
     let trimmed = s.trim();
-    if trimmed.is_empty() || trimmed != s {
+    if trimmed.is_empty() {
         return None;
     }
-    serde_json::from_str::<Number>(s).ok().map(Value::Number)
+    serde_json::from_str::<Number>(trimmed).ok().map(Value::Number)
 }
 
 /// JSON equality with numbers compared by value (`1` equals `1.0`).
