@@ -751,3 +751,74 @@ fn transform_context_changes_the_request_but_not_the_history() {
     assert_eq!(sent, ["go"]); // "earlier" was pruned from the request
     assert_eq!(r.outcome.messages.len(), 2);
 }
+
+/// Aborts the run's controller when called, then answers `stopped`.
+struct Aborts<'a>(&'a AbortController);
+
+impl AgentTool for Aborts<'_> {
+    fn name(&self) -> &str {
+        "aborts"
+    }
+    fn description(&self) -> &str {
+        "Aborts the run."
+    }
+    fn parameters(&self) -> Value {
+        json!({"type": "object"})
+    }
+    async fn execute(&self, _: Map<String, Value>, _: ToolContext<'_>) -> Result<ToolOutput, ToolError> {
+        self.0.abort();
+        Ok(ToolOutput::text("stopped"))
+    }
+}
+
+/// A deliberate difference from Pi (agent module docs): in sequential
+/// mode a call reached after the abort is not run (Pi runs it with an
+/// aborted signal); it gets the aborted result, `details: {}`.
+#[test]
+fn calls_not_started_at_an_abort_get_aborted_results_without_running() {
+    let controller = AbortController::new();
+    let model = ScriptedModel::new([
+        calls(&[("c0", "aborts", json!({})), ("c1", "echo", json!({"text": "b"}))]),
+        assistant([text("never")], StopReason::Stop),
+    ]);
+    let tools = ToolSet::new().with(Aborts(&controller)).with(Echo);
+    let options = AgentOptions::default()
+        .with_tool_execution(ToolExecution::Sequential)
+        .with_signal(controller.signal());
+    let r = block_on(run(&model, &tools, "go", options));
+    assert_eq!(
+        r.results(),
+        [
+            ("c0".into(), "stopped".into(), false),
+            ("c1".into(), agentstream::agent::TOOL_ABORTED_MESSAGE.into(), true),
+        ]
+    );
+    // Echo reports progress when it runs: it never ran.
+    assert!(!r.types().contains(&"tool_execution_update"));
+    assert_eq!(r.outcome.stop, AgentStop::Aborted);
+    assert_eq!(model.calls(), 1);
+}
+
+/// A deliberate difference from Pi (agent module docs): the calls of a
+/// turn that ended in `error` get not-executed results, so the history
+/// stays linkage-valid (Pi's `turn_end` has `toolResults: []` and the
+/// calls stay unanswered).
+#[test]
+fn an_error_turn_with_tool_calls_gets_not_executed_results() {
+    let mut failed = assistant(
+        [tool_call("c1", "echo", json!({"text": "half"}))],
+        StopReason::Error,
+    );
+    failed.error_message = Some("stream cut".into());
+    let model = ScriptedModel::new([failed]);
+    let r = block_on(run(&model, &ToolSet::new().with(Echo), "go", AgentOptions::default()));
+    assert_eq!(r.results(), [("c1".into(), NOT_EXECUTED_MESSAGE.into(), true)]);
+    assert!(!r.types().contains(&"tool_execution_start"));
+    assert_eq!(r.outcome.stop, AgentStop::Error);
+    let Some(AgentEvent::TurnEnd { tool_results, .. }) =
+        r.events.iter().rev().find(|e| matches!(e, AgentEvent::TurnEnd { .. }))
+    else {
+        panic!("no turn_end")
+    };
+    assert_eq!(tool_results[0].details, Some(json!({})));
+}
