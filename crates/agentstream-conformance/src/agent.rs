@@ -89,7 +89,10 @@ async fn check(rt: Rt, name: &'static str, pi_jsonl: &str) {
                 "{name}: event {} differs from Pi's ({difference:?})\n  Pi:   {pi}\n  ours: {line}",
                 number + 1
             ),
-            None => panic!("{name}: {} events, more than Pi's ({difference:?})", lines.len()),
+            None => panic!(
+                "{name}: {} events, more than Pi's ({difference:?})",
+                lines.len()
+            ),
         }
     }
     let left = expected.count();

@@ -765,7 +765,11 @@ impl AgentTool for Aborts<'_> {
     fn parameters(&self) -> Value {
         json!({"type": "object"})
     }
-    async fn execute(&self, _: Map<String, Value>, _: ToolContext<'_>) -> Result<ToolOutput, ToolError> {
+    async fn execute(
+        &self,
+        _: Map<String, Value>,
+        _: ToolContext<'_>,
+    ) -> Result<ToolOutput, ToolError> {
         self.0.abort();
         Ok(ToolOutput::text("stopped"))
     }
@@ -778,7 +782,10 @@ impl AgentTool for Aborts<'_> {
 fn calls_not_started_at_an_abort_get_aborted_results_without_running() {
     let controller = AbortController::new();
     let model = ScriptedModel::new([
-        calls(&[("c0", "aborts", json!({})), ("c1", "echo", json!({"text": "b"}))]),
+        calls(&[
+            ("c0", "aborts", json!({})),
+            ("c1", "echo", json!({"text": "b"})),
+        ]),
         assistant([text("never")], StopReason::Stop),
     ]);
     let tools = ToolSet::new().with(Aborts(&controller)).with(Echo);
@@ -790,7 +797,11 @@ fn calls_not_started_at_an_abort_get_aborted_results_without_running() {
         r.results(),
         [
             ("c0".into(), "stopped".into(), false),
-            ("c1".into(), agentstream::agent::TOOL_ABORTED_MESSAGE.into(), true),
+            (
+                "c1".into(),
+                agentstream::agent::TOOL_ABORTED_MESSAGE.into(),
+                true
+            ),
         ]
     );
     // Echo reports progress when it runs: it never ran.
@@ -811,12 +822,23 @@ fn an_error_turn_with_tool_calls_gets_not_executed_results() {
     );
     failed.error_message = Some("stream cut".into());
     let model = ScriptedModel::new([failed]);
-    let r = block_on(run(&model, &ToolSet::new().with(Echo), "go", AgentOptions::default()));
-    assert_eq!(r.results(), [("c1".into(), NOT_EXECUTED_MESSAGE.into(), true)]);
+    let r = block_on(run(
+        &model,
+        &ToolSet::new().with(Echo),
+        "go",
+        AgentOptions::default(),
+    ));
+    assert_eq!(
+        r.results(),
+        [("c1".into(), NOT_EXECUTED_MESSAGE.into(), true)]
+    );
     assert!(!r.types().contains(&"tool_execution_start"));
     assert_eq!(r.outcome.stop, AgentStop::Error);
-    let Some(AgentEvent::TurnEnd { tool_results, .. }) =
-        r.events.iter().rev().find(|e| matches!(e, AgentEvent::TurnEnd { .. }))
+    let Some(AgentEvent::TurnEnd { tool_results, .. }) = r
+        .events
+        .iter()
+        .rev()
+        .find(|e| matches!(e, AgentEvent::TurnEnd { .. }))
     else {
         panic!("no turn_end")
     };

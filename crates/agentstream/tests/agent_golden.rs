@@ -109,9 +109,18 @@ fn the_deliberate_differences_are_these() {
     assert_eq!(
         differing,
         [
-            ("abort_tool_honours_signal", Difference::NoModelCallAfterAbort),
-            ("abort_tool_ignores_signal", Difference::NoModelCallAfterAbort),
-            ("length_with_tool_call", Difference::LengthCallsNotExecuted(&["c1"])),
+            (
+                "abort_tool_honours_signal",
+                Difference::NoModelCallAfterAbort
+            ),
+            (
+                "abort_tool_ignores_signal",
+                Difference::NoModelCallAfterAbort
+            ),
+            (
+                "length_with_tool_call",
+                Difference::LengthCallsNotExecuted(&["c1"])
+            ),
         ]
     );
 }

@@ -116,9 +116,6 @@ fn additional_properties_schema_and_false_schema() {
             "root: must not have additional properties"
         ]
     );
-    assert_eq!(
-        errors(json!(false), json!(1)).0,
-        ["root: schema is false"]
-    );
+    assert_eq!(errors(json!(false), json!(1)).0, ["root: schema is false"]);
     assert!(errors(json!(true), json!(1)).0.is_empty());
 }

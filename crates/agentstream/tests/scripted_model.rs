@@ -132,7 +132,10 @@ fn tool_call_turn_gives_the_seed_trace_with_cumulative_partials() {
         Some(r#"{"path":"README.md"}"#)
     );
     let wire = serde_json::to_value(partial).unwrap();
-    assert_eq!(wire["content"][1]["arguments"], json!({"path": "README.md"}));
+    assert_eq!(
+        wire["content"][1]["arguments"],
+        json!({"path": "README.md"})
+    );
     assert!(wire["content"][1].get("rawArguments").is_none());
 
     let ModelEvent::ToolCallEnd {

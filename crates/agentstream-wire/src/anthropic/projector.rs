@@ -17,9 +17,9 @@
 //!   from the requested one, and its usage is the starting usage.
 //!   *Differs from Pi:* Pi 0.73.1 sets `responseModel` only for OpenAI
 //!   Chat Completions; here both protocols record the model that served
-//!   the call (an alias such as `claude-sonnet-4-latest` resolves to a
-//!   dated id), by the same rule. Any other payload before it also starts
-//!   the message (an `error` before it gives a lone `error`).
+//!   the call (an alias resolves to a dated id), by the same rule.
+//!   Any other payload before `message_start` also starts the message (an
+//!   `error` before it gives a lone `error`).
 //! - `content_block_start` opens a block: `text` → `text_start`,
 //!   `thinking` → `thinking_start`, `tool_use` → `toolcall_start` (with the
 //!   block's `id` and `name`). `redacted_thinking` is kept as a complete

@@ -156,7 +156,10 @@ fn check(
             let count = items.len() as u64;
             if let Some(min) = schema.get("minItems").and_then(as_count) {
                 if count < min {
-                    errors.push(format!("{}: must not have fewer than {min} items", at(path)));
+                    errors.push(format!(
+                        "{}: must not have fewer than {min} items",
+                        at(path)
+                    ));
                 }
             }
             if let Some(max) = schema.get("maxItems").and_then(as_count) {
@@ -200,10 +203,7 @@ fn check_object(
                 errors.push(format!("{}: schema is false", joined(path, name)));
             }
             if !extra.is_empty() {
-                errors.push(format!(
-                    "{}: must not have additional properties",
-                    at(path)
-                ));
+                errors.push(format!("{}: must not have additional properties", at(path)));
             }
         }
         Some(additional @ Value::Object(_)) => {
@@ -216,10 +216,7 @@ fn check_object(
             }
             // TypeBox adds the object's own failure after its members'.
             if errors.len() > before {
-                errors.push(format!(
-                    "{}: must not have additional properties",
-                    at(path)
-                ));
+                errors.push(format!("{}: must not have additional properties", at(path)));
             }
         }
         _ => {}
@@ -354,7 +351,9 @@ fn parse_number(s: &str) -> Option<Value> {
     if trimmed.is_empty() {
         return None;
     }
-    serde_json::from_str::<Number>(trimmed).ok().map(Value::Number)
+    serde_json::from_str::<Number>(trimmed)
+        .ok()
+        .map(Value::Number)
 }
 
 /// JSON equality with numbers compared by value (`1` equals `1.0`).

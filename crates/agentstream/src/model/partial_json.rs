@@ -124,7 +124,11 @@ impl Parser<'_> {
             Err(_) if at_end => {
                 // `1.`, `1e`, `-`: the longest prefix that is a number.
                 let trimmed = digits.trim_end_matches(['.', 'e', 'E', '+', '-']);
-                Parsed::Cut(serde_json::from_str::<Number>(trimmed).ok().map(Value::Number))
+                Parsed::Cut(
+                    serde_json::from_str::<Number>(trimmed)
+                        .ok()
+                        .map(Value::Number),
+                )
             }
             Err(_) => Parsed::Invalid,
         }
@@ -311,12 +315,18 @@ mod tests {
             ("{\"path\":", json!({})),
             ("{\"path\": \"REA", json!({"path": "REA"})),
             ("{\"path\": \"README.md\"", json!({"path": "README.md"})),
-            ("{\"path\": \"README.md\", \"n\": 1", json!({"path": "README.md", "n": 1})),
+            (
+                "{\"path\": \"README.md\", \"n\": 1",
+                json!({"path": "README.md", "n": 1}),
+            ),
             ("{\"n\": 1.", json!({"n": 1})),
             ("{\"n\": -", json!({})),
             ("{\"ok\": tr", json!({"ok": true})),
             ("{\"v\": nu", json!({"v": null})),
-            ("{\"a\": [1, 2, {\"b\": \"c", json!({"a": [1, 2, {"b": "c"}]})),
+            (
+                "{\"a\": [1, 2, {\"b\": \"c",
+                json!({"a": [1, 2, {"b": "c"}]}),
+            ),
             ("{\"s\": \"a\\", json!({"s": "a"})),
             ("{\"s\": \"a\\n\\u00e9\\u12", json!({"s": "a\né"})),
             ("{\"s\": \"\\ud83d\\ude00\"}", json!({"s": "😀"})),
@@ -332,7 +342,15 @@ mod tests {
 
     #[test]
     fn what_is_not_a_json_prefix_gives_nothing() {
-        for text in ["x", "{x", "{\"a\" 1", "{\"a\": 1 2", "[1 2", "{\"a\": tx", "{\"s\": \"\\q"] {
+        for text in [
+            "x",
+            "{x",
+            "{\"a\" 1",
+            "{\"a\": 1 2",
+            "[1 2",
+            "{\"a\": tx",
+            "{\"s\": \"\\q",
+        ] {
             assert_eq!(parse_prefix(text), None, "{text:?}");
         }
         assert!(partial_arguments("[1, 2]").is_empty());

@@ -33,11 +33,12 @@ use agentstream::agent::{
     ToolOutput, NOT_EXECUTED_MESSAGE,
 };
 use agentstream::message::{
-    assistant, text, tool_call, user_blocks, validate_linkage, ContentBlock,
-    Context, Message, StopReason,
+    assistant, text, tool_call, user_blocks, validate_linkage, ContentBlock, Context, Message,
+    StopReason,
 };
-use agentstream::model::{AbortController, Model, ModelStream, ScriptStep, ScriptedModel,
-    ScriptedTurn, StreamOptions};
+use agentstream::model::{
+    AbortController, Model, ModelStream, ScriptStep, ScriptedModel, ScriptedTurn, StreamOptions,
+};
 use agentstream::Producer;
 use futures_util::StreamExt;
 use serde_json::{json, Map, Value};
@@ -571,7 +572,15 @@ pub async fn demo() -> Transcript {
         ),
         answer("The README says hello."),
     ];
-    record(turns, &tools, logs, "What is in the README?", AgentOptions::default(), no_events).await
+    record(
+        turns,
+        &tools,
+        logs,
+        "What is in the README?",
+        AgentOptions::default(),
+        no_events,
+    )
+    .await
 }
 
 /// A slow and a fast call: the fast one ends first; the results keep
@@ -639,7 +648,15 @@ pub async fn parallel() -> Transcript {
             fast_ended.open();
         }
     };
-    record(turns, &tools, logs, "Run slow and fast.", AgentOptions::default(), on_event).await
+    record(
+        turns,
+        &tools,
+        logs,
+        "Run slow and fast.",
+        AgentOptions::default(),
+        on_event,
+    )
+    .await
 }
 
 /// A call of a tool that does not exist: `Tool nope not found`.
@@ -650,7 +667,15 @@ pub async fn unknown_tool() -> Transcript {
         turn(vec![call("c1", "nope", json!({}))], StopReason::ToolUse),
         answer("That tool does not exist."),
     ];
-    record(turns, &tools, logs, "Call a tool that does not exist.", AgentOptions::default(), no_events).await
+    record(
+        turns,
+        &tools,
+        logs,
+        "Call a tool that does not exist.",
+        AgentOptions::default(),
+        no_events,
+    )
+    .await
 }
 
 /// A number where the schema wants a string: coerced for `execute`.
@@ -658,10 +683,21 @@ pub async fn invalid_args() -> Transcript {
     let logs = log();
     let tools = read_tools(&logs.0);
     let turns = vec![
-        turn(vec![call("c1", "read", json!({"path": 5}))], StopReason::ToolUse),
+        turn(
+            vec![call("c1", "read", json!({"path": 5}))],
+            StopReason::ToolUse,
+        ),
         answer("Done."),
     ];
-    record(turns, &tools, logs, "Read file 5.", AgentOptions::default(), no_events).await
+    record(
+        turns,
+        &tools,
+        logs,
+        "Read file 5.",
+        AgentOptions::default(),
+        no_events,
+    )
+    .await
 }
 
 /// A tool that fails: its message is the result.
@@ -671,10 +707,21 @@ pub async fn tool_throws() -> Transcript {
     read.throw_error = Some("disk on fire");
     let tools = SendToolSet::new().with(read);
     let turns = vec![
-        turn(vec![call("c1", "read", json!({"path": "README.md"}))], StopReason::ToolUse),
+        turn(
+            vec![call("c1", "read", json!({"path": "README.md"}))],
+            StopReason::ToolUse,
+        ),
         answer("The disk is on fire."),
     ];
-    record(turns, &tools, logs, "What is in the README?", AgentOptions::default(), no_events).await
+    record(
+        turns,
+        &tools,
+        logs,
+        "What is in the README?",
+        AgentOptions::default(),
+        no_events,
+    )
+    .await
 }
 
 /// Sequential mode, a message steered during the first call: both calls
@@ -728,14 +775,25 @@ pub async fn follow_up() -> Transcript {
     read.on_execute = Some(Arc::new(move |_| queue.queue()));
     let tools = SendToolSet::new().with(read);
     let turns = vec![
-        turn(vec![call("c1", "read", json!({"path": "README.md"}))], StopReason::ToolUse),
+        turn(
+            vec![call("c1", "read", json!({"path": "README.md"}))],
+            StopReason::ToolUse,
+        ),
         answer("The README says hello."),
         answer("Summary: hello."),
     ];
     let mut hooks = AgentHooks::default();
     hooks.follow_up = Some(follow.source());
     let options = AgentOptions::default().with_hooks(hooks);
-    record(turns, &tools, logs, "What is in the README?", options, no_events).await
+    record(
+        turns,
+        &tools,
+        logs,
+        "What is in the README?",
+        options,
+        no_events,
+    )
+    .await
 }
 
 /// The run is aborted while a tool that watches its signal runs: the tool
@@ -802,7 +860,15 @@ pub async fn abort_tool_ignores_signal() -> Transcript {
     let options = AgentOptions::default()
         .with_signal(controller.signal())
         .with_abort_grace(Arc::new(|| Box::pin(futures_util::future::pending())));
-    let t = record(turns, &tools, logs, "Run the stubborn tool.", options, no_events).await;
+    let t = record(
+        turns,
+        &tools,
+        logs,
+        "Run the stubborn tool.",
+        options,
+        no_events,
+    )
+    .await;
     assert_eq!(t.outcome.stop, AgentStop::Aborted);
     t
 }
@@ -814,12 +880,23 @@ pub async fn length_with_tool_call() -> Transcript {
     let tools = read_tools(&logs.0);
     let turns = vec![
         turn(
-            vec![text("Reading."), call("c1", "read", json!({"path": "README.md"}))],
+            vec![
+                text("Reading."),
+                call("c1", "read", json!({"path": "README.md"})),
+            ],
             StopReason::Length,
         ),
         answer("The README says hello."),
     ];
-    record(turns, &tools, logs, "What is in the README?", AgentOptions::default(), no_events).await
+    record(
+        turns,
+        &tools,
+        logs,
+        "What is in the README?",
+        AgentOptions::default(),
+        no_events,
+    )
+    .await
 }
 
 /// An unknown tool and a slow one in one parallel batch: the unknown
@@ -849,7 +926,15 @@ pub async fn unknown_and_slow_parallel() -> Transcript {
         ),
         answer("One failed, one worked."),
     ];
-    record(turns, &tools, logs, "Call nope and slow.", AgentOptions::default(), no_events).await
+    record(
+        turns,
+        &tools,
+        logs,
+        "Call nope and slow.",
+        AgentOptions::default(),
+        no_events,
+    )
+    .await
 }
 
 /// Arguments coercion cannot fix: a missing property, an object for a
@@ -870,7 +955,9 @@ pub async fn unfixable_args() -> Transcript {
             "additionalProperties": false
         }),
         log: Arc::clone(&logs.0),
-        run: |_: ToolContext<'_>, _| async { Ok(ToolOutput::text("no hits").with_details(json!({}))) },
+        run: |_: ToolContext<'_>, _| async {
+            Ok(ToolOutput::text("no hits").with_details(json!({})))
+        },
     };
     let tools = SendToolSet::new().with(Read::new(&logs.0)).with(search);
     let turns = vec![
@@ -878,14 +965,30 @@ pub async fn unfixable_args() -> Transcript {
             vec![
                 call("c1", "read", json!({})),
                 call("c2", "read", json!({"path": {"dir": "docs"}})),
-                call("c3", "search", json!({"extra": true, "limit": 0, "mode": "slow", "query": "ab"})),
-                call("c4", "search", json!({"limit": 51, "query": "a query that is far too long to be accepted"})),
+                call(
+                    "c3",
+                    "search",
+                    json!({"extra": true, "limit": 0, "mode": "slow", "query": "ab"}),
+                ),
+                call(
+                    "c4",
+                    "search",
+                    json!({"limit": 51, "query": "a query that is far too long to be accepted"}),
+                ),
             ],
             StopReason::ToolUse,
         ),
         answer("I will fix the arguments."),
     ];
-    record(turns, &tools, logs, "Read and search.", AgentOptions::default(), no_events).await
+    record(
+        turns,
+        &tools,
+        logs,
+        "Read and search.",
+        AgentOptions::default(),
+        no_events,
+    )
+    .await
 }
 
 /// A model call that fails before streaming anything: one lone `error`.
@@ -893,7 +996,15 @@ pub async fn error_turn() -> Transcript {
     let logs = log();
     let tools = read_tools(&logs.0);
     let turns = vec![failed(vec![], "upstream exploded")];
-    let t = record(turns, &tools, logs, "Hello?", AgentOptions::default(), no_events).await;
+    let t = record(
+        turns,
+        &tools,
+        logs,
+        "Hello?",
+        AgentOptions::default(),
+        no_events,
+    )
+    .await;
     assert_eq!(t.outcome.stop, AgentStop::Error);
     t
 }
@@ -903,7 +1014,15 @@ pub async fn error_turn_with_text() -> Transcript {
     let logs = log();
     let tools = read_tools(&logs.0);
     let turns = vec![failed(vec![text("Partial ans")], "connection reset")];
-    record(turns, &tools, logs, "Hello?", AgentOptions::default(), no_events).await
+    record(
+        turns,
+        &tools,
+        logs,
+        "Hello?",
+        AgentOptions::default(),
+        no_events,
+    )
+    .await
 }
 
 /// `before_tool_call` blocks one call and rewrites the other's arguments.
@@ -973,7 +1092,10 @@ pub async fn transform_context() -> Transcript {
     let logs = log();
     let tools = read_tools(&logs.0);
     let turns = vec![
-        turn(vec![call("c1", "read", json!({"path": "README.md"}))], StopReason::ToolUse),
+        turn(
+            vec![call("c1", "read", json!({"path": "README.md"}))],
+            StopReason::ToolUse,
+        ),
         answer("The README says hello."),
     ];
     let mut hooks = AgentHooks::default();
@@ -986,7 +1108,15 @@ pub async fn transform_context() -> Transcript {
         }
     }));
     let options = AgentOptions::default().with_hooks(hooks);
-    record(turns, &tools, logs, "What is in the README?", options, no_events).await
+    record(
+        turns,
+        &tools,
+        logs,
+        "What is in the README?",
+        options,
+        no_events,
+    )
+    .await
 }
 
 /// A follow-up and a steering message queued during one call: the
@@ -1003,7 +1133,10 @@ pub async fn follow_up_and_steering() -> Transcript {
     }));
     let tools = SendToolSet::new().with(read);
     let turns = vec![
-        turn(vec![call("c1", "read", json!({"path": "README.md"}))], StopReason::ToolUse),
+        turn(
+            vec![call("c1", "read", json!({"path": "README.md"}))],
+            StopReason::ToolUse,
+        ),
         answer("The title is Demo."),
         answer("Summary: hello."),
     ];
@@ -1011,7 +1144,15 @@ pub async fn follow_up_and_steering() -> Transcript {
     hooks.follow_up = Some(follow.source());
     hooks.steering = Some(steer.source());
     let options = AgentOptions::default().with_hooks(hooks);
-    record(turns, &tools, logs, "What is in the README?", options, no_events).await
+    record(
+        turns,
+        &tools,
+        logs,
+        "What is in the README?",
+        options,
+        no_events,
+    )
+    .await
 }
 
 /// The model keeps calling tools; a limit of two turns ends the run after
@@ -1020,7 +1161,12 @@ pub async fn max_turns() -> Transcript {
     let logs = log();
     let tools = read_tools(&logs.0);
     let turns = ["c1", "c2", "c3"]
-        .map(|id| turn(vec![call(id, "read", json!({"path": "README.md"}))], StopReason::ToolUse))
+        .map(|id| {
+            turn(
+                vec![call(id, "read", json!({"path": "README.md"}))],
+                StopReason::ToolUse,
+            )
+        })
         .to_vec();
     let options = AgentOptions::default().with_max_turns(2);
     let t = record(turns, &tools, logs, "Keep reading.", options, no_events).await;
