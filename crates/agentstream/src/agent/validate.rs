@@ -233,7 +233,8 @@ fn check_object(
 
 fn check_number(schema: &Map<String, Value>, n: &Number, path: &str, errors: &mut Vec<String>) {
     let Some(x) = n.as_f64() else { return };
-    let bounds: [(&str, &str, fn(f64, f64) -> bool); 4] = [
+    type Holds = fn(f64, f64) -> bool;
+    let bounds: [(&str, &str, Holds); 4] = [
         ("minimum", ">=", |x, limit| x >= limit),
         ("exclusiveMinimum", ">", |x, limit| x > limit),
         ("maximum", "<=", |x, limit| x <= limit),
@@ -332,8 +333,8 @@ fn coerce(value: &Value, name: &str) -> Option<Value> {
             _ => None,
         },
         ("boolean", Value::Number(n)) => match n.as_f64() {
-            Some(x) if x == 1.0 => Some(Value::Bool(true)),
-            Some(x) if x == 0.0 => Some(Value::Bool(false)),
+            Some(1.0) => Some(Value::Bool(true)),
+            Some(0.0) => Some(Value::Bool(false)),
             _ => None,
         },
         ("null", Value::String(s)) if s.is_empty() => Some(Value::Null),

@@ -510,8 +510,10 @@ async fn record(
         log: Arc::clone(&requests),
     };
     let (sink, recorded) = agentstream::channel::<String, (), ()>();
-    let mut context = Context::default();
-    context.system_prompt = Some(SYSTEM_PROMPT.to_owned());
+    let context = Context {
+        system_prompt: Some(SYSTEM_PROMPT.to_owned()),
+        ..Context::default()
+    };
     let outcome = run_agent(
         &model,
         tools,
