@@ -11,7 +11,9 @@
 
 use alloc::format;
 use alloc::string::String;
+use alloc::sync::Arc;
 use alloc::vec::Vec;
+use core::sync::atomic::{AtomicUsize, Ordering};
 
 use futures_util::StreamExt;
 
@@ -26,25 +28,7 @@ pub const SCENARIOS: &[&str] = agent_scenarios::NAMES;
 
 /// The demo scenario's transcript lines, as `serde_json` wrote them.
 pub(crate) async fn demo_lines() -> Vec<String> {
-    agent_scenarios::demo().await.lines
-}
-
-/// Plays the scenario `name` as a task of `rt` and returns its lines.
-///
-/// The oracle's `demo` is the demo transcript's scenario too.
-async fn play_as_task(rt: &Rt, name: &'static str) -> Vec<String> {
-    let (slot, mut played) = agentstream::channel::<Vec<String>, (), ()>();
-    rt.spawn(async move {
-        let transcript = agent_scenarios::play(name).await;
-        slot.push(transcript.lines)
-            .expect("the body waits for the lines");
-        let _ = slot.finish(());
-    })
-    .await;
-    match played.next().await {
-        Some(Ok(lines)) => lines,
-        other => panic!("{name}: the scenario's task ended without its lines: {other:?}"),
-    }
+    agent_scenarios::demo(None).await.lines
 }
 
 /// Where `actual` first differs from the lines of `expected`, according
@@ -73,31 +57,46 @@ pub fn first_difference(
     None
 }
 
-/// Plays `name` as a task and compares its events with Pi's, `pi_jsonl`
-/// (one JSON line each), as JSON values, one line at a time (the
-/// firmware's heap holds one), after the scenario's documented
-/// difference.
-async fn check(rt: Rt, name: &'static str, pi_jsonl: &str) {
-    let lines = play_as_task(&rt, name).await;
+/// Plays `name` as a task and compares each event with Pi's, `pi_jsonl`
+/// (one JSON line each), as a JSON value, the moment it is emitted (the
+/// firmware's heap holds one event at a time, not the transcript), after
+/// the scenario's documented difference.
+async fn check(rt: Rt, name: &'static str, pi_jsonl: &'static str) {
     let difference = agent_scenarios::difference(name);
-    let mut expected = agent_scenarios::expected_events(difference, pi_jsonl);
-    for (number, line) in lines.iter().enumerate() {
+    let sink: agent_scenarios::LineSink = Arc::new(move |index, line| {
         let actual: serde_json::Value = serde_json::from_str(line).expect("our lines are JSON");
-        match expected.next() {
+        match agent_scenarios::expected_event(difference, pi_jsonl, index) {
             Some(pi) if pi == actual => {}
             Some(pi) => panic!(
                 "{name}: event {} differs from Pi's ({difference:?})\n  Pi:   {pi}\n  ours: {line}",
-                number + 1
+                index + 1
             ),
             None => panic!(
-                "{name}: {} events, more than Pi's ({difference:?})",
-                lines.len()
+                "{name}: event {} is one more than Pi's ({difference:?})",
+                index + 1
             ),
         }
+    });
+    let emitted = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&emitted);
+    let sink: agent_scenarios::LineSink = Arc::new(move |index, line| {
+        counted.fetch_add(1, Ordering::SeqCst);
+        sink(index, line)
+    });
+    let (slot, mut played) = agentstream::channel::<(), (), ()>();
+    rt.spawn(async move {
+        agent_scenarios::play_with(name, Some(sink)).await;
+        slot.push(()).expect("the body waits for the run");
+        let _ = slot.finish(());
+    })
+    .await;
+    if !matches!(played.next().await, Some(Ok(()))) {
+        panic!("{name}: the scenario's task ended without finishing its run");
     }
-    let left = expected.count();
-    if left > 0 {
-        panic!("{name}: Pi emitted {left} events more ({difference:?})");
+    let expected = agent_scenarios::expected_len(difference, pi_jsonl);
+    let emitted = emitted.load(Ordering::SeqCst);
+    if emitted != expected {
+        panic!("{name}: {emitted} events, Pi emitted {expected} ({difference:?})");
     }
 }
 

@@ -130,8 +130,18 @@ pub fn expected_events<'a>(
     difference: Difference,
     pi_jsonl: &'a str,
 ) -> impl Iterator<Item = Value> + 'a {
-    // The lines of Pi's last turn, when the difference removes it.
-    let skipped = match difference {
+    let skipped = skipped_lines(difference, pi_jsonl);
+    pi_jsonl
+        .lines()
+        .enumerate()
+        .filter(move |(i, _)| !skipped.contains(i))
+        .map(move |(_, line)| expected_from_line(difference, line))
+}
+
+/// The line numbers of Pi's events that `difference` removes: Pi's last
+/// turn, for [`Difference::NoModelCallAfterAbort`].
+fn skipped_lines(difference: Difference, pi_jsonl: &str) -> core::ops::Range<usize> {
+    match difference {
         Difference::NoModelCallAfterAbort => {
             let last_start = pi_jsonl
                 .lines()
@@ -139,31 +149,46 @@ pub fn expected_events<'a>(
                 .filter(|(_, line)| line.starts_with(r#"{"type":"turn_start""#))
                 .map(|(i, _)| i)
                 .last()
-                .unwrap_or(usize::MAX);
+                .unwrap_or(0);
             let end = pi_jsonl.lines().count().saturating_sub(1);
-            last_start..end
+            last_start..end.max(last_start)
         }
         _ => 0..0,
-    };
-    pi_jsonl
+    }
+}
+
+/// One of Pi's event lines with `difference` applied.
+fn expected_from_line(difference: Difference, line: &str) -> Value {
+    let mut event: Value = serde_json::from_str(line).expect("Pi's lines are JSON");
+    match difference {
+        Difference::None => {}
+        Difference::NoModelCallAfterAbort => {
+            if event["type"] == "agent_end" {
+                if let Some(messages) = event["messages"].as_array_mut() {
+                    messages.pop();
+                }
+            }
+        }
+        Difference::LengthCallsNotExecuted(ids) => not_executed(&mut event, ids),
+    }
+    event
+}
+
+/// The `index`-th of [`expected_events`] (parsing only that line), or
+/// `None` past the end.
+pub fn expected_event(difference: Difference, pi_jsonl: &str, index: usize) -> Option<Value> {
+    let skipped = skipped_lines(difference, pi_jsonl);
+    let (_, line) = pi_jsonl
         .lines()
         .enumerate()
-        .filter(move |(i, _)| !skipped.contains(i))
-        .map(move |(_, line)| {
-            let mut event: Value = serde_json::from_str(line).expect("Pi's lines are JSON");
-            match difference {
-                Difference::None => {}
-                Difference::NoModelCallAfterAbort => {
-                    if event["type"] == "agent_end" {
-                        if let Some(messages) = event["messages"].as_array_mut() {
-                            messages.pop();
-                        }
-                    }
-                }
-                Difference::LengthCallsNotExecuted(ids) => not_executed(&mut event, ids),
-            }
-            event
-        })
+        .filter(|(i, _)| !skipped.contains(i))
+        .nth(index)?;
+    Some(expected_from_line(difference, line))
+}
+
+/// How many events [`expected_events`] gives.
+pub fn expected_len(difference: Difference, pi_jsonl: &str) -> usize {
+    pi_jsonl.lines().count() - skipped_lines(difference, pi_jsonl).len()
 }
 
 /// Pi's final record (`pi_final`: `result`, `toolExecutions`,
@@ -228,28 +253,39 @@ pub fn final_record(transcript: &Transcript) -> Value {
     })
 }
 
-/// Runs the scenario called `name`.
+/// Receives each event line as it is emitted, with its index, instead of
+/// the transcript collecting it (a host short of memory compares each
+/// line at once).
+pub type LineSink = Arc<dyn Fn(usize, &str) + Send + Sync>;
+
+/// Runs the scenario called `name`, collecting its lines.
 pub async fn play(name: &str) -> Transcript {
+    play_with(name, None).await
+}
+
+/// Runs the scenario called `name`; with a `sink`, each line goes there
+/// and [`Transcript::lines`] stays empty.
+pub async fn play_with(name: &str, sink: Option<LineSink>) -> Transcript {
     match name {
-        "demo" => demo().await,
-        "parallel" => parallel().await,
-        "unknown_tool" => unknown_tool().await,
-        "invalid_args" => invalid_args().await,
-        "tool_throws" => tool_throws().await,
-        "steering" => steering().await,
-        "follow_up" => follow_up().await,
-        "abort_tool_honours_signal" => abort_tool_honours_signal().await,
-        "abort_tool_ignores_signal" => abort_tool_ignores_signal().await,
-        "length_with_tool_call" => length_with_tool_call().await,
-        "unknown_and_slow_parallel" => unknown_and_slow_parallel().await,
-        "unfixable_args" => unfixable_args().await,
-        "error_turn" => error_turn().await,
-        "error_turn_with_text" => error_turn_with_text().await,
-        "before_tool_call_block_and_rewrite" => before_tool_call_block_and_rewrite().await,
-        "after_tool_call" => after_tool_call().await,
-        "transform_context" => transform_context().await,
-        "follow_up_and_steering" => follow_up_and_steering().await,
-        "max_turns" => max_turns().await,
+        "demo" => demo(sink).await,
+        "parallel" => parallel(sink).await,
+        "unknown_tool" => unknown_tool(sink).await,
+        "invalid_args" => invalid_args(sink).await,
+        "tool_throws" => tool_throws(sink).await,
+        "steering" => steering(sink).await,
+        "follow_up" => follow_up(sink).await,
+        "abort_tool_honours_signal" => abort_tool_honours_signal(sink).await,
+        "abort_tool_ignores_signal" => abort_tool_ignores_signal(sink).await,
+        "length_with_tool_call" => length_with_tool_call(sink).await,
+        "unknown_and_slow_parallel" => unknown_and_slow_parallel(sink).await,
+        "unfixable_args" => unfixable_args(sink).await,
+        "error_turn" => error_turn(sink).await,
+        "error_turn_with_text" => error_turn_with_text(sink).await,
+        "before_tool_call_block_and_rewrite" => before_tool_call_block_and_rewrite(sink).await,
+        "after_tool_call" => after_tool_call(sink).await,
+        "transform_context" => transform_context(sink).await,
+        "follow_up_and_steering" => follow_up_and_steering(sink).await,
+        "max_turns" => max_turns(sink).await,
         other => panic!("no scenario {other}"),
     }
 }
@@ -496,6 +532,7 @@ impl Queued {
 /// records every event, calls `on_event` with each, and checks the
 /// linkage invariant.
 async fn record(
+    line_sink: Option<LineSink>,
     turns: Vec<ScriptStep>,
     tools: &SendToolSet,
     logs: (Log, agentstream::EventStream<Value, (), ()>),
@@ -510,6 +547,7 @@ async fn record(
         log: Arc::clone(&requests),
     };
     let (sink, recorded) = agentstream::channel::<String, (), ()>();
+    let emitted = AtomicUsize::new(0);
     let context = Context {
         system_prompt: Some(SYSTEM_PROMPT.to_owned()),
         ..Context::default()
@@ -522,8 +560,13 @@ async fn record(
         options,
         |event| {
             on_event(&event);
-            sink.push(serde_json::to_string(&event).expect("an event serializes"))
-                .expect("the recorder is open until the run ends")
+            let line = serde_json::to_string(&event).expect("an event serializes");
+            match &line_sink {
+                Some(line_sink) => line_sink(emitted.fetch_add(1, Ordering::SeqCst), &line),
+                None => sink
+                    .push(line)
+                    .expect("the recorder is open until the run ends"),
+            }
         },
     )
     .await;
@@ -561,7 +604,7 @@ fn no_events(_: &AgentEvent) {}
 // ---------------------------------------------------------------------------
 
 /// A read, then an answer.
-pub async fn demo() -> Transcript {
+pub async fn demo(sink: Option<LineSink>) -> Transcript {
     let logs = log();
     let tools = read_tools(&logs.0);
     let turns = vec![
@@ -575,6 +618,7 @@ pub async fn demo() -> Transcript {
         answer("The README says hello."),
     ];
     record(
+        sink,
         turns,
         &tools,
         logs,
@@ -587,7 +631,7 @@ pub async fn demo() -> Transcript {
 
 /// A slow and a fast call: the fast one ends first; the results keep
 /// call order.
-pub async fn parallel() -> Transcript {
+pub async fn parallel(sink: Option<LineSink>) -> Transcript {
     let logs = log();
     let started = Arc::new(AtomicUsize::new(0));
     let both_started = Latch::default();
@@ -651,6 +695,7 @@ pub async fn parallel() -> Transcript {
         }
     };
     record(
+        sink,
         turns,
         &tools,
         logs,
@@ -662,7 +707,7 @@ pub async fn parallel() -> Transcript {
 }
 
 /// A call of a tool that does not exist: `Tool nope not found`.
-pub async fn unknown_tool() -> Transcript {
+pub async fn unknown_tool(sink: Option<LineSink>) -> Transcript {
     let logs = log();
     let tools = read_tools(&logs.0);
     let turns = vec![
@@ -670,6 +715,7 @@ pub async fn unknown_tool() -> Transcript {
         answer("That tool does not exist."),
     ];
     record(
+        sink,
         turns,
         &tools,
         logs,
@@ -681,7 +727,7 @@ pub async fn unknown_tool() -> Transcript {
 }
 
 /// A number where the schema wants a string: coerced for `execute`.
-pub async fn invalid_args() -> Transcript {
+pub async fn invalid_args(sink: Option<LineSink>) -> Transcript {
     let logs = log();
     let tools = read_tools(&logs.0);
     let turns = vec![
@@ -692,6 +738,7 @@ pub async fn invalid_args() -> Transcript {
         answer("Done."),
     ];
     record(
+        sink,
         turns,
         &tools,
         logs,
@@ -703,7 +750,7 @@ pub async fn invalid_args() -> Transcript {
 }
 
 /// A tool that fails: its message is the result.
-pub async fn tool_throws() -> Transcript {
+pub async fn tool_throws(sink: Option<LineSink>) -> Transcript {
     let logs = log();
     let mut read = Read::new(&logs.0);
     read.throw_error = Some("disk on fire");
@@ -716,6 +763,7 @@ pub async fn tool_throws() -> Transcript {
         answer("The disk is on fire."),
     ];
     record(
+        sink,
         turns,
         &tools,
         logs,
@@ -729,7 +777,7 @@ pub async fn tool_throws() -> Transcript {
 /// Sequential mode, a message steered during the first call: both calls
 /// run (each with its result message before the next starts), and the
 /// message opens the next turn.
-pub async fn steering() -> Transcript {
+pub async fn steering(sink: Option<LineSink>) -> Transcript {
     let logs = log();
     let steer = Queued::new("stop, do X");
     let work = {
@@ -765,11 +813,20 @@ pub async fn steering() -> Transcript {
     let options = AgentOptions::default()
         .with_tool_execution(ToolExecution::Sequential)
         .with_hooks(hooks);
-    record(turns, &tools, logs, "Do A then B.", options, no_events).await
+    record(
+        sink,
+        turns,
+        &tools,
+        logs,
+        "Do A then B.",
+        options,
+        no_events,
+    )
+    .await
 }
 
 /// A follow-up queued during a call starts a turn once the run would end.
-pub async fn follow_up() -> Transcript {
+pub async fn follow_up(sink: Option<LineSink>) -> Transcript {
     let logs = log();
     let follow = Queued::new("Also summarize it.");
     let mut read = Read::new(&logs.0);
@@ -788,6 +845,7 @@ pub async fn follow_up() -> Transcript {
     hooks.follow_up = Some(follow.source());
     let options = AgentOptions::default().with_hooks(hooks);
     record(
+        sink,
         turns,
         &tools,
         logs,
@@ -800,7 +858,7 @@ pub async fn follow_up() -> Transcript {
 
 /// The run is aborted while a tool that watches its signal runs: the tool
 /// fails with `Operation aborted`, and the run ends.
-pub async fn abort_tool_honours_signal() -> Transcript {
+pub async fn abort_tool_honours_signal(sink: Option<LineSink>) -> Transcript {
     let logs = log();
     let controller = Arc::new(AbortController::new());
     let abort = Arc::clone(&controller);
@@ -825,7 +883,16 @@ pub async fn abort_tool_honours_signal() -> Transcript {
         answer("never"),
     ];
     let options = AgentOptions::default().with_signal(controller.signal());
-    let t = record(turns, &tools, logs, "Wait for me.", options, no_events).await;
+    let t = record(
+        sink,
+        turns,
+        &tools,
+        logs,
+        "Wait for me.",
+        options,
+        no_events,
+    )
+    .await;
     assert_eq!(t.outcome.stop, AgentStop::Aborted);
     t
 }
@@ -834,7 +901,7 @@ pub async fn abort_tool_honours_signal() -> Transcript {
 /// finishes after the abort with its own result. Pi waits for it; here the
 /// grace period is unbounded, so the loop waits too (the default, no grace
 /// period, gives the call an aborted result at once).
-pub async fn abort_tool_ignores_signal() -> Transcript {
+pub async fn abort_tool_ignores_signal(sink: Option<LineSink>) -> Transcript {
     let logs = log();
     let controller = Arc::new(AbortController::new());
     let abort = Arc::clone(&controller);
@@ -863,6 +930,7 @@ pub async fn abort_tool_ignores_signal() -> Transcript {
         .with_signal(controller.signal())
         .with_abort_grace(Arc::new(|| Box::pin(futures_util::future::pending())));
     let t = record(
+        sink,
         turns,
         &tools,
         logs,
@@ -877,7 +945,7 @@ pub async fn abort_tool_ignores_signal() -> Transcript {
 
 /// A turn cut off by `length` with a tool call: not executed, and the run
 /// goes on, so the model answers in the next turn.
-pub async fn length_with_tool_call() -> Transcript {
+pub async fn length_with_tool_call(sink: Option<LineSink>) -> Transcript {
     let logs = log();
     let tools = read_tools(&logs.0);
     let turns = vec![
@@ -891,6 +959,7 @@ pub async fn length_with_tool_call() -> Transcript {
         answer("The README says hello."),
     ];
     record(
+        sink,
         turns,
         &tools,
         logs,
@@ -903,7 +972,7 @@ pub async fn length_with_tool_call() -> Transcript {
 
 /// An unknown tool and a slow one in one parallel batch: the unknown
 /// call ends right after its start, before the slow call starts.
-pub async fn unknown_and_slow_parallel() -> Transcript {
+pub async fn unknown_and_slow_parallel(sink: Option<LineSink>) -> Transcript {
     let logs = log();
     let slow = Custom {
         name: "slow",
@@ -929,6 +998,7 @@ pub async fn unknown_and_slow_parallel() -> Transcript {
         answer("One failed, one worked."),
     ];
     record(
+        sink,
         turns,
         &tools,
         logs,
@@ -941,7 +1011,7 @@ pub async fn unknown_and_slow_parallel() -> Transcript {
 
 /// Arguments coercion cannot fix: a missing property, an object for a
 /// string, and the keywords tool schemas use, worded as Pi words them.
-pub async fn unfixable_args() -> Transcript {
+pub async fn unfixable_args(sink: Option<LineSink>) -> Transcript {
     let logs = log();
     let search = Custom {
         name: "search",
@@ -983,6 +1053,7 @@ pub async fn unfixable_args() -> Transcript {
         answer("I will fix the arguments."),
     ];
     record(
+        sink,
         turns,
         &tools,
         logs,
@@ -994,11 +1065,12 @@ pub async fn unfixable_args() -> Transcript {
 }
 
 /// A model call that fails before streaming anything: one lone `error`.
-pub async fn error_turn() -> Transcript {
+pub async fn error_turn(sink: Option<LineSink>) -> Transcript {
     let logs = log();
     let tools = read_tools(&logs.0);
     let turns = vec![failed(vec![], "upstream exploded")];
     let t = record(
+        sink,
         turns,
         &tools,
         logs,
@@ -1012,11 +1084,12 @@ pub async fn error_turn() -> Transcript {
 }
 
 /// A model call that fails after some text.
-pub async fn error_turn_with_text() -> Transcript {
+pub async fn error_turn_with_text(sink: Option<LineSink>) -> Transcript {
     let logs = log();
     let tools = read_tools(&logs.0);
     let turns = vec![failed(vec![text("Partial ans")], "connection reset")];
     record(
+        sink,
         turns,
         &tools,
         logs,
@@ -1028,7 +1101,7 @@ pub async fn error_turn_with_text() -> Transcript {
 }
 
 /// `before_tool_call` blocks one call and rewrites the other's arguments.
-pub async fn before_tool_call_block_and_rewrite() -> Transcript {
+pub async fn before_tool_call_block_and_rewrite(sink: Option<LineSink>) -> Transcript {
     let logs = log();
     let tools = read_tools(&logs.0);
     let turns = vec![
@@ -1052,12 +1125,21 @@ pub async fn before_tool_call_block_and_rewrite() -> Transcript {
         _ => ToolCallDecision::Allow,
     }));
     let options = AgentOptions::default().with_hooks(hooks);
-    record(turns, &tools, logs, "Read two files.", options, no_events).await
+    record(
+        sink,
+        turns,
+        &tools,
+        logs,
+        "Read two files.",
+        options,
+        no_events,
+    )
+    .await
 }
 
 /// `after_tool_call` replaces a result's content, and turns a failure into
 /// a success.
-pub async fn after_tool_call() -> Transcript {
+pub async fn after_tool_call(sink: Option<LineSink>) -> Transcript {
     let logs = log();
     let mut read = Read::new(&logs.0);
     read.throw_for = Some("missing.md");
@@ -1085,12 +1167,21 @@ pub async fn after_tool_call() -> Transcript {
         output
     }));
     let options = AgentOptions::default().with_hooks(hooks);
-    record(turns, &tools, logs, "Read two files.", options, no_events).await
+    record(
+        sink,
+        turns,
+        &tools,
+        logs,
+        "Read two files.",
+        options,
+        no_events,
+    )
+    .await
 }
 
 /// `transform_context` replaces the older messages of the request with a
 /// summary; the history keeps them.
-pub async fn transform_context() -> Transcript {
+pub async fn transform_context(sink: Option<LineSink>) -> Transcript {
     let logs = log();
     let tools = read_tools(&logs.0);
     let turns = vec![
@@ -1111,6 +1202,7 @@ pub async fn transform_context() -> Transcript {
     }));
     let options = AgentOptions::default().with_hooks(hooks);
     record(
+        sink,
         turns,
         &tools,
         logs,
@@ -1123,7 +1215,7 @@ pub async fn transform_context() -> Transcript {
 
 /// A follow-up and a steering message queued during one call: the
 /// steering message opens the next turn, the follow-up the one after.
-pub async fn follow_up_and_steering() -> Transcript {
+pub async fn follow_up_and_steering(sink: Option<LineSink>) -> Transcript {
     let logs = log();
     let follow = Queued::new("Also summarize it.");
     let steer = Queued::new("Check the title too.");
@@ -1147,6 +1239,7 @@ pub async fn follow_up_and_steering() -> Transcript {
     hooks.steering = Some(steer.source());
     let options = AgentOptions::default().with_hooks(hooks);
     record(
+        sink,
         turns,
         &tools,
         logs,
@@ -1159,7 +1252,7 @@ pub async fn follow_up_and_steering() -> Transcript {
 
 /// The model keeps calling tools; a limit of two turns ends the run after
 /// the second (Pi: `shouldStopAfterTurn` after the second turn).
-pub async fn max_turns() -> Transcript {
+pub async fn max_turns(sink: Option<LineSink>) -> Transcript {
     let logs = log();
     let tools = read_tools(&logs.0);
     let turns = ["c1", "c2", "c3"]
@@ -1171,7 +1264,16 @@ pub async fn max_turns() -> Transcript {
         })
         .to_vec();
     let options = AgentOptions::default().with_max_turns(2);
-    let t = record(turns, &tools, logs, "Keep reading.", options, no_events).await;
+    let t = record(
+        sink,
+        turns,
+        &tools,
+        logs,
+        "Keep reading.",
+        options,
+        no_events,
+    )
+    .await;
     assert_eq!(t.outcome.stop, AgentStop::MaxTurns);
     t
 }
