@@ -353,14 +353,18 @@ fn log_execution(log: &Log, tool: &str, cx: &ToolContext<'_>, params: &Map<Strin
 }
 
 /// The model, logging each call's context as the oracle's stream function
-/// does.
+/// does (not when the lines go to a sink: a host short of memory compares
+/// the events only).
 struct Logged {
     model: ScriptedModel,
-    log: Log,
+    log: Option<Log>,
 }
 
 impl Model for Logged {
     fn stream(&self, context: &Context, options: StreamOptions) -> ModelStream {
+        let Some(log) = &self.log else {
+            return self.model.stream(context, options);
+        };
         let tools: Vec<&str> = context
             .tools
             .iter()
@@ -368,7 +372,7 @@ impl Model for Logged {
             .map(|tool| tool.name.as_str())
             .collect();
         push(
-            &self.log,
+            log,
             json!({
                 "systemPrompt": context.system_prompt,
                 "messages": context.messages,
@@ -544,7 +548,7 @@ async fn record(
     let (requests, requested) = log();
     let model = Logged {
         model: ScriptedModel::new(turns),
-        log: Arc::clone(&requests),
+        log: line_sink.is_none().then(|| Arc::clone(&requests)),
     };
     let (sink, recorded) = agentstream::channel::<String, (), ()>();
     let emitted = AtomicUsize::new(0);
