@@ -1,32 +1,5 @@
-//! Argument validation: the subset of JSON Schema that tool schemas use.
-//!
-//! Supported keywords: `type` (one name or a list), `properties`,
-//! `required`, `enum`, `const`, `items` (one schema), `minItems`/`maxItems`,
-//! `additionalProperties` (a boolean or a schema), `minimum`/`maximum`,
-//! `exclusiveMinimum`/`exclusiveMaximum` (numbers), `minLength`/`maxLength`
-//! (counted in Unicode scalar values). Any other keyword is ignored, so a
-//! schema using more is validated only as far as this subset goes.
-//!
-//! Failures are worded as Pi 0.73.1 words them (its validator is TypeBox's,
-//! formatted by pi-ai): one line per failure, `path: message`, the path
-//! dot-separated (`items.0.name`, `root` for the value itself), and for a
-//! missing property the path of the first missing one with every missing
-//! name in the message (`path: must have required properties path, limit`).
-//! The messages are TypeBox's: `must be string`, `must be either string or
-//! null`, `must be >= 1`, `must not have fewer than 3 characters`, `must be
-//! equal to one of the allowed values`, and for a property that
-//! `additionalProperties: false` refuses, `name: schema is false` followed
-//! by `root: must not have additional properties`. Within an object the
-//! order is TypeBox's: `required`, then the extra properties, then each
-//! declared property in the schema's order (serde_json's map order:
-//! alphabetical unless its `preserve_order` feature is on).
-//!
-//! Before a value is checked against `type`, scalar mismatches are coerced
-//! as pi-ai does for JSON schemas: a number or boolean where a string is
-//! wanted becomes its JSON text, a string holding a number (or a boolean)
-//! where a number is wanted becomes that number (`1`/`0`), `"true"`/`"false"`
-//! and `1`/`0` where a boolean is wanted become the boolean, and `null`
-//! becomes `""`, `0` or `false`.
+//! Argument validation: the subset of JSON Schema that tool schemas use,
+//! worded as Pi words its failures (see [`validate_arguments`]).
 
 use alloc::format;
 use alloc::string::{String, ToString};
@@ -35,7 +8,36 @@ use alloc::vec::Vec;
 use serde_json::{Map, Number, Value};
 
 /// Checks `value` against `schema`, coercing scalars in place, and returns
-/// one line per failure, in Pi's wording (see the [module docs](self)).
+/// one line per failure, in Pi's wording.
+///
+/// Supported keywords: `type` (one name or a list), `properties`,
+/// `required`, `enum`, `const`, `items` (one schema), `minItems`/`maxItems`,
+/// `additionalProperties` (a boolean or a schema), `minimum`/`maximum`,
+/// `exclusiveMinimum`/`exclusiveMaximum` (numbers), `minLength`/`maxLength`
+/// (counted in Unicode scalar values). Any other keyword is ignored, so a
+/// schema using more is validated only as far as this subset goes.
+///
+/// Failures are worded as Pi 0.73.1 words them (its validator is TypeBox's,
+/// formatted by pi-ai): one line per failure, `path: message`, the path
+/// dot-separated (`items.0.name`, `root` for the value itself), and for a
+/// missing property the path of the first missing one with every missing
+/// name in the message (`path: must have required properties path, limit`).
+/// The messages are TypeBox's: `must be string`, `must be either string or
+/// null`, `must be >= 1`, `must not have fewer than 3 characters`, `must be
+/// equal to one of the allowed values`, and for a property that
+/// `additionalProperties: false` refuses, `name: schema is false` followed
+/// by `root: must not have additional properties`. Within an object the
+/// order is TypeBox's: `required`, then the extra properties, then each
+/// declared property in the schema's order (serde_json's map order:
+/// alphabetical unless its `preserve_order` feature is on).
+///
+/// Before a value is checked against `type`, scalar mismatches are coerced
+/// as pi-ai does for JSON schemas: a number or boolean where a string is
+/// wanted becomes its JSON text; where a number is wanted, a string
+/// holding one becomes that number and a boolean becomes `1` or `0`;
+/// `"true"`/`"false"` and `1`/`0` where a boolean is wanted become the
+/// boolean; `null` becomes `""`, `0` or `false`, and `""`, `0` or `false`
+/// where `null` is wanted become `null`.
 ///
 /// ```
 /// use agentstream::agent::validate_arguments;
