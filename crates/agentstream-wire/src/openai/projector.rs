@@ -104,11 +104,11 @@
 //!   [`Pricing`].
 //!   *Differs from Pi:* Pi 0.73.1 takes `completion_tokens` alone (they
 //!   include reasoning for OpenAI and most providers), which leaves out
-//!   the reasoning of a provider that reports it beside them (xAI: prompt
-//!   + completion + reasoning = total); Pi 0.58 added `reasoning_tokens`
-//!   always, counting them twice for the others. Here they are added only
-//!   when `total_tokens` shows they were left out, so `output` is the
-//!   billed output count either way.
+//!   the reasoning of a provider that reports it beside them (xAI, whose
+//!   total is prompt plus completion plus reasoning); Pi 0.58 added
+//!   `reasoning_tokens` always, counting them twice for the others. Here
+//!   they are added only when `total_tokens` shows they were left out, so
+//!   `output` is the billed output count either way.
 //!
 //! # Errors and abort
 //!
