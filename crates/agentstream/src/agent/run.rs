@@ -17,7 +17,9 @@ use crate::model::Model;
 /// (`length`, `error` or `aborted`), whose calls are never executed.
 ///
 /// After a `length` turn the run goes on, so the model reads these results
-/// and can call again; after an `error` or `aborted` turn the run ends.
+/// and can call again (a model that is cut off every time keeps the run
+/// going, as in Pi: [`AgentOptions::max_turns`] bounds it); after an
+/// `error` or `aborted` turn the run ends.
 pub const NOT_EXECUTED_MESSAGE: &str = "not executed: the response was cut off";
 
 /// The stream of an agent run: its events, and the [`AgentOutcome`] as
@@ -43,8 +45,8 @@ pub type AgentEventStream = EventStream<AgentEvent, AgentOutcome, Infallible>;
 ///   without any);
 /// - after an abort no further model call is made (Pi makes one that
 ///   returns `aborted` at once);
-/// - the turn limit ends the run with [`AgentStop::MaxTurns`] rather than
-///   an error string;
+/// - the turn limit ([`AgentStop::MaxTurns`]) is ours: Pi has none (its
+///   `shouldStopAfterTurn` hook ends a run the same way);
 ///
 /// and the rest of the list is in the [module docs](super#where-we-deliberately-differ-and-why).
 ///
