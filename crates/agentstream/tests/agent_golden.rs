@@ -3,7 +3,8 @@
 //! our loop, compared with the transcripts the oracle wrote
 //! (`tests/golden/pi/<name>.jsonl` and `<name>.final.json`): every event
 //! as a JSON value, then the final messages, the params each tool
-//! received and the context each model call was sent. A scenario that
+//! received, the context each model call was sent and how many scripted
+//! turns no call played. A scenario that
 //! deliberately differs names its [`Difference`](agent_scenarios::Difference),
 //! which is applied to Pi's side first; see the agent module docs.
 //!
@@ -43,7 +44,12 @@ fn check(name: &str, pi_jsonl: &str, pi_final: &str) {
     );
     let pi = expected_final(difference, pi_final);
     let ours = final_record(&transcript);
-    for key in ["result", "toolExecutions", "llmRequests"] {
+    for key in [
+        "result",
+        "toolExecutions",
+        "llmRequests",
+        "unusedScriptedResponses",
+    ] {
         assert_eq!(
             pi[key], ours[key],
             "{name}: `{key}` differs from Pi's ({difference:?})"

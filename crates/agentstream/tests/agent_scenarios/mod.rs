@@ -54,6 +54,8 @@ pub struct Transcript {
     pub executions: Vec<Value>,
     /// Each model call: `{systemPrompt, messages, tools, signalAborted}`.
     pub requests: Vec<Value>,
+    /// The scripted turns no call played.
+    pub unused_turns: usize,
 }
 
 /// Whether two transcript lines hold the same JSON (object keys in any
@@ -244,12 +246,13 @@ fn not_executed(value: &mut Value, ids: &[&str]) {
 }
 
 /// Our final record, in the shape of Pi's: `result`, `toolExecutions`,
-/// `llmRequests`.
+/// `llmRequests`, `unusedScriptedResponses`.
 pub fn final_record(transcript: &Transcript) -> Value {
     json!({
         "result": transcript.outcome.messages,
         "toolExecutions": transcript.executions,
         "llmRequests": transcript.requests,
+        "unusedScriptedResponses": transcript.unused_turns,
     })
 }
 
@@ -584,10 +587,12 @@ async fn record(
         vec![],
         "linkage after the run"
     );
+    let unused_turns = model.model.remaining();
     drop(model);
     Transcript {
         lines,
         outcome,
+        unused_turns,
         executions: drain(executions, executed).await,
         requests: drain(requests, requested).await,
     }
