@@ -88,10 +88,14 @@ fn jsonl_prints_every_event_in_pi_shape() {
             "done"
         ]
     );
+    // As pi-ai streams it: the arguments parsed so far, no `rawArguments`.
     assert_eq!(
-        events[2]["partial"]["content"][1]["rawArguments"],
-        r#"{"path":"README.md"}"#
+        events[2]["partial"]["content"][1]["arguments"]["path"],
+        "README.md"
     );
+    assert!(events[2]["partial"]["content"][1]
+        .get("rawArguments")
+        .is_none());
     assert_eq!(events[3]["toolCall"]["arguments"]["path"], "README.md");
 }
 

@@ -1,7 +1,9 @@
 //! The agent scenarios as bodies: each runs as a task of the host's
-//! [`Rt`], and its transcript must equal the golden file the core's own
-//! tests check (`crates/agentstream/tests/golden/<name>.jsonl`, compiled
-//! in), so every host produces the same transcript.
+//! [`Rt`], and its events must equal the real Pi's for the same scenario
+//! (`crates/agentstream/tests/golden/pi/<name>.jsonl`, written by the Pi
+//! oracle and compiled in; the core's differential test checks the same
+//! files), after the scenario's documented difference, if it has one, so
+//! every host matches Pi.
 //!
 //! The scenarios themselves live in the core's tests
 //! (`crates/agentstream/tests/agent_scenarios/mod.rs`, `no_std + alloc`),
@@ -9,7 +11,9 @@
 
 use alloc::format;
 use alloc::string::String;
+use alloc::sync::Arc;
 use alloc::vec::Vec;
+use core::sync::atomic::{AtomicUsize, Ordering};
 
 use futures_util::StreamExt;
 
@@ -24,23 +28,7 @@ pub const SCENARIOS: &[&str] = agent_scenarios::NAMES;
 
 /// The demo scenario's transcript lines, as `serde_json` wrote them.
 pub(crate) async fn demo_lines() -> Vec<String> {
-    agent_scenarios::demo().await.lines
-}
-
-/// Plays the scenario `name` as a task of `rt` and returns its lines.
-async fn play_as_task(rt: &Rt, name: &'static str) -> Vec<String> {
-    let (slot, mut played) = agentstream::channel::<Vec<String>, (), ()>();
-    rt.spawn(async move {
-        let transcript = agent_scenarios::play(name).await;
-        slot.push(transcript.lines)
-            .expect("the body waits for the lines");
-        let _ = slot.finish(());
-    })
-    .await;
-    match played.next().await {
-        Some(Ok(lines)) => lines,
-        other => panic!("{name}: the scenario's task ended without its lines: {other:?}"),
-    }
+    agent_scenarios::demo(None).await.lines
 }
 
 /// Where `actual` first differs from the lines of `expected`, according
@@ -69,12 +57,46 @@ pub fn first_difference(
     None
 }
 
-/// Plays `name` as a task and compares it with `golden` (JSON values per
-/// line: the key order of a build does not matter).
-async fn check(rt: Rt, name: &'static str, golden: &str) {
-    let lines = play_as_task(&rt, name).await;
-    if let Some(difference) = first_difference(golden, &lines, agent_scenarios::same_json) {
-        panic!("{name}: the transcript differs from tests/golden/{name}.jsonl at {difference}");
+/// Plays `name` as a task and compares each event with Pi's, `pi_jsonl`
+/// (one JSON line each), as a JSON value, the moment it is emitted (the
+/// firmware's heap holds one event at a time, not the transcript), after
+/// the scenario's documented difference.
+async fn check(rt: Rt, name: &'static str, pi_jsonl: &'static str) {
+    let difference = agent_scenarios::difference(name);
+    let sink: agent_scenarios::LineSink = Arc::new(move |index, line| {
+        let actual: serde_json::Value = serde_json::from_str(line).expect("our lines are JSON");
+        match agent_scenarios::expected_event(difference, pi_jsonl, index) {
+            Some(pi) if pi == actual => {}
+            Some(pi) => panic!(
+                "{name}: event {} differs from Pi's ({difference:?})\n  Pi:   {pi}\n  ours: {line}",
+                index + 1
+            ),
+            None => panic!(
+                "{name}: event {} is one more than Pi's ({difference:?})",
+                index + 1
+            ),
+        }
+    });
+    let emitted = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&emitted);
+    let sink: agent_scenarios::LineSink = Arc::new(move |index, line| {
+        counted.fetch_add(1, Ordering::SeqCst);
+        sink(index, line)
+    });
+    let (slot, mut played) = agentstream::channel::<(), (), ()>();
+    rt.spawn(async move {
+        agent_scenarios::play_with(name, Some(sink)).await;
+        slot.push(()).expect("the body waits for the run");
+        let _ = slot.finish(());
+    })
+    .await;
+    if !matches!(played.next().await, Some(Ok(()))) {
+        panic!("{name}: the scenario's task ended without finishing its run");
+    }
+    let expected = agent_scenarios::expected_len(difference, pi_jsonl);
+    let emitted = emitted.load(Ordering::SeqCst);
+    if emitted != expected {
+        panic!("{name}: {emitted} events, Pi emitted {expected} ({difference:?})");
     }
 }
 
@@ -83,15 +105,15 @@ macro_rules! agent_bodies {
     ($($name:ident),* $(,)?) => {
         $(
             #[doc = concat!(
-                "The `", stringify!($name), "` agent scenario, played as a task, equals ",
-                "its golden file `crates/agentstream/tests/golden/", stringify!($name), ".jsonl`."
+                "The `", stringify!($name), "` agent scenario, played as a task, emits Pi's ",
+                "events (`crates/agentstream/tests/golden/pi/", stringify!($name), ".jsonl`)."
             )]
             pub async fn $name(rt: Rt) {
                 check(
                     rt,
                     stringify!($name),
                     include_str!(concat!(
-                        "../../agentstream/tests/golden/",
+                        "../../agentstream/tests/golden/pi/",
                         stringify!($name),
                         ".jsonl"
                     )),

@@ -95,22 +95,30 @@ macro_rules! for_each_body {
 
 /// Expands `$callback! { name, … }` with every agent scenario; the body of
 /// each is `agentstream_conformance::agent::<name>` (an `async fn(Rt)`).
-/// The names are the core's golden files' ([`agent::SCENARIOS`]).
+/// The names are the Pi oracle's scenarios ([`agent::SCENARIOS`]).
 #[macro_export]
 macro_rules! for_each_agent_body {
     ($callback:ident) => {
         $callback! {
             demo,
-            parallel_reverse_completion,
+            parallel,
             unknown_tool,
-            invalid_arguments,
-            length_turn_with_tool_calls,
-            max_turns,
-            steering_after_batch,
-            steering_interrupt,
+            invalid_args,
+            tool_throws,
+            steering,
             follow_up,
-            abort_during_tool,
-            hooks_block_and_rewrite,
+            abort_tool_honours_signal,
+            abort_tool_ignores_signal,
+            length_with_tool_call,
+            unknown_and_slow_parallel,
+            unfixable_args,
+            error_turn,
+            error_turn_with_text,
+            before_tool_call_block_and_rewrite,
+            after_tool_call,
+            transform_context,
+            follow_up_and_steering,
+            max_turns,
         }
     };
 }

@@ -1,7 +1,9 @@
 //! The trace body: the two-turn demo (a `read` tool call, then an answer
 //! built from its result) rendered to a transcript string that every host
 //! must produce byte for byte: [`DEMO_TRANSCRIPT`], checked in as
-//! `transcripts/demo.txt`.
+//! `transcripts/demo.txt`. The demo is the Pi oracle's `demo` scenario,
+//! and the file is the real Pi's transcript of it
+//! (`crates/agentstream/tests/golden/pi/demo.jsonl`) in this rendering.
 //!
 //! The rendering is canonical JSON, one agent event a line, object keys
 //! sorted, so it does not depend on serde_json's `preserve_order` feature

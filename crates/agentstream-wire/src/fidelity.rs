@@ -3,8 +3,9 @@
 //!
 //! "Pi" is pi-mono's `packages/ai/src/providers/openai-completions.ts` and
 //! `anthropic.ts`, with `transform-messages.ts` and `models.ts`
-//! (`calculateCost`). Where Pi's versions differ, the table says which
-//! behaviour it describes. Rows marked **differs** are deliberate; the
+//! (`calculateCost`), as published in `@mariozechner/pi-ai` 0.73.1 (the
+//! version the oracles run). Where older versions differ, the table says
+//! so. Rows marked **differs** are deliberate; the
 //! module documentation of each projector gives the reason.
 //!
 //! # Fields of the final message
@@ -19,10 +20,10 @@
 //! | `api` | `openai-completions` | `anthropic-messages` | same |
 //! | `provider` | the configuration's (default `openai`) | the configuration's (default `anthropic`) | `model.provider` |
 //! | `model` | the requested id | the requested id | `model.id` |
-//! | `responseModel` | the first chunk `model` that differs from the requested id | `message_start.message.model` when it differs | the same rule in the versions that set it |
+//! | `responseModel` | the first chunk `model` that differs from the requested id | `message_start.message.model` when it differs (**differs**) | OpenAI: the same rule; Anthropic: not set (0.73.1) |
 //! | `responseId` | the first non-empty chunk `id` | `message_start.message.id` | the same in the versions that set it |
 //! | `usage.input` | `prompt_tokens` − cache reads − cache writes | `input_tokens` (latest of `message_start`/`message_delta`) | OpenAI: `prompt_tokens` − cached; Anthropic: same |
-//! | `usage.output` | `completion_tokens`, plus `reasoning_tokens` only when `total_tokens` shows they were left out (xAI) (**differs**) | `output_tokens`, cumulative | OpenAI: `completion_tokens` + `reasoning_tokens` always; Anthropic: same |
+//! | `usage.output` | `completion_tokens`, plus `reasoning_tokens` only when `total_tokens` shows they were left out (xAI) (**differs**) | `output_tokens`, cumulative | OpenAI: `completion_tokens` alone (0.73.1; xAI's reasoning is left out; 0.58 added `reasoning_tokens` always); Anthropic: same |
 //! | `usage.cacheRead` | `prompt_tokens_details.cached_tokens`, else `prompt_cache_hit_tokens` (DeepSeek) | `cache_read_input_tokens` | OpenAI: `cached_tokens` only; Anthropic: same |
 //! | `usage.cacheWrite` | `prompt_tokens_details.cache_write_tokens`, else `cache_creation_input_tokens` | `cache_creation_input_tokens` | OpenAI: 0 in the versions read; Anthropic: same |
 //! | `usage.totalTokens` | the provider's `total_tokens` (a total below the parts is replaced by their sum, the provider's kept as `providerTotalTokens`); without one, the sum | input + output + cacheRead + cacheWrite | OpenAI: computed as the sum; Anthropic: same |

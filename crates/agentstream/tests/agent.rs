@@ -375,11 +375,14 @@ fn sequential_execution_runs_calls_one_after_the_other() {
 }
 
 #[test]
-fn a_length_turn_gets_not_executed_results_and_ends_the_run() {
-    let model = ScriptedModel::new([assistant(
-        [tool_call("c1", "echo", json!({"text": "hi"}))],
-        StopReason::Length,
-    )]);
+fn a_length_turn_gets_not_executed_results_and_the_run_goes_on() {
+    let model = ScriptedModel::new([
+        assistant(
+            [tool_call("c1", "echo", json!({"text": "hi"}))],
+            StopReason::Length,
+        ),
+        assistant([text("retrying later")], StopReason::Stop),
+    ]);
     let r = block_on(run(
         &model,
         &ToolSet::new().with(Echo),
@@ -390,9 +393,14 @@ fn a_length_turn_gets_not_executed_results_and_ends_the_run() {
         r.results(),
         [("c1".into(), NOT_EXECUTED_MESSAGE.into(), true)]
     );
-    assert!(!r.types().contains(&"tool_execution_start"));
+    // The call gets a start and an end, but `execute` never runs.
+    assert!(r.types().contains(&"tool_execution_start"));
+    assert!(!r.types().contains(&"tool_execution_update"));
     assert_eq!(r.outcome.stop, AgentStop::Completed);
-    assert_eq!(model.calls(), 1);
+    // As in Pi, the next turn runs and the model reads the result.
+    assert_eq!(model.calls(), 2);
+    let second = &model.requests()[1];
+    assert!(matches!(second.messages.last(), Some(Message::ToolResult(r)) if r.is_error));
 }
 
 #[test]
@@ -497,7 +505,7 @@ fn invalid_arguments_get_an_error_naming_each_path_and_the_received_arguments() 
     assert!(is_error);
     assert_eq!(
         message,
-        "Validation failed for tool \"echo\":\n  - root: missing required property 'text'\n\nReceived arguments:\n{\n  \"txt\": [\n    1\n  ]\n}"
+        "Validation failed for tool \"echo\":\n  - text: must have required properties text\n\nReceived arguments:\n{\n  \"txt\": [\n    1\n  ]\n}"
     );
     assert!(
         !r.types().contains(&"tool_execution_update"),
@@ -586,7 +594,8 @@ fn steering_after_batch_lands_at_the_next_turn_after_all_calls_ran() {
         assistant([text("ok")], StopReason::Stop),
     ]);
     let mut hooks = AgentHooks::default();
-    hooks.steering = Some(once_at(0, vec![user("steer").into()]));
+    // Polled before the first turn (0), then after the batch (1).
+    hooks.steering = Some(once_at(1, vec![user("steer").into()]));
     let r = block_on(run(
         &model,
         &ToolSet::new().with(Echo),
@@ -618,7 +627,8 @@ fn interrupting_steering_skips_the_remaining_calls_with_pi_058_wording() {
         assistant([text("ok")], StopReason::Stop),
     ]);
     let mut hooks = AgentHooks::default();
-    hooks.steering = Some(once_at(0, vec![user("stop that").into()]));
+    // Polled before the first turn (0), then after each call (1: c0).
+    hooks.steering = Some(once_at(1, vec![user("stop that").into()]));
     hooks.steering_mode = SteeringMode::Interrupt;
     let r = block_on(run(
         &model,
@@ -740,4 +750,97 @@ fn transform_context_changes_the_request_but_not_the_history() {
         .collect();
     assert_eq!(sent, ["go"]); // "earlier" was pruned from the request
     assert_eq!(r.outcome.messages.len(), 2);
+}
+
+/// Aborts the run's controller when called, then answers `stopped`.
+struct Aborts<'a>(&'a AbortController);
+
+impl AgentTool for Aborts<'_> {
+    fn name(&self) -> &str {
+        "aborts"
+    }
+    fn description(&self) -> &str {
+        "Aborts the run."
+    }
+    fn parameters(&self) -> Value {
+        json!({"type": "object"})
+    }
+    async fn execute(
+        &self,
+        _: Map<String, Value>,
+        _: ToolContext<'_>,
+    ) -> Result<ToolOutput, ToolError> {
+        self.0.abort();
+        Ok(ToolOutput::text("stopped"))
+    }
+}
+
+/// A deliberate difference from Pi (agent module docs): in sequential
+/// mode a call reached after the abort is not run (Pi runs it with an
+/// aborted signal); it gets the aborted result, `details: {}`.
+#[test]
+fn calls_not_started_at_an_abort_get_aborted_results_without_running() {
+    let controller = AbortController::new();
+    let model = ScriptedModel::new([
+        calls(&[
+            ("c0", "aborts", json!({})),
+            ("c1", "echo", json!({"text": "b"})),
+        ]),
+        assistant([text("never")], StopReason::Stop),
+    ]);
+    let tools = ToolSet::new().with(Aborts(&controller)).with(Echo);
+    let options = AgentOptions::default()
+        .with_tool_execution(ToolExecution::Sequential)
+        .with_signal(controller.signal());
+    let r = block_on(run(&model, &tools, "go", options));
+    assert_eq!(
+        r.results(),
+        [
+            ("c0".into(), "stopped".into(), false),
+            (
+                "c1".into(),
+                agentstream::agent::TOOL_ABORTED_MESSAGE.into(),
+                true
+            ),
+        ]
+    );
+    // Echo reports progress when it runs: it never ran.
+    assert!(!r.types().contains(&"tool_execution_update"));
+    assert_eq!(r.outcome.stop, AgentStop::Aborted);
+    assert_eq!(model.calls(), 1);
+}
+
+/// A deliberate difference from Pi (agent module docs): the calls of a
+/// turn that ended in `error` get not-executed results, so the history
+/// stays linkage-valid (Pi's `turn_end` has `toolResults: []` and the
+/// calls stay unanswered).
+#[test]
+fn an_error_turn_with_tool_calls_gets_not_executed_results() {
+    let mut failed = assistant(
+        [tool_call("c1", "echo", json!({"text": "half"}))],
+        StopReason::Error,
+    );
+    failed.error_message = Some("stream cut".into());
+    let model = ScriptedModel::new([failed]);
+    let r = block_on(run(
+        &model,
+        &ToolSet::new().with(Echo),
+        "go",
+        AgentOptions::default(),
+    ));
+    assert_eq!(
+        r.results(),
+        [("c1".into(), NOT_EXECUTED_MESSAGE.into(), true)]
+    );
+    assert!(!r.types().contains(&"tool_execution_start"));
+    assert_eq!(r.outcome.stop, AgentStop::Error);
+    let Some(AgentEvent::TurnEnd { tool_results, .. }) = r
+        .events
+        .iter()
+        .rev()
+        .find(|e| matches!(e, AgentEvent::TurnEnd { .. }))
+    else {
+        panic!("no turn_end")
+    };
+    assert_eq!(tool_results[0].details, Some(json!({})));
 }

@@ -124,11 +124,19 @@ fn tool_call_turn_gives_the_seed_trace_with_cumulative_partials() {
     let ContentBlock::ToolCall(call) = &streaming.content[1] else {
         panic!()
     };
-    assert!(call.arguments.is_empty());
+    // The arguments parsed so far (partial-JSON parsing, as pi-ai does);
+    // the raw text is kept in the Rust value but not serialized.
+    assert_eq!(call.arguments.get("path"), Some(&json!("README.md")));
     assert_eq!(
         call.raw_arguments.as_deref(),
         Some(r#"{"path":"README.md"}"#)
     );
+    let wire = serde_json::to_value(partial).unwrap();
+    assert_eq!(
+        wire["content"][1]["arguments"],
+        json!({"path": "README.md"})
+    );
+    assert!(wire["content"][1].get("rawArguments").is_none());
 
     let ModelEvent::ToolCallEnd {
         tool_call: call,

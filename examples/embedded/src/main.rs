@@ -1,5 +1,5 @@
 //! agentstream on a microcontroller: QEMU's MPS2 AN386 board (Cortex-M4F),
-//! a 64 KiB heap, the core's `critical-section` lock and the embassy
+//! a 128 KiB heap, the core's `critical-section` lock and the embassy
 //! executor. The firmware plays the scripted two-turn demo (a `read` tool
 //! call, then an answer) and prints its transcript, then runs every
 //! conformance body of `agentstream-conformance`, printing `ok <name>` or

@@ -12,9 +12,12 @@
 //!
 //! # Blocks
 //!
-//! - `message_start` gives `start`; its `id` becomes `responseId`, its
-//!   `model` becomes `responseModel` when it differs from the requested
-//!   one (as Pi does), and its usage is the starting usage.
+//! - `message_start` gives `start`; its `id` becomes `responseId` (as Pi
+//!   0.73.1 does), its `model` becomes `responseModel` when it differs
+//!   from the requested one, and its usage is the starting usage.
+//!   *Differs from Pi:* Pi 0.73.1 sets `responseModel` only for OpenAI
+//!   Chat Completions; here both protocols record the model that served
+//!   the call (an alias resolves to a dated id), by the same rule.
 //! - **Protocol violations** end the stream in `error` naming them: a
 //!   second `message_start` (two messages are never glued into one), and a
 //!   `content_block_*`, `message_delta` or `message_stop` before

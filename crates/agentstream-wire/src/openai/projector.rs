@@ -22,17 +22,19 @@
 //!   `content` before `tool_calls`. Empty strings open nothing.
 //! - At most one block is open at a time. A switch between text, thinking
 //!   and tool call closes the open block (`*_end`) and opens a new one.
-//!   *Differs from Pi:* Pi also ends the open block when the next one
-//!   starts, but for tool calls it keys on the fragment's `id` alone;
-//!   here parallel calls are ordered as described under
-//!   [Tool calls](#tool-calls), so each `*_end` comes before the next
-//!   block's `*_start` and content indices never decrease, which the
-//!   protocol checker requires.
+//!   *Differs from Pi:* Pi 0.73.1 keeps every block open until the stream
+//!   ends and then emits all the `*_end` events, in block order (a text, a
+//!   thinking and each tool call can be open at once, their deltas
+//!   interleaved). Here each `*_end` comes before the next block's
+//!   `*_start` and content indices never decrease, which the protocol
+//!   checker requires and a consumer rendering blocks one after the other
+//!   relies on; parallel calls are ordered as described under
+//!   [Tool calls](#tool-calls). The final message is the same.
 //! - The message's `model` is the requested one. When a chunk names
 //!   another `model` (a router that picked a model, an alias resolved),
-//!   the first such name is kept as `responseModel`, as Pi does: in the
-//!   `start` partial when it came with the first chunk, else in the final
-//!   message.
+//!   the first such name is kept as `responseModel`, as Pi 0.73.1 does:
+//!   in the `start` partial when it came with the first chunk, else in
+//!   the final message.
 //! - One choice is followed: the one with `index` 0 in a chunk (else its
 //!   first), and once a chunk named the followed choice's `index`, chunks
 //!   whose choice has another `index` are ignored (a server answering with
@@ -106,13 +108,13 @@
 //!   tokens are counted once in `output`, `totalTokens` is the provider's
 //!   `total_tokens`, and costs are zero unless the stream has a
 //!   [`Pricing`].
-//!   *Differs from Pi:* Pi always adds
-//!   `completion_tokens_details.reasoning_tokens` to `completion_tokens`,
-//!   which counts them twice for OpenAI and most providers (their
-//!   `completion_tokens` already include reasoning). Here they are added
-//!   only when `total_tokens` shows they were left out (prompt +
-//!   completion + reasoning = total, as xAI reports), so `output` is the
-//!   billed output count either way.
+//!   *Differs from Pi:* Pi 0.73.1 takes `completion_tokens` alone (they
+//!   include reasoning for OpenAI and most providers), which leaves out
+//!   the reasoning of a provider that reports it beside them (xAI, whose
+//!   total is prompt plus completion plus reasoning); Pi 0.58 added
+//!   `reasoning_tokens` always, counting them twice for the others. Here
+//!   they are added only when `total_tokens` shows they were left out, so
+//!   `output` is the billed output count either way.
 //! - Counts that are not plain integers: fractions round (halves up),
 //!   negative counts are 0, counts past `u64::MAX` (even `1e400`, which
 //!   serde_json cannot parse: such a number is rewritten before the chunk

@@ -27,8 +27,19 @@ use crate::model::AbortSignal;
 /// started yet.
 pub const TOOL_ABORTED_MESSAGE: &str = "aborted: the run was aborted before the tool finished";
 
-/// Runs a turn's calls; returns their results in call order and the
-/// steering messages that interrupted the batch, if any.
+/// Runs a turn's calls as Pi 0.73.1 does and emits their events, the
+/// `toolResult` messages' `message_start`/`message_end` included; returns
+/// the results in call order and the steering messages that interrupted
+/// the batch, if any.
+///
+/// In parallel mode every call of a group first gets its
+/// `tool_execution_start` and its preflight (lookup, validation,
+/// `before_tool_call`), in call order, a preflight failure ending right
+/// after its start; then the allowed calls run together, each ending when
+/// it completes. The `toolResult` messages follow, in call order, after the
+/// last end. In sequential mode (and with interrupting steering) each call
+/// starts, runs, ends and has its `toolResult` message before the next
+/// call starts.
 pub(super) async fn run_calls<T, E>(
     tools: &T,
     calls: &[ToolCall],
@@ -57,115 +68,140 @@ where
             };
             let (group, tail) = rest.split_at(len);
             rest = tail;
-            let group_results = futures_util::future::join_all(
-                group
-                    .iter()
-                    .map(|call| run_call(tools, call, signal, options, emit)),
-            )
-            .await;
-            results.extend(group_results);
+            run_group(tools, group, signal, options, emit, &mut results).await;
+        }
+        for result in &results {
+            emit_result_message(result, emit);
         }
         return (results, Vec::new());
     }
     let mut steered = Vec::new();
     for call in calls {
-        if !steered.is_empty() {
-            results.push(settle_unrun(call, SKIPPED_MESSAGE, emit));
-            continue;
-        }
-        if signal.is_aborted() {
-            results.push(settle_unrun(call, TOOL_ABORTED_MESSAGE, emit));
-            continue;
-        }
-        results.push(run_call(tools, call, signal, options, emit).await);
-        if interrupt {
+        let result = if !steered.is_empty() {
+            settle_unrun(call, SKIPPED_MESSAGE, emit)
+        } else if signal.is_aborted() {
+            settle_unrun(call, TOOL_ABORTED_MESSAGE, emit)
+        } else {
+            emit_start(call, emit);
+            let output = match preflight(tools, call, options) {
+                Err(output) => output,
+                Ok(arguments) => execute(tools, call, arguments, signal, options, emit).await,
+            };
+            emit_end(call, &output, emit);
+            into_result(call, output)
+        };
+        emit_result_message(&result, emit);
+        results.push(result);
+        if interrupt && steered.is_empty() {
             steered = options.hooks.steering();
         }
     }
     (results, steered)
 }
 
-pub(super) fn error_result(call: &ToolCall, text: &str) -> ToolResultMessage {
-    crate::message::tool_result(call.id.clone(), call.name.clone(), text, true)
+/// One concurrent group: every start and preflight in call order, then the
+/// allowed calls together; appends the results to `results` in call order.
+async fn run_group<T, E>(
+    tools: &T,
+    group: &[ToolCall],
+    signal: &AbortSignal,
+    options: &AgentOptions,
+    emit: &E,
+    results: &mut Vec<ToolResultMessage>,
+) where
+    T: Tools + ?Sized,
+    E: Fn(AgentEvent),
+{
+    // Each call's preflight failure, or its arguments for `execute`.
+    let mut prepared = Vec::with_capacity(group.len());
+    for call in group {
+        emit_start(call, emit);
+        let preflight = preflight(tools, call, options);
+        if let Err(output) = &preflight {
+            emit_end(call, output, emit);
+        }
+        prepared.push(preflight);
+    }
+    let runs = group
+        .iter()
+        .zip(&mut prepared)
+        .filter_map(|(call, preflight)| match preflight {
+            Ok(arguments) => Some((call, core::mem::take(arguments))),
+            Err(_) => None,
+        })
+        .map(|(call, arguments)| async move {
+            let output = execute(tools, call, arguments, signal, options, emit).await;
+            emit_end(call, &output, emit);
+            output
+        });
+    let mut outputs = futures_util::future::join_all(runs).await.into_iter();
+    for (call, preflight) in group.iter().zip(prepared) {
+        let output = match preflight {
+            Err(output) => output,
+            // One output per allowed call, in the same order; the fallback
+            // is never taken.
+            Ok(_) => outputs
+                .next()
+                .unwrap_or_else(|| failure(TOOL_ABORTED_MESSAGE)),
+        };
+        results.push(into_result(call, output));
+    }
 }
 
-/// The result of a call that never runs (skipped by an interrupting
-/// steering message, or reached after an abort), reported with start and
-/// end events as Pi 0.58 reports skipped calls.
-fn settle_unrun<E: Fn(AgentEvent)>(call: &ToolCall, text: &str, emit: &E) -> ToolResultMessage {
+/// An error result as Pi makes one (`createErrorToolResult`): one text
+/// block and `details: {}`.
+pub(super) fn failure(text: impl Into<String>) -> ToolOutput {
+    ToolOutput::error(text).with_details(Value::Object(Map::new()))
+}
+
+/// The result of a call that never runs (cut off by `length`, skipped by
+/// an interrupting steering message, or reached after an abort): its start
+/// and end events, and its `toolResult` message's events.
+pub(super) fn settle_unrun<E: Fn(AgentEvent)>(
+    call: &ToolCall,
+    text: &str,
+    emit: &E,
+) -> ToolResultMessage {
+    emit_start(call, emit);
+    let output = failure(text);
+    emit_end(call, &output, emit);
+    into_result(call, output)
+}
+
+/// The error result of a call that is not executed and gets no events of
+/// its own (the calls of an `error` or `aborted` turn).
+pub(super) fn unrun_result(call: &ToolCall, text: &str) -> ToolResultMessage {
+    into_result(call, failure(text))
+}
+
+fn emit_start<E: Fn(AgentEvent)>(call: &ToolCall, emit: &E) {
     emit(AgentEvent::ToolExecutionStart {
         tool_call_id: call.id.clone(),
         tool_name: call.name.clone(),
         args: Value::Object(call.arguments.clone()),
     });
-    let result = error_result(call, text);
-    emit(AgentEvent::ToolExecutionEnd {
-        tool_call_id: call.id.clone(),
-        tool_name: call.name.clone(),
-        result: result_value(&result.content, result.details.as_ref()),
-        is_error: true,
-    });
-    result
 }
 
-async fn run_call<T, E>(
-    tools: &T,
-    call: &ToolCall,
-    signal: &AbortSignal,
-    options: &AgentOptions,
-    emit: &E,
-) -> ToolResultMessage
-where
-    T: Tools + ?Sized,
-    E: Fn(AgentEvent),
-{
-    let args = Value::Object(call.arguments.clone());
-    emit(AgentEvent::ToolExecutionStart {
-        tool_call_id: call.id.clone(),
-        tool_name: call.name.clone(),
-        args: args.clone(),
-    });
-    let output = match prepare_arguments(tools, call, options) {
-        Err(output) => output,
-        Ok(arguments) => {
-            let (sink, progress) = EventStream::<Value, (), Infallible>::channel();
-            let cx = ToolContext {
-                tool_call_id: &call.id,
-                signal: signal.clone(),
-                progress: ProgressReporter {
-                    sink: Arc::new(sink),
-                    _call: PhantomData,
-                },
-            };
-            match tools.execute(&call.name, arguments, cx) {
-                None => not_found(call),
-                Some(execution) => {
-                    let report = |partial_result: Value| {
-                        emit(AgentEvent::ToolExecutionUpdate {
-                            tool_call_id: call.id.clone(),
-                            tool_name: call.name.clone(),
-                            args: args.clone(),
-                            partial_result,
-                        })
-                    };
-                    match guarded(execution, signal, options, progress, report).await {
-                        None => ToolOutput::error(TOOL_ABORTED_MESSAGE),
-                        Some(Err(error)) => ToolOutput::error(String::from(error.message())),
-                        Some(Ok(output)) => match &options.hooks.after_tool_call {
-                            Some(after) => after(call, output),
-                            None => output,
-                        },
-                    }
-                }
-            }
-        }
-    };
+fn emit_end<E: Fn(AgentEvent)>(call: &ToolCall, output: &ToolOutput, emit: &E) {
     emit(AgentEvent::ToolExecutionEnd {
         tool_call_id: call.id.clone(),
         tool_name: call.name.clone(),
         result: result_value(&output.content, output.details.as_ref()),
         is_error: output.is_error,
     });
+}
+
+/// A `toolResult` message entering the history: `message_start`, then
+/// `message_end`.
+pub(super) fn emit_result_message<E: Fn(AgentEvent)>(result: &ToolResultMessage, emit: &E) {
+    let message = Message::from(result.clone());
+    emit(AgentEvent::MessageStart {
+        message: message.clone(),
+    });
+    emit(AgentEvent::MessageEnd { message });
+}
+
+fn into_result(call: &ToolCall, output: ToolOutput) -> ToolResultMessage {
     ToolResultMessage {
         tool_call_id: call.id.clone(),
         tool_name: call.name.clone(),
@@ -174,6 +210,54 @@ where
         is_error: output.is_error,
         timestamp: 0,
         extra: Default::default(),
+    }
+}
+
+/// Runs an allowed call: its execution under the abort's cutoff, its
+/// progress as `tool_execution_update` events, then `after_tool_call` on
+/// what it returned (an `Err` included, as Pi does; not on a call dropped
+/// at the cutoff).
+async fn execute<T, E>(
+    tools: &T,
+    call: &ToolCall,
+    arguments: Map<String, Value>,
+    signal: &AbortSignal,
+    options: &AgentOptions,
+    emit: &E,
+) -> ToolOutput
+where
+    T: Tools + ?Sized,
+    E: Fn(AgentEvent),
+{
+    let (sink, progress) = EventStream::<Value, (), Infallible>::channel();
+    let cx = ToolContext {
+        tool_call_id: &call.id,
+        signal: signal.clone(),
+        progress: ProgressReporter {
+            sink: Arc::new(sink),
+            _call: PhantomData,
+        },
+    };
+    let Some(execution) = tools.execute(&call.name, arguments, cx) else {
+        return not_found(call);
+    };
+    let args = Value::Object(call.arguments.clone());
+    let report = |partial_result: Value| {
+        emit(AgentEvent::ToolExecutionUpdate {
+            tool_call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            args: args.clone(),
+            partial_result,
+        })
+    };
+    let output = match guarded(execution, signal, options, progress, report).await {
+        None => return failure(TOOL_ABORTED_MESSAGE),
+        Some(Err(error)) => failure(String::from(error.message())),
+        Some(Ok(output)) => output,
+    };
+    match &options.hooks.after_tool_call {
+        Some(after) => after(call, output),
+        None => output,
     }
 }
 
@@ -260,13 +344,15 @@ fn result_value(content: &[ContentBlock], details: Option<&Value>) -> Value {
 }
 
 fn not_found(call: &ToolCall) -> ToolOutput {
-    ToolOutput::error(format!("Tool {} not found", call.name))
+    failure(format!("Tool {} not found", call.name))
 }
 
-/// The arguments `execute` gets: passed through `before_tool_call`, then
-/// validated and coerced (the events and the history keep what the model
-/// sent), or the error result of a call that cannot run.
-fn prepare_arguments<T: Tools + ?Sized>(
+/// A call's preflight, in Pi's order: the tool is looked up, the model's
+/// arguments are validated (and coerced), then `before_tool_call` allows,
+/// blocks or rewrites the call (a rewrite is validated in turn). Returns
+/// the arguments `execute` gets (the events and the history keep what the
+/// model sent), or the error result of a call that cannot run.
+fn preflight<T: Tools + ?Sized>(
     tools: &T,
     call: &ToolCall,
     options: &AgentOptions,
@@ -274,16 +360,28 @@ fn prepare_arguments<T: Tools + ?Sized>(
     let Some(schema) = tools.parameters(&call.name) else {
         return Err(not_found(call));
     };
-    let proposed = match options
+    let checked = validated(schema, call, call.arguments.clone(), options)?;
+    match options
         .hooks
         .before_tool_call
         .as_ref()
         .map(|before| before(call))
     {
-        None | Some(ToolCallDecision::Allow) => call.arguments.clone(),
-        Some(ToolCallDecision::Rewrite(arguments)) => arguments,
-        Some(ToolCallDecision::Block(reason)) => return Err(ToolOutput::error(reason)),
-    };
+        None | Some(ToolCallDecision::Allow) => Ok(checked),
+        Some(ToolCallDecision::Rewrite(arguments)) => validated(schema, call, arguments, options),
+        Some(ToolCallDecision::Block(reason)) => Err(failure(reason)),
+    }
+}
+
+/// `arguments` checked against `schema` by the run's validator, coerced,
+/// or the failure Pi words as `Validation failed for tool "X":` with one
+/// `  - path: message` line per failure and the received arguments.
+fn validated(
+    schema: &Value,
+    call: &ToolCall,
+    proposed: Map<String, Value>,
+    options: &AgentOptions,
+) -> Result<Map<String, Value>, ToolOutput> {
     let Some(validator) = options.validator else {
         return Ok(proposed);
     };
@@ -299,7 +397,7 @@ fn prepare_arguments<T: Tools + ?Sized>(
         }
         text.push_str("\nReceived arguments:\n");
         text.push_str(&received);
-        return Err(ToolOutput::error(text));
+        return Err(failure(text));
     }
     match arguments {
         Value::Object(map) => Ok(map),

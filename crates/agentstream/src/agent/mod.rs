@@ -17,55 +17,134 @@
 //!
 //! # Where we match Pi's agent loop
 //!
+//! Pi 0.73.1 (`@mariozechner/pi-agent-core`) is the reference, and the
+//! match is tested, not read off its source: the Pi oracle
+//! (`oracle/pi-agent/transcripts.mjs`) runs the real Pi through 19
+//! scripted scenarios and writes every event, the run's messages, the
+//! params each tool received and the context of each model call
+//! (`tests/golden/pi/`); the differential test (`tests/agent_golden.rs`)
+//! plays the same scenarios through this loop and compares all of it as
+//! JSON values, and the conformance suite compares the events on six
+//! executors, in WebAssembly and on a microcontroller. CI regenerates the
+//! transcripts with the real Pi and checks they are unchanged
+//! (`.ci/pi-agent-oracle.sh`). Sixteen scenarios are identical; three
+//! differ in the documented ways below, and nothing else differs.
+//!
 //! - Event names and fields (`agent_start` … `agent_end`, `toolCallId`,
 //!   `toolName`, `args`, `partialResult`, `result: {content, details?}`,
 //!   `isError`, `toolResults`, `assistantMessageEvent`), and their order:
 //!   `message_start`/`message_end` for every prompt, steering, follow-up
 //!   and tool-result message; `message_update` wrapping each model event.
-//! - Parallel tool execution by default; `tool_execution_*` events in
-//!   real time (completion order); `toolResult` messages and `turn_end`'s
-//!   `toolResults` in the order of the calls, immediate failures included
-//!   (Pi 0.73; Pi 0.58 put immediate failures first).
-//! - Failures are results, never panics: `Tool X not found`, `Validation
-//!   failed for tool "X"` naming each path and the received arguments,
-//!   an `execute` error's message; Pi's scalar coercion before validation,
-//!   with the coerced value passed to `execute` and the model's original
-//!   kept in events and history.
-//! - Steering after the current batch, at the start of the next turn
-//!   (Pi 0.73), or interrupting with `Skipped due to queued user message.`
-//!   for the remaining calls (Pi 0.58's behaviour and wording); follow-up
-//!   messages only when the run would otherwise end.
-//! - `before_tool_call` (allow, block, rewrite), `after_tool_call`,
-//!   `transform_context` before every model call (on a copy).
+//! - Parallel mode in two phases: every call of the batch gets its
+//!   `tool_execution_start` and its preflight (lookup, validation, then
+//!   `before_tool_call`), in call order, a preflight failure ending right
+//!   after its own start; then the allowed calls run together.
+//!   `tool_execution_end` follows completion order; the `toolResult`
+//!   messages and `turn_end`'s `toolResults` follow call order, after the
+//!   last end.
+//! - Sequential mode ([`ToolExecution::Sequential`]): each call's start,
+//!   end and `toolResult` message come before the next call's start.
+//! - Failures are results, never panics, and every error result carries
+//!   `details: {}` as Pi's do: `Tool X not found`; `Validation failed for
+//!   tool "X":` with one `  - path: message` line per failure in TypeBox's
+//!   words, then `Received arguments:` and the model's arguments (see
+//!   [`validate_arguments`]); an `execute` error's message; a blocking
+//!   hook's reason. Pi's scalar coercion runs before validation, the
+//!   coerced value is what `execute` gets, and the model's original stays
+//!   in the events and the history.
+//! - Steering is polled before the first turn and after each batch, and
+//!   lands at the start of the next turn; follow-up messages only when the
+//!   run would otherwise end.
+//! - `before_tool_call` (allow, block, rewrite) runs after validation, on
+//!   allowed calls only; `after_tool_call` sees every executed call's
+//!   output, a failed one included (it may turn it into a success);
+//!   `transform_context` runs before every model call, on a copy.
 //! - A model turn ending in `error` or `aborted` ends the run after
-//!   `turn_end`/`agent_end`, that message last, kept as Pi keeps it.
+//!   `turn_end`/`agent_end`, that message last, kept as Pi keeps it. A
+//!   model call that fails before streaming anything is one `message_start`
+//!   and `message_end` of the error message, no update.
+//! - A tool call's streaming partial holds the arguments parsed so far
+//!   (partial-JSON parsing, as pi-ai's providers do) and, serialized, no
+//!   field Pi's has not.
 //!
 //! # Where we deliberately differ, and why
 //!
-//! - **A `length` turn's calls are not executed.** Their arguments may be
-//!   truncated, and running a half-written command is worse than asking
-//!   again; each call gets an error result reading
-//!   [`NOT_EXECUTED_MESSAGE`] (as do the calls of an `error` or `aborted`
-//!   turn), so the history stays linkage-valid. Pi 0.73 runs them.
-//! - **No model call after an abort.** Pi 0.73 starts one more turn whose
-//!   model call returns `aborted` at once; the outcome is the same, and
-//!   we save the call. A tool still running when the [`AbortGrace`] period
-//!   ends is dropped and gets [`TOOL_ABORTED_MESSAGE`]; calls not started
-//!   yet get the same result.
-//! - **The turn limit is typed**: [`AgentStop::MaxTurns`], not an error
-//!   string.
+//! Each item is named by a test; the first two are the differential
+//! test's `Difference`s, applied to Pi's transcripts before comparing.
+//!
+//! - **A `length` turn's calls are not executed** (differential scenario
+//!   `length_with_tool_call`; `a_length_turn_gets_not_executed_results_and_the_run_goes_on`).
+//!   Their arguments may be truncated, and running a half-written command
+//!   is worse than asking again. Each call gets its `tool_execution_start`,
+//!   then an end and a result reading [`NOT_EXECUTED_MESSAGE`] (error,
+//!   `details: {}`), and the run goes on as Pi's does: the next turn runs
+//!   with those results, so the model can try again. Pi 0.73.1 executes
+//!   the calls.
+//! - **No model call after an abort** (scenarios `abort_tool_honours_signal`
+//!   and `abort_tool_ignores_signal`;
+//!   `abort_during_a_tool_ends_the_run_without_another_model_call`). Pi
+//!   starts one more turn whose model call returns `aborted` at once and
+//!   ends the run with that empty aborted message; we end the run after
+//!   the batch and save the call. So the outcome here ends with the tool
+//!   results, and [`AgentOutcome::stop`] says [`AgentStop::Aborted`].
+//! - **An abort does not wait forever for a tool**
+//!   (`without_a_grace_period_a_running_tool_is_dropped_at_the_abort`,
+//!   `within_the_grace_period_a_tool_still_finishes_and_the_late_one_is_aborted`).
+//!   Pi waits for every running tool, however long it ignores its signal.
+//!   Here a tool still running when the [`AbortGrace`] period ends is
+//!   dropped and gets [`TOOL_ABORTED_MESSAGE`]; without a grace timer (the
+//!   core has no clock) it gets one more poll, in which a tool watching
+//!   its signal still returns its own result, as Pi's would. An unbounded
+//!   grace (a future that never completes) waits as Pi does; the
+//!   `abort_tool_ignores_signal` scenario runs that way. In sequential
+//!   mode, calls not started before the abort get the same result without
+//!   running (Pi runs them with an aborted signal)
+//!   (`calls_not_started_at_an_abort_get_aborted_results_without_running`).
+//! - **The calls of an `error` or `aborted` turn get results**
+//!   (`an_error_turn_with_tool_calls_gets_not_executed_results`): each an
+//!   error reading [`NOT_EXECUTED_MESSAGE`], so the history stays
+//!   linkage-valid; Pi leaves them without any (its `turn_end` has
+//!   `toolResults: []`).
+//! - **The turn limit is ours**: Pi has none. [`AgentOptions::max_turns`]
+//!   ends the run after the N-th turn with [`AgentStop::MaxTurns`] where
+//!   Pi's `shouldStopAfterTurn` returning true after that turn ends its
+//!   loop; the events are the same (scenario `max_turns`, which the oracle
+//!   runs with such a `shouldStopAfterTurn`).
+//! - **Per-tool sequential calls** ([`AgentTool::sequential`];
+//!   `a_sequential_tool_runs_alone_between_the_parallel_calls_around_it`):
+//!   the calls before such a call finish first, it runs alone, then the
+//!   rest of the turn continues in parallel. Pi 0.73.1 runs the whole batch
+//!   sequentially as soon as one call's tool is sequential.
+//! - **`before_tool_call` decides with a value**: [`ToolCallDecision`]'s
+//!   `Rewrite` replaces the arguments (and they are validated again), where
+//!   Pi's hook mutates the validated arguments object in place; the hook is
+//!   given the call as the model sent it (Pi passes the validated
+//!   arguments beside it).
+//! - **Interrupting steering** ([`SteeringMode::Interrupt`]) is Pi 0.58's
+//!   behaviour, kept as an option: the remaining calls are skipped with
+//!   [`SKIPPED_MESSAGE`]
+//!   (`interrupting_steering_skips_the_remaining_calls_with_pi_058_wording`).
 //! - **Hooks are synchronous functions** (Pi's are async), so the loop
 //!   needs no runtime to await them; a hook that needs I/O prepares its
 //!   answer before the run or in a tool.
-//! - **Per-tool sequential calls** ([`AgentTool::sequential`]): the calls
-//!   before such a call finish first, it runs alone, then the rest of the
-//!   turn continues in parallel. Interrupting steering runs a turn's calls
-//!   one at a time, since a queued message can only skip calls that have
-//!   not started.
-//! - **Without a grace timer, an abort settles running tools at once**
-//!   (after one more poll, in which a tool watching its signal can still
-//!   return its own result): the core has no clock, and waiting forever
-//!   would let one stuck tool hold the run.
+//! - **The validator knows the keywords tool schemas use** (see
+//!   [`validate_arguments`]); TypeBox knows all of JSON Schema, so a
+//!   schema with `pattern`, `oneOf` or `format` is validated here only as
+//!   far as the subset goes. Properties are checked in the schema's map
+//!   order, alphabetical unless serde_json's `preserve_order` is on (TypeBox
+//!   follows the schema's text).
+//!
+//! # The history after an abort
+//!
+//! A run aborted while the model streams ends with an `aborted` assistant
+//! message, kept in the history as Pi keeps it. The next request leaves
+//! that message out: every request builder runs
+//! [`transform_messages`](crate::message::transform), which does not replay
+//! failed or aborted turns (their half-written tool calls or reasoning are
+//! refused by the endpoints). So after an abort and a new prompt the
+//! provider sees two user messages in a row, the aborted turn's prompt and
+//! the new one. That is what Pi does too (its `transformMessages` skips
+//! the same messages).
 
 mod events;
 mod execute;

@@ -5,7 +5,7 @@ use core::convert::Infallible;
 use core::future::Future;
 
 use super::events::AgentEvent;
-use super::execute::{error_result, run_calls};
+use super::execute::{emit_result_message, run_calls, settle_unrun, unrun_result};
 use super::model_turn::stream_turn;
 use super::options::{AgentOptions, AgentOutcome, AgentStop};
 use super::tool::Tools;
@@ -15,6 +15,11 @@ use crate::model::Model;
 
 /// The text of the result given to each call of a turn that was cut off
 /// (`length`, `error` or `aborted`), whose calls are never executed.
+///
+/// After a `length` turn the run goes on, so the model reads these results
+/// and can call again (a model that is cut off every time keeps the run
+/// going, as in Pi: [`AgentOptions::max_turns`] bounds it); after an
+/// `error` or `aborted` turn the run ends.
 pub const NOT_EXECUTED_MESSAGE: &str = "not executed: the response was cut off";
 
 /// The stream of an agent run: its events, and the [`AgentOutcome`] as
@@ -35,11 +40,13 @@ pub type AgentEventStream = EventStream<AgentEvent, AgentOutcome, Infallible>;
 /// Where this differs from Pi's agent loop:
 /// - the calls of a turn that stopped with `length` are not executed (their
 ///   arguments may be truncated); they get error results reading
-///   [`NOT_EXECUTED_MESSAGE`], as do those of an `error` or `aborted` turn;
+///   [`NOT_EXECUTED_MESSAGE`] and the run goes on, as Pi's does; the calls
+///   of an `error` or `aborted` turn get the same results (Pi leaves them
+///   without any);
 /// - after an abort no further model call is made (Pi makes one that
 ///   returns `aborted` at once);
-/// - the turn limit ends the run with [`AgentStop::MaxTurns`] rather than
-///   an error string;
+/// - the turn limit ([`AgentStop::MaxTurns`]) is ours: Pi has none (its
+///   `shouldStopAfterTurn` hook ends a run the same way);
 ///
 /// and the rest of the list is in the [module docs](super#where-we-deliberately-differ-and-why).
 ///
@@ -87,6 +94,9 @@ where
     let mut turns = 0usize;
     emit(AgentEvent::AgentStart);
     let mut pending = prompts;
+    // Pi polls the steering queue once before the first turn too: a
+    // message queued while the run was starting joins the prompts.
+    pending.extend(options.hooks.steering());
     let stop = loop {
         if signal.is_aborted() {
             break AgentStop::Aborted;
@@ -109,22 +119,39 @@ where
         };
         context.messages.push(assistant.clone().into());
         let calls: Vec<ToolCall> = assistant.tool_calls().cloned().collect();
-        let cut_off = matches!(
-            assistant.stop_reason,
-            StopReason::Length | StopReason::Error | StopReason::Aborted
-        );
-        let (results, steered) = if cut_off {
-            let results = calls
-                .iter()
-                .map(|call| error_result(call, NOT_EXECUTED_MESSAGE))
-                .collect();
-            (results, Vec::new())
-        } else {
-            run_calls(tools, &calls, &signal, &options, emit).await
+        let (results, steered) = match assistant.stop_reason {
+            // A turn cut off by the length limit: its calls may hold
+            // truncated arguments and are not executed; each gets a start,
+            // an end and a result reading NOT_EXECUTED_MESSAGE, and the run
+            // goes on (as Pi's does), so the model can try again.
+            StopReason::Length => {
+                let results = calls
+                    .iter()
+                    .map(|call| settle_unrun(call, NOT_EXECUTED_MESSAGE, emit))
+                    .collect::<Vec<_>>();
+                for result in &results {
+                    emit_result_message(result, emit);
+                }
+                (results, Vec::new())
+            }
+            // A failed turn ends the run. Pi leaves its calls without
+            // results; here each gets one (no execution events), so the
+            // history stays linkage-valid.
+            StopReason::Error | StopReason::Aborted => {
+                let results = calls
+                    .iter()
+                    .map(|call| unrun_result(call, NOT_EXECUTED_MESSAGE))
+                    .collect::<Vec<_>>();
+                for result in &results {
+                    emit_result_message(result, emit);
+                }
+                (results, Vec::new())
+            }
+            _ => run_calls(tools, &calls, &signal, &options, emit).await,
         };
-        for result in &results {
-            record(result.clone().into(), &mut context, emit);
-        }
+        context
+            .messages
+            .extend(results.iter().cloned().map(Message::from));
         emit(AgentEvent::TurnEnd {
             message: assistant.clone(),
             tool_results: results,
@@ -136,7 +163,7 @@ where
         }
         pending = steered;
         pending.extend(options.hooks.steering());
-        if pending.is_empty() && (calls.is_empty() || cut_off) {
+        if pending.is_empty() && calls.is_empty() {
             pending = options.hooks.follow_up();
             if pending.is_empty() {
                 break AgentStop::Completed;

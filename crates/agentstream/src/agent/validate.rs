@@ -1,16 +1,5 @@
-//! Argument validation: the subset of JSON Schema that tool schemas use.
-//!
-//! Supported keywords: `type` (one name or a list), `properties`,
-//! `required`, `enum`, `items` (one schema), `additionalProperties` (a
-//! boolean or a schema), `minimum`/`maximum`, `minLength`/`maxLength`
-//! (counted in Unicode scalar values). Any other keyword is ignored, so a
-//! schema using more is validated only as far as this subset goes.
-//!
-//! Before a value is checked against `type`, unambiguous scalar mismatches
-//! are coerced, as Pi does (its validator runs with type coercion): a
-//! number or boolean where a string is wanted becomes its JSON text, a
-//! string holding a number where a number is wanted becomes that number,
-//! `"true"`/`"false"` where a boolean is wanted become the boolean.
+//! Argument validation: the subset of JSON Schema that tool schemas use,
+//! worded as Pi words its failures (see [`validate_arguments`]).
 
 use alloc::format;
 use alloc::string::{String, ToString};
@@ -19,8 +8,36 @@ use alloc::vec::Vec;
 use serde_json::{Map, Number, Value};
 
 /// Checks `value` against `schema`, coercing scalars in place, and returns
-/// one line per failure, each naming its JSON path (`/path/0`; the root is
-/// `root`).
+/// one line per failure, in Pi's wording.
+///
+/// Supported keywords: `type` (one name or a list), `properties`,
+/// `required`, `enum`, `const`, `items` (one schema), `minItems`/`maxItems`,
+/// `additionalProperties` (a boolean or a schema), `minimum`/`maximum`,
+/// `exclusiveMinimum`/`exclusiveMaximum` (numbers), `minLength`/`maxLength`
+/// (counted in Unicode scalar values). Any other keyword is ignored, so a
+/// schema using more is validated only as far as this subset goes.
+///
+/// Failures are worded as Pi 0.73.1 words them (its validator is TypeBox's,
+/// formatted by pi-ai): one line per failure, `path: message`, the path
+/// dot-separated (`items.0.name`, `root` for the value itself), and for a
+/// missing property the path of the first missing one with every missing
+/// name in the message (`path: must have required properties path, limit`).
+/// The messages are TypeBox's: `must be string`, `must be either string or
+/// null`, `must be >= 1`, `must not have fewer than 3 characters`, `must be
+/// equal to one of the allowed values`, and for a property that
+/// `additionalProperties: false` refuses, `name: schema is false` followed
+/// by `root: must not have additional properties`. Within an object the
+/// order is TypeBox's: `required`, then the extra properties, then each
+/// declared property in the schema's order (serde_json's map order:
+/// alphabetical unless its `preserve_order` feature is on).
+///
+/// Before a value is checked against `type`, scalar mismatches are coerced
+/// as pi-ai does for JSON schemas: a number or boolean where a string is
+/// wanted becomes its JSON text; where a number is wanted, a string
+/// holding one becomes that number and a boolean becomes `1` or `0`;
+/// `"true"`/`"false"` and `1`/`0` where a boolean is wanted become the
+/// boolean; `null` becomes `""`, `0` or `false`, and `""`, `0` or `false`
+/// where `null` is wanted become `null`.
 ///
 /// ```
 /// use agentstream::agent::validate_arguments;
@@ -30,7 +47,8 @@ use serde_json::{Map, Number, Value};
 /// let mut args = json!({"path": 7, "limit": "0"});
 /// let errors = validate_arguments(&schema, &mut args);
 /// assert_eq!(args, json!({"path": "7", "limit": 0})); // coerced
-/// assert_eq!(errors, ["/limit: must be >= 1"]);
+/// assert_eq!(errors, ["limit: must be >= 1"]);
+/// assert_eq!(validate_arguments(&schema, &mut json!({})), ["path: must have required properties path"]);
 /// ```
 pub fn validate_arguments(schema: &Value, value: &mut Value) -> Vec<String> {
     let mut errors = Vec::new();
@@ -48,7 +66,7 @@ pub fn validate_arguments(schema: &Value, value: &mut Value) -> Vec<String> {
 /// use serde_json::json;
 /// let mut args = json!({"path": 7});
 /// let schema = json!({"properties": {"path": {"type": "string"}}});
-/// assert_eq!(validate_arguments_strict(&schema, &mut args), ["/path: must be string, got number"]);
+/// assert_eq!(validate_arguments_strict(&schema, &mut args), ["path: must be string"]);
 /// assert_eq!(args, json!({"path": 7})); // unchanged
 /// ```
 pub fn validate_arguments_strict(schema: &Value, value: &mut Value) -> Vec<String> {
@@ -65,6 +83,15 @@ fn at(path: &str) -> &str {
     }
 }
 
+/// `path` extended by one segment (`a` + `b` = `a.b`).
+fn joined(path: &str, segment: &str) -> String {
+    if path.is_empty() {
+        segment.to_string()
+    } else {
+        format!("{path}.{segment}")
+    }
+}
+
 fn check(
     schema: &Value,
     value: &mut Value,
@@ -74,7 +101,7 @@ fn check(
 ) {
     let Some(schema) = schema.as_object() else {
         if schema == &Value::Bool(false) {
-            errors.push(format!("{}: no value is allowed", at(path)));
+            errors.push(format!("{}: schema is false", at(path)));
         }
         return;
     };
@@ -93,12 +120,11 @@ fn check(
             match coerced {
                 Some(coerced) => *value = coerced,
                 None => {
-                    errors.push(format!(
-                        "{}: must be {}, got {}",
-                        at(path),
-                        names.join(" or "),
-                        type_of(value)
-                    ));
+                    let wanted = match names.as_slice() {
+                        [one] => String::from(*one),
+                        many => format!("either {}", many.join(" or ")),
+                    };
+                    errors.push(format!("{}: must be {wanted}", at(path)));
                     return;
                 }
             }
@@ -107,10 +133,14 @@ fn check(
     if let Some(Value::Array(allowed)) = schema.get("enum") {
         if !allowed.iter().any(|a| json_equal(a, value)) {
             errors.push(format!(
-                "{}: must be one of {}",
-                at(path),
-                Value::Array(allowed.clone())
+                "{}: must be equal to one of the allowed values",
+                at(path)
             ));
+        }
+    }
+    if let Some(constant) = schema.get("const") {
+        if !json_equal(constant, value) {
+            errors.push(format!("{}: must be equal to constant", at(path)));
         }
     }
     match value {
@@ -120,9 +150,23 @@ fn check(
             if let Some(item_schema) = schema.get("items") {
                 for (index, item) in items.iter_mut().enumerate() {
                     let len = path.len();
-                    path.push_str(&format!("/{index}"));
+                    *path = joined(path, &index.to_string());
                     check(item_schema, item, path, errors, coercing);
                     path.truncate(len);
+                }
+            }
+            let count = items.len() as u64;
+            if let Some(min) = schema.get("minItems").and_then(as_count) {
+                if count < min {
+                    errors.push(format!(
+                        "{}: must not have fewer than {min} items",
+                        at(path)
+                    ));
+                }
+            }
+            if let Some(max) = schema.get("maxItems").and_then(as_count) {
+                if count > max {
+                    errors.push(format!("{}: must not have more than {max} items", at(path)));
                 }
             }
         }
@@ -139,42 +183,74 @@ fn check_object(
     coercing: bool,
 ) {
     if let Some(Value::Array(required)) = schema.get("required") {
-        for name in required.iter().filter_map(Value::as_str) {
-            if !map.contains_key(name) {
-                errors.push(format!("{}: missing required property '{name}'", at(path)));
-            }
+        let missing: Vec<&str> = required
+            .iter()
+            .filter_map(Value::as_str)
+            .filter(|name| !map.contains_key(*name))
+            .collect();
+        if let Some(first) = missing.first() {
+            errors.push(format!(
+                "{}: must have required properties {}",
+                joined(path, first),
+                missing.join(", ")
+            ));
         }
     }
     let properties = schema.get("properties").and_then(Value::as_object);
-    let additional = schema.get("additionalProperties");
-    for (name, item) in map.iter_mut() {
-        let len = path.len();
-        path.push('/');
-        path.push_str(name);
-        match properties.and_then(|p| p.get(name)) {
-            Some(property) => check(property, item, path, errors, coercing),
-            None => match additional {
-                Some(Value::Bool(false)) => {
-                    errors.push(format!("{}: property is not allowed", path));
-                }
-                Some(extra @ Value::Object(_)) => check(extra, item, path, errors, coercing),
-                _ => {}
-            },
+    let declared = |name: &str| properties.is_some_and(|p| p.contains_key(name));
+    match schema.get("additionalProperties") {
+        Some(Value::Bool(false)) => {
+            let extra: Vec<&String> = map.keys().filter(|name| !declared(name)).collect();
+            for name in &extra {
+                errors.push(format!("{}: schema is false", joined(path, name)));
+            }
+            if !extra.is_empty() {
+                errors.push(format!("{}: must not have additional properties", at(path)));
+            }
         }
-        path.truncate(len);
+        Some(additional @ Value::Object(_)) => {
+            let before = errors.len();
+            for (name, item) in map.iter_mut().filter(|(name, _)| !declared(name)) {
+                let len = path.len();
+                *path = joined(path, name);
+                check(additional, item, path, errors, coercing);
+                path.truncate(len);
+            }
+            // TypeBox adds the object's own failure after its members'.
+            if errors.len() > before {
+                errors.push(format!("{}: must not have additional properties", at(path)));
+            }
+        }
+        _ => {}
+    }
+    for (name, property) in properties.into_iter().flatten() {
+        if let Some(item) = map.get_mut(name) {
+            let len = path.len();
+            *path = joined(path, name);
+            check(property, item, path, errors, coercing);
+            path.truncate(len);
+        }
     }
 }
 
 fn check_number(schema: &Map<String, Value>, n: &Number, path: &str, errors: &mut Vec<String>) {
     let Some(x) = n.as_f64() else { return };
-    if let Some(min) = schema.get("minimum").and_then(Value::as_f64) {
-        if x < min {
-            errors.push(format!("{}: must be >= {}", at(path), schema["minimum"]));
-        }
-    }
-    if let Some(max) = schema.get("maximum").and_then(Value::as_f64) {
-        if x > max {
-            errors.push(format!("{}: must be <= {}", at(path), schema["maximum"]));
+    type Holds = fn(f64, f64) -> bool;
+    let bounds: [(&str, &str, Holds); 4] = [
+        ("minimum", ">=", |x, limit| x >= limit),
+        ("exclusiveMinimum", ">", |x, limit| x > limit),
+        ("maximum", "<=", |x, limit| x <= limit),
+        ("exclusiveMaximum", "<", |x, limit| x < limit),
+    ];
+    for (keyword, comparison, holds) in bounds {
+        if let Some(limit) = schema.get(keyword).and_then(Value::as_f64) {
+            if !holds(x, limit) {
+                errors.push(format!(
+                    "{}: must be {comparison} {}",
+                    at(path),
+                    schema[keyword]
+                ));
+            }
         }
     }
 }
@@ -183,12 +259,18 @@ fn check_length(schema: &Map<String, Value>, s: &str, path: &str, errors: &mut V
     let len = s.chars().count() as u64;
     if let Some(min) = schema.get("minLength").and_then(as_count) {
         if len < min {
-            errors.push(format!("{}: must be at least {min} characters", at(path)));
+            errors.push(format!(
+                "{}: must not have fewer than {min} characters",
+                at(path)
+            ));
         }
     }
     if let Some(max) = schema.get("maxLength").and_then(as_count) {
         if len > max {
-            errors.push(format!("{}: must be at most {max} characters", at(path)));
+            errors.push(format!(
+                "{}: must not have more than {max} characters",
+                at(path)
+            ));
         }
     }
 }
@@ -233,41 +315,48 @@ fn has_type(value: &Value, name: &str) -> bool {
     }
 }
 
-fn type_of(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
-}
-
-/// The unambiguous scalar coercion of `value` to type `name`, if any.
+/// The scalar coercion of `value` to type `name` pi-ai applies to JSON
+/// schemas (`coercePrimitiveByType`), if any.
 fn coerce(value: &Value, name: &str) -> Option<Value> {
     match (name, value) {
         ("string", Value::Number(n)) => Some(Value::String(n.to_string())),
         ("string", Value::Bool(b)) => Some(Value::String(b.to_string())),
+        ("string", Value::Null) => Some(Value::String(String::new())),
+        ("number" | "integer", Value::Null) => Some(Value::from(0)),
+        ("number" | "integer", Value::Bool(b)) => Some(Value::from(u8::from(*b))),
         ("number", Value::String(s)) => parse_number(s),
         ("integer", Value::String(s)) => {
             parse_number(s).filter(|v| v.as_number().is_some_and(is_integer))
         }
+        ("boolean", Value::Null) => Some(Value::Bool(false)),
         ("boolean", Value::String(s)) => match s.as_str() {
             "true" => Some(Value::Bool(true)),
             "false" => Some(Value::Bool(false)),
             _ => None,
         },
+        ("boolean", Value::Number(n)) => match n.as_f64() {
+            Some(1.0) => Some(Value::Bool(true)),
+            Some(0.0) => Some(Value::Bool(false)),
+            _ => None,
+        },
+        ("null", Value::String(s)) if s.is_empty() => Some(Value::Null),
+        ("null", Value::Bool(false)) => Some(Value::Null),
+        ("null", Value::Number(n)) if n.as_f64() == Some(0.0) => Some(Value::Null),
         _ => None,
     }
 }
 
+/// A string's number as JavaScript's `Number()` reads a decimal one
+/// (surrounding whitespace allowed; hexadecimal and `Infinity` are not
+/// taken).
 fn parse_number(s: &str) -> Option<Value> {
     let trimmed = s.trim();
-    if trimmed.is_empty() || trimmed != s {
+    if trimmed.is_empty() {
         return None;
     }
-    serde_json::from_str::<Number>(s).ok().map(Value::Number)
+    serde_json::from_str::<Number>(trimmed)
+        .ok()
+        .map(Value::Number)
 }
 
 /// JSON equality with numbers compared by value (`1` equals `1.0`).

@@ -97,8 +97,10 @@ pub enum ModelEvent {
         content_index: usize,
         /// The raw JSON fragment.
         delta: Arc<str>,
-        /// The message so far: the call has `arguments: {}` and
-        /// `rawArguments` with the JSON text received so far.
+        /// The message so far: the call has the arguments its JSON text
+        /// parses to so far (partial-JSON parsing, as pi-ai does), and
+        /// [`raw_arguments`](crate::message::ToolCall::raw_arguments) holds
+        /// the text (not serialized).
         partial: PartialMessage,
     },
     /// `toolcall_end`: the tool call at `content_index` is complete.

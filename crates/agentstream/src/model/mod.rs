@@ -13,6 +13,7 @@ mod deadline;
 mod event;
 mod options;
 mod partial;
+mod partial_json;
 mod persistent;
 mod protocol;
 mod retry;

@@ -15,6 +15,7 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::fmt;
 
+use super::partial_json::partial_arguments;
 use super::persistent::List;
 use super::rope::Rope;
 use crate::message::{AssistantMessage, ContentBlock, TextContent, ThinkingContent, ToolCall};
@@ -63,14 +64,28 @@ enum Block {
         thinking: Rope,
         template: Arc<ThinkingContent>,
     },
-    /// A tool call whose argument JSON is being streamed: `arguments` stays
-    /// `{}` and `rawArguments` holds the text received so far.
+    /// A tool call whose argument JSON is being streamed: `arguments` holds
+    /// what the text received so far parses to (partial-JSON parsing, as
+    /// pi-ai's providers do) and `rawArguments` the text itself (not
+    /// serialized: Pi's partials have no such field).
     ToolCall { raw: Rope, template: Arc<ToolCall> },
     /// A block that is complete.
     Complete(Arc<ContentBlock>),
 }
 
 impl Block {
+    /// The block as Pi serializes it in a partial: a streaming tool call
+    /// without `rawArguments`.
+    fn to_wire_content(&self) -> ContentBlock {
+        match self {
+            Block::ToolCall { raw, template } => ContentBlock::ToolCall(ToolCall {
+                arguments: partial_arguments(&raw.to_text()),
+                ..ToolCall::clone(template)
+            }),
+            other => other.to_content(),
+        }
+    }
+
     fn to_content(&self) -> ContentBlock {
         match self {
             Block::Text { text, template } => ContentBlock::Text(TextContent {
@@ -81,10 +96,14 @@ impl Block {
                 thinking: thinking.to_text(),
                 ..ThinkingContent::clone(template)
             }),
-            Block::ToolCall { raw, template } => ContentBlock::ToolCall(ToolCall {
-                raw_arguments: Some(raw.to_text()),
-                ..ToolCall::clone(template)
-            }),
+            Block::ToolCall { raw, template } => {
+                let raw = raw.to_text();
+                ContentBlock::ToolCall(ToolCall {
+                    arguments: partial_arguments(&raw),
+                    raw_arguments: Some(raw),
+                    ..ToolCall::clone(template)
+                })
+            }
             Block::Complete(block) => ContentBlock::clone(block),
         }
     }
@@ -187,9 +206,16 @@ impl PartialMessage {
         }
     }
 
-    /// Materializes the snapshot as an [`AssistantMessage`].
+    /// Materializes the snapshot as an [`AssistantMessage`]. A tool call
+    /// still streaming has the arguments its text parses to so far
+    /// (partial-JSON parsing, `{}` before the first delta) and the text
+    /// itself as `raw_arguments`.
     pub fn to_message(&self) -> AssistantMessage {
-        let mut content: Vec<ContentBlock> = self.blocks.iter().map(Block::to_content).collect();
+        self.materialize(Block::to_content)
+    }
+
+    fn materialize(&self, block: fn(&Block) -> ContentBlock) -> AssistantMessage {
+        let mut content: Vec<ContentBlock> = self.blocks.iter().map(block).collect();
         content.reverse();
         AssistantMessage {
             content,
@@ -230,8 +256,9 @@ impl fmt::Debug for PartialMessage {
     }
 }
 
-/// Writes the same JSON as [`to_message`](PartialMessage::to_message)
-/// would, without materializing it: the header and complete blocks are
+/// Writes the message formed so far, as Pi's partials are (a tool call
+/// still streaming carries the arguments parsed so far and no
+/// `rawArguments`), without materializing it: the header and complete blocks are
 /// written in place and streamed texts chunk by chunk (serde_json escapes
 /// each chunk straight into its output), so writing a snapshot costs its
 /// output and no copy of it.
@@ -261,7 +288,7 @@ impl serde::Serialize for Block {
             Block::Thinking { thinking, template } => {
                 template.serialize_with_thinking(thinking, serializer)
             }
-            Block::ToolCall { raw, template } => template.serialize_with_raw(Some(raw), serializer),
+            Block::ToolCall { .. } => self.to_wire_content().serialize(serializer),
             Block::Complete(block) => block.serialize(serializer),
         }
     }
@@ -330,7 +357,8 @@ impl PartialBuilder {
     }
 
     /// Opens a tool call whose argument JSON will be streamed. In snapshots
-    /// its `arguments` are `{}` and `rawArguments` holds the text so far.
+    /// its `arguments` are what the text so far parses to (`{}` at first)
+    /// and `raw_arguments` holds the text (not serialized).
     /// Returns its content index.
     pub fn start_tool_call(&mut self, template: ToolCall) -> usize {
         self.push(Block::ToolCall {

@@ -41,10 +41,17 @@ pub const EXHAUSTED_MESSAGE: &str = "ScriptedModel has no more responses";
 /// `text_delta`, `thinking_delta`, or `toolcall_delta` + `toolcall_end`
 /// (with [`ScriptedTurn::full_sequence`] also the `*_start`/`*_end` events),
 /// then `done`, or `error` for a turn whose stop reason is `error` or
-/// `aborted`. A call whose signal is already aborted gets a single `error`
-/// (`aborted`, [`ABORTED_MESSAGE`]); a call after the script ran out gets a
-/// single `error` ([`EXHAUSTED_MESSAGE`]). Both are still recorded and
-/// consume a turn.
+/// `aborted`. With the full sequence the events are pi-ai's for the same
+/// message: `toolcall_start`'s partial holds the call with `arguments: {}`,
+/// each `toolcall_delta`'s the arguments parsed so far (partial-JSON
+/// parsing), and no partial carries `rawArguments`. A failed turn with no
+/// content (an `error` or `aborted` message without blocks, or a
+/// [`ScriptedTurn::failure`] without partial text) is a single `error`
+/// event with no `start`, as when a provider's request fails. A call whose
+/// signal is already aborted gets a single `error` (`aborted`,
+/// [`ABORTED_MESSAGE`]); a call after the script ran out gets a single
+/// `error` ([`EXHAUSTED_MESSAGE`]). Both are still recorded and consume a
+/// turn.
 ///
 /// ```
 /// use agentstream::message::{assistant, text, user, Context, StopReason};

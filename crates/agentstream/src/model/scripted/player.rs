@@ -44,6 +44,20 @@ pub(super) async fn play(
         return;
     };
     let message = turn.final_message();
+    if message.content.is_empty() {
+        if let Some(Err(reason)) = terminal_reason(&message.stop_reason) {
+            // A failed call with nothing streamed is one lone `error`, as
+            // when a provider's HTTP request itself fails (pi-ai's shape).
+            if reason == ErrorReason::Aborted {
+                out.set_error_cause(ErrorCause::Aborted);
+            }
+            let _ = out.push(ModelEvent::Error {
+                reason,
+                error: Box::new(message),
+            });
+            return;
+        }
+    }
     let mut header = message.clone();
     header.stop_reason = StopReason::Stop;
     header.error_message = None;
