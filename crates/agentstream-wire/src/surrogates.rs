@@ -16,12 +16,12 @@
 //!
 //! Strings that are not streamed as deltas (tool-call ids and names,
 //! signatures, the model name, the message id) follow the same rule: every
-//! marker in them becomes U+FFFD ([`replace_markers`]).
+//! marker in them becomes U+FFFD (`replace_markers`).
 //!
 //! Tool-call argument text is JSON inside a JSON string, so a lone half in
 //! it arrives escaped twice (`\\ud800` in the payload, `\ud800` in the
 //! argument text), which no marker catches and which would make the
-//! arguments unparsable. [`EscapeJoiner`] rewrites such escapes in the
+//! arguments unparsable. `EscapeJoiner` rewrites such escapes in the
 //! argument text into `\ufffd` as it streams, holding back an escape cut
 //! between two fragments until it is whole, so a pair split across
 //! fragments is kept and the deltas still add up to the arguments.
