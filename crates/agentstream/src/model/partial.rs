@@ -432,7 +432,7 @@ mod tests {
     use crate::message::{assistant, StopReason};
 
     #[test]
-    fn a_snapshot_serializes_as_its_materialized_message() {
+    fn a_snapshot_serializes_as_pis_partial_without_materializing() {
         let mut header = assistant([], StopReason::Stop);
         header
             .extra
@@ -468,12 +468,16 @@ mod tests {
             builder.snapshot(),
         ] {
             let streamed = serde_json::to_string(&snapshot).unwrap_or_default();
-            let materialized = serde_json::to_string(&snapshot.to_message()).unwrap_or_default();
+            // Pi's partial: a streaming call has its parsed-so-far
+            // arguments and no `rawArguments`.
+            let wire = snapshot.materialize(Block::to_wire_content);
+            let materialized = serde_json::to_string(&wire).unwrap_or_default();
             assert_eq!(streamed, materialized);
             assert_eq!(
                 serde_json::to_value(&snapshot).ok(),
-                serde_json::to_value(snapshot.to_message()).ok()
+                serde_json::to_value(&wire).ok()
             );
+            assert!(!streamed.contains("rawArguments"), "{streamed}");
         }
     }
 }
