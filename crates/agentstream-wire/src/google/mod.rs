@@ -1,0 +1,1 @@
+//! Google Gemini (placeholder while building).
