@@ -94,12 +94,6 @@ impl Emitter {
         }
     }
 
-    pub(crate) fn header_extra(&self, key: &str) -> Option<String> {
-        let message = self.builder.snapshot();
-        let header = message.to_message();
-        header.extra.get(key).and_then(|v| v.as_str()).map(String::from)
-    }
-
     pub(crate) fn set_pricing(&mut self, pricing: Option<Pricing>) {
         self.pricing = pricing;
     }
@@ -381,8 +375,8 @@ impl Emitter {
     /// The provider stopped for length: an open tool call whose argument
     /// text was cut is completed leniently (see [`lenient`](crate::lenient))
     /// with the completion as its last delta, then closed. A text that is
-    /// not the start of an object at all ends the call with `{}` only when
-    /// nothing arrived; otherwise it stays an error.
+    /// not the start of a JSON object fails to close, as in
+    /// [`close`](Self::close).
     pub(crate) fn close_cut(&mut self, out: &mut Vec<ModelEvent>) -> Result<(), String> {
         if let Some(args) = self.open_arguments() {
             if !is_json_blank(args) && parse_arguments(args).is_err() {
