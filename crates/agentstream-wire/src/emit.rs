@@ -158,7 +158,11 @@ impl Emitter {
     }
 
     /// Closes the open block and opens a text or thinking block.
-    pub(crate) fn open_text(&mut self, kind: Kind, out: &mut Vec<ModelEvent>) -> Result<(), String> {
+    pub(crate) fn open_text(
+        &mut self,
+        kind: Kind,
+        out: &mut Vec<ModelEvent>,
+    ) -> Result<(), String> {
         self.start(out);
         self.close(out)?;
         self.count_block(false)?;
@@ -400,7 +404,11 @@ impl Emitter {
     }
 
     /// Closes the open block and ends in `done` with `reason`.
-    pub(crate) fn done(&mut self, reason: DoneReason, out: &mut Vec<ModelEvent>) -> Result<(), String> {
+    pub(crate) fn done(
+        &mut self,
+        reason: DoneReason,
+        out: &mut Vec<ModelEvent>,
+    ) -> Result<(), String> {
         if self.finished {
             return Ok(());
         }
@@ -417,7 +425,12 @@ impl Emitter {
     /// open text or thinking block keeps its text so far (and its
     /// signature); an open tool call is kept only if its argument text is
     /// already a JSON object.
-    pub(crate) fn terminate(&mut self, reason: ErrorReason, text: String, out: &mut Vec<ModelEvent>) {
+    pub(crate) fn terminate(
+        &mut self,
+        reason: ErrorReason,
+        text: String,
+        out: &mut Vec<ModelEvent>,
+    ) {
         if self.finished {
             return;
         }

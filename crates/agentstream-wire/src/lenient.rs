@@ -209,7 +209,8 @@ mod tests {
 
     #[test]
     fn every_prefix_of_an_object_completes_to_an_object() {
-        let whole = r#"{"city": "Pa\"ri\u00e9s", "n": [1, -2.5e+3, true, null, {"x": false}], "ok": {}}"#;
+        let whole =
+            r#"{"city": "Pa\"ri\u00e9s", "n": [1, -2.5e+3, true, null, {"x": false}], "ok": {}}"#;
         for cut in 1..=whole.len() {
             if !whole.is_char_boundary(cut) {
                 continue;
@@ -231,7 +232,16 @@ mod tests {
 
     #[test]
     fn what_is_not_an_object_prefix_has_no_completion() {
-        for text in ["", "[1", "\"a", "{\"a\" 1", "{}x", "{\"a\":1}}", "{\"a\":tx", "{\"a\":\"\\ud8"] {
+        for text in [
+            "",
+            "[1",
+            "\"a",
+            "{\"a\" 1",
+            "{}x",
+            "{\"a\":1}}",
+            "{\"a\":tx",
+            "{\"a\":\"\\ud8",
+        ] {
             assert_eq!(completion(text), None, "{text}");
         }
     }

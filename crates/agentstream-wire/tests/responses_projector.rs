@@ -49,7 +49,10 @@ fn run_sse(body: &str) -> Vec<ModelEvent> {
 }
 
 fn last(events: &[ModelEvent]) -> &AssistantMessage {
-    events.last().and_then(ModelEvent::terminal_message).expect("a terminal event")
+    events
+        .last()
+        .and_then(ModelEvent::terminal_message)
+        .expect("a terminal event")
 }
 
 fn types(events: &[ModelEvent]) -> Vec<&'static str> {
@@ -65,20 +68,31 @@ fn reasoning_then_a_streamed_function_call() {
         panic!("{:?}", m.content);
     };
     // The reasoning item, encrypted content included, is the signature.
-    let item: Value = serde_json::from_str(thinking.thinking_signature.as_deref().unwrap()).unwrap();
+    let item: Value =
+        serde_json::from_str(thinking.thinking_signature.as_deref().unwrap()).unwrap();
     assert_eq!(item["type"], "reasoning");
     assert!(item["id"].as_str().unwrap().starts_with("rs_"));
     assert!(!item["encrypted_content"].as_str().unwrap().is_empty());
     assert_eq!(call.name, "get_weather");
     let (call_id, item_id) = call.id.split_once('|').unwrap();
-    assert!(call_id.starts_with("call_") && item_id.starts_with("fc_"), "{}", call.id);
+    assert!(
+        call_id.starts_with("call_") && item_id.starts_with("fc_"),
+        "{}",
+        call.id
+    );
     assert_eq!(
         serde_json::Value::Object(call.arguments.clone()),
         json!({"city": "Paris", "country": "France", "unit": "C"})
     );
-    let deltas = events.iter().filter(|e| e.type_name() == "toolcall_delta").count();
+    let deltas = events
+        .iter()
+        .filter(|e| e.type_name() == "toolcall_delta")
+        .count();
     assert_eq!(deltas, 13);
-    assert_eq!((m.usage.input, m.usage.output, m.usage.total_tokens), (106, 45, Some(151)));
+    assert_eq!(
+        (m.usage.input, m.usage.output, m.usage.total_tokens),
+        (106, 45, Some(151))
+    );
     assert!(m.extra["responseId"].as_str().unwrap().starts_with("resp_"));
 }
 
@@ -89,12 +103,23 @@ fn reasoning_then_text() {
     assert_eq!(m.stop_reason, StopReason::Stop);
     let text = m.text();
     assert!(!text.is_empty());
-    assert_eq!(events.iter().filter(|e| e.type_name() == "text_delta").count(), 31);
-    let Some(ContentBlock::Text(block)) = m.content.last() else { panic!() };
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| e.type_name() == "text_delta")
+            .count(),
+        31
+    );
+    let Some(ContentBlock::Text(block)) = m.content.last() else {
+        panic!()
+    };
     let signature: Value = serde_json::from_str(block.text_signature.as_deref().unwrap()).unwrap();
     assert_eq!(signature["v"], 1);
     assert!(signature["id"].as_str().unwrap().starts_with("msg_"));
-    assert_eq!((m.usage.input, m.usage.output, m.usage.total_tokens), (21, 45, Some(66)));
+    assert_eq!(
+        (m.usage.input, m.usage.output, m.usage.total_tokens),
+        (21, 45, Some(66))
+    );
 }
 
 #[test]
@@ -106,7 +131,10 @@ fn an_error_event_after_http_200_keeps_the_provider_code() {
     let m = last(&events);
     assert_eq!(m.stop_reason, StopReason::Error);
     let message = m.error_message.as_deref().unwrap();
-    assert!(message.starts_with("Error Code insufficient_quota: You exceeded"), "{message}");
+    assert!(
+        message.starts_with("Error Code insufficient_quota: You exceeded"),
+        "{message}"
+    );
     match projector.error_cause() {
         Some(ErrorCause::Provider(p)) => assert_eq!(p.code.as_deref(), Some("insufficient_quota")),
         other => panic!("{other:?}"),
@@ -123,13 +151,25 @@ fn rotating_item_ids_are_matched_by_output_index() {
         panic!("{:?}", m.content);
     };
     assert_eq!(thinking.thinking, "**Counting character occurrences**");
-    assert_eq!(events.iter().filter(|e| e.type_name() == "text_delta").count(), 55);
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| e.type_name() == "text_delta")
+            .count(),
+        55
+    );
     assert!(text.text.starts_with("There are **3** letter"));
     assert!(text.text.ends_with("**3, 8, and 9**."));
     // The finished item's id, as Pi keeps it, with its phase.
     let signature: Value = serde_json::from_str(text.text_signature.as_deref().unwrap()).unwrap();
-    assert_eq!(signature, json!({"v": 1, "id": "capture-id-68", "phase": "final_answer"}));
-    assert_eq!((m.usage.input, m.usage.output, m.usage.total_tokens), (19, 105, Some(124)));
+    assert_eq!(
+        signature,
+        json!({"v": 1, "id": "capture-id-68", "phase": "final_answer"})
+    );
+    assert_eq!(
+        (m.usage.input, m.usage.output, m.usage.total_tokens),
+        (19, 105, Some(124))
+    );
 }
 
 const ADD_CALL: &str = r#"{"type":"response.output_item.added","output_index":0,"item":{"type":"function_call","id":"fc_1","call_id":"call_1","name":"weather","arguments":""}}"#;
@@ -147,8 +187,13 @@ fn a_call_cut_by_max_output_tokens_ends_in_length_with_lenient_arguments() {
     assert_eq!(events.last().unwrap().type_name(), "done");
     let m = last(&events);
     assert_eq!(m.stop_reason, StopReason::Length);
-    let Some(ContentBlock::ToolCall(call)) = m.content.first() else { panic!("{:?}", m.content) };
-    assert_eq!(Value::Object(call.arguments.clone()), json!({"city": "Par"}));
+    let Some(ContentBlock::ToolCall(call)) = m.content.first() else {
+        panic!("{:?}", m.content)
+    };
+    assert_eq!(
+        Value::Object(call.arguments.clone()),
+        json!({"city": "Par"})
+    );
     assert_eq!(call.id, "call_1|fc_1");
     assert_eq!((m.usage.input, m.usage.output), (10, 5));
 }
@@ -163,7 +208,11 @@ fn completed_with_status_incomplete_is_length_and_content_filter_is_an_error() {
     let events = project(&mut projector, [filtered]);
     let m = last(&events);
     assert_eq!(m.stop_reason, StopReason::Error);
-    assert!(m.error_message.as_deref().unwrap().contains("content_filter"));
+    assert!(m
+        .error_message
+        .as_deref()
+        .unwrap()
+        .contains("content_filter"));
     match projector.error_cause() {
         Some(ErrorCause::Provider(p)) => assert_eq!(p.code.as_deref(), Some("content_filter")),
         other => panic!("{other:?}"),
@@ -175,7 +224,10 @@ fn response_failed_names_code_and_message() {
     let failed = r#"{"type":"response.failed","response":{"status":"failed","error":{"code":"server_error","message":"boom"}}}"#;
     let mut projector = ResponsesProjector::new("gpt-5", "openai");
     let events = project(&mut projector, [failed]);
-    assert_eq!(last(&events).error_message.as_deref(), Some("server_error: boom"));
+    assert_eq!(
+        last(&events).error_message.as_deref(),
+        Some("server_error: boom")
+    );
     match projector.error_cause() {
         Some(ErrorCause::Provider(p)) => assert_eq!(p.code.as_deref(), Some("server_error")),
         other => panic!("{other:?}"),
@@ -238,7 +290,11 @@ fn limits_end_the_stream_naming_them() {
         .collect();
     let events = project(&mut projector, items.iter().map(String::as_str));
     let m = last(&events);
-    assert!(m.error_message.as_deref().unwrap().contains("max_content_blocks"));
+    assert!(m
+        .error_message
+        .as_deref()
+        .unwrap()
+        .contains("max_content_blocks"));
     assert_eq!(m.content.len(), 2);
 }
 
@@ -253,10 +309,15 @@ fn summary_parts_are_joined_by_a_blank_line() {
         r#"{"type":"response.output_item.done","output_index":0,"item":{"type":"reasoning","id":"rs_1","encrypted_content":"enc","summary":[{"type":"summary_text","text":"one"},{"type":"summary_text","text":"two"}]}}"#,
         r#"{"type":"response.completed","response":{"status":"completed"}}"#,
     ]);
-    let Some(ContentBlock::Thinking(t)) = last(&events).content.first() else { panic!() };
+    let Some(ContentBlock::Thinking(t)) = last(&events).content.first() else {
+        panic!()
+    };
     assert_eq!(t.thinking, "one\n\ntwo");
     let item: Value = serde_json::from_str(t.thinking_signature.as_deref().unwrap()).unwrap();
-    assert_eq!((item["id"].as_str(), item["encrypted_content"].as_str()), (Some("rs_1"), Some("enc")));
+    assert_eq!(
+        (item["id"].as_str(), item["encrypted_content"].as_str()),
+        (Some("rs_1"), Some("enc"))
+    );
 }
 
 #[test]
@@ -270,7 +331,9 @@ fn a_final_text_that_extends_the_deltas_sends_the_rest() {
     ]);
     let m = last(&events);
     assert_eq!(m.stop_reason, StopReason::ToolUse);
-    let Some(ContentBlock::ToolCall(call)) = m.content.first() else { panic!() };
+    let Some(ContentBlock::ToolCall(call)) = m.content.first() else {
+        panic!()
+    };
     assert_eq!(Value::Object(call.arguments.clone()), json!({"a": 1}));
 }
 
@@ -293,6 +356,9 @@ fn every_cut_of_a_fixture_ends_cleanly() {
         let mut events = decoder.feed_to_vec(&body.as_bytes()[..cut]).unwrap();
         events.extend(decoder.finish_to_vec());
         let out = run(events.iter().map(|e| e.data.as_str()));
-        assert!(matches!(out.last().map(ModelEvent::type_name), Some("error" | "done")));
+        assert!(matches!(
+            out.last().map(ModelEvent::type_name),
+            Some("error" | "done")
+        ));
     }
 }

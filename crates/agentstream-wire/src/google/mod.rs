@@ -22,4 +22,6 @@ pub mod request;
 pub mod schema;
 
 pub use projector::{GeminiProjector, GOOGLE_API};
-pub use request::{build_request, RequestError, RequestOptions, SchemaMode, Thinking, ThinkingLevel};
+pub use request::{
+    build_request, RequestError, RequestOptions, SchemaMode, Thinking, ThinkingLevel,
+};

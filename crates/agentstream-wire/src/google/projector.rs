@@ -257,7 +257,12 @@ impl GeminiProjector {
         let Some(candidate) = chunk.candidates.into_iter().flatten().next() else {
             return Ok(());
         };
-        for part in candidate.content.and_then(|c| c.parts).into_iter().flatten() {
+        for part in candidate
+            .content
+            .and_then(|c| c.parts)
+            .into_iter()
+            .flatten()
+        {
             self.push_part(part, out)?;
         }
         if let Some(reason) = candidate.finish_reason {
@@ -319,7 +324,10 @@ impl GeminiProjector {
             return Ok(());
         };
         self.end_streamed(out)?;
-        let id = match call.id.filter(|id| !id.is_empty() && !self.ids.contains(id)) {
+        let id = match call
+            .id
+            .filter(|id| !id.is_empty() && !self.ids.contains(id))
+        {
             Some(id) => id,
             None => {
                 let n = self.emit.tool_call_count() + 1;
@@ -355,8 +363,12 @@ impl GeminiProjector {
             return Ok(());
         };
         let path_text = entry.json_path.unwrap_or_default();
-        let path = parse_path(&path_text)
-            .ok_or_else(|| format!("the provider sent a partialArgs jsonPath this client cannot read: {}", clip(&path_text, QUOTE)))?;
+        let path = parse_path(&path_text).ok_or_else(|| {
+            format!(
+                "the provider sent a partialArgs jsonPath this client cannot read: {}",
+                clip(&path_text, QUOTE)
+            )
+        })?;
         let (value, is_string) = if let Some(s) = entry.string_value {
             (Value::String(s), true)
         } else if let Some(v) = entry.number_value {
@@ -372,7 +384,10 @@ impl GeminiProjector {
             Value::String(s) => s.len(),
             other => other.to_string().len(),
         };
-        streamed.bytes = streamed.bytes.saturating_add(size).saturating_add(path_text.len());
+        streamed.bytes = streamed
+            .bytes
+            .saturating_add(size)
+            .saturating_add(path_text.len());
         if streamed.bytes > max {
             return Err(exceeded);
         }
@@ -381,10 +396,13 @@ impl GeminiProjector {
         })?;
         let continuing = streamed.open_string.as_deref() == Some(path_text.as_str());
         match (slot, value) {
-            (Value::String(existing), Value::String(more)) if continuing => existing.push_str(&more),
+            (Value::String(existing), Value::String(more)) if continuing => {
+                existing.push_str(&more)
+            }
             (slot, value) => *slot = value,
         }
-        streamed.open_string = (is_string && entry.will_continue == Some(true)).then_some(path_text);
+        streamed.open_string =
+            (is_string && entry.will_continue == Some(true)).then_some(path_text);
         Ok(())
     }
 
@@ -400,7 +418,12 @@ impl GeminiProjector {
 
     fn read_usage(&mut self, usage: &Value) {
         let get = |key: &str| usage.get(key).and_then(Value::as_u64);
-        let keys = ["promptTokenCount", "candidatesTokenCount", "totalTokenCount", "thoughtsTokenCount"];
+        let keys = [
+            "promptTokenCount",
+            "candidatesTokenCount",
+            "totalTokenCount",
+            "thoughtsTokenCount",
+        ];
         if keys.iter().all(|k| get(k).is_none()) {
             return;
         }
@@ -438,7 +461,9 @@ impl GeminiProjector {
     }
 
     fn stop_failure(&mut self, field: &str, reason: &str, detail: Option<&str>) -> String {
-        self.cause = Some(ErrorCause::Provider(ProviderFailure::new(Some(reason.into()))));
+        self.cause = Some(ErrorCause::Provider(ProviderFailure::new(Some(
+            reason.into(),
+        ))));
         match detail.filter(|d| !d.is_empty()) {
             Some(detail) => format!("{STOP_PREFIX} {field} \"{reason}\": {detail}"),
             None => format!("{STOP_PREFIX} {field} \"{reason}\""),
@@ -550,7 +575,9 @@ fn slot_at<'a>(root: &'a mut Map<String, Value>, path: &[Step]) -> Option<&'a mu
                 if slot.is_null() {
                     *slot = Value::Object(Map::new());
                 }
-                slot.as_object_mut()?.entry(key.clone()).or_insert(Value::Null)
+                slot.as_object_mut()?
+                    .entry(key.clone())
+                    .or_insert(Value::Null)
             }
             Step::Index(index) => {
                 if slot.is_null() {
@@ -656,7 +683,11 @@ mod tests {
         assert_eq!(parse_path("$.a"), Some(alloc::vec![Step::Key("a".into())]));
         assert_eq!(
             parse_path("$.a[0]['b c']"),
-            Some(alloc::vec![Step::Key("a".into()), Step::Index(0), Step::Key("b c".into())])
+            Some(alloc::vec![
+                Step::Key("a".into()),
+                Step::Index(0),
+                Step::Key("b c".into())
+            ])
         );
         for bad in ["a", "$..a", "$[x]", "$['a", "$.a[1"] {
             assert_eq!(parse_path(bad), None, "{bad}");
@@ -667,7 +698,10 @@ mod tests {
     fn slots_are_created_in_order_only() {
         let mut root = Map::new();
         *slot_at(&mut root, &parse_path("$.a[0].b").unwrap()).unwrap() = Value::from(1);
-        assert_eq!(Value::Object(root.clone()), serde_json::json!({"a": [{"b": 1}]}));
+        assert_eq!(
+            Value::Object(root.clone()),
+            serde_json::json!({"a": [{"b": 1}]})
+        );
         assert!(slot_at(&mut root, &parse_path("$.a[5]").unwrap()).is_none());
         assert!(slot_at(&mut root, &parse_path("$.a.b").unwrap()).is_none());
         assert!(slot_at(&mut root, &parse_path("$").unwrap()).is_none());

@@ -255,10 +255,18 @@ fn is_gemma4(model: &str) -> bool {
 fn effort_thinking(model: &str, effort: ReasoningEffort) -> Thinking {
     let low = matches!(effort, ReasoningEffort::Minimal | ReasoningEffort::Low);
     if is_gemini3(model, "pro") {
-        return Thinking::Level(if low { ThinkingLevel::Low } else { ThinkingLevel::High });
+        return Thinking::Level(if low {
+            ThinkingLevel::Low
+        } else {
+            ThinkingLevel::High
+        });
     }
     if is_gemma4(model) {
-        return Thinking::Level(if low { ThinkingLevel::Minimal } else { ThinkingLevel::High });
+        return Thinking::Level(if low {
+            ThinkingLevel::Minimal
+        } else {
+            ThinkingLevel::High
+        });
     }
     if is_gemini3(model, "flash") {
         return Thinking::Level(match effort {
@@ -360,7 +368,13 @@ pub fn build_request(context: &Context, options: &RequestOptions) -> Result<Valu
     let history = transform_messages(&context.messages, &target, |id: &str| {
         if with_ids {
             id.chars()
-                .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' })
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                        c
+                    } else {
+                        '_'
+                    }
+                })
                 .take(64)
                 .collect()
         } else {
@@ -441,7 +455,10 @@ pub fn build_request(context: &Context, options: &RequestOptions) -> Result<Valu
     let mut body = Map::new();
     body.insert("contents".into(), Value::Array(contents));
     if let Some(system) = context.system_prompt.as_ref().filter(|s| !s.is_empty()) {
-        body.insert("systemInstruction".into(), json!({"parts": [{"text": system}]}));
+        body.insert(
+            "systemInstruction".into(),
+            json!({"parts": [{"text": system}]}),
+        );
     }
     let openapi = options.schema_mode == SchemaMode::OpenApi;
     let tools = context.tools.as_ref().filter(|t| !t.is_empty());
@@ -458,7 +475,10 @@ pub fn build_request(context: &Context, options: &RequestOptions) -> Result<Valu
                 declaration
             })
             .collect();
-        body.insert("tools".into(), json!([{ "functionDeclarations": declarations }]));
+        body.insert(
+            "tools".into(),
+            json!([{ "functionDeclarations": declarations }]),
+        );
         if let Some(choice) = &options.tool_choice {
             let config = match choice {
                 ToolChoice::None => json!({"mode": "NONE"}),
@@ -466,7 +486,10 @@ pub fn build_request(context: &Context, options: &RequestOptions) -> Result<Valu
                 ToolChoice::Tool(name) => json!({"mode": "ANY", "allowedFunctionNames": [name]}),
                 _ => json!({"mode": "AUTO"}),
             };
-            body.insert("toolConfig".into(), json!({ "functionCallingConfig": config }));
+            body.insert(
+                "toolConfig".into(),
+                json!({ "functionCallingConfig": config }),
+            );
         }
     }
     let mut config = Map::new();
@@ -486,7 +509,10 @@ pub fn build_request(context: &Context, options: &RequestOptions) -> Result<Valu
         config.insert("thinkingConfig".into(), thinking_config(model, thinking));
     }
     if let Some(format) = &options.response_format {
-        config.insert("responseMimeType".into(), Value::String("application/json".into()));
+        config.insert(
+            "responseMimeType".into(),
+            Value::String("application/json".into()),
+        );
         if openapi {
             config.insert("responseSchema".into(), to_openapi(&format.schema));
         } else {

@@ -287,7 +287,9 @@ impl ResponsesProjector {
                 self.emit.start(out);
                 let response = p.response.as_ref();
                 self.read_usage(response);
-                let status = response.and_then(|r| r.get("status")).and_then(Value::as_str);
+                let status = response
+                    .and_then(|r| r.get("status"))
+                    .and_then(Value::as_str);
                 match status {
                     None | Some("completed" | "in_progress" | "queued") => self.stop(out)?,
                     Some("incomplete") => self.length(out)?,
@@ -313,13 +315,17 @@ impl ResponsesProjector {
                 self.emit.start(out);
                 let response = p.response.as_ref();
                 self.read_usage(response);
-                let error = response.and_then(|r| r.get("error")).filter(|e| !e.is_null());
+                let error = response
+                    .and_then(|r| r.get("error"))
+                    .filter(|e| !e.is_null());
                 let details = response
                     .and_then(|r| r.get("incomplete_details"))
                     .and_then(|d| d.get("reason"))
                     .and_then(Value::as_str);
                 let text = |v: Option<&Value>, key: &str| {
-                    v.and_then(|v| v.get(key)).and_then(Value::as_str).map(String::from)
+                    v.and_then(|v| v.get(key))
+                        .and_then(Value::as_str)
+                        .map(String::from)
                 };
                 let code = text(error, "code");
                 let message = match (error, details) {
@@ -365,7 +371,9 @@ impl ResponsesProjector {
     }
 
     fn stop_failure(&mut self, field: &str, value: &str) -> String {
-        self.cause = Some(ErrorCause::Provider(ProviderFailure::new(Some(value.into()))));
+        self.cause = Some(ErrorCause::Provider(ProviderFailure::new(Some(
+            value.into(),
+        ))));
         format!("{STOP_PREFIX} {field} \"{value}\"")
     }
 
@@ -374,7 +382,9 @@ impl ResponsesProjector {
         let Some(item) = p.item.as_ref() else {
             return Ok(());
         };
-        let index = p.output_index.unwrap_or_else(|| self.last_index.map_or(0, |i| i + 1));
+        let index = p
+            .output_index
+            .unwrap_or_else(|| self.last_index.map_or(0, |i| i + 1));
         if self.last_index.is_some_and(|last| index <= last) {
             return Ok(());
         }
@@ -436,7 +446,11 @@ impl ResponsesProjector {
             let parts: Vec<&str> = item
                 .get(key)
                 .and_then(Value::as_array)
-                .map(|a| a.iter().filter_map(|p| p.get(field).and_then(Value::as_str)).collect())
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|p| p.get(field).and_then(Value::as_str))
+                        .collect()
+                })
                 .unwrap_or_default();
             parts.join(sep)
         };
@@ -458,13 +472,16 @@ impl ResponsesProjector {
                     .map(|a| {
                         a.iter()
                             .filter_map(|c| {
-                                c.get("text").or_else(|| c.get("refusal")).and_then(Value::as_str)
+                                c.get("text")
+                                    .or_else(|| c.get("refusal"))
+                                    .and_then(Value::as_str)
                             })
                             .collect()
                     })
                     .unwrap_or_default();
                 self.extend_to(&parts.concat(), out)?;
-                let mut signature = json!({"v": 1, "id": item.get("id").and_then(Value::as_str).unwrap_or("")});
+                let mut signature =
+                    json!({"v": 1, "id": item.get("id").and_then(Value::as_str).unwrap_or("")});
                 if let Some(phase) = item.get("phase").and_then(Value::as_str) {
                     signature["phase"] = Value::String(phase.into());
                 }
@@ -481,7 +498,10 @@ impl ResponsesProjector {
     }
 
     fn read_usage(&mut self, response: Option<&Value>) {
-        let Some(usage) = response.and_then(|r| r.get("usage")).filter(|u| u.is_object()) else {
+        let Some(usage) = response
+            .and_then(|r| r.get("usage"))
+            .filter(|u| u.is_object())
+        else {
             return;
         };
         let n = |v: Option<&Value>| v.and_then(Value::as_u64).unwrap_or(0);

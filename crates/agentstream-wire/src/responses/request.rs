@@ -64,8 +64,8 @@ use alloc::vec::Vec;
 
 use serde_json::{json, Map, Value};
 
-use agentstream::message::{AssistantMessage, ContentBlock, Context, Message, UserContent};
 use agentstream::message::transform::{transform_messages, TargetModel};
+use agentstream::message::{AssistantMessage, ContentBlock, Context, Message, UserContent};
 use agentstream::model::{ReasoningEffort, ResponseFormat, StreamOptions, ToolChoice};
 
 use super::projector::OPENAI_RESPONSES_API;
@@ -204,8 +204,10 @@ pub(crate) fn short_hash(text: &str) -> String {
         h1 = (h1 ^ unit).wrapping_mul(2_654_435_761);
         h2 = (h2 ^ unit).wrapping_mul(1_597_334_677);
     }
-    let m1 = (h1 ^ (h1 >> 16)).wrapping_mul(2_246_822_507) ^ (h2 ^ (h2 >> 13)).wrapping_mul(3_266_489_909);
-    let m2 = (h2 ^ (h2 >> 16)).wrapping_mul(2_246_822_507) ^ (m1 ^ (m1 >> 13)).wrapping_mul(3_266_489_909);
+    let m1 = (h1 ^ (h1 >> 16)).wrapping_mul(2_246_822_507)
+        ^ (h2 ^ (h2 >> 13)).wrapping_mul(3_266_489_909);
+    let m2 = (h2 ^ (h2 >> 16)).wrapping_mul(2_246_822_507)
+        ^ (m1 ^ (m1 >> 13)).wrapping_mul(3_266_489_909);
     let mut out = base36(m2);
     out.push_str(&base36(m1));
     out
@@ -229,7 +231,13 @@ fn base36(mut n: u32) -> String {
 fn normalize_id_part(part: &str) -> String {
     let sanitized: String = part
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
         .take(64)
         .collect();
     String::from(sanitized.trim_end_matches('_'))
@@ -237,7 +245,9 @@ fn normalize_id_part(part: &str) -> String {
 
 /// The id of a tool call of another model, for `provider`.
 fn normalize_foreign_id(id: &str, provider: &str) -> String {
-    let Some((call, item)) = id.split_once('|').filter(|_| PAIRED_ID_PROVIDERS.contains(&provider))
+    let Some((call, item)) = id
+        .split_once('|')
+        .filter(|_| PAIRED_ID_PROVIDERS.contains(&provider))
     else {
         return normalize_id_part(id);
     };
@@ -335,7 +345,9 @@ pub fn build_request(context: &Context, options: &RequestOptions) -> Result<Valu
                     parts.extend(images);
                     Value::Array(parts)
                 };
-                input.push(json!({"type": "function_call_output", "call_id": call_id, "output": output}));
+                input.push(
+                    json!({"type": "function_call_output", "call_id": call_id, "output": output}),
+                );
             }
             Message::Unknown(_) => continue,
         }
