@@ -183,8 +183,8 @@ fn token_complete(token: &str) -> bool {
 /// What finishes a cut scalar token, or `None` when it cannot start one.
 fn finish_token(token: &str) -> Option<&'static str> {
     for literal in ["true", "false", "null"] {
-        if literal.starts_with(token) {
-            return Some(&literal[token.len()..]);
+        if let Some(rest) = literal.strip_prefix(token) {
+            return Some(rest);
         }
     }
     if token_complete(token) {

@@ -48,8 +48,10 @@
 //!   `incomplete` gives `length`; `failed` and `cancelled` end in `error`.
 //! - `response.incomplete` with `incomplete_details.reason`
 //!   `max_output_tokens` (or none) gives `length`: an open tool call cut
-//!   off is kept, its argument text completed leniently (see
-//!   [`lenient`](crate::lenient)). Reason `content_filter` ends in `error`
+//!   off is kept, its argument text completed leniently: the shortest
+//!   suffix that makes it JSON (open strings closed, a dangling key or
+//!   value `null`, open objects and arrays closed) is sent as its last
+//!   delta. Reason `content_filter` ends in `error`
 //!   naming it.
 //! - `response.failed` ends in `error` with `CODE: MESSAGE` from
 //!   `response.error` (Pi's wording), and an `error` event with
@@ -247,39 +249,39 @@ impl ResponsesProjector {
                 self.emit.start(out);
             }
             "response.output_item.added" => self.item_added(p, out)?,
-            "response.reasoning_summary_part.added" => {
-                if self.addressed(p.output_index, ItemKind::Reasoning) {
-                    if let Some(current) = &mut self.current {
-                        current.summary_parts += 1;
-                        if current.summary_parts > 1 {
-                            self.emit.append("\n\n", out)?;
-                        }
+            "response.reasoning_summary_part.added"
+                if self.addressed(p.output_index, ItemKind::Reasoning) =>
+            {
+                if let Some(current) = &mut self.current {
+                    current.summary_parts += 1;
+                    if current.summary_parts > 1 {
+                        self.emit.append("\n\n", out)?;
                     }
                 }
             }
-            "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
-                if self.addressed(p.output_index, ItemKind::Reasoning) {
-                    if let Some(current) = &mut self.current {
-                        current.summary_parts = current.summary_parts.max(1);
-                    }
-                    self.emit.append(delta, out)?;
+            "response.reasoning_summary_text.delta" | "response.reasoning_text.delta"
+                if self.addressed(p.output_index, ItemKind::Reasoning) =>
+            {
+                if let Some(current) = &mut self.current {
+                    current.summary_parts = current.summary_parts.max(1);
                 }
+                self.emit.append(delta, out)?;
             }
-            "response.output_text.delta" | "response.refusal.delta" => {
-                if self.addressed(p.output_index, ItemKind::Message) {
-                    self.emit.append(delta, out)?;
-                }
+            "response.output_text.delta" | "response.refusal.delta"
+                if self.addressed(p.output_index, ItemKind::Message) =>
+            {
+                self.emit.append(delta, out)?;
             }
-            "response.function_call_arguments.delta" => {
-                if self.addressed(p.output_index, ItemKind::Call) {
-                    self.emit.append(delta, out)?;
-                }
+            "response.function_call_arguments.delta"
+                if self.addressed(p.output_index, ItemKind::Call) =>
+            {
+                self.emit.append(delta, out)?;
             }
-            "response.function_call_arguments.done" => {
-                if self.addressed(p.output_index, ItemKind::Call) {
-                    if let Some(full) = p.arguments.as_deref() {
-                        self.extend_to(full, out)?;
-                    }
+            "response.function_call_arguments.done"
+                if self.addressed(p.output_index, ItemKind::Call) =>
+            {
+                if let Some(full) = p.arguments.as_deref() {
+                    self.extend_to(full, out)?;
                 }
             }
             "response.output_item.done" => self.item_done(p, out)?,

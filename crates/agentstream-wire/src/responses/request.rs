@@ -300,7 +300,9 @@ pub fn build_request(context: &Context, options: &RequestOptions) -> Result<Valu
         match message {
             Message::User(m) => {
                 let parts: Vec<Value> = match &m.content {
-                    UserContent::Text(text) => vec_of(json!({"type": "input_text", "text": text})),
+                    UserContent::Text(text) => {
+                        alloc::vec![json!({"type": "input_text", "text": text})]
+                    }
                     UserContent::Blocks(blocks) => blocks.iter().filter_map(input_part).collect(),
                 };
                 if parts.is_empty() {
@@ -418,12 +420,6 @@ pub fn build_request(context: &Context, options: &RequestOptions) -> Result<Valu
         body.insert("text".into(), json!({ "format": spec }));
     }
     Ok(Value::Object(body))
-}
-
-fn vec_of(value: Value) -> Vec<Value> {
-    let mut v = Vec::with_capacity(1);
-    v.push(value);
-    v
 }
 
 /// A user or tool-result block as an input part.
