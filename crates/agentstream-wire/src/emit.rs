@@ -480,3 +480,127 @@ impl Emitter {
         self.terminate(ErrorReason::Aborted, text.into(), out);
     }
 }
+
+/// Reads one payload of type `T` from `data` (already surrogate-marked),
+/// or the error message naming `what` it should have been.
+pub(crate) fn read_payload<'a, T: serde::Deserialize<'a>>(
+    data: &'a str,
+    what: &str,
+) -> Result<T, String> {
+    serde_json::from_str::<T>(data).map_err(|_| {
+        let kind = if serde_json::from_str::<serde::de::IgnoredAny>(data).is_ok() {
+            format!("JSON that is not {what}")
+        } else {
+            String::from("data that is not JSON")
+        };
+        format!("the provider sent {kind}: {}", clip(data, QUOTE))
+    })
+}
+
+/// The methods every projector over an [`Emitter`] (field `emit`) shares,
+/// and its [`SseProjector`](crate::driver::SseProjector) implementation
+/// (each SSE event's data goes to `push_data`, whatever its `event:` name).
+macro_rules! emitter_projector {
+    ($ty:ident) => {
+        impl $ty {
+            /// Sets the prices that fill `usage.cost` of the final message
+            /// (see [`Pricing`](crate::pricing::Pricing)).
+            pub fn set_pricing(&mut self, pricing: Option<crate::pricing::Pricing>) {
+                self.emit.set_pricing(pricing);
+            }
+
+            /// Sets the timestamp (Unix milliseconds) of the messages. Only
+            /// has an effect before `start`.
+            pub fn set_timestamp(&mut self, timestamp_ms: u64) {
+                self.emit.edit_header(|h| h.timestamp = timestamp_ms);
+            }
+
+            /// Sets the limits on content blocks, tool calls and argument
+            /// text (see [`Limits`](crate::limits::Limits)); a message past
+            /// one ends in `error` naming it, with what came before kept.
+            pub fn set_limits(&mut self, limits: crate::limits::Limits) {
+                self.emit.limits = limits;
+            }
+
+            /// Whether a terminal event was produced; later input is ignored.
+            pub fn is_finished(&self) -> bool {
+                self.emit.is_finished()
+            }
+
+            /// Whether `start` was produced.
+            pub fn is_started(&self) -> bool {
+                self.emit.is_started()
+            }
+
+            /// Ends the stream in `error` with reason `aborted` and
+            /// [`ABORTED_MESSAGE`](agentstream::model::ABORTED_MESSAGE).
+            pub fn abort(&mut self, out: &mut alloc::vec::Vec<agentstream::model::ModelEvent>) {
+                self.emit.abort(out);
+            }
+
+            /// Ends the stream in `error` with reason `aborted` and
+            /// `message`: the call was cut short by something other than the
+            /// caller's signal, such as a timeout.
+            pub fn interrupt(
+                &mut self,
+                message: impl Into<alloc::string::String>,
+                out: &mut alloc::vec::Vec<agentstream::model::ModelEvent>,
+            ) {
+                self.emit.interrupt(message, out);
+            }
+
+            /// Ends the stream in `error` with `message`, unless it already
+            /// ended.
+            pub fn fail(
+                &mut self,
+                message: impl Into<alloc::string::String>,
+                out: &mut alloc::vec::Vec<agentstream::model::ModelEvent>,
+            ) {
+                self.emit.fail(message, out);
+            }
+        }
+
+        impl crate::driver::SseProjector for $ty {
+            fn push_event(
+                &mut self,
+                event: &crate::sse::SseEvent,
+                out: &mut alloc::vec::Vec<agentstream::model::ModelEvent>,
+            ) {
+                self.push_data(&event.data, out);
+            }
+
+            fn finish(&mut self, out: &mut alloc::vec::Vec<agentstream::model::ModelEvent>) {
+                $ty::finish(self, out);
+            }
+
+            fn abort(&mut self, out: &mut alloc::vec::Vec<agentstream::model::ModelEvent>) {
+                $ty::abort(self, out);
+            }
+
+            fn interrupt(
+                &mut self,
+                message: alloc::string::String,
+                out: &mut alloc::vec::Vec<agentstream::model::ModelEvent>,
+            ) {
+                $ty::interrupt(self, message, out);
+            }
+
+            fn fail(
+                &mut self,
+                message: alloc::string::String,
+                out: &mut alloc::vec::Vec<agentstream::model::ModelEvent>,
+            ) {
+                $ty::fail(self, message, out);
+            }
+
+            fn is_finished(&self) -> bool {
+                $ty::is_finished(self)
+            }
+
+            fn set_limits(&mut self, limits: crate::limits::Limits) {
+                $ty::set_limits(self, limits);
+            }
+        }
+    };
+}
+pub(crate) use emitter_projector;

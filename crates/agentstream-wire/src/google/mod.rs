@@ -16,7 +16,6 @@
 //! projectors, so the generic SSE stream drives it as it drives
 //! [`EventProjector`](crate::anthropic::EventProjector).
 
-mod driver;
 pub mod projector;
 pub mod request;
 pub mod schema;

@@ -82,10 +82,9 @@ use serde_json::{Map, Value};
 use agentstream::message::{assistant, AssistantMessage, StopReason, Usage};
 use agentstream::model::{DoneReason, ErrorCause, ModelEvent, ProviderFailure};
 
-use crate::emit::{Emitter, Kind};
+use crate::emit::{emitter_projector, read_payload, Emitter, Kind};
 use crate::json::{borrowed_str, clip};
-use crate::limits::{Limit, Limits};
-use crate::pricing::Pricing;
+use crate::limits::Limit;
 use crate::surrogates::mark_lone_surrogates;
 
 /// The `api` of messages from the Gemini API, as Pi names it.
@@ -138,6 +137,8 @@ pub struct GeminiProjector {
     cause: Option<ErrorCause>,
 }
 
+emitter_projector!(GeminiProjector);
+
 impl GeminiProjector {
     /// A projector for messages of `model` from `provider`, with `api`
     /// [`GOOGLE_API`] and timestamp 0.
@@ -163,33 +164,6 @@ impl GeminiProjector {
         }
     }
 
-    /// Sets the prices that fill `usage.cost` of the final message.
-    pub fn set_pricing(&mut self, pricing: Option<Pricing>) {
-        self.emit.set_pricing(pricing);
-    }
-
-    /// Sets the timestamp (Unix milliseconds) of the messages. Only has an
-    /// effect before `start`.
-    pub fn set_timestamp(&mut self, timestamp_ms: u64) {
-        self.emit.edit_header(|h| h.timestamp = timestamp_ms);
-    }
-
-    /// Sets the limits on content blocks, tool calls and argument text
-    /// (see [`Limits`]).
-    pub fn set_limits(&mut self, limits: Limits) {
-        self.emit.limits = limits;
-    }
-
-    /// Whether a terminal event was produced; later input is ignored.
-    pub fn is_finished(&self) -> bool {
-        self.emit.is_finished()
-    }
-
-    /// Whether `start` was produced.
-    pub fn is_started(&self) -> bool {
-        self.emit.is_started()
-    }
-
     /// The provider's failure when the stream ended in `error` because of a
     /// failing `finishReason`, a `blockReason` or an `error` payload:
     /// [`ErrorCause::Provider`] with the reason (`SAFETY`) or the error's
@@ -206,15 +180,9 @@ impl GeminiProjector {
         let marked = mark_lone_surrogates(data);
         self.emit.marked = marked.is_some();
         let data = marked.as_deref().unwrap_or(data);
-        let chunk = match serde_json::from_str::<Chunk<'_>>(data) {
-            Ok(chunk) => chunk,
-            Err(_) => {
-                let what = if serde_json::from_str::<Value>(data).is_ok() {
-                    "JSON that is not a GenerateContentResponse"
-                } else {
-                    "data that is not JSON"
-                };
-                let message = format!("the provider sent {what}: {}", clip(data, QUOTE));
+        let chunk = match read_payload::<Chunk<'_>>(data, "a GenerateContentResponse") {
+            Ok(value) => value,
+            Err(message) => {
                 self.emit.fail(message, out);
                 return;
             }
@@ -500,23 +468,6 @@ impl GeminiProjector {
         if let Err(message) = result {
             self.emit.fail(message, out);
         }
-    }
-
-    /// Ends the stream in `error` with reason `aborted` and
-    /// [`ABORTED_MESSAGE`](agentstream::model::ABORTED_MESSAGE).
-    pub fn abort(&mut self, out: &mut Vec<ModelEvent>) {
-        self.emit.abort(out);
-    }
-
-    /// Ends the stream in `error` with reason `aborted` and `message` (a
-    /// timeout, say).
-    pub fn interrupt(&mut self, message: impl Into<String>, out: &mut Vec<ModelEvent>) {
-        self.emit.interrupt(message, out);
-    }
-
-    /// Ends the stream in `error` with `message`, unless it already ended.
-    pub fn fail(&mut self, message: impl Into<String>, out: &mut Vec<ModelEvent>) {
-        self.emit.fail(message, out);
     }
 }
 

@@ -16,7 +16,6 @@
 //! `is_finished`, `set_limits`), so the generic SSE stream drives it as it
 //! drives [`EventProjector`](crate::anthropic::EventProjector).
 
-mod driver;
 pub mod projector;
 pub mod request;
 

@@ -84,17 +84,12 @@ use serde_json::{json, Value};
 use agentstream::message::{assistant, AssistantMessage, StopReason, Usage};
 use agentstream::model::{DoneReason, ErrorCause, ModelEvent, ProviderFailure};
 
-use crate::emit::{Emitter, Kind};
-use crate::json::{borrowed_str, clip};
-use crate::limits::Limits;
-use crate::pricing::Pricing;
+use crate::emit::{emitter_projector, read_payload, Emitter, Kind};
+use crate::json::borrowed_str;
 use crate::surrogates::mark_lone_surrogates;
 
 /// The `api` of messages from the OpenAI Responses API, as Pi names it.
 pub const OPENAI_RESPONSES_API: &str = "openai-responses";
-
-/// How many characters of offending data an error message quotes.
-const QUOTE: usize = 200;
 
 /// The prefix of a failure on a stop reason, as [`cause`](crate::cause)
 /// reads it.
@@ -146,6 +141,8 @@ pub struct ResponsesProjector {
     cause: Option<ErrorCause>,
 }
 
+emitter_projector!(ResponsesProjector);
+
 impl ResponsesProjector {
     /// A projector for messages of `model` from `provider`, with `api`
     /// [`OPENAI_RESPONSES_API`] and timestamp 0.
@@ -168,33 +165,6 @@ impl ResponsesProjector {
         }
     }
 
-    /// Sets the prices that fill `usage.cost` of the final message.
-    pub fn set_pricing(&mut self, pricing: Option<Pricing>) {
-        self.emit.set_pricing(pricing);
-    }
-
-    /// Sets the timestamp (Unix milliseconds) of the messages. Only has an
-    /// effect before `start`.
-    pub fn set_timestamp(&mut self, timestamp_ms: u64) {
-        self.emit.edit_header(|h| h.timestamp = timestamp_ms);
-    }
-
-    /// Sets the limits on content blocks, tool calls and argument text
-    /// (see [`Limits`]).
-    pub fn set_limits(&mut self, limits: Limits) {
-        self.emit.limits = limits;
-    }
-
-    /// Whether a terminal event was produced; later input is ignored.
-    pub fn is_finished(&self) -> bool {
-        self.emit.is_finished()
-    }
-
-    /// Whether `start` was produced.
-    pub fn is_started(&self) -> bool {
-        self.emit.is_started()
-    }
-
     /// The provider's failure when the stream ended in `error` because of
     /// an `error` event, `response.failed`, or a failing status or
     /// incomplete reason: [`ErrorCause::Provider`] with the code
@@ -211,15 +181,9 @@ impl ResponsesProjector {
         let marked = mark_lone_surrogates(data);
         self.emit.marked = marked.is_some();
         let data = marked.as_deref().unwrap_or(data);
-        let payload = match serde_json::from_str::<Payload<'_>>(data) {
-            Ok(payload) => payload,
-            Err(_) => {
-                let what = if serde_json::from_str::<Value>(data).is_ok() {
-                    "JSON that is not a Responses stream event"
-                } else {
-                    "data that is not JSON"
-                };
-                let message = format!("the provider sent {what}: {}", clip(data, QUOTE));
+        let payload = match read_payload::<Payload<'_>>(data, "a Responses stream event") {
+            Ok(value) => value,
+            Err(message) => {
                 self.emit.fail(message, out);
                 return;
             }
@@ -545,23 +509,6 @@ impl ResponsesProjector {
             "the stream ended before response.completed: the response is truncated",
             out,
         );
-    }
-
-    /// Ends the stream in `error` with reason `aborted` and
-    /// [`ABORTED_MESSAGE`](agentstream::model::ABORTED_MESSAGE).
-    pub fn abort(&mut self, out: &mut Vec<ModelEvent>) {
-        self.emit.abort(out);
-    }
-
-    /// Ends the stream in `error` with reason `aborted` and `message` (a
-    /// timeout, say).
-    pub fn interrupt(&mut self, message: impl Into<String>, out: &mut Vec<ModelEvent>) {
-        self.emit.interrupt(message, out);
-    }
-
-    /// Ends the stream in `error` with `message`, unless it already ended.
-    pub fn fail(&mut self, message: impl Into<String>, out: &mut Vec<ModelEvent>) {
-        self.emit.fail(message, out);
     }
 }
 
