@@ -384,29 +384,29 @@ impl GeminiProjector {
         self.emit.close(out)
     }
 
-    fn read_usage(&mut self, usage: &Value) {
-        let get = |key: &str| usage.get(key).and_then(Value::as_u64);
-        let keys = [
-            "promptTokenCount",
-            "candidatesTokenCount",
-            "totalTokenCount",
-            "thoughtsTokenCount",
+    fn read_usage(&mut self, usage: &UsageMetadata) {
+        let counts = [
+            usage.prompt_token_count,
+            usage.candidates_token_count,
+            usage.total_token_count,
+            usage.thoughts_token_count,
         ];
-        if keys.iter().all(|k| get(k).is_none()) {
+        if counts.iter().all(Option::is_none) {
             return;
         }
-        let prompt = get("promptTokenCount").unwrap_or(0);
-        let cached = get("cachedContentTokenCount").unwrap_or(0);
-        let output = get("candidatesTokenCount")
+        let prompt = usage.prompt_token_count.unwrap_or(0);
+        let cached = usage.cached_content_token_count.unwrap_or(0);
+        let output = usage
+            .candidates_token_count
             .unwrap_or(0)
-            .saturating_add(get("thoughtsTokenCount").unwrap_or(0));
+            .saturating_add(usage.thoughts_token_count.unwrap_or(0));
         let input = prompt.saturating_sub(cached);
         let sum = input.saturating_add(output).saturating_add(cached);
         self.emit.usage = Some(Usage {
             input,
             output,
             cache_read: cached,
-            total_tokens: Some(get("totalTokenCount").unwrap_or(0).max(sum)),
+            total_tokens: Some(usage.total_token_count.unwrap_or(0).max(sum)),
             ..Usage::default()
         });
     }
@@ -552,13 +552,30 @@ struct Chunk<'a> {
     #[serde(borrow, default)]
     candidates: Option<Vec<Candidate<'a>>>,
     #[serde(default)]
-    usage_metadata: Option<Value>,
+    usage_metadata: Option<UsageMetadata>,
     #[serde(borrow, default, deserialize_with = "borrowed_str")]
     response_id: Option<Cow<'a, str>>,
     #[serde(default)]
     prompt_feedback: Option<Value>,
     #[serde(default)]
     error: Option<Value>,
+}
+
+/// The counts of `usageMetadata` the projector reads (the per-modality
+/// details are skipped without being built).
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct UsageMetadata {
+    #[serde(default)]
+    prompt_token_count: Option<u64>,
+    #[serde(default)]
+    candidates_token_count: Option<u64>,
+    #[serde(default)]
+    total_token_count: Option<u64>,
+    #[serde(default)]
+    thoughts_token_count: Option<u64>,
+    #[serde(default)]
+    cached_content_token_count: Option<u64>,
 }
 
 #[derive(Debug, Deserialize)]
