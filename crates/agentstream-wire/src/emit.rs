@@ -16,6 +16,8 @@ use alloc::vec::Vec;
 use agentstream::message::{
     AssistantMessage, ContentBlock, TextContent, ThinkingContent, ToolCall, Usage,
 };
+use serde_json::{Map, Value};
+
 use agentstream::model::{DoneReason, ErrorReason, ModelEvent, PartialBuilder, ABORTED_MESSAGE};
 
 use crate::json::{clip, is_json_blank, parse_arguments};
@@ -65,6 +67,8 @@ pub(crate) struct Emitter {
     joiner: SurrogateJoiner,
     /// The payload being projected had lone surrogate escapes (marked).
     pub(crate) marked: bool,
+    /// Header fields learnt after `start`, set on the terminal message.
+    late_extra: Map<String, Value>,
 }
 
 impl Emitter {
@@ -82,6 +86,19 @@ impl Emitter {
             tool_calls: 0,
             joiner: SurrogateJoiner::default(),
             marked: false,
+            late_extra: Map::new(),
+        }
+    }
+
+    /// Sets header field `key` of the message: in the header before
+    /// `start`, on the terminal message after it.
+    pub(crate) fn set_extra(&mut self, key: &str, value: Value) {
+        if self.started {
+            self.late_extra.insert(key.into(), value);
+        } else {
+            self.edit_header(|h| {
+                h.extra.insert(key.into(), value);
+            });
         }
     }
 
@@ -394,6 +411,9 @@ impl Emitter {
 
     /// The final message with the usage (and its cost).
     fn final_message(&self, mut message: AssistantMessage) -> AssistantMessage {
+        for (key, value) in &self.late_extra {
+            message.extra.insert(key.clone(), value.clone());
+        }
         if let Some(usage) = &self.usage {
             message.usage = usage.clone();
             if let Some(pricing) = &self.pricing {

@@ -52,6 +52,19 @@
 //! message. [`error_cause`](GeminiProjector::error_cause) keeps the
 //! reason or the error's code.
 //!
+//! # Hostile input
+//!
+//! Unknown fields and part types are ignored. Data that is not JSON, or a
+//! payload whose known fields have the wrong types, ends in `error`
+//! quoting it. Lone UTF-16 surrogate escapes are accepted as in the other
+//! projectors. A `jsonPath` this client cannot read, that crosses a value
+//! of another shape, skips an array index or has more than 64 steps ends
+//! in `error`; the assembled arguments count against
+//! `max_tool_argument_bytes`. On error or abort the open block keeps its
+//! text so far (an open streamed call is left out).
+//!
+//! # Usage
+//!
 //! Usage (`usageMetadata`, cumulative: each payload with a count replaces
 //! the known usage): `input` is `promptTokenCount` less
 //! `cachedContentTokenCount`, which is `cacheRead`; `output` is

@@ -62,13 +62,17 @@
 //!   `output` is `output_tokens` (reasoning tokens included, as OpenAI
 //!   counts them); `totalTokens` is `total_tokens`, or the sum when that is
 //!   missing or smaller.
+//! - `response.id` of `response.created` (and `response.in_progress`) is
+//!   the message's `responseId`; the one of `response.completed` replaces
+//!   it, as Pi does (proxies that rotate ids give a new one there).
 //! - A body that ends without a terminal event ends in `error`
 //!   (truncated).
 //!
 //! # Hostile input
 //!
-//! Unknown event types and fields are ignored. Data that is not JSON, or
-//! not an object with a string `type`, ends in `error`. Lone UTF-16
+//! Unknown event types and fields are ignored. Data that is not JSON, not
+//! an object with a string `type`, or whose known fields have the wrong
+//! types, ends in `error` quoting it. Lone UTF-16
 //! surrogate escapes are accepted as in the other projectors. On error or
 //! abort the open block keeps its text so far; an open tool call is kept
 //! only if its argument text is already a JSON object.
@@ -204,12 +208,7 @@ impl ResponsesProjector {
         let delta = p.delta.as_deref().unwrap_or("");
         match &*p.kind {
             "response.created" | "response.in_progress" => {
-                if let Some(id) = p.response_field("id").and_then(Value::as_str) {
-                    let id = String::from(id);
-                    self.emit.edit_header(|h| {
-                        h.extra.insert("responseId".into(), Value::String(id));
-                    });
-                }
+                self.read_id(p);
                 self.emit.start(out);
             }
             "response.output_item.added" => self.item_added(p, out)?,
@@ -250,6 +249,7 @@ impl ResponsesProjector {
             }
             "response.output_item.done" => self.item_done(p, out)?,
             "response.completed" => {
+                self.read_id(p);
                 self.emit.start(out);
                 let response = p.response.as_ref();
                 self.read_usage(response);
@@ -334,6 +334,14 @@ impl ResponsesProjector {
             _ => {}
         }
         Ok(())
+    }
+
+    /// `response.id` is the message's `responseId`; the one of
+    /// `response.completed` wins, as in Pi.
+    fn read_id(&mut self, p: &Payload<'_>) {
+        if let Some(id) = p.response_field("id").and_then(Value::as_str) {
+            self.emit.set_extra("responseId", Value::String(id.into()));
+        }
     }
 
     fn stop_failure(&mut self, field: &str, value: &str) -> String {
