@@ -16,6 +16,7 @@
 //! projectors, so the generic SSE stream drives it as it drives
 //! [`EventProjector`](crate::anthropic::EventProjector).
 
+mod partial_args;
 pub mod projector;
 pub mod request;
 pub mod schema;
