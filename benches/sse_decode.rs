@@ -4,7 +4,10 @@
 //! (each event's data parsed into a `serde_json::Value`, the text deltas
 //! appended to a `String`), on the same bytes fed in the same pieces. A
 //! third input is an Anthropic Messages stream, decoded by ours with
-//! `AnthropicStream` and by the peer the same way.
+//! `AnthropicStream` and by the peer the same way. Two more are an OpenAI
+//! Responses stream and a Gemini `streamGenerateContent` stream, decoded by
+//! ours with the SSE decoder feeding `ResponsesProjector` /
+//! `GeminiProjector` (what the generic SSE stream does with them).
 //!
 //! Run with `cargo bench -p agentstream-suite --bench sse_decode`. After
 //! criterion's groups it prints a markdown table: throughput (MB/s, best of
@@ -19,8 +22,11 @@ use std::time::Instant;
 
 use agentstream_test_support::{allocations as allocations_so_far, CountingAllocator};
 use agentstream_wire::anthropic::AnthropicStream;
+use agentstream_wire::google::GeminiProjector;
 use agentstream_wire::http::ResponseStream;
 use agentstream_wire::openai::OpenAiStream;
+use agentstream_wire::responses::ResponsesProjector;
+use agentstream_wire::sse::SseDecoder;
 use criterion::{criterion_group, Criterion, Throughput};
 use eventsource_stream::Eventsource;
 use futures_util::{stream, FutureExt, StreamExt};
@@ -38,6 +44,13 @@ enum Style {
     /// Anthropic Messages: `event:` + `data:` events, text deltas in
     /// `content_block_delta` payloads.
     Anthropic,
+    /// OpenAI Responses: `event:` + `data:` events, text in
+    /// `response.output_text.delta` payloads; the finished item and
+    /// `response.completed` repeat the whole text, as OpenAI sends them.
+    Responses,
+    /// Gemini: `data:` lines, each a `GenerateContentResponse` with one
+    /// text part and the cumulative `usageMetadata`.
+    Gemini,
 }
 
 /// The body size to reach, and how many pieces it is fed in.
@@ -52,8 +65,11 @@ const ROUNDS: usize = 5;
 /// finish chunk, a usage chunk and `[DONE]`. Returns it with its event
 /// count.
 fn body_of(style: Style) -> (Vec<u8>, usize) {
-    if let Style::Anthropic = style {
-        return anthropic_body();
+    match style {
+        Style::Anthropic => return anthropic_body(),
+        Style::Responses => return responses_body(),
+        Style::Gemini => return gemini_body(),
+        _ => {}
     }
     let words = [
         "The ",
@@ -79,13 +95,15 @@ fn body_of(style: Style) -> (Vec<u8>, usize) {
             r#"{"id":"cmpl-9a8b","object":"chat.completion.chunk","choices":[{"index":0,"delta":"#
         }
         // What api.openai.com sends: about 260 bytes per event.
-        Style::OpenAi | Style::Anthropic => {
+        Style::OpenAi | Style::Anthropic | Style::Responses | Style::Gemini => {
             r#"{"id":"chatcmpl-9a8b7c6d5e4f3a2b1c0d","object":"chat.completion.chunk","created":1733140000,"model":"gpt-4o-mini-2024-07-18","system_fingerprint":"fp_0ba0d124f1","choices":[{"index":0,"delta":"#
         }
     };
     let tail = match style {
         Style::Compact => "}]}",
-        Style::OpenAi | Style::Anthropic => r#","logprobs":null,"finish_reason":null}]}"#,
+        Style::OpenAi | Style::Anthropic | Style::Responses | Style::Gemini => {
+            r#","logprobs":null,"finish_reason":null}]}"#
+        }
     };
     let mut out = String::with_capacity(TARGET_BYTES + 4096);
     let mut events = 0;
@@ -202,6 +220,117 @@ fn anthropic_body() -> (Vec<u8>, usize) {
     (out.into_bytes(), events)
 }
 
+/// The one-to-three-word delta number `i`, as the other bodies make them.
+fn words(i: usize) -> String {
+    (0..1 + i % 3)
+        .map(|k| WORDS[(i * 7 + k) % WORDS.len()])
+        .collect()
+}
+
+/// A Responses-shaped body as api.openai.com sends it: `response.created`,
+/// a `message` item and its `output_text` part, `response.output_text.delta`s
+/// (about 200 bytes per event with its `event:` line), then the `.done`
+/// events and `response.completed`, which repeat the whole text. Returns
+/// it with its event count.
+fn responses_body() -> (Vec<u8>, usize) {
+    let mut out = String::with_capacity(TARGET_BYTES + 4096);
+    let mut events = 0;
+    let mut push = |out: &mut String, data: &str| {
+        let kind = data[9..].split('"').next().unwrap_or("");
+        out.push_str("event: ");
+        out.push_str(kind);
+        out.push_str("\ndata: ");
+        out.push_str(data);
+        out.push_str("\n\n");
+        events += 1;
+    };
+    let id = "msg_0d5b91a37ec2e2620169cb13c670e081919f4d3f4110384d12";
+    push(
+        &mut out,
+        r#"{"type":"response.created","sequence_number":0,"response":{"id":"resp_0d5b91a37ec2e2620169cb13c670e081919f4d3f4110384d12","object":"response","status":"in_progress","model":"gpt-5-mini-2025-08-07","output":[],"usage":null}}"#,
+    );
+    push(
+        &mut out,
+        &format!(
+            r#"{{"type":"response.output_item.added","sequence_number":1,"output_index":0,"item":{{"id":"{id}","type":"message","status":"in_progress","content":[],"role":"assistant"}}}}"#
+        ),
+    );
+    push(
+        &mut out,
+        &format!(
+            r#"{{"type":"response.content_part.added","sequence_number":2,"item_id":"{id}","output_index":0,"content_index":0,"part":{{"type":"output_text","annotations":[],"logprobs":[],"text":""}}}}"#
+        ),
+    );
+    let mut text = String::new();
+    let mut i = 0usize;
+    // The text comes three more times at the end.
+    while out.len() + 4 * text.len() < TARGET_BYTES - 2000 {
+        let delta = words(i);
+        text.push_str(&delta);
+        let escaped = serde_json::to_string(&delta).unwrap();
+        push(
+            &mut out,
+            &format!(
+                r#"{{"type":"response.output_text.delta","sequence_number":{},"item_id":"{id}","output_index":0,"content_index":0,"delta":{escaped},"logprobs":[],"obfuscation":"Xq3"}}"#,
+                i + 3
+            ),
+        );
+        i += 1;
+    }
+    let whole = serde_json::to_string(&text).unwrap();
+    push(
+        &mut out,
+        &format!(
+            r#"{{"type":"response.output_text.done","sequence_number":0,"item_id":"{id}","output_index":0,"content_index":0,"text":{whole},"logprobs":[]}}"#
+        ),
+    );
+    push(
+        &mut out,
+        &format!(
+            r#"{{"type":"response.output_item.done","sequence_number":0,"output_index":0,"item":{{"id":"{id}","type":"message","status":"completed","content":[{{"type":"output_text","annotations":[],"logprobs":[],"text":{whole}}}],"role":"assistant"}}}}"#
+        ),
+    );
+    push(
+        &mut out,
+        &format!(
+            r#"{{"type":"response.completed","sequence_number":0,"response":{{"id":"resp_1","status":"completed","output":[{{"id":"{id}","type":"message","content":[{{"type":"output_text","text":{whole}}}]}}],"usage":{{"input_tokens":1200,"input_tokens_details":{{"cached_tokens":1024}},"output_tokens":60000,"output_tokens_details":{{"reasoning_tokens":0}},"total_tokens":61200}}}}}}"#
+        ),
+    );
+    (out.into_bytes(), events)
+}
+
+/// A Gemini-shaped body as generativelanguage.googleapis.com sends it with
+/// `alt=sse`: one `GenerateContentResponse` per event with a text part of
+/// one to three words and the cumulative usage (about 330 bytes per
+/// event), the last with `finishReason: STOP`. Returns it with its event
+/// count.
+fn gemini_body() -> (Vec<u8>, usize) {
+    let mut out = String::with_capacity(TARGET_BYTES + 4096);
+    let mut events = 0;
+    let mut i = 0usize;
+    loop {
+        let last = out.len() >= TARGET_BYTES - 600;
+        let escaped = serde_json::to_string(&words(i)).unwrap();
+        let finish = if last {
+            r#","finishReason":"STOP""#
+        } else {
+            ""
+        };
+        out.push_str(&format!(
+            r#"data: {{"candidates":[{{"content":{{"parts":[{{"text":{escaped}}}],"role":"model"}}{finish},"index":0}}],"usageMetadata":{{"promptTokenCount":9,"candidatesTokenCount":{},"totalTokenCount":{},"promptTokensDetails":[{{"modality":"TEXT","tokenCount":9}}],"thoughtsTokenCount":185}},"modelVersion":"gemini-2.5-flash","responseId":"bH6LaZW8Fp_3nsEPqtaSwQ4"}}"#,
+            i + 1,
+            i + 195
+        ));
+        out.push_str("\r\n\r\n");
+        events += 1;
+        i += 1;
+        if last {
+            break;
+        }
+    }
+    (out.into_bytes(), events)
+}
+
 /// `PIECES` pieces at pseudo-random boundaries (inside UTF-8 characters
 /// and lines included).
 fn split(body: &[u8]) -> Vec<&[u8]> {
@@ -233,6 +362,43 @@ fn ours_anthropic(pieces: &[&[u8]]) -> (usize, usize) {
         pieces,
         AnthropicStream::new("claude-sonnet-4-5", "anthropic", None),
     )
+}
+
+/// Ours on a Responses- or Gemini-shaped body: the SSE decoder feeding the
+/// projector, as the SSE stream drives it.
+fn ours_projector(pieces: &[&[u8]], style: Style) -> (usize, usize) {
+    let mut decoder = SseDecoder::new();
+    let mut responses = ResponsesProjector::new("gpt-5-mini", "openai");
+    let mut gemini = GeminiProjector::new("gemini-2.5-flash", "google");
+    let mut out = Vec::new();
+    let mut events = 0;
+    let mut text = 0;
+    let mut drain = |out: &mut Vec<agentstream::model::ModelEvent>| {
+        for event in out.drain(..) {
+            events += 1;
+            if let Some(message) = event.terminal_message() {
+                text = message.text().len();
+            }
+            black_box(&event);
+        }
+    };
+    let mut push = |event: &agentstream_wire::sse::SseEvent, out: &mut Vec<_>| match style {
+        Style::Gemini => gemini.push_data(&event.data, out),
+        _ => responses.push_data(&event.data, out),
+    };
+    for piece in pieces {
+        decoder
+            .feed_ref(piece, |event| push(event, &mut out))
+            .expect("within the limits");
+        drain(&mut out);
+    }
+    decoder.finish_ref(|event| push(event, &mut out));
+    match style {
+        Style::Gemini => gemini.finish(&mut out),
+        _ => responses.finish(&mut out),
+    }
+    drain(&mut out);
+    (events, text)
 }
 
 fn ours_with(pieces: &[&[u8]], mut stream: impl ResponseStream) -> (usize, usize) {
@@ -270,6 +436,16 @@ fn peer(pieces: &[&[u8]]) -> (usize, usize) {
             if let Some(delta) = value["choices"][0]["delta"]["content"].as_str() {
                 text.push_str(delta);
             }
+            // Responses: `{"type":"response.output_text.delta","delta":…}`.
+            if value["type"] == "response.output_text.delta" {
+                if let Some(delta) = value["delta"].as_str() {
+                    text.push_str(delta);
+                }
+            }
+            // Gemini: `{"candidates":[{"content":{"parts":[{"text":…}]}}]}`.
+            if let Some(delta) = value["candidates"][0]["content"]["parts"][0]["text"].as_str() {
+                text.push_str(delta);
+            }
             // Anthropic's shape: `{"type":"content_block_delta","delta":{"text":…}}`.
             if value["type"] == "content_block_delta" {
                 if let Some(delta) = value["delta"]["text"].as_str() {
@@ -304,6 +480,20 @@ fn bench(c: &mut Criterion) {
         b.iter(|| peer(black_box(&pieces)))
     });
     group.finish();
+    for (style, name) in [(Style::Responses, "responses"), (Style::Gemini, "gemini")] {
+        let (body, _) = body_of(style);
+        let pieces = split(&body);
+        let mut group = c.benchmark_group(format!("sse_decode 10 MB {name}"));
+        group.throughput(Throughput::Bytes(body.len() as u64));
+        group.sample_size(10);
+        group.bench_function("ours", |b| {
+            b.iter(|| ours_projector(black_box(&pieces), style))
+        });
+        group.bench_function("eventsource-stream + serde_json", |b| {
+            b.iter(|| peer(black_box(&pieces)))
+        });
+        group.finish();
+    }
 }
 
 criterion_group!(benches, bench);
@@ -336,7 +526,17 @@ fn summary() {
     );
     println!("|---|---|---:|---:|---:|---:|");
     let mut notes = Vec::new();
-    for style in [Style::Compact, Style::OpenAi, Style::Anthropic] {
+    let only = std::env::var("SSE_DECODE_ONLY").ok();
+    for style in [
+        Style::Compact,
+        Style::OpenAi,
+        Style::Anthropic,
+        Style::Responses,
+        Style::Gemini,
+    ] {
+        if only.as_deref().is_some_and(|o| o != format!("{style:?}")) {
+            continue;
+        }
         let (body, events) = body_of(style);
         let pieces = split(&body);
         // Alternate the two so load from elsewhere on the machine hits both.
@@ -346,6 +546,9 @@ fn summary() {
         for _ in 0..ROUNDS {
             let (mbs, allocs, result) = match style {
                 Style::Anthropic => measure(3, body.len(), || ours_anthropic(&pieces)),
+                Style::Responses | Style::Gemini => {
+                    measure(3, body.len(), || ours_projector(&pieces, style))
+                }
                 _ => measure(3, body.len(), || ours(&pieces)),
             };
             (ours_mbs, ours_allocs, ours_result) = (ours_mbs.max(mbs), allocs, result);
@@ -361,10 +564,11 @@ fn summary() {
         let per = |allocs: u64, n: usize| allocs as f64 / n as f64;
         println!(
             "| {input} | ours: `{}` | {ours_mbs:.1} | {ours_allocs} | {:.2} | {:.2} |",
-            if let Style::Anthropic = style {
-                "AnthropicStream"
-            } else {
-                "OpenAiStream"
+            match style {
+                Style::Anthropic => "AnthropicStream",
+                Style::Responses => "SseDecoder + ResponsesProjector",
+                Style::Gemini => "SseDecoder + GeminiProjector",
+                _ => "OpenAiStream",
             },
             per(ours_allocs, pieces.len()),
             per(ours_allocs, events)
@@ -393,14 +597,19 @@ fn main() {
         // profiled is generated.
         let style = if side.ends_with("-anthropic") {
             Style::Anthropic
+        } else if side.ends_with("-responses") {
+            Style::Responses
+        } else if side.ends_with("-gemini") {
+            Style::Gemini
         } else {
             Style::Compact
         };
         let (body, _) = body_of(style);
         let pieces = split(&body);
         let result = match side.as_str() {
-            "peer" | "peer-anthropic" => peer(&pieces),
+            "peer" | "peer-anthropic" | "peer-responses" | "peer-gemini" => peer(&pieces),
             "ours-anthropic" => ours_anthropic(&pieces),
+            "ours-responses" | "ours-gemini" => ours_projector(&pieces, style),
             _ => ours(&pieces),
         };
         println!("{side}: {result:?}");

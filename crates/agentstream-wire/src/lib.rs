@@ -16,6 +16,12 @@
 //!   [`EventProjector`](anthropic::EventProjector) from stream payloads to
 //!   events, [`AnthropicStream`](anthropic::AnthropicStream) and
 //!   [`AnthropicConfig`](anthropic::AnthropicConfig).
+//! - [`responses`]: OpenAI Responses: the request builder
+//!   (`responses::build_request`) and the
+//!   [`ResponsesProjector`](responses::ResponsesProjector).
+//! - [`google`]: Google Gemini `streamGenerateContent`: the request builder
+//!   (`google::build_request`) and the
+//!   [`GeminiProjector`](google::GeminiProjector).
 //! - [`endpoint`]: [`Endpoint`](endpoint::Endpoint), what an HTTP adapter
 //!   needs from any provider's configuration, and the
 //!   [`PreparedRequest`](endpoint::PreparedRequest) it sends.
@@ -64,15 +70,19 @@ extern crate alloc;
 pub mod anthropic;
 pub mod cause;
 mod driver;
+mod emit;
 pub mod endpoint;
 pub mod fidelity;
+pub mod google;
 pub mod http;
 mod json;
+mod lenient;
 pub mod limits;
 pub mod openai;
 pub mod options;
 pub mod pricing;
 pub mod replay;
+pub mod responses;
 pub mod sse;
 pub mod surrogates;
 pub mod tap;

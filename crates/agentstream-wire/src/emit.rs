@@ -1,0 +1,626 @@
+//! [`Emitter`]: the event-protocol side a projector shares with every
+//! other: the partial snapshots, one open block at a time, the limits on
+//! blocks, calls and argument bytes, lone surrogate halves joined across
+//! deltas, and the terminal `done` or `error` with the usage and its cost.
+//!
+//! A provider's projector reads its wire format and drives an `Emitter`;
+//! every sequence an `Emitter` produces passes
+//! [`validate_events`](agentstream::model::validate_events).
+
+use alloc::boxed::Box;
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+
+use agentstream::message::{
+    AssistantMessage, ContentBlock, TextContent, ThinkingContent, ToolCall, Usage,
+};
+use serde_json::{Map, Value};
+
+use agentstream::model::{DoneReason, ErrorReason, ModelEvent, PartialBuilder, ABORTED_MESSAGE};
+
+use crate::json::{clip, is_json_blank, parse_arguments};
+use crate::lenient::completion;
+use crate::limits::{Limit, LimitExceeded, Limits};
+use crate::pricing::Pricing;
+use crate::surrogates::SurrogateJoiner;
+
+/// How many characters of offending argument text an error message quotes.
+const QUOTE: usize = 200;
+
+/// The kind of the open block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Text,
+    Thinking,
+    Tool,
+}
+
+/// The open block.
+#[derive(Debug)]
+struct Open {
+    kind: Kind,
+    index: usize,
+    /// The text or thinking signature, or the call's `thoughtSignature`.
+    signature: Option<String>,
+    /// A tool call's id, name and argument text.
+    id: String,
+    name: String,
+    args: String,
+}
+
+/// See the [module documentation](self).
+#[derive(Debug)]
+pub(crate) struct Emitter {
+    builder: PartialBuilder,
+    started: bool,
+    finished: bool,
+    open: Option<Open>,
+    has_tool_calls: bool,
+    /// The usage, once the provider sent any.
+    pub(crate) usage: Option<Usage>,
+    pricing: Option<Pricing>,
+    pub(crate) limits: Limits,
+    blocks: usize,
+    tool_calls: usize,
+    joiner: SurrogateJoiner,
+    /// The payload being projected had lone surrogate escapes (marked).
+    pub(crate) marked: bool,
+    /// Header fields learnt after `start`, set on the terminal message.
+    late_extra: Map<String, Value>,
+}
+
+impl Emitter {
+    pub(crate) fn new(header: AssistantMessage) -> Self {
+        Self {
+            builder: PartialBuilder::new(header),
+            started: false,
+            finished: false,
+            open: None,
+            has_tool_calls: false,
+            usage: None,
+            pricing: None,
+            limits: Limits::DEFAULT,
+            blocks: 0,
+            tool_calls: 0,
+            joiner: SurrogateJoiner::default(),
+            marked: false,
+            late_extra: Map::new(),
+        }
+    }
+
+    /// Sets header field `key` of the message: in the header before
+    /// `start`, on the terminal message after it.
+    pub(crate) fn set_extra(&mut self, key: &str, value: Value) {
+        if self.started {
+            self.late_extra.insert(key.into(), value);
+        } else {
+            self.edit_header(|h| {
+                h.extra.insert(key.into(), value);
+            });
+        }
+    }
+
+    /// Changes the message header; only before `start`.
+    pub(crate) fn edit_header(&mut self, edit: impl FnOnce(&mut AssistantMessage)) {
+        if !self.started {
+            let mut header = self.builder.snapshot().to_message();
+            edit(&mut header);
+            self.builder = PartialBuilder::new(header);
+        }
+    }
+
+    pub(crate) fn set_pricing(&mut self, pricing: Option<Pricing>) {
+        self.pricing = pricing;
+    }
+
+    pub(crate) fn is_started(&self) -> bool {
+        self.started
+    }
+
+    pub(crate) fn is_finished(&self) -> bool {
+        self.finished
+    }
+
+    pub(crate) fn has_tool_calls(&self) -> bool {
+        self.has_tool_calls
+    }
+
+    /// The number of tool calls opened so far.
+    pub(crate) fn tool_call_count(&self) -> usize {
+        self.tool_calls
+    }
+
+    /// The kind and content index of the open block.
+    pub(crate) fn open_block(&self) -> Option<(Kind, usize)> {
+        self.open.as_ref().map(|o| (o.kind, o.index))
+    }
+
+    /// The argument text of the open tool call so far.
+    pub(crate) fn open_arguments(&self) -> Option<&str> {
+        self.open
+            .as_ref()
+            .filter(|o| o.kind == Kind::Tool)
+            .map(|o| o.args.as_str())
+    }
+
+    /// The limit message of `limit`.
+    pub(crate) fn exceeded(&self, limit: Limit) -> String {
+        LimitExceeded::new(limit, &self.limits).to_string()
+    }
+
+    pub(crate) fn start(&mut self, out: &mut Vec<ModelEvent>) {
+        if !self.started {
+            self.started = true;
+            out.push(ModelEvent::Start {
+                partial: self.builder.snapshot(),
+            });
+        }
+    }
+
+    fn count_block(&mut self, tool: bool) -> Result<(), String> {
+        if self.blocks >= self.limits.max_content_blocks {
+            return Err(self.exceeded(Limit::ContentBlocks));
+        }
+        if tool && self.tool_calls >= self.limits.max_tool_calls {
+            return Err(self.exceeded(Limit::ToolCalls));
+        }
+        self.blocks += 1;
+        if tool {
+            self.tool_calls += 1;
+            self.has_tool_calls = true;
+        }
+        Ok(())
+    }
+
+    /// Closes the open block and opens a text or thinking block.
+    pub(crate) fn open_text(
+        &mut self,
+        kind: Kind,
+        out: &mut Vec<ModelEvent>,
+    ) -> Result<(), String> {
+        self.start(out);
+        self.close(out)?;
+        self.count_block(false)?;
+        let index = if kind == Kind::Thinking {
+            self.builder.start_thinking(ThinkingContent::default())
+        } else {
+            self.builder.start_text(TextContent::default())
+        };
+        self.open = Some(Open {
+            kind,
+            index,
+            signature: None,
+            id: String::new(),
+            name: String::new(),
+            args: String::new(),
+        });
+        let partial = self.builder.snapshot();
+        out.push(if kind == Kind::Thinking {
+            ModelEvent::ThinkingStart {
+                content_index: index,
+                partial,
+            }
+        } else {
+            ModelEvent::TextStart {
+                content_index: index,
+                partial,
+            }
+        });
+        Ok(())
+    }
+
+    /// Closes the open block and opens a tool call.
+    pub(crate) fn open_tool(
+        &mut self,
+        id: String,
+        name: String,
+        thought_signature: Option<String>,
+        out: &mut Vec<ModelEvent>,
+    ) -> Result<(), String> {
+        self.start(out);
+        self.close(out)?;
+        self.count_block(true)?;
+        let index = self.builder.start_tool_call(ToolCall {
+            id: id.clone(),
+            name: name.clone(),
+            ..ToolCall::default()
+        });
+        self.open = Some(Open {
+            kind: Kind::Tool,
+            index,
+            signature: thought_signature,
+            id,
+            name,
+            args: String::new(),
+        });
+        out.push(ModelEvent::ToolCallStart {
+            content_index: index,
+            partial: self.builder.snapshot(),
+        });
+        Ok(())
+    }
+
+    /// Sets the signature of the open block (a text's `textSignature`, a
+    /// thinking's `thinkingSignature`, a call's `thoughtSignature`).
+    pub(crate) fn set_signature(&mut self, signature: String) {
+        if let Some(open) = &mut self.open {
+            open.signature = Some(signature);
+        }
+    }
+
+    /// Appends `text` to the open block (a tool call's argument text, or
+    /// text with its marked surrogate halves joined).
+    pub(crate) fn append(&mut self, text: &str, out: &mut Vec<ModelEvent>) -> Result<(), String> {
+        let max = self.limits.max_tool_argument_bytes;
+        let Some(open) = &mut self.open else {
+            return Ok(());
+        };
+        let (kind, index) = (open.kind, open.index);
+        if kind == Kind::Tool {
+            if open.args.len().saturating_add(text.len()) > max {
+                return Err(self.exceeded(Limit::ToolArgumentBytes));
+            }
+            open.args.push_str(text);
+            if !text.is_empty() {
+                self.push_delta(kind, index, text, out);
+            }
+            return Ok(());
+        }
+        let joined = self.joiner.join(text, self.marked);
+        let text = joined.as_deref().unwrap_or(text);
+        if !text.is_empty() {
+            self.push_delta(kind, index, text, out);
+        }
+        Ok(())
+    }
+
+    fn push_delta(&mut self, kind: Kind, index: usize, text: &str, out: &mut Vec<ModelEvent>) {
+        let delta: Arc<str> = Arc::from(text);
+        self.builder.append(index, delta.clone());
+        let partial = self.builder.snapshot();
+        out.push(match kind {
+            Kind::Text => ModelEvent::TextDelta {
+                content_index: index,
+                delta,
+                partial,
+            },
+            Kind::Thinking => ModelEvent::ThinkingDelta {
+                content_index: index,
+                delta,
+                partial,
+            },
+            Kind::Tool => ModelEvent::ToolCallDelta {
+                content_index: index,
+                delta,
+                partial,
+            },
+        });
+    }
+
+    /// The text of the open text or thinking block so far.
+    pub(crate) fn open_text_so_far(&self) -> String {
+        let Some(open) = &self.open else {
+            return String::new();
+        };
+        match self.builder.snapshot().content_block(open.index) {
+            Some(ContentBlock::Text(t)) => t.text,
+            Some(ContentBlock::Thinking(t)) => t.thinking,
+            _ => String::new(),
+        }
+    }
+
+    /// Ends the open block, if any. A tool call's argument text, blank
+    /// meaning `{}`, must be a JSON object.
+    pub(crate) fn close(&mut self, out: &mut Vec<ModelEvent>) -> Result<(), String> {
+        let Some(open) = self.open.take() else {
+            return Ok(());
+        };
+        let index = open.index;
+        match open.kind {
+            Kind::Text | Kind::Thinking => {
+                if let Some(replacement) = self.joiner.finish() {
+                    let mut buf = [0; 4];
+                    self.push_delta(open.kind, index, replacement.encode_utf8(&mut buf), out);
+                }
+                let text = match self.builder.snapshot().content_block(index) {
+                    Some(ContentBlock::Text(t)) => t.text,
+                    Some(ContentBlock::Thinking(t)) => t.thinking,
+                    _ => String::new(),
+                };
+                if open.kind == Kind::Text {
+                    let block = TextContent {
+                        text: text.clone(),
+                        text_signature: open.signature,
+                        ..TextContent::default()
+                    };
+                    self.builder.complete(index, ContentBlock::Text(block));
+                    out.push(ModelEvent::TextEnd {
+                        content_index: index,
+                        content: text,
+                        partial: self.builder.snapshot(),
+                    });
+                } else {
+                    let block = ThinkingContent {
+                        thinking: text.clone(),
+                        thinking_signature: open.signature,
+                        ..ThinkingContent::default()
+                    };
+                    self.builder.complete(index, ContentBlock::Thinking(block));
+                    out.push(ModelEvent::ThinkingEnd {
+                        content_index: index,
+                        content: text,
+                        partial: self.builder.snapshot(),
+                    });
+                }
+                Ok(())
+            }
+            Kind::Tool => {
+                let arguments = match parse_arguments(&open.args) {
+                    Ok(arguments) => arguments,
+                    Err(e) => {
+                        let message = format!(
+                            "the arguments of tool call \"{}\" ({}) are not a JSON object: {e}; received: {}",
+                            open.id,
+                            open.name,
+                            clip(&open.args, QUOTE)
+                        );
+                        // Kept open so the error leaves the call out.
+                        self.open = Some(open);
+                        return Err(message);
+                    }
+                };
+                if is_json_blank(&open.args) {
+                    self.push_delta(Kind::Tool, index, "{}", out);
+                }
+                let call = ToolCall {
+                    id: open.id,
+                    name: open.name,
+                    arguments,
+                    thought_signature: open.signature,
+                    ..ToolCall::default()
+                };
+                self.builder
+                    .complete(index, ContentBlock::ToolCall(call.clone()));
+                out.push(ModelEvent::ToolCallEnd {
+                    content_index: index,
+                    tool_call: Box::new(call),
+                    partial: self.builder.snapshot(),
+                });
+                Ok(())
+            }
+        }
+    }
+
+    /// The provider stopped for length: an open tool call whose argument
+    /// text was cut is completed leniently (see [`lenient`](crate::lenient))
+    /// with the completion as its last delta, then closed. A text that is
+    /// not the start of a JSON object fails to close, as in
+    /// [`close`](Self::close).
+    pub(crate) fn close_cut(&mut self, out: &mut Vec<ModelEvent>) -> Result<(), String> {
+        if let Some(args) = self.open_arguments() {
+            if !is_json_blank(args) && parse_arguments(args).is_err() {
+                if let Some(suffix) = completion(args) {
+                    self.append(&suffix, out)?;
+                }
+            }
+        }
+        self.close(out)
+    }
+
+    /// The final message with the usage (and its cost).
+    fn final_message(&self, mut message: AssistantMessage) -> AssistantMessage {
+        for (key, value) in &self.late_extra {
+            message.extra.insert(key.clone(), value.clone());
+        }
+        if let Some(usage) = &self.usage {
+            message.usage = usage.clone();
+            if let Some(pricing) = &self.pricing {
+                pricing.apply(&mut message.usage);
+            }
+        }
+        message
+    }
+
+    /// Closes the open block and ends in `done` with `reason`.
+    pub(crate) fn done(
+        &mut self,
+        reason: DoneReason,
+        out: &mut Vec<ModelEvent>,
+    ) -> Result<(), String> {
+        if self.finished {
+            return Ok(());
+        }
+        self.start(out);
+        self.close(out)?;
+        let mut message = self.final_message(self.builder.snapshot().to_message());
+        message.stop_reason = reason.stop_reason();
+        self.finished = true;
+        out.push(ModelEvent::done(reason, message));
+        Ok(())
+    }
+
+    /// Ends in `error` with `reason` and `text`, unless already ended. An
+    /// open text or thinking block keeps its text so far (and its
+    /// signature); an open tool call is kept only if its argument text is
+    /// already a JSON object.
+    pub(crate) fn terminate(
+        &mut self,
+        reason: ErrorReason,
+        text: String,
+        out: &mut Vec<ModelEvent>,
+    ) {
+        if self.finished {
+            return;
+        }
+        self.finished = true;
+        let mut message = self.builder.to_error_message(reason.stop_reason(), text);
+        if let Some(open) = &self.open {
+            match open.kind {
+                Kind::Tool => match parse_arguments(&open.args) {
+                    Ok(arguments) if !is_json_blank(&open.args) => {
+                        if let Some(slot) = message.content.get_mut(open.index) {
+                            *slot = ContentBlock::ToolCall(ToolCall {
+                                id: open.id.clone(),
+                                name: open.name.clone(),
+                                arguments,
+                                thought_signature: open.signature.clone(),
+                                ..ToolCall::default()
+                            });
+                        }
+                    }
+                    _ => message.content.truncate(open.index),
+                },
+                Kind::Thinking => {
+                    if let Some(ContentBlock::Thinking(t)) = message.content.get_mut(open.index) {
+                        t.thinking_signature.clone_from(&open.signature);
+                    }
+                }
+                Kind::Text => {
+                    if let Some(ContentBlock::Text(t)) = message.content.get_mut(open.index) {
+                        t.text_signature.clone_from(&open.signature);
+                    }
+                }
+            }
+        }
+        let message = self.final_message(message);
+        out.push(ModelEvent::error(reason, message));
+    }
+
+    pub(crate) fn fail(&mut self, text: impl Into<String>, out: &mut Vec<ModelEvent>) {
+        self.terminate(ErrorReason::Error, text.into(), out);
+    }
+
+    pub(crate) fn abort(&mut self, out: &mut Vec<ModelEvent>) {
+        self.terminate(ErrorReason::Aborted, ABORTED_MESSAGE.into(), out);
+    }
+
+    pub(crate) fn interrupt(&mut self, text: impl Into<String>, out: &mut Vec<ModelEvent>) {
+        self.terminate(ErrorReason::Aborted, text.into(), out);
+    }
+}
+
+/// Reads one payload of type `T` from `data` (already surrogate-marked),
+/// or the error message naming `what` it should have been.
+pub(crate) fn read_payload<'a, T: serde::Deserialize<'a>>(
+    data: &'a str,
+    what: &str,
+) -> Result<T, String> {
+    serde_json::from_str::<T>(data).map_err(|_| {
+        let kind = if serde_json::from_str::<serde::de::IgnoredAny>(data).is_ok() {
+            format!("JSON that is not {what}")
+        } else {
+            String::from("data that is not JSON")
+        };
+        format!("the provider sent {kind}: {}", clip(data, QUOTE))
+    })
+}
+
+/// The methods every projector over an [`Emitter`] (field `emit`) shares,
+/// and its [`SseProjector`](crate::driver::SseProjector) implementation
+/// (each SSE event's data goes to `push_data`, whatever its `event:` name).
+macro_rules! emitter_projector {
+    ($ty:ident) => {
+        impl $ty {
+            /// Sets the prices that fill `usage.cost` of the final message
+            /// (see [`Pricing`](crate::pricing::Pricing)).
+            pub fn set_pricing(&mut self, pricing: Option<crate::pricing::Pricing>) {
+                self.emit.set_pricing(pricing);
+            }
+
+            /// Sets the timestamp (Unix milliseconds) of the messages. Only
+            /// has an effect before `start`.
+            pub fn set_timestamp(&mut self, timestamp_ms: u64) {
+                self.emit.edit_header(|h| h.timestamp = timestamp_ms);
+            }
+
+            /// Sets the limits on content blocks, tool calls and argument
+            /// text (see [`Limits`](crate::limits::Limits)); a message past
+            /// one ends in `error` naming it, with what came before kept.
+            pub fn set_limits(&mut self, limits: crate::limits::Limits) {
+                self.emit.limits = limits;
+            }
+
+            /// Whether a terminal event was produced; later input is ignored.
+            pub fn is_finished(&self) -> bool {
+                self.emit.is_finished()
+            }
+
+            /// Whether `start` was produced.
+            pub fn is_started(&self) -> bool {
+                self.emit.is_started()
+            }
+
+            /// Ends the stream in `error` with reason `aborted` and
+            /// [`ABORTED_MESSAGE`](agentstream::model::ABORTED_MESSAGE).
+            pub fn abort(&mut self, out: &mut alloc::vec::Vec<agentstream::model::ModelEvent>) {
+                self.emit.abort(out);
+            }
+
+            /// Ends the stream in `error` with reason `aborted` and
+            /// `message`: the call was cut short by something other than the
+            /// caller's signal, such as a timeout.
+            pub fn interrupt(
+                &mut self,
+                message: impl Into<alloc::string::String>,
+                out: &mut alloc::vec::Vec<agentstream::model::ModelEvent>,
+            ) {
+                self.emit.interrupt(message, out);
+            }
+
+            /// Ends the stream in `error` with `message`, unless it already
+            /// ended.
+            pub fn fail(
+                &mut self,
+                message: impl Into<alloc::string::String>,
+                out: &mut alloc::vec::Vec<agentstream::model::ModelEvent>,
+            ) {
+                self.emit.fail(message, out);
+            }
+        }
+
+        impl crate::driver::SseProjector for $ty {
+            fn push_event(
+                &mut self,
+                event: &crate::sse::SseEvent,
+                out: &mut alloc::vec::Vec<agentstream::model::ModelEvent>,
+            ) {
+                self.push_data(&event.data, out);
+            }
+
+            fn finish(&mut self, out: &mut alloc::vec::Vec<agentstream::model::ModelEvent>) {
+                $ty::finish(self, out);
+            }
+
+            fn abort(&mut self, out: &mut alloc::vec::Vec<agentstream::model::ModelEvent>) {
+                $ty::abort(self, out);
+            }
+
+            fn interrupt(
+                &mut self,
+                message: alloc::string::String,
+                out: &mut alloc::vec::Vec<agentstream::model::ModelEvent>,
+            ) {
+                $ty::interrupt(self, message, out);
+            }
+
+            fn fail(
+                &mut self,
+                message: alloc::string::String,
+                out: &mut alloc::vec::Vec<agentstream::model::ModelEvent>,
+            ) {
+                $ty::fail(self, message, out);
+            }
+
+            fn is_finished(&self) -> bool {
+                $ty::is_finished(self)
+            }
+
+            fn set_limits(&mut self, limits: crate::limits::Limits) {
+                $ty::set_limits(self, limits);
+            }
+        }
+    };
+}
+pub(crate) use emitter_projector;

@@ -1,0 +1,27 @@
+//! Google Gemini (`models/{model}:streamGenerateContent?alt=sse`, the
+//! Gemini API or Vertex AI), sans IO: request bodies out, response
+//! payloads in, [`ModelEvent`](agentstream::model::ModelEvent)s out, like
+//! the [`anthropic`](crate::anthropic) path.
+//!
+//! - [`projector`]: [`GeminiProjector`], the `data:` payloads (one
+//!   `GenerateContentResponse` each) to the event protocol; its
+//!   documentation lists every rule (parts, Gemini 3 streamed calls,
+//!   signatures, finish and block reasons, usage).
+//! - [`request`]: [`build_request`] with [`RequestOptions`]: `contents`,
+//!   `systemInstruction`, `tools`, `toolConfig` and `generationConfig`.
+//! - [`schema`]: the JSON Schema subset of Gemini's OpenAPI-style
+//!   `Schema`, for [`SchemaMode::OpenApi`].
+//!
+//! The projector has the methods the SSE driver calls on the other
+//! projectors, so the generic SSE stream drives it as it drives
+//! [`EventProjector`](crate::anthropic::EventProjector).
+
+mod partial_args;
+pub mod projector;
+pub mod request;
+pub mod schema;
+
+pub use projector::{GeminiProjector, GOOGLE_API};
+pub use request::{
+    build_request, RequestError, RequestOptions, SchemaMode, Thinking, ThinkingLevel,
+};

@@ -1,0 +1,581 @@
+//! [`GeminiProjector`]: from Gemini `streamGenerateContent` payloads
+//! (`GenerateContentResponse`s, one per SSE `data:`) to [`ModelEvent`]s.
+//!
+//! A sans-IO state machine with the methods of the other projectors
+//! ([`EventProjector`](crate::anthropic::EventProjector)). Every sequence
+//! it produces passes
+//! [`validate_events`](agentstream::model::validate_events).
+//!
+//! # Parts
+//!
+//! Only `candidates[0]` is read; its `content.parts` in order:
+//!
+//! - A `text` part streams into a text block, a `text` part with
+//!   `thought: true` into a thinking block; a part of the other kind closes
+//!   the open block and opens a new one. An empty text part opens nothing
+//!   unless it carries a signature.
+//! - A `thoughtSignature` on a text or thought part becomes the block's
+//!   `textSignature` / `thinkingSignature` (the last non-empty one of the
+//!   block, as Pi keeps it); on a `functionCall` part, the call's
+//!   `thoughtSignature`. The [request builder](super::request) sends each
+//!   back on its part.
+//! - A `functionCall` part with a `name` is a tool call: with its whole
+//!   `args` (none meaning `{}`), `toolcall_start`, one delta with the
+//!   arguments' JSON text and `toolcall_end`. With `willContinue: true` it
+//!   is a Gemini 3 streamed call: the `partialArgs` entries of the
+//!   following `functionCall` parts without a name (each a `jsonPath` such
+//!   as `$.a.b[0]` and one of `stringValue`, `numberValue`, `boolValue`,
+//!   `nullValue`, `structValue`, `listValue`; a string whose entry had
+//!   `willContinue: true` goes on in the next entry for the same path) are
+//!   assembled into the arguments, and the first such part without
+//!   `willContinue: true` ends the call, which then sends its assembled
+//!   arguments as one delta. A call never ended this way is ended by the
+//!   next part of another kind or by the end of the response.
+//! - Tool-call ids: the `functionCall.id` when Gemini sends one not used
+//!   before in the message; otherwise `NAME_RESPONSEID_N` (`NAME_N`
+//!   without a `responseId`), N counting the message's calls from 1, so a
+//!   replayed stream gives the same ids.
+//! - Other parts (`inlineData`, `executableCode`, …) are skipped.
+//!
+//! # End of the response
+//!
+//! Gemini has no end event: the body ends. Then the last `finishReason`
+//! decides: `STOP` gives `stop`, or `toolUse` when the message has tool
+//! calls; `MAX_TOKENS` gives `length` (a streamed call cut off is kept
+//! with the arguments assembled so far); any other reason (`SAFETY`,
+//! `RECITATION`, `PROHIBITED_CONTENT`, `MALFORMED_FUNCTION_CALL`, …) ends
+//! in `error` naming it, with the candidate's `finishMessage` when there is
+//! one. A body without any `finishReason` ends in `error` (truncated). A
+//! payload with `promptFeedback.blockReason` ends in `error` at once,
+//! naming the reason (and `blockReasonMessage`). A payload with an `error`
+//! member (an error after HTTP 200) ends in `error` with its status and
+//! message. [`error_cause`](GeminiProjector::error_cause) keeps the
+//! reason or the error's code.
+//!
+//! # Hostile input
+//!
+//! Unknown fields and part types are ignored. Data that is not JSON, or a
+//! payload whose known fields have the wrong types, ends in `error`
+//! quoting it. Lone UTF-16 surrogate escapes are accepted as in the other
+//! projectors. A `jsonPath` this client cannot read, that crosses a value
+//! of another shape, skips an array index or has more than 64 steps ends
+//! in `error`; the assembled arguments count against
+//! `max_tool_argument_bytes`. On error or abort the open block keeps its
+//! text so far (an open streamed call is left out).
+//!
+//! # Usage
+//!
+//! Usage (`usageMetadata`, cumulative: each payload with a count replaces
+//! the known usage): `input` is `promptTokenCount` less
+//! `cachedContentTokenCount`, which is `cacheRead`; `output` is
+//! `candidatesTokenCount` **plus** `thoughtsTokenCount` (Gemini counts
+//! thoughts outside the candidates; Pi adds them, since they are billed as
+//! output); `totalTokens` is `totalTokenCount`, or the sum when that is
+//! missing or smaller. The first `responseId` is the message's
+//! `responseId`.
+//!
+//! # Where this differs from Pi
+//!
+//! - Pi does not know `willContinue`/`partialArgs`: it makes every piece of
+//!   a streamed call a call of its own with empty arguments.
+//! - Pi's ids carry the clock (`NAME_TIMESTAMP_COUNTER`); these are
+//!   deterministic.
+//! - Pi opens a text block for an empty text part; Pi ends a
+//!   `MAX_TOKENS` or safety stop with tool calls as `toolUse`, a blocked
+//!   prompt and a body without `finishReason` as `done` with `stop`.
+
+use alloc::borrow::Cow;
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use agentstream::message::{assistant, AssistantMessage, StopReason, Usage};
+use agentstream::model::{DoneReason, ErrorCause, ModelEvent, ProviderFailure};
+
+use crate::emit::{emitter_projector, read_payload, Emitter, Kind};
+use crate::json::{borrowed_str, clip};
+use crate::limits::Limit;
+use crate::surrogates::mark_lone_surrogates;
+
+use super::partial_args::{parse_path, slot_at};
+
+/// The `api` of messages from the Gemini API, as Pi names it.
+pub const GOOGLE_API: &str = "google-generative-ai";
+
+/// How many characters of offending data an error message quotes.
+const QUOTE: usize = 200;
+
+/// The prefix of a failure on a stop reason, as [`cause`](crate::cause)
+/// reads it.
+const STOP_PREFIX: &str = "the provider ended the response with";
+
+/// A Gemini 3 streamed call being assembled.
+#[derive(Debug, Default)]
+struct Streamed {
+    args: Map<String, Value>,
+    /// The path of the string the last entry left open.
+    open_string: Option<String>,
+    /// Bytes of argument values received, for the limit.
+    bytes: usize,
+}
+
+/// The projector. See the [module documentation](self) for every rule.
+///
+/// ```
+/// use agentstream::model::validate_events;
+/// use agentstream_wire::google::GeminiProjector;
+///
+/// let mut projector = GeminiProjector::new("gemini-2.5-flash", "google");
+/// let mut events = Vec::new();
+/// projector.push_data(r#"{"candidates":[{"content":{"role":"model","parts":[{"text":"Hi"}]}}],"responseId":"r1"}"#, &mut events);
+/// projector.push_data(r#"{"candidates":[{"content":{"role":"model","parts":[{"text":"!"}]},"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":3,"candidatesTokenCount":2,"totalTokenCount":5}}"#, &mut events);
+/// projector.finish(&mut events);
+/// let types: Vec<_> = events.iter().map(|e| e.type_name()).collect();
+/// assert_eq!(types, ["start", "text_start", "text_delta", "text_delta", "text_end", "done"]);
+/// assert!(validate_events(&events).is_empty());
+/// ```
+#[derive(Debug)]
+pub struct GeminiProjector {
+    emit: Emitter,
+    streamed: Option<Streamed>,
+    response_id: Option<String>,
+    finish_reason: Option<String>,
+    finish_message: Option<String>,
+    /// The ids of the message's calls, for duplicates.
+    ids: Vec<String>,
+    cause: Option<ErrorCause>,
+}
+
+emitter_projector!(GeminiProjector);
+
+impl GeminiProjector {
+    /// A projector for messages of `model` from `provider`, with `api`
+    /// [`GOOGLE_API`] and timestamp 0.
+    pub fn new(model: impl Into<String>, provider: impl Into<String>) -> Self {
+        let mut header = assistant([], StopReason::Stop);
+        header.api = GOOGLE_API.into();
+        header.provider = provider.into();
+        header.model = model.into();
+        Self::with_header(header)
+    }
+
+    /// A projector whose messages start from `header` (its content is
+    /// ignored; its usage and stop reason are replaced at the end).
+    pub fn with_header(header: AssistantMessage) -> Self {
+        Self {
+            emit: Emitter::new(header),
+            streamed: None,
+            response_id: None,
+            finish_reason: None,
+            finish_message: None,
+            ids: Vec::new(),
+            cause: None,
+        }
+    }
+
+    /// The provider's failure when the stream ended in `error` because of a
+    /// failing `finishReason`, a `blockReason` or an `error` payload:
+    /// [`ErrorCause::Provider`] with the reason (`SAFETY`) or the error's
+    /// code. `None` otherwise.
+    pub fn error_cause(&self) -> Option<ErrorCause> {
+        self.cause.clone()
+    }
+
+    /// Handles the `data` of one SSE event: one `GenerateContentResponse`.
+    pub fn push_data(&mut self, data: &str, out: &mut Vec<ModelEvent>) {
+        if self.emit.is_finished() {
+            return;
+        }
+        let marked = mark_lone_surrogates(data);
+        self.emit.marked = marked.is_some();
+        let data = marked.as_deref().unwrap_or(data);
+        let chunk = match read_payload::<Chunk<'_>>(data, "a GenerateContentResponse") {
+            Ok(value) => value,
+            Err(message) => {
+                self.emit.fail(message, out);
+                return;
+            }
+        };
+        if let Err(message) = self.push_chunk(chunk, out) {
+            self.emit.fail(message, out);
+        }
+    }
+
+    fn push_chunk(&mut self, chunk: Chunk<'_>, out: &mut Vec<ModelEvent>) -> Result<(), String> {
+        if let Some(error) = chunk.error.as_ref().filter(|e| !e.is_null()) {
+            return Err(self.error_payload(error));
+        }
+        if self.response_id.is_none() {
+            if let Some(id) = chunk.response_id.as_deref().filter(|id| !id.is_empty()) {
+                let id = String::from(id);
+                self.response_id = Some(id.clone());
+                self.emit.edit_header(|h| {
+                    h.extra.insert("responseId".into(), Value::String(id));
+                });
+            }
+        }
+        self.emit.start(out);
+        if let Some(usage) = &chunk.usage_metadata {
+            self.read_usage(usage);
+        }
+        let block = chunk
+            .prompt_feedback
+            .as_ref()
+            .and_then(|f| f.get("blockReason"))
+            .and_then(Value::as_str);
+        if let Some(reason) = block {
+            let detail = chunk
+                .prompt_feedback
+                .as_ref()
+                .and_then(|f| f.get("blockReasonMessage"))
+                .and_then(Value::as_str);
+            return Err(self.stop_failure("blockReason", reason, detail));
+        }
+        let Some(candidate) = chunk.candidates.into_iter().flatten().next() else {
+            return Ok(());
+        };
+        for part in candidate
+            .content
+            .and_then(|c| c.parts)
+            .into_iter()
+            .flatten()
+        {
+            self.push_part(part, out)?;
+        }
+        if let Some(reason) = candidate.finish_reason {
+            self.finish_reason = Some(reason.into_owned());
+            self.finish_message = candidate.finish_message;
+        }
+        Ok(())
+    }
+
+    fn push_part(&mut self, part: Part<'_>, out: &mut Vec<ModelEvent>) -> Result<(), String> {
+        let signature = part
+            .thought_signature
+            .as_deref()
+            .filter(|s| !s.is_empty())
+            .map(String::from);
+        if let Some(call) = part.function_call {
+            return self.push_call(call, signature, out);
+        }
+        let Some(text) = part.text else {
+            return Ok(());
+        };
+        let kind = if part.thought == Some(true) {
+            Kind::Thinking
+        } else {
+            Kind::Text
+        };
+        if text.is_empty() && signature.is_none() {
+            return Ok(());
+        }
+        self.end_streamed(out)?;
+        if self.emit.open_block().map(|(k, _)| k) != Some(kind) {
+            self.emit.open_text(kind, out)?;
+        }
+        self.emit.append(&text, out)?;
+        if let Some(signature) = signature {
+            self.emit.set_signature(signature);
+        }
+        Ok(())
+    }
+
+    fn push_call(
+        &mut self,
+        call: FunctionCall,
+        signature: Option<String>,
+        out: &mut Vec<ModelEvent>,
+    ) -> Result<(), String> {
+        let name = call.name.filter(|n| !n.is_empty());
+        let continues = call.will_continue == Some(true);
+        let Some(name) = name else {
+            // A piece of the streamed call, if one is open.
+            if self.streamed.is_some() {
+                for entry in call.partial_args.into_iter().flatten() {
+                    self.merge(entry)?;
+                }
+                if !continues {
+                    self.end_streamed(out)?;
+                }
+            }
+            return Ok(());
+        };
+        self.end_streamed(out)?;
+        let id = match call
+            .id
+            .filter(|id| !id.is_empty() && !self.ids.contains(id))
+        {
+            Some(id) => id,
+            None => {
+                let n = self.emit.tool_call_count() + 1;
+                match &self.response_id {
+                    Some(response) => format!("{name}_{response}_{n}"),
+                    None => format!("{name}_{n}"),
+                }
+            }
+        };
+        self.emit.open_tool(id.clone(), name, signature, out)?;
+        self.ids.push(id);
+        if continues {
+            self.streamed = Some(Streamed::default());
+            for entry in call.partial_args.into_iter().flatten() {
+                self.merge(entry)?;
+            }
+            return Ok(());
+        }
+        let arguments = match call.args {
+            Some(Value::Object(map)) => map,
+            _ => Map::new(),
+        };
+        let text = Value::Object(arguments).to_string();
+        self.emit.append(&text, out)?;
+        self.emit.close(out)
+    }
+
+    /// Adds one `partialArgs` entry to the streamed call.
+    fn merge(&mut self, entry: PartialArg) -> Result<(), String> {
+        let max = self.emit.limits.max_tool_argument_bytes;
+        let exceeded = self.emit.exceeded(Limit::ToolArgumentBytes);
+        let Some(streamed) = self.streamed.as_mut() else {
+            return Ok(());
+        };
+        let path_text = entry.json_path.unwrap_or_default();
+        let path = parse_path(&path_text).ok_or_else(|| {
+            format!(
+                "the provider sent a partialArgs jsonPath this client cannot read: {}",
+                clip(&path_text, QUOTE)
+            )
+        })?;
+        let (value, is_string) = if let Some(s) = entry.string_value {
+            (Value::String(s), true)
+        } else if let Some(v) = entry.number_value {
+            (v, false)
+        } else if let Some(b) = entry.bool_value {
+            (Value::Bool(b), false)
+        } else if let Some(v) = entry.struct_value.or(entry.list_value) {
+            (v, false)
+        } else {
+            (Value::Null, false)
+        };
+        let size = match &value {
+            Value::String(s) => s.len(),
+            other => other.to_string().len(),
+        };
+        streamed.bytes = streamed
+            .bytes
+            .saturating_add(size)
+            .saturating_add(path_text.len());
+        if streamed.bytes > max {
+            return Err(exceeded);
+        }
+        let slot = slot_at(&mut streamed.args, &path).ok_or_else(|| {
+            format!("the provider sent a partialArgs jsonPath that does not fit the arguments so far: {}", clip(&path_text, QUOTE))
+        })?;
+        let continuing = streamed.open_string.as_deref() == Some(path_text.as_str());
+        match (slot, value) {
+            (Value::String(existing), Value::String(more)) if continuing => {
+                existing.push_str(&more)
+            }
+            (slot, value) => *slot = value,
+        }
+        streamed.open_string =
+            (is_string && entry.will_continue == Some(true)).then_some(path_text);
+        Ok(())
+    }
+
+    /// Ends the open streamed call: its assembled arguments as one delta.
+    fn end_streamed(&mut self, out: &mut Vec<ModelEvent>) -> Result<(), String> {
+        let Some(streamed) = self.streamed.take() else {
+            return Ok(());
+        };
+        let text = Value::Object(streamed.args).to_string();
+        self.emit.append(&text, out)?;
+        self.emit.close(out)
+    }
+
+    fn read_usage(&mut self, usage: &UsageMetadata) {
+        let counts = [
+            usage.prompt_token_count,
+            usage.candidates_token_count,
+            usage.total_token_count,
+            usage.thoughts_token_count,
+        ];
+        if counts.iter().all(Option::is_none) {
+            return;
+        }
+        let prompt = usage.prompt_token_count.unwrap_or(0);
+        let cached = usage.cached_content_token_count.unwrap_or(0);
+        let output = usage
+            .candidates_token_count
+            .unwrap_or(0)
+            .saturating_add(usage.thoughts_token_count.unwrap_or(0));
+        let input = prompt.saturating_sub(cached);
+        let sum = input.saturating_add(output).saturating_add(cached);
+        self.emit.usage = Some(Usage {
+            input,
+            output,
+            cache_read: cached,
+            total_tokens: Some(usage.total_token_count.unwrap_or(0).max(sum)),
+            ..Usage::default()
+        });
+    }
+
+    fn error_payload(&mut self, error: &Value) -> String {
+        let text = |key: &str| error.get(key).and_then(Value::as_str);
+        let code = match error.get("code") {
+            Some(Value::Number(n)) => Some(n.to_string()),
+            Some(Value::String(s)) if !s.is_empty() => Some(s.clone()),
+            _ => text("status").map(String::from),
+        };
+        self.cause = Some(ErrorCause::Provider(ProviderFailure::new(code.clone())));
+        let message = text("message").unwrap_or("the provider sent an error");
+        match (text("status"), code) {
+            (Some(status), Some(code)) => format!("{status}: {message} (code: {code})"),
+            (None, Some(code)) => format!("{message} (code: {code})"),
+            (Some(status), None) => format!("{status}: {message}"),
+            (None, None) => String::from(message),
+        }
+    }
+
+    fn stop_failure(&mut self, field: &str, reason: &str, detail: Option<&str>) -> String {
+        self.cause = Some(ErrorCause::Provider(ProviderFailure::new(Some(
+            reason.into(),
+        ))));
+        match detail.filter(|d| !d.is_empty()) {
+            Some(detail) => format!("{STOP_PREFIX} {field} \"{reason}\": {detail}"),
+            None => format!("{STOP_PREFIX} {field} \"{reason}\""),
+        }
+    }
+
+    /// Handles the end of the body: the last `finishReason` decides how
+    /// the message ends (see the [module documentation](self)).
+    pub fn finish(&mut self, out: &mut Vec<ModelEvent>) {
+        if self.emit.is_finished() {
+            return;
+        }
+        let result = match self.finish_reason.clone().as_deref() {
+            None => Err(String::from(
+                "the stream ended without a finishReason: the response is truncated",
+            )),
+            Some("STOP") => self.end_streamed(out).and_then(|()| {
+                let reason = if self.emit.has_tool_calls() {
+                    DoneReason::ToolUse
+                } else {
+                    DoneReason::Stop
+                };
+                self.emit.done(reason, out)
+            }),
+            Some("MAX_TOKENS") => self
+                .end_streamed(out)
+                .and_then(|()| self.emit.close_cut(out))
+                .and_then(|()| self.emit.done(DoneReason::Length, out)),
+            Some(other) => {
+                let detail = self.finish_message.clone();
+                Err(self.stop_failure("finishReason", other, detail.as_deref()))
+            }
+        };
+        if let Err(message) = result {
+            self.emit.fail(message, out);
+        }
+    }
+}
+
+/// One `GenerateContentResponse`: the fields the projector reads.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Chunk<'a> {
+    #[serde(borrow, default)]
+    candidates: Option<Vec<Candidate<'a>>>,
+    #[serde(default)]
+    usage_metadata: Option<UsageMetadata>,
+    #[serde(borrow, default, deserialize_with = "borrowed_str")]
+    response_id: Option<Cow<'a, str>>,
+    #[serde(default)]
+    prompt_feedback: Option<Value>,
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+/// The counts of `usageMetadata` the projector reads (the per-modality
+/// details are skipped without being built).
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct UsageMetadata {
+    #[serde(default)]
+    prompt_token_count: Option<u64>,
+    #[serde(default)]
+    candidates_token_count: Option<u64>,
+    #[serde(default)]
+    total_token_count: Option<u64>,
+    #[serde(default)]
+    thoughts_token_count: Option<u64>,
+    #[serde(default)]
+    cached_content_token_count: Option<u64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Candidate<'a> {
+    #[serde(borrow, default)]
+    content: Option<Content<'a>>,
+    #[serde(borrow, default, deserialize_with = "borrowed_str")]
+    finish_reason: Option<Cow<'a, str>>,
+    #[serde(default)]
+    finish_message: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Content<'a> {
+    #[serde(borrow, default)]
+    parts: Option<Vec<Part<'a>>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Part<'a> {
+    #[serde(borrow, default, deserialize_with = "borrowed_str")]
+    text: Option<Cow<'a, str>>,
+    #[serde(default)]
+    thought: Option<bool>,
+    #[serde(borrow, default, deserialize_with = "borrowed_str")]
+    thought_signature: Option<Cow<'a, str>>,
+    #[serde(default)]
+    function_call: Option<FunctionCall>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct FunctionCall {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    args: Option<Value>,
+    #[serde(default)]
+    will_continue: Option<bool>,
+    #[serde(default)]
+    partial_args: Option<Vec<PartialArg>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PartialArg {
+    #[serde(default)]
+    json_path: Option<String>,
+    #[serde(default)]
+    string_value: Option<String>,
+    #[serde(default)]
+    number_value: Option<Value>,
+    #[serde(default)]
+    bool_value: Option<bool>,
+    #[serde(default)]
+    struct_value: Option<Value>,
+    #[serde(default)]
+    list_value: Option<Value>,
+    #[serde(default)]
+    will_continue: Option<bool>,
+}

@@ -1,0 +1,597 @@
+//! The request builder: a [`Context`] plus [`RequestOptions`] become the
+//! JSON body of `POST models/{model}:streamGenerateContent?alt=sse` (the
+//! REST body: the model is in the URL, not the body).
+//!
+//! The `contents` follow Pi's `convertMessages` (google-shared):
+//!
+//! - A user message is a `user` turn of `text` and `inlineData` parts; a
+//!   user message of blocks with none is skipped.
+//! - An assistant message is a `model` turn: text blocks (empty or
+//!   whitespace-only ones left out) as `text` parts; thinking (empty ones
+//!   left out) as `{"thought": true, "text"}`; tool calls as
+//!   `functionCall` parts with `name` and `args` (and `id` for the models
+//!   behind Google's APIs that need one: `claude-*`, `gpt-oss-*`). A
+//!   signature is sent back on the part it came with, as
+//!   `thoughtSignature` (a text's `textSignature`, a thinking's
+//!   `thinkingSignature`, a call's `thoughtSignature`), only to the same
+//!   model and only when it is base64 (Google refuses other bytes). A turn
+//!   left with no part is skipped.
+//! - A tool result is a `functionResponse` part with the tool's `name` and
+//!   `response: {"output": TEXT}` (`{"error": TEXT}` for an error result);
+//!   Gemini pairs responses with calls by name and position, not by id.
+//!   Consecutive results share one `user` turn. Images of a result go in
+//!   the response's `parts` for Gemini 3 and later (and models that are
+//!   not Gemini); for older Gemini in a following `user` turn that starts
+//!   with the text `Tool result image:`.
+//! - Before that, the history goes through
+//!   [`transform_messages`](agentstream::message::transform) for this
+//!   provider, API (`google-generative-ai`) and model, and the tool-call
+//!   linkage is checked, as for the other providers.
+//!
+//! The rest of the body: `systemInstruction: {"parts": [{"text"}]}`;
+//! `tools: [{"functionDeclarations": [{name, description,
+//! parametersJsonSchema}]}]` (or `parameters` with the subset of
+//! [`schema`](super::schema) in [`SchemaMode::OpenApi`]); `toolConfig:
+//! {"functionCallingConfig": {"mode"}}` when there are tools and a tool
+//! choice (`AUTO`, `NONE`, `ANY`, or `ANY` with `allowedFunctionNames` for
+//! one tool); `generationConfig` with `maxOutputTokens`, `temperature`,
+//! `topP`, `stopSequences`, `thinkingConfig` and, for structured output,
+//! `responseMimeType: "application/json"` with `responseJsonSchema` (or
+//! `responseSchema`).
+//!
+//! # Where this differs from Pi
+//!
+//! - Without a [`Thinking`] setting no `thinkingConfig` is sent (Pi turns
+//!   thinking off for the models its table marks as reasoning; use
+//!   [`Thinking::Off`] for that, which sends Pi's off setting for the
+//!   model).
+//! - Stop sequences, `topP` and structured output are sent (Pi's provider
+//!   has none of them).
+//! - Pi sends a tool result's images only when its model table says the
+//!   model reads images; this crate has no table and always sends them.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use serde_json::{json, Map, Value};
+
+use agentstream::message::transform::{transform_messages, TargetModel};
+use agentstream::message::{ContentBlock, Context, Message, ToolResultMessage, UserContent};
+use agentstream::model::{ReasoningEffort, ResponseFormat, StreamOptions, ToolChoice};
+
+use super::projector::GOOGLE_API;
+use super::schema::to_openapi;
+use crate::openai::request::blocking_diagnostics;
+pub use crate::openai::RequestError;
+
+/// How tool and response schemas are sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum SchemaMode {
+    /// `parametersJsonSchema` / `responseJsonSchema`: JSON Schema as it is
+    /// (Pi's default).
+    #[default]
+    JsonSchema,
+    /// `parameters` / `responseSchema`: the OpenAPI-style subset (see
+    /// [`schema`](super::schema)), for endpoints without the JSON Schema
+    /// fields.
+    OpenApi,
+}
+
+/// Gemini 3's `thinkingLevel`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ThinkingLevel {
+    /// `MINIMAL`.
+    Minimal,
+    /// `LOW`.
+    Low,
+    /// `MEDIUM`.
+    Medium,
+    /// `HIGH`.
+    High,
+}
+
+impl ThinkingLevel {
+    /// The name the API reads.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Minimal => "MINIMAL",
+            Self::Low => "LOW",
+            Self::Medium => "MEDIUM",
+            Self::High => "HIGH",
+        }
+    }
+}
+
+/// The thinking setting (`generationConfig.thinkingConfig`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Thinking {
+    /// Thinking off, as Pi turns it off for the model: `thinkingLevel`
+    /// `LOW` for Gemini 3 Pro, `MINIMAL` for Gemini 3 Flash and Gemma 4,
+    /// `thinkingBudget: 0` otherwise.
+    Off,
+    /// `includeThoughts: true` with `thinkingBudget` (`-1`: dynamic).
+    Budget(i64),
+    /// `includeThoughts: true` with `thinkingLevel` (Gemini 3).
+    Level(ThinkingLevel),
+}
+
+/// What a request asks for besides the context.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct RequestOptions {
+    /// The model id (it goes in the URL; it decides the "same model" and
+    /// the model-dependent rules above).
+    pub model: String,
+    /// The provider (`google` from [`new`](Self::new)).
+    pub provider: String,
+    /// `maxOutputTokens`, if any.
+    pub max_output_tokens: Option<u64>,
+    /// The temperature, if any.
+    pub temperature: Option<f64>,
+    /// `topP`, if any.
+    pub top_p: Option<f64>,
+    /// `stopSequences`, if any.
+    pub stop_sequences: Option<Vec<String>>,
+    /// The tool choice, if any (sent only when there are tools).
+    pub tool_choice: Option<ToolChoice>,
+    /// The thinking setting, if any.
+    pub thinking: Option<Thinking>,
+    /// Structured output, if any.
+    pub response_format: Option<ResponseFormat>,
+    /// How schemas are sent. Default [`SchemaMode::JsonSchema`].
+    pub schema_mode: SchemaMode,
+}
+
+impl RequestOptions {
+    /// Options for `model` of provider `google` and nothing else.
+    pub fn new(model: impl Into<String>) -> Self {
+        Self {
+            model: model.into(),
+            provider: "google".into(),
+            max_output_tokens: None,
+            temperature: None,
+            top_p: None,
+            stop_sequences: None,
+            tool_choice: None,
+            thinking: None,
+            response_format: None,
+            schema_mode: SchemaMode::JsonSchema,
+        }
+    }
+
+    /// Sets the provider name.
+    pub fn with_provider(mut self, provider: impl Into<String>) -> Self {
+        self.provider = provider.into();
+        self
+    }
+
+    /// Sets the thinking setting.
+    pub fn with_thinking(mut self, thinking: Thinking) -> Self {
+        self.thinking = Some(thinking);
+        self
+    }
+
+    /// Sets the schema mode.
+    pub fn with_schema_mode(mut self, mode: SchemaMode) -> Self {
+        self.schema_mode = mode;
+        self
+    }
+
+    /// These options with the request options of one call laid over them:
+    /// every option the call sets replaces this one. A thinking budget is
+    /// [`Thinking::Budget`]; a reasoning effort is, as Pi maps it, a
+    /// `thinkingLevel` for Gemini 3 Pro (`minimal`/`low` → `LOW`, else
+    /// `HIGH`), Gemma 4 (`MINIMAL` or `HIGH`) and Gemini 3 Flash (the same
+    /// name), and otherwise a budget: Pi's table for Gemini 2.5 Pro (128,
+    /// 2048, 8192, 32768), 2.5 Flash-Lite (512, 2048, 8192, 24576) and 2.5
+    /// Flash (128, 2048, 8192, 24576), `-1` (dynamic) for other models.
+    ///
+    /// ```
+    /// use agentstream::model::{ReasoningEffort, StreamOptions};
+    /// use agentstream_wire::google::{RequestOptions, Thinking, ThinkingLevel};
+    ///
+    /// let call = StreamOptions::default().with_reasoning_effort(ReasoningEffort::Low);
+    /// let flash = RequestOptions::new("gemini-2.5-flash").with_call(&call);
+    /// assert_eq!(flash.thinking, Some(Thinking::Budget(2048)));
+    /// let pro3 = RequestOptions::new("gemini-3-pro-preview").with_call(&call);
+    /// assert_eq!(pro3.thinking, Some(Thinking::Level(ThinkingLevel::Low)));
+    /// ```
+    pub fn with_call(mut self, call: &StreamOptions) -> Self {
+        self.max_output_tokens = call.max_tokens.or(self.max_output_tokens);
+        self.temperature = call.temperature.or(self.temperature);
+        self.top_p = call.top_p.or(self.top_p);
+        if call.stop.is_some() {
+            self.stop_sequences.clone_from(&call.stop);
+        }
+        if call.tool_choice.is_some() {
+            self.tool_choice.clone_from(&call.tool_choice);
+        }
+        if let Some(budget) = call.thinking_budget {
+            self.thinking = Some(Thinking::Budget(i64::try_from(budget).unwrap_or(i64::MAX)));
+        } else if let Some(effort) = call.reasoning_effort {
+            self.thinking = Some(effort_thinking(&self.model, effort));
+        }
+        if call.response_format.is_some() {
+            self.response_format.clone_from(&call.response_format);
+        }
+        self
+    }
+}
+
+/// Whether `model` (lower-cased) names `gemini-3[.N]-{kind}`.
+fn is_gemini3(model: &str, kind: &str) -> bool {
+    let model = model.to_ascii_lowercase();
+    let mut rest = model.as_str();
+    while let Some(at) = rest.find("gemini-3") {
+        let after = &rest[at + "gemini-3".len()..];
+        let after = match after.strip_prefix('.') {
+            Some(minor) => {
+                let digits = minor.bytes().take_while(u8::is_ascii_digit).count();
+                if digits == 0 {
+                    rest = after;
+                    continue;
+                }
+                &minor[digits..]
+            }
+            None => after,
+        };
+        if after.strip_prefix('-').is_some_and(|k| k.starts_with(kind)) {
+            return true;
+        }
+        rest = after;
+    }
+    false
+}
+
+fn is_gemma4(model: &str) -> bool {
+    let model = model.to_ascii_lowercase();
+    model.contains("gemma4") || model.contains("gemma-4")
+}
+
+/// The thinking setting Pi gives a reasoning effort on `model`.
+fn effort_thinking(model: &str, effort: ReasoningEffort) -> Thinking {
+    let low = matches!(effort, ReasoningEffort::Minimal | ReasoningEffort::Low);
+    if is_gemini3(model, "pro") {
+        return Thinking::Level(if low {
+            ThinkingLevel::Low
+        } else {
+            ThinkingLevel::High
+        });
+    }
+    if is_gemma4(model) {
+        return Thinking::Level(if low {
+            ThinkingLevel::Minimal
+        } else {
+            ThinkingLevel::High
+        });
+    }
+    if is_gemini3(model, "flash") {
+        return Thinking::Level(match effort {
+            ReasoningEffort::Minimal => ThinkingLevel::Minimal,
+            ReasoningEffort::Low => ThinkingLevel::Low,
+            ReasoningEffort::Medium => ThinkingLevel::Medium,
+            _ => ThinkingLevel::High,
+        });
+    }
+    let table: Option<[i64; 4]> = if model.contains("2.5-pro") {
+        Some([128, 2048, 8192, 32768])
+    } else if model.contains("2.5-flash-lite") {
+        Some([512, 2048, 8192, 24576])
+    } else if model.contains("2.5-flash") {
+        Some([128, 2048, 8192, 24576])
+    } else {
+        None
+    };
+    let slot = match effort {
+        ReasoningEffort::Minimal => 0,
+        ReasoningEffort::Low => 1,
+        ReasoningEffort::Medium => 2,
+        _ => 3,
+    };
+    Thinking::Budget(table.map_or(-1, |t| t[slot]))
+}
+
+fn thinking_config(model: &str, thinking: Thinking) -> Value {
+    match thinking {
+        Thinking::Off if is_gemini3(model, "pro") => json!({"thinkingLevel": "LOW"}),
+        Thinking::Off if is_gemini3(model, "flash") || is_gemma4(model) => {
+            json!({"thinkingLevel": "MINIMAL"})
+        }
+        Thinking::Off => json!({"thinkingBudget": 0}),
+        Thinking::Budget(budget) => json!({"includeThoughts": true, "thinkingBudget": budget}),
+        Thinking::Level(level) => json!({"includeThoughts": true, "thinkingLevel": level.as_str()}),
+    }
+}
+
+/// Models behind Google's APIs that need call ids (Pi's
+/// `requiresToolCallId`).
+fn requires_call_id(model: &str) -> bool {
+    model.starts_with("claude-") || model.starts_with("gpt-oss-")
+}
+
+/// Gemini's major version, from `gemini-N…` / `gemini-live-N…`.
+fn gemini_major(model: &str) -> Option<u32> {
+    let model = model.to_ascii_lowercase();
+    let rest = model.strip_prefix("gemini-")?;
+    let rest = rest.strip_prefix("live-").unwrap_or(rest);
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().ok()
+}
+
+/// Google takes thought signatures as base64 bytes only.
+fn valid_signature(signature: &str) -> bool {
+    let body = signature.trim_end_matches('=');
+    !signature.is_empty()
+        && signature.len() % 4 == 0
+        && signature.len() - body.len() <= 2
+        && !body.is_empty()
+        && body
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/')
+}
+
+/// Builds the JSON body of a `streamGenerateContent` request. See the
+/// [module documentation](self).
+///
+/// ```
+/// use agentstream::message::{assistant, tool_call, tool_result, user, Context, StopReason};
+/// use agentstream_wire::google::{build_request, RequestOptions};
+/// use serde_json::json;
+///
+/// let mut context = Context::from_messages([
+///     user("Weather in Paris?").into(),
+///     assistant([tool_call("c1", "weather", json!({"city": "Paris"}))], StopReason::ToolUse).into(),
+///     tool_result("c1", "weather", "18°C", false).into(),
+/// ]);
+/// context.system_prompt = Some("Be brief.".into());
+/// let body = build_request(&context, &RequestOptions::new("gemini-2.5-flash")).unwrap();
+/// assert_eq!(body["systemInstruction"], json!({"parts": [{"text": "Be brief."}]}));
+/// assert_eq!(body["contents"][1]["parts"][0]["functionCall"]["name"], "weather");
+/// assert_eq!(
+///     body["contents"][2],
+///     json!({"role": "user", "parts": [
+///         {"functionResponse": {"name": "weather", "response": {"output": "18°C"}}}
+///     ]})
+/// );
+/// ```
+///
+/// # Errors
+/// A [`RequestError`] with the linkage diagnostics when tool calls and
+/// results do not pair up.
+pub fn build_request(context: &Context, options: &RequestOptions) -> Result<Value, RequestError> {
+    let model = options.model.as_str();
+    let target = TargetModel::new(&options.provider, GOOGLE_API, model);
+    let with_ids = requires_call_id(model);
+    let history = transform_messages(&context.messages, &target, |id: &str| {
+        if with_ids {
+            id.chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                        c
+                    } else {
+                        '_'
+                    }
+                })
+                .take(64)
+                .collect()
+        } else {
+            id.into()
+        }
+    });
+    let diagnostics = blocking_diagnostics(history.iter().map(|m| &**m));
+    if !diagnostics.is_empty() {
+        return Err(RequestError { diagnostics });
+    }
+    let mut contents: Vec<Value> = Vec::with_capacity(history.len());
+    for message in history.iter().map(|m| &**m) {
+        match message {
+            Message::User(m) => {
+                let parts: Vec<Value> = match &m.content {
+                    UserContent::Text(text) => alloc::vec![json!({"text": text})],
+                    UserContent::Blocks(blocks) => blocks.iter().filter_map(user_part).collect(),
+                };
+                if !parts.is_empty() {
+                    contents.push(json!({"role": "user", "parts": parts}));
+                }
+            }
+            Message::Assistant(m) => {
+                let same = m.provider == options.provider && m.model == options.model;
+                let signature = |s: &Option<String>| {
+                    s.as_deref()
+                        .filter(|s| same && valid_signature(s))
+                        .map(|s| Value::String(s.into()))
+                };
+                let mut parts: Vec<Value> = Vec::with_capacity(m.content.len());
+                for block in &m.content {
+                    let mut part = match block {
+                        ContentBlock::Text(t) if !t.text.trim().is_empty() => {
+                            let mut part = json!({"text": t.text});
+                            if let Some(s) = signature(&t.text_signature) {
+                                part["thoughtSignature"] = s;
+                            }
+                            part
+                        }
+                        ContentBlock::Thinking(t) if !t.thinking.trim().is_empty() => {
+                            if same {
+                                let mut part = json!({"thought": true, "text": t.thinking});
+                                if let Some(s) = signature(&t.thinking_signature) {
+                                    part["thoughtSignature"] = s;
+                                }
+                                part
+                            } else {
+                                json!({"text": t.thinking})
+                            }
+                        }
+                        ContentBlock::ToolCall(call) => {
+                            let mut function_call =
+                                json!({"name": call.name, "args": call.arguments});
+                            if with_ids {
+                                function_call["id"] = Value::String(call.id.clone());
+                            }
+                            let mut part = json!({ "functionCall": function_call });
+                            if let Some(s) = signature(&call.thought_signature) {
+                                part["thoughtSignature"] = s;
+                            }
+                            part
+                        }
+                        _ => continue,
+                    };
+                    if let Some(object) = part.as_object_mut() {
+                        object.retain(|_, v| !v.is_null());
+                    }
+                    parts.push(part);
+                }
+                if !parts.is_empty() {
+                    contents.push(json!({"role": "model", "parts": parts}));
+                }
+            }
+            Message::ToolResult(r) => push_tool_result(r, model, with_ids, &mut contents),
+            Message::Unknown(_) => {}
+        }
+    }
+    let mut body = Map::new();
+    body.insert("contents".into(), Value::Array(contents));
+    if let Some(system) = context.system_prompt.as_ref().filter(|s| !s.is_empty()) {
+        body.insert(
+            "systemInstruction".into(),
+            json!({"parts": [{"text": system}]}),
+        );
+    }
+    let openapi = options.schema_mode == SchemaMode::OpenApi;
+    let tools = context.tools.as_ref().filter(|t| !t.is_empty());
+    if let Some(tools) = tools {
+        let declarations: Vec<Value> = tools
+            .iter()
+            .map(|tool| {
+                let mut declaration = json!({"name": tool.name, "description": tool.description});
+                if openapi {
+                    declaration["parameters"] = to_openapi(&tool.parameters);
+                } else {
+                    declaration["parametersJsonSchema"] = tool.parameters.clone();
+                }
+                declaration
+            })
+            .collect();
+        body.insert(
+            "tools".into(),
+            json!([{ "functionDeclarations": declarations }]),
+        );
+        if let Some(choice) = &options.tool_choice {
+            let config = match choice {
+                ToolChoice::None => json!({"mode": "NONE"}),
+                ToolChoice::Required => json!({"mode": "ANY"}),
+                ToolChoice::Tool(name) => json!({"mode": "ANY", "allowedFunctionNames": [name]}),
+                _ => json!({"mode": "AUTO"}),
+            };
+            body.insert(
+                "toolConfig".into(),
+                json!({ "functionCallingConfig": config }),
+            );
+        }
+    }
+    let mut config = Map::new();
+    if let Some(max) = options.max_output_tokens {
+        config.insert("maxOutputTokens".into(), Value::from(max));
+    }
+    if let Some(temperature) = options.temperature {
+        config.insert("temperature".into(), Value::from(temperature));
+    }
+    if let Some(top_p) = options.top_p {
+        config.insert("topP".into(), Value::from(top_p));
+    }
+    if let Some(stop) = options.stop_sequences.as_ref().filter(|s| !s.is_empty()) {
+        config.insert("stopSequences".into(), Value::from(stop.clone()));
+    }
+    if let Some(thinking) = options.thinking {
+        config.insert("thinkingConfig".into(), thinking_config(model, thinking));
+    }
+    if let Some(format) = &options.response_format {
+        config.insert(
+            "responseMimeType".into(),
+            Value::String("application/json".into()),
+        );
+        if openapi {
+            config.insert("responseSchema".into(), to_openapi(&format.schema));
+        } else {
+            config.insert("responseJsonSchema".into(), format.schema.clone());
+        }
+    }
+    if !config.is_empty() {
+        body.insert("generationConfig".into(), Value::Object(config));
+    }
+    Ok(Value::Object(body))
+}
+
+fn user_part(block: &ContentBlock) -> Option<Value> {
+    match block {
+        ContentBlock::Text(t) => Some(json!({"text": t.text})),
+        ContentBlock::Image(image) => Some(json!({
+            "inlineData": {"mimeType": image.mime_type, "data": image.data}
+        })),
+        _ => None,
+    }
+}
+
+fn push_tool_result(
+    result: &ToolResultMessage,
+    model: &str,
+    with_ids: bool,
+    contents: &mut Vec<Value>,
+) {
+    let text: Vec<&str> = result
+        .content
+        .iter()
+        .filter_map(|b| match b {
+            ContentBlock::Text(t) => Some(t.text.as_str()),
+            _ => None,
+        })
+        .collect();
+    let text = text.join("\n");
+    let images: Vec<Value> = result
+        .content
+        .iter()
+        .filter(|b| matches!(b, ContentBlock::Image(_)))
+        .filter_map(user_part)
+        .collect();
+    let nested_images = gemini_major(model).map_or(true, |major| major >= 3);
+    let value = if !text.is_empty() {
+        text
+    } else if !images.is_empty() {
+        String::from("(see attached image)")
+    } else {
+        String::new()
+    };
+    let key = if result.is_error { "error" } else { "output" };
+    let mut response = json!({"name": result.tool_name, "response": { key: value }});
+    if !images.is_empty() && nested_images {
+        response["parts"] = Value::Array(images.clone());
+    }
+    if with_ids {
+        response["id"] = Value::String(result.tool_call_id.clone());
+    }
+    let part = json!({ "functionResponse": response });
+    let merged = contents.last_mut().and_then(|last| {
+        let is_results = last["role"] == "user"
+            && last["parts"]
+                .as_array()
+                .is_some_and(|p| p.iter().any(|p| p.get("functionResponse").is_some()));
+        if is_results {
+            last["parts"].as_array_mut()
+        } else {
+            None
+        }
+    });
+    match merged {
+        Some(parts) => parts.push(part),
+        None => contents.push(json!({"role": "user", "parts": [part]})),
+    }
+    if !images.is_empty() && !nested_images {
+        let mut parts = Vec::with_capacity(images.len() + 1);
+        parts.push(json!({"text": "Tool result image:"}));
+        parts.extend(images);
+        contents.push(json!({"role": "user", "parts": parts}));
+    }
+}

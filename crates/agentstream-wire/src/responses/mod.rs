@@ -1,0 +1,23 @@
+//! OpenAI Responses (`POST /v1/responses`, `stream: true`), sans IO:
+//! request bodies out, response payloads in,
+//! [`ModelEvent`](agentstream::model::ModelEvent)s out, like the
+//! [`anthropic`](crate::anthropic) path.
+//!
+//! - [`projector`]: [`ResponsesProjector`], the payloads of the `event:` +
+//!   `data:` SSE stream to the event protocol; its documentation lists
+//!   every rule (output items by `output_index`, the reasoning signature,
+//!   stop reasons, usage, failure shapes).
+//! - [`request`]: [`build_request`] with [`RequestOptions`]: Pi's `input`
+//!   items, `instructions`, tools, the per-call options, and the reasoning
+//!   round trip (`store: false` with the encrypted reasoning included).
+//!
+//! The projector has the methods the SSE driver calls on the other
+//! projectors (`push_data`, `finish`, `abort`, `interrupt`, `fail`,
+//! `is_finished`, `set_limits`), so the generic SSE stream drives it as it
+//! drives [`EventProjector`](crate::anthropic::EventProjector).
+
+pub mod projector;
+pub mod request;
+
+pub use projector::{ResponsesProjector, OPENAI_RESPONSES_API};
+pub use request::{build_request, ReasoningSummary, RequestError, RequestOptions};

@@ -1,0 +1,518 @@
+//! The request builder: a [`Context`] plus [`RequestOptions`] become the
+//! JSON body of a streaming `POST /v1/responses`.
+//!
+//! The `input` items follow Pi's `convertResponsesMessages`:
+//!
+//! - A user message is `{"role": "user", "content": [...]}` with
+//!   `input_text` parts and `input_image` parts (`detail: "auto"`, the
+//!   image as a `data:` URL). A user message of blocks with none left is
+//!   skipped.
+//! - An assistant message becomes one item per block, in order: a thinking
+//!   block's `thinkingSignature` is the reasoning item the
+//!   [projector](super::projector) kept, sent back as it was (its `id` and
+//!   `encrypted_content` included); thinking without a signature is not
+//!   sent. A text block is a `message` item (`output_text` with
+//!   `annotations: []`, `status: "completed"`) whose `id` comes from the
+//!   block's `textSignature` (`{"v":1,"id":…}` or a plain id), else
+//!   `msg_N` (N the message's position); an id over 64 characters becomes
+//!   `msg_` + a short hash. A tool call is a `function_call` item: Pi's id
+//!   `CALL_ID|ITEM_ID` is split into `call_id` and `id`; the item id is
+//!   left out for a call of another model of the same provider and API
+//!   (OpenAI pairs `fc_` ids with the reasoning items of their own model).
+//!   Its `arguments` are the JSON text of the arguments.
+//! - A tool result is a `function_call_output` item with the `call_id`
+//!   and the text (the text blocks joined by newlines), or, when the result
+//!   has images, a list of `input_text` and `input_image` parts; a result
+//!   with images only and no text is the list of images.
+//! - Before that, the history goes through
+//!   [`transform_messages`](agentstream::message::transform) for this
+//!   provider, API and model: failed and aborted turns are left out,
+//!   unanswered calls get an error result, thinking of another model
+//!   becomes text. Tool-call ids of another model are normalized as Pi
+//!   does: to `[a-zA-Z0-9_-]`, at most 64 characters; for the providers
+//!   that take Pi's `CALL|ITEM` ids (`openai`, `openai-codex`, `opencode`)
+//!   the item part becomes `fc_` + a short hash of it.
+//! - The history is checked with the tool-call linkage validator.
+//!
+//! The body: `model`, `input`, `stream: true`, `store` (default `false`)
+//! and, when not storing, `include: ["reasoning.encrypted_content"]` so
+//! reasoning can be sent back; `instructions` for the system prompt; the
+//! tools as `{"type": "function", name, description, parameters, "strict":
+//! false}`; and when set `max_output_tokens`, `temperature`, `top_p`,
+//! `tool_choice`, `reasoning: {effort, summary}` and `text: {"format":
+//! {"type": "json_schema", …}}` (see [`RequestOptions::with_call`]).
+//!
+//! # Where this differs from Pi
+//!
+//! - The system prompt goes in `instructions` (Pi sends a `developer` or
+//!   `system` input message, chosen by whether its model table marks the
+//!   model as reasoning; this crate has no model table, and `instructions`
+//!   is what every Responses model reads).
+//! - `include: ["reasoning.encrypted_content"]` is sent whenever `store`
+//!   is `false`, not only when a reasoning effort is set, so a reasoning
+//!   model's reasoning always comes back with a signature.
+//! - Without an effort, no `reasoning` member is sent (Pi sends
+//!   `{"effort": "none"}` to models its table marks as reasoning).
+//! - A thinking signature that is not a JSON object is left out (Pi's
+//!   request fails on it).
+//! - Tool choice and structured output are sent (Pi's provider has
+//!   neither); stop sequences are not (the Responses API has none).
+
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+
+use serde_json::{json, Map, Value};
+
+use agentstream::message::transform::{transform_messages, TargetModel};
+use agentstream::message::{AssistantMessage, ContentBlock, Context, Message, UserContent};
+use agentstream::model::{ReasoningEffort, ResponseFormat, StreamOptions, ToolChoice};
+
+use super::projector::OPENAI_RESPONSES_API;
+use crate::openai::request::blocking_diagnostics;
+pub use crate::openai::RequestError;
+
+/// How a reasoning model summarizes its reasoning (`reasoning.summary`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ReasoningSummary {
+    /// `auto`: the model's default detail (sent when only an effort is set).
+    Auto,
+    /// `concise`.
+    Concise,
+    /// `detailed`.
+    Detailed,
+}
+
+impl ReasoningSummary {
+    /// The name the API reads.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Auto => "auto",
+            Self::Concise => "concise",
+            Self::Detailed => "detailed",
+        }
+    }
+}
+
+/// What a request asks for besides the context.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct RequestOptions {
+    /// The model id, sent as `model`.
+    pub model: String,
+    /// The provider the request goes to (`openai` from [`new`](Self::new)):
+    /// with the API and the model id it decides which assistant messages
+    /// are "the same model", and whether ids take Pi's `CALL|ITEM` form.
+    pub provider: String,
+    /// `max_output_tokens`, if any.
+    pub max_output_tokens: Option<u64>,
+    /// The sampling temperature, if any.
+    pub temperature: Option<f64>,
+    /// Nucleus sampling's `top_p`, if any.
+    pub top_p: Option<f64>,
+    /// The tool choice, if any.
+    pub tool_choice: Option<ToolChoice>,
+    /// `reasoning.effort`, if any.
+    pub reasoning_effort: Option<ReasoningEffort>,
+    /// `reasoning.summary`, if any (`auto` when only an effort is set).
+    pub reasoning_summary: Option<ReasoningSummary>,
+    /// Structured output, sent as `text.format`, if any.
+    pub response_format: Option<ResponseFormat>,
+    /// `store`: whether OpenAI keeps the response. Default `false`, with
+    /// the encrypted reasoning included in the stream instead.
+    pub store: bool,
+}
+
+impl RequestOptions {
+    /// Options for `model` of provider `openai`, not stored, nothing else.
+    pub fn new(model: impl Into<String>) -> Self {
+        Self {
+            model: model.into(),
+            provider: "openai".into(),
+            max_output_tokens: None,
+            temperature: None,
+            top_p: None,
+            tool_choice: None,
+            reasoning_effort: None,
+            reasoning_summary: None,
+            response_format: None,
+            store: false,
+        }
+    }
+
+    /// Sets the provider name (see [`provider`](Self::provider)).
+    pub fn with_provider(mut self, provider: impl Into<String>) -> Self {
+        self.provider = provider.into();
+        self
+    }
+
+    /// Sets the reasoning summary.
+    pub fn with_reasoning_summary(mut self, summary: ReasoningSummary) -> Self {
+        self.reasoning_summary = Some(summary);
+        self
+    }
+
+    /// Sets `store`.
+    pub fn with_store(mut self, store: bool) -> Self {
+        self.store = store;
+        self
+    }
+
+    /// These options with the request options of one call laid over them:
+    /// every option the call sets replaces this one. `max_tokens` is
+    /// `max_output_tokens`; the reasoning effort is `reasoning.effort`; the
+    /// response format is `text.format`. The stop sequences and the
+    /// thinking budget have no Responses field and are not sent.
+    ///
+    /// ```
+    /// use agentstream::model::{ReasoningEffort, StreamOptions};
+    /// use agentstream_wire::responses::RequestOptions;
+    ///
+    /// let call = StreamOptions::default()
+    ///     .with_max_tokens(256)
+    ///     .with_reasoning_effort(ReasoningEffort::High);
+    /// let options = RequestOptions::new("gpt-5").with_call(&call);
+    /// assert_eq!(options.max_output_tokens, Some(256));
+    /// assert_eq!(options.reasoning_effort, Some(ReasoningEffort::High));
+    /// ```
+    pub fn with_call(mut self, call: &StreamOptions) -> Self {
+        self.max_output_tokens = call.max_tokens.or(self.max_output_tokens);
+        self.temperature = call.temperature.or(self.temperature);
+        self.top_p = call.top_p.or(self.top_p);
+        if call.tool_choice.is_some() {
+            self.tool_choice.clone_from(&call.tool_choice);
+        }
+        self.reasoning_effort = call.reasoning_effort.or(self.reasoning_effort);
+        if call.response_format.is_some() {
+            self.response_format.clone_from(&call.response_format);
+        }
+        self
+    }
+}
+
+/// The providers whose tool-call ids take Pi's `CALL_ID|ITEM_ID` form.
+const PAIRED_ID_PROVIDERS: [&str; 3] = ["openai", "openai-codex", "opencode"];
+
+/// Pi's `shortHash`: two 32-bit multiplicative hashes over the UTF-16
+/// code units, written in base 36.
+pub(crate) fn short_hash(text: &str) -> String {
+    let mut h1: u32 = 0xdead_beef;
+    let mut h2: u32 = 0x41c6_ce57;
+    for unit in text.encode_utf16() {
+        let unit = u32::from(unit);
+        h1 = (h1 ^ unit).wrapping_mul(2_654_435_761);
+        h2 = (h2 ^ unit).wrapping_mul(1_597_334_677);
+    }
+    let m1 = (h1 ^ (h1 >> 16)).wrapping_mul(2_246_822_507)
+        ^ (h2 ^ (h2 >> 13)).wrapping_mul(3_266_489_909);
+    let m2 = (h2 ^ (h2 >> 16)).wrapping_mul(2_246_822_507)
+        ^ (m1 ^ (m1 >> 13)).wrapping_mul(3_266_489_909);
+    let mut out = base36(m2);
+    out.push_str(&base36(m1));
+    out
+}
+
+fn base36(mut n: u32) -> String {
+    const DIGITS: &[u8; 36] = b"0123456789abcdefghijklmnopqrstuvwxyz";
+    let mut digits = Vec::new();
+    loop {
+        digits.push(DIGITS[(n % 36) as usize]);
+        n /= 36;
+        if n == 0 {
+            break;
+        }
+    }
+    digits.iter().rev().map(|&d| char::from(d)).collect()
+}
+
+/// Pi's `normalizeIdPart`: `[^a-zA-Z0-9_-]` → `_`, at most 64
+/// characters, trailing `_` removed.
+fn normalize_id_part(part: &str) -> String {
+    let sanitized: String = part
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(64)
+        .collect();
+    String::from(sanitized.trim_end_matches('_'))
+}
+
+/// The id of a tool call of another model, for `provider`.
+fn normalize_foreign_id(id: &str, provider: &str) -> String {
+    let Some((call, item)) = id
+        .split_once('|')
+        .filter(|_| PAIRED_ID_PROVIDERS.contains(&provider))
+    else {
+        return normalize_id_part(id);
+    };
+    let item = item.split('|').next().unwrap_or("");
+    let mut item_id = format!("fc_{}", short_hash(item));
+    item_id.truncate(64);
+    format!("{}|{item_id}", normalize_id_part(call))
+}
+
+/// Builds the JSON body of a streaming Responses request. See the
+/// [module documentation](self).
+///
+/// ```
+/// use agentstream::message::{assistant, tool_call, tool_result, user, Context, StopReason};
+/// use agentstream_wire::responses::{build_request, RequestOptions};
+/// use serde_json::json;
+///
+/// let mut context = Context::from_messages([
+///     user("Weather in Paris?").into(),
+///     assistant([tool_call("call_1|fc_1", "weather", json!({"city": "Paris"}))], StopReason::ToolUse).into(),
+///     tool_result("call_1|fc_1", "weather", "18°C", false).into(),
+/// ]);
+/// context.system_prompt = Some("Be brief.".into());
+/// let body = build_request(&context, &RequestOptions::new("gpt-5")).unwrap();
+/// assert_eq!(body["instructions"], "Be brief.");
+/// assert_eq!(body["store"], false);
+/// assert_eq!(body["input"][1]["call_id"], "call_1");
+/// assert_eq!(
+///     body["input"][2],
+///     json!({"type": "function_call_output", "call_id": "call_1", "output": "18°C"})
+/// );
+/// ```
+///
+/// # Errors
+/// A [`RequestError`] with the linkage diagnostics when tool calls and
+/// results do not pair up.
+pub fn build_request(context: &Context, options: &RequestOptions) -> Result<Value, RequestError> {
+    let target = TargetModel::new(&options.provider, OPENAI_RESPONSES_API, &options.model);
+    let history = transform_messages(&context.messages, &target, |id: &str| {
+        normalize_foreign_id(id, &options.provider)
+    });
+    let diagnostics = blocking_diagnostics(history.iter().map(|m| &**m));
+    if !diagnostics.is_empty() {
+        return Err(RequestError { diagnostics });
+    }
+    let mut input: Vec<Value> = Vec::with_capacity(history.len());
+    // Pi's message counter: messages that gave no item do not count.
+    let mut position = 0usize;
+    for message in history.iter().map(|m| &**m) {
+        match message {
+            Message::User(m) => {
+                let parts: Vec<Value> = match &m.content {
+                    UserContent::Text(text) => {
+                        alloc::vec![json!({"type": "input_text", "text": text})]
+                    }
+                    UserContent::Blocks(blocks) => blocks.iter().filter_map(input_part).collect(),
+                };
+                if parts.is_empty() {
+                    continue;
+                }
+                input.push(json!({"role": "user", "content": parts}));
+            }
+            Message::Assistant(m) => {
+                let same_provider_other_model = m.model != options.model
+                    && m.provider == options.provider
+                    && m.api == OPENAI_RESPONSES_API;
+                let before = input.len();
+                assistant_items(m, position, same_provider_other_model, &mut input);
+                if input.len() == before {
+                    continue;
+                }
+            }
+            Message::ToolResult(r) => {
+                let call_id = r.tool_call_id.split('|').next().unwrap_or("");
+                let text: Vec<&str> = r
+                    .content
+                    .iter()
+                    .filter_map(|b| match b {
+                        ContentBlock::Text(t) => Some(t.text.as_str()),
+                        _ => None,
+                    })
+                    .collect();
+                let text = text.join("\n");
+                let images: Vec<Value> = r
+                    .content
+                    .iter()
+                    .filter(|b| matches!(b, ContentBlock::Image(_)))
+                    .filter_map(input_part)
+                    .collect();
+                let output = if images.is_empty() {
+                    Value::String(text)
+                } else {
+                    let mut parts = Vec::with_capacity(images.len() + 1);
+                    if !text.is_empty() {
+                        parts.push(json!({"type": "input_text", "text": text}));
+                    }
+                    parts.extend(images);
+                    Value::Array(parts)
+                };
+                input.push(
+                    json!({"type": "function_call_output", "call_id": call_id, "output": output}),
+                );
+            }
+            Message::Unknown(_) => continue,
+        }
+        position += 1;
+    }
+    let mut body = Map::new();
+    body.insert("model".into(), Value::String(options.model.clone()));
+    body.insert("input".into(), Value::Array(input));
+    body.insert("stream".into(), Value::Bool(true));
+    body.insert("store".into(), Value::Bool(options.store));
+    if !options.store {
+        body.insert("include".into(), json!(["reasoning.encrypted_content"]));
+    }
+    if let Some(system) = context.system_prompt.as_ref().filter(|s| !s.is_empty()) {
+        body.insert("instructions".into(), Value::String(system.clone()));
+    }
+    if let Some(max) = options.max_output_tokens {
+        body.insert("max_output_tokens".into(), Value::from(max));
+    }
+    if let Some(temperature) = options.temperature {
+        body.insert("temperature".into(), Value::from(temperature));
+    }
+    if let Some(top_p) = options.top_p {
+        body.insert("top_p".into(), Value::from(top_p));
+    }
+    if let Some(tools) = context.tools.as_ref().filter(|t| !t.is_empty()) {
+        let tools = tools
+            .iter()
+            .map(|tool| {
+                json!({
+                    "type": "function",
+                    "name": tool.name,
+                    "description": tool.description,
+                    "parameters": tool.parameters,
+                    "strict": false,
+                })
+            })
+            .collect();
+        body.insert("tools".into(), Value::Array(tools));
+    }
+    if let Some(choice) = &options.tool_choice {
+        let choice = match choice {
+            ToolChoice::None => json!("none"),
+            ToolChoice::Required => json!("required"),
+            ToolChoice::Tool(name) => json!({"type": "function", "name": name}),
+            _ => json!("auto"),
+        };
+        body.insert("tool_choice".into(), choice);
+    }
+    if options.reasoning_effort.is_some() || options.reasoning_summary.is_some() {
+        let effort = options.reasoning_effort.unwrap_or(ReasoningEffort::Medium);
+        let summary = options.reasoning_summary.unwrap_or(ReasoningSummary::Auto);
+        body.insert(
+            "reasoning".into(),
+            json!({"effort": effort.as_str(), "summary": summary.as_str()}),
+        );
+    }
+    if let Some(format) = &options.response_format {
+        let mut spec = json!({
+            "type": "json_schema",
+            "name": format.name,
+            "schema": format.schema,
+            "strict": format.strict,
+        });
+        if let Some(description) = &format.description {
+            spec["description"] = Value::String(description.clone());
+        }
+        body.insert("text".into(), json!({ "format": spec }));
+    }
+    Ok(Value::Object(body))
+}
+
+/// A user or tool-result block as an input part.
+fn input_part(block: &ContentBlock) -> Option<Value> {
+    match block {
+        ContentBlock::Text(t) => Some(json!({"type": "input_text", "text": t.text})),
+        ContentBlock::Image(image) => Some(json!({
+            "type": "input_image",
+            "detail": "auto",
+            "image_url": format!("data:{};base64,{}", image.mime_type, image.data),
+        })),
+        _ => None,
+    }
+}
+
+/// The message item id a text signature names: `{"v":1,"id":…,"phase"?}`
+/// or a plain id.
+fn text_signature(signature: Option<&str>) -> (Option<String>, Option<String>) {
+    let Some(signature) = signature.filter(|s| !s.is_empty()) else {
+        return (None, None);
+    };
+    if signature.starts_with('{') {
+        if let Ok(value) = serde_json::from_str::<Value>(signature) {
+            if value.get("v").and_then(Value::as_u64) == Some(1) {
+                if let Some(id) = value.get("id").and_then(Value::as_str) {
+                    let phase = value
+                        .get("phase")
+                        .and_then(Value::as_str)
+                        .filter(|p| matches!(*p, "commentary" | "final_answer"))
+                        .map(String::from);
+                    return (Some(id.into()), phase);
+                }
+            }
+        }
+    }
+    (Some(signature.into()), None)
+}
+
+fn assistant_items(
+    message: &AssistantMessage,
+    position: usize,
+    other_model: bool,
+    input: &mut Vec<Value>,
+) {
+    for block in &message.content {
+        match block {
+            ContentBlock::Thinking(t) => {
+                let item = t
+                    .thinking_signature
+                    .as_deref()
+                    .and_then(|s| serde_json::from_str::<Value>(s).ok())
+                    .filter(Value::is_object);
+                if let Some(item) = item {
+                    input.push(item);
+                }
+            }
+            ContentBlock::Text(t) => {
+                let (id, phase) = text_signature(t.text_signature.as_deref());
+                let id = match id {
+                    None => format!("msg_{position}"),
+                    Some(id) if id.chars().count() > 64 => format!("msg_{}", short_hash(&id)),
+                    Some(id) => id,
+                };
+                let mut item = json!({
+                    "type": "message",
+                    "role": "assistant",
+                    "content": [{"type": "output_text", "text": t.text, "annotations": []}],
+                    "status": "completed",
+                    "id": id,
+                });
+                if let Some(phase) = phase {
+                    item["phase"] = Value::String(phase);
+                }
+                input.push(item);
+            }
+            ContentBlock::ToolCall(call) => {
+                let mut parts = call.id.split('|');
+                let call_id = parts.next().unwrap_or("");
+                let item_id = parts
+                    .next()
+                    .filter(|id| !(other_model && id.starts_with("fc_")));
+                let mut item = json!({
+                    "type": "function_call",
+                    "call_id": call_id,
+                    "name": call.name,
+                    "arguments": Value::Object(call.arguments.clone()).to_string(),
+                });
+                if let Some(id) = item_id {
+                    item["id"] = Value::String(id.into());
+                }
+                input.push(item);
+            }
+            _ => {}
+        }
+    }
+}

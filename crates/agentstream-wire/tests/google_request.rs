@@ -1,0 +1,226 @@
+//! The Gemini request builder against pi-ai 0.73.1's own parameters
+//! (`tests/golden/requests/google-*.pi.json`, made by `generate.mjs`
+//! there), turned into the REST body the SDK sends, and one golden body
+//! per option Pi does not have.
+
+use agentstream::message::{user, Context};
+use agentstream::model::{ReasoningEffort, ResponseFormat, StreamOptions, ToolChoice};
+use agentstream_wire::google::{
+    build_request, RequestOptions, SchemaMode, Thinking, ThinkingLevel,
+};
+use serde_json::{json, Map, Value};
+
+fn golden(name: &str) -> Value {
+    let path = format!(
+        "{}/tests/golden/requests/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("reading {path}: {e}"));
+    serde_json::from_str(&text).unwrap()
+}
+
+fn context(name: &str) -> Context {
+    serde_json::from_value(golden(&format!("{name}.context.json"))).unwrap()
+}
+
+/// Pi's SDK parameters as the REST body `@google/genai` sends: the system
+/// instruction as a content, the sampling and thinking settings inside
+/// `generationConfig`, the model left out (it is in the URL).
+fn pi_body(name: &str) -> Value {
+    let pi = golden(name);
+    let config = &pi["config"];
+    let mut body = Map::new();
+    body.insert("contents".into(), pi["contents"].clone());
+    if let Some(system) = config.get("systemInstruction") {
+        body.insert(
+            "systemInstruction".into(),
+            json!({"parts": [{"text": system}]}),
+        );
+    }
+    for key in ["tools", "toolConfig"] {
+        if let Some(value) = config.get(key) {
+            body.insert(key.into(), value.clone());
+        }
+    }
+    let mut generation = Map::new();
+    for key in ["maxOutputTokens", "temperature", "thinkingConfig"] {
+        if let Some(value) = config.get(key) {
+            generation.insert(key.into(), value.clone());
+        }
+    }
+    if !generation.is_empty() {
+        body.insert("generationConfig".into(), Value::Object(generation));
+    }
+    Value::Object(body)
+}
+
+#[test]
+fn same_model_history_matches_pi() {
+    let body = build_request(
+        &context("google-same-model"),
+        &RequestOptions::new("gemini-2.5-flash"),
+    )
+    .unwrap();
+    assert_eq!(body, pi_body("google-same-model.plain.pi.json"));
+}
+
+#[test]
+fn sampling_tool_choice_and_budget_match_pi() {
+    let call = StreamOptions::default()
+        .with_max_tokens(100)
+        .with_temperature(0.5)
+        .with_tool_choice(ToolChoice::Required)
+        .with_thinking_budget(1024);
+    let options = RequestOptions::new("gemini-2.5-flash").with_call(&call);
+    let body = build_request(&context("google-same-model"), &options).unwrap();
+    assert_eq!(body, pi_body("google-same-model.options.pi.json"));
+}
+
+#[test]
+fn thinking_off_matches_pi() {
+    let options = RequestOptions::new("gemini-2.5-flash").with_thinking(Thinking::Off);
+    let body = build_request(&context("google-same-model"), &options).unwrap();
+    assert_eq!(body, pi_body("google-same-model.off.pi.json"));
+}
+
+#[test]
+fn foreign_history_matches_pi_on_gemini_2_and_3() {
+    let body = build_request(
+        &context("google-foreign"),
+        &RequestOptions::new("gemini-2.5-flash"),
+    )
+    .unwrap();
+    assert_eq!(body, pi_body("google-foreign.plain.pi.json"));
+    let call = StreamOptions::default().with_reasoning_effort(ReasoningEffort::Low);
+    let options = RequestOptions::new("gemini-3-pro-preview").with_call(&call);
+    let body = build_request(&context("google-foreign"), &options).unwrap();
+    assert_eq!(
+        body["generationConfig"]["thinkingConfig"],
+        json!({"includeThoughts": true, "thinkingLevel": "LOW"})
+    );
+    assert_eq!(body, pi_body("google-foreign.gemini3.pi.json"));
+}
+
+fn with_tool() -> Context {
+    let mut context = Context::from_messages([user("hi").into()]);
+    context.tools = context_tools();
+    context
+}
+
+fn context_tools() -> Option<Vec<agentstream::message::Tool>> {
+    context("google-same-model").tools
+}
+
+#[test]
+fn top_p_stop_and_tool_choice_of_one_tool() {
+    let call = StreamOptions::default()
+        .with_top_p(0.9)
+        .with_stop(["END"])
+        .with_tool_choice(ToolChoice::Tool("weather".into()));
+    let body = build_request(
+        &with_tool(),
+        &RequestOptions::new("gemini-2.5-flash").with_call(&call),
+    )
+    .unwrap();
+    assert_eq!(
+        body["generationConfig"],
+        json!({"topP": 0.9, "stopSequences": ["END"]})
+    );
+    assert_eq!(
+        body["toolConfig"],
+        json!({"functionCallingConfig": {"mode": "ANY", "allowedFunctionNames": ["weather"]}})
+    );
+    for (choice, mode) in [(ToolChoice::Auto, "AUTO"), (ToolChoice::None, "NONE")] {
+        let call = StreamOptions::default().with_tool_choice(choice);
+        let body = build_request(&with_tool(), &RequestOptions::new("g").with_call(&call)).unwrap();
+        assert_eq!(body["toolConfig"]["functionCallingConfig"]["mode"], mode);
+    }
+    // No tools: no toolConfig, as Pi.
+    let call = StreamOptions::default().with_tool_choice(ToolChoice::Required);
+    let context = Context::from_messages([user("hi").into()]);
+    let body = build_request(&context, &RequestOptions::new("g").with_call(&call)).unwrap();
+    assert!(body.get("toolConfig").is_none());
+}
+
+#[test]
+fn structured_output_and_the_openapi_schema_subset() {
+    let schema = json!({"$schema": "x", "type": "object", "additionalProperties": false,
+        "properties": {"a": {"type": ["string", "null"]}, "b": {"oneOf": [{"type": "integer"}, {"const": "x"}]}}});
+    let call = StreamOptions::default()
+        .with_response_format(ResponseFormat::json_schema("r", schema.clone()));
+    let body = build_request(&with_tool(), &RequestOptions::new("g").with_call(&call)).unwrap();
+    assert_eq!(
+        body["generationConfig"],
+        json!({"responseMimeType": "application/json", "responseJsonSchema": schema})
+    );
+    let options = RequestOptions::new("g")
+        .with_call(&call)
+        .with_schema_mode(SchemaMode::OpenApi);
+    let body = build_request(&with_tool(), &options).unwrap();
+    let reduced = json!({"type": "object", "properties": {
+        "a": {"type": "string", "nullable": true},
+        "b": {"anyOf": [{"type": "integer"}, {"enum": ["x"]}]}}});
+    assert_eq!(body["generationConfig"]["responseSchema"], reduced);
+    assert_eq!(
+        body["tools"][0]["functionDeclarations"][0]["parameters"],
+        json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]})
+    );
+    assert!(body["tools"][0]["functionDeclarations"][0]
+        .get("parametersJsonSchema")
+        .is_none());
+}
+
+#[test]
+fn effort_maps_to_pi_levels_and_budgets() {
+    let cases = [
+        (
+            "gemini-2.5-pro",
+            ReasoningEffort::High,
+            Thinking::Budget(32768),
+        ),
+        (
+            "gemini-2.5-flash-lite",
+            ReasoningEffort::Minimal,
+            Thinking::Budget(512),
+        ),
+        (
+            "gemini-2.0-flash",
+            ReasoningEffort::Medium,
+            Thinking::Budget(-1),
+        ),
+        (
+            "gemini-3-pro-preview",
+            ReasoningEffort::Medium,
+            Thinking::Level(ThinkingLevel::High),
+        ),
+        (
+            "gemini-3.1-flash",
+            ReasoningEffort::Medium,
+            Thinking::Level(ThinkingLevel::Medium),
+        ),
+        (
+            "gemma-4-27b",
+            ReasoningEffort::Low,
+            Thinking::Level(ThinkingLevel::Minimal),
+        ),
+    ];
+    for (model, effort, expected) in cases {
+        let call = StreamOptions::default().with_reasoning_effort(effort);
+        assert_eq!(
+            RequestOptions::new(model).with_call(&call).thinking,
+            Some(expected),
+            "{model}"
+        );
+    }
+    for (model, off) in [
+        ("gemini-3-pro-preview", json!({"thinkingLevel": "LOW"})),
+        (
+            "gemini-3-flash-preview",
+            json!({"thinkingLevel": "MINIMAL"}),
+        ),
+    ] {
+        let options = RequestOptions::new(model).with_thinking(Thinking::Off);
+        let body = build_request(&with_tool(), &options).unwrap();
+        assert_eq!(body["generationConfig"]["thinkingConfig"], off, "{model}");
+    }
+}
