@@ -36,6 +36,7 @@ use serde_json::{json, Map, Value};
 
 use crate::error::{Api, ApiError};
 use crate::frames::{self, sse};
+use crate::options;
 use crate::request::{self, image_block, joined_text, str_at, text_block, DecodedRequest, History};
 
 const PROVIDER: &str = "anthropic";
@@ -59,12 +60,28 @@ const PROVIDER: &str = "anthropic";
 /// # Errors
 /// The 400 [`ApiError`] Anthropic answers with (`invalid_request_error`).
 pub fn decode_request(body: &Value) -> Result<DecodedRequest, ApiError> {
-    let request = request::common(body, |found| match found {
+    decode(request::common(body, messages_error)?)
+}
+
+/// [`decode_request`] from the body's bytes, with memory proportional to
+/// the body: the messages are parsed one at a time.
+///
+/// # Errors
+/// As [`decode_request`], and a 400 for a body that is not JSON.
+pub fn decode_body(body: &[u8]) -> Result<DecodedRequest, ApiError> {
+    decode(request::common_bytes(body, messages_error)?)
+}
+
+fn messages_error(found: Option<&Value>) -> ApiError {
+    match found {
         Some(_) => ApiError::new(400, "messages: Input should be a valid list"),
         None => ApiError::new(400, "messages: Field required"),
-    })?;
+    }
+}
+
+fn decode(request: request::Common<'_>) -> Result<DecodedRequest, ApiError> {
     let mut history = History::new(Api::Anthropic, PROVIDER, &request.model);
-    for (i, message) in request.messages.iter().enumerate() {
+    request.messages.each(|i, message| {
         let blocks = blocks_of(message.get("content").unwrap_or(&Value::Null));
         match message.get("role").and_then(Value::as_str) {
             Some("user") => {
@@ -98,19 +115,21 @@ pub fn decode_request(body: &Value) -> Result<DecodedRequest, ApiError> {
                 ))
             }
         }
-    }
+        Ok(())
+    })?;
     let system = Some(joined_text(
         request.object.get("system").unwrap_or(&Value::Null),
         "\n\n",
     ))
     .filter(|system| !system.is_empty());
     let tools = request::tools(
-        request.object,
+        &request.object,
         None,
         "input_schema",
         &json!({"type": "object"}),
     );
-    Ok(history.finish(request, system, tools, true))
+    let options = options::anthropic(&request.object);
+    Ok(history.finish(request, system, tools, true, options))
 }
 
 /// A content as blocks: a string is one text block.

@@ -34,8 +34,11 @@
 // costs nothing worth boxing for.
 #![allow(clippy::result_large_err)]
 
+mod calls;
 mod error;
 mod frames;
+mod log;
+mod options;
 mod request;
 mod script;
 mod server;
@@ -44,9 +47,13 @@ mod service;
 pub mod anthropic;
 pub mod openai;
 
+pub use calls::{
+    BODY_TIMEOUT, EXHAUSTED_CODE, EXHAUSTED_STATUS, HEADER_TIMEOUT, MAX_CONNECTIONS,
+    MAX_REQUEST_BYTES,
+};
 pub use error::{Api, ApiError, BindError};
+pub use log::{RecordedRequest, MAX_KEPT_BYTES, MAX_KEPT_REQUESTS};
+pub use options::options_json;
 pub use request::DecodedRequest;
 pub use script::{Alternative, ServeTurn, Step, NO_MATCH_MESSAGE};
-pub use server::{
-    RecordedRequest, Server, ServerBuilder, EXHAUSTED_CODE, EXHAUSTED_STATUS, MAX_REQUEST_BYTES,
-};
+pub use server::{Server, ServerBuilder};

@@ -45,6 +45,7 @@ use serde_json::{json, Map, Value};
 
 use crate::error::{Api, ApiError};
 use crate::frames::{self, sse};
+use crate::options;
 use crate::request::{
     self, arguments_from_text, image_block, joined_text, str_at, text_block, DecodedRequest,
     History,
@@ -76,7 +77,20 @@ const PROVIDER: &str = "openai";
 /// object, a missing or malformed `messages`, a message without a known
 /// role.
 pub fn decode_request(body: &Value) -> Result<DecodedRequest, ApiError> {
-    let request = request::common(body, |found| match found {
+    decode(request::common(body, messages_error)?)
+}
+
+/// [`decode_request`] from the body's bytes, with memory proportional to
+/// the body: the messages are parsed one at a time.
+///
+/// # Errors
+/// As [`decode_request`], and a 400 for a body that is not JSON.
+pub fn decode_body(body: &[u8]) -> Result<DecodedRequest, ApiError> {
+    decode(request::common_bytes(body, messages_error)?)
+}
+
+fn messages_error(found: Option<&Value>) -> ApiError {
+    match found {
         Some(other) => ApiError::new(
             400,
             format!(
@@ -89,7 +103,10 @@ pub fn decode_request(body: &Value) -> Result<DecodedRequest, ApiError> {
         None => ApiError::new(400, "Missing required parameter: 'messages'.")
             .with_param("messages")
             .with_code("missing_required_parameter"),
-    })?;
+    }
+}
+
+fn decode(request: request::Common<'_>) -> Result<DecodedRequest, ApiError> {
     let include_usage = request
         .object
         .get("stream_options")
@@ -98,7 +115,7 @@ pub fn decode_request(body: &Value) -> Result<DecodedRequest, ApiError> {
         == Some(true);
     let mut history = History::new(Api::OpenAi, PROVIDER, &request.model);
     let mut system = Vec::new();
-    for (i, message) in request.messages.iter().enumerate() {
+    request.messages.each(|i, message| {
         let bad = |what: &str| {
             ApiError::new(400, format!("Invalid value for 'messages[{i}]': {what}"))
                 .with_param(format!("messages[{i}]"))
@@ -124,15 +141,17 @@ pub fn decode_request(body: &Value) -> Result<DecodedRequest, ApiError> {
             }
             None => return Err(bad("missing 'role'")),
         }
-    }
+        Ok(())
+    })?;
     let system = (!system.is_empty()).then(|| system.join("\n\n"));
     let tools = request::tools(
-        request.object,
+        &request.object,
         Some("function"),
         "parameters",
         &json!({"type": "object", "properties": {}}),
     );
-    Ok(history.finish(request, system, tools, include_usage))
+    let options = options::openai(&request.object);
+    Ok(history.finish(request, system, tools, include_usage, options))
 }
 
 /// An assistant message's blocks: `reasoning_content`, `content`, then

@@ -1,146 +1,25 @@
 //! The server: a builder, the listening task, and the calls it records.
 
-use std::fs::{File, OpenOptions};
-use std::io::Write;
+use std::fs::OpenOptions;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use agentstream::message::Context;
-use agentstream::model::{Model, ModelStream, ScriptedModel, ScriptedReply, StreamOptions};
+use agentstream::model::{Model, ScriptedModel, ScriptedReply};
 use hyper::server::conn::http1;
-use hyper_util::rt::TokioIo;
-use serde_json::{json, Value};
+use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::{TcpListener, ToSocketAddrs};
-use tokio::sync::oneshot;
+use tokio::sync::{oneshot, Semaphore};
 use tokio::task::{JoinHandle, JoinSet};
 
-use crate::error::{Api, ApiError, BindError};
+use crate::calls::{
+    Calls, Shared, BODY_TIMEOUT, HEADER_TIMEOUT, MAX_CONNECTIONS, MAX_REQUEST_BYTES,
+};
+use crate::error::BindError;
+use crate::log::{RecordedRequest, RequestLog, MAX_KEPT_BYTES, MAX_KEPT_REQUESTS};
 use crate::script::{ServeTurn, Step};
 use crate::service;
-
-/// The largest request body read by default: 32 MiB (Anthropic's own
-/// request limit). A larger body gets HTTP 413 with the provider's error
-/// body. See [`ServerBuilder::max_request_bytes`].
-pub const MAX_REQUEST_BYTES: usize = 32 << 20;
-
-/// The status of a call made after a [`ScriptedModel`] ran out of turns.
-pub const EXHAUSTED_STATUS: u16 = 500;
-
-/// The OpenAI `code` of that answer (Anthropic's type is `api_error`); the
-/// message is [`agentstream::model::EXHAUSTED_MESSAGE`].
-pub const EXHAUSTED_CODE: &str = "script_exhausted";
-
-/// One call as the server received it.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub struct RecordedRequest {
-    /// The call's number, from 0, in arrival order.
-    pub call: usize,
-    /// The protocol it spoke.
-    pub api: Api,
-    /// The request's `model`.
-    pub model: String,
-    /// Whether it asked for a stream.
-    pub stream: bool,
-    /// The request decoded into Pi's context.
-    pub context: Context,
-}
-
-impl RecordedRequest {
-    /// `{"call", "api", "model", "stream", "context"}`, the line
-    /// `--requests` writes and an element of `GET /v1/requests`.
-    pub fn to_json(&self) -> Value {
-        json!({
-            "call": self.call,
-            "api": self.api.as_str(),
-            "model": self.model,
-            "stream": self.stream,
-            "context": self.context,
-        })
-    }
-}
-
-/// How a server answers; shared by every connection.
-pub(crate) struct Shared {
-    model: Arc<dyn Model + Send + Sync>,
-    steps: Vec<Step>,
-    pub(crate) chunks: usize,
-    pub(crate) delay: Duration,
-    pub(crate) pings: bool,
-    pub(crate) model_name: String,
-    pub(crate) max_request_bytes: usize,
-    calls: Mutex<Calls>,
-}
-
-struct Calls {
-    next: usize,
-    requests: Vec<RecordedRequest>,
-    file: Option<File>,
-}
-
-/// What a call gets: its number, step, and the model's stream (none for
-/// an HTTP-error step).
-pub(crate) struct Call {
-    pub(crate) index: usize,
-    pub(crate) step: Step,
-    pub(crate) stream: Option<ModelStream>,
-}
-
-impl Shared {
-    fn calls(&self) -> MutexGuard<'_, Calls> {
-        // A panic elsewhere while holding the lock leaves consistent data.
-        self.calls.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Records the request and takes the next step, under one lock so the
-    /// call numbers, the recordings and the model's turns share one order.
-    pub(crate) fn take_call(
-        &self,
-        api: Api,
-        model: String,
-        stream: bool,
-        context: Context,
-        options: StreamOptions,
-    ) -> Result<Call, ApiError> {
-        let mut calls = self.calls();
-        let index = calls.next;
-        let record = RecordedRequest {
-            call: index,
-            api,
-            model,
-            stream,
-            context,
-        };
-        if let Some(file) = &mut calls.file {
-            let mut line = record.to_json().to_string();
-            line.push('\n');
-            file.write_all(line.as_bytes()).map_err(|e| {
-                ApiError::new(
-                    500,
-                    format!("agentstream serve cannot record the request: {e}"),
-                )
-            })?;
-        }
-        calls.next += 1;
-        let step = self.steps.get(index).cloned().unwrap_or(Step::Model);
-        let stream = match step {
-            Step::Http(_) => None,
-            _ => Some(self.model.stream(&record.context, options)),
-        };
-        calls.requests.push(record);
-        Ok(Call {
-            index,
-            step,
-            stream,
-        })
-    }
-
-    pub(crate) fn requests(&self) -> Vec<RecordedRequest> {
-        self.calls().requests.clone()
-    }
-}
 
 /// Sets up a [`Server`]; see [`Server::builder`].
 pub struct ServerBuilder {
@@ -152,6 +31,17 @@ pub struct ServerBuilder {
     model_name: String,
     max_request_bytes: usize,
     requests_file: Option<PathBuf>,
+    limits: Limits,
+}
+
+/// The bounds a server keeps against clients that misbehave.
+#[derive(Debug, Clone, Copy)]
+struct Limits {
+    header_timeout: Duration,
+    body_timeout: Duration,
+    max_connections: usize,
+    kept_requests: usize,
+    kept_bytes: usize,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -164,6 +54,7 @@ impl std::fmt::Debug for ServerBuilder {
             .field("model_name", &self.model_name)
             .field("max_request_bytes", &self.max_request_bytes)
             .field("requests_file", &self.requests_file)
+            .field("limits", &self.limits)
             .finish_non_exhaustive()
     }
 }
@@ -216,10 +107,49 @@ impl ServerBuilder {
     }
 
     /// Appends every recorded request to `path` as a JSON line
-    /// ([`RecordedRequest::to_json`]).
+    /// ([`RecordedRequest::to_json`]), as it arrives: the file keeps every
+    /// request, the memory log only the newest (see
+    /// [`kept_requests`](Self::kept_requests)).
     #[must_use]
     pub fn requests_file(mut self, path: impl Into<PathBuf>) -> Self {
         self.requests_file = Some(path.into());
+        self
+    }
+
+    /// How many requests, and how many bytes of their JSON, the memory
+    /// log keeps for [`Server::requests`] and `GET /v1/requests` (default
+    /// [`MAX_KEPT_REQUESTS`] and [`MAX_KEPT_BYTES`]); older requests are
+    /// dropped and counted ([`Server::dropped_requests`]).
+    #[must_use]
+    pub fn kept_requests(mut self, count: usize, bytes: usize) -> Self {
+        self.limits.kept_requests = count;
+        self.limits.kept_bytes = bytes;
+        self
+    }
+
+    /// How long a connection may wait for a request's headers, idle
+    /// keep-alive time included (default [`HEADER_TIMEOUT`]); then it is
+    /// closed.
+    #[must_use]
+    pub fn header_timeout(mut self, timeout: Duration) -> Self {
+        self.limits.header_timeout = timeout;
+        self
+    }
+
+    /// How long a client may take to send a request's body (default
+    /// [`BODY_TIMEOUT`]); then it gets HTTP 408 and the connection is
+    /// closed.
+    #[must_use]
+    pub fn body_timeout(mut self, timeout: Duration) -> Self {
+        self.limits.body_timeout = timeout;
+        self
+    }
+
+    /// The most connections served at once (default [`MAX_CONNECTIONS`],
+    /// at least 1); further clients wait in the listen backlog.
+    #[must_use]
+    pub fn max_connections(mut self, connections: usize) -> Self {
+        self.limits.max_connections = connections.max(1);
         self
     }
 
@@ -251,6 +181,7 @@ impl ServerBuilder {
             .await
             .map_err(|e| BindError::new(name.clone(), e))?;
         let local_addr = listener.local_addr().map_err(|e| BindError::new(name, e))?;
+        let limits = self.limits;
         let shared = Arc::new(Shared {
             model: self.model,
             steps: self.steps,
@@ -259,14 +190,14 @@ impl ServerBuilder {
             pings: self.pings,
             model_name: self.model_name,
             max_request_bytes: self.max_request_bytes,
+            body_timeout: limits.body_timeout,
             calls: Mutex::new(Calls {
                 next: 0,
-                requests: Vec::new(),
-                file,
+                log: RequestLog::new(limits.kept_requests, limits.kept_bytes, file),
             }),
         });
         let (stop, stopped) = oneshot::channel();
-        let task = tokio::spawn(accept(listener, shared.clone(), stopped));
+        let task = tokio::spawn(accept(listener, shared.clone(), limits, stopped));
         Ok(Server {
             local_addr,
             shared,
@@ -276,11 +207,31 @@ impl ServerBuilder {
     }
 }
 
-/// Accepts connections until told to stop; dropping the set aborts the
-/// connections still open.
-async fn accept(listener: TcpListener, shared: Arc<Shared>, mut stopped: oneshot::Receiver<()>) {
+/// Accepts connections until told to stop, at most `max_connections` at
+/// once; dropping the set aborts the connections still open.
+async fn accept(
+    listener: TcpListener,
+    shared: Arc<Shared>,
+    limits: Limits,
+    mut stopped: oneshot::Receiver<()>,
+) {
     let mut connections = JoinSet::new();
+    let permits = Arc::new(Semaphore::new(limits.max_connections));
+    let mut http = http1::Builder::new();
+    http.timer(TokioTimer::new())
+        .header_read_timeout(limits.header_timeout);
     loop {
+        // At the cap, wait for a connection to end before accepting more:
+        // the clients beyond it wait in the backlog, and the server never
+        // runs out of file descriptors.
+        let permit = tokio::select! {
+            _ = &mut stopped => break,
+            permit = permits.clone().acquire_owned() => match permit {
+                Ok(permit) => permit,
+                Err(_) => break,
+            },
+            Some(_) = connections.join_next(), if !connections.is_empty() => continue,
+        };
         tokio::select! {
             _ = &mut stopped => break,
             accepted = listener.accept() => {
@@ -291,14 +242,17 @@ async fn accept(listener: TcpListener, shared: Arc<Shared>, mut stopped: oneshot
                 };
                 let _ = stream.set_nodelay(true);
                 let shared = shared.clone();
-                connections.spawn(async move {
-                    let service = hyper::service::service_fn(move |request| {
+                let connection = http.serve_connection(
+                    TokioIo::new(stream),
+                    hyper::service::service_fn(move |request| {
                         service::handle(shared.clone(), request)
-                    });
-                    // A connection error (client gone) ends this connection only.
-                    let _ = http1::Builder::new()
-                        .serve_connection(TokioIo::new(stream), service)
-                        .await;
+                    }),
+                );
+                connections.spawn(async move {
+                    // A connection error (client gone, timed out) ends
+                    // this connection only.
+                    let _ = connection.await;
+                    drop(permit);
                 });
             }
             Some(_) = connections.join_next(), if !connections.is_empty() => {}
@@ -342,14 +296,6 @@ pub struct Server {
     task: Option<JoinHandle<()>>,
 }
 
-impl std::fmt::Debug for Shared {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Shared")
-            .field("model_name", &self.model_name)
-            .finish_non_exhaustive()
-    }
-}
-
 impl Server {
     /// A builder serving `model`.
     pub fn builder<M: Model + Send + Sync + 'static>(model: M) -> ServerBuilder {
@@ -362,6 +308,13 @@ impl Server {
             model_name: "scripted".into(),
             max_request_bytes: MAX_REQUEST_BYTES,
             requests_file: None,
+            limits: Limits {
+                header_timeout: HEADER_TIMEOUT,
+                body_timeout: BODY_TIMEOUT,
+                max_connections: MAX_CONNECTIONS,
+                kept_requests: MAX_KEPT_REQUESTS,
+                kept_bytes: MAX_KEPT_BYTES,
+            },
         }
     }
 
@@ -400,9 +353,26 @@ impl Server {
         self.local_addr
     }
 
-    /// Every request so far, in arrival order.
+    /// The requests kept (every request so far, unless more than the
+    /// bounds of [`ServerBuilder::kept_requests`] arrived: then the
+    /// newest), in arrival order.
     pub fn requests(&self) -> Vec<RecordedRequest> {
-        self.shared.requests()
+        let (lines, _) = self.shared.kept();
+        lines
+            .iter()
+            .filter_map(|line| RecordedRequest::from_line(line))
+            .collect()
+    }
+
+    /// How many requests so far were dropped from the memory log (the
+    /// oldest, past the bounds of [`ServerBuilder::kept_requests`]).
+    pub fn dropped_requests(&self) -> usize {
+        self.shared.kept().1
+    }
+
+    /// How many calls the server numbered so far.
+    pub fn calls(&self) -> usize {
+        self.shared.calls().next
     }
 
     /// Stops listening and closes every open connection.

@@ -1,0 +1,121 @@
+//! What every connection of a server shares: how it answers, its limits,
+//! and the calls so far (numbered, handed to the model, recorded).
+
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use agentstream::model::{Model, ModelStream};
+use bytes::Bytes;
+
+use crate::error::ApiError;
+use crate::log::{Line, RequestLog};
+use crate::request::DecodedRequest;
+use crate::script::Step;
+
+/// The largest request body read by default: 32 MiB (Anthropic's own
+/// request limit). A larger body gets HTTP 413 with the provider's error
+/// body. See [`ServerBuilder::max_request_bytes`](crate::ServerBuilder::max_request_bytes).
+pub const MAX_REQUEST_BYTES: usize = 32 << 20;
+
+/// The status of a call made after a
+/// [`ScriptedModel`](agentstream::model::ScriptedModel) ran out of turns.
+pub const EXHAUSTED_STATUS: u16 = 500;
+
+/// The OpenAI `code` of that answer (Anthropic's type is `api_error`); the
+/// message is [`agentstream::model::EXHAUSTED_MESSAGE`].
+pub const EXHAUSTED_CODE: &str = "script_exhausted";
+
+/// How long a client may take to send a request's headers, from the
+/// moment the connection waits for them (an idle keep-alive connection
+/// included), by default: 30 s.
+pub const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long a client may take to send a request's body, by default: 60 s.
+pub const BODY_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The most connections served at once, by default; further clients wait
+/// in the listen backlog until one closes (see [`HEADER_TIMEOUT`]).
+pub const MAX_CONNECTIONS: usize = 256;
+
+/// How a server answers; shared by every connection.
+pub(crate) struct Shared {
+    pub(crate) model: Arc<dyn Model + Send + Sync>,
+    pub(crate) steps: Vec<Step>,
+    pub(crate) chunks: usize,
+    pub(crate) delay: Duration,
+    pub(crate) pings: bool,
+    pub(crate) model_name: String,
+    pub(crate) max_request_bytes: usize,
+    pub(crate) body_timeout: Duration,
+    pub(crate) calls: Mutex<Calls>,
+}
+
+/// The calls so far.
+pub(crate) struct Calls {
+    pub(crate) next: usize,
+    pub(crate) log: RequestLog,
+}
+
+/// What a call gets: its number, step, and the model's stream (none for
+/// an HTTP-error step).
+pub(crate) struct Call {
+    pub(crate) index: usize,
+    pub(crate) step: Step,
+    pub(crate) stream: Option<ModelStream>,
+}
+
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shared")
+            .field("model_name", &self.model_name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Shared {
+    pub(crate) fn calls(&self) -> MutexGuard<'_, Calls> {
+        // A panic elsewhere while holding the lock leaves consistent data.
+        self.calls.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Records the request and takes the next step, under one lock so the
+    /// call numbers, the recordings and the model's turns share one order.
+    /// The request's JSON is written before the lock is taken; only its
+    /// call number is added under it.
+    pub(crate) fn take_call(
+        &self,
+        api: crate::Api,
+        request: &DecodedRequest,
+        signal: agentstream::model::AbortSignal,
+    ) -> Result<Call, ApiError> {
+        let line = Line::new(api, request);
+        let mut options = request.options.clone();
+        options.signal = Some(signal);
+        let mut calls = self.calls();
+        let index = calls.next;
+        let step = self.steps.get(index).cloned().unwrap_or(Step::Model);
+        calls.log.push(line.numbered(index)).map_err(|e| {
+            ApiError::new(
+                500,
+                format!("agentstream serve cannot record the request: {e}"),
+            )
+        })?;
+        calls.next += 1;
+        let stream = match step {
+            Step::Http(_) => None,
+            _ => Some(self.model.stream(&request.context, options)),
+        };
+        Ok(Call {
+            index,
+            step,
+            stream,
+        })
+    }
+
+    /// The JSON lines of the requests kept, oldest first, and how many
+    /// were dropped.
+    pub(crate) fn kept(&self) -> (Vec<Bytes>, usize) {
+        let calls = self.calls();
+        (calls.log.snapshot(), calls.log.dropped())
+    }
+}
