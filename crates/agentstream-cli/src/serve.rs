@@ -41,10 +41,35 @@ pub struct Args {
     /// Send a `ping` in Anthropic streams.
     #[arg(long)]
     pings: bool,
-    /// Append every request, decoded into Pi's context, to FILE as JSON
-    /// lines.
+    /// Append every request, decoded into Pi's context and options, to
+    /// FILE as JSON lines, as it arrives (the file keeps every request;
+    /// GET /v1/requests only the newest, see --keep-requests).
     #[arg(long, value_name = "FILE")]
     requests: Option<PathBuf>,
+    /// Keep at most N requests in memory for GET /v1/requests; older ones
+    /// are dropped (the reply's agentstream-dropped-requests header counts
+    /// them).
+    #[arg(long, value_name = "N", default_value_t = agentstream_serve::MAX_KEPT_REQUESTS)]
+    keep_requests: usize,
+    /// Keep at most MIB mebibytes of requests (their JSON) in memory.
+    #[arg(long, value_name = "MIB", default_value_t = agentstream_serve::MAX_KEPT_BYTES >> 20)]
+    keep_requests_mib: usize,
+    /// Close a connection that has not sent a request's headers within MS
+    /// milliseconds (idle keep-alive time included).
+    #[arg(long, value_name = "MS", default_value_t = millis(agentstream_serve::HEADER_TIMEOUT))]
+    header_timeout_ms: u64,
+    /// Answer HTTP 408 to a request whose body has not arrived within MS
+    /// milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = millis(agentstream_serve::BODY_TIMEOUT))]
+    body_timeout_ms: u64,
+    /// Keep at most N connections open; past it the oldest idle one is
+    /// closed.
+    #[arg(long, value_name = "N", default_value_t = agentstream_serve::MAX_CONNECTIONS)]
+    max_connections: usize,
+}
+
+fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
 
 /// Runs `serve` until Ctrl-C (exit 0); bad input exits 2, a port that
@@ -60,13 +85,22 @@ pub fn run(args: &Args) -> io::Result<ExitCode> {
             return Ok(ExitCode::from(2));
         }
     };
-    let runtime = tokio::runtime::Builder::new_current_thread()
+    // Connections are served on every core: one slow call never holds up
+    // the others.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
     runtime.block_on(async {
         let mut builder = Server::from_script(script)
             .delay(Duration::from_millis(args.delay_ms))
-            .pings(args.pings);
+            .pings(args.pings)
+            .kept_requests(
+                args.keep_requests,
+                args.keep_requests_mib.saturating_mul(1 << 20),
+            )
+            .header_timeout(Duration::from_millis(args.header_timeout_ms))
+            .body_timeout(Duration::from_millis(args.body_timeout_ms))
+            .max_connections(args.max_connections);
         if let Some(chunks) = args.chunks {
             builder = builder.chunks(chunks.get());
         }
@@ -89,9 +123,15 @@ pub fn run(args: &Args) -> io::Result<ExitCode> {
         writeln!(stdout, "{}", server.url())?;
         stdout.flush()?;
         let _ = tokio::signal::ctrl_c().await;
-        let calls = server.requests().len();
+        let (calls, dropped) = (server.calls(), server.dropped_requests());
         server.shutdown().await;
-        eprintln!("agentstream: served {calls} calls");
+        if dropped > 0 {
+            eprintln!(
+                "agentstream: served {calls} calls ({dropped} of the oldest dropped from GET /v1/requests)"
+            );
+        } else {
+            eprintln!("agentstream: served {calls} calls");
+        }
         Ok(ExitCode::SUCCESS)
     })
 }

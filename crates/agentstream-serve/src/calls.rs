@@ -33,8 +33,8 @@ pub const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long a client may take to send a request's body, by default: 60 s.
 pub const BODY_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// The most connections served at once, by default; further clients wait
-/// in the listen backlog until one closes (see [`HEADER_TIMEOUT`]).
+/// The most connections open at once, by default (see
+/// [`ServerBuilder::max_connections`](crate::ServerBuilder::max_connections)).
 pub const MAX_CONNECTIONS: usize = 256;
 
 /// How a server answers; shared by every connection.

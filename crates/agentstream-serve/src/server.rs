@@ -1,17 +1,20 @@
 //! The server: a builder, the listening task, and the calls it records.
 
+use std::collections::VecDeque;
 use std::fs::OpenOptions;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agentstream::model::{Model, ScriptedModel, ScriptedReply};
+use http_body_util::BodyExt;
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::{TcpListener, ToSocketAddrs};
-use tokio::sync::{oneshot, Semaphore};
-use tokio::task::{JoinHandle, JoinSet};
+use tokio::sync::oneshot;
+use tokio::task::{AbortHandle, JoinHandle, JoinSet};
 
 use crate::calls::{
     Calls, Shared, BODY_TIMEOUT, HEADER_TIMEOUT, MAX_CONNECTIONS, MAX_REQUEST_BYTES,
@@ -145,8 +148,11 @@ impl ServerBuilder {
         self
     }
 
-    /// The most connections served at once (default [`MAX_CONNECTIONS`],
-    /// at least 1); further clients wait in the listen backlog.
+    /// The most connections open at once (default [`MAX_CONNECTIONS`], at
+    /// least 1): past it, the oldest connection not being answered (idle,
+    /// or still sending its headers) is closed to make room for the new
+    /// one; when every connection is being answered, new clients wait in
+    /// the listen backlog.
     #[must_use]
     pub fn max_connections(mut self, connections: usize) -> Self {
         self.limits.max_connections = connections.max(1);
@@ -207,8 +213,35 @@ impl ServerBuilder {
     }
 }
 
+/// An open connection: its task, and how many of its requests are being
+/// answered (0: it is idle, or still sending its headers).
+struct Open {
+    abort: AbortHandle,
+    busy: Arc<AtomicUsize>,
+}
+
+/// Counts a request as being answered until dropped (with its response
+/// body).
+struct Busy(Arc<AtomicUsize>);
+
+impl Busy {
+    fn new(busy: &Arc<AtomicUsize>) -> Self {
+        busy.fetch_add(1, Ordering::Relaxed);
+        Self(busy.clone())
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
 /// Accepts connections until told to stop, at most `max_connections` at
-/// once; dropping the set aborts the connections still open.
+/// once: past the cap, the oldest connection that is not being answered
+/// (idle, or still sending its headers) is closed to make room, and when
+/// every connection is being answered the new one waits for one to end.
+/// Dropping the set aborts the connections still open.
 async fn accept(
     listener: TcpListener,
     shared: Arc<Shared>,
@@ -216,47 +249,74 @@ async fn accept(
     mut stopped: oneshot::Receiver<()>,
 ) {
     let mut connections = JoinSet::new();
-    let permits = Arc::new(Semaphore::new(limits.max_connections));
+    let mut open: VecDeque<Open> = VecDeque::new();
     let mut http = http1::Builder::new();
     http.timer(TokioTimer::new())
         .header_read_timeout(limits.header_timeout);
+    let forget = |open: &mut VecDeque<Open>, id: tokio::task::Id| {
+        open.retain(|c| c.abort.id() != id);
+    };
     loop {
-        // At the cap, wait for a connection to end before accepting more:
-        // the clients beyond it wait in the backlog, and the server never
-        // runs out of file descriptors.
-        let permit = tokio::select! {
+        let stream = tokio::select! {
             _ = &mut stopped => break,
-            permit = permits.clone().acquire_owned() => match permit {
-                Ok(permit) => permit,
-                Err(_) => break,
-            },
-            Some(_) = connections.join_next(), if !connections.is_empty() => continue,
-        };
-        tokio::select! {
-            _ = &mut stopped => break,
-            accepted = listener.accept() => {
-                let Ok((stream, _)) = accepted else {
+            Some(ended) = connections.join_next_with_id(), if !connections.is_empty() => {
+                forget(&mut open, ended.map_or_else(|e| e.id(), |(id, ())| id));
+                continue;
+            }
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(_) => {
                     // Out of file descriptors and the like: try again soon.
                     tokio::time::sleep(Duration::from_millis(10)).await;
                     continue;
-                };
-                let _ = stream.set_nodelay(true);
-                let shared = shared.clone();
-                let connection = http.serve_connection(
-                    TokioIo::new(stream),
-                    hyper::service::service_fn(move |request| {
-                        service::handle(shared.clone(), request)
-                    }),
-                );
-                connections.spawn(async move {
-                    // A connection error (client gone, timed out) ends
-                    // this connection only.
-                    let _ = connection.await;
-                    drop(permit);
-                });
+                }
+            },
+        };
+        while open.len() >= limits.max_connections {
+            if let Some(k) = open
+                .iter()
+                .position(|c| c.busy.load(Ordering::Relaxed) == 0)
+            {
+                if let Some(idle) = open.remove(k) {
+                    idle.abort.abort();
+                }
+                continue;
             }
-            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+            tokio::select! {
+                _ = &mut stopped => return,
+                Some(ended) = connections.join_next_with_id() => {
+                    forget(&mut open, ended.map_or_else(|e| e.id(), |(id, ())| id));
+                }
+                () = tokio::time::sleep(Duration::from_millis(10)) => {}
+            }
         }
+        let _ = stream.set_nodelay(true);
+        let busy = Arc::new(AtomicUsize::new(0));
+        let (shared, counter) = (shared.clone(), busy.clone());
+        let connection = http.serve_connection(
+            TokioIo::new(stream),
+            hyper::service::service_fn(move |request| {
+                let busy = Busy::new(&counter);
+                let shared = shared.clone();
+                async move {
+                    let response = service::handle(shared, request).await?;
+                    // The request counts as answered until its body ends.
+                    Ok::<_, std::convert::Infallible>(response.map(|body| {
+                        body.map_frame(move |frame| {
+                            let _answering = &busy;
+                            frame
+                        })
+                        .boxed_unsync()
+                    }))
+                }
+            }),
+        );
+        // A connection error (client gone, timed out) ends this
+        // connection only.
+        let abort = connections.spawn(async move {
+            let _ = connection.await;
+        });
+        open.push_back(Open { abort, busy });
     }
 }
 
