@@ -7,7 +7,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use agentstream_serve::{ServeTurn, Server};
+use agentstream_serve::cassette::Match;
+use agentstream_serve::{ServeTurn, Server, ServerBuilder};
 use agentstream_wire::http::error_report;
 
 use crate::play::{parse_array, read};
@@ -23,8 +24,36 @@ pub struct Args {
     /// "turn"}, ...]}` (the first alternative whose text occurs in the
     /// request's last message). A call past the last turn gets HTTP
     /// 500 with the provider's error body and the message "ScriptedModel
-    /// has no more responses".
-    script: PathBuf,
+    /// has no more responses". Not given with --upstream or --replay.
+    #[arg(required_unless_present_any = ["upstream", "replay"], conflicts_with_all = ["upstream", "replay"])]
+    script: Option<PathBuf>,
+    /// Be a recording proxy in front of the endpoint at URL (a base URL,
+    /// with or without its /v1): every call streams through live and
+    /// unchanged and is saved as a cassette in the --record directory.
+    #[arg(
+        long,
+        value_name = "URL",
+        requires = "record",
+        conflicts_with = "replay"
+    )]
+    upstream: Option<String>,
+    /// The directory the proxy saves its cassettes in (one directory per
+    /// exchange; secrets in headers redacted).
+    #[arg(long, value_name = "DIR", requires = "upstream")]
+    record: Option<PathBuf>,
+    /// Answer every call from the cassettes in DIR (recorded with
+    /// --upstream/--record), matched on the decoded Pi context.
+    #[arg(long, value_name = "DIR")]
+    replay: Option<PathBuf>,
+    /// How --replay picks a cassette: the whole context, the last message
+    /// only, or strict recording order.
+    #[arg(
+        long = "match",
+        value_enum,
+        default_value = "exact",
+        requires = "replay"
+    )]
+    match_: MatchMode,
     /// The port (0 picks a free one).
     #[arg(long, default_value_t = 0)]
     port: u16,
@@ -68,22 +97,65 @@ pub struct Args {
     max_connections: usize,
 }
 
+/// `--match`.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum MatchMode {
+    /// The cassette whose context is the request's.
+    Exact,
+    /// The cassette whose last message is the request's.
+    LastMessage,
+    /// Call k gets cassette k, whose context must be the request's.
+    Order,
+}
+
+impl From<MatchMode> for Match {
+    fn from(mode: MatchMode) -> Self {
+        match mode {
+            MatchMode::Exact => Match::Exact,
+            MatchMode::LastMessage => Match::LastMessage,
+            MatchMode::Order => Match::Order,
+        }
+    }
+}
+
+/// The builder for the answers' source: the script, the upstream or the
+/// cassettes; `Err` is the exit code after the message.
+fn source(args: &Args) -> Result<ServerBuilder, ExitCode> {
+    if let (Some(url), Some(dir)) = (&args.upstream, &args.record) {
+        return Ok(Server::proxy(url, dir));
+    }
+    if let Some(dir) = &args.replay {
+        return Server::replay(dir, args.match_.into()).map_err(|error| {
+            eprintln!("agentstream: error: {}", error_report(&error));
+            ExitCode::from(2)
+        });
+    }
+    let Some(path) = &args.script else {
+        eprintln!("agentstream: error: give a script, --upstream with --record, or --replay");
+        return Err(ExitCode::from(2));
+    };
+    let name = path.display().to_string();
+    let loaded =
+        read(path).and_then(|text| parse_array(&name, &text, "turns", ServeTurn::from_value));
+    match loaded {
+        Ok(script) => Ok(Server::from_script(script)),
+        Err((file, error)) => {
+            eprintln!("{file}:{}", escape_line(&error.to_string()));
+            Err(ExitCode::from(2))
+        }
+    }
+}
+
 fn millis(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
 
-/// Runs `serve` until Ctrl-C (exit 0); bad input exits 2, a port that
-/// cannot be bound exits 1.
+/// Runs `serve` until Ctrl-C (exit 0); bad input (a script or a cassette)
+/// exits 2, a port that cannot be bound exits 1.
 pub fn run(args: &Args) -> io::Result<ExitCode> {
-    let name = args.script.display().to_string();
-    let loaded = read(&args.script)
-        .and_then(|text| parse_array(&name, &text, "turns", ServeTurn::from_value));
-    let script = match loaded {
-        Ok(script) => script,
-        Err((file, error)) => {
-            eprintln!("{file}:{}", escape_line(&error.to_string()));
-            return Ok(ExitCode::from(2));
-        }
+    let builder = match source(args) {
+        Ok(builder) => builder,
+        Err(code) => return Ok(code),
     };
     // Connections are served on every core: one slow call never holds up
     // the others.
@@ -91,7 +163,7 @@ pub fn run(args: &Args) -> io::Result<ExitCode> {
         .enable_all()
         .build()?;
     runtime.block_on(async {
-        let mut builder = Server::from_script(script)
+        let mut builder = builder
             .delay(Duration::from_millis(args.delay_ms))
             .pings(args.pings)
             .kept_requests(

@@ -7,8 +7,10 @@ use std::time::Duration;
 use agentstream::model::{Model, ModelStream};
 use bytes::Bytes;
 
+use crate::cassette::Player;
 use crate::error::ApiError;
 use crate::log::{Line, RequestLog};
+use crate::proxy::Proxy;
 use crate::request::DecodedRequest;
 use crate::script::Step;
 
@@ -47,7 +49,18 @@ pub(crate) struct Shared {
     pub(crate) model_name: String,
     pub(crate) max_request_bytes: usize,
     pub(crate) body_timeout: Duration,
+    pub(crate) source: Source,
     pub(crate) calls: Mutex<Calls>,
+}
+
+/// Where the answers come from.
+pub(crate) enum Source {
+    /// The model, with the script's steps.
+    Model,
+    /// An upstream endpoint, through the recording proxy.
+    Upstream(Proxy),
+    /// Recorded cassettes.
+    Replay(Player),
 }
 
 /// The calls so far.
@@ -110,6 +123,26 @@ impl Shared {
             step,
             stream,
         })
+    }
+
+    /// Records a request answered without the model (by the upstream or
+    /// a cassette); its call number.
+    pub(crate) fn record(
+        &self,
+        api: crate::Api,
+        request: &DecodedRequest,
+    ) -> Result<usize, ApiError> {
+        let line = Line::new(api, request);
+        let mut calls = self.calls();
+        let index = calls.next;
+        calls.log.push(line.numbered(index)).map_err(|e| {
+            ApiError::new(
+                500,
+                format!("agentstream serve cannot record the request: {e}"),
+            )
+        })?;
+        calls.next += 1;
+        Ok(index)
     }
 
     /// The JSON lines of the requests kept, oldest first, and how many

@@ -35,10 +35,12 @@
 #![allow(clippy::result_large_err)]
 
 mod calls;
+pub mod cassette;
 mod error;
 mod frames;
 mod log;
 mod options;
+mod proxy;
 mod request;
 mod script;
 mod server;

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use agentstream::model::{Model, ScriptedModel, ScriptedReply};
+use agentstream::model::{Model, ScriptedModel, ScriptedReply, ScriptedTurn};
 use http_body_util::BodyExt;
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -17,10 +17,12 @@ use tokio::sync::oneshot;
 use tokio::task::{AbortHandle, JoinHandle, JoinSet};
 
 use crate::calls::{
-    Calls, Shared, BODY_TIMEOUT, HEADER_TIMEOUT, MAX_CONNECTIONS, MAX_REQUEST_BYTES,
+    Calls, Shared, Source, BODY_TIMEOUT, HEADER_TIMEOUT, MAX_CONNECTIONS, MAX_REQUEST_BYTES,
 };
+use crate::cassette::{Cassette, CassetteError, Match, Player};
 use crate::error::BindError;
 use crate::log::{RecordedRequest, RequestLog, MAX_KEPT_BYTES, MAX_KEPT_REQUESTS};
+use crate::proxy::Proxy;
 use crate::script::{ServeTurn, Step};
 use crate::service;
 
@@ -35,6 +37,22 @@ pub struct ServerBuilder {
     max_request_bytes: usize,
     requests_file: Option<PathBuf>,
     limits: Limits,
+    source: SourceConfig,
+}
+
+/// Where a server's answers come from, before it binds.
+#[derive(Debug)]
+enum SourceConfig {
+    Model,
+    Upstream {
+        url: String,
+        dir: PathBuf,
+    },
+    Replay {
+        dir: PathBuf,
+        cassettes: Vec<Cassette>,
+        mode: Match,
+    },
 }
 
 /// The bounds a server keeps against clients that misbehave.
@@ -58,6 +76,7 @@ impl std::fmt::Debug for ServerBuilder {
             .field("max_request_bytes", &self.max_request_bytes)
             .field("requests_file", &self.requests_file)
             .field("limits", &self.limits)
+            .field("source", &self.source)
             .finish_non_exhaustive()
     }
 }
@@ -183,6 +202,18 @@ impl ServerBuilder {
             ),
             None => None,
         };
+        let source = match self.source {
+            SourceConfig::Model => Source::Model,
+            SourceConfig::Upstream { url, dir } => Source::Upstream(
+                Proxy::new(&url, dir.clone())
+                    .map_err(|e| BindError::new(dir.display().to_string(), e))?,
+            ),
+            SourceConfig::Replay {
+                dir,
+                cassettes,
+                mode,
+            } => Source::Replay(Player::new(&dir, cassettes, mode)),
+        };
         let listener = TcpListener::bind(address)
             .await
             .map_err(|e| BindError::new(name.clone(), e))?;
@@ -197,6 +228,7 @@ impl ServerBuilder {
             model_name: self.model_name,
             max_request_bytes: self.max_request_bytes,
             body_timeout: limits.body_timeout,
+            source,
             calls: Mutex::new(Calls {
                 next: 0,
                 log: RequestLog::new(limits.kept_requests, limits.kept_bytes, file),
@@ -375,7 +407,42 @@ impl Server {
                 kept_requests: MAX_KEPT_REQUESTS,
                 kept_bytes: MAX_KEPT_BYTES,
             },
+            source: SourceConfig::Model,
         }
+    }
+
+    /// A builder for a recording proxy: every `POST /v1/chat/completions`
+    /// and `POST /v1/messages` goes on to `upstream` (a base URL, with or
+    /// without its `/v1`, `http` or `https`), its answer streams back to
+    /// the client live and unchanged, and the exchange is saved as a
+    /// cassette in `dir` (created; see [`cassette`](crate::cassette) for
+    /// the files). Secret headers never reach the cassette. A request the
+    /// server cannot decode is forwarded but not saved.
+    pub fn proxy(upstream: impl Into<String>, dir: impl Into<PathBuf>) -> ServerBuilder {
+        let mut builder = Self::builder(ScriptedModel::new(Vec::<ScriptedTurn>::new()));
+        builder.source = SourceConfig::Upstream {
+            url: upstream.into(),
+            dir: dir.into(),
+        };
+        builder
+    }
+
+    /// A builder answering from the cassettes in `dir`, picked by `mode`
+    /// (see [`cassette`](crate::cassette)); a request without a matching
+    /// cassette gets HTTP 500 naming the closest one and where it differs.
+    ///
+    /// # Errors
+    /// A cassette that cannot be read.
+    pub fn replay(dir: impl Into<PathBuf>, mode: Match) -> Result<ServerBuilder, CassetteError> {
+        let dir = dir.into();
+        let cassettes = Cassette::load_all(&dir)?;
+        let mut builder = Self::builder(ScriptedModel::new(Vec::<ScriptedTurn>::new()));
+        builder.source = SourceConfig::Replay {
+            dir,
+            cassettes,
+            mode,
+        };
+        Ok(builder)
     }
 
     /// A builder serving a script: the turns go to a [`ScriptedModel`],

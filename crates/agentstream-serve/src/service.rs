@@ -22,8 +22,9 @@ use hyper::header::{
 use hyper::{Method, Request, Response, StatusCode};
 use serde_json::{json, Value};
 
-use crate::calls::{Call, Shared, EXHAUSTED_CODE, EXHAUSTED_STATUS};
+use crate::calls::{Call, Shared, Source, EXHAUSTED_CODE, EXHAUSTED_STATUS};
 use crate::error::{Api, ApiError};
+use crate::request::DecodedRequest;
 use crate::script::Step;
 use crate::{anthropic, openai};
 
@@ -70,8 +71,10 @@ pub(crate) async fn handle(
         Api::OpenAi
     };
     Ok(match (route, &method) {
-        ("/chat/completions", &Method::POST) => call(&shared, Api::OpenAi, request).await,
-        ("/messages", &Method::POST) => call(&shared, Api::Anthropic, request).await,
+        ("/chat/completions", &Method::POST) => {
+            call(&shared, Api::OpenAi, "/chat/completions", request).await
+        }
+        ("/messages", &Method::POST) => call(&shared, Api::Anthropic, "/messages", request).await,
         ("/models", &Method::GET) => json_response(StatusCode::OK, models(&shared.model_name)),
         ("/requests", &Method::GET) => requests(&shared),
         ("/chat/completions", _) => not_allowed(Api::OpenAi, "POST"),
@@ -121,7 +124,7 @@ fn json_response(status: StatusCode, body: Value) -> Response<Body> {
     response
 }
 
-fn error_response(api: Api, error: &ApiError) -> Response<Body> {
+pub(crate) fn error_response(api: Api, error: &ApiError) -> Response<Body> {
     let status = StatusCode::from_u16(error.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let mut response = json_response(status, error.body(api));
     if let Some(value) = error
@@ -211,7 +214,8 @@ fn closing(api: Api, error: &ApiError) -> Response<Body> {
 async fn read_body(
     shared: &Shared,
     api: Api,
-    request: Request<Incoming>,
+    headers: &hyper::HeaderMap,
+    body: Incoming,
 ) -> Result<Bytes, Response<Body>> {
     let too_large = || {
         let message = format!(
@@ -223,15 +227,14 @@ async fn read_body(
     // A declared length past the limit is refused before the body is
     // read, so `Expect: 100-continue` gets the 413 instead of `100
     // Continue`.
-    let declared = request
-        .headers()
+    let declared = headers
         .get(CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<u64>().ok());
     if declared.is_some_and(|n| n > shared.max_request_bytes as u64) {
         return Err(too_large());
     }
-    let reading = Limited::new(request.into_body(), shared.max_request_bytes).collect();
+    let reading = Limited::new(body, shared.max_request_bytes).collect();
     match tokio::time::timeout(shared.body_timeout, reading).await {
         Ok(Ok(body)) => Ok(body.to_bytes()),
         Ok(Err(error)) if error.downcast_ref::<LengthLimitError>().is_some() => Err(too_large()),
@@ -260,10 +263,7 @@ struct Taken {
 /// Decodes the body and takes the call. The decoded context is dropped
 /// here: the log holds its JSON line, the model its own copy.
 fn take(shared: &Shared, api: Api, body: &[u8], signal: AbortSignal) -> Result<Taken, ApiError> {
-    let decoded = match api {
-        Api::Anthropic => anthropic::decode_body(body)?,
-        _ => openai::decode_body(body)?,
-    };
+    let decoded = decode(api, body)?;
     let call = shared.take_call(api, &decoded, signal)?;
     Ok(Taken {
         model: decoded.model,
@@ -273,11 +273,63 @@ fn take(shared: &Shared, api: Api, body: &[u8], signal: AbortSignal) -> Result<T
     })
 }
 
-async fn call(shared: &Arc<Shared>, api: Api, request: Request<Incoming>) -> Response<Body> {
-    let body = match read_body(shared, api, request).await {
+fn decode(api: Api, body: &[u8]) -> Result<DecodedRequest, ApiError> {
+    match api {
+        Api::Anthropic => anthropic::decode_body(body),
+        _ => openai::decode_body(body),
+    }
+}
+
+/// Runs `work` on the body: on tokio's blocking pool when it is large.
+async fn off_the_thread<T: Send + 'static>(
+    body: &Bytes,
+    work: impl FnOnce(&[u8]) -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
+    if body.len() <= BLOCKING_BODY {
+        return work(body);
+    }
+    let body = body.clone();
+    tokio::task::spawn_blocking(move || work(&body))
+        .await
+        .unwrap_or_else(|_| Err(ApiError::new(500, "decoding the request failed")))
+}
+
+async fn call(
+    shared: &Arc<Shared>,
+    api: Api,
+    route: &str,
+    request: Request<Incoming>,
+) -> Response<Body> {
+    let (parts, body) = request.into_parts();
+    let body = match read_body(shared, api, &parts.headers, body).await {
         Ok(body) => body,
         Err(response) => return response,
     };
+    match &shared.source {
+        Source::Model => {}
+        Source::Upstream(proxy) => {
+            let decoded = off_the_thread(&body, move |body| decode(api, body)).await;
+            if let Ok(decoded) = &decoded {
+                if let Err(error) = shared.record(api, decoded) {
+                    return error_response(api, &error);
+                }
+            }
+            return proxy.forward(api, route, &parts, body, decoded.ok()).await;
+        }
+        Source::Replay(player) => {
+            let decoded = match off_the_thread(&body, move |body| decode(api, body)).await {
+                Ok(decoded) => decoded,
+                Err(error) => return error_response(api, &error),
+            };
+            if let Err(error) = shared.record(api, &decoded) {
+                return error_response(api, &error);
+            }
+            return match player.pick(api, &decoded.context) {
+                Ok(cassette) => replayed(cassette),
+                Err(error) => error_response(api, &error),
+            };
+        }
+    }
     let controller = AbortController::new();
     let taken = if body.len() > BLOCKING_BODY {
         let (shared, signal) = (shared.clone(), controller.signal());
@@ -355,6 +407,36 @@ async fn call(shared: &Arc<Shared>, api: Api, request: Request<Incoming>) -> Res
         HeaderValue::from_static("text/event-stream; charset=utf-8"),
     );
     headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    response
+}
+
+/// A cassette's answer: its status and headers, and its body in the
+/// pieces it arrived in, each written on its own.
+fn replayed(cassette: &crate::cassette::Cassette) -> Response<Body> {
+    let pieces: Vec<Bytes> = cassette.pieces().map(Bytes::copy_from_slice).collect();
+    let frames = futures_util::stream::unfold(
+        (pieces.into_iter(), false),
+        |(mut pieces, yielded)| async move {
+            // A pause between pieces lets the connection write each one out.
+            if yielded {
+                tokio::task::yield_now().await;
+            }
+            pieces
+                .next()
+                .map(|piece| (Ok(Frame::data(piece)), (pieces, true)))
+        },
+    );
+    let mut response = Response::new(StreamBody::new(frames).boxed_unsync());
+    *response.status_mut() =
+        StatusCode::from_u16(cassette.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    for (name, value) in &cassette.headers {
+        if let (Ok(name), Ok(value)) = (
+            hyper::header::HeaderName::from_bytes(name.as_bytes()),
+            HeaderValue::from_str(value),
+        ) {
+            response.headers_mut().append(name, value);
+        }
+    }
     response
 }
 
