@@ -342,12 +342,22 @@ impl Player {
 
     /// The cassette for a request of `api` with `context`, or the error
     /// naming the closest one.
-    pub(crate) fn pick(&self, api: Api, context: &Context) -> Result<&Cassette, ApiError> {
+    pub(crate) fn pick(
+        &self,
+        api: Api,
+        stream: bool,
+        context: &Context,
+    ) -> Result<&Cassette, ApiError> {
         let wanted = serde_json::to_value(context).unwrap_or(Value::Null);
         let mut used = self.used.lock().unwrap_or_else(|e| e.into_inner());
         let (used, next) = &mut *used;
         let same = |k: usize| -> bool {
             self.cassettes[k].api == api
+                && self.cassettes[k]
+                    .request
+                    .get("stream")
+                    .and_then(Value::as_bool)
+                    == Some(stream)
                 && match self.mode {
                     Match::LastMessage => last_message(&self.contexts[k]) == last_message(&wanted),
                     _ => self.contexts[k] == wanted,

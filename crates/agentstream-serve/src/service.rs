@@ -324,7 +324,7 @@ async fn call(
             if let Err(error) = shared.record(api, &decoded) {
                 return error_response(api, &error);
             }
-            return match player.pick(api, &decoded.context) {
+            return match player.pick(api, decoded.stream, &decoded.context) {
                 Ok(cassette) => replayed(cassette),
                 Err(error) => error_response(api, &error),
             };
