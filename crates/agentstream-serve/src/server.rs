@@ -355,7 +355,7 @@ async fn accept(
 /// An OpenAI- and Anthropic-compatible endpoint serving a [`Model`].
 ///
 /// Every `POST /v1/chat/completions` and `POST /v1/messages` is decoded
-/// into a Pi [`Context`], recorded, numbered in arrival order, and handed
+/// into a Pi [`Context`](agentstream::message::Context), recorded, numbered in arrival order, and handed
 /// to the model; its events go back as the provider's SSE (or one JSON
 /// body). Clients are served concurrently. A client that disconnects
 /// aborts its call's signal and drops its stream.
