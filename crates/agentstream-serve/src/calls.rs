@@ -69,6 +69,21 @@ pub(crate) struct Calls {
     pub(crate) log: RequestLog,
 }
 
+impl Calls {
+    /// Numbers the next call and records its line; the number.
+    fn number(&mut self, line: Line) -> Result<usize, ApiError> {
+        let index = self.next;
+        self.log.push(line.numbered(index)).map_err(|e| {
+            ApiError::new(
+                500,
+                format!("agentstream serve cannot record the request: {e}"),
+            )
+        })?;
+        self.next += 1;
+        Ok(index)
+    }
+}
+
 /// What a call gets: its number, step, and the model's stream (none for
 /// an HTTP-error step).
 pub(crate) struct Call {
@@ -105,15 +120,8 @@ impl Shared {
         let mut options = request.options.clone();
         options.signal = Some(signal);
         let mut calls = self.calls();
-        let index = calls.next;
+        let index = calls.number(line)?;
         let step = self.steps.get(index).cloned().unwrap_or(Step::Model);
-        calls.log.push(line.numbered(index)).map_err(|e| {
-            ApiError::new(
-                500,
-                format!("agentstream serve cannot record the request: {e}"),
-            )
-        })?;
-        calls.next += 1;
         let stream = match step {
             Step::Http(_) => None,
             _ => Some(self.model.stream(&request.context, options)),
@@ -132,17 +140,7 @@ impl Shared {
         api: crate::Api,
         request: &DecodedRequest,
     ) -> Result<usize, ApiError> {
-        let line = Line::new(api, request);
-        let mut calls = self.calls();
-        let index = calls.next;
-        calls.log.push(line.numbered(index)).map_err(|e| {
-            ApiError::new(
-                500,
-                format!("agentstream serve cannot record the request: {e}"),
-            )
-        })?;
-        calls.next += 1;
-        Ok(index)
+        self.calls().number(Line::new(api, request))
     }
 
     /// The JSON lines of the requests kept, oldest first, and how many
