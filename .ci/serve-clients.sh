@@ -6,7 +6,12 @@
 # on 127.0.0.1, port 0. Then the README's pytest example, exactly as the
 # README shows it: its `path.sh` block (the PATH step, run from the repo's
 # root), then its `script.json` and `test_agent.py` blocks in a fresh
-# folder. A client that cannot be installed is SKIPPED.
+# folder. Then cassettes: each SDK check again through
+# `serve --upstream URL --record DIR` in front of `serve SCRIPT` (the mock
+# provider), then against `serve --replay DIR` alone (the same answers, so
+# the same check passes), the key it sent never in DIR, and a changed prompt
+# answered with the mismatch error. A client that cannot be installed is
+# SKIPPED.
 # usage: serve-clients.sh PATH/TO/agentstream
 set -uo pipefail
 bin=$1
@@ -17,27 +22,78 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 status=0
 
+# The API key the cassette checks send; it must never reach a cassette.
+key="sk-agentstream-cassette-check-$$"
+
+# start NAME ARGS...: starts `agentstream serve ARGS...`, sets
+# started_pid and started_url (empty when it printed no URL).
+start() {
+    local name=$1 out
+    shift
+    out="$work/$name.out"
+    "$bin" serve "$@" >"$out" 2>"$work/$name.err" &
+    started_pid=$!
+    started_url=
+    for _ in $(seq 100); do
+        started_url=$(head -n 1 "$out" 2>/dev/null)
+        [ -n "$started_url" ] && break
+        sleep 0.1
+    done
+    if [ -z "$started_url" ]; then
+        echo "agentstream serve $* printed no URL:"
+        cat "$work/$name.err"
+        kill "$started_pid" 2>/dev/null
+        return 1
+    fi
+}
+
+stop() {
+    kill -INT "$1" 2>/dev/null
+    wait "$1" 2>/dev/null
+}
+
 # with_server CMD...: starts a server for the script, runs CMD with
 # AGENTSTREAM_URL and AGENTSTREAM_SCRIPT set, stops the server.
 with_server() {
-    local out="$work/server.out" pid url result
-    "$bin" serve "$script" --chunks 3 --pings >"$out" 2>"$work/server.err" &
-    pid=$!
-    for _ in $(seq 100); do
-        url=$(head -n 1 "$out" 2>/dev/null)
-        [ -n "$url" ] && break
-        sleep 0.1
-    done
-    if [ -z "$url" ]; then
-        echo "agentstream serve printed no URL:"
-        cat "$work/server.err"
-        kill "$pid" 2>/dev/null
+    local result
+    start server "$script" --chunks 3 --pings || return 1
+    AGENTSTREAM_URL=$started_url AGENTSTREAM_SCRIPT=$script "$@"
+    result=$?
+    stop "$started_pid"
+    return "$result"
+}
+
+# with_recording DIR CMD...: runs CMD against a recording proxy in front
+# of a server for the script, saving the cassettes in DIR; CMD sends the
+# key. Fails when the key is found in DIR.
+with_recording() {
+    local dir=$1 upstream result
+    shift
+    start upstream "$script" --chunks 3 --pings || return 1
+    upstream=$started_pid
+    if ! start proxy --upstream "$started_url" --record "$dir"; then
+        stop "$upstream"
         return 1
     fi
-    AGENTSTREAM_URL=$url AGENTSTREAM_SCRIPT=$script "$@"
+    AGENTSTREAM_URL=$started_url AGENTSTREAM_SCRIPT=$script AGENTSTREAM_KEY=$key "$@"
     result=$?
-    kill -INT "$pid" 2>/dev/null
-    wait "$pid" 2>/dev/null
+    stop "$started_pid"
+    stop "$upstream"
+    if grep -rqF "$key" "$dir"; then
+        echo "the API key was written to a cassette in $dir"
+        return 1
+    fi
+    return "$result"
+}
+
+# with_replay DIR CMD...: runs CMD against `serve --replay DIR` alone.
+with_replay() {
+    local dir=$1 result
+    shift
+    start replay --replay "$dir" || return 1
+    AGENTSTREAM_URL=$started_url AGENTSTREAM_SCRIPT=$script AGENTSTREAM_KEY=$key "$@"
+    result=$?
+    stop "$started_pid"
     return "$result"
 }
 
@@ -71,11 +127,13 @@ readme_example() {
     )
 }
 
+# check NAME [RUNNER ARGS...] -- CMD...: runs CMD through RUNNER
+# (with_server unless given) and reports.
 check() {
     local name=$1
     shift
     echo "--- $name"
-    if with_server "$@"; then
+    if "$@"; then
         echo "ok: $name"
     else
         echo "FAILED: $name"
@@ -83,11 +141,23 @@ check() {
     fi
 }
 
+# cassettes NAME DIR CMD...: records CMD's calls into DIR, then replays.
+cassettes() {
+    local name=$1 dir=$2
+    shift 2
+    check "$name: recorded through the proxy" with_recording "$dir" "$@"
+    check "$name: replayed from the cassettes" with_replay "$dir" "$@"
+}
+
 if python3 -m venv "$work/venv" >/dev/null 2>&1 &&
     "$work/venv/bin/pip" install --quiet --disable-pip-version-check openai anthropic pytest >"$work/pip.log" 2>&1; then
     py="$work/venv/bin/python"
-    check "OpenAI Python SDK" env PYTHONPATH="$clients" "$py" "$clients/openai_check.py"
-    check "Anthropic Python SDK" env PYTHONPATH="$clients" "$py" "$clients/anthropic_check.py"
+    check "OpenAI Python SDK" with_server env PYTHONPATH="$clients" "$py" "$clients/openai_check.py"
+    check "Anthropic Python SDK" with_server env PYTHONPATH="$clients" "$py" "$clients/anthropic_check.py"
+    cassettes "OpenAI Python SDK" "$work/cassettes-python" env PYTHONPATH="$clients" "$py" "$clients/openai_check.py"
+    cassettes "Anthropic Python SDK" "$work/cassettes-python" env PYTHONPATH="$clients" "$py" "$clients/anthropic_check.py"
+    check "a changed prompt gets the mismatch error (both Python SDKs)" \
+        with_replay "$work/cassettes-python" env PYTHONPATH="$clients" "$py" "$clients/mismatch_check.py"
     echo "--- the README's pytest example"
     if readme_example "$py"; then
         echo "ok: the README's pytest example"
@@ -103,7 +173,8 @@ fi
 if command -v npm >/dev/null && mkdir -p "$work/node" &&
     (cd "$work/node" && npm init -y >/dev/null 2>&1 && npm install --silent --no-audit --no-fund openai >"$work/npm.log" 2>&1); then
     cp "$clients/openai_check.mjs" "$work/node/"
-    check "OpenAI Node SDK" bash -c 'cd "$0" && node openai_check.mjs' "$work/node"
+    check "OpenAI Node SDK" with_server bash -c 'cd "$0" && node openai_check.mjs' "$work/node"
+    cassettes "OpenAI Node SDK" "$work/cassettes-node" bash -c 'cd "$0" && node openai_check.mjs' "$work/node"
 else
     tail -n 3 "$work/npm.log" 2>/dev/null
     echo "SKIPPED: serve with the OpenAI Node SDK (could not npm install openai)"

@@ -7,7 +7,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use agentstream_serve::{ServeTurn, Server};
+use agentstream_serve::cassette::Match;
+use agentstream_serve::{ServeTurn, Server, ServerBuilder};
 use agentstream_wire::http::error_report;
 
 use crate::play::{parse_array, read};
@@ -23,8 +24,36 @@ pub struct Args {
     /// "turn"}, ...]}` (the first alternative whose text occurs in the
     /// request's last message). A call past the last turn gets HTTP
     /// 500 with the provider's error body and the message "ScriptedModel
-    /// has no more responses".
-    script: PathBuf,
+    /// has no more responses". Not given with --upstream or --replay.
+    #[arg(required_unless_present_any = ["upstream", "replay"], conflicts_with_all = ["upstream", "replay"])]
+    script: Option<PathBuf>,
+    /// Be a recording proxy in front of the endpoint at URL (a base URL,
+    /// with or without its /v1): every call streams through live and
+    /// unchanged and is saved as a cassette in the --record directory.
+    #[arg(
+        long,
+        value_name = "URL",
+        requires = "record",
+        conflicts_with = "replay"
+    )]
+    upstream: Option<String>,
+    /// The directory the proxy saves its cassettes in (one directory per
+    /// exchange; secrets in headers redacted).
+    #[arg(long, value_name = "DIR", requires = "upstream")]
+    record: Option<PathBuf>,
+    /// Answer every call from the cassettes in DIR (recorded with
+    /// --upstream/--record), matched on the decoded Pi context.
+    #[arg(long, value_name = "DIR")]
+    replay: Option<PathBuf>,
+    /// How --replay picks a cassette: the whole context, the last message
+    /// only, or strict recording order.
+    #[arg(
+        long = "match",
+        value_enum,
+        default_value = "exact",
+        requires = "replay"
+    )]
+    match_: MatchMode,
     /// The port (0 picks a free one).
     #[arg(long, default_value_t = 0)]
     port: u16,
@@ -41,32 +70,109 @@ pub struct Args {
     /// Send a `ping` in Anthropic streams.
     #[arg(long)]
     pings: bool,
-    /// Append every request, decoded into Pi's context, to FILE as JSON
-    /// lines.
+    /// Append every request, decoded into Pi's context and options, to
+    /// FILE as JSON lines, as it arrives (the file keeps every request;
+    /// GET /v1/requests only the newest, see --keep-requests).
     #[arg(long, value_name = "FILE")]
     requests: Option<PathBuf>,
+    /// Keep at most N requests in memory for GET /v1/requests; older ones
+    /// are dropped (the reply's agentstream-dropped-requests header counts
+    /// them).
+    #[arg(long, value_name = "N", default_value_t = agentstream_serve::MAX_KEPT_REQUESTS)]
+    keep_requests: usize,
+    /// Keep at most MIB mebibytes of requests (their JSON) in memory.
+    #[arg(long, value_name = "MIB", default_value_t = agentstream_serve::MAX_KEPT_BYTES >> 20)]
+    keep_requests_mib: usize,
+    /// Close a connection that has not sent a request's headers within MS
+    /// milliseconds (idle keep-alive time included).
+    #[arg(long, value_name = "MS", default_value_t = millis(agentstream_serve::HEADER_TIMEOUT))]
+    header_timeout_ms: u64,
+    /// Answer HTTP 408 to a request whose body has not arrived within MS
+    /// milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = millis(agentstream_serve::BODY_TIMEOUT))]
+    body_timeout_ms: u64,
+    /// Keep at most N connections open; past it the oldest idle one is
+    /// closed.
+    #[arg(long, value_name = "N", default_value_t = agentstream_serve::MAX_CONNECTIONS)]
+    max_connections: usize,
 }
 
-/// Runs `serve` until Ctrl-C (exit 0); bad input exits 2, a port that
-/// cannot be bound exits 1.
-pub fn run(args: &Args) -> io::Result<ExitCode> {
-    let name = args.script.display().to_string();
-    let loaded = read(&args.script)
-        .and_then(|text| parse_array(&name, &text, "turns", ServeTurn::from_value));
-    let script = match loaded {
-        Ok(script) => script,
+/// `--match`.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum MatchMode {
+    /// The cassette whose context is the request's.
+    Exact,
+    /// The cassette whose last message is the request's.
+    LastMessage,
+    /// Call k gets cassette k, whose context must be the request's.
+    Order,
+}
+
+impl From<MatchMode> for Match {
+    fn from(mode: MatchMode) -> Self {
+        match mode {
+            MatchMode::Exact => Match::Exact,
+            MatchMode::LastMessage => Match::LastMessage,
+            MatchMode::Order => Match::Order,
+        }
+    }
+}
+
+/// The builder for the answers' source: the script, the upstream or the
+/// cassettes; `Err` is the exit code after the message.
+fn source(args: &Args) -> Result<ServerBuilder, ExitCode> {
+    if let (Some(url), Some(dir)) = (&args.upstream, &args.record) {
+        return Ok(Server::proxy(url, dir));
+    }
+    if let Some(dir) = &args.replay {
+        return Server::replay(dir, args.match_.into()).map_err(|error| {
+            eprintln!("agentstream: error: {}", error_report(&error));
+            ExitCode::from(2)
+        });
+    }
+    let Some(path) = &args.script else {
+        eprintln!("agentstream: error: give a script, --upstream with --record, or --replay");
+        return Err(ExitCode::from(2));
+    };
+    let name = path.display().to_string();
+    let loaded =
+        read(path).and_then(|text| parse_array(&name, &text, "turns", ServeTurn::from_value));
+    match loaded {
+        Ok(script) => Ok(Server::from_script(script)),
         Err((file, error)) => {
             eprintln!("{file}:{}", escape_line(&error.to_string()));
-            return Ok(ExitCode::from(2));
+            Err(ExitCode::from(2))
         }
+    }
+}
+
+fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// Runs `serve` until Ctrl-C (exit 0); bad input (a script or a cassette)
+/// exits 2, a port that cannot be bound exits 1.
+pub fn run(args: &Args) -> io::Result<ExitCode> {
+    let builder = match source(args) {
+        Ok(builder) => builder,
+        Err(code) => return Ok(code),
     };
-    let runtime = tokio::runtime::Builder::new_current_thread()
+    // Connections are served on every core: one slow call never holds up
+    // the others.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
     runtime.block_on(async {
-        let mut builder = Server::from_script(script)
+        let mut builder = builder
             .delay(Duration::from_millis(args.delay_ms))
-            .pings(args.pings);
+            .pings(args.pings)
+            .kept_requests(
+                args.keep_requests,
+                args.keep_requests_mib.saturating_mul(1 << 20),
+            )
+            .header_timeout(Duration::from_millis(args.header_timeout_ms))
+            .body_timeout(Duration::from_millis(args.body_timeout_ms))
+            .max_connections(args.max_connections);
         if let Some(chunks) = args.chunks {
             builder = builder.chunks(chunks.get());
         }
@@ -89,9 +195,15 @@ pub fn run(args: &Args) -> io::Result<ExitCode> {
         writeln!(stdout, "{}", server.url())?;
         stdout.flush()?;
         let _ = tokio::signal::ctrl_c().await;
-        let calls = server.requests().len();
+        let (calls, dropped) = (server.calls(), server.dropped_requests());
         server.shutdown().await;
-        eprintln!("agentstream: served {calls} calls");
+        if dropped > 0 {
+            eprintln!(
+                "agentstream: served {calls} calls ({dropped} of the oldest dropped from GET /v1/requests)"
+            );
+        } else {
+            eprintln!("agentstream: served {calls} calls");
+        }
         Ok(ExitCode::SUCCESS)
     })
 }

@@ -154,3 +154,92 @@ fn a_bad_script_exits_2_naming_the_path() {
     assert!(stderr.contains("$[0].httpError.status"), "{stderr}");
     assert!(output.stdout.is_empty());
 }
+
+/// Starts `agentstream serve ARGS...`; the child and the URL it printed.
+fn serve(args: &[&std::ffi::OsStr]) -> (Served, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agentstream"))
+        .arg("serve")
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the binary runs");
+    let stdout = child.stdout.take().unwrap();
+    let mut url = String::new();
+    BufReader::new(stdout).read_line(&mut url).unwrap();
+    (Served(child), url.trim().to_owned())
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn records_through_a_proxy_and_replays_from_the_cassettes() {
+    let script = file(
+        "proxied.json",
+        &json!([message("from upstream")]).to_string(),
+    );
+    let dir: PathBuf = [env!("CARGO_TARGET_TMPDIR"), "serve", "cassettes"]
+        .iter()
+        .collect();
+    let _ = std::fs::remove_dir_all(&dir);
+    let ask = |url: String| async move {
+        let model = OpenAiCompatModel::new(
+            OpenAiConfig::new(url, "gpt-test").with_api_key("sk-cli-secret"),
+        )
+        .unwrap();
+        model
+            .stream(
+                &Context::from_messages([user("hi").into()]),
+                StreamOptions::default(),
+            )
+            .result()
+            .await
+    };
+    let (upstream, upstream_url) = serve(&[script.as_os_str()]);
+    let (proxy, proxy_url) = serve(&[
+        "--upstream".as_ref(),
+        upstream_url.as_ref(),
+        "--record".as_ref(),
+        dir.as_os_str(),
+    ]);
+    let live = ask(proxy_url).await;
+    assert_eq!(live.text(), "from upstream", "{live:?}");
+    drop((proxy, upstream));
+    let request = std::fs::read_to_string(dir.join("0000/request.json")).unwrap();
+    assert!(!request.contains("sk-cli-secret"), "{request}");
+    assert!(request.contains("[redacted]"), "{request}");
+
+    let (_replay, replay_url) = serve(&[
+        "--replay".as_ref(),
+        dir.as_os_str(),
+        "--match".as_ref(),
+        "order".as_ref(),
+    ]);
+    let again = ask(replay_url.clone()).await;
+    assert_eq!(again.text(), "from upstream", "{again:?}");
+    // The one cassette was used: strict order has none for a second call.
+    let past = ask(replay_url).await;
+    assert_eq!(past.stop_reason, StopReason::Error);
+    assert!(past
+        .error_message
+        .unwrap_or_default()
+        .contains("past the last of 1 cassettes"));
+}
+
+#[test]
+fn a_bad_cassette_directory_exits_2() {
+    let output = Command::new(env!("CARGO_BIN_EXE_agentstream"))
+        .args(["serve", "--replay", "/nonexistent/agentstream-cassettes"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(
+        stderr.contains("/nonexistent/agentstream-cassettes"),
+        "{stderr}"
+    );
+    // --upstream needs --record, and a script goes alone.
+    let output = Command::new(env!("CARGO_BIN_EXE_agentstream"))
+        .args(["serve", "--upstream", "http://127.0.0.1:9/v1"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+}

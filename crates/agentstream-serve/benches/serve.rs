@@ -1,27 +1,41 @@
-//! Calls per second through the server, end to end over loopback HTTP
-//! with our own clients (so each figure includes the client's request
-//! encoding and SSE decoding as well as the server's work):
+//! Calls per second through `agentstream serve`'s server, beside a bare
+//! hyper server writing the same bytes, measured in the same run so the
+//! ratio is what to read (absolute calls/s are not comparable between
+//! machines):
 //!
-//! - `serve/<api>/sequential`: one client, one call at a time;
-//! - `serve/<api>/concurrent-50`: 50 clients, one call each at once (the
+//! - `serve/<api>/<server>/1`: one client, one call at a time;
+//! - `serve/<api>/<server>/50`: 50 clients, one call each at once (the
 //!   throughput is per call).
 //!
-//! Every call streams the same turn (a sentence and one tool call, the
-//! server splitting each delta into 3 SSE chunks) from a model that never
-//! runs out. Run: `cargo bench -p agentstream-serve --bench serve`.
+//! `<server>` is `ours` (a [`Server`] whose model streams the same turn,
+//! a sentence and one tool call, every delta split into 3 SSE chunks) or
+//! `bare` (hyper's `http1` connection answering every POST, after reading
+//! its body, with the SSE body `ours` sent for the first call, as one
+//! chunked frame). The client is reqwest posting a fixed request and
+//! reading the whole streamed body, the same for both. After criterion's
+//! figures, the bench prints the ratio ours / bare of each, measured again
+//! with the two servers interleaved (alternating slices of calls), which
+//! holds on a machine whose load moves. Run: `cargo bench -p
+//! agentstream-serve --bench serve`.
 
 // `criterion_group!` generates undocumented items.
 #![allow(missing_docs)]
 
-use agentstream::message::{assistant, text, tool_call, user, Context, StopReason};
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use agentstream::message::{assistant, text, tool_call, Context, StopReason};
 use agentstream::model::{Model, ModelStream, ScriptedModel, ScriptedTurn, StreamOptions};
 use agentstream_serve::Server;
+use bytes::Bytes;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use http_body_util::{BodyExt, StreamBody};
+use hyper::body::Frame;
+use hyper::server::conn::http1;
+use hyper_util::rt::TokioIo;
 use serde_json::json;
-
-#[path = "../tests/support/mod.rs"]
-mod support;
-use support::{client, Client, Protocol};
+use tokio::net::TcpListener;
 
 const CONCURRENT: usize = 50;
 
@@ -34,12 +48,55 @@ impl Model for Repeat {
     }
 }
 
-async fn call(client: &Client, context: &Context) {
-    let message = client
-        .stream(context, StreamOptions::default())
-        .result()
-        .await;
-    assert_eq!(message.stop_reason, StopReason::ToolUse, "{message:?}");
+/// A bare hyper server answering every request with `answer`.
+async fn bare(answer: Bytes) -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                continue;
+            };
+            let _ = stream.set_nodelay(true);
+            let answer = answer.clone();
+            tokio::spawn(async move {
+                let service = hyper::service::service_fn(
+                    move |request: hyper::Request<hyper::body::Incoming>| {
+                        let answer = answer.clone();
+                        async move {
+                            let _ = request.into_body().collect().await;
+                            let frames = futures_util::stream::iter([Ok::<_, Infallible>(
+                                Frame::data(answer),
+                            )]);
+                            let mut response = hyper::Response::new(StreamBody::new(frames));
+                            response.headers_mut().insert(
+                                "content-type",
+                                "text/event-stream; charset=utf-8".parse().unwrap(),
+                            );
+                            Ok::<_, Infallible>(response)
+                        }
+                    },
+                );
+                let _ = http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    });
+    address
+}
+
+/// One call; the length of the streamed body.
+async fn call(client: &reqwest::Client, url: &str, body: &Bytes) -> usize {
+    let response = client
+        .post(url)
+        .header("content-type", "application/json")
+        .body(body.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    response.bytes().await.unwrap().len()
 }
 
 fn bench(c: &mut Criterion) {
@@ -66,39 +123,112 @@ fn bench(c: &mut Criterion) {
             .await
             .unwrap()
     });
-    let context = Context::from_messages([user("What is the weather in Paris?").into()]);
+    let requests = [
+        (
+            "openai",
+            "chat/completions",
+            json!({"model": "gpt-test", "stream": true,
+                   "messages": [{"role": "user", "content": "What is the weather in Paris?"}]}),
+        ),
+        (
+            "anthropic",
+            "messages",
+            json!({"model": "claude-test", "stream": true, "max_tokens": 1024,
+                   "messages": [{"role": "user", "content": "What is the weather in Paris?"}]}),
+        ),
+    ];
+    let client = reqwest::Client::new();
     let mut group = c.benchmark_group("serve");
-    for (api, protocol) in [
-        ("openai", Protocol::OpenAi),
-        ("anthropic", Protocol::Anthropic),
-    ] {
-        let one = client(protocol, &server);
-        group.throughput(Throughput::Elements(1));
-        group.bench_function(format!("{api}/sequential"), |b| {
-            b.iter(|| runtime.block_on(call(&one, &context)));
+    let mut targets = Vec::new();
+    for (api, route, body) in requests {
+        let body = Bytes::from(body.to_string());
+        let ours = format!("{}/{route}", server.url());
+        let answer = runtime.block_on(async {
+            let response = client.post(&ours).body(body.clone()).send().await.unwrap();
+            response.bytes().await.unwrap()
         });
-        let clients: Vec<Client> = (0..CONCURRENT).map(|_| client(protocol, &server)).collect();
-        group.throughput(Throughput::Elements(CONCURRENT as u64));
-        group.bench_function(format!("{api}/concurrent-{CONCURRENT}"), |b| {
-            b.iter(|| {
-                runtime.block_on(async {
-                    let calls: Vec<_> = clients
-                        .iter()
-                        .map(|client| {
-                            let (client, context) = (client.clone(), context.clone());
-                            tokio::spawn(async move { call(&client, &context).await })
-                        })
-                        .collect();
-                    for call in calls {
-                        call.await.unwrap();
-                    }
+        let bare = runtime.block_on(bare(answer.clone()));
+        let bare = format!("http://{bare}/v1/{route}");
+        targets.push((api, ours.clone(), bare.clone(), body.clone()));
+        for (name, url) in [("ours", &ours), ("bare", &bare)] {
+            group.throughput(Throughput::Elements(1));
+            group.bench_function(format!("{api}/{name}/1"), |b| {
+                b.iter(|| runtime.block_on(call(&client, url, &body)));
+            });
+            group.throughput(Throughput::Elements(CONCURRENT as u64));
+            group.bench_function(format!("{api}/{name}/{CONCURRENT}"), |b| {
+                b.iter(|| {
+                    runtime.block_on(async {
+                        let calls: Vec<_> = (0..CONCURRENT)
+                            .map(|_| {
+                                let (client, url, body) =
+                                    (client.clone(), url.clone(), body.clone());
+                                tokio::spawn(async move { call(&client, &url, &body).await })
+                            })
+                            .collect();
+                        for call in calls {
+                            assert!(call.await.unwrap() > 0);
+                        }
+                    });
                 });
             });
-        });
+        }
     }
     group.finish();
-    // The server recorded every call; clear nothing, just stop it.
+    for (api, ours, bare, body) in &targets {
+        for clients in [1, CONCURRENT] {
+            let ratio = interleaved(&runtime, &client, ours, bare, body, clients);
+            println!("serve/{api}/{clients}: ours/bare calls per second, interleaved: {ratio:.2}");
+        }
+    }
     runtime.block_on(server.shutdown());
+}
+
+/// `clients` calls at once against `url`, `rounds` times; the time taken.
+fn calls(
+    runtime: &tokio::runtime::Runtime,
+    client: &reqwest::Client,
+    url: &str,
+    body: &Bytes,
+    clients: usize,
+    rounds: usize,
+) -> Duration {
+    let start = Instant::now();
+    runtime.block_on(async {
+        for _ in 0..rounds {
+            let calls: Vec<_> = (0..clients)
+                .map(|_| {
+                    let (client, url, body) = (client.clone(), url.to_owned(), body.clone());
+                    tokio::spawn(async move { call(&client, &url, &body).await })
+                })
+                .collect();
+            for call in calls {
+                assert!(call.await.unwrap() > 0);
+            }
+        }
+    });
+    start.elapsed()
+}
+
+/// Ours against bare in alternating slices of about 200 calls each, 20
+/// of each: on a machine whose load moves (a shared one), both see the
+/// same load, which criterion's one-after-the-other runs do not give.
+/// The ratio of calls per second, ours / bare.
+fn interleaved(
+    runtime: &tokio::runtime::Runtime,
+    client: &reqwest::Client,
+    ours: &str,
+    bare: &str,
+    body: &Bytes,
+    clients: usize,
+) -> f64 {
+    let rounds = (200 / clients).max(4);
+    let (mut ours_time, mut bare_time) = (Duration::ZERO, Duration::ZERO);
+    for _ in 0..20 {
+        ours_time += calls(runtime, client, ours, body, clients, rounds);
+        bare_time += calls(runtime, client, bare, body, clients, rounds);
+    }
+    bare_time.as_secs_f64() / ours_time.as_secs_f64()
 }
 
 criterion_group!(benches, bench);

@@ -1,6 +1,7 @@
 """The official Anthropic Python SDK against `agentstream serve clients/script.json`
 (same turn order as openai_check.py)."""
 
+import os
 import sys
 
 import anthropic
@@ -8,7 +9,7 @@ import anthropic
 import harness
 from harness import turn
 
-client = anthropic.Anthropic(base_url=harness.URL.removesuffix("/v1"), api_key="not-needed")
+client = anthropic.Anthropic(base_url=harness.URL.removesuffix("/v1"), api_key=os.environ.get("AGENTSTREAM_KEY", "not-needed"))
 TOOLS = [{"name": "get_weather", "description": "The weather in a city",
           "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}}}]
 QUESTION = [{"role": "user", "content": "What is the weather in Paris?"}]

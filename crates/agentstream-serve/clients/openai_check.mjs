@@ -7,7 +7,7 @@ import OpenAI from "openai";
 
 const url = process.env.AGENTSTREAM_URL;
 const script = JSON.parse(readFileSync(process.env.AGENTSTREAM_SCRIPT, "utf8"));
-const client = new OpenAI({ baseURL: url, apiKey: "not-needed", maxRetries: 0 });
+const client = new OpenAI({ baseURL: url, apiKey: process.env.AGENTSTREAM_KEY ?? "not-needed", maxRetries: 0 });
 const tools = [{ type: "function", function: { name: "get_weather", description: "The weather in a city",
   parameters: { type: "object", properties: { city: { type: "string" } } } } }];
 const question = [{ role: "user", content: "What is the weather in Paris?" }];

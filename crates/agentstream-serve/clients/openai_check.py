@@ -5,6 +5,7 @@ tool result, then the same two without streaming. The tests are named so
 that sorting runs them in that order."""
 
 import json
+import os
 import sys
 
 from openai import OpenAI
@@ -12,7 +13,7 @@ from openai import OpenAI
 import harness
 from harness import turn
 
-client = OpenAI(base_url=harness.URL, api_key="not-needed")
+client = OpenAI(base_url=harness.URL, api_key=os.environ.get("AGENTSTREAM_KEY", "not-needed"))
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "description": "The weather in a city",
           "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]
 QUESTION = [{"role": "user", "content": "What is the weather in Paris?"}]

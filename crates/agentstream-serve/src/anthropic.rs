@@ -32,10 +32,11 @@ use agentstream::message::{
     AssistantMessage, ContentBlock, ThinkingContent, ToolCall, Usage, UserContent,
 };
 use agentstream::model::{DoneReason, ModelEvent};
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use crate::error::{Api, ApiError};
-use crate::frames::{self, sse};
+use crate::frames::{self, sse, sse_text};
+use crate::options;
 use crate::request::{self, image_block, joined_text, str_at, text_block, DecodedRequest, History};
 
 const PROVIDER: &str = "anthropic";
@@ -59,12 +60,28 @@ const PROVIDER: &str = "anthropic";
 /// # Errors
 /// The 400 [`ApiError`] Anthropic answers with (`invalid_request_error`).
 pub fn decode_request(body: &Value) -> Result<DecodedRequest, ApiError> {
-    let request = request::common(body, |found| match found {
+    decode(request::common(body, messages_error)?)
+}
+
+/// [`decode_request`] from the body's bytes, with memory proportional to
+/// the body: the messages are parsed one at a time.
+///
+/// # Errors
+/// As [`decode_request`], and a 400 for a body that is not JSON.
+pub fn decode_body(body: &[u8]) -> Result<DecodedRequest, ApiError> {
+    decode(request::common_bytes(body, messages_error)?)
+}
+
+fn messages_error(found: Option<&Value>) -> ApiError {
+    match found {
         Some(_) => ApiError::new(400, "messages: Input should be a valid list"),
         None => ApiError::new(400, "messages: Field required"),
-    })?;
+    }
+}
+
+fn decode(request: request::Common<'_>) -> Result<DecodedRequest, ApiError> {
     let mut history = History::new(Api::Anthropic, PROVIDER, &request.model);
-    for (i, message) in request.messages.iter().enumerate() {
+    request.messages.each(|i, message| {
         let blocks = blocks_of(message.get("content").unwrap_or(&Value::Null));
         match message.get("role").and_then(Value::as_str) {
             Some("user") => {
@@ -98,19 +115,21 @@ pub fn decode_request(body: &Value) -> Result<DecodedRequest, ApiError> {
                 ))
             }
         }
-    }
+        Ok(())
+    })?;
     let system = Some(joined_text(
         request.object.get("system").unwrap_or(&Value::Null),
         "\n\n",
     ))
     .filter(|system| !system.is_empty());
     let tools = request::tools(
-        request.object,
+        &request.object,
         None,
         "input_schema",
         &json!({"type": "object"}),
     );
-    Ok(history.finish(request, system, tools, true))
+    let options = options::anthropic(&request.object);
+    Ok(history.finish(request, system, tools, true, options))
 }
 
 /// A content as blocks: a string is one text block.
@@ -409,10 +428,12 @@ impl StreamEncoder {
         open.fragments = true;
         let index = open.index;
         for piece in frames::split(text, self.chunks) {
-            let mut delta = Map::new();
-            delta.insert("type".into(), kind.into());
-            delta.insert(field.into(), piece.into());
-            out.push(delta_event(index, Value::Object(delta)));
+            // Sorted keys, as serde_json's maps write them.
+            let delta = format!(
+                r#"{{"{field}":{},"type":"{kind}"}}"#,
+                frames::json_str(piece)
+            );
+            out.push(delta_text(index, &delta));
         }
     }
 
@@ -542,6 +563,15 @@ impl StreamEncoder {
     }
 }
 
+/// A `content_block_delta` of `delta` (JSON text), without a JSON tree:
+/// the same bytes as [`delta_event`].
+fn delta_text(index: usize, delta: &str) -> String {
+    sse_text(
+        Some("content_block_delta"),
+        format!(r#"{{"delta":{delta},"index":{index},"type":"content_block_delta"}}"#),
+    )
+}
+
 fn delta_event(index: usize, delta: Value) -> String {
     sse(
         Some("content_block_delta"),
@@ -552,6 +582,27 @@ fn delta_event(index: usize, delta: Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn deltas_written_as_text_are_the_json_trees_bytes() {
+        let delta = json!({"text": "a \"b\"\n é 😀", "type": "text_delta"});
+        assert_eq!(delta_text(3, &delta.to_string()), delta_event(3, delta));
+        let mut encoder = StreamEncoder::new("msg", "m");
+        encoder.open = Some(Open {
+            pi: 0,
+            index: 1,
+            kind: Kind::ToolUse,
+            signature: None,
+            fragments: false,
+        });
+        let mut out = Vec::new();
+        encoder.deltas("{\"city\": \"Paris\"}", &mut out);
+        let tree = delta_event(
+            1,
+            json!({"type": "input_json_delta", "partial_json": "{\"city\": \"Paris\"}"}),
+        );
+        assert_eq!(out, [tree]);
+    }
     use agentstream::message::Message;
 
     #[test]

@@ -19,6 +19,24 @@ pub(crate) fn sse(event: Option<&str>, payload: &Value) -> String {
     out
 }
 
+/// One SSE event carrying the JSON text `payload` (compact, so one
+/// `data:` line), with an optional event type.
+pub(crate) fn sse_text(event: Option<&str>, payload: String) -> String {
+    let mut event_ = SseEvent::message(payload);
+    if let Some(name) = event {
+        event_ = event_.with_event(name);
+    }
+    let mut out = String::with_capacity(event_.data.len() + 40);
+    let _ = encode_event(&event_, &mut out);
+    out
+}
+
+/// `text` as a JSON string, quotes included.
+pub(crate) fn json_str(text: &str) -> String {
+    // A `&str` always serializes.
+    serde_json::to_string(text).unwrap_or_default()
+}
+
 /// Splits `text` into up to `chunks` pieces at character boundaries; an
 /// empty text is one empty piece.
 pub(crate) fn split(text: &str, chunks: usize) -> Vec<&str> {

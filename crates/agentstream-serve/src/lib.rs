@@ -11,6 +11,24 @@
 //! - [`ServeTurn`] and [`Step`]: `play`'s script format plus HTTP-level
 //!   failures (an error status and body, a mid-stream error event, a cut
 //!   connection) and turns picked by the request (`byRequest`).
+//! - [`cassette`]: a real provider recorded once through
+//!   [`Server::proxy`] and answered again by [`Server::replay`], from
+//!   plain files a team commits.
+//!
+//! # Clients that misbehave
+//!
+//! The server faces the network as a test tool does: the requests it
+//! keeps are bounded ([`ServerBuilder::kept_requests`], default
+//! [`MAX_KEPT_REQUESTS`] and [`MAX_KEPT_BYTES`]; `--requests FILE` keeps
+//! all on disk), a request is decoded one message at a time with memory
+//! proportional to its body (large ones on tokio's blocking pool, so they
+//! never hold up the connections beside them), `GET /v1/requests` is
+//! written piece by piece, connections that do not send their headers or
+//! body in time are closed ([`HEADER_TIMEOUT`], [`BODY_TIMEOUT`]), at most
+//! [`MAX_CONNECTIONS`] are open at once (past it, the oldest idle one is
+//! closed for the newcomer), and a declared `Content-Length` past the
+//! limit gets its 413 before the body is read (so `Expect: 100-continue`
+//! gets no `100 Continue`).
 //!
 //! # Errors the server answers with
 //!
@@ -22,6 +40,9 @@
 //! | unknown route | 404 |
 //! | wrong method on a route | 405 (with `Allow`) |
 //! | body larger than [`MAX_REQUEST_BYTES`] (or the configured limit) | 413 |
+//! | body not received within [`BODY_TIMEOUT`] (or the configured one) | 408 |
+//! | proxy: the upstream cannot be reached | 502 |
+//! | replay: no cassette matches (the message names the closest and the first difference) | 500 |
 //! | script exhausted (the message is [`agentstream::model::EXHAUSTED_MESSAGE`], OpenAI `code` [`EXHAUSTED_CODE`]) | [`EXHAUSTED_STATUS`] (500) |
 //! | no `byRequest` alternative matches (the message is [`NO_MATCH_MESSAGE`]) | 500 |
 //! | the model failed before its first event; a non-streaming call whose turn fails | 500 |
@@ -34,8 +55,13 @@
 // costs nothing worth boxing for.
 #![allow(clippy::result_large_err)]
 
+mod calls;
+pub mod cassette;
 mod error;
 mod frames;
+mod log;
+mod options;
+mod proxy;
 mod request;
 mod script;
 mod server;
@@ -44,9 +70,13 @@ mod service;
 pub mod anthropic;
 pub mod openai;
 
+pub use calls::{
+    BODY_TIMEOUT, EXHAUSTED_CODE, EXHAUSTED_STATUS, HEADER_TIMEOUT, MAX_CONNECTIONS,
+    MAX_REQUEST_BYTES,
+};
 pub use error::{Api, ApiError, BindError};
+pub use log::{RecordedRequest, MAX_KEPT_BYTES, MAX_KEPT_REQUESTS};
+pub use options::options_json;
 pub use request::DecodedRequest;
 pub use script::{Alternative, ServeTurn, Step, NO_MATCH_MESSAGE};
-pub use server::{
-    RecordedRequest, Server, ServerBuilder, EXHAUSTED_CODE, EXHAUSTED_STATUS, MAX_REQUEST_BYTES,
-};
+pub use server::{Server, ServerBuilder};

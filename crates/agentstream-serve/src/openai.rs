@@ -44,7 +44,8 @@ use agentstream::model::{DoneReason, ModelEvent};
 use serde_json::{json, Map, Value};
 
 use crate::error::{Api, ApiError};
-use crate::frames::{self, sse};
+use crate::frames::{self, sse, sse_text};
+use crate::options;
 use crate::request::{
     self, arguments_from_text, image_block, joined_text, str_at, text_block, DecodedRequest,
     History,
@@ -76,7 +77,20 @@ const PROVIDER: &str = "openai";
 /// object, a missing or malformed `messages`, a message without a known
 /// role.
 pub fn decode_request(body: &Value) -> Result<DecodedRequest, ApiError> {
-    let request = request::common(body, |found| match found {
+    decode(request::common(body, messages_error)?)
+}
+
+/// [`decode_request`] from the body's bytes, with memory proportional to
+/// the body: the messages are parsed one at a time.
+///
+/// # Errors
+/// As [`decode_request`], and a 400 for a body that is not JSON.
+pub fn decode_body(body: &[u8]) -> Result<DecodedRequest, ApiError> {
+    decode(request::common_bytes(body, messages_error)?)
+}
+
+fn messages_error(found: Option<&Value>) -> ApiError {
+    match found {
         Some(other) => ApiError::new(
             400,
             format!(
@@ -89,7 +103,10 @@ pub fn decode_request(body: &Value) -> Result<DecodedRequest, ApiError> {
         None => ApiError::new(400, "Missing required parameter: 'messages'.")
             .with_param("messages")
             .with_code("missing_required_parameter"),
-    })?;
+    }
+}
+
+fn decode(request: request::Common<'_>) -> Result<DecodedRequest, ApiError> {
     let include_usage = request
         .object
         .get("stream_options")
@@ -98,7 +115,7 @@ pub fn decode_request(body: &Value) -> Result<DecodedRequest, ApiError> {
         == Some(true);
     let mut history = History::new(Api::OpenAi, PROVIDER, &request.model);
     let mut system = Vec::new();
-    for (i, message) in request.messages.iter().enumerate() {
+    request.messages.each(|i, message| {
         let bad = |what: &str| {
             ApiError::new(400, format!("Invalid value for 'messages[{i}]': {what}"))
                 .with_param(format!("messages[{i}]"))
@@ -124,15 +141,17 @@ pub fn decode_request(body: &Value) -> Result<DecodedRequest, ApiError> {
             }
             None => return Err(bad("missing 'role'")),
         }
-    }
+        Ok(())
+    })?;
     let system = (!system.is_empty()).then(|| system.join("\n\n"));
     let tools = request::tools(
-        request.object,
+        &request.object,
         Some("function"),
         "parameters",
         &json!({"type": "object", "properties": {}}),
     );
-    Ok(history.finish(request, system, tools, include_usage))
+    let options = options::openai(&request.object);
+    Ok(history.finish(request, system, tools, include_usage, options))
 }
 
 /// An assistant message's blocks: `reasoning_content`, `content`, then
@@ -326,19 +345,31 @@ pub struct StreamEncoder {
     chunks: usize,
     /// Tool-call `index` by Pi content index, for calls announced so far.
     calls: BTreeMap<usize, usize>,
+    /// What follows `"choices"` in every chunk: the same for the whole
+    /// stream, so written once.
+    tail: String,
 }
 
 impl StreamEncoder {
     /// An encoder for the response `id` of `model`, created at `created`
     /// (Unix seconds).
     pub fn new(id: impl Into<String>, model: impl Into<String>, created: u64) -> Self {
+        let (id, model) = (id.into(), model.into());
+        // The keys in the order serde_json's maps write them (sorted), as
+        // `chunk` does.
+        let tail = format!(
+            r#","created":{created},"id":{},"model":{},"object":"chat.completion.chunk","system_fingerprint":null}}"#,
+            frames::json_str(&id),
+            frames::json_str(&model),
+        );
         Self {
-            id: id.into(),
-            model: model.into(),
+            id,
+            model,
             created,
             include_usage: false,
             chunks: 1,
             calls: BTreeMap::new(),
+            tail,
         }
     }
 
@@ -367,16 +398,22 @@ impl StreamEncoder {
         })
     }
 
-    fn delta(&self, delta: Value) -> String {
-        sse(
-            None,
-            &self.chunk(json!([{
-                "index": 0,
-                "delta": delta,
-                "logprobs": null,
-                "finish_reason": null,
-            }])),
-        )
+    /// The chunk of one choice with `delta` (JSON text) and
+    /// `finish_reason` (JSON text), written without building a JSON tree:
+    /// the same bytes as `chunk` would give.
+    fn choice(&self, delta: &str, finish_reason: &str) -> String {
+        let mut text = String::with_capacity(delta.len() + self.tail.len() + 80);
+        text.push_str(r#"{"choices":[{"delta":"#);
+        text.push_str(delta);
+        text.push_str(r#","finish_reason":"#);
+        text.push_str(finish_reason);
+        text.push_str(r#","index":0,"logprobs":null}]"#);
+        text.push_str(&self.tail);
+        sse_text(None, text)
+    }
+
+    fn delta(&self, delta: &str) -> String {
+        self.choice(delta, "null")
     }
 
     /// The chunk announcing the tool call at `index`, if not done yet.
@@ -389,21 +426,20 @@ impl StreamEncoder {
         let (id, name) = call.map_or((String::new(), String::new()), |c| {
             (c.id.clone(), c.name.clone())
         });
-        out.push(self.delta(json!({"tool_calls": [{
-            "index": ordinal,
-            "id": id,
-            "type": "function",
-            "function": {"name": name, "arguments": ""},
-        }]})));
+        out.push(self.delta(&format!(
+            r#"{{"tool_calls":[{{"function":{{"arguments":"","name":{}}},"id":{},"index":{ordinal},"type":"function"}}]}}"#,
+            frames::json_str(&name),
+            frames::json_str(&id),
+        )));
     }
 
     fn arguments(&self, index: usize, text: &str, out: &mut Vec<String>) {
         let ordinal = self.calls.get(&index).copied().unwrap_or_default();
         for piece in frames::split(text, self.chunks) {
-            out.push(self.delta(json!({"tool_calls": [{
-                "index": ordinal,
-                "function": {"arguments": piece},
-            }]})));
+            out.push(self.delta(&format!(
+                r#"{{"tool_calls":[{{"function":{{"arguments":{}}},"index":{ordinal}}}]}}"#,
+                frames::json_str(piece),
+            )));
         }
     }
 
@@ -412,16 +448,19 @@ impl StreamEncoder {
     pub fn encode(&mut self, event: &ModelEvent, out: &mut Vec<String>) {
         match event {
             ModelEvent::Start { .. } => {
-                out.push(self.delta(json!({"role": "assistant", "content": ""})));
+                out.push(self.delta(r#"{"content":"","role":"assistant"}"#));
             }
             ModelEvent::TextDelta { delta, .. } => {
                 for piece in frames::split(delta, self.chunks) {
-                    out.push(self.delta(json!({"content": piece})));
+                    out.push(self.delta(&format!(r#"{{"content":{}}}"#, frames::json_str(piece))));
                 }
             }
             ModelEvent::ThinkingDelta { delta, .. } => {
                 for piece in frames::split(delta, self.chunks) {
-                    out.push(self.delta(json!({"reasoning_content": piece})));
+                    out.push(self.delta(&format!(
+                        r#"{{"reasoning_content":{}}}"#,
+                        frames::json_str(piece)
+                    )));
                 }
             }
             ModelEvent::ToolCallStart {
@@ -450,15 +489,7 @@ impl StreamEncoder {
                 self.arguments(*content_index, &arguments_text(tool_call), out);
             }
             ModelEvent::Done { reason, message } => {
-                out.push(sse(
-                    None,
-                    &self.chunk(json!([{
-                        "index": 0,
-                        "delta": {},
-                        "logprobs": null,
-                        "finish_reason": finish_reason(*reason),
-                    }])),
-                ));
+                out.push(self.choice("{}", &frames::json_str(finish_reason(*reason))));
                 if self.include_usage {
                     let mut chunk = self.chunk(json!([]));
                     chunk["usage"] = usage_json(&message.usage);
@@ -487,6 +518,39 @@ fn as_call(block: &ContentBlock) -> Option<&ToolCall> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn chunks_written_as_text_are_the_json_trees_bytes() {
+        let encoder = StreamEncoder::new("chatcmpl-\"x\"", "gpt-ü", 1_700_000_000);
+        for (delta, finish) in [
+            (
+                json!({"content": "a \"quoted\"\nline é 😀 \u{1}"}),
+                Value::Null,
+            ),
+            (json!({"content": "", "role": "assistant"}), Value::Null),
+            (json!({"reasoning_content": "think"}), Value::Null),
+            (
+                json!({"tool_calls": [{"function": {"arguments": "{\"a\":1}"}, "index": 2}]}),
+                Value::Null,
+            ),
+            (
+                json!({"tool_calls": [{"function": {"arguments": "", "name": "ls"},
+                    "id": "call_1", "index": 0, "type": "function"}]}),
+                Value::Null,
+            ),
+            (json!({}), json!("tool_calls")),
+        ] {
+            let tree = sse(
+                None,
+                &encoder.chunk(json!([{"index": 0, "delta": delta, "logprobs": null,
+                                       "finish_reason": finish}])),
+            );
+            assert_eq!(
+                encoder.choice(&delta.to_string(), &finish.to_string()),
+                tree
+            );
+        }
+    }
     use agentstream::message::Message;
 
     #[test]

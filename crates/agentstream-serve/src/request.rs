@@ -11,12 +11,18 @@ use agentstream::message::{
     assistant, AssistantMessage, ContentBlock, Context, ImageContent, Message, StopReason,
     TextContent, Tool, ToolResultMessage, UserContent, UserMessage,
 };
+use agentstream::model::StreamOptions;
+use std::borrow::Cow;
+
+use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::error::{Api, ApiError};
+use crate::options::options_json;
 
 /// A request decoded into Pi's terms.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct DecodedRequest {
     /// The conversation, system prompt and tools, in Pi's JSON.
@@ -27,18 +33,68 @@ pub struct DecodedRequest {
     pub stream: bool,
     /// OpenAI only: `stream_options.include_usage`.
     pub include_usage: bool,
+    /// The call's options: token limit, temperature, stop sequences, tool
+    /// choice, reasoning, response format (see
+    /// [`options_json`](crate::options_json) for the recorded form).
+    pub options: StreamOptions,
+}
+
+impl PartialEq for DecodedRequest {
+    fn eq(&self, other: &Self) -> bool {
+        // `StreamOptions` has no `PartialEq` (its abort signal has no
+        // equality); its recorded form does.
+        (&self.context, &self.model, self.stream, self.include_usage)
+            == (
+                &other.context,
+                &other.model,
+                other.stream,
+                other.include_usage,
+            )
+            && options_json(&self.options) == options_json(&other.options)
+    }
 }
 
 /// The fields both protocols read the same way.
 pub(crate) struct Common<'a> {
-    /// The whole body.
-    pub(crate) object: &'a Map<String, Value>,
+    /// The whole body (without `messages` when decoded from bytes).
+    pub(crate) object: Cow<'a, Map<String, Value>>,
     /// `model`, empty when absent.
     pub(crate) model: String,
     /// `stream: true`.
     pub(crate) stream: bool,
     /// `messages`.
-    pub(crate) messages: &'a [Value],
+    pub(crate) messages: Messages<'a>,
+}
+
+/// A request's `messages`: parsed with the body, or (decoding from
+/// bytes) each kept as its JSON text and parsed one at a time, so the
+/// generic JSON tree of one message at a time is alive, not that of the
+/// whole conversation.
+pub(crate) enum Messages<'a> {
+    Values(&'a [Value]),
+    Raw(Vec<&'a RawValue>),
+}
+
+impl Messages<'_> {
+    /// Calls `f` with each message and its index, in order, until it
+    /// fails.
+    pub(crate) fn each(
+        &self,
+        mut f: impl FnMut(usize, &Value) -> Result<(), ApiError>,
+    ) -> Result<(), ApiError> {
+        match self {
+            Messages::Values(values) => values.iter().enumerate().try_for_each(|(i, v)| f(i, v)),
+            Messages::Raw(raws) => raws.iter().enumerate().try_for_each(|(i, raw)| {
+                let value: Value = serde_json::from_str(raw.get()).map_err(invalid_json)?;
+                f(i, &value)
+            }),
+        }
+    }
+}
+
+/// The 400 of a body that is not JSON.
+fn invalid_json(error: serde_json::Error) -> ApiError {
+    ApiError::new(400, format!("the request body is not valid JSON: {error}"))
 }
 
 /// Reads the common fields of a request body. `messages_error` gives the
@@ -54,11 +110,85 @@ pub(crate) fn common(
         other => return Err(messages_error(other)),
     };
     Ok(Common {
-        object,
+        object: Cow::Borrowed(object),
         model: str_at(body, &["model"]),
         stream: object.get("stream").and_then(Value::as_bool) == Some(true),
-        messages,
+        messages: Messages::Values(messages),
     })
+}
+
+/// [`common`] from the body's bytes: the fields other than `messages`
+/// are parsed into JSON values, the messages are kept as text (see
+/// [`Messages`]), so decoding costs memory proportional to the body.
+pub(crate) fn common_bytes(
+    body: &[u8],
+    messages_error: impl FnOnce(Option<&Value>) -> ApiError,
+) -> Result<Common<'_>, ApiError> {
+    let fields: Vec<(String, &RawValue)> = match serde_json::from_slice::<RawObject<'_>>(body) {
+        Ok(RawObject(fields)) => fields,
+        Err(error) => {
+            // Not an object: say what it is, or why it is not JSON.
+            let value: Value = serde_json::from_slice(body).map_err(invalid_json)?;
+            body_object(&value)?;
+            return Err(invalid_json(error));
+        }
+    };
+    let mut object = Map::new();
+    let mut messages = None;
+    for (key, raw) in fields {
+        if key == "messages" {
+            messages = Some(raw);
+        } else {
+            let value: Value = serde_json::from_str(raw.get()).map_err(invalid_json)?;
+            object.insert(key, value);
+        }
+    }
+    let messages = match messages.map(|raw| serde_json::from_str::<Vec<&RawValue>>(raw.get())) {
+        Some(Ok(messages)) => messages,
+        Some(Err(_)) => {
+            let found = messages
+                .and_then(|raw| serde_json::from_str::<Value>(raw.get()).ok())
+                .unwrap_or(Value::Null);
+            return Err(messages_error(Some(&found)));
+        }
+        None => return Err(messages_error(None)),
+    };
+    let model = object
+        .get("model")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    let stream = object.get("stream").and_then(Value::as_bool) == Some(true);
+    Ok(Common {
+        object: Cow::Owned(object),
+        model,
+        stream,
+        messages: Messages::Raw(messages),
+    })
+}
+
+/// A JSON object as its keys and the text of their values, in order (a
+/// repeated key: the last one wins when they are put in a map).
+struct RawObject<'a>(Vec<(String, &'a RawValue)>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for RawObject<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Fields;
+        impl<'de> Visitor<'de> for Fields {
+            type Value = RawObject<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut fields = Vec::new();
+                while let Some(entry) = map.next_entry::<String, &'de RawValue>()? {
+                    fields.push(entry);
+                }
+                Ok(RawObject(fields))
+            }
+        }
+        deserializer.deserialize_map(Fields)
+    }
 }
 
 /// The request's `tools`, each the object at `inner` within the element
@@ -167,6 +297,7 @@ impl History {
         system_prompt: Option<String>,
         tools: Option<Vec<Tool>>,
         include_usage: bool,
+        options: StreamOptions,
     ) -> DecodedRequest {
         let mut context = Context::from_messages(self.messages);
         context.system_prompt = system_prompt;
@@ -176,6 +307,7 @@ impl History {
             model: request.model,
             stream: request.stream,
             include_usage,
+            options,
         }
     }
 }
@@ -273,7 +405,7 @@ mod tests {
             ..ToolCall::default()
         })]);
         history.tool_result("c1".into(), vec![text_block("ok".into())], true);
-        let decoded = history.finish(request, None, None, false);
+        let decoded = history.finish(request, None, None, false, StreamOptions::default());
         let names: Vec<_> = decoded
             .context
             .messages

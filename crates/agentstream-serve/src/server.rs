@@ -1,146 +1,30 @@
 //! The server: a builder, the listening task, and the calls it records.
 
-use std::fs::{File, OpenOptions};
-use std::io::Write;
+use std::collections::VecDeque;
+use std::fs::OpenOptions;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use agentstream::message::Context;
-use agentstream::model::{Model, ModelStream, ScriptedModel, ScriptedReply, StreamOptions};
+use agentstream::model::{Model, ScriptedModel, ScriptedReply, ScriptedTurn};
+use http_body_util::BodyExt;
 use hyper::server::conn::http1;
-use hyper_util::rt::TokioIo;
-use serde_json::{json, Value};
+use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::{TcpListener, ToSocketAddrs};
 use tokio::sync::oneshot;
-use tokio::task::{JoinHandle, JoinSet};
+use tokio::task::{AbortHandle, JoinHandle, JoinSet};
 
-use crate::error::{Api, ApiError, BindError};
+use crate::calls::{
+    Calls, Shared, Source, BODY_TIMEOUT, HEADER_TIMEOUT, MAX_CONNECTIONS, MAX_REQUEST_BYTES,
+};
+use crate::cassette::{Cassette, CassetteError, Match, Player};
+use crate::error::BindError;
+use crate::log::{RecordedRequest, RequestLog, MAX_KEPT_BYTES, MAX_KEPT_REQUESTS};
+use crate::proxy::Proxy;
 use crate::script::{ServeTurn, Step};
 use crate::service;
-
-/// The largest request body read by default: 32 MiB (Anthropic's own
-/// request limit). A larger body gets HTTP 413 with the provider's error
-/// body. See [`ServerBuilder::max_request_bytes`].
-pub const MAX_REQUEST_BYTES: usize = 32 << 20;
-
-/// The status of a call made after a [`ScriptedModel`] ran out of turns.
-pub const EXHAUSTED_STATUS: u16 = 500;
-
-/// The OpenAI `code` of that answer (Anthropic's type is `api_error`); the
-/// message is [`agentstream::model::EXHAUSTED_MESSAGE`].
-pub const EXHAUSTED_CODE: &str = "script_exhausted";
-
-/// One call as the server received it.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub struct RecordedRequest {
-    /// The call's number, from 0, in arrival order.
-    pub call: usize,
-    /// The protocol it spoke.
-    pub api: Api,
-    /// The request's `model`.
-    pub model: String,
-    /// Whether it asked for a stream.
-    pub stream: bool,
-    /// The request decoded into Pi's context.
-    pub context: Context,
-}
-
-impl RecordedRequest {
-    /// `{"call", "api", "model", "stream", "context"}`, the line
-    /// `--requests` writes and an element of `GET /v1/requests`.
-    pub fn to_json(&self) -> Value {
-        json!({
-            "call": self.call,
-            "api": self.api.as_str(),
-            "model": self.model,
-            "stream": self.stream,
-            "context": self.context,
-        })
-    }
-}
-
-/// How a server answers; shared by every connection.
-pub(crate) struct Shared {
-    model: Arc<dyn Model + Send + Sync>,
-    steps: Vec<Step>,
-    pub(crate) chunks: usize,
-    pub(crate) delay: Duration,
-    pub(crate) pings: bool,
-    pub(crate) model_name: String,
-    pub(crate) max_request_bytes: usize,
-    calls: Mutex<Calls>,
-}
-
-struct Calls {
-    next: usize,
-    requests: Vec<RecordedRequest>,
-    file: Option<File>,
-}
-
-/// What a call gets: its number, step, and the model's stream (none for
-/// an HTTP-error step).
-pub(crate) struct Call {
-    pub(crate) index: usize,
-    pub(crate) step: Step,
-    pub(crate) stream: Option<ModelStream>,
-}
-
-impl Shared {
-    fn calls(&self) -> MutexGuard<'_, Calls> {
-        // A panic elsewhere while holding the lock leaves consistent data.
-        self.calls.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Records the request and takes the next step, under one lock so the
-    /// call numbers, the recordings and the model's turns share one order.
-    pub(crate) fn take_call(
-        &self,
-        api: Api,
-        model: String,
-        stream: bool,
-        context: Context,
-        options: StreamOptions,
-    ) -> Result<Call, ApiError> {
-        let mut calls = self.calls();
-        let index = calls.next;
-        let record = RecordedRequest {
-            call: index,
-            api,
-            model,
-            stream,
-            context,
-        };
-        if let Some(file) = &mut calls.file {
-            let mut line = record.to_json().to_string();
-            line.push('\n');
-            file.write_all(line.as_bytes()).map_err(|e| {
-                ApiError::new(
-                    500,
-                    format!("agentstream serve cannot record the request: {e}"),
-                )
-            })?;
-        }
-        calls.next += 1;
-        let step = self.steps.get(index).cloned().unwrap_or(Step::Model);
-        let stream = match step {
-            Step::Http(_) => None,
-            _ => Some(self.model.stream(&record.context, options)),
-        };
-        calls.requests.push(record);
-        Ok(Call {
-            index,
-            step,
-            stream,
-        })
-    }
-
-    pub(crate) fn requests(&self) -> Vec<RecordedRequest> {
-        self.calls().requests.clone()
-    }
-}
 
 /// Sets up a [`Server`]; see [`Server::builder`].
 pub struct ServerBuilder {
@@ -152,6 +36,33 @@ pub struct ServerBuilder {
     model_name: String,
     max_request_bytes: usize,
     requests_file: Option<PathBuf>,
+    limits: Limits,
+    source: SourceConfig,
+}
+
+/// Where a server's answers come from, before it binds.
+#[derive(Debug)]
+enum SourceConfig {
+    Model,
+    Upstream {
+        url: String,
+        dir: PathBuf,
+    },
+    Replay {
+        dir: PathBuf,
+        cassettes: Vec<Cassette>,
+        mode: Match,
+    },
+}
+
+/// The bounds a server keeps against clients that misbehave.
+#[derive(Debug, Clone, Copy)]
+struct Limits {
+    header_timeout: Duration,
+    body_timeout: Duration,
+    max_connections: usize,
+    kept_requests: usize,
+    kept_bytes: usize,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -164,6 +75,8 @@ impl std::fmt::Debug for ServerBuilder {
             .field("model_name", &self.model_name)
             .field("max_request_bytes", &self.max_request_bytes)
             .field("requests_file", &self.requests_file)
+            .field("limits", &self.limits)
+            .field("source", &self.source)
             .finish_non_exhaustive()
     }
 }
@@ -216,10 +129,52 @@ impl ServerBuilder {
     }
 
     /// Appends every recorded request to `path` as a JSON line
-    /// ([`RecordedRequest::to_json`]).
+    /// ([`RecordedRequest::to_json`]), as it arrives: the file keeps every
+    /// request, the memory log only the newest (see
+    /// [`kept_requests`](Self::kept_requests)).
     #[must_use]
     pub fn requests_file(mut self, path: impl Into<PathBuf>) -> Self {
         self.requests_file = Some(path.into());
+        self
+    }
+
+    /// How many requests, and how many bytes of their JSON, the memory
+    /// log keeps for [`Server::requests`] and `GET /v1/requests` (default
+    /// [`MAX_KEPT_REQUESTS`] and [`MAX_KEPT_BYTES`]); older requests are
+    /// dropped and counted ([`Server::dropped_requests`]).
+    #[must_use]
+    pub fn kept_requests(mut self, count: usize, bytes: usize) -> Self {
+        self.limits.kept_requests = count;
+        self.limits.kept_bytes = bytes;
+        self
+    }
+
+    /// How long a connection may wait for a request's headers, idle
+    /// keep-alive time included (default [`HEADER_TIMEOUT`]); then it is
+    /// closed.
+    #[must_use]
+    pub fn header_timeout(mut self, timeout: Duration) -> Self {
+        self.limits.header_timeout = timeout;
+        self
+    }
+
+    /// How long a client may take to send a request's body (default
+    /// [`BODY_TIMEOUT`]); then it gets HTTP 408 and the connection is
+    /// closed.
+    #[must_use]
+    pub fn body_timeout(mut self, timeout: Duration) -> Self {
+        self.limits.body_timeout = timeout;
+        self
+    }
+
+    /// The most connections open at once (default [`MAX_CONNECTIONS`], at
+    /// least 1): past it, the oldest connection not being answered (idle,
+    /// or still sending its headers) is closed to make room for the new
+    /// one; when every connection is being answered, new clients wait in
+    /// the listen backlog.
+    #[must_use]
+    pub fn max_connections(mut self, connections: usize) -> Self {
+        self.limits.max_connections = connections.max(1);
         self
     }
 
@@ -247,10 +202,23 @@ impl ServerBuilder {
             ),
             None => None,
         };
+        let source = match self.source {
+            SourceConfig::Model => Source::Model,
+            SourceConfig::Upstream { url, dir } => Source::Upstream(
+                Proxy::new(&url, dir.clone())
+                    .map_err(|e| BindError::new(dir.display().to_string(), e))?,
+            ),
+            SourceConfig::Replay {
+                dir,
+                cassettes,
+                mode,
+            } => Source::Replay(Player::new(&dir, cassettes, mode)),
+        };
         let listener = TcpListener::bind(address)
             .await
             .map_err(|e| BindError::new(name.clone(), e))?;
         let local_addr = listener.local_addr().map_err(|e| BindError::new(name, e))?;
+        let limits = self.limits;
         let shared = Arc::new(Shared {
             model: self.model,
             steps: self.steps,
@@ -259,14 +227,15 @@ impl ServerBuilder {
             pings: self.pings,
             model_name: self.model_name,
             max_request_bytes: self.max_request_bytes,
+            body_timeout: limits.body_timeout,
+            source,
             calls: Mutex::new(Calls {
                 next: 0,
-                requests: Vec::new(),
-                file,
+                log: RequestLog::new(limits.kept_requests, limits.kept_bytes, file),
             }),
         });
         let (stop, stopped) = oneshot::channel();
-        let task = tokio::spawn(accept(listener, shared.clone(), stopped));
+        let task = tokio::spawn(accept(listener, shared.clone(), limits, stopped));
         Ok(Server {
             local_addr,
             shared,
@@ -276,40 +245,117 @@ impl ServerBuilder {
     }
 }
 
-/// Accepts connections until told to stop; dropping the set aborts the
-/// connections still open.
-async fn accept(listener: TcpListener, shared: Arc<Shared>, mut stopped: oneshot::Receiver<()>) {
+/// An open connection: its task, and how many of its requests are being
+/// answered (0: it is idle, or still sending its headers).
+struct Open {
+    abort: AbortHandle,
+    busy: Arc<AtomicUsize>,
+}
+
+/// Counts a request as being answered until dropped (with its response
+/// body).
+struct Busy(Arc<AtomicUsize>);
+
+impl Busy {
+    fn new(busy: &Arc<AtomicUsize>) -> Self {
+        busy.fetch_add(1, Ordering::Relaxed);
+        Self(busy.clone())
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// Accepts connections until told to stop, at most `max_connections` at
+/// once: past the cap, the oldest connection that is not being answered
+/// (idle, or still sending its headers) is closed to make room, and when
+/// every connection is being answered the new one waits for one to end.
+/// Dropping the set aborts the connections still open.
+async fn accept(
+    listener: TcpListener,
+    shared: Arc<Shared>,
+    limits: Limits,
+    mut stopped: oneshot::Receiver<()>,
+) {
     let mut connections = JoinSet::new();
+    let mut open: VecDeque<Open> = VecDeque::new();
+    let mut http = http1::Builder::new();
+    http.timer(TokioTimer::new())
+        .header_read_timeout(limits.header_timeout);
+    let forget = |open: &mut VecDeque<Open>, id: tokio::task::Id| {
+        open.retain(|c| c.abort.id() != id);
+    };
     loop {
-        tokio::select! {
+        let stream = tokio::select! {
             _ = &mut stopped => break,
-            accepted = listener.accept() => {
-                let Ok((stream, _)) = accepted else {
+            Some(ended) = connections.join_next_with_id(), if !connections.is_empty() => {
+                forget(&mut open, ended.map_or_else(|e| e.id(), |(id, ())| id));
+                continue;
+            }
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(_) => {
                     // Out of file descriptors and the like: try again soon.
                     tokio::time::sleep(Duration::from_millis(10)).await;
                     continue;
-                };
-                let _ = stream.set_nodelay(true);
-                let shared = shared.clone();
-                connections.spawn(async move {
-                    let service = hyper::service::service_fn(move |request| {
-                        service::handle(shared.clone(), request)
-                    });
-                    // A connection error (client gone) ends this connection only.
-                    let _ = http1::Builder::new()
-                        .serve_connection(TokioIo::new(stream), service)
-                        .await;
-                });
+                }
+            },
+        };
+        while open.len() >= limits.max_connections {
+            if let Some(k) = open
+                .iter()
+                .position(|c| c.busy.load(Ordering::Relaxed) == 0)
+            {
+                if let Some(idle) = open.remove(k) {
+                    idle.abort.abort();
+                }
+                continue;
             }
-            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+            tokio::select! {
+                _ = &mut stopped => return,
+                Some(ended) = connections.join_next_with_id() => {
+                    forget(&mut open, ended.map_or_else(|e| e.id(), |(id, ())| id));
+                }
+                () = tokio::time::sleep(Duration::from_millis(10)) => {}
+            }
         }
+        let _ = stream.set_nodelay(true);
+        let busy = Arc::new(AtomicUsize::new(0));
+        let (shared, counter) = (shared.clone(), busy.clone());
+        let connection = http.serve_connection(
+            TokioIo::new(stream),
+            hyper::service::service_fn(move |request| {
+                let busy = Busy::new(&counter);
+                let shared = shared.clone();
+                async move {
+                    let response = service::handle(shared, request).await?;
+                    // The request counts as answered until its body ends.
+                    Ok::<_, std::convert::Infallible>(response.map(|body| {
+                        body.map_frame(move |frame| {
+                            let _answering = &busy;
+                            frame
+                        })
+                        .boxed_unsync()
+                    }))
+                }
+            }),
+        );
+        // A connection error (client gone, timed out) ends this
+        // connection only.
+        let abort = connections.spawn(async move {
+            let _ = connection.await;
+        });
+        open.push_back(Open { abort, busy });
     }
 }
 
 /// An OpenAI- and Anthropic-compatible endpoint serving a [`Model`].
 ///
 /// Every `POST /v1/chat/completions` and `POST /v1/messages` is decoded
-/// into a Pi [`Context`], recorded, numbered in arrival order, and handed
+/// into a Pi [`Context`](agentstream::message::Context), recorded, numbered in arrival order, and handed
 /// to the model; its events go back as the provider's SSE (or one JSON
 /// body). Clients are served concurrently. A client that disconnects
 /// aborts its call's signal and drops its stream.
@@ -342,14 +388,6 @@ pub struct Server {
     task: Option<JoinHandle<()>>,
 }
 
-impl std::fmt::Debug for Shared {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Shared")
-            .field("model_name", &self.model_name)
-            .finish_non_exhaustive()
-    }
-}
-
 impl Server {
     /// A builder serving `model`.
     pub fn builder<M: Model + Send + Sync + 'static>(model: M) -> ServerBuilder {
@@ -362,7 +400,49 @@ impl Server {
             model_name: "scripted".into(),
             max_request_bytes: MAX_REQUEST_BYTES,
             requests_file: None,
+            limits: Limits {
+                header_timeout: HEADER_TIMEOUT,
+                body_timeout: BODY_TIMEOUT,
+                max_connections: MAX_CONNECTIONS,
+                kept_requests: MAX_KEPT_REQUESTS,
+                kept_bytes: MAX_KEPT_BYTES,
+            },
+            source: SourceConfig::Model,
         }
+    }
+
+    /// A builder for a recording proxy: every `POST /v1/chat/completions`
+    /// and `POST /v1/messages` goes on to `upstream` (a base URL, with or
+    /// without its `/v1`, `http` or `https`), its answer streams back to
+    /// the client live and unchanged, and the exchange is saved as a
+    /// cassette in `dir` (created; see [`cassette`](crate::cassette) for
+    /// the files). Secret headers never reach the cassette. A request the
+    /// server cannot decode is forwarded but not saved.
+    pub fn proxy(upstream: impl Into<String>, dir: impl Into<PathBuf>) -> ServerBuilder {
+        let mut builder = Self::builder(ScriptedModel::new(Vec::<ScriptedTurn>::new()));
+        builder.source = SourceConfig::Upstream {
+            url: upstream.into(),
+            dir: dir.into(),
+        };
+        builder
+    }
+
+    /// A builder answering from the cassettes in `dir`, picked by `mode`
+    /// (see [`cassette`](crate::cassette)); a request without a matching
+    /// cassette gets HTTP 500 naming the closest one and where it differs.
+    ///
+    /// # Errors
+    /// A cassette that cannot be read.
+    pub fn replay(dir: impl Into<PathBuf>, mode: Match) -> Result<ServerBuilder, CassetteError> {
+        let dir = dir.into();
+        let cassettes = Cassette::load_all(&dir)?;
+        let mut builder = Self::builder(ScriptedModel::new(Vec::<ScriptedTurn>::new()));
+        builder.source = SourceConfig::Replay {
+            dir,
+            cassettes,
+            mode,
+        };
+        Ok(builder)
     }
 
     /// A builder serving a script: the turns go to a [`ScriptedModel`],
@@ -400,9 +480,26 @@ impl Server {
         self.local_addr
     }
 
-    /// Every request so far, in arrival order.
+    /// The requests kept (every request so far, unless more than the
+    /// bounds of [`ServerBuilder::kept_requests`] arrived: then the
+    /// newest), in arrival order.
     pub fn requests(&self) -> Vec<RecordedRequest> {
-        self.shared.requests()
+        let (lines, _) = self.shared.kept();
+        lines
+            .iter()
+            .filter_map(|line| RecordedRequest::from_line(line))
+            .collect()
+    }
+
+    /// How many requests so far were dropped from the memory log (the
+    /// oldest, past the bounds of [`ServerBuilder::kept_requests`]).
+    pub fn dropped_requests(&self) -> usize {
+        self.shared.kept().1
+    }
+
+    /// How many calls the server numbered so far.
+    pub fn calls(&self) -> usize {
+        self.shared.calls().next
     }
 
     /// Stops listening and closes every open connection.

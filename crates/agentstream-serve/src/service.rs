@@ -6,35 +6,44 @@ use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::io;
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use agentstream::model::{
-    AbortController, ModelEvent, ModelStream, StreamOptions, EXHAUSTED_MESSAGE,
+    AbortController, AbortSignal, ModelEvent, ModelStream, EXHAUSTED_MESSAGE,
 };
-use bytes::Bytes;
-use futures_util::StreamExt;
+use bytes::{Bytes, BytesMut};
+use futures_util::{FutureExt, StreamExt};
 use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full, LengthLimitError, Limited, StreamBody};
 use hyper::body::{Frame, Incoming};
-use hyper::header::{HeaderValue, ALLOW, CACHE_CONTROL, CONTENT_TYPE, RETRY_AFTER};
+use hyper::header::{
+    HeaderValue, ALLOW, CACHE_CONTROL, CONNECTION, CONTENT_LENGTH, CONTENT_TYPE, RETRY_AFTER,
+};
 use hyper::{Method, Request, Response, StatusCode};
 use serde_json::{json, Value};
-use tokio::sync::mpsc;
 
+use crate::calls::{Call, Shared, Source, EXHAUSTED_CODE, EXHAUSTED_STATUS};
 use crate::error::{Api, ApiError};
 use crate::request::DecodedRequest;
 use crate::script::Step;
-use crate::server::{Shared, EXHAUSTED_CODE, EXHAUSTED_STATUS};
 use crate::{anthropic, openai};
 
 /// The response body type: whole JSON, or an SSE stream that may be cut.
 pub(crate) type Body = UnsyncBoxBody<Bytes, io::Error>;
 
-/// SSE events buffered between the model's task and the connection.
-const STREAM_BUFFER: usize = 64;
-
 /// How long a cut waits for the events before it to be written.
-const CUT_GRACE: std::time::Duration = std::time::Duration::from_millis(20);
+const CUT_GRACE: Duration = Duration::from_millis(20);
+
+/// Bodies larger than this are decoded on tokio's blocking pool, so a
+/// heavy request never holds up the connections beside it.
+const BLOCKING_BODY: usize = 64 << 10;
+
+/// The size of the pieces `GET /v1/requests` is written in.
+const LIST_PIECE: usize = 64 << 10;
+
+/// The header of `GET /v1/requests` counting the requests dropped from
+/// the memory log.
+pub(crate) const DROPPED_HEADER: &str = "agentstream-dropped-requests";
 
 pub(crate) async fn handle(
     shared: Arc<Shared>,
@@ -62,13 +71,12 @@ pub(crate) async fn handle(
         Api::OpenAi
     };
     Ok(match (route, &method) {
-        ("/chat/completions", &Method::POST) => call(&shared, Api::OpenAi, request).await,
-        ("/messages", &Method::POST) => call(&shared, Api::Anthropic, request).await,
-        ("/models", &Method::GET) => json_response(StatusCode::OK, models(&shared.model_name)),
-        ("/requests", &Method::GET) => {
-            let requests: Vec<Value> = shared.requests().iter().map(|r| r.to_json()).collect();
-            json_response(StatusCode::OK, Value::Array(requests))
+        ("/chat/completions", &Method::POST) => {
+            call(&shared, Api::OpenAi, "/chat/completions", request).await
         }
+        ("/messages", &Method::POST) => call(&shared, Api::Anthropic, "/messages", request).await,
+        ("/models", &Method::GET) => json_response(StatusCode::OK, models(&shared.model_name)),
+        ("/requests", &Method::GET) => requests(&shared),
         ("/chat/completions", _) => not_allowed(Api::OpenAi, "POST"),
         ("/messages", _) => not_allowed(Api::Anthropic, "POST"),
         ("/models" | "/requests", _) => not_allowed(fallback, "GET"),
@@ -116,7 +124,7 @@ fn json_response(status: StatusCode, body: Value) -> Response<Body> {
     response
 }
 
-fn error_response(api: Api, error: &ApiError) -> Response<Body> {
+pub(crate) fn error_response(api: Api, error: &ApiError) -> Response<Body> {
     let status = StatusCode::from_u16(error.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let mut response = json_response(status, error.body(api));
     if let Some(value) = error
@@ -161,55 +169,189 @@ fn failed_call(event: &ModelEvent) -> ApiError {
     }
 }
 
-async fn call(shared: &Shared, api: Api, request: Request<Incoming>) -> Response<Body> {
-    let body = match Limited::new(request.into_body(), shared.max_request_bytes)
-        .collect()
-        .await
-    {
-        Ok(body) => body.to_bytes(),
-        Err(error) if error.downcast_ref::<LengthLimitError>().is_some() => {
-            let message = format!(
-                "the request body is larger than this server's limit of {} bytes",
-                shared.max_request_bytes
-            );
-            return error_response(api, &ApiError::new(413, message));
+/// `GET /v1/requests`: the kept requests as a JSON array, written piece
+/// by piece from the log's lines (never built whole).
+fn requests(shared: &Shared) -> Response<Body> {
+    let (lines, dropped) = shared.kept();
+    let mut pieces = Vec::new();
+    let mut piece = BytesMut::from(&b"["[..]);
+    for (k, line) in lines.into_iter().enumerate() {
+        if k > 0 {
+            piece.extend_from_slice(b",");
         }
-        Err(error) => {
+        if line.len() >= LIST_PIECE {
+            // A large line goes out as it is, without a copy.
+            pieces.push(piece.split().freeze());
+            pieces.push(line);
+        } else {
+            piece.extend_from_slice(&line);
+            if piece.len() >= LIST_PIECE {
+                pieces.push(piece.split().freeze());
+            }
+        }
+    }
+    piece.extend_from_slice(b"]");
+    pieces.push(piece.freeze());
+    let frames = futures_util::stream::iter(pieces.into_iter().map(|p| Ok(Frame::data(p))));
+    let mut response = Response::new(StreamBody::new(frames).boxed_unsync());
+    let headers = response.headers_mut();
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    headers.insert(DROPPED_HEADER, HeaderValue::from(dropped));
+    response
+}
+
+/// An error answer after which the connection is closed (the request's
+/// body was not read to its end).
+fn closing(api: Api, error: &ApiError) -> Response<Body> {
+    let mut response = error_response(api, error);
+    response
+        .headers_mut()
+        .insert(CONNECTION, HeaderValue::from_static("close"));
+    response
+}
+
+/// Reads the body within the size and time limits.
+async fn read_body(
+    shared: &Shared,
+    api: Api,
+    headers: &hyper::HeaderMap,
+    body: Incoming,
+) -> Result<Bytes, Response<Body>> {
+    let too_large = || {
+        let message = format!(
+            "the request body is larger than this server's limit of {} bytes",
+            shared.max_request_bytes
+        );
+        closing(api, &ApiError::new(413, message))
+    };
+    // A declared length past the limit is refused before the body is
+    // read, so `Expect: 100-continue` gets the 413 instead of `100
+    // Continue`.
+    let declared = headers
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if declared.is_some_and(|n| n > shared.max_request_bytes as u64) {
+        return Err(too_large());
+    }
+    let reading = Limited::new(body, shared.max_request_bytes).collect();
+    match tokio::time::timeout(shared.body_timeout, reading).await {
+        Ok(Ok(body)) => Ok(body.to_bytes()),
+        Ok(Err(error)) if error.downcast_ref::<LengthLimitError>().is_some() => Err(too_large()),
+        Ok(Err(error)) => {
             let message = format!("cannot read the request body: {error}");
-            return error_response(api, &ApiError::new(400, message));
+            Err(closing(api, &ApiError::new(400, message)))
         }
-    };
-    let value: Value = match serde_json::from_slice(&body) {
-        Ok(value) => value,
-        Err(error) => {
-            let message = format!("the request body is not valid JSON: {error}");
-            return error_response(api, &ApiError::new(400, message));
+        Err(_) => {
+            let message = format!(
+                "the request body did not arrive within {} ms",
+                shared.body_timeout.as_millis()
+            );
+            Err(closing(api, &ApiError::new(408, message)))
         }
+    }
+}
+
+/// A decoded call: what the response needs of the request, and the call.
+struct Taken {
+    model: String,
+    stream: bool,
+    include_usage: bool,
+    call: Call,
+}
+
+/// Decodes the body and takes the call. The decoded context is dropped
+/// here: the log holds its JSON line, the model its own copy.
+fn take(shared: &Shared, api: Api, body: &[u8], signal: AbortSignal) -> Result<Taken, ApiError> {
+    let decoded = decode(api, body)?;
+    let call = shared.take_call(api, &decoded, signal)?;
+    Ok(Taken {
+        model: decoded.model,
+        stream: decoded.stream,
+        include_usage: decoded.include_usage,
+        call,
+    })
+}
+
+fn decode(api: Api, body: &[u8]) -> Result<DecodedRequest, ApiError> {
+    match api {
+        Api::Anthropic => anthropic::decode_body(body),
+        _ => openai::decode_body(body),
+    }
+}
+
+/// Runs `work` on the body: on tokio's blocking pool when it is large.
+async fn off_the_thread<T: Send + 'static>(
+    body: &Bytes,
+    work: impl FnOnce(&[u8]) -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
+    if body.len() <= BLOCKING_BODY {
+        return work(body);
+    }
+    let body = body.clone();
+    tokio::task::spawn_blocking(move || work(&body))
+        .await
+        .unwrap_or_else(|_| Err(ApiError::new(500, "decoding the request failed")))
+}
+
+async fn call(
+    shared: &Arc<Shared>,
+    api: Api,
+    route: &str,
+    request: Request<Incoming>,
+) -> Response<Body> {
+    let (parts, body) = request.into_parts();
+    let body = match read_body(shared, api, &parts.headers, body).await {
+        Ok(body) => body,
+        Err(response) => return response,
     };
-    let decoded = match api {
-        Api::Anthropic => anthropic::decode_request(&value),
-        _ => openai::decode_request(&value),
+    match &shared.source {
+        Source::Model => {}
+        Source::Upstream(proxy) => {
+            let decoded = off_the_thread(&body, move |body| decode(api, body)).await;
+            if let Ok(decoded) = &decoded {
+                if let Err(error) = shared.record(api, decoded) {
+                    return error_response(api, &error);
+                }
+            }
+            return proxy.forward(api, route, &parts, body, decoded.ok()).await;
+        }
+        Source::Replay(player) => {
+            let decoded = match off_the_thread(&body, move |body| decode(api, body)).await {
+                Ok(decoded) => decoded,
+                Err(error) => return error_response(api, &error),
+            };
+            if let Err(error) = shared.record(api, &decoded) {
+                return error_response(api, &error);
+            }
+            return match player.pick(api, decoded.stream, &decoded.context) {
+                Ok(cassette) => replayed(cassette),
+                Err(error) => error_response(api, &error),
+            };
+        }
+    }
+    let controller = AbortController::new();
+    let taken = if body.len() > BLOCKING_BODY {
+        let (shared, signal) = (shared.clone(), controller.signal());
+        tokio::task::spawn_blocking(move || take(&shared, api, &body, signal))
+            .await
+            .unwrap_or_else(|_| Err(ApiError::new(500, "decoding the request failed")))
+    } else {
+        take(shared, api, &body, controller.signal())
     };
-    let DecodedRequest {
-        context,
+    let Taken {
         model,
         stream,
         include_usage,
-        ..
-    } = match decoded {
-        Ok(decoded) => decoded,
+        call,
+    } = match taken {
+        Ok(taken) => taken,
         Err(error) => return error_response(api, &error),
     };
     let name = if model.is_empty() {
         shared.model_name.clone()
     } else {
-        model.clone()
-    };
-    let controller = AbortController::new();
-    let options = StreamOptions::default().with_signal(controller.signal());
-    let call = match shared.take_call(api, model, stream, context, options) {
-        Ok(call) => call,
-        Err(error) => return error_response(api, &error),
+        model
     };
     let guard = AbortOnDrop(controller);
     let (step, mut events) = match (call.step, call.stream) {
@@ -244,18 +386,20 @@ async fn call(shared: &Shared, api: Api, request: Request<Incoming>) -> Response
                 .with_chunks(shared.chunks),
         ),
     };
-    let (tx, rx) = mpsc::channel(STREAM_BUFFER);
-    let pump = Pump {
+    let mut pump = Pump {
         encoder,
         step,
         delay: shared.delay,
-        tx,
+        events,
+        pending: VecDeque::new(),
+        out: Vec::new(),
+        sent: 0,
+        finished: false,
+        done: false,
         _guard: guard,
     };
-    tokio::spawn(pump.run(first, events));
-    let frames = futures_util::stream::unfold(rx, |mut rx| async move {
-        rx.recv().await.map(|item| (item, rx))
-    });
+    pump.encode(&first);
+    let frames = futures_util::stream::unfold(pump, Pump::next);
     let mut response = Response::new(StreamBody::new(frames).boxed_unsync());
     let headers = response.headers_mut();
     headers.insert(
@@ -263,6 +407,36 @@ async fn call(shared: &Shared, api: Api, request: Request<Incoming>) -> Response
         HeaderValue::from_static("text/event-stream; charset=utf-8"),
     );
     headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    response
+}
+
+/// A cassette's answer: its status and headers, and its body in the
+/// pieces it arrived in, each written on its own.
+fn replayed(cassette: &crate::cassette::Cassette) -> Response<Body> {
+    let pieces: Vec<Bytes> = cassette.pieces().map(Bytes::copy_from_slice).collect();
+    let frames = futures_util::stream::unfold(
+        (pieces.into_iter(), false),
+        |(mut pieces, yielded)| async move {
+            // A pause between pieces lets the connection write each one out.
+            if yielded {
+                tokio::task::yield_now().await;
+            }
+            pieces
+                .next()
+                .map(|piece| (Ok(Frame::data(piece)), (pieces, true)))
+        },
+    );
+    let mut response = Response::new(StreamBody::new(frames).boxed_unsync());
+    *response.status_mut() =
+        StatusCode::from_u16(cassette.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    for (name, value) in &cassette.headers {
+        if let (Ok(name), Ok(value)) = (
+            hyper::header::HeaderName::from_bytes(name.as_bytes()),
+            HeaderValue::from_str(value),
+        ) {
+            response.headers_mut().append(name, value);
+        }
+    }
     response
 }
 
@@ -325,87 +499,102 @@ impl Encoder {
 
 type Item = Result<Frame<Bytes>, io::Error>;
 
-/// Moves one call's events onto its response body.
+/// One call's events on their way to its response body, polled by the
+/// connection itself: the events ready at once go out as one frame (one
+/// write), and the client going away drops the pump, which aborts the
+/// call.
 struct Pump {
     encoder: Encoder,
     step: Step,
-    delay: std::time::Duration,
-    tx: mpsc::Sender<Item>,
+    delay: Duration,
+    events: ModelStream,
+    /// SSE events encoded and not sent yet.
+    pending: VecDeque<String>,
+    out: Vec<String>,
+    /// SSE events sent.
+    sent: usize,
+    /// The model's terminal event was encoded.
+    finished: bool,
+    /// The body ended (a stream error or cut was sent).
+    done: bool,
     /// Dropped with the pump: a client that went away aborts the call.
     _guard: AbortOnDrop,
 }
 
 impl Pump {
-    async fn run(mut self, first: ModelEvent, mut events: ModelStream) {
-        let mut pending: VecDeque<String> = VecDeque::new();
-        let mut out = Vec::new();
-        let mut finished = first.is_terminal();
-        self.encoder.encode(&first, &mut out);
-        pending.extend(out.drain(..));
-        let mut sent = 0usize;
-        loop {
-            while let Some(frame) = pending.pop_front() {
-                match &self.step {
-                    Step::StreamError {
-                        after_events,
-                        error,
-                    } if sent == *after_events => {
-                        self.encoder.error(error, &mut out);
-                        for frame in out.drain(..) {
-                            if self.send(Ok(Frame::data(frame.into()))).await.is_err() {
-                                return;
-                            }
-                        }
-                        return;
-                    }
-                    Step::Cut { after_events } if sent == *after_events => {
-                        self.flushed().await;
-                        let _ = self
-                            .send(Err(io::Error::other("the script cut the connection")))
-                            .await;
-                        return;
-                    }
-                    _ => {}
-                }
-                if sent > 0 && !self.delay.is_zero() {
-                    tokio::select! {
-                        () = tokio::time::sleep(self.delay) => {}
-                        () = self.tx.closed() => return,
-                    }
-                }
-                if self.send(Ok(Frame::data(frame.into()))).await.is_err() {
-                    return;
-                }
-                sent += 1;
+    fn encode(&mut self, event: &ModelEvent) {
+        self.finished |= event.is_terminal();
+        self.encoder.encode(event, &mut self.out);
+        self.pending.extend(self.out.drain(..));
+    }
+
+    /// SSE events to send before the step's error or cut, if it has one.
+    fn until_step(&self) -> Option<usize> {
+        match &self.step {
+            Step::StreamError { after_events, .. } | Step::Cut { after_events } => {
+                Some(after_events.saturating_sub(self.sent))
             }
-            if finished {
-                return;
-            }
-            let next = tokio::select! {
-                next = events.next() => next,
-                () = self.tx.closed() => return,
-            };
-            let Some(event) = next else {
-                return;
-            };
-            finished = event.is_terminal();
-            self.encoder.encode(&event, &mut out);
-            pending.extend(out.drain(..));
+            _ => None,
         }
     }
 
-    /// Waits until the connection has taken every event sent, and gives it
-    /// a moment to write them out: hyper drops its write buffer when a body
-    /// fails, so a cut must come after the events before it are on the
-    /// wire.
-    async fn flushed(&self) {
-        while self.tx.capacity() < self.tx.max_capacity() && !self.tx.is_closed() {
-            tokio::task::yield_now().await;
+    async fn next(mut self) -> Option<(Item, Self)> {
+        if self.done {
+            return None;
         }
-        tokio::time::sleep(CUT_GRACE).await;
+        if self.pending.is_empty() && !self.finished {
+            let event = self.events.next().await?;
+            self.encode(&event);
+            // What the model has ready now goes in the same frame.
+            while self.delay.is_zero() && !self.finished {
+                match self.events.next().now_or_never() {
+                    Some(Some(event)) => self.encode(&event),
+                    Some(None) => self.finished = true,
+                    None => break,
+                }
+            }
+        }
+        if self.until_step() == Some(0) && (!self.pending.is_empty() || self.finished) {
+            return self.step_frame().await;
+        }
+        if self.pending.is_empty() {
+            return None;
+        }
+        if !self.delay.is_zero() {
+            if self.sent > 0 {
+                tokio::time::sleep(self.delay).await;
+            }
+            let frame = self.pending.pop_front()?;
+            self.sent += 1;
+            return Some((Ok(Frame::data(frame.into())), self));
+        }
+        let count = self
+            .until_step()
+            .map_or(self.pending.len(), |n| n.min(self.pending.len()));
+        let mut frame =
+            String::with_capacity(self.pending.iter().take(count).map(String::len).sum());
+        for event in self.pending.drain(..count) {
+            frame.push_str(&event);
+        }
+        self.sent += count;
+        Some((Ok(Frame::data(frame.into())), self))
     }
 
-    async fn send(&self, item: Item) -> Result<(), ()> {
-        self.tx.send(item).await.map_err(|_| ())
+    /// The step's error event, or its cut.
+    async fn step_frame(mut self) -> Option<(Item, Self)> {
+        self.done = true;
+        match std::mem::replace(&mut self.step, Step::Model) {
+            Step::StreamError { error, .. } => {
+                self.encoder.error(&error, &mut self.out);
+                let frame: String = self.out.drain(..).collect();
+                Some((Ok(Frame::data(frame.into())), self))
+            }
+            _ => {
+                // hyper drops its write buffer when a body fails: give it a
+                // moment to write out the events before the cut.
+                tokio::time::sleep(CUT_GRACE).await;
+                Some((Err(io::Error::other("the script cut the connection")), self))
+            }
+        }
     }
 }

@@ -571,3 +571,48 @@ async fn by_request_elements_pick_their_turn_from_the_request() {
     assert_eq!(server.requests().len(), 3);
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn the_calls_options_are_recorded_beside_the_context() {
+    let server = Server::builder(ScriptedModel::new([
+        assistant([text("a")], StopReason::Stop),
+        assistant([text("b")], StopReason::Stop),
+    ]))
+    .bind("127.0.0.1:0")
+    .await
+    .unwrap();
+    let url = server.url();
+    post_raw(
+        &format!("{url}/chat/completions"),
+        &json!({"model": "m", "messages": [{"role": "user", "content": "hi"}],
+                "temperature": 0.2, "max_completion_tokens": 99, "stop": ["END"],
+                "tool_choice": "none", "reasoning_effort": "high",
+                "response_format": {"type": "json_schema", "json_schema":
+                    {"name": "w", "schema": {"type": "object"}}}}),
+    )
+    .await;
+    post_raw(
+        &format!("{url}/messages"),
+        &json!({"model": "m", "max_tokens": 512, "messages": [{"role": "user", "content": "hi"}],
+                "tool_choice": {"type": "tool", "name": "ls"},
+                "thinking": {"type": "enabled", "budget_tokens": 256}}),
+    )
+    .await;
+    let expected = [
+        json!({"temperature": 0.2, "maxTokens": 99, "stop": ["END"], "toolChoice": "none",
+               "reasoningEffort": "high",
+               "responseFormat": {"name": "w", "schema": {"type": "object"}, "strict": false}}),
+        json!({"maxTokens": 512, "toolChoice": {"tool": "ls"}, "thinkingBudget": 256}),
+    ];
+    let recorded: Vec<Value> = server.requests().into_iter().map(|r| r.options).collect();
+    assert_eq!(recorded, expected);
+    let listed = get_json(&format!("{url}/requests")).await;
+    let listed: Vec<Value> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["options"].clone())
+        .collect();
+    assert_eq!(listed, expected);
+    server.shutdown().await;
+}

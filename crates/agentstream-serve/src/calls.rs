@@ -1,0 +1,152 @@
+//! What every connection of a server shares: how it answers, its limits,
+//! and the calls so far (numbered, handed to the model, recorded).
+
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use agentstream::model::{Model, ModelStream};
+use bytes::Bytes;
+
+use crate::cassette::Player;
+use crate::error::ApiError;
+use crate::log::{Line, RequestLog};
+use crate::proxy::Proxy;
+use crate::request::DecodedRequest;
+use crate::script::Step;
+
+/// The largest request body read by default: 32 MiB (Anthropic's own
+/// request limit). A larger body gets HTTP 413 with the provider's error
+/// body. See [`ServerBuilder::max_request_bytes`](crate::ServerBuilder::max_request_bytes).
+pub const MAX_REQUEST_BYTES: usize = 32 << 20;
+
+/// The status of a call made after a
+/// [`ScriptedModel`](agentstream::model::ScriptedModel) ran out of turns.
+pub const EXHAUSTED_STATUS: u16 = 500;
+
+/// The OpenAI `code` of that answer (Anthropic's type is `api_error`); the
+/// message is [`agentstream::model::EXHAUSTED_MESSAGE`].
+pub const EXHAUSTED_CODE: &str = "script_exhausted";
+
+/// How long a client may take to send a request's headers, from the
+/// moment the connection waits for them (an idle keep-alive connection
+/// included), by default: 30 s.
+pub const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long a client may take to send a request's body, by default: 60 s.
+pub const BODY_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The most connections open at once, by default (see
+/// [`ServerBuilder::max_connections`](crate::ServerBuilder::max_connections)).
+pub const MAX_CONNECTIONS: usize = 256;
+
+/// How a server answers; shared by every connection.
+pub(crate) struct Shared {
+    pub(crate) model: Arc<dyn Model + Send + Sync>,
+    pub(crate) steps: Vec<Step>,
+    pub(crate) chunks: usize,
+    pub(crate) delay: Duration,
+    pub(crate) pings: bool,
+    pub(crate) model_name: String,
+    pub(crate) max_request_bytes: usize,
+    pub(crate) body_timeout: Duration,
+    pub(crate) source: Source,
+    pub(crate) calls: Mutex<Calls>,
+}
+
+/// Where the answers come from.
+pub(crate) enum Source {
+    /// The model, with the script's steps.
+    Model,
+    /// An upstream endpoint, through the recording proxy.
+    Upstream(Proxy),
+    /// Recorded cassettes.
+    Replay(Player),
+}
+
+/// The calls so far.
+pub(crate) struct Calls {
+    pub(crate) next: usize,
+    pub(crate) log: RequestLog,
+}
+
+impl Calls {
+    /// Numbers the next call and records its line; the number.
+    fn number(&mut self, line: Line) -> Result<usize, ApiError> {
+        let index = self.next;
+        self.log.push(line.numbered(index)).map_err(|e| {
+            ApiError::new(
+                500,
+                format!("agentstream serve cannot record the request: {e}"),
+            )
+        })?;
+        self.next += 1;
+        Ok(index)
+    }
+}
+
+/// What a call gets: its number, step, and the model's stream (none for
+/// an HTTP-error step).
+pub(crate) struct Call {
+    pub(crate) index: usize,
+    pub(crate) step: Step,
+    pub(crate) stream: Option<ModelStream>,
+}
+
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shared")
+            .field("model_name", &self.model_name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Shared {
+    pub(crate) fn calls(&self) -> MutexGuard<'_, Calls> {
+        // A panic elsewhere while holding the lock leaves consistent data.
+        self.calls.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Records the request and takes the next step, under one lock so the
+    /// call numbers, the recordings and the model's turns share one order.
+    /// The request's JSON is written before the lock is taken; only its
+    /// call number is added under it.
+    pub(crate) fn take_call(
+        &self,
+        api: crate::Api,
+        request: &DecodedRequest,
+        signal: agentstream::model::AbortSignal,
+    ) -> Result<Call, ApiError> {
+        let line = Line::new(api, request);
+        let mut options = request.options.clone();
+        options.signal = Some(signal);
+        let mut calls = self.calls();
+        let index = calls.number(line)?;
+        let step = self.steps.get(index).cloned().unwrap_or(Step::Model);
+        let stream = match step {
+            Step::Http(_) => None,
+            _ => Some(self.model.stream(&request.context, options)),
+        };
+        Ok(Call {
+            index,
+            step,
+            stream,
+        })
+    }
+
+    /// Records a request answered without the model (by the upstream or
+    /// a cassette); its call number.
+    pub(crate) fn record(
+        &self,
+        api: crate::Api,
+        request: &DecodedRequest,
+    ) -> Result<usize, ApiError> {
+        self.calls().number(Line::new(api, request))
+    }
+
+    /// The JSON lines of the requests kept, oldest first, and how many
+    /// were dropped.
+    pub(crate) fn kept(&self) -> (Vec<Bytes>, usize) {
+        let calls = self.calls();
+        (calls.log.snapshot(), calls.log.dropped())
+    }
+}

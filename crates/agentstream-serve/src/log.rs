@@ -1,0 +1,231 @@
+//! The calls a server records: each request decoded into Pi's context and
+//! options, kept in a bounded in-memory log for `GET /v1/requests` and
+//! [`Server::requests`](crate::Server::requests), and appended to the
+//! `--requests` file as it arrives.
+//!
+//! The memory log holds at most [`MAX_KEPT_REQUESTS`] requests and
+//! [`MAX_KEPT_BYTES`] bytes of their JSON (both configurable): past
+//! either, the oldest requests are dropped and counted
+//! ([`Server::dropped_requests`](crate::Server::dropped_requests), the
+//! `agentstream-dropped-requests` header of `GET /v1/requests`). The file
+//! keeps everything.
+
+use std::collections::VecDeque;
+use std::fs::File;
+use std::io::Write;
+
+use agentstream::message::Context;
+use bytes::Bytes;
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use crate::error::Api;
+use crate::options::options_json;
+use crate::request::DecodedRequest;
+
+/// The most requests the memory log keeps by default.
+pub const MAX_KEPT_REQUESTS: usize = 10_000;
+
+/// The most bytes (of the requests' JSON lines) the memory log keeps by
+/// default: 64 MiB.
+pub const MAX_KEPT_BYTES: usize = 64 << 20;
+
+/// One call as the server received it.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct RecordedRequest {
+    /// The call's number, from 0, in arrival order.
+    pub call: usize,
+    /// The protocol it spoke.
+    pub api: Api,
+    /// The request's `model`.
+    pub model: String,
+    /// Whether it asked for a stream.
+    pub stream: bool,
+    /// The request decoded into Pi's context.
+    pub context: Context,
+    /// The call's options as [`options_json`](crate::options_json) writes them: the token
+    /// limit, temperature, `top_p`, stop sequences, tool choice,
+    /// reasoning effort, thinking budget and response format the request
+    /// asked for (an empty object when it set none).
+    pub options: Value,
+}
+
+impl RecordedRequest {
+    /// `{"call", "api", "model", "stream", "context", "options"}`, the
+    /// line `--requests` writes and an element of `GET /v1/requests`.
+    pub fn to_json(&self) -> Value {
+        json!({
+            "call": self.call,
+            "api": self.api.as_str(),
+            "model": self.model,
+            "stream": self.stream,
+            "context": self.context,
+            "options": self.options,
+        })
+    }
+
+    /// Reads back a line the log wrote; `None` for anything else.
+    pub(crate) fn from_line(line: &[u8]) -> Option<Self> {
+        let Value::Object(mut object) = serde_json::from_slice(line).ok()? else {
+            return None;
+        };
+        let api = match object.get("api").and_then(Value::as_str)? {
+            name if name == Api::Anthropic.as_str() => Api::Anthropic,
+            _ => Api::OpenAi,
+        };
+        Some(Self {
+            call: usize::try_from(object.get("call")?.as_u64()?).ok()?,
+            api,
+            model: object.get("model")?.as_str()?.to_owned(),
+            stream: object.get("stream")?.as_bool()?,
+            context: Context::from_value(object.remove("context")?).ok()?,
+            options: object.remove("options").unwrap_or_else(|| json!({})),
+        })
+    }
+}
+
+/// A request's JSON line without its call number, written before the
+/// call is numbered (outside the calls' lock): serialized straight from
+/// the decoded request, never through a JSON tree.
+pub(crate) struct Line(Vec<u8>);
+
+#[derive(Serialize)]
+struct Fields<'a> {
+    api: &'a str,
+    model: &'a str,
+    stream: bool,
+    context: &'a Context,
+    options: Value,
+}
+
+impl Line {
+    pub(crate) fn new(api: Api, request: &DecodedRequest) -> Self {
+        let fields = Fields {
+            api: api.as_str(),
+            model: &request.model,
+            stream: request.stream,
+            context: &request.context,
+            options: options_json(&request.options),
+        };
+        // Serializing plain data into memory cannot fail.
+        Self(serde_json::to_vec(&fields).unwrap_or_else(|_| b"{}".to_vec()))
+    }
+
+    /// The whole line: `{"call": index, ...the fields}`.
+    pub(crate) fn numbered(self, index: usize) -> Bytes {
+        let rest = self.0.strip_prefix(b"{").unwrap_or(&self.0);
+        let mut line = Vec::with_capacity(rest.len() + 24);
+        line.extend_from_slice(format!("{{\"call\":{index},").as_bytes());
+        line.extend_from_slice(rest);
+        Bytes::from(line)
+    }
+}
+
+/// Where recorded requests go.
+pub(crate) struct RequestLog {
+    kept: VecDeque<Bytes>,
+    bytes: usize,
+    max_count: usize,
+    max_bytes: usize,
+    dropped: usize,
+    file: Option<File>,
+}
+
+impl RequestLog {
+    pub(crate) fn new(max_count: usize, max_bytes: usize, file: Option<File>) -> Self {
+        Self {
+            kept: VecDeque::new(),
+            bytes: 0,
+            max_count,
+            max_bytes,
+            dropped: 0,
+            file,
+        }
+    }
+
+    /// Records a request's JSON `line` (written to the file, if any);
+    /// drops the oldest requests past the bounds. A request larger than
+    /// the byte bound alone is not kept in memory at all.
+    pub(crate) fn push(&mut self, line: Bytes) -> std::io::Result<()> {
+        if let Some(file) = &mut self.file {
+            // One write per call, so a test reading the file mid-run sees
+            // every call so far, each line whole.
+            let mut whole = Vec::with_capacity(line.len() + 1);
+            whole.extend_from_slice(&line);
+            whole.push(b'\n');
+            file.write_all(&whole)?;
+        }
+        self.bytes += line.len();
+        self.kept.push_back(line);
+        while self.kept.len() > self.max_count || self.bytes > self.max_bytes {
+            let Some(old) = self.kept.pop_front() else {
+                break;
+            };
+            self.bytes -= old.len();
+            self.dropped += 1;
+        }
+        Ok(())
+    }
+
+    /// The lines kept, oldest first.
+    pub(crate) fn snapshot(&self) -> Vec<Bytes> {
+        self.kept.iter().cloned().collect()
+    }
+
+    /// How many requests were dropped from memory so far.
+    pub(crate) fn dropped(&self) -> usize {
+        self.dropped
+    }
+
+    /// The bytes of JSON kept in memory.
+    #[cfg(test)]
+    pub(crate) fn bytes(&self) -> usize {
+        self.bytes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(call: usize, text: &str) -> Bytes {
+        let body = json!({"messages": [{"role": "user", "content": text}], "temperature": 0.5});
+        let decoded = crate::openai::decode_request(&body).unwrap();
+        Line::new(Api::OpenAi, &decoded).numbered(call)
+    }
+
+    #[test]
+    fn lines_read_back() {
+        let back = RecordedRequest::from_line(&line(7, "hi")).unwrap();
+        assert_eq!((back.call, back.options), (7, json!({"temperature": 0.5})));
+        assert_eq!(back.context.messages.len(), 1);
+    }
+
+    #[test]
+    fn the_log_keeps_the_newest_within_both_bounds() {
+        let mut log = RequestLog::new(3, 10_000, None);
+        for k in 0..5 {
+            log.push(line(k, "x")).unwrap();
+        }
+        let calls: Vec<usize> = log
+            .snapshot()
+            .iter()
+            .map(|l| RecordedRequest::from_line(l).unwrap().call)
+            .collect();
+        assert_eq!((calls, log.dropped()), (vec![2, 3, 4], 2));
+
+        let big = "y".repeat(400);
+        let mut log = RequestLog::new(100, 1_000, None);
+        for k in 0..5 {
+            log.push(line(k, &big)).unwrap();
+        }
+        assert!(log.bytes() <= 1_000, "{}", log.bytes());
+        assert_eq!(log.snapshot().len() + log.dropped(), 5);
+        let last = log.snapshot().last().cloned().unwrap();
+        assert_eq!(RecordedRequest::from_line(&last).unwrap().call, 4);
+        // Alone larger than the bound: not kept.
+        log.push(line(5, &"z".repeat(2_000))).unwrap();
+        assert_eq!((log.snapshot().len(), log.dropped()), (0, 6));
+    }
+}

@@ -1,0 +1,253 @@
+//! The per-call options of a request body, read into the
+//! [`StreamOptions`] the model gets (and the log records): each
+//! provider's spelling of the token limit, temperature, `top_p`, stop
+//! sequences, tool choice, reasoning and response format. Values of the
+//! wrong type are ignored, as the rest of the decoding ignores what it
+//! does not know.
+
+use agentstream::model::{ReasoningEffort, ResponseFormat, StreamOptions, ToolChoice};
+use serde_json::{json, Map, Value};
+
+/// OpenAI Chat Completions: `max_completion_tokens` (or `max_tokens`),
+/// `temperature`, `top_p`, `stop` (a string or an array), `tool_choice`
+/// (`"auto"`, `"none"`, `"required"`, `{"type": "function", "function":
+/// {"name"}}`), `reasoning_effort`, `response_format` (`{"type":
+/// "json_schema", "json_schema": {"name", "description"?, "schema",
+/// "strict"?}}`).
+pub(crate) fn openai(object: &Map<String, Value>) -> StreamOptions {
+    let mut options = common(object);
+    options.max_tokens = u64_at(object, "max_completion_tokens").or(options.max_tokens);
+    options.stop = match object.get("stop") {
+        Some(Value::String(stop)) => Some(vec![stop.clone()]),
+        Some(Value::Array(stops)) => Some(strings(stops)),
+        _ => None,
+    };
+    options.tool_choice = match object.get("tool_choice") {
+        Some(Value::String(choice)) => named_choice(choice),
+        Some(Value::Object(choice)) => choice
+            .get("function")
+            .and_then(|f| f.get("name"))
+            .and_then(Value::as_str)
+            .map(|name| ToolChoice::Tool(name.into())),
+        _ => None,
+    };
+    options.reasoning_effort = object
+        .get("reasoning_effort")
+        .and_then(Value::as_str)
+        .and_then(effort);
+    options.response_format = object
+        .get("response_format")
+        .filter(|f| f.get("type").and_then(Value::as_str) == Some("json_schema"))
+        .and_then(|f| f.get("json_schema"))
+        .map(|schema| {
+            let mut format = ResponseFormat::json_schema(
+                str_of(schema.get("name")),
+                schema.get("schema").cloned().unwrap_or(Value::Null),
+            )
+            .with_strict(schema.get("strict").and_then(Value::as_bool) == Some(true));
+            format.description = schema
+                .get("description")
+                .and_then(Value::as_str)
+                .map(Into::into);
+            format
+        });
+    options
+}
+
+/// Anthropic Messages: `max_tokens`, `temperature`, `top_p`,
+/// `stop_sequences`, `tool_choice` (`{"type": "auto" | "any" | "none" |
+/// "tool", "name"?}`), `thinking` (`{"type": "enabled", "budget_tokens"}`),
+/// `output_config.format` (`{"type": "json_schema", "schema"}`; its name
+/// is empty, as Anthropic's format has none).
+pub(crate) fn anthropic(object: &Map<String, Value>) -> StreamOptions {
+    let mut options = common(object);
+    options.stop = object
+        .get("stop_sequences")
+        .and_then(Value::as_array)
+        .map(|stops| strings(stops));
+    options.tool_choice =
+        object
+            .get("tool_choice")
+            .and_then(|c| match c.get("type").and_then(Value::as_str) {
+                Some("any") => Some(ToolChoice::Required),
+                Some("tool") => Some(ToolChoice::Tool(str_of(c.get("name")))),
+                Some(other) => named_choice(other),
+                None => None,
+            });
+    options.thinking_budget = object
+        .get("thinking")
+        .filter(|t| t.get("type").and_then(Value::as_str) == Some("enabled"))
+        .and_then(|t| t.get("budget_tokens"))
+        .and_then(Value::as_u64);
+    options.response_format = object
+        .get("output_config")
+        .and_then(|c| c.get("format"))
+        .filter(|f| f.get("type").and_then(Value::as_str) == Some("json_schema"))
+        .map(|f| ResponseFormat::json_schema("", f.get("schema").cloned().unwrap_or(Value::Null)));
+    options
+}
+
+/// The options both protocols spell the same way.
+fn common(object: &Map<String, Value>) -> StreamOptions {
+    let mut options = StreamOptions::default();
+    options.max_tokens = u64_at(object, "max_tokens");
+    options.temperature = object.get("temperature").and_then(Value::as_f64);
+    options.top_p = object.get("top_p").and_then(Value::as_f64);
+    options
+}
+
+fn u64_at(object: &Map<String, Value>, key: &str) -> Option<u64> {
+    object.get(key).and_then(Value::as_u64)
+}
+
+fn strings(values: &[Value]) -> Vec<String> {
+    values
+        .iter()
+        .filter_map(Value::as_str)
+        .map(Into::into)
+        .collect()
+}
+
+fn str_of(value: Option<&Value>) -> String {
+    value.and_then(Value::as_str).unwrap_or_default().into()
+}
+
+fn named_choice(name: &str) -> Option<ToolChoice> {
+    match name {
+        "auto" => Some(ToolChoice::Auto),
+        "none" => Some(ToolChoice::None),
+        "required" => Some(ToolChoice::Required),
+        _ => None,
+    }
+}
+
+fn effort(name: &str) -> Option<ReasoningEffort> {
+    match name {
+        "minimal" => Some(ReasoningEffort::Minimal),
+        "low" => Some(ReasoningEffort::Low),
+        "medium" => Some(ReasoningEffort::Medium),
+        "high" => Some(ReasoningEffort::High),
+        _ => None,
+    }
+}
+
+/// Pi's names for the options a request set, in camelCase:
+/// `maxTokens`, `temperature`, `topP`, `stop`, `toolChoice` (`"auto"`,
+/// `"none"`, `"required"` or `{"tool": NAME}`), `reasoningEffort`,
+/// `thinkingBudget`, `responseFormat` (`{"name", "description"?,
+/// "schema", "strict"}`). Options not set are left out.
+///
+/// ```
+/// use agentstream::model::{StreamOptions, ToolChoice};
+/// use agentstream_serve::options_json;
+/// use serde_json::json;
+///
+/// let options = StreamOptions::default()
+///     .with_temperature(0.5)
+///     .with_tool_choice(ToolChoice::Tool("search".into()));
+/// assert_eq!(
+///     options_json(&options),
+///     json!({"temperature": 0.5, "toolChoice": {"tool": "search"}})
+/// );
+/// ```
+pub fn options_json(options: &StreamOptions) -> Value {
+    let mut object = Map::new();
+    let mut put = |key: &str, value: Value| {
+        object.insert(key.into(), value);
+    };
+    if let Some(n) = options.max_tokens {
+        put("maxTokens", n.into());
+    }
+    if let Some(t) = options.temperature {
+        put("temperature", t.into());
+    }
+    if let Some(p) = options.top_p {
+        put("topP", p.into());
+    }
+    if let Some(stop) = &options.stop {
+        put("stop", stop.clone().into());
+    }
+    if let Some(choice) = &options.tool_choice {
+        put(
+            "toolChoice",
+            match choice {
+                ToolChoice::None => "none".into(),
+                ToolChoice::Required => "required".into(),
+                ToolChoice::Tool(name) => json!({ "tool": name }),
+                // `Auto`, and any choice added later.
+                _ => "auto".into(),
+            },
+        );
+    }
+    if let Some(effort) = options.reasoning_effort {
+        put("reasoningEffort", effort.as_str().into());
+    }
+    if let Some(budget) = options.thinking_budget {
+        put("thinkingBudget", budget.into());
+    }
+    if let Some(format) = &options.response_format {
+        let mut value =
+            json!({"name": format.name, "schema": format.schema, "strict": format.strict});
+        if let (Some(description), Value::Object(map)) = (&format.description, &mut value) {
+            map.insert("description".into(), description.clone().into());
+        }
+        put("responseFormat", value);
+    }
+    Value::Object(object)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn object(value: Value) -> Map<String, Value> {
+        match value {
+            Value::Object(map) => map,
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn openai_options_are_read() {
+        let options = openai(&object(json!({
+            "max_completion_tokens": 64, "max_tokens": 10, "temperature": 0.25, "top_p": 0.5,
+            "stop": "END", "tool_choice": {"type": "function", "function": {"name": "ls"}},
+            "reasoning_effort": "low",
+            "response_format": {"type": "json_schema", "json_schema":
+                {"name": "w", "schema": {"type": "object"}, "strict": true}},
+        })));
+        assert_eq!(
+            options_json(&options),
+            json!({"maxTokens": 64, "temperature": 0.25, "topP": 0.5, "stop": ["END"],
+                   "toolChoice": {"tool": "ls"}, "reasoningEffort": "low",
+                   "responseFormat": {"name": "w", "schema": {"type": "object"}, "strict": true}})
+        );
+        assert_eq!(options_json(&openai(&Map::new())), json!({}));
+        let required = openai(&object(
+            json!({"tool_choice": "required", "stop": ["a", 1]}),
+        ));
+        assert_eq!(
+            options_json(&required),
+            json!({"toolChoice": "required", "stop": ["a"]})
+        );
+    }
+
+    #[test]
+    fn anthropic_options_are_read() {
+        let options = anthropic(&object(json!({
+            "max_tokens": 1024, "temperature": 1, "stop_sequences": ["\n\nHuman:"],
+            "tool_choice": {"type": "any"}, "thinking": {"type": "enabled", "budget_tokens": 512},
+            "output_config": {"format": {"type": "json_schema", "schema": {"type": "object"}}},
+        })));
+        assert_eq!(
+            options_json(&options),
+            json!({"maxTokens": 1024, "temperature": 1.0, "stop": ["\n\nHuman:"],
+                   "toolChoice": "required", "thinkingBudget": 512,
+                   "responseFormat": {"name": "", "schema": {"type": "object"}, "strict": false}})
+        );
+        let tool = anthropic(&object(
+            json!({"tool_choice": {"type": "tool", "name": "ls"}}),
+        ));
+        assert_eq!(tool.tool_choice, Some(ToolChoice::Tool("ls".into())));
+    }
+}
