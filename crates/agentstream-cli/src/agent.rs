@@ -9,8 +9,8 @@ use std::path::{Component, Path, PathBuf};
 use std::process::ExitCode;
 
 use agentstream::agent::{
-    run_agent, AgentEvent, AgentOptions, AgentOutcome, AgentStop, SendAgentTool, SendToolSet,
-    ToolContext, ToolError, ToolOutput,
+    run_agent, AgentEvent, AgentOptions, AgentOutcome, AgentStop, AgentTool, ToolContext,
+    ToolError, ToolOutput, ToolSet,
 };
 use agentstream::message::{assistant, text, tool_call, user, Context, Message, StopReason};
 use agentstream::model::{AbortController, ScriptStep, ScriptedModel, ScriptedTurn};
@@ -82,7 +82,7 @@ pub fn run(args: &Args) -> io::Result<ExitCode> {
             return Ok(ExitCode::from(2));
         }
     };
-    let tools = SendToolSet::new()
+    let tools = ToolSet::new()
         .with(ReadTool { root: root.clone() })
         .with(LsTool { root });
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -288,11 +288,10 @@ fn summary_line(out: &mut impl Write, event: &AgentEvent) -> io::Result<()> {
             is_error,
             ..
         } => {
-            let text: String = result["content"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|block| block["text"].as_str())
+            let text: String = result
+                .content
+                .iter()
+                .filter_map(|block| block.as_text())
                 .collect::<Vec<_>>()
                 .join("\n");
             let marker = if *is_error { " (error)" } else { "" };
@@ -389,7 +388,7 @@ struct ReadTool {
     root: Root,
 }
 
-impl SendAgentTool for ReadTool {
+impl AgentTool for ReadTool {
     fn name(&self) -> &str {
         "read"
     }
@@ -446,7 +445,7 @@ struct LsTool {
     root: Root,
 }
 
-impl SendAgentTool for LsTool {
+impl AgentTool for LsTool {
     fn name(&self) -> &str {
         "ls"
     }

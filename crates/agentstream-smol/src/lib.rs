@@ -190,7 +190,7 @@ pub fn abort_grace(grace: Duration) -> agentstream::agent::AbortGrace {
 }
 
 /// A [`ToolSpawner`](agentstream::agent::ToolSpawner) for
-/// [`SendToolSet::with_spawner`](agentstream::agent::SendToolSet::with_spawner):
+/// [`ToolSet::with_spawner`](agentstream::agent::ToolSet::with_spawner):
 /// every tool call runs as a task on smol's global executor (its own
 /// threads). Dropping the call's future cancels the task.
 pub fn tool_spawner() -> agentstream::agent::ToolSpawner {

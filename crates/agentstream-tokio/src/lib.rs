@@ -188,7 +188,7 @@ pub fn abort_grace(grace: Duration) -> agentstream::agent::AbortGrace {
 }
 
 /// A [`ToolSpawner`](agentstream::agent::ToolSpawner) for
-/// [`SendToolSet::with_spawner`](agentstream::agent::SendToolSet::with_spawner):
+/// [`ToolSet::with_spawner`](agentstream::agent::ToolSet::with_spawner):
 /// every tool call runs as a tokio task, so on a multi-threaded runtime
 /// the calls of a turn run on its worker threads. Dropping the call's
 /// future (an abort past its grace period) aborts the task; a tool that

@@ -17,7 +17,8 @@ use serde_json::{Map, Value};
 use super::events::AgentEvent;
 use super::hooks::{SteeringMode, ToolCallDecision, SKIPPED_MESSAGE};
 use super::options::{AgentOptions, ToolExecution};
-use super::tool::{ProgressReporter, ToolContext, ToolOutput, Tools};
+use super::tool::{ProgressReporter, ToolContext, ToolExecutionResult, ToolOutput};
+use super::toolset::ToolSet;
 use crate::event_stream::EventStream;
 use crate::message::{ContentBlock, Message, ToolCall, ToolResultMessage};
 use crate::model::AbortSignal;
@@ -29,15 +30,14 @@ pub const TOOL_ABORTED_MESSAGE: &str = "aborted: the run was aborted before the 
 
 /// Runs a turn's calls; returns their results in call order and the
 /// steering messages that interrupted the batch, if any.
-pub(super) async fn run_calls<T, E>(
-    tools: &T,
+pub(super) async fn run_calls<E>(
+    tools: &ToolSet<'_>,
     calls: &[ToolCall],
     signal: &AbortSignal,
     options: &AgentOptions,
     emit: &E,
 ) -> (Vec<ToolResultMessage>, Vec<Message>)
 where
-    T: Tools + ?Sized,
     E: Fn(AgentEvent),
 {
     let interrupt = options.hooks.steering_mode == SteeringMode::Interrupt;
@@ -108,15 +108,14 @@ fn settle_unrun<E: Fn(AgentEvent)>(call: &ToolCall, text: &str, emit: &E) -> Too
     result
 }
 
-async fn run_call<T, E>(
-    tools: &T,
+async fn run_call<E>(
+    tools: &ToolSet<'_>,
     call: &ToolCall,
     signal: &AbortSignal,
     options: &AgentOptions,
     emit: &E,
 ) -> ToolResultMessage
 where
-    T: Tools + ?Sized,
     E: Fn(AgentEvent),
 {
     let args = Value::Object(call.arguments.clone());
@@ -125,7 +124,7 @@ where
         tool_name: call.name.clone(),
         args: args.clone(),
     });
-    let output = match prepare_arguments(tools, call, options) {
+    let output = match prepare_arguments(tools, call, options).await {
         Err(output) => output,
         Ok(arguments) => {
             let (sink, progress) = EventStream::<Value, (), Infallible>::channel();
@@ -150,9 +149,9 @@ where
                     };
                     match guarded(execution, signal, options, progress, report).await {
                         None => ToolOutput::error(TOOL_ABORTED_MESSAGE),
-                        Some(Err(error)) => ToolOutput::error(String::from(error.message())),
+                        Some(Err(error)) => error.into_output(),
                         Some(Ok(output)) => match &options.hooks.after_tool_call {
-                            Some(after) => after(call, output),
+                            Some(after) => after.call(call, output).get().await,
                             None => output,
                         },
                     }
@@ -245,18 +244,9 @@ impl<F: Future, C: Future<Output = ()>, R: Fn(Value)> Future for Guarded<F, C, R
     }
 }
 
-/// A `tool_execution_end` result as Pi shapes it: `{content, details?}`
-/// (no `details` key when there are none).
-fn result_value(content: &[ContentBlock], details: Option<&Value>) -> Value {
-    let mut result = Map::new();
-    result.insert(
-        "content".into(),
-        serde_json::to_value(content).unwrap_or(Value::Array(Vec::new())),
-    );
-    if let Some(details) = details {
-        result.insert("details".into(), details.clone());
-    }
-    Value::Object(result)
+/// A `tool_execution_end` result: the result's blocks and details.
+fn result_value(content: &[ContentBlock], details: Option<&Value>) -> ToolExecutionResult {
+    ToolExecutionResult::new(content.to_vec(), details.cloned())
 }
 
 fn not_found(call: &ToolCall) -> ToolOutput {
@@ -266,20 +256,19 @@ fn not_found(call: &ToolCall) -> ToolOutput {
 /// The arguments `execute` gets: passed through `before_tool_call`, then
 /// validated and coerced (the events and the history keep what the model
 /// sent), or the error result of a call that cannot run.
-fn prepare_arguments<T: Tools + ?Sized>(
-    tools: &T,
+async fn prepare_arguments(
+    tools: &ToolSet<'_>,
     call: &ToolCall,
     options: &AgentOptions,
 ) -> Result<Map<String, Value>, ToolOutput> {
     let Some(schema) = tools.parameters(&call.name) else {
         return Err(not_found(call));
     };
-    let proposed = match options
-        .hooks
-        .before_tool_call
-        .as_ref()
-        .map(|before| before(call))
-    {
+    let decision = match &options.hooks.before_tool_call {
+        Some(before) => Some(before.call(call).get().await),
+        None => None,
+    };
+    let proposed = match decision {
         None | Some(ToolCallDecision::Allow) => call.arguments.clone(),
         Some(ToolCallDecision::Rewrite(arguments)) => arguments,
         Some(ToolCallDecision::Block(reason)) => return Err(ToolOutput::error(reason)),

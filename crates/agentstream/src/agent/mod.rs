@@ -5,7 +5,7 @@
 //! `toolResult` per call, and calls the model again until it answers
 //! without tool calls. It emits [`AgentEvent`]s in the JSON shape of Pi's
 //! agent package. It knows no runtime: the tools of a turn are polled
-//! concurrently on the caller's task, or, with a [`SendToolSet`] and a
+//! concurrently on the caller's task, or, with a [`ToolSet`] and a
 //! [`ToolSpawner`], run as tasks of a runtime (the adapters provide
 //! spawners and [`AbortGrace`] timers).
 //!
@@ -71,10 +71,12 @@ mod events;
 mod execute;
 mod gate;
 mod hooks;
+mod maybe_send;
 mod model_turn;
 mod options;
 mod run;
 mod tool;
+mod toolset;
 mod validate;
 
 pub use events::AgentEvent;
@@ -84,13 +86,17 @@ pub use hooks::{
     AfterToolCallHook, AgentHooks, BeforeToolCallHook, MessageSource, SteeringMode,
     ToolCallDecision, TransformContextHook, SKIPPED_MESSAGE,
 };
+#[doc(hidden)]
+pub use maybe_send::Captures;
+pub use maybe_send::{BoxFuture, MaybeSend, MaybeSync};
 pub use model_turn::NO_TERMINAL_MESSAGE;
 pub use options::{
     AbortGrace, AgentOptions, AgentOutcome, AgentStop, ArgumentValidator, ToolExecution,
 };
 pub use run::{agent_loop, run_agent, AgentEventStream, NOT_EXECUTED_MESSAGE};
 pub use tool::{
-    parse_args, AgentTool, ProgressReporter, SendAgentTool, SendExecution, SendToolSet,
-    ToolContext, ToolError, ToolOutput, ToolSet, ToolSpawner, Tools,
+    parse_args, AgentTool, ProgressReporter, SendExecution, ToolContext, ToolError,
+    ToolExecutionResult, ToolFuture, ToolOutput, ToolSpawner, TypedTool,
 };
+pub use toolset::ToolSet;
 pub use validate::{validate_arguments, validate_arguments_strict};

@@ -24,9 +24,8 @@ use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use agentstream::agent::{
-    run_agent, AgentHooks, AgentOptions, AgentOutcome, AgentStop, GateHandle, GatedTool,
-    MessageSource, SendAgentTool, SendToolSet, SteeringMode, ToolCallDecision, ToolContext,
-    ToolError, ToolOutput,
+    run_agent, AgentHooks, AgentOptions, AgentOutcome, AgentStop, AgentTool, GateHandle, GatedTool,
+    MessageSource, SteeringMode, ToolCallDecision, ToolContext, ToolError, ToolOutput, ToolSet,
 };
 use agentstream::message::{
     assistant, text, tool_call, user, validate_linkage, AssistantMessage, Context, Message,
@@ -98,7 +97,7 @@ pub const DEMO_README: &str = "# agentstream\n\nStreaming model output for Rust 
 /// Reads from a fixed one-file tree: `README.md` is [`DEMO_README`].
 struct Read;
 
-impl SendAgentTool for Read {
+impl AgentTool for Read {
     fn name(&self) -> &str {
         "read"
     }
@@ -124,7 +123,7 @@ impl SendAgentTool for Read {
 /// Echoes its `text`, reporting progress once.
 struct Echo;
 
-impl SendAgentTool for Echo {
+impl AgentTool for Echo {
     fn name(&self) -> &str {
         "echo"
     }
@@ -172,7 +171,7 @@ fn answer(words: &str) -> AssistantMessage {
 /// through `&self`), so the file needs no lock of its own.
 async fn record(
     model: &ScriptedModel,
-    tools: &SendToolSet,
+    tools: &ToolSet<'_>,
     prompt: &str,
     options: AgentOptions,
 ) -> Transcript {
@@ -234,7 +233,7 @@ pub async fn demo() -> Transcript {
             ScriptedTurn::message(answer(&format!("The README starts with \"{first_line}\".")))
         }),
     ]);
-    let tools = SendToolSet::new().with(Read);
+    let tools = ToolSet::new().with(Read);
     let t = record(
         &model,
         &tools,
@@ -259,7 +258,7 @@ async fn release_in_order(gate: &GateHandle, started: usize, order: &[&str]) {
 /// `tool_execution_end` events say c, b, a; the results stay a, b, c.
 pub async fn parallel_reverse_completion() -> Transcript {
     let (gated, gate) = GatedTool::new("wait");
-    let tools = SendToolSet::new().with(gated);
+    let tools = ToolSet::new().with(gated);
     let model = ScriptedModel::new([
         calls(&[
             ("a", "wait", json!({})),
@@ -286,7 +285,7 @@ pub async fn unknown_tool() -> Transcript {
         ]),
         answer("one of them worked"),
     ]);
-    let tools = SendToolSet::new().with(Echo);
+    let tools = ToolSet::new().with(Echo);
     record(&model, &tools, "try", AgentOptions::default()).await
 }
 
@@ -302,7 +301,7 @@ pub async fn invalid_arguments() -> Transcript {
         ]),
         answer("fixed"),
     ]);
-    let tools = SendToolSet::new().with(Echo);
+    let tools = ToolSet::new().with(Echo);
     record(&model, &tools, "echo", AgentOptions::default()).await
 }
 
@@ -312,7 +311,7 @@ pub async fn length_turn_with_tool_calls() -> Transcript {
     let mut cut = calls(&[("c1", "echo", json!({"text": "trunc"}))]);
     cut.stop_reason = StopReason::Length;
     let model = ScriptedModel::new([cut, answer("never")]);
-    let tools = SendToolSet::new().with(Echo);
+    let tools = ToolSet::new().with(Echo);
     let t = record(&model, &tools, "long", AgentOptions::default()).await;
     assert_eq!(model.calls(), 1);
     t
@@ -325,7 +324,7 @@ pub async fn max_turns() -> Transcript {
         calls(&[("c2", "echo", json!({"text": "two"}))]),
         calls(&[("c3", "echo", json!({"text": "three"}))]),
     ]);
-    let tools = SendToolSet::new().with(Echo);
+    let tools = ToolSet::new().with(Echo);
     let t = record(
         &model,
         &tools,
@@ -342,7 +341,7 @@ pub async fn max_turns() -> Transcript {
 /// interrupting (Pi 0.58), the second call is skipped.
 pub async fn steering(mode: SteeringMode) -> Transcript {
     let (gated, gate) = GatedTool::new("wait");
-    let tools = SendToolSet::new().with(gated.sequential());
+    let tools = ToolSet::new().with(gated.sequential());
     let model = ScriptedModel::new([
         calls(&[("a", "wait", json!({})), ("b", "wait", json!({}))]),
         answer("steered"),
@@ -378,7 +377,7 @@ pub async fn steering(mode: SteeringMode) -> Transcript {
 /// A follow-up message starts a new turn only once the run would end.
 pub async fn follow_up() -> Transcript {
     let model = ScriptedModel::new([answer("first answer"), answer("second answer")]);
-    let tools = SendToolSet::new().with(Echo);
+    let tools = ToolSet::new().with(Echo);
     let mut hooks = AgentHooks::default();
     hooks.follow_up = Some(once_at(0, vec![user("and one more thing").into()]));
     record(
@@ -394,7 +393,7 @@ pub async fn follow_up() -> Transcript {
 /// period), and the run ends without another model call.
 pub async fn abort_during_tool() -> Transcript {
     let (gated, gate) = GatedTool::new("wait");
-    let tools = SendToolSet::new().with(gated).with(Echo);
+    let tools = ToolSet::new().with(gated).with(Echo);
     let model = ScriptedModel::new([
         calls(&[
             ("a", "echo", json!({"text": "quick"})),
@@ -425,24 +424,28 @@ pub async fn hooks_block_and_rewrite() -> Transcript {
         ]),
         answer("done"),
     ]);
-    let tools = SendToolSet::new().with(Echo);
+    let tools = ToolSet::new().with(Echo);
     let mut hooks = AgentHooks::default();
-    hooks.before_tool_call = Some(Arc::new(|call| match call.id.as_str() {
-        "c1" => ToolCallDecision::Block("blocked by policy".into()),
-        "c2" => {
-            let mut args = call.arguments.clone();
-            args.insert("text".into(), json!("final"));
-            ToolCallDecision::Rewrite(args)
-        }
-        _ => ToolCallDecision::Allow,
-    }));
-    hooks.after_tool_call = Some(Arc::new(|call, output| {
-        if call.id == "c3" {
-            ToolOutput::text("[redacted]")
-        } else {
-            output
-        }
-    }));
+    hooks.before_tool_call = Some(agentstream::agent::BeforeToolCallHook::new(
+        |call| match call.id.as_str() {
+            "c1" => ToolCallDecision::Block("blocked by policy".into()),
+            "c2" => {
+                let mut args = call.arguments.clone();
+                args.insert("text".into(), json!("final"));
+                ToolCallDecision::Rewrite(args)
+            }
+            _ => ToolCallDecision::Allow,
+        },
+    ));
+    hooks.after_tool_call = Some(agentstream::agent::AfterToolCallHook::new(
+        |call, output| {
+            if call.id == "c3" {
+                ToolOutput::text("[redacted]")
+            } else {
+                output
+            }
+        },
+    ));
     record(
         &model,
         &tools,
