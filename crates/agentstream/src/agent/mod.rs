@@ -67,6 +67,7 @@
 //!   return its own result): the core has no clock, and waiting forever
 //!   would let one stuck tool hold the run.
 
+mod agent_object;
 mod events;
 mod execute;
 mod gate;
@@ -75,10 +76,12 @@ mod maybe_send;
 mod model_turn;
 mod options;
 mod run;
+mod subscribe;
 mod tool;
 mod toolset;
 mod validate;
 
+pub use agent_object::{Agent, AgentError, AgentFailure, AgentState, QueueMode, WaitForIdle};
 pub use events::AgentEvent;
 pub use execute::TOOL_ABORTED_MESSAGE;
 pub use gate::{GateHandle, GatedTool};
@@ -94,6 +97,7 @@ pub use options::{
     AbortGrace, AgentOptions, AgentOutcome, AgentStop, ArgumentValidator, ToolExecution,
 };
 pub use run::{agent_loop, run_agent, AgentEventStream, NOT_EXECUTED_MESSAGE};
+pub use subscribe::{Lagged, SubscriberId, Subscription, DEFAULT_SUBSCRIBER_CAPACITY};
 pub use tool::{
     parse_args, AgentTool, ProgressReporter, SendExecution, ToolContext, ToolError,
     ToolExecutionResult, ToolFuture, ToolOutput, ToolSpawner, TypedTool,
