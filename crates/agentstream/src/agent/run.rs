@@ -227,10 +227,12 @@ where
                 let _ = producer.push(event);
             });
             let run = core::pin::pin!(run);
-            match futures_util::future::select(run, closed).await {
-                futures_util::future::Either::Left((outcome, _)) => outcome,
+            // `closed` first: once nobody listens, the run is not polled
+            // again (no further model or tool call starts).
+            match futures_util::future::select(closed, run).await {
+                futures_util::future::Either::Right((outcome, _)) => outcome,
                 // Nobody is left to tell: drop the run where it is.
-                futures_util::future::Either::Right(((), _)) => return,
+                futures_util::future::Either::Left(((), _)) => return,
             }
         };
         let _ = producer.finish(outcome);
