@@ -245,7 +245,7 @@ pub struct Subscription {
 
 impl Subscription {
     /// How many events are waiting to be read.
-    pub fn buffered(&self) -> usize {
+    pub fn backlog(&self) -> usize {
         self.queue.state.with(|state| state.events.len())
     }
 }
@@ -301,7 +301,7 @@ impl Drop for Subscription {
 impl fmt::Debug for Subscription {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Subscription")
-            .field("buffered", &self.buffered())
+            .field("backlog", &self.backlog())
             .finish_non_exhaustive()
     }
 }
