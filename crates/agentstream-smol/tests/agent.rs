@@ -134,3 +134,16 @@ fn a_tool_still_running_after_the_grace_period_gets_an_aborted_result() {
         vec![(TOOL_ABORTED_MESSAGE.to_owned(), true); 2]
     );
 }
+
+#[test]
+fn the_prelude_has_the_agent_types() {
+    use agentstream_smol::prelude::*;
+    let agent: Agent<ScriptedModel> = Agent::new(
+        ScriptedModel::new([assistant([text("hi")], StopReason::Stop)]),
+        ToolSet::new(),
+    );
+    let outcome: AgentOutcome = smol::block_on(agent.prompt_text("go")).unwrap();
+    assert_eq!(outcome.stop, AgentStop::Completed);
+    let _: Option<AgentHooks> = None;
+    let _: Option<(AgentOptions, AgentEvent, ToolOutput, ToolCallDecision)> = None;
+}
