@@ -1,5 +1,11 @@
 //! The agent loop: a model, a set of tools, and the turns between them.
 //!
+//! [`Agent`] is the object Pi's users drive: it owns the transcript, the
+//! model, the tools, the system prompt and the options, and offers Pi's
+//! operations (prompt, continue, steer, follow up, abort, wait for idle,
+//! reset, subscribe, state); its docs map them one by one. It is built on
+//! the low-level form below.
+//!
 //! [`run_agent`] (or [`agent_loop`], its [`EventStream`](crate::EventStream)
 //! form) calls the model, runs the tool calls of its answer, appends one
 //! `toolResult` per call, and calls the model again until it answers
@@ -54,9 +60,12 @@
 //!   yet get the same result.
 //! - **The turn limit is typed**: [`AgentStop::MaxTurns`], not an error
 //!   string.
-//! - **Hooks are synchronous functions** (Pi's are async), so the loop
-//!   needs no runtime to await them; a hook that needs I/O prepares its
-//!   answer before the run or in a tool.
+//! - **Hooks may be plain functions or return futures**
+//!   ([`BeforeToolCallHook::new`] / [`BeforeToolCallHook::new_async`], …);
+//!   Pi's are always async. A plain one costs no allocation per call.
+//! - **Subscribers are not awaited** ([`Agent::subscribe`]): Pi awaits each
+//!   listener before the loop goes on; here every stream subscriber has a
+//!   bounded queue of its own, read at its own pace (see [`Subscription`]).
 //! - **Per-tool sequential calls** ([`AgentTool::sequential`]): the calls
 //!   before such a call finish first, it runs alone, then the rest of the
 //!   turn continues in parallel. Interrupting steering runs a turn's calls
