@@ -163,7 +163,11 @@ fn main() {
     );
     assert_eq!(run(PARALLEL, &tools).messages.len(), PARALLEL + 3);
     let events = agent_run(1);
-    assert_eq!(agent_run(8), 8 * events, "every subscriber reads every event");
+    assert_eq!(
+        agent_run(8),
+        8 * events,
+        "every subscriber reads every event"
+    );
     benches();
     let (run_allocs, _) = measure(|| run(1, &tools));
     let (model_allocs, _) = measure(model_only);

@@ -32,7 +32,7 @@ pub const TOOL_ABORTED_MESSAGE: &str = "aborted: the run was aborted before the 
 /// steering messages that interrupted the batch, if any.
 pub(super) async fn run_calls<E>(
     tools: &ToolSet<'_>,
-    calls: &[ToolCall],
+    calls: &[&ToolCall],
     signal: &AbortSignal,
     options: &AgentOptions,
     emit: &E,
@@ -268,18 +268,21 @@ async fn prepare_arguments(
         Some(before) => Some(before.call(call).get().await),
         None => None,
     };
-    let proposed = match decision {
-        None | Some(ToolCallDecision::Allow) => call.arguments.clone(),
-        Some(ToolCallDecision::Rewrite(arguments)) => arguments,
+    // One copy to validate and coerce; the text of a failure shows what was
+    // proposed (the model's arguments, or the hook's rewrite).
+    let (mut arguments, rewritten) = match decision {
+        None | Some(ToolCallDecision::Allow) => (call.arguments.clone(), None),
+        Some(ToolCallDecision::Rewrite(arguments)) => (arguments.clone(), Some(arguments)),
         Some(ToolCallDecision::Block(reason)) => return Err(ToolOutput::error(reason)),
     };
     let Some(validator) = options.validator else {
-        return Ok(proposed);
+        return Ok(arguments);
     };
-    let mut arguments = Value::Object(proposed.clone());
-    let errors = validator(schema, &mut arguments);
+    let proposed = rewritten.as_ref().unwrap_or(&call.arguments);
+    let mut value = Value::Object(core::mem::take(&mut arguments));
+    let errors = validator(schema, &mut value);
     if !errors.is_empty() {
-        let received = serde_json::to_string_pretty(&proposed).unwrap_or_default();
+        let received = serde_json::to_string_pretty(proposed).unwrap_or_default();
         let mut text = format!("Validation failed for tool \"{}\":\n", call.name);
         for error in &errors {
             text.push_str("  - ");
@@ -290,9 +293,9 @@ async fn prepare_arguments(
         text.push_str(&received);
         return Err(ToolOutput::error(text));
     }
-    match arguments {
+    match value {
         Value::Object(map) => Ok(map),
         // A validator that replaced the object: keep what it was given.
-        _ => Ok(proposed),
+        _ => Ok(proposed.clone()),
     }
 }

@@ -6,7 +6,7 @@ use futures_util::StreamExt;
 
 use super::events::AgentEvent;
 use crate::message::{AssistantMessage, Context, StopReason};
-use crate::model::{AbortSignal, ErrorCause, Model, StreamOptions};
+use crate::model::{AbortSignal, ErrorCause, Model, ModelEvent, StreamOptions};
 
 /// The message a model stream ended without a terminal event gets.
 pub const NO_TERMINAL_MESSAGE: &str = "model stream ended without a terminal event";
@@ -28,8 +28,14 @@ where
     let mut stream = model.stream(context, options.clone().with_signal(signal.clone()));
     let mut started = false;
     while let Some(event) = stream.next().await {
-        if let Some(message) = event.terminal_message() {
-            let message = message.clone();
+        if event.is_terminal() {
+            // The terminal event is not forwarded: its message is taken.
+            let message = match event {
+                ModelEvent::Done { message, .. } | ModelEvent::Error { error: message, .. } => {
+                    *message
+                }
+                _ => continue,
+            };
             if !started {
                 emit(AgentEvent::MessageStart {
                     message: message.clone().into(),

@@ -116,7 +116,9 @@ where
         };
         error_cause = cause;
         context.messages.push(assistant.clone().into());
-        let calls: Vec<ToolCall> = assistant.tool_calls().cloned().collect();
+        // Borrowed from the turn's message, which outlives the batch.
+        let calls: Vec<&ToolCall> = assistant.tool_calls().collect();
+        let no_calls = calls.is_empty();
         let cut_off = matches!(
             assistant.stop_reason,
             StopReason::Length | StopReason::Error | StopReason::Aborted
@@ -133,18 +135,21 @@ where
         for result in &results {
             record(result.clone().into(), &mut context, emit);
         }
+        let failed = match assistant.stop_reason {
+            StopReason::Error => Some(AgentStop::Error),
+            StopReason::Aborted => Some(AgentStop::Aborted),
+            _ => None,
+        };
         emit(AgentEvent::TurnEnd {
-            message: assistant.clone(),
+            message: assistant,
             tool_results: results,
         });
-        match assistant.stop_reason {
-            StopReason::Error => break AgentStop::Error,
-            StopReason::Aborted => break AgentStop::Aborted,
-            _ => {}
+        if let Some(stop) = failed {
+            break stop;
         }
         pending = steered;
         pending.extend(options.hooks.steering());
-        if pending.is_empty() && (calls.is_empty() || cut_off) {
+        if pending.is_empty() && (no_calls || cut_off) {
             pending = options.hooks.follow_up();
             if pending.is_empty() {
                 break AgentStop::Completed;
