@@ -179,8 +179,12 @@ fn main() {
     let parallel_time = best_of(21, || drop(black_box(run(PARALLEL, &tools))));
     let (agent1_allocs, _) = measure(|| agent_run(1));
     let (agent8_allocs, _) = measure(|| agent_run(8));
-    let agent1_time = best_of(21, || drop(black_box(agent_run(1))));
-    let agent8_time = best_of(21, || drop(black_box(agent_run(8))));
+    let agent1_time = best_of(21, || {
+        black_box(agent_run(1));
+    });
+    let agent8_time = best_of(21, || {
+        black_box(agent_run(8));
+    });
     // Two turns: the overhead per turn is half of what the run adds to its
     // two model calls; one model call is half of `model_only`.
     let overhead_per_turn = run_time.saturating_sub(model_time) / 2;

@@ -97,7 +97,7 @@ pub struct AgentState {
 }
 
 enum Streaming {
-    Whole(Message),
+    Whole(alloc::boxed::Box<Message>),
     Partial(PartialMessage),
 }
 
@@ -369,7 +369,7 @@ impl<M: Model> Agent<M> {
     fn observe(&self, event: AgentEvent) {
         self.inner.with(|inner| match &event {
             AgentEvent::MessageStart { message } => {
-                inner.streaming = Some(Streaming::Whole(message.clone()));
+                inner.streaming = Some(Streaming::Whole(alloc::boxed::Box::new(message.clone())));
             }
             AgentEvent::MessageUpdate { message, .. } => {
                 inner.streaming = Some(Streaming::Partial(message.clone()));
@@ -476,7 +476,7 @@ impl<M> Agent<M> {
             messages: inner.messages.clone(),
             is_running: inner.running,
             streaming_message: inner.streaming.as_ref().map(|s| match s {
-                Streaming::Whole(message) => message.clone(),
+                Streaming::Whole(message) => (**message).clone(),
                 Streaming::Partial(partial) => partial.to_message().into(),
             }),
             pending_tool_calls: inner.pending.clone(),

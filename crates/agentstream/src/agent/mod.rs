@@ -76,6 +76,10 @@
 //!   return its own result): the core has no clock, and waiting forever
 //!   would let one stuck tool hold the run.
 
+// On wasm, tools, hooks and subscribers need not be `Send`/`Sync` (see
+// `MaybeSend`), so the `Arc`s that share them are not either: by design.
+#![cfg_attr(target_family = "wasm", allow(clippy::arc_with_non_send_sync))]
+
 mod agent_object;
 mod events;
 mod execute;
