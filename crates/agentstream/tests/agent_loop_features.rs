@@ -72,6 +72,20 @@ async fn collect(
     (outcome, events)
 }
 
+/// Each tool result's text and whether it is an error, in history order.
+fn result_texts(outcome: &agentstream::agent::AgentOutcome) -> Vec<(String, bool)> {
+    outcome
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::ToolResult(r) => {
+                Some((r.content[0].as_text().unwrap().to_owned(), r.is_error))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
 #[test]
 fn run_agent_takes_an_fnmut_callback_that_collects_events_into_a_vec() {
     let model = ScriptedModel::new([assistant([text("hi")], StopReason::Stop)]);
@@ -132,16 +146,7 @@ fn an_async_before_tool_call_hook_blocks_and_rewrites_after_awaiting() {
         &tools,
         AgentOptions::default().with_hooks(hooks),
     ));
-    let results: Vec<(String, bool)> = outcome
-        .messages
-        .iter()
-        .filter_map(|m| match m {
-            Message::ToolResult(r) => {
-                Some((r.content[0].as_text().unwrap().to_owned(), r.is_error))
-            }
-            _ => None,
-        })
-        .collect();
+    let results = result_texts(&outcome);
     assert_eq!(
         results,
         [
@@ -368,16 +373,7 @@ fn a_typed_tool_gets_its_deserialized_arguments_and_an_error_for_others() {
         &tools,
         AgentOptions::default().with_validator(None),
     ));
-    let results: Vec<(String, bool)> = outcome
-        .messages
-        .iter()
-        .filter_map(|m| match m {
-            Message::ToolResult(r) => {
-                Some((r.content[0].as_text().unwrap().to_owned(), r.is_error))
-            }
-            _ => None,
-        })
-        .collect();
+    let results = result_texts(&outcome);
     assert_eq!(results[0], ("typed".to_owned(), false));
     assert!(results[1].1);
     assert!(
