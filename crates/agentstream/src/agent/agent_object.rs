@@ -280,12 +280,35 @@ impl<M: Model> Agent<M> {
             (steering, follow_up)
         });
         if !steering.is_empty() {
-            return self.run(steering, true).await;
+            return self.run_queued(steering, true).await;
         }
         if !follow_up.is_empty() {
-            return self.run(follow_up, false).await;
+            return self.run_queued(follow_up, false).await;
         }
         Err(AgentError::CannotContinueFrom(last_role))
+    }
+
+    /// Runs with messages taken from a queue; if a run started in the
+    /// meantime, they go back to the front of their queue.
+    async fn run_queued(
+        &self,
+        messages: Vec<Message>,
+        steering: bool,
+    ) -> Result<AgentOutcome, AgentError> {
+        if self.is_running() {
+            self.queues.with(|q| {
+                let queue = if steering {
+                    &mut q.steering
+                } else {
+                    &mut q.follow_up
+                };
+                for message in messages.into_iter().rev() {
+                    queue.push_front(message);
+                }
+            });
+            return Err(AgentError::Busy);
+        }
+        self.run(messages, steering).await
     }
 
     async fn run(
