@@ -89,12 +89,13 @@ mod maybe_send;
 mod model_turn;
 mod options;
 mod run;
+mod state;
 mod subscribe;
 mod tool;
 mod toolset;
 mod validate;
 
-pub use agent_object::{Agent, AgentError, AgentFailure, AgentState, QueueMode, WaitForIdle};
+pub use agent_object::{Agent, WaitForIdle};
 pub use events::AgentEvent;
 pub use execute::TOOL_ABORTED_MESSAGE;
 pub use gate::{GateHandle, GatedTool};
@@ -110,6 +111,7 @@ pub use options::{
     AbortGrace, AgentOptions, AgentOutcome, AgentStop, ArgumentValidator, ToolExecution,
 };
 pub use run::{agent_loop, run_agent, AgentEventStream, NOT_EXECUTED_MESSAGE};
+pub use state::{AgentError, AgentFailure, AgentState, QueueMode};
 pub use subscribe::{Lagged, SubscriberId, Subscription, DEFAULT_SUBSCRIBER_CAPACITY};
 pub use tool::{
     parse_args, AgentTool, ProgressReporter, SendExecution, ToolContext, ToolError,
