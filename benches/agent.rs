@@ -5,7 +5,10 @@
 //! - `agent-two-turn/model-only`: the same two `ScriptedModel` calls made
 //!   directly (events drained, result awaited), the loop's baseline;
 //! - `agent-parallel-100/run`: one turn with 100 parallel tool calls and
-//!   the closing answer, per call.
+//!   the closing answer, per call;
+//! - `agent-object/1-subscriber`, `agent-object/8-subscribers`: the
+//!   two-turn run through `Agent::prompt`, with one or eight stream
+//!   subscribers, each drained after the run, per run.
 //!
 //! All on `futures_executor::block_on`, events discarded by a no-op
 //! callback. After criterion's report it prints the allocations of one run
@@ -21,7 +24,8 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use agentstream::agent::{
-    run_agent, AgentOptions, AgentOutcome, AgentTool, ToolContext, ToolError, ToolOutput, ToolSet,
+    run_agent, Agent, AgentOptions, AgentOutcome, AgentTool, ToolContext, ToolError, ToolOutput,
+    ToolSet,
 };
 use agentstream::message::{
     assistant, text, tool_call, user, AssistantMessage, Context, StopReason,
@@ -82,6 +86,25 @@ fn run(calls: usize, tools: &ToolSet<'_>) -> AgentOutcome {
     ))
 }
 
+/// The two-turn run through a fresh `Agent` with `subscribers` stream
+/// subscribers, each drained afterwards; returns the events read.
+fn agent_run(subscribers: usize) -> usize {
+    let agent = Agent::new(ScriptedModel::new(turns(1)), ToolSet::new().with(Echo));
+    let mut streams: Vec<_> = (0..subscribers).map(|_| agent.subscribe()).collect();
+    futures_executor::block_on(async {
+        let outcome = agent.prompt_text("go").await;
+        black_box(outcome.ok());
+        let mut read = 0;
+        for stream in &mut streams {
+            while stream.backlog() > 0 {
+                black_box(stream.next().await);
+                read += 1;
+            }
+        }
+        read
+    })
+}
+
 /// The two model calls of the two-turn run, made directly.
 fn model_only() -> usize {
     let model = ScriptedModel::new(turns(1));
@@ -111,6 +134,11 @@ fn bench(c: &mut Criterion) {
     group.throughput(Throughput::Elements(PARALLEL as u64));
     group.bench_function("run", |b| b.iter(|| black_box(run(PARALLEL, &tools))));
     group.finish();
+    let mut group = c.benchmark_group("agent-object");
+    group.throughput(Throughput::Elements(1));
+    group.bench_function("1-subscriber", |b| b.iter(|| black_box(agent_run(1))));
+    group.bench_function("8-subscribers", |b| b.iter(|| black_box(agent_run(8))));
+    group.finish();
 }
 
 criterion_group!(benches, bench);
@@ -134,6 +162,12 @@ fn main() {
         "prompt, call, result, answer"
     );
     assert_eq!(run(PARALLEL, &tools).messages.len(), PARALLEL + 3);
+    let events = agent_run(1);
+    assert_eq!(
+        agent_run(8),
+        8 * events,
+        "every subscriber reads every event"
+    );
     benches();
     let (run_allocs, _) = measure(|| run(1, &tools));
     let (model_allocs, _) = measure(model_only);
@@ -143,6 +177,14 @@ fn main() {
         black_box(model_only());
     });
     let parallel_time = best_of(21, || drop(black_box(run(PARALLEL, &tools))));
+    let (agent1_allocs, _) = measure(|| agent_run(1));
+    let (agent8_allocs, _) = measure(|| agent_run(8));
+    let agent1_time = best_of(21, || {
+        black_box(agent_run(1));
+    });
+    let agent8_time = best_of(21, || {
+        black_box(agent_run(8));
+    });
     // Two turns: the overhead per turn is half of what the run adds to its
     // two model calls; one model call is half of `model_only`.
     let overhead_per_turn = run_time.saturating_sub(model_time) / 2;
@@ -157,6 +199,16 @@ fn main() {
         "100 parallel calls: {:?} per call, {:.1} allocations per call",
         parallel_time / PARALLEL as u32,
         parallel_allocs as f64 / PARALLEL as f64
+    );
+    println!(
+        "Agent, two-turn run: {agent1_time:?} and {agent1_allocs} allocations with 1 subscriber, \
+         {agent8_time:?} and {agent8_allocs} with 8 ({events} events each)"
+    );
+    println!(
+        "allocations per turn: run {:.1}, model calls alone {:.1}, loop overhead {:.1}",
+        run_allocs as f64 / 2.0,
+        model_allocs as f64 / 2.0,
+        run_allocs.saturating_sub(model_allocs) as f64 / 2.0
     );
     criterion::Criterion::default()
         .configure_from_args()

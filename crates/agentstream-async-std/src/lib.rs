@@ -94,9 +94,16 @@ pub use async_std;
 /// [`OpenAiConfig`](agentstream_wire::openai::OpenAiConfig) and
 /// [`AnthropicConfig`](agentstream_wire::anthropic::AnthropicConfig).
 pub mod prelude {
+    pub use crate::abort_grace;
     pub use crate::{pacer, spawn, stream_with_timeout};
     #[cfg(feature = "http")]
     pub use crate::{AnthropicModel, OpenAiCompatModel};
+    pub use agentstream::agent::{
+        agent_loop, run_agent, AfterToolCallHook, Agent, AgentError, AgentEvent, AgentHooks,
+        AgentOptions, AgentOutcome, AgentState, AgentStop, AgentTool, BeforeToolCallHook,
+        Subscription, ToolCallDecision, ToolContext, ToolError, ToolExecution, ToolOutput, ToolSet,
+        TransformContextHook, TypedTool,
+    };
     pub use agentstream::message::{
         assistant, image, text, thinking, tool_call, tool_result, user, user_blocks,
         AssistantMessage, ContentBlock, Context, Message, StopReason, Tool,

@@ -100,3 +100,16 @@ fn within_the_grace_period_a_short_tool_finishes_and_a_long_one_is_aborted() {
         ]
     );
 }
+
+#[test]
+fn the_prelude_has_the_agent_types() {
+    use agentstream_async_std::prelude::*;
+    let agent: Agent<ScriptedModel> = Agent::new(
+        ScriptedModel::new([assistant([text("hi")], StopReason::Stop)]),
+        ToolSet::new(),
+    );
+    let outcome: AgentOutcome = async_std::task::block_on(agent.prompt_text("go")).unwrap();
+    assert_eq!(outcome.stop, AgentStop::Completed);
+    let _: Option<AgentHooks> = None;
+    let _: Option<(AgentOptions, AgentEvent, ToolOutput, ToolCallDecision)> = None;
+}

@@ -9,8 +9,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use agentstream::agent::{
-    run_agent, AgentEvent, AgentOptions, AgentOutcome, AgentStop, SendAgentTool, SendToolSet,
-    ToolContext, ToolError, ToolOutput,
+    run_agent, AgentEvent, AgentOptions, AgentOutcome, AgentStop, AgentTool, ToolContext,
+    ToolError, ToolOutput, ToolSet,
 };
 use agentstream::message::{assistant, text, tool_call, user, Context, Message, StopReason};
 use agentstream::model::{AbortController, ScriptStep, ScriptedModel, ScriptedTurn};
@@ -89,7 +89,7 @@ pub fn run(args: &Args) -> io::Result<ExitCode> {
             return Ok(ExitCode::from(2));
         }
     };
-    let tools = SendToolSet::new()
+    let tools = ToolSet::new()
         .with(ReadTool {
             sandbox: sandbox.clone(),
         })
@@ -294,7 +294,7 @@ struct ReadTool {
     sandbox: Sandbox,
 }
 
-impl SendAgentTool for ReadTool {
+impl AgentTool for ReadTool {
     fn name(&self) -> &str {
         "read"
     }
@@ -325,7 +325,7 @@ struct LsTool {
     sandbox: Sandbox,
 }
 
-impl SendAgentTool for LsTool {
+impl AgentTool for LsTool {
     fn name(&self) -> &str {
         "ls"
     }

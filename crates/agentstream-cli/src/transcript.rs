@@ -21,10 +21,9 @@
 
 use std::io::{self, Write};
 
-use agentstream::agent::{AgentEvent, AgentOutcome, AgentStop};
+use agentstream::agent::{AgentEvent, AgentOutcome, AgentStop, ToolExecutionResult};
 use agentstream::message::{Message, UserContent};
 use agentstream::model::ModelEvent;
-use serde_json::Value;
 
 use crate::terminal::{escape_controls, escape_line};
 
@@ -198,14 +197,12 @@ fn indent(text: &str) -> String {
     text.replace('\n', CONTINUATION)
 }
 
-/// The text blocks of a tool result (`{"content": [...]}`), joined by line
-/// feeds.
-fn result_text(result: &Value) -> String {
-    result["content"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|block| block["text"].as_str())
+/// The text blocks of a tool result, joined by line feeds.
+fn result_text(result: &ToolExecutionResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|block| block.as_text())
         .collect::<Vec<_>>()
         .join("\n")
 }

@@ -98,9 +98,16 @@ pub use smol::{Executor, Task, Timer};
 /// [`OpenAiConfig`](agentstream_wire::openai::OpenAiConfig) and
 /// [`AnthropicConfig`](agentstream_wire::anthropic::AnthropicConfig).
 pub mod prelude {
+    pub use crate::{abort_grace, tool_spawner};
     pub use crate::{pacer, spawn, stream_with_timeout};
     #[cfg(feature = "http")]
     pub use crate::{AnthropicModel, OpenAiCompatModel};
+    pub use agentstream::agent::{
+        agent_loop, run_agent, AfterToolCallHook, Agent, AgentError, AgentEvent, AgentHooks,
+        AgentOptions, AgentOutcome, AgentState, AgentStop, AgentTool, BeforeToolCallHook,
+        Subscription, ToolCallDecision, ToolContext, ToolError, ToolExecution, ToolOutput, ToolSet,
+        TransformContextHook, TypedTool,
+    };
     pub use agentstream::message::{
         assistant, image, text, thinking, tool_call, tool_result, user, user_blocks,
         AssistantMessage, ContentBlock, Context, Message, StopReason, Tool,
@@ -190,7 +197,7 @@ pub fn abort_grace(grace: Duration) -> agentstream::agent::AbortGrace {
 }
 
 /// A [`ToolSpawner`](agentstream::agent::ToolSpawner) for
-/// [`SendToolSet::with_spawner`](agentstream::agent::SendToolSet::with_spawner):
+/// [`ToolSet::with_spawner`](agentstream::agent::ToolSet::with_spawner):
 /// every tool call runs as a task on smol's global executor (its own
 /// threads). Dropping the call's future cancels the task.
 pub fn tool_spawner() -> agentstream::agent::ToolSpawner {

@@ -5,8 +5,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agentstream::agent::{
-    run_agent, AgentOptions, AgentStop, SendAgentTool, SendToolSet, ToolContext, ToolError,
-    ToolOutput, TOOL_ABORTED_MESSAGE,
+    run_agent, AgentOptions, AgentStop, AgentTool, ToolContext, ToolError, ToolOutput, ToolSet,
+    TOOL_ABORTED_MESSAGE,
 };
 use agentstream::message::{
     assistant, text, tool_call, user, validate_linkage, Context, Message, StopReason,
@@ -20,7 +20,7 @@ struct Count {
     hang: bool,
 }
 
-impl SendAgentTool for Count {
+impl AgentTool for Count {
     fn name(&self) -> &str {
         "count"
     }
@@ -71,7 +71,7 @@ fn results(messages: &[Message]) -> Vec<(String, bool)> {
 #[test]
 fn tool_calls_run_as_smol_tasks() {
     let calls = Arc::new(Mutex::new(0));
-    let tools = SendToolSet::new()
+    let tools = ToolSet::new()
         .with(Count {
             calls: Arc::clone(&calls),
             hang: false,
@@ -98,7 +98,7 @@ fn tool_calls_run_as_smol_tasks() {
 #[test]
 fn a_tool_still_running_after_the_grace_period_gets_an_aborted_result() {
     let calls = Arc::new(Mutex::new(0));
-    let tools = SendToolSet::new()
+    let tools = ToolSet::new()
         .with(Count {
             calls: Arc::clone(&calls),
             hang: true,
@@ -133,4 +133,17 @@ fn a_tool_still_running_after_the_grace_period_gets_an_aborted_result() {
         results(&outcome.messages),
         vec![(TOOL_ABORTED_MESSAGE.to_owned(), true); 2]
     );
+}
+
+#[test]
+fn the_prelude_has_the_agent_types() {
+    use agentstream_smol::prelude::*;
+    let agent: Agent<ScriptedModel> = Agent::new(
+        ScriptedModel::new([assistant([text("hi")], StopReason::Stop)]),
+        ToolSet::new(),
+    );
+    let outcome: AgentOutcome = smol::block_on(agent.prompt_text("go")).unwrap();
+    assert_eq!(outcome.stop, AgentStop::Completed);
+    let _: Option<AgentHooks> = None;
+    let _: Option<(AgentOptions, AgentEvent, ToolOutput, ToolCallDecision)> = None;
 }

@@ -99,9 +99,16 @@ pub use agentstream_wire;
 /// [`OpenAiConfig`](agentstream_wire::openai::OpenAiConfig) and
 /// [`AnthropicConfig`](agentstream_wire::anthropic::AnthropicConfig).
 pub mod prelude {
+    pub use crate::{abort_grace, tool_spawner};
     pub use crate::{pacer, spawn, stream_with_timeout};
     #[cfg(feature = "http")]
     pub use crate::{AnthropicModel, OpenAiCompatModel};
+    pub use agentstream::agent::{
+        agent_loop, run_agent, AfterToolCallHook, Agent, AgentError, AgentEvent, AgentHooks,
+        AgentOptions, AgentOutcome, AgentState, AgentStop, AgentTool, BeforeToolCallHook,
+        Subscription, ToolCallDecision, ToolContext, ToolError, ToolExecution, ToolOutput, ToolSet,
+        TransformContextHook, TypedTool,
+    };
     pub use agentstream::message::{
         assistant, image, text, thinking, tool_call, tool_result, user, user_blocks,
         AssistantMessage, ContentBlock, Context, Message, StopReason, Tool,
@@ -188,7 +195,7 @@ pub fn abort_grace(grace: Duration) -> agentstream::agent::AbortGrace {
 }
 
 /// A [`ToolSpawner`](agentstream::agent::ToolSpawner) for
-/// [`SendToolSet::with_spawner`](agentstream::agent::SendToolSet::with_spawner):
+/// [`ToolSet::with_spawner`](agentstream::agent::ToolSet::with_spawner):
 /// every tool call runs as a tokio task, so on a multi-threaded runtime
 /// the calls of a turn run on its worker threads. Dropping the call's
 /// future (an abort past its grace period) aborts the task; a tool that

@@ -6,8 +6,8 @@ use std::thread::ThreadId;
 use std::time::Duration;
 
 use agentstream::agent::{
-    run_agent, AgentOptions, AgentStop, SendAgentTool, SendToolSet, ToolContext, ToolError,
-    ToolOutput, TOOL_ABORTED_MESSAGE,
+    run_agent, AgentOptions, AgentStop, AgentTool, ToolContext, ToolError, ToolOutput, ToolSet,
+    TOOL_ABORTED_MESSAGE,
 };
 use agentstream::message::{
     assistant, text, tool_call, user, validate_linkage, Context, Message, StopReason,
@@ -21,7 +21,7 @@ struct Where {
     hang: bool,
 }
 
-impl SendAgentTool for Where {
+impl AgentTool for Where {
     fn name(&self) -> &str {
         "where"
     }
@@ -68,7 +68,7 @@ fn tool_calls_run_on_the_runtime_worker_threads() {
         .build()
         .unwrap();
     let threads = Arc::new(Mutex::new(Vec::new()));
-    let tools = SendToolSet::new()
+    let tools = ToolSet::new()
         .with(Where {
             threads: Arc::clone(&threads),
             hang: false,
@@ -101,7 +101,7 @@ fn a_tool_still_running_after_the_grace_period_gets_an_aborted_result() {
         .build()
         .unwrap();
     let threads = Arc::new(Mutex::new(Vec::new()));
-    let tools = SendToolSet::new()
+    let tools = ToolSet::new()
         .with(Where {
             threads: Arc::clone(&threads),
             hang: true,
@@ -143,4 +143,21 @@ fn a_tool_still_running_after_the_grace_period_gets_an_aborted_result() {
         })
         .collect();
     assert_eq!(aborted, vec![(TOOL_ABORTED_MESSAGE.to_owned(), true); 2]);
+}
+
+#[test]
+fn the_prelude_has_the_agent_types() {
+    use agentstream_tokio::prelude::*;
+    let agent: Agent<ScriptedModel> = Agent::new(
+        ScriptedModel::new([assistant([text("hi")], StopReason::Stop)]),
+        ToolSet::new(),
+    );
+    let outcome: AgentOutcome = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap()
+        .block_on(agent.prompt_text("go"))
+        .unwrap();
+    assert_eq!(outcome.stop, AgentStop::Completed);
+    let _: Option<AgentHooks> = None;
+    let _: Option<(AgentOptions, AgentEvent, ToolOutput, ToolCallDecision)> = None;
 }

@@ -45,8 +45,15 @@ pub use agentstream_wire;
 /// [`OpenAiConfig`](agentstream_wire::openai::OpenAiConfig) and
 /// [`AnthropicConfig`](agentstream_wire::anthropic::AnthropicConfig).
 pub mod prelude {
+    pub use crate::{abort_grace, tool_spawner};
     pub use crate::{
         pacer, spawn, stream_with_timeout, AnthropicModel, JsAbortBridge, OpenAiCompatModel,
+    };
+    pub use agentstream::agent::{
+        agent_loop, run_agent, AfterToolCallHook, Agent, AgentError, AgentEvent, AgentHooks,
+        AgentOptions, AgentOutcome, AgentState, AgentStop, AgentTool, BeforeToolCallHook,
+        Subscription, ToolCallDecision, ToolContext, ToolError, ToolExecution, ToolOutput, ToolSet,
+        TransformContextHook, TypedTool,
     };
     pub use agentstream::message::{
         assistant, image, text, thinking, tool_call, tool_result, user, user_blocks,

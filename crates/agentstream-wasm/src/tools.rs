@@ -11,7 +11,7 @@ use futures_util::future::{abortable, AbortHandle};
 use futures_util::task::AtomicWaker;
 
 /// A [`ToolSpawner`] for
-/// [`SendToolSet::with_spawner`](agentstream::agent::SendToolSet::with_spawner):
+/// [`ToolSet::with_spawner`](agentstream::agent::ToolSet::with_spawner):
 /// every tool call runs as a task of the JavaScript event loop
 /// ([`wasm_bindgen_futures::spawn_local`]), so the calls of a turn
 /// interleave with each other and with the rest of the page. Dropping the
@@ -22,9 +22,9 @@ use futures_util::task::AtomicWaker;
 /// the native adapters' spawners there is no panicking tool to report.
 ///
 /// ```no_run
-/// use agentstream_wasm::agentstream::agent::SendToolSet;
+/// use agentstream_wasm::agentstream::agent::ToolSet;
 ///
-/// let tools = SendToolSet::new().with_spawner(agentstream_wasm::tool_spawner());
+/// let tools = ToolSet::new().with_spawner(agentstream_wasm::tool_spawner());
 /// ```
 pub fn tool_spawner() -> ToolSpawner {
     Arc::new(|execution| {

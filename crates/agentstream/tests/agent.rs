@@ -690,8 +690,8 @@ fn before_tool_call_blocks_and_rewrites_after_tool_call_rewrites_results() {
         assistant([text("ok")], StopReason::Stop),
     ]);
     let mut hooks = AgentHooks::default();
-    hooks.before_tool_call = Some(std::sync::Arc::new(|call| {
-        match call.arguments.get("text").and_then(Value::as_str) {
+    hooks.before_tool_call = Some(agentstream::agent::BeforeToolCallHook::new(
+        |call| match call.arguments.get("text").and_then(Value::as_str) {
             Some("secret") => ToolCallDecision::Block("blocked: secret".into()),
             _ => ToolCallDecision::Rewrite(
                 json!({"text": "rewritten"})
@@ -699,12 +699,14 @@ fn before_tool_call_blocks_and_rewrites_after_tool_call_rewrites_results() {
                     .cloned()
                     .unwrap_or_default(),
             ),
-        }
-    }));
-    hooks.after_tool_call = Some(std::sync::Arc::new(|_, mut output: ToolOutput| {
-        output.content.push(text(" (checked)"));
-        output
-    }));
+        },
+    ));
+    hooks.after_tool_call = Some(agentstream::agent::AfterToolCallHook::new(
+        |_, mut output: ToolOutput| {
+            output.content.push(text(" (checked)"));
+            output
+        },
+    ));
     let r = block_on(run(
         &model,
         &ToolSet::new().with(Echo),
@@ -734,9 +736,11 @@ fn before_tool_call_blocks_and_rewrites_after_tool_call_rewrites_results() {
 fn transform_context_changes_the_request_but_not_the_history() {
     let model = ScriptedModel::new([assistant([text("ok")], StopReason::Stop)]);
     let mut hooks = AgentHooks::default();
-    hooks.transform_context = Some(std::sync::Arc::new(|context: &mut Context| {
-        context.messages.remove(0);
-    }));
+    hooks.transform_context = Some(agentstream::agent::TransformContextHook::new(
+        |context: &mut Context| {
+            context.messages.remove(0);
+        },
+    ));
     let r = block_on(run(
         &model,
         &ToolSet::new(),

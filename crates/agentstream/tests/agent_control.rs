@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use agentstream::agent::{
     run_agent, AbortGrace, AgentEvent, AgentOptions, AgentOutcome, AgentStop, GatedTool,
-    SendToolSet, ToolOutput, ToolSet, Tools, TOOL_ABORTED_MESSAGE,
+    ToolOutput, ToolSet, TOOL_ABORTED_MESSAGE,
 };
 use agentstream::message::{
     assistant, text, tool_call, user, validate_linkage, AssistantMessage, ContentBlock, Context,
@@ -37,9 +37,9 @@ fn calls(ids: &[(&str, &str)]) -> AssistantMessage {
 
 /// Runs the loop, recording the events, and checks the linkage of the
 /// final history.
-async fn run<T: Tools + ?Sized>(
+async fn run(
     model: &ScriptedModel,
-    tools: &T,
+    tools: &ToolSet<'_>,
     options: AgentOptions,
 ) -> (AgentOutcome, Vec<AgentEvent>) {
     let events = RefCell::new(Vec::new());
@@ -191,7 +191,7 @@ fn a_run_over_send_tools_is_a_send_future() {
     }
     let (gated, gate) = GatedTool::new("wait");
     gate.release("a", ToolOutput::text("ok"));
-    let tools = SendToolSet::new().with(gated);
+    let tools = ToolSet::new().with(gated);
     let model = ScriptedModel::new([
         calls(&[("a", "wait")]),
         assistant([text("done")], StopReason::Stop),
@@ -218,7 +218,7 @@ fn a_spawner_runs_each_call_through_it() {
     let (gated, gate) = GatedTool::new("wait");
     gate.release("a", ToolOutput::text("ok"));
     gate.release("b", ToolOutput::text("ok"));
-    let tools = SendToolSet::new()
+    let tools = ToolSet::new()
         .with(gated)
         .with_spawner(Arc::new(move |execution| {
             *counter.lock().unwrap() += 1;
@@ -304,7 +304,7 @@ fn agent_loop_over_send_tools_gives_a_send_future_and_stream() {
     }
     let (gated, gate) = GatedTool::new("wait");
     gate.release("a", ToolOutput::text("ok"));
-    let tools = SendToolSet::new().with(gated);
+    let tools = ToolSet::new().with(gated);
     let model = ScriptedModel::new([
         calls(&[("a", "wait")]),
         assistant([text("done")], StopReason::Stop),

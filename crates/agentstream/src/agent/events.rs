@@ -7,6 +7,7 @@ use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
 use serde_json::Value;
 
+use super::tool::ToolExecutionResult;
 use crate::message::{AssistantMessage, Message, ToolResultMessage};
 use crate::model::{ModelEvent, PartialMessage};
 
@@ -75,8 +76,9 @@ pub enum AgentEvent {
         tool_call_id: String,
         /// The tool's name.
         tool_name: String,
-        /// The result (`content` and `details`).
-        result: Value,
+        /// The result (`content` and `details`), typed; serialized as Pi's
+        /// `{content, details}`.
+        result: ToolExecutionResult,
         /// Whether the result is an error.
         is_error: bool,
     },

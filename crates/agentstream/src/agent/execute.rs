@@ -17,7 +17,8 @@ use serde_json::{Map, Value};
 use super::events::AgentEvent;
 use super::hooks::{SteeringMode, ToolCallDecision, SKIPPED_MESSAGE};
 use super::options::{AgentOptions, ToolExecution};
-use super::tool::{ProgressReporter, ToolContext, ToolOutput, Tools};
+use super::tool::{ProgressReporter, ToolContext, ToolExecutionResult, ToolOutput};
+use super::toolset::ToolSet;
 use crate::event_stream::EventStream;
 use crate::message::{ContentBlock, Message, ToolCall, ToolResultMessage};
 use crate::model::AbortSignal;
@@ -40,15 +41,14 @@ pub const TOOL_ABORTED_MESSAGE: &str = "aborted: the run was aborted before the 
 /// last end. In sequential mode (and with interrupting steering) each call
 /// starts, runs, ends and has its `toolResult` message before the next
 /// call starts.
-pub(super) async fn run_calls<T, E>(
-    tools: &T,
-    calls: &[ToolCall],
+pub(super) async fn run_calls<E>(
+    tools: &ToolSet<'_>,
+    calls: &[&ToolCall],
     signal: &AbortSignal,
     options: &AgentOptions,
     emit: &E,
 ) -> (Vec<ToolResultMessage>, Vec<Message>)
 where
-    T: Tools + ?Sized,
     E: Fn(AgentEvent),
 {
     let interrupt = options.hooks.steering_mode == SteeringMode::Interrupt;
@@ -83,7 +83,7 @@ where
             settle_unrun(call, TOOL_ABORTED_MESSAGE, emit)
         } else {
             emit_start(call, emit);
-            let output = match preflight(tools, call, options) {
+            let output = match preflight(tools, call, options).await {
                 Err(output) => output,
                 Ok(arguments) => execute(tools, call, arguments, signal, options, emit).await,
             };
@@ -101,22 +101,21 @@ where
 
 /// One concurrent group: every start and preflight in call order, then the
 /// allowed calls together; appends the results to `results` in call order.
-async fn run_group<T, E>(
-    tools: &T,
-    group: &[ToolCall],
+async fn run_group<E>(
+    tools: &ToolSet<'_>,
+    group: &[&ToolCall],
     signal: &AbortSignal,
     options: &AgentOptions,
     emit: &E,
     results: &mut Vec<ToolResultMessage>,
 ) where
-    T: Tools + ?Sized,
     E: Fn(AgentEvent),
 {
     // Each call's preflight failure, or its arguments for `execute`.
     let mut prepared = Vec::with_capacity(group.len());
     for call in group {
         emit_start(call, emit);
-        let preflight = preflight(tools, call, options);
+        let preflight = preflight(tools, call, options).await;
         if let Err(output) = &preflight {
             emit_end(call, output, emit);
         }
@@ -217,8 +216,8 @@ fn into_result(call: &ToolCall, output: ToolOutput) -> ToolResultMessage {
 /// progress as `tool_execution_update` events, then `after_tool_call` on
 /// what it returned (an `Err` included, as Pi does; not on a call dropped
 /// at the cutoff).
-async fn execute<T, E>(
-    tools: &T,
+async fn execute<E>(
+    tools: &ToolSet<'_>,
     call: &ToolCall,
     arguments: Map<String, Value>,
     signal: &AbortSignal,
@@ -226,7 +225,6 @@ async fn execute<T, E>(
     emit: &E,
 ) -> ToolOutput
 where
-    T: Tools + ?Sized,
     E: Fn(AgentEvent),
 {
     let (sink, progress) = EventStream::<Value, (), Infallible>::channel();
@@ -252,11 +250,11 @@ where
     };
     let output = match guarded(execution, signal, options, progress, report).await {
         None => return failure(TOOL_ABORTED_MESSAGE),
-        Some(Err(error)) => failure(String::from(error.message())),
+        Some(Err(error)) => with_empty_details(error.into_output()),
         Some(Ok(output)) => output,
     };
     match &options.hooks.after_tool_call {
-        Some(after) => after(call, output),
+        Some(after) => after.call(call, output).get().await,
         None => output,
     }
 }
@@ -329,18 +327,20 @@ impl<F: Future, C: Future<Output = ()>, R: Fn(Value)> Future for Guarded<F, C, R
     }
 }
 
-/// A `tool_execution_end` result as Pi shapes it: `{content, details?}`
-/// (no `details` key when there are none).
-fn result_value(content: &[ContentBlock], details: Option<&Value>) -> Value {
-    let mut result = Map::new();
-    result.insert(
-        "content".into(),
-        serde_json::to_value(content).unwrap_or(Value::Array(Vec::new())),
-    );
-    if let Some(details) = details {
-        result.insert("details".into(), details.clone());
+/// A `tool_execution_end` result: the result's blocks and details (Pi's
+/// `{content, details?}`).
+fn result_value(content: &[ContentBlock], details: Option<&Value>) -> ToolExecutionResult {
+    ToolExecutionResult::new(content.to_vec(), details.cloned())
+}
+
+/// A tool's `Err` as its error result: the error's own details, or `{}`
+/// as Pi gives every error result.
+fn with_empty_details(output: ToolOutput) -> ToolOutput {
+    if output.details.is_some() {
+        output
+    } else {
+        output.with_details(Value::Object(Map::new()))
     }
-    Value::Object(result)
 }
 
 fn not_found(call: &ToolCall) -> ToolOutput {
@@ -352,8 +352,8 @@ fn not_found(call: &ToolCall) -> ToolOutput {
 /// blocks or rewrites the call (a rewrite is validated in turn). Returns
 /// the arguments `execute` gets (the events and the history keep what the
 /// model sent), or the error result of a call that cannot run.
-fn preflight<T: Tools + ?Sized>(
-    tools: &T,
+async fn preflight(
+    tools: &ToolSet<'_>,
     call: &ToolCall,
     options: &AgentOptions,
 ) -> Result<Map<String, Value>, ToolOutput> {
@@ -361,12 +361,11 @@ fn preflight<T: Tools + ?Sized>(
         return Err(not_found(call));
     };
     let checked = validated(schema, call, call.arguments.clone(), options)?;
-    match options
-        .hooks
-        .before_tool_call
-        .as_ref()
-        .map(|before| before(call))
-    {
+    let decision = match &options.hooks.before_tool_call {
+        Some(before) => Some(before.call(call).get().await),
+        None => None,
+    };
+    match decision {
         None | Some(ToolCallDecision::Allow) => Ok(checked),
         Some(ToolCallDecision::Rewrite(arguments)) => validated(schema, call, arguments, options),
         Some(ToolCallDecision::Block(reason)) => Err(failure(reason)),

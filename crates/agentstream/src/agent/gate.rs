@@ -11,7 +11,8 @@ use core::task::{Context, Poll, Waker};
 
 use serde_json::{json, Map, Value};
 
-use super::tool::{SendAgentTool, ToolContext, ToolError, ToolOutput};
+use super::maybe_send::MaybeSend;
+use super::tool::{AgentTool, ToolContext, ToolError, ToolOutput};
 use crate::sync::Lock;
 
 /// A tool whose calls finish only when its [`GateHandle`] releases them,
@@ -166,7 +167,7 @@ impl GateHandle {
     }
 }
 
-impl SendAgentTool for GatedTool {
+impl AgentTool for GatedTool {
     fn name(&self) -> &str {
         &self.name
     }
@@ -183,7 +184,7 @@ impl SendAgentTool for GatedTool {
         &self,
         _args: Map<String, Value>,
         cx: ToolContext<'_>,
-    ) -> impl Future<Output = Result<ToolOutput, ToolError>> + Send {
+    ) -> impl Future<Output = Result<ToolOutput, ToolError>> + MaybeSend {
         let watchers = self.shared.with(|state| {
             state.started.push(cx.tool_call_id.to_string());
             core::mem::take(&mut state.watchers)

@@ -1,15 +1,21 @@
 //! Hooks and message queues: the points where an application steers a run.
 //!
-//! Pi's hooks are async; these are plain functions, called on the loop's
-//! task, so the loop needs no runtime to await them. A hook that needs I/O
-//! can prepare its answer before the run or in a tool.
+//! `before_tool_call`, `after_tool_call` and `transform_context` may be
+//! plain functions ([`BeforeToolCallHook::new`], …), called on the loop's
+//! task, or return futures ([`BeforeToolCallHook::new_async`], …), which
+//! the loop awaits as Pi awaits its async hooks (an approval a human
+//! answers, a compaction that calls a model). The futures are `'static`
+//! (they own what they need of the call) and [`MaybeSend`].
 
+use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
+use core::future::Future;
 
 use serde_json::{Map, Value};
 
+use super::maybe_send::{BoxFuture, MaybeSend, MaybeSync};
 use super::tool::ToolOutput;
 use crate::message::{Context, Message, ToolCall};
 
@@ -25,13 +31,185 @@ pub enum ToolCallDecision {
     Rewrite(Map<String, Value>),
 }
 
-/// Called before each call runs (after the tool is found).
-pub type BeforeToolCallHook = Arc<dyn Fn(&ToolCall) -> ToolCallDecision + Send + Sync>;
-/// Called with each call's output; returns the output to keep.
-pub type AfterToolCallHook = Arc<dyn Fn(&ToolCall, ToolOutput) -> ToolOutput + Send + Sync>;
+/// A hook's answer: ready now (a plain function) or a future (an async
+/// hook).
+pub(crate) enum HookCall<T> {
+    Ready(T),
+    Pending(BoxFuture<'static, T>),
+}
+
+impl<T> HookCall<T> {
+    pub(crate) async fn get(self) -> T {
+        match self {
+            Self::Ready(value) => value,
+            Self::Pending(future) => future.await,
+        }
+    }
+}
+
+trait BeforeFn: MaybeSend + MaybeSync {
+    fn call(&self, call: &ToolCall) -> HookCall<ToolCallDecision>;
+}
+trait AfterFn: MaybeSend + MaybeSync {
+    fn call(&self, call: &ToolCall, output: ToolOutput) -> HookCall<ToolOutput>;
+}
+trait TransformFn: MaybeSend + MaybeSync {
+    /// `Some`: the future of the transformed context (the copy was moved
+    /// into it); `None`: transformed in place.
+    fn call(&self, context: &mut Context) -> Option<BoxFuture<'static, Context>>;
+}
+
+struct Plain<F>(F);
+struct Async<F>(F);
+
+impl<F: Fn(&ToolCall) -> ToolCallDecision + MaybeSend + MaybeSync> BeforeFn for Plain<F> {
+    fn call(&self, call: &ToolCall) -> HookCall<ToolCallDecision> {
+        HookCall::Ready((self.0)(call))
+    }
+}
+impl<F, Fut> BeforeFn for Async<F>
+where
+    F: Fn(&ToolCall) -> Fut + MaybeSend + MaybeSync,
+    Fut: Future<Output = ToolCallDecision> + MaybeSend + 'static,
+{
+    fn call(&self, call: &ToolCall) -> HookCall<ToolCallDecision> {
+        HookCall::Pending(Box::pin((self.0)(call)))
+    }
+}
+impl<F: Fn(&ToolCall, ToolOutput) -> ToolOutput + MaybeSend + MaybeSync> AfterFn for Plain<F> {
+    fn call(&self, call: &ToolCall, output: ToolOutput) -> HookCall<ToolOutput> {
+        HookCall::Ready((self.0)(call, output))
+    }
+}
+impl<F, Fut> AfterFn for Async<F>
+where
+    F: Fn(&ToolCall, ToolOutput) -> Fut + MaybeSend + MaybeSync,
+    Fut: Future<Output = ToolOutput> + MaybeSend + 'static,
+{
+    fn call(&self, call: &ToolCall, output: ToolOutput) -> HookCall<ToolOutput> {
+        HookCall::Pending(Box::pin((self.0)(call, output)))
+    }
+}
+impl<F: Fn(&mut Context) + MaybeSend + MaybeSync> TransformFn for Plain<F> {
+    fn call(&self, context: &mut Context) -> Option<BoxFuture<'static, Context>> {
+        (self.0)(context);
+        None
+    }
+}
+impl<F, Fut> TransformFn for Async<F>
+where
+    F: Fn(Context) -> Fut + MaybeSend + MaybeSync,
+    Fut: Future<Output = Context> + MaybeSend + 'static,
+{
+    fn call(&self, context: &mut Context) -> Option<BoxFuture<'static, Context>> {
+        Some(Box::pin((self.0)(core::mem::take(context))))
+    }
+}
+
+/// Called before each call runs (after the tool is found): allows, blocks
+/// or rewrites it.
+///
+/// ```
+/// use agentstream::agent::{AgentHooks, BeforeToolCallHook, ToolCallDecision};
+///
+/// // A plain function…
+/// let plain = BeforeToolCallHook::new(|call| {
+///     if call.name == "rm" { ToolCallDecision::Block("not allowed".into()) }
+///     else { ToolCallDecision::Allow }
+/// });
+/// // …or one that returns a future (a human approves).
+/// let asking = BeforeToolCallHook::new_async(|call| {
+///     let name = call.name.clone();
+///     async move {
+///         if name == "rm" { ToolCallDecision::Block("denied".into()) } else { ToolCallDecision::Allow }
+///     }
+/// });
+/// let hooks = AgentHooks::default().with_before_tool_call(asking);
+/// # let _ = plain;
+/// # let _ = hooks;
+/// ```
+#[derive(Clone)]
+pub struct BeforeToolCallHook(Arc<dyn BeforeFn>);
+
+impl BeforeToolCallHook {
+    /// A hook that is a plain function.
+    pub fn new(
+        f: impl Fn(&ToolCall) -> ToolCallDecision + MaybeSend + MaybeSync + 'static,
+    ) -> Self {
+        Self(Arc::new(Plain(f)))
+    }
+
+    /// A hook that returns a future, awaited before the call runs.
+    pub fn new_async<F, Fut>(f: F) -> Self
+    where
+        F: Fn(&ToolCall) -> Fut + MaybeSend + MaybeSync + 'static,
+        Fut: Future<Output = ToolCallDecision> + MaybeSend + 'static,
+    {
+        Self(Arc::new(Async(f)))
+    }
+
+    pub(crate) fn call(&self, call: &ToolCall) -> HookCall<ToolCallDecision> {
+        self.0.call(call)
+    }
+}
+
+/// Called with each call's output (of a tool that ran); returns the
+/// output to keep.
+#[derive(Clone)]
+pub struct AfterToolCallHook(Arc<dyn AfterFn>);
+
+impl AfterToolCallHook {
+    /// A hook that is a plain function.
+    pub fn new(
+        f: impl Fn(&ToolCall, ToolOutput) -> ToolOutput + MaybeSend + MaybeSync + 'static,
+    ) -> Self {
+        Self(Arc::new(Plain(f)))
+    }
+
+    /// A hook that returns a future, awaited before the call's end is
+    /// reported.
+    pub fn new_async<F, Fut>(f: F) -> Self
+    where
+        F: Fn(&ToolCall, ToolOutput) -> Fut + MaybeSend + MaybeSync + 'static,
+        Fut: Future<Output = ToolOutput> + MaybeSend + 'static,
+    {
+        Self(Arc::new(Async(f)))
+    }
+
+    pub(crate) fn call(&self, call: &ToolCall, output: ToolOutput) -> HookCall<ToolOutput> {
+        self.0.call(call, output)
+    }
+}
+
 /// Called on a copy of the context before every model call, for pruning or
 /// compaction; the run's history is not changed.
-pub type TransformContextHook = Arc<dyn Fn(&mut Context) + Send + Sync>;
+#[derive(Clone)]
+pub struct TransformContextHook(Arc<dyn TransformFn>);
+
+impl TransformContextHook {
+    /// A hook that is a plain function, changing the copy in place.
+    pub fn new(f: impl Fn(&mut Context) + MaybeSend + MaybeSync + 'static) -> Self {
+        Self(Arc::new(Plain(f)))
+    }
+
+    /// A hook that returns a future of the context to send (a compaction
+    /// that calls a model, for example).
+    pub fn new_async<F, Fut>(f: F) -> Self
+    where
+        F: Fn(Context) -> Fut + MaybeSend + MaybeSync + 'static,
+        Fut: Future<Output = Context> + MaybeSend + 'static,
+    {
+        Self(Arc::new(Async(f)))
+    }
+
+    /// Transforms `context` (a copy of the run's).
+    pub(crate) async fn apply(&self, context: &mut Context) {
+        if let Some(future) = self.0.call(context) {
+            *context = future.await;
+        }
+    }
+}
+
 /// Drains messages queued by the application (steering or follow-up).
 pub type MessageSource = Arc<dyn Fn() -> Vec<Message> + Send + Sync>;
 
@@ -72,6 +250,42 @@ pub struct AgentHooks {
 }
 
 impl AgentHooks {
+    /// The same hooks with `before_tool_call` set.
+    pub fn with_before_tool_call(mut self, hook: BeforeToolCallHook) -> Self {
+        self.before_tool_call = Some(hook);
+        self
+    }
+
+    /// The same hooks with `after_tool_call` set.
+    pub fn with_after_tool_call(mut self, hook: AfterToolCallHook) -> Self {
+        self.after_tool_call = Some(hook);
+        self
+    }
+
+    /// The same hooks with `transform_context` set.
+    pub fn with_transform_context(mut self, hook: TransformContextHook) -> Self {
+        self.transform_context = Some(hook);
+        self
+    }
+
+    /// The same hooks with the steering queue set.
+    pub fn with_steering(mut self, source: MessageSource) -> Self {
+        self.steering = Some(source);
+        self
+    }
+
+    /// The same hooks with the follow-up queue set.
+    pub fn with_follow_up(mut self, source: MessageSource) -> Self {
+        self.follow_up = Some(source);
+        self
+    }
+
+    /// The same hooks with `steering_mode` set.
+    pub fn with_steering_mode(mut self, mode: SteeringMode) -> Self {
+        self.steering_mode = mode;
+        self
+    }
+
     pub(crate) fn steering(&self) -> Vec<Message> {
         self.steering.as_ref().map(|f| f()).unwrap_or_default()
     }
@@ -93,3 +307,14 @@ impl core::fmt::Debug for AgentHooks {
             .finish()
     }
 }
+
+macro_rules! opaque_debug {
+    ($($name:ident),*) => {$(
+        impl core::fmt::Debug for $name {
+            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                f.debug_struct(stringify!($name)).finish_non_exhaustive()
+            }
+        }
+    )*};
+}
+opaque_debug!(BeforeToolCallHook, AfterToolCallHook, TransformContextHook);

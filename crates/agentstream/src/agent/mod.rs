@@ -1,11 +1,17 @@
 //! The agent loop: a model, a set of tools, and the turns between them.
 //!
+//! [`Agent`] is the object Pi's users drive: it owns the transcript, the
+//! model, the tools, the system prompt and the options, and offers Pi's
+//! operations (prompt, continue, steer, follow up, abort, wait for idle,
+//! reset, subscribe, state); its docs map them one by one. It is built on
+//! the low-level form below.
+//!
 //! [`run_agent`] (or [`agent_loop`], its [`EventStream`](crate::EventStream)
 //! form) calls the model, runs the tool calls of its answer, appends one
 //! `toolResult` per call, and calls the model again until it answers
 //! without tool calls. It emits [`AgentEvent`]s in the JSON shape of Pi's
 //! agent package. It knows no runtime: the tools of a turn are polled
-//! concurrently on the caller's task, or, with a [`SendToolSet`] and a
+//! concurrently on the caller's task, or, with a [`ToolSet`] and a
 //! [`ToolSpawner`], run as tasks of a runtime (the adapters provide
 //! spawners and [`AbortGrace`] timers).
 //!
@@ -124,9 +130,12 @@
 //!   behaviour, kept as an option: the remaining calls are skipped with
 //!   [`SKIPPED_MESSAGE`]
 //!   (`interrupting_steering_skips_the_remaining_calls_with_pi_058_wording`).
-//! - **Hooks are synchronous functions** (Pi's are async), so the loop
-//!   needs no runtime to await them; a hook that needs I/O prepares its
-//!   answer before the run or in a tool.
+//! - **Hooks may be plain functions or return futures**
+//!   ([`BeforeToolCallHook::new`] / [`BeforeToolCallHook::new_async`], …);
+//!   Pi's are always async. A plain one costs no allocation per call.
+//! - **Subscribers are not awaited** ([`Agent::subscribe`]): Pi awaits each
+//!   listener before the loop goes on; here every stream subscriber has a
+//!   bounded queue of its own, read at its own pace (see [`Subscription`]).
 //! - **The validator knows the keywords tool schemas use** (see
 //!   [`validate_arguments`]); TypeBox knows all of JSON Schema, so a
 //!   schema with `pattern`, `oneOf` or `format` is validated here only as
@@ -146,16 +155,26 @@
 //! the new one. That is what Pi does too (its `transformMessages` skips
 //! the same messages).
 
+// On wasm, tools, hooks and subscribers need not be `Send`/`Sync` (see
+// `MaybeSend`), so the `Arc`s that share them are not either: by design.
+#![cfg_attr(target_family = "wasm", allow(clippy::arc_with_non_send_sync))]
+
+mod agent_object;
 mod events;
 mod execute;
 mod gate;
 mod hooks;
+mod maybe_send;
 mod model_turn;
 mod options;
 mod run;
+mod state;
+mod subscribe;
 mod tool;
+mod toolset;
 mod validate;
 
+pub use agent_object::{Agent, WaitForIdle};
 pub use events::AgentEvent;
 pub use execute::TOOL_ABORTED_MESSAGE;
 pub use gate::{GateHandle, GatedTool};
@@ -163,13 +182,19 @@ pub use hooks::{
     AfterToolCallHook, AgentHooks, BeforeToolCallHook, MessageSource, SteeringMode,
     ToolCallDecision, TransformContextHook, SKIPPED_MESSAGE,
 };
+#[doc(hidden)]
+pub use maybe_send::Captures;
+pub use maybe_send::{BoxFuture, MaybeSend, MaybeSync};
 pub use model_turn::NO_TERMINAL_MESSAGE;
 pub use options::{
     AbortGrace, AgentOptions, AgentOutcome, AgentStop, ArgumentValidator, ToolExecution,
 };
 pub use run::{agent_loop, run_agent, AgentEventStream, NOT_EXECUTED_MESSAGE};
+pub use state::{AgentError, AgentFailure, AgentState, QueueMode};
+pub use subscribe::{Lagged, SubscriberId, Subscription, DEFAULT_SUBSCRIBER_CAPACITY};
 pub use tool::{
-    parse_args, AgentTool, ProgressReporter, SendAgentTool, SendExecution, SendToolSet,
-    ToolContext, ToolError, ToolOutput, ToolSet, ToolSpawner, Tools,
+    parse_args, AgentTool, ProgressReporter, SendExecution, ToolContext, ToolError,
+    ToolExecutionResult, ToolFuture, ToolOutput, ToolSpawner, TypedTool,
 };
+pub use toolset::ToolSet;
 pub use validate::{validate_arguments, validate_arguments_strict};

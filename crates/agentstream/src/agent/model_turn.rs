@@ -6,29 +6,36 @@ use futures_util::StreamExt;
 
 use super::events::AgentEvent;
 use crate::message::{AssistantMessage, Context, StopReason};
-use crate::model::{AbortSignal, Model, StreamOptions};
+use crate::model::{AbortSignal, ErrorCause, Model, ModelEvent, StreamOptions};
 
 /// The message a model stream ended without a terminal event gets.
 pub const NO_TERMINAL_MESSAGE: &str = "model stream ended without a terminal event";
 
+/// Streams one model call with `options` (the run's `signal` in place of
+/// theirs); returns its final message and, for a failed call, the typed
+/// cause the model recorded.
 pub(super) async fn stream_turn<M, E>(
     model: &M,
     context: &Context,
+    options: &StreamOptions,
     signal: &AbortSignal,
     emit: &E,
-) -> AssistantMessage
+) -> (AssistantMessage, Option<ErrorCause>)
 where
     M: Model + ?Sized,
     E: Fn(AgentEvent),
 {
-    let mut stream = model.stream(
-        context,
-        StreamOptions::default().with_signal(signal.clone()),
-    );
+    let mut stream = model.stream(context, options.clone().with_signal(signal.clone()));
     let mut started = false;
     while let Some(event) = stream.next().await {
-        if let Some(message) = event.terminal_message() {
-            let message = message.clone();
+        if event.is_terminal() {
+            // The terminal event is not forwarded: its message is taken.
+            let message = match event {
+                ModelEvent::Done { message, .. } | ModelEvent::Error { error: message, .. } => {
+                    *message
+                }
+                _ => continue,
+            };
             if !started {
                 emit(AgentEvent::MessageStart {
                     message: message.clone().into(),
@@ -37,7 +44,11 @@ where
             emit(AgentEvent::MessageEnd {
                 message: message.clone().into(),
             });
-            return message;
+            let cause = match message.stop_reason {
+                StopReason::Error | StopReason::Aborted => stream.error_cause(),
+                _ => None,
+            };
+            return (message, cause);
         }
         // Every non-terminal event carries the message so far.
         let Some(partial) = event.partial().cloned() else {
@@ -67,5 +78,5 @@ where
     emit(AgentEvent::MessageEnd {
         message: message.clone().into(),
     });
-    message
+    (message, Some(ErrorCause::Protocol))
 }

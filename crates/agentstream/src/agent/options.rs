@@ -9,7 +9,7 @@ use core::pin::Pin;
 use serde_json::Value;
 
 use crate::message::Message;
-use crate::model::AbortSignal;
+use crate::model::{AbortSignal, ErrorCause, StreamOptions};
 
 /// Checks a call's arguments against its tool's schema, coercing them in
 /// place, and returns one line per failure (empty: valid). The default is
@@ -63,6 +63,10 @@ pub struct AgentOptions {
     pub validator: Option<ArgumentValidator>,
     /// Hooks, steering and follow-up queues.
     pub hooks: super::AgentHooks,
+    /// The options of every model call (temperature, max tokens, reasoning
+    /// effort, tool choice, stop sequences, response format); the run's
+    /// abort signal replaces their `signal`.
+    pub stream: StreamOptions,
 }
 
 impl Default for AgentOptions {
@@ -74,6 +78,7 @@ impl Default for AgentOptions {
             abort_grace: None,
             validator: Some(super::validate_arguments),
             hooks: super::AgentHooks::default(),
+            stream: StreamOptions::default(),
         }
     }
 }
@@ -109,6 +114,20 @@ impl AgentOptions {
         self
     }
 
+    /// Options with the model calls' options set.
+    ///
+    /// ```
+    /// use agentstream::agent::AgentOptions;
+    /// use agentstream::model::StreamOptions;
+    /// let options = AgentOptions::default()
+    ///     .with_stream_options(StreamOptions::default().with_temperature(0.2).with_max_tokens(256));
+    /// assert_eq!(options.stream.max_tokens, Some(256));
+    /// ```
+    pub fn with_stream_options(mut self, stream: StreamOptions) -> Self {
+        self.stream = stream;
+        self
+    }
+
     /// Options with `signal` set.
     pub fn with_signal(mut self, signal: AbortSignal) -> Self {
         self.signal = Some(signal);
@@ -131,7 +150,7 @@ pub enum AgentStop {
 }
 
 /// The result of a run.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct AgentOutcome {
     /// The messages the run added (prompts included), in history order.
@@ -140,6 +159,24 @@ pub struct AgentOutcome {
     pub stop: AgentStop,
     /// How many model calls it made.
     pub turns: usize,
+    /// The typed cause of the failed model call that ended the run
+    /// ([`AgentStop::Error`], or [`AgentStop::Aborted`] by the model call),
+    /// when the model recorded one: a 401 is not a 429. The message's
+    /// `errorMessage` is its text.
+    pub error_cause: Option<ErrorCause>,
+}
+
+impl AgentOutcome {
+    /// The `errorMessage` of the turn that ended the run, if it failed.
+    pub fn error_message(&self) -> Option<&str> {
+        match self.stop {
+            AgentStop::Error | AgentStop::Aborted => match self.messages.last() {
+                Some(Message::Assistant(message)) => message.error_message.as_deref(),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
 }
 
 impl core::fmt::Debug for AgentOptions {
@@ -151,6 +188,7 @@ impl core::fmt::Debug for AgentOptions {
             .field("abort_grace", &self.abort_grace.is_some())
             .field("validator", &self.validator.is_some())
             .field("hooks", &self.hooks)
+            .field("stream", &self.stream)
             .finish()
     }
 }

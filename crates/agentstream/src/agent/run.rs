@@ -8,10 +8,11 @@ use super::events::AgentEvent;
 use super::execute::{emit_result_message, run_calls, settle_unrun, unrun_result};
 use super::model_turn::stream_turn;
 use super::options::{AgentOptions, AgentOutcome, AgentStop};
-use super::tool::Tools;
+use super::toolset::ToolSet;
 use crate::event_stream::EventStream;
 use crate::message::{Context, Message, StopReason, ToolCall};
 use crate::model::Model;
+use crate::sync::Lock;
 
 /// The text of the result given to each call of a turn that was cut off
 /// (`length`, `error` or `aborted`), whose calls are never executed.
@@ -50,8 +51,10 @@ pub type AgentEventStream = EventStream<AgentEvent, AgentOutcome, Infallible>;
 ///
 /// and the rest of the list is in the [module docs](super#where-we-deliberately-differ-and-why).
 ///
-/// The future is `Send` when the model, the tool set (a [`SendToolSet`](super::SendToolSet))
-/// and `emit` are `Sync`, so a multi-threaded runtime can run it.
+/// `emit` is `FnMut`: it is called once per event, in order, never
+/// re-entered. The future is `Send` when the model is `Sync` and `emit` is
+/// `Send` (the tools always are on native targets), so a multi-threaded
+/// runtime can run it.
 ///
 /// ```
 /// use agentstream::agent::{run_agent, AgentOptions, AgentStop, ToolSet};
@@ -70,9 +73,9 @@ pub type AgentEventStream = EventStream<AgentEvent, AgentOutcome, Infallible>;
 /// assert_eq!(outcome.stop, AgentStop::Completed);
 /// assert_eq!(outcome.messages.len(), 2);
 /// ```
-pub async fn run_agent<M, T, E>(
+pub async fn run_agent<M, E>(
     model: &M,
-    tools: &T,
+    tools: &ToolSet<'_>,
     mut context: Context,
     prompts: Vec<Message>,
     options: AgentOptions,
@@ -80,10 +83,13 @@ pub async fn run_agent<M, T, E>(
 ) -> AgentOutcome
 where
     M: Model + ?Sized,
-    T: Tools + ?Sized,
-    E: Fn(AgentEvent),
+    E: FnMut(AgentEvent),
 {
-    let emit = &emit;
+    // The tools of a turn run concurrently and each reports its own events,
+    // so the callback is shared behind the crate's lock (never contended:
+    // every event is emitted from the run's own task, one at a time).
+    let emit = Lock::new(emit);
+    let emit = &|event: AgentEvent| emit.with(|emit| emit(event));
     let signal = options.signal.clone().unwrap_or_default();
     let definitions = tools.definitions();
     if !definitions.is_empty() {
@@ -92,6 +98,7 @@ where
     // The run's messages are the tail of the history from here on.
     let base = context.messages.len();
     let mut turns = 0usize;
+    let mut error_cause = None;
     emit(AgentEvent::AgentStart);
     let mut pending = prompts;
     // Pi polls the steering queue once before the first turn too: a
@@ -109,16 +116,18 @@ where
             record(message, &mut context, emit);
         }
         turns += 1;
-        let assistant = match &options.hooks.transform_context {
+        let (assistant, cause) = match &options.hooks.transform_context {
             Some(transform) => {
                 let mut request = context.clone();
-                transform(&mut request);
-                stream_turn(model, &request, &signal, emit).await
+                transform.apply(&mut request).await;
+                stream_turn(model, &request, &options.stream, &signal, emit).await
             }
-            None => stream_turn(model, &context, &signal, emit).await,
+            None => stream_turn(model, &context, &options.stream, &signal, emit).await,
         };
+        error_cause = cause;
         context.messages.push(assistant.clone().into());
-        let calls: Vec<ToolCall> = assistant.tool_calls().cloned().collect();
+        // Borrowed from the turn's message, which outlives the batch.
+        let calls: Vec<&ToolCall> = assistant.tool_calls().collect();
         let (results, steered) = match assistant.stop_reason {
             // A turn cut off by the length limit: its calls may hold
             // truncated arguments and are not executed; each gets a start,
@@ -149,21 +158,25 @@ where
             }
             _ => run_calls(tools, &calls, &signal, &options, emit).await,
         };
+        let no_calls = calls.is_empty();
         context
             .messages
             .extend(results.iter().cloned().map(Message::from));
+        let failed = match assistant.stop_reason {
+            StopReason::Error => Some(AgentStop::Error),
+            StopReason::Aborted => Some(AgentStop::Aborted),
+            _ => None,
+        };
         emit(AgentEvent::TurnEnd {
-            message: assistant.clone(),
+            message: assistant,
             tool_results: results,
         });
-        match assistant.stop_reason {
-            StopReason::Error => break AgentStop::Error,
-            StopReason::Aborted => break AgentStop::Aborted,
-            _ => {}
+        if let Some(stop) = failed {
+            break stop;
         }
         pending = steered;
         pending.extend(options.hooks.steering());
-        if pending.is_empty() && calls.is_empty() {
+        if pending.is_empty() && no_calls {
             pending = options.hooks.follow_up();
             if pending.is_empty() {
                 break AgentStop::Completed;
@@ -178,13 +191,17 @@ where
         messages: added,
         stop,
         turns,
+        error_cause: match stop {
+            AgentStop::Error | AgentStop::Aborted => error_cause,
+            _ => None,
+        },
     }
 }
 
 /// A message that enters the history whole (a prompt, a steering or
 /// follow-up message, a tool result): `message_start` and `message_end`,
 /// then appended to the history.
-fn record<E: Fn(AgentEvent)>(message: Message, context: &mut Context, emit: &E) {
+fn record<E: Fn(AgentEvent) + ?Sized>(message: Message, context: &mut Context, emit: &E) {
     emit(AgentEvent::MessageStart {
         message: message.clone(),
     });
@@ -196,6 +213,10 @@ fn record<E: Fn(AgentEvent)>(message: Message, context: &mut Context, emit: &E) 
 
 /// Like [`run_agent`], as an [`AgentEventStream`] and the future that
 /// produces it. Poll the future (or spawn it) and read the stream.
+///
+/// Dropping the stream (and every handle on its result) stops the run:
+/// the future completes at its next poll, dropping the model call and the
+/// running tools, and no further model or tool call is made.
 ///
 /// ```
 /// use agentstream::agent::{agent_loop, AgentOptions, AgentStop, ToolSet};
@@ -215,25 +236,37 @@ fn record<E: Fn(AgentEvent)>(message: Message, context: &mut Context, emit: &E) 
 /// assert_eq!(types.first(), Some(&"agent_start"));
 /// assert_eq!(types.last(), Some(&"agent_end"));
 /// ```
-pub fn agent_loop<'a, M, T>(
+pub fn agent_loop<'a, 't: 'a, M>(
     model: &'a M,
-    tools: &'a T,
+    tools: &'a ToolSet<'t>,
     context: Context,
     prompts: Vec<Message>,
     options: AgentOptions,
-) -> (AgentEventStream, impl Future<Output = ()> + 'a)
+) -> (
+    AgentEventStream,
+    impl Future<Output = ()> + 'a + super::maybe_send::Captures<'t>,
+)
 where
     M: Model + ?Sized,
-    T: Tools + ?Sized,
 {
     let (producer, events) = EventStream::channel();
     let run = async move {
-        let outcome = run_agent(model, tools, context, prompts, options, |event| {
-            // A consumer that went away refuses events; the run goes on so
-            // that its result stays available.
-            let _ = producer.push(event);
-        })
-        .await;
+        let closed = producer.closed();
+        let outcome = {
+            let run = run_agent(model, tools, context, prompts, options, |event| {
+                // Refused only once nobody observes the stream; `closed`
+                // then ends the run.
+                let _ = producer.push(event);
+            });
+            let run = core::pin::pin!(run);
+            // `closed` first: once nobody listens, the run is not polled
+            // again (no further model or tool call starts).
+            match futures_util::future::select(closed, run).await {
+                futures_util::future::Either::Right((outcome, _)) => outcome,
+                // Nobody is left to tell: drop the run where it is.
+                futures_util::future::Either::Left(((), _)) => return,
+            }
+        };
         let _ = producer.finish(outcome);
     };
     (events, run)

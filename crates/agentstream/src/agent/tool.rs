@@ -1,22 +1,28 @@
-//! Tools: the [`AgentTool`] trait, what a call gets and returns, and the
-//! heterogeneous [`ToolSet`].
+//! Tools: the [`AgentTool`] trait (and its typed form, [`TypedTool`]), what
+//! a call gets and what it returns.
+//!
+//! One trait family serves every host: a tool is [`MaybeSend`] +
+//! [`MaybeSync`] and its calls are [`MaybeSend`] futures, which is `Send`
+//! on native targets (so a multi-threaded runtime can run the agent, and a
+//! [`ToolSpawner`] can run each call as a task) and no bound on `wasm`
+//! targets (so a browser tool can hold a `JsValue`).
 
-use alloc::borrow::ToOwned;
-use alloc::boxed::Box;
-use alloc::string::{String, ToString};
+use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::convert::Infallible;
 use core::fmt;
 use core::future::Future;
 use core::marker::PhantomData;
-use core::pin::Pin;
 
 use serde::de::DeserializeOwned;
+use serde::ser::{SerializeMap, Serializer};
+use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::message::{text, ContentBlock, Tool as ToolDefinition};
-use crate::model::AbortSignal;
+use super::maybe_send::{BoxFuture, MaybeSend, MaybeSync};
+use crate::message::{text, ContentBlock};
+use crate::model::{AbortSignal, SharedError};
 use crate::Producer;
 
 /// What a tool returns: content blocks for the model (text and images, as
@@ -58,11 +64,57 @@ impl ToolOutput {
     }
 }
 
+/// The `result` of a `tool_execution_end` event: what the call produced,
+/// typed. Serializes as Pi's `{content, details}` (no `details` key when
+/// there are none); whether it is an error is the event's `isError`.
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
+pub struct ToolExecutionResult {
+    /// The blocks the model sees.
+    pub content: Vec<ContentBlock>,
+    /// Data for the application.
+    pub details: Option<Value>,
+}
+
+impl ToolExecutionResult {
+    /// A result of these blocks and details.
+    pub fn new(content: Vec<ContentBlock>, details: Option<Value>) -> Self {
+        Self { content, details }
+    }
+}
+
+impl Serialize for ToolExecutionResult {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("content", &self.content)?;
+        if let Some(details) = &self.details {
+            map.serialize_entry("details", details)?;
+        }
+        map.end()
+    }
+}
+
 /// A tool's failure; the loop turns it into an error `toolResult` whose
-/// text is the message.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// text is the message and whose `details` are the error's
+/// [`details`](Self::details).
+///
+/// ```
+/// use agentstream::agent::ToolError;
+/// use core::error::Error;
+///
+/// let io = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
+/// let error = ToolError::new("README.md: not found")
+///     .with_details(serde_json::json!({"path": "README.md"}))
+///     .with_source(io);
+/// assert_eq!(error.to_string(), "README.md: not found");
+/// assert_eq!(error.details().unwrap()["path"], "README.md");
+/// assert_eq!(error.source().unwrap().to_string(), "no such file");
+/// ```
+#[derive(Debug, Clone)]
 pub struct ToolError {
     message: String,
+    details: Option<Value>,
+    source: Option<SharedError>,
 }
 
 impl ToolError {
@@ -70,12 +122,41 @@ impl ToolError {
     pub fn new(message: impl Into<String>) -> Self {
         Self {
             message: message.into(),
+            details: None,
+            source: None,
         }
+    }
+
+    /// The same error with `details` for the application (they become the
+    /// result's `details`).
+    pub fn with_details(mut self, details: Value) -> Self {
+        self.details = Some(details);
+        self
+    }
+
+    /// The same error caused by `source` (its [`source`](core::error::Error::source)).
+    pub fn with_source(mut self, source: impl core::error::Error + Send + Sync + 'static) -> Self {
+        self.source = Some(Arc::new(source));
+        self
     }
 
     /// The message.
     pub fn message(&self) -> &str {
         &self.message
+    }
+
+    /// The details, if any.
+    pub fn details(&self) -> Option<&Value> {
+        self.details.as_ref()
+    }
+
+    /// The error result the loop records for this failure.
+    pub(crate) fn into_output(self) -> ToolOutput {
+        ToolOutput {
+            content: alloc::vec![text(self.message)],
+            details: self.details,
+            is_error: true,
+        }
     }
 }
 
@@ -85,11 +166,18 @@ impl fmt::Display for ToolError {
     }
 }
 
-impl core::error::Error for ToolError {}
+impl core::error::Error for ToolError {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        self.source
+            .as_deref()
+            .map(|e| e as &(dyn core::error::Error + 'static))
+    }
+}
 
 /// Deserializes a call's arguments into `T`.
 ///
-/// The error reads `invalid arguments for <tool>: <serde's message>`.
+/// The error reads `invalid arguments for <tool>: <serde's message>`, with
+/// serde's error as its source.
 ///
 /// ```
 /// use agentstream::agent::parse_args;
@@ -106,8 +194,9 @@ pub fn parse_args<T: DeserializeOwned>(
     tool_name: &str,
     arguments: &Map<String, Value>,
 ) -> Result<T, ToolError> {
-    serde_json::from_value(Value::Object(arguments.clone()))
-        .map_err(|e| ToolError::new(alloc::format!("invalid arguments for {tool_name}: {e}")))
+    T::deserialize(arguments).map_err(|e| {
+        ToolError::new(alloc::format!("invalid arguments for {tool_name}: {e}")).with_source(e)
+    })
 }
 
 /// Reports a tool's progress; each report becomes a
@@ -115,7 +204,7 @@ pub fn parse_args<T: DeserializeOwned>(
 ///
 /// Reports go through a channel that the loop drains whenever it polls the
 /// call, so a tool running on another thread (see
-/// [`SendToolSet::with_spawner`]) reports in real time too. The channel is
+/// [`ToolSet::with_spawner`](super::ToolSet::with_spawner)) reports in real time too. The channel is
 /// unbounded: a tool that reports in a tight loop without yielding buffers
 /// its reports until the loop polls it.
 pub struct ProgressReporter<'a> {
@@ -160,8 +249,10 @@ pub struct ToolContext<'a> {
 
 /// A tool the agent can call.
 ///
-/// `execute` is an `async fn`; a [`ToolSet`] holds tools of different types
-/// without the user boxing anything.
+/// `execute` is an `async fn`; a [`ToolSet`](super::ToolSet) holds tools
+/// of different types without the user boxing anything. The tool and its
+/// calls' futures must be `Send`/`Sync` on native targets and need not be
+/// on `wasm` (see [`MaybeSend`]).
 ///
 /// ```
 /// use agentstream::agent::{AgentTool, ToolContext, ToolError, ToolOutput};
@@ -181,7 +272,7 @@ pub struct ToolContext<'a> {
 ///     }
 /// }
 /// ```
-pub trait AgentTool {
+pub trait AgentTool: MaybeSend + MaybeSync {
     /// The name the model calls it by.
     fn name(&self) -> &str;
     /// What it does, for the model.
@@ -200,87 +291,108 @@ pub trait AgentTool {
         &self,
         args: Map<String, Value>,
         cx: ToolContext<'_>,
-    ) -> impl Future<Output = Result<ToolOutput, ToolError>>;
+    ) -> impl Future<Output = Result<ToolOutput, ToolError>> + MaybeSend;
 }
 
-/// A tool whose calls are `Send` futures, so that a runtime adapter can run
-/// them on its threads (see [`SendToolSet`]).
-///
-/// Every `SendAgentTool` is an [`AgentTool`], so it also goes into a plain
-/// [`ToolSet`].
+/// A tool whose arguments are a `serde` type: the loop validates the
+/// model's arguments against [`parameters`](Self::parameters) (the schema,
+/// given by the tool) and deserializes them into [`Args`](Self::Args);
+/// arguments that do not deserialize give an error result reading
+/// `invalid arguments for <tool>: …`. Every `TypedTool` is an
+/// [`AgentTool`].
 ///
 /// ```
-/// use agentstream::agent::{SendAgentTool, SendToolSet, ToolContext, ToolError, ToolOutput};
-/// use serde_json::{json, Map, Value};
+/// use agentstream::agent::{ToolContext, ToolError, ToolOutput, ToolSet, TypedTool};
+/// use serde_json::{json, Value};
 ///
-/// struct Clock;
-/// impl SendAgentTool for Clock {
-///     fn name(&self) -> &str { "clock" }
-///     fn description(&self) -> &str { "Says the time." }
-///     fn parameters(&self) -> Value { json!({"type": "object"}) }
-///     async fn execute(&self, _: Map<String, Value>, _: ToolContext<'_>)
-///         -> Result<ToolOutput, ToolError>
-///     {
-///         Ok(ToolOutput::text("noon"))
+/// #[derive(serde::Deserialize)]
+/// struct AddArgs { a: i64, b: i64 }
+///
+/// struct Add;
+/// impl TypedTool for Add {
+///     type Args = AddArgs;
+///     fn name(&self) -> &str { "add" }
+///     fn description(&self) -> &str { "Adds two integers." }
+///     fn parameters(&self) -> Value {
+///         json!({"type": "object", "required": ["a", "b"],
+///                "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}})
+///     }
+///     async fn call(&self, args: AddArgs, _cx: ToolContext<'_>) -> Result<ToolOutput, ToolError> {
+///         Ok(ToolOutput::text((args.a + args.b).to_string()))
 ///     }
 /// }
-/// let tools = SendToolSet::new().with(Clock);
-/// fn is_send<T: Send + Sync>(_: &T) {}
-/// is_send(&tools);
+/// let tools = ToolSet::new().with(Add);
+/// assert!(tools.contains("add"));
 /// ```
-pub trait SendAgentTool: Send + Sync {
+pub trait TypedTool: MaybeSend + MaybeSync {
+    /// The arguments' type.
+    type Args: DeserializeOwned + MaybeSend;
     /// The name the model calls it by.
     fn name(&self) -> &str;
     /// What it does, for the model.
     fn description(&self) -> &str;
-    /// The JSON Schema of its arguments.
+    /// The JSON Schema of [`Args`](Self::Args).
     fn parameters(&self) -> Value;
     /// Whether its calls must run alone (see [`AgentTool::sequential`]).
     fn sequential(&self) -> bool {
         false
     }
-    /// Runs one call.
-    fn execute(
+    /// Runs one call with its deserialized arguments.
+    fn call(
         &self,
-        args: Map<String, Value>,
+        args: Self::Args,
         cx: ToolContext<'_>,
-    ) -> impl Future<Output = Result<ToolOutput, ToolError>> + Send;
+    ) -> impl Future<Output = Result<ToolOutput, ToolError>> + MaybeSend;
 }
 
-impl<T: SendAgentTool> AgentTool for T {
+impl<T: TypedTool> AgentTool for T {
     fn name(&self) -> &str {
-        SendAgentTool::name(self)
+        TypedTool::name(self)
     }
     fn description(&self) -> &str {
-        SendAgentTool::description(self)
+        TypedTool::description(self)
     }
     fn parameters(&self) -> Value {
-        SendAgentTool::parameters(self)
+        TypedTool::parameters(self)
     }
     fn sequential(&self) -> bool {
-        SendAgentTool::sequential(self)
+        TypedTool::sequential(self)
     }
     fn execute(
         &self,
         args: Map<String, Value>,
         cx: ToolContext<'_>,
-    ) -> impl Future<Output = Result<ToolOutput, ToolError>> {
-        SendAgentTool::execute(self, args, cx)
+    ) -> impl Future<Output = Result<ToolOutput, ToolError>> + MaybeSend {
+        let parsed = parse_args::<T::Args>(TypedTool::name(self), &args);
+        async move {
+            match parsed {
+                Ok(args) => self.call(args, cx).await,
+                Err(error) => Err(error),
+            }
+        }
     }
 }
 
-type BoxedExecution<'a> = Pin<Box<dyn Future<Output = Result<ToolOutput, ToolError>> + 'a>>;
+/// The future of one call of a tool.
+pub type ToolFuture<'a> = BoxFuture<'a, Result<ToolOutput, ToolError>>;
+
+/// The future of one call detached from the loop (`'static`, and `Send` on
+/// native targets), as a [`ToolSpawner`] receives and returns it.
+pub type SendExecution = ToolFuture<'static>;
+
+/// Runs a detached call somewhere else (a runtime's worker threads, for
+/// example) and returns a future of its outcome; dropping that future
+/// should cancel the call. The runtime adapters provide one each
+/// (`agentstream_tokio::tool_spawner()`, …).
+pub type ToolSpawner = Arc<dyn Fn(SendExecution) -> SendExecution + Send + Sync>;
 
 /// The object-safe face of an [`AgentTool`].
-trait DynTool {
+pub(crate) trait DynTool: MaybeSend + MaybeSync {
     fn name(&self) -> &str;
     fn description(&self) -> &str;
     fn sequential(&self) -> bool;
-    fn execute_boxed<'a>(
-        &'a self,
-        args: Map<String, Value>,
-        cx: ToolContext<'a>,
-    ) -> BoxedExecution<'a>;
+    fn execute_boxed<'a>(&'a self, args: Map<String, Value>, cx: ToolContext<'a>)
+        -> ToolFuture<'a>;
 }
 
 impl<T: AgentTool> DynTool for T {
@@ -297,310 +409,7 @@ impl<T: AgentTool> DynTool for T {
         &'a self,
         args: Map<String, Value>,
         cx: ToolContext<'a>,
-    ) -> BoxedExecution<'a> {
-        Box::pin(self.execute(args, cx))
-    }
-}
-
-/// Tools of any types, looked up by name.
-///
-/// ```
-/// # use agentstream::agent::{AgentTool, ToolContext, ToolError, ToolOutput, ToolSet};
-/// # use serde_json::{Map, Value};
-/// # struct A; struct B;
-/// # impl AgentTool for A { fn name(&self) -> &str { "a" } fn description(&self) -> &str { "" }
-/// #   fn parameters(&self) -> Value { Value::Null }
-/// #   async fn execute(&self, _: Map<String, Value>, _: ToolContext<'_>) -> Result<ToolOutput, ToolError> { Ok(ToolOutput::text("a")) } }
-/// # impl AgentTool for B { fn name(&self) -> &str { "b" } fn description(&self) -> &str { "" }
-/// #   fn parameters(&self) -> Value { Value::Null }
-/// #   async fn execute(&self, _: Map<String, Value>, _: ToolContext<'_>) -> Result<ToolOutput, ToolError> { Ok(ToolOutput::text("b")) } }
-/// let tools = ToolSet::new().with(A).with(B);
-/// assert_eq!(tools.len(), 2);
-/// assert!(tools.contains("b"));
-/// ```
-#[derive(Default)]
-pub struct ToolSet<'t> {
-    /// Each tool with its parameter schema, asked for once at insertion.
-    tools: Vec<(Box<dyn DynTool + 't>, Value)>,
-}
-
-impl<'t> ToolSet<'t> {
-    /// An empty set.
-    pub fn new() -> Self {
-        Self { tools: Vec::new() }
-    }
-
-    /// Adds `tool`, replacing any tool of the same name.
-    pub fn with(mut self, tool: impl AgentTool + 't) -> Self {
-        self.insert(tool);
-        self
-    }
-
-    /// Adds `tool`, replacing any tool of the same name.
-    pub fn insert(&mut self, tool: impl AgentTool + 't) {
-        let name = AgentTool::name(&tool).to_string();
-        self.tools.retain(|(t, _)| t.name() != name);
-        let schema = AgentTool::parameters(&tool);
-        self.tools.push((Box::new(tool), schema));
-    }
-
-    /// How many tools the set holds.
-    pub fn len(&self) -> usize {
-        self.tools.len()
-    }
-
-    /// Whether the set is empty.
-    pub fn is_empty(&self) -> bool {
-        self.tools.is_empty()
-    }
-
-    /// Whether a tool of this name is in the set.
-    pub fn contains(&self, name: &str) -> bool {
-        self.tools.iter().any(|(t, _)| t.name() == name)
-    }
-
-    /// The tool definitions for the model's context, in insertion order.
-    pub fn definitions(&self) -> Vec<ToolDefinition> {
-        self.tools
-            .iter()
-            .map(|(t, schema)| ToolDefinition {
-                name: t.name().to_string(),
-                description: t.description().to_string(),
-                parameters: schema.clone(),
-                extra: Map::new(),
-            })
-            .collect()
-    }
-
-    /// The parameter schema of the tool called `name` (as the tool gave
-    /// it when it was added).
-    pub fn parameters(&self, name: &str) -> Option<&Value> {
-        self.tools
-            .iter()
-            .find(|(t, _)| t.name() == name)
-            .map(|(_, schema)| schema)
-    }
-
-    fn find(&self, name: &str) -> Option<&(dyn DynTool + 't)> {
-        self.tools
-            .iter()
-            .find(|(t, _)| t.name() == name)
-            .map(|(t, _)| &**t)
-    }
-}
-
-impl Tools for ToolSet<'_> {
-    type Execution<'a>
-        = BoxedExecution<'a>
-    where
-        Self: 'a;
-
-    fn definitions(&self) -> Vec<ToolDefinition> {
-        ToolSet::definitions(self)
-    }
-
-    fn parameters(&self, name: &str) -> Option<&Value> {
-        ToolSet::parameters(self, name)
-    }
-
-    fn sequential(&self, name: &str) -> bool {
-        self.find(name).is_some_and(|t| t.sequential())
-    }
-
-    fn execute<'a>(
-        &'a self,
-        name: &str,
-        args: Map<String, Value>,
-        cx: ToolContext<'a>,
-    ) -> Option<Self::Execution<'a>> {
-        self.find(name).map(|t| t.execute_boxed(args, cx))
-    }
-}
-
-impl fmt::Debug for ToolSet<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_list()
-            .entries(self.tools.iter().map(|(t, _)| t.name()))
-            .finish()
-    }
-}
-
-mod sealed {
-    pub trait Sealed {}
-    impl Sealed for super::ToolSet<'_> {}
-    impl Sealed for super::SendToolSet {}
-}
-
-/// A set of tools the loop can run: [`ToolSet`] (any tools) or
-/// [`SendToolSet`] (`Send` tools, whose runs are `Send` futures). Sealed.
-pub trait Tools: sealed::Sealed {
-    /// The future of one call.
-    type Execution<'a>: Future<Output = Result<ToolOutput, ToolError>> + 'a
-    where
-        Self: 'a;
-    /// The tool definitions for the model's context, in insertion order.
-    fn definitions(&self) -> Vec<ToolDefinition>;
-    /// The parameter schema of the tool called `name`.
-    fn parameters(&self, name: &str) -> Option<&Value>;
-    /// Whether the tool called `name` runs its calls alone.
-    fn sequential(&self, name: &str) -> bool;
-    /// Starts a call of the tool called `name` (`None`: no such tool).
-    fn execute<'a>(
-        &'a self,
-        name: &str,
-        args: Map<String, Value>,
-        cx: ToolContext<'a>,
-    ) -> Option<Self::Execution<'a>>;
-}
-
-/// The future of one call of a `Send` tool, detached from the loop.
-pub type SendExecution =
-    Pin<Box<dyn Future<Output = Result<ToolOutput, ToolError>> + Send + 'static>>;
-
-/// Runs a detached call somewhere else (a runtime's worker threads, for
-/// example) and returns a future of its outcome; dropping that future
-/// should cancel the call. The runtime adapters provide one each
-/// (`agentstream_tokio::tool_spawner()`, …).
-pub type ToolSpawner = Arc<dyn Fn(SendExecution) -> SendExecution + Send + Sync>;
-
-trait DynSendTool: Send + Sync {
-    fn name(&self) -> &str;
-    fn description(&self) -> &str;
-    fn sequential(&self) -> bool;
-    fn execute_boxed<'a>(
-        &'a self,
-        args: Map<String, Value>,
-        cx: ToolContext<'a>,
-    ) -> Pin<Box<dyn Future<Output = Result<ToolOutput, ToolError>> + Send + 'a>>;
-}
-
-impl<T: SendAgentTool> DynSendTool for T {
-    fn name(&self) -> &str {
-        SendAgentTool::name(self)
-    }
-    fn description(&self) -> &str {
-        SendAgentTool::description(self)
-    }
-    fn sequential(&self) -> bool {
-        SendAgentTool::sequential(self)
-    }
-    fn execute_boxed<'a>(
-        &'a self,
-        args: Map<String, Value>,
-        cx: ToolContext<'a>,
-    ) -> Pin<Box<dyn Future<Output = Result<ToolOutput, ToolError>> + Send + 'a>> {
-        Box::pin(SendAgentTool::execute(self, args, cx))
-    }
-}
-
-/// `Send` tools, looked up by name: a run over them is a `Send` future
-/// (when the model and the event callback are `Sync`), and with
-/// [`with_spawner`](Self::with_spawner) each call runs as a task of a
-/// runtime, on its threads.
-#[derive(Default, Clone)]
-pub struct SendToolSet {
-    /// Each tool with its parameter schema, asked for once at insertion.
-    tools: Vec<(Arc<dyn DynSendTool>, Value)>,
-    spawner: Option<ToolSpawner>,
-}
-
-impl SendToolSet {
-    /// An empty set.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Adds `tool`, replacing any tool of the same name.
-    pub fn with(mut self, tool: impl SendAgentTool + 'static) -> Self {
-        self.insert(tool);
-        self
-    }
-
-    /// Adds `tool`, replacing any tool of the same name.
-    pub fn insert(&mut self, tool: impl SendAgentTool + 'static) {
-        let name = SendAgentTool::name(&tool).to_string();
-        self.tools.retain(|(t, _)| t.name() != name);
-        let schema = SendAgentTool::parameters(&tool);
-        self.tools.push((Arc::new(tool), schema));
-    }
-
-    /// Runs every call through `spawner` (a runtime's task spawner).
-    pub fn with_spawner(mut self, spawner: ToolSpawner) -> Self {
-        self.spawner = Some(spawner);
-        self
-    }
-
-    /// How many tools the set holds.
-    pub fn len(&self) -> usize {
-        self.tools.len()
-    }
-
-    /// Whether the set is empty.
-    pub fn is_empty(&self) -> bool {
-        self.tools.is_empty()
-    }
-
-    fn find(&self, name: &str) -> Option<&(Arc<dyn DynSendTool>, Value)> {
-        self.tools.iter().find(|(t, _)| t.name() == name)
-    }
-}
-
-impl Tools for SendToolSet {
-    type Execution<'a> = SendExecution;
-
-    fn definitions(&self) -> Vec<ToolDefinition> {
-        self.tools
-            .iter()
-            .map(|(t, schema)| ToolDefinition {
-                name: t.name().to_string(),
-                description: t.description().to_string(),
-                parameters: schema.clone(),
-                extra: Map::new(),
-            })
-            .collect()
-    }
-
-    fn parameters(&self, name: &str) -> Option<&Value> {
-        self.find(name).map(|(_, schema)| schema)
-    }
-
-    fn sequential(&self, name: &str) -> bool {
-        self.find(name).is_some_and(|(t, _)| t.sequential())
-    }
-
-    fn execute<'a>(
-        &'a self,
-        name: &str,
-        args: Map<String, Value>,
-        cx: ToolContext<'a>,
-    ) -> Option<SendExecution> {
-        let tool = Arc::clone(&self.find(name)?.0);
-        let id = cx.tool_call_id.to_owned();
-        let signal = cx.signal.clone();
-        let progress = cx.progress.detach();
-        let detached: SendExecution = Box::pin(async move {
-            let cx = ToolContext {
-                tool_call_id: &id,
-                signal,
-                progress,
-            };
-            tool.execute_boxed(args, cx).await
-        });
-        Some(match &self.spawner {
-            Some(spawn) => spawn(detached),
-            None => detached,
-        })
-    }
-}
-
-impl fmt::Debug for SendToolSet {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SendToolSet")
-            .field(
-                "tools",
-                &self.tools.iter().map(|(t, _)| t.name()).collect::<Vec<_>>(),
-            )
-            .field("spawner", &self.spawner.is_some())
-            .finish()
+    ) -> ToolFuture<'a> {
+        alloc::boxed::Box::pin(self.execute(args, cx))
     }
 }

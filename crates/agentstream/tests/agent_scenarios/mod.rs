@@ -28,13 +28,13 @@ use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use agentstream::agent::{
-    run_agent, AgentEvent, AgentHooks, AgentOptions, AgentOutcome, AgentStop, MessageSource,
-    SendAgentTool, SendToolSet, ToolCallDecision, ToolContext, ToolError, ToolExecution,
-    ToolOutput, NOT_EXECUTED_MESSAGE,
+    run_agent, AfterToolCallHook, AgentEvent, AgentHooks, AgentOptions, AgentOutcome, AgentStop,
+    AgentTool, BeforeToolCallHook, MessageSource, ToolCallDecision, ToolContext, ToolError,
+    ToolExecution, ToolOutput, ToolSet, TransformContextHook, NOT_EXECUTED_MESSAGE,
 };
 use agentstream::message::{
     assistant, text, tool_call, user_blocks, validate_linkage, ContentBlock, Context, Message,
-    StopReason,
+    StopReason, ToolCall,
 };
 use agentstream::model::{
     AbortController, Model, ModelStream, ScriptStep, ScriptedModel, ScriptedTurn, StreamOptions,
@@ -413,7 +413,7 @@ impl Read {
     }
 }
 
-impl SendAgentTool for Read {
+impl AgentTool for Read {
     fn name(&self) -> &str {
         "read"
     }
@@ -458,7 +458,7 @@ struct Custom<F> {
     run: F,
 }
 
-impl<F, Fut> SendAgentTool for Custom<F>
+impl<F, Fut> AgentTool for Custom<F>
 where
     F: Fn(ToolContext<'_>, Map<String, Value>) -> Fut + Send + Sync,
     Fut: core::future::Future<Output = Result<ToolOutput, ToolError>> + Send,
@@ -541,7 +541,7 @@ impl Queued {
 async fn record(
     line_sink: Option<LineSink>,
     turns: Vec<ScriptStep>,
-    tools: &SendToolSet,
+    tools: &ToolSet<'_>,
     logs: (Log, agentstream::EventStream<Value, (), ()>),
     prompt: &str,
     options: AgentOptions,
@@ -598,8 +598,8 @@ async fn record(
     }
 }
 
-fn read_tools(log: &Log) -> SendToolSet {
-    SendToolSet::new().with(Read::new(log))
+fn read_tools(log: &Log) -> ToolSet<'static> {
+    ToolSet::new().with(Read::new(log))
 }
 
 fn answer(words: &str) -> ScriptStep {
@@ -689,7 +689,7 @@ pub async fn parallel(sink: Option<LineSink>) -> Transcript {
             },
         }
     };
-    let tools = SendToolSet::new().with(slow).with(fast);
+    let tools = ToolSet::new().with(slow).with(fast);
     let turns = vec![
         turn(
             vec![call("c1", "slow", json!({})), call("c2", "fast", json!({}))],
@@ -763,7 +763,7 @@ pub async fn tool_throws(sink: Option<LineSink>) -> Transcript {
     let logs = log();
     let mut read = Read::new(&logs.0);
     read.throw_error = Some("disk on fire");
-    let tools = SendToolSet::new().with(read);
+    let tools = ToolSet::new().with(read);
     let turns = vec![
         turn(
             vec![call("c1", "read", json!({"path": "README.md"}))],
@@ -806,7 +806,7 @@ pub async fn steering(sink: Option<LineSink>) -> Transcript {
             },
         }
     };
-    let tools = SendToolSet::new().with(work);
+    let tools = ToolSet::new().with(work);
     let turns = vec![
         turn(
             vec![
@@ -841,7 +841,7 @@ pub async fn follow_up(sink: Option<LineSink>) -> Transcript {
     let mut read = Read::new(&logs.0);
     let queue = follow.clone();
     read.on_execute = Some(Arc::new(move |_| queue.queue()));
-    let tools = SendToolSet::new().with(read);
+    let tools = ToolSet::new().with(read);
     let turns = vec![
         turn(
             vec![call("c1", "read", json!({"path": "README.md"}))],
@@ -886,7 +886,7 @@ pub async fn abort_tool_honours_signal(sink: Option<LineSink>) -> Transcript {
             }
         },
     };
-    let tools = SendToolSet::new().with(wait);
+    let tools = ToolSet::new().with(wait);
     let turns = vec![
         turn(vec![call("c1", "wait", json!({}))], StopReason::ToolUse),
         answer("never"),
@@ -930,7 +930,7 @@ pub async fn abort_tool_ignores_signal(sink: Option<LineSink>) -> Transcript {
             }
         },
     };
-    let tools = SendToolSet::new().with(stubborn);
+    let tools = ToolSet::new().with(stubborn);
     let turns = vec![
         turn(vec![call("c1", "stubborn", json!({}))], StopReason::ToolUse),
         answer("never"),
@@ -998,7 +998,7 @@ pub async fn unknown_and_slow_parallel(sink: Option<LineSink>) -> Transcript {
             }
         },
     };
-    let tools = SendToolSet::new().with(slow);
+    let tools = ToolSet::new().with(slow);
     let turns = vec![
         turn(
             vec![call("c1", "nope", json!({})), call("c2", "slow", json!({}))],
@@ -1040,7 +1040,7 @@ pub async fn unfixable_args(sink: Option<LineSink>) -> Transcript {
             Ok(ToolOutput::text("no hits").with_details(json!({})))
         },
     };
-    let tools = SendToolSet::new().with(Read::new(&logs.0)).with(search);
+    let tools = ToolSet::new().with(Read::new(&logs.0)).with(search);
     let turns = vec![
         turn(
             vec![
@@ -1124,14 +1124,16 @@ pub async fn before_tool_call_block_and_rewrite(sink: Option<LineSink>) -> Trans
         answer("One was blocked."),
     ];
     let mut hooks = AgentHooks::default();
-    hooks.before_tool_call = Some(Arc::new(|call| match call.id.as_str() {
-        "c1" => ToolCallDecision::Block("blocked by policy".into()),
-        "c2" => {
-            let mut args = call.arguments.clone();
-            args.insert("path".into(), json!("README.md"));
-            ToolCallDecision::Rewrite(args)
+    hooks.before_tool_call = Some(BeforeToolCallHook::new(|call: &ToolCall| {
+        match call.id.as_str() {
+            "c1" => ToolCallDecision::Block("blocked by policy".into()),
+            "c2" => {
+                let mut args = call.arguments.clone();
+                args.insert("path".into(), json!("README.md"));
+                ToolCallDecision::Rewrite(args)
+            }
+            _ => ToolCallDecision::Allow,
         }
-        _ => ToolCallDecision::Allow,
     }));
     let options = AgentOptions::default().with_hooks(hooks);
     record(
@@ -1152,7 +1154,7 @@ pub async fn after_tool_call(sink: Option<LineSink>) -> Transcript {
     let logs = log();
     let mut read = Read::new(&logs.0);
     read.throw_for = Some("missing.md");
-    let tools = SendToolSet::new().with(read);
+    let tools = ToolSet::new().with(read);
     let turns = vec![
         turn(
             vec![
@@ -1164,17 +1166,19 @@ pub async fn after_tool_call(sink: Option<LineSink>) -> Transcript {
         answer("Both handled."),
     ];
     let mut hooks = AgentHooks::default();
-    hooks.after_tool_call = Some(Arc::new(|call, mut output| {
-        match call.id.as_str() {
-            "c1" => output.content = vec![text("[redacted]")],
-            "c2" if output.is_error => {
-                output.content = vec![text("recovered")];
-                output.is_error = false;
+    hooks.after_tool_call = Some(AfterToolCallHook::new(
+        |call: &ToolCall, mut output: ToolOutput| {
+            match call.id.as_str() {
+                "c1" => output.content = vec![text("[redacted]")],
+                "c2" if output.is_error => {
+                    output.content = vec![text("recovered")];
+                    output.is_error = false;
+                }
+                _ => {}
             }
-            _ => {}
-        }
-        output
-    }));
+            output
+        },
+    ));
     let options = AgentOptions::default().with_hooks(hooks);
     record(
         sink,
@@ -1201,7 +1205,7 @@ pub async fn transform_context(sink: Option<LineSink>) -> Transcript {
         answer("The README says hello."),
     ];
     let mut hooks = AgentHooks::default();
-    hooks.transform_context = Some(Arc::new(|context: &mut Context| {
+    hooks.transform_context = Some(TransformContextHook::new(|context: &mut Context| {
         let messages = &mut context.messages;
         if messages.len() > 2 {
             let recent = messages.split_off(messages.len() - 2);
@@ -1234,7 +1238,7 @@ pub async fn follow_up_and_steering(sink: Option<LineSink>) -> Transcript {
         f.queue();
         s.queue();
     }));
-    let tools = SendToolSet::new().with(read);
+    let tools = ToolSet::new().with(read);
     let turns = vec![
         turn(
             vec![call("c1", "read", json!({"path": "README.md"}))],

@@ -1,0 +1,588 @@
+//! [`Agent`]: the stateful object Pi's users drive, built on [`run_agent`].
+
+use alloc::borrow::ToOwned;
+use alloc::collections::VecDeque;
+use alloc::string::String;
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use core::fmt;
+use core::future::Future;
+use core::pin::Pin;
+use core::task::{Context as TaskContext, Poll};
+
+use super::events::AgentEvent;
+use super::maybe_send::{MaybeSend, MaybeSync};
+use super::options::{AgentOptions, AgentOutcome, AgentStop};
+use super::run::run_agent;
+use super::state::{AgentError, AgentFailure, AgentState, QueueMode};
+use super::subscribe::{Hub, SubscriberId, Subscription, DEFAULT_SUBSCRIBER_CAPACITY};
+use super::toolset::ToolSet;
+use crate::message::{Context, Message};
+use crate::model::{AbortController, Model, PartialMessage};
+use crate::sync::{Lock, WakerSlab};
+
+enum Streaming {
+    Whole(alloc::boxed::Box<Message>),
+    Partial(PartialMessage),
+}
+
+struct Inner<M> {
+    model: Arc<M>,
+    tools: Arc<ToolSet<'static>>,
+    system_prompt: Option<String>,
+    options: AgentOptions,
+    messages: Vec<Message>,
+    running: bool,
+    streaming: Option<Streaming>,
+    pending: Vec<String>,
+    last_error: Option<AgentFailure>,
+    abort: Option<Arc<AbortController>>,
+    idle: WakerSlab,
+}
+
+#[derive(Default)]
+struct Queues {
+    steering: VecDeque<Message>,
+    follow_up: VecDeque<Message>,
+    steering_mode: QueueMode,
+    follow_up_mode: QueueMode,
+}
+
+fn drain(queue: &mut VecDeque<Message>, mode: QueueMode) -> Vec<Message> {
+    match mode {
+        QueueMode::All => queue.drain(..).collect(),
+        QueueMode::OneAtATime => queue.pop_front().into_iter().collect(),
+    }
+}
+
+/// An agent: a transcript, a model, tools, a system prompt and options,
+/// driven as Pi's `Agent` is.
+///
+/// Every operation takes `&self`: while [`prompt`](Self::prompt)'s future
+/// runs (on a task, or on a thread with any `block_on`), another task or
+/// thread can [`steer`](Self::steer), [`follow_up`](Self::follow_up),
+/// [`abort`](Self::abort), [`subscribe`](Self::subscribe) or read
+/// [`state`](Self::state). `Agent<M>` is `Send + Sync` when `M` is (tools
+/// always are on native targets), and works on a `!Send` host (wasm) and
+/// with no runtime at all: the core only needs its futures polled.
+///
+/// | Pi (`Agent`) | here |
+/// |---|---|
+/// | `prompt(input)` | [`prompt`](Self::prompt), [`prompt_text`](Self::prompt_text) |
+/// | `continue()` | [`continue_run`](Self::continue_run) (`continue` is a Rust keyword) |
+/// | `steer(m)`, `followUp(m)` | [`steer`](Self::steer), [`follow_up`](Self::follow_up) |
+/// | `steeringMode`, `followUpMode` | [`set_steering_mode`](Self::set_steering_mode), [`set_follow_up_mode`](Self::set_follow_up_mode) |
+/// | `clearSteeringQueue()`, … , `hasQueuedMessages()` | [`clear_queues`](Self::clear_queues), [`has_queued_messages`](Self::has_queued_messages) |
+/// | `abort()`, `waitForIdle()`, `reset()` | [`abort`](Self::abort), [`wait_for_idle`](Self::wait_for_idle), [`reset`](Self::reset) |
+/// | `subscribe(fn)` → unsubscribe | [`subscribe`](Self::subscribe) (a stream), [`subscribe_fn`](Self::subscribe_fn) / [`unsubscribe`](Self::unsubscribe) |
+/// | `state` (and assigning its fields) | [`state`](Self::state); [`set_model`](Self::set_model), [`set_tools`](Self::set_tools), [`set_system_prompt`](Self::set_system_prompt), [`set_options`](Self::set_options), [`set_messages`](Self::set_messages) |
+///
+/// A setter takes effect at the next run: a run works on a snapshot of the
+/// configuration taken when it starts, as Pi's does. Where it differs from
+/// Pi: `prompt` returns the run's [`AgentOutcome`] (Pi's resolves to
+/// nothing), a refused operation is an [`AgentError`] rather than a thrown
+/// error, subscribers are not awaited (see
+/// [`Subscription`](super::Subscription#how-this-differs-from-pi)), the run's
+/// abort signal replaces any [`AgentOptions::signal`], and the agent's
+/// queues are asked before the options' own steering and follow-up
+/// sources.
+///
+/// ```
+/// use agentstream::agent::{Agent, AgentStop, ToolSet};
+/// use agentstream::message::{assistant, text, StopReason};
+/// use agentstream::model::ScriptedModel;
+/// use futures_util::StreamExt;
+///
+/// let model = ScriptedModel::new([
+///     assistant([text("hello")], StopReason::Stop),
+///     assistant([text("again")], StopReason::Stop),
+/// ]);
+/// let agent = Agent::new(model, ToolSet::new()).with_system_prompt("Be brief.");
+/// let mut events = agent.subscribe();
+/// let outcome = futures_executor::block_on(agent.prompt_text("hi")).unwrap();
+/// assert_eq!(outcome.stop, AgentStop::Completed);
+/// assert_eq!(agent.state().messages.len(), 2); // the prompt and the answer
+/// assert!(!agent.state().is_running);
+///
+/// // A follow-up queued between runs starts the next one.
+/// agent.follow_up(agentstream::message::user("and?").into());
+/// futures_executor::block_on(agent.continue_run()).unwrap();
+/// assert_eq!(agent.state().messages.len(), 4);
+///
+/// let first = futures_executor::block_on(events.next()).unwrap().unwrap();
+/// assert_eq!(first.type_name(), "agent_start");
+/// ```
+pub struct Agent<M> {
+    inner: Lock<Inner<M>>,
+    queues: Arc<Lock<Queues>>,
+    hub: Hub,
+}
+
+impl<M: Model> Agent<M> {
+    /// An idle agent with an empty transcript, no system prompt and the
+    /// default options.
+    pub fn new(model: M, tools: ToolSet<'static>) -> Self {
+        Self {
+            inner: Lock::new(Inner {
+                model: Arc::new(model),
+                tools: Arc::new(tools),
+                system_prompt: None,
+                options: AgentOptions::default(),
+                messages: Vec::new(),
+                running: false,
+                streaming: None,
+                pending: Vec::new(),
+                last_error: None,
+                abort: None,
+                idle: WakerSlab::new(),
+            }),
+            queues: Arc::new(Lock::new(Queues::default())),
+            hub: Hub::new(),
+        }
+    }
+
+    /// The same agent with this system prompt.
+    pub fn with_system_prompt(self, prompt: impl Into<String>) -> Self {
+        self.set_system_prompt(Some(prompt.into()));
+        self
+    }
+
+    /// The same agent with these options.
+    pub fn with_options(self, options: AgentOptions) -> Self {
+        self.set_options(options);
+        self
+    }
+
+    /// The same agent with this transcript.
+    pub fn with_messages(self, messages: Vec<Message>) -> Self {
+        self.set_messages(messages);
+        self
+    }
+
+    /// Runs the loop on the transcript followed by `messages` (Pi's
+    /// `prompt`), resolving to the run's outcome when it ends. Steering
+    /// messages queued before the call land in the first turn, after
+    /// `messages`. [`AgentError::Busy`] while another run is going.
+    ///
+    /// Dropping the future stops the run where it is (the model call and
+    /// the running tools are dropped); the agent is idle again and keeps
+    /// the messages that had ended.
+    pub async fn prompt(&self, messages: Vec<Message>) -> Result<AgentOutcome, AgentError> {
+        self.run(messages, false).await
+    }
+
+    /// [`prompt`](Self::prompt) with one user message of this text.
+    pub async fn prompt_text(&self, text: &str) -> Result<AgentOutcome, AgentError> {
+        self.run(alloc::vec![crate::message::user(text).into()], false)
+            .await
+    }
+
+    /// Resumes from the current transcript (Pi's `continue`), for example
+    /// after an abort or a failed turn: the last message must be a user or
+    /// tool-result message. If it is an assistant message, the queued
+    /// steering messages (or else the follow-up ones) become the prompt;
+    /// with none, [`AgentError::CannotContinueFrom`].
+    pub async fn continue_run(&self) -> Result<AgentOutcome, AgentError> {
+        let last_role = self.inner.with(|inner| {
+            if inner.running {
+                return Err(AgentError::Busy);
+            }
+            match inner.messages.last() {
+                None => Err(AgentError::NothingToContinue),
+                Some(message) => Ok(message.role().to_owned()),
+            }
+        })?;
+        if last_role != "assistant" {
+            return self.run(Vec::new(), false).await;
+        }
+        let (steering, follow_up) = self.queues.with(|queues| {
+            let steering = drain(&mut queues.steering, queues.steering_mode);
+            let follow_up = if steering.is_empty() {
+                drain(&mut queues.follow_up, queues.follow_up_mode)
+            } else {
+                Vec::new()
+            };
+            (steering, follow_up)
+        });
+        if !steering.is_empty() {
+            return self.run_queued(steering, true).await;
+        }
+        if !follow_up.is_empty() {
+            return self.run_queued(follow_up, false).await;
+        }
+        Err(AgentError::CannotContinueFrom(last_role))
+    }
+
+    /// Runs with messages taken from a queue; if a run started in the
+    /// meantime, they go back to the front of their queue.
+    async fn run_queued(
+        &self,
+        messages: Vec<Message>,
+        steering: bool,
+    ) -> Result<AgentOutcome, AgentError> {
+        if self.is_running() {
+            self.queues.with(|q| {
+                let queue = if steering {
+                    &mut q.steering
+                } else {
+                    &mut q.follow_up
+                };
+                for message in messages.into_iter().rev() {
+                    queue.push_front(message);
+                }
+            });
+            return Err(AgentError::Busy);
+        }
+        self.run(messages, steering).await
+    }
+
+    async fn run(
+        &self,
+        mut prompts: Vec<Message>,
+        skip_initial_steering: bool,
+    ) -> Result<AgentOutcome, AgentError> {
+        let controller = Arc::new(AbortController::new());
+        let started = self.inner.with(|inner| {
+            if inner.running {
+                return Err(AgentError::Busy);
+            }
+            inner.running = true;
+            inner.streaming = None;
+            inner.pending.clear();
+            inner.last_error = None;
+            inner.abort = Some(Arc::clone(&controller));
+            let context = Context {
+                system_prompt: inner.system_prompt.clone(),
+                messages: inner.messages.clone(),
+                ..Context::default()
+            };
+            Ok((
+                Arc::clone(&inner.model),
+                Arc::clone(&inner.tools),
+                inner.options.clone(),
+                context,
+            ))
+        });
+        let (model, tools, mut options, context) = started?;
+        let guard = Idle(self);
+        if !skip_initial_steering {
+            prompts.extend(
+                self.queues
+                    .with(|q| drain(&mut q.steering, q.steering_mode)),
+            );
+        }
+        options.signal = Some(controller.signal());
+        let queues = Arc::clone(&self.queues);
+        let own = options.hooks.steering.take();
+        options.hooks.steering = Some(Arc::new(move || {
+            let mut messages = queues.with(|q| drain(&mut q.steering, q.steering_mode));
+            if let Some(own) = &own {
+                messages.extend(own());
+            }
+            messages
+        }));
+        let queues = Arc::clone(&self.queues);
+        let own = options.hooks.follow_up.take();
+        options.hooks.follow_up = Some(Arc::new(move || {
+            let mut messages = queues.with(|q| drain(&mut q.follow_up, q.follow_up_mode));
+            if let Some(own) = &own {
+                messages.extend(own());
+            }
+            messages
+        }));
+        let outcome = run_agent(&*model, &tools, context, prompts, options, |event| {
+            self.observe(event)
+        })
+        .await;
+        let failure = match outcome.stop {
+            AgentStop::Error | AgentStop::Aborted => {
+                outcome.error_message().map(|message| AgentFailure {
+                    message: message.to_owned(),
+                    cause: outcome.error_cause.clone(),
+                })
+            }
+            _ => None,
+        };
+        self.inner.with(|inner| {
+            if failure.is_some() {
+                inner.last_error = failure;
+            }
+        });
+        drop(guard);
+        Ok(outcome)
+    }
+
+    /// Updates the state for `event` (as Pi's `processEvents` does), then
+    /// hands it to the subscribers.
+    fn observe(&self, event: AgentEvent) {
+        self.inner.with(|inner| match &event {
+            AgentEvent::MessageStart { message } => {
+                inner.streaming = Some(Streaming::Whole(alloc::boxed::Box::new(message.clone())));
+            }
+            AgentEvent::MessageUpdate { message, .. } => {
+                inner.streaming = Some(Streaming::Partial(message.clone()));
+            }
+            AgentEvent::MessageEnd { message } => {
+                inner.streaming = None;
+                inner.messages.push(message.clone());
+            }
+            AgentEvent::ToolExecutionStart { tool_call_id, .. } => {
+                inner.pending.push(tool_call_id.clone());
+            }
+            AgentEvent::ToolExecutionEnd { tool_call_id, .. } => {
+                inner.pending.retain(|id| id != tool_call_id);
+            }
+            AgentEvent::TurnEnd { message, .. } => {
+                if let Some(error) = &message.error_message {
+                    inner.last_error = Some(AgentFailure {
+                        message: error.clone(),
+                        cause: None,
+                    });
+                }
+            }
+            AgentEvent::AgentEnd { .. } => inner.streaming = None,
+            _ => {}
+        });
+        self.hub.publish(event);
+    }
+}
+
+impl<M> Agent<M> {
+    /// Queues a message that lands after the current turn's tool calls
+    /// (Pi's `steer`).
+    pub fn steer(&self, message: Message) {
+        self.queues.with(|q| q.steering.push_back(message));
+    }
+
+    /// Queues a message that starts a new turn once the run would
+    /// otherwise end (Pi's `followUp`).
+    pub fn follow_up(&self, message: Message) {
+        self.queues.with(|q| q.follow_up.push_back(message));
+    }
+
+    /// How queued steering messages are drained.
+    pub fn set_steering_mode(&self, mode: QueueMode) {
+        self.queues.with(|q| q.steering_mode = mode);
+    }
+
+    /// How queued follow-up messages are drained.
+    pub fn set_follow_up_mode(&self, mode: QueueMode) {
+        self.queues.with(|q| q.follow_up_mode = mode);
+    }
+
+    /// Empties both queues.
+    pub fn clear_queues(&self) {
+        let dropped = self.queues.with(|q| {
+            (
+                core::mem::take(&mut q.steering),
+                core::mem::take(&mut q.follow_up),
+            )
+        });
+        drop(dropped);
+    }
+
+    /// Whether a steering or follow-up message is queued.
+    pub fn has_queued_messages(&self) -> bool {
+        self.queues
+            .with(|q| !q.steering.is_empty() || !q.follow_up.is_empty())
+    }
+
+    /// Aborts the current run, if one is going: the model call and the
+    /// running tools see the signal, and `prompt` resolves with
+    /// [`AgentStop::Aborted`].
+    pub fn abort(&self) {
+        if let Some(controller) = self.inner.with(|inner| inner.abort.clone()) {
+            controller.abort();
+        }
+    }
+
+    /// Resolves once no run is going (at once when idle).
+    pub fn wait_for_idle(&self) -> WaitForIdle<'_, M> {
+        WaitForIdle {
+            agent: self,
+            key: None,
+        }
+    }
+
+    /// Clears the transcript, the streaming state, the pending calls, the
+    /// last error and both queues (Pi's `reset`). A run that is going goes
+    /// on, appending to the cleared transcript, as in Pi.
+    pub fn reset(&self) {
+        let dropped = self.inner.with(|inner| {
+            inner.pending.clear();
+            inner.last_error = None;
+            (core::mem::take(&mut inner.messages), inner.streaming.take())
+        });
+        drop(dropped);
+        self.clear_queues();
+    }
+
+    /// A snapshot of the state.
+    pub fn state(&self) -> AgentState {
+        self.inner.with(|inner| AgentState {
+            system_prompt: inner.system_prompt.clone(),
+            messages: inner.messages.clone(),
+            is_running: inner.running,
+            streaming_message: inner.streaming.as_ref().map(|s| match s {
+                Streaming::Whole(message) => (**message).clone(),
+                Streaming::Partial(partial) => partial.to_message().into(),
+            }),
+            pending_tool_calls: inner.pending.clone(),
+            last_error: inner.last_error.clone(),
+        })
+    }
+
+    /// Whether a run is going.
+    pub fn is_running(&self) -> bool {
+        self.inner.with(|inner| inner.running)
+    }
+
+    /// Replaces the model (from the next run on).
+    pub fn set_model(&self, model: M) {
+        let old = self
+            .inner
+            .with(|inner| core::mem::replace(&mut inner.model, Arc::new(model)));
+        drop(old);
+    }
+
+    /// Replaces the tools (from the next run on).
+    pub fn set_tools(&self, tools: ToolSet<'static>) {
+        let old = self
+            .inner
+            .with(|inner| core::mem::replace(&mut inner.tools, Arc::new(tools)));
+        drop(old);
+    }
+
+    /// Replaces the system prompt (from the next run on).
+    pub fn set_system_prompt(&self, prompt: Option<String>) {
+        let old = self
+            .inner
+            .with(|inner| core::mem::replace(&mut inner.system_prompt, prompt));
+        drop(old);
+    }
+
+    /// Replaces the options (from the next run on): turn limit, tool
+    /// execution, hooks, the model calls' [`StreamOptions`](crate::model::StreamOptions), ….
+    pub fn set_options(&self, options: AgentOptions) {
+        let old = self
+            .inner
+            .with(|inner| core::mem::replace(&mut inner.options, options));
+        drop(old);
+    }
+
+    /// Replaces the transcript.
+    pub fn set_messages(&self, messages: Vec<Message>) {
+        let old = self
+            .inner
+            .with(|inner| core::mem::replace(&mut inner.messages, messages));
+        drop(old);
+    }
+
+    /// Every event from now on, as a stream (capacity
+    /// [`DEFAULT_SUBSCRIBER_CAPACITY`]). Dropping it unsubscribes.
+    pub fn subscribe(&self) -> Subscription {
+        self.hub.subscribe(DEFAULT_SUBSCRIBER_CAPACITY)
+    }
+
+    /// [`subscribe`](Self::subscribe) with a chosen bound: the subscriber
+    /// may fall behind by `capacity` events (at least one) before it loses
+    /// the oldest.
+    pub fn subscribe_with_capacity(&self, capacity: usize) -> Subscription {
+        self.hub.subscribe(capacity)
+    }
+
+    /// Calls `callback` with every event from now on, on the run's task, in
+    /// order, until [`unsubscribe`](Self::unsubscribe).
+    pub fn subscribe_fn(
+        &self,
+        callback: impl Fn(&AgentEvent) + MaybeSend + MaybeSync + 'static,
+    ) -> SubscriberId {
+        self.hub.subscribe_fn(callback)
+    }
+
+    /// Detaches a callback; `false` if it was not attached.
+    pub fn unsubscribe(&self, id: SubscriberId) -> bool {
+        self.hub.unsubscribe(id)
+    }
+
+    /// How many subscribers (streams and callbacks) are attached.
+    pub fn subscriber_count(&self) -> usize {
+        self.hub.len()
+    }
+}
+
+/// Marks the agent idle when the run ends or its future is dropped, and
+/// wakes [`WaitForIdle`].
+struct Idle<'a, M>(&'a Agent<M>);
+
+impl<M> Drop for Idle<'_, M> {
+    fn drop(&mut self) {
+        let (waiters, abort) = self.0.inner.with(|inner| {
+            inner.running = false;
+            inner.streaming = None;
+            inner.pending.clear();
+            (core::mem::take(&mut inner.idle), inner.abort.take())
+        });
+        drop(abort);
+        waiters.wake_all();
+    }
+}
+
+/// Resolves once the [`Agent`] has no run going. Created by
+/// [`Agent::wait_for_idle`].
+#[must_use = "futures do nothing unless polled"]
+pub struct WaitForIdle<'a, M> {
+    agent: &'a Agent<M>,
+    key: Option<usize>,
+}
+
+impl<M> Future for WaitForIdle<'_, M> {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<()> {
+        let this = self.get_mut();
+        let key = &mut this.key;
+        let (idle, replaced) = this.agent.inner.with(|inner| {
+            if inner.running {
+                (false, inner.idle.park(key, cx.waker()))
+            } else {
+                (true, None)
+            }
+        });
+        drop(replaced);
+        if idle {
+            this.key = None;
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
+    }
+}
+
+impl<M> Drop for WaitForIdle<'_, M> {
+    fn drop(&mut self) {
+        if let Some(key) = self.key {
+            let waker = self.agent.inner.with(|inner| inner.idle.remove(key));
+            drop(waker);
+        }
+    }
+}
+
+impl<M> fmt::Debug for WaitForIdle<'_, M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WaitForIdle").finish_non_exhaustive()
+    }
+}
+
+impl<M> fmt::Debug for Agent<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (messages, running) = self
+            .inner
+            .with(|inner| (inner.messages.len(), inner.running));
+        f.debug_struct("Agent")
+            .field("messages", &messages)
+            .field("is_running", &running)
+            .field("subscribers", &self.hub)
+            .finish_non_exhaustive()
+    }
+}
