@@ -114,7 +114,7 @@ pub mod prelude {
 /// OpenAI-compatible and Anthropic endpoints: `agentstream-smol`'s clients, which run on
 /// async-std's executor unchanged (its IO and timers are smol's reactor).
 #[cfg(feature = "http")]
-pub use agentstream_smol::{AnthropicModel, OpenAiCompatModel};
+pub use agentstream_smol::{AnthropicModel, ClientError, EndpointModel, Hyper, OpenAiCompatModel};
 
 /// One pause of a [`pacer`].
 pub type Pause = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;

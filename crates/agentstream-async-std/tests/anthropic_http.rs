@@ -10,7 +10,7 @@ use agentstream_testserver::anthropic_scenarios;
 use agentstream_async_std::prelude::*;
 
 fn model(config: AnthropicConfig) -> AnthropicModel {
-    AnthropicModel::new(config)
+    AnthropicModel::new(config).expect("client")
 }
 
 /// Runs a scenario on async-std, with a generous guard against hangs.

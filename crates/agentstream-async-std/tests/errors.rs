@@ -10,11 +10,11 @@ use agentstream_async_std::prelude::*;
 use agentstream_testserver::error_scenarios as scenarios;
 
 fn model(config: OpenAiConfig) -> OpenAiCompatModel {
-    OpenAiCompatModel::new(config)
+    OpenAiCompatModel::new(config).expect("client")
 }
 
 fn anthropic(config: AnthropicConfig) -> AnthropicModel {
-    AnthropicModel::new(config)
+    AnthropicModel::new(config).expect("client")
 }
 
 fn run(scenario: impl Future<Output = ()>) {

@@ -11,7 +11,7 @@ use agentstream_testserver::scenarios;
 use agentstream_async_std::prelude::*;
 
 fn model(config: OpenAiConfig) -> OpenAiCompatModel {
-    OpenAiCompatModel::new(config)
+    OpenAiCompatModel::new(config).expect("client")
 }
 
 /// Runs a scenario on async-std, with a generous guard against hangs.

@@ -21,14 +21,14 @@ fn run(scenario: impl Future<Output = ()>) {
 
 #[test]
 fn openai_request_options() {
-    run(request_scenarios::openai_request_options(
-        OpenAiCompatModel::new,
-    ));
+    run(request_scenarios::openai_request_options(|config| {
+        OpenAiCompatModel::new(config).expect("client")
+    }));
 }
 
 #[test]
 fn anthropic_request_options() {
-    run(request_scenarios::anthropic_request_options(
-        AnthropicModel::new,
-    ));
+    run(request_scenarios::anthropic_request_options(|config| {
+        AnthropicModel::new(config).expect("client")
+    }));
 }

@@ -12,7 +12,7 @@ use agentstream_async_std::prelude::*;
 use agentstream_testserver::retry_scenarios as scenarios;
 
 fn model(config: OpenAiConfig) -> OpenAiCompatModel {
-    OpenAiCompatModel::new(config)
+    OpenAiCompatModel::new(config).expect("client")
 }
 
 fn run(scenario: impl Future<Output = ()>) {

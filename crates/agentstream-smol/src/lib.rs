@@ -69,7 +69,9 @@ use std::time::Duration;
 mod http;
 mod retry;
 #[cfg(feature = "http")]
-pub use http::{AnthropicModel, EndpointModel, OpenAiCompatModel};
+pub use agentstream_wire::host::ClientError;
+#[cfg(feature = "http")]
+pub use http::{AnthropicModel, EndpointModel, Hyper, HyperBody, OpenAiCompatModel};
 pub use retry::{with_retry, SmolSleep};
 
 pub use agentstream;

@@ -36,7 +36,13 @@ pub fn with_retry<M>(model: M, policy: RetryPolicy) -> RetryModel<M, SmolSleep> 
 
 /// Seconds since the Unix epoch (0 for a clock set before it).
 fn unix_now() -> u64 {
+    unix_millis() / 1000
+}
+
+/// Milliseconds since the Unix epoch (0 for a clock set before it), the
+/// timestamp of a call's messages.
+pub(crate) fn unix_millis() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
-        .map_or(0, |elapsed| elapsed.as_secs())
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }

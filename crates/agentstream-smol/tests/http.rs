@@ -10,7 +10,7 @@ use agentstream_testserver::scenarios;
 use agentstream_smol::prelude::*;
 
 fn model(config: OpenAiConfig) -> OpenAiCompatModel {
-    OpenAiCompatModel::new(config)
+    OpenAiCompatModel::new(config).expect("client")
 }
 
 /// Runs a scenario on smol, with a generous guard against hangs.

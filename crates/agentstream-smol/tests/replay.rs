@@ -10,7 +10,9 @@ use agentstream_testserver::replay_scenarios as scenarios;
 
 #[test]
 fn tapped_bodies_replay_as_received() {
-    let scenario = scenarios::tapped_bodies_replay_as_received(EndpointModel::new);
+    let scenario = scenarios::tapped_bodies_replay_as_received(|endpoint| {
+        EndpointModel::new(endpoint).expect("client")
+    });
     smol::block_on(smol::future::or(scenario, async {
         smol::Timer::after(Duration::from_secs(60)).await;
         panic!("the scenario hung");

@@ -21,13 +21,13 @@ fn run(scenario: impl Future<Output = ()>) {
 #[test]
 fn openai_request_options() {
     run(request_scenarios::openai_request_options(|config| {
-        OpenAiCompatModel::new(config)
+        OpenAiCompatModel::new(config).expect("client")
     }));
 }
 
 #[test]
 fn anthropic_request_options() {
     run(request_scenarios::anthropic_request_options(|config| {
-        AnthropicModel::new(config)
+        AnthropicModel::new(config).expect("client")
     }));
 }

@@ -12,7 +12,7 @@ use agentstream_smol::Pause;
 use agentstream_testserver::retry_scenarios as scenarios;
 
 fn model(config: OpenAiConfig) -> OpenAiCompatModel {
-    OpenAiCompatModel::new(config)
+    OpenAiCompatModel::new(config).expect("client")
 }
 
 /// smol's timer, as the adapter's `with_retry` uses it.

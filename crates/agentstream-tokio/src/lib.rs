@@ -71,7 +71,9 @@ use tokio::task::JoinHandle;
 mod http;
 mod retry;
 #[cfg(feature = "http")]
-pub use http::{AnthropicModel, ClientError, EndpointModel, OpenAiCompatModel};
+pub use agentstream_wire::host::ClientError;
+#[cfg(feature = "http")]
+pub use http::{AnthropicModel, Body, EndpointModel, OpenAiCompatModel, Reqwest};
 pub use retry::{with_retry, TokioSleep};
 
 pub use agentstream;

@@ -269,39 +269,52 @@ pub fn error_report(error: &(dyn Error + 'static)) -> String {
     report
 }
 
-/// The head of a response, as an adapter's client reports it.
+/// The head of a response, as a [`Host`](crate::host::Host)'s client
+/// reports it: the status and the headers.
 ///
 /// ```
 /// use agentstream_wire::http::ResponseHead;
 ///
-/// let head = ResponseHead::new(429).with_retry_after(Some("20".to_owned()));
-/// assert_eq!((head.status, head.retry_after.as_deref()), (429, Some("20")));
+/// let head = ResponseHead::new(429).with_header("Retry-After", "20");
+/// assert_eq!((head.status, head.header("retry-after")), (429, Some("20")));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ResponseHead {
     /// The status code.
     pub status: u16,
-    /// The `Retry-After` header, if present.
-    pub retry_after: Option<String>,
+    /// The headers the exchange reads (names in lower case), in order.
+    pub headers: Vec<(String, String)>,
 }
 
 impl ResponseHead {
-    /// A head with `status` and no `Retry-After`.
+    /// A head with `status` and no headers.
     pub fn new(status: u16) -> Self {
         Self {
             status,
-            retry_after: None,
+            headers: Vec::new(),
         }
     }
 
-    /// Sets the `Retry-After` header value.
+    /// Adds the header `name: value` (the name is stored in lower case).
     #[must_use]
-    pub fn with_retry_after(mut self, retry_after: Option<String>) -> Self {
-        self.retry_after = retry_after;
+    pub fn with_header(mut self, name: &str, value: impl Into<String>) -> Self {
+        self.headers.push((name.to_ascii_lowercase(), value.into()));
         self
     }
+
+    /// The first value of the header `name` (lower case), if present.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
 }
+
+/// The response headers a [`Host`](crate::host::Host) hands to the
+/// exchange: only `Retry-After` is read today.
+pub const READ_HEADERS: [&str; 1] = ["retry-after"];
 
 /// The body of a response, read piece by piece. Implemented by each
 /// adapter over its HTTP client.
@@ -398,12 +411,39 @@ fn idle_message(idle: Option<Duration>) -> String {
 ///
 /// It returns early when nobody listens to the stream any more.
 pub async fn exchange<P, B, R, S>(
+    producer: AssistantMessageProducer,
+    stream: P,
+    signal: Option<AbortSignal>,
+    idle_timeout: Option<Duration>,
+    sleep: impl Fn(Duration) -> S,
+    response: R,
+) where
+    P: ResponseStream,
+    B: ResponseBody,
+    R: Future<Output = Result<(ResponseHead, B), TransportError>>,
+    S: Future<Output = ()>,
+{
+    exchange_at(
+        producer,
+        stream,
+        signal,
+        idle_timeout,
+        sleep,
+        response,
+        None,
+    )
+    .await;
+}
+
+/// [`exchange`] for a request to `url`, which a 404 names.
+pub(crate) async fn exchange_at<P, B, R, S>(
     mut producer: AssistantMessageProducer,
     mut stream: P,
     signal: Option<AbortSignal>,
     idle_timeout: Option<Duration>,
     sleep: impl Fn(Duration) -> S,
     response: R,
+    url: Option<&str>,
 ) where
     P: ResponseStream,
     B: ResponseBody,
@@ -457,14 +497,31 @@ pub async fn exchange<P, B, R, S>(
                 }
             }
         }
-        let retry_after = head.retry_after.as_deref();
+        let retry_after = head.header("retry-after");
         let cause = ErrorCause::Http(
             HttpFailure::new(head.status)
                 .with_code(crate::cause::error_code(&text))
                 .with_retry_after(retry_after.and_then(RetryAfter::parse)),
         );
         let events = stream.http_error(head.status, &text, retry_after);
-        end_with(&mut producer, cause, events);
+        match url.filter(|_| head.status == 404) {
+            // A wrong base URL is the usual 404: say which URL it was.
+            Some(url) => {
+                let events = events.map(|mut event| {
+                    if let ModelEvent::Error { error, .. } = &mut event {
+                        let message = error.error_message.get_or_insert_with(String::new);
+                        message.push_str(" (POST ");
+                        message.push_str(url);
+                        message.push(')');
+                    }
+                    event
+                });
+                end_with(&mut producer, cause, events);
+            }
+            None => {
+                end_with(&mut producer, cause, events);
+            }
+        }
         return;
     }
     // One buffer for every chunk's events, to look at the last one.

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use super::driver::AnthropicStream;
 use super::request::{build_request, RequestError, RequestOptions, ToolChoice, DEFAULT_MAX_TOKENS};
-use crate::endpoint::{join_url, Endpoint, PreparedRequest, Redacted};
+use crate::endpoint::{api_url, Endpoint, OtherBasePath, PreparedRequest, Redacted};
 use crate::limits::Limits;
 use crate::options::{merge_body, ExtraHeaders, HeaderError};
 use crate::pricing::Pricing;
@@ -44,8 +44,8 @@ pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 #[non_exhaustive]
 pub struct AnthropicConfig {
     /// The base URL. Default: [`ANTHROPIC_BASE_URL`]; the request goes to
-    /// `{base_url}/v1/messages` (a query string of the base URL kept at
-    /// the end).
+    /// `{root}/messages` (see [`endpoint_url`](Self::endpoint_url); a
+    /// query string of the base URL kept at the end).
     pub base_url: String,
     /// The key sent as `x-api-key`, if any.
     pub api_key: Option<String>,
@@ -199,10 +199,23 @@ impl AnthropicConfig {
         self
     }
 
-    /// The URL calls go to: `/v1/messages` appended to the path of the
-    /// base URL, with its query string kept after it.
+    /// The URL calls go to: `/messages` under the API root of the base
+    /// URL, with its query string kept after it. As for every provider, a
+    /// base without a path (`https://api.anthropic.com`) and one ending in
+    /// `/v1` (what `agentstream serve` prints) both mean the root `/v1`;
+    /// any other path is a prefix before `/v1` (a gateway, as the
+    /// Anthropic SDKs' `baseURL`).
+    ///
+    /// ```
+    /// use agentstream_wire::anthropic::AnthropicConfig;
+    ///
+    /// for base in ["http://127.0.0.1:8080", "http://127.0.0.1:8080/v1/"] {
+    ///     let config = AnthropicConfig::new("claude").with_base_url(base);
+    ///     assert_eq!(config.endpoint_url(), "http://127.0.0.1:8080/v1/messages");
+    /// }
+    /// ```
     pub fn endpoint_url(&self) -> String {
-        join_url(&self.base_url, "/v1/messages")
+        api_url(&self.base_url, OtherBasePath::Prefix, "/messages")
     }
 
     /// The request options [`build_request`] needs.
@@ -270,20 +283,12 @@ impl Endpoint for AnthropicConfig {
     type Stream = AnthropicStream;
     type Error = RequestError;
 
-    fn prepare(&self, context: &Context) -> Result<PreparedRequest, RequestError> {
-        AnthropicConfig::prepare(self, context)
-    }
-
     fn prepare_call(
         &self,
         context: &Context,
         options: &StreamOptions,
     ) -> Result<PreparedRequest, RequestError> {
         AnthropicConfig::prepare_call(self, context, options)
-    }
-
-    fn open_stream(&self, signal: Option<AbortSignal>) -> AnthropicStream {
-        AnthropicConfig::open_stream(self, signal)
     }
 
     fn open_stream_at(&self, signal: Option<AbortSignal>, timestamp_ms: u64) -> AnthropicStream {

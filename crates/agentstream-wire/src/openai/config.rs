@@ -16,7 +16,7 @@ use serde_json::Value;
 use super::driver::OpenAiStream;
 use super::request::{build_request, Compat, RequestError, RequestOptions};
 pub use crate::endpoint::PreparedRequest;
-use crate::endpoint::{join_url, Endpoint, Redacted};
+use crate::endpoint::{api_url, Endpoint, OtherBasePath, Redacted};
 use crate::limits::Limits;
 use crate::options::{merge_body, ExtraHeaders, HeaderError};
 use crate::pricing::Pricing;
@@ -44,9 +44,10 @@ use crate::pricing::Pricing;
 #[derive(Clone)]
 #[non_exhaustive]
 pub struct OpenAiConfig {
-    /// The base URL, such as `https://api.openai.com/v1`; the request goes
-    /// to `{base_url}/chat/completions`, with a query string of the base
-    /// URL kept at the end (see [`endpoint_url`](Self::endpoint_url)).
+    /// The base URL, such as `https://api.openai.com/v1` (or, the same,
+    /// `https://api.openai.com`); the request goes to
+    /// `{root}/chat/completions`, with a query string of the base URL kept
+    /// at the end (see [`endpoint_url`](Self::endpoint_url)).
     pub base_url: String,
     /// The bearer token sent in `Authorization`, if any (local servers
     /// often need none).
@@ -197,10 +198,13 @@ impl OpenAiConfig {
         self
     }
 
-    /// The URL calls go to: `/chat/completions` appended to the path of
-    /// [`base_url`](Self::base_url) (a trailing `/` of the path dropped),
-    /// with the base URL's query string kept after it. Azure-style bases
-    /// such as `https://host/openai/v1?api-version=2024-06-01` thus give
+    /// The URL calls go to: `/chat/completions` under the API root of
+    /// [`base_url`](Self::base_url), with the base URL's query string kept
+    /// after it. As for every provider, a base without a path
+    /// (`http://127.0.0.1:8080`) and one ending in `/v1` both mean the
+    /// root `/v1`; any other path is the root itself (as the OpenAI SDKs'
+    /// `baseURL`). Azure-style bases such as
+    /// `https://host/openai/v1?api-version=2024-06-01` thus give
     /// `https://host/openai/v1/chat/completions?api-version=2024-06-01`.
     /// A fragment is dropped (it is never sent), and so is an empty query.
     ///
@@ -208,7 +212,7 @@ impl OpenAiConfig {
     /// the result and refuse a URL they cannot use (such as one without a
     /// host) with the call's `error` event.
     pub fn endpoint_url(&self) -> String {
-        join_url(&self.base_url, "/chat/completions")
+        api_url(&self.base_url, OtherBasePath::Root, "/chat/completions")
     }
 
     /// The request options [`build_request`] needs.
@@ -294,20 +298,12 @@ impl Endpoint for OpenAiConfig {
     type Stream = OpenAiStream;
     type Error = RequestError;
 
-    fn prepare(&self, context: &Context) -> Result<PreparedRequest, RequestError> {
-        OpenAiConfig::prepare(self, context)
-    }
-
     fn prepare_call(
         &self,
         context: &Context,
         options: &StreamOptions,
     ) -> Result<PreparedRequest, RequestError> {
         OpenAiConfig::prepare_call(self, context, options)
-    }
-
-    fn open_stream(&self, signal: Option<AbortSignal>) -> OpenAiStream {
-        OpenAiConfig::open_stream(self, signal)
     }
 
     fn open_stream_at(&self, signal: Option<AbortSignal>, timestamp_ms: u64) -> OpenAiStream {
@@ -350,7 +346,12 @@ mod tests {
     fn the_endpoint_goes_after_the_path_and_before_the_query() {
         assert_eq!(endpoint("https://h/v1"), "https://h/v1/chat/completions");
         assert_eq!(endpoint("https://h/v1/"), "https://h/v1/chat/completions");
-        assert_eq!(endpoint("https://h"), "https://h/chat/completions");
+        assert_eq!(endpoint("https://h"), "https://h/v1/chat/completions");
+        assert_eq!(endpoint("https://h/"), "https://h/v1/chat/completions");
+        assert_eq!(
+            endpoint("https://h/openai"),
+            "https://h/openai/chat/completions"
+        );
         assert_eq!(
             endpoint("https://h/v1?api-version=2024-06-01"),
             "https://h/v1/chat/completions?api-version=2024-06-01"
@@ -361,7 +362,7 @@ mod tests {
         );
         assert_eq!(
             endpoint("http://h:8080?x=y"),
-            "http://h:8080/chat/completions?x=y"
+            "http://h:8080/v1/chat/completions?x=y"
         );
         // A fragment is never sent; an empty query is dropped.
         assert_eq!(
@@ -374,7 +375,7 @@ mod tests {
         );
         assert_eq!(endpoint("https://h/v1?"), "https://h/v1/chat/completions");
         // Without a host, the URL stays without one (the adapters refuse it).
-        assert_eq!(endpoint("http://"), "http:///chat/completions");
+        assert_eq!(endpoint("http://"), "http:///v1/chat/completions");
         assert_eq!(endpoint("http:///v1//"), "http:///v1/chat/completions");
         // The query may hold `/` and `?`: only the first `?` splits.
         assert_eq!(
