@@ -11,6 +11,7 @@ use agentstream_wire::anthropic::AnthropicConfig;
 use agentstream_wire::endpoint::PreparedRequest;
 use agentstream_wire::host::{ClientError, Host};
 use agentstream_wire::http::{ResponseBody, ResponseHead, TransportError, READ_HEADERS};
+use agentstream_wire::model::{parse_url, HttpUrl};
 use agentstream_wire::openai::OpenAiConfig;
 use bytes::Bytes;
 use futures_rustls::pki_types::ServerName;
@@ -148,76 +149,8 @@ fn failed(
     TransportError::failed(what.into()).with_source(error)
 }
 
-/// Where a request goes, from its URL parsed as an [`http::Uri`].
-#[derive(Debug, PartialEq, Eq)]
-struct Target {
-    /// `https`.
-    tls: bool,
-    /// The host to connect to, without the brackets of an IPv6 address.
-    host: String,
-    /// The port, defaulted from the scheme.
-    port: u16,
-    /// The `Host` header: the URL's authority.
-    authority: String,
-    /// The request target: the path and query, starting with `/`.
-    path: String,
-}
-
-impl Target {
-    /// Parses `url` (already [checked](agentstream_wire::model::check_url)),
-    /// refusing what this client cannot send to: another scheme than
-    /// `http` or `https`, no host, user info.
-    fn parse(url: &str) -> Result<Self, TransportError> {
-        let invalid =
-            |why: &str| TransportError::failed(format!("invalid endpoint URL `{url}`: {why}"));
-        let uri: http::Uri = url
-            .parse()
-            .map_err(|e| failed(format!("invalid endpoint URL `{url}`"), e))?;
-        let tls = match uri.scheme_str() {
-            Some(scheme) if scheme.eq_ignore_ascii_case("https") => true,
-            Some(scheme) if scheme.eq_ignore_ascii_case("http") => false,
-            _ => return Err(invalid("the scheme must be http or https")),
-        };
-        let Some(authority) = uri.authority().filter(|a| !a.host().is_empty()) else {
-            return Err(invalid("it has no host"));
-        };
-        if authority.as_str().contains('@') {
-            return Err(invalid("user info is not supported"));
-        }
-        // `http` leaves out a port that does not fit a `u16`.
-        let port_text = authority
-            .as_str()
-            .get(authority.host().len()..)
-            .unwrap_or_default()
-            .trim_start_matches(':');
-        let port = match authority.port() {
-            Some(port) => port.as_u16(),
-            None if !port_text.is_empty() => return Err(invalid("bad port")),
-            None if tls => 443,
-            None => 80,
-        };
-        let host = authority.host();
-        let host = host
-            .strip_prefix('[')
-            .and_then(|h| h.strip_suffix(']'))
-            .unwrap_or(host);
-        let path = match uri.path_and_query().map(http::uri::PathAndQuery::as_str) {
-            None | Some("") => "/".to_owned(),
-            Some(path) if path.starts_with('?') => format!("/{path}"),
-            Some(path) => path.to_owned(),
-        };
-        Ok(Self {
-            tls,
-            host: host.to_owned(),
-            port,
-            authority: authority.as_str().to_owned(),
-            path,
-        })
-    }
-}
-
 /// Opens the TCP (and TLS) connection to `target`.
-async fn connect(tls: &TlsConnector, target: &Target) -> Result<Box<dyn Io>, TransportError> {
+async fn connect(tls: &TlsConnector, target: &HttpUrl) -> Result<Box<dyn Io>, TransportError> {
     let tcp = TcpStream::connect((target.host.as_str(), target.port))
         .await
         .map_err(|e| failed(format!("cannot connect to {}", target.authority), e))?;
@@ -240,7 +173,7 @@ async fn send(
     connect_timeout: Option<Duration>,
     request: PreparedRequest,
 ) -> Result<(ResponseHead, HyperBody), TransportError> {
-    let target = Target::parse(&request.url)?;
+    let target = parse_url(&request.url)?;
     let io = match connect_timeout {
         None => connect(&tls, &target).await?,
         Some(timeout) => {
@@ -256,7 +189,7 @@ async fn send(
         .map_err(|e| failed("HTTP handshake failed", e))?;
     let mut builder = hyper::Request::builder()
         .method(request.method)
-        .uri(target.path.as_str())
+        .uri(target.target.as_str())
         .header(hyper::header::HOST, target.authority.as_str())
         .header(hyper::header::CONTENT_LENGTH, request.body.len());
     for (name, value) in request.headers_in_order() {
@@ -333,55 +266,5 @@ impl ResponseBody for HyperBody {
                 }
             }
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::Target;
-
-    fn target(url: &str) -> Target {
-        Target::parse(url).unwrap_or_else(|e| panic!("{url}: {e}"))
-    }
-
-    fn refusal(url: &str) -> String {
-        match Target::parse(url) {
-            Ok(target) => panic!("{url} was accepted: {target:?}"),
-            Err(error) => agentstream_wire::http::error_report(&error),
-        }
-    }
-
-    #[test]
-    fn urls_become_targets() {
-        assert_eq!(
-            target("https://api.example.com/v1/chat/completions?api-version=1"),
-            Target {
-                tls: true,
-                host: "api.example.com".into(),
-                port: 443,
-                authority: "api.example.com".into(),
-                path: "/v1/chat/completions?api-version=1".into(),
-            }
-        );
-        let local = target("http://[::1]:8080");
-        assert_eq!((local.host.as_str(), local.port), ("::1", 8080));
-        assert_eq!(
-            (local.authority.as_str(), local.path.as_str()),
-            ("[::1]:8080", "/")
-        );
-        assert_eq!(target("HTTP://h?q").path, "/?q");
-        assert_eq!(target("http://127.0.0.1:9/x").port, 9);
-    }
-
-    #[test]
-    fn unusable_urls_are_refused() {
-        for url in ["http://:80/v1"] {
-            let error = refusal(url);
-            assert!(error.contains("no host"), "{url}: {error}");
-        }
-        assert!(refusal("ftp://h/").contains("scheme"));
-        assert!(refusal("http://u:p@h/").contains("user info"));
-        assert!(refusal("http://h:99999/").contains("bad port"));
-        assert!(refusal("not a url").contains("invalid endpoint URL"));
     }
 }

@@ -28,7 +28,7 @@ use crate::http::{BoxError, ResponseBody, ResponseHead, TransportError};
 ///   timestamp of the call's messages.
 ///
 /// The URL has been checked before `send` sees it: its scheme is `http`
-/// or `https` and it has a host (see [`check_url`](crate::model::check_url)).
+/// or `https` and it has a host (see [`parse_url`](crate::model::parse_url)).
 ///
 /// ```
 /// use core::future::{ready, Ready};

@@ -126,7 +126,7 @@ where
             };
             let url = request.url.clone();
             let response = async {
-                check_url(&request.url)?;
+                parse_url(&request.url)?;
                 let url = request.url.clone();
                 host.send(request, connect)
                     .await
@@ -138,40 +138,94 @@ where
     }
 }
 
-/// Checks that `url` is one every host can send to: an `http` or `https`
-/// scheme and a host.
+/// An `http` or `https` URL taken apart for a host that opens its own
+/// connections, as [`parse_url`] reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct HttpUrl {
+    /// `https`.
+    pub tls: bool,
+    /// The host to connect to, without the brackets of an IPv6 address.
+    pub host: String,
+    /// The port, defaulted from the scheme.
+    pub port: u16,
+    /// The `Host` header: the URL's authority.
+    pub authority: String,
+    /// The request target: the path and query, starting with `/` (the
+    /// fragment, never sent, is dropped).
+    pub target: String,
+}
+
+/// Reads `url` as every host must be able to send to it: an `http` or
+/// `https` scheme, a host, no user info, a port that fits. The call path
+/// checks every request's URL with it before a host sees it.
 ///
 /// ```
-/// use agentstream_wire::model::check_url;
+/// use agentstream_wire::model::parse_url;
 ///
-/// assert!(check_url("http://127.0.0.1:8080/v1/chat/completions").is_ok());
-/// let error = check_url("http:///v1").unwrap_err();
+/// let url = parse_url("https://api.example.com/v1/chat/completions?api-version=1").unwrap();
+/// assert_eq!((url.tls, url.host.as_str(), url.port), (true, "api.example.com", 443));
+/// assert_eq!(url.target, "/v1/chat/completions?api-version=1");
+/// let local = parse_url("http://[::1]:8080").unwrap();
+/// assert_eq!((local.host.as_str(), local.authority.as_str(), local.target.as_str()), ("::1", "[::1]:8080", "/"));
+/// let error = parse_url("http:///v1").unwrap_err();
 /// assert_eq!(error.to_string(), "invalid endpoint URL `http:///v1`: it has no host");
-/// assert!(check_url("ftp://h/x").unwrap_err().to_string().contains("http or https"));
 /// ```
 ///
 /// # Errors
 /// A [`TransportError`] naming the URL and what is wrong with it.
-pub fn check_url(url: &str) -> Result<(), TransportError> {
+pub fn parse_url(url: &str) -> Result<HttpUrl, TransportError> {
     let invalid =
         |why: &str| TransportError::failed(format!("invalid endpoint URL `{url}`: {why}"));
     let Some((scheme, rest)) = url.split_once("://") else {
         return Err(invalid("it has no scheme (http:// or https://)"));
     };
-    if !scheme.eq_ignore_ascii_case("http") && !scheme.eq_ignore_ascii_case("https") {
-        return Err(invalid("the scheme must be http or https"));
-    }
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
-    let host = authority.rsplit('@').next().unwrap_or_default();
-    let host_end = if host.starts_with('[') {
-        host.find(']').map_or(host.len(), |end| end + 1)
+    let tls = if scheme.eq_ignore_ascii_case("https") {
+        true
+    } else if scheme.eq_ignore_ascii_case("http") {
+        false
     } else {
-        host.find(':').unwrap_or(host.len())
+        return Err(invalid("the scheme must be http or https"));
     };
-    if host[..host_end].is_empty() {
+    let rest = rest.split('#').next().unwrap_or_default();
+    let end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let (authority, target) = rest.split_at(end);
+    if authority.contains('@') {
+        return Err(invalid("user info is not supported"));
+    }
+    let (host, port) = match authority.strip_prefix('[') {
+        Some(bracketed) => match bracketed.split_once(']') {
+            Some((host, port)) => (host, port),
+            None => return Err(invalid("an IPv6 address lacks its `]`")),
+        },
+        None => match authority.split_once(':') {
+            Some((host, port)) => (host, port),
+            None => (authority, ""),
+        },
+    };
+    if host.is_empty() {
         return Err(invalid("it has no host"));
     }
-    Ok(())
+    let port = match port.strip_prefix(':').unwrap_or(port) {
+        "" if tls => 443,
+        "" => 80,
+        digits => match digits.parse::<u16>() {
+            Ok(port) if digits.bytes().all(|b| b.is_ascii_digit()) => port,
+            _ => return Err(invalid("bad port")),
+        },
+    };
+    let target = match target {
+        "" => String::from("/"),
+        query if query.starts_with('?') => format!("/{query}"),
+        path => String::from(path),
+    };
+    Ok(HttpUrl {
+        tls,
+        host: String::from(host),
+        port,
+        authority: String::from(authority),
+        target,
+    })
 }
 
 /// A transport failure before the response, with the URL named unless
@@ -182,4 +236,44 @@ fn name_the_url(error: TransportError, url: &str) -> TransportError {
     }
     let message: String = format!("the request to {url} failed");
     TransportError::failed(message).with_source(error)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_url;
+    use crate::http::error_report;
+
+    fn refusal(url: &str) -> alloc::string::String {
+        match parse_url(url) {
+            Ok(parsed) => panic!("{url} was accepted: {parsed:?}"),
+            Err(error) => error_report(&error),
+        }
+    }
+
+    #[test]
+    fn urls_are_taken_apart() {
+        let url = parse_url("HTTP://h?q").unwrap();
+        assert_eq!((url.tls, url.port, url.target.as_str()), (false, 80, "/?q"));
+        assert_eq!(parse_url("http://127.0.0.1:9/x#frag").unwrap().port, 9);
+        assert_eq!(parse_url("http://127.0.0.1:9/x#frag").unwrap().target, "/x");
+    }
+
+    #[test]
+    fn unusable_urls_are_refused() {
+        for url in [
+            "http://",
+            "http:///v1",
+            "https://?q",
+            "http://#x",
+            "http://:80/v1",
+        ] {
+            assert!(refusal(url).contains("no host"), "{url}");
+        }
+        assert!(refusal("ftp://h/").contains("scheme"));
+        assert!(refusal("not a url").contains("no scheme"));
+        assert!(refusal("http://u:p@h/").contains("user info"));
+        assert!(refusal("http://h:99999/").contains("bad port"));
+        assert!(refusal("http://h:+80/").contains("bad port"));
+        assert!(refusal("http://[::1/").contains("IPv6"));
+    }
 }
