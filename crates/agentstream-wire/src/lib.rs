@@ -63,8 +63,8 @@ extern crate alloc;
 
 pub mod anthropic;
 pub mod cause;
-mod driver;
 pub mod endpoint;
+mod error_body;
 pub mod fidelity;
 pub mod host;
 pub mod http;
@@ -75,6 +75,7 @@ pub mod openai;
 pub mod options;
 pub mod pricing;
 pub mod replay;
+pub mod request;
 pub mod sse;
 pub mod surrogates;
 pub mod tap;

@@ -10,8 +10,8 @@ use agentstream::message::Context;
 use agentstream::model::{AbortSignal, StreamOptions};
 use serde_json::Value;
 
-use super::driver::AnthropicStream;
 use super::request::{build_request, RequestError, RequestOptions, ToolChoice, DEFAULT_MAX_TOKENS};
+use super::stream::AnthropicStream;
 use crate::endpoint::{api_url, Endpoint, OtherBasePath, PreparedRequest, Redacted};
 use crate::limits::Limits;
 use crate::options::{merge_body, ExtraHeaders, HeaderError};

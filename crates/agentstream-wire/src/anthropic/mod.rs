@@ -20,15 +20,15 @@
 //! Pi's provider: [`fidelity`](crate::fidelity).
 
 pub mod config;
-mod driver;
 mod ids;
 pub mod projector;
 pub mod request;
+mod stream;
 
 pub use config::{AnthropicConfig, ANTHROPIC_BASE_URL, ANTHROPIC_VERSION};
-pub use driver::AnthropicStream;
 pub use ids::{is_valid_tool_id, ToolIds, MAX_TOOL_ID_LEN};
 pub use projector::{EventProjector, ANTHROPIC_MESSAGES_API};
 pub use request::{
     build_request, effort_budget, RequestError, RequestOptions, ToolChoice, DEFAULT_MAX_TOKENS,
 };
+pub use stream::AnthropicStream;

@@ -54,8 +54,8 @@ use agentstream::model::{
 
 use super::ids::ToolIds;
 use super::projector::ANTHROPIC_MESSAGES_API;
-use crate::openai::request::blocking_diagnostics;
-pub use crate::openai::RequestError;
+use crate::request::blocking_diagnostics;
+pub use crate::request::RequestError;
 
 /// The output token limit sent when none is set.
 pub const DEFAULT_MAX_TOKENS: u64 = 4096;

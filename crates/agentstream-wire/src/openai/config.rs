@@ -13,8 +13,8 @@ use agentstream::message::Context;
 use agentstream::model::{AbortSignal, StreamOptions};
 use serde_json::Value;
 
-use super::driver::OpenAiStream;
 use super::request::{build_request, Compat, RequestError, RequestOptions};
+use super::stream::OpenAiStream;
 pub use crate::endpoint::PreparedRequest;
 use crate::endpoint::{api_url, Endpoint, OtherBasePath, Redacted};
 use crate::limits::Limits;
