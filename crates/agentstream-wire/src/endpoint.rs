@@ -184,9 +184,11 @@ impl fmt::Debug for PreparedRequest {
 }
 
 /// How a provider reads the path of a base URL that is neither empty nor
-/// ends in `/v1`.
+/// ends in `/v1` (see
+/// [`EndpointConfig::endpoint_url`](crate::config::EndpointConfig::endpoint_url)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum OtherBasePath {
+#[non_exhaustive]
+pub enum BasePath {
     /// The path is the API root itself (OpenAI's SDKs: `…/openai`).
     Root,
     /// The path is a prefix before `/v1` (Anthropic's SDKs: a gateway).
@@ -200,7 +202,7 @@ pub(crate) enum OtherBasePath {
 /// `/v1` both have the API root `/v1`; another path is read as `other`
 /// says. The base's query string is kept after the endpoint; its
 /// fragment is dropped (it is never sent), and so is an empty query.
-pub(crate) fn api_url(base_url: &str, other: OtherBasePath, endpoint: &str) -> String {
+pub(crate) fn api_url(base_url: &str, other: BasePath, endpoint: &str) -> String {
     let base = match base_url.split_once('#') {
         Some((before, _fragment)) => before,
         None => base_url,
@@ -215,7 +217,7 @@ pub(crate) fn api_url(base_url: &str, other: OtherBasePath, endpoint: &str) -> S
     let rest = rest.trim_end_matches('/');
     let path_start = rest.find('/').unwrap_or(rest.len());
     let root = &rest[path_start..];
-    let add_version = root.is_empty() || (other == OtherBasePath::Prefix && !root.ends_with("/v1"));
+    let add_version = root.is_empty() || (other == BasePath::Prefix && !root.ends_with("/v1"));
     let mut url = String::with_capacity(base.len() + endpoint.len() + 4);
     url.push_str(scheme);
     url.push_str(rest);
@@ -232,11 +234,11 @@ pub(crate) fn api_url(base_url: &str, other: OtherBasePath, endpoint: &str) -> S
 
 #[cfg(test)]
 mod tests {
-    use super::{api_url, OtherBasePath};
+    use super::{api_url, BasePath};
 
     #[test]
     fn a_bare_base_and_one_ending_in_v1_mean_the_same_for_every_provider() {
-        for other in [OtherBasePath::Root, OtherBasePath::Prefix] {
+        for other in [BasePath::Root, BasePath::Prefix] {
             for base in [
                 "http://127.0.0.1:8080",
                 "http://127.0.0.1:8080/",
@@ -251,19 +253,15 @@ mod tests {
             }
         }
         assert_eq!(
-            api_url("https://h/openai", OtherBasePath::Root, "/chat/completions"),
+            api_url("https://h/openai", BasePath::Root, "/chat/completions"),
             "https://h/openai/chat/completions"
         );
         assert_eq!(
-            api_url("https://gw/anthropic/", OtherBasePath::Prefix, "/messages"),
+            api_url("https://gw/anthropic/", BasePath::Prefix, "/messages"),
             "https://gw/anthropic/v1/messages"
         );
         assert_eq!(
-            api_url(
-                "http://h:8080?x=y",
-                OtherBasePath::Root,
-                "/chat/completions"
-            ),
+            api_url("http://h:8080?x=y", BasePath::Root, "/chat/completions"),
             "http://h:8080/v1/chat/completions?x=y"
         );
     }

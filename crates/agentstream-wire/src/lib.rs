@@ -63,6 +63,7 @@ extern crate alloc;
 
 pub mod anthropic;
 pub mod cause;
+pub mod config;
 pub mod endpoint;
 mod error_body;
 pub mod fidelity;
