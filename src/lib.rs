@@ -14,6 +14,7 @@
 //! `tests/common/` (each test binary includes the files it needs), and the
 //! counting global allocator lives in the `agentstream-test-support` crate,
 //! which the core's own tests use too.
+#![forbid(unsafe_code)]
 #![cfg(not(loom))]
 
 pub mod contended;

@@ -56,6 +56,7 @@
 //!     assert_eq!(result.text(), "a "); // the first of ten deltas
 //! });
 //! ```
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 // On docs.rs, items behind the `http` feature say so.
 #![cfg_attr(docsrs, feature(doc_cfg))]

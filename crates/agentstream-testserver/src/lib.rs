@@ -16,6 +16,7 @@
 //! Anthropic Messages model), and [`adapter_scenarios`] for the
 //! runtime pieces themselves (spawned producers, cancel on drop, timeouts).
 //! It depends on no runtime; the adapters' tests bring theirs.
+#![forbid(unsafe_code)]
 
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};

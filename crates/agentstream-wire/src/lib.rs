@@ -57,6 +57,7 @@
 //! [`OpenAiConfig::prepare`]: openai::OpenAiConfig::prepare
 //!
 //! The crate is `no_std` and needs `alloc`, like the core.
+#![forbid(unsafe_code)]
 #![no_std]
 
 extern crate alloc;
