@@ -131,7 +131,7 @@ impl Host for Hyper {
     }
 
     fn now_ms(&self) -> u64 {
-        crate::retry::unix_millis()
+        agentstream::model::system_unix_millis()
     }
 }
 

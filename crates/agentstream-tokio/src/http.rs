@@ -143,7 +143,7 @@ impl Host for Reqwest {
     }
 
     fn now_ms(&self) -> u64 {
-        crate::retry::unix_millis()
+        agentstream::model::system_unix_millis()
     }
 }
 
