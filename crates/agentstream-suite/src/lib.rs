@@ -25,5 +25,5 @@ pub use flavors::*;
 /// The top-level README's examples, compiled (and, but for the one that
 /// needs the network, run) as doctests of this package.
 #[cfg(doctest)]
-#[doc = include_str!("../README.md")]
+#[doc = include_str!("../../../README.md")]
 struct ReadmeDoctests;
