@@ -1,21 +1,15 @@
-//! What every HTTP adapter shares, whatever the provider, still without
-//! IO: the response head and body as an adapter's client reports them,
-//! [`TransportError`], and [`exchange`], the runtime-neutral loop that
-//! turns one HTTP response into events.
-//!
-//! An adapter supplies only what moves bytes: a future that sends the
-//! request and resolves to a [`ResponseHead`] plus a [`ResponseBody`], and
-//! its runtime's sleep for the idle timeout. Everything else (the status
-//! check, reading a bounded error body, the abort and idle-timeout races,
-//! turning transport failures into the call's `error` event) happens here,
-//! so every runtime behaves the same.
+//! The HTTP exchange, still without IO: the response head and body as a
+//! [`Host`](crate::host::Host)'s client reports them, [`TransportError`],
+//! and [`exchange`], the runtime-neutral loop that turns one HTTP response
+//! into events: the status check, reading a bounded error body, the abort
+//! and idle-timeout races, turning transport failures into the call's
+//! `error` event with its typed cause. [`EndpointModel`](crate::model::EndpointModel)
+//! runs it for every provider on every host; [`ReplayModel`](crate::replay::ReplayModel)
+//! runs it over recorded bodies.
 //!
 //! The provider's part is a [`ResponseStream`]: it decodes the body and
 //! maps an HTTP error status to its error message.
-//! [`OpenAiStream`](crate::openai::OpenAiStream) is the one for
-//! OpenAI-compatible Chat Completions; another protocol streamed over HTTP
-//! (Anthropic Messages, say) implements the trait and reuses [`exchange`]
-//! unchanged.
+//! [`SseStream`](crate::sse::SseStream) is the one of every SSE provider.
 
 use alloc::borrow::Cow;
 use alloc::boxed::Box;

@@ -5,7 +5,7 @@
 //! request with the call's [`StreamOptions`] over its defaults (a request
 //! it cannot build ends the call in `error` with
 //! [`ErrorCause::InvalidRequest`]), the URL is checked, the host sends it,
-//! and [`exchange`] turns the response into events with the endpoint's
+//! and [`exchange`](crate::http::exchange) turns the response into events with the endpoint's
 //! idle timeout on the host's timer. An adapter only supplies the host,
 //! so no runtime can forget an option, a header or the timestamp.
 

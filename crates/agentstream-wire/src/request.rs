@@ -1,5 +1,5 @@
 //! What every provider's request builder shares: the check that a
-//! context can be sent ([`blocking_diagnostics`]) and [`RequestError`],
+//! context can be sent (`blocking_diagnostics`) and [`RequestError`],
 //! why it cannot.
 
 use alloc::vec::Vec;

@@ -128,7 +128,7 @@ impl SseDecoder {
     ///
     /// # Errors
     /// [`LimitExceeded`] when a line or an event's data goes past its limit
-    /// (see [Limits](self#limits)); the events completed before it have
+    /// (see [Limits](super#limits)); the events completed before it have
     /// been handed to `sink`, and later input is ignored.
     pub fn feed(
         &mut self,

@@ -27,9 +27,9 @@
 //!
 //! # Limits
 //!
-//! A line longer than [`Limits::max_line_bytes`] or an event whose data
-//! grows past [`Limits::max_event_data_bytes`] is refused: `feed` returns
-//! [`LimitExceeded`] after handing on every event completed before it, and
+//! A line longer than [`Limits::max_line_bytes`](crate::limits::Limits::max_line_bytes) or an event whose data
+//! grows past [`Limits::max_event_data_bytes`](crate::limits::Limits::max_event_data_bytes) is refused: `feed` returns
+//! [`LimitExceeded`](crate::limits::LimitExceeded) after handing on every event completed before it, and
 //! the decoder ignores all later input. The partial line buffer never grows
 //! past the line limit, so an endless line costs bounded memory.
 //!
