@@ -20,8 +20,9 @@ use agentstream::model::{AbortSignal, StreamOptions, ToolChoice};
 use serde_json::Value;
 
 pub use crate::endpoint::BasePath;
-use crate::endpoint::{api_url, Endpoint, PreparedRequest, Redacted};
+use crate::endpoint::{api_url, Endpoint, PreparedRequest};
 use crate::limits::Limits;
+use crate::options::Redacted;
 use crate::options::{merge_body, ExtraHeaders, HeaderError};
 use crate::pricing::Pricing;
 use crate::request::RequestError;

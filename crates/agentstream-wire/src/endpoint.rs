@@ -15,10 +15,8 @@ use agentstream::message::Context;
 use agentstream::model::{AbortSignal, StreamOptions};
 
 use crate::http::ResponseStream;
-
-/// Header names whose values are secrets: [`PreparedRequest`]'s
-/// [`Debug`](fmt::Debug) prints `<redacted>` for them.
-pub const SECRET_HEADERS: [&str; 3] = ["authorization", "x-api-key", "api-key"];
+pub use crate::options::SECRET_HEADERS;
+use crate::options::{is_secret_header, Redacted};
 
 /// One provider endpoint as the call path sees it: what
 /// [`EndpointModel`](crate::model::EndpointModel) needs from a provider's
@@ -68,15 +66,6 @@ pub trait Endpoint {
 
     /// How long the response may stay silent.
     fn idle_timeout(&self) -> Option<Duration>;
-}
-
-/// Prints `<redacted>` in place of a secret.
-pub(crate) struct Redacted;
-
-impl fmt::Debug for Redacted {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("<redacted>")
-    }
 }
 
 /// One request, ready to send: `method url` (`POST`) with `headers` and
@@ -164,7 +153,7 @@ impl fmt::Debug for PreparedRequest {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 let mut list = f.debug_map();
                 for (name, value) in self.0 {
-                    if crate::options::is_secret_header(name) {
+                    if is_secret_header(name) {
                         list.entry(name, &Redacted);
                     } else {
                         list.entry(name, value);
