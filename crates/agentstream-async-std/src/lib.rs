@@ -55,6 +55,7 @@
 //!     assert_eq!(result.text(), "a "); // the first of ten deltas
 //! });
 //! ```
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 // On docs.rs, items behind the `http` feature say so.
 #![cfg_attr(docsrs, feature(doc_cfg))]
@@ -121,7 +122,7 @@ pub mod prelude {
 /// OpenAI-compatible and Anthropic endpoints: `agentstream-smol`'s clients, which run on
 /// async-std's executor unchanged (its IO and timers are smol's reactor).
 #[cfg(feature = "http")]
-pub use agentstream_smol::{AnthropicModel, OpenAiCompatModel};
+pub use agentstream_smol::{AnthropicModel, ClientError, EndpointModel, Hyper, OpenAiCompatModel};
 
 /// One pause of a [`pacer`].
 pub type Pause = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;

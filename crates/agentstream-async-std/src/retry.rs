@@ -2,9 +2,9 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
-use agentstream::model::{RetryModel, RetryPolicy};
+use agentstream::model::{os_entropy, system_unix_seconds, RetryModel, RetryPolicy};
 
 /// The timer a [`with_retry`] model waits on: `async_std::task::sleep`.
 pub type AsyncStdSleep = fn(Duration) -> Pin<Box<dyn Future<Output = ()> + Send>>;
@@ -17,7 +17,8 @@ fn sleep(duration: Duration) -> Pin<Box<dyn Future<Output = ()> + Send>> {
 /// 429 or 5xx, a transport failure, a connect timeout) is tried again as
 /// `policy` says (see [`RetryPolicy`] for the rules and defaults), waiting
 /// on async-std's timer; an HTTP-date `Retry-After` is resolved with the
-/// system clock. The caller's signal ends a wait at once.
+/// system clock, and the jitter is seeded from the OS unless the policy fixes a
+/// seed. The caller's signal ends a wait at once.
 ///
 /// ```
 /// use agentstream_async_std::prelude::*;
@@ -28,12 +29,7 @@ fn sleep(duration: Duration) -> Pin<Box<dyn Future<Output = ()> + Send>> {
 /// assert_eq!(model.policy().max_retries, 2);
 /// ```
 pub fn with_retry<M>(model: M, policy: RetryPolicy) -> RetryModel<M, AsyncStdSleep> {
-    RetryModel::new(model, policy, sleep as AsyncStdSleep).with_clock(unix_now)
-}
-
-/// Seconds since the Unix epoch (0 for a clock set before it).
-fn unix_now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |elapsed| elapsed.as_secs())
+    RetryModel::new(model, policy, sleep as AsyncStdSleep)
+        .with_clock(system_unix_seconds)
+        .with_entropy(os_entropy())
 }

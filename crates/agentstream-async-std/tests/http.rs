@@ -1,17 +1,37 @@
-//! End to end: the re-exported `OpenAiCompatModel` on async-std's
-//! executor against the mock server on 127.0.0.1. Run with
-//! `cargo test -p agentstream-async-std --features http`.
+//! End to end: every HTTP scenario of `agentstream-testserver` (both
+//! providers, the typed causes, the request options, the base URLs,
+//! retry and replay) on smol's hyper host under async-std's executor, against the mock server on
+//! 127.0.0.1. Run with `cargo test -p agentstream-async-std --features http`.
 #![cfg(feature = "http")]
 
 use std::future::Future;
 use std::time::Duration;
 
-use agentstream_testserver::scenarios;
+use agentstream_wire::openai::OpenAiConfig as Config;
+use agentstream_wire::tap::TapEndpoint;
 // The prelude is what users import; the tests use it so it stays complete.
 use agentstream_async_std::prelude::*;
+use agentstream_async_std::EndpointModel;
 
 fn model(config: OpenAiConfig) -> OpenAiCompatModel {
-    OpenAiCompatModel::new(config)
+    OpenAiCompatModel::new(config).expect("client")
+}
+
+fn anthropic(config: AnthropicConfig) -> AnthropicModel {
+    AnthropicModel::new(config).expect("client")
+}
+
+fn tapped(endpoint: TapEndpoint<Config>) -> EndpointModel<TapEndpoint<Config>> {
+    EndpointModel::new(endpoint).expect("client")
+}
+
+fn with_timeout(
+    model: &OpenAiCompatModel,
+    context: &Context,
+    options: StreamOptions,
+    timeout: Duration,
+) -> ModelStream {
+    stream_with_timeout(model, context, options, timeout)
 }
 
 /// Runs a scenario on async-std, with a generous guard against hangs.
@@ -23,37 +43,12 @@ fn run(scenario: impl Future<Output = ()>) {
     });
 }
 
-#[test]
-fn random_chunk_boundaries() {
-    run(scenarios::random_chunk_boundaries(model));
-}
-
-#[test]
-fn error_statuses() {
-    run(scenarios::error_statuses(model));
-}
-
-#[test]
-fn mid_stream_disconnect() {
-    run(scenarios::mid_stream_disconnect(model));
-}
-
-#[test]
-fn abort_never_ending_body() {
-    run(scenarios::abort_never_ending_body(model));
-}
-
-#[test]
-fn idle_timeout() {
-    run(scenarios::idle_timeout(model));
-}
-
-#[test]
-fn base_url_with_query() {
-    run(scenarios::base_url_with_query(model));
-}
-
-#[test]
-fn url_without_host() {
-    run(scenarios::url_without_host(model));
+agentstream_testserver::http_scenario_tests! {
+    openai: model,
+    anthropic: anthropic,
+    tap: tapped,
+    sleep: async_std::task::sleep,
+    with_timeout: with_timeout,
+    with_retry: agentstream_async_std::with_retry,
+    run: run,
 }

@@ -4,7 +4,7 @@
 //!
 //! This file holds only the argument definitions and the dispatch; each
 //! subcommand lives in its own module with its own `Args` and `run`.
-
+#![forbid(unsafe_code)]
 #![forbid(unsafe_code)]
 
 use std::process::ExitCode;

@@ -41,6 +41,7 @@
 //! }
 //! agentstream_conformance::for_each_body!(run_all);
 //! ```
+#![forbid(unsafe_code)]
 #![no_std]
 
 extern crate alloc;

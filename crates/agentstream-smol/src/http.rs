@@ -1,5 +1,5 @@
-//! [`OpenAiCompatModel`] and [`AnthropicModel`] over hyper's HTTP/1.1
-//! client connection on smol's networking, one call path for both.
+//! [`Hyper`]: the [`Host`] of the smol adapter (hyper's HTTP/1.1 client
+//! connection on smol's networking), and the models on it.
 
 use std::future::{poll_fn, Future};
 use std::pin::{pin, Pin};
@@ -7,13 +7,11 @@ use std::sync::Arc;
 use std::task::{Context as TaskContext, Poll};
 use std::time::Duration;
 
-use agentstream::message::Context;
-use agentstream::model::{Model, ModelStream, StreamOptions};
 use agentstream_wire::anthropic::AnthropicConfig;
-use agentstream_wire::endpoint::{Endpoint, PreparedRequest};
-use agentstream_wire::http::{
-    exchange, push_all, ResponseBody, ResponseHead, ResponseStream, TransportError,
-};
+use agentstream_wire::endpoint::PreparedRequest;
+use agentstream_wire::host::{ClientError, Host};
+use agentstream_wire::http::{ResponseBody, ResponseHead, TransportError, READ_HEADERS};
+use agentstream_wire::model::{parse_url, HttpUrl};
 use agentstream_wire::openai::OpenAiConfig;
 use bytes::Bytes;
 use futures_rustls::pki_types::ServerName;
@@ -27,246 +25,114 @@ use smol::net::TcpStream;
 use smol::Timer;
 use smol_hyper::rt::FuturesIo;
 
-/// A [`Model`] that streams from an OpenAI-compatible Chat Completions
-/// endpoint over [hyper](https://docs.rs/hyper)'s HTTP/1.1 client, with
-/// smol's TCP and timers and TLS through rustls (ring, Mozilla's root
-/// certificates).
+/// A [`Model`](agentstream::model::Model) that streams from an
+/// OpenAI-compatible Chat Completions endpoint over
+/// [hyper](https://docs.rs/hyper)'s HTTP/1.1 client, with smol's TCP and
+/// timers and TLS through rustls (ring, Mozilla's root certificates): the
+/// wire crate's one call path
+/// ([`agentstream_wire::model::EndpointModel`]) on the [`Hyper`] host.
 ///
 /// One connection per call, driven inside the call's own future: nothing
 /// is spawned, so the streams run on any executor as long as smol's
 /// reactor is available (it starts on its own), which is how
-/// `agentstream-async-std` reuses this client.
-///
-/// Everything but the HTTP is
-/// [`agentstream_wire::http::exchange`]: HTTP
-/// errors become one `error` event naming the status and the provider's
-/// message, the call's [`AbortSignal`](crate::AbortSignal) cancels the
-/// request mid-stream, and the connect timeout (TCP and TLS) or the idle
-/// timeout ends the call with `error(aborted)`. Dropping the stream and its
-/// result handles drops the connection.
+/// `agentstream-async-std` reuses this client. Dropping the stream and
+/// its result handles drops the connection.
 ///
 /// ```no_run
 /// use agentstream_smol::prelude::*;
 ///
 /// smol::block_on(async {
 ///     let config = OpenAiConfig::new("http://127.0.0.1:11434/v1", "llama3.2");
-///     let model = OpenAiCompatModel::new(config);
+///     let model = OpenAiCompatModel::new(config).expect("the TLS client");
 ///     let context = Context::from_messages([user("Hello!").into()]);
 ///     let mut stream = model.stream(&context, StreamOptions::default());
 ///     println!("{}", stream.result().await.text());
 /// });
 /// ```
-#[derive(Clone)]
-pub struct OpenAiCompatModel {
-    config: Arc<OpenAiConfig>,
-    tls: TlsConnector,
-}
+pub type OpenAiCompatModel = EndpointModel<OpenAiConfig>;
 
-impl std::fmt::Debug for OpenAiCompatModel {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OpenAiCompatModel")
-            .field("config", &self.config)
-            .finish_non_exhaustive()
-    }
-}
-
-impl OpenAiCompatModel {
-    /// A model for `config`, trusting Mozilla's root certificates.
-    pub fn new(config: OpenAiConfig) -> Self {
-        Self::with_tls_config(config, default_tls())
-    }
-
-    /// A model for `config` using `tls` for `https` endpoints (other root
-    /// certificates, client certificates). Only HTTP/1.1 is spoken: offer
-    /// `http/1.1` in ALPN, or none.
-    pub fn with_tls_config(config: OpenAiConfig, tls: Arc<ClientConfig>) -> Self {
-        Self {
-            config: Arc::new(config),
-            tls: TlsConnector::from(tls),
-        }
-    }
-
-    /// The endpoint configuration.
-    pub fn config(&self) -> &OpenAiConfig {
-        &self.config
-    }
-}
-
-impl Model for OpenAiCompatModel {
-    fn stream(&self, context: &Context, options: StreamOptions) -> ModelStream {
-        stream_from(&*self.config, &self.tls, context, options)
-    }
-}
-
-/// A [`Model`] that streams from Anthropic's Messages API (or a server
-/// that speaks it) over the same hyper client as [`OpenAiCompatModel`],
-/// with exactly its behaviour: one connection per call driven inside the
-/// call's future, the same exchange loop, error events, abort and
-/// timeouts; only the request and the decoding differ (see
-/// [`agentstream_wire::anthropic`]).
+/// A [`Model`](agentstream::model::Model) that streams from Anthropic's
+/// Messages API (or a server that speaks it) over the same hyper client as
+/// [`OpenAiCompatModel`], with exactly its behaviour.
 ///
 /// ```no_run
 /// use agentstream_smol::prelude::*;
 ///
 /// smol::block_on(async {
 ///     let key = std::env::var("ANTHROPIC_API_KEY").unwrap_or_default();
-///     let model = AnthropicModel::new(AnthropicConfig::new("claude-sonnet-4-5").with_api_key(key));
+///     let config = AnthropicConfig::new("claude-sonnet-4-5").with_api_key(key);
+///     let model = AnthropicModel::new(config).expect("the TLS client");
 ///     let context = Context::from_messages([user("Hello!").into()]);
 ///     let mut stream = model.stream(&context, StreamOptions::default());
 ///     println!("{}", stream.result().await.text());
 /// });
 /// ```
+pub type AnthropicModel = EndpointModel<AnthropicConfig>;
+
+/// A [`Model`](agentstream::model::Model) for any
+/// [`Endpoint`](agentstream_wire::endpoint::Endpoint) over hyper, with the
+/// behaviour of [`OpenAiCompatModel`]: for an endpoint that wraps a
+/// provider's config, such as a
+/// [`TapEndpoint`](agentstream_wire::tap::TapEndpoint).
+pub type EndpointModel<E> = agentstream_wire::model::EndpointModel<E, Hyper>;
+
+/// The smol [`Host`]: hyper's HTTP/1.1 client connection over smol's TCP,
+/// TLS through futures-rustls, smol's timer and the system clock.
+/// [`Host::for_endpoint`] trusts Mozilla's roots;
+/// [`with_tls_config`](Self::with_tls_config) takes other roots or client
+/// certificates (offer `http/1.1` in ALPN, or none: only HTTP/1.1 is
+/// spoken).
 #[derive(Clone)]
-pub struct AnthropicModel {
-    config: Arc<AnthropicConfig>,
+pub struct Hyper {
     tls: TlsConnector,
 }
 
-impl std::fmt::Debug for AnthropicModel {
+impl std::fmt::Debug for Hyper {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AnthropicModel")
-            .field("config", &self.config)
-            .finish_non_exhaustive()
+        f.debug_struct("Hyper").finish_non_exhaustive()
     }
 }
 
-impl AnthropicModel {
-    /// A model for `config`, trusting Mozilla's root certificates.
-    pub fn new(config: AnthropicConfig) -> Self {
-        Self::with_tls_config(config, default_tls())
-    }
-
-    /// A model for `config` using `tls` for `https` endpoints. Only
-    /// HTTP/1.1 is spoken: offer `http/1.1` in ALPN, or none.
-    pub fn with_tls_config(config: AnthropicConfig, tls: Arc<ClientConfig>) -> Self {
+impl Hyper {
+    /// A host using `tls` for `https` endpoints.
+    pub fn with_tls_config(tls: Arc<ClientConfig>) -> Self {
         Self {
-            config: Arc::new(config),
             tls: TlsConnector::from(tls),
         }
     }
-
-    /// The endpoint configuration.
-    pub fn config(&self) -> &AnthropicConfig {
-        &self.config
-    }
 }
 
-impl Model for AnthropicModel {
-    fn stream(&self, context: &Context, options: StreamOptions) -> ModelStream {
-        stream_from(&*self.config, &self.tls, context, options)
-    }
-}
+impl Host for Hyper {
+    type Body = HyperBody;
 
-/// A [`Model`] for any [`Endpoint`], with the behaviour of
-/// [`OpenAiCompatModel`]: for an endpoint that wraps a provider's config,
-/// such as a [`TapEndpoint`](agentstream_wire::tap::TapEndpoint) recording
-/// the response bodies.
-///
-/// ```no_run
-/// use std::sync::Arc;
-/// use agentstream_smol::prelude::*;
-/// use agentstream_smol::EndpointModel;
-/// use agentstream_wire::tap::TapEndpoint;
-///
-/// let config = OpenAiConfig::new("https://api.openai.com/v1", "gpt-4o-mini");
-/// let tapped = TapEndpoint::new(config, Arc::new(|piece: &[u8]| eprintln!("{} bytes", piece.len())));
-/// let model = EndpointModel::new(tapped);
-/// # let _ = model;
-/// ```
-pub struct EndpointModel<E> {
-    endpoint: Arc<E>,
-    tls: TlsConnector,
-}
-
-impl<E: std::fmt::Debug> std::fmt::Debug for EndpointModel<E> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EndpointModel")
-            .field("endpoint", &self.endpoint)
-            .finish_non_exhaustive()
-    }
-}
-
-impl<E: Endpoint> EndpointModel<E> {
-    /// A model for `endpoint`, trusting Mozilla's root certificates.
-    pub fn new(endpoint: E) -> Self {
-        Self::with_tls_config(endpoint, default_tls())
+    fn for_endpoint(_connect_timeout: Option<Duration>) -> Result<Self, ClientError> {
+        let mut roots = RootCertStore::empty();
+        roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let mut tls = ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .map_err(ClientError::new)?
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        tls.alpn_protocols = vec![b"http/1.1".to_vec()];
+        Ok(Self::with_tls_config(Arc::new(tls)))
     }
 
-    /// A model for `endpoint` using `tls` for `https` endpoints (HTTP/1.1
-    /// only, as [`OpenAiCompatModel::with_tls_config`]).
-    pub fn with_tls_config(endpoint: E, tls: Arc<ClientConfig>) -> Self {
-        Self {
-            endpoint: Arc::new(endpoint),
-            tls: TlsConnector::from(tls),
-        }
+    fn send(
+        &self,
+        request: PreparedRequest,
+        connect_timeout: Option<Duration>,
+    ) -> impl Future<Output = Result<(ResponseHead, HyperBody), TransportError>> + Send {
+        send(self.tls.clone(), connect_timeout, request)
     }
 
-    /// The endpoint.
-    pub fn endpoint(&self) -> &E {
-        &self.endpoint
+    async fn sleep(&self, duration: Duration) {
+        Timer::after(duration).await;
     }
-}
 
-impl<E: Endpoint> Model for EndpointModel<E> {
-    fn stream(&self, context: &Context, options: StreamOptions) -> ModelStream {
-        stream_from(&*self.endpoint, &self.tls, context, options)
+    fn now_ms(&self) -> u64 {
+        agentstream::model::system_unix_millis()
     }
-}
-
-/// rustls with ring and Mozilla's roots, offering HTTP/1.1.
-fn default_tls() -> Arc<ClientConfig> {
-    let mut roots = RootCertStore::empty();
-    roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut tls = ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .expect("the ring provider supports the default protocol versions")
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    tls.alpn_protocols = vec![b"http/1.1".to_vec()];
-    Arc::new(tls)
-}
-
-/// The wall-clock time in Unix milliseconds, stamped on the call's
-/// messages (0 before 1970, which a sane clock never reports).
-fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-}
-
-/// One call to `endpoint`, whatever the protocol.
-fn stream_from<E: Endpoint>(
-    endpoint: &E,
-    tls: &TlsConnector,
-    context: &Context,
-    options: StreamOptions,
-) -> ModelStream {
-    let signal = options.signal.clone();
-    let mut stream = endpoint.open_stream_at(signal.clone(), now_ms());
-    let prepared = endpoint
-        .prepare_call(context, &options)
-        .map_err(|e| e.to_string());
-    let idle = endpoint.idle_timeout();
-    let connect_timeout = endpoint.connect_timeout();
-    let tls = tls.clone();
-    ModelStream::driven(move |mut producer| async move {
-        let request = match prepared {
-            Ok(request) => request,
-            Err(error) => {
-                producer.set_error_cause(agentstream::model::ErrorCause::InvalidRequest);
-                push_all(&mut producer, stream.fail(error));
-                return;
-            }
-        };
-        let response = send(tls, connect_timeout, request);
-        exchange(producer, stream, signal, idle, sleep, response).await;
-    })
-}
-
-/// smol's timer, with `()` as output.
-async fn sleep(duration: Duration) {
-    Timer::after(duration).await;
 }
 
 /// A connection, plain or TLS.
@@ -283,83 +149,8 @@ fn failed(
     TransportError::failed(what.into()).with_source(error)
 }
 
-/// Where a request goes, from its URL parsed as an [`http::Uri`].
-#[derive(Debug, PartialEq, Eq)]
-struct Target {
-    /// `https`.
-    tls: bool,
-    /// The host to connect to, without the brackets of an IPv6 address.
-    host: String,
-    /// The port, defaulted from the scheme.
-    port: u16,
-    /// The `Host` header: the URL's authority.
-    authority: String,
-    /// The request target: the path and query, starting with `/`.
-    path: String,
-}
-
-impl Target {
-    /// Parses `url`, refusing what this client cannot send to: another
-    /// scheme than `http` or `https`, no host, user info.
-    fn parse(url: &str) -> Result<Self, TransportError> {
-        let invalid =
-            |why: &str| TransportError::failed(format!("invalid endpoint URL `{url}`: {why}"));
-        // `http:///v1` has an empty authority: say so, rather than what
-        // the parser makes of it.
-        if url
-            .split_once("://")
-            .is_some_and(|(_, rest)| rest.is_empty() || rest.starts_with(['/', '?', '#']))
-        {
-            return Err(invalid("it has no host"));
-        }
-        let uri: http::Uri = url
-            .parse()
-            .map_err(|e| failed(format!("invalid endpoint URL `{url}`"), e))?;
-        let tls = match uri.scheme_str() {
-            Some(scheme) if scheme.eq_ignore_ascii_case("https") => true,
-            Some(scheme) if scheme.eq_ignore_ascii_case("http") => false,
-            _ => return Err(invalid("the scheme must be http or https")),
-        };
-        let Some(authority) = uri.authority().filter(|a| !a.host().is_empty()) else {
-            return Err(invalid("it has no host"));
-        };
-        if authority.as_str().contains('@') {
-            return Err(invalid("user info is not supported"));
-        }
-        // `http` leaves out a port that does not fit a `u16`.
-        let port_text = authority
-            .as_str()
-            .get(authority.host().len()..)
-            .unwrap_or_default()
-            .trim_start_matches(':');
-        let port = match authority.port() {
-            Some(port) => port.as_u16(),
-            None if !port_text.is_empty() => return Err(invalid("bad port")),
-            None if tls => 443,
-            None => 80,
-        };
-        let host = authority.host();
-        let host = host
-            .strip_prefix('[')
-            .and_then(|h| h.strip_suffix(']'))
-            .unwrap_or(host);
-        let path = match uri.path_and_query().map(http::uri::PathAndQuery::as_str) {
-            None | Some("") => "/".to_owned(),
-            Some(path) if path.starts_with('?') => format!("/{path}"),
-            Some(path) => path.to_owned(),
-        };
-        Ok(Self {
-            tls,
-            host: host.to_owned(),
-            port,
-            authority: authority.as_str().to_owned(),
-            path,
-        })
-    }
-}
-
 /// Opens the TCP (and TLS) connection to `target`.
-async fn connect(tls: &TlsConnector, target: &Target) -> Result<Box<dyn Io>, TransportError> {
+async fn connect(tls: &TlsConnector, target: &HttpUrl) -> Result<Box<dyn Io>, TransportError> {
     let tcp = TcpStream::connect((target.host.as_str(), target.port))
         .await
         .map_err(|e| failed(format!("cannot connect to {}", target.authority), e))?;
@@ -382,7 +173,7 @@ async fn send(
     connect_timeout: Option<Duration>,
     request: PreparedRequest,
 ) -> Result<(ResponseHead, HyperBody), TransportError> {
-    let target = Target::parse(&request.url)?;
+    let target = parse_url(&request.url)?;
     let io = match connect_timeout {
         None => connect(&tls, &target).await?,
         Some(timeout) => {
@@ -396,14 +187,13 @@ async fn send(
     let (sender, conn) = http1::handshake(FuturesIo::new(io))
         .await
         .map_err(|e| failed("HTTP handshake failed", e))?;
-    let mut builder = hyper::Request::post(target.path.as_str())
+    let mut builder = hyper::Request::builder()
+        .method(request.method)
+        .uri(target.target.as_str())
         .header(hyper::header::HOST, target.authority.as_str())
         .header(hyper::header::CONTENT_LENGTH, request.body.len());
-    for (name, value) in &request.headers {
-        builder = builder.header(*name, value.as_str());
-    }
-    for (name, value) in &request.extra_headers {
-        builder = builder.header(name.as_str(), value.as_str());
+    for (name, value) in request.headers_in_order() {
+        builder = builder.header(name, value);
     }
     let http_request = builder
         .body(Full::new(Bytes::from(request.body)))
@@ -423,12 +213,12 @@ async fn send(
         .await
         .map_err(|e| failed("the request failed", e))?
     };
-    let retry_after = response
-        .headers()
-        .get(hyper::header::RETRY_AFTER)
-        .and_then(|value| value.to_str().ok())
-        .map(str::to_owned);
-    let head = ResponseHead::new(response.status().as_u16()).with_retry_after(retry_after);
+    let mut head = ResponseHead::new(response.status().as_u16());
+    for name in READ_HEADERS {
+        if let Some(value) = response.headers().get(name).and_then(|v| v.to_str().ok()) {
+            head = head.with_header(name, value);
+        }
+    }
     body.body = Some(response.into_body());
     Ok((head, body))
 }
@@ -444,7 +234,7 @@ fn poll_conn(conn: &mut Option<Pin<Box<Conn>>>, cx: &mut TaskContext<'_>) {
 }
 
 /// The response body, with the connection that feeds it.
-struct HyperBody {
+pub struct HyperBody {
     conn: Option<Pin<Box<Conn>>>,
     /// Kept so the connection is not told to close early.
     sender: SendRequest<Full<Bytes>>,
@@ -476,55 +266,5 @@ impl ResponseBody for HyperBody {
                 }
             }
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::Target;
-
-    fn target(url: &str) -> Target {
-        Target::parse(url).unwrap_or_else(|e| panic!("{url}: {e}"))
-    }
-
-    fn refusal(url: &str) -> String {
-        match Target::parse(url) {
-            Ok(target) => panic!("{url} was accepted: {target:?}"),
-            Err(error) => agentstream_wire::http::error_report(&error),
-        }
-    }
-
-    #[test]
-    fn urls_become_targets() {
-        assert_eq!(
-            target("https://api.example.com/v1/chat/completions?api-version=1"),
-            Target {
-                tls: true,
-                host: "api.example.com".into(),
-                port: 443,
-                authority: "api.example.com".into(),
-                path: "/v1/chat/completions?api-version=1".into(),
-            }
-        );
-        let local = target("http://[::1]:8080");
-        assert_eq!((local.host.as_str(), local.port), ("::1", 8080));
-        assert_eq!(
-            (local.authority.as_str(), local.path.as_str()),
-            ("[::1]:8080", "/")
-        );
-        assert_eq!(target("HTTP://h?q").path, "/?q");
-        assert_eq!(target("http://127.0.0.1:9/x").port, 9);
-    }
-
-    #[test]
-    fn unusable_urls_are_refused() {
-        for url in ["http://", "http:///v1", "https://?q", "http://:80/v1"] {
-            let error = refusal(url);
-            assert!(error.contains("no host"), "{url}: {error}");
-        }
-        assert!(refusal("ftp://h/").contains("scheme"));
-        assert!(refusal("http://u:p@h/").contains("user info"));
-        assert!(refusal("http://h:99999/").contains("bad port"));
-        assert!(refusal("not a url").contains("invalid endpoint URL"));
     }
 }

@@ -56,6 +56,7 @@
 //!     assert_eq!(result.text(), "a "); // the first of ten deltas
 //! });
 //! ```
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 // On docs.rs, items behind the `http` feature say so.
 #![cfg_attr(docsrs, feature(doc_cfg))]
@@ -69,7 +70,9 @@ use std::time::Duration;
 mod http;
 mod retry;
 #[cfg(feature = "http")]
-pub use http::{AnthropicModel, EndpointModel, OpenAiCompatModel};
+pub use agentstream_wire::host::ClientError;
+#[cfg(feature = "http")]
+pub use http::{AnthropicModel, EndpointModel, Hyper, HyperBody, OpenAiCompatModel};
 pub use retry::{with_retry, SmolSleep};
 
 pub use agentstream;

@@ -1,8 +1,8 @@
 //! [`with_retry`]: the core's [`RetryModel`] waiting on smol's timer.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
-use agentstream::model::{RetryModel, RetryPolicy};
+use agentstream::model::{os_entropy, system_unix_seconds, RetryModel, RetryPolicy};
 
 use crate::{Pause, Timer};
 
@@ -17,7 +17,8 @@ fn pause(duration: Duration) -> Pause {
 /// 429 or 5xx, a transport failure, a connect timeout) is tried again as
 /// `policy` says (see [`RetryPolicy`] for the rules and defaults), waiting
 /// on smol's timer; an HTTP-date `Retry-After` is resolved with the system
-/// clock. The caller's signal ends a wait at once.
+/// clock, and the jitter is seeded from the OS unless the policy fixes a
+/// seed. The caller's signal ends a wait at once.
 ///
 /// Any model can be wrapped; with the `http` feature, typically an
 /// `OpenAiCompatModel` or an `AnthropicModel`:
@@ -31,12 +32,7 @@ fn pause(duration: Duration) -> Pause {
 /// assert_eq!(model.policy().max_retries, 2);
 /// ```
 pub fn with_retry<M>(model: M, policy: RetryPolicy) -> RetryModel<M, SmolSleep> {
-    RetryModel::new(model, policy, pause as SmolSleep).with_clock(unix_now)
-}
-
-/// Seconds since the Unix epoch (0 for a clock set before it).
-fn unix_now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |elapsed| elapsed.as_secs())
+    RetryModel::new(model, policy, pause as SmolSleep)
+        .with_clock(system_unix_seconds)
+        .with_entropy(os_entropy())
 }

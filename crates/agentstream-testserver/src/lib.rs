@@ -16,6 +16,7 @@
 //! Anthropic Messages model), and [`adapter_scenarios`] for the
 //! runtime pieces themselves (spawned producers, cancel on drop, timeouts).
 //! It depends on no runtime; the adapters' tests bring theirs.
+#![forbid(unsafe_code)]
 
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
@@ -29,6 +30,7 @@ use serde_json::{json, Value};
 
 pub mod adapter_scenarios;
 pub mod anthropic_scenarios;
+pub mod base_url_scenarios;
 pub mod error_scenarios;
 pub mod replay_scenarios;
 pub mod request_scenarios;
@@ -210,8 +212,8 @@ impl MockServer {
         format!("http://{}/v1", self.addr)
     }
 
-    /// The server's origin, `http://127.0.0.1:PORT`: the base URL of an
-    /// Anthropic configuration (which appends `/v1/messages`).
+    /// The server's origin, `http://127.0.0.1:PORT`: a base URL that means
+    /// the same as [`base_url`](Self::base_url) for every provider.
     pub fn origin(&self) -> String {
         format!("http://{}", self.addr)
     }
@@ -481,4 +483,125 @@ pub fn split_randomly(bytes: &[u8], rng: &mut Rng, max_piece: usize) -> Vec<Vec<
         rest = tail;
     }
     pieces
+}
+
+/// `for_each_http_scenario!((callback) { args })` expands
+/// `callback! { args ; module [group name, …], … }` with
+/// every end-to-end HTTP scenario, `module::name`, each with the group
+/// that says what it is given:
+///
+/// - `openai`: `fn(OpenAiConfig) -> M`;
+/// - `anthropic`: `fn(AnthropicConfig) -> M`;
+/// - `both`: the OpenAI maker, then the Anthropic one;
+/// - `retry`: the OpenAI maker and the runtime's sleep;
+/// - `timeout`: the OpenAI maker and the adapter's `stream_with_timeout`;
+/// - `with_retry`: `|config, policy| with_retry(model(config), policy)`;
+/// - `tap`: `fn(TapEndpoint<OpenAiConfig>) -> M`.
+///
+/// [`http_scenario_tests!`] turns the list into one `#[test]` each, so
+/// every native host runs every scenario.
+#[macro_export]
+macro_rules! for_each_http_scenario {
+    (($($callback:tt)+) { $($args:tt)* }) => {
+        $($callback)+! {
+            $($args)* ;
+            scenarios [
+                openai random_chunk_boundaries, openai many_random_splits, openai slow_drip,
+                openai mid_stream_disconnect, openai truncated_body, openai error_statuses,
+                openai abort_never_ending_body, openai idle_timeout, openai connect_timeout,
+                openai connection_refused, openai broken_context_is_not_sent,
+                openai base_url_with_query, openai url_without_host, openai endless_line,
+                openai endless_deltas,
+            ],
+            anthropic_scenarios [
+                anthropic random_chunk_boundaries, anthropic slow_drip,
+                anthropic mid_stream_disconnect, anthropic error_event_after_200,
+                anthropic cut_off_in_tool_use, anthropic error_statuses,
+                anthropic abort_never_ending_body, anthropic idle_timeout,
+            ],
+            error_scenarios [
+                openai http_causes, openai stream_causes, openai limit_causes,
+                openai transport_causes, timeout timeout_and_abort_causes,
+                anthropic anthropic_causes,
+            ],
+            request_scenarios [openai openai_request_options, anthropic anthropic_request_options],
+            base_url_scenarios [both base_url_forms],
+            retry_scenarios [
+                retry retries_server_errors_then_succeeds, retry honours_retry_after_up_to_its_cap,
+                retry what_is_not_retried, retry abort_during_the_wait,
+                retry transport_failures_and_seeded_jitter, with_retry adapter_with_retry,
+            ],
+            replay_scenarios [tap tapped_bodies_replay_as_received],
+        }
+    };
+}
+
+/// One `#[test]` for every scenario of [`for_each_http_scenario!`], each
+/// `run(scenario)`, in a module named after the scenario's module:
+///
+/// ```ignore
+/// agentstream_testserver::http_scenario_tests! {
+///     openai: model,                 // fn(OpenAiConfig) -> impl Model
+///     anthropic: anthropic,          // fn(AnthropicConfig) -> impl Model
+///     tap: tapped,                   // fn(TapEndpoint<OpenAiConfig>) -> impl Model
+///     sleep: tokio::time::sleep,     // the runtime's timer
+///     with_timeout: with_timeout,    // the adapter's stream_with_timeout for the OpenAI model
+///     with_retry: agentstream_tokio::with_retry,
+///     run: run,                      // fn(impl Future<Output = ()>)
+/// }
+/// ```
+#[macro_export]
+macro_rules! http_scenario_tests {
+    ($($args:tt)*) => {
+        $crate::for_each_http_scenario!(($crate::__http_scenario_tests) { $($args)* });
+    };
+}
+
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __http_scenario_tests {
+    (
+        openai: $o:path,
+        anthropic: $a:path,
+        tap: $t:path,
+        sleep: $s:path,
+        with_timeout: $w:path,
+        with_retry: $r:path,
+        run: $run:path $(,)? ;
+        $($module:ident [$($group:ident $name:ident),* $(,)?]),* $(,)?
+    ) => {
+        $(
+            mod $module {
+                #[allow(unused_imports)]
+                use super::*;
+                $(
+                    #[test]
+                    fn $name() {
+                        $crate::__http_scenario_tests!(@run $group $module $name $o, $a, $t, $s, $w, $r, $run);
+                    }
+                )*
+            }
+        )*
+    };
+    (@run openai $module:ident $name:ident $o:path, $a:path, $t:path, $s:path, $w:path, $r:path, $run:path) => {
+        $run($crate::$module::$name($o))
+    };
+    (@run anthropic $module:ident $name:ident $o:path, $a:path, $t:path, $s:path, $w:path, $r:path, $run:path) => {
+        $run($crate::$module::$name($a))
+    };
+    (@run both $module:ident $name:ident $o:path, $a:path, $t:path, $s:path, $w:path, $r:path, $run:path) => {
+        $run($crate::$module::$name($o, $a))
+    };
+    (@run retry $module:ident $name:ident $o:path, $a:path, $t:path, $s:path, $w:path, $r:path, $run:path) => {
+        $run($crate::$module::$name($o, $s))
+    };
+    (@run timeout $module:ident $name:ident $o:path, $a:path, $t:path, $s:path, $w:path, $r:path, $run:path) => {
+        $run($crate::$module::$name($o, $w))
+    };
+    (@run with_retry $module:ident $name:ident $o:path, $a:path, $t:path, $s:path, $w:path, $r:path, $run:path) => {
+        $run($crate::$module::$name(|config, policy| $r($o(config), policy)))
+    };
+    (@run tap $module:ident $name:ident $o:path, $a:path, $t:path, $s:path, $w:path, $r:path, $run:path) => {
+        $run($crate::$module::$name($t))
+    };
 }

@@ -59,6 +59,7 @@
 //! assert_eq!(result.text(), "a "); // the first of ten deltas
 //! # });
 //! ```
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 // On docs.rs, items behind the `http` feature say so.
 #![cfg_attr(docsrs, feature(doc_cfg))]
@@ -71,7 +72,9 @@ use tokio::task::JoinHandle;
 mod http;
 mod retry;
 #[cfg(feature = "http")]
-pub use http::{AnthropicModel, ClientError, EndpointModel, OpenAiCompatModel};
+pub use agentstream_wire::host::ClientError;
+#[cfg(feature = "http")]
+pub use http::{AnthropicModel, Body, EndpointModel, OpenAiCompatModel, Reqwest};
 pub use retry::{with_retry, TokioSleep};
 
 pub use agentstream;

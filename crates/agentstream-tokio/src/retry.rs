@@ -1,8 +1,8 @@
 //! [`with_retry`]: the core's [`RetryModel`] waiting on tokio's timer.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
-use agentstream::model::{RetryModel, RetryPolicy};
+use agentstream::model::{os_entropy, system_unix_seconds, RetryModel, RetryPolicy};
 
 /// The timer a [`with_retry`] model waits on: `tokio::time::sleep`.
 pub type TokioSleep = fn(Duration) -> tokio::time::Sleep;
@@ -11,7 +11,8 @@ pub type TokioSleep = fn(Duration) -> tokio::time::Sleep;
 /// 429 or 5xx, a transport failure, a connect timeout) is tried again as
 /// `policy` says (see [`RetryPolicy`] for the rules and defaults), waiting
 /// on tokio's timer; an HTTP-date `Retry-After` is resolved with the
-/// system clock. The caller's signal ends a wait at once.
+/// system clock, and the jitter is seeded from the OS unless the policy fixes a
+/// seed. The caller's signal ends a wait at once.
 ///
 /// Any model can be wrapped; with the `http` feature, typically an
 /// `OpenAiCompatModel` or an `AnthropicModel`:
@@ -25,12 +26,7 @@ pub type TokioSleep = fn(Duration) -> tokio::time::Sleep;
 /// assert_eq!(model.policy().max_retries, 2);
 /// ```
 pub fn with_retry<M>(model: M, policy: RetryPolicy) -> RetryModel<M, TokioSleep> {
-    RetryModel::new(model, policy, tokio::time::sleep as TokioSleep).with_clock(unix_now)
-}
-
-/// Seconds since the Unix epoch (0 for a clock set before it).
-fn unix_now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |elapsed| elapsed.as_secs())
+    RetryModel::new(model, policy, tokio::time::sleep as TokioSleep)
+        .with_clock(system_unix_seconds)
+        .with_entropy(os_entropy())
 }

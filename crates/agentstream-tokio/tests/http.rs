@@ -1,16 +1,37 @@
-//! End to end: `OpenAiCompatModel` over reqwest against the mock server on
+//! End to end: every HTTP scenario of `agentstream-testserver` (both
+//! providers, the typed causes, the request options, the base URLs,
+//! retry and replay) on the reqwest host, against the mock server on
 //! 127.0.0.1. Run with `cargo test -p agentstream-tokio --features http`.
 #![cfg(feature = "http")]
 
 use std::future::Future;
 use std::time::Duration;
 
-use agentstream_testserver::scenarios;
+use agentstream_wire::openai::OpenAiConfig as Config;
+use agentstream_wire::tap::TapEndpoint;
 // The prelude is what users import; the tests use it so it stays complete.
 use agentstream_tokio::prelude::*;
+use agentstream_tokio::EndpointModel;
 
 fn model(config: OpenAiConfig) -> OpenAiCompatModel {
     OpenAiCompatModel::new(config).expect("client")
+}
+
+fn anthropic(config: AnthropicConfig) -> AnthropicModel {
+    AnthropicModel::new(config).expect("client")
+}
+
+fn tapped(endpoint: TapEndpoint<Config>) -> EndpointModel<TapEndpoint<Config>> {
+    EndpointModel::new(endpoint).expect("client")
+}
+
+fn with_timeout(
+    model: &OpenAiCompatModel,
+    context: &Context,
+    options: StreamOptions,
+    timeout: Duration,
+) -> ModelStream {
+    stream_with_timeout(model, context, options, timeout)
 }
 
 /// Runs a scenario on a multi-thread runtime, with a generous guard
@@ -28,66 +49,21 @@ fn run(scenario: impl Future<Output = ()>) {
         });
 }
 
-#[test]
-fn random_chunk_boundaries() {
-    run(scenarios::random_chunk_boundaries(model));
-}
-
-#[test]
-fn many_random_splits() {
-    run(scenarios::many_random_splits(model));
-}
-
-#[test]
-fn slow_drip() {
-    run(scenarios::slow_drip(model));
-}
-
-#[test]
-fn mid_stream_disconnect() {
-    run(scenarios::mid_stream_disconnect(model));
-}
-
-#[test]
-fn truncated_body() {
-    run(scenarios::truncated_body(model));
-}
-
-#[test]
-fn error_statuses() {
-    run(scenarios::error_statuses(model));
-}
-
-#[test]
-fn abort_never_ending_body() {
-    run(scenarios::abort_never_ending_body(model));
-}
-
-#[test]
-fn idle_timeout() {
-    run(scenarios::idle_timeout(model));
-}
-
-#[test]
-fn connect_timeout() {
-    run(scenarios::connect_timeout(model));
-}
-
-#[test]
-fn connection_refused() {
-    run(scenarios::connection_refused(model));
-}
-
-#[test]
-fn broken_context_is_not_sent() {
-    run(scenarios::broken_context_is_not_sent(model));
+agentstream_testserver::http_scenario_tests! {
+    openai: model,
+    anthropic: anthropic,
+    tap: tapped,
+    sleep: tokio::time::sleep,
+    with_timeout: with_timeout,
+    with_retry: agentstream_tokio::with_retry,
+    run: run,
 }
 
 #[test]
 fn spawned_driver_gives_the_same_answer() {
-    run(scenarios::random_chunk_boundaries(|config| {
-        SpawnAll(model(config))
-    }));
+    run(agentstream_testserver::scenarios::random_chunk_boundaries(
+        |config| SpawnAll(model(config)),
+    ));
 }
 
 /// Spawns each call's producer as a tokio task.
@@ -97,24 +73,4 @@ impl Model for SpawnAll {
     fn stream(&self, context: &Context, options: StreamOptions) -> ModelStream {
         spawn(self.0.stream(context, options))
     }
-}
-
-#[test]
-fn base_url_with_query() {
-    run(scenarios::base_url_with_query(model));
-}
-
-#[test]
-fn url_without_host() {
-    run(scenarios::url_without_host(model));
-}
-
-#[test]
-fn endless_line() {
-    run(scenarios::endless_line(model));
-}
-
-#[test]
-fn endless_deltas() {
-    run(scenarios::endless_deltas(model));
 }

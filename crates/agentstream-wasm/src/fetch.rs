@@ -1,20 +1,16 @@
-//! [`OpenAiCompatModel`] and [`AnthropicModel`] over the host's `fetch`,
-//! one call path for both: the request through `fetch`, the body read
-//! piece by piece from its `ReadableStream`, everything else
-//! [`agentstream_wire::http::exchange`], as in the native adapters.
+//! [`Fetch`]: the [`Host`] of the WebAssembly adapter (the request through
+//! `fetch`, the body read piece by piece from its `ReadableStream`), and
+//! the models on it.
 
 use std::error::Error;
 use std::fmt;
-use std::sync::Arc;
+use std::future::Future;
 use std::time::Duration;
 
-use agentstream::message::Context;
-use agentstream::model::{Model, ModelStream, StreamOptions};
 use agentstream_wire::anthropic::AnthropicConfig;
-use agentstream_wire::endpoint::{Endpoint, PreparedRequest};
-use agentstream_wire::http::{
-    exchange, push_all, ResponseBody, ResponseHead, ResponseStream, TransportError,
-};
+use agentstream_wire::endpoint::PreparedRequest;
+use agentstream_wire::host::{ClientError, Host};
+use agentstream_wire::http::{ResponseBody, ResponseHead, TransportError, READ_HEADERS};
 use agentstream_wire::openai::OpenAiConfig;
 use js_sys::{Promise, Reflect, Uint8Array};
 use wasm_bindgen::prelude::wasm_bindgen;
@@ -32,19 +28,18 @@ extern "C" {
     fn global_fetch(request: &Request) -> Promise;
 }
 
-/// A [`Model`] that streams from an OpenAI-compatible Chat Completions
-/// endpoint through the host's `fetch` (a browser, a worker or Node).
+/// A [`Model`](agentstream::model::Model) that streams from an
+/// OpenAI-compatible Chat Completions endpoint through the host's `fetch`
+/// (a browser, a worker or Node): the wire crate's one call path
+/// ([`agentstream_wire::model::EndpointModel`]) on the [`Fetch`] host.
 ///
-/// Its [`ModelStream`]s are self-driven like every other model's: poll
-/// them, or [`spawn`](crate::spawn) their producer on the event loop. The
-/// response body is read incrementally from its `ReadableStream` and
-/// decoded by [`agentstream_wire`], the code the native adapters use:
-/// HTTP errors become one `error` event naming the status and the
-/// provider's message, the call's
+/// Its [`ModelStream`](agentstream::model::ModelStream)s are self-driven
+/// like every other model's: poll them, or [`spawn`](crate::spawn) their
+/// producer on the event loop. The response body is read incrementally
+/// from its `ReadableStream`; the call's
 /// [`AbortSignal`](agentstream::model::AbortSignal) aborts the `fetch`
-/// itself (through a JavaScript `AbortController`) and ends the call in
-/// `error(aborted)` with the text so far, and so does the idle timeout.
-/// Dropping the stream and its result handles aborts the `fetch` too.
+/// itself (through a JavaScript `AbortController`), and so do the idle
+/// timeout and dropping the stream and its result handles.
 ///
 /// `fetch` gives no hook between connecting and the response head, so the
 /// configuration's connect timeout is not applied; the idle timeout covers
@@ -56,42 +51,18 @@ extern "C" {
 ///
 /// wasm_bindgen_futures::spawn_local(async {
 ///     let config = OpenAiConfig::new("http://127.0.0.1:11434/v1", "llama3.2");
-///     let model = OpenAiCompatModel::new(config);
+///     let model = OpenAiCompatModel::new(config).expect("fetch needs no client");
 ///     let context = Context::from_messages([user("Hello!").into()]);
 ///     let mut stream = spawn(model.stream(&context, StreamOptions::default()));
 ///     let message = stream.result().await;
 ///     let _answer = message.text();
 /// });
 /// ```
-#[derive(Debug, Clone)]
-pub struct OpenAiCompatModel {
-    config: Arc<OpenAiConfig>,
-}
+pub type OpenAiCompatModel = EndpointModel<OpenAiConfig>;
 
-impl OpenAiCompatModel {
-    /// A model for `config`.
-    pub fn new(config: OpenAiConfig) -> Self {
-        Self {
-            config: Arc::new(config),
-        }
-    }
-
-    /// The endpoint configuration.
-    pub fn config(&self) -> &OpenAiConfig {
-        &self.config
-    }
-}
-
-impl Model for OpenAiCompatModel {
-    fn stream(&self, context: &Context, options: StreamOptions) -> ModelStream {
-        stream_from(&*self.config, context, options)
-    }
-}
-
-/// A [`Model`] that streams from Anthropic's Messages API (or a server
-/// that speaks it) through the host's `fetch`, with exactly the behaviour
-/// of [`OpenAiCompatModel`]; only the request and the decoding differ (see
-/// [`agentstream_wire::anthropic`]).
+/// A [`Model`](agentstream::model::Model) that streams from Anthropic's
+/// Messages API (or a server that speaks it) through the host's `fetch`,
+/// with exactly the behaviour of [`OpenAiCompatModel`].
 ///
 /// ```no_run
 /// use agentstream_wasm::prelude::*;
@@ -100,76 +71,48 @@ impl Model for OpenAiCompatModel {
 ///     let config = AnthropicConfig::new("claude-sonnet-4-5")
 ///         .with_base_url("http://127.0.0.1:8080")
 ///         .with_api_key("key");
-///     let model = AnthropicModel::new(config);
+///     let model = AnthropicModel::new(config).expect("fetch needs no client");
 ///     let context = Context::from_messages([user("Hello!").into()]);
 ///     let mut stream = spawn(model.stream(&context, StreamOptions::default()));
 ///     let _message = stream.result().await;
 /// });
 /// ```
-#[derive(Debug, Clone)]
-pub struct AnthropicModel {
-    config: Arc<AnthropicConfig>,
-}
+pub type AnthropicModel = EndpointModel<AnthropicConfig>;
 
-impl AnthropicModel {
-    /// A model for `config`.
-    pub fn new(config: AnthropicConfig) -> Self {
-        Self {
-            config: Arc::new(config),
-        }
+/// A [`Model`](agentstream::model::Model) for any
+/// [`Endpoint`](agentstream_wire::endpoint::Endpoint) through `fetch`.
+pub type EndpointModel<E> = agentstream_wire::model::EndpointModel<E, Fetch>;
+
+/// The WebAssembly [`Host`]: the global `fetch`, `setTimeout` and
+/// `Date.now()`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Fetch;
+
+impl Host for Fetch {
+    type Body = FetchBody;
+
+    fn for_endpoint(_connect_timeout: Option<Duration>) -> Result<Self, ClientError> {
+        Ok(Fetch)
     }
 
-    /// The endpoint configuration.
-    pub fn config(&self) -> &AnthropicConfig {
-        &self.config
+    fn send(
+        &self,
+        request: PreparedRequest,
+        _connect_timeout: Option<Duration>,
+    ) -> impl Future<Output = Result<(ResponseHead, FetchBody), TransportError>> + Send {
+        // `fetch`'s promises are JavaScript handles: the future is `Send`
+        // only through `Local` (one thread on this target).
+        Local::new(send(request))
     }
-}
 
-impl Model for AnthropicModel {
-    fn stream(&self, context: &Context, options: StreamOptions) -> ModelStream {
-        stream_from(&*self.config, context, options)
+    async fn sleep(&self, duration: Duration) {
+        crate::sleep(duration).await;
     }
-}
 
-/// One call to `endpoint`, whatever the protocol.
-fn stream_from<E: Endpoint>(
-    endpoint: &E,
-    context: &Context,
-    options: StreamOptions,
-) -> ModelStream {
-    let signal = options.signal.clone();
-    let mut stream = endpoint.open_stream_at(signal.clone(), now_ms());
-    let prepared = endpoint
-        .prepare_call(context, &options)
-        .map_err(|e| e.to_string());
-    let idle = endpoint.idle_timeout();
-    ModelStream::driven(move |mut producer| {
-        // `fetch`'s promises and the reader are JavaScript handles: the
-        // driver is `Send` only through `Local` (one thread on this target).
-        Local::new(async move {
-            let request = match prepared {
-                Ok(request) => request,
-                Err(error) => {
-                    producer.set_error_cause(agentstream::model::ErrorCause::InvalidRequest);
-                    push_all(&mut producer, stream.fail(error));
-                    return;
-                }
-            };
-            exchange(producer, stream, signal, idle, sleep, send(request)).await;
-        })
-    })
-}
-
-/// The host's wall clock in Unix milliseconds (`Date.now()`), stamped on
-/// the call's messages as the native adapters do (a float cast to `u64`
-/// saturates; NaN gives 0).
-fn now_ms() -> u64 {
-    js_sys::Date::now() as u64
-}
-
-/// The host's timer, with `()` as output.
-async fn sleep(duration: Duration) {
-    crate::sleep(duration).await;
+    /// `Date.now()` (a float cast to `u64` saturates; NaN gives 0).
+    fn now_ms(&self) -> u64 {
+        js_sys::Date::now() as u64
+    }
 }
 
 /// A JavaScript exception or rejection, as text: its `name` and `message`
@@ -246,19 +189,13 @@ async fn send(request: PreparedRequest) -> Result<(ResponseHead, FetchBody), Tra
         .map_err(|e| failed("cannot create an AbortController", &e))?;
     let guard = AbortOnDrop(controller);
     let headers = Headers::new().map_err(|e| failed("cannot create the headers", &e))?;
-    for (name, value) in &request.headers {
-        headers
-            .set(name, value)
-            .map_err(|e| failed(format!("invalid header `{name}`"), &e))?;
-    }
-    // The configuration's extra headers replace defaults of the same name.
-    for (name, value) in &request.extra_headers {
+    for (name, value) in request.headers_in_order() {
         headers
             .set(name, value)
             .map_err(|e| failed(format!("invalid header `{name}`"), &e))?;
     }
     let init = RequestInit::new();
-    init.set_method("POST");
+    init.set_method(request.method);
     init.set_headers(&headers);
     init.set_body(&Uint8Array::from(request.body.as_slice()));
     init.set_signal(Some(&guard.0.signal()));
@@ -270,8 +207,12 @@ async fn send(request: PreparedRequest) -> Result<(ResponseHead, FetchBody), Tra
     let response: Response = response
         .dyn_into()
         .map_err(|e| failed("fetch resolved to something else than a Response", &e))?;
-    let retry_after = response.headers().get("retry-after").ok().flatten();
-    let head = ResponseHead::new(response.status()).with_retry_after(retry_after);
+    let mut head = ResponseHead::new(response.status());
+    for name in READ_HEADERS {
+        if let Some(value) = response.headers().get(name).ok().flatten() {
+            head = head.with_header(name, value);
+        }
+    }
     let reader = response.body().map(|body| {
         body.get_reader()
             .unchecked_into::<ReadableStreamDefaultReader>()
@@ -288,7 +229,7 @@ async fn send(request: PreparedRequest) -> Result<(ResponseHead, FetchBody), Tra
 }
 
 /// A response body being read from its `ReadableStream`.
-struct FetchBody {
+pub struct FetchBody {
     inner: Local<BodyReader>,
 }
 
@@ -304,7 +245,7 @@ impl ResponseBody for FetchBody {
 
     fn next_chunk(
         &mut self,
-    ) -> impl std::future::Future<Output = Result<Option<Vec<u8>>, TransportError>> + Send {
+    ) -> impl Future<Output = Result<Option<Vec<u8>>, TransportError>> + Send {
         let body = &mut self.inner.inner;
         Local::new(async move {
             loop {

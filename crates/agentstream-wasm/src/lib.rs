@@ -18,7 +18,8 @@ mod timer;
 mod tools;
 
 pub use abort::{to_js_signal, JsAbortBridge};
-pub use fetch::{AnthropicModel, OpenAiCompatModel};
+pub use agentstream_wire::host::ClientError;
+pub use fetch::{AnthropicModel, EndpointModel, Fetch, FetchBody, OpenAiCompatModel};
 pub use timer::{abort_grace, pacer, sleep, stream_with_timeout, Sleep, MAX_SLEEP};
 pub use tools::tool_spawner;
 

@@ -30,7 +30,7 @@ fn server() -> &'static str {
 fn openai(scenario: &str, id: &str) -> OpenAiCompatModel {
     let config = OpenAiConfig::new(format!("{}/{scenario}/{id}/v1", server()), "mock")
         .with_api_key("test-key");
-    OpenAiCompatModel::new(config)
+    OpenAiCompatModel::new(config).expect("client")
 }
 
 fn context() -> Context {
@@ -60,7 +60,7 @@ async fn sends_the_call_options_and_the_extras_and_stamps_the_time() {
         .with_extra_body(json!({"extra_field": "kept"}))
         .with_header("x-agentstream-extra", "yes")
         .expect("a valid header");
-    let model = OpenAiCompatModel::new(config);
+    let model = OpenAiCompatModel::new(config).expect("client");
     let options = StreamOptions::default().with_max_tokens(7);
     let mut stream = spawn(model.stream(&context(), options));
     let message = stream.result().await;
@@ -135,8 +135,11 @@ async fn a_refused_connection_is_an_error_with_the_hosts_cause() {
     let port = get_text(&format!("{}/closed-port/-", server())).await;
     let url = format!("http://127.0.0.1:{port}/v1");
     let config = OpenAiConfig::new(url.as_str(), "mock");
-    let mut stream =
-        spawn(OpenAiCompatModel::new(config).stream(&context(), StreamOptions::default()));
+    let mut stream = spawn(
+        OpenAiCompatModel::new(config)
+            .expect("client")
+            .stream(&context(), StreamOptions::default()),
+    );
     let message = stream.result().await;
     assert_eq!(message.stop_reason, StopReason::Error);
     let error = message.error_message.unwrap_or_default();
@@ -250,7 +253,7 @@ async fn streams_from_an_anthropic_endpoint() {
     let config = AnthropicConfig::new("mock")
         .with_base_url(format!("{}/anthropic/1", server()))
         .with_api_key("test-key");
-    let model = AnthropicModel::new(config);
+    let model = AnthropicModel::new(config).expect("client");
     let mut stream = spawn(model.stream(&context(), StreamOptions::default()));
     let events: Vec<ModelEvent> = stream.by_ref().collect().await;
     assert!(validate_events(&events).is_empty(), "{events:?}");

@@ -580,7 +580,23 @@ macro_rules! emitter_projector {
             }
         }
 
-        impl crate::driver::SseProjector for $ty {
+        impl crate::sse::SseProjector for $ty {
+            fn for_model(model_id: alloc::string::String, provider: alloc::string::String) -> Self {
+                $ty::new(model_id, provider)
+            }
+
+            fn from_header(header: agentstream::message::AssistantMessage) -> Self {
+                $ty::with_header(header)
+            }
+
+            fn set_pricing(&mut self, pricing: Option<crate::pricing::Pricing>) {
+                $ty::set_pricing(self, pricing);
+            }
+
+            fn set_timestamp(&mut self, timestamp_ms: u64) {
+                $ty::set_timestamp(self, timestamp_ms);
+            }
+
             fn push_event(
                 &mut self,
                 event: &crate::sse::SseEvent,

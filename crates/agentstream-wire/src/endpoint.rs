@@ -15,21 +15,26 @@ use agentstream::message::Context;
 use agentstream::model::{AbortSignal, StreamOptions};
 
 use crate::http::ResponseStream;
+pub use crate::options::SECRET_HEADERS;
+use crate::options::{is_secret_header, Redacted};
 
-/// Header names whose values are secrets: [`PreparedRequest`]'s
-/// [`Debug`](fmt::Debug) prints `<redacted>` for them.
-pub const SECRET_HEADERS: [&str; 3] = ["authorization", "x-api-key", "api-key"];
-
-/// One provider endpoint as an HTTP adapter sees it.
+/// One provider endpoint as the call path sees it: what
+/// [`EndpointModel`](crate::model::EndpointModel) needs from a provider's
+/// configuration, whatever the protocol and the runtime.
+///
+/// Every method is required: the per-call options and the call's
+/// timestamp always reach the provider.
 ///
 /// ```
 /// use agentstream::message::{user, Context};
+/// use agentstream::model::StreamOptions;
 /// use agentstream_wire::endpoint::Endpoint;
 /// use agentstream_wire::openai::OpenAiConfig;
 ///
 /// fn url_of(endpoint: &impl Endpoint) -> String {
 ///     let context = Context::from_messages([user("hi").into()]);
-///     endpoint.prepare(&context).map(|r| r.url).unwrap_or_default()
+///     let request = endpoint.prepare_call(&context, &StreamOptions::default());
+///     request.map(|r| r.url).unwrap_or_default()
 /// }
 /// assert_eq!(url_of(&OpenAiConfig::new("http://h/v1", "m")), "http://h/v1/chat/completions");
 /// ```
@@ -39,28 +44,9 @@ pub trait Endpoint {
     /// Why a context cannot be sent.
     type Error: fmt::Display;
 
-    /// The request for `context`: URL, headers and JSON body.
-    ///
-    /// # Errors
-    /// When the context cannot be turned into a valid request.
-    fn prepare(&self, context: &Context) -> Result<PreparedRequest, Self::Error>;
-
-    /// A new decoder for one response, observing `signal`.
-    fn open_stream(&self, signal: Option<AbortSignal>) -> Self::Stream;
-
-    /// A new decoder whose messages carry `timestamp_ms` (Unix
-    /// milliseconds): the adapters pass the wall-clock time at the start of
-    /// the call, as Pi stamps its messages; the wire crate has no clock.
-    /// The default ignores the time (messages keep timestamp 0).
-    fn open_stream_at(&self, signal: Option<AbortSignal>, timestamp_ms: u64) -> Self::Stream {
-        let _ = timestamp_ms;
-        self.open_stream(signal)
-    }
-
     /// The request for `context` with the per-call `options` (token limit,
     /// sampling, tool choice, reasoning, response format) over the
-    /// configuration's defaults. The default ignores the options and calls
-    /// [`prepare`](Self::prepare).
+    /// configuration's defaults: URL, headers and JSON body.
     ///
     /// # Errors
     /// When the context cannot be turned into a valid request.
@@ -68,10 +54,12 @@ pub trait Endpoint {
         &self,
         context: &Context,
         options: &StreamOptions,
-    ) -> Result<PreparedRequest, Self::Error> {
-        let _ = options;
-        self.prepare(context)
-    }
+    ) -> Result<PreparedRequest, Self::Error>;
+
+    /// A new decoder for one response, observing `signal`, whose messages
+    /// carry `timestamp_ms` (Unix milliseconds): the host's wall clock at
+    /// the start of the call, as Pi stamps its messages.
+    fn open_stream_at(&self, signal: Option<AbortSignal>, timestamp_ms: u64) -> Self::Stream;
 
     /// How long establishing the connection may take.
     fn connect_timeout(&self) -> Option<Duration>;
@@ -80,22 +68,16 @@ pub trait Endpoint {
     fn idle_timeout(&self) -> Option<Duration>;
 }
 
-/// Prints `<redacted>` in place of a secret.
-pub(crate) struct Redacted;
-
-impl fmt::Debug for Redacted {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("<redacted>")
-    }
-}
-
-/// One request, ready to send: `POST url` with `headers` and `body`.
+/// One request, ready to send: `method url` (`POST`) with `headers` and
+/// `body`.
 ///
 /// [`Debug`](fmt::Debug) redacts the [secret headers](SECRET_HEADERS).
-/// Built by an [`Endpoint`]'s [`prepare`](Endpoint::prepare).
+/// Built by an [`Endpoint`]'s [`prepare_call`](Endpoint::prepare_call).
 #[derive(Clone)]
 #[non_exhaustive]
 pub struct PreparedRequest {
+    /// The HTTP method: `POST`.
+    pub method: &'static str,
     /// The absolute URL to `POST` to.
     pub url: String,
     /// Header names (lower case) and values, such as `content-type`,
@@ -115,11 +97,23 @@ impl PreparedRequest {
     /// A request to `url` with `headers` and `body`.
     pub fn new(url: String, headers: Vec<(&'static str, String)>, body: Vec<u8>) -> Self {
         Self {
+            method: "POST",
             url,
             headers,
             body,
             extra_headers: Vec::new(),
         }
+    }
+
+    /// Every header to send, in order: the default ones, then the extra
+    /// ones (which replaced defaults of the same name).
+    pub fn headers_in_order(&self) -> impl Iterator<Item = (&str, &str)> {
+        let defaults = self.headers.iter().map(|(n, v)| (*n, v.as_str()));
+        let extra = self
+            .extra_headers
+            .iter()
+            .map(|(n, v)| (n.as_str(), v.as_str()));
+        defaults.chain(extra)
     }
 
     /// The value of the header `name` (lower case), if present: an extra
@@ -159,7 +153,7 @@ impl fmt::Debug for PreparedRequest {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 let mut list = f.debug_map();
                 for (name, value) in self.0 {
-                    if crate::options::is_secret_header(name) {
+                    if is_secret_header(name) {
                         list.entry(name, &Redacted);
                     } else {
                         list.entry(name, value);
@@ -169,6 +163,7 @@ impl fmt::Debug for PreparedRequest {
             }
         }
         f.debug_struct("PreparedRequest")
+            .field("method", &self.method)
             .field("url", &self.url)
             .field("headers", &Headers(&self.headers))
             .field("extra_headers", &Extra(&self.extra_headers))
@@ -177,10 +172,26 @@ impl fmt::Debug for PreparedRequest {
     }
 }
 
-/// The end of a base URL for `path`: `path` appended to the URL's path (a
-/// trailing `/` dropped), with the base's query string kept after it and
-/// its fragment dropped.
-pub(crate) fn join_url(base_url: &str, suffix: &str) -> String {
+/// How a provider reads the path of a base URL that is neither empty nor
+/// ends in `/v1` (see
+/// [`EndpointConfig::endpoint_url`](crate::config::EndpointConfig::endpoint_url)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BasePath {
+    /// The path is the API root itself (OpenAI's SDKs: `…/openai`).
+    Root,
+    /// The path is a prefix before `/v1` (Anthropic's SDKs: a gateway).
+    Prefix,
+}
+
+/// The URL of `endpoint` (such as `/chat/completions`) under `base_url`.
+///
+/// The same base means the same for every provider: a base with no path
+/// (`http://host:port`, a trailing `/` or not) and one whose path ends in
+/// `/v1` both have the API root `/v1`; another path is read as `other`
+/// says. The base's query string is kept after the endpoint; its
+/// fragment is dropped (it is never sent), and so is an empty query.
+pub(crate) fn api_url(base_url: &str, other: BasePath, endpoint: &str) -> String {
     let base = match base_url.split_once('#') {
         Some((before, _fragment)) => before,
         None => base_url,
@@ -192,13 +203,55 @@ pub(crate) fn join_url(base_url: &str, suffix: &str) -> String {
     // Trailing slashes of the path go, never those of `scheme://`.
     let authority_start = path.find("://").map_or(0, |at| at + "://".len());
     let (scheme, rest) = path.split_at(authority_start);
-    let mut url = String::with_capacity(base.len() + suffix.len() + 1);
+    let rest = rest.trim_end_matches('/');
+    let path_start = rest.find('/').unwrap_or(rest.len());
+    let root = &rest[path_start..];
+    let add_version = root.is_empty() || (other == BasePath::Prefix && !root.ends_with("/v1"));
+    let mut url = String::with_capacity(base.len() + endpoint.len() + 4);
     url.push_str(scheme);
-    url.push_str(rest.trim_end_matches('/'));
-    url.push_str(suffix);
+    url.push_str(rest);
+    if add_version {
+        url.push_str("/v1");
+    }
+    url.push_str(endpoint);
     if !query.is_empty() {
         url.push('?');
         url.push_str(query);
     }
     url
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{api_url, BasePath};
+
+    #[test]
+    fn a_bare_base_and_one_ending_in_v1_mean_the_same_for_every_provider() {
+        for other in [BasePath::Root, BasePath::Prefix] {
+            for base in [
+                "http://127.0.0.1:8080",
+                "http://127.0.0.1:8080/",
+                "http://127.0.0.1:8080/v1",
+                "http://127.0.0.1:8080/v1/",
+            ] {
+                assert_eq!(
+                    api_url(base, other, "/messages"),
+                    "http://127.0.0.1:8080/v1/messages",
+                    "{base} {other:?}"
+                );
+            }
+        }
+        assert_eq!(
+            api_url("https://h/openai", BasePath::Root, "/chat/completions"),
+            "https://h/openai/chat/completions"
+        );
+        assert_eq!(
+            api_url("https://gw/anthropic/", BasePath::Prefix, "/messages"),
+            "https://gw/anthropic/v1/messages"
+        );
+        assert_eq!(
+            api_url("http://h:8080?x=y", BasePath::Root, "/chat/completions"),
+            "http://h:8080/v1/chat/completions?x=y"
+        );
+    }
 }

@@ -1,20 +1,27 @@
-//! agentstream-wire: the wire protocols of [`agentstream`], sans IO.
+//! agentstream-wire: the wire protocols of [`agentstream`], sans IO, and
+//! the one call path from a context to events.
 //!
 //! Bytes and JSON go in, [`ModelEvent`](agentstream::model::ModelEvent)s
-//! come out. Nothing here opens a socket, spawns a task or reads a clock.
+//! come out. Nothing here opens a socket, spawns a task or reads a clock:
+//! a [`Host`](host::Host) does, and each runtime adapter implements one.
 //!
-//! - [`sse`]: the incremental Server-Sent Events decoder and its encoder.
-//!   SSE is a transport framing, not a provider detail: OpenAI's Chat
-//!   Completions stream over it and so does Anthropic's Messages API.
-//! - [`openai`]: OpenAI-compatible Chat Completions: [`build_request`]
-//!   (`openai::build_request`), the [`ChunkProjector`](openai::ChunkProjector),
+//! - [`model`]: [`EndpointModel`](model::EndpointModel), the call path:
+//!   the timestamp, the request with the call's options, the URL check,
+//!   the exchange, the typed cause; `OpenAiCompatModel<H>` and
+//!   `AnthropicModel<H>` name it per provider.
+//! - [`host`]: [`Host`](host::Host), what a runtime implements (send,
+//!   sleep, wall clock).
+//! - [`config`]: [`EndpointConfig`](config::EndpointConfig), every
+//!   provider's configuration, generic over its [`Protocol`](config::Protocol).
+//! - [`sse`]: the incremental SSE decoder, its encoder, and
+//!   [`SseStream`](sse::SseStream), the decoder over a provider's projector.
+//! - [`openai`]: OpenAI-compatible Chat Completions: the request builder,
+//!   the [`ChunkProjector`](openai::ChunkProjector),
 //!   [`OpenAiStream`](openai::OpenAiStream) and
-//!   [`OpenAiConfig`](openai::OpenAiConfig), the endpoint configuration the
-//!   HTTP adapters share.
-//! - [`anthropic`]: Anthropic Messages: the request builder
-//!   (`anthropic::build_request`), the
-//!   [`EventProjector`](anthropic::EventProjector) from stream payloads to
-//!   events, [`AnthropicStream`](anthropic::AnthropicStream) and
+//!   [`OpenAiConfig`](openai::OpenAiConfig).
+//! - [`anthropic`]: Anthropic Messages: the request builder, the
+//!   [`EventProjector`](anthropic::EventProjector),
+//!   [`AnthropicStream`](anthropic::AnthropicStream) and
 //!   [`AnthropicConfig`](anthropic::AnthropicConfig).
 //! - [`responses`]: OpenAI Responses: the request builder
 //!   (`responses::build_request`) and the
@@ -22,66 +29,58 @@
 //! - [`google`]: Google Gemini `streamGenerateContent`: the request builder
 //!   (`google::build_request`) and the
 //!   [`GeminiProjector`](google::GeminiProjector).
-//! - [`endpoint`]: [`Endpoint`](endpoint::Endpoint), what an HTTP adapter
-//!   needs from any provider's configuration, and the
-//!   [`PreparedRequest`](endpoint::PreparedRequest) it sends.
-//! - [`limits`]: [`Limits`](limits::Limits), the documented caps on what
-//!   one response may make a client hold, settable by the caller.
-//! - [`fidelity`]: the final message field by field and each stop
-//!   reason, per provider, compared with Pi's own providers.
-//! - [`pricing`]: [`Pricing`](pricing::Pricing), a model's prices per
-//!   million tokens, which fill `usage.cost` as Pi computes it.
-//! - [`options`]: the escape hatches every HTTP configuration has:
-//!   [`ExtraHeaders`](options::ExtraHeaders) and the JSON merged into the
-//!   body ([`merge_body`](options::merge_body)).
-//! - [`surrogates`]: lone UTF-16 surrogate escapes, which JavaScript
-//!   writes and serde_json refuses.
-//! - [`http`]: what every HTTP adapter shares whatever the provider:
-//!   [`ResponseHead`](http::ResponseHead), [`ResponseBody`](http::ResponseBody),
-//!   [`TransportError`](http::TransportError) and [`exchange`](http::exchange),
-//!   the runtime-neutral loop from one response to events, generic over a
-//!   provider's [`ResponseStream`](http::ResponseStream).
-//!
-//! [`build_request`]: openai::build_request
+//! - [`http`]: [`exchange`](http::exchange), the response loop, with
+//!   [`ResponseHead`](http::ResponseHead), [`ResponseBody`](http::ResponseBody)
+//!   and [`TransportError`](http::TransportError).
+//! - [`endpoint`]: [`Endpoint`](endpoint::Endpoint), what the call path
+//!   needs from a configuration, and the [`PreparedRequest`](endpoint::PreparedRequest).
+//! - [`tap`] and [`replay`]: recording response bodies, and
+//!   [`ReplayModel`](replay::ReplayModel) replaying them through the real
+//!   exchange.
+//! - [`request`], [`cause`], [`limits`], [`options`], [`pricing`],
+//!   [`surrogates`], [`fidelity`]: what every provider shares (the
+//!   request error, the typed causes, the response limits, extra headers
+//!   and body, prices, lone surrogates, the fidelity notes against Pi).
 //!
 //! # Dependency direction
 //!
 //! ```text
 //! agentstream        the core: events, messages, the Model trait; no wire protocol
 //!     ↑
-//! agentstream-wire   this crate: SSE, OpenAI Chat Completions, the exchange loop
+//! agentstream-wire   this crate: SSE, the providers, the call path over `Host`
 //!     ↑
-//! agentstream-tokio, agentstream-smol, agentstream-async-std
-//!                    the runtime adapters: they move the bytes
+//! agentstream-tokio, -smol, -async-std, -wasm
+//!                    the hosts: they move the bytes, and name the models
 //! ```
 //!
-//! The core knows no wire protocol, and this crate knows no runtime. An
-//! adapter sends the request that [`OpenAiConfig::prepare`] builds, hands
-//! the response to [`http::exchange`] with its runtime's sleep, and is done.
-//! Each adapter re-exports this crate as `agentstream_wire`.
-//!
-//! [`OpenAiConfig::prepare`]: openai::OpenAiConfig::prepare
+//! The core knows no wire protocol, and this crate knows no runtime. Each
+//! adapter re-exports this crate as `agentstream_wire`.
 //!
 //! The crate is `no_std` and needs `alloc`, like the core.
+#![forbid(unsafe_code)]
 #![no_std]
 
 extern crate alloc;
 
 pub mod anthropic;
 pub mod cause;
-mod driver;
+pub mod config;
 mod emit;
 pub mod endpoint;
+mod error_body;
 pub mod fidelity;
 pub mod google;
+pub mod host;
 pub mod http;
 mod json;
 mod lenient;
 pub mod limits;
+pub mod model;
 pub mod openai;
 pub mod options;
 pub mod pricing;
 pub mod replay;
+pub mod request;
 pub mod responses;
 pub mod sse;
 pub mod surrogates;

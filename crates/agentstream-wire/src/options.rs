@@ -27,7 +27,18 @@ use core::fmt;
 
 use serde_json::Value;
 
-use crate::endpoint::SECRET_HEADERS;
+/// Header names whose values are secrets: [`PreparedRequest`](crate::endpoint::PreparedRequest)'s
+/// [`Debug`](fmt::Debug) prints `<redacted>` for them.
+pub const SECRET_HEADERS: [&str; 3] = ["authorization", "x-api-key", "api-key"];
+
+/// Prints `<redacted>` in place of a secret.
+pub(crate) struct Redacted;
+
+impl fmt::Debug for Redacted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("<redacted>")
+    }
+}
 
 /// The longest extra header value accepted, in bytes.
 pub const MAX_HEADER_VALUE_LEN: usize = 8 * 1024;
@@ -203,7 +214,7 @@ impl fmt::Debug for ExtraHeaders {
         let mut map = f.debug_map();
         for (name, value) in &self.entries {
             if is_secret_header(name) {
-                map.entry(name, &crate::endpoint::Redacted);
+                map.entry(name, &Redacted);
             } else {
                 map.entry(name, value);
             }

@@ -40,7 +40,7 @@ pub type BodySink = Arc<dyn Fn(&[u8]) + Send + Sync>;
 /// let tapped = TapEndpoint::new(OpenAiConfig::new("http://h/v1", "m"), Arc::new(move |piece: &[u8]| {
 ///     sink.lock().unwrap().extend_from_slice(piece);
 /// }));
-/// let mut stream = tapped.open_stream(None);
+/// let mut stream = tapped.open_stream_at(None, 0);
 /// let _ = stream.feed(b"data: [DONE]\n\n").count();
 /// assert_eq!(&*body.lock().unwrap(), b"data: [DONE]\n\n");
 /// ```
@@ -83,20 +83,12 @@ impl<E: Endpoint> Endpoint for TapEndpoint<E> {
     type Stream = Tapped<E::Stream>;
     type Error = E::Error;
 
-    fn prepare(&self, context: &Context) -> Result<PreparedRequest, E::Error> {
-        self.endpoint.prepare(context)
-    }
-
     fn prepare_call(
         &self,
         context: &Context,
         options: &StreamOptions,
     ) -> Result<PreparedRequest, E::Error> {
         self.endpoint.prepare_call(context, options)
-    }
-
-    fn open_stream(&self, signal: Option<AbortSignal>) -> Self::Stream {
-        self.tapped(self.endpoint.open_stream(signal))
     }
 
     fn open_stream_at(&self, signal: Option<AbortSignal>, timestamp_ms: u64) -> Self::Stream {

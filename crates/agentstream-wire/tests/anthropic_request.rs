@@ -6,9 +6,9 @@ use agentstream::message::{
     assistant, image, text, thinking, tool_call, tool_result, user, user_blocks, ContentBlock,
     Context, Message, StopReason, ThinkingContent, Tool,
 };
-use agentstream::model::{validate_events, ModelEvent};
+use agentstream::model::{validate_events, ModelEvent, ToolChoice};
 use agentstream_wire::anthropic::{
-    build_request, is_valid_tool_id, AnthropicConfig, AnthropicStream, RequestOptions, ToolChoice,
+    build_request, is_valid_tool_id, AnthropicConfig, AnthropicStream, RequestOptions,
 };
 use serde_json::{json, Value};
 

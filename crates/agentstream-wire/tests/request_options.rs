@@ -95,7 +95,7 @@ fn the_call_overrides_the_configuration_and_keeps_the_rest() {
     let config = AnthropicConfig::new("claude")
         .with_max_tokens(300)
         .with_thinking_budget(5000)
-        .with_tool_choice(anthropic::ToolChoice::Any);
+        .with_tool_choice(ToolChoice::Required);
     let body = body_of(&config.prepare(&context()).unwrap());
     assert_eq!(body["thinking"]["budget_tokens"], 5000);
     assert_eq!(body["tool_choice"], json!({"type": "any"}));

@@ -11,7 +11,8 @@
 //!   [`ResponseStream`](crate::http::ResponseStream) that
 //!   [`http::exchange`](crate::http::exchange) drives.
 //! - [`request`]: [`build_request`] with [`RequestOptions`] and
-//!   [`ToolChoice`]; tool-call ids are made acceptable by [`ToolIds`].
+//!   the core's [`ToolChoice`](agentstream::model::ToolChoice) (`Required`
+//!   is sent as `any`); tool-call ids are made acceptable by [`ToolIds`].
 //! - [`config`]: [`AnthropicConfig`], an endpoint's settings, which
 //!   prepares the request (`x-api-key`, `anthropic-version`) an adapter
 //!   sends.
@@ -21,16 +22,14 @@
 
 mod blocks;
 pub mod config;
-mod driver;
 mod ids;
 mod payload;
 pub mod projector;
 pub mod request;
+mod stream;
 
-pub use config::{AnthropicConfig, ANTHROPIC_BASE_URL, ANTHROPIC_VERSION};
-pub use driver::AnthropicStream;
+pub use config::{AnthropicConfig, AnthropicMessages, ANTHROPIC_BASE_URL, ANTHROPIC_VERSION};
 pub use ids::{is_valid_tool_id, ToolIds, MAX_TOOL_ID_LEN};
 pub use projector::{EventProjector, ANTHROPIC_MESSAGES_API};
-pub use request::{
-    build_request, effort_budget, RequestError, RequestOptions, ToolChoice, DEFAULT_MAX_TOKENS,
-};
+pub use request::{build_request, effort_budget, RequestError, RequestOptions, DEFAULT_MAX_TOKENS};
+pub use stream::AnthropicStream;

@@ -48,41 +48,25 @@ use agentstream::message::{
 };
 
 use agentstream::message::transform::{transform_messages, TargetModel};
-use agentstream::model::{
-    ReasoningEffort, ResponseFormat, StreamOptions, ToolChoice as CoreToolChoice,
-};
+use agentstream::model::{ReasoningEffort, ResponseFormat, StreamOptions, ToolChoice};
 
 use super::ids::ToolIds;
 use super::projector::ANTHROPIC_MESSAGES_API;
-use crate::openai::request::blocking_diagnostics;
-pub use crate::openai::RequestError;
+use crate::request::blocking_diagnostics;
+pub use crate::request::RequestError;
 
 /// The output token limit sent when none is set.
 pub const DEFAULT_MAX_TOKENS: u64 = 4096;
 
-/// Which tool the model must (or must not) call.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum ToolChoice {
-    /// The model decides (`{"type": "auto"}`).
-    Auto,
-    /// The model must call some tool (`{"type": "any"}`).
-    Any,
-    /// The model must not call a tool (`{"type": "none"}`).
-    None,
-    /// The model must call this tool (`{"type": "tool", "name": …}`).
-    Tool(String),
-}
-
-impl ToolChoice {
-    /// The JSON the Messages API reads.
-    pub fn to_json(&self) -> Value {
-        match self {
-            Self::Auto => json!({"type": "auto"}),
-            Self::Any => json!({"type": "any"}),
-            Self::None => json!({"type": "none"}),
-            Self::Tool(name) => json!({"type": "tool", "name": name}),
-        }
+/// The `tool_choice` value of the Messages API: `Required` is Anthropic's
+/// `any`.
+fn tool_choice_json(choice: &ToolChoice) -> Value {
+    match choice {
+        ToolChoice::None => json!({"type": "none"}),
+        ToolChoice::Required => json!({"type": "any"}),
+        ToolChoice::Tool(name) => json!({"type": "tool", "name": name}),
+        // `Auto`, and any choice added later, leave the decision to the model.
+        _ => json!({"type": "auto"}),
     }
 }
 
@@ -162,8 +146,8 @@ impl RequestOptions {
     /// These options with the request options of one call laid over them:
     /// every option the call sets replaces this one; the others stay.
     ///
-    /// - `max_tokens`, `temperature`, `top_p` and the stop sequences are
-    ///   taken as they are; the tool choice is mapped (`Required` is
+    /// - `max_tokens`, `temperature`, `top_p`, the stop sequences and the
+    ///   tool choice are taken as they are (the body sends `Required` as
     ///   Anthropic's `any`).
     /// - The thinking budget is the call's
     ///   [`thinking_budget`](StreamOptions::thinking_budget); without one,
@@ -176,14 +160,14 @@ impl RequestOptions {
     ///   are not sent).
     ///
     /// ```
-    /// use agentstream::model::{ReasoningEffort, StreamOptions, ToolChoice as Choice};
-    /// use agentstream_wire::anthropic::{RequestOptions, ToolChoice};
+    /// use agentstream::model::{ReasoningEffort, StreamOptions, ToolChoice};
+    /// use agentstream_wire::anthropic::RequestOptions;
     ///
     /// let call = StreamOptions::default()
-    ///     .with_tool_choice(Choice::Required)
+    ///     .with_tool_choice(ToolChoice::Required)
     ///     .with_reasoning_effort(ReasoningEffort::Medium);
     /// let options = RequestOptions::new("claude").with_call(&call);
-    /// assert_eq!(options.tool_choice, Some(ToolChoice::Any));
+    /// assert_eq!(options.tool_choice, Some(ToolChoice::Required));
     /// assert_eq!(options.thinking_budget, Some(8192));
     /// ```
     pub fn with_call(mut self, call: &StreamOptions) -> Self {
@@ -193,13 +177,8 @@ impl RequestOptions {
         if call.stop.is_some() {
             self.stop_sequences.clone_from(&call.stop);
         }
-        if let Some(choice) = &call.tool_choice {
-            self.tool_choice = Some(match choice {
-                CoreToolChoice::None => ToolChoice::None,
-                CoreToolChoice::Required => ToolChoice::Any,
-                CoreToolChoice::Tool(name) => ToolChoice::Tool(name.clone()),
-                _ => ToolChoice::Auto,
-            });
+        if call.tool_choice.is_some() {
+            self.tool_choice.clone_from(&call.tool_choice);
         }
         self.thinking_budget = call
             .thinking_budget
@@ -342,7 +321,7 @@ pub fn build_request(context: &Context, options: &RequestOptions) -> Result<Valu
         body.insert("tools".into(), Value::Array(tools));
     }
     if let Some(choice) = &options.tool_choice {
-        body.insert("tool_choice".into(), choice.to_json());
+        body.insert("tool_choice".into(), tool_choice_json(choice));
     }
     if let Some(top_p) = options.top_p {
         body.insert("top_p".into(), Value::from(top_p));

@@ -61,8 +61,8 @@ use agentstream::model::{ReasoningEffort, ResponseFormat, StreamOptions, ToolCho
 
 use super::projector::GOOGLE_API;
 use super::schema::to_openapi;
-use crate::openai::request::blocking_diagnostics;
-pub use crate::openai::RequestError;
+use crate::request::blocking_diagnostics;
+pub use crate::request::RequestError;
 
 /// How tool and response schemas are sent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

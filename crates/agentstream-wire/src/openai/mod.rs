@@ -26,12 +26,12 @@
 
 mod calls;
 pub mod config;
-mod driver;
 pub mod projector;
 pub mod request;
+mod stream;
 pub(crate) mod wire;
 
-pub use config::{OpenAiConfig, PreparedRequest};
-pub use driver::OpenAiStream;
+pub use config::{OpenAiChat, OpenAiConfig, PreparedRequest};
 pub use projector::{ChunkProjector, OPENAI_COMPLETIONS_API};
 pub use request::{build_request, Compat, RequestError, RequestOptions};
+pub use stream::OpenAiStream;

@@ -45,21 +45,18 @@
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
-use core::fmt;
 
 use serde_json::{json, Map, Value};
 
-use agentstream::diagnostic::Diagnostic;
 use agentstream::model::{ReasoningEffort, ResponseFormat, StreamOptions, ToolChoice};
 
 use super::projector::OPENAI_COMPLETIONS_API;
-use agentstream::message::linkage::{
-    DUPLICATE_TOOL_CALL_ID, DUPLICATE_TOOL_RESULT, ORPHAN_TOOL_RESULT, UNANSWERED_TOOL_CALL,
-};
+use crate::request::blocking_diagnostics;
+pub use crate::request::RequestError;
 use agentstream::message::transform::{transform_messages, TargetModel};
 use agentstream::message::{
-    user, AssistantMessage, ContentBlock, Context, LinkageChecker, Message, ThinkingContent,
-    ToolResultMessage, UserContent,
+    AssistantMessage, ContentBlock, Context, Message, ThinkingContent, ToolResultMessage,
+    UserContent,
 };
 
 /// The differences between OpenAI-compatible providers that change the
@@ -229,32 +226,6 @@ fn response_format_json(format: &ResponseFormat) -> Value {
     json!({"type": "json_schema", "json_schema": schema})
 }
 
-/// A context that cannot be sent: its tool calls and tool results do not
-/// pair up. Holds the linkage diagnostics (`unanswered-tool-call`,
-/// `orphan-tool-result`, `duplicate-tool-call-id`, `duplicate-tool-result`)
-/// in the order found; a call still unanswered at the end of the history
-/// counts too, since the request would continue without its result.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct RequestError {
-    /// The findings that block the request.
-    pub diagnostics: Vec<Diagnostic>,
-}
-
-impl fmt::Display for RequestError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("the context's tool calls and results do not pair up:")?;
-        for d in &self.diagnostics {
-            write!(f, " [message {}] {d};", d.message_index)?;
-        }
-        Ok(())
-    }
-}
-
-/// The diagnostics are findings about the context, not errors of their
-/// own, so there is no [`source`](core::error::Error::source).
-impl core::error::Error for RequestError {}
-
 /// The longest tool-call id OpenAI accepts.
 pub const MAX_OPENAI_TOOL_ID_LEN: usize = 40;
 
@@ -300,29 +271,6 @@ pub fn openai_tool_id(id: &str) -> String {
         (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
     });
     format!("{}_{hash:016x}", &clean[..clean.len().min(23)])
-}
-
-/// The linkage findings that would make the request invalid.
-pub(crate) fn blocking_diagnostics<'m>(
-    messages: impl IntoIterator<Item = &'m Message>,
-) -> Vec<Diagnostic> {
-    let mut checker = LinkageChecker::new();
-    let mut found: Vec<Diagnostic> = messages
-        .into_iter()
-        .flat_map(|m| checker.check(m))
-        .collect();
-    // The request itself is the next turn: calls still waiting are unanswered.
-    found.extend(checker.check(&Message::User(user(""))));
-    found.retain(|d| {
-        [
-            UNANSWERED_TOOL_CALL,
-            ORPHAN_TOOL_RESULT,
-            DUPLICATE_TOOL_CALL_ID,
-            DUPLICATE_TOOL_RESULT,
-        ]
-        .contains(&d.code)
-    });
-    found
 }
 
 /// Builds the JSON body of a streaming Chat Completions request. See the

@@ -2,8 +2,7 @@
 //! reads, and the usage mapping. Unknown fields are skipped.
 
 use alloc::borrow::Cow;
-use alloc::format;
-use alloc::string::{String, ToString};
+use alloc::string::ToString;
 use alloc::vec::Vec;
 
 use serde::Deserialize;
@@ -240,25 +239,4 @@ pub(crate) fn map_usage(value: &Value) -> Option<Usage> {
     })
 }
 
-/// The provider's message in an error value: a string, `{"message": …}`
-/// (with `code`/`type` appended when present), or the JSON text.
-pub(crate) fn error_text(value: &Value) -> String {
-    match value {
-        Value::String(s) => s.clone(),
-        Value::Object(object) => {
-            let Some(message) = object.get("message").and_then(Value::as_str) else {
-                return value.to_string();
-            };
-            let code = object
-                .get("code")
-                .filter(|c| !c.is_null())
-                .or_else(|| object.get("type").filter(|c| !c.is_null()));
-            match code {
-                Some(Value::String(code)) => format!("{message} (code: {code})"),
-                Some(code) => format!("{message} (code: {code})"),
-                None => message.into(),
-            }
-        }
-        other => other.to_string(),
-    }
-}
+pub(crate) use crate::error_body::error_text;

@@ -69,8 +69,8 @@ use agentstream::message::{AssistantMessage, ContentBlock, Context, Message, Use
 use agentstream::model::{ReasoningEffort, ResponseFormat, StreamOptions, ToolChoice};
 
 use super::projector::OPENAI_RESPONSES_API;
-use crate::openai::request::blocking_diagnostics;
-pub use crate::openai::RequestError;
+use crate::request::blocking_diagnostics;
+pub use crate::request::RequestError;
 
 /// How a reasoning model summarizes its reasoning (`reasoning.summary`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -30,7 +30,9 @@ pub use event::{DoneReason, ErrorReason, ModelEvent, WithoutPartial};
 pub use options::{ReasoningEffort, ResponseFormat, ToolChoice};
 pub use partial::{PartialBuilder, PartialMessage};
 pub use protocol::validate_events;
-pub use retry::{Jitter, RetryModel, RetryPolicy};
+#[cfg(feature = "std")]
+pub use retry::{os_entropy, system_unix_millis, system_unix_seconds};
+pub use retry::{Jitter, RetryModel, RetryPolicy, DEFAULT_SEED};
 pub use scripted::{
     ScriptStep, ScriptedFailure, ScriptedModel, ScriptedReply, ScriptedTurn, EXHAUSTED_MESSAGE,
 };

@@ -33,12 +33,14 @@ use crate::message::{Context, StopReason};
 ///   than the server asked would likely fail again);
 /// - otherwise exponential backoff with full jitter: a uniformly random
 ///   duration between zero and `min(max_backoff, initial_backoff × 2ⁿ)`,
-///   drawn from a small PRNG seeded with [`seed`](Self::seed), so a run is
-///   reproducible.
+///   drawn from a small PRNG seeded with [`seed`](Self::seed) when it is
+///   set (a reproducible run, for tests), else with the
+///   [`RetryModel`]'s entropy (the adapters' `with_retry` draws it from the
+///   OS, so processes do not back off in lockstep).
 ///
 /// The defaults ([`RetryPolicy::DEFAULT`]): 2 retries (3 attempts),
-/// backoff from 500 ms up to 8 s, `Retry-After` honoured up to 60 s, seed
-/// `0x5EED`.
+/// backoff from 500 ms up to 8 s, `Retry-After` honoured up to 60 s, no
+/// fixed seed.
 ///
 /// ```
 /// use agentstream::model::RetryPolicy;
@@ -64,8 +66,10 @@ pub struct RetryPolicy {
     pub max_backoff: Duration,
     /// The longest `Retry-After` waited for. Default 60 s.
     pub max_retry_after: Duration,
-    /// The seed of the jitter. Default `0x5EED`.
-    pub seed: u64,
+    /// A fixed seed of the jitter, for reproducible runs. Default `None`:
+    /// the [`RetryModel`]'s entropy ([`DEFAULT_SEED`] unless set with
+    /// [`RetryModel::with_entropy`]).
+    pub seed: Option<u64>,
 }
 
 impl RetryPolicy {
@@ -75,7 +79,7 @@ impl RetryPolicy {
         initial_backoff: Duration::from_millis(500),
         max_backoff: Duration::from_secs(8),
         max_retry_after: Duration::from_secs(60),
-        seed: 0x5EED,
+        seed: None,
     };
 
     /// Sets [`max_retries`](Self::max_retries).
@@ -106,10 +110,10 @@ impl RetryPolicy {
         self
     }
 
-    /// Sets [`seed`](Self::seed).
+    /// Fixes the jitter's [`seed`](Self::seed).
     #[must_use]
     pub const fn with_seed(mut self, seed: u64) -> Self {
-        self.seed = seed;
+        self.seed = Some(seed);
         self
     }
 
@@ -156,6 +160,34 @@ impl Default for RetryPolicy {
     fn default() -> Self {
         Self::DEFAULT
     }
+}
+
+/// The jitter's seed of a [`RetryModel`] given no entropy and a policy
+/// with no fixed seed (a host without a clock or an OS).
+pub const DEFAULT_SEED: u64 = 0x5EED;
+
+/// The system clock in milliseconds since the Unix epoch (0 for a clock
+/// set before it): what the std adapters stamp on a call's messages.
+#[cfg(feature = "std")]
+pub fn system_unix_millis() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// The system clock in seconds since the Unix epoch, for
+/// [`RetryModel::with_clock`].
+#[cfg(feature = "std")]
+pub fn system_unix_seconds() -> u64 {
+    system_unix_millis() / 1000
+}
+
+/// 64 bits from the OS's randomness (through the keys of
+/// `std::hash::RandomState`), for [`RetryModel::with_entropy`].
+#[cfg(feature = "std")]
+pub fn os_entropy() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    std::hash::RandomState::new().build_hasher().finish()
 }
 
 /// The jitter source of a [`RetryPolicy`]: SplitMix64, a small
@@ -231,6 +263,8 @@ pub struct RetryModel<M, S> {
     policy: RetryPolicy,
     sleep: S,
     clock: Option<fn() -> u64>,
+    /// The jitter's seed when the policy fixes none.
+    entropy: u64,
     /// Calls started, to give each its own jitter sequence.
     calls: AtomicUsize,
 }
@@ -243,6 +277,7 @@ impl<M, S> RetryModel<M, S> {
             policy,
             sleep,
             clock: None,
+            entropy: DEFAULT_SEED,
             calls: AtomicUsize::new(0),
         }
     }
@@ -254,6 +289,23 @@ impl<M, S> RetryModel<M, S> {
     pub fn with_clock(mut self, now_unix_seconds: fn() -> u64) -> Self {
         self.clock = Some(now_unix_seconds);
         self
+    }
+
+    /// Seeds the jitter with `entropy` unless the policy fixes a
+    /// [`seed`](RetryPolicy::seed): the adapters pass a value from the OS
+    /// (see [`os_entropy`]), so processes that fail together do not retry
+    /// in lockstep. Default: [`DEFAULT_SEED`].
+    #[must_use]
+    pub fn with_entropy(mut self, entropy: u64) -> Self {
+        self.entropy = entropy;
+        self
+    }
+
+    /// The jitter of call number `call`: the policy's fixed seed, else the
+    /// entropy, mixed with the call number.
+    fn jitter_for(&self, call: usize) -> Jitter {
+        let seed = self.policy.seed.unwrap_or(self.entropy);
+        Jitter::new(seed ^ (call as u64).wrapping_mul(0xA076_1D64_78BD_642F))
     }
 
     /// The policy.
@@ -288,8 +340,7 @@ where
         let sleep = self.sleep.clone();
         let clock = self.clock;
         let call = self.calls.fetch_add(1, Ordering::Relaxed);
-        let mut jitter =
-            Jitter::new(policy.seed ^ (call as u64).wrapping_mul(0xA076_1D64_78BD_642F));
+        let mut jitter = self.jitter_for(call);
         let context = context.clone();
         ModelStream::driven(move |mut producer| async move {
             let signal = options.signal.clone();
@@ -383,6 +434,23 @@ mod tests {
 
     fn http(status: u16, retry_after: Option<RetryAfter>) -> ErrorCause {
         ErrorCause::Http(HttpFailure::new(status).with_retry_after(retry_after))
+    }
+
+    #[test]
+    fn the_entropy_seeds_the_jitter_unless_the_policy_fixes_a_seed() {
+        let ceiling = Duration::from_secs(3600);
+        let draw = |model: RetryModel<(), ()>| model.jitter_for(0).below(ceiling);
+        let free = RetryPolicy::DEFAULT;
+        let a = draw(RetryModel::new((), free, ()).with_entropy(1));
+        let b = draw(RetryModel::new((), free, ()).with_entropy(2));
+        assert_ne!(a, b, "two processes with their own entropy back off apart");
+        let fixed = free.with_seed(7);
+        let c = draw(RetryModel::new((), fixed, ()).with_entropy(1));
+        let d = draw(RetryModel::new((), fixed, ()).with_entropy(2));
+        assert_eq!(c, d, "a fixed seed is reproducible whatever the entropy");
+        let e = draw(RetryModel::new((), free, ()));
+        let f = draw(RetryModel::new((), free.with_seed(DEFAULT_SEED), ()));
+        assert_eq!(e, f, "without entropy the default seed applies");
     }
 
     #[test]

@@ -1,28 +1,18 @@
-//! What every HTTP adapter shares, whatever the provider, still without
-//! IO: the response head and body as an adapter's client reports them,
-//! [`TransportError`], and [`exchange`], the runtime-neutral loop that
-//! turns one HTTP response into events.
-//!
-//! An adapter supplies only what moves bytes: a future that sends the
-//! request and resolves to a [`ResponseHead`] plus a [`ResponseBody`], and
-//! its runtime's sleep for the idle timeout. Everything else (the status
-//! check, reading a bounded error body, the abort and idle-timeout races,
-//! turning transport failures into the call's `error` event) happens here,
-//! so every runtime behaves the same.
+//! The HTTP exchange, still without IO: the response head and body as a
+//! [`Host`](crate::host::Host)'s client reports them, [`TransportError`],
+//! and [`exchange`], the runtime-neutral loop that turns one HTTP response
+//! into events: the status check, reading a bounded error body, the abort
+//! and idle-timeout races, turning transport failures into the call's
+//! `error` event with its typed cause. [`EndpointModel`](crate::model::EndpointModel)
+//! runs it for every provider on every host; [`ReplayModel`](crate::replay::ReplayModel)
+//! runs it over recorded bodies.
 //!
 //! The provider's part is a [`ResponseStream`]: it decodes the body and
 //! maps an HTTP error status to its error message.
-//! [`OpenAiStream`](crate::openai::OpenAiStream) is the one for
-//! OpenAI-compatible Chat Completions; another protocol streamed over HTTP
-//! (Anthropic Messages, say) implements the trait and reuses [`exchange`]
-//! unchanged.
+//! [`SseStream`](crate::sse::SseStream) is the one of every SSE provider.
 
-use alloc::borrow::Cow;
-use alloc::boxed::Box;
-use alloc::string::{String, ToString};
+use alloc::string::String;
 use alloc::vec::{Drain, Vec};
-use core::error::Error;
-use core::fmt;
 use core::future::Future;
 use core::pin::pin;
 use core::time::Duration;
@@ -33,13 +23,12 @@ use agentstream::model::{
 };
 use futures_util::future::{self, Either};
 
+mod error;
+pub use error::{error_report, BoxError, TransportError, TransportErrorKind};
+
 /// How many bytes of a non-2xx response body are read to quote the
 /// provider's message.
 pub const ERROR_BODY_LIMIT: usize = 64 * 1024;
-
-/// A boxed error from an HTTP client, kept as the
-/// [`source`](Error::source) of a [`TransportError`].
-pub type BoxError = Box<dyn Error + Send + Sync + 'static>;
 
 /// One provider's handling of a streamed response: body bytes in,
 /// [`ModelEvent`]s out, plus the provider's reading of an HTTP error.
@@ -104,204 +93,52 @@ pub fn push_all(
     events.into_iter().all(|event| producer.push(event).is_ok())
 }
 
-/// What went wrong in a [`TransportError`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum TransportErrorKind {
-    /// The connect timeout, or a timeout of the client itself, passed. The
-    /// call ends in `error(aborted)`.
-    TimedOut,
-    /// Anything else: a refused connection, a TLS failure, a reset, a body
-    /// cut off mid-stream, a URL the client cannot use. The call ends in
-    /// `error` with the error's [report](error_report).
-    Failed,
-}
-
-/// Why an adapter's HTTP client could not deliver (more of) a response.
-///
-/// It has a [kind](Self::kind), a message and, usually, the client's own
-/// error as its [`source`](Error::source), so nothing of the cause is
-/// lost. Its [`Display`](fmt::Display) is the message alone (`timed out`
-/// for [`timed_out`](Self::timed_out)); the call's `errorMessage` is
-/// [`error_report`] of it: the message followed by each cause.
-///
-/// ```
-/// use agentstream_wire::http::{error_report, TransportError, TransportErrorKind};
-///
-/// let cause = std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "connection refused");
-/// let error = TransportError::failed("cannot connect to 127.0.0.1:9").with_source(cause);
-/// assert_eq!(error.kind(), TransportErrorKind::Failed);
-/// assert_eq!(error.to_string(), "cannot connect to 127.0.0.1:9");
-/// assert_eq!(error_report(&error), "cannot connect to 127.0.0.1:9: connection refused");
-///
-/// // A transparent wrapper: the client's error says it all.
-/// let cause = std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "the body was cut off");
-/// let error = TransportError::from_source(cause);
-/// assert_eq!(error.to_string(), "the body was cut off");
-/// assert!(TransportError::timed_out().is_timeout());
-/// ```
-#[derive(Debug)]
-#[non_exhaustive]
-pub struct TransportError {
-    kind: TransportErrorKind,
-    /// `None`: transparent, the source is shown in its place.
-    message: Option<Cow<'static, str>>,
-    source: Option<BoxError>,
-    /// For a connect timeout, how long it was.
-    after: Option<Duration>,
-}
-
-impl TransportError {
-    /// A timeout: the call ends in `error(aborted)`. Displays as
-    /// `timed out`.
-    pub fn timed_out() -> Self {
-        Self {
-            kind: TransportErrorKind::TimedOut,
-            message: Some(Cow::Borrowed("timed out")),
-            source: None,
-            after: None,
-        }
-    }
-
-    /// The connect timeout passed: a [timeout](Self::is_timeout) that
-    /// displays as `connect timeout: no connection within 10s` (for a
-    /// timeout of 10 s), the call's `errorMessage`.
-    pub fn connect_timed_out(after: Duration) -> Self {
-        Self {
-            kind: TransportErrorKind::TimedOut,
-            message: Some(Cow::Owned(alloc::format!(
-                "connect timeout: no connection within {after:?}"
-            ))),
-            source: None,
-            after: Some(after),
-        }
-    }
-
-    /// A failure described by `message`, such as `cannot connect to
-    /// api.example.com:443`. Add the client's error with
-    /// [`with_source`](Self::with_source).
-    pub fn failed(message: impl Into<Cow<'static, str>>) -> Self {
-        Self {
-            kind: TransportErrorKind::Failed,
-            message: Some(message.into()),
-            source: None,
-            after: None,
-        }
-    }
-
-    /// A failure that is the client's `error` and nothing more: it
-    /// displays as `error` and its [`source`](Error::source) is `error`'s
-    /// source, so a report shows the client's chain unchanged.
-    pub fn from_source(error: impl Into<BoxError>) -> Self {
-        Self {
-            kind: TransportErrorKind::Failed,
-            message: None,
-            source: Some(error.into()),
-            after: None,
-        }
-    }
-
-    /// Sets the client's error that caused this one.
-    #[must_use]
-    pub fn with_source(mut self, source: impl Into<BoxError>) -> Self {
-        if self.message.is_none() {
-            // A transparent error keeps showing what it wrapped.
-            self.message = Some(Cow::Owned(self.to_string()));
-        }
-        self.source = Some(source.into());
-        self
-    }
-
-    /// What went wrong.
-    pub fn kind(&self) -> TransportErrorKind {
-        self.kind
-    }
-
-    /// Whether this is a timeout, which ends the call in `error(aborted)`.
-    pub fn is_timeout(&self) -> bool {
-        self.kind == TransportErrorKind::TimedOut
-    }
-}
-
-impl fmt::Display for TransportError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match (&self.message, &self.source) {
-            (Some(message), _) => f.write_str(message),
-            (None, Some(source)) => fmt::Display::fmt(source, f),
-            (None, None) => f.write_str("transport failed"),
-        }
-    }
-}
-
-impl Error for TransportError {
-    fn source(&self) -> Option<&(dyn Error + 'static)> {
-        let source: &(dyn Error + 'static) = self.source.as_deref()?;
-        if self.message.is_some() {
-            Some(source)
-        } else {
-            source.source()
-        }
-    }
-}
-
-/// `error`'s message followed by each of its causes, joined with `: `. A
-/// cause whose text the message already contains is skipped (clients often
-/// repeat their cause in their own message).
-///
-/// ```
-/// use agentstream_wire::http::{error_report, TransportError};
-///
-/// let error = TransportError::failed("the request failed")
-///     .with_source(std::io::Error::other("reset by peer"));
-/// assert_eq!(error_report(&error), "the request failed: reset by peer");
-/// ```
-pub fn error_report(error: &(dyn Error + 'static)) -> String {
-    let mut report = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let text = cause.to_string();
-        if !text.is_empty() && !report.contains(&text) {
-            report.push_str(": ");
-            report.push_str(&text);
-        }
-        source = cause.source();
-    }
-    report
-}
-
-/// The head of a response, as an adapter's client reports it.
+/// The head of a response, as a [`Host`](crate::host::Host)'s client
+/// reports it: the status and the headers.
 ///
 /// ```
 /// use agentstream_wire::http::ResponseHead;
 ///
-/// let head = ResponseHead::new(429).with_retry_after(Some("20".to_owned()));
-/// assert_eq!((head.status, head.retry_after.as_deref()), (429, Some("20")));
+/// let head = ResponseHead::new(429).with_header("Retry-After", "20");
+/// assert_eq!((head.status, head.header("retry-after")), (429, Some("20")));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ResponseHead {
     /// The status code.
     pub status: u16,
-    /// The `Retry-After` header, if present.
-    pub retry_after: Option<String>,
+    /// The headers the exchange reads (names in lower case), in order.
+    pub headers: Vec<(String, String)>,
 }
 
 impl ResponseHead {
-    /// A head with `status` and no `Retry-After`.
+    /// A head with `status` and no headers.
     pub fn new(status: u16) -> Self {
         Self {
             status,
-            retry_after: None,
+            headers: Vec::new(),
         }
     }
 
-    /// Sets the `Retry-After` header value.
+    /// Adds the header `name: value` (the name is stored in lower case).
     #[must_use]
-    pub fn with_retry_after(mut self, retry_after: Option<String>) -> Self {
-        self.retry_after = retry_after;
+    pub fn with_header(mut self, name: &str, value: impl Into<String>) -> Self {
+        self.headers.push((name.to_ascii_lowercase(), value.into()));
         self
     }
+
+    /// The first value of the header `name` (lower case), if present.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
 }
+
+/// The response headers a [`Host`](crate::host::Host) hands to the
+/// exchange: only `Retry-After` is read today.
+pub const READ_HEADERS: [&str; 1] = ["retry-after"];
 
 /// The body of a response, read piece by piece. Implemented by each
 /// adapter over its HTTP client.
@@ -398,12 +235,39 @@ fn idle_message(idle: Option<Duration>) -> String {
 ///
 /// It returns early when nobody listens to the stream any more.
 pub async fn exchange<P, B, R, S>(
+    producer: AssistantMessageProducer,
+    stream: P,
+    signal: Option<AbortSignal>,
+    idle_timeout: Option<Duration>,
+    sleep: impl Fn(Duration) -> S,
+    response: R,
+) where
+    P: ResponseStream,
+    B: ResponseBody,
+    R: Future<Output = Result<(ResponseHead, B), TransportError>>,
+    S: Future<Output = ()>,
+{
+    exchange_at(
+        producer,
+        stream,
+        signal,
+        idle_timeout,
+        sleep,
+        response,
+        None,
+    )
+    .await;
+}
+
+/// [`exchange`] for a request to `url`, which a 404 names.
+pub(crate) async fn exchange_at<P, B, R, S>(
     mut producer: AssistantMessageProducer,
     mut stream: P,
     signal: Option<AbortSignal>,
     idle_timeout: Option<Duration>,
     sleep: impl Fn(Duration) -> S,
     response: R,
+    url: Option<&str>,
 ) where
     P: ResponseStream,
     B: ResponseBody,
@@ -457,14 +321,31 @@ pub async fn exchange<P, B, R, S>(
                 }
             }
         }
-        let retry_after = head.retry_after.as_deref();
+        let retry_after = head.header("retry-after");
         let cause = ErrorCause::Http(
             HttpFailure::new(head.status)
                 .with_code(crate::cause::error_code(&text))
                 .with_retry_after(retry_after.and_then(RetryAfter::parse)),
         );
         let events = stream.http_error(head.status, &text, retry_after);
-        end_with(&mut producer, cause, events);
+        match url.filter(|_| head.status == 404) {
+            // A wrong base URL is the usual 404: say which URL it was.
+            Some(url) => {
+                let events = events.map(|mut event| {
+                    if let ModelEvent::Error { error, .. } = &mut event {
+                        let message = error.error_message.get_or_insert_with(String::new);
+                        message.push_str(" (POST ");
+                        message.push_str(url);
+                        message.push(')');
+                    }
+                    event
+                });
+                end_with(&mut producer, cause, events);
+            }
+            None => {
+                end_with(&mut producer, cause, events);
+            }
+        }
         return;
     }
     // One buffer for every chunk's events, to look at the last one.
@@ -529,59 +410,4 @@ fn end_with(
         }
     }
     pushed
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[derive(Debug)]
-    struct Leaf;
-
-    impl fmt::Display for Leaf {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.write_str("leaf cause")
-        }
-    }
-
-    impl Error for Leaf {}
-
-    /// Repeats its cause in its own message, as some clients do.
-    #[derive(Debug)]
-    struct Wrapper(Leaf);
-
-    impl fmt::Display for Wrapper {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            write!(f, "wrapper ({})", self.0)
-        }
-    }
-
-    impl Error for Wrapper {
-        fn source(&self) -> Option<&(dyn Error + 'static)> {
-            Some(&self.0)
-        }
-    }
-
-    #[test]
-    fn sources_are_kept_and_reported_once() {
-        let error = TransportError::failed("request failed").with_source(Wrapper(Leaf));
-        assert_eq!(error.to_string(), "request failed");
-        let source = error.source().map(ToString::to_string);
-        assert_eq!(source.as_deref(), Some("wrapper (leaf cause)"));
-        assert_eq!(error_report(&error), "request failed: wrapper (leaf cause)");
-
-        let transparent = TransportError::from_source(Wrapper(Leaf));
-        assert_eq!(transparent.to_string(), "wrapper (leaf cause)");
-        let source = transparent.source().map(ToString::to_string);
-        assert_eq!(source.as_deref(), Some("leaf cause"));
-        assert_eq!(error_report(&transparent), "wrapper (leaf cause)");
-
-        let timeout = TransportError::timed_out().with_source(Leaf);
-        assert!(timeout.is_timeout());
-        assert_eq!(error_report(&timeout), "timed out: leaf cause");
-
-        let rewrapped = TransportError::from_source(Leaf).with_source(Wrapper(Leaf));
-        assert_eq!(rewrapped.to_string(), "leaf cause");
-        assert_eq!(rewrapped.kind(), TransportErrorKind::Failed);
-    }
 }

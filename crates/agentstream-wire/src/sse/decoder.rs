@@ -1,64 +1,11 @@
-//! An incremental Server-Sent Events decoder and a matching encoder.
-//!
-//! [`SseDecoder`] follows the WHATWG HTML standard, section "Interpreting an
-//! event stream", on a byte stream fed in arbitrary pieces:
-//!
-//! - Bytes are decoded as UTF-8 one complete line at a time, so a character
-//!   split across two chunks is reassembled; invalid sequences become
-//!   U+FFFD, as the standard's UTF-8 decode does.
-//! - One leading byte order mark (`EF BB BF`) is stripped, even when split
-//!   across chunks. A second one is kept.
-//! - CR, LF and CRLF each end a line, also when the CR and the LF arrive in
-//!   different chunks.
-//! - A line starting with `:` is a comment and is ignored.
-//! - `field:value` and `field: value`: exactly one space after the colon is
-//!   stripped. A line without a colon is a field with an empty value.
-//! - `data` lines are joined with `\n`; an empty line dispatches the event.
-//!   An event with no `data` line is not dispatched (its `event` type is
-//!   reset).
-//! - `event` sets the type of the next event (empty means `message`), `id`
-//!   sets the last event ID unless the value contains U+0000 (it persists
-//!   across events and an empty value clears it), and `retry` sets the
-//!   reconnection time when its value is ASCII digits only. Other fields are
-//!   ignored.
-//!
-//! # Limits
-//!
-//! A line longer than [`Limits::max_line_bytes`] or an event whose data
-//! grows past [`Limits::max_event_data_bytes`] is refused: `feed` returns
-//! [`LimitExceeded`] after handing on every event completed before it, and
-//! the decoder ignores all later input. The partial line buffer never grows
-//! past the line limit, so an endless line costs bounded memory.
-//!
-//! # End of input
-//!
-//! The standard discards an event that is not followed by an empty line.
-//! Real bodies often lack the last blank line (a proxy strips it, or the
-//! server writes `data: [DONE]\n` and closes), so by default
-//! [`SseDecoder::finish`] follows [`EndOfInput::Dispatch`]: an unterminated
-//! last line is processed as a line, then a pending event that has data is
-//! dispatched. [`EndOfInput::Discard`] gives the standard's behaviour. A
-//! caller that must tell a truncated body apart does it one level up, from
-//! the payloads (the chunk projector ends a stream without `[DONE]` or a
-//! `finish_reason` in `error`).
-//!
-//! ```
-//! use agentstream_wire::sse::SseDecoder;
-//!
-//! let mut decoder = SseDecoder::new();
-//! let mut events = decoder.feed_to_vec(b"\xEF\xBB\xBFdata: {\"a\":\r")?;
-//! events.extend(decoder.feed_to_vec(b"\n: keep-alive\ndata:1}\n\ndata: [DONE]\n")?);
-//! events.extend(decoder.finish_to_vec());
-//! let data: Vec<&str> = events.iter().map(|e| e.data.as_str()).collect();
-//! assert_eq!(data, ["{\"a\":\n1}", "[DONE]"]);
-//! # Ok::<(), agentstream_wire::limits::LimitExceeded>(())
-//! ```
+//! [`SseDecoder`]: the incremental decoder (see the [module
+//! documentation](super)).
 
 use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
-use core::fmt;
 
+use super::SseEvent;
 use crate::limits::{Limit, LimitExceeded, Limits};
 
 const BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
@@ -90,60 +37,8 @@ fn find_line_break(bytes: &[u8]) -> Option<usize> {
         .position(|&b| b == b'\n' || b == b'\r')
         .map(|i| start + i)
 }
-
-/// One dispatched event.
-///
-/// Build one with [`message`](Self::message) and the `with_*` setters:
-///
-/// ```
-/// use agentstream_wire::sse::SseEvent;
-///
-/// let event = SseEvent::message("{}").with_event("delta").with_id("7");
-/// assert_eq!((event.event_type(), event.id.as_deref()), ("delta", Some("7")));
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub struct SseEvent {
-    /// The event type set by an `event` field; `None` for the default type
-    /// `message` (an empty `event` value also means `message`).
-    pub event: Option<String>,
-    /// The `data` lines joined with `\n`.
-    pub data: String,
-    /// The last event ID at dispatch time; `None` when it is empty.
-    pub id: Option<Arc<str>>,
-}
-
-impl SseEvent {
-    /// An event of the default type with `data`.
-    pub fn message(data: impl Into<String>) -> Self {
-        Self {
-            data: data.into(),
-            ..Self::default()
-        }
-    }
-
-    /// Sets the event type (`message` or empty is the default type).
-    #[must_use]
-    pub fn with_event(mut self, event: impl Into<String>) -> Self {
-        self.event = Some(event.into());
-        self
-    }
-
-    /// Sets the event ID.
-    #[must_use]
-    pub fn with_id(mut self, id: impl Into<Arc<str>>) -> Self {
-        self.id = Some(id.into());
-        self
-    }
-
-    /// The event type: the `event` field, or `message`.
-    pub fn event_type(&self) -> &str {
-        self.event.as_deref().unwrap_or("message")
-    }
-}
-
 /// What [`SseDecoder::finish`] does with an event that has no closing empty
-/// line. See the [module documentation](self).
+/// line. See the [module documentation](super).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum EndOfInput {
@@ -155,7 +50,7 @@ pub enum EndOfInput {
     Discard,
 }
 
-/// An incremental SSE decoder. See the [module documentation](self).
+/// An incremental SSE decoder. See the [module documentation](super).
 #[derive(Debug, Clone, Default)]
 pub struct SseDecoder {
     /// Bytes of the current line not yet ended.
@@ -233,7 +128,7 @@ impl SseDecoder {
     ///
     /// # Errors
     /// [`LimitExceeded`] when a line or an event's data goes past its limit
-    /// (see [Limits](self#limits)); the events completed before it have
+    /// (see [Limits](super#limits)); the events completed before it have
     /// been handed to `sink`, and later input is ignored.
     pub fn feed(
         &mut self,
@@ -472,111 +367,6 @@ impl SseDecoder {
         self.finish(|e| out.push(e));
         out
     }
-}
-
-/// An event field that cannot be written: it contains a line break (or
-/// U+0000 for an id), which would change the framing.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct SseEncodeError {
-    /// The field: `event`, `id` or `comment`.
-    pub field: &'static str,
-}
-
-impl fmt::Display for SseEncodeError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.field == "id" {
-            f.write_str("the SSE id field contains a line break or U+0000")
-        } else {
-            write!(f, "the SSE {} field contains a line break", self.field)
-        }
-    }
-}
-
-impl core::error::Error for SseEncodeError {}
-
-fn has_break(s: &str) -> bool {
-    s.contains(['\r', '\n'])
-}
-
-/// Appends `event` to `out` in the wire format: `event: …` (unless it is the
-/// default type), `id: …` (when set), one `data: …` line per line of data
-/// (CR, LF and CRLF in the data all become line ends, so they come back as
-/// `\n`), and the empty line that dispatches it. Decoding the output gives
-/// `event` back, up to that line-end normalization.
-///
-/// ```
-/// use agentstream_wire::sse::{encode_event, SseDecoder, SseEvent};
-///
-/// let event = SseEvent::message("line one\nline two");
-/// let mut wire = String::new();
-/// encode_event(&event, &mut wire).unwrap();
-/// assert_eq!(wire, "data: line one\ndata: line two\n\n");
-/// assert_eq!(SseDecoder::new().feed_to_vec(wire.as_bytes()).unwrap(), [event]);
-/// ```
-///
-/// # Errors
-/// [`SseEncodeError`] when the event type or id contains a line break, or
-/// the id contains U+0000; `out` is left unchanged.
-pub fn encode_event(event: &SseEvent, out: &mut String) -> Result<(), SseEncodeError> {
-    if event.event.as_deref().is_some_and(has_break) {
-        return Err(SseEncodeError { field: "event" });
-    }
-    if event
-        .id
-        .as_deref()
-        .is_some_and(|id| has_break(id) || id.contains('\0'))
-    {
-        return Err(SseEncodeError { field: "id" });
-    }
-    if let Some(kind) = event.event.as_deref().filter(|e| *e != "message") {
-        out.push_str("event: ");
-        out.push_str(kind);
-        out.push('\n');
-    }
-    if let Some(id) = &event.id {
-        out.push_str("id: ");
-        out.push_str(id);
-        out.push('\n');
-    }
-    let mut rest = event.data.as_str();
-    loop {
-        let end = rest.find(['\r', '\n']).unwrap_or(rest.len());
-        out.push_str("data: ");
-        out.push_str(&rest[..end]);
-        out.push('\n');
-        if end == rest.len() {
-            break;
-        }
-        let skip = if rest[end..].starts_with("\r\n") {
-            2
-        } else {
-            1
-        };
-        rest = &rest[end + skip..];
-    }
-    out.push('\n');
-    Ok(())
-}
-
-/// Appends a comment line (`: text`), for example a keep-alive.
-///
-/// # Errors
-/// [`SseEncodeError`] when `text` contains a line break.
-pub fn encode_comment(text: &str, out: &mut String) -> Result<(), SseEncodeError> {
-    if has_break(text) {
-        return Err(SseEncodeError { field: "comment" });
-    }
-    out.push_str(": ");
-    out.push_str(text);
-    out.push('\n');
-    Ok(())
-}
-
-/// Appends a `retry: ms` line.
-pub fn encode_retry(ms: u64, out: &mut String) {
-    use core::fmt::Write;
-    let _ = writeln!(out, "retry: {ms}");
 }
 
 #[cfg(test)]

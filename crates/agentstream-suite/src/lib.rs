@@ -14,6 +14,7 @@
 //! `tests/common/` (each test binary includes the files it needs), and the
 //! counting global allocator lives in the `agentstream-test-support` crate,
 //! which the core's own tests use too.
+#![forbid(unsafe_code)]
 #![cfg(not(loom))]
 
 pub mod contended;
@@ -24,5 +25,5 @@ pub use flavors::*;
 /// The top-level README's examples, compiled (and, but for the one that
 /// needs the network, run) as doctests of this package.
 #[cfg(doctest)]
-#[doc = include_str!("../README.md")]
+#[doc = include_str!("../../../README.md")]
 struct ReadmeDoctests;

@@ -1,0 +1,61 @@
+//! What every provider's request builder shares: the check that a
+//! context can be sent (`blocking_diagnostics`) and [`RequestError`],
+//! why it cannot.
+
+use alloc::vec::Vec;
+use core::fmt;
+
+use agentstream::diagnostic::Diagnostic;
+use agentstream::message::linkage::{
+    DUPLICATE_TOOL_CALL_ID, DUPLICATE_TOOL_RESULT, ORPHAN_TOOL_RESULT, UNANSWERED_TOOL_CALL,
+};
+use agentstream::message::{user, LinkageChecker, Message};
+
+/// A context that cannot be sent: its tool calls and tool results do not
+/// pair up. Holds the linkage diagnostics (`unanswered-tool-call`,
+/// `orphan-tool-result`, `duplicate-tool-call-id`, `duplicate-tool-result`)
+/// in the order found; a call still unanswered at the end of the history
+/// counts too, since the request would continue without its result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RequestError {
+    /// The findings that block the request.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl fmt::Display for RequestError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("the context's tool calls and results do not pair up:")?;
+        for d in &self.diagnostics {
+            write!(f, " [message {}] {d};", d.message_index)?;
+        }
+        Ok(())
+    }
+}
+
+/// The diagnostics are findings about the context, not errors of their
+/// own, so there is no [`source`](core::error::Error::source).
+impl core::error::Error for RequestError {}
+
+/// The linkage findings that would make the request invalid.
+pub(crate) fn blocking_diagnostics<'m>(
+    messages: impl IntoIterator<Item = &'m Message>,
+) -> Vec<Diagnostic> {
+    let mut checker = LinkageChecker::new();
+    let mut found: Vec<Diagnostic> = messages
+        .into_iter()
+        .flat_map(|m| checker.check(m))
+        .collect();
+    // The request itself is the next turn: calls still waiting are unanswered.
+    found.extend(checker.check(&Message::User(user(""))));
+    found.retain(|d| {
+        [
+            UNANSWERED_TOOL_CALL,
+            ORPHAN_TOOL_RESULT,
+            DUPLICATE_TOOL_CALL_ID,
+            DUPLICATE_TOOL_RESULT,
+        ]
+        .contains(&d.code)
+    });
+    found
+}
