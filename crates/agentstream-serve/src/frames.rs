@@ -71,3 +71,20 @@ mod tests {
         assert!(split("日本語テキスト", 4).len() <= 4);
     }
 }
+
+/// Asserts that two SSE texts are the same frames: the same lines, each
+/// `data:` payload the same JSON value (the key order of a `serde_json`
+/// tree depends on whether some crate of the build turns on its
+/// `preserve_order` feature, so bytes are not compared).
+#[cfg(test)]
+pub(crate) fn assert_same_frames(left: &str, right: &str) {
+    let lines = |text: &str| -> Vec<Result<Value, String>> {
+        text.split('\n')
+            .map(|line| match line.strip_prefix("data: ") {
+                Some(data) => serde_json::from_str(data).map_err(|e| format!("{e}: {data}")),
+                None => Err(line.to_owned()),
+            })
+            .collect()
+    };
+    assert_eq!(lines(left), lines(right), "{left}\n!=\n{right}");
+}

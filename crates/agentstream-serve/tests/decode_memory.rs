@@ -27,25 +27,35 @@ fn decoding_costs_a_bounded_multiple_of_the_body() {
         r#"{{"model":"m","messages":[{}]}}"#,
         vec![message; 300_000].join(",")
     );
-    let decode = |body: &[u8]| {
-        if std::env::var_os("DECODE_MEMORY_VIA_VALUE").is_some() {
-            let value: serde_json::Value = serde_json::from_slice(body).unwrap();
-            openai::decode_request(&value).unwrap()
-        } else {
-            openai::decode_body(body).unwrap()
-        }
+    let via_value = |body: &[u8]| {
+        let value: serde_json::Value = serde_json::from_slice(body).unwrap();
+        openai::decode_request(&value).unwrap()
     };
-    // Once to warm the allocator, then measured.
-    drop(decode(body.as_bytes()));
-    std::fs::write("/proc/self/clear_refs", "5").unwrap();
-    let before = status("VmRSS:");
-    let decoded = decode(body.as_bytes());
-    let peak = status("VmHWM:").saturating_sub(before);
-    assert_eq!(decoded.context.messages.len(), 300_000);
-    let ratio = peak as f64 / body.len() as f64;
+    let via_body = |body: &[u8]| openai::decode_body(body).unwrap();
+    // The peak above the resident set of one decode, in multiples of the
+    // body (each path run once first, to warm the allocator).
+    let peak = |decode: &dyn Fn(&[u8]) -> agentstream_serve::DecodedRequest| {
+        drop(decode(body.as_bytes()));
+        std::fs::write("/proc/self/clear_refs", "5").unwrap();
+        let before = status("VmRSS:");
+        let decoded = decode(body.as_bytes());
+        let peak = status("VmHWM:").saturating_sub(before);
+        assert_eq!(decoded.context.messages.len(), 300_000);
+        peak as f64 / body.len() as f64
+    };
+    let old = peak(&via_value);
+    let new = peak(&via_body);
     eprintln!(
-        "body {} bytes, decode peak {peak} bytes ({ratio:.1}x)",
+        "body {} bytes: decode peak {new:.1}x the body, {old:.1}x through a serde_json::Value",
         body.len()
     );
-    assert!(ratio < 12.0, "decoding peaked at {ratio:.1} times the body");
+    // The decoded messages themselves cost 10-15x a body of tiny messages
+    // (more when a crate of the build turns on serde_json's
+    // `preserve_order`); what the body path saves is the whole `Value`
+    // tree beside them.
+    assert!(new < 20.0, "decoding peaked at {new:.1} times the body");
+    assert!(
+        new < old * 0.95,
+        "decoding the body ({new:.1}x) costs no less than through a Value ({old:.1}x)"
+    );
 }
