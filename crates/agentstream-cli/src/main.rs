@@ -5,7 +5,6 @@
 //! This file holds only the argument definitions and the dispatch; each
 //! subcommand lives in its own module with its own `Args` and `run`.
 #![forbid(unsafe_code)]
-#![forbid(unsafe_code)]
 
 use std::process::ExitCode;
 

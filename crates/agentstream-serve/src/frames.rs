@@ -56,22 +56,6 @@ pub(crate) fn split(text: &str, chunks: usize) -> Vec<&str> {
     pieces
 }
 
-#[cfg(test)]
-mod tests {
-    use super::split;
-
-    #[test]
-    fn split_keeps_text_and_char_boundaries() {
-        assert_eq!(split("", 3), [""]);
-        assert_eq!(split("abcdef", 1), ["abcdef"]);
-        assert_eq!(split("abcdef", 3), ["ab", "cd", "ef"]);
-        assert_eq!(split("abcdefg", 3), ["abc", "def", "g"]);
-        assert_eq!(split("ab", 5), ["a", "b"]);
-        assert_eq!(split("héllo wörld", 4).concat(), "héllo wörld");
-        assert!(split("日本語テキスト", 4).len() <= 4);
-    }
-}
-
 /// Asserts that two SSE texts are the same frames: the same lines, each
 /// `data:` payload the same JSON value (the key order of a `serde_json`
 /// tree depends on whether some crate of the build turns on its
@@ -87,4 +71,20 @@ pub(crate) fn assert_same_frames(left: &str, right: &str) {
             .collect()
     };
     assert_eq!(lines(left), lines(right), "{left}\n!=\n{right}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split;
+
+    #[test]
+    fn split_keeps_text_and_char_boundaries() {
+        assert_eq!(split("", 3), [""]);
+        assert_eq!(split("abcdef", 1), ["abcdef"]);
+        assert_eq!(split("abcdef", 3), ["ab", "cd", "ef"]);
+        assert_eq!(split("abcdefg", 3), ["abc", "def", "g"]);
+        assert_eq!(split("ab", 5), ["a", "b"]);
+        assert_eq!(split("héllo wörld", 4).concat(), "héllo wörld");
+        assert!(split("日本語テキスト", 4).len() <= 4);
+    }
 }
