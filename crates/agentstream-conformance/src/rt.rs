@@ -5,14 +5,16 @@ use alloc::boxed::Box;
 use alloc::sync::Arc;
 use core::fmt;
 use core::future::Future;
-use core::pin::Pin;
 
 use agentstream::model::ModelStream;
 use futures_util::future;
 
 /// A boxed, sendable unit future: what an [`Rt`] spawns, and the join
 /// future it hands back.
-pub type BoxFut = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
+/// `Send` on native targets, not required on `wasm` targets (where the
+/// agent's hooks and tools need not be `Send`: see
+/// [`MaybeSend`](agentstream::agent::MaybeSend)).
+pub type BoxFut = agentstream::agent::BoxFuture<'static, ()>;
 
 type SpawnFn = dyn Fn(BoxFut) -> BoxFut + Send + Sync;
 type SpawnModelFn = dyn Fn(&mut ModelStream) -> BoxFut + Send + Sync;
@@ -105,7 +107,10 @@ impl Rt {
     /// Starts `future` and returns a future that completes with it. Await
     /// the returned future (concurrently with other work, e.g. with `join`),
     /// since on single-task executors that is what runs it.
-    pub fn spawn(&self, future: impl Future<Output = ()> + Send + 'static) -> BoxFut {
+    pub fn spawn(
+        &self,
+        future: impl Future<Output = ()> + agentstream::agent::MaybeSend + 'static,
+    ) -> BoxFut {
         (self.spawn)(Box::pin(future))
     }
 

@@ -479,6 +479,7 @@ fn a_result_without_details_serializes_without_a_details_key() {
     );
 }
 
+#[cfg(not(target_family = "wasm"))] // MaybeSend is no bound there
 #[test]
 fn tools_and_their_calls_are_send_on_native_targets() {
     fn is_send_sync<T: Send + Sync>(_: &T) {}

@@ -105,6 +105,7 @@ fn a_second_prompt_while_a_run_is_going_is_refused_as_busy() {
     assert_eq!(agent.state().messages.len(), 4);
 }
 
+#[cfg(not(target_family = "wasm"))] // MaybeSend is no bound there
 #[test]
 fn steer_and_abort_work_from_another_thread_while_a_run_goes_on() {
     fn is_send_sync<T: Send + Sync>() {}
