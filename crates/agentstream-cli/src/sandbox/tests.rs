@@ -1,6 +1,8 @@
 //! The sandbox against a real temporary tree, with both resolvers: the
 //! paths a model might try, what a race with another process swapping
 //! links can reach, FIFOs, and the time limit.
+//!
+//! Test code only: `sandbox.rs` declares this module under `#[cfg(test)]`.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
