@@ -161,6 +161,15 @@ pub struct EventProjector {
     pub(super) tool_calls: usize,
     /// The payload being projected had lone surrogate escapes.
     pub(super) marked: bool,
+    /// What `stop_details` says (a refusal's category and explanation),
+    /// as the end of the error message.
+    pub(super) stop_details: Option<String>,
+    /// The live tool call stopped with argument text that is not JSON: it
+    /// waits for the stop reason (`max_tokens` completes it leniently).
+    pub(super) cut_candidate: bool,
+    /// The provider stopped for length: blocks ended now complete a cut
+    /// tool call's argument text (see [`lenient`](crate::lenient)).
+    pub(super) cut: bool,
 }
 
 impl EventProjector {
@@ -191,6 +200,9 @@ impl EventProjector {
             block_count: 0,
             tool_calls: 0,
             marked: false,
+            stop_details: None,
+            cut_candidate: false,
+            cut: false,
         }
     }
 
@@ -325,6 +337,14 @@ impl EventProjector {
             {
                 return Err(format!("the provider sent {kind} before message_start"));
             }
+            "content_block_start" | "content_block_delta" | "content_block_stop"
+                if self.cut_candidate =>
+            {
+                // More content after a tool call that stopped unparsable:
+                // it was not cut off, and its end fails as usual.
+                self.cut_candidate = false;
+                self.end_live(out)?;
+            }
             _ => {}
         }
         match kind {
@@ -343,6 +363,14 @@ impl EventProjector {
                     .and_then(|d| d.stop_reason.as_deref())
                 {
                     self.stop_reason = Some(reason.into());
+                }
+                if let Some(details) = payload
+                    .delta
+                    .as_ref()
+                    .and_then(|d| d.stop_details.as_ref())
+                    .filter(|d| d.is_object())
+                {
+                    self.stop_details = Some(stop_details_text(details, self.marked));
                 }
                 if let Some(usage) = &payload.usage {
                     self.merge_usage(usage);
@@ -414,10 +442,12 @@ impl EventProjector {
             None => None,
             Some(other) => {
                 return Err(format!(
-                    "the provider ended the response with stop_reason \"{other}\""
+                    "the provider ended the response with stop_reason \"{other}\"{}",
+                    self.stop_details.as_deref().unwrap_or("")
                 ))
             }
         };
+        self.cut = matches!(reason, Some(DoneReason::Length));
         self.close_all(out)?;
         let reason = reason.unwrap_or(if self.has_tool_calls {
             DoneReason::ToolUse
@@ -440,10 +470,14 @@ impl EventProjector {
     /// Handles the end of the body. Without `message_stop` the response is
     /// truncated and ends in `error`.
     pub fn finish(&mut self, out: &mut Vec<ModelEvent>) {
-        self.fail(
-            "the stream ended before message_stop: the response is truncated",
-            out,
-        );
+        let message = match &self.stop_reason {
+            Some(reason) => format!(
+                "the stream ended before message_stop (after stop_reason \"{}\"): the response is truncated",
+                clip(reason, QUOTE)
+            ),
+            None => "the stream ended before message_stop: the response is truncated".into(),
+        };
+        self.fail(message, out);
     }
 
     /// Ends the stream in `error` with reason `aborted` and
@@ -479,4 +513,26 @@ impl EventProjector {
         }
         out.push(ModelEvent::error(reason, message));
     }
+}
+
+/// The end of an error message for a stop reason with `stop_details`:
+/// ` (category "C"): EXPLANATION`, each part only when the provider sent
+/// it as a non-empty string.
+fn stop_details_text(details: &Value, marked: bool) -> String {
+    let field = |name: &str| {
+        details
+            .get(name)
+            .and_then(Value::as_str)
+            .filter(|s| !s.trim().is_empty())
+            .map(|s| replace_markers(s, marked))
+    };
+    let mut text = String::new();
+    if let Some(category) = field("category") {
+        text.push_str(&format!(" (category \"{}\")", clip(&category, QUOTE)));
+    }
+    if let Some(explanation) = field("explanation") {
+        text.push_str(": ");
+        text.push_str(&explanation);
+    }
+    text
 }

@@ -228,6 +228,9 @@ pub struct ChunkProjector {
     pub(super) response_model: Option<String>,
     /// Prices that fill the cost of the final usage.
     pub(super) pricing: Option<Pricing>,
+    /// The provider stopped for length: calls ended now complete their
+    /// cut argument text (see [`lenient`](crate::lenient)).
+    pub(super) cut: bool,
 }
 
 /// The message field that names the model that answered, when the chunks
@@ -267,6 +270,7 @@ impl ChunkProjector {
             choice_index: None,
             finish_reason: None,
             usage: None,
+            cut: false,
         }
     }
 
@@ -563,6 +567,7 @@ impl ChunkProjector {
                 return;
             }
         };
+        self.cut = matches!(reason, Some(DoneReason::Length));
         if let Err(message) = self.close_all(out) {
             self.fail(message, out);
             return;
