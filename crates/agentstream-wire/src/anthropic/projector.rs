@@ -36,7 +36,8 @@
 //!   (empty `partial_json` emits nothing). Unknown delta types are ignored.
 //! - `content_block_stop` ends the block. A tool call's argument text,
 //!   blank meaning `{}` (a synthetic `{}` delta is emitted so the deltas add
-//!   up), must be a JSON object, or the stream ends in `error`.
+//!   up), must be a JSON object, or the stream ends in `error` (see
+//!   [Cut-off tool calls](#cut-off-tool-calls) for the one exception).
 //! - **Routing by `index`.** Every delta and stop goes to the block its
 //!   `index` names. A delta or stop for an index that is not open, a
 //!   `content_block_start` for an index that is open, and a known delta
@@ -65,8 +66,41 @@
 //!   `model_context_window_exceeded` and any unknown reason end in `error`
 //!   naming the reason. No stop reason at all gives `toolUse` when the
 //!   message has tool calls and `stop` otherwise.
-//! - A body that ends without `message_stop` ends in `error` (truncated),
-//!   even after a stop reason: Anthropic always sends `message_stop`.
+//! - `message_delta`'s `stop_details` (`{"type": "refusal", "category",
+//!   "explanation"}`, either may be `null`) is kept in that error: the
+//!   message reads `the provider ended the response with stop_reason
+//!   "refusal" (category "cyber"): EXPLANATION`, each part only when it
+//!   is a non-empty string. *Differs from Pi:* Pi 0.73.1 throws "An
+//!   unknown error occurred" for a refusal, which loses both.
+//! - A body that ends without `message_stop` ends in `error` (truncated,
+//!   naming the stop reason if one came), even after `max_tokens`:
+//!   Anthropic always sends `message_stop`, and so does Pi.
+//!
+//! # Cut-off tool calls
+//!
+//! When the output runs out inside a tool call, its argument text is the
+//! start of a JSON object. With `stop_reason` `max_tokens` the message
+//! still ends in `done` with `length`, as Pi's does: text and completed
+//! calls are kept, and the cut call is kept with its arguments completed
+//! leniently ([`lenient`](crate::lenient), the parser every projector
+//! shares): the shortest suffix that makes the text JSON goes out as its
+//! last `toolcall_delta`, then its `toolcall_end`, so the deltas still add
+//! up to the arguments. An escape cut before its end (a `\` or a `\u`
+//! with fewer than four digits) is dropped, and a high surrogate half
+//! whose low half never came becomes U+FFFD. The agent loop does not
+//! execute the calls of a `length` turn.
+//!
+//! - The call may be cut with or without its `content_block_stop`. A
+//!   stopped call whose text is not JSON waits for the stop reason: any
+//!   other content event after it, another stop reason, or none, ends the
+//!   stream in `error` naming the call, as before.
+//! - *Differs from Pi:* Pi's partial-json parse drops a member whose value
+//!   never started (`{"a":1,"b":` gives `{"a":1}`); the completion here
+//!   cannot take back what the deltas said, so it is `null` (`"":null`
+//!   after a trailing comma), and a number cut after `-`, `.` or `e` is
+//!   finished with `0` where Pi gives `{}`. Pi sends no `toolcall_end` for a
+//!   call cut without `content_block_stop` and leaves its scratch fields
+//!   (`partialJson`, `index`) on the final message.
 //! - Usage: `input_tokens` → `input`, `output_tokens` → `output`,
 //!   `cache_read_input_tokens` → `cacheRead`,
 //!   `cache_creation_input_tokens` → `cacheWrite`, and `totalTokens` is

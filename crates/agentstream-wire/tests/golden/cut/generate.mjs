@@ -1,14 +1,16 @@
 // What pi-ai 0.73.1 makes of the cut-off and refusal streams in
 // ../../fixtures/cut-tool-calls: each body is served over HTTP on 127.0.0.1
 // to pi-ai's own `anthropic-messages` (files named anthropic-*) or
-// `openai-completions` (openai-*) provider, as ../../../../../shared/oracle/pi-ai/compare.mjs does,
-// and the terminal message and the event types are written to <file>.pi.json.
-// Usage, from a folder where `npm install @mariozechner/pi-ai@0.73.1` was run:
-//   node PATH/TO/generate.mjs
+// `openai-completions` (openai-*) provider, as the pi-ai oracle's compare.mjs
+// does, and the event types and the terminal message are written to
+// <file>.pi.json. Usage (after `npm install @mariozechner/pi-ai@0.73.1`):
+//   node generate.mjs PATH/TO/node_modules/@mariozechner/pi-ai
 import { readFileSync, writeFileSync, readdirSync } from "node:fs";
 import { createServer } from "node:http";
 import { join } from "node:path";
-import { stream } from "@mariozechner/pi-ai";
+import { pathToFileURL } from "node:url";
+
+const { stream } = await import(pathToFileURL(join(process.argv[2], "dist", "index.js")).href);
 
 const here = new URL(".", import.meta.url).pathname;
 const fixtures = join(here, "..", "..", "fixtures", "cut-tool-calls");
