@@ -82,8 +82,8 @@
 //! start of a JSON object. With `stop_reason` `max_tokens` the message
 //! still ends in `done` with `length`, as Pi's does: text and completed
 //! calls are kept, and the cut call is kept with its arguments completed
-//! leniently ([`lenient`](crate::lenient), the parser every projector
-//! shares): the shortest suffix that makes the text JSON goes out as its
+//! leniently (by the one lenient reader that every projector shares):
+//! the shortest suffix that makes the text JSON goes out as its
 //! last `toolcall_delta`, then its `toolcall_end`, so the deltas still add
 //! up to the arguments. An escape cut before its end (a `\` or a `\u`
 //! with fewer than four digits) is dropped, and a high surrogate half

@@ -132,7 +132,7 @@
 //! `length`), its argument text is the start of a JSON object. The message
 //! ends in `done` with `length`, as Pi's does: text and completed calls are
 //! kept, and each call that is still open is kept with its arguments
-//! completed leniently ([`lenient`](crate::lenient), the parser every
+//! completed leniently (by the one lenient reader that every
 //! projector shares): the shortest suffix that makes the text JSON goes
 //! out as its last `toolcall_delta` before its `toolcall_end`, so the
 //! deltas still add up to the arguments. An escape cut before its end (a
