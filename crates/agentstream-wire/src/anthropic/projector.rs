@@ -549,6 +549,10 @@ impl EventProjector {
     }
 }
 
+/// How many characters of a refusal's explanation an error message keeps
+/// (Anthropic's are one sentence).
+const EXPLANATION: usize = 1000;
+
 /// The end of an error message for a stop reason with `stop_details`:
 /// ` (category "C"): EXPLANATION`, each part only when the provider sent
 /// it as a non-empty string.
@@ -566,7 +570,7 @@ fn stop_details_text(details: &Value, marked: bool) -> String {
     }
     if let Some(explanation) = field("explanation") {
         text.push_str(": ");
-        text.push_str(&explanation);
+        text.push_str(&clip(&explanation, EXPLANATION));
     }
     text
 }
