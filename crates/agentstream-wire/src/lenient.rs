@@ -172,6 +172,18 @@ pub(crate) fn completion(prefix: &str) -> Option<String> {
     Some(suffix)
 }
 
+/// The suffix that completes the argument text of a tool call the provider
+/// cut off, or `None` when it needs none (blank text means `{}`, and text
+/// that already parses is whole) or has none (it is not the start of a
+/// JSON object: the call's end then fails as usual). Every projector's
+/// `length` path goes through here.
+pub(crate) fn cut_completion(args: &str) -> Option<String> {
+    if crate::json::is_json_blank(args) || crate::json::parse_arguments(args).is_ok() {
+        return None;
+    }
+    completion(args).filter(|suffix| !suffix.is_empty())
+}
+
 fn is_token_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'-' | b'+' | b'.')
 }

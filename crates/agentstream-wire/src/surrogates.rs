@@ -214,6 +214,24 @@ impl EscapeJoiner {
         let text = core::mem::take(&mut self.pending);
         Some(replace_lone_surrogates(&text).unwrap_or(text))
     }
+
+    /// The end of a text that was cut off (the provider stopped for
+    /// length): what was held back, without an escape left incomplete at
+    /// its very end (a `\` or a `\u` with fewer than four digits, which
+    /// nothing can finish now), lone escapes replaced. A whole high half
+    /// held back for its low half becomes `\ufffd`.
+    pub(crate) fn finish_cut(&mut self) -> Option<String> {
+        let mut text = core::mem::take(&mut self.pending);
+        if let Some(escape) = last_escape(text.as_bytes()) {
+            if text.len() - escape < 6 {
+                text.truncate(escape);
+            }
+        }
+        if text.is_empty() {
+            return None;
+        }
+        Some(replace_lone_surrogates(&text).unwrap_or(text))
+    }
 }
 
 /// Where the end of `text` that must wait for more starts: a `\` or
@@ -402,6 +420,25 @@ mod tests {
                 serde_json::from_str::<serde_json::Value>(&whole).is_ok(),
                 "{whole}"
             );
+        }
+    }
+
+    #[test]
+    fn a_cut_text_drops_its_unfinished_escape() {
+        for (fragments, pushed, tail) in [
+            (&["\"a\\"][..], "\"a", None),
+            (&["\"a\\u00"][..], "\"a", None),
+            (&["\"\\ud83d"][..], "\"", Some("\\ufffd")),
+            (&["\"\\ud83d", "\\ude0"][..], "\"", Some("\\ufffd")),
+            (&["\"\\n"][..], "\"\\n", None),
+        ] {
+            let mut joiner = EscapeJoiner::default();
+            let mut text = String::new();
+            for fragment in fragments {
+                text.push_str(&joiner.push(fragment));
+            }
+            assert_eq!(text, pushed, "{fragments:?}");
+            assert_eq!(joiner.finish_cut().as_deref(), tail, "{fragments:?}");
         }
     }
 

@@ -26,6 +26,7 @@ use agentstream::model::ModelEvent;
 use super::payload::Delta;
 use super::projector::{EventProjector, QUOTE};
 use crate::json::{clip, is_json_blank, parse_arguments};
+use crate::lenient::cut_completion;
 use crate::limits::Limit;
 use crate::surrogates::{replace_markers, EscapeJoiner, SurrogateJoiner};
 
@@ -248,7 +249,7 @@ impl EventProjector {
     }
 
     /// Ends the live block and makes the next waiting one live.
-    fn end_live(&mut self, out: &mut Vec<ModelEvent>) -> Result<(), String> {
+    pub(super) fn end_live(&mut self, out: &mut Vec<ModelEvent>) -> Result<(), String> {
         let Some(wire) = self.blocks.live else {
             return Ok(());
         };
@@ -409,6 +410,15 @@ impl EventProjector {
             return Ok(());
         }
         if self.blocks.live == Some(wire) {
+            if let Kind::Tool { args, .. } = &block.kind {
+                if !is_json_blank(args) && parse_arguments(args).is_err() {
+                    // Cut off, if `max_tokens` follows: it waits for the
+                    // stop reason (Anthropic stops the block it cut).
+                    block.stopped = true;
+                    self.cut_candidate = true;
+                    return Ok(());
+                }
+            }
             return self.end_live(out);
         }
         if block.content.is_some() {
@@ -434,6 +444,8 @@ impl EventProjector {
 
     /// Emits the end of live block `wire` and forgets it.
     fn end_block(&mut self, wire: u64, out: &mut Vec<ModelEvent>) -> Result<(), String> {
+        self.cut_candidate = false;
+        let cut = self.cut;
         let Some(block) = self.blocks.open.get_mut(&wire) else {
             return Ok(());
         };
@@ -443,9 +455,18 @@ impl EventProjector {
         let tail = block.joiner.finish();
         let (event, tail) = match &mut block.kind {
             Kind::Tool { args, escapes, .. } => {
-                let tail = escapes.finish();
+                let mut tail = if cut {
+                    escapes.finish_cut()
+                } else {
+                    escapes.finish()
+                };
                 if let Some(tail) = &tail {
                     args.push_str(tail);
+                }
+                // Cut off: the completion goes out as the last delta.
+                if let Some(suffix) = cut.then(|| cut_completion(args)).flatten() {
+                    args.push_str(&suffix);
+                    tail.get_or_insert_with(String::new).push_str(&suffix);
                 }
                 (DeltaKind::Tool, tail)
             }

@@ -49,6 +49,10 @@ pub(super) struct Delta<'a> {
     pub(super) signature: Option<Cow<'a, str>>,
     #[serde(borrow, default, deserialize_with = "borrowed_str")]
     pub(super) stop_reason: Option<Cow<'a, str>>,
+    /// A `message_delta`'s `stop_details` (a refusal's `category` and
+    /// `explanation`).
+    #[serde(default)]
+    pub(super) stop_details: Option<Value>,
 }
 
 impl<'a> Payload<'a> {
@@ -74,6 +78,7 @@ impl<'a> Payload<'a> {
                 partial_json: string(delta, "partial_json"),
                 signature: string(delta, "signature"),
                 stop_reason: string(delta, "stop_reason"),
+                stop_details: delta.and_then(|d| d.get("stop_details")).cloned(),
             }),
             message: object("message"),
             content_block: object("content_block"),

@@ -36,7 +36,8 @@
 //!   (empty `partial_json` emits nothing). Unknown delta types are ignored.
 //! - `content_block_stop` ends the block. A tool call's argument text,
 //!   blank meaning `{}` (a synthetic `{}` delta is emitted so the deltas add
-//!   up), must be a JSON object, or the stream ends in `error`.
+//!   up), must be a JSON object, or the stream ends in `error` (see
+//!   [Cut-off tool calls](#cut-off-tool-calls) for the one exception).
 //! - **Routing by `index`.** Every delta and stop goes to the block its
 //!   `index` names. A delta or stop for an index that is not open, a
 //!   `content_block_start` for an index that is open, and a known delta
@@ -65,8 +66,41 @@
 //!   `model_context_window_exceeded` and any unknown reason end in `error`
 //!   naming the reason. No stop reason at all gives `toolUse` when the
 //!   message has tool calls and `stop` otherwise.
-//! - A body that ends without `message_stop` ends in `error` (truncated),
-//!   even after a stop reason: Anthropic always sends `message_stop`.
+//! - `message_delta`'s `stop_details` (`{"type": "refusal", "category",
+//!   "explanation"}`, either may be `null`) is kept in that error: the
+//!   message reads `the provider ended the response with stop_reason
+//!   "refusal" (category "cyber"): EXPLANATION`, each part only when it
+//!   is a non-empty string. *Differs from Pi:* Pi 0.73.1 throws "An
+//!   unknown error occurred" for a refusal, which loses both.
+//! - A body that ends without `message_stop` ends in `error` (truncated,
+//!   naming the stop reason if one came), even after `max_tokens`:
+//!   Anthropic always sends `message_stop`, and so does Pi.
+//!
+//! # Cut-off tool calls
+//!
+//! When the output runs out inside a tool call, its argument text is the
+//! start of a JSON object. With `stop_reason` `max_tokens` the message
+//! still ends in `done` with `length`, as Pi's does: text and completed
+//! calls are kept, and the cut call is kept with its arguments completed
+//! leniently (by the one lenient reader that every projector shares):
+//! the shortest suffix that makes the text JSON goes out as its
+//! last `toolcall_delta`, then its `toolcall_end`, so the deltas still add
+//! up to the arguments. An escape cut before its end (a `\` or a `\u`
+//! with fewer than four digits) is dropped, and a high surrogate half
+//! whose low half never came becomes U+FFFD. The agent loop does not
+//! execute the calls of a `length` turn.
+//!
+//! - The call may be cut with or without its `content_block_stop`. A
+//!   stopped call whose text is not JSON waits for the stop reason: any
+//!   other content event after it, another stop reason, or none, ends the
+//!   stream in `error` naming the call, as before.
+//! - *Differs from Pi:* Pi's partial-json parse drops a member whose value
+//!   never started (`{"a":1,"b":` gives `{"a":1}`); the completion here
+//!   cannot take back what the deltas said, so it is `null` (`"":null`
+//!   after a trailing comma), and a number cut after `-`, `.` or `e` is
+//!   finished with `0` where Pi gives `{}`. Pi sends no `toolcall_end` for a
+//!   call cut without `content_block_stop` and leaves its scratch fields
+//!   (`partialJson`, `index`) on the final message.
 //! - Usage: `input_tokens` → `input`, `output_tokens` → `output`,
 //!   `cache_read_input_tokens` → `cacheRead`,
 //!   `cache_creation_input_tokens` → `cacheWrite`, and `totalTokens` is
@@ -161,6 +195,15 @@ pub struct EventProjector {
     pub(super) tool_calls: usize,
     /// The payload being projected had lone surrogate escapes.
     pub(super) marked: bool,
+    /// What `stop_details` says (a refusal's category and explanation),
+    /// as the end of the error message.
+    pub(super) stop_details: Option<String>,
+    /// The live tool call stopped with argument text that is not JSON: it
+    /// waits for the stop reason (`max_tokens` completes it leniently).
+    pub(super) cut_candidate: bool,
+    /// The provider stopped for length: blocks ended now complete a cut
+    /// tool call's argument text (see [`lenient`](crate::lenient)).
+    pub(super) cut: bool,
 }
 
 impl EventProjector {
@@ -191,6 +234,9 @@ impl EventProjector {
             block_count: 0,
             tool_calls: 0,
             marked: false,
+            stop_details: None,
+            cut_candidate: false,
+            cut: false,
         }
     }
 
@@ -325,6 +371,14 @@ impl EventProjector {
             {
                 return Err(format!("the provider sent {kind} before message_start"));
             }
+            "content_block_start" | "content_block_delta" | "content_block_stop"
+                if self.cut_candidate =>
+            {
+                // More content after a tool call that stopped unparsable:
+                // it was not cut off, and its end fails as usual.
+                self.cut_candidate = false;
+                self.end_live(out)?;
+            }
             _ => {}
         }
         match kind {
@@ -343,6 +397,14 @@ impl EventProjector {
                     .and_then(|d| d.stop_reason.as_deref())
                 {
                     self.stop_reason = Some(reason.into());
+                }
+                if let Some(details) = payload
+                    .delta
+                    .as_ref()
+                    .and_then(|d| d.stop_details.as_ref())
+                    .filter(|d| d.is_object())
+                {
+                    self.stop_details = Some(stop_details_text(details, self.marked));
                 }
                 if let Some(usage) = &payload.usage {
                     self.merge_usage(usage);
@@ -414,10 +476,12 @@ impl EventProjector {
             None => None,
             Some(other) => {
                 return Err(format!(
-                    "the provider ended the response with stop_reason \"{other}\""
+                    "the provider ended the response with stop_reason \"{other}\"{}",
+                    self.stop_details.as_deref().unwrap_or("")
                 ))
             }
         };
+        self.cut = matches!(reason, Some(DoneReason::Length));
         self.close_all(out)?;
         let reason = reason.unwrap_or(if self.has_tool_calls {
             DoneReason::ToolUse
@@ -440,10 +504,14 @@ impl EventProjector {
     /// Handles the end of the body. Without `message_stop` the response is
     /// truncated and ends in `error`.
     pub fn finish(&mut self, out: &mut Vec<ModelEvent>) {
-        self.fail(
-            "the stream ended before message_stop: the response is truncated",
-            out,
-        );
+        let message = match &self.stop_reason {
+            Some(reason) => format!(
+                "the stream ended before message_stop (after stop_reason \"{}\"): the response is truncated",
+                clip(reason, QUOTE)
+            ),
+            None => "the stream ended before message_stop: the response is truncated".into(),
+        };
+        self.fail(message, out);
     }
 
     /// Ends the stream in `error` with reason `aborted` and
@@ -479,4 +547,30 @@ impl EventProjector {
         }
         out.push(ModelEvent::error(reason, message));
     }
+}
+
+/// How many characters of a refusal's explanation an error message keeps
+/// (Anthropic's are one sentence).
+const EXPLANATION: usize = 1000;
+
+/// The end of an error message for a stop reason with `stop_details`:
+/// ` (category "C"): EXPLANATION`, each part only when the provider sent
+/// it as a non-empty string.
+fn stop_details_text(details: &Value, marked: bool) -> String {
+    let field = |name: &str| {
+        details
+            .get(name)
+            .and_then(Value::as_str)
+            .filter(|s| !s.trim().is_empty())
+            .map(|s| replace_markers(s, marked))
+    };
+    let mut text = String::new();
+    if let Some(category) = field("category") {
+        text.push_str(&format!(" (category \"{}\")", clip(&category, QUOTE)));
+    }
+    if let Some(explanation) = field("explanation") {
+        text.push_str(": ");
+        text.push_str(&clip(&explanation, EXPLANATION));
+    }
+    text
 }

@@ -15,6 +15,7 @@ use agentstream::model::ModelEvent;
 
 use super::projector::{ChunkProjector, Open, QUOTE};
 use super::wire::{clip, is_json_blank, ToolCallDelta};
+use crate::lenient::cut_completion;
 use crate::limits::{Limit, LimitExceeded};
 use crate::surrogates::{replace_markers, EscapeJoiner};
 
@@ -282,10 +283,21 @@ impl ChunkProjector {
         slot: usize,
         out: &mut Vec<ModelEvent>,
     ) -> Result<(), String> {
-        if let Some(tail) = self.calls[slot].escapes.finish() {
-            let call = &mut self.calls[slot];
+        let cut = self.cut;
+        let call = &mut self.calls[slot];
+        let tail = if cut {
+            call.escapes.finish_cut()
+        } else {
+            call.escapes.finish()
+        };
+        if let Some(tail) = tail {
             call.scan.feed(&tail);
             call.args.push_str(&tail);
+        }
+        // Cut off: the completion goes out as the call's last delta.
+        if let Some(suffix) = cut.then(|| cut_completion(&call.args)).flatten() {
+            call.scan.feed(&suffix);
+            call.args.push_str(&suffix);
         }
         self.flush(slot, out);
         let position = slot;

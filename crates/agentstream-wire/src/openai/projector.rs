@@ -75,7 +75,10 @@
 //!   and the stream ends in `error`, naming the call, the parse error and
 //!   the start of the text. The call is left out of the error's message
 //!   (its raw text is in its `toolcall_delta` events); a call without a
-//!   name at the end is treated the same way.
+//!   name at the end is treated the same way. The exception is a call the
+//!   provider cut off: see [Cut-off tool calls](#cut-off-tool-calls).
+//!   *Differs from Pi:* Pi 0.73.1 parses every call's text leniently at
+//!   the end, whatever the finish reason, and never fails on it.
 //!
 //! - Every lookup is by map (`index` and `id`) and the next call to open is
 //!   a cursor, so a message with many calls costs linear time in its
@@ -100,6 +103,9 @@
 //!   at all) when the message has tool calls; `tool_calls` without any
 //!   call gives `stop`. `content_filter` and any other value end in
 //!   `error`, naming the value.
+//! - With `finish_reason` `length`, every call still open at the end is
+//!   completed leniently (below): the message ends in `done` with
+//!   `length`, not in `error`.
 //! - Usage is read from the top-level `usage` of any chunk (with or without
 //!   `choices`) and from `choices[0].usage`; the last one with token counts
 //!   wins and `{}` or `null` are skipped. Into [`Usage`]:
@@ -119,6 +125,27 @@
 //!   negative counts are 0, counts past `u64::MAX` (even `1e400`, which
 //!   serde_json cannot parse: such a number is rewritten before the chunk
 //!   is read again) saturate at it. A usage field never loses the answer.
+//!
+//! # Cut-off tool calls
+//!
+//! When the output runs out inside a tool call (`finish_reason`
+//! `length`), its argument text is the start of a JSON object. The message
+//! ends in `done` with `length`, as Pi's does: text and completed calls are
+//! kept, and each call that is still open is kept with its arguments
+//! completed leniently (by the one lenient reader that every
+//! projector shares): the shortest suffix that makes the text JSON goes
+//! out as its last `toolcall_delta` before its `toolcall_end`, so the
+//! deltas still add up to the arguments. An escape cut before its end (a
+//! `\` or a `\u` with fewer than four digits) is dropped, and a high
+//! surrogate half whose low half never came becomes U+FFFD. The agent
+//! loop does not execute the calls of a `length` turn. A body that ends
+//! with neither a `finish_reason` nor `[DONE]` is still an `error`.
+//!
+//! *Differs from Pi:* Pi's partial-json parse drops a member whose value
+//! never started (`{"a":1,"b":` gives `{"a":1}`); the completion here
+//! cannot take back what the deltas said, so it is `null` (`"":null`
+//! after a trailing comma), and a number cut after `-`, `.` or `e` is
+//! finished with `0` where Pi gives `{}`.
 //!
 //! # Lone surrogates
 //!
@@ -228,6 +255,9 @@ pub struct ChunkProjector {
     pub(super) response_model: Option<String>,
     /// Prices that fill the cost of the final usage.
     pub(super) pricing: Option<Pricing>,
+    /// The provider stopped for length: calls ended now complete their
+    /// cut argument text (see [`lenient`](crate::lenient)).
+    pub(super) cut: bool,
 }
 
 /// The message field that names the model that answered, when the chunks
@@ -267,6 +297,7 @@ impl ChunkProjector {
             choice_index: None,
             finish_reason: None,
             usage: None,
+            cut: false,
         }
     }
 
@@ -563,6 +594,7 @@ impl ChunkProjector {
                 return;
             }
         };
+        self.cut = matches!(reason, Some(DoneReason::Length));
         if let Err(message) = self.close_all(out) {
             self.fail(message, out);
             return;
