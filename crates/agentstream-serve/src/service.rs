@@ -26,7 +26,29 @@ use crate::calls::{Call, Shared, Source, EXHAUSTED_CODE, EXHAUSTED_STATUS};
 use crate::error::{Api, ApiError};
 use crate::request::DecodedRequest;
 use crate::script::Step;
-use crate::{anthropic, openai};
+use crate::{anthropic, google, openai, responses};
+
+/// What a call's route says: the protocol, the path the proxy sends it
+/// on, and for Gemini the model and whether it streams (both are in the
+/// URL, not the body).
+#[derive(Debug, Clone)]
+pub(crate) struct Target {
+    pub(crate) api: Api,
+    /// The path and query sent upstream (`/v1/chat/completions`, …).
+    pub(crate) upstream: String,
+    /// Gemini: the model and whether it streams.
+    pub(crate) google: Option<(String, bool)>,
+}
+
+impl Target {
+    fn new(api: Api, upstream: impl Into<String>) -> Self {
+        Self {
+            api,
+            upstream: upstream.into(),
+            google: None,
+        }
+    }
+}
 
 /// The response body type: whole JSON, or an SSE stream that may be cut.
 pub(crate) type Body = UnsyncBoxBody<Bytes, io::Error>;
@@ -70,15 +92,45 @@ pub(crate) async fn handle(
     } else {
         Api::OpenAi
     };
+    if let Some((model, stream)) = google::route(&path) {
+        if method != Method::POST {
+            return Ok(not_allowed(Api::Google, "POST"));
+        }
+        let query = request
+            .uri()
+            .query()
+            .map(|q| format!("?{q}"))
+            .unwrap_or_default();
+        let mut target = Target::new(Api::Google, format!("{path}{query}"));
+        target.google = Some((model.to_owned(), stream));
+        return Ok(call(&shared, target, request).await);
+    }
     Ok(match (route, &method) {
         ("/chat/completions", &Method::POST) => {
-            call(&shared, Api::OpenAi, "/chat/completions", request).await
+            let target = Target::new(Api::OpenAi, "/v1/chat/completions");
+            call(&shared, target, request).await
         }
-        ("/messages", &Method::POST) => call(&shared, Api::Anthropic, "/messages", request).await,
+        ("/messages", &Method::POST) => {
+            call(
+                &shared,
+                Target::new(Api::Anthropic, "/v1/messages"),
+                request,
+            )
+            .await
+        }
+        ("/responses", &Method::POST) => {
+            call(
+                &shared,
+                Target::new(Api::Responses, "/v1/responses"),
+                request,
+            )
+            .await
+        }
         ("/models", &Method::GET) => json_response(StatusCode::OK, models(&shared.model_name)),
         ("/requests", &Method::GET) => requests(&shared),
         ("/chat/completions", _) => not_allowed(Api::OpenAi, "POST"),
         ("/messages", _) => not_allowed(Api::Anthropic, "POST"),
+        ("/responses", _) => not_allowed(Api::Responses, "POST"),
         ("/models" | "/requests", _) => not_allowed(fallback, "GET"),
         _ => {
             let message = match fallback {
@@ -262,9 +314,14 @@ struct Taken {
 
 /// Decodes the body and takes the call. The decoded context is dropped
 /// here: the log holds its JSON line, the model its own copy.
-fn take(shared: &Shared, api: Api, body: &[u8], signal: AbortSignal) -> Result<Taken, ApiError> {
-    let decoded = decode(api, body)?;
-    let call = shared.take_call(api, &decoded, signal)?;
+fn take(
+    shared: &Shared,
+    target: &Target,
+    body: &[u8],
+    signal: AbortSignal,
+) -> Result<Taken, ApiError> {
+    let decoded = decode(target, body)?;
+    let call = shared.take_call(target.api, &decoded, signal)?;
     Ok(Taken {
         model: decoded.model,
         stream: decoded.stream,
@@ -273,9 +330,11 @@ fn take(shared: &Shared, api: Api, body: &[u8], signal: AbortSignal) -> Result<T
     })
 }
 
-fn decode(api: Api, body: &[u8]) -> Result<DecodedRequest, ApiError> {
-    match api {
-        Api::Anthropic => anthropic::decode_body(body),
+fn decode(target: &Target, body: &[u8]) -> Result<DecodedRequest, ApiError> {
+    match (target.api, &target.google) {
+        (Api::Anthropic, _) => anthropic::decode_body(body),
+        (Api::Responses, _) => responses::decode_body(body),
+        (Api::Google, Some((model, stream))) => google::decode_body(body, model, *stream),
         _ => openai::decode_body(body),
     }
 }
@@ -294,12 +353,8 @@ async fn off_the_thread<T: Send + 'static>(
         .unwrap_or_else(|_| Err(ApiError::new(500, "decoding the request failed")))
 }
 
-async fn call(
-    shared: &Arc<Shared>,
-    api: Api,
-    route: &str,
-    request: Request<Incoming>,
-) -> Response<Body> {
+async fn call(shared: &Arc<Shared>, target: Target, request: Request<Incoming>) -> Response<Body> {
+    let api = target.api;
     let (parts, body) = request.into_parts();
     let body = match read_body(shared, api, &parts.headers, body).await {
         Ok(body) => body,
@@ -308,16 +363,20 @@ async fn call(
     match &shared.source {
         Source::Model => {}
         Source::Upstream(proxy) => {
-            let decoded = off_the_thread(&body, move |body| decode(api, body)).await;
+            let decoding = target.clone();
+            let decoded = off_the_thread(&body, move |body| decode(&decoding, body)).await;
             if let Ok(decoded) = &decoded {
                 if let Err(error) = shared.record(api, decoded) {
                     return error_response(api, &error);
                 }
             }
-            return proxy.forward(api, route, &parts, body, decoded.ok()).await;
+            return proxy
+                .forward(api, &target.upstream, &parts, body, decoded.ok())
+                .await;
         }
         Source::Replay(player) => {
-            let decoded = match off_the_thread(&body, move |body| decode(api, body)).await {
+            let decoding = target.clone();
+            let decoded = match off_the_thread(&body, move |body| decode(&decoding, body)).await {
                 Ok(decoded) => decoded,
                 Err(error) => return error_response(api, &error),
             };
@@ -333,11 +392,11 @@ async fn call(
     let controller = AbortController::new();
     let taken = if body.len() > BLOCKING_BODY {
         let (shared, signal) = (shared.clone(), controller.signal());
-        tokio::task::spawn_blocking(move || take(&shared, api, &body, signal))
+        tokio::task::spawn_blocking(move || take(&shared, &target, &body, signal))
             .await
             .unwrap_or_else(|_| Err(ApiError::new(500, "decoding the request failed")))
     } else {
-        take(shared, api, &body, controller.signal())
+        take(shared, &target, &body, controller.signal())
     };
     let Taken {
         model,
@@ -369,6 +428,8 @@ async fn call(
         .map_or(0, |d| d.as_secs());
     let id = match api {
         Api::Anthropic => format!("msg_agentstream_{:08}", call.index),
+        Api::Responses => format!("resp_agentstream_{}", call.index),
+        Api::Google => format!("agentstream-{}", call.index),
         _ => format!("chatcmpl-agentstream-{}", call.index),
     };
     if !stream {
@@ -380,6 +441,12 @@ async fn call(
                 .with_chunks(shared.chunks)
                 .with_ping(shared.pings),
         ),
+        Api::Responses => Encoder::Responses(
+            responses::StreamEncoder::new(id, name, created).with_chunks(shared.chunks),
+        ),
+        Api::Google => {
+            Encoder::Google(google::StreamEncoder::new(id, name).with_chunks(shared.chunks))
+        }
         _ => Encoder::OpenAi(
             openai::StreamEncoder::new(id, name, created)
                 .with_usage(include_usage)
@@ -468,6 +535,8 @@ async fn whole(
             StatusCode::OK,
             match api {
                 Api::Anthropic => anthropic::message(id, name, *reason, message),
+                Api::Responses => responses::response(id, name, created, *reason, message),
+                Api::Google => google::generate_content_response(id, name, *reason, message),
                 _ => openai::completion(id, name, created, *reason, message),
             },
         ),
@@ -479,6 +548,8 @@ async fn whole(
 enum Encoder {
     OpenAi(openai::StreamEncoder),
     Anthropic(anthropic::StreamEncoder),
+    Responses(responses::StreamEncoder),
+    Google(google::StreamEncoder),
 }
 
 impl Encoder {
@@ -486,6 +557,8 @@ impl Encoder {
         match self {
             Encoder::OpenAi(e) => e.encode(event, out),
             Encoder::Anthropic(e) => e.encode(event, out),
+            Encoder::Responses(e) => e.encode(event, out),
+            Encoder::Google(e) => e.encode(event, out),
         }
     }
 
@@ -493,6 +566,8 @@ impl Encoder {
         match self {
             Encoder::OpenAi(e) => e.error(error, out),
             Encoder::Anthropic(e) => e.error(error, out),
+            Encoder::Responses(e) => e.error(error, out),
+            Encoder::Google(e) => e.error(error, out),
         }
     }
 }
