@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # `agentstream serve` against clients we did not write: the official OpenAI
-# Python SDK, the official Anthropic Python SDK and the official OpenAI Node
-# SDK, each streaming and not, with a tool call and a tool-result round
-# trip (crates/agentstream-serve/clients/). Each check gets its own server
+# Python SDK (Chat Completions and Responses), the official Anthropic
+# Python SDK, the official Google Gen AI Python SDK (Gemini), the official
+# OpenAI Node SDK, and pi-ai 0.73.1's openai-responses and google
+# providers, each streaming and not (pi-ai: streaming), with a tool call
+# and a tool-result round trip (crates/agentstream-serve/clients/). Each check gets its own server
 # on 127.0.0.1, port 0. Then the README's pytest example, exactly as the
 # README shows it: its `path.sh` block (the PATH step, run from the repo's
 # root), then its `script.json` and `test_agent.py` blocks in a fresh
@@ -150,12 +152,16 @@ cassettes() {
 }
 
 if python3 -m venv "$work/venv" >/dev/null 2>&1 &&
-    "$work/venv/bin/pip" install --quiet --disable-pip-version-check openai anthropic pytest >"$work/pip.log" 2>&1; then
+    "$work/venv/bin/pip" install --quiet --disable-pip-version-check openai anthropic google-genai pytest >"$work/pip.log" 2>&1; then
     py="$work/venv/bin/python"
     check "OpenAI Python SDK" with_server env PYTHONPATH="$clients" "$py" "$clients/openai_check.py"
     check "Anthropic Python SDK" with_server env PYTHONPATH="$clients" "$py" "$clients/anthropic_check.py"
+    check "OpenAI Python SDK, Responses API" with_server env PYTHONPATH="$clients" "$py" "$clients/responses_check.py"
+    check "Google Gen AI Python SDK" with_server env PYTHONPATH="$clients" "$py" "$clients/genai_check.py"
     cassettes "OpenAI Python SDK" "$work/cassettes-python" env PYTHONPATH="$clients" "$py" "$clients/openai_check.py"
     cassettes "Anthropic Python SDK" "$work/cassettes-python" env PYTHONPATH="$clients" "$py" "$clients/anthropic_check.py"
+    cassettes "OpenAI Python SDK, Responses API" "$work/cassettes-responses" env PYTHONPATH="$clients" "$py" "$clients/responses_check.py"
+    cassettes "Google Gen AI Python SDK" "$work/cassettes-genai" env PYTHONPATH="$clients" "$py" "$clients/genai_check.py"
     check "a changed prompt gets the mismatch error (both Python SDKs)" \
         with_replay "$work/cassettes-python" env PYTHONPATH="$clients" "$py" "$clients/mismatch_check.py"
     echo "--- the README's pytest example"
@@ -167,7 +173,7 @@ if python3 -m venv "$work/venv" >/dev/null 2>&1 &&
     fi
 else
     tail -n 3 "$work/pip.log" 2>/dev/null
-    echo "SKIPPED: serve with the OpenAI and Anthropic Python SDKs (could not create a venv or pip install openai anthropic pytest)"
+    echo "SKIPPED: serve with the OpenAI, Anthropic and Google Gen AI Python SDKs (could not create a venv or pip install openai anthropic google-genai pytest)"
 fi
 
 if command -v npm >/dev/null && mkdir -p "$work/node" &&
