@@ -33,6 +33,9 @@ start() {
     local name=$1 out
     shift
     out="$work/$name.out"
+    # A previous server's file would give its (dead) URL if read before
+    # the new server's shell truncates it.
+    rm -f "$out"
     "$bin" serve "$@" >"$out" 2>"$work/$name.err" &
     started_pid=$!
     started_url=
@@ -184,5 +187,20 @@ if command -v npm >/dev/null && mkdir -p "$work/node" &&
 else
     tail -n 3 "$work/npm.log" 2>/dev/null
     echo "SKIPPED: serve with the OpenAI Node SDK (could not npm install openai)"
+fi
+# pi-ai 0.73.1 (Pi's own provider layer), installed under target/ so later
+# runs reuse it.
+pi="$root/target/serve-clients-pi-ai"
+if command -v npm >/dev/null && mkdir -p "$pi" &&
+    (cd "$pi" && { [ -f package.json ] || npm init -y >/dev/null 2>&1; } &&
+        npm install --silent --no-audit --no-fund @mariozechner/pi-ai@0.73.1 >"$work/npm-pi.log" 2>&1); then
+    cp "$clients/pi_ai_check.mjs" "$pi/"
+    for api in openai-responses google-generative-ai; do
+        check "pi-ai 0.73.1 $api" with_server env PI_API=$api bash -c 'cd "$0" && node pi_ai_check.mjs' "$pi"
+        cassettes "pi-ai 0.73.1 $api" "$work/cassettes-pi-$api" env PI_API=$api bash -c 'cd "$0" && node pi_ai_check.mjs' "$pi"
+    done
+else
+    tail -n 3 "$work/npm-pi.log" 2>/dev/null
+    echo "SKIPPED: serve with pi-ai 0.73.1 (could not npm install @mariozechner/pi-ai@0.73.1)"
 fi
 exit "$status"

@@ -242,10 +242,8 @@ impl StreamEncoder {
                 content_index,
                 partial,
                 ..
-            } => {
-                if self.current == Some(*content_index) {
-                    self.end_other(None, partial.content_block(*content_index), out);
-                }
+            } if self.current == Some(*content_index) => {
+                self.end_other(None, partial.content_block(*content_index), out);
             }
             ModelEvent::ToolCallEnd {
                 tool_call, partial, ..
