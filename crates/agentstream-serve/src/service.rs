@@ -24,31 +24,9 @@ use serde_json::{json, Value};
 
 use crate::calls::{Call, Shared, Source, EXHAUSTED_CODE, EXHAUSTED_STATUS};
 use crate::error::{Api, ApiError};
-use crate::request::DecodedRequest;
+use crate::route::{decode, Target};
 use crate::script::Step;
 use crate::{anthropic, google, openai, responses};
-
-/// What a call's route says: the protocol, the path the proxy sends it
-/// on, and for Gemini the model and whether it streams (both are in the
-/// URL, not the body).
-#[derive(Debug, Clone)]
-pub(crate) struct Target {
-    pub(crate) api: Api,
-    /// The path and query sent upstream (`/v1/chat/completions`, …).
-    pub(crate) upstream: String,
-    /// Gemini: the model and whether it streams.
-    pub(crate) google: Option<(String, bool)>,
-}
-
-impl Target {
-    fn new(api: Api, upstream: impl Into<String>) -> Self {
-        Self {
-            api,
-            upstream: upstream.into(),
-            google: None,
-        }
-    }
-}
 
 /// The response body type: whole JSON, or an SSE stream that may be cut.
 pub(crate) type Body = UnsyncBoxBody<Bytes, io::Error>;
@@ -87,22 +65,17 @@ pub(crate) async fn handle(
             .insert(ALLOW, HeaderValue::from_static(allow));
         response
     };
-    let fallback = if anthropic_client {
+    let fallback = if path.starts_with("/v1beta/") {
+        Api::Google
+    } else if anthropic_client {
         Api::Anthropic
     } else {
         Api::OpenAi
     };
-    if let Some((model, stream)) = google::route(&path) {
+    if let Some(target) = Target::google(&path, request.uri().query()) {
         if method != Method::POST {
             return Ok(not_allowed(Api::Google, "POST"));
         }
-        let query = request
-            .uri()
-            .query()
-            .map(|q| format!("?{q}"))
-            .unwrap_or_default();
-        let mut target = Target::new(Api::Google, format!("{path}{query}"));
-        target.google = Some((model.to_owned(), stream));
         return Ok(call(&shared, target, request).await);
     }
     Ok(match (route, &method) {
@@ -328,15 +301,6 @@ fn take(
         include_usage: decoded.include_usage,
         call,
     })
-}
-
-fn decode(target: &Target, body: &[u8]) -> Result<DecodedRequest, ApiError> {
-    match (target.api, &target.google) {
-        (Api::Anthropic, _) => anthropic::decode_body(body),
-        (Api::Responses, _) => responses::decode_body(body),
-        (Api::Google, Some((model, stream))) => google::decode_body(body, model, *stream),
-        _ => openai::decode_body(body),
-    }
 }
 
 /// Runs `work` on the body: on tokio's blocking pool when it is large.

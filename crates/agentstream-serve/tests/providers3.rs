@@ -541,3 +541,57 @@ fn bad_requests_get_each_providers_errors() {
     assert_eq!(error.status, 400);
     assert!(google::decode_body(b"{\"contents\": [", "g", true).is_err());
 }
+
+#[test]
+fn many_calls_of_one_name_pair_in_order() {
+    // 20,000 calls of one name answered in one turn: pairing is linear
+    // (a quadratic search would take minutes here), and in order.
+    let n = 20_000;
+    let calls: Vec<Value> = (0..n)
+        .map(|k| json!({"functionCall": {"name": "f", "args": {"k": k}}}))
+        .collect();
+    let answers: Vec<Value> = (0..n)
+        .map(|k| json!({"functionResponse": {"name": "f", "response": {"output": k.to_string()}}}))
+        .collect();
+    let body = json!({"contents": [
+        {"role": "user", "parts": [{"text": "go"}]},
+        {"role": "model", "parts": calls},
+        {"role": "user", "parts": answers},
+    ]});
+    let decoded = google::decode_request(&body, "gemini-2.5-flash", true).unwrap();
+    let messages = &decoded.context.messages;
+    assert_eq!(messages.len(), 2 + n);
+    let Message::ToolResult(last) = &messages[n + 1] else {
+        panic!()
+    };
+    assert_eq!(
+        (last.tool_call_id.as_str(), last.text()),
+        (format!("f_1_{n}").as_str(), (n - 1).to_string())
+    );
+}
+
+#[test]
+fn gemini_calls_with_ids_pair_by_id_first() {
+    let body = json!({"contents": [
+        {"role": "model", "parts": [
+            {"functionCall": {"name": "f", "id": "a", "args": {}}},
+            {"functionCall": {"name": "f", "id": "b", "args": {}}}]},
+        {"role": "user", "parts": [
+            {"functionResponse": {"name": "f", "id": "b", "response": {"output": "B"}}},
+            {"functionResponse": {"name": "f", "response": {"output": "A"}}}]},
+    ]});
+    let decoded = google::decode_request(&body, "claude-x", true).unwrap();
+    let results: Vec<(String, String)> = decoded
+        .context
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::ToolResult(r) => Some((r.tool_call_id.clone(), r.text())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        results,
+        [("b".into(), "B".into()), ("a".into(), "A".into())]
+    );
+}

@@ -191,6 +191,16 @@ async fn errors_come_in_each_providers_shape() {
     assert_eq!(response.headers()["allow"], "POST");
     let body: Value = serde_json::from_slice(&response.bytes().await.unwrap()).unwrap();
     assert_eq!(body["error"]["status"], "NOT_FOUND");
+    let (status, _, body) = post(
+        &format!("{base}/v1beta/models/g:countTokens"),
+        &gemini_body(),
+    )
+    .await;
+    let body: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(
+        (status, &body["error"]["status"]),
+        (404, &json!("NOT_FOUND"))
+    );
     server.shutdown().await;
 }
 

@@ -1,6 +1,8 @@
 //! A Gemini request body (`models/{model}:generateContent` and
 //! `:streamGenerateContent`) decoded into Pi's context and options.
 
+use std::collections::{BTreeMap, VecDeque};
+
 use agentstream::message::{ContentBlock, TextContent, ThinkingContent, ToolCall, UserContent};
 use serde_json::{json, Map, Value};
 
@@ -67,17 +69,58 @@ fn contents_error(found: Option<&Value>) -> ApiError {
     }
 }
 
-/// A call the model made that no response has answered yet.
+/// The calls of the last model turn, for pairing responses with them in
+/// time linear in their number.
+#[derive(Default)]
 struct Pending {
-    name: String,
-    gemini_id: Option<String>,
-    id: String,
+    /// Each call's Pi id, and whether a response took it.
+    ids: Vec<(String, bool)>,
+    /// The calls not taken, by name, in order.
+    by_name: BTreeMap<String, VecDeque<usize>>,
+    /// The calls with a Gemini `id`, by that id.
+    by_id: BTreeMap<String, usize>,
+}
+
+impl Pending {
+    fn push(&mut self, name: &str, gemini_id: Option<&str>, id: String) {
+        let k = self.ids.len();
+        self.ids.push((id, false));
+        self.by_name
+            .entry(name.to_owned())
+            .or_default()
+            .push_back(k);
+        if let Some(gemini_id) = gemini_id {
+            self.by_id.entry(gemini_id.to_owned()).or_insert(k);
+        }
+    }
+
+    /// The Pi id of the call a response answers: the one with its `id`,
+    /// else the first not taken with its name.
+    fn take(&mut self, name: &str, gemini_id: Option<&str>) -> Option<String> {
+        let by_id = gemini_id
+            .and_then(|id| self.by_id.get(id).copied())
+            .filter(|&k| !self.ids[k].1);
+        let k = match by_id {
+            Some(k) => k,
+            None => {
+                let queue = self.by_name.get_mut(name)?;
+                loop {
+                    let k = queue.pop_front()?;
+                    if !self.ids[k].1 {
+                        break k;
+                    }
+                }
+            }
+        };
+        self.ids[k].1 = true;
+        Some(self.ids[k].0.clone())
+    }
 }
 
 struct Decoder {
     history: History,
-    /// The calls of the last model turn not answered yet, in order.
-    pending: Vec<Pending>,
+    /// The calls of the last model turn.
+    pending: Pending,
 }
 
 impl Decoder {
@@ -98,7 +141,7 @@ impl Decoder {
             .unwrap_or("user")
         {
             "model" => {
-                self.pending.clear();
+                self.pending = Pending::default();
                 let blocks = parts
                     .iter()
                     .filter_map(|part| self.model_part(i, part))
@@ -124,15 +167,12 @@ impl Decoder {
             .map(str::to_owned);
         if let Some(call) = field(part, "functionCall", "function_call") {
             let name = str_at(call, &["name"]);
-            let gemini_id = call.get("id").and_then(Value::as_str).map(str::to_owned);
-            let id = gemini_id
-                .clone()
-                .unwrap_or_else(|| format!("{name}_{turn}_{}", self.pending.len() + 1));
-            self.pending.push(Pending {
-                name: name.clone(),
-                gemini_id,
-                id: id.clone(),
-            });
+            let gemini_id = call.get("id").and_then(Value::as_str);
+            let id = gemini_id.map_or_else(
+                || format!("{name}_{turn}_{}", self.pending.ids.len() + 1),
+                str::to_owned,
+            );
+            self.pending.push(&name, gemini_id, id.clone());
             let arguments = match call.get("args") {
                 Some(Value::Object(args)) => args.clone(),
                 _ => Map::new(),
@@ -195,15 +235,9 @@ impl Decoder {
     fn tool_result(&mut self, response: &Value) {
         let name = str_at(response, &["name"]);
         let gemini_id = response.get("id").and_then(Value::as_str);
-        let position = self
-            .pending
-            .iter()
-            .position(|p| gemini_id.is_some() && p.gemini_id.as_deref() == gemini_id)
-            .or_else(|| self.pending.iter().position(|p| p.name == name));
-        let id = match position {
-            Some(k) => self.pending.remove(k).id,
-            None => gemini_id.map_or_else(|| format!("{name}_unmatched"), str::to_owned),
-        };
+        let id = self.pending.take(&name, gemini_id).unwrap_or_else(|| {
+            gemini_id.map_or_else(|| format!("{name}_unmatched"), str::to_owned)
+        });
         let body = response.get("response").unwrap_or(&Value::Null);
         let (text, is_error) = match (body.get("output"), body.get("error")) {
             (Some(Value::String(output)), _) => (output.clone(), false),
@@ -240,7 +274,7 @@ fn inline_image(part: &Value) -> Option<ContentBlock> {
 fn decode(request: request::Common<'_>) -> Result<DecodedRequest, ApiError> {
     let mut decoder = Decoder {
         history: History::new(Api::Google, PROVIDER, &request.model),
-        pending: Vec::new(),
+        pending: Pending::default(),
     };
     request
         .messages
