@@ -69,6 +69,7 @@ mod route;
 mod script;
 mod server;
 mod service;
+mod tokens;
 
 pub mod anthropic;
 pub mod google;

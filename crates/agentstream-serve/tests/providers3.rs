@@ -17,7 +17,7 @@ use agentstream::model::{
 use agentstream_serve::{google, options_json, responses};
 use agentstream_wire::google::GeminiProjector;
 use agentstream_wire::responses::ResponsesProjector;
-use agentstream_wire::sse::SseDecoder;
+use agentstream_wire::sse::{SseDecoder, SseProjector};
 use futures_util::StreamExt;
 use serde_json::{json, Map, Value};
 
@@ -276,28 +276,36 @@ fn essence(message: &AssistantMessage) -> Value {
     })
 }
 
-fn responses_played(message: AssistantMessage, chunks: usize) -> (Vec<String>, AssistantMessage) {
-    let mut encoder = responses::StreamEncoder::new("resp_1", "gpt-5", 7).with_chunks(chunks);
-    let mut frames = Vec::new();
-    for event in events_of(message) {
-        encoder.encode(&event, &mut frames);
-    }
-    let mut projector = ResponsesProjector::new("gpt-5", "openai");
+/// `frames` read by the wire crate's projector `P`: the terminal message,
+/// after checking the events are a valid sequence.
+fn read_with<P: SseProjector>(model: &str, provider: &str, frames: &[String]) -> AssistantMessage {
+    let mut projector = P::for_model(model.into(), provider.into());
+    let mut decoder = SseDecoder::new();
+    let mut events = decoder.feed_to_vec(frames.concat().as_bytes()).unwrap();
+    events.extend(decoder.finish_to_vec());
     let mut out = Vec::new();
-    for data in data_of(&frames) {
-        projector.push_data(&data, &mut out);
+    for event in &events {
+        projector.push_event(event, &mut out);
     }
     projector.finish(&mut out);
     assert!(
         agentstream::model::validate_events(&out).is_empty(),
         "{out:?}"
     );
-    let last = out
-        .last()
+    out.last()
         .and_then(ModelEvent::terminal_message)
         .unwrap()
-        .clone();
-    (frames, last)
+        .clone()
+}
+
+fn responses_played(message: AssistantMessage, chunks: usize) -> (Vec<String>, AssistantMessage) {
+    let mut encoder = responses::StreamEncoder::new("resp_1", "gpt-5", 7).with_chunks(chunks);
+    let mut frames = Vec::new();
+    for event in events_of(message) {
+        encoder.encode(&event, &mut frames);
+    }
+    let read = read_with::<ResponsesProjector>("gpt-5", "openai", &frames);
+    (frames, read)
 }
 
 #[test]
@@ -443,22 +451,8 @@ fn gemini_played(message: AssistantMessage, chunks: usize) -> (Vec<String>, Assi
     for event in events_of(message) {
         encoder.encode(&event, &mut frames);
     }
-    let mut projector = GeminiProjector::new("gemini-2.5-flash", "google");
-    let mut out = Vec::new();
-    for data in data_of(&frames) {
-        projector.push_data(&data, &mut out);
-    }
-    projector.finish(&mut out);
-    assert!(
-        agentstream::model::validate_events(&out).is_empty(),
-        "{out:?}"
-    );
-    let last = out
-        .last()
-        .and_then(ModelEvent::terminal_message)
-        .unwrap()
-        .clone();
-    (frames, last)
+    let read = read_with::<GeminiProjector>("gemini-2.5-flash", "google", &frames);
+    (frames, read)
 }
 
 #[test]

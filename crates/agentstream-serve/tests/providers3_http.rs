@@ -12,7 +12,7 @@ use agentstream_serve::cassette::{Cassette, Match};
 use agentstream_serve::Server;
 use agentstream_wire::google::GeminiProjector;
 use agentstream_wire::responses::ResponsesProjector;
-use agentstream_wire::sse::SseDecoder;
+use agentstream_wire::sse::{SseDecoder, SseProjector};
 use serde_json::{json, Value};
 
 const KEY: &str = "AIza-agentstream-secret-key";
@@ -59,14 +59,6 @@ async fn post(url: &str, body: &Value) -> (u16, String, Vec<u8>) {
     (status, kind, response.bytes().await.unwrap().to_vec())
 }
 
-/// The SSE `data` of each event of `body`.
-fn data_of(body: &[u8]) -> Vec<String> {
-    let mut decoder = SseDecoder::new();
-    let mut events = decoder.feed_to_vec(body).unwrap();
-    events.extend(decoder.finish_to_vec());
-    events.into_iter().map(|e| e.data).collect()
-}
-
 fn terminal(out: &[ModelEvent]) -> AssistantMessage {
     out.last()
         .and_then(ModelEvent::terminal_message)
@@ -74,24 +66,26 @@ fn terminal(out: &[ModelEvent]) -> AssistantMessage {
         .clone()
 }
 
-fn read_responses(body: &[u8]) -> AssistantMessage {
-    let mut projector = ResponsesProjector::new("gpt-5", "openai");
+/// `body` read by the wire crate's projector `P`: the terminal message.
+fn read_with<P: SseProjector>(model: &str, provider: &str, body: &[u8]) -> AssistantMessage {
+    let mut projector = P::for_model(model.into(), provider.into());
+    let mut decoder = SseDecoder::new();
+    let mut events = decoder.feed_to_vec(body).unwrap();
+    events.extend(decoder.finish_to_vec());
     let mut out = Vec::new();
-    for data in data_of(body) {
-        projector.push_data(&data, &mut out);
+    for event in &events {
+        projector.push_event(event, &mut out);
     }
     projector.finish(&mut out);
     terminal(&out)
 }
 
+fn read_responses(body: &[u8]) -> AssistantMessage {
+    read_with::<ResponsesProjector>("gpt-5", "openai", body)
+}
+
 fn read_gemini(body: &[u8]) -> AssistantMessage {
-    let mut projector = GeminiProjector::new("gemini-2.5-flash", "google");
-    let mut out = Vec::new();
-    for data in data_of(body) {
-        projector.push_data(&data, &mut out);
-    }
-    projector.finish(&mut out);
-    terminal(&out)
+    read_with::<GeminiProjector>("gemini-2.5-flash", "google", body)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

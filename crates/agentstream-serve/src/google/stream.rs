@@ -14,10 +14,7 @@ use crate::frames::{self, sse};
 /// sum). Pi's output already counts thoughts, so no `thoughtsTokenCount`
 /// is sent (the projector adds it to the output).
 pub fn usage_json(usage: &Usage) -> Value {
-    let prompt = usage.input.saturating_add(usage.cache_read);
-    let total = usage
-        .total_tokens
-        .unwrap_or_else(|| prompt.saturating_add(usage.output));
+    let (prompt, total) = crate::tokens::prompt_and_total(usage);
     let mut metadata = json!({
         "promptTokenCount": prompt,
         "candidatesTokenCount": usage.output,

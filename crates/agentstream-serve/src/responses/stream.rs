@@ -13,10 +13,7 @@ use crate::frames::{self, sse};
 /// cacheRead, `cached_tokens` cacheRead, `output_tokens` output,
 /// `total_tokens` totalTokens (or the sum); cacheWrite has no field.
 pub fn usage_json(usage: &Usage) -> Value {
-    let input = usage.input.saturating_add(usage.cache_read);
-    let total = usage
-        .total_tokens
-        .unwrap_or_else(|| input.saturating_add(usage.output));
+    let (input, total) = crate::tokens::prompt_and_total(usage);
     json!({
         "input_tokens": input,
         "input_tokens_details": {"cached_tokens": usage.cache_read},
