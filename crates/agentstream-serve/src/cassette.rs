@@ -24,6 +24,12 @@
 //! `agentstream decode` prints the final message: that is a script turn
 //! for `agentstream serve`, to edit by hand.
 //!
+//! The proxy records OpenAI Responses (`/v1/responses`) and Gemini
+//! (`models/{model}:streamGenerateContent`, `:generateContent`) exchanges
+//! the same way, and `serve --replay` answers them; `agentstream decode`
+//! and `ReplayModel` read the Chat Completions and Anthropic bodies only
+//! until their replay API names the two new protocols.
+//!
 //! # Matching
 //!
 //! A request is decoded into Pi's context (so two SDKs that serialize the
