@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # `agentstream serve` against clients we did not write: the official OpenAI
-# Python SDK, the official Anthropic Python SDK and the official OpenAI Node
-# SDK, each streaming and not, with a tool call and a tool-result round
-# trip (crates/agentstream-serve/clients/). Each check gets its own server
+# Python SDK (Chat Completions and Responses), the official Anthropic
+# Python SDK, the official Google Gen AI Python SDK (Gemini), the official
+# OpenAI Node SDK, and pi-ai 0.73.1's openai-responses and google
+# providers, each streaming and not (pi-ai: streaming), with a tool call
+# and a tool-result round trip (crates/agentstream-serve/clients/). Each check gets its own server
 # on 127.0.0.1, port 0. Then the README's pytest example, exactly as the
 # README shows it: its `path.sh` block (the PATH step, run from the repo's
 # root), then its `script.json` and `test_agent.py` blocks in a fresh
@@ -31,6 +33,9 @@ start() {
     local name=$1 out
     shift
     out="$work/$name.out"
+    # A previous server's file would give its (dead) URL if read before
+    # the new server's shell truncates it.
+    rm -f "$out"
     "$bin" serve "$@" >"$out" 2>"$work/$name.err" &
     started_pid=$!
     started_url=
@@ -150,12 +155,16 @@ cassettes() {
 }
 
 if python3 -m venv "$work/venv" >/dev/null 2>&1 &&
-    "$work/venv/bin/pip" install --quiet --disable-pip-version-check openai anthropic pytest >"$work/pip.log" 2>&1; then
+    "$work/venv/bin/pip" install --quiet --disable-pip-version-check openai anthropic google-genai pytest >"$work/pip.log" 2>&1; then
     py="$work/venv/bin/python"
     check "OpenAI Python SDK" with_server env PYTHONPATH="$clients" "$py" "$clients/openai_check.py"
     check "Anthropic Python SDK" with_server env PYTHONPATH="$clients" "$py" "$clients/anthropic_check.py"
+    check "OpenAI Python SDK, Responses API" with_server env PYTHONPATH="$clients" "$py" "$clients/responses_check.py"
+    check "Google Gen AI Python SDK" with_server env PYTHONPATH="$clients" "$py" "$clients/genai_check.py"
     cassettes "OpenAI Python SDK" "$work/cassettes-python" env PYTHONPATH="$clients" "$py" "$clients/openai_check.py"
     cassettes "Anthropic Python SDK" "$work/cassettes-python" env PYTHONPATH="$clients" "$py" "$clients/anthropic_check.py"
+    cassettes "OpenAI Python SDK, Responses API" "$work/cassettes-responses" env PYTHONPATH="$clients" "$py" "$clients/responses_check.py"
+    cassettes "Google Gen AI Python SDK" "$work/cassettes-genai" env PYTHONPATH="$clients" "$py" "$clients/genai_check.py"
     check "a changed prompt gets the mismatch error (both Python SDKs)" \
         with_replay "$work/cassettes-python" env PYTHONPATH="$clients" "$py" "$clients/mismatch_check.py"
     echo "--- the README's pytest example"
@@ -167,7 +176,7 @@ if python3 -m venv "$work/venv" >/dev/null 2>&1 &&
     fi
 else
     tail -n 3 "$work/pip.log" 2>/dev/null
-    echo "SKIPPED: serve with the OpenAI and Anthropic Python SDKs (could not create a venv or pip install openai anthropic pytest)"
+    echo "SKIPPED: serve with the OpenAI, Anthropic and Google Gen AI Python SDKs (could not create a venv or pip install openai anthropic google-genai pytest)"
 fi
 
 if command -v npm >/dev/null && mkdir -p "$work/node" &&
@@ -178,5 +187,20 @@ if command -v npm >/dev/null && mkdir -p "$work/node" &&
 else
     tail -n 3 "$work/npm.log" 2>/dev/null
     echo "SKIPPED: serve with the OpenAI Node SDK (could not npm install openai)"
+fi
+# pi-ai 0.73.1 (Pi's own provider layer), installed under target/ so later
+# runs reuse it.
+pi="$root/target/serve-clients-pi-ai"
+if command -v npm >/dev/null && mkdir -p "$pi" &&
+    (cd "$pi" && { [ -f package.json ] || npm init -y >/dev/null 2>&1; } &&
+        npm install --silent --no-audit --no-fund @mariozechner/pi-ai@0.73.1 >"$work/npm-pi.log" 2>&1); then
+    cp "$clients/pi_ai_check.mjs" "$pi/"
+    for api in openai-responses google-generative-ai; do
+        check "pi-ai 0.73.1 $api" with_server env PI_API=$api bash -c 'cd "$0" && node pi_ai_check.mjs' "$pi"
+        cassettes "pi-ai 0.73.1 $api" "$work/cassettes-pi-$api" env PI_API=$api bash -c 'cd "$0" && node pi_ai_check.mjs' "$pi"
+    done
+else
+    tail -n 3 "$work/npm-pi.log" 2>/dev/null
+    echo "SKIPPED: serve with pi-ai 0.73.1 (could not npm install @mariozechner/pi-ai@0.73.1)"
 fi
 exit "$status"

@@ -57,9 +57,11 @@ enum Command {
     /// Re-serialize every message through the message IR, one JSON value
     /// per line on stdout.
     Normalize(normalize::Args),
-    /// Serve scripted turns as an OpenAI-compatible (/v1/chat/completions)
-    /// and Anthropic-compatible (/v1/messages) endpoint; prints the base URL
-    /// on its first line and runs until Ctrl-C.
+    /// Serve scripted turns as an OpenAI-compatible (/v1/chat/completions,
+    /// /v1/responses), Anthropic-compatible (/v1/messages) and
+    /// Gemini-compatible (/v1beta/models/{model}:streamGenerateContent,
+    /// :generateContent) endpoint; prints the base URL on its first line
+    /// and runs until Ctrl-C.
     Serve(serve::Args),
 }
 

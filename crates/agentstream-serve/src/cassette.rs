@@ -10,7 +10,7 @@
 //!
 //! | file | holds |
 //! |---|---|
-//! | `request.json` | `{"api", "method", "path", "headers", "model", "stream", "context", "options"}`: the request's route, its headers with every secret replaced by `"[redacted]"` (see [`is_secret_header`]), and the body decoded into Pi's context and options (the form replay matches on) |
+//! | `request.json` | `{"api", "method", "path", "query", "headers", "model", "stream", "context", "options"}`: the request's route, its query (`null` without one; Gemini's `key` parameter and other secrets redacted) and headers with every secret replaced by `"[redacted]"` (see [`is_secret_header`]; Gemini's `x-goog-api-key` included), and the body decoded into Pi's context and options (the form replay matches on) |
 //! | `request.body` | the request body byte for byte |
 //! | `response.json` | `{"status", "headers"}`: the status and the headers that matter (content type, request ids, rate limits; not the connection's) |
 //! | `response.body` | the response body byte for byte |
@@ -23,6 +23,12 @@
 //! `ReplayModel`), so one recording drives a Rust test and a Python one.
 //! `agentstream decode` prints the final message: that is a script turn
 //! for `agentstream serve`, to edit by hand.
+//!
+//! The proxy records OpenAI Responses (`/v1/responses`) and Gemini
+//! (`models/{model}:streamGenerateContent`, `:generateContent`) exchanges
+//! the same way, and `serve --replay` answers them; `agentstream decode`
+//! and `ReplayModel` read the Chat Completions and Anthropic bodies only
+//! until their replay API names the two new protocols.
 //!
 //! # Matching
 //!
@@ -171,18 +177,21 @@ impl Cassette {
     /// A file missing or malformed.
     pub fn load(dir: &Path) -> Result<Self, CassetteError> {
         let request = read_json(&dir.join("request.json"))?;
-        let api = match request.get("api").and_then(Value::as_str) {
-            Some(name) if name == Api::Anthropic.as_str() => Api::Anthropic,
-            Some(name) if name == Api::OpenAi.as_str() => Api::OpenAi,
-            _ => {
+        let api = match request
+            .get("api")
+            .and_then(Value::as_str)
+            .and_then(Api::from_name)
+        {
+            Some(api) => api,
+            None => {
+                let names: Vec<String> = Api::ALL
+                    .iter()
+                    .map(|a| format!("\"{}\"", a.as_str()))
+                    .collect();
                 return Err(CassetteError::new(
                     &dir.join("request.json"),
-                    format!(
-                        "\"api\" must be \"{}\" or \"{}\"",
-                        Api::OpenAi.as_str(),
-                        Api::Anthropic.as_str()
-                    ),
-                ))
+                    format!("\"api\" must be one of {}", names.join(", ")),
+                ));
             }
         };
         let context = Context::from_value(request.get("context").cloned().unwrap_or(Value::Null))

@@ -13,16 +13,37 @@ pub enum Api {
     OpenAi,
     /// Anthropic Messages (`POST /v1/messages`).
     Anthropic,
+    /// OpenAI Responses (`POST /v1/responses`).
+    Responses,
+    /// Google Gemini (`POST /v1beta/models/{model}:streamGenerateContent`
+    /// and `:generateContent`).
+    Google,
 }
 
 impl Api {
-    /// Pi's `api` name of the protocol: `openai-completions` or
-    /// `anthropic-messages`.
+    /// Pi's `api` name of the protocol: `openai-completions`,
+    /// `anthropic-messages`, `openai-responses` or `google-generative-ai`.
     pub fn as_str(self) -> &'static str {
         match self {
             Api::OpenAi => agentstream_wire::openai::OPENAI_COMPLETIONS_API,
             Api::Anthropic => agentstream_wire::anthropic::ANTHROPIC_MESSAGES_API,
+            Api::Responses => agentstream_wire::responses::OPENAI_RESPONSES_API,
+            Api::Google => agentstream_wire::google::GOOGLE_API,
         }
+    }
+
+    /// Every protocol, in the order above.
+    pub const ALL: [Api; 4] = [Api::OpenAi, Api::Anthropic, Api::Responses, Api::Google];
+
+    /// The protocol of Pi's `api` name (see [`Api::as_str`]).
+    ///
+    /// ```
+    /// use agentstream_serve::Api;
+    /// assert_eq!(Api::from_name("openai-responses"), Some(Api::Responses));
+    /// assert_eq!(Api::from_name("gopher"), None);
+    /// ```
+    pub fn from_name(name: &str) -> Option<Api> {
+        Api::ALL.into_iter().find(|api| api.as_str() == name)
     }
 }
 
@@ -31,7 +52,10 @@ impl Api {
 /// [`ApiError::body`] renders it the way the provider does:
 ///
 /// - OpenAI: `{"error": {"message", "type", "param", "code"}}`;
-/// - Anthropic: `{"type": "error", "error": {"type", "message"}}`.
+/// - Anthropic: `{"type": "error", "error": {"type", "message"}}`;
+/// - OpenAI Responses: as OpenAI;
+/// - Google: `{"error": {"code", "message", "status"}}`, the status the
+///   gRPC name of the HTTP status (see [`ApiError::google_status_for`]).
 ///
 /// Without an explicit `error_type`, the type follows the status (see
 /// [`ApiError::error_type_for`]).
@@ -125,9 +149,10 @@ impl ApiError {
     /// ```
     pub fn error_type_for(api: Api, status: u16) -> &'static str {
         match (api, status) {
-            (Api::OpenAi, 429) => "requests",
-            (Api::OpenAi, 500..) => "server_error",
-            (Api::OpenAi, _) => "invalid_request_error",
+            (Api::Google, _) => Self::google_status_for(status),
+            (Api::OpenAi | Api::Responses, 429) => "requests",
+            (Api::OpenAi | Api::Responses, 500..) => "server_error",
+            (Api::OpenAi | Api::Responses, _) => "invalid_request_error",
             (Api::Anthropic, 401) => "authentication_error",
             (Api::Anthropic, 403) => "permission_error",
             (Api::Anthropic, 404) => "not_found_error",
@@ -139,7 +164,43 @@ impl ApiError {
         }
     }
 
-    /// The error's `type` for `api`.
+    /// Google's `status` for an HTTP status, as the Gemini API names it:
+    ///
+    /// | HTTP | status |
+    /// |---|---|
+    /// | 400, 413 | `INVALID_ARGUMENT` |
+    /// | 401 | `UNAUTHENTICATED` |
+    /// | 403 | `PERMISSION_DENIED` |
+    /// | 404, 405 | `NOT_FOUND` |
+    /// | 408, 504 | `DEADLINE_EXCEEDED` |
+    /// | 409 | `ABORTED` |
+    /// | 429 | `RESOURCE_EXHAUSTED` |
+    /// | 501 | `UNIMPLEMENTED` |
+    /// | 502, 503, 529 | `UNAVAILABLE` |
+    /// | other 5xx | `INTERNAL` |
+    /// | other | `FAILED_PRECONDITION` |
+    ///
+    /// ```
+    /// use agentstream_serve::ApiError;
+    /// assert_eq!(ApiError::google_status_for(429), "RESOURCE_EXHAUSTED");
+    /// ```
+    pub fn google_status_for(status: u16) -> &'static str {
+        match status {
+            400 | 413 => "INVALID_ARGUMENT",
+            401 => "UNAUTHENTICATED",
+            403 => "PERMISSION_DENIED",
+            404 | 405 => "NOT_FOUND",
+            408 | 504 => "DEADLINE_EXCEEDED",
+            409 => "ABORTED",
+            429 => "RESOURCE_EXHAUSTED",
+            501 => "UNIMPLEMENTED",
+            502 | 503 | 529 => "UNAVAILABLE",
+            500.. => "INTERNAL",
+            _ => "FAILED_PRECONDITION",
+        }
+    }
+
+    /// The error's `type` for `api` (Google: its `status`).
     pub fn type_for(&self, api: Api) -> &str {
         self.error_type
             .as_deref()
@@ -150,7 +211,7 @@ impl ApiError {
     /// error event.
     pub fn error_object(&self, api: Api) -> Value {
         match api {
-            Api::OpenAi => json!({
+            Api::OpenAi | Api::Responses => json!({
                 "message": self.message,
                 "type": self.type_for(api),
                 "param": self.param,
@@ -159,6 +220,11 @@ impl ApiError {
             Api::Anthropic => json!({
                 "type": self.type_for(api),
                 "message": self.message,
+            }),
+            Api::Google => json!({
+                "code": self.status,
+                "message": self.message,
+                "status": self.type_for(api),
             }),
         }
     }
@@ -186,8 +252,8 @@ impl ApiError {
             return body.clone();
         }
         match api {
-            Api::OpenAi => json!({ "error": self.error_object(api) }),
             Api::Anthropic => json!({ "type": "error", "error": self.error_object(api) }),
+            _ => json!({ "error": self.error_object(api) }),
         }
     }
 }

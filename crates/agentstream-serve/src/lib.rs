@@ -1,13 +1,15 @@
 //! Serve scripted agentstream turns, or any [`Model`](agentstream::model::Model),
-//! as an OpenAI-compatible and Anthropic-compatible HTTP endpoint, so agents
+//! as an OpenAI-compatible (Chat Completions and Responses), Anthropic-compatible
+//! and Gemini-compatible HTTP endpoint, so agents
 //! written in any language can be tested turn by turn against
 //! `http://127.0.0.1:PORT/v1`.
 //!
 //! - [`Server`] (tokio + hyper 1): start on port 0, read [`Server::url`],
 //!   run the code under test, read [`Server::requests`] (each request
 //!   decoded into Pi's context), [`Server::shutdown`].
-//! - [`openai`] and [`anthropic`]: the protocols without IO (request body →
-//!   Pi context; model events → SSE chunks or one JSON body).
+//! - [`openai`], [`anthropic`], [`responses`] (OpenAI Responses) and
+//!   [`google`] (Gemini): the protocols without IO (request body → Pi
+//!   context; model events → SSE chunks or one JSON body).
 //! - [`ServeTurn`] and [`Step`]: `play`'s script format plus HTTP-level
 //!   failures (an error status and body, a mid-stream error event, a cut
 //!   connection) and turns picked by the request (`byRequest`).
@@ -63,12 +65,16 @@ mod log;
 mod options;
 mod proxy;
 mod request;
+mod route;
 mod script;
 mod server;
 mod service;
+mod tokens;
 
 pub mod anthropic;
+pub mod google;
 pub mod openai;
+pub mod responses;
 
 pub use calls::{
     BODY_TIMEOUT, EXHAUSTED_CODE, EXHAUSTED_STATUS, HEADER_TIMEOUT, MAX_CONNECTIONS,

@@ -70,10 +70,11 @@ impl RecordedRequest {
         let Value::Object(mut object) = serde_json::from_slice(line).ok()? else {
             return None;
         };
-        let api = match object.get("api").and_then(Value::as_str)? {
-            name if name == Api::Anthropic.as_str() => Api::Anthropic,
-            _ => Api::OpenAi,
-        };
+        let api = object
+            .get("api")
+            .and_then(Value::as_str)
+            .and_then(Api::from_name)
+            .unwrap_or(Api::OpenAi);
         Some(Self {
             call: usize::try_from(object.get("call")?.as_u64()?).ok()?,
             api,

@@ -87,6 +87,93 @@ pub(crate) fn anthropic(object: &Map<String, Value>) -> StreamOptions {
     options
 }
 
+/// OpenAI Responses: `max_output_tokens`, `temperature`, `top_p`,
+/// `tool_choice` (`"auto"`, `"none"`, `"required"`, `{"type": "function",
+/// "name"}`), `reasoning.effort` (`reasoning.summary` has no Pi option and
+/// is not kept), `text.format` (`{"type": "json_schema", "name", "schema",
+/// "description"?, "strict"?}`).
+pub(crate) fn responses(object: &Map<String, Value>) -> StreamOptions {
+    let mut options = common(object);
+    options.max_tokens = u64_at(object, "max_output_tokens");
+    options.tool_choice = match object.get("tool_choice") {
+        Some(Value::String(choice)) => named_choice(choice),
+        Some(Value::Object(choice)) => choice
+            .get("name")
+            .and_then(Value::as_str)
+            .map(|name| ToolChoice::Tool(name.into())),
+        _ => None,
+    };
+    options.reasoning_effort = object
+        .get("reasoning")
+        .and_then(|r| r.get("effort"))
+        .and_then(Value::as_str)
+        .and_then(effort);
+    options.response_format = object
+        .get("text")
+        .and_then(|t| t.get("format"))
+        .filter(|f| f.get("type").and_then(Value::as_str) == Some("json_schema"))
+        .map(|f| {
+            let mut format = ResponseFormat::json_schema(
+                str_of(f.get("name")),
+                f.get("schema").cloned().unwrap_or(Value::Null),
+            )
+            .with_strict(f.get("strict").and_then(Value::as_bool) == Some(true));
+            format.description = f.get("description").and_then(Value::as_str).map(Into::into);
+            format
+        });
+    options
+}
+
+/// Google Gemini: `generationConfig` (`maxOutputTokens`, `temperature`,
+/// `topP`, `stopSequences`, `thinkingConfig.thinkingBudget` (a budget of
+/// 0 or more) or `.thinkingLevel` (as a reasoning effort), and
+/// `responseJsonSchema` or `responseSchema` as a response format without
+/// a name), `toolConfig.functionCallingConfig` (`mode` `AUTO`, `NONE`,
+/// `ANY`; `ANY` with one `allowedFunctionNames` is that tool).
+pub(crate) fn google(object: &Map<String, Value>) -> StreamOptions {
+    let mut options = StreamOptions::default();
+    let empty = Map::new();
+    let config = object
+        .get("generationConfig")
+        .and_then(Value::as_object)
+        .unwrap_or(&empty);
+    options.max_tokens = u64_at(config, "maxOutputTokens");
+    options.temperature = config.get("temperature").and_then(Value::as_f64);
+    options.top_p = config.get("topP").and_then(Value::as_f64);
+    options.stop = config
+        .get("stopSequences")
+        .and_then(Value::as_array)
+        .map(|stops| strings(stops));
+    let thinking = config.get("thinkingConfig");
+    options.thinking_budget = thinking
+        .and_then(|t| t.get("thinkingBudget"))
+        .and_then(Value::as_u64);
+    options.reasoning_effort = thinking
+        .and_then(|t| t.get("thinkingLevel"))
+        .and_then(Value::as_str)
+        .and_then(|level| effort(&level.to_ascii_lowercase()));
+    options.response_format = config
+        .get("responseJsonSchema")
+        .or_else(|| config.get("responseSchema"))
+        .map(|schema| ResponseFormat::json_schema("", schema.clone()));
+    let calling = object
+        .get("toolConfig")
+        .and_then(|c| c.get("functionCallingConfig"));
+    options.tool_choice = calling.and_then(|c| {
+        let allowed = c.get("allowedFunctionNames").and_then(Value::as_array);
+        match c.get("mode").and_then(Value::as_str)? {
+            "AUTO" => Some(ToolChoice::Auto),
+            "NONE" => Some(ToolChoice::None),
+            "ANY" => match allowed.map(Vec::as_slice) {
+                Some([Value::String(name)]) => Some(ToolChoice::Tool(name.clone())),
+                _ => Some(ToolChoice::Required),
+            },
+            _ => None,
+        }
+    });
+    options
+}
+
 /// The options both protocols spell the same way.
 fn common(object: &Map<String, Value>) -> StreamOptions {
     let mut options = StreamOptions::default();
@@ -230,6 +317,41 @@ mod tests {
             options_json(&required),
             json!({"toolChoice": "required", "stop": ["a"]})
         );
+    }
+
+    #[test]
+    fn responses_and_google_options_are_read() {
+        let options = responses(&object(json!({
+            "max_output_tokens": 99, "temperature": 0.5, "top_p": 0.25,
+            "tool_choice": {"type": "function", "name": "ls"},
+            "reasoning": {"effort": "high", "summary": "auto"},
+            "text": {"format": {"type": "json_schema", "name": "w", "schema": {"type": "object"},
+                                "strict": true, "description": "d"}},
+        })));
+        assert_eq!(
+            options_json(&options),
+            json!({"maxTokens": 99, "temperature": 0.5, "topP": 0.25, "toolChoice": {"tool": "ls"},
+                   "reasoningEffort": "high", "responseFormat": {"name": "w", "description": "d",
+                   "schema": {"type": "object"}, "strict": true}})
+        );
+        let options = google(&object(json!({
+            "generationConfig": {"maxOutputTokens": 7, "temperature": 1, "topP": 0.5,
+                "stopSequences": ["X"], "thinkingConfig": {"includeThoughts": true,
+                "thinkingBudget": 128, "thinkingLevel": "LOW"},
+                "responseMimeType": "application/json", "responseJsonSchema": {"type": "object"}},
+            "toolConfig": {"functionCallingConfig": {"mode": "ANY", "allowedFunctionNames": ["ls"]}},
+        })));
+        assert_eq!(
+            options_json(&options),
+            json!({"maxTokens": 7, "temperature": 1.0, "topP": 0.5, "stop": ["X"],
+                   "toolChoice": {"tool": "ls"}, "reasoningEffort": "low", "thinkingBudget": 128,
+                   "responseFormat": {"name": "", "schema": {"type": "object"}, "strict": false}})
+        );
+        let any = google(&object(
+            json!({"toolConfig": {"functionCallingConfig": {"mode": "ANY"}},
+                   "generationConfig": {"thinkingConfig": {"thinkingBudget": -1}}}),
+        ));
+        assert_eq!(options_json(&any), json!({"toolChoice": "required"}));
     }
 
     #[test]

@@ -15,7 +15,7 @@ use hyper::{Response, StatusCode};
 use serde_json::json;
 use tokio::sync::mpsc;
 
-use crate::cassette::{headers_json, Writer};
+use crate::cassette::{headers_json, is_secret_header, Writer};
 use crate::error::{Api, ApiError};
 use crate::options::options_json;
 use crate::request::DecodedRequest;
@@ -50,6 +50,24 @@ fn header_object(headers: &hyper::HeaderMap) -> serde_json::Value {
             .filter(|(name, _)| forwarded(name))
             .map(|(name, value)| (name.as_str(), value.as_bytes())),
     )
+}
+
+/// A request's query as a cassette records it: `None` without one, each
+/// secret parameter's value (`key`, as the Gemini API takes its API key,
+/// or any name the header rules call secret) replaced by
+/// [`REDACTED`](crate::cassette::REDACTED).
+fn redacted_query(query: Option<&str>) -> Option<String> {
+    let query = query.filter(|q| !q.is_empty())?;
+    let pairs: Vec<String> = query
+        .split('&')
+        .map(|pair| match pair.split_once('=') {
+            Some((name, _)) if name == "key" || is_secret_header(name) => {
+                format!("{name}={}", crate::cassette::REDACTED)
+            }
+            _ => pair.to_owned(),
+        })
+        .collect();
+    Some(pairs.join("&"))
 }
 
 /// Says on stderr that a cassette could not be saved (the exchange itself
@@ -100,19 +118,20 @@ impl Proxy {
         })
     }
 
-    /// Sends the request on and streams the answer back, saving the
+    /// Sends the request on (to the upstream's origin and prefix, then
+    /// `upstream_path`: the route's path and query) and streams the answer back, saving the
     /// exchange when the answer has ended. A request that could not be
     /// decoded is forwarded (the upstream says what is wrong with it) and
     /// not saved: a replay could never match it.
     pub(crate) async fn forward(
         &self,
         api: Api,
-        route: &str,
+        upstream_path: &str,
         parts: &Parts,
         body: Bytes,
         decoded: Option<DecodedRequest>,
     ) -> Response<Body> {
-        let url = format!("{}/v1{route}", self.base);
+        let url = format!("{}{upstream_path}", self.base);
         let headers = only_forwarded(&parts.headers);
         let sent = self
             .client
@@ -136,6 +155,7 @@ impl Proxy {
                 "api": api.as_str(),
                 "method": parts.method.as_str(),
                 "path": parts.uri.path(),
+                "query": redacted_query(parts.uri.query()),
                 "headers": header_object(&parts.headers),
                 "model": decoded.model,
                 "stream": decoded.stream,
@@ -194,5 +214,24 @@ impl Proxy {
             }
         }
         response
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redacted_query;
+
+    #[test]
+    fn query_secrets_are_redacted() {
+        assert_eq!(
+            redacted_query(Some("alt=sse&key=AIza-secret&x=1")).as_deref(),
+            Some("alt=sse&key=[redacted]&x=1")
+        );
+        assert_eq!(
+            redacted_query(Some("api_key=s&access_token=t")).as_deref(),
+            Some("api_key=[redacted]&access_token=[redacted]")
+        );
+        assert_eq!(redacted_query(None), None);
+        assert_eq!(redacted_query(Some("")), None);
     }
 }

@@ -124,6 +124,18 @@ pub(crate) fn common_bytes(
     body: &[u8],
     messages_error: impl FnOnce(Option<&Value>) -> ApiError,
 ) -> Result<Common<'_>, ApiError> {
+    common_bytes_at(body, "messages", false, messages_error)
+}
+
+/// [`common_bytes`] with the list of messages at `key` (`input` for
+/// OpenAI Responses, `contents` for Gemini); with `string_item`, a string
+/// there is a list of that one string.
+pub(crate) fn common_bytes_at<'a>(
+    body: &'a [u8],
+    key: &str,
+    string_item: bool,
+    messages_error: impl FnOnce(Option<&Value>) -> ApiError,
+) -> Result<Common<'a>, ApiError> {
     let fields: Vec<(String, &RawValue)> = match serde_json::from_slice::<RawObject<'_>>(body) {
         Ok(RawObject(fields)) => fields,
         Err(error) => {
@@ -135,15 +147,22 @@ pub(crate) fn common_bytes(
     };
     let mut object = Map::new();
     let mut messages = None;
-    for (key, raw) in fields {
-        if key == "messages" {
+    for (name, raw) in fields {
+        if name == key {
             messages = Some(raw);
         } else {
             let value: Value = serde_json::from_str(raw.get()).map_err(invalid_json)?;
-            object.insert(key, value);
+            object.insert(name, value);
         }
     }
-    let messages = match messages.map(|raw| serde_json::from_str::<Vec<&RawValue>>(raw.get())) {
+    let one_string = |raw: &&RawValue| string_item && raw.get().starts_with('"');
+    let messages = match messages.map(|raw| {
+        if one_string(&raw) {
+            Ok(vec![raw])
+        } else {
+            serde_json::from_str::<Vec<&RawValue>>(raw.get())
+        }
+    }) {
         Some(Ok(messages)) => messages,
         Some(Err(_)) => {
             let found = messages

@@ -24,9 +24,9 @@ use serde_json::{json, Value};
 
 use crate::calls::{Call, Shared, Source, EXHAUSTED_CODE, EXHAUSTED_STATUS};
 use crate::error::{Api, ApiError};
-use crate::request::DecodedRequest;
+use crate::route::{decode, Target};
 use crate::script::Step;
-use crate::{anthropic, openai};
+use crate::{anthropic, google, openai, responses};
 
 /// The response body type: whole JSON, or an SSE stream that may be cut.
 pub(crate) type Body = UnsyncBoxBody<Bytes, io::Error>;
@@ -65,20 +65,45 @@ pub(crate) async fn handle(
             .insert(ALLOW, HeaderValue::from_static(allow));
         response
     };
-    let fallback = if anthropic_client {
+    let fallback = if path.starts_with("/v1beta/") {
+        Api::Google
+    } else if anthropic_client {
         Api::Anthropic
     } else {
         Api::OpenAi
     };
+    if let Some(target) = Target::google(&path, request.uri().query()) {
+        if method != Method::POST {
+            return Ok(not_allowed(Api::Google, "POST"));
+        }
+        return Ok(call(&shared, target, request).await);
+    }
     Ok(match (route, &method) {
         ("/chat/completions", &Method::POST) => {
-            call(&shared, Api::OpenAi, "/chat/completions", request).await
+            let target = Target::new(Api::OpenAi, "/v1/chat/completions");
+            call(&shared, target, request).await
         }
-        ("/messages", &Method::POST) => call(&shared, Api::Anthropic, "/messages", request).await,
+        ("/messages", &Method::POST) => {
+            call(
+                &shared,
+                Target::new(Api::Anthropic, "/v1/messages"),
+                request,
+            )
+            .await
+        }
+        ("/responses", &Method::POST) => {
+            call(
+                &shared,
+                Target::new(Api::Responses, "/v1/responses"),
+                request,
+            )
+            .await
+        }
         ("/models", &Method::GET) => json_response(StatusCode::OK, models(&shared.model_name)),
         ("/requests", &Method::GET) => requests(&shared),
         ("/chat/completions", _) => not_allowed(Api::OpenAi, "POST"),
         ("/messages", _) => not_allowed(Api::Anthropic, "POST"),
+        ("/responses", _) => not_allowed(Api::Responses, "POST"),
         ("/models" | "/requests", _) => not_allowed(fallback, "GET"),
         _ => {
             let message = match fallback {
@@ -262,22 +287,20 @@ struct Taken {
 
 /// Decodes the body and takes the call. The decoded context is dropped
 /// here: the log holds its JSON line, the model its own copy.
-fn take(shared: &Shared, api: Api, body: &[u8], signal: AbortSignal) -> Result<Taken, ApiError> {
-    let decoded = decode(api, body)?;
-    let call = shared.take_call(api, &decoded, signal)?;
+fn take(
+    shared: &Shared,
+    target: &Target,
+    body: &[u8],
+    signal: AbortSignal,
+) -> Result<Taken, ApiError> {
+    let decoded = decode(target, body)?;
+    let call = shared.take_call(target.api, &decoded, signal)?;
     Ok(Taken {
         model: decoded.model,
         stream: decoded.stream,
         include_usage: decoded.include_usage,
         call,
     })
-}
-
-fn decode(api: Api, body: &[u8]) -> Result<DecodedRequest, ApiError> {
-    match api {
-        Api::Anthropic => anthropic::decode_body(body),
-        _ => openai::decode_body(body),
-    }
 }
 
 /// Runs `work` on the body: on tokio's blocking pool when it is large.
@@ -294,12 +317,8 @@ async fn off_the_thread<T: Send + 'static>(
         .unwrap_or_else(|_| Err(ApiError::new(500, "decoding the request failed")))
 }
 
-async fn call(
-    shared: &Arc<Shared>,
-    api: Api,
-    route: &str,
-    request: Request<Incoming>,
-) -> Response<Body> {
+async fn call(shared: &Arc<Shared>, target: Target, request: Request<Incoming>) -> Response<Body> {
+    let api = target.api;
     let (parts, body) = request.into_parts();
     let body = match read_body(shared, api, &parts.headers, body).await {
         Ok(body) => body,
@@ -308,16 +327,20 @@ async fn call(
     match &shared.source {
         Source::Model => {}
         Source::Upstream(proxy) => {
-            let decoded = off_the_thread(&body, move |body| decode(api, body)).await;
+            let decoding = target.clone();
+            let decoded = off_the_thread(&body, move |body| decode(&decoding, body)).await;
             if let Ok(decoded) = &decoded {
                 if let Err(error) = shared.record(api, decoded) {
                     return error_response(api, &error);
                 }
             }
-            return proxy.forward(api, route, &parts, body, decoded.ok()).await;
+            return proxy
+                .forward(api, &target.upstream, &parts, body, decoded.ok())
+                .await;
         }
         Source::Replay(player) => {
-            let decoded = match off_the_thread(&body, move |body| decode(api, body)).await {
+            let decoding = target.clone();
+            let decoded = match off_the_thread(&body, move |body| decode(&decoding, body)).await {
                 Ok(decoded) => decoded,
                 Err(error) => return error_response(api, &error),
             };
@@ -333,11 +356,11 @@ async fn call(
     let controller = AbortController::new();
     let taken = if body.len() > BLOCKING_BODY {
         let (shared, signal) = (shared.clone(), controller.signal());
-        tokio::task::spawn_blocking(move || take(&shared, api, &body, signal))
+        tokio::task::spawn_blocking(move || take(&shared, &target, &body, signal))
             .await
             .unwrap_or_else(|_| Err(ApiError::new(500, "decoding the request failed")))
     } else {
-        take(shared, api, &body, controller.signal())
+        take(shared, &target, &body, controller.signal())
     };
     let Taken {
         model,
@@ -369,6 +392,8 @@ async fn call(
         .map_or(0, |d| d.as_secs());
     let id = match api {
         Api::Anthropic => format!("msg_agentstream_{:08}", call.index),
+        Api::Responses => format!("resp_agentstream_{}", call.index),
+        Api::Google => format!("agentstream-{}", call.index),
         _ => format!("chatcmpl-agentstream-{}", call.index),
     };
     if !stream {
@@ -380,6 +405,12 @@ async fn call(
                 .with_chunks(shared.chunks)
                 .with_ping(shared.pings),
         ),
+        Api::Responses => Encoder::Responses(
+            responses::StreamEncoder::new(id, name, created).with_chunks(shared.chunks),
+        ),
+        Api::Google => {
+            Encoder::Google(google::StreamEncoder::new(id, name).with_chunks(shared.chunks))
+        }
         _ => Encoder::OpenAi(
             openai::StreamEncoder::new(id, name, created)
                 .with_usage(include_usage)
@@ -468,6 +499,8 @@ async fn whole(
             StatusCode::OK,
             match api {
                 Api::Anthropic => anthropic::message(id, name, *reason, message),
+                Api::Responses => responses::response(id, name, created, *reason, message),
+                Api::Google => google::generate_content_response(id, name, *reason, message),
                 _ => openai::completion(id, name, created, *reason, message),
             },
         ),
@@ -479,6 +512,8 @@ async fn whole(
 enum Encoder {
     OpenAi(openai::StreamEncoder),
     Anthropic(anthropic::StreamEncoder),
+    Responses(responses::StreamEncoder),
+    Google(google::StreamEncoder),
 }
 
 impl Encoder {
@@ -486,6 +521,8 @@ impl Encoder {
         match self {
             Encoder::OpenAi(e) => e.encode(event, out),
             Encoder::Anthropic(e) => e.encode(event, out),
+            Encoder::Responses(e) => e.encode(event, out),
+            Encoder::Google(e) => e.encode(event, out),
         }
     }
 
@@ -493,6 +530,8 @@ impl Encoder {
         match self {
             Encoder::OpenAi(e) => e.error(error, out),
             Encoder::Anthropic(e) => e.error(error, out),
+            Encoder::Responses(e) => e.error(error, out),
+            Encoder::Google(e) => e.error(error, out),
         }
     }
 }

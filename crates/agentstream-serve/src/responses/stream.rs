@@ -1,0 +1,492 @@
+//! Model events as Responses SSE events, and the whole Response object.
+
+use agentstream::message::{AssistantMessage, ContentBlock, ToolCall, Usage};
+use std::collections::BTreeMap;
+
+use agentstream::model::{DoneReason, ModelEvent, PartialMessage};
+use serde_json::{json, Value};
+
+use crate::error::{Api, ApiError};
+use crate::frames::{self, sse};
+
+/// Responses' `usage` for a Pi usage: `input_tokens` is input +
+/// cacheRead, `cached_tokens` cacheRead, `output_tokens` output,
+/// `total_tokens` totalTokens (or the sum); cacheWrite has no field.
+pub fn usage_json(usage: &Usage) -> Value {
+    let (input, total) = crate::tokens::prompt_and_total(usage);
+    json!({
+        "input_tokens": input,
+        "input_tokens_details": {"cached_tokens": usage.cache_read},
+        "output_tokens": usage.output,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": total,
+    })
+}
+
+/// A tool call's `call_id` and item id: Pi's `CALL_ID|ITEM_ID` split, or
+/// the whole id and `fc_agentstream_N`.
+fn call_ids(call: &ToolCall, output_index: usize) -> (String, String) {
+    let mut parts = call.id.split('|');
+    let call_id = parts.next().unwrap_or_default().to_owned();
+    let item_id = parts
+        .next()
+        .filter(|id| !id.is_empty())
+        .map_or_else(|| format!("fc_agentstream_{output_index}"), str::to_owned);
+    (call_id, item_id)
+}
+
+fn arguments_text(call: &ToolCall) -> String {
+    serde_json::to_string(&call.arguments).unwrap_or_else(|_| "{}".into())
+}
+
+/// The id of a text block's message item: its `textSignature`
+/// (`{"v":1,"id"}` or a plain id), else `msg_agentstream_N`.
+fn message_id(signature: Option<&str>, output_index: usize) -> String {
+    let from_json = signature
+        .filter(|s| s.starts_with('{'))
+        .and_then(|s| serde_json::from_str::<Value>(s).ok())
+        .and_then(|v| v.get("id").and_then(Value::as_str).map(str::to_owned));
+    from_json
+        .or_else(|| {
+            signature
+                .filter(|s| !s.is_empty() && !s.starts_with('{'))
+                .map(Into::into)
+        })
+        .unwrap_or_else(|| format!("msg_agentstream_{output_index}"))
+}
+
+/// The reasoning item of a thinking block: its signature when that is a
+/// reasoning item's JSON (sent back as it was), else an item with the
+/// signature as `encrypted_content` and the thinking as its summary.
+fn reasoning_item(thinking: &str, signature: Option<&str>, output_index: usize) -> Value {
+    if let Some(Value::Object(item)) = signature.and_then(|s| serde_json::from_str(s).ok()) {
+        if item.get("type").and_then(Value::as_str) == Some("reasoning") {
+            return Value::Object(item);
+        }
+    }
+    let summary = if thinking.is_empty() {
+        json!([])
+    } else {
+        json!([{"type": "summary_text", "text": thinking}])
+    };
+    let mut item = json!({
+        "id": format!("rs_agentstream_{output_index}"),
+        "type": "reasoning",
+        "summary": summary,
+    });
+    if let Some(signature) = signature.filter(|s| !s.is_empty()) {
+        item["encrypted_content"] = signature.into();
+    }
+    item
+}
+
+/// The finished output item of a block (`None` for images).
+fn output_item(block: &ContentBlock, output_index: usize) -> Option<Value> {
+    Some(match block {
+        ContentBlock::Text(t) => json!({
+            "id": message_id(t.text_signature.as_deref(), output_index),
+            "type": "message",
+            "status": "completed",
+            "role": "assistant",
+            "content": [{"type": "output_text", "annotations": [], "logprobs": [], "text": t.text}],
+        }),
+        ContentBlock::Thinking(t) => {
+            reasoning_item(&t.thinking, t.thinking_signature.as_deref(), output_index)
+        }
+        ContentBlock::ToolCall(call) => {
+            let (call_id, id) = call_ids(call, output_index);
+            json!({
+                "id": id,
+                "type": "function_call",
+                "status": "completed",
+                "arguments": arguments_text(call),
+                "call_id": call_id,
+                "name": call.name,
+            })
+        }
+        _ => return None,
+    })
+}
+
+/// The Response object: `status` `completed`, or `incomplete` with
+/// `incomplete_details.reason` `max_output_tokens` for a `length` turn.
+///
+/// ```
+/// use agentstream::message::{assistant, text, StopReason};
+/// use agentstream::model::DoneReason;
+/// use agentstream_serve::responses::response;
+///
+/// let message = assistant([text("hi")], StopReason::Stop);
+/// let body = response("resp_1", "gpt-5", 0, DoneReason::Stop, &message);
+/// assert_eq!(body["output"][0]["content"][0]["text"], "hi");
+/// assert_eq!(body["status"], "completed");
+/// ```
+pub fn response(
+    id: &str,
+    model: &str,
+    created: u64,
+    reason: DoneReason,
+    message: &AssistantMessage,
+) -> Value {
+    let output: Vec<Value> = message
+        .content
+        .iter()
+        .enumerate()
+        .filter_map(|(k, block)| output_item(block, k))
+        .collect();
+    let mut body = shell(id, model, created);
+    body["output"] = output.into();
+    body["usage"] = usage_json(&message.usage);
+    if reason == DoneReason::Length {
+        body["status"] = "incomplete".into();
+        body["incomplete_details"] = json!({"reason": "max_output_tokens"});
+    } else {
+        body["status"] = "completed".into();
+    }
+    body
+}
+
+/// A Response object with no output yet (`in_progress`).
+fn shell(id: &str, model: &str, created: u64) -> Value {
+    json!({
+        "id": id,
+        "object": "response",
+        "created_at": created,
+        "status": "in_progress",
+        "error": null,
+        "incomplete_details": null,
+        "instructions": null,
+        "model": model,
+        "output": [],
+        "parallel_tool_calls": true,
+        "tool_choice": "auto",
+        "tools": [],
+        "usage": null,
+    })
+}
+
+/// Turns model events into Responses SSE events (`event: TYPE` and the
+/// payload with its `type` and `sequence_number`), one call at a time.
+/// Each content block is one output item, its `output_index` the block's
+/// index.
+///
+/// ```
+/// use agentstream::message::{assistant, text, user, Context, StopReason};
+/// use agentstream::model::{Model, ScriptedModel, StreamOptions};
+/// use agentstream_serve::responses::StreamEncoder;
+/// use futures_util::StreamExt;
+///
+/// let model = ScriptedModel::new([assistant([text("hi")], StopReason::Stop)]);
+/// let stream = model.stream(&Context::from_messages([user("hello").into()]), StreamOptions::default());
+/// let events: Vec<_> = futures_executor::block_on(stream.collect());
+/// let mut encoder = StreamEncoder::new("resp_1", "gpt-5", 0);
+/// let mut sse = Vec::new();
+/// for event in &events {
+///     encoder.encode(event, &mut sse);
+/// }
+/// assert!(sse[0].starts_with("event: response.created\n"));
+/// assert!(sse.iter().any(|e| e.contains(r#""delta":"hi""#)));
+/// assert!(sse.last().unwrap().starts_with("event: response.completed\n"));
+/// ```
+#[derive(Debug)]
+pub struct StreamEncoder {
+    id: String,
+    model: String,
+    created: u64,
+    chunks: usize,
+    sequence: u64,
+    /// The item ids of the blocks opened so far, by content index.
+    ids: BTreeMap<usize, String>,
+    /// The block whose item is open (added, not done yet).
+    current: Option<usize>,
+    /// Content indexes of calls whose arguments were streamed.
+    streamed: Vec<usize>,
+}
+
+impl StreamEncoder {
+    /// An encoder for the response `id` of `model`, created at `created`
+    /// (Unix seconds).
+    pub fn new(id: impl Into<String>, model: impl Into<String>, created: u64) -> Self {
+        Self {
+            id: id.into(),
+            model: model.into(),
+            created,
+            chunks: 1,
+            sequence: 0,
+            ids: BTreeMap::new(),
+            current: None,
+            streamed: Vec::new(),
+        }
+    }
+
+    /// Splits every delta into up to `chunks` events (at least 1).
+    #[must_use]
+    pub fn with_chunks(mut self, chunks: usize) -> Self {
+        self.chunks = chunks.max(1);
+        self
+    }
+
+    fn push(&mut self, kind: &str, mut payload: Value, out: &mut Vec<String>) {
+        payload["type"] = kind.into();
+        payload["sequence_number"] = self.sequence.into();
+        self.sequence += 1;
+        out.push(sse(Some(kind), &payload));
+    }
+
+    fn item_id(&self, index: usize) -> String {
+        self.ids.get(&index).cloned().unwrap_or_default()
+    }
+
+    /// Closes the open item if it is not the block at `index`, with its
+    /// block as `partial` has it (a model may end a block with no end
+    /// event: the next block, or the end of the message, closes it).
+    fn close_other(&mut self, index: usize, partial: &PartialMessage, out: &mut Vec<String>) {
+        if let Some(open) = self.current.filter(|&open| open != index) {
+            if let Some(block) = partial.content_block(open) {
+                self.close(open, &block, out);
+            }
+        }
+    }
+
+    /// Opens the item of the block at `index` if it is not open yet.
+    fn open(&mut self, index: usize, partial: &PartialMessage, out: &mut Vec<String>) {
+        if self.ids.contains_key(&index) {
+            return;
+        }
+        self.close_other(index, partial, out);
+        let Some(block) = partial.content_block(index) else {
+            return;
+        };
+        let Some(mut item) = output_item(&block, index) else {
+            return;
+        };
+        let id = item["id"].as_str().unwrap_or_default().to_owned();
+        self.ids.insert(index, id.clone());
+        self.current = Some(index);
+        match &block {
+            ContentBlock::Text(_) => {
+                item["status"] = "in_progress".into();
+                item["content"] = json!([]);
+            }
+            ContentBlock::Thinking(_) => item["summary"] = json!([]),
+            _ => {
+                item["status"] = "in_progress".into();
+                item["arguments"] = "".into();
+            }
+        }
+        self.push(
+            "response.output_item.added",
+            json!({"output_index": index, "item": item}),
+            out,
+        );
+        let part = json!({"item_id": id, "output_index": index});
+        match &block {
+            ContentBlock::Text(_) => {
+                let mut added = part;
+                added["content_index"] = 0.into();
+                added["part"] =
+                    json!({"type": "output_text", "annotations": [], "logprobs": [], "text": ""});
+                self.push("response.content_part.added", added, out);
+            }
+            ContentBlock::Thinking(_) => {
+                let mut added = part;
+                added["summary_index"] = 0.into();
+                added["part"] = json!({"type": "summary_text", "text": ""});
+                self.push("response.reasoning_summary_part.added", added, out);
+            }
+            _ => {}
+        }
+    }
+
+    fn deltas(&mut self, kind: &str, index: usize, delta: &str, out: &mut Vec<String>) {
+        let id = self.item_id(index);
+        for piece in frames::split(delta, self.chunks) {
+            let mut payload = json!({"item_id": id, "output_index": index, "delta": piece});
+            match kind {
+                "response.output_text.delta" => {
+                    payload["content_index"] = 0.into();
+                    payload["logprobs"] = json!([]);
+                }
+                "response.reasoning_summary_text.delta" => payload["summary_index"] = 0.into(),
+                _ => {}
+            }
+            self.push(kind, payload, out);
+        }
+    }
+
+    /// Closes the item of `block` at `index`.
+    fn close(&mut self, index: usize, block: &ContentBlock, out: &mut Vec<String>) {
+        if self.current != Some(index) {
+            return;
+        }
+        self.current = None;
+        let id = self.item_id(index);
+        let Some(item) = output_item(block, index) else {
+            return;
+        };
+        let base = json!({"item_id": id, "output_index": index});
+        match block {
+            ContentBlock::Text(t) => {
+                let mut done = base.clone();
+                done["content_index"] = 0.into();
+                done["text"] = t.text.clone().into();
+                done["logprobs"] = json!([]);
+                self.push("response.output_text.done", done, out);
+                let mut part = base;
+                part["content_index"] = 0.into();
+                part["part"] = item["content"][0].clone();
+                self.push("response.content_part.done", part, out);
+            }
+            ContentBlock::Thinking(t) => {
+                let mut done = base.clone();
+                done["summary_index"] = 0.into();
+                done["text"] = t.thinking.clone().into();
+                self.push("response.reasoning_summary_text.done", done, out);
+                let mut part = base;
+                part["summary_index"] = 0.into();
+                part["part"] = json!({"type": "summary_text", "text": t.thinking});
+                self.push("response.reasoning_summary_part.done", part, out);
+            }
+            ContentBlock::ToolCall(call) => {
+                let mut done = base;
+                done["arguments"] = arguments_text(call).into();
+                done["name"] = call.name.clone().into();
+                self.push("response.function_call_arguments.done", done, out);
+            }
+            _ => {}
+        }
+        self.push(
+            "response.output_item.done",
+            json!({"output_index": index, "item": item}),
+            out,
+        );
+    }
+
+    /// Appends the SSE events for `event` to `out`.
+    pub fn encode(&mut self, event: &ModelEvent, out: &mut Vec<String>) {
+        match event {
+            ModelEvent::Start { .. } => {
+                let response = shell(&self.id, &self.model, self.created);
+                self.push(
+                    "response.created",
+                    json!({ "response": response.clone() }),
+                    out,
+                );
+                self.push("response.in_progress", json!({ "response": response }), out);
+            }
+            ModelEvent::TextStart {
+                content_index,
+                partial,
+            }
+            | ModelEvent::ThinkingStart {
+                content_index,
+                partial,
+            }
+            | ModelEvent::ToolCallStart {
+                content_index,
+                partial,
+            } => self.open(*content_index, partial, out),
+            ModelEvent::TextDelta {
+                content_index,
+                delta,
+                partial,
+            } => {
+                self.open(*content_index, partial, out);
+                self.deltas("response.output_text.delta", *content_index, delta, out);
+            }
+            ModelEvent::ThinkingDelta {
+                content_index,
+                delta,
+                partial,
+            } => {
+                self.open(*content_index, partial, out);
+                self.deltas(
+                    "response.reasoning_summary_text.delta",
+                    *content_index,
+                    delta,
+                    out,
+                );
+            }
+            ModelEvent::ToolCallDelta {
+                content_index,
+                delta,
+                partial,
+            } => {
+                self.open(*content_index, partial, out);
+                self.streamed.push(*content_index);
+                self.deltas(
+                    "response.function_call_arguments.delta",
+                    *content_index,
+                    delta,
+                    out,
+                );
+            }
+            ModelEvent::TextEnd {
+                content_index,
+                partial,
+                ..
+            }
+            | ModelEvent::ThinkingEnd {
+                content_index,
+                partial,
+                ..
+            } => {
+                self.open(*content_index, partial, out);
+                if let Some(block) = partial.content_block(*content_index) {
+                    self.close(*content_index, &block, out);
+                }
+            }
+            ModelEvent::ToolCallEnd {
+                content_index,
+                tool_call,
+                partial,
+            } => {
+                self.open(*content_index, partial, out);
+                let block = ContentBlock::ToolCall((**tool_call).clone());
+                if !self.streamed.contains(content_index) {
+                    let text = arguments_text(tool_call);
+                    self.deltas(
+                        "response.function_call_arguments.delta",
+                        *content_index,
+                        &text,
+                        out,
+                    );
+                }
+                self.close(*content_index, &block, out);
+            }
+            ModelEvent::Done { reason, message } => {
+                if let Some(open) = self.current {
+                    if let Some(block) = message.content.get(open) {
+                        self.close(open, block, out);
+                    }
+                }
+                let body = response(&self.id, &self.model, self.created, *reason, message);
+                let kind = if *reason == DoneReason::Length {
+                    "response.incomplete"
+                } else {
+                    "response.completed"
+                };
+                self.push(kind, json!({ "response": body }), out);
+            }
+            ModelEvent::Error { error, .. } => {
+                let failure = ApiError::model_failure(error);
+                let mut body = shell(&self.id, &self.model, self.created);
+                body["status"] = "failed".into();
+                body["error"] = json!({"code": "server_error", "message": failure.message});
+                body["usage"] = usage_json(&error.usage);
+                self.push("response.failed", json!({ "response": body }), out);
+            }
+        }
+    }
+
+    /// Appends a mid-stream `error` event (`code`, `message`, `param`).
+    pub fn error(&mut self, error: &ApiError, out: &mut Vec<String>) {
+        let object = error.error_object(Api::Responses);
+        let payload = json!({
+            "code": error.code.clone().unwrap_or_else(|| error.type_for(Api::Responses).into()),
+            "message": object["message"],
+            "param": object["param"],
+        });
+        self.push("error", payload, out);
+    }
+}
