@@ -239,12 +239,13 @@ where
     let Some(execution) = tools.execute(&call.name, arguments, cx) else {
         return not_found(call);
     };
-    let args = Value::Object(call.arguments.clone());
+    // Each update carries the arguments as the model sent them, copied
+    // only for a tool that reports progress.
     let report = |partial_result: Value| {
         emit(AgentEvent::ToolExecutionUpdate {
             tool_call_id: call.id.clone(),
             tool_name: call.name.clone(),
-            args: args.clone(),
+            args: Value::Object(call.arguments.clone()),
             partial_result,
         })
     };
@@ -360,34 +361,35 @@ async fn preflight(
     let Some(schema) = tools.parameters(&call.name) else {
         return Err(not_found(call));
     };
-    let checked = validated(schema, call, call.arguments.clone(), options)?;
+    let checked = validated(schema, call, &call.arguments, options)?;
     let decision = match &options.hooks.before_tool_call {
         Some(before) => Some(before.call(call).get().await),
         None => None,
     };
     match decision {
         None | Some(ToolCallDecision::Allow) => Ok(checked),
-        Some(ToolCallDecision::Rewrite(arguments)) => validated(schema, call, arguments, options),
+        Some(ToolCallDecision::Rewrite(arguments)) => validated(schema, call, &arguments, options),
         Some(ToolCallDecision::Block(reason)) => Err(failure(reason)),
     }
 }
 
-/// `arguments` checked against `schema` by the run's validator, coerced,
-/// or the failure Pi words as `Validation failed for tool "X":` with one
-/// `  - path: message` line per failure and the received arguments.
+/// A copy of `proposed` checked against `schema` by the run's validator,
+/// coerced, or the failure Pi words as `Validation failed for tool "X":`
+/// with one `  - path: message` line per failure and the received
+/// arguments (`proposed`, before any coercion).
 fn validated(
     schema: &Value,
     call: &ToolCall,
-    proposed: Map<String, Value>,
+    proposed: &Map<String, Value>,
     options: &AgentOptions,
 ) -> Result<Map<String, Value>, ToolOutput> {
     let Some(validator) = options.validator else {
-        return Ok(proposed);
+        return Ok(proposed.clone());
     };
     let mut arguments = Value::Object(proposed.clone());
     let errors = validator(schema, &mut arguments);
     if !errors.is_empty() {
-        let received = serde_json::to_string_pretty(&proposed).unwrap_or_default();
+        let received = serde_json::to_string_pretty(proposed).unwrap_or_default();
         let mut text = format!("Validation failed for tool \"{}\":\n", call.name);
         for error in &errors {
             text.push_str("  - ");
@@ -401,6 +403,6 @@ fn validated(
     match arguments {
         Value::Object(map) => Ok(map),
         // A validator that replaced the object: keep what it was given.
-        _ => Ok(proposed),
+        _ => Ok(proposed.clone()),
     }
 }
