@@ -16,6 +16,10 @@
 //! to one `ScriptedModel` call, from best-of-21 timings in this process.
 //!
 //! Run: `cargo bench -p agentstream-suite --bench agent`.
+//!
+//! Profile: `AGENT_PROFILE=run|model-only|agent-1|agent-8 <bench binary>`
+//! runs only that workload 1,000 times and exits (for `valgrind
+//! --tool=dhat` or `--tool=callgrind`, divide by 1,000).
 
 // `criterion_group!` generates undocumented items.
 #![allow(missing_docs)]
@@ -154,8 +158,29 @@ fn best_of(n: usize, f: impl Fn()) -> Duration {
         .unwrap_or_default()
 }
 
+/// Runs one workload 1,000 times, for a profiler; `false` if `AGENT_PROFILE`
+/// is unset.
+fn profile(tools: &ToolSet<'_>) -> bool {
+    let Ok(workload) = std::env::var("AGENT_PROFILE") else {
+        return false;
+    };
+    for _ in 0..1000 {
+        match workload.as_str() {
+            "run" => drop(black_box(run(1, tools))),
+            "model-only" => drop(black_box(model_only())),
+            "agent-1" => drop(black_box(agent_run(1))),
+            "agent-8" => drop(black_box(agent_run(8))),
+            other => panic!("AGENT_PROFILE: unknown workload {other:?}"),
+        }
+    }
+    true
+}
+
 fn main() {
     let tools = ToolSet::new().with(Echo);
+    if profile(&tools) {
+        return;
+    }
     assert_eq!(
         run(1, &tools).messages.len(),
         4,

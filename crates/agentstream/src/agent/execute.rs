@@ -3,23 +3,20 @@
 
 use alloc::format;
 use alloc::string::String;
-use alloc::sync::Arc;
 use alloc::vec::Vec;
-use core::convert::Infallible;
 use core::future::Future;
 use core::marker::PhantomData;
 use core::pin::Pin;
 use core::task::{Context as TaskContext, Poll};
 
-use futures_util::StreamExt;
 use serde_json::{Map, Value};
 
 use super::events::AgentEvent;
 use super::hooks::{SteeringMode, ToolCallDecision, SKIPPED_MESSAGE};
 use super::options::{AgentOptions, ToolExecution};
+use super::progress::ProgressReceiver;
 use super::tool::{ProgressReporter, ToolContext, ToolExecutionResult, ToolOutput};
 use super::toolset::ToolSet;
-use crate::event_stream::EventStream;
 use crate::message::{ContentBlock, Message, ToolCall, ToolResultMessage};
 use crate::model::AbortSignal;
 
@@ -121,7 +118,11 @@ async fn run_group<E>(
         }
         prepared.push(preflight);
     }
-    let runs = group
+    let allowed = prepared
+        .iter()
+        .filter(|preflight| preflight.is_ok())
+        .count();
+    let mut runs = group
         .iter()
         .zip(&mut prepared)
         .filter_map(|(call, preflight)| match preflight {
@@ -133,14 +134,25 @@ async fn run_group<E>(
             emit_end(call, &output, emit);
             output
         });
-    let mut outputs = futures_util::future::join_all(runs).await.into_iter();
+    // A lone allowed call is awaited as it is: `join_all` would allocate
+    // its slots and its output vector for one future.
+    let mut lone = None;
+    let mut outputs = Vec::new().into_iter();
+    if allowed == 1 {
+        if let Some(run) = runs.next() {
+            lone = Some(run.await);
+        }
+    } else {
+        outputs = futures_util::future::join_all(runs).await.into_iter();
+    }
     for (call, preflight) in group.iter().zip(prepared) {
         let output = match preflight {
             Err(output) => output,
             // One output per allowed call, in the same order; the fallback
             // is never taken.
-            Ok(_) => outputs
-                .next()
+            Ok(_) => lone
+                .take()
+                .or_else(|| outputs.next())
                 .unwrap_or_else(|| failure(TOOL_ABORTED_MESSAGE)),
         };
         results.push(into_result(call, output));
@@ -227,24 +239,25 @@ async fn execute<E>(
 where
     E: Fn(AgentEvent),
 {
-    let (sink, progress) = EventStream::<Value, (), Infallible>::channel();
+    let (sink, progress) = ProgressReceiver::new();
     let cx = ToolContext {
         tool_call_id: &call.id,
         signal: signal.clone(),
         progress: ProgressReporter {
-            sink: Arc::new(sink),
+            sink,
             _call: PhantomData,
         },
     };
     let Some(execution) = tools.execute(&call.name, arguments, cx) else {
         return not_found(call);
     };
-    let args = Value::Object(call.arguments.clone());
+    // Each update carries the arguments as the model sent them, copied
+    // only for a tool that reports progress.
     let report = |partial_result: Value| {
         emit(AgentEvent::ToolExecutionUpdate {
             tool_call_id: call.id.clone(),
             tool_name: call.name.clone(),
-            args: args.clone(),
+            args: Value::Object(call.arguments.clone()),
             partial_result,
         })
     };
@@ -260,7 +273,7 @@ where
 }
 
 /// A running call: its execution, the abort's cutoff (the signal, then the
-/// grace period), and its progress channel. Resolves to the execution's
+/// grace period), and its progress queue. Resolves to the execution's
 /// output, or `None` if the cutoff came first. The execution is polled
 /// before the cutoff, so a tool that reacts to the abort at once still
 /// returns its own result; progress reports are handed to `report` as
@@ -272,7 +285,7 @@ fn guarded<'a, F, R>(
     execution: F,
     signal: &'a AbortSignal,
     options: &AgentOptions,
-    progress: EventStream<Value, (), Infallible>,
+    progress: ProgressReceiver,
     report: R,
 ) -> Guarded<F, impl Future<Output = ()> + 'a, R>
 where
@@ -291,7 +304,6 @@ where
         cutoff,
         progress,
         report,
-        open: true,
     }
 }
 
@@ -301,9 +313,8 @@ pin_project_lite::pin_project! {
         execution: F,
         #[pin]
         cutoff: C,
-        progress: EventStream<Value, (), Infallible>,
+        progress: ProgressReceiver,
         report: R,
-        open: bool,
     }
 }
 
@@ -313,13 +324,7 @@ impl<F: Future, C: Future<Output = ()>, R: Fn(Value)> Future for Guarded<F, C, R
     fn poll(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
         let this = self.project();
         let polled = this.execution.poll(cx);
-        while *this.open {
-            match this.progress.poll_next_unpin(cx) {
-                Poll::Ready(Some(Ok(value))) => (this.report)(value),
-                Poll::Ready(_) => *this.open = false,
-                Poll::Pending => break,
-            }
-        }
+        this.progress.drain(cx, &*this.report);
         if let Poll::Ready(output) = polled {
             return Poll::Ready(Some(output));
         }
@@ -360,34 +365,35 @@ async fn preflight(
     let Some(schema) = tools.parameters(&call.name) else {
         return Err(not_found(call));
     };
-    let checked = validated(schema, call, call.arguments.clone(), options)?;
+    let checked = validated(schema, call, &call.arguments, options)?;
     let decision = match &options.hooks.before_tool_call {
         Some(before) => Some(before.call(call).get().await),
         None => None,
     };
     match decision {
         None | Some(ToolCallDecision::Allow) => Ok(checked),
-        Some(ToolCallDecision::Rewrite(arguments)) => validated(schema, call, arguments, options),
+        Some(ToolCallDecision::Rewrite(arguments)) => validated(schema, call, &arguments, options),
         Some(ToolCallDecision::Block(reason)) => Err(failure(reason)),
     }
 }
 
-/// `arguments` checked against `schema` by the run's validator, coerced,
-/// or the failure Pi words as `Validation failed for tool "X":` with one
-/// `  - path: message` line per failure and the received arguments.
+/// A copy of `proposed` checked against `schema` by the run's validator,
+/// coerced, or the failure Pi words as `Validation failed for tool "X":`
+/// with one `  - path: message` line per failure and the received
+/// arguments (`proposed`, before any coercion).
 fn validated(
     schema: &Value,
     call: &ToolCall,
-    proposed: Map<String, Value>,
+    proposed: &Map<String, Value>,
     options: &AgentOptions,
 ) -> Result<Map<String, Value>, ToolOutput> {
     let Some(validator) = options.validator else {
-        return Ok(proposed);
+        return Ok(proposed.clone());
     };
     let mut arguments = Value::Object(proposed.clone());
     let errors = validator(schema, &mut arguments);
     if !errors.is_empty() {
-        let received = serde_json::to_string_pretty(&proposed).unwrap_or_default();
+        let received = serde_json::to_string_pretty(proposed).unwrap_or_default();
         let mut text = format!("Validation failed for tool \"{}\":\n", call.name);
         for error in &errors {
             text.push_str("  - ");
@@ -401,6 +407,6 @@ fn validated(
     match arguments {
         Value::Object(map) => Ok(map),
         // A validator that replaced the object: keep what it was given.
-        _ => Ok(proposed),
+        _ => Ok(proposed.clone()),
     }
 }

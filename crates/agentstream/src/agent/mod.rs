@@ -167,6 +167,7 @@ mod hooks;
 mod maybe_send;
 mod model_turn;
 mod options;
+mod progress;
 mod run;
 mod state;
 mod subscribe;

@@ -10,7 +10,6 @@
 use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
-use core::convert::Infallible;
 use core::fmt;
 use core::future::Future;
 use core::marker::PhantomData;
@@ -21,9 +20,9 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::maybe_send::{BoxFuture, MaybeSend, MaybeSync};
+use super::progress::ProgressQueue;
 use crate::message::{text, ContentBlock};
 use crate::model::{AbortSignal, SharedError};
-use crate::Producer;
 
 /// What a tool returns: content blocks for the model (text and images, as
 /// a Pi `toolResult`), optional details for the application, and whether
@@ -202,13 +201,13 @@ pub fn parse_args<T: DeserializeOwned>(
 /// Reports a tool's progress; each report becomes a
 /// `tool_execution_update` event.
 ///
-/// Reports go through a channel that the loop drains whenever it polls the
-/// call, so a tool running on another thread (see
-/// [`ToolSet::with_spawner`](super::ToolSet::with_spawner)) reports in real time too. The channel is
+/// Reports go through a queue that the loop drains whenever it polls the
+/// call (a report wakes it), so a tool running on another thread (see
+/// [`ToolSet::with_spawner`](super::ToolSet::with_spawner)) reports in real time too. The queue is
 /// unbounded: a tool that reports in a tight loop without yielding buffers
 /// its reports until the loop polls it.
 pub struct ProgressReporter<'a> {
-    pub(crate) sink: Arc<Producer<Value, (), Infallible>>,
+    pub(crate) sink: Arc<ProgressQueue>,
     pub(crate) _call: PhantomData<&'a ()>,
 }
 
@@ -217,7 +216,7 @@ impl ProgressReporter<'_> {
     pub fn report(&self, partial_result: Value) {
         // Refused only once the loop stopped listening (the call's result
         // was already decided): nothing is left to report to.
-        let _ = self.sink.push(partial_result);
+        self.sink.push(partial_result);
     }
 
     /// A reporter for the same call that outlives the borrow.

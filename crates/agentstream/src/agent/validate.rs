@@ -4,6 +4,7 @@
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
+use core::fmt::{self, Write};
 
 use serde_json::{Map, Number, Value};
 
@@ -92,6 +93,27 @@ fn joined(path: &str, segment: &str) -> String {
     }
 }
 
+/// Checks `value` against `schema` at `path` extended by `segment`, the
+/// path buffer extended in place and restored after (no allocation per
+/// member once the buffer has grown).
+fn check_member(
+    schema: &Value,
+    value: &mut Value,
+    path: &mut String,
+    segment: impl fmt::Display,
+    errors: &mut Vec<String>,
+    coercing: bool,
+) {
+    let len = path.len();
+    if !path.is_empty() {
+        path.push('.');
+    }
+    // Writing to a `String` cannot fail.
+    let _ = write!(path, "{segment}");
+    check(schema, value, path, errors, coercing);
+    path.truncate(len);
+}
+
 fn check(
     schema: &Value,
     value: &mut Value,
@@ -106,10 +128,19 @@ fn check(
         return;
     };
     if let Some(types) = schema.get("type") {
-        let names: Vec<&str> = match types {
-            Value::String(name) => alloc::vec![name.as_str()],
-            Value::Array(list) => list.iter().filter_map(Value::as_str).collect(),
-            _ => Vec::new(),
+        // One name is a slice of the schema's string: no allocation.
+        let one: [&str; 1];
+        let many: Vec<&str>;
+        let names: &[&str] = match types {
+            Value::String(name) => {
+                one = [name.as_str()];
+                &one
+            }
+            Value::Array(list) => {
+                many = list.iter().filter_map(Value::as_str).collect();
+                &many
+            }
+            _ => &[],
         };
         if !names.is_empty() && !names.iter().any(|name| has_type(value, name)) {
             let coerced = if coercing {
@@ -120,7 +151,7 @@ fn check(
             match coerced {
                 Some(coerced) => *value = coerced,
                 None => {
-                    let wanted = match names.as_slice() {
+                    let wanted = match names {
                         [one] => String::from(*one),
                         many => format!("either {}", many.join(" or ")),
                     };
@@ -149,10 +180,7 @@ fn check(
         Value::Array(items) => {
             if let Some(item_schema) = schema.get("items") {
                 for (index, item) in items.iter_mut().enumerate() {
-                    let len = path.len();
-                    *path = joined(path, &index.to_string());
-                    check(item_schema, item, path, errors, coercing);
-                    path.truncate(len);
+                    check_member(item_schema, item, path, index, errors, coercing);
                 }
             }
             let count = items.len() as u64;
@@ -211,10 +239,7 @@ fn check_object(
         Some(additional @ Value::Object(_)) => {
             let before = errors.len();
             for (name, item) in map.iter_mut().filter(|(name, _)| !declared(name)) {
-                let len = path.len();
-                *path = joined(path, name);
-                check(additional, item, path, errors, coercing);
-                path.truncate(len);
+                check_member(additional, item, path, name, errors, coercing);
             }
             // TypeBox adds the object's own failure after its members'.
             if errors.len() > before {
@@ -225,10 +250,7 @@ fn check_object(
     }
     for (name, property) in properties.into_iter().flatten() {
         if let Some(item) = map.get_mut(name) {
-            let len = path.len();
-            *path = joined(path, name);
-            check(property, item, path, errors, coercing);
-            path.truncate(len);
+            check_member(property, item, path, name, errors, coercing);
         }
     }
 }
