@@ -1,8 +1,19 @@
 //! The recorded OpenAI Responses and Gemini streams the mock server
 //! plays: the fixtures of `agentstream-wire` (see their READMEs for the
-//! sources), compiled in, as SSE bodies.
+//! sources), compiled in, as SSE bodies; and what the scenarios that play
+//! them share (a scripted server, a call played to its end, the provider's
+//! code of a cause, a fast retry policy).
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use agentstream::message::{user, Context, StopReason};
+use agentstream::model::{ErrorCause, Model, RetryPolicy};
+use agentstream_wire::config::{EndpointConfig, Protocol};
 use agentstream_wire::sse::{encode_event, SseEvent};
+use serde_json::json;
+
+use crate::{BodyEnd, MockServer, Reply};
 
 /// The folder of the wire crate's fixtures.
 macro_rules! fixture {
@@ -59,7 +70,7 @@ pub fn google_sse(lines: &str) -> Vec<u8> {
 
 /// Streams one call of `model` on `context` to its end and checks the
 /// events; returns them, the final message and the typed cause.
-pub async fn play<M: agentstream::model::Model>(
+pub async fn play<M: Model>(
     model: &M,
     context: &agentstream::message::Context,
 ) -> (
@@ -82,4 +93,79 @@ pub async fn play<M: agentstream::model::Model>(
         "the result is the terminal event's message"
     );
     (events, message, stream.error_cause())
+}
+
+/// A server answering its requests in turn with `replies`, the last one
+/// again once they run out.
+///
+/// # Panics
+/// When `replies` is empty or no port can be bound.
+pub fn scripted(replies: Vec<Reply>) -> MockServer {
+    let next = AtomicUsize::new(0);
+    MockServer::start(move |_| {
+        let i = next.fetch_add(1, Ordering::SeqCst);
+        replies[i.min(replies.len() - 1)].clone()
+    })
+    .expect("server")
+}
+
+/// The provider's code of an [`ErrorCause::Provider`].
+///
+/// # Panics
+/// When `cause` is another cause.
+pub fn provider_code(cause: Option<ErrorCause>) -> Option<String> {
+    match cause {
+        Some(ErrorCause::Provider(failure)) => failure.code,
+        other => panic!("expected a provider cause, got {other:?}"),
+    }
+}
+
+/// Three retries with backoffs of 1 to 4 ms.
+pub fn fast_retries() -> RetryPolicy {
+    RetryPolicy::default()
+        .with_max_retries(3)
+        .with_initial_backoff(Duration::from_millis(1))
+        .with_max_backoff(Duration::from_millis(4))
+}
+
+/// 429, then 503, then `answer`: the retry wrapper around the model of
+/// `config(base)` tries three times and the consumer sees the answer only.
+pub async fn retries_429_and_503_then<P: Protocol, R: Model>(
+    answer: Vec<u8>,
+    config: impl Fn(&MockServer) -> EndpointConfig<P>,
+    make: impl Fn(EndpointConfig<P>, RetryPolicy) -> R,
+) {
+    let busy = |status| Reply::json(status, &[], &json!({"error": {"message": "busy"}}));
+    let server = scripted(vec![busy(429), busy(503), Reply::sse(vec![answer])]);
+    let model = make(config(&server), fast_retries());
+    let context = Context::from_messages([user("hi").into()]);
+    let (_, message, cause) = play(&model, &context).await;
+    assert_eq!(
+        message.stop_reason,
+        StopReason::Stop,
+        "{:?}",
+        message.error_message
+    );
+    assert!(cause.is_none());
+    assert_eq!(server.requests().len(), 3);
+}
+
+/// A body that goes silent after `head`: the idle timeout of the model of
+/// `config(base)` ends the call with `error(aborted)` naming it.
+pub async fn idle_timeout_after<P: Protocol, M: Model>(
+    head: Vec<u8>,
+    config: impl Fn(&MockServer) -> EndpointConfig<P>,
+    make: impl Fn(EndpointConfig<P>) -> M,
+) {
+    let server = MockServer::start(move |_| Reply::sse(vec![head.clone()]).with_end(BodyEnd::Hang))
+        .expect("server");
+    let model = make(config(&server).with_idle_timeout(Duration::from_millis(150)));
+    let context = Context::from_messages([user("hi").into()]);
+    let (_, message, cause) = play(&model, &context).await;
+    assert_eq!(message.stop_reason, StopReason::Aborted);
+    assert_eq!(
+        message.error_message.as_deref(),
+        Some("idle timeout: nothing received for 150ms")
+    );
+    assert!(matches!(cause, Some(ErrorCause::Timeout(..))), "{cause:?}");
 }

@@ -6,16 +6,14 @@
 //! safety stop after 200, a cut stream), retry on 429 and 503, the idle
 //! timeout and the base URL forms. No check depends on wall-clock timing.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
-
 use agentstream::message::{tool_result, user, ContentBlock, Context, StopReason};
 use agentstream::model::{ErrorCause, Model, RetryPolicy};
 use agentstream_wire::google::GoogleConfig;
 use serde_json::{json, Value};
 
 use crate::fixtures::{
-    google_sse, play, GOOGLE_NO_ARGS_TOOL_CALL, GOOGLE_TEXT, GOOGLE_THINKING, GOOGLE_TOOL,
+    google_sse, idle_timeout_after, play, provider_code, retries_429_and_503_then, scripted,
+    GOOGLE_NO_ARGS_TOOL_CALL, GOOGLE_TEXT, GOOGLE_THINKING, GOOGLE_TOOL,
 };
 use crate::scenarios::TEST_KEY;
 use crate::{split_randomly, sse_body, BodyEnd, MockServer, Reply, Rng};
@@ -34,17 +32,6 @@ fn config(origin: String) -> GoogleConfig {
 
 fn context() -> Context {
     Context::from_messages([user("Weather in the African city?").into()])
-}
-
-/// A server answering its requests in turn with `replies`, the last one
-/// again once they run out.
-fn scripted(replies: Vec<Reply>) -> MockServer {
-    let next = AtomicUsize::new(0);
-    MockServer::start(move |_| {
-        let i = next.fetch_add(1, Ordering::SeqCst);
-        replies[i.min(replies.len() - 1)].clone()
-    })
-    .expect("server")
 }
 
 /// Each recorded stream, in random pieces: thinking, text, whole and
@@ -173,13 +160,6 @@ pub async fn signature_round_trip<M: Model>(make: impl Fn(GoogleConfig) -> M) {
     );
 }
 
-fn provider_code(cause: Option<ErrorCause>) -> Option<String> {
-    match cause {
-        Some(ErrorCause::Provider(failure)) => failure.code,
-        other => panic!("expected a provider cause, got {other:?}"),
-    }
-}
-
 /// The typed causes: an HTTP status, an `error` payload and a `SAFETY`
 /// stop after HTTP 200 (the reason named), and a cut stream.
 pub async fn error_causes<M: Model>(make: impl Fn(GoogleConfig) -> M) {
@@ -236,51 +216,17 @@ pub async fn error_causes<M: Model>(make: impl Fn(GoogleConfig) -> M) {
     );
 }
 
-/// 429, then 503, then the answer: the retry wrapper tries three times
-/// and the consumer sees the answer only.
+/// 429, then 503, then the answer: three attempts, the answer only.
 pub async fn retries_429_and_503<R: Model>(make: impl Fn(GoogleConfig, RetryPolicy) -> R) {
-    let busy = |status| {
-        Reply::json(
-            status,
-            &[],
-            &json!({"error": {"code": status, "message": "busy"}}),
-        )
-    };
-    let server = scripted(vec![
-        busy(429),
-        busy(503),
-        Reply::sse(vec![GOOGLE_THINKING.as_bytes().to_vec()]),
-    ]);
-    let fast = RetryPolicy::default()
-        .with_max_retries(3)
-        .with_initial_backoff(Duration::from_millis(1))
-        .with_max_backoff(Duration::from_millis(4));
-    let model = make(config(server.origin()), fast);
-    let (_, message, cause) = play(&model, &context()).await;
-    assert_eq!(
-        message.stop_reason,
-        StopReason::Stop,
-        "{:?}",
-        message.error_message
-    );
-    assert!(cause.is_none());
-    assert_eq!(server.requests().len(), 3);
+    let answer = GOOGLE_THINKING.as_bytes().to_vec();
+    retries_429_and_503_then(answer, |server| config(server.origin()), make).await;
 }
 
 /// A body that goes silent after its first events: the idle timeout ends
 /// the call with `error(aborted)` naming it.
 pub async fn idle_timeout<M: Model>(make: impl Fn(GoogleConfig) -> M) {
     let head = GOOGLE_THINKING.as_bytes()[..GOOGLE_THINKING.len() / 3].to_vec();
-    let server = MockServer::start(move |_| Reply::sse(vec![head.clone()]).with_end(BodyEnd::Hang))
-        .expect("server");
-    let model = make(config(server.origin()).with_idle_timeout(Duration::from_millis(150)));
-    let (_, message, cause) = play(&model, &context()).await;
-    assert_eq!(message.stop_reason, StopReason::Aborted);
-    assert_eq!(
-        message.error_message.as_deref(),
-        Some("idle timeout: nothing received for 150ms")
-    );
-    assert!(matches!(cause, Some(ErrorCause::Timeout(..))), "{cause:?}");
+    idle_timeout_after(head, |server| config(server.origin()), make).await;
 }
 
 /// `http://host:port` and `…/v1beta`, with or without a trailing slash,

@@ -6,17 +6,14 @@
 //! a cut stream), retry on 429 and 503, the idle timeout and the base URL
 //! forms. No check depends on wall-clock timing.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
-
 use agentstream::message::{tool_result, user, ContentBlock, Context, StopReason};
 use agentstream::model::{ErrorCause, Model, RetryPolicy};
 use agentstream_wire::responses::ResponsesConfig;
 use serde_json::{json, Value};
 
 use crate::fixtures::{
-    play, responses_sse, RESPONSES_ERROR, RESPONSES_ID_ROTATION, RESPONSES_REASONING_TEXT,
-    RESPONSES_REASONING_TOOLS,
+    idle_timeout_after, play, provider_code, responses_sse, retries_429_and_503_then, scripted,
+    RESPONSES_ERROR, RESPONSES_ID_ROTATION, RESPONSES_REASONING_TEXT, RESPONSES_REASONING_TOOLS,
 };
 use crate::scenarios::TEST_KEY;
 use crate::{split_randomly, BodyEnd, MockServer, Reply, Rng};
@@ -30,17 +27,6 @@ fn config(base: String) -> ResponsesConfig {
 
 fn context() -> Context {
     Context::from_messages([user("Weather in the African city?").into()])
-}
-
-/// A server answering its requests in turn with `replies`, the last one
-/// again once they run out.
-fn scripted(replies: Vec<Reply>) -> MockServer {
-    let next = AtomicUsize::new(0);
-    MockServer::start(move |_| {
-        let i = next.fetch_add(1, Ordering::SeqCst);
-        replies[i.min(replies.len() - 1)].clone()
-    })
-    .expect("server")
 }
 
 /// Each recorded stream, in random pieces: the text, the call, the
@@ -162,13 +148,6 @@ pub async fn reasoning_round_trip<M: Model>(make: impl Fn(ResponsesConfig) -> M)
     assert_eq!(sent["include"], json!(["reasoning.encrypted_content"]));
 }
 
-fn provider_code(cause: Option<ErrorCause>) -> Option<String> {
-    match cause {
-        Some(ErrorCause::Provider(failure)) => failure.code,
-        other => panic!("expected a provider cause, got {other:?}"),
-    }
-}
-
 /// The typed causes: an HTTP status keeps its code, an `error` event and a
 /// lone `response.failed` after HTTP 200 keep the provider's code (nested
 /// under `response.error` for the latter), and a cut stream keeps the
@@ -225,46 +204,17 @@ pub async fn error_causes<M: Model>(make: impl Fn(ResponsesConfig) -> M) {
     );
 }
 
-/// 429, then 503, then the answer: the retry wrapper tries three times
-/// and the consumer sees the answer only.
+/// 429, then 503, then the answer: three attempts, the answer only.
 pub async fn retries_429_and_503<R: Model>(make: impl Fn(ResponsesConfig, RetryPolicy) -> R) {
-    let busy = |status| Reply::json(status, &[], &json!({"error": {"message": "busy"}}));
-    let server = scripted(vec![
-        busy(429),
-        busy(503),
-        Reply::sse(vec![RESPONSES_REASONING_TEXT.as_bytes().to_vec()]),
-    ]);
-    let fast = RetryPolicy::default()
-        .with_max_retries(3)
-        .with_initial_backoff(Duration::from_millis(1))
-        .with_max_backoff(Duration::from_millis(4));
-    let model = make(config(server.base_url()), fast);
-    let (_, message, cause) = play(&model, &context()).await;
-    assert_eq!(
-        message.stop_reason,
-        StopReason::Stop,
-        "{:?}",
-        message.error_message
-    );
-    assert!(cause.is_none());
-    assert_eq!(server.requests().len(), 3);
+    let answer = RESPONSES_REASONING_TEXT.as_bytes().to_vec();
+    retries_429_and_503_then(answer, |server| config(server.base_url()), make).await;
 }
 
 /// A body that goes silent after its first events: the idle timeout ends
 /// the call with `error(aborted)` naming it.
 pub async fn idle_timeout<M: Model>(make: impl Fn(ResponsesConfig) -> M) {
-    let head: Vec<u8> =
-        RESPONSES_REASONING_TEXT.as_bytes()[..RESPONSES_REASONING_TEXT.len() / 3].to_vec();
-    let server = MockServer::start(move |_| Reply::sse(vec![head.clone()]).with_end(BodyEnd::Hang))
-        .expect("server");
-    let model = make(config(server.base_url()).with_idle_timeout(Duration::from_millis(150)));
-    let (_, message, cause) = play(&model, &context()).await;
-    assert_eq!(message.stop_reason, StopReason::Aborted);
-    assert_eq!(
-        message.error_message.as_deref(),
-        Some("idle timeout: nothing received for 150ms")
-    );
-    assert!(matches!(cause, Some(ErrorCause::Timeout(..))), "{cause:?}");
+    let head = RESPONSES_REASONING_TEXT.as_bytes()[..RESPONSES_REASONING_TEXT.len() / 3].to_vec();
+    idle_timeout_after(head, |server| config(server.base_url()), make).await;
 }
 
 /// `http://host:port`, `…/v1`, with or without a trailing slash, all
