@@ -14,7 +14,8 @@
 //!   produced so far.
 //! - [`pacer`]: a pause for [`ScriptedModel::with_pacer`], so scripted calls
 //!   take real time.
-//! - With the `http` feature, `OpenAiCompatModel` and `AnthropicModel`: the clients of
+//! - With the `http` feature, `OpenAiCompatModel`, `AnthropicModel`,
+//!   `ResponsesModel` and `GoogleModel`: the clients of
 //!   `agentstream-smol` (hyper's HTTP/1.1 client on smol's reactor, which
 //!   needs no smol executor), re-exported; it works the same on async-std.
 //! - Cancel on drop: a spawned producer stops as soon as the consumer has
@@ -92,13 +93,16 @@ pub use async_std;
 /// the [`Context`](agentstream::message::Context) and the message builders,
 /// this crate's [`spawn`], [`stream_with_timeout`] and [`pacer`], and, with
 /// the `http` feature, `OpenAiCompatModel`, `AnthropicModel`,
-/// [`OpenAiConfig`](agentstream_wire::openai::OpenAiConfig) and
-/// [`AnthropicConfig`](agentstream_wire::anthropic::AnthropicConfig).
+/// `ResponsesModel`, `GoogleModel` and their configurations
+/// ([`OpenAiConfig`](agentstream_wire::openai::OpenAiConfig),
+/// [`AnthropicConfig`](agentstream_wire::anthropic::AnthropicConfig),
+/// [`ResponsesConfig`](agentstream_wire::responses::ResponsesConfig),
+/// [`GoogleConfig`](agentstream_wire::google::GoogleConfig)).
 pub mod prelude {
     pub use crate::abort_grace;
     pub use crate::{pacer, spawn, stream_with_timeout};
     #[cfg(feature = "http")]
-    pub use crate::{AnthropicModel, OpenAiCompatModel};
+    pub use crate::{AnthropicModel, GoogleModel, OpenAiCompatModel, ResponsesModel};
     pub use agentstream::agent::{
         agent_loop, run_agent, AfterToolCallHook, Agent, AgentError, AgentEvent, AgentHooks,
         AgentOptions, AgentOutcome, AgentState, AgentStop, AgentTool, BeforeToolCallHook,
@@ -114,15 +118,19 @@ pub mod prelude {
         ScriptedModel, ScriptedTurn, StreamOptions,
     };
     #[cfg(feature = "http")]
-    pub use agentstream_wire::anthropic::AnthropicConfig;
-    #[cfg(feature = "http")]
-    pub use agentstream_wire::openai::OpenAiConfig;
+    pub use agentstream_wire::{
+        anthropic::AnthropicConfig, google::GoogleConfig, openai::OpenAiConfig,
+        responses::ResponsesConfig,
+    };
 }
 
 /// OpenAI-compatible and Anthropic endpoints: `agentstream-smol`'s clients, which run on
 /// async-std's executor unchanged (its IO and timers are smol's reactor).
 #[cfg(feature = "http")]
-pub use agentstream_smol::{AnthropicModel, ClientError, EndpointModel, Hyper, OpenAiCompatModel};
+pub use agentstream_smol::{
+    AnthropicModel, ClientError, EndpointModel, GoogleModel, Hyper, OpenAiCompatModel,
+    ResponsesModel,
+};
 
 /// One pause of a [`pacer`].
 pub type Pause = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;

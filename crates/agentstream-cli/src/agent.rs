@@ -1,6 +1,6 @@
 //! `agentstream agent`: the agent loop with two read-only tools, `read` and
 //! `ls`, confined to a root directory, against a script, the built-in demo
-//! or an OpenAI-compatible endpoint.
+//! or an endpoint of any `--api`.
 
 use std::cell::RefCell;
 use std::io::{self, Write};
@@ -14,13 +14,11 @@ use agentstream::agent::{
 };
 use agentstream::message::{assistant, text, tool_call, user, Context, Message, StopReason};
 use agentstream::model::{AbortController, ScriptStep, ScriptedModel, ScriptedTurn};
-use agentstream_tokio::OpenAiCompatModel;
-use agentstream_wire::http::error_report;
-use agentstream_wire::openai::OpenAiConfig;
 use serde_json::{json, Map, Value};
 
 use crate::input::{array_elements, read_whole_file, InputError, MAX_WHOLE_FILE_BYTES};
 use crate::jsonl::{write_agent_event, Shape};
+use crate::provider::{self, Api, Settings};
 use crate::sandbox::Sandbox;
 use crate::terminal::escape_line;
 use crate::transcript::Transcript;
@@ -47,15 +45,20 @@ pub struct Args {
     #[arg(long, value_enum, value_name = "SHAPE", num_args = 0..=1,
           require_equals = true, default_missing_value = "pi")]
     jsonl: Option<Shape>,
-    /// Run against an OpenAI-compatible endpoint at this base URL.
+    /// Run against the endpoint at this base URL (see `chat --base-url`).
     #[arg(long, value_name = "URL", requires = "model")]
     base_url: Option<String>,
+    /// The endpoint's protocol (with `--base-url`): OpenAI-compatible Chat
+    /// Completions, Anthropic Messages, OpenAI Responses, or Google Gemini.
+    #[arg(long, value_enum, default_value = "openai")]
+    api: Api,
     /// The model id (with `--base-url`).
     #[arg(long, value_name = "ID", requires = "base_url")]
     model: Option<String>,
     /// The environment variable holding the API key (with `--base-url`).
-    #[arg(long, value_name = "VAR", default_value = "OPENAI_API_KEY")]
-    api_key_env: String,
+    /// Default: as for `chat`, by `--api`.
+    #[arg(long, value_name = "VAR")]
+    api_key_env: Option<String>,
     /// How long one `read` or `ls` may take, in seconds; a call still
     /// running then ends in an error result.
     #[arg(long, value_name = "SECONDS", default_value = "30",
@@ -107,7 +110,11 @@ pub fn run(args: &Args) -> io::Result<ExitCode> {
     let emit = |event: AgentEvent| printer.event(&event);
     let outcome = match (&args.base_url, &args.model) {
         (Some(base_url), Some(model_id)) => {
-            let model = match endpoint(base_url, model_id, &args.api_key_env) {
+            let key_var = args
+                .api_key_env
+                .as_deref()
+                .unwrap_or(args.api.default_key_env());
+            let model = match endpoint(args.api, base_url, model_id, key_var) {
                 Ok(model) => model,
                 Err(e) => {
                     eprintln!("agentstream: error: {}", escape_line(&e));
@@ -115,7 +122,7 @@ pub fn run(args: &Args) -> io::Result<ExitCode> {
                 }
             };
             runtime.block_on(with_ctrl_c(
-                run_agent(&model, &tools, context, prompts, options, emit),
+                run_agent(&*model, &tools, context, prompts, options, emit),
                 &controller,
             ))
         }
@@ -157,13 +164,24 @@ async fn with_ctrl_c<F: std::future::Future>(run: F, controller: &AbortControlle
     }
 }
 
-fn endpoint(base_url: &str, model: &str, key_var: &str) -> Result<OpenAiCompatModel, String> {
-    let mut config = OpenAiConfig::new(base_url, model);
-    match std::env::var(key_var) {
-        Ok(key) if !key.is_empty() => config = config.with_api_key(key),
-        _ => eprintln!("agentstream: note: ${key_var} is not set; sending no API key"),
+/// The model of `api` at `base_url`, with the key in `$key_var` if set.
+fn endpoint(
+    api: Api,
+    base_url: &str,
+    model: &str,
+    key_var: &str,
+) -> Result<Box<dyn agentstream::model::Model>, String> {
+    let key = std::env::var(key_var).ok().filter(|key| !key.is_empty());
+    if key.is_none() {
+        eprintln!("agentstream: note: ${key_var} is not set; sending no API key");
     }
-    OpenAiCompatModel::new(config).map_err(|e| error_report(&e))
+    let settings = Settings {
+        base_url: Some(base_url.to_owned()),
+        model: model.to_owned(),
+        key,
+        ..Settings::default()
+    };
+    provider::model(api, settings)
 }
 
 /// The built-in demo: turn 1 calls `read("README.md")` (the real tool, on

@@ -1,5 +1,6 @@
-//! `agentstream chat`: one streamed call to an OpenAI-compatible endpoint
-//! or to Anthropic's Messages API, printed live.
+//! `agentstream chat`: one streamed call to an endpoint of any `--api`
+//! (OpenAI-compatible, Anthropic Messages, OpenAI Responses, Gemini),
+//! printed live.
 
 use std::borrow::Cow;
 use std::io::{self, IsTerminal, Write};
@@ -12,15 +13,10 @@ use agentstream::message::{user, AssistantMessage, Context, StopReason};
 use agentstream::model::{
     AbortController, ErrorCause, Model, ModelEvent, StreamOptions, TimeoutKind,
 };
-use agentstream_tokio::{AnthropicModel, ClientError, EndpointModel, OpenAiCompatModel};
-use agentstream_wire::anthropic::{AnthropicConfig, ANTHROPIC_BASE_URL};
-use agentstream_wire::endpoint::Endpoint;
-use agentstream_wire::http::error_report;
-use agentstream_wire::openai::OpenAiConfig;
-use agentstream_wire::tap::{BodySink, TapEndpoint};
-
-use crate::decode::Api;
+use agentstream_wire::tap::BodySink;
 use futures_util::StreamExt;
+
+use crate::provider::{self, Api, Settings};
 
 use crate::jsonl::{write_model_event, Shape};
 use crate::redact::Redactor;
@@ -33,22 +29,27 @@ const RESET: &str = "\x1b[0m";
 /// Arguments of `chat`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The protocol: OpenAI-compatible Chat Completions, or Anthropic
-    /// Messages.
+    /// The protocol: OpenAI-compatible Chat Completions, Anthropic
+    /// Messages, OpenAI Responses, or Google Gemini.
     #[arg(long, value_enum, default_value = "openai")]
     api: Api,
     /// The endpoint's base URL, such as `https://api.openai.com/v1` (the
-    /// request goes to `{URL}/chat/completions`), or for `--api anthropic`
-    /// `https://api.anthropic.com` (the default; the request goes to
-    /// `{URL}/v1/messages`). Required with `--api openai`.
+    /// request goes to `{URL}/chat/completions`); for `--api anthropic`
+    /// `https://api.anthropic.com` (the default; `{URL}/v1/messages`); for
+    /// `--api responses` `https://api.openai.com/v1` (the default;
+    /// `{URL}/responses`); for `--api google`
+    /// `https://generativelanguage.googleapis.com/v1beta` (the default;
+    /// `{URL}/models/{ID}:streamGenerateContent?alt=sse`). Required with
+    /// `--api openai`.
     #[arg(long, value_name = "URL")]
     base_url: Option<String>,
     /// The model id.
     #[arg(long, value_name = "ID")]
     model: String,
     /// The environment variable holding the API key (never printed). When
-    /// it is unset or empty, no key is sent. Default: `OPENAI_API_KEY`, or
-    /// `ANTHROPIC_API_KEY` with `--api anthropic`.
+    /// it is unset or empty, no key is sent. Default: `OPENAI_API_KEY`,
+    /// `ANTHROPIC_API_KEY` with `--api anthropic`, `GEMINI_API_KEY` with
+    /// `--api google`.
     #[arg(long, value_name = "VAR")]
     api_key_env: Option<String>,
     /// The output token limit (Anthropic requires one; default 4096 there).
@@ -97,10 +98,10 @@ pub struct Args {
 /// interrupted with Ctrl-C, 2 on bad arguments.
 pub fn run(args: &Args) -> io::Result<ExitCode> {
     let (connect, idle) = (args.connect_timeout, args.idle_timeout);
-    let key_env = args.api_key_env.as_deref().unwrap_or(match args.api {
-        Api::Openai => "OPENAI_API_KEY",
-        Api::Anthropic => "ANTHROPIC_API_KEY",
-    });
+    let key_env = args
+        .api_key_env
+        .as_deref()
+        .unwrap_or(args.api.default_key_env());
     let key = match std::env::var(key_env) {
         Ok(key) if !key.is_empty() => Some(key),
         _ => {
@@ -112,48 +113,20 @@ pub fn run(args: &Args) -> io::Result<ExitCode> {
     // server echoes back) redacted.
     let redactor = Redactor::new(key.as_deref());
     let raw = args.record_raw.as_ref().map(|_| RawBody::default());
-    let model: Box<dyn Model> = match args.api {
-        Api::Openai => {
-            let Some(base_url) = &args.base_url else {
-                eprintln!("agentstream: error: --base-url is required with --api openai");
-                return Ok(ExitCode::from(2));
-            };
-            let mut config = OpenAiConfig::new(base_url, &args.model)
-                .with_connect_timeout(connect)
-                .with_idle_timeout(idle);
-            if let Some(key) = key {
-                config = config.with_api_key(key);
-            }
-            if let Some(max) = args.max_tokens {
-                config = config.with_max_tokens(max);
-            }
-            match build(config, &raw, OpenAiCompatModel::new) {
-                Ok(model) => model,
-                Err(e) => {
-                    eprintln!("agentstream: error: {}", error_report(&e));
-                    return Ok(ExitCode::from(2));
-                }
-            }
-        }
-        Api::Anthropic => {
-            let base_url = args.base_url.as_deref().unwrap_or(ANTHROPIC_BASE_URL);
-            let mut config = AnthropicConfig::new(&args.model)
-                .with_base_url(base_url)
-                .with_connect_timeout(connect)
-                .with_idle_timeout(idle);
-            if let Some(key) = key {
-                config = config.with_api_key(key);
-            }
-            if let Some(max) = args.max_tokens {
-                config = config.with_max_tokens(max);
-            }
-            match build(config, &raw, AnthropicModel::new) {
-                Ok(model) => model,
-                Err(e) => {
-                    eprintln!("agentstream: error: {}", error_report(&e));
-                    return Ok(ExitCode::from(2));
-                }
-            }
+    let settings = Settings {
+        base_url: args.base_url.clone(),
+        model: args.model.clone(),
+        key,
+        connect_timeout: Some(connect),
+        idle_timeout: Some(idle),
+        max_tokens: args.max_tokens,
+        raw: raw.as_ref().map(RawBody::sink),
+    };
+    let model = match provider::model(args.api, settings) {
+        Ok(model) => model,
+        Err(e) => {
+            eprintln!("agentstream: error: {e}");
+            return Ok(ExitCode::from(2));
         }
     };
     let mut context = Context::from_messages([user(args.prompt.as_str()).into()]);
@@ -238,23 +211,6 @@ impl RawBody {
         sidecar.push(".lengths");
         std::fs::write(sidecar, lengths)
     }
-}
-
-/// The model for `config`: `plain`, or with `--record-raw` the same
-/// endpoint tapped into `raw`.
-fn build<E, M>(
-    config: E,
-    raw: &Option<RawBody>,
-    plain: impl FnOnce(E) -> Result<M, ClientError>,
-) -> Result<Box<dyn Model>, ClientError>
-where
-    E: Endpoint + Send + Sync + 'static,
-    M: Model + 'static,
-{
-    Ok(match raw {
-        Some(raw) => Box::new(EndpointModel::new(TapEndpoint::new(config, raw.sink()))?),
-        None => Box::new(plain(config)?),
-    })
 }
 
 /// The shortest and longest timeouts `chat` takes, in seconds.

@@ -1,6 +1,6 @@
-//! `agentstream decode`: projects a recorded OpenAI-compatible or
-//! Anthropic Messages response offline and prints its trace, the way
-//! `play` does.
+//! `agentstream decode`: projects a recorded response of any `--api`
+//! (OpenAI-compatible, Anthropic Messages, OpenAI Responses, Gemini)
+//! offline and prints its trace, the way `play` does.
 
 use std::borrow::Cow;
 use std::fs::File;
@@ -11,26 +11,21 @@ use std::process::ExitCode;
 use agentstream::message::AssistantMessage;
 use agentstream::message::ContentBlock;
 use agentstream::model::{validate_events, ModelEvent};
-use agentstream_wire::anthropic::{AnthropicStream, EventProjector};
+use agentstream_wire::anthropic::EventProjector;
+use agentstream_wire::google::GeminiProjector;
 use agentstream_wire::http::ResponseStream;
 use agentstream_wire::limits::{Limit, LimitExceeded, Limits};
-use agentstream_wire::openai::{ChunkProjector, OpenAiStream};
+use agentstream_wire::openai::ChunkProjector;
+use agentstream_wire::responses::ResponsesProjector;
+use agentstream_wire::sse::{SseEvent, SseProjector, SseStream};
 
 use crate::input::{read_line_bounded, LineRead};
 use crate::jsonl::{write_model_event, Shape};
+use crate::provider::Api;
 use crate::terminal::{escape_controls, escape_line};
 
 /// The model and provider names given to recorded responses.
 const RECORDED: &str = "recorded";
-
-/// The wire protocol of a recording or an endpoint.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Api {
-    /// OpenAI-compatible Chat Completions.
-    Openai,
-    /// Anthropic Messages.
-    Anthropic,
-}
 
 /// Arguments of `decode`.
 #[derive(Debug, clap::Args)]
@@ -43,7 +38,8 @@ pub struct Args {
     api: Api,
     /// FILE holds one payload per line instead of SSE (a
     /// `chat.completion.chunk` or `[DONE]` for OpenAI, an event's `data`
-    /// JSON for Anthropic); blank lines are skipped, and invalid UTF-8
+    /// JSON for Anthropic and Responses, a `GenerateContentResponse` for
+    /// Google); blank lines are skipped, and invalid UTF-8
     /// becomes U+FFFD as in SSE mode.
     #[arg(long)]
     chunks: bool,
@@ -171,13 +167,11 @@ fn project(args: &Args) -> Result<Vec<ModelEvent>, (usize, String)> {
         }
     };
     if !args.chunks {
-        let mut stream: Box<dyn ResponseStream> = match args.api {
-            Api::Openai => {
-                Box::new(OpenAiStream::new(RECORDED, RECORDED, None).with_limits(limits))
-            }
-            Api::Anthropic => {
-                Box::new(AnthropicStream::new(RECORDED, RECORDED, None).with_limits(limits))
-            }
+        let mut stream = match args.api {
+            Api::Openai => sse_stream::<ChunkProjector>(limits),
+            Api::Anthropic => sse_stream::<EventProjector>(limits),
+            Api::Responses => sse_stream::<ResponsesProjector>(limits),
+            Api::Google => sse_stream::<GeminiProjector>(limits),
         };
         // One byte more than the line limit: the stream sees the line is
         // too long and says so.
@@ -190,9 +184,11 @@ fn project(args: &Args) -> Result<Vec<ModelEvent>, (usize, String)> {
         events.extend(stream.finish_input());
         return Ok(events);
     }
-    let mut projector: Box<dyn PayloadProjector> = match args.api {
-        Api::Openai => Box::new(ChunkProjector::new(RECORDED, RECORDED)),
-        Api::Anthropic => Box::new(EventProjector::new(RECORDED, RECORDED)),
+    let mut projector = match args.api {
+        Api::Openai => projector::<ChunkProjector>(),
+        Api::Anthropic => projector::<EventProjector>(),
+        Api::Responses => projector::<ResponsesProjector>(),
+        Api::Google => projector::<GeminiProjector>(),
     };
     projector.set_limits(limits);
     while let Some(line) = next_line(&mut buf, limits.max_event_data_bytes)? {
@@ -215,11 +211,11 @@ fn project(args: &Args) -> Result<Vec<ModelEvent>, (usize, String)> {
             // Payloads after `[DONE]` are ignored, as in SSE mode.
             continue;
         }
-        if args.api == Api::Anthropic || text != "[DONE]" {
+        if args.api != Api::Openai || text != "[DONE]" {
             serde_json::from_str::<&serde_json::value::RawValue>(text)
                 .map_err(|e| (line, format!("not a JSON chunk payload: {e}")))?;
         }
-        projector.push_data(text, &mut events);
+        projector.push_event(&SseEvent::message(text), &mut events);
         if projector.is_finished() {
             events = limit_error(line, events)?;
         }
@@ -241,40 +237,12 @@ fn limit_error(line: usize, events: Vec<ModelEvent>) -> Result<Vec<ModelEvent>, 
     }
 }
 
-/// A provider's payload projector, for `--chunks`.
-trait PayloadProjector {
-    fn set_limits(&mut self, limits: Limits);
-    fn push_data(&mut self, data: &str, out: &mut Vec<ModelEvent>);
-    fn is_finished(&self) -> bool;
-    fn finish(&mut self, out: &mut Vec<ModelEvent>);
+/// The SSE stream of the projector `P` with `limits`.
+fn sse_stream<P: SseProjector + Send + 'static>(limits: Limits) -> Box<dyn ResponseStream> {
+    Box::new(SseStream::<P>::new(RECORDED, RECORDED, None).with_limits(limits))
 }
 
-impl PayloadProjector for ChunkProjector {
-    fn set_limits(&mut self, limits: Limits) {
-        ChunkProjector::set_limits(self, limits);
-    }
-    fn push_data(&mut self, data: &str, out: &mut Vec<ModelEvent>) {
-        ChunkProjector::push_data(self, data, out);
-    }
-    fn is_finished(&self) -> bool {
-        ChunkProjector::is_finished(self)
-    }
-    fn finish(&mut self, out: &mut Vec<ModelEvent>) {
-        ChunkProjector::finish(self, out);
-    }
-}
-
-impl PayloadProjector for EventProjector {
-    fn set_limits(&mut self, limits: Limits) {
-        EventProjector::set_limits(self, limits);
-    }
-    fn push_data(&mut self, data: &str, out: &mut Vec<ModelEvent>) {
-        EventProjector::push_data(self, data, out);
-    }
-    fn is_finished(&self) -> bool {
-        EventProjector::is_finished(self)
-    }
-    fn finish(&mut self, out: &mut Vec<ModelEvent>) {
-        EventProjector::finish(self, out);
-    }
+/// The projector `P`, for `--chunks`: each line is the data of one event.
+fn projector<P: SseProjector + 'static>() -> Box<dyn SseProjector> {
+    Box::new(P::for_model(RECORDED.into(), RECORDED.into()))
 }

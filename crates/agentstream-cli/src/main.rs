@@ -17,6 +17,7 @@ mod input;
 mod jsonl;
 mod normalize;
 mod play;
+mod provider;
 mod redact;
 mod sandbox;
 mod serve;
@@ -40,19 +41,20 @@ enum Command {
     /// Check that every message parses and round-trips, and that tool calls
     /// and tool results link up. Exits 1 on any finding, 2 on bad input.
     Validate(validate::Args),
-    /// Project a recorded OpenAI-compatible or (with --api anthropic)
-    /// Anthropic Messages response (SSE, or one payload per line with
-    /// --chunks) offline and print its event types and final message (or
+    /// Project a recorded OpenAI-compatible response or (with --api
+    /// anthropic|responses|google) an Anthropic Messages, OpenAI Responses
+    /// or Gemini one (SSE, or one payload per line with --chunks) offline and print its event types and final message (or
     /// every event with --jsonl).
     Decode(decode::Args),
     /// Stream one answer from an OpenAI-compatible endpoint or (with --api
-    /// anthropic) Anthropic's Messages API: text live,
+    /// anthropic|responses|google) Anthropic's Messages API, OpenAI's
+    /// Responses API or Google Gemini: text live,
     /// thinking dimmed, usage at the end; Ctrl-C aborts. The API key is
     /// read from an environment variable.
     Chat(chat::Args),
     /// Run the agent loop with read-only `read` and `ls` tools confined to
-    /// a root directory: a script, the built-in demo, or an
-    /// OpenAI-compatible endpoint.
+    /// a root directory: a script, the built-in demo, or an endpoint of
+    /// any --api.
     Agent(agent::Args),
     /// Re-serialize every message through the message IR, one JSON value
     /// per line on stdout.

@@ -13,6 +13,7 @@ use agentstream_wire::host::{ClientError, Host};
 use agentstream_wire::http::{ResponseBody, ResponseHead, TransportError, READ_HEADERS};
 use agentstream_wire::model::{parse_url, HttpUrl};
 use agentstream_wire::openai::OpenAiConfig;
+use agentstream_wire::{google::GoogleConfig, responses::ResponsesConfig};
 use bytes::Bytes;
 use futures_rustls::pki_types::ServerName;
 use futures_rustls::rustls::{self, ClientConfig, RootCertStore};
@@ -68,6 +69,17 @@ pub type OpenAiCompatModel = EndpointModel<OpenAiConfig>;
 /// });
 /// ```
 pub type AnthropicModel = EndpointModel<AnthropicConfig>;
+
+/// A [`Model`](agentstream::model::Model) that streams from an OpenAI
+/// Responses endpoint (`POST {base}/responses`) over hyper, with the
+/// behaviour of [`OpenAiCompatModel`].
+pub type ResponsesModel = EndpointModel<ResponsesConfig>;
+
+/// A [`Model`](agentstream::model::Model) that streams from Google Gemini
+/// (the Gemini API, or Vertex AI with
+/// [`GoogleConfig::vertex`](agentstream_wire::google::GoogleConfig::vertex))
+/// over hyper, with the behaviour of [`OpenAiCompatModel`].
+pub type GoogleModel = EndpointModel<GoogleConfig>;
 
 /// A [`Model`](agentstream::model::Model) for any
 /// [`Endpoint`](agentstream_wire::endpoint::Endpoint) over hyper, with the

@@ -14,10 +14,11 @@
 //!   produced so far.
 //! - [`pacer`]: a pause for [`ScriptedModel::with_pacer`], so scripted calls
 //!   take real time.
-//! - With the `http` feature, `OpenAiCompatModel` and `AnthropicModel`:
+//! - With the `http` feature, `OpenAiCompatModel`, `AnthropicModel`,
+//!   `ResponsesModel` and `GoogleModel`:
 //!   real models behind the same boundary, streaming from any
-//!   OpenAI-compatible endpoint or from Anthropic's Messages API over
-//!   hyper's HTTP/1.1 client on smol's networking.
+//!   OpenAI-compatible endpoint, Anthropic's Messages API, OpenAI's
+//!   Responses API or Google Gemini over hyper's HTTP/1.1 client on smol's networking.
 //! - Cancel on drop: a spawned producer stops as soon as the consumer has
 //!   dropped the stream and every result handle. The task then completes; it
 //!   never leaks and does no further work.
@@ -72,7 +73,9 @@ mod retry;
 #[cfg(feature = "http")]
 pub use agentstream_wire::host::ClientError;
 #[cfg(feature = "http")]
-pub use http::{AnthropicModel, EndpointModel, Hyper, HyperBody, OpenAiCompatModel};
+pub use http::{
+    AnthropicModel, EndpointModel, GoogleModel, Hyper, HyperBody, OpenAiCompatModel, ResponsesModel,
+};
 pub use retry::{with_retry, SmolSleep};
 
 pub use agentstream;
@@ -98,13 +101,16 @@ pub use smol::{Executor, Task, Timer};
 /// the [`Context`](agentstream::message::Context) and the message builders,
 /// this crate's [`spawn`], [`stream_with_timeout`] and [`pacer`], and, with
 /// the `http` feature, `OpenAiCompatModel`, `AnthropicModel`,
-/// [`OpenAiConfig`](agentstream_wire::openai::OpenAiConfig) and
-/// [`AnthropicConfig`](agentstream_wire::anthropic::AnthropicConfig).
+/// `ResponsesModel`, `GoogleModel` and their configurations
+/// ([`OpenAiConfig`](agentstream_wire::openai::OpenAiConfig),
+/// [`AnthropicConfig`](agentstream_wire::anthropic::AnthropicConfig),
+/// [`ResponsesConfig`](agentstream_wire::responses::ResponsesConfig),
+/// [`GoogleConfig`](agentstream_wire::google::GoogleConfig)).
 pub mod prelude {
     pub use crate::{abort_grace, tool_spawner};
     pub use crate::{pacer, spawn, stream_with_timeout};
     #[cfg(feature = "http")]
-    pub use crate::{AnthropicModel, OpenAiCompatModel};
+    pub use crate::{AnthropicModel, GoogleModel, OpenAiCompatModel, ResponsesModel};
     pub use agentstream::agent::{
         agent_loop, run_agent, AfterToolCallHook, Agent, AgentError, AgentEvent, AgentHooks,
         AgentOptions, AgentOutcome, AgentState, AgentStop, AgentTool, BeforeToolCallHook,
@@ -120,9 +126,10 @@ pub mod prelude {
         ScriptedModel, ScriptedTurn, StreamOptions,
     };
     #[cfg(feature = "http")]
-    pub use agentstream_wire::anthropic::AnthropicConfig;
-    #[cfg(feature = "http")]
-    pub use agentstream_wire::openai::OpenAiConfig;
+    pub use agentstream_wire::{
+        anthropic::AnthropicConfig, google::GoogleConfig, openai::OpenAiConfig,
+        responses::ResponsesConfig,
+    };
 }
 
 /// Spawns the stream's producer as a detached task on smol's global

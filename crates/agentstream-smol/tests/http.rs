@@ -21,6 +21,14 @@ fn anthropic(config: AnthropicConfig) -> AnthropicModel {
     AnthropicModel::new(config).expect("client")
 }
 
+fn responses(config: ResponsesConfig) -> ResponsesModel {
+    ResponsesModel::new(config).expect("client")
+}
+
+fn google(config: GoogleConfig) -> GoogleModel {
+    GoogleModel::new(config).expect("client")
+}
+
 fn tapped(endpoint: TapEndpoint<Config>) -> EndpointModel<TapEndpoint<Config>> {
     EndpointModel::new(endpoint).expect("client")
 }
@@ -50,6 +58,8 @@ fn run(scenario: impl Future<Output = ()>) {
 agentstream_testserver::http_scenario_tests! {
     openai: model,
     anthropic: anthropic,
+    responses: responses,
+    google: google,
     tap: tapped,
     sleep: sleep,
     with_timeout: with_timeout,

@@ -1,5 +1,7 @@
-//! A hand-written HTTP/1.1 server for end-to-end tests of the
-//! OpenAI-compatible and Anthropic adapters.
+//! A hand-written HTTP/1.1 server for end-to-end tests of the HTTP
+//! models of every provider: OpenAI-compatible Chat Completions, Anthropic
+//! Messages, OpenAI Responses and Google Gemini (the last two play the
+//! recorded streams of [`fixtures`]).
 //!
 //! It listens on `127.0.0.1` (never anything else), runs one thread per
 //! connection, records every request, and answers with what the test's
@@ -32,8 +34,11 @@ pub mod adapter_scenarios;
 pub mod anthropic_scenarios;
 pub mod base_url_scenarios;
 pub mod error_scenarios;
+pub mod fixtures;
+pub mod google_scenarios;
 pub mod replay_scenarios;
 pub mod request_scenarios;
+pub mod responses_scenarios;
 pub mod retry_scenarios;
 pub mod scenarios;
 
@@ -496,7 +501,9 @@ pub fn split_randomly(bytes: &[u8], rng: &mut Rng, max_piece: usize) -> Vec<Vec<
 /// - `retry`: the OpenAI maker and the runtime's sleep;
 /// - `timeout`: the OpenAI maker and the adapter's `stream_with_timeout`;
 /// - `with_retry`: `|config, policy| with_retry(model(config), policy)`;
-/// - `tap`: `fn(TapEndpoint<OpenAiConfig>) -> M`.
+/// - `tap`: `fn(TapEndpoint<OpenAiConfig>) -> M`;
+/// - `responses`: `fn(ResponsesConfig) -> M`; `google`: `fn(GoogleConfig) -> M`;
+/// - `responses_retry`, `google_retry`: `|config, policy| with_retry(model(config), policy)`.
 ///
 /// [`http_scenario_tests!`] turns the list into one `#[test]` each, so
 /// every native host runs every scenario.
@@ -532,6 +539,16 @@ macro_rules! for_each_http_scenario {
                 retry transport_failures_and_seeded_jitter, with_retry adapter_with_retry,
             ],
             replay_scenarios [tap tapped_bodies_replay_as_received],
+            responses_scenarios [
+                responses recorded_streams, responses reasoning_round_trip,
+                responses error_causes, responses_retry retries_429_and_503,
+                responses idle_timeout, responses base_url_forms,
+            ],
+            google_scenarios [
+                google recorded_streams, google signature_round_trip,
+                google error_causes, google_retry retries_429_and_503,
+                google idle_timeout, google base_url_forms,
+            ],
         }
     };
 }
@@ -543,6 +560,8 @@ macro_rules! for_each_http_scenario {
 /// agentstream_testserver::http_scenario_tests! {
 ///     openai: model,                 // fn(OpenAiConfig) -> impl Model
 ///     anthropic: anthropic,          // fn(AnthropicConfig) -> impl Model
+///     responses: responses,          // fn(ResponsesConfig) -> impl Model
+///     google: google,                // fn(GoogleConfig) -> impl Model
 ///     tap: tapped,                   // fn(TapEndpoint<OpenAiConfig>) -> impl Model
 ///     sleep: tokio::time::sleep,     // the runtime's timer
 ///     with_timeout: with_timeout,    // the adapter's stream_with_timeout for the OpenAI model
@@ -563,6 +582,8 @@ macro_rules! __http_scenario_tests {
     (
         openai: $o:path,
         anthropic: $a:path,
+        responses: $rs:path,
+        google: $g:path,
         tap: $t:path,
         sleep: $s:path,
         with_timeout: $w:path,
@@ -577,31 +598,43 @@ macro_rules! __http_scenario_tests {
                 $(
                     #[test]
                     fn $name() {
-                        $crate::__http_scenario_tests!(@run $group $module $name $o, $a, $t, $s, $w, $r, $run);
+                        $crate::__http_scenario_tests!(@run $group $module $name ($rs, $g) $o, $a, $t, $s, $w, $r, $run);
                     }
                 )*
             }
         )*
     };
-    (@run openai $module:ident $name:ident $o:path, $a:path, $t:path, $s:path, $w:path, $r:path, $run:path) => {
+    (@run openai $module:ident $name:ident ($rs:path, $g:path) $o:path, $a:path, $t:path, $s:path, $w:path, $r:path, $run:path) => {
         $run($crate::$module::$name($o))
     };
-    (@run anthropic $module:ident $name:ident $o:path, $a:path, $t:path, $s:path, $w:path, $r:path, $run:path) => {
+    (@run anthropic $module:ident $name:ident ($rs:path, $g:path) $o:path, $a:path, $t:path, $s:path, $w:path, $r:path, $run:path) => {
         $run($crate::$module::$name($a))
     };
-    (@run both $module:ident $name:ident $o:path, $a:path, $t:path, $s:path, $w:path, $r:path, $run:path) => {
+    (@run both $module:ident $name:ident ($rs:path, $g:path) $o:path, $a:path, $t:path, $s:path, $w:path, $r:path, $run:path) => {
         $run($crate::$module::$name($o, $a))
     };
-    (@run retry $module:ident $name:ident $o:path, $a:path, $t:path, $s:path, $w:path, $r:path, $run:path) => {
+    (@run retry $module:ident $name:ident ($rs:path, $g:path) $o:path, $a:path, $t:path, $s:path, $w:path, $r:path, $run:path) => {
         $run($crate::$module::$name($o, $s))
     };
-    (@run timeout $module:ident $name:ident $o:path, $a:path, $t:path, $s:path, $w:path, $r:path, $run:path) => {
+    (@run timeout $module:ident $name:ident ($rs:path, $g:path) $o:path, $a:path, $t:path, $s:path, $w:path, $r:path, $run:path) => {
         $run($crate::$module::$name($o, $w))
     };
-    (@run with_retry $module:ident $name:ident $o:path, $a:path, $t:path, $s:path, $w:path, $r:path, $run:path) => {
+    (@run with_retry $module:ident $name:ident ($rs:path, $g:path) $o:path, $a:path, $t:path, $s:path, $w:path, $r:path, $run:path) => {
         $run($crate::$module::$name(|config, policy| $r($o(config), policy)))
     };
-    (@run tap $module:ident $name:ident $o:path, $a:path, $t:path, $s:path, $w:path, $r:path, $run:path) => {
+    (@run responses $module:ident $name:ident ($rs:path, $g:path) $o:path, $a:path, $t:path, $s:path, $w:path, $r:path, $run:path) => {
+        $run($crate::$module::$name($rs))
+    };
+    (@run google $module:ident $name:ident ($rs:path, $g:path) $o:path, $a:path, $t:path, $s:path, $w:path, $r:path, $run:path) => {
+        $run($crate::$module::$name($g))
+    };
+    (@run responses_retry $module:ident $name:ident ($rs:path, $g:path) $o:path, $a:path, $t:path, $s:path, $w:path, $r:path, $run:path) => {
+        $run($crate::$module::$name(|config, policy| $r($rs(config), policy)))
+    };
+    (@run google_retry $module:ident $name:ident ($rs:path, $g:path) $o:path, $a:path, $t:path, $s:path, $w:path, $r:path, $run:path) => {
+        $run($crate::$module::$name(|config, policy| $r($g(config), policy)))
+    };
+    (@run tap $module:ident $name:ident ($rs:path, $g:path) $o:path, $a:path, $t:path, $s:path, $w:path, $r:path, $run:path) => {
         $run($crate::$module::$name($t))
     };
 }

@@ -8,7 +8,6 @@
 //! wait is recorded and then shortened to a millisecond.
 
 use std::future::Future;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -21,6 +20,7 @@ use agentstream_wire::openai::OpenAiConfig;
 use futures_util::StreamExt;
 use serde_json::json;
 
+use crate::fixtures::scripted;
 use crate::scenarios::TEST_KEY;
 use crate::{answer_payloads, sse_body, BodyEnd, MockServer, Reply};
 
@@ -61,17 +61,6 @@ where
         sleep(wait.min(Duration::from_millis(1)))
     };
     (waits, timer)
-}
-
-/// A server answering its requests in turn with `replies`, the last one
-/// again once they run out.
-fn scripted(replies: Vec<Reply>) -> MockServer {
-    let next = AtomicUsize::new(0);
-    MockServer::start(move |_| {
-        let i = next.fetch_add(1, Ordering::SeqCst);
-        replies[i.min(replies.len() - 1)].clone()
-    })
-    .expect("server")
 }
 
 fn ok_reply() -> Reply {

@@ -4,9 +4,11 @@ use std::time::Duration;
 
 use agentstream_wire::anthropic::AnthropicConfig;
 use agentstream_wire::endpoint::PreparedRequest;
+use agentstream_wire::google::GoogleConfig;
 use agentstream_wire::host::{ClientError, Host};
 use agentstream_wire::http::{ResponseBody, ResponseHead, TransportError, READ_HEADERS};
 use agentstream_wire::openai::OpenAiConfig;
+use agentstream_wire::responses::ResponsesConfig;
 
 /// A [`Model`](agentstream::model::Model) that streams from an
 /// OpenAI-compatible Chat Completions endpoint over
@@ -53,6 +55,17 @@ pub type OpenAiCompatModel = EndpointModel<OpenAiConfig>;
 /// # }
 /// ```
 pub type AnthropicModel = EndpointModel<AnthropicConfig>;
+
+/// A [`Model`](agentstream::model::Model) that streams from an OpenAI
+/// Responses endpoint (`POST {base}/responses`) over reqwest, with the
+/// behaviour of [`OpenAiCompatModel`].
+pub type ResponsesModel = EndpointModel<ResponsesConfig>;
+
+/// A [`Model`](agentstream::model::Model) that streams from Google Gemini
+/// (the Gemini API, or Vertex AI with
+/// [`GoogleConfig::vertex`](agentstream_wire::google::GoogleConfig::vertex))
+/// over reqwest, with the behaviour of [`OpenAiCompatModel`].
+pub type GoogleModel = EndpointModel<GoogleConfig>;
 
 /// A [`Model`](agentstream::model::Model) for any
 /// [`Endpoint`](agentstream_wire::endpoint::Endpoint) over reqwest, with

@@ -17,9 +17,11 @@
 //!   dropped the stream and every result handle. The task then completes; it
 //!   never leaks and does no further work.
 //!
-//! - With the `http` feature, `OpenAiCompatModel` and `AnthropicModel`:
+//! - With the `http` feature, `OpenAiCompatModel`, `AnthropicModel`,
+//!   `ResponsesModel` and `GoogleModel`:
 //!   real models behind the same boundary, streaming from any
-//!   OpenAI-compatible endpoint or from Anthropic's Messages API over
+//!   OpenAI-compatible endpoint, Anthropic's Messages API, OpenAI's
+//!   Responses API or Google Gemini over
 //!   reqwest.
 //!
 //! Everything here needs to run inside a tokio runtime with the timer
@@ -74,7 +76,9 @@ mod retry;
 #[cfg(feature = "http")]
 pub use agentstream_wire::host::ClientError;
 #[cfg(feature = "http")]
-pub use http::{AnthropicModel, Body, EndpointModel, OpenAiCompatModel, Reqwest};
+pub use http::{
+    AnthropicModel, Body, EndpointModel, GoogleModel, OpenAiCompatModel, Reqwest, ResponsesModel,
+};
 pub use retry::{with_retry, TokioSleep};
 
 pub use agentstream;
@@ -99,13 +103,16 @@ pub use agentstream_wire;
 /// the [`Context`](agentstream::message::Context) and the message builders,
 /// this crate's [`spawn`], [`stream_with_timeout`] and [`pacer`], and, with
 /// the `http` feature, `OpenAiCompatModel`, `AnthropicModel`,
-/// [`OpenAiConfig`](agentstream_wire::openai::OpenAiConfig) and
-/// [`AnthropicConfig`](agentstream_wire::anthropic::AnthropicConfig).
+/// `ResponsesModel`, `GoogleModel` and their configurations
+/// ([`OpenAiConfig`](agentstream_wire::openai::OpenAiConfig),
+/// [`AnthropicConfig`](agentstream_wire::anthropic::AnthropicConfig),
+/// [`ResponsesConfig`](agentstream_wire::responses::ResponsesConfig),
+/// [`GoogleConfig`](agentstream_wire::google::GoogleConfig)).
 pub mod prelude {
     pub use crate::{abort_grace, tool_spawner};
     pub use crate::{pacer, spawn, stream_with_timeout};
     #[cfg(feature = "http")]
-    pub use crate::{AnthropicModel, OpenAiCompatModel};
+    pub use crate::{AnthropicModel, GoogleModel, OpenAiCompatModel, ResponsesModel};
     pub use agentstream::agent::{
         agent_loop, run_agent, AfterToolCallHook, Agent, AgentError, AgentEvent, AgentHooks,
         AgentOptions, AgentOutcome, AgentState, AgentStop, AgentTool, BeforeToolCallHook,
@@ -121,9 +128,10 @@ pub mod prelude {
         ScriptedModel, ScriptedTurn, StreamOptions,
     };
     #[cfg(feature = "http")]
-    pub use agentstream_wire::anthropic::AnthropicConfig;
-    #[cfg(feature = "http")]
-    pub use agentstream_wire::openai::OpenAiConfig;
+    pub use agentstream_wire::{
+        anthropic::AnthropicConfig, google::GoogleConfig, openai::OpenAiConfig,
+        responses::ResponsesConfig,
+    };
 }
 
 /// Spawns the stream's producer as a tokio task and returns the stream,

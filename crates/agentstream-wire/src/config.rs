@@ -28,6 +28,49 @@ use crate::pricing::Pricing;
 use crate::request::RequestError;
 use crate::sse::{SseProjector, SseStream};
 
+/// `call` laid over `defaults`: every option `call` sets replaces the one
+/// of `defaults`, the others stay; the signal is `call`'s. A call that
+/// sets a reasoning effort but no thinking budget drops the default
+/// budget (the budget wins over an effort where the API takes one, so a
+/// default budget would otherwise hide the call's effort). This is the one
+/// place per-call options meet defaults: [`EndpointConfig`] layers its
+/// [`defaults`](EndpointConfig::defaults) and a call's options with it,
+/// and every request builder's `with_call` does too.
+///
+/// ```
+/// use agentstream::model::StreamOptions;
+/// use agentstream_wire::config::layered;
+///
+/// let defaults = StreamOptions::default().with_max_tokens(1000).with_temperature(0.7);
+/// let call = StreamOptions::default().with_max_tokens(50);
+/// let options = layered(&defaults, &call);
+/// assert_eq!((options.max_tokens, options.temperature), (Some(50), Some(0.7)));
+/// ```
+pub fn layered(defaults: &StreamOptions, call: &StreamOptions) -> StreamOptions {
+    let mut options = call.clone();
+    options.max_tokens = call.max_tokens.or(defaults.max_tokens);
+    options.temperature = call.temperature.or(defaults.temperature);
+    options.top_p = call.top_p.or(defaults.top_p);
+    if call.stop.is_none() {
+        options.stop.clone_from(&defaults.stop);
+    }
+    if call.tool_choice.is_none() {
+        options.tool_choice.clone_from(&defaults.tool_choice);
+    }
+    options.reasoning_effort = call.reasoning_effort.or(defaults.reasoning_effort);
+    options.thinking_budget = call.thinking_budget.or(if call.reasoning_effort.is_some() {
+        None
+    } else {
+        defaults.thinking_budget
+    });
+    if call.response_format.is_none() {
+        options
+            .response_format
+            .clone_from(&defaults.response_format);
+    }
+    options
+}
+
 /// What one wire protocol adds to an [`EndpointConfig`]: its own
 /// settings (OpenAI's [`Compat`](crate::openai::Compat), Anthropic's
 /// version header) and how it builds a request and reads the response.
@@ -41,8 +84,9 @@ pub trait Protocol: Clone + fmt::Debug {
     /// How a base URL whose path is neither empty nor `/v1` is read.
     const BASE_PATH: BasePath;
 
-    /// The JSON body for `context`, `model` of `provider`, with `defaults`
-    /// and then the call's `options` over the protocol's own defaults.
+    /// The JSON body for `context`, `model` of `provider`, with `options`:
+    /// the configuration's defaults with the call's options [`layered`]
+    /// over them.
     ///
     /// # Errors
     /// A [`RequestError`] when the context cannot be sent.
@@ -50,9 +94,17 @@ pub trait Protocol: Clone + fmt::Debug {
         &self,
         context: &Context,
         target: (&str, &str),
-        defaults: &StreamOptions,
         options: &StreamOptions,
     ) -> Result<Value, RequestError>;
+
+    /// The URL calls for `model` go to under `base_url` (see
+    /// [`EndpointConfig::endpoint_url`]). Default: [`ENDPOINT`](Self::ENDPOINT)
+    /// under the API root, read as [`BASE_PATH`](Self::BASE_PATH) says; a
+    /// protocol whose URL names the model (Gemini's) replaces it.
+    fn endpoint_url(&self, base_url: &str, model: &str) -> String {
+        let _ = model;
+        api_url(base_url, Self::BASE_PATH, Self::ENDPOINT)
+    }
 
     /// Adds the protocol's headers (authentication with `api_key`, a
     /// version) after `content-type` and `accept`.
@@ -269,7 +321,7 @@ impl<P: Protocol> EndpointConfig<P> {
     /// host can use (see [`parse_url`](crate::model::parse_url)) with the
     /// call's `error` event.
     pub fn endpoint_url(&self) -> String {
-        api_url(&self.base_url, P::BASE_PATH, P::ENDPOINT)
+        self.protocol.endpoint_url(&self.base_url, &self.model)
     }
 
     /// The request for `context` with the configuration's defaults: URL,
@@ -295,7 +347,8 @@ impl<P: Protocol> EndpointConfig<P> {
         call: &StreamOptions,
     ) -> Result<PreparedRequest, RequestError> {
         let target = (self.model.as_str(), self.provider.as_str());
-        let mut body = self.protocol.body(context, target, &self.defaults, call)?;
+        let options = layered(&self.defaults, call);
+        let mut body = self.protocol.body(context, target, &options)?;
         if let Some(extra) = &self.extra_body {
             merge_body(&mut body, extra);
         }

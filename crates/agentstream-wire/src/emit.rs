@@ -518,7 +518,7 @@ pub(crate) fn read_payload<'a, T: serde::Deserialize<'a>>(
 }
 
 /// The methods every projector over an [`Emitter`] (field `emit`) shares,
-/// and its [`SseProjector`](crate::driver::SseProjector) implementation
+/// and its [`SseProjector`](crate::sse::SseProjector) implementation
 /// (each SSE event's data goes to `push_data`, whatever its `event:` name).
 macro_rules! emitter_projector {
     ($ty:ident) => {
@@ -635,6 +635,10 @@ macro_rules! emitter_projector {
 
             fn set_limits(&mut self, limits: crate::limits::Limits) {
                 $ty::set_limits(self, limits);
+            }
+
+            fn error_cause(&self) -> Option<agentstream::model::ErrorCause> {
+                $ty::error_cause(self)
             }
         }
     };

@@ -192,6 +192,20 @@ pub enum BasePath {
 /// says. The base's query string is kept after the endpoint; its
 /// fragment is dropped (it is never sent), and so is an empty query.
 pub(crate) fn api_url(base_url: &str, other: BasePath, endpoint: &str) -> String {
+    api_url_at(base_url, other, "/v1", endpoint, "")
+}
+
+/// [`api_url`] with the API root `version` for a base without a path (and,
+/// for [`BasePath::Prefix`], one not ending in it), and `query` (without
+/// `?`) before the base's own query string.
+pub(crate) fn api_url_at(
+    base_url: &str,
+    other: BasePath,
+    version: &str,
+    endpoint: &str,
+    query: &str,
+) -> String {
+    let first_query = query;
     let base = match base_url.split_once('#') {
         Some((before, _fragment)) => before,
         None => base_url,
@@ -206,17 +220,21 @@ pub(crate) fn api_url(base_url: &str, other: BasePath, endpoint: &str) -> String
     let rest = rest.trim_end_matches('/');
     let path_start = rest.find('/').unwrap_or(rest.len());
     let root = &rest[path_start..];
-    let add_version = root.is_empty() || (other == BasePath::Prefix && !root.ends_with("/v1"));
-    let mut url = String::with_capacity(base.len() + endpoint.len() + 4);
+    let add_version = root.is_empty() || (other == BasePath::Prefix && !root.ends_with(version));
+    let mut url = String::with_capacity(base.len() + endpoint.len() + first_query.len() + 8);
     url.push_str(scheme);
     url.push_str(rest);
     if add_version {
-        url.push_str("/v1");
+        url.push_str(version);
     }
     url.push_str(endpoint);
-    if !query.is_empty() {
-        url.push('?');
-        url.push_str(query);
+    let mut separator = '?';
+    for part in [first_query, query] {
+        if !part.is_empty() {
+            url.push(separator);
+            url.push_str(part);
+            separator = '&';
+        }
     }
     url
 }

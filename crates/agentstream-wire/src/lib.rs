@@ -7,8 +7,9 @@
 //!
 //! - [`model`]: [`EndpointModel`](model::EndpointModel), the call path:
 //!   the timestamp, the request with the call's options, the URL check,
-//!   the exchange, the typed cause; `OpenAiCompatModel<H>` and
-//!   `AnthropicModel<H>` name it per provider.
+//!   the exchange, the typed cause; `OpenAiCompatModel<H>`,
+//!   `AnthropicModel<H>`, `ResponsesModel<H>` and `GoogleModel<H>` name it
+//!   per provider.
 //! - [`host`]: [`Host`](host::Host), what a runtime implements (send,
 //!   sleep, wall clock).
 //! - [`config`]: [`EndpointConfig`](config::EndpointConfig), every
@@ -24,11 +25,13 @@
 //!   [`AnthropicStream`](anthropic::AnthropicStream) and
 //!   [`AnthropicConfig`](anthropic::AnthropicConfig).
 //! - [`responses`]: OpenAI Responses: the request builder
-//!   (`responses::build_request`) and the
-//!   [`ResponsesProjector`](responses::ResponsesProjector).
-//! - [`google`]: Google Gemini `streamGenerateContent`: the request builder
-//!   (`google::build_request`) and the
-//!   [`GeminiProjector`](google::GeminiProjector).
+//!   (`responses::build_request`), the
+//!   [`ResponsesProjector`](responses::ResponsesProjector) and
+//!   [`ResponsesConfig`](responses::ResponsesConfig).
+//! - [`google`]: Google Gemini `streamGenerateContent` (the Gemini API or
+//!   Vertex AI): the request builder (`google::build_request`), the
+//!   [`GeminiProjector`](google::GeminiProjector) and
+//!   [`GoogleConfig`](google::GoogleConfig).
 //! - [`http`]: [`exchange`](http::exchange), the response loop, with
 //!   [`ResponseHead`](http::ResponseHead), [`ResponseBody`](http::ResponseBody)
 //!   and [`TransportError`](http::TransportError).

@@ -19,9 +19,11 @@ use agentstream::model::{ErrorCause, Model, ModelStream, StreamOptions};
 
 use crate::anthropic::AnthropicConfig;
 use crate::endpoint::Endpoint;
+use crate::google::GoogleConfig;
 use crate::host::{ClientError, Host};
 use crate::http::{exchange_at, push_all, ResponseStream, TransportError};
 use crate::openai::OpenAiConfig;
+use crate::responses::ResponsesConfig;
 
 /// A [`Model`] that streams from one provider's endpoint `E` through the
 /// runtime host `H`.
@@ -45,6 +47,12 @@ pub type OpenAiCompatModel<H> = EndpointModel<OpenAiConfig, H>;
 
 /// An Anthropic Messages model on the host `H`.
 pub type AnthropicModel<H> = EndpointModel<AnthropicConfig, H>;
+
+/// An OpenAI Responses model on the host `H`.
+pub type ResponsesModel<H> = EndpointModel<ResponsesConfig, H>;
+
+/// A Google Gemini model (the Gemini API or Vertex AI) on the host `H`.
+pub type GoogleModel<H> = EndpointModel<GoogleConfig, H>;
 
 impl<E: Endpoint, H: Host> EndpointModel<E, H> {
     /// A model for `endpoint` with the host's own client, which connects

@@ -207,7 +207,9 @@ fn effort_maps_to_pi_levels_and_budgets() {
     for (model, effort, expected) in cases {
         let call = StreamOptions::default().with_reasoning_effort(effort);
         assert_eq!(
-            RequestOptions::new(model).with_call(&call).thinking,
+            RequestOptions::new(model)
+                .with_call(&call)
+                .effective_thinking(),
             Some(expected),
             "{model}"
         );

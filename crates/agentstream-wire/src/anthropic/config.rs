@@ -87,12 +87,10 @@ impl Protocol for AnthropicMessages {
         &self,
         context: &Context,
         (model, provider): (&str, &str),
-        defaults: &StreamOptions,
         options: &StreamOptions,
     ) -> Result<Value, RequestError> {
         let options = RequestOptions::new(model)
             .with_provider(provider)
-            .with_call(defaults)
             .with_call(options);
         build_request(context, &options)
     }

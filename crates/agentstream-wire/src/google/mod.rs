@@ -12,15 +12,20 @@
 //! - [`schema`]: the JSON Schema subset of Gemini's OpenAPI-style
 //!   `Schema`, for [`SchemaMode::OpenApi`].
 //!
+//! - [`config`]: the [`EndpointConfig`](crate::config::EndpointConfig) of
+//!   the protocol, which every host's model takes.
+//!
 //! The projector has the methods the SSE driver calls on the other
 //! projectors, so the generic SSE stream drives it as it drives
 //! [`EventProjector`](crate::anthropic::EventProjector).
 
+pub mod config;
 mod partial_args;
 pub mod projector;
 pub mod request;
 pub mod schema;
 
+pub use config::{Gemini, GoogleAuth, GoogleConfig, GEMINI_BASE_URL};
 pub use projector::{GeminiProjector, GOOGLE_API};
 pub use request::{
     build_request, RequestError, RequestOptions, SchemaMode, Thinking, ThinkingLevel,

@@ -57,7 +57,7 @@ use serde_json::{json, Map, Value};
 
 use agentstream::message::transform::{transform_messages, TargetModel};
 use agentstream::message::{ContentBlock, Context, Message, ToolResultMessage, UserContent};
-use agentstream::model::{ReasoningEffort, ResponseFormat, StreamOptions, ToolChoice};
+use agentstream::model::{ReasoningEffort, StreamOptions, ToolChoice};
 
 use super::projector::GOOGLE_API;
 use super::schema::to_openapi;
@@ -119,7 +119,7 @@ pub enum Thinking {
 }
 
 /// What a request asks for besides the context.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct RequestOptions {
     /// The model id (it goes in the URL; it decides the "same model" and
@@ -127,20 +127,21 @@ pub struct RequestOptions {
     pub model: String,
     /// The provider (`google` from [`new`](Self::new)).
     pub provider: String,
-    /// `maxOutputTokens`, if any.
-    pub max_output_tokens: Option<u64>,
-    /// The temperature, if any.
-    pub temperature: Option<f64>,
-    /// `topP`, if any.
-    pub top_p: Option<f64>,
-    /// `stopSequences`, if any.
-    pub stop_sequences: Option<Vec<String>>,
-    /// The tool choice, if any (sent only when there are tools).
-    pub tool_choice: Option<ToolChoice>,
-    /// The thinking setting, if any.
+    /// The call's options: `max_tokens` is `maxOutputTokens`, then
+    /// `temperature`, `topP`, `stop` (`stopSequences`), the tool choice
+    /// (sent only when there are tools) and the response format. A
+    /// thinking budget or reasoning effort here gives the thinking setting
+    /// (see [`thinking`](Self::thinking)).
+    pub call: StreamOptions,
+    /// The thinking setting when the call's options ask for none (no
+    /// thinking budget and no reasoning effort). A thinking budget is
+    /// [`Thinking::Budget`]; a reasoning effort is, as Pi maps it, a
+    /// `thinkingLevel` for Gemini 3 Pro (`minimal`/`low` → `LOW`, else
+    /// `HIGH`), Gemma 4 (`MINIMAL` or `HIGH`) and Gemini 3 Flash (the same
+    /// name), and otherwise a budget: Pi's table for Gemini 2.5 Pro (128,
+    /// 2048, 8192, 32768), 2.5 Flash-Lite (512, 2048, 8192, 24576) and 2.5
+    /// Flash (128, 2048, 8192, 24576), `-1` (dynamic) for other models.
     pub thinking: Option<Thinking>,
-    /// Structured output, if any.
-    pub response_format: Option<ResponseFormat>,
     /// How schemas are sent. Default [`SchemaMode::JsonSchema`].
     pub schema_mode: SchemaMode,
 }
@@ -151,13 +152,8 @@ impl RequestOptions {
         Self {
             model: model.into(),
             provider: "google".into(),
-            max_output_tokens: None,
-            temperature: None,
-            top_p: None,
-            stop_sequences: None,
-            tool_choice: None,
+            call: StreamOptions::default(),
             thinking: None,
-            response_format: None,
             schema_mode: SchemaMode::JsonSchema,
         }
     }
@@ -180,14 +176,8 @@ impl RequestOptions {
         self
     }
 
-    /// These options with the request options of one call laid over them:
-    /// every option the call sets replaces this one. A thinking budget is
-    /// [`Thinking::Budget`]; a reasoning effort is, as Pi maps it, a
-    /// `thinkingLevel` for Gemini 3 Pro (`minimal`/`low` → `LOW`, else
-    /// `HIGH`), Gemma 4 (`MINIMAL` or `HIGH`) and Gemini 3 Flash (the same
-    /// name), and otherwise a budget: Pi's table for Gemini 2.5 Pro (128,
-    /// 2048, 8192, 32768), 2.5 Flash-Lite (512, 2048, 8192, 24576) and 2.5
-    /// Flash (128, 2048, 8192, 24576), `-1` (dynamic) for other models.
+    /// These options with the request options of one call
+    /// [`layered`](crate::config::layered) over [`call`](Self::call).
     ///
     /// ```
     /// use agentstream::model::{ReasoningEffort, StreamOptions};
@@ -195,29 +185,26 @@ impl RequestOptions {
     ///
     /// let call = StreamOptions::default().with_reasoning_effort(ReasoningEffort::Low);
     /// let flash = RequestOptions::new("gemini-2.5-flash").with_call(&call);
-    /// assert_eq!(flash.thinking, Some(Thinking::Budget(2048)));
+    /// assert_eq!(flash.effective_thinking(), Some(Thinking::Budget(2048)));
     /// let pro3 = RequestOptions::new("gemini-3-pro-preview").with_call(&call);
-    /// assert_eq!(pro3.thinking, Some(Thinking::Level(ThinkingLevel::Low)));
+    /// assert_eq!(pro3.effective_thinking(), Some(Thinking::Level(ThinkingLevel::Low)));
     /// ```
     pub fn with_call(mut self, call: &StreamOptions) -> Self {
-        self.max_output_tokens = call.max_tokens.or(self.max_output_tokens);
-        self.temperature = call.temperature.or(self.temperature);
-        self.top_p = call.top_p.or(self.top_p);
-        if call.stop.is_some() {
-            self.stop_sequences.clone_from(&call.stop);
-        }
-        if call.tool_choice.is_some() {
-            self.tool_choice.clone_from(&call.tool_choice);
-        }
-        if let Some(budget) = call.thinking_budget {
-            self.thinking = Some(Thinking::Budget(i64::try_from(budget).unwrap_or(i64::MAX)));
-        } else if let Some(effort) = call.reasoning_effort {
-            self.thinking = Some(effort_thinking(&self.model, effort));
-        }
-        if call.response_format.is_some() {
-            self.response_format.clone_from(&call.response_format);
-        }
+        self.call = crate::config::layered(&self.call, call);
         self
+    }
+
+    /// The thinking setting sent: the call's thinking budget, else its
+    /// reasoning effort mapped for the model, else
+    /// [`thinking`](Self::thinking).
+    pub fn effective_thinking(&self) -> Option<Thinking> {
+        if let Some(budget) = self.call.thinking_budget {
+            Some(Thinking::Budget(i64::try_from(budget).unwrap_or(i64::MAX)))
+        } else if let Some(effort) = self.call.reasoning_effort {
+            Some(effort_thinking(&self.model, effort))
+        } else {
+            self.thinking
+        }
     }
 }
 
@@ -479,7 +466,7 @@ pub fn build_request(context: &Context, options: &RequestOptions) -> Result<Valu
             "tools".into(),
             json!([{ "functionDeclarations": declarations }]),
         );
-        if let Some(choice) = &options.tool_choice {
+        if let Some(choice) = &options.call.tool_choice {
             let config = match choice {
                 ToolChoice::None => json!({"mode": "NONE"}),
                 ToolChoice::Required => json!({"mode": "ANY"}),
@@ -493,22 +480,23 @@ pub fn build_request(context: &Context, options: &RequestOptions) -> Result<Valu
         }
     }
     let mut config = Map::new();
-    if let Some(max) = options.max_output_tokens {
+    let call = &options.call;
+    if let Some(max) = call.max_tokens {
         config.insert("maxOutputTokens".into(), Value::from(max));
     }
-    if let Some(temperature) = options.temperature {
+    if let Some(temperature) = call.temperature {
         config.insert("temperature".into(), Value::from(temperature));
     }
-    if let Some(top_p) = options.top_p {
+    if let Some(top_p) = call.top_p {
         config.insert("topP".into(), Value::from(top_p));
     }
-    if let Some(stop) = options.stop_sequences.as_ref().filter(|s| !s.is_empty()) {
+    if let Some(stop) = call.stop.as_ref().filter(|s| !s.is_empty()) {
         config.insert("stopSequences".into(), Value::from(stop.clone()));
     }
-    if let Some(thinking) = options.thinking {
+    if let Some(thinking) = options.effective_thinking() {
         config.insert("thinkingConfig".into(), thinking_config(model, thinking));
     }
-    if let Some(format) = &options.response_format {
+    if let Some(format) = &call.response_format {
         config.insert(
             "responseMimeType".into(),
             Value::String("application/json".into()),

@@ -71,13 +71,11 @@ impl Protocol for OpenAiChat {
         &self,
         context: &Context,
         (model, provider): (&str, &str),
-        defaults: &StreamOptions,
         options: &StreamOptions,
     ) -> Result<Value, RequestError> {
         let options = RequestOptions::new(model)
             .with_compat(self.compat)
             .with_provider(provider)
-            .with_call(defaults)
             .with_call(options);
         build_request(context, &options)
     }

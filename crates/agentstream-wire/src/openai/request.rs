@@ -48,7 +48,7 @@ use alloc::vec::Vec;
 
 use serde_json::{json, Map, Value};
 
-use agentstream::model::{ReasoningEffort, ResponseFormat, StreamOptions, ToolChoice};
+use agentstream::model::{ResponseFormat, StreamOptions, ToolChoice};
 
 use super::projector::OPENAI_COMPLETIONS_API;
 use crate::request::blocking_diagnostics;
@@ -108,7 +108,7 @@ impl Compat {
 }
 
 /// What a request asks for besides the context.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, Default)]
 #[non_exhaustive]
 pub struct RequestOptions {
     /// The model id, sent as `model`.
@@ -118,21 +118,12 @@ pub struct RequestOptions {
     /// are "the same model" (see
     /// [`transform`](agentstream::message::transform)).
     pub provider: String,
-    /// The output token limit, if any.
-    pub max_tokens: Option<u64>,
-    /// The sampling temperature, if any.
-    pub temperature: Option<f64>,
-    /// Nucleus sampling's `top_p`, if any.
-    pub top_p: Option<f64>,
-    /// Stop sequences, sent as `stop` (an array), if any.
-    pub stop: Option<Vec<String>>,
-    /// The tool choice, sent as `tool_choice`, if any.
-    pub tool_choice: Option<ToolChoice>,
-    /// The reasoning effort, sent as `reasoning_effort`, if any.
-    pub reasoning_effort: Option<ReasoningEffort>,
-    /// Structured output, sent as `response_format` of type `json_schema`,
-    /// if any.
-    pub response_format: Option<ResponseFormat>,
+    /// The call's options: `max_tokens` (or `max_completion_tokens`, see
+    /// [`Compat`]), `temperature`, `top_p`, `stop` (an array),
+    /// `tool_choice`, `reasoning_effort` and `response_format` (of type
+    /// `json_schema`). The thinking budget has no Chat Completions field
+    /// and is not sent.
+    pub call: StreamOptions,
     /// Provider differences.
     pub compat: Compat,
 }
@@ -155,13 +146,13 @@ impl RequestOptions {
 
     /// Sets the output token limit.
     pub fn with_max_tokens(mut self, max_tokens: u64) -> Self {
-        self.max_tokens = Some(max_tokens);
+        self.call.max_tokens = Some(max_tokens);
         self
     }
 
     /// Sets the temperature.
     pub fn with_temperature(mut self, temperature: f64) -> Self {
-        self.temperature = Some(temperature);
+        self.call.temperature = Some(temperature);
         self
     }
 
@@ -171,10 +162,9 @@ impl RequestOptions {
         self
     }
 
-    /// These options with the request options of one call laid over them:
+    /// These options with the request options of one call
+    /// [`layered`](crate::config::layered) over [`call`](Self::call):
     /// every option the call sets replaces this one; the others stay.
-    /// [`thinking_budget`](StreamOptions::thinking_budget) has no Chat
-    /// Completions field and is not sent.
     ///
     /// ```
     /// use agentstream::model::StreamOptions;
@@ -183,22 +173,10 @@ impl RequestOptions {
     /// let defaults = RequestOptions::new("gpt-4o").with_max_tokens(1000).with_temperature(0.7);
     /// let call = StreamOptions::default().with_max_tokens(50);
     /// let options = defaults.with_call(&call);
-    /// assert_eq!((options.max_tokens, options.temperature), (Some(50), Some(0.7)));
+    /// assert_eq!((options.call.max_tokens, options.call.temperature), (Some(50), Some(0.7)));
     /// ```
     pub fn with_call(mut self, call: &StreamOptions) -> Self {
-        self.max_tokens = call.max_tokens.or(self.max_tokens);
-        self.temperature = call.temperature.or(self.temperature);
-        self.top_p = call.top_p.or(self.top_p);
-        if call.stop.is_some() {
-            self.stop.clone_from(&call.stop);
-        }
-        if call.tool_choice.is_some() {
-            self.tool_choice.clone_from(&call.tool_choice);
-        }
-        self.reasoning_effort = call.reasoning_effort.or(self.reasoning_effort);
-        if call.response_format.is_some() {
-            self.response_format.clone_from(&call.response_format);
-        }
+        self.call = crate::config::layered(&self.call, call);
         self
     }
 }
@@ -337,7 +315,7 @@ pub fn build_request(context: &Context, options: &RequestOptions) -> Result<Valu
     if compat.stream_options {
         body.insert("stream_options".into(), json!({"include_usage": true}));
     }
-    if let Some(max) = options.max_tokens {
+    if let Some(max) = options.call.max_tokens {
         let key = if compat.max_completion_tokens {
             "max_completion_tokens"
         } else {
@@ -345,22 +323,22 @@ pub fn build_request(context: &Context, options: &RequestOptions) -> Result<Valu
         };
         body.insert(key.into(), Value::from(max));
     }
-    if let Some(temperature) = options.temperature {
+    if let Some(temperature) = options.call.temperature {
         body.insert("temperature".into(), Value::from(temperature));
     }
-    if let Some(top_p) = options.top_p {
+    if let Some(top_p) = options.call.top_p {
         body.insert("top_p".into(), Value::from(top_p));
     }
-    if let Some(stop) = options.stop.as_ref().filter(|s| !s.is_empty()) {
+    if let Some(stop) = options.call.stop.as_ref().filter(|s| !s.is_empty()) {
         body.insert("stop".into(), Value::from(stop.clone()));
     }
-    if let Some(choice) = &options.tool_choice {
+    if let Some(choice) = &options.call.tool_choice {
         body.insert("tool_choice".into(), tool_choice_json(choice));
     }
-    if let Some(effort) = options.reasoning_effort {
+    if let Some(effort) = options.call.reasoning_effort {
         body.insert("reasoning_effort".into(), Value::from(effort.as_str()));
     }
-    if let Some(format) = &options.response_format {
+    if let Some(format) = &options.call.response_format {
         body.insert("response_format".into(), response_format_json(format));
     }
     if let Some(tools) = context.tools.as_ref().filter(|t| !t.is_empty()) {

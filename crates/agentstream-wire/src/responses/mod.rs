@@ -11,13 +11,18 @@
 //!   items, `instructions`, tools, the per-call options, and the reasoning
 //!   round trip (`store: false` with the encrypted reasoning included).
 //!
+//! - [`config`]: the [`EndpointConfig`](crate::config::EndpointConfig) of
+//!   the protocol, which every host's model takes.
+//!
 //! The projector has the methods the SSE driver calls on the other
 //! projectors (`push_data`, `finish`, `abort`, `interrupt`, `fail`,
 //! `is_finished`, `set_limits`), so the generic SSE stream drives it as it
 //! drives [`EventProjector`](crate::anthropic::EventProjector).
 
+pub mod config;
 pub mod projector;
 pub mod request;
 
+pub use config::{OpenAiResponses, ResponsesConfig};
 pub use projector::{ResponsesProjector, OPENAI_RESPONSES_API};
 pub use request::{build_request, ReasoningSummary, RequestError, RequestOptions};

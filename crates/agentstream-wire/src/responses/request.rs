@@ -66,7 +66,7 @@ use serde_json::{json, Map, Value};
 
 use agentstream::message::transform::{transform_messages, TargetModel};
 use agentstream::message::{AssistantMessage, ContentBlock, Context, Message, UserContent};
-use agentstream::model::{ReasoningEffort, ResponseFormat, StreamOptions, ToolChoice};
+use agentstream::model::{ReasoningEffort, StreamOptions, ToolChoice};
 
 use super::projector::OPENAI_RESPONSES_API;
 use crate::request::blocking_diagnostics;
@@ -96,7 +96,7 @@ impl ReasoningSummary {
 }
 
 /// What a request asks for besides the context.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct RequestOptions {
     /// The model id, sent as `model`.
@@ -105,20 +105,14 @@ pub struct RequestOptions {
     /// with the API and the model id it decides which assistant messages
     /// are "the same model", and whether ids take Pi's `CALL|ITEM` form.
     pub provider: String,
-    /// `max_output_tokens`, if any.
-    pub max_output_tokens: Option<u64>,
-    /// The sampling temperature, if any.
-    pub temperature: Option<f64>,
-    /// Nucleus sampling's `top_p`, if any.
-    pub top_p: Option<f64>,
-    /// The tool choice, if any.
-    pub tool_choice: Option<ToolChoice>,
-    /// `reasoning.effort`, if any.
-    pub reasoning_effort: Option<ReasoningEffort>,
+    /// The call's options: `max_tokens` is `max_output_tokens`, then
+    /// `temperature`, `top_p`, `tool_choice`, the reasoning effort
+    /// (`reasoning.effort`) and the response format (`text.format`). The
+    /// stop sequences and the thinking budget have no Responses field and
+    /// are not sent.
+    pub call: StreamOptions,
     /// `reasoning.summary`, if any (`auto` when only an effort is set).
     pub reasoning_summary: Option<ReasoningSummary>,
-    /// Structured output, sent as `text.format`, if any.
-    pub response_format: Option<ResponseFormat>,
     /// `store`: whether OpenAI keeps the response. Default `false`, with
     /// the encrypted reasoning included in the stream instead.
     pub store: bool,
@@ -130,13 +124,8 @@ impl RequestOptions {
         Self {
             model: model.into(),
             provider: "openai".into(),
-            max_output_tokens: None,
-            temperature: None,
-            top_p: None,
-            tool_choice: None,
-            reasoning_effort: None,
+            call: StreamOptions::default(),
             reasoning_summary: None,
-            response_format: None,
             store: false,
         }
     }
@@ -159,11 +148,8 @@ impl RequestOptions {
         self
     }
 
-    /// These options with the request options of one call laid over them:
-    /// every option the call sets replaces this one. `max_tokens` is
-    /// `max_output_tokens`; the reasoning effort is `reasoning.effort`; the
-    /// response format is `text.format`. The stop sequences and the
-    /// thinking budget have no Responses field and are not sent.
+    /// These options with the request options of one call
+    /// [`layered`](crate::config::layered) over [`call`](Self::call).
     ///
     /// ```
     /// use agentstream::model::{ReasoningEffort, StreamOptions};
@@ -173,20 +159,11 @@ impl RequestOptions {
     ///     .with_max_tokens(256)
     ///     .with_reasoning_effort(ReasoningEffort::High);
     /// let options = RequestOptions::new("gpt-5").with_call(&call);
-    /// assert_eq!(options.max_output_tokens, Some(256));
-    /// assert_eq!(options.reasoning_effort, Some(ReasoningEffort::High));
+    /// assert_eq!(options.call.max_tokens, Some(256));
+    /// assert_eq!(options.call.reasoning_effort, Some(ReasoningEffort::High));
     /// ```
     pub fn with_call(mut self, call: &StreamOptions) -> Self {
-        self.max_output_tokens = call.max_tokens.or(self.max_output_tokens);
-        self.temperature = call.temperature.or(self.temperature);
-        self.top_p = call.top_p.or(self.top_p);
-        if call.tool_choice.is_some() {
-            self.tool_choice.clone_from(&call.tool_choice);
-        }
-        self.reasoning_effort = call.reasoning_effort.or(self.reasoning_effort);
-        if call.response_format.is_some() {
-            self.response_format.clone_from(&call.response_format);
-        }
+        self.call = crate::config::layered(&self.call, call);
         self
     }
 }
@@ -366,13 +343,14 @@ pub fn build_request(context: &Context, options: &RequestOptions) -> Result<Valu
     if let Some(system) = context.system_prompt.as_ref().filter(|s| !s.is_empty()) {
         body.insert("instructions".into(), Value::String(system.clone()));
     }
-    if let Some(max) = options.max_output_tokens {
+    let call = &options.call;
+    if let Some(max) = call.max_tokens {
         body.insert("max_output_tokens".into(), Value::from(max));
     }
-    if let Some(temperature) = options.temperature {
+    if let Some(temperature) = call.temperature {
         body.insert("temperature".into(), Value::from(temperature));
     }
-    if let Some(top_p) = options.top_p {
+    if let Some(top_p) = call.top_p {
         body.insert("top_p".into(), Value::from(top_p));
     }
     if let Some(tools) = context.tools.as_ref().filter(|t| !t.is_empty()) {
@@ -390,7 +368,7 @@ pub fn build_request(context: &Context, options: &RequestOptions) -> Result<Valu
             .collect();
         body.insert("tools".into(), Value::Array(tools));
     }
-    if let Some(choice) = &options.tool_choice {
+    if let Some(choice) = &call.tool_choice {
         let choice = match choice {
             ToolChoice::None => json!("none"),
             ToolChoice::Required => json!("required"),
@@ -399,15 +377,15 @@ pub fn build_request(context: &Context, options: &RequestOptions) -> Result<Valu
         };
         body.insert("tool_choice".into(), choice);
     }
-    if options.reasoning_effort.is_some() || options.reasoning_summary.is_some() {
-        let effort = options.reasoning_effort.unwrap_or(ReasoningEffort::Medium);
+    if call.reasoning_effort.is_some() || options.reasoning_summary.is_some() {
+        let effort = call.reasoning_effort.unwrap_or(ReasoningEffort::Medium);
         let summary = options.reasoning_summary.unwrap_or(ReasoningSummary::Auto);
         body.insert(
             "reasoning".into(),
             json!({"effort": effort.as_str(), "summary": summary.as_str()}),
         );
     }
-    if let Some(format) = &options.response_format {
+    if let Some(format) = &call.response_format {
         let mut spec = json!({
             "type": "json_schema",
             "name": format.name,

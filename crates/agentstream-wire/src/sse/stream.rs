@@ -54,6 +54,13 @@ pub trait SseProjector {
     fn set_pricing(&mut self, pricing: Option<Pricing>);
     /// Sets the timestamp (Unix milliseconds) of the messages.
     fn set_timestamp(&mut self, timestamp_ms: u64);
+    /// The typed cause of the terminal `error` the projector produced, when
+    /// it knows one (a provider's code it read, which the error text alone
+    /// may not carry). [`SseStream`] prefers it to the cause it reads from
+    /// the message. Default: `None`.
+    fn error_cause(&self) -> Option<ErrorCause> {
+        None
+    }
 }
 
 /// One streaming SSE response, bytes in, [`ModelEvent`]s out: the SSE
@@ -207,13 +214,14 @@ impl<P: SseProjector> SseStream<P> {
     /// Records the cause of a terminal `error` the projector just pushed.
     fn note_failure(
         cause: &mut Option<ErrorCause>,
+        projected: Option<ErrorCause>,
         out: &[ModelEvent],
         data: Option<&str>,
         limits: &Limits,
     ) {
         if cause.is_none() {
             if let Some(message) = out.last().and_then(error_message_of) {
-                *cause = Some(projector_cause(message, data, limits));
+                *cause = Some(projected.unwrap_or_else(|| projector_cause(message, data, limits)));
             }
         }
     }
@@ -262,7 +270,13 @@ impl<P: SseProjector> SseStream<P> {
             let finished = projector.is_finished();
             projector.push_event(event, out);
             if !finished && projector.is_finished() {
-                Self::note_failure(cause, out, Some(&event.data), limits);
+                Self::note_failure(
+                    cause,
+                    projector.error_cause(),
+                    out,
+                    Some(&event.data),
+                    limits,
+                );
             }
         });
         let exceeded = match decoded {
@@ -301,7 +315,13 @@ impl<P: SseProjector> SseStream<P> {
             let finished = projector.is_finished();
             projector.push_event(event, out);
             if !finished && projector.is_finished() {
-                Self::note_failure(cause, out, Some(&event.data), limits);
+                Self::note_failure(
+                    cause,
+                    projector.error_cause(),
+                    out,
+                    Some(&event.data),
+                    limits,
+                );
             }
         });
         let finished = self.projector.is_finished();
@@ -319,7 +339,8 @@ impl<P: SseProjector> SseStream<P> {
             _ => {
                 self.projector.finish(&mut self.out);
                 if !finished && self.projector.is_finished() {
-                    Self::note_failure(&mut self.cause, &self.out, None, &self.limits);
+                    let projected = self.projector.error_cause();
+                    Self::note_failure(&mut self.cause, projected, &self.out, None, &self.limits);
                 }
             }
         }

@@ -1,0 +1,252 @@
+//! [`GoogleConfig`]: the [`EndpointConfig`] of a Gemini
+//! `streamGenerateContent` endpoint (the Gemini API, or Vertex AI), and
+//! [`Gemini`], what the protocol adds.
+
+use alloc::borrow::ToOwned;
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use agentstream::message::Context;
+use agentstream::model::StreamOptions;
+use serde_json::Value;
+
+use super::projector::GeminiProjector;
+use super::request::{build_request, RequestOptions, SchemaMode, Thinking};
+pub use crate::config::EndpointConfig;
+use crate::config::{BasePath, Protocol};
+use crate::endpoint::api_url_at;
+use crate::request::RequestError;
+
+/// The Gemini API's base URL.
+pub const GEMINI_BASE_URL: &str = "https://generativelanguage.googleapis.com/v1beta";
+
+/// The API root of a Gemini base URL without a path.
+const GEMINI_VERSION: &str = "/v1beta";
+
+/// The configuration of a Gemini endpoint, shared by every adapter's
+/// `GoogleModel` (the builders and fields every provider has are
+/// [`EndpointConfig`]'s).
+///
+/// Calls go to `{base}/models/{model}:streamGenerateContent?alt=sse`. A
+/// base URL without a path has the root `/v1beta`; another path is the
+/// root itself (`…/v1beta`, `…/v1`, a proxy's path); the base's query
+/// string follows `alt=sse`. The Gemini API takes the key in
+/// `x-goog-api-key`; Vertex AI ([`vertex`](Self::vertex)) takes an OAuth
+/// access token as a bearer token.
+///
+/// ```
+/// use agentstream::message::{user, Context};
+/// use agentstream_wire::google::GoogleConfig;
+///
+/// let config = GoogleConfig::new("gemini-2.5-flash").with_api_key("AIza-secret");
+/// assert_eq!(
+///     config.endpoint_url(),
+///     "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
+/// );
+/// let request = config.prepare(&Context::from_messages([user("hi").into()])).unwrap();
+/// assert_eq!(request.header("x-goog-api-key"), Some("AIza-secret"));
+/// assert!(!format!("{config:?} {request:?}").contains("AIza-secret"));
+///
+/// let vertex = GoogleConfig::vertex("my-project", "us-central1", "gemini-2.5-pro").with_api_key("ya29.token");
+/// assert_eq!(
+///     vertex.endpoint_url(),
+///     "https://us-central1-aiplatform.googleapis.com/v1/projects/my-project/locations/us-central1/publishers/google/models/gemini-2.5-pro:streamGenerateContent?alt=sse"
+/// );
+/// let request = vertex.prepare(&Context::from_messages([user("hi").into()])).unwrap();
+/// assert_eq!(request.header("authorization"), Some("Bearer ya29.token"));
+/// ```
+pub type GoogleConfig = EndpointConfig<Gemini>;
+
+/// How a Gemini endpoint takes its credential.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum GoogleAuth {
+    /// The Gemini API: the key in `x-goog-api-key`.
+    #[default]
+    ApiKey,
+    /// Vertex AI: an OAuth access token in `Authorization: Bearer`.
+    Bearer,
+}
+
+/// What Gemini adds to an [`EndpointConfig`]: how the credential is sent,
+/// the thinking setting when a call asks for none, and how schemas are
+/// sent.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Gemini {
+    /// How the credential is sent. Default [`GoogleAuth::ApiKey`].
+    pub auth: GoogleAuth,
+    /// The thinking setting when a call sets no thinking budget and no
+    /// reasoning effort (see [`RequestOptions::thinking`]).
+    pub thinking: Option<Thinking>,
+    /// How schemas are sent. Default [`SchemaMode::JsonSchema`].
+    pub schema_mode: SchemaMode,
+}
+
+impl GoogleConfig {
+    /// A configuration for `model` on the Gemini API
+    /// ([`GEMINI_BASE_URL`]), without API key or timeouts.
+    pub fn new(model: impl Into<String>) -> Self {
+        Self::with_protocol(GEMINI_BASE_URL, model, Gemini::default())
+    }
+
+    /// A configuration for `model` on Vertex AI in `project` at `location`
+    /// (`us-central1`, or `global`), provider `google-vertex`: the base URL
+    /// `https://{location}-aiplatform.googleapis.com/v1/projects/{project}/locations/{location}/publishers/google`
+    /// (`aiplatform.googleapis.com` for `global`) and the access token set
+    /// with [`with_api_key`](EndpointConfig::with_api_key) sent as a bearer
+    /// token.
+    pub fn vertex(
+        project: impl AsRef<str>,
+        location: impl AsRef<str>,
+        model: impl Into<String>,
+    ) -> Self {
+        let (project, location) = (project.as_ref(), location.as_ref());
+        let host = if location == "global" {
+            "aiplatform.googleapis.com".to_owned()
+        } else {
+            format!("{location}-aiplatform.googleapis.com")
+        };
+        let base =
+            format!("https://{host}/v1/projects/{project}/locations/{location}/publishers/google");
+        let protocol = Gemini {
+            auth: GoogleAuth::Bearer,
+            ..Gemini::default()
+        };
+        Self::with_protocol(base, model, protocol).with_provider("google-vertex")
+    }
+
+    /// Sets how the credential is sent.
+    pub fn with_auth(mut self, auth: GoogleAuth) -> Self {
+        self.protocol.auth = auth;
+        self
+    }
+
+    /// Sets the thinking setting used when a call asks for none.
+    pub fn with_thinking(mut self, thinking: Thinking) -> Self {
+        self.protocol.thinking = Some(thinking);
+        self
+    }
+
+    /// Sets how schemas are sent.
+    pub fn with_schema_mode(mut self, mode: SchemaMode) -> Self {
+        self.protocol.schema_mode = mode;
+        self
+    }
+}
+
+/// Whether `c` may stand in a path segment as it is.
+fn is_unreserved(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_' | '~')
+}
+
+impl Protocol for Gemini {
+    type Projector = GeminiProjector;
+    const PROVIDER: &'static str = "google";
+    const ENDPOINT: &'static str = ":streamGenerateContent";
+    const BASE_PATH: BasePath = BasePath::Root;
+
+    fn endpoint_url(&self, base_url: &str, model: &str) -> String {
+        // The model is one path segment: anything else is percent-encoded.
+        let mut endpoint = String::from("/models/");
+        for c in model.chars() {
+            if is_unreserved(c) {
+                endpoint.push(c);
+            } else {
+                let mut bytes = [0u8; 4];
+                for byte in c.encode_utf8(&mut bytes).bytes() {
+                    endpoint.push_str(&format!("%{byte:02X}"));
+                }
+            }
+        }
+        endpoint.push_str(Self::ENDPOINT);
+        api_url_at(
+            base_url,
+            Self::BASE_PATH,
+            GEMINI_VERSION,
+            &endpoint,
+            "alt=sse",
+        )
+    }
+
+    fn body(
+        &self,
+        context: &Context,
+        (model, provider): (&str, &str),
+        options: &StreamOptions,
+    ) -> Result<Value, RequestError> {
+        let mut request = RequestOptions::new(model)
+            .with_provider(provider)
+            .with_schema_mode(self.schema_mode)
+            .with_call(options);
+        request.thinking = self.thinking;
+        build_request(context, &request)
+    }
+
+    fn headers(&self, api_key: Option<&str>, headers: &mut Vec<(&'static str, String)>) {
+        match (api_key, self.auth) {
+            (None, _) => {}
+            (Some(key), GoogleAuth::Bearer) => {
+                headers.push(("authorization", format!("Bearer {key}")));
+            }
+            (Some(key), _) => headers.push(("x-goog-api-key", key.to_owned())),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agentstream::message::user;
+
+    fn url(base: &str, model: &str) -> String {
+        GoogleConfig::new(model).with_base_url(base).endpoint_url()
+    }
+
+    #[test]
+    fn base_url_forms_give_the_stream_endpoint() {
+        for base in [
+            "http://h:1",
+            "http://h:1/",
+            "http://h:1/v1beta",
+            "http://h:1/v1beta/",
+        ] {
+            assert_eq!(
+                url(base, "g"),
+                "http://h:1/v1beta/models/g:streamGenerateContent?alt=sse",
+                "{base}"
+            );
+        }
+        assert_eq!(
+            url("https://proxy/google/v1?x=1#f", "g"),
+            "https://proxy/google/v1/models/g:streamGenerateContent?alt=sse&x=1"
+        );
+        assert_eq!(
+            url("http://h", "a/b?c"),
+            "http://h/v1beta/models/a%2Fb%3Fc:streamGenerateContent?alt=sse"
+        );
+        let global = GoogleConfig::vertex("p", "global", "g");
+        assert!(global
+            .endpoint_url()
+            .starts_with("https://aiplatform.googleapis.com/v1/projects/p/locations/global/"));
+        assert_eq!(global.provider, "google-vertex");
+    }
+
+    #[test]
+    fn defaults_then_call_options_reach_the_body() {
+        let config = GoogleConfig::new("gemini-2.5-flash")
+            .with_max_tokens(100)
+            .with_thinking(Thinking::Off);
+        let call = StreamOptions::default().with_temperature(0.25);
+        let request = config
+            .prepare_call(&Context::from_messages([user("hi").into()]), &call)
+            .unwrap();
+        let body: Value = serde_json::from_slice(&request.body).unwrap();
+        let generation = &body["generationConfig"];
+        assert_eq!(generation["maxOutputTokens"], 100);
+        assert_eq!(generation["temperature"], 0.25);
+        assert_eq!(generation["thinkingConfig"]["thinkingBudget"], 0);
+        assert!(body.get("model").is_none());
+    }
+}
