@@ -1,7 +1,7 @@
 //! What every runtime adapter's prelude holds besides its own items: the
-//! [`Model`](agentstream::model::Model) trait and its types, the scripted
+//! [`Model`] trait and its types, the scripted
 //! test double, the agent loop and its tools, the
-//! [`Context`](agentstream::message::Context) and the message builders,
+//! [`Context`] and the message builders,
 //! and the providers' configurations. An adapter's `prelude` re-exports
 //! this module and adds its spawn, timers and models, so the list is kept
 //! in one place for every host.
