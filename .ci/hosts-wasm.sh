@@ -6,8 +6,9 @@
 # crate's clippy and docs for wasm32-unknown-unknown (on the host the crate
 # is empty, so the workspace's clippy and doc runs do not see it), and the
 # size of a minimal release .wasm that plays a scripted turn, before and
-# after `wasm-opt -Oz`. A tool that cannot be installed prints `SKIPPED:`
-# and the checks that need it do not run.
+# after `wasm-opt -Oz`; first, its code-line count (at most 300). A tool
+# that cannot be installed prints `SKIPPED:` and the checks that need it
+# do not run.
 # Timing here (2 cores shared with four other builds, load 6 to 8): 5.5 min
 # on a clean clone with the tools present; installing wasm-bindgen-cli
 # adds 4 min 52 s of CPU (13 min of wall time under that load).
@@ -30,12 +31,20 @@ step() { printf -- '--- %s\n' "$1"; }
 fail() { echo "FAILED: $1"; status=1; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
+step "the adapter's size"
+# Issue 22's bar: at most 300 code lines in src/ (comments, doc comments
+# and blank lines not counted; nor the JavaScript API, js.rs).
+code_lines=$(awk '{ l = $0; sub(/^[ \t]+/, "", l); if (l == "" || l ~ /^\/\//) next; n++ } END { print n + 0 }' \
+    $(ls crates/agentstream-wasm/src/*.rs | grep -v '/js\.rs$'))
+echo "agentstream-wasm/src: $code_lines code lines (at most 300)"
+[ "$code_lines" -le 300 ] || fail "agentstream-wasm/src has $code_lines code lines, more than 300"
+
 step "install"
 started=$SECONDS
 rustup target add "$target" >/dev/null 2>&1 || true
 if ! rustup target list --installed 2>/dev/null | grep -qx "$target"; then
     echo "SKIPPED: agentstream-wasm checks (could not install the $target target)"
-    exit 0
+    exit "$status"
 fi
 # wasm-bindgen-test-runner must match the wasm-bindgen crate exactly. The
 # crate's lock names a webpki-roots the registry mirror lacks, hence the

@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use agentstream::model::{AbortController, AbortSignal};
-use wasm_bindgen::closure::Closure;
-use wasm_bindgen::{JsCast, JsValue};
+use gloo_events::EventListener;
+use wasm_bindgen::JsValue;
 
 /// A JavaScript `AbortSignal` that aborts when `signal` aborts (at once if
 /// it already has), for handing our cancellation to JavaScript APIs such as
@@ -45,10 +45,11 @@ pub fn to_js_signal(signal: &AbortSignal) -> Result<web_sys::AbortSignal, JsValu
 /// Our [`AbortSignal`], aborted when a JavaScript `AbortSignal` aborts (at
 /// once if it already has), for as long as the bridge lives.
 ///
-/// It listens to the JavaScript signal's `abort` event; dropping the bridge
-/// removes the listener (the [`signal`](Self::signal)s it gave out stay
-/// valid and simply never abort from then on). Keep it alive for the calls
-/// that use its signal.
+/// It listens to the JavaScript signal's `abort` event (a
+/// [`gloo_events::EventListener`]); dropping the bridge removes the
+/// listener (the [`signal`](Self::signal)s it gave out stay valid and
+/// simply never abort from then on). Keep it alive for the calls that use
+/// its signal.
 ///
 /// ```no_run
 /// use agentstream_wasm::JsAbortBridge;
@@ -59,44 +60,28 @@ pub fn to_js_signal(signal: &AbortSignal) -> Result<web_sys::AbortSignal, JsValu
 /// js.abort(); // the `abort` event fires synchronously
 /// assert!(signal.is_aborted());
 /// ```
+#[derive(Debug)]
 pub struct JsAbortBridge {
     /// Shared with the listener, which aborts it.
     controller: Arc<AbortController>,
-    target: web_sys::AbortSignal,
-    /// `None` when the signal had aborted already, or cannot be listened to.
-    listener: Option<Closure<dyn FnMut()>>,
-}
-
-impl std::fmt::Debug for JsAbortBridge {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("JsAbortBridge")
-            .field("aborted", &self.controller.is_aborted())
-            .finish_non_exhaustive()
-    }
+    /// Removes itself from the JavaScript signal when dropped.
+    _listener: EventListener,
 }
 
 impl JsAbortBridge {
     /// Bridges `js`.
     pub fn new(js: &web_sys::AbortSignal) -> Self {
         let controller = Arc::new(AbortController::new());
-        let mut listener = None;
         if js.aborted() {
             controller.abort();
-        } else {
-            let relay = Arc::clone(&controller);
-            let callback = Closure::<dyn FnMut()>::new(move || relay.abort());
-            let added =
-                js.add_event_listener_with_callback("abort", callback.as_ref().unchecked_ref());
-            // An object that is not an event target cannot be listened to:
-            // its signal then never aborts.
-            if added.is_ok() {
-                listener = Some(callback);
-            }
         }
+        // An aborted signal never fires `abort` again: listening to it is
+        // harmless, and keeps the bridge one shape.
+        let relay = Arc::clone(&controller);
+        let listener = EventListener::once(js, "abort", move |_| relay.abort());
         Self {
             controller,
-            target: js.clone(),
-            listener,
+            _listener: listener,
         }
     }
 
@@ -108,15 +93,5 @@ impl JsAbortBridge {
     /// Whether the JavaScript signal has aborted (as far as the bridge saw).
     pub fn is_aborted(&self) -> bool {
         self.controller.is_aborted()
-    }
-}
-
-impl Drop for JsAbortBridge {
-    fn drop(&mut self) {
-        if let Some(listener) = self.listener.take() {
-            let _ = self
-                .target
-                .remove_event_listener_with_callback("abort", listener.as_ref().unchecked_ref());
-        }
     }
 }

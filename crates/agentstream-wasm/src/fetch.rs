@@ -2,21 +2,21 @@
 //! `fetch`, the body read piece by piece from its `ReadableStream`), and
 //! the models on it.
 
-use std::error::Error;
-use std::fmt;
 use std::future::Future;
 use std::time::Duration;
 
 use agentstream_wire::anthropic::AnthropicConfig;
 use agentstream_wire::endpoint::PreparedRequest;
-use agentstream_wire::host::{ClientError, Host};
-use agentstream_wire::http::{ResponseBody, ResponseHead, TransportError, READ_HEADERS};
+use agentstream_wire::host::{response_head, ClientError, Host};
+use agentstream_wire::http::{ResponseBody, ResponseHead, TransportError};
 use agentstream_wire::openai::OpenAiConfig;
 use js_sys::{Promise, Reflect, Uint8Array};
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{Headers, ReadableStreamDefaultReader, Request, RequestInit, Response};
+use web_sys::{
+    Headers, ReadableStreamDefaultReader, ReadableStreamReadResult, Request, RequestInit, Response,
+};
 
 use crate::local::Local;
 
@@ -115,62 +115,40 @@ impl Host for Fetch {
     }
 }
 
-/// A JavaScript exception or rejection, as text: its `name` and `message`
-/// (for an `Error`), and its `cause` as this error's
-/// [`source`](Error::source) (Node's `fetch failed` keeps the socket
-/// error there).
-#[derive(Debug)]
-struct JsFailure {
-    message: String,
-    cause: Option<Box<JsFailure>>,
-}
-
 /// How deep a chain of `cause`s is followed.
 const CAUSE_DEPTH: usize = 4;
 
-impl JsFailure {
-    fn from_js(value: &JsValue, depth: usize) -> Self {
-        let message = if let Some(error) = value.dyn_ref::<js_sys::Error>() {
-            let name = String::from(error.name());
-            let text = String::from(error.message());
-            match (name.as_str(), text.is_empty()) {
-                (_, true) => name,
-                ("Error", false) => text,
-                _ => format!("{name}: {text}"),
-            }
-        } else if let Some(text) = value.as_string() {
-            text
-        } else {
-            js_sys::JSON::stringify(value)
-                .ok()
-                .and_then(|text| text.as_string())
-                .unwrap_or_else(|| "a JavaScript exception".to_owned())
-        };
-        let cause = Reflect::get(value, &JsValue::from_str("cause"))
+/// A JavaScript exception or rejection as a [`TransportError`]: its `name`
+/// and `message` (for an `Error`), with its `cause` as the error's
+/// [`source`](std::error::Error::source) (Node's `fetch failed` keeps the
+/// socket error there), `depth` causes deep.
+fn js_error(value: &JsValue, depth: usize) -> TransportError {
+    let message = if let Some(error) = value.dyn_ref::<js_sys::Error>() {
+        let (name, text) = (String::from(error.name()), String::from(error.message()));
+        match (name.as_str(), text.is_empty()) {
+            (_, true) => name,
+            ("Error", false) => text,
+            _ => format!("{name}: {text}"),
+        }
+    } else if let Some(text) = value.as_string() {
+        text
+    } else {
+        js_sys::JSON::stringify(value)
             .ok()
-            .filter(|cause| !cause.is_undefined() && !cause.is_null() && depth > 0)
-            .map(|cause| Box::new(Self::from_js(&cause, depth - 1)));
-        Self { message, cause }
-    }
-}
-
-impl fmt::Display for JsFailure {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl Error for JsFailure {
-    fn source(&self) -> Option<&(dyn Error + 'static)> {
-        self.cause
-            .as_deref()
-            .map(|cause| cause as &(dyn Error + 'static))
+            .and_then(|text| text.as_string())
+            .unwrap_or_else(|| "a JavaScript exception".to_owned())
+    };
+    match Reflect::get(value, &JsValue::from_str("cause")) {
+        Ok(cause) if depth > 0 && !cause.is_undefined() && !cause.is_null() => {
+            TransportError::failed(message).with_source(js_error(&cause, depth - 1))
+        }
+        _ => TransportError::failed(message),
     }
 }
 
 /// `what`, caused by the JavaScript exception `value`.
 fn failed(what: impl Into<String>, value: &JsValue) -> TransportError {
-    TransportError::failed(what.into()).with_source(JsFailure::from_js(value, CAUSE_DEPTH))
+    TransportError::failed(what.into()).with_source(js_error(value, CAUSE_DEPTH))
 }
 
 /// Aborts the `fetch` when dropped: an abort of the call, the idle timeout
@@ -185,9 +163,9 @@ impl Drop for AbortOnDrop {
 
 /// Sends `request` through `fetch` and waits for the response head.
 async fn send(request: PreparedRequest) -> Result<(ResponseHead, FetchBody), TransportError> {
-    let controller = web_sys::AbortController::new()
+    let guard = web_sys::AbortController::new()
+        .map(AbortOnDrop)
         .map_err(|e| failed("cannot create an AbortController", &e))?;
-    let guard = AbortOnDrop(controller);
     let headers = Headers::new().map_err(|e| failed("cannot create the headers", &e))?;
     for (name, value) in request.headers_in_order() {
         headers
@@ -203,42 +181,25 @@ async fn send(request: PreparedRequest) -> Result<(ResponseHead, FetchBody), Tra
         .map_err(|e| failed(format!("invalid endpoint URL `{}`", request.url), &e))?;
     let response = JsFuture::from(global_fetch(&js_request))
         .await
-        .map_err(|e| failed(format!("the request to {} failed", request.url), &e))?;
+        // The call path names the URL (see `agentstream_wire::model`).
+        .map_err(|e| js_error(&e, CAUSE_DEPTH))?;
     let response: Response = response
         .dyn_into()
         .map_err(|e| failed("fetch resolved to something else than a Response", &e))?;
-    let mut head = ResponseHead::new(response.status());
-    for name in READ_HEADERS {
-        if let Some(value) = response.headers().get(name).ok().flatten() {
-            head = head.with_header(name, value);
-        }
-    }
-    let reader = response.body().map(|body| {
-        body.get_reader()
-            .unchecked_into::<ReadableStreamDefaultReader>()
+    let head = response_head(response.status(), |name| {
+        response.headers().get(name).ok().flatten()
     });
-    Ok((
-        head,
-        FetchBody {
-            inner: Local::new(BodyReader {
-                reader,
-                _guard: guard,
-            }),
-        },
-    ))
+    let reader = response
+        .body()
+        .map(|body| body.get_reader().unchecked_into());
+    Ok((head, FetchBody(Local::new((reader, guard)))))
 }
 
-/// A response body being read from its `ReadableStream`.
-pub struct FetchBody {
-    inner: Local<BodyReader>,
-}
-
-struct BodyReader {
-    /// `None` for a response without a body, and once the body ended.
-    reader: Option<ReadableStreamDefaultReader>,
-    /// Dropped with the body: aborts the `fetch`, which cancels the stream.
-    _guard: AbortOnDrop,
-}
+/// A response body being read from its `ReadableStream`: the reader
+/// (`None` for a response without a body, and once the body ended) and the
+/// guard that aborts the `fetch`, and so cancels the stream, when the body
+/// is dropped.
+pub struct FetchBody(Local<(Option<ReadableStreamDefaultReader>, AbortOnDrop)>);
 
 impl ResponseBody for FetchBody {
     type Chunk = Vec<u8>;
@@ -246,25 +207,17 @@ impl ResponseBody for FetchBody {
     fn next_chunk(
         &mut self,
     ) -> impl Future<Output = Result<Option<Vec<u8>>, TransportError>> + Send {
-        let body = &mut self.inner.inner;
+        let reader = &mut self.0.inner.0;
         Local::new(async move {
-            loop {
-                let Some(reader) = &body.reader else {
-                    return Ok(None);
-                };
-                let read = JsFuture::from(reader.read())
+            while let Some(current) = reader {
+                let read: ReadableStreamReadResult = JsFuture::from(current.read())
                     .await
-                    .map_err(|e| failed("reading the body failed", &e))?;
-                let done = Reflect::get(&read, &JsValue::from_str("done"))
-                    .map(|done| done.is_truthy())
-                    .unwrap_or(true);
-                if done {
-                    body.reader = None;
-                    return Ok(None);
+                    .map_err(|e| failed("reading the body failed", &e))?
+                    .unchecked_into();
+                if read.get_done().unwrap_or(true) {
+                    break;
                 }
-                let value = Reflect::get(&read, &JsValue::from_str("value"))
-                    .map_err(|e| failed("reading the body failed", &e))?;
-                let Some(bytes) = value.dyn_ref::<Uint8Array>() else {
+                let Some(bytes) = read.get_value().dyn_into::<Uint8Array>().ok() else {
                     return Err(TransportError::failed(
                         "the body stream gave something else than bytes",
                     ));
@@ -274,6 +227,8 @@ impl ResponseBody for FetchBody {
                     return Ok(Some(bytes.to_vec()));
                 }
             }
+            *reader = None;
+            Ok(None)
         })
     }
 }

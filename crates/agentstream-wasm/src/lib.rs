@@ -1,11 +1,7 @@
 // The crate's documentation is for `wasm32-unknown-unknown`, where its items
 // exist; elsewhere the crate is empty and says so.
 #![cfg_attr(target_arch = "wasm32", doc = include_str!("lib.md"))]
-#![cfg_attr(
-    not(target_arch = "wasm32"),
-    doc = "Run agentstream model calls on a JavaScript event loop through wasm-bindgen. \
-           This crate is for `wasm32-unknown-unknown`; on this target it is empty."
-)]
+#![cfg_attr(not(target_arch = "wasm32"), doc = include_str!("other-targets.md"))]
 #![cfg(target_arch = "wasm32")]
 #![warn(missing_docs)]
 
@@ -16,6 +12,8 @@ pub mod js;
 mod local;
 mod timer;
 mod tools;
+
+use std::future::Future;
 
 pub use abort::{to_js_signal, JsAbortBridge};
 pub use agentstream_wire::host::ClientError;
@@ -40,37 +38,22 @@ pub use agentstream_wire;
 /// let _stream: ModelStream = spawn(model.stream(&context, StreamOptions::default()));
 /// ```
 ///
-/// It holds the [`Model`] trait and its types, the scripted test double,
-/// the [`Context`](agentstream::message::Context) and the message builders,
-/// this crate's [`spawn`], [`stream_with_timeout`], [`pacer`] and models,
-/// [`OpenAiConfig`](agentstream_wire::openai::OpenAiConfig) and
-/// [`AnthropicConfig`](agentstream_wire::anthropic::AnthropicConfig).
+/// It holds what every adapter's prelude holds
+/// ([`agentstream_wire::prelude`]: the [`Model`] trait and its types, the
+/// scripted test double, the agent loop, the
+/// [`Context`](agentstream::message::Context) and the message builders,
+/// the providers' configurations), and this crate's [`spawn`],
+/// [`stream_with_timeout`], [`pacer`] and models.
 pub mod prelude {
-    pub use crate::{abort_grace, tool_spawner};
-    pub use crate::{
-        pacer, spawn, stream_with_timeout, AnthropicModel, JsAbortBridge, OpenAiCompatModel,
-    };
-    pub use agentstream::agent::{
-        agent_loop, run_agent, AfterToolCallHook, Agent, AgentError, AgentEvent, AgentHooks,
-        AgentOptions, AgentOutcome, AgentState, AgentStop, AgentTool, BeforeToolCallHook,
-        Subscription, ToolCallDecision, ToolContext, ToolError, ToolExecution, ToolOutput, ToolSet,
-        TransformContextHook, TypedTool,
-    };
-    pub use agentstream::message::{
-        assistant, image, text, thinking, tool_call, tool_result, user, user_blocks,
-        AssistantMessage, ContentBlock, Context, Message, StopReason, Tool,
-    };
-    pub use agentstream::model::{
-        validate_events, AbortController, AbortSignal, Model, ModelEvent, ModelStream,
-        ScriptedModel, ScriptedTurn, StreamOptions,
-    };
-    pub use agentstream_wire::anthropic::AnthropicConfig;
-    pub use agentstream_wire::openai::OpenAiConfig;
+    pub use crate::{abort_grace, pacer, spawn, stream_with_timeout, tool_spawner};
+    pub use crate::{AnthropicModel, JsAbortBridge, OpenAiCompatModel};
+    pub use agentstream_wire::prelude::*;
 }
 
 /// Spawns the stream's producer as a task of the JavaScript event loop
 /// ([`wasm_bindgen_futures::spawn_local`]) and returns the stream, which no
-/// longer drives it. A stream without a driver is returned unchanged.
+/// longer drives it. A stream without a driver is returned unchanged. The
+/// producer need not be `Send` (a [`LocalModelStream`]'s, say).
 ///
 /// The producer first runs in a later microtask: code after `spawn`, up to
 /// the next `await`, always runs before the first event is produced. The
@@ -87,7 +70,10 @@ pub mod prelude {
 ///     assert_eq!(stream.result().await.text(), "hi");
 /// });
 /// ```
-pub fn spawn(mut stream: ModelStream) -> ModelStream {
+pub fn spawn<D>(mut stream: ModelStream<D>) -> ModelStream<D>
+where
+    D: Future<Output = ()> + ?Sized + 'static,
+{
     if let Some(driver) = stream.take_driver() {
         wasm_bindgen_futures::spawn_local(driver);
     }
@@ -109,9 +95,6 @@ pub fn spawn(mut stream: ModelStream) -> ModelStream {
 /// });
 /// let _stream = agentstream_wasm::spawn_local_stream(stream);
 /// ```
-pub fn spawn_local_stream(mut stream: LocalModelStream) -> LocalModelStream {
-    if let Some(driver) = stream.take_driver() {
-        wasm_bindgen_futures::spawn_local(driver);
-    }
-    stream
+pub fn spawn_local_stream(stream: LocalModelStream) -> LocalModelStream {
+    spawn(stream)
 }

@@ -14,6 +14,7 @@ compile_error!(
 );
 
 pin_project_lite::pin_project! {
+#[derive(Debug)]
 /// Wraps a value that holds JavaScript handles (`JsValue`, closures,
 /// promises), which are `!Send`, so it can live in the `Send` futures the
 /// core asks for (a [`ModelDriver`](agentstream::model::ModelDriver), a

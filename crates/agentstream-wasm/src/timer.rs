@@ -3,36 +3,22 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use agentstream::model::{stream_with_deadline, Model, ModelStream, StreamOptions};
-use futures_util::task::AtomicWaker;
-use wasm_bindgen::closure::Closure;
-use wasm_bindgen::prelude::wasm_bindgen;
-use wasm_bindgen::JsValue;
+use gloo_timers::future::TimeoutFuture;
 
 use crate::local::Local;
-
-#[wasm_bindgen]
-extern "C" {
-    // The global object's timer functions: `globalThis.setTimeout` exists in
-    // browsers, workers, Node and Deno alike (`window` does not). Node
-    // returns a `Timeout` object rather than a number, hence `JsValue`.
-    #[wasm_bindgen(js_name = setTimeout)]
-    fn set_timeout(handler: &js_sys::Function, milliseconds: i32) -> JsValue;
-    #[wasm_bindgen(js_name = clearTimeout)]
-    fn clear_timeout(handle: &JsValue);
-}
 
 /// The longest pause one `setTimeout` takes: 2³¹ − 1 ms, about 24.8 days.
 /// Hosts fire a longer timeout at once, so [`sleep`] clamps to this.
 pub const MAX_SLEEP: Duration = Duration::from_millis(i32::MAX as u64);
 
 /// Completes after `duration`, measured by the host's `setTimeout` on the
-/// global object (a browser, a worker or Node).
+/// global object (a browser, a worker or Node), through
+/// [`gloo_timers`]' [`TimeoutFuture`].
 ///
 /// The timer starts at once, not on the first poll. The duration is
 /// rounded up to whole milliseconds and clamped to [`MAX_SLEEP`]. Dropping
@@ -48,82 +34,23 @@ pub const MAX_SLEEP: Duration = Duration::from_millis(i32::MAX as u64);
 /// });
 /// ```
 pub fn sleep(duration: Duration) -> Sleep {
-    let millis = duration.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32;
-    let shared = Arc::new(Shared::default());
-    let fire = Arc::clone(&shared);
-    let callback = Closure::<dyn FnMut()>::new(move || {
-        fire.fired.store(true, Ordering::Release);
-        fire.waker.wake();
-    });
-    let handle = set_timeout(
-        wasm_bindgen::JsCast::unchecked_ref(callback.as_ref()),
-        millis,
-    );
-    Sleep {
-        shared,
-        armed: Local::new(Some(Armed {
-            handle,
-            _callback: callback,
-        })),
-    }
+    let millis = duration.as_micros().div_ceil(1000).min(i32::MAX as u128) as u32;
+    Sleep(Local::new(TimeoutFuture::new(millis)))
 }
 
 /// A pause of [`sleep`]: a future whose output is `()`.
 ///
 /// It is `Send`, as the core's pacers and abort graces require; the
 /// JavaScript handles inside never leave the one thread this target has.
+#[derive(Debug)]
 #[must_use = "futures do nothing unless polled"]
-pub struct Sleep {
-    shared: Arc<Shared>,
-    /// The pending timeout; `None` once it fired and was seen.
-    armed: Local<Option<Armed>>,
-}
-
-impl std::fmt::Debug for Sleep {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Sleep")
-            .field("fired", &self.shared.fired.load(Ordering::Acquire))
-            .finish_non_exhaustive()
-    }
-}
-
-/// What the timeout's callback shares with the future.
-#[derive(Default)]
-struct Shared {
-    fired: AtomicBool,
-    waker: AtomicWaker,
-}
-
-/// A timeout that was set, with the callback it calls.
-struct Armed {
-    handle: JsValue,
-    /// Kept alive until the timeout fired or was cleared.
-    _callback: Closure<dyn FnMut()>,
-}
+pub struct Sleep(Local<TimeoutFuture>);
 
 impl Future for Sleep {
     type Output = ();
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        if !self.shared.fired.load(Ordering::Acquire) {
-            self.shared.waker.register(cx.waker());
-            if !self.shared.fired.load(Ordering::Acquire) {
-                return Poll::Pending;
-            }
-        }
-        // The callback has run (it never runs again): free it.
-        self.armed.inner = None;
-        Poll::Ready(())
-    }
-}
-
-impl Drop for Sleep {
-    fn drop(&mut self) {
-        if let Some(armed) = self.armed.inner.take() {
-            if !self.shared.fired.load(Ordering::Acquire) {
-                clear_timeout(&armed.handle);
-            }
-        }
+        Pin::new(&mut self.0).poll(cx)
     }
 }
 

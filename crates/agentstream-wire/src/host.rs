@@ -12,8 +12,10 @@ use core::fmt;
 use core::future::Future;
 use core::time::Duration;
 
+use alloc::string::String;
+
 use crate::endpoint::PreparedRequest;
-use crate::http::{BoxError, ResponseBody, ResponseHead, TransportError};
+use crate::http::{BoxError, ResponseBody, ResponseHead, TransportError, READ_HEADERS};
 
 /// What a runtime adapter implements so that every provider runs on it.
 ///
@@ -106,6 +108,26 @@ pub trait Host: Send + Sync + 'static {
 
     /// The wall-clock time in Unix milliseconds.
     fn now_ms(&self) -> u64;
+}
+
+/// The response head a [`Host::send`] resolves to: `status` and those of
+/// the [`READ_HEADERS`] that `header` finds (a lookup by lower-case name
+/// in the client's response headers). Every host builds its head here, so
+/// a header the exchange starts to read reaches it from every runtime.
+///
+/// ```
+/// use agentstream_wire::host::response_head;
+///
+/// let head = response_head(429, |name| (name == "retry-after").then(|| "2".to_owned()));
+/// assert_eq!((head.status, head.header("retry-after")), (429, Some("2")));
+/// ```
+pub fn response_head(status: u16, mut header: impl FnMut(&str) -> Option<String>) -> ResponseHead {
+    READ_HEADERS
+        .iter()
+        .fold(ResponseHead::new(status), |head, name| match header(name) {
+            Some(value) => head.with_header(name, value),
+            None => head,
+        })
 }
 
 /// A [`Host`] could not build its HTTP client. The client's error is the

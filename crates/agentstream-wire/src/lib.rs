@@ -81,6 +81,7 @@ pub mod limits;
 pub mod model;
 pub mod openai;
 pub mod options;
+pub mod prelude;
 pub mod pricing;
 pub mod replay;
 pub mod request;

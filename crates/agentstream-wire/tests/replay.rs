@@ -197,3 +197,57 @@ fn chunk_lengths_are_checked() {
         );
     }
 }
+
+/// A replay is a host: beside a real provider configuration and the tap it
+/// runs the call path of a live call (the tap sees the recorded pieces in
+/// order, the messages carry the replay's clock), and a request past the
+/// last recording fails as a transport error naming the URL.
+#[test]
+fn a_replay_host_runs_the_live_call_path() {
+    use std::sync::{Arc, Mutex};
+
+    use agentstream_wire::model::EndpointModel;
+    use agentstream_wire::openai::OpenAiConfig;
+    use agentstream_wire::replay::ReplayHost;
+    use agentstream_wire::tap::TapEndpoint;
+
+    let path = &fixtures("openai-sse")[0];
+    let recorded = in_pieces(&recording(path), 7);
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&seen);
+    let config = OpenAiConfig::new("http://127.0.0.1:9/v1", "m");
+    let tapped = TapEndpoint::new(
+        config,
+        Arc::new(move |piece: &[u8]| sink.lock().unwrap().push(piece.len())),
+    );
+    let host = ReplayHost::new([recorded.clone()]).with_timestamp(42);
+    let model = EndpointModel::with_host(tapped, host);
+    let mut stream = model.stream(&context(), StreamOptions::default());
+    let events: Vec<ModelEvent> = futures_executor::block_on(stream.by_ref().collect());
+    assert!(validate_events(&events).is_empty());
+    let message = events.last().and_then(ModelEvent::terminal_message);
+    let message = message.expect("terminal");
+    assert!(
+        matches!(message.stop_reason, StopReason::Stop | StopReason::ToolUse),
+        "{:?}",
+        message.error_message
+    );
+    assert_eq!(message.timestamp, 42);
+    let seen = seen.lock().unwrap().clone();
+    let lengths: Vec<usize> = recorded.piece_lengths().collect();
+    assert!(!seen.is_empty() && lengths.starts_with(&seen), "{seen:?}");
+    assert_eq!(model.host().remaining(), 0);
+
+    let mut stream = model.stream(&context(), StreamOptions::default());
+    let message = futures_executor::block_on(stream.result());
+    let error = message.error_message.unwrap_or_default();
+    assert!(
+        error.contains("http://127.0.0.1:9/v1/chat/completions")
+            && error.contains(REPLAY_EXHAUSTED_MESSAGE),
+        "{error}"
+    );
+    assert!(matches!(
+        stream.error_cause(),
+        Some(ErrorCause::Transport(_))
+    ));
+}

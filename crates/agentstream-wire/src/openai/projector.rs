@@ -171,6 +171,7 @@
 //!   object (otherwise it is left out, as above). Buffered calls that never
 //!   opened are not included. Usage is included when known.
 
+use alloc::borrow::Cow;
 use alloc::collections::BTreeMap;
 use alloc::format;
 use alloc::string::{String, ToString};
@@ -396,9 +397,14 @@ impl ChunkProjector {
             return;
         }
         let unmark = |text: &str| replace_markers(text, self.marked).into_owned();
-        let served = chunk.model.as_deref().filter(|m| !m.is_empty()).map(unmark);
-        if self.response_model.is_none() && served.as_ref().is_some_and(|m| *m != self.model) {
-            self.response_model = served;
+        // Every chunk names the model: compared borrowed, copied only
+        // the once it is kept.
+        if self.response_model.is_none() {
+            let served = chunk.model.as_deref().filter(|m| !m.is_empty());
+            let served = served.map(|m| replace_markers(m, self.marked));
+            if served.as_deref().is_some_and(|m| m != self.model) {
+                self.response_model = served.map(Cow::into_owned);
+            }
         }
         if !self.started {
             let id = chunk.id.as_deref().filter(|id| !id.is_empty()).map(unmark);
