@@ -5,11 +5,9 @@
 use std::future::Future;
 use std::time::Duration;
 
-use agentstream_wire::anthropic::AnthropicConfig;
 use agentstream_wire::endpoint::PreparedRequest;
 use agentstream_wire::host::{response_head, ClientError, Host};
 use agentstream_wire::http::{ResponseBody, ResponseHead, TransportError};
-use agentstream_wire::openai::OpenAiConfig;
 use js_sys::{Promise, Reflect, Uint8Array};
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsCast, JsValue};
@@ -58,7 +56,7 @@ extern "C" {
 ///     let _answer = message.text();
 /// });
 /// ```
-pub type OpenAiCompatModel = EndpointModel<OpenAiConfig>;
+pub type OpenAiCompatModel = EndpointModel<agentstream_wire::openai::OpenAiConfig>;
 
 /// A [`Model`](agentstream::model::Model) that streams from Anthropic's
 /// Messages API (or a server that speaks it) through the host's `fetch`,
@@ -77,7 +75,17 @@ pub type OpenAiCompatModel = EndpointModel<OpenAiConfig>;
 ///     let _message = stream.result().await;
 /// });
 /// ```
-pub type AnthropicModel = EndpointModel<AnthropicConfig>;
+pub type AnthropicModel = EndpointModel<agentstream_wire::anthropic::AnthropicConfig>;
+
+/// A [`Model`](agentstream::model::Model) that streams from the OpenAI
+/// Responses API (`POST {base}/responses`) through the host's `fetch`, with
+/// exactly the behaviour of [`OpenAiCompatModel`].
+pub type ResponsesModel = EndpointModel<agentstream_wire::responses::ResponsesConfig>;
+
+/// A [`Model`](agentstream::model::Model) that streams from Google Gemini
+/// (`models/{model}:streamGenerateContent`, or Vertex AI) through the
+/// host's `fetch`, with exactly the behaviour of [`OpenAiCompatModel`].
+pub type GoogleModel = EndpointModel<agentstream_wire::google::GoogleConfig>;
 
 /// A [`Model`](agentstream::model::Model) for any
 /// [`Endpoint`](agentstream_wire::endpoint::Endpoint) through `fetch`.

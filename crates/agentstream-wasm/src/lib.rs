@@ -18,6 +18,7 @@ use std::future::Future;
 pub use abort::{to_js_signal, JsAbortBridge};
 pub use agentstream_wire::host::ClientError;
 pub use fetch::{AnthropicModel, EndpointModel, Fetch, FetchBody, OpenAiCompatModel};
+pub use fetch::{GoogleModel, ResponsesModel};
 pub use timer::{abort_grace, pacer, sleep, stream_with_timeout, Sleep, MAX_SLEEP};
 pub use tools::tool_spawner;
 
@@ -45,8 +46,8 @@ pub use agentstream_wire;
 /// the providers' configurations), and this crate's [`spawn`],
 /// [`stream_with_timeout`], [`pacer`] and models.
 pub mod prelude {
-    pub use crate::{abort_grace, pacer, spawn, stream_with_timeout, tool_spawner};
-    pub use crate::{AnthropicModel, JsAbortBridge, OpenAiCompatModel};
+    pub use crate::{abort_grace, pacer, spawn, stream_with_timeout, tool_spawner, JsAbortBridge};
+    pub use crate::{AnthropicModel, GoogleModel, OpenAiCompatModel, ResponsesModel};
     pub use agentstream_wire::prelude::*;
 }
 
