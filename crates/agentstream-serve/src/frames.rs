@@ -81,6 +81,11 @@ impl Events {
         self.start(event).value(payload).end();
     }
 
+    /// The bytes of the events written and not taken yet.
+    pub(crate) fn bytes(&self) -> usize {
+        self.buffer.len()
+    }
+
     /// How many events are written and not taken yet.
     pub(crate) fn len(&self) -> usize {
         self.ends.len()
@@ -138,6 +143,14 @@ pub(crate) fn split(text: &str, chunks: usize) -> impl Iterator<Item = &str> {
         Some(piece)
     })
 }
+
+/// The most bytes of events gathered into one frame while the model has
+/// more ready.
+const FRAME_BYTES: usize = 64 << 10;
+
+/// How many times in a row a model stream that is not ready is polled
+/// again before the frame goes out (see [`Pump::encode_ready`]).
+const READY_POLLS: usize = 2;
 
 /// How long a cut waits for the events before it to be written.
 const CUT_GRACE: Duration = Duration::from_millis(20);
@@ -222,12 +235,23 @@ impl<G: Send + 'static> Pump<G> {
     }
 
     /// Encodes the events the model has ready now (without a delay, they
-    /// go in the same frame).
+    /// go in the same frame, up to [`FRAME_BYTES`]). A model that only
+    /// yields to the executor between two events (as the scripted player
+    /// does, the way JavaScript's `queueMicrotask` would) is polled again
+    /// at once, up to [`READY_POLLS`] times in a row, so a turn whose
+    /// events are all there goes out in one write instead of one write
+    /// per delta. The extra polls use a no-op waker; the connection polls
+    /// the stream again with its own before it waits.
     fn encode_ready(&mut self) {
-        while self.delay.is_zero() && !self.finished {
+        let mut pending_polls = 0;
+        while self.delay.is_zero() && !self.finished && self.pending.bytes() < FRAME_BYTES {
             match self.events.next().now_or_never() {
-                Some(Some(event)) => self.encode(&event),
+                Some(Some(event)) => {
+                    pending_polls = 0;
+                    self.encode(&event);
+                }
                 Some(None) => self.finished = true,
+                None if pending_polls < READY_POLLS => pending_polls += 1,
                 None => break,
             }
         }

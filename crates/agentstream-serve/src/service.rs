@@ -11,7 +11,7 @@ use agentstream::model::{
     AbortController, AbortSignal, ModelEvent, ModelStream, EXHAUSTED_MESSAGE,
 };
 use bytes::{Bytes, BytesMut};
-use futures_util::StreamExt;
+use futures_util::{FutureExt, StreamExt};
 use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full, LengthLimitError, Limited, StreamBody};
 use hyper::body::{Frame, Incoming};
@@ -231,8 +231,13 @@ async fn read_body(
     if declared.is_some_and(|n| n > shared.max_request_bytes as u64) {
         return Err(too_large());
     }
-    let reading = Limited::new(body, shared.max_request_bytes).collect();
-    match tokio::time::timeout(shared.body_timeout, reading).await {
+    let mut reading = std::pin::pin!(Limited::new(body, shared.max_request_bytes).collect());
+    // A body that came with its headers needs no timer.
+    let read = match (&mut reading).now_or_never() {
+        Some(read) => Ok(read),
+        None => tokio::time::timeout(shared.body_timeout, reading).await,
+    };
+    match read {
         Ok(Ok(body)) => Ok(body.to_bytes()),
         Ok(Err(error)) if error.downcast_ref::<LengthLimitError>().is_some() => Err(too_large()),
         Ok(Err(error)) => {
