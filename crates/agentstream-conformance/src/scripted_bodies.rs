@@ -34,7 +34,7 @@ pub async fn scripted_two_calls(rt: Rt) {
         assert_eq!(types(&events), ["start", "text_delta", "done"]);
         assert_eq!(result.text(), expected);
     }
-    assert_eq!(model.requests().len(), 2);
+    assert_eq!(model.calls(), 2);
 }
 
 /// The seed trace of a tool-call turn, with content indexes 0, 1, 1.
@@ -99,7 +99,7 @@ pub async fn scripted_exhaustion(rt: Rt) {
     let ((events, result), ()) = join(play(&mut stream), producer).await;
     assert_eq!(types(&events), ["error"]);
     assert_eq!(result.error_message.as_deref(), Some(EXHAUSTED_MESSAGE));
-    assert_eq!(model.requests().len(), 2);
+    assert_eq!(model.calls(), 2);
 }
 
 /// A call whose signal is already aborted gets one `error(aborted)` and

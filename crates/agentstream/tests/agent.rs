@@ -183,7 +183,8 @@ fn two_turn_run_executes_the_tool_and_stops_on_the_answer() {
     let model = ScriptedModel::new([
         calls(&[("c1", "echo", json!({"text": "hi"}))]),
         assistant([text("done")], StopReason::Stop),
-    ]);
+    ])
+    .recording_requests();
     let tools = ToolSet::new().with(Echo);
     let r = block_on(run(&model, &tools, "go", AgentOptions::default()));
     assert_eq!(r.outcome.stop, AgentStop::Completed);
@@ -382,7 +383,8 @@ fn a_length_turn_gets_not_executed_results_and_the_run_goes_on() {
             StopReason::Length,
         ),
         assistant([text("retrying later")], StopReason::Stop),
-    ]);
+    ])
+    .recording_requests();
     let r = block_on(run(
         &model,
         &ToolSet::new().with(Echo),
@@ -592,7 +594,8 @@ fn steering_after_batch_lands_at_the_next_turn_after_all_calls_ran() {
             ("c1", "echo", json!({"text": "b"})),
         ]),
         assistant([text("ok")], StopReason::Stop),
-    ]);
+    ])
+    .recording_requests();
     let mut hooks = AgentHooks::default();
     // Polled before the first turn (0), then after the batch (1).
     hooks.steering = Some(once_at(1, vec![user("steer").into()]));
@@ -625,7 +628,8 @@ fn interrupting_steering_skips_the_remaining_calls_with_pi_058_wording() {
             ("c1", "echo", json!({"text": "b"})),
         ]),
         assistant([text("ok")], StopReason::Stop),
-    ]);
+    ])
+    .recording_requests();
     let mut hooks = AgentHooks::default();
     // Polled before the first turn (0), then after each call (1: c0).
     hooks.steering = Some(once_at(1, vec![user("stop that").into()]));
@@ -657,7 +661,8 @@ fn follow_up_starts_a_new_turn_only_when_the_run_would_end() {
         calls(&[("c0", "echo", json!({"text": "a"}))]),
         assistant([text("first")], StopReason::Stop),
         assistant([text("second")], StopReason::Stop),
-    ]);
+    ])
+    .recording_requests();
     let mut hooks = AgentHooks::default();
     // Asked once after the answer "first" (the tool turn does not ask).
     hooks.follow_up = Some(once_at(0, vec![user("more").into()]));
@@ -734,7 +739,8 @@ fn before_tool_call_blocks_and_rewrites_after_tool_call_rewrites_results() {
 
 #[test]
 fn transform_context_changes_the_request_but_not_the_history() {
-    let model = ScriptedModel::new([assistant([text("ok")], StopReason::Stop)]);
+    let model =
+        ScriptedModel::new([assistant([text("ok")], StopReason::Stop)]).recording_requests();
     let mut hooks = AgentHooks::default();
     hooks.transform_context = Some(agentstream::agent::TransformContextHook::new(
         |context: &mut Context| {

@@ -178,7 +178,8 @@ fn async_after_tool_call_and_transform_context_hooks_are_awaited() {
     let model = ScriptedModel::new([
         call_turn("c1", "echo", json!({"text": "x"})),
         assistant([text("done")], StopReason::Stop),
-    ]);
+    ])
+    .recording_requests();
     let tools = ToolSet::new().with(Echo);
     let (outcome, events) = block_on(collect(
         &model,

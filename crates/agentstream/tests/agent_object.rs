@@ -54,7 +54,7 @@ fn texts(messages: &[Message]) -> Vec<String> {
 
 #[test]
 fn prompt_runs_the_loop_and_keeps_the_transcript_and_system_prompt() {
-    let model = Arc::new(ScriptedModel::new([done("one"), done("two")]));
+    let model = Arc::new(ScriptedModel::new([done("one"), done("two")]).recording_requests());
     let agent = Agent::new(Arc::clone(&model), ToolSet::new()).with_system_prompt("Be brief.");
     let outcome = block_on(agent.prompt_text("hi")).unwrap();
     assert_eq!(outcome.stop, AgentStop::Completed);
@@ -185,7 +185,7 @@ fn a_follow_up_runs_once_the_run_would_end_one_at_a_time_or_all() {
 
 #[test]
 fn steering_queued_before_a_prompt_lands_in_its_first_turn() {
-    let model = Arc::new(ScriptedModel::new([done("a")]));
+    let model = Arc::new(ScriptedModel::new([done("a")]).recording_requests());
     let agent = Agent::new(Arc::clone(&model), ToolSet::new());
     agent.steer(user("early").into());
     block_on(agent.prompt_text("go")).unwrap();
@@ -337,7 +337,7 @@ fn the_last_error_in_the_state_carries_the_typed_cause() {
 #[test]
 fn setters_take_effect_at_the_next_run() {
     let first = Arc::new(ScriptedModel::new([done("first")]));
-    let second = Arc::new(ScriptedModel::new([done("second")]));
+    let second = Arc::new(ScriptedModel::new([done("second")]).recording_requests());
     let agent = Agent::new(Arc::clone(&first), ToolSet::new());
     block_on(agent.prompt_text("go")).unwrap();
     agent.set_model(Arc::clone(&second));

@@ -63,7 +63,8 @@ fn two_calls_on_one_instance_play_two_turns_and_record_deep_snapshots() {
     let model = ScriptedModel::new([
         assistant([text("first")], StopReason::Stop),
         assistant([text("second")], StopReason::Stop),
-    ]);
+    ])
+    .recording_requests();
     let mut first_context = context("request one");
     let mut first = model.stream(&first_context, StreamOptions::default());
     first_context.messages.push(user("appended later").into());
@@ -82,6 +83,25 @@ fn two_calls_on_one_instance_play_two_turns_and_record_deep_snapshots() {
     assert_eq!(requests.len(), 2);
     assert_eq!(requests[0].messages.len(), 1);
     assert_eq!(first_context.messages.len(), 2);
+}
+
+#[test]
+fn a_model_not_asked_to_record_keeps_no_request_but_counts_the_calls() {
+    let model = ScriptedModel::new([
+        assistant([text("first")], StopReason::Stop),
+        assistant([text("second")], StopReason::Stop),
+    ]);
+    assert!(!model.is_recording_requests());
+    for request in ["one", "two"] {
+        play(&mut model.stream(&context(request), StreamOptions::default()));
+    }
+    assert_eq!(model.calls(), 2);
+    assert!(model.requests().is_empty());
+    let recording =
+        ScriptedModel::new([assistant([text("x")], StopReason::Stop)]).recording_requests();
+    assert!(recording.is_recording_requests());
+    play(&mut recording.stream(&context("kept"), StreamOptions::default()));
+    assert_eq!(recording.requests(), [context("kept")]);
 }
 
 #[test]
@@ -214,7 +234,7 @@ fn an_assistant_turn_with_stop_reason_aborted_ends_in_error() {
 
 #[test]
 fn an_exhausted_script_gives_a_single_error_event() {
-    let model = ScriptedModel::new(Vec::<ScriptedTurn>::new());
+    let model = ScriptedModel::new(Vec::<ScriptedTurn>::new()).recording_requests();
     let (events, result) = play(&mut model.stream(&context("x"), StreamOptions::default()));
     assert_eq!(types(&events), ["error"]);
     assert_valid(&events);
@@ -228,7 +248,8 @@ fn a_pre_aborted_call_is_recorded_consumes_its_turn_and_gives_one_aborted_error(
     let model = ScriptedModel::new([
         assistant([text("skipped")], StopReason::Stop),
         assistant([text("next")], StopReason::Stop),
-    ]);
+    ])
+    .recording_requests();
     let controller = AbortController::new();
     controller.abort();
     let options = StreamOptions::default().with_signal(controller.signal());

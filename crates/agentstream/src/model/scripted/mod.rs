@@ -31,8 +31,9 @@ pub const EXHAUSTED_MESSAGE: &str = "ScriptedModel has no more responses";
 ///
 /// [`stream`](Model::stream) does this, synchronously and in this order:
 /// creates the stream, records a deep copy of the context in
-/// [`requests`](Self::requests), takes the next turn (advancing the cursor
-/// even past the end), and returns. No event exists yet: the producer starts
+/// [`requests`](Self::requests) if the model was made
+/// [`recording_requests`](Self::recording_requests), takes the next turn
+/// (advancing the cursor even past the end), and returns. No event exists yet: the producer starts
 /// only after a [`yield_now`] has yielded, like a JavaScript microtask. The
 /// returned stream drives it when polled, so no runtime is needed; a runtime
 /// adapter may spawn it instead, with the same events.
@@ -50,15 +51,20 @@ pub const EXHAUSTED_MESSAGE: &str = "ScriptedModel has no more responses";
 /// event with no `start`, as when a provider's request fails. A call whose
 /// signal is already aborted gets a single `error` (`aborted`,
 /// [`ABORTED_MESSAGE`]); a call after the script ran out gets a single
-/// `error` ([`EXHAUSTED_MESSAGE`]). Both are still recorded and consume a
-/// turn.
+/// `error` ([`EXHAUSTED_MESSAGE`]). Both are still recorded (when
+/// recording) and consume a turn.
+///
+/// By default nothing of a request is kept: a model that serves many calls
+/// (a server, a benchmark, a long agent run) holds only its script. A test
+/// that reads the contexts sent asks for them with
+/// [`recording_requests`](Self::recording_requests).
 ///
 /// ```
 /// use agentstream::message::{assistant, text, user, Context, StopReason};
 /// use agentstream::model::{Model, ScriptedModel, StreamOptions};
 /// use futures_util::StreamExt;
 ///
-/// let model = ScriptedModel::new([assistant([text("hi")], StopReason::Stop)]);
+/// let model = ScriptedModel::new([assistant([text("hi")], StopReason::Stop)]).recording_requests();
 /// let context = Context::from_messages([user("hello").into()]);
 /// let mut stream = model.stream(&context, StreamOptions::default());
 ///
@@ -68,12 +74,14 @@ pub const EXHAUSTED_MESSAGE: &str = "ScriptedModel has no more responses";
 ///     assert_eq!(types, ["start", "text_delta", "done"]);
 ///     assert_eq!(stream.result().await.text(), "hi");
 /// });
-/// assert_eq!(model.requests().len(), 1);
+/// assert_eq!(model.requests()[0], context);
 /// ```
 pub struct ScriptedModel {
     turns: Vec<ScriptStep>,
     state: Lock<ScriptState>,
     pacer: Option<Pacer>,
+    /// Whether [`Model::stream`] keeps a copy of each context.
+    records_requests: bool,
 }
 
 /// One step of a script: a fixed turn, or a function of the request that
@@ -151,8 +159,8 @@ pub(crate) type Pacer = Arc<dyn Fn() -> Pin<Box<dyn Future<Output = ()> + Send>>
 
 struct ScriptState {
     cursor: usize,
-    /// Shared, so that [`ScriptedModel::requests`] copies only pointers
-    /// under the lock and the deep copies outside it.
+    /// Empty unless recording. Shared, so that [`ScriptedModel::requests`]
+    /// copies only pointers under the lock and the deep copies outside it.
     requests: Vec<Arc<Context>>,
 }
 
@@ -172,6 +180,7 @@ impl ScriptedModel {
                 requests: Vec::new(),
             }),
             pacer: None,
+            records_requests: false,
         }
     }
 
@@ -189,7 +198,37 @@ impl ScriptedModel {
         self
     }
 
-    /// Deep copies of the contexts of every call so far, in call order.
+    /// Records a deep copy of the context of every call, for
+    /// [`requests`](Self::requests) to return. Meant for tests: the log
+    /// grows with every call and is never trimmed.
+    ///
+    /// ```
+    /// use agentstream::message::{assistant, text, user, Context, StopReason};
+    /// use agentstream::model::{Model, ScriptedModel, StreamOptions};
+    ///
+    /// let turns = || [assistant([text("hi")], StopReason::Stop)];
+    /// let context = Context::from_messages([user("hello").into()]);
+    /// let (plain, recording) = (ScriptedModel::new(turns()), ScriptedModel::new(turns()).recording_requests());
+    /// drop(plain.stream(&context, StreamOptions::default()));
+    /// drop(recording.stream(&context, StreamOptions::default()));
+    /// assert!(plain.requests().is_empty(), "a plain model keeps nothing");
+    /// assert_eq!(recording.requests(), [context]);
+    /// ```
+    #[must_use]
+    pub fn recording_requests(mut self) -> Self {
+        self.records_requests = true;
+        self
+    }
+
+    /// Whether the model records the contexts it is sent
+    /// ([`recording_requests`](Self::recording_requests)).
+    pub fn is_recording_requests(&self) -> bool {
+        self.records_requests
+    }
+
+    /// Deep copies of the contexts of every call so far, in call order, if
+    /// the model is [`recording_requests`](Self::recording_requests);
+    /// empty otherwise ([`calls`](Self::calls) counts the calls either way).
     pub fn requests(&self) -> Vec<Context> {
         let shared = self.state.with(|state| state.requests.clone());
         shared
@@ -211,11 +250,14 @@ impl ScriptedModel {
 
 impl Model for ScriptedModel {
     fn stream(&self, context: &Context, options: StreamOptions) -> ModelStream {
-        // The copy is made outside the lock; only the push happens inside.
-        let snapshot = Arc::new(context.clone());
+        // The copy, when recording, is made outside the lock; only the push
+        // happens inside.
+        let snapshot = self.records_requests.then(|| Arc::new(context.clone()));
         let turns = &self.turns;
         let (index, step) = self.state.with(|state| {
-            state.requests.push(snapshot);
+            if let Some(snapshot) = snapshot {
+                state.requests.push(snapshot);
+            }
             let step = turns.get(state.cursor).cloned();
             state.cursor += 1;
             (state.cursor - 1, step)
@@ -251,6 +293,7 @@ impl fmt::Debug for ScriptedModel {
             .field("turns", &self.turns.len())
             .field("calls", &self.calls())
             .field("paced", &self.pacer.is_some())
+            .field("records_requests", &self.records_requests)
             .finish_non_exhaustive()
     }
 }
