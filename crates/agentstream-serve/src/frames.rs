@@ -34,6 +34,14 @@ pub(crate) struct Events {
 }
 
 impl Events {
+    /// No events yet, with room for `bytes` of them.
+    pub(crate) fn with_capacity(bytes: usize) -> Self {
+        Self {
+            buffer: BytesMut::with_capacity(bytes),
+            ends: VecDeque::with_capacity(16),
+        }
+    }
+
     /// Starts an event with an optional event type (never `message` nor
     /// holding a line break: the names used here are constants).
     pub(crate) fn start(&mut self, event: Option<&str>) -> &mut Self {
@@ -144,6 +152,9 @@ pub(crate) fn split(text: &str, chunks: usize) -> impl Iterator<Item = &str> {
     })
 }
 
+/// The room a pump's buffer starts with.
+const EVENTS_CAPACITY: usize = 4 << 10;
+
 /// The most bytes of events gathered into one frame while the model has
 /// more ready.
 const FRAME_BYTES: usize = 64 << 10;
@@ -214,7 +225,8 @@ impl<G: Send + 'static> Pump<G> {
             step,
             delay,
             events,
-            pending: Events::default(),
+            // Most turns' events fit, so the buffer never grows.
+            pending: Events::with_capacity(EVENTS_CAPACITY),
             sent: 0,
             finished: false,
             done: false,
