@@ -159,10 +159,6 @@ const EVENTS_CAPACITY: usize = 4 << 10;
 /// more ready.
 const FRAME_BYTES: usize = 64 << 10;
 
-/// How many times in a row a model stream that is not ready is polled
-/// again before the frame goes out (see [`Pump::encode_ready`]).
-const READY_POLLS: usize = 2;
-
 /// How long a cut waits for the events before it to be written.
 const CUT_GRACE: Duration = Duration::from_millis(20);
 
@@ -247,23 +243,12 @@ impl<G: Send + 'static> Pump<G> {
     }
 
     /// Encodes the events the model has ready now (without a delay, they
-    /// go in the same frame, up to [`FRAME_BYTES`]). A model that only
-    /// yields to the executor between two events (as the scripted player
-    /// does, the way JavaScript's `queueMicrotask` would) is polled again
-    /// at once, up to [`READY_POLLS`] times in a row, so a turn whose
-    /// events are all there goes out in one write instead of one write
-    /// per delta. The extra polls use a no-op waker; the connection polls
-    /// the stream again with its own before it waits.
+    /// go in the same frame, up to [`FRAME_BYTES`]).
     fn encode_ready(&mut self) {
-        let mut pending_polls = 0;
         while self.delay.is_zero() && !self.finished && self.pending.bytes() < FRAME_BYTES {
             match self.events.next().now_or_never() {
-                Some(Some(event)) => {
-                    pending_polls = 0;
-                    self.encode(&event);
-                }
+                Some(Some(event)) => self.encode(&event),
                 Some(None) => self.finished = true,
-                None if pending_polls < READY_POLLS => pending_polls += 1,
                 None => break,
             }
         }
@@ -283,9 +268,13 @@ impl<G: Send + 'static> Pump<G> {
         if self.done {
             return None;
         }
-        if self.pending.len() == 0 && !self.finished {
-            let event = self.events.next().await?;
-            self.encode(&event);
+        // Events that write nothing (a text block's start, in OpenAI's
+        // form) are skipped: the body ends only after the terminal event.
+        while self.pending.len() == 0 && !self.finished {
+            match self.events.next().await {
+                Some(event) => self.encode(&event),
+                None => self.finished = true,
+            }
         }
         self.encode_ready();
         if self.until_step() == Some(0) && (self.pending.len() > 0 || self.finished) {
@@ -376,6 +365,59 @@ mod tests {
         assert_eq!(split("ab", 5), ["a", "b"]);
         assert_eq!(split("héllo wörld", 4).concat(), "héllo wörld");
         assert!(split("日本語テキスト", 4).len() <= 4);
+    }
+
+    /// The frames a pump sends for a scripted turn, and the events the
+    /// encoder gives for the same turn one by one.
+    fn pumped(delay: Duration) -> (Vec<Bytes>, String) {
+        use agentstream::message::{assistant, text, tool_call, user, Context, StopReason};
+        use agentstream::model::{Model, ScriptedModel, StreamOptions};
+        let turn = assistant(
+            [
+                text("Let me look that up."),
+                tool_call("call_1", "weather", json!({"city": "Paris"})),
+            ],
+            StopReason::ToolUse,
+        );
+        let context = Context::from_messages([user("weather?").into()]);
+        let stream =
+            || ScriptedModel::new([turn.clone()]).stream(&context, StreamOptions::default());
+        let encoder = || Encoder::OpenAi(openai::StreamEncoder::new("id", "m", 0).with_chunks(3));
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let mut events = stream();
+            let first = events.next().await.unwrap();
+            let frames: Vec<Bytes> = Pump::new(encoder(), Step::Model, delay, &first, events, ())
+                .frames()
+                .map(|frame| frame.unwrap().into_data().unwrap())
+                .collect()
+                .await;
+            let mut one_by_one = Events::default();
+            let mut encoder = encoder();
+            let mut events = stream();
+            while let Some(event) = events.next().await {
+                encoder.encode(&event, &mut one_by_one);
+            }
+            (frames, one_by_one.into_strings().concat())
+        })
+    }
+
+    #[test]
+    fn a_turn_whose_events_are_ready_goes_out_as_one_frame() {
+        // The scripted player has every event ready: the whole turn goes
+        // out at once (the first event with the rest), the same bytes as
+        // event by event.
+        let (frames, expected) = pumped(Duration::ZERO);
+        assert_eq!(frames.len(), 1, "{frames:?}");
+        assert_eq!(String::from_utf8_lossy(&frames[0]), expected);
+        // With a delay, one frame per event, and the events that write
+        // nothing (the text block's start and end) do not end the body.
+        let (frames, expected) = pumped(Duration::from_millis(1));
+        assert_eq!(String::from_utf8_lossy(&frames.concat()), expected);
+        assert_eq!(frames.len(), expected.matches("\n\n").count());
     }
 
     #[test]

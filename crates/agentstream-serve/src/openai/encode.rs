@@ -405,6 +405,16 @@ mod tests {
     }
 
     #[test]
+    fn finish_reasons_as_json_text_are_the_quoted_reasons() {
+        for reason in [DoneReason::Stop, DoneReason::Length, DoneReason::ToolUse] {
+            assert_eq!(
+                finish_reason_json(reason),
+                frames::json_str(finish_reason(reason))
+            );
+        }
+    }
+
+    #[test]
     fn a_call_without_fragments_is_sent_whole() {
         let call = ToolCall {
             id: "c1".into(),
