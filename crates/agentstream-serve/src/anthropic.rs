@@ -28,6 +28,8 @@
 //! `message_stop`. A model `error` becomes an `error` event and the body
 //! ends without `message_stop`, as Anthropic does after HTTP 200.
 
+use std::borrow::Cow;
+
 use agentstream::message::{ContentBlock, ThinkingContent, ToolCall, UserContent};
 use serde_json::{json, Value};
 
@@ -86,17 +88,17 @@ fn decode(request: request::Common<'_>) -> Result<DecodedRequest, ApiError> {
         match message.get("role").and_then(Value::as_str) {
             Some("user") => {
                 let mut rest = Vec::new();
-                for block in blocks {
+                for block in blocks.iter() {
                     match block.get("type").and_then(Value::as_str) {
                         Some("tool_result") => history.tool_result(
-                            str_at(&block, &["tool_use_id"]),
+                            str_at(block, &["tool_use_id"]),
                             blocks_of(block.get("content").unwrap_or(&Value::Null))
                                 .iter()
                                 .filter_map(user_block)
                                 .collect(),
                             block.get("is_error").and_then(Value::as_bool) == Some(true),
                         ),
-                        _ => rest.extend(user_block(&block)),
+                        _ => rest.extend(user_block(block)),
                     }
                 }
                 match message.get("content") {
@@ -132,12 +134,13 @@ fn decode(request: request::Common<'_>) -> Result<DecodedRequest, ApiError> {
     Ok(history.finish(request, system, tools, true, options))
 }
 
-/// A content as blocks: a string is one text block.
-fn blocks_of(content: &Value) -> Vec<Value> {
+/// A content as blocks: a string is one text block; an array is
+/// borrowed, not copied.
+fn blocks_of(content: &Value) -> Cow<'_, [Value]> {
     match content {
-        Value::String(text) => vec![json!({"type": "text", "text": text})],
-        Value::Array(blocks) => blocks.clone(),
-        _ => Vec::new(),
+        Value::String(text) => Cow::Owned(vec![json!({"type": "text", "text": text})]),
+        Value::Array(blocks) => Cow::Borrowed(blocks),
+        _ => Cow::Borrowed(&[]),
     }
 }
 
