@@ -10,13 +10,15 @@
 //! `<server>` is `ours` (a [`Server`] whose model streams the same turn,
 //! a sentence and one tool call, every delta split into 3 SSE chunks) or
 //! `bare` (hyper's `http1` connection answering every POST, after reading
-//! its body, with the SSE body `ours` sent for the first call, as one
-//! chunked frame). The client is reqwest posting a fixed request and
+//! its body, with the SSE body and headers `ours` sent for the first
+//! call, as one chunked frame). The client is reqwest posting a fixed request and
 //! reading the whole streamed body, the same for both. After criterion's
 //! figures, the bench prints the ratio ours / bare of each, measured again
 //! with the two servers interleaved (alternating slices of calls), which
-//! holds on a machine whose load moves. Run: `cargo bench -p
-//! agentstream-serve --bench serve`.
+//! holds on a machine whose load moves: the median of 21 rounds, with the
+//! lowest and highest. Run: `cargo bench -p agentstream-serve --bench
+//! serve`. For a profiler, `AGENTSTREAM_SERVE_BENCH_PROFILE=openai/ours/1/2000`
+//! runs only those calls (API, server, clients at once, calls).
 
 // `criterion_group!` generates undocumented items.
 #![allow(missing_docs)]
@@ -69,10 +71,13 @@ async fn bare(answer: Bytes) -> SocketAddr {
                                 Frame::data(answer),
                             )]);
                             let mut response = hyper::Response::new(StreamBody::new(frames));
-                            response.headers_mut().insert(
+                            // The headers `ours` sends, so both write the same bytes.
+                            let headers = response.headers_mut();
+                            headers.insert(
                                 "content-type",
                                 "text/event-stream; charset=utf-8".parse().unwrap(),
                             );
+                            headers.insert("cache-control", "no-cache".parse().unwrap());
                             Ok::<_, Infallible>(response)
                         }
                     },
@@ -138,6 +143,10 @@ fn bench(c: &mut Criterion) {
         ),
     ];
     let client = reqwest::Client::new();
+    if let Ok(only) = std::env::var(PROFILE_VAR) {
+        profile(&runtime, &client, &server.url(), &requests, &only);
+        return;
+    }
     let mut group = c.benchmark_group("serve");
     let mut targets = Vec::new();
     for (api, route, body) in requests {
@@ -147,7 +156,7 @@ fn bench(c: &mut Criterion) {
             let response = client.post(&ours).body(body.clone()).send().await.unwrap();
             response.bytes().await.unwrap()
         });
-        let bare = runtime.block_on(bare(answer.clone()));
+        let bare = runtime.block_on(bare(answer));
         let bare = format!("http://{bare}/v1/{route}");
         targets.push((api, ours.clone(), bare.clone(), body.clone()));
         for (name, url) in [("ours", &ours), ("bare", &bare)] {
@@ -177,8 +186,18 @@ fn bench(c: &mut Criterion) {
     group.finish();
     for (api, ours, bare, body) in &targets {
         for clients in [1, CONCURRENT] {
-            let ratio = interleaved(&runtime, &client, ours, bare, body, clients);
-            println!("serve/{api}/{clients}: ours/bare calls per second, interleaved: {ratio:.2}");
+            let mut ratios = interleaved(&runtime, &client, ours, bare, body, clients);
+            ratios.sort_by(f64::total_cmp);
+            let (median, low, high) = (
+                ratios[ratios.len() / 2],
+                ratios[0],
+                ratios[ratios.len() - 1],
+            );
+            println!(
+                "serve/{api}/{clients}: ours/bare calls per second, interleaved: median {median:.2} \
+                 (min {low:.2}, max {high:.2}, {} rounds)",
+                ratios.len()
+            );
         }
     }
     runtime.block_on(server.shutdown());
@@ -210,10 +229,11 @@ fn calls(
     start.elapsed()
 }
 
-/// Ours against bare in alternating slices of about 200 calls each, 20
-/// of each: on a machine whose load moves (a shared one), both see the
-/// same load, which criterion's one-after-the-other runs do not give.
-/// The ratio of calls per second, ours / bare.
+/// Ours against bare in alternating slices of about 200 calls each: on
+/// a machine whose load moves (a shared one), both see the same load,
+/// which criterion's one-after-the-other runs do not give. The ratio of
+/// calls per second, ours / bare, of each of the rounds (a slice of
+/// each, in turns first).
 fn interleaved(
     runtime: &tokio::runtime::Runtime,
     client: &reqwest::Client,
@@ -221,14 +241,61 @@ fn interleaved(
     bare: &str,
     body: &Bytes,
     clients: usize,
-) -> f64 {
+) -> Vec<f64> {
     let rounds = (200 / clients).max(4);
-    let (mut ours_time, mut bare_time) = (Duration::ZERO, Duration::ZERO);
-    for _ in 0..20 {
-        ours_time += calls(runtime, client, ours, body, clients, rounds);
-        bare_time += calls(runtime, client, bare, body, clients, rounds);
-    }
-    bare_time.as_secs_f64() / ours_time.as_secs_f64()
+    (0..ROUNDS)
+        .map(|round| {
+            let (ours_time, bare_time) = if round % 2 == 0 {
+                let ours = calls(runtime, client, ours, body, clients, rounds);
+                (ours, calls(runtime, client, bare, body, clients, rounds))
+            } else {
+                let bare = calls(runtime, client, bare, body, clients, rounds);
+                (calls(runtime, client, ours, body, clients, rounds), bare)
+            };
+            bare_time.as_secs_f64() / ours_time.as_secs_f64()
+        })
+        .collect()
+}
+
+/// Rounds of the interleaved comparison.
+const ROUNDS: usize = 21;
+
+/// The variable naming one target to run alone, for a profiler:
+/// `API/SERVER/CLIENTS/CALLS`, e.g. `openai/ours/1/2000`.
+const PROFILE_VAR: &str = "AGENTSTREAM_SERVE_BENCH_PROFILE";
+
+/// Runs the calls `only` names against one server, then returns: the
+/// instructions a profiler counts, divided by the calls, are what each
+/// costs (the same client for both servers).
+fn profile(
+    runtime: &tokio::runtime::Runtime,
+    client: &reqwest::Client,
+    url: &str,
+    requests: &[(&str, &str, serde_json::Value)],
+    only: &str,
+) {
+    let parts: Vec<&str> = only.split('/').collect();
+    let [api, server, clients, count] = parts[..] else {
+        panic!("{PROFILE_VAR}: expected API/SERVER/CLIENTS/CALLS, got {only}");
+    };
+    let (clients, count): (usize, usize) = (clients.parse().unwrap(), count.parse().unwrap());
+    let (_, route, body) = requests
+        .iter()
+        .find(|(name, _, _)| *name == api)
+        .expect("an API of the bench");
+    let body = Bytes::from(body.to_string());
+    let ours = format!("{url}/{route}");
+    let target = if server == "bare" {
+        let answer = runtime.block_on(async {
+            let response = client.post(&ours).body(body.clone()).send().await.unwrap();
+            response.bytes().await.unwrap()
+        });
+        let address = runtime.block_on(bare(answer));
+        format!("http://{address}/v1/{route}")
+    } else {
+        ours
+    };
+    calls(runtime, client, &target, &body, clients, count / clients);
 }
 
 criterion_group!(benches, bench);

@@ -2,11 +2,10 @@
 //! model's events as the provider's response. The protocol work is in
 //! [`crate::openai`] and [`crate::anthropic`].
 
-use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::io;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use agentstream::model::{
     AbortController, AbortSignal, ModelEvent, ModelStream, EXHAUSTED_MESSAGE,
@@ -24,15 +23,13 @@ use serde_json::{json, Value};
 
 use crate::calls::{Call, Shared, Source, EXHAUSTED_CODE, EXHAUSTED_STATUS};
 use crate::error::{Api, ApiError};
+use crate::frames::{Encoder, Pump};
 use crate::route::{decode, Target};
 use crate::script::Step;
 use crate::{anthropic, google, openai, responses};
 
 /// The response body type: whole JSON, or an SSE stream that may be cut.
 pub(crate) type Body = UnsyncBoxBody<Bytes, io::Error>;
-
-/// How long a cut waits for the events before it to be written.
-const CUT_GRACE: Duration = Duration::from_millis(20);
 
 /// Bodies larger than this are decoded on tokio's blocking pool, so a
 /// heavy request never holds up the connections beside it.
@@ -259,8 +256,13 @@ async fn read_body(
     if declared.is_some_and(|n| n > shared.max_request_bytes as u64) {
         return Err(too_large());
     }
-    let reading = Limited::new(body, shared.max_request_bytes).collect();
-    match tokio::time::timeout(shared.body_timeout, reading).await {
+    let mut reading = std::pin::pin!(Limited::new(body, shared.max_request_bytes).collect());
+    // A body that came with its headers needs no timer.
+    let read = match (&mut reading).now_or_never() {
+        Some(read) => Ok(read),
+        None => tokio::time::timeout(shared.body_timeout, reading).await,
+    };
+    match read {
         Ok(Ok(body)) => Ok(body.to_bytes()),
         Ok(Err(error)) if error.downcast_ref::<LengthLimitError>().is_some() => Err(too_large()),
         Ok(Err(error)) => {
@@ -417,20 +419,7 @@ async fn call(shared: &Arc<Shared>, target: Target, request: Request<Incoming>) 
                 .with_chunks(shared.chunks),
         ),
     };
-    let mut pump = Pump {
-        encoder,
-        step,
-        delay: shared.delay,
-        events,
-        pending: VecDeque::new(),
-        out: Vec::new(),
-        sent: 0,
-        finished: false,
-        done: false,
-        _guard: guard,
-    };
-    pump.encode(&first);
-    let frames = futures_util::stream::unfold(pump, Pump::next);
+    let frames = Pump::new(encoder, step, shared.delay, &first, events, guard).frames();
     let mut response = Response::new(StreamBody::new(frames).boxed_unsync());
     let headers = response.headers_mut();
     headers.insert(
@@ -505,135 +494,5 @@ async fn whole(
             },
         ),
         _ => error_response(api, &failed_call(&terminal)),
-    }
-}
-
-/// The protocol a stream is encoded in.
-enum Encoder {
-    OpenAi(openai::StreamEncoder),
-    Anthropic(anthropic::StreamEncoder),
-    Responses(responses::StreamEncoder),
-    Google(google::StreamEncoder),
-}
-
-impl Encoder {
-    fn encode(&mut self, event: &ModelEvent, out: &mut Vec<String>) {
-        match self {
-            Encoder::OpenAi(e) => e.encode(event, out),
-            Encoder::Anthropic(e) => e.encode(event, out),
-            Encoder::Responses(e) => e.encode(event, out),
-            Encoder::Google(e) => e.encode(event, out),
-        }
-    }
-
-    fn error(&mut self, error: &ApiError, out: &mut Vec<String>) {
-        match self {
-            Encoder::OpenAi(e) => e.error(error, out),
-            Encoder::Anthropic(e) => e.error(error, out),
-            Encoder::Responses(e) => e.error(error, out),
-            Encoder::Google(e) => e.error(error, out),
-        }
-    }
-}
-
-type Item = Result<Frame<Bytes>, io::Error>;
-
-/// One call's events on their way to its response body, polled by the
-/// connection itself: the events ready at once go out as one frame (one
-/// write), and the client going away drops the pump, which aborts the
-/// call.
-struct Pump {
-    encoder: Encoder,
-    step: Step,
-    delay: Duration,
-    events: ModelStream,
-    /// SSE events encoded and not sent yet.
-    pending: VecDeque<String>,
-    out: Vec<String>,
-    /// SSE events sent.
-    sent: usize,
-    /// The model's terminal event was encoded.
-    finished: bool,
-    /// The body ended (a stream error or cut was sent).
-    done: bool,
-    /// Dropped with the pump: a client that went away aborts the call.
-    _guard: AbortOnDrop,
-}
-
-impl Pump {
-    fn encode(&mut self, event: &ModelEvent) {
-        self.finished |= event.is_terminal();
-        self.encoder.encode(event, &mut self.out);
-        self.pending.extend(self.out.drain(..));
-    }
-
-    /// SSE events to send before the step's error or cut, if it has one.
-    fn until_step(&self) -> Option<usize> {
-        match &self.step {
-            Step::StreamError { after_events, .. } | Step::Cut { after_events } => {
-                Some(after_events.saturating_sub(self.sent))
-            }
-            _ => None,
-        }
-    }
-
-    async fn next(mut self) -> Option<(Item, Self)> {
-        if self.done {
-            return None;
-        }
-        if self.pending.is_empty() && !self.finished {
-            let event = self.events.next().await?;
-            self.encode(&event);
-            // What the model has ready now goes in the same frame.
-            while self.delay.is_zero() && !self.finished {
-                match self.events.next().now_or_never() {
-                    Some(Some(event)) => self.encode(&event),
-                    Some(None) => self.finished = true,
-                    None => break,
-                }
-            }
-        }
-        if self.until_step() == Some(0) && (!self.pending.is_empty() || self.finished) {
-            return self.step_frame().await;
-        }
-        if self.pending.is_empty() {
-            return None;
-        }
-        if !self.delay.is_zero() {
-            if self.sent > 0 {
-                tokio::time::sleep(self.delay).await;
-            }
-            let frame = self.pending.pop_front()?;
-            self.sent += 1;
-            return Some((Ok(Frame::data(frame.into())), self));
-        }
-        let count = self
-            .until_step()
-            .map_or(self.pending.len(), |n| n.min(self.pending.len()));
-        let mut frame =
-            String::with_capacity(self.pending.iter().take(count).map(String::len).sum());
-        for event in self.pending.drain(..count) {
-            frame.push_str(&event);
-        }
-        self.sent += count;
-        Some((Ok(Frame::data(frame.into())), self))
-    }
-
-    /// The step's error event, or its cut.
-    async fn step_frame(mut self) -> Option<(Item, Self)> {
-        self.done = true;
-        match std::mem::replace(&mut self.step, Step::Model) {
-            Step::StreamError { error, .. } => {
-                self.encoder.error(&error, &mut self.out);
-                let frame: String = self.out.drain(..).collect();
-                Some((Ok(Frame::data(frame.into())), self))
-            }
-            _ => {
-                // hyper drops its write buffer when a body fails: give it a
-                // moment to write out the events before the cut.
-                tokio::time::sleep(CUT_GRACE).await;
-                Some((Err(io::Error::other("the script cut the connection")), self))
-            }
-        }
     }
 }

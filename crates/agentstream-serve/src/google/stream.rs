@@ -6,7 +6,7 @@ use agentstream::model::{DoneReason, ModelEvent, PartialMessage};
 use serde_json::{json, Value};
 
 use crate::error::{Api, ApiError};
-use crate::frames::{self, sse};
+use crate::frames::{self, Events};
 
 /// Gemini's `usageMetadata` for a Pi usage: `promptTokenCount` is input +
 /// cacheRead, `cachedContentTokenCount` cacheRead (when not 0),
@@ -169,11 +169,11 @@ impl StreamEncoder {
         self
     }
 
-    fn parts(&self, parts: Vec<Value>, out: &mut Vec<String>) {
-        out.push(sse(None, &chunk(parts, None, None, &self.model, &self.id)));
+    fn parts(&self, parts: Vec<Value>, out: &mut Events) {
+        out.json(None, &chunk(parts, None, None, &self.model, &self.id));
     }
 
-    fn deltas(&self, delta: &str, thought: bool, out: &mut Vec<String>) {
+    fn deltas(&self, delta: &str, thought: bool, out: &mut Events) {
         for piece in frames::split(delta, self.chunks) {
             self.parts(vec![text_part(piece, thought, None)], out);
         }
@@ -182,12 +182,7 @@ impl StreamEncoder {
     /// Ends the streaming block unless it is `index`: its signature, if
     /// any, goes on an empty part of its kind (a model may end a block
     /// with no end event: the next block, or the end, ends it).
-    fn end_other(
-        &mut self,
-        index: Option<usize>,
-        block: Option<ContentBlock>,
-        out: &mut Vec<String>,
-    ) {
+    fn end_other(&mut self, index: Option<usize>, block: Option<ContentBlock>, out: &mut Events) {
         if self.current.is_none() || self.current == index {
             return;
         }
@@ -208,7 +203,7 @@ impl StreamEncoder {
         partial: &PartialMessage,
         delta: &str,
         thought: bool,
-        out: &mut Vec<String>,
+        out: &mut Events,
     ) {
         if let Some(open) = self.current.filter(|&open| open != index) {
             self.end_other(Some(index), partial.content_block(open), out);
@@ -217,8 +212,16 @@ impl StreamEncoder {
         self.deltas(delta, thought, out);
     }
 
-    /// Appends the SSE events for `event` to `out`.
+    /// Appends the SSE events for `event` to `out` (each a complete
+    /// SSE event).
     pub fn encode(&mut self, event: &ModelEvent, out: &mut Vec<String>) {
+        let mut events = Events::default();
+        self.encode_into(event, &mut events);
+        out.extend(events.into_strings());
+    }
+
+    /// [`encode`](Self::encode) into one buffer.
+    pub(crate) fn encode_into(&mut self, event: &ModelEvent, out: &mut Events) {
         match event {
             ModelEvent::TextDelta {
                 content_index,
@@ -254,7 +257,7 @@ impl StreamEncoder {
                 if let Some(open) = self.current {
                     self.end_other(None, message.content.get(open).cloned(), out);
                 }
-                out.push(sse(
+                out.json(
                     None,
                     &chunk(
                         Vec::new(),
@@ -263,9 +266,11 @@ impl StreamEncoder {
                         &self.model,
                         &self.id,
                     ),
-                ));
+                );
             }
-            ModelEvent::Error { error, .. } => self.error(&ApiError::model_failure(error), out),
+            ModelEvent::Error { error, .. } => {
+                self.error_into(&ApiError::model_failure(error), out)
+            }
             _ => {}
         }
     }
@@ -273,6 +278,13 @@ impl StreamEncoder {
     /// Appends a mid-stream error: `data: {"error": {"code", "message",
     /// "status"}}`, as Gemini sends one after HTTP 200.
     pub fn error(&mut self, error: &ApiError, out: &mut Vec<String>) {
-        out.push(sse(None, &error.body(Api::Google)));
+        let mut events = Events::default();
+        self.error_into(error, &mut events);
+        out.extend(events.into_strings());
+    }
+
+    /// [`error`](Self::error) into one buffer.
+    pub(crate) fn error_into(&mut self, error: &ApiError, out: &mut Events) {
+        out.json(None, &error.body(Api::Google));
     }
 }

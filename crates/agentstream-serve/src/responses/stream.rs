@@ -7,7 +7,7 @@ use agentstream::model::{DoneReason, ModelEvent, PartialMessage};
 use serde_json::{json, Value};
 
 use crate::error::{Api, ApiError};
-use crate::frames::{self, sse};
+use crate::frames::{self, Events};
 
 /// Responses' `usage` for a Pi usage: `input_tokens` is input +
 /// cacheRead, `cached_tokens` cacheRead, `output_tokens` output,
@@ -226,11 +226,11 @@ impl StreamEncoder {
         self
     }
 
-    fn push(&mut self, kind: &str, mut payload: Value, out: &mut Vec<String>) {
+    fn push(&mut self, kind: &str, mut payload: Value, out: &mut Events) {
         payload["type"] = kind.into();
         payload["sequence_number"] = self.sequence.into();
         self.sequence += 1;
-        out.push(sse(Some(kind), &payload));
+        out.json(Some(kind), &payload);
     }
 
     fn item_id(&self, index: usize) -> String {
@@ -240,7 +240,7 @@ impl StreamEncoder {
     /// Closes the open item if it is not the block at `index`, with its
     /// block as `partial` has it (a model may end a block with no end
     /// event: the next block, or the end of the message, closes it).
-    fn close_other(&mut self, index: usize, partial: &PartialMessage, out: &mut Vec<String>) {
+    fn close_other(&mut self, index: usize, partial: &PartialMessage, out: &mut Events) {
         if let Some(open) = self.current.filter(|&open| open != index) {
             if let Some(block) = partial.content_block(open) {
                 self.close(open, &block, out);
@@ -249,7 +249,7 @@ impl StreamEncoder {
     }
 
     /// Opens the item of the block at `index` if it is not open yet.
-    fn open(&mut self, index: usize, partial: &PartialMessage, out: &mut Vec<String>) {
+    fn open(&mut self, index: usize, partial: &PartialMessage, out: &mut Events) {
         if self.ids.contains_key(&index) {
             return;
         }
@@ -298,7 +298,7 @@ impl StreamEncoder {
         }
     }
 
-    fn deltas(&mut self, kind: &str, index: usize, delta: &str, out: &mut Vec<String>) {
+    fn deltas(&mut self, kind: &str, index: usize, delta: &str, out: &mut Events) {
         let id = self.item_id(index);
         for piece in frames::split(delta, self.chunks) {
             let mut payload = json!({"item_id": id, "output_index": index, "delta": piece});
@@ -315,7 +315,7 @@ impl StreamEncoder {
     }
 
     /// Closes the item of `block` at `index`.
-    fn close(&mut self, index: usize, block: &ContentBlock, out: &mut Vec<String>) {
+    fn close(&mut self, index: usize, block: &ContentBlock, out: &mut Events) {
         if self.current != Some(index) {
             return;
         }
@@ -362,8 +362,16 @@ impl StreamEncoder {
         );
     }
 
-    /// Appends the SSE events for `event` to `out`.
+    /// Appends the SSE events for `event` to `out` (each a complete
+    /// SSE event).
     pub fn encode(&mut self, event: &ModelEvent, out: &mut Vec<String>) {
+        let mut events = Events::default();
+        self.encode_into(event, &mut events);
+        out.extend(events.into_strings());
+    }
+
+    /// [`encode`](Self::encode) into one buffer.
+    pub(crate) fn encode_into(&mut self, event: &ModelEvent, out: &mut Events) {
         match event {
             ModelEvent::Start { .. } => {
                 let response = shell(&self.id, &self.model, self.created);
@@ -481,6 +489,13 @@ impl StreamEncoder {
 
     /// Appends a mid-stream `error` event (`code`, `message`, `param`).
     pub fn error(&mut self, error: &ApiError, out: &mut Vec<String>) {
+        let mut events = Events::default();
+        self.error_into(error, &mut events);
+        out.extend(events.into_strings());
+    }
+
+    /// [`error`](Self::error) into one buffer.
+    pub(crate) fn error_into(&mut self, error: &ApiError, out: &mut Events) {
         let object = error.error_object(Api::Responses);
         let payload = json!({
             "code": error.code.clone().unwrap_or_else(|| error.type_for(Api::Responses).into()),

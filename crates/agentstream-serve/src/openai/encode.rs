@@ -1,0 +1,443 @@
+//! OpenAI Chat Completions responses: model events to SSE chunks, and the
+//! one JSON completion of a call that did not stream (see the module docs
+//! of [`crate::openai`]).
+
+use std::collections::BTreeMap;
+
+use agentstream::message::{AssistantMessage, ContentBlock, ToolCall, Usage};
+use agentstream::model::{DoneReason, ModelEvent};
+use serde_json::{json, Map, Value};
+
+use crate::error::{Api, ApiError};
+use crate::frames::{self, Events};
+
+/// OpenAI's `usage` object for a Pi usage.
+pub fn usage_json(usage: &Usage) -> Value {
+    let prompt = usage.input.saturating_add(usage.cache_read);
+    let total = usage
+        .total_tokens
+        .unwrap_or_else(|| prompt.saturating_add(usage.output));
+    json!({
+        "prompt_tokens": prompt,
+        "completion_tokens": usage.output,
+        "total_tokens": total,
+        "prompt_tokens_details": {"cached_tokens": usage.cache_read},
+        "completion_tokens_details": {"reasoning_tokens": 0},
+    })
+}
+
+fn finish_reason(reason: DoneReason) -> &'static str {
+    match reason {
+        DoneReason::Length => "length",
+        DoneReason::ToolUse => "tool_calls",
+        _ => "stop",
+    }
+}
+
+/// [`finish_reason`] as JSON text.
+fn finish_reason_json(reason: DoneReason) -> &'static str {
+    match reason {
+        DoneReason::Length => r#""length""#,
+        DoneReason::ToolUse => r#""tool_calls""#,
+        _ => r#""stop""#,
+    }
+}
+
+/// The non-streaming answer: one `chat.completion` object.
+///
+/// ```
+/// use agentstream::message::{assistant, text, StopReason};
+/// use agentstream::model::DoneReason;
+/// use agentstream_serve::openai::completion;
+///
+/// let message = assistant([text("hi")], StopReason::Stop);
+/// let body = completion("chatcmpl-1", "gpt-4o", 0, DoneReason::Stop, &message);
+/// assert_eq!(body["choices"][0]["message"]["content"], "hi");
+/// assert_eq!(body["choices"][0]["finish_reason"], "stop");
+/// ```
+pub fn completion(
+    id: &str,
+    model: &str,
+    created: u64,
+    reason: DoneReason,
+    message: &AssistantMessage,
+) -> Value {
+    let text = message.text();
+    let reasoning: String = message
+        .content
+        .iter()
+        .filter_map(|block| match block {
+            ContentBlock::Thinking(t) if t.redacted != Some(true) => Some(t.thinking.as_str()),
+            _ => None,
+        })
+        .collect();
+    let mut body = Map::new();
+    body.insert("role".into(), "assistant".into());
+    body.insert(
+        "content".into(),
+        if text.is_empty() && message.tool_calls().next().is_some() {
+            Value::Null
+        } else {
+            text.into()
+        },
+    );
+    body.insert("refusal".into(), Value::Null);
+    if !reasoning.is_empty() {
+        body.insert("reasoning_content".into(), reasoning.into());
+    }
+    let calls: Vec<Value> = message
+        .tool_calls()
+        .map(|call| {
+            json!({
+                "id": call.id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": arguments_text(call)},
+            })
+        })
+        .collect();
+    if !calls.is_empty() {
+        body.insert("tool_calls".into(), calls.into());
+    }
+    json!({
+        "id": id,
+        "object": "chat.completion",
+        "created": created,
+        "model": model,
+        "choices": [{
+            "index": 0,
+            "message": body,
+            "logprobs": null,
+            "finish_reason": finish_reason(reason),
+        }],
+        "usage": usage_json(&message.usage),
+        "system_fingerprint": null,
+    })
+}
+
+fn arguments_text(call: &ToolCall) -> String {
+    serde_json::to_string(&call.arguments).unwrap_or_else(|_| "{}".into())
+}
+
+/// Turns model events into Chat Completions SSE events, one call at a
+/// time.
+///
+/// ```
+/// use agentstream::message::{assistant, text, user, Context, StopReason};
+/// use agentstream::model::{Model, ScriptedModel, StreamOptions};
+/// use agentstream_serve::openai::StreamEncoder;
+/// use futures_util::StreamExt;
+///
+/// let model = ScriptedModel::new([assistant([text("hi")], StopReason::Stop)]);
+/// let stream = model.stream(&Context::from_messages([user("hello").into()]), StreamOptions::default());
+/// let events: Vec<_> = futures_executor::block_on(stream.collect());
+/// let mut encoder = StreamEncoder::new("chatcmpl-1", "gpt-4o", 0).with_usage(true);
+/// let mut sse = Vec::new();
+/// for event in &events {
+///     encoder.encode(event, &mut sse);
+/// }
+/// assert!(sse[0].contains(r#""role":"assistant""#));
+/// assert!(sse[1].contains(r#""content":"hi""#));
+/// assert!(sse[2].contains(r#""finish_reason":"stop""#));
+/// assert!(sse[3].contains(r#""usage""#));
+/// assert_eq!(sse[4], "data: [DONE]\n\n");
+/// ```
+#[derive(Debug)]
+pub struct StreamEncoder {
+    id: String,
+    model: String,
+    created: u64,
+    include_usage: bool,
+    chunks: usize,
+    /// Tool-call `index` by Pi content index, for calls announced so far.
+    calls: BTreeMap<usize, usize>,
+    /// What follows `"choices"` in every chunk: the same for the whole
+    /// stream, so written once.
+    tail: String,
+}
+
+impl StreamEncoder {
+    /// An encoder for the response `id` of `model`, created at `created`
+    /// (Unix seconds).
+    pub fn new(id: impl Into<String>, model: impl Into<String>, created: u64) -> Self {
+        let (id, model) = (id.into(), model.into());
+        // The keys in the order serde_json's maps write them (sorted), as
+        // `chunk` does.
+        let tail = format!(
+            r#","created":{created},"id":{},"model":{},"object":"chat.completion.chunk","system_fingerprint":null}}"#,
+            frames::json_str(&id),
+            frames::json_str(&model),
+        );
+        Self {
+            id,
+            model,
+            created,
+            include_usage: false,
+            chunks: 1,
+            calls: BTreeMap::new(),
+            tail,
+        }
+    }
+
+    /// Sends the usage chunk (`stream_options.include_usage`).
+    #[must_use]
+    pub fn with_usage(mut self, include_usage: bool) -> Self {
+        self.include_usage = include_usage;
+        self
+    }
+
+    /// Splits every delta into up to `chunks` chunks (at least 1).
+    #[must_use]
+    pub fn with_chunks(mut self, chunks: usize) -> Self {
+        self.chunks = chunks.max(1);
+        self
+    }
+
+    fn chunk(&self, choices: Value) -> Value {
+        json!({
+            "id": self.id,
+            "object": "chat.completion.chunk",
+            "created": self.created,
+            "model": self.model,
+            "system_fingerprint": null,
+            "choices": choices,
+        })
+    }
+
+    /// Starts the chunk of one choice; its delta (JSON text) follows.
+    fn start_delta(out: &mut Events) -> &mut Events {
+        out.start(None).raw(r#"{"choices":[{"delta":"#)
+    }
+
+    /// Ends the chunk started by `start_delta` with `finish_reason` (JSON
+    /// text): the same bytes as `chunk` would give.
+    fn end_delta(&self, finish_reason: &str, out: &mut Events) {
+        out.raw(r#","finish_reason":"#)
+            .raw(finish_reason)
+            .raw(r#","index":0,"logprobs":null}]"#)
+            .raw(&self.tail)
+            .end();
+    }
+
+    /// A chunk whose delta is one field (`{"field":"piece"}`) per piece of
+    /// `text`.
+    fn text_deltas(&self, field: &str, text: &str, out: &mut Events) {
+        for piece in frames::split(text, self.chunks) {
+            Self::start_delta(out)
+                .raw("{\"")
+                .raw(field)
+                .raw("\":")
+                .string(piece)
+                .raw("}");
+            self.end_delta("null", out);
+        }
+    }
+
+    /// The chunk announcing the tool call at `index`, if not done yet
+    /// (`call` is looked up only then).
+    fn announce<'a>(
+        &mut self,
+        index: usize,
+        call: impl FnOnce() -> Option<std::borrow::Cow<'a, ToolCall>>,
+        out: &mut Events,
+    ) {
+        if self.calls.contains_key(&index) {
+            return;
+        }
+        let ordinal = self.calls.len();
+        self.calls.insert(index, ordinal);
+        let call = call();
+        let (id, name) = call.as_deref().map_or(("", ""), |c| (&c.id, &c.name));
+        Self::start_delta(out)
+            .raw(r#"{"tool_calls":[{"function":{"arguments":"","name":"#)
+            .string(name)
+            .raw(r#"},"id":"#)
+            .string(id)
+            .raw(r#","index":"#)
+            .number(ordinal as u64)
+            .raw(r#","type":"function"}]}"#);
+        self.end_delta("null", out);
+    }
+
+    fn arguments(&self, index: usize, text: &str, out: &mut Events) {
+        let ordinal = self.calls.get(&index).copied().unwrap_or_default();
+        for piece in frames::split(text, self.chunks) {
+            Self::start_delta(out)
+                .raw(r#"{"tool_calls":[{"function":{"arguments":"#)
+                .string(piece)
+                .raw(r#"},"index":"#)
+                .number(ordinal as u64)
+                .raw("}]}");
+            self.end_delta("null", out);
+        }
+    }
+
+    /// Appends the SSE events for `event` to `out` (each a complete
+    /// `data: …\n\n`).
+    pub fn encode(&mut self, event: &ModelEvent, out: &mut Vec<String>) {
+        let mut events = Events::default();
+        self.encode_into(event, &mut events);
+        out.extend(events.into_strings());
+    }
+
+    /// [`encode`](Self::encode) into one buffer.
+    pub(crate) fn encode_into(&mut self, event: &ModelEvent, out: &mut Events) {
+        match event {
+            ModelEvent::Start { .. } => {
+                Self::start_delta(out).raw(r#"{"content":"","role":"assistant"}"#);
+                self.end_delta("null", out);
+            }
+            ModelEvent::TextDelta { delta, .. } => self.text_deltas("content", delta, out),
+            ModelEvent::ThinkingDelta { delta, .. } => {
+                self.text_deltas("reasoning_content", delta, out);
+            }
+            ModelEvent::ToolCallStart {
+                content_index,
+                partial,
+            } => {
+                let call = || partial_call(partial, *content_index);
+                self.announce(*content_index, call, out);
+            }
+            ModelEvent::ToolCallDelta {
+                content_index,
+                delta,
+                partial,
+            } => {
+                let call = || partial_call(partial, *content_index);
+                self.announce(*content_index, call, out);
+                self.arguments(*content_index, delta, out);
+            }
+            // A call that streamed no fragments: all of it at once.
+            ModelEvent::ToolCallEnd {
+                content_index,
+                tool_call,
+                ..
+            } if !self.calls.contains_key(content_index) => {
+                let call = || Some(std::borrow::Cow::Borrowed(&**tool_call));
+                self.announce(*content_index, call, out);
+                self.arguments(*content_index, &arguments_text(tool_call), out);
+            }
+            ModelEvent::Done { reason, message } => {
+                Self::start_delta(out).raw("{}");
+                self.end_delta(finish_reason_json(*reason), out);
+                if self.include_usage {
+                    let mut chunk = self.chunk(json!([]));
+                    chunk["usage"] = usage_json(&message.usage);
+                    out.json(None, &chunk);
+                }
+                out.raw("data: [DONE]").end();
+            }
+            ModelEvent::Error { error, .. } => {
+                self.error_into(&ApiError::model_failure(error), out);
+            }
+            _ => {}
+        }
+    }
+
+    /// Appends a mid-stream error event: `data: {"error": {…}}`.
+    pub fn error(&mut self, error: &ApiError, out: &mut Vec<String>) {
+        let mut events = Events::default();
+        self.error_into(error, &mut events);
+        out.extend(events.into_strings());
+    }
+
+    /// [`error`](Self::error) into one buffer.
+    pub(crate) fn error_into(&mut self, error: &ApiError, out: &mut Events) {
+        out.json(None, &json!({"error": error.error_object(Api::OpenAi)}));
+    }
+}
+
+/// The tool call being streamed at `index`, materialized.
+fn partial_call(
+    partial: &agentstream::model::PartialMessage,
+    index: usize,
+) -> Option<std::borrow::Cow<'static, ToolCall>> {
+    match partial.content_block(index)? {
+        ContentBlock::ToolCall(call) => Some(std::borrow::Cow::Owned(call)),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_written_as_text_are_the_json_trees_values() {
+        let mut encoder = StreamEncoder::new("chatcmpl-\"x\"", "gpt-ü", 1_700_000_000);
+        let text = "a \"quoted\"\nline é 😀 \u{1}";
+        let call = ToolCall {
+            id: "call_1".into(),
+            name: "ls".into(),
+            ..ToolCall::default()
+        };
+        let mut out = Events::default();
+        let mut expected = Vec::new();
+        let mut tree = |delta: Value, finish: Value| {
+            expected.push(frames::wire_event(
+                None,
+                &encoder.chunk(json!([{"index": 0, "delta": delta, "logprobs": null,
+                                       "finish_reason": finish}])),
+            ));
+        };
+        tree(json!({"content": text}), Value::Null);
+        tree(json!({"reasoning_content": "think"}), Value::Null);
+        tree(
+            json!({"tool_calls": [{"function": {"arguments": "", "name": "ls"},
+                "id": "call_1", "index": 0, "type": "function"}]}),
+            Value::Null,
+        );
+        tree(
+            json!({"tool_calls": [{"function": {"arguments": "{\"a\":1}"}, "index": 0}]}),
+            Value::Null,
+        );
+        tree(json!({}), json!("tool_calls"));
+        encoder.text_deltas("content", text, &mut out);
+        encoder.text_deltas("reasoning_content", "think", &mut out);
+        encoder.announce(2, || Some(std::borrow::Cow::Borrowed(&call)), &mut out);
+        encoder.arguments(2, "{\"a\":1}", &mut out);
+        StreamEncoder::start_delta(&mut out).raw("{}");
+        encoder.end_delta("\"tool_calls\"", &mut out);
+        let written = out.into_strings();
+        assert_eq!(written.len(), expected.len());
+        for (written, expected) in written.iter().zip(&expected) {
+            crate::frames::assert_same_frames(written, expected);
+        }
+    }
+
+    #[test]
+    fn finish_reasons_as_json_text_are_the_quoted_reasons() {
+        for reason in [DoneReason::Stop, DoneReason::Length, DoneReason::ToolUse] {
+            assert_eq!(
+                finish_reason_json(reason),
+                frames::json_str(finish_reason(reason))
+            );
+        }
+    }
+
+    #[test]
+    fn a_call_without_fragments_is_sent_whole() {
+        let call = ToolCall {
+            id: "c1".into(),
+            name: "ls".into(),
+            ..ToolCall::default()
+        };
+        let mut encoder = StreamEncoder::new("id", "m", 0);
+        let mut out = Vec::new();
+        let partial = agentstream::model::PartialBuilder::new(agentstream::message::assistant(
+            [],
+            agentstream::message::StopReason::Stop,
+        ))
+        .snapshot();
+        encoder.encode(
+            &ModelEvent::ToolCallEnd {
+                content_index: 0,
+                tool_call: Box::new(call),
+                partial,
+            },
+            &mut out,
+        );
+        assert_eq!(out.len(), 2);
+        assert!(out[0].contains(r#""id":"c1""#), "{}", out[0]);
+        assert!(out[1].contains(r#""arguments":"{}""#), "{}", out[1]);
+    }
+}
