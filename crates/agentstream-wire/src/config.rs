@@ -109,6 +109,15 @@ pub trait Protocol: Clone + fmt::Debug {
     /// Adds the protocol's headers (authentication with `api_key`, a
     /// version) after `content-type` and `accept`.
     fn headers(&self, api_key: Option<&str>, headers: &mut Vec<(&'static str, String)>);
+
+    /// The projector of one response of `model` from `provider`, whose
+    /// messages have timestamp 0. Default: the projector's
+    /// [`for_model`](SseProjector::for_model); a protocol whose messages
+    /// record an `api` that depends on its settings (Gemini on Vertex AI)
+    /// replaces it.
+    fn projector(&self, model: String, provider: String) -> Self::Projector {
+        Self::Projector::for_model(model, provider)
+    }
 }
 
 /// The configuration of one endpoint speaking protocol `P`, shared by
@@ -368,7 +377,10 @@ impl<P: Protocol> EndpointConfig<P> {
 
     /// A new stream for one response of this endpoint (timestamp 0).
     pub fn open_stream(&self, signal: Option<AbortSignal>) -> SseStream<P::Projector> {
-        SseStream::new(self.model.clone(), self.provider.clone(), signal)
+        let projector = self
+            .protocol
+            .projector(self.model.clone(), self.provider.clone());
+        SseStream::with_projector(projector, signal)
             .with_limits(self.limits)
             .with_pricing(self.pricing)
     }

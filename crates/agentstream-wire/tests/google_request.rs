@@ -3,10 +3,11 @@
 //! there), turned into the REST body the SDK sends, and one golden body
 //! per option Pi does not have.
 
-use agentstream::message::{user, Context};
+use agentstream::message::{user, Context, StopReason};
 use agentstream::model::{ReasoningEffort, ResponseFormat, StreamOptions, ToolChoice};
 use agentstream_wire::google::{
-    build_request, RequestOptions, SchemaMode, Thinking, ThinkingLevel,
+    build_request, GoogleApi, GoogleConfig, RequestOptions, SchemaMode, Thinking, ThinkingLevel,
+    GOOGLE_API, GOOGLE_VERTEX_API,
 };
 use serde_json::{json, Map, Value};
 
@@ -225,4 +226,93 @@ fn effort_maps_to_pi_levels_and_budgets() {
         let body = build_request(&with_tool(), &options).unwrap();
         assert_eq!(body["generationConfig"]["thinkingConfig"], off, "{model}");
     }
+}
+
+/// The Vertex AI form sends what Pi's `google-vertex` provider sends
+/// (`*.vertex.pi.json`), for history recorded on Vertex (signatures kept),
+/// through the Gemini API (another provider and api: thinking as text, no
+/// signature) and with Vertex's provider but the Gemini API's api (another
+/// api: the same as the Gemini API's history).
+#[test]
+fn vertex_keeps_signatures_only_for_its_own_provider_and_api_as_pi_does() {
+    let vertex = GoogleConfig::vertex("p", "us-central1", "gemini-2.5-flash");
+    for name in [
+        "google-vertex-same-model",
+        "google-same-model",
+        "google-vertex-mixed",
+    ] {
+        let expected = pi_body(&format!("{name}.vertex.pi.json"));
+        let options = RequestOptions::new("gemini-2.5-flash")
+            .with_provider("google-vertex")
+            .with_api(GoogleApi::Vertex);
+        assert_eq!(
+            build_request(&context(name), &options).unwrap(),
+            expected,
+            "{name}"
+        );
+        let request = vertex.prepare(&context(name)).unwrap();
+        let body: Value = serde_json::from_slice(&request.body).unwrap();
+        assert_eq!(body, expected, "{name} through GoogleConfig::vertex");
+    }
+    let kept = pi_body("google-vertex-same-model.vertex.pi.json");
+    assert_eq!(
+        kept["contents"][1]["parts"][0],
+        json!({"thought": true, "text": "Two cities.", "thoughtSignature": "c2lnbmF0dXJl"})
+    );
+    let dropped = pi_body("google-same-model.vertex.pi.json");
+    assert_eq!(
+        dropped["contents"][1]["parts"][0],
+        json!({"text": "Two cities."})
+    );
+    assert_eq!(dropped, pi_body("google-vertex-mixed.vertex.pi.json"));
+}
+
+/// A message recorded through Vertex AI names Pi's provider and api
+/// `google-vertex`; sent back through Vertex it is the same model (its
+/// signature goes back), through the Gemini API it is not.
+#[test]
+fn a_vertex_message_records_google_vertex_and_round_trips_only_there() {
+    let vertex = GoogleConfig::vertex("p", "us-central1", "gemini-2.5-flash");
+    let record = |config: &GoogleConfig| {
+        let mut stream = config.open_stream(None);
+        let body = concat!(
+            "data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[",
+            "{\"text\":\"Hmm.\",\"thought\":true,\"thoughtSignature\":\"c2ln\"},",
+            "{\"text\":\"Hi\"}]},\"finishReason\":\"STOP\"}]}\n\n"
+        );
+        let mut events: Vec<_> = stream.feed(body.as_bytes()).collect();
+        events.extend(stream.finish_input());
+        let message = events.last().and_then(|e| e.terminal_message()).cloned();
+        message.expect("a terminal event")
+    };
+    let message = record(&vertex);
+    assert_eq!(
+        (message.api.as_str(), message.provider.as_str()),
+        (GOOGLE_VERTEX_API, "google-vertex")
+    );
+    assert_eq!(message.stop_reason, StopReason::Stop);
+    let other = record(&GoogleConfig::new("gemini-2.5-flash"));
+    assert_eq!(
+        (other.api.as_str(), other.provider.as_str()),
+        (GOOGLE_API, "google")
+    );
+
+    let context = Context::from_messages([user("hi").into(), message.into(), user("again").into()]);
+    let thought = |config: &GoogleConfig| -> Value {
+        let request = config.prepare(&context).unwrap();
+        let body: Value = serde_json::from_slice(&request.body).unwrap();
+        body["contents"][1]["parts"][0].clone()
+    };
+    assert_eq!(
+        thought(&vertex),
+        json!({"thought": true, "text": "Hmm.", "thoughtSignature": "c2ln"})
+    );
+    // Another provider and api: the thinking goes as text, unsigned.
+    assert_eq!(
+        thought(&GoogleConfig::new("gemini-2.5-flash")),
+        json!({"text": "Hmm."})
+    );
+    // Vertex's provider name on the Gemini API is still another api.
+    let renamed = GoogleConfig::new("gemini-2.5-flash").with_provider("google-vertex");
+    assert_eq!(thought(&renamed), json!({"text": "Hmm."}));
 }

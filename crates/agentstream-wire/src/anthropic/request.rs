@@ -48,7 +48,7 @@ use agentstream::message::{
 };
 
 use agentstream::message::transform::{transform_messages, TargetModel};
-use agentstream::model::{ReasoningEffort, ResponseFormat, StreamOptions, ToolChoice};
+use agentstream::model::{ReasoningEffort, StreamOptions, ToolChoice};
 
 use super::ids::ToolIds;
 use super::projector::ANTHROPIC_MESSAGES_API;
@@ -71,7 +71,7 @@ fn tool_choice_json(choice: &ToolChoice) -> Value {
 }
 
 /// What a request asks for besides the context.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct RequestOptions {
     /// The model id, sent as `model`.
@@ -81,20 +81,13 @@ pub struct RequestOptions {
     /// which assistant messages are "the same model" (see
     /// [`transform`](agentstream::message::transform)).
     pub provider: String,
-    /// The output token limit, always sent. Default: [`DEFAULT_MAX_TOKENS`].
-    pub max_tokens: u64,
-    /// The sampling temperature, if any.
-    pub temperature: Option<f64>,
-    /// The extended-thinking budget in tokens, if thinking is on.
-    pub thinking_budget: Option<u64>,
-    /// The tool choice, if any (the API's default is `auto`).
-    pub tool_choice: Option<ToolChoice>,
-    /// Nucleus sampling's `top_p`, if any.
-    pub top_p: Option<f64>,
-    /// Stop sequences, sent as `stop_sequences`, if any.
-    pub stop_sequences: Option<Vec<String>>,
-    /// Structured output, sent as `output_config.format`, if any.
-    pub response_format: Option<ResponseFormat>,
+    /// The call's options: `max_tokens` (always sent,
+    /// [`DEFAULT_MAX_TOKENS`] when unset), `temperature`, `top_p`, `stop`
+    /// (as `stop_sequences`), `tool_choice` (`Required` is Anthropic's
+    /// `any`), the thinking budget (see
+    /// [`thinking_budget`](Self::thinking_budget)) and `response_format`
+    /// (as `output_config.format`).
+    pub call: StreamOptions,
 }
 
 impl RequestOptions {
@@ -103,13 +96,7 @@ impl RequestOptions {
         Self {
             model: model.into(),
             provider: "anthropic".into(),
-            max_tokens: DEFAULT_MAX_TOKENS,
-            temperature: None,
-            thinking_budget: None,
-            tool_choice: None,
-            top_p: None,
-            stop_sequences: None,
-            response_format: None,
+            call: StreamOptions::default(),
         }
     }
 
@@ -121,43 +108,36 @@ impl RequestOptions {
 
     /// Sets the output token limit.
     pub fn with_max_tokens(mut self, max_tokens: u64) -> Self {
-        self.max_tokens = max_tokens;
+        self.call.max_tokens = Some(max_tokens);
         self
     }
 
     /// Sets the temperature.
     pub fn with_temperature(mut self, temperature: f64) -> Self {
-        self.temperature = Some(temperature);
+        self.call.temperature = Some(temperature);
         self
     }
 
     /// Turns extended thinking on with a budget of `tokens`.
     pub fn with_thinking_budget(mut self, tokens: u64) -> Self {
-        self.thinking_budget = Some(tokens);
+        self.call.thinking_budget = Some(tokens);
         self
     }
 
     /// Sets the tool choice.
     pub fn with_tool_choice(mut self, choice: ToolChoice) -> Self {
-        self.tool_choice = Some(choice);
+        self.call.tool_choice = Some(choice);
         self
     }
 
-    /// These options with the request options of one call laid over them:
+    /// These options with the request options of one call
+    /// [`layered`](crate::config::layered) over [`call`](Self::call):
     /// every option the call sets replaces this one; the others stay.
     ///
-    /// - `max_tokens`, `temperature`, `top_p`, the stop sequences and the
-    ///   tool choice are taken as they are (the body sends `Required` as
-    ///   Anthropic's `any`).
-    /// - The thinking budget is the call's
-    ///   [`thinking_budget`](StreamOptions::thinking_budget); without one,
-    ///   a [`reasoning_effort`](StreamOptions::reasoning_effort) becomes
-    ///   the budget Pi uses for that level ([`effort_budget`]).
-    /// - The response format is sent as `output_config: {"format":
-    ///   {"type": "json_schema", "schema": …}}`, the Messages API's JSON
-    ///   outputs (generally available for current Claude models; the
-    ///   schema's name, description and `strict` have no field there and
-    ///   are not sent).
+    /// The response format is sent as `output_config: {"format": {"type":
+    /// "json_schema", "schema": …}}`, the Messages API's JSON outputs
+    /// (generally available for current Claude models; the schema's name,
+    /// description and `strict` have no field there and are not sent).
     ///
     /// ```
     /// use agentstream::model::{ReasoningEffort, StreamOptions, ToolChoice};
@@ -166,28 +146,33 @@ impl RequestOptions {
     /// let call = StreamOptions::default()
     ///     .with_tool_choice(ToolChoice::Required)
     ///     .with_reasoning_effort(ReasoningEffort::Medium);
-    /// let options = RequestOptions::new("claude").with_call(&call);
-    /// assert_eq!(options.tool_choice, Some(ToolChoice::Required));
-    /// assert_eq!(options.thinking_budget, Some(8192));
+    /// let options = RequestOptions::new("claude").with_thinking_budget(1024).with_call(&call);
+    /// assert_eq!(options.call.tool_choice, Some(ToolChoice::Required));
+    /// // The call's effort replaces the default budget.
+    /// assert_eq!(options.thinking_budget(), Some(8192));
+    /// assert_eq!(options.max_tokens(), 4096);
     /// ```
     pub fn with_call(mut self, call: &StreamOptions) -> Self {
-        self.max_tokens = call.max_tokens.unwrap_or(self.max_tokens);
-        self.temperature = call.temperature.or(self.temperature);
-        self.top_p = call.top_p.or(self.top_p);
-        if call.stop.is_some() {
-            self.stop_sequences.clone_from(&call.stop);
-        }
-        if call.tool_choice.is_some() {
-            self.tool_choice.clone_from(&call.tool_choice);
-        }
-        self.thinking_budget = call
-            .thinking_budget
-            .or(call.reasoning_effort.map(effort_budget))
-            .or(self.thinking_budget);
-        if call.response_format.is_some() {
-            self.response_format.clone_from(&call.response_format);
-        }
+        self.call = crate::config::layered(&self.call, call);
         self
+    }
+
+    /// The output token limit sent: the call's, else [`DEFAULT_MAX_TOKENS`]
+    /// (before the raise above a thinking budget, see the
+    /// [module documentation](self)).
+    pub fn max_tokens(&self) -> u64 {
+        self.call.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS)
+    }
+
+    /// The extended-thinking budget sent, if thinking is on: the call's
+    /// [`thinking_budget`](StreamOptions::thinking_budget), else the
+    /// budget Pi uses for its
+    /// [`reasoning_effort`](StreamOptions::reasoning_effort)
+    /// ([`effort_budget`]).
+    pub fn thinking_budget(&self) -> Option<u64> {
+        self.call
+            .thinking_budget
+            .or(self.call.reasoning_effort.map(effort_budget))
     }
 }
 
@@ -289,8 +274,9 @@ pub fn build_request(context: &Context, options: &RequestOptions) -> Result<Valu
     let mut body = Map::new();
     body.insert("model".into(), Value::String(options.model.clone()));
     body.insert("messages".into(), Value::Array(messages));
-    let mut max_tokens = options.max_tokens;
-    if let Some(budget) = options.thinking_budget {
+    let call = &options.call;
+    let mut max_tokens = options.max_tokens();
+    if let Some(budget) = options.thinking_budget() {
         if max_tokens <= budget {
             max_tokens = budget.saturating_add(max_tokens);
         }
@@ -304,7 +290,7 @@ pub fn build_request(context: &Context, options: &RequestOptions) -> Result<Valu
     if let Some(system) = context.system_prompt.as_ref().filter(|s| !s.is_empty()) {
         body.insert("system".into(), Value::String(system.clone()));
     }
-    if let Some(temperature) = options.temperature {
+    if let Some(temperature) = call.temperature {
         body.insert("temperature".into(), Value::from(temperature));
     }
     if let Some(tools) = context.tools.as_ref().filter(|t| !t.is_empty()) {
@@ -320,16 +306,16 @@ pub fn build_request(context: &Context, options: &RequestOptions) -> Result<Valu
             .collect();
         body.insert("tools".into(), Value::Array(tools));
     }
-    if let Some(choice) = &options.tool_choice {
+    if let Some(choice) = &call.tool_choice {
         body.insert("tool_choice".into(), tool_choice_json(choice));
     }
-    if let Some(top_p) = options.top_p {
+    if let Some(top_p) = call.top_p {
         body.insert("top_p".into(), Value::from(top_p));
     }
-    if let Some(stop) = options.stop_sequences.as_ref().filter(|s| !s.is_empty()) {
+    if let Some(stop) = call.stop.as_ref().filter(|s| !s.is_empty()) {
         body.insert("stop_sequences".into(), Value::from(stop.clone()));
     }
-    if let Some(format) = &options.response_format {
+    if let Some(format) = &call.response_format {
         body.insert(
             "output_config".into(),
             json!({"format": {"type": "json_schema", "schema": format.schema}}),

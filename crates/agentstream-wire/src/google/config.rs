@@ -11,7 +11,7 @@ use agentstream::message::Context;
 use agentstream::model::StreamOptions;
 use serde_json::Value;
 
-use super::projector::GeminiProjector;
+use super::projector::{GeminiProjector, GoogleApi};
 use super::request::{build_request, RequestOptions, SchemaMode, Thinking};
 pub use crate::config::EndpointConfig;
 use crate::config::{BasePath, Protocol};
@@ -69,12 +69,16 @@ pub enum GoogleAuth {
     Bearer,
 }
 
-/// What Gemini adds to an [`EndpointConfig`]: how the credential is sent,
-/// the thinking setting when a call asks for none, and how schemas are
-/// sent.
+/// What Gemini adds to an [`EndpointConfig`]: which API serves it, how
+/// the credential is sent, the thinking setting when a call asks for none,
+/// and how schemas are sent.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Gemini {
+    /// The API the messages record (and the one "the same model" is
+    /// checked against). Default [`GoogleApi::GenerativeAi`];
+    /// [`GoogleConfig::vertex`] sets [`GoogleApi::Vertex`].
+    pub api: GoogleApi,
     /// How the credential is sent. Default [`GoogleAuth::ApiKey`].
     pub auth: GoogleAuth,
     /// The thinking setting when a call sets no thinking budget and no
@@ -92,7 +96,8 @@ impl GoogleConfig {
     }
 
     /// A configuration for `model` on Vertex AI in `project` at `location`
-    /// (`us-central1`, or `global`), provider `google-vertex`: the base URL
+    /// (`us-central1`, or `global`), provider and API `google-vertex` (as
+    /// Pi records them): the base URL
     /// `https://{location}-aiplatform.googleapis.com/v1/projects/{project}/locations/{location}/publishers/google`
     /// (`aiplatform.googleapis.com` for `global`) and the access token set
     /// with [`with_api_key`](EndpointConfig::with_api_key) sent as a bearer
@@ -111,10 +116,17 @@ impl GoogleConfig {
         let base =
             format!("https://{host}/v1/projects/{project}/locations/{location}/publishers/google");
         let protocol = Gemini {
+            api: GoogleApi::Vertex,
             auth: GoogleAuth::Bearer,
             ..Gemini::default()
         };
         Self::with_protocol(base, model, protocol).with_provider("google-vertex")
+    }
+
+    /// Sets the API (see [`Gemini::api`]).
+    pub fn with_api(mut self, api: GoogleApi) -> Self {
+        self.protocol.api = api;
+        self
     }
 
     /// Sets how the credential is sent.
@@ -178,10 +190,15 @@ impl Protocol for Gemini {
     ) -> Result<Value, RequestError> {
         let mut request = RequestOptions::new(model)
             .with_provider(provider)
+            .with_api(self.api)
             .with_schema_mode(self.schema_mode)
             .with_call(options);
         request.thinking = self.thinking;
         build_request(context, &request)
+    }
+
+    fn projector(&self, model: String, provider: String) -> GeminiProjector {
+        GeminiProjector::for_api(self.api, model, provider)
     }
 
     fn headers(&self, api_key: Option<&str>, headers: &mut Vec<(&'static str, String)>) {
@@ -231,6 +248,8 @@ mod tests {
             .endpoint_url()
             .starts_with("https://aiplatform.googleapis.com/v1/projects/p/locations/global/"));
         assert_eq!(global.provider, "google-vertex");
+        assert_eq!(global.protocol.api, GoogleApi::Vertex);
+        assert_eq!(GoogleConfig::new("g").protocol.api, GoogleApi::GenerativeAi);
     }
 
     #[test]

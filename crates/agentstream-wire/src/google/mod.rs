@@ -26,7 +26,7 @@ pub mod request;
 pub mod schema;
 
 pub use config::{Gemini, GoogleAuth, GoogleConfig, GEMINI_BASE_URL};
-pub use projector::{GeminiProjector, GOOGLE_API};
+pub use projector::{GeminiProjector, GoogleApi, GOOGLE_API, GOOGLE_VERTEX_API};
 pub use request::{
     build_request, RequestError, RequestOptions, SchemaMode, Thinking, ThinkingLevel,
 };

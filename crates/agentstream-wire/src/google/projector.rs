@@ -105,6 +105,41 @@ use super::partial_args::{parse_path, slot_at};
 /// The `api` of messages from the Gemini API, as Pi names it.
 pub const GOOGLE_API: &str = "google-generative-ai";
 
+/// The `api` of messages from Gemini on Vertex AI, as Pi's
+/// `google-vertex` provider names it.
+pub const GOOGLE_VERTEX_API: &str = "google-vertex";
+
+/// Which of Google's two APIs serves Gemini: the `api` its messages
+/// record and the one a request checks for "the same model" (see
+/// [`transform`](agentstream::message::transform)). The wire format is the
+/// same.
+///
+/// ```
+/// use agentstream_wire::google::GoogleApi;
+///
+/// assert_eq!(GoogleApi::GenerativeAi.name(), "google-generative-ai");
+/// assert_eq!(GoogleApi::Vertex.name(), "google-vertex");
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum GoogleApi {
+    /// The Gemini API ([`GOOGLE_API`]).
+    #[default]
+    GenerativeAi,
+    /// Vertex AI ([`GOOGLE_VERTEX_API`]).
+    Vertex,
+}
+
+impl GoogleApi {
+    /// The `api` name Pi records: [`GOOGLE_API`] or [`GOOGLE_VERTEX_API`].
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::GenerativeAi => GOOGLE_API,
+            Self::Vertex => GOOGLE_VERTEX_API,
+        }
+    }
+}
+
 /// How many characters of offending data an error message quotes.
 const QUOTE: usize = 200;
 
@@ -155,8 +190,14 @@ impl GeminiProjector {
     /// A projector for messages of `model` from `provider`, with `api`
     /// [`GOOGLE_API`] and timestamp 0.
     pub fn new(model: impl Into<String>, provider: impl Into<String>) -> Self {
+        Self::for_api(GoogleApi::GenerativeAi, model, provider)
+    }
+
+    /// A projector for messages of `model` from `provider` through `api`
+    /// (whose [`name`](GoogleApi::name) they record), with timestamp 0.
+    pub fn for_api(api: GoogleApi, model: impl Into<String>, provider: impl Into<String>) -> Self {
         let mut header = assistant([], StopReason::Stop);
-        header.api = GOOGLE_API.into();
+        header.api = api.name().into();
         header.provider = provider.into();
         header.model = model.into();
         Self::with_header(header)

@@ -25,7 +25,8 @@
 //!   with the text `Tool result image:`.
 //! - Before that, the history goes through
 //!   [`transform_messages`](agentstream::message::transform) for this
-//!   provider, API (`google-generative-ai`) and model, and the tool-call
+//!   provider, API ([`RequestOptions::api`]: `google-generative-ai`, or
+//!   `google-vertex` on Vertex AI) and model, and the tool-call
 //!   linkage is checked, as for the other providers.
 //!
 //! The rest of the body: `systemInstruction: {"parts": [{"text"}]}`;
@@ -59,7 +60,7 @@ use agentstream::message::transform::{transform_messages, TargetModel};
 use agentstream::message::{ContentBlock, Context, Message, ToolResultMessage, UserContent};
 use agentstream::model::{ReasoningEffort, StreamOptions, ToolChoice};
 
-use super::projector::GOOGLE_API;
+use super::projector::GoogleApi;
 use super::schema::to_openapi;
 use crate::request::blocking_diagnostics;
 pub use crate::request::RequestError;
@@ -127,6 +128,11 @@ pub struct RequestOptions {
     pub model: String,
     /// The provider (`google` from [`new`](Self::new)).
     pub provider: String,
+    /// The API: with the provider and the model, it decides which
+    /// assistant messages are "the same model" (see
+    /// [`transform`](agentstream::message::transform)). Default
+    /// [`GoogleApi::GenerativeAi`].
+    pub api: GoogleApi,
     /// The call's options: `max_tokens` is `maxOutputTokens`, then
     /// `temperature`, `topP`, `stop` (`stopSequences`), the tool choice
     /// (sent only when there are tools) and the response format. A
@@ -152,6 +158,7 @@ impl RequestOptions {
         Self {
             model: model.into(),
             provider: "google".into(),
+            api: GoogleApi::GenerativeAi,
             call: StreamOptions::default(),
             thinking: None,
             schema_mode: SchemaMode::JsonSchema,
@@ -161,6 +168,12 @@ impl RequestOptions {
     /// Sets the provider name.
     pub fn with_provider(mut self, provider: impl Into<String>) -> Self {
         self.provider = provider.into();
+        self
+    }
+
+    /// Sets the API (see [`api`](Self::api)).
+    pub fn with_api(mut self, api: GoogleApi) -> Self {
+        self.api = api;
         self
     }
 
@@ -350,7 +363,7 @@ fn valid_signature(signature: &str) -> bool {
 /// results do not pair up.
 pub fn build_request(context: &Context, options: &RequestOptions) -> Result<Value, RequestError> {
     let model = options.model.as_str();
-    let target = TargetModel::new(&options.provider, GOOGLE_API, model);
+    let target = TargetModel::new(&options.provider, options.api.name(), model);
     let with_ids = requires_call_id(model);
     let history = transform_messages(&context.messages, &target, |id: &str| {
         if with_ids {

@@ -13,12 +13,15 @@ const here = new URL(".", import.meta.url).pathname;
 const load = async (file) => import(pathToFileURL(join(providers, file)).href);
 const { streamOpenAIResponses } = await load("openai-responses.js");
 const { streamGoogle } = await load("google.js");
+const { streamGoogleVertex } = await load("google-vertex.js");
 
 const model = (api, provider, id, reasoning) => ({
   id, name: id, api, provider, baseUrl: "http://127.0.0.1:9", reasoning,
   input: ["text", "image"], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
   contextWindow: 100000, maxTokens: 1000,
 });
+
+const vertex = { project: "p", location: "us-central1" };
 
 const cases = [
   ["responses-same-model", "plain", streamOpenAIResponses, model("openai-responses", "openai", "gpt-5", false), {}],
@@ -33,6 +36,12 @@ const cases = [
   ["google-foreign", "plain", streamGoogle, model("google-generative-ai", "google", "gemini-2.5-flash", false), {}],
   ["google-foreign", "gemini3", streamGoogle, model("google-generative-ai", "google", "gemini-3-pro-preview", true),
     { thinking: { enabled: true, level: "LOW" } }],
+  // Vertex AI: provider and api `google-vertex`. History recorded there, the
+  // same history recorded through the Gemini API, and one whose provider is
+  // `google-vertex` but whose api is the Gemini API's.
+  ["google-vertex-same-model", "vertex", streamGoogleVertex, model("google-vertex", "google-vertex", "gemini-2.5-flash", false), vertex],
+  ["google-same-model", "vertex", streamGoogleVertex, model("google-vertex", "google-vertex", "gemini-2.5-flash", false), vertex],
+  ["google-vertex-mixed", "vertex", streamGoogleVertex, model("google-vertex", "google-vertex", "gemini-2.5-flash", false), vertex],
 ];
 
 for (const [context, name, stream, m, options] of cases) {
