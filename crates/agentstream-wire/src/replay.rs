@@ -56,9 +56,7 @@ use core::sync::atomic::{AtomicUsize, Ordering};
 use core::time::Duration;
 
 use agentstream::message::{assistant, Context, StopReason};
-use agentstream::model::{
-    AbortSignal, ErrorReason, Model, ModelEvent, ModelStream, StreamOptions,
-};
+use agentstream::model::{AbortSignal, ErrorReason, Model, ModelEvent, ModelStream, StreamOptions};
 
 use serde_json::Value;
 

@@ -12,11 +12,11 @@ use agentstream::model::{
 use agentstream_wire::anthropic::EventProjector;
 use agentstream_wire::google::GeminiProjector;
 use agentstream_wire::openai::ChunkProjector;
-use agentstream_wire::responses::ResponsesProjector;
-use agentstream_wire::sse::{SseEvent, SseProjector, SseStream};
 use agentstream_wire::replay::{
     Recording, ReplayApi, ReplayModel, RECORDED, REPLAY_EXHAUSTED_MESSAGE,
 };
+use agentstream_wire::responses::ResponsesProjector;
+use agentstream_wire::sse::{SseEvent, SseProjector, SseStream};
 use futures_util::StreamExt;
 
 /// The recorded provider streams copied into `tests/fixtures/DIR/`
@@ -180,7 +180,10 @@ fn a_cassette_names_its_protocol() {
             "/v1beta/models/gemini-2.5-flash:streamGenerateContent",
             ReplayApi::Google,
         ),
-        ("/v1/projects/p/locations/l/publishers/google/models/g:generateContent", ReplayApi::Google),
+        (
+            "/v1/projects/p/locations/l/publishers/google/models/g:generateContent",
+            ReplayApi::Google,
+        ),
     ] {
         let request = serde_json::json!({"api": "x", "path": path}).to_string();
         let recording = Recording::from_cassette(&request, body, "10\n15\n").expect(path);
@@ -188,15 +191,24 @@ fn a_cassette_names_its_protocol() {
     }
     for bad in ["", "[]", r#"{"path": "/v1/models"}"#, r#"{"path": 3}"#] {
         let error = Recording::from_cassette(bad, body, "25\n").unwrap_err();
-        assert!(error.to_string().starts_with("cassette request: "), "{bad:?}");
+        assert!(
+            error.to_string().starts_with("cassette request: "),
+            "{bad:?}"
+        );
     }
     assert!(Recording::from_cassette(r#"{"path": "/v1/responses"}"#, body, "3\n").is_err());
     // Detected from the body: each protocol's first event.
     for (payload, api) in [
         (r#"{"choices":[]}"#, ReplayApi::OpenAi),
         ("[DONE]", ReplayApi::OpenAi),
-        (r#"{"type":"message_start","message":{}}"#, ReplayApi::Anthropic),
-        (r#"{"type":"response.created","response":{}}"#, ReplayApi::Responses),
+        (
+            r#"{"type":"message_start","message":{}}"#,
+            ReplayApi::Anthropic,
+        ),
+        (
+            r#"{"type":"response.created","response":{}}"#,
+            ReplayApi::Responses,
+        ),
         (r#"{"usageMetadata":{}}"#, ReplayApi::Google),
     ] {
         assert_eq!(Recording::payloads([payload]).api(), api, "{payload}");
