@@ -124,13 +124,16 @@ impl ReplayApi {
     }
 
     /// The protocol of a body whose first event's `data` is `payload`:
-    /// a `type` naming a `response.` event is Responses, any other `type`
-    /// Anthropic; `candidates`, `usageMetadata` or `promptFeedback` is
+    /// `choices` is Chat Completions; else a `type` naming a `response.`
+    /// event is Responses, any other `type` Anthropic; `candidates`, `usageMetadata` or `promptFeedback` is
     /// Gemini; anything else (a chunk, `[DONE]`, not JSON) `None`.
     fn from_first_payload(payload: &str) -> Option<Self> {
         let Ok(Value::Object(event)) = serde_json::from_str::<Value>(payload) else {
             return None;
         };
+        if event.contains_key("choices") {
+            return Some(Self::OpenAi);
+        }
         if let Some(kind) = event.get("type").and_then(Value::as_str) {
             return Some(if kind.starts_with("response.") {
                 Self::Responses

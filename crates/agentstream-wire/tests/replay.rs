@@ -200,6 +200,7 @@ fn a_cassette_names_its_protocol() {
     // Detected from the body: each protocol's first event.
     for (payload, api) in [
         (r#"{"choices":[]}"#, ReplayApi::OpenAi),
+        (r#"{"type":"chunk","choices":[]}"#, ReplayApi::OpenAi),
         ("[DONE]", ReplayApi::OpenAi),
         (
             r#"{"type":"message_start","message":{}}"#,
