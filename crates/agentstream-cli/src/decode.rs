@@ -1,11 +1,13 @@
 //! `agentstream decode`: projects a recorded response of any `--api`
 //! (OpenAI-compatible, Anthropic Messages, OpenAI Responses, Gemini)
-//! offline and prints its trace, the way `play` does.
+//! offline and prints its trace, the way `play` does. A cassette's
+//! exchange (`serve --record DIR` writes `DIR/0000`, …) is read as its
+//! `response.body`, in the protocol its `request.json` names.
 
 use std::borrow::Cow;
 use std::fs::File;
 use std::io::{self, BufReader, IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use agentstream::message::AssistantMessage;
@@ -16,6 +18,7 @@ use agentstream_wire::google::GeminiProjector;
 use agentstream_wire::http::ResponseStream;
 use agentstream_wire::limits::{Limit, LimitExceeded, Limits};
 use agentstream_wire::openai::ChunkProjector;
+use agentstream_wire::replay::ReplayApi;
 use agentstream_wire::responses::ResponsesProjector;
 use agentstream_wire::sse::{SseEvent, SseProjector, SseStream};
 
@@ -31,11 +34,14 @@ const RECORDED: &str = "recorded";
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// A recorded response body: Server-Sent Events, or with `--chunks` one
-    /// payload per line.
+    /// payload per line; or a cassette's exchange directory (`serve
+    /// --record DIR` writes `DIR/0000`, …), whose `response.body` is read.
     file: PathBuf,
-    /// The protocol of the recording.
-    #[arg(long, value_enum, default_value = "openai")]
-    api: Api,
+    /// The protocol of the recording. Default: for a cassette's exchange
+    /// (the directory, or its `response.body`), the one its
+    /// `request.json` names by the request's path; else openai.
+    #[arg(long, value_enum)]
+    api: Option<Api>,
     /// FILE holds one payload per line instead of SSE (a
     /// `chat.completion.chunk` or `[DONE]` for OpenAI, an event's `data`
     /// JSON for Anthropic and Responses, a `GenerateContentResponse` for
@@ -57,8 +63,15 @@ pub struct Args {
 /// and exits 2; an event sequence that breaks the protocol (a bug) is
 /// reported on stderr and exits 1.
 pub fn run(args: &Args) -> io::Result<ExitCode> {
-    let name = args.file.display().to_string();
-    let events = match project(args) {
+    let (body, api) = match source(args) {
+        Ok(source) => source,
+        Err((name, text)) => {
+            eprintln!("{name}:1: error: {}", escape_line(&text));
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let name = body.display().to_string();
+    let events = match project(&body, api, args.chunks) {
         Ok(events) => events,
         Err((line, text)) => {
             eprintln!("{name}:{line}: error: {}", escape_line(&text));
@@ -144,13 +157,61 @@ fn summary(out: &mut impl Write, message: &AssistantMessage) -> io::Result<()> {
     Ok(())
 }
 
+/// The file `decode` reads for `args.file` (a cassette exchange's
+/// `response.body` for its directory) and its protocol: `--api`, else a
+/// cassette's (from the `path` in its `request.json`), else OpenAI; or the
+/// file and text of an error.
+fn source(args: &Args) -> Result<(PathBuf, Api), (String, String)> {
+    let (body, exchange) = if args.file.is_dir() {
+        (args.file.join("response.body"), Some(args.file.as_path()))
+    } else {
+        let in_cassette = args.file.file_name().is_some_and(|n| n == "response.body");
+        (
+            args.file.clone(),
+            args.file.parent().filter(|_| in_cassette),
+        )
+    };
+    if let Some(api) = args.api {
+        return Ok((body, api));
+    }
+    let Some(exchange) = exchange else {
+        return Ok((body, Api::Openai));
+    };
+    let request = exchange.join("request.json");
+    let name = request.display().to_string();
+    let text = match std::fs::read_to_string(&request) {
+        Ok(text) => text,
+        // A `response.body` outside a cassette is a plain recording.
+        Err(_) if !args.file.is_dir() => return Ok((body, Api::Openai)),
+        Err(e) => return Err((name, format!("cannot read file: {e}"))),
+    };
+    let path = serde_json::from_str::<serde_json::Value>(&text)
+        .ok()
+        .and_then(|request| request.get("path")?.as_str().map(str::to_owned));
+    let api = match path.as_deref().and_then(ReplayApi::from_path) {
+        Some(ReplayApi::OpenAi) => Api::Openai,
+        Some(ReplayApi::Anthropic) => Api::Anthropic,
+        Some(ReplayApi::Responses) => Api::Responses,
+        Some(ReplayApi::Google) => Api::Google,
+        _ => {
+            let text = format!(
+                "the cassette request's path {} names no protocol decode reads; pass --api",
+                path.as_deref()
+                    .map_or_else(|| "(missing)".into(), escape_line)
+            );
+            return Err((name, text));
+        }
+    };
+    Ok((body, api))
+}
+
 /// The events of the recording, or the line and text of an input error.
 ///
 /// The file is read a line at a time, so its size is bounded only by the
 /// [`Limits`] of a response, which refuse a line, an event or a body
 /// beyond them with `FILE:LINE: error: response limit exceeded: …`.
-fn project(args: &Args) -> Result<Vec<ModelEvent>, (usize, String)> {
-    let file = File::open(&args.file).map_err(|e| (1, format!("cannot read file: {e}")))?;
+fn project(path: &Path, api: Api, chunks: bool) -> Result<Vec<ModelEvent>, (usize, String)> {
+    let file = File::open(path).map_err(|e| (1, format!("cannot read file: {e}")))?;
     let mut reader = BufReader::new(file);
     let limits = Limits::DEFAULT;
     let mut buf = Vec::new();
@@ -166,8 +227,8 @@ fn project(args: &Args) -> Result<Vec<ModelEvent>, (usize, String)> {
             Err(e) => Err((number, format!("cannot read file: {e}"))),
         }
     };
-    if !args.chunks {
-        let mut stream = match args.api {
+    if !chunks {
+        let mut stream = match api {
             Api::Openai => sse_stream::<ChunkProjector>(limits),
             Api::Anthropic => sse_stream::<EventProjector>(limits),
             Api::Responses => sse_stream::<ResponsesProjector>(limits),
@@ -184,7 +245,7 @@ fn project(args: &Args) -> Result<Vec<ModelEvent>, (usize, String)> {
         events.extend(stream.finish_input());
         return Ok(events);
     }
-    let mut projector = match args.api {
+    let mut projector = match api {
         Api::Openai => projector::<ChunkProjector>(),
         Api::Anthropic => projector::<EventProjector>(),
         Api::Responses => projector::<ResponsesProjector>(),
@@ -211,7 +272,7 @@ fn project(args: &Args) -> Result<Vec<ModelEvent>, (usize, String)> {
             // Payloads after `[DONE]` are ignored, as in SSE mode.
             continue;
         }
-        if args.api != Api::Openai || text != "[DONE]" {
+        if api != Api::Openai || text != "[DONE]" {
             serde_json::from_str::<&serde_json::value::RawValue>(text)
                 .map_err(|e| (line, format!("not a JSON chunk payload: {e}")))?;
         }

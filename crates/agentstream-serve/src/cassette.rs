@@ -17,18 +17,16 @@
 //! | `response.body.lengths` | the sizes of the pieces the body arrived in, one per line |
 //!
 //! `response.body` with its `.lengths` sidecar is the format of `agentstream
-//! chat --record-raw`: `agentstream decode DIR/0000/response.body` reads
-//! it (`--api anthropic` for Anthropic), and so does the library's
-//! `agentstream_wire::replay::Recording::with_lengths` (for a
+//! chat --record-raw`. `agentstream decode DIR/0000` reads it in the
+//! protocol the `path` in `request.json` names, and so does the library's
+//! `agentstream_wire::replay::Recording::from_cassette` (for a
 //! `ReplayModel`), so one recording drives a Rust test and a Python one.
 //! `agentstream decode` prints the final message: that is a script turn
 //! for `agentstream serve`, to edit by hand.
 //!
-//! The proxy records OpenAI Responses (`/v1/responses`) and Gemini
-//! (`models/{model}:streamGenerateContent`, `:generateContent`) exchanges
-//! the same way, and `serve --replay` answers them; `agentstream decode`
-//! and `ReplayModel` read the Chat Completions and Anthropic bodies only
-//! until their replay API names the two new protocols.
+//! All four protocols are recorded, replayed and read back this way: Chat
+//! Completions, Anthropic Messages, OpenAI Responses (`/v1/responses`)
+//! and Gemini (`models/{model}:streamGenerateContent`, `:generateContent`).
 //!
 //! # Matching
 //!

@@ -1,6 +1,7 @@
 //! Record through the proxy from the mock provider, replay from the
 //! cassettes: the same answers byte for byte, in the same pieces, for our
-//! own clients and for the library's `ReplayModel`; a changed prompt gets
+//! own clients and for the library's `ReplayModel` (Chat Completions,
+//! Anthropic Messages, OpenAI Responses and Gemini); a changed prompt gets
 //! the mismatch error; no secret reaches a cassette.
 
 use std::path::{Path, PathBuf};
@@ -12,10 +13,13 @@ use agentstream_serve::Server;
 use agentstream_testserver::{
     answer_payloads, named_sse_body, split_randomly, sse_body, MockServer, Reply, Rng,
 };
-use agentstream_tokio::{AnthropicModel, OpenAiCompatModel};
+use agentstream_tokio::{AnthropicModel, GoogleModel, OpenAiCompatModel, ResponsesModel};
 use agentstream_wire::anthropic::AnthropicConfig;
+use agentstream_wire::google::{GeminiProjector, GoogleConfig};
 use agentstream_wire::openai::OpenAiConfig;
 use agentstream_wire::replay::{Recording, ReplayApi, ReplayModel};
+use agentstream_wire::responses::{ResponsesConfig, ResponsesProjector};
+use agentstream_wire::sse::{SseProjector, SseStream};
 use serde_json::{json, Value};
 
 const KEY: &str = "sk-cassette-secret-0123456789";
@@ -283,5 +287,122 @@ async fn strict_order_and_last_message_modes() {
         .await;
     assert_eq!(two.text(), "re: two");
     replay.shutdown().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A provider stream the wire crate's tests keep (`tests/fixtures/DIR/NAME`,
+/// recorded from the real provider; see the README there).
+fn wire_fixture(dir: &str, name: &str) -> Vec<u8> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../agentstream-wire/tests/fixtures")
+        .join(dir)
+        .join(name);
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The final message of `body` fed straight to the projector `P`.
+fn projected<P: SseProjector + Send + 'static>(body: &[u8], model: &str, provider: &str) -> Value {
+    let mut stream = SseStream::<P>::new(model, provider, None);
+    let mut events = stream.feed(body).collect::<Vec<_>>();
+    events.extend(stream.finish_input());
+    let message = events.last().and_then(|e| e.terminal_message()).cloned();
+    comparable(message.expect("a terminal event"))
+}
+
+/// OpenAI Responses and Gemini streams (real recordings, cut at random)
+/// recorded by the proxy: each cassette, read by `Recording::from_cassette`
+/// with no protocol given, replays through `ReplayModel` as the message
+/// the client got live, which is the projector's on the recording.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn responses_and_gemini_cassettes_replay_through_replay_model() {
+    let responses_body = wire_fixture("openai-responses-sse", "genai-reasoning-tools.sse");
+    let gemini_body = wire_fixture("google-sse", "genai-tool.sse");
+    let responses_pieces = split_randomly(&responses_body, &mut Rng::new(11), 60);
+    let gemini_pieces = split_randomly(&gemini_body, &mut Rng::new(12), 60);
+    let mock = MockServer::start(move |request| {
+        if request.path.contains(":streamGenerateContent") {
+            Reply::sse(gemini_pieces.clone())
+        } else {
+            Reply::sse(responses_pieces.clone())
+        }
+    })
+    .unwrap();
+    let dir = temp_dir("cassettes-providers3");
+    let proxy = Server::proxy(mock.base_url(), &dir)
+        .bind("127.0.0.1:0")
+        .await
+        .unwrap();
+    let responses =
+        ResponsesModel::new(ResponsesConfig::new(proxy.url(), "gpt-5").with_api_key(KEY)).unwrap();
+    let gemini = GoogleModel::new(
+        GoogleConfig::new("gemini-2.5-flash")
+            .with_base_url(proxy.url().trim_end_matches("/v1"))
+            .with_api_key(KEY),
+    )
+    .unwrap();
+    let live_responses = responses
+        .stream(&question("Weather?"), StreamOptions::default())
+        .result()
+        .await;
+    let live_gemini = gemini
+        .stream(&question("Wetter?"), StreamOptions::default())
+        .result()
+        .await;
+    proxy.shutdown().await;
+    assert_eq!(
+        live_responses.stop_reason,
+        StopReason::ToolUse,
+        "{live_responses:?}"
+    );
+    assert_eq!(
+        live_gemini.stop_reason,
+        StopReason::ToolUse,
+        "{live_gemini:?}"
+    );
+    assert!(
+        !everything(&dir)
+            .windows(KEY.len())
+            .any(|w| w == KEY.as_bytes()),
+        "the key reached a cassette"
+    );
+
+    for (exchange, live, api, body) in [
+        (
+            "0000",
+            &live_responses,
+            ReplayApi::Responses,
+            &responses_body,
+        ),
+        ("0001", &live_gemini, ReplayApi::Google, &gemini_body),
+    ] {
+        let read = |name: &str| std::fs::read(dir.join(exchange).join(name)).unwrap();
+        let request = String::from_utf8(read("request.json")).unwrap();
+        let lengths = String::from_utf8(read("response.body.lengths")).unwrap();
+        let recording =
+            Recording::from_cassette(&request, &read("response.body"), &lengths).unwrap();
+        assert_eq!(recording.api(), api, "{exchange}");
+        assert_eq!(
+            recording.to_body(),
+            **body,
+            "{exchange}: the body byte for byte"
+        );
+        assert!(
+            recording.piece_lengths().count() > 1,
+            "{exchange}: the pieces"
+        );
+        let replayed = ReplayModel::new([recording])
+            .with_names(live.model.clone(), live.provider.clone())
+            .stream(&question("anything"), StreamOptions::default())
+            .result()
+            .await;
+        assert_eq!(comparable(replayed), comparable(live.clone()), "{exchange}");
+        let direct = match api {
+            ReplayApi::Responses => {
+                projected::<ResponsesProjector>(body, &live.model, &live.provider)
+            }
+            _ => projected::<GeminiProjector>(body, &live.model, &live.provider),
+        };
+        assert_eq!(comparable(live.clone()), direct, "{exchange}");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

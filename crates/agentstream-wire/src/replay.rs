@@ -7,8 +7,9 @@
 //! projects store their fixtures. A replay is a [`Host`] ([`ReplayHost`]),
 //! so each recording runs through the one call path of a live call
 //! ([`EndpointModel`]: the real [`exchange`](crate::http::exchange) and
-//! the real projector, [`OpenAiStream`] or [`AnthropicStream`]), piece by
-//! piece: tests run on real provider output with no network, and a
+//! the projector of the recording's protocol, from its
+//! [configuration](crate::config::Protocol::projector): Chat Completions,
+//! Anthropic Messages, OpenAI Responses or Gemini), piece by piece: tests run on real provider output with no network, and a
 //! failure keeps its typed
 //! [`error_cause`](agentstream::model::ModelStream::error_cause).
 //!
@@ -21,7 +22,9 @@
 //! rather than inside a container because the body must stay exactly what
 //! the server sent; they matter because pieces split lines, events and
 //! UTF-8 characters wherever the network did, which is what the decoder
-//! must cope with. [`Recording::with_lengths`] reads the pair back.
+//! must cope with. [`Recording::with_lengths`] reads the pair back, and
+//! [`Recording::from_cassette`] reads an exchange `agentstream serve
+//! --record` saved (the same pair, with the request naming the protocol).
 //!
 //! ```
 //! use agentstream::message::{user, Context, StopReason};
@@ -46,24 +49,28 @@
 
 use alloc::string::String;
 use alloc::sync::Arc;
-use alloc::vec::{Drain, Vec};
+use alloc::vec::Vec;
 use core::fmt;
 use core::future::{self, Future};
 use core::sync::atomic::{AtomicUsize, Ordering};
 use core::time::Duration;
 
 use agentstream::message::{assistant, Context, StopReason};
-use agentstream::model::{
-    AbortSignal, ErrorCause, ErrorReason, Model, ModelEvent, ModelStream, StreamOptions,
-};
+use agentstream::model::{AbortSignal, ErrorReason, Model, ModelEvent, ModelStream, StreamOptions};
 
-use crate::anthropic::AnthropicStream;
+use serde_json::Value;
+
+use crate::anthropic::AnthropicMessages;
+use crate::config::{EndpointConfig, Protocol};
 use crate::endpoint::{Endpoint, PreparedRequest};
+use crate::google::Gemini;
 use crate::host::{ClientError, Host};
-use crate::http::{ResponseBody, ResponseHead, ResponseStream, TransportError};
+use crate::http::{ResponseBody, ResponseHead, TransportError};
 use crate::limits::Limits;
 use crate::model::EndpointModel;
-use crate::openai::OpenAiStream;
+use crate::openai::OpenAiChat;
+use crate::responses::OpenAiResponses;
+use crate::sse::SseStream;
 
 /// The `errorMessage` of a call made after every recording was used.
 pub const REPLAY_EXHAUSTED_MESSAGE: &str = "replay: every recorded response was already used";
@@ -80,6 +87,77 @@ pub enum ReplayApi {
     OpenAi,
     /// Anthropic Messages.
     Anthropic,
+    /// OpenAI Responses.
+    Responses,
+    /// Google Gemini (`streamGenerateContent`, Gemini API or Vertex AI).
+    Google,
+}
+
+impl ReplayApi {
+    /// The protocol a request to `path` speaks, as a cassette's
+    /// `request.json` records it: `…/chat/completions`, `…/messages`,
+    /// `…/responses`, or a Gemini model method (`…:streamGenerateContent`,
+    /// `…:generateContent`); a query is ignored. `None` for another path.
+    ///
+    /// ```
+    /// use agentstream_wire::replay::ReplayApi;
+    ///
+    /// assert_eq!(ReplayApi::from_path("/v1/responses"), Some(ReplayApi::Responses));
+    /// let gemini = "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse";
+    /// assert_eq!(ReplayApi::from_path(gemini), Some(ReplayApi::Google));
+    /// assert_eq!(ReplayApi::from_path("/v1/models"), None);
+    /// ```
+    pub fn from_path(path: &str) -> Option<Self> {
+        let path = path.split(['?', '#']).next().unwrap_or_default();
+        let path = path.trim_end_matches('/');
+        if path.ends_with(":streamGenerateContent") || path.ends_with(":generateContent") {
+            Some(Self::Google)
+        } else if path.ends_with("/chat/completions") {
+            Some(Self::OpenAi)
+        } else if path.ends_with("/messages") {
+            Some(Self::Anthropic)
+        } else if path.ends_with("/responses") {
+            Some(Self::Responses)
+        } else {
+            None
+        }
+    }
+
+    /// The protocol of a body whose first event's `data` is `payload`:
+    /// `choices` is Chat Completions; else a `type` naming a `response.`
+    /// event is Responses, any other `type` Anthropic; `candidates`, `usageMetadata` or `promptFeedback` is
+    /// Gemini; anything else (a chunk, `[DONE]`, not JSON) `None`.
+    fn from_first_payload(payload: &str) -> Option<Self> {
+        let Ok(Value::Object(event)) = serde_json::from_str::<Value>(payload) else {
+            return None;
+        };
+        if event.contains_key("choices") {
+            return Some(Self::OpenAi);
+        }
+        if let Some(kind) = event.get("type").and_then(Value::as_str) {
+            return Some(if kind.starts_with("response.") {
+                Self::Responses
+            } else {
+                Self::Anthropic
+            });
+        }
+        ["candidates", "usageMetadata", "promptFeedback"]
+            .iter()
+            .any(|key| event.contains_key(*key))
+            .then_some(Self::Google)
+    }
+}
+
+/// The `data` of the first event of an SSE `body` that has one (one
+/// `data` line; a leading byte order mark skipped).
+fn first_payload(body: &[u8]) -> Option<&str> {
+    let body = body.strip_prefix("\u{feff}".as_bytes()).unwrap_or(body);
+    body.split(|byte| *byte == b'\n').find_map(|line| {
+        let data = line.strip_prefix(b"data:")?;
+        let data = data.strip_prefix(b" ").unwrap_or(data);
+        let data = data.strip_suffix(b"\r").unwrap_or(data);
+        core::str::from_utf8(data).ok()
+    })
 }
 
 /// One recorded response body, in the pieces it arrived in.
@@ -164,17 +242,56 @@ impl Recording {
         self
     }
 
-    /// The protocol: the one given, else Anthropic when the body holds a
-    /// `message_start` event, else OpenAI.
+    /// A cassette's exchange (the directory `serve --record` writes per
+    /// exchange): `response.body` cut as `response.body.lengths` says (see
+    /// [`with_lengths`](Self::with_lengths)), with the protocol of the
+    /// `path` in `request.json`.
+    ///
+    /// ```
+    /// use agentstream_wire::replay::{Recording, ReplayApi};
+    ///
+    /// let request = r#"{"api": "openai-responses", "method": "POST", "path": "/v1/responses"}"#;
+    /// let body = b"data: {\"type\":\"response.created\"}\n\n";
+    /// let recording = Recording::from_cassette(request, body, "10\n25\n").unwrap();
+    /// assert_eq!(recording.api(), ReplayApi::Responses);
+    /// ```
+    ///
+    /// # Errors
+    /// [`RecordingError::BadRequest`] when `request.json` is not an object
+    /// with a `path` of one of the protocols (see [`ReplayApi::from_path`]),
+    /// and the errors of [`with_lengths`](Self::with_lengths).
+    pub fn from_cassette(
+        request_json: &str,
+        body: &[u8],
+        lengths: &str,
+    ) -> Result<Self, RecordingError> {
+        let request: Value =
+            serde_json::from_str(request_json).map_err(|_| RecordingError::BadRequest)?;
+        let api = request
+            .get("path")
+            .and_then(Value::as_str)
+            .and_then(ReplayApi::from_path)
+            .ok_or(RecordingError::BadRequest)?;
+        Ok(Self::with_lengths(body, lengths)?.with_api(api))
+    }
+
+    /// The protocol: the one given, else the one the first event's `data`
+    /// names (a Responses or Anthropic `type`, Gemini's `candidates`),
+    /// else Anthropic when the body holds a `message_start` event, else
+    /// OpenAI.
     pub fn api(&self) -> ReplayApi {
         self.api.unwrap_or_else(|| {
+            let body = self.to_body();
+            if let Some(api) = first_payload(&body).and_then(ReplayApi::from_first_payload) {
+                return api;
+            }
             let needle = b"message_start";
             let found = self
                 .pieces
                 .iter()
                 .any(|piece| piece.windows(needle.len()).any(|w| w == needle));
             // A piece boundary inside the name: look at the joined body.
-            if found || self.to_body().windows(needle.len()).any(|w| w == needle) {
+            if found || body.windows(needle.len()).any(|w| w == needle) {
                 ReplayApi::Anthropic
             } else {
                 ReplayApi::OpenAi
@@ -207,6 +324,9 @@ pub enum RecordingError {
         /// The body's size.
         body: usize,
     },
+    /// A cassette's `request.json` is not JSON naming the `path` of a
+    /// protocol a replay knows.
+    BadRequest,
 }
 
 impl fmt::Display for RecordingError {
@@ -216,6 +336,9 @@ impl fmt::Display for RecordingError {
             Self::LengthMismatch { body } => write!(
                 f,
                 "chunk lengths: they do not add up to the body's {body} bytes"
+            ),
+            Self::BadRequest => f.write_str(
+                "cassette request: not a JSON object whose path is a chat completions, messages, responses or Gemini endpoint",
             ),
         }
     }
@@ -232,7 +355,7 @@ impl core::error::Error for RecordingError {}
 /// A replay is a host like any other, so it runs the one call path of a
 /// live call ([`EndpointModel`]: per-call options, the exchange loop, the
 /// tap, the typed error cause). [`ReplayModel`] uses it for bodies of
-/// either protocol without building a request; pair it with a real
+/// any protocol without building a request; pair it with a real
 /// provider configuration to replay through that provider's request
 /// building too:
 ///
@@ -335,7 +458,10 @@ impl Host for ReplayHost {
 #[derive(Debug)]
 pub struct ReplayModel {
     host: ReplayHost,
-    endpoint: Recorded,
+    api: Option<ReplayApi>,
+    model: String,
+    provider: String,
+    limits: Limits,
 }
 
 impl ReplayModel {
@@ -343,19 +469,17 @@ impl ReplayModel {
     pub fn new(recordings: impl IntoIterator<Item = Recording>) -> Self {
         Self {
             host: ReplayHost::new(recordings),
-            endpoint: Recorded {
-                api: None,
-                model: RECORDED.into(),
-                provider: RECORDED.into(),
-                limits: Limits::DEFAULT,
-            },
+            api: None,
+            model: RECORDED.into(),
+            provider: RECORDED.into(),
+            limits: Limits::DEFAULT,
         }
     }
 
     /// Decodes every recording as `api`.
     #[must_use]
     pub fn with_api(mut self, api: ReplayApi) -> Self {
-        self.endpoint.api = Some(api);
+        self.api = Some(api);
         self
     }
 
@@ -363,15 +487,15 @@ impl ReplayModel {
     /// [`RECORDED`] for both).
     #[must_use]
     pub fn with_names(mut self, model: impl Into<String>, provider: impl Into<String>) -> Self {
-        self.endpoint.model = model.into();
-        self.endpoint.provider = provider.into();
+        self.model = model.into();
+        self.provider = provider.into();
         self
     }
 
     /// The response limits (default [`Limits::DEFAULT`]).
     #[must_use]
     pub fn with_limits(mut self, limits: Limits) -> Self {
-        self.endpoint.limits = limits;
+        self.limits = limits;
         self
     }
 
@@ -399,30 +523,57 @@ impl Model for ReplayModel {
                 let _ = producer.push(ModelEvent::error(ErrorReason::Error, message));
             });
         };
-        // The call's own endpoint (the recording's protocol) and host (its
-        // body), so concurrent calls cannot take each other's recording.
-        let mut endpoint = self.endpoint.clone();
-        endpoint.api = Some(endpoint.api.unwrap_or_else(|| recording.api()));
+        // The call's own host (its body), so concurrent calls cannot take
+        // each other's recording, and the configuration of its protocol.
         let host = ReplayHost::new([recording.clone()]).with_timestamp(self.host.timestamp_ms);
-        EndpointModel::with_host(endpoint, host).stream(context, options)
+        let call = Call {
+            model: self,
+            host,
+            context,
+            options,
+        };
+        match self.api.unwrap_or_else(|| recording.api()) {
+            ReplayApi::OpenAi => call.run(OpenAiChat::default()),
+            ReplayApi::Anthropic => call.run(AnthropicMessages::default()),
+            ReplayApi::Responses => call.run(OpenAiResponses::default()),
+            ReplayApi::Google => call.run(Gemini::default()),
+        }
     }
 }
 
-/// The [`Endpoint`] of a [`ReplayModel`]: a request nobody reads, and the
-/// decoder of the recording's protocol, with no timeouts.
-#[derive(Debug, Clone)]
-struct Recorded {
-    api: Option<ReplayApi>,
-    model: String,
-    provider: String,
-    limits: Limits,
+/// One call of a [`ReplayModel`], before its protocol is known.
+struct Call<'a> {
+    model: &'a ReplayModel,
+    host: ReplayHost,
+    context: &'a Context,
+    options: StreamOptions,
+}
+
+impl Call<'_> {
+    /// The call through [`EndpointModel`], decoded by `protocol`'s
+    /// configuration with the model's names and limits.
+    fn run<P: Protocol + Send + Sync + 'static>(self, protocol: P) -> ModelStream {
+        let mut config = EndpointConfig::with_protocol(RECORDED_URL, "", protocol);
+        config.model.clone_from(&self.model.model);
+        config.provider.clone_from(&self.model.provider);
+        config.limits = self.model.limits;
+        EndpointModel::with_host(Recorded { config }, self.host).stream(self.context, self.options)
+    }
+}
+
+/// The [`Endpoint`] of a [`ReplayModel`]'s call: a request nobody reads,
+/// and the response decoded by the configuration of the recording's
+/// protocol (its projector, the names and limits), with no timeouts.
+#[derive(Debug)]
+struct Recorded<P> {
+    config: EndpointConfig<P>,
 }
 
 /// The URL a [`ReplayModel`]'s requests name (nothing is sent there).
 const RECORDED_URL: &str = "http://recorded.invalid/";
 
-impl Endpoint for Recorded {
-    type Stream = RecordedStream;
+impl<P: Protocol> Endpoint for Recorded<P> {
+    type Stream = SseStream<P::Projector>;
     type Error = core::convert::Infallible;
 
     fn prepare_call(
@@ -437,20 +588,8 @@ impl Endpoint for Recorded {
         ))
     }
 
-    fn open_stream_at(&self, signal: Option<AbortSignal>, timestamp_ms: u64) -> RecordedStream {
-        let (model, provider) = (self.model.clone(), self.provider.clone());
-        match self.api.unwrap_or(ReplayApi::OpenAi) {
-            ReplayApi::Anthropic => RecordedStream::Anthropic(
-                AnthropicStream::new(model, provider, signal)
-                    .with_limits(self.limits)
-                    .with_timestamp(timestamp_ms),
-            ),
-            ReplayApi::OpenAi => RecordedStream::OpenAi(
-                OpenAiStream::new(model, provider, signal)
-                    .with_limits(self.limits)
-                    .with_timestamp(timestamp_ms),
-            ),
-        }
+    fn open_stream_at(&self, signal: Option<AbortSignal>, timestamp_ms: u64) -> Self::Stream {
+        self.config.open_stream(signal).with_timestamp(timestamp_ms)
     }
 
     fn connect_timeout(&self) -> Option<Duration> {
@@ -459,61 +598,6 @@ impl Endpoint for Recorded {
 
     fn idle_timeout(&self) -> Option<Duration> {
         None
-    }
-}
-
-/// The decoder of a recording: the projector of its protocol.
-enum RecordedStream {
-    OpenAi(OpenAiStream),
-    Anthropic(AnthropicStream),
-}
-
-/// Calls `$method` on the stream of either protocol.
-macro_rules! either {
-    ($self:ident.$method:ident($($arg:expr),*)) => {
-        match $self {
-            RecordedStream::OpenAi(stream) => ResponseStream::$method(stream, $($arg),*),
-            RecordedStream::Anthropic(stream) => ResponseStream::$method(stream, $($arg),*),
-        }
-    };
-}
-
-impl ResponseStream for RecordedStream {
-    fn is_finished(&self) -> bool {
-        either!(self.is_finished())
-    }
-
-    fn error_cause(&self) -> Option<ErrorCause> {
-        either!(self.error_cause())
-    }
-
-    fn feed(&mut self, bytes: &[u8]) -> Drain<'_, ModelEvent> {
-        either!(self.feed(bytes))
-    }
-
-    fn finish_input(&mut self) -> Drain<'_, ModelEvent> {
-        either!(self.finish_input())
-    }
-
-    fn abort(&mut self) -> Drain<'_, ModelEvent> {
-        either!(self.abort())
-    }
-
-    fn interrupt(&mut self, message: String) -> Drain<'_, ModelEvent> {
-        either!(self.interrupt(message))
-    }
-
-    fn fail(&mut self, message: String) -> Drain<'_, ModelEvent> {
-        either!(self.fail(message))
-    }
-
-    fn http_error(
-        &mut self,
-        status: u16,
-        body: &[u8],
-        retry_after: Option<&str>,
-    ) -> Drain<'_, ModelEvent> {
-        either!(self.http_error(status, body, retry_after))
     }
 }
 

@@ -9,11 +9,14 @@ use agentstream::message::{user, Context, StopReason};
 use agentstream::model::{
     validate_events, AbortController, ErrorCause, Model, ModelEvent, StreamOptions,
 };
-use agentstream_wire::anthropic::{AnthropicStream, EventProjector};
-use agentstream_wire::openai::{ChunkProjector, OpenAiStream};
+use agentstream_wire::anthropic::EventProjector;
+use agentstream_wire::google::GeminiProjector;
+use agentstream_wire::openai::ChunkProjector;
 use agentstream_wire::replay::{
     Recording, ReplayApi, ReplayModel, RECORDED, REPLAY_EXHAUSTED_MESSAGE,
 };
+use agentstream_wire::responses::ResponsesProjector;
+use agentstream_wire::sse::{SseEvent, SseProjector, SseStream};
 use futures_util::StreamExt;
 
 /// The recorded provider streams copied into `tests/fixtures/DIR/`
@@ -47,40 +50,29 @@ fn play(model: &ReplayModel, options: StreamOptions) -> (Vec<ModelEvent>, Option
 /// The events of decoding `path` directly, without the model: the whole
 /// body through the stream, or each line through the projector.
 fn decode_directly(path: &PathBuf, api: ReplayApi) -> Vec<ModelEvent> {
+    match api {
+        ReplayApi::OpenAi => decode_with::<ChunkProjector>(path),
+        ReplayApi::Anthropic => decode_with::<EventProjector>(path),
+        ReplayApi::Responses => decode_with::<ResponsesProjector>(path),
+        ReplayApi::Google => decode_with::<GeminiProjector>(path),
+        other => panic!("no projector for {other:?}"),
+    }
+}
+
+fn decode_with<P: SseProjector + Send + 'static>(path: &PathBuf) -> Vec<ModelEvent> {
     let bytes = std::fs::read(path).expect("fixture");
     let mut events = Vec::new();
     if path.extension().is_some_and(|e| e == "jsonl") {
         let text = String::from_utf8(bytes).expect("UTF-8");
-        let lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
-        match api {
-            ReplayApi::OpenAi => {
-                let mut projector = ChunkProjector::new(RECORDED, RECORDED);
-                for line in lines {
-                    projector.push_data(line, &mut events);
-                }
-                projector.finish(&mut events);
-            }
-            _ => {
-                let mut projector = EventProjector::new(RECORDED, RECORDED);
-                for line in lines {
-                    projector.push_data(line, &mut events);
-                }
-                projector.finish(&mut events);
-            }
+        let mut projector = P::for_model(RECORDED.into(), RECORDED.into());
+        for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+            projector.push_event(&SseEvent::message(line), &mut events);
         }
-        return events;
-    }
-    match api {
-        ReplayApi::OpenAi => {
-            let mut stream = OpenAiStream::new(RECORDED, RECORDED, None);
-            events.extend(stream.feed(&bytes));
-            events.extend(stream.finish_input());
-        }
-        _ => {
-            let mut stream = AnthropicStream::new(RECORDED, RECORDED, None);
-            events.extend(stream.feed(&bytes));
-            events.extend(stream.finish_input());
-        }
+        projector.finish(&mut events);
+    } else {
+        let mut stream = SseStream::<P>::new(RECORDED, RECORDED, None);
+        events.extend(stream.feed(&bytes));
+        events.extend(stream.finish_input());
     }
     events
 }
@@ -119,17 +111,24 @@ fn check_dir(dir: &str, api: ReplayApi) {
         let expected = decode_directly(path, api);
         let (events, cause) = play(&model, StreamOptions::default());
         assert_eq!(events, expected, "{}", path.display());
-        assert!(cause.is_none(), "{}: {cause:?}", path.display());
         let message = events
             .last()
             .and_then(ModelEvent::terminal_message)
             .expect("terminal");
-        assert!(
-            matches!(message.stop_reason, StopReason::Stop | StopReason::ToolUse),
-            "{}: {:?}",
-            path.display(),
-            message.error_message
-        );
+        // A recorded provider error (`*error*` fixtures) replays as one.
+        let failed = path.to_string_lossy().contains("error");
+        if failed {
+            assert_eq!(message.stop_reason, StopReason::Error, "{}", path.display());
+            assert!(cause.is_some(), "{}", path.display());
+        } else {
+            assert!(cause.is_none(), "{}: {cause:?}", path.display());
+            assert!(
+                matches!(message.stop_reason, StopReason::Stop | StopReason::ToolUse),
+                "{}: {:?}",
+                path.display(),
+                message.error_message
+            );
+        }
         let (pieces, _) = play(&small, StreamOptions::default());
         assert_eq!(
             pieces.last().and_then(ModelEvent::terminal_message),
@@ -156,6 +155,65 @@ fn openai_recordings_replay_as_they_decode() {
 #[test]
 fn anthropic_recordings_replay_as_they_decode() {
     check_dir("anthropic-sse", ReplayApi::Anthropic);
+}
+
+#[test]
+fn responses_recordings_replay_as_they_decode() {
+    check_dir("openai-responses-sse", ReplayApi::Responses);
+}
+
+#[test]
+fn gemini_recordings_replay_as_they_decode() {
+    check_dir("google-sse", ReplayApi::Google);
+}
+
+/// The protocol of a cassette comes from its request's path; the body's
+/// first event names it when nothing else does.
+#[test]
+fn a_cassette_names_its_protocol() {
+    let body = b"data: {\"candidates\":[]}\n\n";
+    for (path, api) in [
+        ("/v1/chat/completions", ReplayApi::OpenAi),
+        ("/v1/messages", ReplayApi::Anthropic),
+        ("/v1/responses", ReplayApi::Responses),
+        (
+            "/v1beta/models/gemini-2.5-flash:streamGenerateContent",
+            ReplayApi::Google,
+        ),
+        (
+            "/v1/projects/p/locations/l/publishers/google/models/g:generateContent",
+            ReplayApi::Google,
+        ),
+    ] {
+        let request = serde_json::json!({"api": "x", "path": path}).to_string();
+        let recording = Recording::from_cassette(&request, body, "10\n15\n").expect(path);
+        assert_eq!(recording.api(), api, "{path}");
+    }
+    for bad in ["", "[]", r#"{"path": "/v1/models"}"#, r#"{"path": 3}"#] {
+        let error = Recording::from_cassette(bad, body, "25\n").unwrap_err();
+        assert!(
+            error.to_string().starts_with("cassette request: "),
+            "{bad:?}"
+        );
+    }
+    assert!(Recording::from_cassette(r#"{"path": "/v1/responses"}"#, body, "3\n").is_err());
+    // Detected from the body: each protocol's first event.
+    for (payload, api) in [
+        (r#"{"choices":[]}"#, ReplayApi::OpenAi),
+        (r#"{"type":"chunk","choices":[]}"#, ReplayApi::OpenAi),
+        ("[DONE]", ReplayApi::OpenAi),
+        (
+            r#"{"type":"message_start","message":{}}"#,
+            ReplayApi::Anthropic,
+        ),
+        (
+            r#"{"type":"response.created","response":{}}"#,
+            ReplayApi::Responses,
+        ),
+        (r#"{"usageMetadata":{}}"#, ReplayApi::Google),
+    ] {
+        assert_eq!(Recording::payloads([payload]).api(), api, "{payload}");
+    }
 }
 
 #[test]
