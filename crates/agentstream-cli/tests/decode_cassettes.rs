@@ -4,9 +4,10 @@
 //! its `request.json`) and by the library's `ReplayModel`: both give the
 //! message the client got live.
 
-use std::io::{BufRead, BufReader};
+mod support;
+
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output};
 
 use agentstream::message::{user, AssistantMessage, Context, StopReason};
 use agentstream::model::{Model, StreamOptions};
@@ -15,34 +16,9 @@ use agentstream_wire::google::GoogleConfig;
 use agentstream_wire::replay::{Recording, ReplayApi, ReplayModel};
 use agentstream_wire::responses::ResponsesConfig;
 use serde_json::{json, Value};
+use support::serve;
 
 const KEY: &str = "sk-decode-cassette-secret";
-
-/// Kills the server when the test ends, however it ends.
-struct Served(Child);
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// `agentstream serve ARGS`, and the URL it prints first.
-fn serve(args: &[&std::ffi::OsStr]) -> (Served, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_agentstream"))
-        .arg("serve")
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("the binary runs");
-    let stdout = child.stdout.take().unwrap();
-    let served = Served(child);
-    let mut url = String::new();
-    BufReader::new(stdout).read_line(&mut url).unwrap();
-    (served, url.trim().to_owned())
-}
 
 fn decode(args: &[&std::ffi::OsStr]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_agentstream"))

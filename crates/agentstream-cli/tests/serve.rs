@@ -2,9 +2,11 @@
 //! turns in order, a scripted HTTP error, the exhausted script's answer,
 //! `--requests` appending JSON lines to an existing file, and bad scripts.
 
+mod support;
+
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 
 use agentstream::message::{user, Context, StopReason};
 use agentstream::model::{Model, StreamOptions, EXHAUSTED_MESSAGE};
@@ -12,6 +14,7 @@ use agentstream_tokio::{AnthropicModel, OpenAiCompatModel};
 use agentstream_wire::anthropic::AnthropicConfig;
 use agentstream_wire::openai::OpenAiConfig;
 use serde_json::{json, Value};
+use support::{serve, Served};
 
 /// Writes `contents` to a fresh file under the target directory.
 fn file(name: &str, contents: &str) -> PathBuf {
@@ -28,16 +31,6 @@ fn message(text: &str) -> Value {
            "usage": {"input": 3, "output": 2, "cacheRead": 0, "cacheWrite": 0,
                      "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}},
            "stopReason": "stop", "timestamp": 0})
-}
-
-/// Kills the server when the test ends, however it ends.
-struct Served(Child);
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
 
 #[tokio::test(flavor = "current_thread")]
@@ -153,21 +146,6 @@ fn a_bad_script_exits_2_naming_the_path() {
     let stderr = String::from_utf8(output.stderr).unwrap();
     assert!(stderr.contains("$[0].httpError.status"), "{stderr}");
     assert!(output.stdout.is_empty());
-}
-
-/// Starts `agentstream serve ARGS...`; the child and the URL it printed.
-fn serve(args: &[&std::ffi::OsStr]) -> (Served, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_agentstream"))
-        .arg("serve")
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("the binary runs");
-    let stdout = child.stdout.take().unwrap();
-    let mut url = String::new();
-    BufReader::new(stdout).read_line(&mut url).unwrap();
-    (Served(child), url.trim().to_owned())
 }
 
 #[tokio::test(flavor = "current_thread")]
