@@ -226,13 +226,9 @@ async fn send(
         .await
         .map_err(|e| failed("the request failed", e))?
     };
+    let headers = response.headers();
     let head = response_head(response.status().as_u16(), |name| {
-        response
-            .headers()
-            .get(name)?
-            .to_str()
-            .ok()
-            .map(str::to_owned)
+        Some(headers.get(name)?.to_str().ok()?.to_owned())
     });
     body.body = Some(response.into_body());
     Ok((head, body))

@@ -143,13 +143,9 @@ impl Host for Reqwest {
                     }
                     _ => transport_error(error),
                 })?;
+        let headers = response.headers();
         let head = response_head(response.status().as_u16(), |name| {
-            response
-                .headers()
-                .get(name)?
-                .to_str()
-                .ok()
-                .map(str::to_owned)
+            Some(headers.get(name)?.to_str().ok()?.to_owned())
         });
         Ok((head, Body(response)))
     }

@@ -441,10 +441,10 @@ impl ChunkProjector {
     ) -> Result<(), String> {
         if let Some(delta) = &choice.delta {
             if let Some((field, reasoning)) = delta.reasoning() {
-                self.push_thinking(field, reasoning, out)?;
+                self.push_prose(Some(field), reasoning, out)?;
             }
             if let Some(content) = delta.content.as_deref().filter(|c| !c.is_empty()) {
-                self.push_text(content, out)?;
+                self.push_prose(None, content, out)?;
             }
             for fragment in delta.tool_calls.iter().flatten() {
                 self.push_tool_fragment(fragment, out)?;
@@ -461,23 +461,53 @@ impl ChunkProjector {
         Ok(())
     }
 
-    fn push_text(&mut self, delta: &str, out: &mut Vec<ModelEvent>) -> Result<(), String> {
-        if !matches!(self.open, Open::Text(_)) {
+    /// Text (`thinking` `None`) or reasoning from the delta field
+    /// `thinking` names: into the open block of that kind, or a new one.
+    fn push_prose(
+        &mut self,
+        thinking: Option<&'static str>,
+        delta: &str,
+        out: &mut Vec<ModelEvent>,
+    ) -> Result<(), String> {
+        let open = match (self.open, thinking) {
+            (Open::Text(index), None) | (Open::Thinking(index), Some(_)) => Some(index),
+            _ => None,
+        };
+        if open.is_none() {
             // Closing first, so a half held back by the old block is
             // flushed there.
             self.close_all(out)?;
         }
         let joined = self.joiner.join(delta, self.marked);
         let delta = joined.as_deref().unwrap_or(delta);
-        let index = match self.open {
-            Open::Text(index) => index,
-            _ => {
+        let index = match open {
+            Some(index) => index,
+            None => {
                 self.count_block()?;
-                let index = self.builder.start_text(TextContent::default());
-                self.open = Open::Text(index);
-                out.push(ModelEvent::TextStart {
-                    content_index: index,
-                    partial: self.builder.snapshot(),
+                let (index, open) = match thinking {
+                    None => {
+                        let index = self.builder.start_text(TextContent::default());
+                        (index, Open::Text(index))
+                    }
+                    Some(field) => {
+                        let index = self.builder.start_thinking(ThinkingContent {
+                            thinking_signature: Some(field.into()),
+                            ..ThinkingContent::default()
+                        });
+                        (index, Open::Thinking(index))
+                    }
+                };
+                self.open = open;
+                let partial = self.builder.snapshot();
+                out.push(match thinking {
+                    None => ModelEvent::TextStart {
+                        content_index: index,
+                        partial,
+                    },
+                    Some(_) => ModelEvent::ThinkingStart {
+                        content_index: index,
+                        partial,
+                    },
                 });
                 index
             }
@@ -485,64 +515,13 @@ impl ChunkProjector {
         if delta.is_empty() {
             return Ok(());
         }
-        let delta: Arc<str> = Arc::from(delta);
-        self.builder.append(index, delta.clone());
-        out.push(ModelEvent::TextDelta {
-            content_index: index,
-            delta,
-            partial: self.builder.snapshot(),
-        });
+        self.push_prose_delta(index, Arc::from(delta), out);
         Ok(())
     }
 
-    fn push_thinking(
-        &mut self,
-        field: &'static str,
-        delta: &str,
-        out: &mut Vec<ModelEvent>,
-    ) -> Result<(), String> {
-        if !matches!(self.open, Open::Thinking(_)) {
-            self.close_all(out)?;
-        }
-        let joined = self.joiner.join(delta, self.marked);
-        let delta = joined.as_deref().unwrap_or(delta);
-        let index = match self.open {
-            Open::Thinking(index) => index,
-            _ => {
-                self.count_block()?;
-                let index = self.builder.start_thinking(ThinkingContent {
-                    thinking_signature: Some(field.into()),
-                    ..ThinkingContent::default()
-                });
-                self.open = Open::Thinking(index);
-                out.push(ModelEvent::ThinkingStart {
-                    content_index: index,
-                    partial: self.builder.snapshot(),
-                });
-                index
-            }
-        };
-        if delta.is_empty() {
-            return Ok(());
-        }
-        let delta: Arc<str> = Arc::from(delta);
-        self.builder.append(index, delta.clone());
-        out.push(ModelEvent::ThinkingDelta {
-            content_index: index,
-            delta,
-            partial: self.builder.snapshot(),
-        });
-        Ok(())
-    }
-
-    /// A surrogate half held back at the end of text or thinking block
-    /// `index` becomes a last U+FFFD delta.
-    fn flush_surrogate(&mut self, index: usize, out: &mut Vec<ModelEvent>) {
-        let Some(replacement) = self.joiner.finish() else {
-            return;
-        };
-        let mut buf = [0; 4];
-        let delta: Arc<str> = Arc::from(&*replacement.encode_utf8(&mut buf));
+    /// Appends `delta` to text or thinking block `index` (the open one)
+    /// and emits its delta event.
+    fn push_prose_delta(&mut self, index: usize, delta: Arc<str>, out: &mut Vec<ModelEvent>) {
         self.builder.append(index, delta.clone());
         let partial = self.builder.snapshot();
         out.push(match self.open {
@@ -557,6 +536,17 @@ impl ChunkProjector {
                 partial,
             },
         });
+    }
+
+    /// A surrogate half held back at the end of text or thinking block
+    /// `index` becomes a last U+FFFD delta.
+    fn flush_surrogate(&mut self, index: usize, out: &mut Vec<ModelEvent>) {
+        let Some(replacement) = self.joiner.finish() else {
+            return;
+        };
+        let mut buf = [0; 4];
+        let delta: Arc<str> = Arc::from(&*replacement.encode_utf8(&mut buf));
+        self.push_prose_delta(index, delta, out);
     }
 
     fn block_text(&self, index: usize) -> String {
@@ -707,23 +697,21 @@ impl ChunkProjector {
                     self.calls.end(&mut self.builder, live, self.cut, out)?;
                     self.open = Open::None;
                 }
-                Open::Text(index) => {
+                Open::Text(index) | Open::Thinking(index) => {
                     self.flush_surrogate(index, out);
                     let content = self.block_text(index);
-                    out.push(ModelEvent::TextEnd {
-                        content_index: index,
-                        content,
-                        partial: self.builder.snapshot(),
-                    });
-                    self.open = Open::None;
-                }
-                Open::Thinking(index) => {
-                    self.flush_surrogate(index, out);
-                    let content = self.block_text(index);
-                    out.push(ModelEvent::ThinkingEnd {
-                        content_index: index,
-                        content,
-                        partial: self.builder.snapshot(),
+                    let partial = self.builder.snapshot();
+                    out.push(match self.open {
+                        Open::Thinking(_) => ModelEvent::ThinkingEnd {
+                            content_index: index,
+                            content,
+                            partial,
+                        },
+                        _ => ModelEvent::TextEnd {
+                            content_index: index,
+                            content,
+                            partial,
+                        },
                     });
                     self.open = Open::None;
                 }
