@@ -82,11 +82,12 @@ pub(super) struct Block {
 /// The open blocks: by wire index, the live one, and the waiting ones in
 /// the order they started; with the counts the limits bound and what the
 /// stop reason decides about a cut tool call.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub(super) struct Blocks {
     open: BTreeMap<u64, Block>,
     live: Option<u64>,
     waiting: VecDeque<u64>,
+    /// Default: [`Limits::DEFAULT`].
     limits: Limits,
     /// Content blocks and tool calls started so far, for the limits.
     block_count: usize,
@@ -99,22 +100,6 @@ pub(super) struct Blocks {
     /// The provider stopped for length: blocks ended now complete a cut
     /// tool call's argument text (see [`lenient`](crate::lenient)).
     cut: bool,
-}
-
-impl Default for Blocks {
-    fn default() -> Self {
-        Self {
-            open: BTreeMap::new(),
-            live: None,
-            waiting: VecDeque::new(),
-            limits: Limits::DEFAULT,
-            block_count: 0,
-            tool_calls: 0,
-            has_tool_calls: false,
-            cut_candidate: false,
-            cut: false,
-        }
-    }
 }
 
 impl Blocks {
