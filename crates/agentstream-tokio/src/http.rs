@@ -5,8 +5,9 @@ use std::time::Duration;
 use agentstream_wire::anthropic::AnthropicConfig;
 use agentstream_wire::endpoint::PreparedRequest;
 use agentstream_wire::google::GoogleConfig;
+use agentstream_wire::host::response_head;
 use agentstream_wire::host::{ClientError, Host};
-use agentstream_wire::http::{ResponseBody, ResponseHead, TransportError, READ_HEADERS};
+use agentstream_wire::http::{ResponseBody, ResponseHead, TransportError};
 use agentstream_wire::openai::OpenAiConfig;
 use agentstream_wire::responses::ResponsesConfig;
 
@@ -142,12 +143,10 @@ impl Host for Reqwest {
                     }
                     _ => transport_error(error),
                 })?;
-        let mut head = ResponseHead::new(response.status().as_u16());
-        for name in READ_HEADERS {
-            if let Some(value) = response.headers().get(name).and_then(|v| v.to_str().ok()) {
-                head = head.with_header(name, value);
-            }
-        }
+        let headers = response.headers();
+        let head = response_head(response.status().as_u16(), |name| {
+            Some(headers.get(name)?.to_str().ok()?.to_owned())
+        });
         Ok((head, Body(response)))
     }
 

@@ -99,39 +99,20 @@ pub use agentstream_wire;
 /// let _stream: ModelStream = model.stream(&context, StreamOptions::default());
 /// ```
 ///
-/// It holds the [`Model`] trait and its types, the scripted test double,
-/// the [`Context`](agentstream::message::Context) and the message builders,
-/// this crate's [`spawn`], [`stream_with_timeout`] and [`pacer`], and, with
-/// the `http` feature, `OpenAiCompatModel`, `AnthropicModel`,
-/// `ResponsesModel`, `GoogleModel` and their configurations
-/// ([`OpenAiConfig`](agentstream_wire::openai::OpenAiConfig),
-/// [`AnthropicConfig`](agentstream_wire::anthropic::AnthropicConfig),
-/// [`ResponsesConfig`](agentstream_wire::responses::ResponsesConfig),
-/// [`GoogleConfig`](agentstream_wire::google::GoogleConfig)).
+/// It holds what every adapter's prelude holds
+/// ([`agentstream_wire::prelude`]: the [`Model`] trait and its types, the
+/// scripted test double, the agent loop and its tools, the
+/// [`Context`](agentstream::message::Context) and the message builders,
+/// the providers' configurations), this crate's [`spawn`],
+/// [`stream_with_timeout`] and [`pacer`], and, with the `http` feature,
+/// `OpenAiCompatModel`, `AnthropicModel`, `ResponsesModel` and
+/// `GoogleModel`.
 pub mod prelude {
     pub use crate::{abort_grace, tool_spawner};
     pub use crate::{pacer, spawn, stream_with_timeout};
     #[cfg(feature = "http")]
     pub use crate::{AnthropicModel, GoogleModel, OpenAiCompatModel, ResponsesModel};
-    pub use agentstream::agent::{
-        agent_loop, run_agent, AfterToolCallHook, Agent, AgentError, AgentEvent, AgentHooks,
-        AgentOptions, AgentOutcome, AgentState, AgentStop, AgentTool, BeforeToolCallHook,
-        Subscription, ToolCallDecision, ToolContext, ToolError, ToolExecution, ToolOutput, ToolSet,
-        TransformContextHook, TypedTool,
-    };
-    pub use agentstream::message::{
-        assistant, image, text, thinking, tool_call, tool_result, user, user_blocks,
-        AssistantMessage, ContentBlock, Context, Message, StopReason, Tool,
-    };
-    pub use agentstream::model::{
-        validate_events, AbortController, AbortSignal, Model, ModelEvent, ModelStream,
-        ScriptedModel, ScriptedTurn, StreamOptions,
-    };
-    #[cfg(feature = "http")]
-    pub use agentstream_wire::{
-        anthropic::AnthropicConfig, google::GoogleConfig, openai::OpenAiConfig,
-        responses::ResponsesConfig,
-    };
+    pub use agentstream_wire::prelude::*;
 }
 
 /// Spawns the stream's producer as a tokio task and returns the stream,

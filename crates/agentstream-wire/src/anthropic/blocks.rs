@@ -1,4 +1,6 @@
-//! The content blocks of the [`EventProjector`]: opening one from its
+//! The content blocks of the [`EventProjector`](super::EventProjector):
+//! [`Blocks`] owns them and their counts, and the projector hands it the
+//! message builder with each event: opening one from its
 //! `content_block_start`, routing each delta and stop to the block its
 //! `index` names, and ending it (a tool call's argument text parsed into
 //! its arguments).
@@ -14,20 +16,19 @@ use alloc::borrow::Cow;
 use alloc::boxed::Box;
 use alloc::collections::{BTreeMap, VecDeque};
 use alloc::format;
-use alloc::string::String;
+use alloc::string::{String, ToString};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
 use serde_json::Value;
 
 use agentstream::message::{ContentBlock, TextContent, ThinkingContent, ToolCall};
-use agentstream::model::ModelEvent;
+use agentstream::model::{ModelEvent, PartialBuilder};
 
-use super::payload::Delta;
-use super::projector::{EventProjector, QUOTE};
+use super::payload::{Delta, QUOTE};
 use crate::json::{clip, is_json_blank, parse_arguments};
 use crate::lenient::cut_completion;
-use crate::limits::Limit;
+use crate::limits::{Limit, LimitExceeded, Limits};
 use crate::surrogates::{replace_markers, EscapeJoiner, SurrogateJoiner};
 
 /// What a block is, with what it has gathered.
@@ -79,18 +80,58 @@ pub(super) struct Block {
 }
 
 /// The open blocks: by wire index, the live one, and the waiting ones in
-/// the order they started.
+/// the order they started; with the counts the limits bound and what the
+/// stop reason decides about a cut tool call.
 #[derive(Debug, Default)]
 pub(super) struct Blocks {
-    pub(super) open: BTreeMap<u64, Block>,
-    pub(super) live: Option<u64>,
+    open: BTreeMap<u64, Block>,
+    live: Option<u64>,
     waiting: VecDeque<u64>,
+    /// Default: [`Limits::DEFAULT`].
+    limits: Limits,
+    /// Content blocks and tool calls started so far, for the limits.
+    block_count: usize,
+    tool_calls: usize,
+    /// A tool call has started.
+    has_tool_calls: bool,
+    /// The live tool call stopped with argument text that is not JSON: it
+    /// waits for the stop reason (`max_tokens` completes it leniently).
+    cut_candidate: bool,
+    /// The provider stopped for length: blocks ended now complete a cut
+    /// tool call's argument text (see [`lenient`](crate::lenient)).
+    cut: bool,
 }
 
 impl Blocks {
     /// The live block, if any.
-    pub(super) fn live(&self) -> Option<&Block> {
+    fn live(&self) -> Option<&Block> {
         self.open.get(&self.live?)
+    }
+
+    /// Sets the limits on content blocks, tool calls and argument text.
+    pub(super) fn set_limits(&mut self, limits: Limits) {
+        self.limits = limits;
+    }
+
+    /// Whether a tool call has started.
+    pub(super) fn has_tool_calls(&self) -> bool {
+        self.has_tool_calls
+    }
+
+    /// Whether the live tool call waits for the stop reason; it no longer
+    /// does after this call.
+    pub(super) fn take_cut_candidate(&mut self) -> bool {
+        core::mem::take(&mut self.cut_candidate)
+    }
+
+    /// The provider stopped for length (`true`): blocks ended from now on
+    /// complete a cut tool call's argument text.
+    pub(super) fn set_cut(&mut self, cut: bool) {
+        self.cut = cut;
+    }
+
+    fn exceeded(&self, limit: Limit) -> String {
+        LimitExceeded::new(limit, &self.limits).to_string()
     }
 }
 
@@ -102,16 +143,18 @@ enum DeltaKind {
     Tool,
 }
 
-impl EventProjector {
+impl Blocks {
     /// `content_block_start` for wire index `wire`.
     pub(super) fn open_block(
         &mut self,
+        builder: &mut PartialBuilder,
+        marked: bool,
         wire: Option<u64>,
         block: Option<&Value>,
         out: &mut Vec<ModelEvent>,
     ) -> Result<(), String> {
         let wire = wire.ok_or("the provider sent a content_block_start without an index")?;
-        if self.blocks.open.contains_key(&wire) {
+        if self.open.contains_key(&wire) {
             return Err(format!(
                 "the provider started content block {wire} while a block with that index is open"
             ));
@@ -132,7 +175,6 @@ impl EventProjector {
             }
             self.tool_calls += 1;
         }
-        let marked = self.marked;
         let text_of = |name: &str| {
             let text = block
                 .and_then(|b| b.get(name))
@@ -160,7 +202,7 @@ impl EventProjector {
             _ => Kind::Skipped,
         };
         let skipped = matches!(kind, Kind::Skipped);
-        self.blocks.open.insert(
+        self.open.insert(
             wire,
             Block {
                 kind,
@@ -173,10 +215,10 @@ impl EventProjector {
         if skipped {
             return Ok(());
         }
-        if self.blocks.live.is_some() {
-            self.blocks.waiting.push_back(wire);
+        if self.live.is_some() {
+            self.waiting.push_back(wire);
         } else {
-            self.go_live(wire, out)?;
+            self.go_live(builder, wire, out)?;
         }
         // A text or thinking block may start with some text.
         let initial = match block.map(|b| (b.get("type"), b)) {
@@ -185,29 +227,34 @@ impl EventProjector {
             _ => None,
         };
         if let Some(initial) = initial.and_then(Value::as_str).filter(|t| !t.is_empty()) {
-            self.append(wire, initial, out)?;
+            self.append(builder, marked, wire, initial, out)?;
         }
         Ok(())
     }
 
     /// Makes block `wire` live: its start, and what it gathered while it
     /// waited.
-    fn go_live(&mut self, wire: u64, out: &mut Vec<ModelEvent>) -> Result<(), String> {
-        let Some(block) = self.blocks.open.get_mut(&wire) else {
+    fn go_live(
+        &mut self,
+        builder: &mut PartialBuilder,
+        wire: u64,
+        out: &mut Vec<ModelEvent>,
+    ) -> Result<(), String> {
+        let Some(block) = self.open.get_mut(&wire) else {
             return Ok(());
         };
-        self.blocks.live = Some(wire);
+        self.live = Some(wire);
         let (index, event) = match &block.kind {
             Kind::Text => {
-                let index = self.builder.start_text(TextContent::default());
+                let index = builder.start_text(TextContent::default());
                 (index, DeltaKind::Text)
             }
             Kind::Thinking { .. } | Kind::Redacted { .. } => {
-                let index = self.builder.start_thinking(ThinkingContent::default());
+                let index = builder.start_thinking(ThinkingContent::default());
                 (index, DeltaKind::Thinking)
             }
             Kind::Tool { id, name, .. } => {
-                let index = self.builder.start_tool_call(ToolCall {
+                let index = builder.start_tool_call(ToolCall {
                     id: id.clone(),
                     name: name.clone(),
                     ..ToolCall::default()
@@ -222,7 +269,7 @@ impl EventProjector {
             _ => core::mem::take(&mut block.waiting_text),
         };
         let stopped = block.stopped;
-        let partial = self.builder.snapshot();
+        let partial = builder.snapshot();
         out.push(match event {
             DeltaKind::Text => ModelEvent::TextStart {
                 content_index: index,
@@ -238,25 +285,29 @@ impl EventProjector {
             },
         });
         if !gathered.is_empty() {
-            self.push_delta_event(index, &gathered, event, out);
+            push_delta_event(builder, index, &gathered, event, out);
         }
-        if stopped || matches!(block_kind(&self.blocks, wire), Some(Kind::Redacted { .. })) {
+        if stopped || matches!(block_kind(self, wire), Some(Kind::Redacted { .. })) {
             // A redacted block is complete at once; its stop only removes
             // it.
-            self.end_live(out)?;
+            self.end_live(builder, out)?;
         }
         Ok(())
     }
 
     /// Ends the live block and makes the next waiting one live.
-    pub(super) fn end_live(&mut self, out: &mut Vec<ModelEvent>) -> Result<(), String> {
-        let Some(wire) = self.blocks.live else {
+    pub(super) fn end_live(
+        &mut self,
+        builder: &mut PartialBuilder,
+        out: &mut Vec<ModelEvent>,
+    ) -> Result<(), String> {
+        let Some(wire) = self.live else {
             return Ok(());
         };
-        self.end_block(wire, out)?;
-        self.blocks.live = None;
-        if let Some(next) = self.blocks.waiting.pop_front() {
-            self.go_live(next, out)?;
+        self.end_block(builder, wire, out)?;
+        self.live = None;
+        if let Some(next) = self.waiting.pop_front() {
+            self.go_live(builder, next, out)?;
         }
         Ok(())
     }
@@ -264,13 +315,15 @@ impl EventProjector {
     /// A delta for wire index `wire`.
     pub(super) fn push_delta(
         &mut self,
+        builder: &mut PartialBuilder,
+        marked: bool,
         wire: Option<u64>,
         delta: &Delta<'_>,
         out: &mut Vec<ModelEvent>,
     ) -> Result<(), String> {
         let kind = delta.kind.as_deref();
         let wire = self.route(wire, "content_block_delta")?;
-        let Some(block) = self.blocks.open.get_mut(&wire) else {
+        let Some(block) = self.open.get_mut(&wire) else {
             return Err(format!(
                 "the provider sent a {} for content block {wire}, which is not open",
                 kind.unwrap_or("delta")
@@ -302,14 +355,14 @@ impl EventProjector {
         };
         let part = field.as_deref().unwrap_or("");
         if kind == Some("signature_delta") {
-            let part = replace_markers(part, self.marked);
+            let part = replace_markers(part, marked);
             if let Kind::Thinking { signature } = &mut block.kind {
                 signature.get_or_insert_with(String::new).push_str(&part);
             }
             return Ok(());
         }
         if !part.is_empty() {
-            self.append(wire, part, out)?;
+            self.append(builder, marked, wire, part, out)?;
         }
         Ok(())
     }
@@ -317,17 +370,23 @@ impl EventProjector {
     /// The block an event is for: its `index`, or without one (or with
     /// one that is not a number) the live block.
     fn route(&self, wire: Option<u64>, event: &str) -> Result<u64, String> {
-        wire.or(self.blocks.live).ok_or_else(|| {
+        wire.or(self.live).ok_or_else(|| {
             format!("the provider sent a {event} without an index and no block is open")
         })
     }
 
     /// Appends `text` to block `wire`: a delta event when it is live, kept
     /// for later when it waits.
-    fn append(&mut self, wire: u64, text: &str, out: &mut Vec<ModelEvent>) -> Result<(), String> {
+    fn append(
+        &mut self,
+        builder: &mut PartialBuilder,
+        marked: bool,
+        wire: u64,
+        text: &str,
+        out: &mut Vec<ModelEvent>,
+    ) -> Result<(), String> {
         let max_arguments = self.limits.max_tool_argument_bytes;
-        let marked = self.marked;
-        let Some(block) = self.blocks.open.get_mut(&wire) else {
+        let Some(block) = self.open.get_mut(&wire) else {
             return Ok(());
         };
         let joined = block.joiner.join(text, marked);
@@ -348,7 +407,7 @@ impl EventProjector {
             return Ok(());
         }
         match block.content {
-            Some(index) => self.push_delta_event(index, &text, event, out),
+            Some(index) => push_delta_event(builder, index, &text, event, out),
             None if !matches!(event, DeltaKind::Tool) => block.waiting_text.push_str(&text),
             // A waiting tool call's text is in its `args`.
             None => {}
@@ -356,60 +415,24 @@ impl EventProjector {
         Ok(())
     }
 
-    fn push_delta_event(
-        &mut self,
-        index: usize,
-        text: &str,
-        kind: DeltaKind,
-        out: &mut Vec<ModelEvent>,
-    ) {
-        let delta: Arc<str> = Arc::from(text);
-        self.builder.append(index, delta.clone());
-        let partial = self.builder.snapshot();
-        out.push(match kind {
-            DeltaKind::Text => ModelEvent::TextDelta {
-                content_index: index,
-                delta,
-                partial,
-            },
-            DeltaKind::Thinking => ModelEvent::ThinkingDelta {
-                content_index: index,
-                delta,
-                partial,
-            },
-            DeltaKind::Tool => ModelEvent::ToolCallDelta {
-                content_index: index,
-                delta,
-                partial,
-            },
-        });
-    }
-
-    fn block_text(&self, index: usize) -> String {
-        match self.builder.snapshot().content_block(index) {
-            Some(ContentBlock::Text(t)) => t.text,
-            Some(ContentBlock::Thinking(t)) => t.thinking,
-            _ => String::new(),
-        }
-    }
-
     /// `content_block_stop` for wire index `wire`.
     pub(super) fn stop_block(
         &mut self,
+        builder: &mut PartialBuilder,
         wire: Option<u64>,
         out: &mut Vec<ModelEvent>,
     ) -> Result<(), String> {
         let wire = self.route(wire, "content_block_stop")?;
-        let Some(block) = self.blocks.open.get_mut(&wire) else {
+        let Some(block) = self.open.get_mut(&wire) else {
             return Err(format!(
                 "the provider stopped content block {wire}, which is not open"
             ));
         };
         if matches!(block.kind, Kind::Skipped) {
-            self.blocks.open.remove(&wire);
+            self.open.remove(&wire);
             return Ok(());
         }
-        if self.blocks.live == Some(wire) {
+        if self.live == Some(wire) {
             if let Kind::Tool { args, .. } = &block.kind {
                 if !is_json_blank(args) && parse_arguments(args).is_err() {
                     // Cut off, if `max_tokens` follows: it waits for the
@@ -419,11 +442,11 @@ impl EventProjector {
                     return Ok(());
                 }
             }
-            return self.end_live(out);
+            return self.end_live(builder, out);
         }
         if block.content.is_some() {
             // A redacted block that already went out.
-            self.blocks.open.remove(&wire);
+            self.open.remove(&wire);
         } else {
             block.stopped = true;
         }
@@ -431,22 +454,31 @@ impl EventProjector {
     }
 
     /// Ends every open block, in order (`message_stop` with blocks open).
-    pub(super) fn close_all(&mut self, out: &mut Vec<ModelEvent>) -> Result<(), String> {
-        for block in self.blocks.open.values_mut() {
+    pub(super) fn close_all(
+        &mut self,
+        builder: &mut PartialBuilder,
+        out: &mut Vec<ModelEvent>,
+    ) -> Result<(), String> {
+        for block in self.open.values_mut() {
             block.stopped = true;
         }
-        while self.blocks.live.is_some() {
-            self.end_live(out)?;
+        while self.live.is_some() {
+            self.end_live(builder, out)?;
         }
-        self.blocks.open.clear();
+        self.open.clear();
         Ok(())
     }
 
     /// Emits the end of live block `wire` and forgets it.
-    fn end_block(&mut self, wire: u64, out: &mut Vec<ModelEvent>) -> Result<(), String> {
+    fn end_block(
+        &mut self,
+        builder: &mut PartialBuilder,
+        wire: u64,
+        out: &mut Vec<ModelEvent>,
+    ) -> Result<(), String> {
         self.cut_candidate = false;
         let cut = self.cut;
-        let Some(block) = self.blocks.open.get_mut(&wire) else {
+        let Some(block) = self.open.get_mut(&wire) else {
             return Ok(());
         };
         let Some(index) = block.content else {
@@ -474,32 +506,32 @@ impl EventProjector {
             _ => (DeltaKind::Text, tail.map(String::from)),
         };
         if let Some(tail) = tail {
-            self.push_delta_event(index, &tail, event, out);
+            push_delta_event(builder, index, &tail, event, out);
         }
-        let Some(block) = self.blocks.open.get(&wire) else {
+        let Some(block) = self.open.get(&wire) else {
             return Ok(());
         };
         match &block.kind {
             Kind::Text => {
-                let content = self.block_text(index);
+                let content = block_text(builder, index);
                 out.push(ModelEvent::TextEnd {
                     content_index: index,
                     content,
-                    partial: self.builder.snapshot(),
+                    partial: builder.snapshot(),
                 });
             }
             Kind::Thinking { signature } => {
-                let thinking = self.block_text(index);
+                let thinking = block_text(builder, index);
                 let block = ThinkingContent {
                     thinking: thinking.clone(),
                     thinking_signature: signature.clone(),
                     ..ThinkingContent::default()
                 };
-                self.builder.complete(index, ContentBlock::Thinking(block));
+                builder.complete(index, ContentBlock::Thinking(block));
                 out.push(ModelEvent::ThinkingEnd {
                     content_index: index,
                     content: thinking,
-                    partial: self.builder.snapshot(),
+                    partial: builder.snapshot(),
                 });
             }
             Kind::Redacted { data } => {
@@ -509,11 +541,11 @@ impl EventProjector {
                     redacted: Some(true),
                     ..ThinkingContent::default()
                 };
-                self.builder.complete(index, ContentBlock::Thinking(block));
+                builder.complete(index, ContentBlock::Thinking(block));
                 out.push(ModelEvent::ThinkingEnd {
                     content_index: index,
                     content: String::new(),
-                    partial: self.builder.snapshot(),
+                    partial: builder.snapshot(),
                 });
                 if !stopped {
                     // Its stop is still to come: it stays open until then,
@@ -536,19 +568,18 @@ impl EventProjector {
                     ..ToolCall::default()
                 };
                 if blank {
-                    self.push_delta_event(index, "{}", DeltaKind::Tool, out);
+                    push_delta_event(builder, index, "{}", DeltaKind::Tool, out);
                 }
-                self.builder
-                    .complete(index, ContentBlock::ToolCall(tool_call.clone()));
+                builder.complete(index, ContentBlock::ToolCall(tool_call.clone()));
                 out.push(ModelEvent::ToolCallEnd {
                     content_index: index,
                     tool_call: Box::new(tool_call),
-                    partial: self.builder.snapshot(),
+                    partial: builder.snapshot(),
                 });
             }
             Kind::Skipped => {}
         }
-        self.blocks.open.remove(&wire);
+        self.open.remove(&wire);
         Ok(())
     }
 
@@ -556,7 +587,7 @@ impl EventProjector {
     /// kept only when its argument text is already a JSON object, and an
     /// open thinking block keeps its signature.
     pub(super) fn settle_live(&self, content: &mut Vec<ContentBlock>) {
-        let Some(block) = self.blocks.live() else {
+        let Some(block) = self.live() else {
             return;
         };
         let Some(index) = block.content else {
@@ -590,4 +621,43 @@ impl EventProjector {
 
 fn block_kind(blocks: &Blocks, wire: u64) -> Option<&Kind> {
     blocks.open.get(&wire).map(|b| &b.kind)
+}
+
+/// Appends `text` to block `index` of the message and emits its delta.
+fn push_delta_event(
+    builder: &mut PartialBuilder,
+    index: usize,
+    text: &str,
+    kind: DeltaKind,
+    out: &mut Vec<ModelEvent>,
+) {
+    let delta: Arc<str> = Arc::from(text);
+    builder.append(index, delta.clone());
+    let partial = builder.snapshot();
+    out.push(match kind {
+        DeltaKind::Text => ModelEvent::TextDelta {
+            content_index: index,
+            delta,
+            partial,
+        },
+        DeltaKind::Thinking => ModelEvent::ThinkingDelta {
+            content_index: index,
+            delta,
+            partial,
+        },
+        DeltaKind::Tool => ModelEvent::ToolCallDelta {
+            content_index: index,
+            delta,
+            partial,
+        },
+    });
+}
+
+/// The text so far of text or thinking block `index`.
+fn block_text(builder: &PartialBuilder, index: usize) -> String {
+    match builder.snapshot().content_block(index) {
+        Some(ContentBlock::Text(t)) => t.text,
+        Some(ContentBlock::Thinking(t)) => t.thinking,
+        _ => String::new(),
+    }
 }

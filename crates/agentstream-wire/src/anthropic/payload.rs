@@ -12,6 +12,9 @@ use serde_json::Value;
 
 use crate::json::borrowed_str;
 
+/// How many characters of offending data an error message quotes.
+pub(super) const QUOTE: usize = 200;
+
 /// One event payload: the fields the projector reads. Deltas are typed and
 /// borrow their text; the rare events keep their parts as `Value`s.
 #[derive(Debug, Deserialize)]

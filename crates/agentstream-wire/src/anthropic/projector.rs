@@ -133,7 +133,7 @@
 
 use alloc::borrow::Cow;
 use alloc::format;
-use alloc::string::{String, ToString};
+use alloc::string::String;
 use alloc::vec::Vec;
 
 use serde_json::Value;
@@ -144,16 +144,13 @@ use agentstream::model::{DoneReason, ErrorReason, ModelEvent, PartialBuilder, AB
 use crate::pricing::Pricing;
 
 use super::blocks::Blocks;
-use super::payload::{error_text, quick_delta, Payload};
+use super::payload::{error_text, quick_delta, Payload, QUOTE};
 use crate::json::{clip, count, saturate_numbers};
-use crate::limits::{Limit, LimitExceeded, Limits};
+use crate::limits::Limits;
 use crate::surrogates::{mark_lone_surrogates, replace_markers};
 
 /// The `api` of messages from the Anthropic Messages API, as Pi names it.
 pub const ANTHROPIC_MESSAGES_API: &str = "anthropic-messages";
-
-/// How many characters of offending data an error message quotes.
-pub(super) const QUOTE: usize = 200;
 
 /// The projector. See the [module documentation](self) for every rule.
 ///
@@ -179,31 +176,20 @@ pub(super) const QUOTE: usize = 200;
 /// ```
 #[derive(Debug)]
 pub struct EventProjector {
-    pub(super) builder: PartialBuilder,
-    pub(super) started: bool,
-    pub(super) finished: bool,
-    pub(super) blocks: Blocks,
-    pub(super) has_tool_calls: bool,
-    pub(super) stop_reason: Option<String>,
-    pub(super) usage: Usage,
-    pub(super) usage_seen: bool,
+    builder: PartialBuilder,
+    started: bool,
+    finished: bool,
+    blocks: Blocks,
+    stop_reason: Option<String>,
+    usage: Usage,
+    usage_seen: bool,
     /// Prices that fill the cost of the final usage.
-    pub(super) pricing: Option<Pricing>,
-    pub(super) limits: Limits,
-    /// Content blocks and tool calls started so far, for the limits.
-    pub(super) block_count: usize,
-    pub(super) tool_calls: usize,
+    pricing: Option<Pricing>,
     /// The payload being projected had lone surrogate escapes.
-    pub(super) marked: bool,
+    marked: bool,
     /// What `stop_details` says (a refusal's category and explanation),
     /// as the end of the error message.
-    pub(super) stop_details: Option<String>,
-    /// The live tool call stopped with argument text that is not JSON: it
-    /// waits for the stop reason (`max_tokens` completes it leniently).
-    pub(super) cut_candidate: bool,
-    /// The provider stopped for length: blocks ended now complete a cut
-    /// tool call's argument text (see [`lenient`](crate::lenient)).
-    pub(super) cut: bool,
+    stop_details: Option<String>,
 }
 
 impl EventProjector {
@@ -225,18 +211,12 @@ impl EventProjector {
             started: false,
             finished: false,
             blocks: Blocks::default(),
-            has_tool_calls: false,
             stop_reason: None,
             usage: Usage::default(),
             usage_seen: false,
             pricing: None,
-            limits: Limits::DEFAULT,
-            block_count: 0,
-            tool_calls: 0,
             marked: false,
             stop_details: None,
-            cut_candidate: false,
-            cut: false,
         }
     }
 
@@ -262,11 +242,7 @@ impl EventProjector {
     /// signatures are bounded by the response limit of the stream that
     /// feeds the projector.
     pub fn set_limits(&mut self, limits: Limits) {
-        self.limits = limits;
-    }
-
-    pub(super) fn exceeded(&self, limit: Limit) -> String {
-        LimitExceeded::new(limit, &self.limits).to_string()
+        self.blocks.set_limits(limits);
     }
 
     /// Whether a terminal event was produced; later input is ignored.
@@ -372,24 +348,32 @@ impl EventProjector {
                 return Err(format!("the provider sent {kind} before message_start"));
             }
             "content_block_start" | "content_block_delta" | "content_block_stop"
-                if self.cut_candidate =>
+                if self.blocks.take_cut_candidate() =>
             {
                 // More content after a tool call that stopped unparsable:
                 // it was not cut off, and its end fails as usual.
-                self.cut_candidate = false;
-                self.end_live(out)?;
+                self.blocks.end_live(&mut self.builder, out)?;
             }
             _ => {}
         }
         match kind {
             "content_block_start" => {
-                self.open_block(payload.index, payload.content_block.as_ref(), out)
+                let block = payload.content_block.as_ref();
+                (self.blocks).open_block(&mut self.builder, self.marked, payload.index, block, out)
             }
             "content_block_delta" => match &payload.delta {
-                Some(delta) => self.push_delta(payload.index, delta, out),
+                Some(delta) => (self.blocks).push_delta(
+                    &mut self.builder,
+                    self.marked,
+                    payload.index,
+                    delta,
+                    out,
+                ),
                 None => Ok(()),
             },
-            "content_block_stop" => self.stop_block(payload.index, out),
+            "content_block_stop" => self
+                .blocks
+                .stop_block(&mut self.builder, payload.index, out),
             "message_delta" => {
                 if let Some(reason) = payload
                     .delta
@@ -481,9 +465,10 @@ impl EventProjector {
                 ))
             }
         };
-        self.cut = matches!(reason, Some(DoneReason::Length));
-        self.close_all(out)?;
-        let reason = reason.unwrap_or(if self.has_tool_calls {
+        self.blocks
+            .set_cut(matches!(reason, Some(DoneReason::Length)));
+        self.blocks.close_all(&mut self.builder, out)?;
+        let reason = reason.unwrap_or(if self.blocks.has_tool_calls() {
             DoneReason::ToolUse
         } else {
             DoneReason::Stop
@@ -538,7 +523,7 @@ impl EventProjector {
         }
         self.finished = true;
         let mut message = self.builder.to_error_message(reason.stop_reason(), text);
-        self.settle_live(&mut message.content);
+        self.blocks.settle_live(&mut message.content);
         if self.usage_seen {
             message.usage = self.usage.clone();
             if let Some(pricing) = &self.pricing {

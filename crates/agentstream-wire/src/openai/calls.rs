@@ -1,49 +1,53 @@
-//! The tool calls the [`ChunkProjector`] tracks: their slots (argument
-//! text, whether it is already a complete JSON value), how a fragment
-//! finds its call, and the ordering that opens, streams and ends them one
-//! at a time (see [Tool calls](super::projector#tool-calls)).
+//! The tool calls the [`ChunkProjector`](super::ChunkProjector) tracks:
+//! [`Calls`] owns their slots (argument text, whether it is already a
+//! complete JSON value), finds the call a fragment belongs to, and opens,
+//! streams and ends one call at a time in the message the projector hands
+//! it (the projector decides when; see
+//! [Tool calls](super::projector#tool-calls)).
 
 use alloc::borrow::Cow;
 use alloc::boxed::Box;
+use alloc::collections::BTreeMap;
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
 use agentstream::message::{ContentBlock, ToolCall};
-use agentstream::model::ModelEvent;
+use agentstream::model::{ModelEvent, PartialBuilder};
 
-use super::projector::{ChunkProjector, Open, QUOTE};
 use super::wire::{clip, is_json_blank, ToolCallDelta};
+use crate::json::parse_arguments;
 use crate::lenient::cut_completion;
-use crate::limits::{Limit, LimitExceeded};
+use crate::limits::{Limit, LimitExceeded, Limits};
 use crate::surrogates::{replace_markers, EscapeJoiner};
 
-pub(crate) use crate::json::parse_arguments;
+/// How many characters of offending data an error message quotes.
+pub(super) const QUOTE: usize = 200;
 
 /// One tool call of the message.
 #[derive(Debug, Default)]
-pub(crate) struct Call {
-    pub(crate) key: Option<u64>,
-    pub(crate) id: String,
-    pub(crate) name: String,
+struct Call {
+    key: Option<u64>,
+    id: String,
+    name: String,
     /// All argument text received.
-    pub(crate) args: String,
+    args: String,
     /// Holds back an escape cut between fragments (see
     /// [`surrogates`](crate::surrogates)).
-    pub(crate) escapes: EscapeJoiner,
+    escapes: EscapeJoiner,
     /// How much of `args` went out as deltas.
-    pub(crate) emitted: usize,
-    pub(crate) scan: JsonScan,
+    emitted: usize,
+    scan: JsonScan,
     /// Set once the call's block is open.
-    pub(crate) content_index: Option<usize>,
-    pub(crate) ended: bool,
+    content_index: Option<usize>,
+    ended: bool,
 }
 
 /// Tracks whether a JSON text is complete without parsing it: the nesting
 /// depth outside strings.
 #[derive(Debug, Default, Clone, Copy)]
-pub(crate) struct JsonScan {
+struct JsonScan {
     depth: u32,
     in_string: bool,
     escape: bool,
@@ -51,7 +55,7 @@ pub(crate) struct JsonScan {
 }
 
 impl JsonScan {
-    pub(crate) fn feed(&mut self, text: &str) {
+    fn feed(&mut self, text: &str) {
         for b in text.bytes() {
             if self.in_string {
                 match (self.escape, b) {
@@ -74,14 +78,58 @@ impl JsonScan {
         }
     }
 
-    pub(crate) fn complete(&self) -> bool {
+    fn complete(&self) -> bool {
         self.started && self.depth == 0 && !self.in_string
     }
 }
 
-impl ChunkProjector {
+/// The message's tool calls, in the order they first appeared.
+#[derive(Debug, Default)]
+pub(super) struct Calls {
+    calls: Vec<Call>,
+    /// The call of each `index` key.
+    by_key: BTreeMap<u64, usize>,
+    /// The first call with each id.
+    by_id: BTreeMap<String, usize>,
+    /// How many calls have opened: they open in order, so these are the
+    /// first `opened` of `calls`.
+    opened: usize,
+}
+
+impl Calls {
+    /// Whether the message has no tool call.
+    pub(super) fn is_empty(&self) -> bool {
+        self.calls.is_empty()
+    }
+
+    /// Whether call `slot`'s argument text is already a complete JSON
+    /// value.
+    pub(super) fn is_complete(&self, slot: usize) -> bool {
+        self.calls[slot].scan.complete()
+    }
+
+    /// Whether a call waits to open: `Some(true)` when the next one has a
+    /// name (a call opens only with one), `Some(false)` when it has none
+    /// yet, `None` when every call has opened.
+    pub(super) fn next_is_named(&self) -> Option<bool> {
+        self.calls
+            .get(self.opened)
+            .map(|call| !call.name.is_empty())
+    }
+
+    /// The error of a message whose next call never received a name.
+    pub(super) fn unnamed_error(&self) -> String {
+        let id = self.calls.get(self.opened).map_or("", |call| &call.id);
+        format!("tool call \"{id}\" never received a name")
+    }
+
     /// The call a fragment belongs to; see the module documentation.
-    pub(super) fn resolve(&mut self, key: Option<u64>, id: Option<&str>) -> Result<usize, String> {
+    fn resolve(
+        &mut self,
+        key: Option<u64>,
+        id: Option<&str>,
+        limits: &Limits,
+    ) -> Result<usize, String> {
         let id = id.filter(|id| !id.is_empty());
         if let Some(key) = key {
             if let Some(&slot) = self.by_key.get(&key) {
@@ -105,8 +153,8 @@ impl ChunkProjector {
         } else if !self.calls.is_empty() {
             return Ok(self.calls.len() - 1);
         }
-        if self.calls.len() >= self.limits.max_tool_calls {
-            return Err(LimitExceeded::new(Limit::ToolCalls, &self.limits).to_string());
+        if self.calls.len() >= limits.max_tool_calls {
+            return Err(LimitExceeded::new(Limit::ToolCalls, limits).to_string());
         }
         let slot = self.calls.len();
         self.calls.push(Call {
@@ -119,12 +167,18 @@ impl ChunkProjector {
         Ok(slot)
     }
 
-    pub(super) fn push_tool_fragment(
+    /// Adds a fragment to its call (its id, name and argument text; lone
+    /// surrogates become U+FFFD, `marked` saying the payload had some) and
+    /// returns the call's slot, or `None` for blank text after the call
+    /// ended (ignored). Emits nothing: the projector then moves the open
+    /// block and [`flush`](Self::flush)es the call if it is live.
+    pub(super) fn push_fragment(
         &mut self,
         fragment: &ToolCallDelta<'_>,
-        out: &mut Vec<ModelEvent>,
-    ) -> Result<(), String> {
-        let slot = self.resolve(fragment.index, fragment.id.as_deref())?;
+        marked: bool,
+        limits: &Limits,
+    ) -> Result<Option<usize>, String> {
+        let slot = self.resolve(fragment.index, fragment.id.as_deref(), limits)?;
         let name = fragment.function.as_ref().and_then(|f| f.name.as_deref());
         let args = fragment
             .function
@@ -133,7 +187,6 @@ impl ChunkProjector {
             .unwrap_or(Cow::Borrowed(""));
         // Lone surrogates: U+FFFD in the id and name, and in the argument
         // text whether it came as a marker or as an escape.
-        let marked = self.marked;
         let args = replace_markers(&args, marked);
         let call = &mut self.calls[slot];
         let args = call.escapes.push(&args).into_owned();
@@ -150,7 +203,7 @@ impl ChunkProjector {
         }
         if call.ended {
             if is_json_blank(&args) {
-                return Ok(());
+                return Ok(None);
             }
             return Err(format!(
                 "tool call \"{}\" ({}) received argument text after it was complete: {}",
@@ -159,108 +212,46 @@ impl ChunkProjector {
                 clip(&args, QUOTE)
             ));
         }
-        if call.args.len().saturating_add(args.len()) > self.limits.max_tool_argument_bytes {
-            return Err(LimitExceeded::new(Limit::ToolArgumentBytes, &self.limits).to_string());
+        if call.args.len().saturating_add(args.len()) > limits.max_tool_argument_bytes {
+            return Err(LimitExceeded::new(Limit::ToolArgumentBytes, limits).to_string());
         }
         call.args.push_str(&args);
         call.scan.feed(&args);
-        self.advance(Some(slot), out)?;
-        if self.open == Open::Tool(slot) {
-            self.flush(slot, out);
-        }
-        Ok(())
+        Ok(Some(slot))
     }
 
-    /// Moves the open block forward. With `target`, a fragment of call
-    /// `target` just arrived: blocks close and calls open until `target` is
-    /// live or must wait. Without, every block closes and every call is
-    /// streamed and ended.
-    pub(super) fn advance(
+    /// Opens the next call (the one [`next_is_named`](Self::next_is_named)
+    /// looks at) as a block of the message, with what it gathered so far, and
+    /// returns its slot.
+    pub(super) fn open_next(
         &mut self,
-        target: Option<usize>,
+        builder: &mut PartialBuilder,
         out: &mut Vec<ModelEvent>,
-    ) -> Result<(), String> {
-        loop {
-            match self.open {
-                Open::Tool(live) => {
-                    if Some(live) == target
-                        || (target.is_some() && !self.calls[live].scan.complete())
-                    {
-                        return Ok(());
-                    }
-                    self.end_call(live, out)?;
-                    self.open = Open::None;
-                }
-                Open::Text(index) => {
-                    self.flush_surrogate(index, out);
-                    let content = self.block_text(index);
-                    out.push(ModelEvent::TextEnd {
-                        content_index: index,
-                        content,
-                        partial: self.builder.snapshot(),
-                    });
-                    self.open = Open::None;
-                }
-                Open::Thinking(index) => {
-                    self.flush_surrogate(index, out);
-                    let content = self.block_text(index);
-                    out.push(ModelEvent::ThinkingEnd {
-                        content_index: index,
-                        content,
-                        partial: self.builder.snapshot(),
-                    });
-                    self.open = Open::None;
-                }
-                Open::None => {
-                    let next = self.opened;
-                    if next == self.calls.len() {
-                        return Ok(());
-                    }
-                    if self.calls[next].name.is_empty() {
-                        if target.is_some() {
-                            return Ok(());
-                        }
-                        return Err(format!(
-                            "tool call \"{}\" never received a name",
-                            self.calls[next].id
-                        ));
-                    }
-                    self.open_call(next, out)?;
-                }
-            }
-        }
-    }
-
-    /// Closes the open block and ends every call.
-    pub(super) fn close_all(&mut self, out: &mut Vec<ModelEvent>) -> Result<(), String> {
-        self.advance(None, out)
-    }
-
-    pub(super) fn open_call(
-        &mut self,
-        slot: usize,
-        out: &mut Vec<ModelEvent>,
-    ) -> Result<(), String> {
-        self.count_block()?;
+    ) -> usize {
+        let slot = self.opened;
         self.opened += 1;
         let call = &self.calls[slot];
-        let index = self.builder.start_tool_call(ToolCall {
+        let index = builder.start_tool_call(ToolCall {
             id: call.id.clone(),
             name: call.name.clone(),
             ..ToolCall::default()
         });
         self.calls[slot].content_index = Some(index);
-        self.open = Open::Tool(slot);
         out.push(ModelEvent::ToolCallStart {
             content_index: index,
-            partial: self.builder.snapshot(),
+            partial: builder.snapshot(),
         });
-        self.flush(slot, out);
-        Ok(())
+        self.flush(builder, slot, out);
+        slot
     }
 
     /// Emits the argument text of an open call not yet sent.
-    pub(super) fn flush(&mut self, slot: usize, out: &mut Vec<ModelEvent>) {
+    pub(super) fn flush(
+        &mut self,
+        builder: &mut PartialBuilder,
+        slot: usize,
+        out: &mut Vec<ModelEvent>,
+    ) {
         let call = &mut self.calls[slot];
         let Some(index) = call.content_index else {
             return;
@@ -270,20 +261,25 @@ impl ChunkProjector {
         }
         let delta: Arc<str> = Arc::from(&call.args[call.emitted..]);
         call.emitted = call.args.len();
-        self.builder.append(index, delta.clone());
+        builder.append(index, delta.clone());
         out.push(ModelEvent::ToolCallDelta {
             content_index: index,
             delta,
-            partial: self.builder.snapshot(),
+            partial: builder.snapshot(),
         });
     }
 
-    pub(super) fn end_call(
+    /// Ends open call `slot`: its last text, then `toolcall_end` with the
+    /// parsed arguments, or `Err` when they are not a JSON object. With
+    /// `cut` (the provider stopped for length) a cut argument text is
+    /// completed first (see [`lenient`](crate::lenient)).
+    pub(super) fn end(
         &mut self,
+        builder: &mut PartialBuilder,
         slot: usize,
+        cut: bool,
         out: &mut Vec<ModelEvent>,
     ) -> Result<(), String> {
-        let cut = self.cut;
         let call = &mut self.calls[slot];
         let tail = if cut {
             call.escapes.finish_cut()
@@ -299,7 +295,7 @@ impl ChunkProjector {
             call.scan.feed(&suffix);
             call.args.push_str(&suffix);
         }
-        self.flush(slot, out);
+        self.flush(builder, slot, out);
         let position = slot;
         let call = &mut self.calls[slot];
         let Some(index) = call.content_index else {
@@ -316,11 +312,11 @@ impl ChunkProjector {
         call.ended = true;
         if is_json_blank(&call.args) {
             let delta: Arc<str> = Arc::from("{}");
-            self.builder.append(index, delta.clone());
+            builder.append(index, delta.clone());
             out.push(ModelEvent::ToolCallDelta {
                 content_index: index,
                 delta,
-                partial: self.builder.snapshot(),
+                partial: builder.snapshot(),
             });
         }
         let call = &self.calls[slot];
@@ -334,13 +330,33 @@ impl ChunkProjector {
             arguments,
             ..ToolCall::default()
         };
-        self.builder
-            .complete(index, ContentBlock::ToolCall(tool_call.clone()));
+        builder.complete(index, ContentBlock::ToolCall(tool_call.clone()));
         out.push(ModelEvent::ToolCallEnd {
             content_index: index,
             tool_call: Box::new(tool_call),
-            partial: self.builder.snapshot(),
+            partial: builder.snapshot(),
         });
         Ok(())
+    }
+
+    /// Open call `slot`'s part of an error's message: kept only when its
+    /// argument text is already a JSON object, else left out with what
+    /// follows it.
+    pub(super) fn settle(&self, slot: usize, content: &mut Vec<ContentBlock>) {
+        let call = &self.calls[slot];
+        let Some(index) = call.content_index else {
+            return;
+        };
+        match parse_arguments(&call.args) {
+            Ok(arguments) if !is_json_blank(&call.args) => {
+                content[index] = ContentBlock::ToolCall(ToolCall {
+                    id: call.id.clone(),
+                    name: call.name.clone(),
+                    arguments,
+                    ..ToolCall::default()
+                });
+            }
+            _ => content.truncate(index),
+        }
     }
 }

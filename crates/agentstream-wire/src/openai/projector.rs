@@ -172,7 +172,6 @@
 //!   opened are not included. Usage is included when known.
 
 use alloc::borrow::Cow;
-use alloc::collections::BTreeMap;
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::sync::Arc;
@@ -180,14 +179,13 @@ use alloc::vec::Vec;
 
 use serde_json::Value;
 
-use super::calls::{parse_arguments, Call};
-use super::wire::{clip, error_text, is_json_blank, map_usage, trim_json, Choice, Chunk};
+use super::calls::{Calls, QUOTE};
+use super::wire::{clip, error_text, map_usage, trim_json, Choice, Chunk, ToolCallDelta};
 use crate::json::saturate_numbers;
 use crate::limits::{Limit, LimitExceeded, Limits};
 use crate::surrogates::{mark_lone_surrogates, replace_markers, SurrogateJoiner};
 use agentstream::message::{
-    assistant, AssistantMessage, ContentBlock, StopReason, TextContent, ThinkingContent, ToolCall,
-    Usage,
+    assistant, AssistantMessage, ContentBlock, StopReason, TextContent, ThinkingContent, Usage,
 };
 use agentstream::model::{DoneReason, ErrorReason, ModelEvent, PartialBuilder, ABORTED_MESSAGE};
 
@@ -197,12 +195,9 @@ use crate::pricing::Pricing;
 /// endpoint, as Pi names it.
 pub const OPENAI_COMPLETIONS_API: &str = "openai-completions";
 
-/// How many characters of offending data an error message quotes.
-pub(super) const QUOTE: usize = 200;
-
 /// The block that is open.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Open {
+enum Open {
     None,
     Text(usize),
     Thinking(usize),
@@ -227,38 +222,31 @@ pub(super) enum Open {
 /// ```
 #[derive(Debug)]
 pub struct ChunkProjector {
-    pub(super) builder: PartialBuilder,
-    pub(super) started: bool,
-    pub(super) finished: bool,
-    pub(super) open: Open,
-    pub(super) calls: Vec<Call>,
-    /// The call of each `index` key.
-    pub(super) by_key: BTreeMap<u64, usize>,
-    /// The first call with each id.
-    pub(super) by_id: BTreeMap<String, usize>,
-    /// How many calls have opened: they open in order, so these are the
-    /// first `opened` of `calls`.
-    pub(super) opened: usize,
+    builder: PartialBuilder,
+    started: bool,
+    finished: bool,
+    open: Open,
+    calls: Calls,
     /// How many content blocks have started.
-    pub(super) blocks: usize,
-    pub(super) limits: Limits,
+    blocks: usize,
+    limits: Limits,
     /// Joins surrogate halves split across the open block's deltas.
-    pub(super) joiner: SurrogateJoiner,
+    joiner: SurrogateJoiner,
     /// The payload being projected had lone surrogate escapes.
-    pub(super) marked: bool,
+    marked: bool,
     /// The `index` of the choice followed, once a chunk named one.
-    pub(super) choice_index: Option<u64>,
-    pub(super) finish_reason: Option<String>,
-    pub(super) usage: Option<Usage>,
+    choice_index: Option<u64>,
+    finish_reason: Option<String>,
+    usage: Option<Usage>,
     /// The requested model id, compared with the chunks' `model`.
-    pub(super) model: String,
+    model: String,
     /// The first `model` of a chunk that differs from the requested one.
-    pub(super) response_model: Option<String>,
+    response_model: Option<String>,
     /// Prices that fill the cost of the final usage.
-    pub(super) pricing: Option<Pricing>,
+    pricing: Option<Pricing>,
     /// The provider stopped for length: calls ended now complete their
     /// cut argument text (see [`lenient`](crate::lenient)).
-    pub(super) cut: bool,
+    cut: bool,
 }
 
 /// The message field that names the model that answered, when the chunks
@@ -287,10 +275,7 @@ impl ChunkProjector {
             started: false,
             finished: false,
             open: Open::None,
-            calls: Vec::new(),
-            by_key: BTreeMap::new(),
-            by_id: BTreeMap::new(),
-            opened: 0,
+            calls: Calls::default(),
             blocks: 0,
             limits: Limits::DEFAULT,
             joiner: SurrogateJoiner::default(),
@@ -325,7 +310,7 @@ impl ChunkProjector {
     }
 
     /// Counts a new content block against the limit.
-    pub(super) fn count_block(&mut self) -> Result<(), String> {
+    fn count_block(&mut self) -> Result<(), String> {
         if self.blocks >= self.limits.max_content_blocks {
             return Err(LimitExceeded::new(Limit::ContentBlocks, &self.limits).to_string());
         }
@@ -456,10 +441,10 @@ impl ChunkProjector {
     ) -> Result<(), String> {
         if let Some(delta) = &choice.delta {
             if let Some((field, reasoning)) = delta.reasoning() {
-                self.push_thinking(field, reasoning, out)?;
+                self.push_prose(Some(field), reasoning, out)?;
             }
             if let Some(content) = delta.content.as_deref().filter(|c| !c.is_empty()) {
-                self.push_text(content, out)?;
+                self.push_prose(None, content, out)?;
             }
             for fragment in delta.tool_calls.iter().flatten() {
                 self.push_tool_fragment(fragment, out)?;
@@ -476,23 +461,53 @@ impl ChunkProjector {
         Ok(())
     }
 
-    fn push_text(&mut self, delta: &str, out: &mut Vec<ModelEvent>) -> Result<(), String> {
-        if !matches!(self.open, Open::Text(_)) {
+    /// Text (`thinking` `None`) or reasoning from the delta field
+    /// `thinking` names: into the open block of that kind, or a new one.
+    fn push_prose(
+        &mut self,
+        thinking: Option<&'static str>,
+        delta: &str,
+        out: &mut Vec<ModelEvent>,
+    ) -> Result<(), String> {
+        let open = match (self.open, thinking) {
+            (Open::Text(index), None) | (Open::Thinking(index), Some(_)) => Some(index),
+            _ => None,
+        };
+        if open.is_none() {
             // Closing first, so a half held back by the old block is
             // flushed there.
             self.close_all(out)?;
         }
         let joined = self.joiner.join(delta, self.marked);
         let delta = joined.as_deref().unwrap_or(delta);
-        let index = match self.open {
-            Open::Text(index) => index,
-            _ => {
+        let index = match open {
+            Some(index) => index,
+            None => {
                 self.count_block()?;
-                let index = self.builder.start_text(TextContent::default());
-                self.open = Open::Text(index);
-                out.push(ModelEvent::TextStart {
-                    content_index: index,
-                    partial: self.builder.snapshot(),
+                let (index, open) = match thinking {
+                    None => {
+                        let index = self.builder.start_text(TextContent::default());
+                        (index, Open::Text(index))
+                    }
+                    Some(field) => {
+                        let index = self.builder.start_thinking(ThinkingContent {
+                            thinking_signature: Some(field.into()),
+                            ..ThinkingContent::default()
+                        });
+                        (index, Open::Thinking(index))
+                    }
+                };
+                self.open = open;
+                let partial = self.builder.snapshot();
+                out.push(match thinking {
+                    None => ModelEvent::TextStart {
+                        content_index: index,
+                        partial,
+                    },
+                    Some(_) => ModelEvent::ThinkingStart {
+                        content_index: index,
+                        partial,
+                    },
                 });
                 index
             }
@@ -500,64 +515,13 @@ impl ChunkProjector {
         if delta.is_empty() {
             return Ok(());
         }
-        let delta: Arc<str> = Arc::from(delta);
-        self.builder.append(index, delta.clone());
-        out.push(ModelEvent::TextDelta {
-            content_index: index,
-            delta,
-            partial: self.builder.snapshot(),
-        });
+        self.push_prose_delta(index, Arc::from(delta), out);
         Ok(())
     }
 
-    fn push_thinking(
-        &mut self,
-        field: &'static str,
-        delta: &str,
-        out: &mut Vec<ModelEvent>,
-    ) -> Result<(), String> {
-        if !matches!(self.open, Open::Thinking(_)) {
-            self.close_all(out)?;
-        }
-        let joined = self.joiner.join(delta, self.marked);
-        let delta = joined.as_deref().unwrap_or(delta);
-        let index = match self.open {
-            Open::Thinking(index) => index,
-            _ => {
-                self.count_block()?;
-                let index = self.builder.start_thinking(ThinkingContent {
-                    thinking_signature: Some(field.into()),
-                    ..ThinkingContent::default()
-                });
-                self.open = Open::Thinking(index);
-                out.push(ModelEvent::ThinkingStart {
-                    content_index: index,
-                    partial: self.builder.snapshot(),
-                });
-                index
-            }
-        };
-        if delta.is_empty() {
-            return Ok(());
-        }
-        let delta: Arc<str> = Arc::from(delta);
-        self.builder.append(index, delta.clone());
-        out.push(ModelEvent::ThinkingDelta {
-            content_index: index,
-            delta,
-            partial: self.builder.snapshot(),
-        });
-        Ok(())
-    }
-
-    /// A surrogate half held back at the end of text or thinking block
-    /// `index` becomes a last U+FFFD delta.
-    pub(super) fn flush_surrogate(&mut self, index: usize, out: &mut Vec<ModelEvent>) {
-        let Some(replacement) = self.joiner.finish() else {
-            return;
-        };
-        let mut buf = [0; 4];
-        let delta: Arc<str> = Arc::from(&*replacement.encode_utf8(&mut buf));
+    /// Appends `delta` to text or thinking block `index` (the open one)
+    /// and emits its delta event.
+    fn push_prose_delta(&mut self, index: usize, delta: Arc<str>, out: &mut Vec<ModelEvent>) {
         self.builder.append(index, delta.clone());
         let partial = self.builder.snapshot();
         out.push(match self.open {
@@ -574,7 +538,18 @@ impl ChunkProjector {
         });
     }
 
-    pub(super) fn block_text(&self, index: usize) -> String {
+    /// A surrogate half held back at the end of text or thinking block
+    /// `index` becomes a last U+FFFD delta.
+    fn flush_surrogate(&mut self, index: usize, out: &mut Vec<ModelEvent>) {
+        let Some(replacement) = self.joiner.finish() else {
+            return;
+        };
+        let mut buf = [0; 4];
+        let delta: Arc<str> = Arc::from(&*replacement.encode_utf8(&mut buf));
+        self.push_prose_delta(index, delta, out);
+    }
+
+    fn block_text(&self, index: usize) -> String {
         match self.builder.snapshot().content_block(index) {
             Some(ContentBlock::Text(t)) => t.text,
             Some(ContentBlock::Thinking(t)) => t.thinking,
@@ -665,20 +640,7 @@ impl ChunkProjector {
         self.finished = true;
         let mut message = self.builder.to_error_message(reason.stop_reason(), text);
         if let Open::Tool(live) = self.open {
-            let call = &self.calls[live];
-            if let Some(index) = call.content_index {
-                match parse_arguments(&call.args) {
-                    Ok(arguments) if !is_json_blank(&call.args) => {
-                        message.content[index] = ContentBlock::ToolCall(ToolCall {
-                            id: call.id.clone(),
-                            name: call.name.clone(),
-                            arguments,
-                            ..ToolCall::default()
-                        });
-                    }
-                    _ => message.content.truncate(index),
-                }
-            }
+            self.calls.settle(live, &mut message.content);
         }
         if let Some(usage) = self.usage.take() {
             message.usage = usage;
@@ -699,5 +661,80 @@ impl ChunkProjector {
                     .insert(RESPONSE_MODEL.into(), Value::String(served.clone()));
             }
         }
+    }
+}
+
+impl ChunkProjector {
+    fn push_tool_fragment(
+        &mut self,
+        fragment: &ToolCallDelta<'_>,
+        out: &mut Vec<ModelEvent>,
+    ) -> Result<(), String> {
+        let fragment = self
+            .calls
+            .push_fragment(fragment, self.marked, &self.limits)?;
+        let Some(slot) = fragment else {
+            return Ok(());
+        };
+        self.advance(Some(slot), out)?;
+        if self.open == Open::Tool(slot) {
+            self.calls.flush(&mut self.builder, slot, out);
+        }
+        Ok(())
+    }
+
+    /// Moves the open block forward. With `target`, a fragment of call
+    /// `target` just arrived: blocks close and calls open until `target` is
+    /// live or must wait. Without, every block closes and every call is
+    /// streamed and ended.
+    fn advance(&mut self, target: Option<usize>, out: &mut Vec<ModelEvent>) -> Result<(), String> {
+        loop {
+            match self.open {
+                Open::Tool(live) => {
+                    if Some(live) == target || (target.is_some() && !self.calls.is_complete(live)) {
+                        return Ok(());
+                    }
+                    self.calls.end(&mut self.builder, live, self.cut, out)?;
+                    self.open = Open::None;
+                }
+                Open::Text(index) | Open::Thinking(index) => {
+                    self.flush_surrogate(index, out);
+                    let content = self.block_text(index);
+                    let partial = self.builder.snapshot();
+                    out.push(match self.open {
+                        Open::Thinking(_) => ModelEvent::ThinkingEnd {
+                            content_index: index,
+                            content,
+                            partial,
+                        },
+                        _ => ModelEvent::TextEnd {
+                            content_index: index,
+                            content,
+                            partial,
+                        },
+                    });
+                    self.open = Open::None;
+                }
+                Open::None => {
+                    let Some(named) = self.calls.next_is_named() else {
+                        return Ok(());
+                    };
+                    if !named {
+                        if target.is_some() {
+                            return Ok(());
+                        }
+                        return Err(self.calls.unnamed_error());
+                    }
+                    self.count_block()?;
+                    let slot = self.calls.open_next(&mut self.builder, out);
+                    self.open = Open::Tool(slot);
+                }
+            }
+        }
+    }
+
+    /// Closes the open block and ends every call.
+    fn close_all(&mut self, out: &mut Vec<ModelEvent>) -> Result<(), String> {
+        self.advance(None, out)
     }
 }

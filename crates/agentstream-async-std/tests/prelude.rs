@@ -1,0 +1,30 @@
+//! The prelude holds the same names it held before it re-exported
+//! `agentstream_wire::prelude`: naming each one fails to compile when one
+//! goes missing.
+
+#[allow(unused_imports)]
+use agentstream_async_std::prelude::{
+    abort_grace, agent_loop, assistant, image, pacer, run_agent, spawn, stream_with_timeout, text,
+    thinking, tool_call, tool_result, user, user_blocks, validate_events, AbortController,
+    AbortSignal, AfterToolCallHook, Agent, AgentError, AgentEvent, AgentHooks, AgentOptions,
+    AgentOutcome, AgentState, AgentStop, AgentTool, AssistantMessage, BeforeToolCallHook,
+    ContentBlock, Context, Message, Model, ModelEvent, ModelStream, ScriptedModel, ScriptedTurn,
+    StopReason, StreamOptions, Subscription, Tool, ToolCallDecision, ToolContext, ToolError,
+    ToolExecution, ToolOutput, ToolSet, TransformContextHook, TypedTool,
+};
+
+#[cfg(feature = "http")]
+#[allow(unused_imports)]
+use agentstream_async_std::prelude::{
+    AnthropicConfig, AnthropicModel, GoogleConfig, GoogleModel, OpenAiCompatModel, OpenAiConfig,
+    ResponsesConfig, ResponsesModel,
+};
+
+#[test]
+fn the_prelude_runs_a_scripted_call() {
+    let model = ScriptedModel::new([assistant([text("hi")], StopReason::Stop)]);
+    let context = Context::from_messages([user("hello").into()]);
+    let mut stream: ModelStream = model.stream(&context, StreamOptions::default());
+    let message = async_std::task::block_on(stream.result());
+    assert_eq!(message.text(), "hi");
+}
