@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use crate::error::{Api, ApiError};
 
-/// The body of every response serve writes.
+/// The response body type: whole JSON, or an SSE stream that may be cut.
 pub(crate) type Body = UnsyncBoxBody<Bytes, io::Error>;
 
 pub(crate) fn full(bytes: impl Into<Bytes>) -> Body {

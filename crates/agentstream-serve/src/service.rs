@@ -26,8 +26,6 @@ use crate::route::{decode, Target};
 use crate::script::Step;
 use crate::{anthropic, google, openai, responses};
 
-/// The response body type: whole JSON, or an SSE stream that may be cut.
-
 /// Bodies larger than this are decoded on tokio's blocking pool, so a
 /// heavy request never holds up the connections beside it.
 const BLOCKING_BODY: usize = 64 << 10;
