@@ -7,8 +7,8 @@
 //! - `serve/<api>/<server>/50`: 50 clients, one call each at once (the
 //!   throughput is per call).
 //!
-//! `<server>` is `ours` (a [`Server`] whose model streams the same turn,
-//! a sentence and one tool call, every delta split into 3 SSE chunks) or
+//! `<server>` is `ours` (a [`Server`] whose scripted model streams the same
+//! turn on every call, a sentence and one tool call, every delta split into 3 SSE chunks) or
 //! `bare` (hyper's `http1` connection answering every POST, after reading
 //! its body, with the SSE body and headers `ours` sent for the first
 //! call, as one chunked frame). The client is reqwest posting a fixed request and
@@ -25,10 +25,11 @@
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use agentstream::message::{assistant, text, tool_call, Context, StopReason};
-use agentstream::model::{Model, ModelStream, ScriptedModel, ScriptedTurn, StreamOptions};
+use agentstream::message::{assistant, text, tool_call, StopReason};
+use agentstream::model::{ScriptStep, ScriptedModel, ScriptedTurn};
 use agentstream_serve::Server;
 use bytes::Bytes;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
@@ -41,13 +42,17 @@ use tokio::net::TcpListener;
 
 const CONCURRENT: usize = 50;
 
-/// A model answering every call with the same turn.
-struct Repeat(ScriptedTurn);
+/// Turns in the bench's script: more calls than a run makes (criterion's
+/// targets and the interleaved rounds make a few hundred thousand).
+const SCRIPTED_CALLS: usize = 2_000_000;
 
-impl Model for Repeat {
-    fn stream(&self, context: &Context, options: StreamOptions) -> ModelStream {
-        ScriptedModel::new([self.0.clone()]).stream(context, options)
-    }
+/// The model of `ours`: a [`ScriptedModel`] whose script is `turn`
+/// [`SCRIPTED_CALLS`] times, popping one per call as `serve` does with a
+/// script of that many turns (one shared turn, so the script costs a
+/// pointer per turn, not a copy of the message).
+fn repeating(turn: ScriptedTurn) -> ScriptedModel {
+    let turn = Arc::new(turn);
+    ScriptedModel::new(std::iter::repeat_n(ScriptStep::Turn(turn), SCRIPTED_CALLS))
 }
 
 /// A bare hyper server answering every request with `answer`.
@@ -122,7 +127,7 @@ fn bench(c: &mut Criterion) {
         StopReason::ToolUse,
     ));
     let server = runtime.block_on(async {
-        Server::builder(Repeat(turn))
+        Server::builder(repeating(turn))
             .chunks(3)
             .bind("127.0.0.1:0")
             .await

@@ -65,6 +65,7 @@ mod log;
 mod options;
 mod proxy;
 mod request;
+mod response;
 mod route;
 mod script;
 mod server;

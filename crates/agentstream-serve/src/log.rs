@@ -86,6 +86,9 @@ impl RecordedRequest {
     }
 }
 
+/// The bytes a line's buffer starts with.
+const LINE_CAPACITY: usize = 512;
+
 /// A request's JSON line without its call number, written before the
 /// call is numbered (outside the calls' lock): serialized straight from
 /// the decoded request, never through a JSON tree.
@@ -109,15 +112,21 @@ impl Line {
             context: &request.context,
             options: options_json(&request.options),
         };
+        // Room for a short conversation at once, not a series of regrowths.
+        let mut line = Vec::with_capacity(LINE_CAPACITY);
         // Serializing plain data into memory cannot fail.
-        Self(serde_json::to_vec(&fields).unwrap_or_else(|_| b"{}".to_vec()))
+        if serde_json::to_writer(&mut line, &fields).is_err() {
+            line = b"{}".to_vec();
+        }
+        Self(line)
     }
 
     /// The whole line: `{"call": index, ...the fields}`.
     pub(crate) fn numbered(self, index: usize) -> Bytes {
         let rest = self.0.strip_prefix(b"{").unwrap_or(&self.0);
         let mut line = Vec::with_capacity(rest.len() + 24);
-        line.extend_from_slice(format!("{{\"call\":{index},").as_bytes());
+        // Writing into memory cannot fail.
+        let _ = write!(line, "{{\"call\":{index},");
         line.extend_from_slice(rest);
         Bytes::from(line)
     }

@@ -19,7 +19,7 @@ use crate::cassette::{headers_json, is_secret_header, Writer};
 use crate::error::{Api, ApiError};
 use crate::options::options_json;
 use crate::request::DecodedRequest;
-use crate::service::{error_response, Body};
+use crate::response::{error_response, Body};
 
 /// Headers that belong to one connection, not to the exchange: never
 /// forwarded either way, never recorded.

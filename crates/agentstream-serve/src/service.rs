@@ -12,24 +12,19 @@ use agentstream::model::{
 };
 use bytes::{Bytes, BytesMut};
 use futures_util::{FutureExt, StreamExt};
-use http_body_util::combinators::UnsyncBoxBody;
-use http_body_util::{BodyExt, Full, LengthLimitError, Limited, StreamBody};
+use http_body_util::{BodyExt, LengthLimitError, Limited, StreamBody};
 use hyper::body::{Frame, Incoming};
-use hyper::header::{
-    HeaderValue, ALLOW, CACHE_CONTROL, CONNECTION, CONTENT_LENGTH, CONTENT_TYPE, RETRY_AFTER,
-};
+use hyper::header::{HeaderValue, ALLOW, CACHE_CONTROL, CONNECTION, CONTENT_LENGTH, CONTENT_TYPE};
 use hyper::{Method, Request, Response, StatusCode};
 use serde_json::{json, Value};
 
 use crate::calls::{Call, Shared, Source, EXHAUSTED_CODE, EXHAUSTED_STATUS};
 use crate::error::{Api, ApiError};
 use crate::frames::{Encoder, Pump};
+use crate::response::{error_response, json_response, Body};
 use crate::route::{decode, Target};
 use crate::script::Step;
 use crate::{anthropic, google, openai, responses};
-
-/// The response body type: whole JSON, or an SSE stream that may be cut.
-pub(crate) type Body = UnsyncBoxBody<Bytes, io::Error>;
 
 /// Bodies larger than this are decoded on tokio's blocking pool, so a
 /// heavy request never holds up the connections beside it.
@@ -129,34 +124,6 @@ fn models(name: &str) -> Value {
         "first_id": name,
         "last_id": name,
     })
-}
-
-fn full(bytes: impl Into<Bytes>) -> Body {
-    Full::new(bytes.into())
-        .map_err(|never| match never {})
-        .boxed_unsync()
-}
-
-fn json_response(status: StatusCode, body: Value) -> Response<Body> {
-    let mut response = Response::new(full(body.to_string()));
-    *response.status_mut() = status;
-    response
-        .headers_mut()
-        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    response
-}
-
-pub(crate) fn error_response(api: Api, error: &ApiError) -> Response<Body> {
-    let status = StatusCode::from_u16(error.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    let mut response = json_response(status, error.body(api));
-    if let Some(value) = error
-        .retry_after
-        .as_deref()
-        .and_then(|v| HeaderValue::from_str(v).ok())
-    {
-        response.headers_mut().insert(RETRY_AFTER, value);
-    }
-    response
 }
 
 /// A body that fails at once: the connection is closed mid-response.

@@ -2,13 +2,14 @@
 
 use alloc::borrow::Cow;
 use alloc::boxed::Box;
+use alloc::string::String;
 use alloc::sync::Arc;
 
 use futures_util::future::select;
 
 use super::turn::ScriptedTurn;
 use super::{Pacer, EXHAUSTED_MESSAGE};
-use crate::message::{assistant, ContentBlock, StopReason};
+use crate::message::{assistant, ContentBlock, StopReason, TextContent, ThinkingContent, ToolCall};
 use crate::model::abort::{AbortSignal, ABORTED_MESSAGE};
 use crate::model::cause::ErrorCause;
 use crate::model::event::{terminal_reason, ErrorReason, ModelEvent};
@@ -43,7 +44,7 @@ pub(super) async fn play(
         });
         return;
     };
-    let message = turn.final_message();
+    let mut message = turn.final_message();
     if message.content.is_empty() {
         if let Some(Err(reason)) = terminal_reason(&message.stop_reason) {
             // A failed call with nothing streamed is one lone `error`, as
@@ -58,7 +59,11 @@ pub(super) async fn play(
             return;
         }
     }
+    // The header is every field but the content: cloned without the
+    // blocks, which the player streams from `message` itself.
+    let content = core::mem::take(&mut message.content);
     let mut header = message.clone();
+    message.content = content;
     header.stop_reason = StopReason::Stop;
     header.error_message = None;
     let mut player = Player {
@@ -163,17 +168,33 @@ impl Player {
         let (kind, index, streamed) = match block {
             ContentBlock::Text(content) => (
                 Streamed::Text,
-                self.builder.start_text(content.clone()),
+                self.builder.start_text(TextContent {
+                    text: String::new(),
+                    text_signature: content.text_signature.clone(),
+                    extra: content.extra.clone(),
+                }),
                 Cow::Borrowed(content.text.as_str()),
             ),
             ContentBlock::Thinking(content) => (
                 Streamed::Thinking,
-                self.builder.start_thinking(content.clone()),
+                self.builder.start_thinking(ThinkingContent {
+                    thinking: String::new(),
+                    thinking_signature: content.thinking_signature.clone(),
+                    redacted: content.redacted,
+                    extra: content.extra.clone(),
+                }),
                 Cow::Borrowed(content.thinking.as_str()),
             ),
             ContentBlock::ToolCall(call) => (
                 Streamed::ToolCall,
-                self.builder.start_tool_call(call.clone()),
+                self.builder.start_tool_call(ToolCall {
+                    id: call.id.clone(),
+                    name: call.name.clone(),
+                    arguments: serde_json::Map::new(),
+                    thought_signature: call.thought_signature.clone(),
+                    raw_arguments: None,
+                    extra: call.extra.clone(),
+                }),
                 Cow::Owned(serde_json::to_string(&call.arguments).unwrap_or_default()),
             ),
             // Blocks with no events of their own (images, unknown types)
