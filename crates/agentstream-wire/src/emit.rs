@@ -277,26 +277,7 @@ impl Emitter {
     }
 
     fn push_delta(&mut self, kind: Kind, index: usize, text: &str, out: &mut Vec<ModelEvent>) {
-        let delta: Arc<str> = Arc::from(text);
-        self.builder.append(index, delta.clone());
-        let partial = self.builder.snapshot();
-        out.push(match kind {
-            Kind::Text => ModelEvent::TextDelta {
-                content_index: index,
-                delta,
-                partial,
-            },
-            Kind::Thinking => ModelEvent::ThinkingDelta {
-                content_index: index,
-                delta,
-                partial,
-            },
-            Kind::Tool => ModelEvent::ToolCallDelta {
-                content_index: index,
-                delta,
-                partial,
-            },
-        });
+        push_delta_event(&mut self.builder, index, text, kind, out);
     }
 
     /// The text of the open text or thinking block so far.
@@ -644,3 +625,34 @@ macro_rules! emitter_projector {
     };
 }
 pub(crate) use emitter_projector;
+
+/// Appends `text` to block `index` of the message and emits the delta
+/// event of `kind` (every projector's one way to stream a fragment).
+pub(crate) fn push_delta_event(
+    builder: &mut PartialBuilder,
+    index: usize,
+    text: &str,
+    kind: Kind,
+    out: &mut Vec<ModelEvent>,
+) {
+    let delta: Arc<str> = Arc::from(text);
+    builder.append(index, delta.clone());
+    let partial = builder.snapshot();
+    out.push(match kind {
+        Kind::Text => ModelEvent::TextDelta {
+            content_index: index,
+            delta,
+            partial,
+        },
+        Kind::Thinking => ModelEvent::ThinkingDelta {
+            content_index: index,
+            delta,
+            partial,
+        },
+        Kind::Tool => ModelEvent::ToolCallDelta {
+            content_index: index,
+            delta,
+            partial,
+        },
+    });
+}

@@ -17,7 +17,6 @@ use alloc::boxed::Box;
 use alloc::collections::{BTreeMap, VecDeque};
 use alloc::format;
 use alloc::string::{String, ToString};
-use alloc::sync::Arc;
 use alloc::vec::Vec;
 
 use serde_json::Value;
@@ -26,6 +25,7 @@ use agentstream::message::{ContentBlock, TextContent, ThinkingContent, ToolCall}
 use agentstream::model::{ModelEvent, PartialBuilder};
 
 use super::payload::{Delta, QUOTE};
+use crate::emit::{push_delta_event, Kind as DeltaKind};
 use crate::json::{clip, is_json_blank, parse_arguments};
 use crate::lenient::cut_completion;
 use crate::limits::{Limit, LimitExceeded, Limits};
@@ -133,14 +133,6 @@ impl Blocks {
     fn exceeded(&self, limit: Limit) -> String {
         LimitExceeded::new(limit, &self.limits).to_string()
     }
-}
-
-/// Which delta event an appended fragment produces.
-#[derive(Debug, Clone, Copy)]
-enum DeltaKind {
-    Text,
-    Thinking,
-    Tool,
 }
 
 impl Blocks {
@@ -621,36 +613,6 @@ impl Blocks {
 
 fn block_kind(blocks: &Blocks, wire: u64) -> Option<&Kind> {
     blocks.open.get(&wire).map(|b| &b.kind)
-}
-
-/// Appends `text` to block `index` of the message and emits its delta.
-fn push_delta_event(
-    builder: &mut PartialBuilder,
-    index: usize,
-    text: &str,
-    kind: DeltaKind,
-    out: &mut Vec<ModelEvent>,
-) {
-    let delta: Arc<str> = Arc::from(text);
-    builder.append(index, delta.clone());
-    let partial = builder.snapshot();
-    out.push(match kind {
-        DeltaKind::Text => ModelEvent::TextDelta {
-            content_index: index,
-            delta,
-            partial,
-        },
-        DeltaKind::Thinking => ModelEvent::ThinkingDelta {
-            content_index: index,
-            delta,
-            partial,
-        },
-        DeltaKind::Tool => ModelEvent::ToolCallDelta {
-            content_index: index,
-            delta,
-            partial,
-        },
-    });
 }
 
 /// The text so far of text or thinking block `index`.
