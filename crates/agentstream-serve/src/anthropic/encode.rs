@@ -6,8 +6,8 @@
 //! serde_json's maps write them (sorted), the same bytes a JSON tree
 //! gives (tested against the tree form).
 
-use agentstream::message::{AssistantMessage, ContentBlock, ToolCall, Usage};
-use agentstream::model::{DoneReason, ModelEvent, PartialMessage};
+use agentstream::message::{AssistantMessage, ContentBlock, Usage};
+use agentstream::model::{BlockShape, DoneReason, ModelEvent, PartialMessage};
 use serde_json::{json, Value};
 
 use crate::error::{Api, ApiError};
@@ -193,11 +193,11 @@ impl StreamEncoder {
     }
 
     /// Makes the block of Pi index `pi` the open one; `block` (its
-    /// content so far, materialized) is looked up only when it opens.
-    fn open(
+    /// shape, borrowed) is looked up only when it opens.
+    fn open<'a>(
         &mut self,
         pi: usize,
-        block: impl FnOnce() -> Option<ContentBlock>,
+        block: impl FnOnce() -> Option<BlockShape<'a>>,
         fallback: Kind,
         out: &mut Events,
     ) {
@@ -210,18 +210,18 @@ impl StreamEncoder {
         out.start(Some("content_block_start"))
             .raw(r#"{"content_block":"#);
         let (kind, signature) = match block() {
-            Some(ContentBlock::Thinking(t)) if t.redacted == Some(true) => {
+            Some(BlockShape::Thinking(t)) if t.redacted == Some(true) => {
                 let data = t.thinking_signature.as_deref().unwrap_or_default();
                 out.raw(r#"{"data":"#)
                     .string(data)
                     .raw(r#","type":"redacted_thinking"}"#);
                 (Kind::Redacted, None)
             }
-            Some(ContentBlock::Thinking(t)) => {
+            Some(BlockShape::Thinking(t)) => {
                 out.raw(r#"{"signature":"","thinking":"","type":"thinking"}"#);
-                (Kind::Thinking, t.thinking_signature)
+                (Kind::Thinking, t.thinking_signature.clone())
             }
-            Some(ContentBlock::ToolCall(c)) => {
+            Some(BlockShape::ToolCall(c)) => {
                 write_tool_use(&c.id, &c.name, out);
                 (Kind::ToolUse, None)
             }
@@ -358,7 +358,7 @@ impl StreamEncoder {
                     .is_none_or(|open| open.pi != *content_index);
                 self.open(
                     *content_index,
-                    || Some(ContentBlock::ToolCall(ToolCall::clone(tool_call))),
+                    || Some(BlockShape::ToolCall(tool_call)),
                     Kind::ToolUse,
                     out,
                 );
@@ -400,9 +400,9 @@ impl StreamEncoder {
     }
 }
 
-/// Block `index` of `partial`, materialized when called.
-fn block(partial: &PartialMessage, index: usize) -> impl FnOnce() -> Option<ContentBlock> + '_ {
-    move || partial.content_block(index)
+/// The shape of block `index` of `partial`, looked up when called.
+fn block<'a>(partial: &'a PartialMessage, index: usize) -> impl FnOnce() -> Option<BlockShape<'a>> {
+    move || partial.block_shape(index)
 }
 
 /// A `tool_use` content block with empty input.
@@ -487,7 +487,8 @@ mod tests {
             )
         };
         // A text block, with the ping after the first start.
-        encoder.open(0, || Some(text("")), Kind::Text, &mut out);
+        let empty = text("");
+        encoder.open(0, || Some((&empty).into()), Kind::Text, &mut out);
         encoder.deltas("a \"b\"\n é 😀", &mut out);
         expected.push(start(json!({"type": "text", "text": ""}), 0));
         expected.push(frames::wire_event(Some("ping"), &json!({"type": "ping"})));
@@ -496,7 +497,7 @@ mod tests {
             json!({"type": "text_delta", "text": "a \"b\"\n é 😀"}),
         ));
         // A signed thinking block: its signature closes it.
-        encoder.open(1, || Some(signed), Kind::Thinking, &mut out);
+        encoder.open(1, || Some((&signed).into()), Kind::Thinking, &mut out);
         encoder.deltas("hm", &mut out);
         expected.push(stop(0));
         expected.push(start(
@@ -507,7 +508,7 @@ mod tests {
             1,
             json!({"type": "thinking_delta", "thinking": "hm"}),
         ));
-        encoder.open(2, || Some(redacted), Kind::Thinking, &mut out);
+        encoder.open(2, || Some((&redacted).into()), Kind::Thinking, &mut out);
         expected.push(delta_event(
             1,
             json!({"type": "signature_delta", "signature": "sig\n"}),
@@ -518,7 +519,7 @@ mod tests {
             2,
         ));
         // A tool call without fragments gets an empty one.
-        encoder.open(3, || Some(call), Kind::ToolUse, &mut out);
+        encoder.open(3, || Some((&call).into()), Kind::ToolUse, &mut out);
         expected.push(stop(2));
         expected.push(start(
             json!({"type": "tool_use", "id": "call_1", "name": "weather", "input": {}}),

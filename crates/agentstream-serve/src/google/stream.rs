@@ -2,7 +2,7 @@
 //! `GenerateContentResponse`.
 
 use agentstream::message::{AssistantMessage, ContentBlock, ToolCall, Usage};
-use agentstream::model::{DoneReason, ModelEvent, PartialMessage};
+use agentstream::model::{BlockShape, DoneReason, ModelEvent, PartialMessage};
 use serde_json::{json, Value};
 
 use crate::error::{Api, ApiError};
@@ -182,18 +182,18 @@ impl StreamEncoder {
     /// Ends the streaming block unless it is `index`: its signature, if
     /// any, goes on an empty part of its kind (a model may end a block
     /// with no end event: the next block, or the end, ends it).
-    fn end_other(&mut self, index: Option<usize>, block: Option<ContentBlock>, out: &mut Events) {
+    fn end_other(&mut self, index: Option<usize>, block: Option<BlockShape<'_>>, out: &mut Events) {
         if self.current.is_none() || self.current == index {
             return;
         }
         self.current = None;
         let (thought, signature) = match block {
-            Some(ContentBlock::Text(t)) => (false, t.text_signature),
-            Some(ContentBlock::Thinking(t)) => (true, t.thinking_signature),
+            Some(BlockShape::Text(t)) => (false, t.text_signature.as_deref()),
+            Some(BlockShape::Thinking(t)) => (true, t.thinking_signature.as_deref()),
             _ => (false, None),
         };
         if let Some(signature) = signature.filter(|s| !s.is_empty()) {
-            self.parts(vec![text_part("", thought, Some(&signature))], out);
+            self.parts(vec![text_part("", thought, Some(signature))], out);
         }
     }
 
@@ -206,7 +206,7 @@ impl StreamEncoder {
         out: &mut Events,
     ) {
         if let Some(open) = self.current.filter(|&open| open != index) {
-            self.end_other(Some(index), partial.content_block(open), out);
+            self.end_other(Some(index), partial.block_shape(open), out);
         }
         self.current = Some(index);
         self.deltas(delta, thought, out);
@@ -243,19 +243,19 @@ impl StreamEncoder {
                 partial,
                 ..
             } if self.current == Some(*content_index) => {
-                self.end_other(None, partial.content_block(*content_index), out);
+                self.end_other(None, partial.block_shape(*content_index), out);
             }
             ModelEvent::ToolCallEnd {
                 tool_call, partial, ..
             } => {
                 if let Some(open) = self.current {
-                    self.end_other(None, partial.content_block(open), out);
+                    self.end_other(None, partial.block_shape(open), out);
                 }
                 self.parts(vec![call_part(tool_call)], out);
             }
             ModelEvent::Done { reason, message } => {
                 if let Some(open) = self.current {
-                    self.end_other(None, message.content.get(open).cloned(), out);
+                    self.end_other(None, message.content.get(open).map(BlockShape::from), out);
                 }
                 out.json(
                     None,

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use agentstream::message::{AssistantMessage, ContentBlock, ToolCall, Usage};
-use agentstream::model::{DoneReason, ModelEvent};
+use agentstream::model::{BlockShape, DoneReason, ModelEvent, PartialMessage};
 use serde_json::{json, Map, Value};
 
 use crate::error::{Api, ApiError};
@@ -237,7 +237,7 @@ impl StreamEncoder {
     fn announce<'a>(
         &mut self,
         index: usize,
-        call: impl FnOnce() -> Option<std::borrow::Cow<'a, ToolCall>>,
+        call: impl FnOnce() -> Option<(&'a str, &'a str)>,
         out: &mut Events,
     ) {
         if self.calls.contains_key(&index) {
@@ -245,8 +245,7 @@ impl StreamEncoder {
         }
         let ordinal = self.calls.len();
         self.calls.insert(index, ordinal);
-        let call = call();
-        let (id, name) = call.as_deref().map_or(("", ""), |c| (&c.id, &c.name));
+        let (id, name) = call().unwrap_or_default();
         Self::start_delta(out)
             .raw(r#"{"tool_calls":[{"function":{"arguments":"","name":"#)
             .string(name)
@@ -312,7 +311,7 @@ impl StreamEncoder {
                 tool_call,
                 ..
             } if !self.calls.contains_key(content_index) => {
-                let call = || Some(std::borrow::Cow::Borrowed(&**tool_call));
+                let call = || Some((tool_call.id.as_str(), tool_call.name.as_str()));
                 self.announce(*content_index, call, out);
                 self.arguments(*content_index, &arguments_text(tool_call), out);
             }
@@ -346,13 +345,11 @@ impl StreamEncoder {
     }
 }
 
-/// The tool call being streamed at `index`, materialized.
-fn partial_call(
-    partial: &agentstream::model::PartialMessage,
-    index: usize,
-) -> Option<std::borrow::Cow<'static, ToolCall>> {
-    match partial.content_block(index)? {
-        ContentBlock::ToolCall(call) => Some(std::borrow::Cow::Owned(call)),
+/// The id and name of the tool call at `index`, borrowed from the
+/// snapshot (its arguments are not materialized).
+fn partial_call(partial: &PartialMessage, index: usize) -> Option<(&str, &str)> {
+    match partial.block_shape(index)? {
+        BlockShape::ToolCall(call) => Some((&call.id, &call.name)),
         _ => None,
     }
 }
@@ -393,7 +390,7 @@ mod tests {
         tree(json!({}), json!("tool_calls"));
         encoder.text_deltas("content", text, &mut out);
         encoder.text_deltas("reasoning_content", "think", &mut out);
-        encoder.announce(2, || Some(std::borrow::Cow::Borrowed(&call)), &mut out);
+        encoder.announce(2, || Some((&call.id, &call.name)), &mut out);
         encoder.arguments(2, "{\"a\":1}", &mut out);
         StreamEncoder::start_delta(&mut out).raw("{}");
         encoder.end_delta("\"tool_calls\"", &mut out);

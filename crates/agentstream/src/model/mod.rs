@@ -28,7 +28,7 @@ pub use cause::{
 pub use deadline::stream_with_deadline;
 pub use event::{DoneReason, ErrorReason, ModelEvent, WithoutPartial};
 pub use options::{ReasoningEffort, ResponseFormat, ToolChoice};
-pub use partial::{PartialBuilder, PartialMessage};
+pub use partial::{BlockShape, PartialBuilder, PartialMessage};
 pub use protocol::validate_events;
 #[cfg(feature = "std")]
 pub use retry::{os_entropy, system_unix_millis, system_unix_seconds};

@@ -177,6 +177,38 @@ impl BlockList {
     }
 }
 
+/// A block of a [`PartialMessage`], borrowed, as far as it is known
+/// without materializing its streamed text: its kind and fields, for an
+/// encoder that opens the block on the wire.
+///
+/// While a block streams, its text (or a tool call's arguments) is left
+/// out: `text`, `thinking` or `arguments` is empty and every other field
+/// is exact. A complete block is borrowed whole.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum BlockShape<'a> {
+    /// A text block.
+    Text(&'a TextContent),
+    /// A thinking block.
+    Thinking(&'a ThinkingContent),
+    /// A tool call.
+    ToolCall(&'a ToolCall),
+    /// Any other block (an image, a block of an unknown type), complete.
+    Other(&'a ContentBlock),
+}
+
+impl<'a> From<&'a ContentBlock> for BlockShape<'a> {
+    /// The shape of a complete block: the block itself.
+    fn from(block: &'a ContentBlock) -> Self {
+        match block {
+            ContentBlock::Text(text) => BlockShape::Text(text),
+            ContentBlock::Thinking(thinking) => BlockShape::Thinking(thinking),
+            ContentBlock::ToolCall(call) => BlockShape::ToolCall(call),
+            other => BlockShape::Other(other),
+        }
+    }
+}
+
 impl PartialMessage {
     /// Number of content blocks so far.
     pub fn content_len(&self) -> usize {
@@ -186,6 +218,39 @@ impl PartialMessage {
     /// The content block at `index`, materialized, or `None` past the end.
     pub fn content_block(&self, index: usize) -> Option<ContentBlock> {
         self.blocks.get(index).map(Block::to_content)
+    }
+
+    /// Block `index` without materializing it, or `None` past the end:
+    /// O(blocks), no allocation (see [`BlockShape`] for what a streaming
+    /// block leaves out). [`content_block`](Self::content_block) gives
+    /// the block whole.
+    ///
+    /// ```
+    /// use agentstream::message::{assistant, StopReason, ToolCall};
+    /// use agentstream::model::{BlockShape, PartialBuilder};
+    ///
+    /// let mut builder = PartialBuilder::new(assistant([], StopReason::ToolUse));
+    /// let call = builder.start_tool_call(ToolCall {
+    ///     id: "call_1".into(),
+    ///     name: "ls".into(),
+    ///     ..ToolCall::default()
+    /// });
+    /// builder.append(call, r#"{"path":"#.into());
+    /// let snapshot = builder.snapshot();
+    /// let Some(BlockShape::ToolCall(shape)) = snapshot.block_shape(call) else {
+    ///     panic!("a tool call");
+    /// };
+    /// assert_eq!((shape.id.as_str(), shape.name.as_str()), ("call_1", "ls"));
+    /// assert!(shape.arguments.is_empty()); // still streaming
+    /// assert!(snapshot.block_shape(1).is_none());
+    /// ```
+    pub fn block_shape(&self, index: usize) -> Option<BlockShape<'_>> {
+        Some(match self.blocks.get(index)? {
+            Block::Text { template, .. } => BlockShape::Text(template),
+            Block::Thinking { template, .. } => BlockShape::Thinking(template),
+            Block::ToolCall { template, .. } => BlockShape::ToolCall(template),
+            Block::Complete(block) => BlockShape::from(&**block),
+        })
     }
 
     /// Length in bytes of the streamed text of block `index` (text, thinking
