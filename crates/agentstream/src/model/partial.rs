@@ -497,6 +497,72 @@ mod tests {
     use crate::message::{assistant, StopReason};
 
     #[test]
+    fn a_block_shape_is_the_materialized_block_without_its_streamed_text() {
+        use crate::message::ImageContent;
+        let mut builder = PartialBuilder::new(assistant([], StopReason::Stop));
+        let text = builder.start_text(TextContent {
+            text_signature: Some("t".into()),
+            ..TextContent::default()
+        });
+        builder.append(text, "hello".into());
+        let thinking = builder.start_thinking(ThinkingContent {
+            thinking_signature: Some("s".into()),
+            redacted: Some(true),
+            ..ThinkingContent::default()
+        });
+        builder.append(thinking, "hm".into());
+        let call = builder.start_tool_call(ToolCall {
+            id: "c".into(),
+            name: "f".into(),
+            ..ToolCall::default()
+        });
+        builder.append(call, "{\"a\":1}".into());
+        let image = builder.push_complete(ContentBlock::Image(ImageContent::default()));
+        let done = builder.start_text(TextContent::default());
+        builder.append(done, "x".into());
+        builder.complete(
+            done,
+            ContentBlock::Text(TextContent {
+                text: "x".into(),
+                ..TextContent::default()
+            }),
+        );
+        let snapshot = builder.snapshot();
+        for index in 0..snapshot.content_len() {
+            let shape = snapshot.block_shape(index).map(|shape| match shape {
+                BlockShape::Text(t) => ContentBlock::Text(t.clone()),
+                BlockShape::Thinking(t) => ContentBlock::Thinking(t.clone()),
+                BlockShape::ToolCall(c) => ContentBlock::ToolCall(c.clone()),
+                BlockShape::Other(block) => block.clone(),
+            });
+            // The materialized block with its streamed text emptied.
+            let expected = snapshot.content_block(index).map(|block| match block {
+                ContentBlock::Text(t) if index == text => ContentBlock::Text(TextContent {
+                    text: String::new(),
+                    ..t
+                }),
+                ContentBlock::Thinking(t) => ContentBlock::Thinking(ThinkingContent {
+                    thinking: String::new(),
+                    ..t
+                }),
+                ContentBlock::ToolCall(c) => ContentBlock::ToolCall(ToolCall {
+                    arguments: serde_json::Map::new(),
+                    raw_arguments: None,
+                    ..c
+                }),
+                other => other,
+            });
+            assert_eq!(shape, expected, "block {index}");
+        }
+        assert!(matches!(
+            snapshot.block_shape(image),
+            Some(BlockShape::Other(_))
+        ));
+        assert!(matches!(snapshot.block_shape(done), Some(BlockShape::Text(t)) if t.text == "x"));
+        assert_eq!(snapshot.block_shape(done + 1), None);
+    }
+
+    #[test]
     fn a_snapshot_serializes_as_pis_partial_without_materializing() {
         let mut header = assistant([], StopReason::Stop);
         header
