@@ -239,9 +239,9 @@ fn load_script(path: &Path) -> Result<ScriptedModel, InputError> {
         return Err(InputError::new(1, "$: expected a JSON array of turns"));
     }
     let turns = array_elements(&text, 0)?
-        .into_iter()
         .enumerate()
-        .map(|(index, (line, value))| {
+        .map(|(index, element)| {
+            let (line, value) = element?;
             ScriptedTurn::from_value(value)
                 .map_err(|e| InputError::decode(line, &format!("$[{index}]"), &e))
         })

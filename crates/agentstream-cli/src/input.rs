@@ -302,12 +302,19 @@ fn first_non_space(reader: &mut Box<dyn BufRead>) -> Result<(Option<u8>, usize),
 
 /// Parses a whole JSON array and finds the line each element starts on.
 /// `skipped_lines` is the number of lines consumed before `text`.
-pub fn array_elements(text: &str, skipped_lines: usize) -> Result<Vec<(usize, Value)>, InputError> {
+///
+/// The array is split into its elements' text at once; each element is
+/// parsed into a [`Value`] only when the iterator reaches it, so a caller
+/// that converts and drops each value holds one element's tree at a time,
+/// not the whole array's.
+pub fn array_elements(
+    text: &str,
+    skipped_lines: usize,
+) -> Result<impl Iterator<Item = Result<(usize, Value), InputError>> + '_, InputError> {
     let elements: Vec<&RawValue> = serde_json::from_str(text)
         .map_err(|e| InputError::json(skipped_lines + e.line().max(1), &e))?;
-    let mut values = Vec::with_capacity(elements.len());
     let (mut line, mut scanned) = (skipped_lines + 1, 0);
-    for raw in elements {
+    Ok(elements.into_iter().map(move |raw| {
         let raw = raw.get();
         // `raw` borrows from `text`, so its address gives its offset.
         let offset = (raw.as_ptr() as usize)
@@ -319,9 +326,8 @@ pub fn array_elements(text: &str, skipped_lines: usize) -> Result<Vec<(usize, Va
             .count();
         scanned = offset;
         let (value, _) = parse_tolerant(raw).map_err(|e| InputError::json(line, &e))?;
-        values.push((line, value));
-    }
-    Ok(values)
+        Ok((line, value))
+    }))
 }
 
 /// Parses `text`, first with lone UTF-16 surrogate escapes replaced by
@@ -363,8 +369,10 @@ pub fn replacement_paths(value: &Value, root: &str) -> Vec<String> {
 
 /// The items of a whole JSON array, each classified.
 fn array_items(text: &str, skipped_lines: usize) -> Vec<Result<Item, InputError>> {
-    let elements = match array_elements(text, skipped_lines) {
-        Ok(elements) => elements,
+    // Every element is parsed before any is classified: a JSON error
+    // anywhere is the only item.
+    let elements = match array_elements(text, skipped_lines).and_then(Iterator::collect) {
+        Ok::<Vec<_>, _>(elements) => elements,
         Err(e) => return vec![Err(e)],
     };
     let mut items = Vec::with_capacity(elements.len());

@@ -174,11 +174,13 @@ pub(crate) fn parse_array<T>(
             format!("$: expected a JSON array of {what}"),
         )));
     }
-    let elements = array_elements(text, 0).map_err(fail)?;
-    elements
-        .into_iter()
+    // Each element's JSON tree is dropped once decoded (a long script
+    // never has every element's tree alive at once).
+    array_elements(text, 0)
+        .map_err(fail)?
         .enumerate()
-        .map(|(index, (line, value))| {
+        .map(|(index, element)| {
+            let (line, value) = element.map_err(fail)?;
             decode(value).map_err(|e| fail(InputError::decode(line, &format!("$[{index}]"), &e)))
         })
         .collect()

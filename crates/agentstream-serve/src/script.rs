@@ -182,25 +182,38 @@ impl ServeTurn {
     /// request picking one of its alternatives, or nothing (an HTTP
     /// error).
     pub fn model_step(&self) -> Option<ScriptStep> {
-        if self.alternatives.is_empty() {
-            return self.turn.clone().map(ScriptStep::from);
-        }
-        let alternatives = self.alternatives.clone();
-        Some(ScriptStep::reply(move |context| {
-            let text = last_text(context);
-            alternatives
-                .iter()
-                .find(|a| {
-                    a.if_contains
-                        .as_ref()
-                        .is_none_or(|t| text.contains(t.as_str()))
-                })
-                .map_or_else(
-                    || ScriptedTurn::failure(ErrorReason::Error, NO_MATCH_MESSAGE),
-                    |a| a.turn.clone(),
-                )
-        }))
+        self.clone().into_parts().0
     }
+
+    /// The model's step (as [`model_step`](Self::model_step)) and the
+    /// server's, taken apart without copying the turns.
+    pub(crate) fn into_parts(self) -> (Option<ScriptStep>, Step) {
+        let model = if self.alternatives.is_empty() {
+            self.turn.map(ScriptStep::from)
+        } else {
+            Some(by_request_step(self.alternatives))
+        };
+        (model, self.step)
+    }
+}
+
+/// The step of a `byRequest` element: the first alternative whose text
+/// occurs in the request's last message.
+fn by_request_step(alternatives: Vec<Alternative>) -> ScriptStep {
+    ScriptStep::reply(move |context| {
+        let text = last_text(context);
+        alternatives
+            .iter()
+            .find(|a| {
+                a.if_contains
+                    .as_ref()
+                    .is_none_or(|t| text.contains(t.as_str()))
+            })
+            .map_or_else(
+                || ScriptedTurn::failure(ErrorReason::Error, NO_MATCH_MESSAGE),
+                |a| a.turn.clone(),
+            )
+    })
 }
 
 /// The text of the context's last message: a user's text blocks, a tool

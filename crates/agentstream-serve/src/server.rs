@@ -460,8 +460,10 @@ impl Server {
                     name = Some(message.model.clone());
                 }
             }
-            turns.extend(element.model_step());
-            steps.push(element.step);
+            // Moved, not copied: the script's turns are not in memory twice.
+            let (model, step) = element.into_parts();
+            turns.extend(model);
+            steps.push(step);
         }
         let builder = Self::builder(ScriptedModel::new(turns)).steps(steps);
         match name {
