@@ -7,7 +7,6 @@
 //! every sequence an `Emitter` produces passes
 //! [`validate_events`](agentstream::model::validate_events).
 
-use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::sync::Arc;
@@ -362,11 +361,11 @@ impl Emitter {
                     thought_signature: open.signature,
                     ..ToolCall::default()
                 };
-                self.builder
-                    .complete(index, ContentBlock::ToolCall(call.clone()));
+                let call = Arc::new(call);
+                self.builder.complete_tool_call(index, call.clone());
                 out.push(ModelEvent::ToolCallEnd {
                     content_index: index,
-                    tool_call: Box::new(call),
+                    tool_call: call,
                     partial: self.builder.snapshot(),
                 });
                 Ok(())

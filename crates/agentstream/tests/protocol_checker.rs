@@ -117,7 +117,7 @@ fn tool_call_and_terminal_errors() {
     let end = ModelEvent::ToolCallEnd {
         content_index: 0,
         tool_call: match &final_message.content[0] {
-            agentstream::message::ContentBlock::ToolCall(call) => Box::new(call.clone()),
+            agentstream::message::ContentBlock::ToolCall(call) => std::sync::Arc::new(call.clone()),
             _ => unreachable!(),
         },
         partial: final_message.clone().into(),

@@ -11,8 +11,8 @@ use agentstream::message::{
     assistant, text, thinking, tool_call, user, AssistantMessage, ContentBlock, Context, StopReason,
 };
 use agentstream::model::{
-    validate_events, AbortController, DoneReason, ErrorReason, Model, ModelEvent, ModelStream,
-    ScriptedModel, ScriptedTurn, StreamOptions, ABORTED_MESSAGE, EXHAUSTED_MESSAGE,
+    validate_events, AbortController, BlockShape, DoneReason, ErrorReason, Model, ModelEvent,
+    ModelStream, ScriptedModel, ScriptedTurn, StreamOptions, ABORTED_MESSAGE, EXHAUSTED_MESSAGE,
     PRODUCER_DROPPED_MESSAGE,
 };
 use futures_util::StreamExt;
@@ -278,6 +278,35 @@ fn result_drives_the_producer_without_consuming_the_events() {
     let events: Vec<_> = run_local(stream.by_ref().collect::<Vec<_>>());
     assert_eq!(events.len(), 5);
     assert!(events.last().unwrap().is_terminal());
+}
+
+#[test]
+fn the_terminal_message_and_the_tool_call_are_shared_not_copied() {
+    let model = ScriptedModel::new([tool_turn()]);
+    let mut stream = model.stream(&context("x"), StreamOptions::default());
+    let events: Vec<_> = run_local(stream.by_ref().collect::<Vec<_>>());
+    // `toolcall_end`'s call is the one in its snapshot.
+    let (call, partial) = events
+        .iter()
+        .find_map(|event| match event {
+            ModelEvent::ToolCallEnd {
+                tool_call, partial, ..
+            } => Some((tool_call, partial)),
+            _ => None,
+        })
+        .expect("a toolcall_end");
+    let Some(BlockShape::ToolCall(in_partial)) = partial.block_shape(1) else {
+        panic!("block 1 is the call");
+    };
+    assert!(std::ptr::eq(in_partial, &**call));
+    // `done`'s message is the result's: one more holder, no copy.
+    let Some(ModelEvent::Done { message, .. }) = events.last() else {
+        panic!("ends with done");
+    };
+    assert_eq!(std::sync::Arc::strong_count(message), 2);
+    let handle = stream.result_handle();
+    drop(stream);
+    assert_eq!(run_local(handle), tool_turn());
 }
 
 #[test]

@@ -530,7 +530,7 @@ mod tests {
         encoder.encode_into(
             &ModelEvent::Done {
                 reason: DoneReason::ToolUse,
-                message: Box::new(done.clone()),
+                message: std::sync::Arc::new(done.clone()),
             },
             &mut out,
         );

@@ -428,7 +428,7 @@ mod tests {
         encoder.encode(
             &ModelEvent::ToolCallEnd {
                 content_index: 0,
-                tool_call: Box::new(call),
+                tool_call: std::sync::Arc::new(call),
                 partial,
             },
             &mut out,

@@ -13,10 +13,10 @@
 //! it end. Anthropic itself sends one block at a time.
 
 use alloc::borrow::Cow;
-use alloc::boxed::Box;
 use alloc::collections::{BTreeMap, VecDeque};
 use alloc::format;
 use alloc::string::{String, ToString};
+use alloc::sync::Arc;
 use alloc::vec::Vec;
 
 use serde_json::Value;
@@ -562,10 +562,11 @@ impl Blocks {
                 if blank {
                     push_delta_event(builder, index, "{}", DeltaKind::Tool, out);
                 }
-                builder.complete(index, ContentBlock::ToolCall(tool_call.clone()));
+                let tool_call = Arc::new(tool_call);
+                builder.complete_tool_call(index, tool_call.clone());
                 out.push(ModelEvent::ToolCallEnd {
                     content_index: index,
-                    tool_call: Box::new(tool_call),
+                    tool_call,
                     partial: builder.snapshot(),
                 });
             }

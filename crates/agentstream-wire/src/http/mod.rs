@@ -12,6 +12,7 @@
 //! [`SseStream`](crate::sse::SseStream) is the one of every SSE provider.
 
 use alloc::string::String;
+use alloc::sync::Arc;
 use alloc::vec::{Drain, Vec};
 use core::future::Future;
 use core::pin::pin;
@@ -333,7 +334,10 @@ pub(crate) async fn exchange_at<P, B, R, S>(
             Some(url) => {
                 let events = events.map(|mut event| {
                     if let ModelEvent::Error { error, .. } = &mut event {
-                        let message = error.error_message.get_or_insert_with(String::new);
+                        // The event was just made: `make_mut` copies nothing.
+                        let message = Arc::make_mut(error)
+                            .error_message
+                            .get_or_insert_with(String::new);
                         message.push_str(" (POST ");
                         message.push_str(url);
                         message.push(')');

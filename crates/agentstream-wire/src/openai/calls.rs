@@ -6,7 +6,6 @@
 //! [Tool calls](super::projector#tool-calls)).
 
 use alloc::borrow::Cow;
-use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
 use alloc::format;
 use alloc::string::{String, ToString};
@@ -330,10 +329,11 @@ impl Calls {
             arguments,
             ..ToolCall::default()
         };
-        builder.complete(index, ContentBlock::ToolCall(tool_call.clone()));
+        let tool_call = Arc::new(tool_call);
+        builder.complete_tool_call(index, tool_call.clone());
         out.push(ModelEvent::ToolCallEnd {
             content_index: index,
-            tool_call: Box::new(tool_call),
+            tool_call,
             partial: builder.snapshot(),
         });
         Ok(())

@@ -1,6 +1,7 @@
 //! One model call, its events forwarded as `message_*` agent events.
 
 use alloc::borrow::ToOwned;
+use alloc::sync::Arc;
 
 use futures_util::StreamExt;
 
@@ -32,10 +33,18 @@ where
             // The terminal event is not forwarded: its message is taken.
             let message = match event {
                 ModelEvent::Done { message, .. } | ModelEvent::Error { error: message, .. } => {
-                    *message
+                    message
                 }
                 _ => continue,
             };
+            let cause = match message.stop_reason {
+                StopReason::Error | StopReason::Aborted => stream.error_cause(),
+                _ => None,
+            };
+            // The stream's result shares the message: with the stream
+            // gone, the message is taken without a copy.
+            drop(stream);
+            let message = Arc::unwrap_or_clone(message);
             if !started {
                 emit(AgentEvent::MessageStart {
                     message: message.clone().into(),
@@ -44,10 +53,6 @@ where
             emit(AgentEvent::MessageEnd {
                 message: message.clone().into(),
             });
-            let cause = match message.stop_reason {
-                StopReason::Error | StopReason::Aborted => stream.error_cause(),
-                _ => None,
-            };
             return (message, cause);
         }
         // Every non-terminal event carries the message so far.

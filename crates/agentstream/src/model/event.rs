@@ -1,6 +1,5 @@
 //! The model event protocol: Pi's `AssistantMessageEvent`.
 
-use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::sync::Arc;
 use core::fmt;
@@ -22,8 +21,11 @@ use crate::message::{AssistantMessage, StopReason, ToolCall};
 /// Every `partial` is the message formed so far, *including* that event's
 /// delta, as an immutable O(1) snapshot.
 ///
-/// The large payloads of `toolcall_end`, `done` and `error` are boxed, so
-/// an event is a few words and moving it through a stream is cheap.
+/// The large payloads of `toolcall_end`, `done` and `error` are shared
+/// (`Arc`), so an event is a few words, moving or cloning it is cheap, and
+/// the stream's [`result`](super::ModelStream::result) shares the terminal
+/// message instead of copying it. [`Arc::unwrap_or_clone`] takes one out
+/// (without a copy when nothing else holds it).
 ///
 /// Serializes to Pi's JSON: `{"type": "text_delta", "contentIndex": 0,
 /// "delta": "…", "partial": {…}}`.
@@ -108,7 +110,7 @@ pub enum ModelEvent {
         /// `contentIndex`.
         content_index: usize,
         /// The complete call, with parsed arguments.
-        tool_call: Box<ToolCall>,
+        tool_call: Arc<ToolCall>,
         /// The message so far, in which the complete call has replaced the
         /// streaming one.
         partial: PartialMessage,
@@ -118,7 +120,7 @@ pub enum ModelEvent {
         /// Why the model stopped.
         reason: DoneReason,
         /// The final message.
-        message: Box<AssistantMessage>,
+        message: Arc<AssistantMessage>,
     },
     /// `error`: the call failed or was aborted. Terminal.
     Error {
@@ -126,7 +128,7 @@ pub enum ModelEvent {
         reason: ErrorReason,
         /// The message as far as it got, with `stopReason` `error` or
         /// `aborted` and an `errorMessage`.
-        error: Box<AssistantMessage>,
+        error: Arc<AssistantMessage>,
     },
 }
 
@@ -208,7 +210,7 @@ impl ModelEvent {
     pub fn done(reason: DoneReason, message: AssistantMessage) -> Self {
         Self::Done {
             reason,
-            message: Box::new(message),
+            message: Arc::new(message),
         }
     }
 
@@ -216,7 +218,7 @@ impl ModelEvent {
     pub fn error(reason: ErrorReason, error: AssistantMessage) -> Self {
         Self::Error {
             reason,
-            error: Box::new(error),
+            error: Arc::new(error),
         }
     }
 
@@ -390,14 +392,14 @@ impl ModelEvent {
             Self::TextEnd { content, .. } | Self::ThinkingEnd { content, .. } => {
                 map.serialize_entry("content", content)?
             }
-            Self::ToolCallEnd { tool_call, .. } => map.serialize_entry("toolCall", tool_call)?,
+            Self::ToolCallEnd { tool_call, .. } => map.serialize_entry("toolCall", &**tool_call)?,
             Self::Done { reason, message } => {
                 map.serialize_entry("reason", reason.as_str())?;
-                map.serialize_entry("message", message)?;
+                map.serialize_entry("message", &**message)?;
             }
             Self::Error { reason, error } => {
                 map.serialize_entry("reason", reason.as_str())?;
-                map.serialize_entry("error", error)?;
+                map.serialize_entry("error", &**error)?;
             }
             _ => {}
         }

@@ -71,6 +71,9 @@ enum Block {
     ToolCall { raw: Rope, template: Arc<ToolCall> },
     /// A block that is complete.
     Complete(Arc<ContentBlock>),
+    /// A tool call that is complete, shared with the `toolcall_end` event
+    /// that carries it.
+    Call(Arc<ToolCall>),
 }
 
 impl Block {
@@ -105,6 +108,7 @@ impl Block {
                 })
             }
             Block::Complete(block) => ContentBlock::clone(block),
+            Block::Call(call) => ContentBlock::ToolCall(ToolCall::clone(call)),
         }
     }
 
@@ -122,7 +126,7 @@ impl Block {
                 raw: raw.appended(delta),
                 template: template.clone(),
             },
-            Block::Complete(_) => return None,
+            Block::Complete(_) | Block::Call(_) => return None,
         })
     }
 
@@ -131,7 +135,7 @@ impl Block {
             Block::Text { text: rope, .. }
             | Block::Thinking { thinking: rope, .. }
             | Block::ToolCall { raw: rope, .. } => Some(rope.len()),
-            Block::Complete(_) => None,
+            Block::Complete(_) | Block::Call(_) => None,
         }
     }
 }
@@ -250,6 +254,7 @@ impl PartialMessage {
             Block::Thinking { template, .. } => BlockShape::Thinking(template),
             Block::ToolCall { template, .. } => BlockShape::ToolCall(template),
             Block::Complete(block) => BlockShape::from(&**block),
+            Block::Call(call) => BlockShape::ToolCall(call),
         })
     }
 
@@ -267,7 +272,7 @@ impl PartialMessage {
             Block::Text { text, .. } => Some((0, text)),
             Block::Thinking { thinking, .. } => Some((1, thinking)),
             Block::ToolCall { raw, .. } => Some((2, raw)),
-            Block::Complete(_) => None,
+            Block::Complete(_) | Block::Call(_) => None,
         }
     }
 
@@ -355,6 +360,7 @@ impl serde::Serialize for Block {
             }
             Block::ToolCall { .. } => self.to_wire_content().serialize(serializer),
             Block::Complete(block) => block.serialize(serializer),
+            Block::Call(call) => call.serialize(serializer),
         }
     }
 }
@@ -462,6 +468,36 @@ impl PartialBuilder {
     pub fn complete(&mut self, index: usize, block: ContentBlock) -> bool {
         let block = Block::Complete(Arc::new(block));
         match self.current.blocks.updated(index, |_| Some(block)) {
+            Some(blocks) => {
+                self.current.blocks = blocks;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Replaces block `index` with the complete tool call `call`, shared
+    /// with whoever else holds it (the `toolcall_end` event that carries
+    /// it), so the call is not copied. Returns `false` if there is no such
+    /// block.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use agentstream::message::{assistant, StopReason, ToolCall};
+    /// use agentstream::model::PartialBuilder;
+    ///
+    /// let mut builder = PartialBuilder::new(assistant([], StopReason::ToolUse));
+    /// let index = builder.start_tool_call(ToolCall::default());
+    /// let call = Arc::new(ToolCall { id: "call_1".into(), name: "ls".into(), ..ToolCall::default() });
+    /// assert!(builder.complete_tool_call(index, call.clone()));
+    /// assert_eq!(builder.snapshot().to_message().tool_calls().next(), Some(&*call));
+    /// ```
+    pub fn complete_tool_call(&mut self, index: usize, call: Arc<ToolCall>) -> bool {
+        match self
+            .current
+            .blocks
+            .updated(index, |_| Some(Block::Call(call)))
+        {
             Some(blocks) => {
                 self.current.blocks = blocks;
                 true

@@ -364,7 +364,7 @@ where
                 drop(stream);
                 if !wait_or_abort(sleep(wait), signal.as_ref()).await {
                     let mut message = match first {
-                        ModelEvent::Error { error, .. } => *error,
+                        ModelEvent::Error { error, .. } => Arc::unwrap_or_clone(error),
                         _ => return,
                     };
                     message.content.clear();

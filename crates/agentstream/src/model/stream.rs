@@ -42,7 +42,7 @@ pub const PRODUCER_DROPPED_MESSAGE: &str = "model stream ended without a termina
 /// The [`EventStream`] specialised for model calls. It never fails: errors
 /// travel as `error` events, and the result is always an
 /// [`AssistantMessage`].
-pub type AssistantMessageEventStream = EventStream<ModelEvent, AssistantMessage, Infallible>;
+pub type AssistantMessageEventStream = EventStream<ModelEvent, Arc<AssistantMessage>, Infallible>;
 
 /// A boxed producer future that a [`ModelStream`] drives, or that a runtime
 /// adapter spawns.
@@ -68,7 +68,7 @@ pub type LocalModelStream = ModelStream<dyn Future<Output = ()>>;
 /// an `error` event carrying the last partial it pushed and the message
 /// [`PRODUCER_DROPPED_MESSAGE`], so no consumer is left without one.
 pub struct AssistantMessageProducer {
-    inner: Producer<ModelEvent, AssistantMessage, Infallible>,
+    inner: Producer<ModelEvent, Arc<AssistantMessage>, Infallible>,
     /// The last partial pushed, to build the message of a forced `error`.
     last: Option<PartialBuilder>,
     cause: SharedCause,
@@ -79,7 +79,7 @@ pin_project_lite::pin_project! {
     struct UntilClosed<D> {
         #[pin]
         driver: D,
-        closed: Closed<AssistantMessage, Infallible>,
+        closed: Closed<Arc<AssistantMessage>, Infallible>,
     }
 }
 
@@ -102,12 +102,14 @@ impl AssistantMessageProducer {
     /// Refused once a terminal event was pushed, or when nobody observes the
     /// stream any more (see [`Producer::push`]).
     pub fn push(&mut self, event: ModelEvent) -> Result<(), RefusedError<ModelEvent>> {
-        if let Some(message) = event.terminal_message() {
+        if let ModelEvent::Done { message, .. } | ModelEvent::Error { error: message, .. } = &event
+        {
             if matches!(event, ModelEvent::Done { .. }) && !self.inner.is_terminal() {
                 // A call that ended well has no error cause.
                 self.cause.with(|slot| slot.cause = None);
             }
-            let message = AssistantMessage::clone(message);
+            // The result shares the event's message.
+            let message = Arc::clone(message);
             let pushed = self.inner.push(event);
             // Resolve the result even if nobody reads events any more.
             let finished = self.inner.finish(message);
@@ -163,7 +165,7 @@ impl AssistantMessageProducer {
     }
 
     /// Resolves once nobody observes the stream any more.
-    pub fn closed(&self) -> Closed<AssistantMessage, Infallible> {
+    pub fn closed(&self) -> Closed<Arc<AssistantMessage>, Infallible> {
         self.inner.closed()
     }
 
@@ -183,7 +185,7 @@ impl AssistantMessageProducer {
         };
         let _ = self.push(ModelEvent::Error {
             reason: ErrorReason::Error,
-            error: Box::new(error),
+            error: Arc::new(error),
         });
     }
 }
@@ -418,7 +420,7 @@ impl<D: Future<Output = ()> + ?Sized> Stream for ModelStream<D> {
             Poll::Ready(Some(Err(StreamError::ProducerDropped))) => {
                 Poll::Ready(Some(ModelEvent::Error {
                     reason: ErrorReason::Error,
-                    error: Box::new(producer_dropped()),
+                    error: Arc::new(producer_dropped()),
                 }))
             }
             Poll::Ready(Some(Err(StreamError::Failed(never)))) => match never {},
@@ -444,9 +446,11 @@ impl<D: ?Sized> fmt::Debug for ModelStream<D> {
     }
 }
 
-fn settle(outcome: Result<AssistantMessage, StreamError<Infallible>>) -> AssistantMessage {
+/// The result's message: taken out of its `Arc` without a copy when the
+/// terminal event and every other handle are gone.
+fn settle(outcome: Result<Arc<AssistantMessage>, StreamError<Infallible>>) -> AssistantMessage {
     match outcome {
-        Ok(message) => message,
+        Ok(message) => Arc::unwrap_or_clone(message),
         Err(StreamError::ProducerDropped) => producer_dropped(),
         Err(StreamError::Failed(never)) => match never {},
     }
@@ -483,7 +487,7 @@ impl<D: ?Sized> fmt::Debug for ModelResult<'_, D> {
 #[derive(Clone)]
 #[must_use = "futures do nothing unless polled"]
 pub struct ResultHandle {
-    inner: ResultFuture<AssistantMessage, Infallible>,
+    inner: ResultFuture<Arc<AssistantMessage>, Infallible>,
     cause: SharedCause,
 }
 

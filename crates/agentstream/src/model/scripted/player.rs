@@ -1,7 +1,6 @@
 //! Plays one scripted turn: projects its message onto model events.
 
 use alloc::borrow::Cow;
-use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::sync::Arc;
 
@@ -31,7 +30,7 @@ pub(super) async fn play(
         out.set_error_cause(ErrorCause::Aborted);
         let _ = out.push(ModelEvent::Error {
             reason: ErrorReason::Aborted,
-            error: Box::new(error),
+            error: Arc::new(error),
         });
         return;
     }
@@ -40,7 +39,7 @@ pub(super) async fn play(
         error.error_message = Some(EXHAUSTED_MESSAGE.into());
         let _ = out.push(ModelEvent::Error {
             reason: ErrorReason::Error,
-            error: Box::new(error),
+            error: Arc::new(error),
         });
         return;
     };
@@ -54,7 +53,7 @@ pub(super) async fn play(
             }
             let _ = out.push(ModelEvent::Error {
                 reason,
-                error: Box::new(message),
+                error: Arc::new(message),
             });
             return;
         }
@@ -85,7 +84,7 @@ pub(super) async fn play(
             player.out.set_error_cause(ErrorCause::Aborted);
             player.emit(ModelEvent::Error {
                 reason: ErrorReason::Aborted,
-                error: Box::new(error),
+                error: Arc::new(error),
             });
             return;
         }
@@ -93,11 +92,11 @@ pub(super) async fn play(
     let terminal = match terminal_reason(&message.stop_reason) {
         Some(Ok(reason)) => ModelEvent::Done {
             reason,
-            message: Box::new(message),
+            message: Arc::new(message),
         },
         Some(Err(reason)) => ModelEvent::Error {
             reason,
-            error: Box::new(message),
+            error: Arc::new(message),
         },
         None => {
             let error_message = alloc::format!(
@@ -109,7 +108,7 @@ pub(super) async fn play(
                 .to_error_message(StopReason::Error, error_message);
             ModelEvent::Error {
                 reason: ErrorReason::Error,
-                error: Box::new(error),
+                error: Arc::new(error),
             }
         }
     };
@@ -209,11 +208,13 @@ impl Player {
         let content_index = index;
         match block {
             ContentBlock::ToolCall(call) => {
-                self.builder.complete(index, block.clone());
+                // One copy of the call, shared by the snapshot and the event.
+                let call = Arc::new(call.clone());
+                self.builder.complete_tool_call(index, call.clone());
                 let partial = self.builder.snapshot();
                 self.emit(ModelEvent::ToolCallEnd {
                     content_index,
-                    tool_call: Box::new(call.clone()),
+                    tool_call: call,
                     partial,
                 });
             }
