@@ -299,11 +299,12 @@ fn the_terminal_message_and_the_tool_call_are_shared_not_copied() {
         panic!("block 1 is the call");
     };
     assert!(std::ptr::eq(in_partial, &**call));
-    // `done`'s message is the result's: one more holder, no copy.
+    // `done`'s message is the turn's own, and the result's: three holders
+    // (the script, the event, the result), no copy.
     let Some(ModelEvent::Done { message, .. }) = events.last() else {
         panic!("ends with done");
     };
-    assert_eq!(std::sync::Arc::strong_count(message), 2);
+    assert_eq!(std::sync::Arc::strong_count(message), 3);
     let handle = stream.result_handle();
     drop(stream);
     assert_eq!(run_local(handle), tool_turn());

@@ -3,12 +3,15 @@
 use alloc::borrow::Cow;
 use alloc::string::String;
 use alloc::sync::Arc;
+use alloc::vec::Vec;
 
 use futures_util::future::select;
 
 use super::turn::ScriptedTurn;
 use super::{Pacer, EXHAUSTED_MESSAGE};
-use crate::message::{assistant, ContentBlock, StopReason, TextContent, ThinkingContent, ToolCall};
+use crate::message::{
+    assistant, AssistantMessage, ContentBlock, StopReason, TextContent, ThinkingContent, ToolCall,
+};
 use crate::model::abort::{AbortSignal, ABORTED_MESSAGE};
 use crate::model::cause::ErrorCause;
 use crate::model::event::{terminal_reason, ErrorReason, ModelEvent};
@@ -43,7 +46,7 @@ pub(super) async fn play(
         });
         return;
     };
-    let mut message = turn.final_message();
+    let message = turn.shared_final_message();
     if message.content.is_empty() {
         if let Some(Err(reason)) = terminal_reason(&message.stop_reason) {
             // A failed call with nothing streamed is one lone `error`, as
@@ -53,18 +56,24 @@ pub(super) async fn play(
             }
             let _ = out.push(ModelEvent::Error {
                 reason,
-                error: Arc::new(message),
+                error: message,
             });
             return;
         }
     }
-    // The header is every field but the content: cloned without the
-    // blocks, which the player streams from `message` itself.
-    let content = core::mem::take(&mut message.content);
-    let mut header = message.clone();
-    message.content = content;
-    header.stop_reason = StopReason::Stop;
-    header.error_message = None;
+    // The header is every field but the content, which the player streams
+    // from `message` itself.
+    let header = AssistantMessage {
+        content: Vec::new(),
+        api: message.api.clone(),
+        provider: message.provider.clone(),
+        model: message.model.clone(),
+        usage: message.usage.clone(),
+        stop_reason: StopReason::Stop,
+        error_message: None,
+        timestamp: message.timestamp,
+        extra: message.extra.clone(),
+    };
     let mut player = Player {
         out,
         builder: PartialBuilder::new(header),
@@ -90,13 +99,10 @@ pub(super) async fn play(
         }
     }
     let terminal = match terminal_reason(&message.stop_reason) {
-        Some(Ok(reason)) => ModelEvent::Done {
-            reason,
-            message: Arc::new(message),
-        },
+        Some(Ok(reason)) => ModelEvent::Done { reason, message },
         Some(Err(reason)) => ModelEvent::Error {
             reason,
-            error: Arc::new(message),
+            error: message,
         },
         None => {
             let error_message = alloc::format!(

@@ -1,6 +1,7 @@
 //! Scripted turns: what a scripted call answers, and how it is played.
 
 use alloc::string::String;
+use alloc::sync::Arc;
 use core::num::NonZeroUsize;
 
 use serde_json::{Map, Value};
@@ -23,8 +24,9 @@ pub struct ScriptedTurn {
 #[derive(Debug, Clone, PartialEq)]
 pub enum ScriptedReply {
     /// A complete assistant message; its stop reason decides `done` or
-    /// `error`.
-    Message(AssistantMessage),
+    /// `error`. Shared: the `done` event of every call that plays the turn
+    /// carries this `Arc`, not a copy.
+    Message(Arc<AssistantMessage>),
     /// A failed call.
     Failure(ScriptedFailure),
 }
@@ -44,7 +46,7 @@ pub struct ScriptedFailure {
 impl ScriptedTurn {
     /// A turn answering with `message`.
     pub fn message(message: AssistantMessage) -> Self {
-        Self::from_reply(ScriptedReply::Message(message))
+        Self::from_reply(ScriptedReply::Message(Arc::new(message)))
     }
 
     /// A turn that fails with `reason` and `error_message`.
@@ -93,7 +95,7 @@ impl ScriptedTurn {
     /// Gives every tool call with an empty id the id `call_<call>_<block>`.
     pub(super) fn fill_call_ids(&mut self, call: usize) {
         if let ScriptedReply::Message(message) = &mut self.reply {
-            for (block, content) in message.content.iter_mut().enumerate() {
+            for (block, content) in Arc::make_mut(message).content.iter_mut().enumerate() {
                 if let crate::message::ContentBlock::ToolCall(tool_call) = content {
                     if tool_call.id.is_empty() {
                         tool_call.id = alloc::format!("call_{call}_{block}");
@@ -114,13 +116,22 @@ impl ScriptedTurn {
     /// (or empty), with the failure's stop reason and error message.
     pub fn final_message(&self) -> AssistantMessage {
         match &self.reply {
-            ScriptedReply::Message(message) => message.clone(),
+            ScriptedReply::Message(message) => AssistantMessage::clone(message),
             ScriptedReply::Failure(failure) => {
                 let content = failure.partial_text.as_deref().map(text);
                 let mut message = assistant(content, failure.reason.stop_reason());
                 message.error_message = Some(failure.error_message.clone());
                 message
             }
+        }
+    }
+
+    /// [`final_message`](Self::final_message), shared: a message turn's
+    /// own `Arc`, without a copy.
+    pub(super) fn shared_final_message(&self) -> Arc<AssistantMessage> {
+        match &self.reply {
+            ScriptedReply::Message(message) => message.clone(),
+            ScriptedReply::Failure(_) => Arc::new(self.final_message()),
         }
     }
 
