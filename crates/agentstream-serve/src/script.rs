@@ -182,7 +182,13 @@ impl ServeTurn {
     /// request picking one of its alternatives, or nothing (an HTTP
     /// error).
     pub fn model_step(&self) -> Option<ScriptStep> {
-        self.clone().into_parts().0
+        // The turns copied, not the server's step, which is dropped.
+        let turns = Self {
+            turn: self.turn.clone(),
+            alternatives: self.alternatives.clone(),
+            step: Step::Model,
+        };
+        turns.into_parts().0
     }
 
     /// The model's step (as [`model_step`](Self::model_step)) and the

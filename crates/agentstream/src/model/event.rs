@@ -285,6 +285,12 @@ impl ModelEvent {
 
     /// The final message of a terminal event (`done` or `error`).
     pub fn terminal_message(&self) -> Option<&AssistantMessage> {
+        self.shared_terminal_message().map(|message| &**message)
+    }
+
+    /// [`terminal_message`](Self::terminal_message) as the event holds it:
+    /// cloning the `Arc` shares the message without a copy.
+    pub fn shared_terminal_message(&self) -> Option<&Arc<AssistantMessage>> {
         match self {
             Self::Done { message, .. } => Some(message),
             Self::Error { error, .. } => Some(error),

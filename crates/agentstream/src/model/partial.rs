@@ -450,30 +450,14 @@ impl PartialBuilder {
     /// Appends `delta` to the streamed text of block `index`. Returns `false`
     /// (and changes nothing) if there is no such block or it is complete.
     pub fn append(&mut self, index: usize, delta: Arc<str>) -> bool {
-        match self
-            .current
-            .blocks
-            .updated(index, |block| block.appended(delta))
-        {
-            Some(blocks) => {
-                self.current.blocks = blocks;
-                true
-            }
-            None => false,
-        }
+        self.update(index, |block| block.appended(delta))
     }
 
     /// Replaces block `index` with its complete form (for example a tool call
     /// with parsed arguments). Returns `false` if there is no such block.
     pub fn complete(&mut self, index: usize, block: ContentBlock) -> bool {
         let block = Block::Complete(Arc::new(block));
-        match self.current.blocks.updated(index, |_| Some(block)) {
-            Some(blocks) => {
-                self.current.blocks = blocks;
-                true
-            }
-            None => false,
-        }
+        self.update(index, |_| Some(block))
     }
 
     /// Replaces block `index` with the complete tool call `call`, shared
@@ -493,11 +477,13 @@ impl PartialBuilder {
     /// assert_eq!(builder.snapshot().to_message().tool_calls().next(), Some(&*call));
     /// ```
     pub fn complete_tool_call(&mut self, index: usize, call: Arc<ToolCall>) -> bool {
-        match self
-            .current
-            .blocks
-            .updated(index, |_| Some(Block::Call(call)))
-        {
+        self.update(index, |_| Some(Block::Call(call)))
+    }
+
+    /// Replaces block `index` with `f(block)`; `false` (and nothing
+    /// changed) if there is no such block or `f` refuses it.
+    fn update(&mut self, index: usize, f: impl FnOnce(&Block) -> Option<Block>) -> bool {
+        match self.current.blocks.updated(index, f) {
             Some(blocks) => {
                 self.current.blocks = blocks;
                 true

@@ -102,8 +102,7 @@ impl AssistantMessageProducer {
     /// Refused once a terminal event was pushed, or when nobody observes the
     /// stream any more (see [`Producer::push`]).
     pub fn push(&mut self, event: ModelEvent) -> Result<(), RefusedError<ModelEvent>> {
-        if let ModelEvent::Done { message, .. } | ModelEvent::Error { error: message, .. } = &event
-        {
+        if let Some(message) = event.shared_terminal_message() {
             if matches!(event, ModelEvent::Done { .. }) && !self.inner.is_terminal() {
                 // A call that ended well has no error cause.
                 self.cause.with(|slot| slot.cause = None);
