@@ -128,7 +128,7 @@ fn decode(request: request::Common<'_>) -> Result<DecodedRequest, ApiError> {
         &request.object,
         None,
         "input_schema",
-        &json!({"type": "object"}),
+        || json!({"type": "object"}),
     );
     let options = options::anthropic(&request.object);
     Ok(history.finish(request, system, tools, true, options))

@@ -4,7 +4,6 @@
 //! body.
 
 use std::collections::VecDeque;
-use std::fmt::Write as _;
 use std::io;
 use std::time::Duration;
 
@@ -63,18 +62,22 @@ impl Events {
         self
     }
 
-    /// Appends `text` as a JSON string, quotes included.
+    /// Appends `text` as a JSON string, quotes included (for text written
+/// once per call; events use [`Events::string`]).
     pub(crate) fn string(&mut self, text: &str) -> &mut Self {
-        // Writing a `&str` into memory cannot fail.
-        let _ = serde_json::to_writer((&mut self.buffer).writer(), text);
+        if plain(text) {
+            self.buffer.reserve(text.len() + 2);
+            self.raw("\"").raw(text).raw("\"");
+        } else {
+            // Writing a `&str` into memory cannot fail.
+            let _ = serde_json::to_writer((&mut self.buffer).writer(), text);
+        }
         self
     }
 
     /// Appends `n` as a JSON number.
     pub(crate) fn number(&mut self, n: u64) -> &mut Self {
-        // Writing into memory cannot fail.
-        let _ = write!(self.buffer, "{n}");
-        self
+        self.raw(itoa::Buffer::new().format(n))
     }
 
     /// Appends `value` as compact JSON.
@@ -127,8 +130,30 @@ impl Events {
 /// `text` as a JSON string, quotes included (for text written once per
 /// call; events use [`Events::string`]).
 pub(crate) fn json_str(text: &str) -> String {
-    // A `&str` always serializes.
-    serde_json::to_string(text).unwrap_or_default()
+    let mut out = String::with_capacity(text.len() + 2);
+    push_json_str(&mut out, text);
+    out
+}
+
+/// Appends `text` as a JSON string, quotes included (for text written
+/// once per call; events use [`Events::string`]).
+pub(crate) fn push_json_str(out: &mut String, text: &str) {
+    if plain(text) {
+        out.push('"');
+        out.push_str(text);
+        out.push('"');
+    } else {
+        // A `&str` always serializes.
+        out.push_str(&serde_json::to_string(text).unwrap_or_default());
+    }
+}
+
+/// Whether `text` is its own JSON string body: no quote, backslash or
+/// control character, the only characters serde_json escapes. Such text
+/// is copied as it is, the same bytes serde_json writes, without its
+/// writer's calls per piece.
+fn plain(text: &str) -> bool {
+    !text.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\')
 }
 
 /// Splits `text` into up to `chunks` pieces at character boundaries; an
@@ -357,6 +382,29 @@ pub(crate) fn wire_event(event: Option<&str>, payload: &Value) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn strings_are_the_bytes_serde_json_writes() {
+        for text in [
+            "", "plain", "a \"quote\"", "back\\slash", "tab\tnew\nline", "\u{0}\u{1f}",
+            "\u{7f} del", "caf\u{e9} \u{1f600}", "</script>", "\u{2028}",
+        ] {
+            let expected = serde_json::to_string(text).unwrap();
+            let mut events = Events::default();
+            events.string(text);
+            assert_eq!(events.buffer.as_ref(), expected.as_bytes(), "{text:?}");
+            let mut out = String::from("x");
+            push_json_str(&mut out, text);
+            assert_eq!(out, format!("x{expected}"));
+        }
+    }
+
+    #[test]
+    fn numbers_are_decimal() {
+        let mut events = Events::default();
+        events.number(0).raw(",").number(u64::MAX);
+        assert_eq!(events.buffer.as_ref(), format!("0,{}", u64::MAX).as_bytes());
+    }
 
     fn split(text: &str, chunks: usize) -> Vec<&str> {
         super::split(text, chunks).collect()

@@ -146,7 +146,7 @@ fn decode(request: request::Common<'_>) -> Result<DecodedRequest, ApiError> {
         &request.object,
         Some("function"),
         "parameters",
-        &json!({"type": "object", "properties": {}}),
+        || json!({"type": "object", "properties": {}}),
     );
     let options = options::openai(&request.object);
     Ok(history.finish(request, system, tools, include_usage, options))

@@ -136,7 +136,7 @@ pub(crate) fn common_bytes_at<'a>(
     string_item: bool,
     messages_error: impl FnOnce(Option<&Value>) -> ApiError,
 ) -> Result<Common<'a>, ApiError> {
-    let fields: Vec<(String, &RawValue)> = match serde_json::from_slice::<RawObject<'_>>(body) {
+    let fields: Vec<(Cow<'_, str>, &RawValue)> = match serde_json::from_slice::<RawObject<'_>>(body) {
         Ok(RawObject(fields)) => fields,
         Err(error) => {
             // Not an object: say what it is, or why it is not JSON.
@@ -152,7 +152,7 @@ pub(crate) fn common_bytes_at<'a>(
             messages = Some(raw);
         } else {
             let value: Value = serde_json::from_str(raw.get()).map_err(invalid_json)?;
-            object.insert(name, value);
+            object.insert(name.into_owned(), value);
         }
     }
     let one_string = |raw: &&RawValue| string_item && raw.get().starts_with('"');
@@ -187,8 +187,31 @@ pub(crate) fn common_bytes_at<'a>(
 }
 
 /// A JSON object as its keys and the text of their values, in order (a
-/// repeated key: the last one wins when they are put in a map).
-struct RawObject<'a>(Vec<(String, &'a RawValue)>);
+/// repeated key: the last one wins when they are put in a map). A key
+/// without escapes is borrowed from the body.
+struct RawObject<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
+
+/// An object key, borrowed from the body unless it holds an escape.
+struct Key<'a>(Cow<'a, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl<'de> Visitor<'de> for KeyVisitor {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E>(self, key: &'de str) -> Result<Self::Value, E> {
+                Ok(Key(Cow::Borrowed(key)))
+            }
+            fn visit_str<E>(self, key: &str) -> Result<Self::Value, E> {
+                Ok(Key(Cow::Owned(key.to_owned())))
+            }
+        }
+        deserializer.deserialize_str(KeyVisitor)
+    }
+}
 
 impl<'de: 'a, 'a> Deserialize<'de> for RawObject<'a> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -200,8 +223,8 @@ impl<'de: 'a, 'a> Deserialize<'de> for RawObject<'a> {
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
                 let mut fields = Vec::new();
-                while let Some(entry) = map.next_entry::<String, &'de RawValue>()? {
-                    fields.push(entry);
+                while let Some((Key(key), value)) = map.next_entry::<Key<'de>, &'de RawValue>()? {
+                    fields.push((key, value));
                 }
                 Ok(RawObject(fields))
             }
@@ -212,12 +235,12 @@ impl<'de: 'a, 'a> Deserialize<'de> for RawObject<'a> {
 
 /// The request's `tools`, each the object at `inner` within the element
 /// (or the element itself), with its `name`, `description` and the schema
-/// at `schema_key` (`default_schema` when absent). `None` for no tools.
+/// at `schema_key` (`default_schema()` when absent). `None` for no tools.
 pub(crate) fn tools(
     object: &Map<String, Value>,
     inner: Option<&str>,
     schema_key: &str,
-    default_schema: &Value,
+    default_schema: fn() -> Value,
 ) -> Option<Vec<Tool>> {
     let tools: Vec<Tool> = object
         .get("tools")
@@ -231,10 +254,7 @@ pub(crate) fn tools(
         .map(|tool| Tool {
             name: str_at(tool, &["name"]),
             description: str_at(tool, &["description"]),
-            parameters: tool
-                .get(schema_key)
-                .cloned()
-                .unwrap_or_else(|| default_schema.clone()),
+            parameters: tool.get(schema_key).cloned().unwrap_or_else(default_schema),
             extra: Map::new(),
         })
         .collect();

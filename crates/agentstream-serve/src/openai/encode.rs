@@ -162,11 +162,14 @@ impl StreamEncoder {
         let (id, model) = (id.into(), model.into());
         // The keys in the order serde_json's maps write them (sorted), as
         // `chunk` does.
-        let tail = format!(
-            r#","created":{created},"id":{},"model":{},"object":"chat.completion.chunk","system_fingerprint":null}}"#,
-            frames::json_str(&id),
-            frames::json_str(&model),
-        );
+        let mut tail = String::with_capacity(96 + id.len() + model.len());
+        tail.push_str(",\"created\":");
+        tail.push_str(itoa::Buffer::new().format(created));
+        tail.push_str(",\"id\":");
+        frames::push_json_str(&mut tail, &id);
+        tail.push_str(",\"model\":");
+        frames::push_json_str(&mut tail, &model);
+        tail.push_str(r#","object":"chat.completion.chunk","system_fingerprint":null}"#);
         Self {
             id,
             model,
@@ -406,7 +409,7 @@ mod tests {
         for reason in [DoneReason::Stop, DoneReason::Length, DoneReason::ToolUse] {
             assert_eq!(
                 finish_reason_json(reason),
-                frames::json_str(finish_reason(reason))
+                serde_json::to_string(finish_reason(reason)).unwrap()
             );
         }
     }
