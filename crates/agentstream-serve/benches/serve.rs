@@ -240,7 +240,7 @@ fn calls(
     start.elapsed()
 }
 
-/// Ours against bare in alternating slices of about 200 calls each: on
+/// Ours against bare in alternating slices of about 1,000 calls each: on
 /// a machine whose load moves (a shared one), both see the same load,
 /// which criterion's one-after-the-other runs do not give. The ratio of
 /// calls per second, ours / bare, of each of the rounds (a slice of
@@ -253,7 +253,7 @@ fn interleaved(
     body: &Bytes,
     clients: usize,
 ) -> Vec<f64> {
-    let rounds = (200 / clients).max(4);
+    let rounds = (SLICE_CALLS / clients).max(4);
     (0..ROUNDS)
         .map(|round| {
             let (ours_time, bare_time) = if round % 2 == 0 {
@@ -270,6 +270,11 @@ fn interleaved(
 
 /// Rounds of the interleaved comparison.
 const ROUNDS: usize = 21;
+
+/// Calls in one server's slice of a round: long enough (tens of
+/// milliseconds) that a scheduler's hiccup moves one round's ratio by
+/// a few percent, not by half.
+const SLICE_CALLS: usize = 1_000;
 
 /// The variable naming one target to run alone, for a profiler:
 /// `API/SERVER/CLIENTS/CALLS`, e.g. `openai/ours/1/2000`.

@@ -127,14 +127,6 @@ impl Events {
     }
 }
 
-/// `text` as a JSON string, quotes included (for text written once per
-/// call; events use [`Events::string`]).
-pub(crate) fn json_str(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 2);
-    push_json_str(&mut out, text);
-    out
-}
-
 /// Appends `text` as a JSON string, quotes included (for text written
 /// once per call; events use [`Events::string`]).
 pub(crate) fn push_json_str(out: &mut String, text: &str) {
@@ -237,6 +229,19 @@ pub(crate) struct Pump<G> {
     _guard: G,
 }
 
+/// The next event of `events`, polled without a waker first: a model
+/// that yields between deltas (as the scripted player does) has its next
+/// event ready at once, and the wake it asks for while this task runs
+/// would only reschedule the task (on tokio's multi-thread runtime, a task
+/// woken while it runs also wakes a parked worker, which finds nothing to
+/// do). Only a model with nothing ready is awaited.
+pub(crate) async fn next_event(events: &mut ModelStream) -> Option<ModelEvent> {
+    match events.next().now_or_never() {
+        Some(event) => event,
+        None => events.next().await,
+    }
+}
+
 impl<G: Send + 'static> Pump<G> {
     /// A pump for `events` whose `first` event was taken already.
     pub(crate) fn new(
@@ -302,7 +307,7 @@ impl<G: Send + 'static> Pump<G> {
         // Events that write nothing (a text block's start, in OpenAI's
         // form) are skipped: the body ends only after the terminal event.
         while self.pending.len() == 0 && !self.finished {
-            match self.events.next().await {
+            match next_event(&mut self.events).await {
                 Some(event) => self.encode(&event),
                 None => self.finished = true,
             }

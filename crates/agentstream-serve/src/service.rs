@@ -11,7 +11,7 @@ use agentstream::model::{
     AbortController, AbortSignal, ModelEvent, ModelStream, EXHAUSTED_MESSAGE,
 };
 use bytes::{Bytes, BytesMut};
-use futures_util::{FutureExt, StreamExt};
+use futures_util::FutureExt;
 use http_body_util::{BodyExt, LengthLimitError, Limited, StreamBody};
 use hyper::body::{Frame, Incoming};
 use hyper::header::{HeaderValue, ALLOW, CACHE_CONTROL, CONNECTION, CONTENT_LENGTH, CONTENT_TYPE};
@@ -20,7 +20,7 @@ use serde_json::{json, Value};
 
 use crate::calls::{Call, Shared, Source, EXHAUSTED_CODE, EXHAUSTED_STATUS};
 use crate::error::{Api, ApiError};
-use crate::frames::{Encoder, Pump};
+use crate::frames::{next_event, Encoder, Pump};
 use crate::response::{error_response, json_response, Body};
 use crate::route::{decode, Target};
 use crate::script::Step;
@@ -351,7 +351,7 @@ async fn call(shared: &Arc<Shared>, target: Target, request: Request<Incoming>) 
         (step, Some(events)) => (step, events),
         (_, None) => return error_response(api, &ApiError::new(500, "no model stream")),
     };
-    let first = match events.next().await {
+    let first = match next_event(&mut events).await {
         Some(event @ ModelEvent::Error { .. }) => return error_response(api, &failed_call(&event)),
         Some(event) => event,
         None => return error_response(api, &ApiError::new(500, "the model sent no events")),
@@ -435,7 +435,7 @@ async fn whole(
     name: &str,
     created: u64,
     first: ModelEvent,
-    events: ModelStream,
+    mut events: ModelStream,
 ) -> Response<Body> {
     match step {
         Step::Cut { .. } => {
@@ -448,8 +448,10 @@ async fn whole(
         Step::StreamError { error, .. } => return error_response(api, &error),
         _ => {}
     }
-    let rest: Vec<ModelEvent> = events.collect().await;
-    let terminal = rest.into_iter().last().unwrap_or(first);
+    let mut terminal = first;
+    while let Some(event) = next_event(&mut events).await {
+        terminal = event;
+    }
     match &terminal {
         ModelEvent::Done { reason, message } => json_response(
             StatusCode::OK,
