@@ -14,7 +14,8 @@ use agentstream::message::{
 use agentstream::model::StreamOptions;
 use std::borrow::Cow;
 
-use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
+use serde::de::value::MapAccessDeserializer;
+use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
@@ -73,6 +74,8 @@ pub(crate) struct Common<'a> {
 pub(crate) enum Messages<'a> {
     Values(&'a [Value]),
     Raw(Vec<&'a RawValue>),
+    /// A string where a list may be one (OpenAI Responses' `input`).
+    One(Value),
 }
 
 impl Messages<'_> {
@@ -84,6 +87,7 @@ impl Messages<'_> {
     ) -> Result<(), ApiError> {
         match self {
             Messages::Values(values) => values.iter().enumerate().try_for_each(|(i, v)| f(i, v)),
+            Messages::One(value) => f(0, value),
             Messages::Raw(raws) => raws.iter().enumerate().try_for_each(|(i, raw)| {
                 let value: Value = serde_json::from_str(raw.get()).map_err(invalid_json)?;
                 f(i, &value)
@@ -129,15 +133,21 @@ pub(crate) fn common_bytes(
 
 /// [`common_bytes`] with the list of messages at `key` (`input` for
 /// OpenAI Responses, `contents` for Gemini); with `string_item`, a string
-/// there is a list of that one string.
+/// there is a list of that one string. The body is read in one pass: the
+/// fields other than the messages into JSON values, each message as the
+/// text it spans.
 pub(crate) fn common_bytes_at<'a>(
     body: &'a [u8],
     key: &str,
     string_item: bool,
     messages_error: impl FnOnce(Option<&Value>) -> ApiError,
 ) -> Result<Common<'a>, ApiError> {
-    let fields: Vec<(Cow<'_, str>, &RawValue)> = match serde_json::from_slice::<RawObject<'_>>(body) {
-        Ok(RawObject(fields)) => fields,
+    let mut deserializer = serde_json::Deserializer::from_slice(body);
+    let read = deserializer
+        .deserialize_map(FieldsOf { key })
+        .and_then(|fields| deserializer.end().map(|()| fields));
+    let Fields { object, messages } = match read {
+        Ok(fields) => fields,
         Err(error) => {
             // Not an object: say what it is, or why it is not JSON.
             let value: Value = serde_json::from_slice(body).map_err(invalid_json)?;
@@ -145,31 +155,12 @@ pub(crate) fn common_bytes_at<'a>(
             return Err(invalid_json(error));
         }
     };
-    let mut object = Map::new();
-    let mut messages = None;
-    for (name, raw) in fields {
-        if name == key {
-            messages = Some(raw);
-        } else {
-            let value: Value = serde_json::from_str(raw.get()).map_err(invalid_json)?;
-            object.insert(name.into_owned(), value);
+    let messages = match messages {
+        Some(Listed::Items(items)) => Messages::Raw(items),
+        Some(Listed::Other(Value::String(text))) if string_item => {
+            Messages::One(Value::String(text))
         }
-    }
-    let one_string = |raw: &&RawValue| string_item && raw.get().starts_with('"');
-    let messages = match messages.map(|raw| {
-        if one_string(&raw) {
-            Ok(vec![raw])
-        } else {
-            serde_json::from_str::<Vec<&RawValue>>(raw.get())
-        }
-    }) {
-        Some(Ok(messages)) => messages,
-        Some(Err(_)) => {
-            let found = messages
-                .and_then(|raw| serde_json::from_str::<Value>(raw.get()).ok())
-                .unwrap_or(Value::Null);
-            return Err(messages_error(Some(&found)));
-        }
+        Some(Listed::Other(found)) => return Err(messages_error(Some(&found))),
         None => return Err(messages_error(None)),
     };
     let model = object
@@ -182,14 +173,94 @@ pub(crate) fn common_bytes_at<'a>(
         object: Cow::Owned(object),
         model,
         stream,
-        messages: Messages::Raw(messages),
+        messages,
     })
 }
 
-/// A JSON object as its keys and the text of their values, in order (a
-/// repeated key: the last one wins when they are put in a map). A key
-/// without escapes is borrowed from the body.
-struct RawObject<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
+/// Reads a request body's fields: the one at `key` as a [`Listed`], the
+/// others into a map (a repeated key: the last one wins).
+struct FieldsOf<'k> {
+    key: &'k str,
+}
+
+/// What [`FieldsOf`] read.
+struct Fields<'a> {
+    object: Map<String, Value>,
+    messages: Option<Listed<'a>>,
+}
+
+impl<'de> Visitor<'de> for FieldsOf<'_> {
+    type Value = Fields<'de>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut fields = Fields {
+            object: Map::new(),
+            messages: None,
+        };
+        while let Some(Key(name)) = map.next_key::<Key<'de>>()? {
+            if name == self.key {
+                fields.messages = Some(map.next_value()?);
+            } else {
+                let value: Value = map.next_value()?;
+                fields.object.insert(name.into_owned(), value);
+            }
+        }
+        Ok(fields)
+    }
+}
+
+/// The value at a body's list of messages: an array, each element kept
+/// as the text it spans, or anything else as a JSON value (for the
+/// error, or a string that is a list of one).
+enum Listed<'a> {
+    Items(Vec<&'a RawValue>),
+    Other(Value),
+}
+
+impl<'de> Deserialize<'de> for Listed<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct ListedVisitor;
+        impl<'de> Visitor<'de> for ListedVisitor {
+            type Value = Listed<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                let mut items = Vec::new();
+                while let Some(item) = seq.next_element::<&'de RawValue>()? {
+                    items.push(item);
+                }
+                Ok(Listed::Items(items))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+                Value::deserialize(MapAccessDeserializer::new(map)).map(Listed::Other)
+            }
+            fn visit_str<E>(self, text: &str) -> Result<Self::Value, E> {
+                Ok(Listed::Other(Value::String(text.to_owned())))
+            }
+            fn visit_bool<E>(self, b: bool) -> Result<Self::Value, E> {
+                Ok(Listed::Other(Value::Bool(b)))
+            }
+            fn visit_i64<E>(self, n: i64) -> Result<Self::Value, E> {
+                Ok(Listed::Other(n.into()))
+            }
+            fn visit_u64<E>(self, n: u64) -> Result<Self::Value, E> {
+                Ok(Listed::Other(n.into()))
+            }
+            fn visit_f64<E>(self, n: f64) -> Result<Self::Value, E> {
+                Ok(Listed::Other(n.into()))
+            }
+            fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                Ok(Listed::Other(Value::Null))
+            }
+        }
+        deserializer.deserialize_any(ListedVisitor)
+    }
+}
 
 /// An object key, borrowed from the body unless it holds an escape.
 struct Key<'a>(Cow<'a, str>);
@@ -210,26 +281,6 @@ impl<'de> Deserialize<'de> for Key<'de> {
             }
         }
         deserializer.deserialize_str(KeyVisitor)
-    }
-}
-
-impl<'de: 'a, 'a> Deserialize<'de> for RawObject<'a> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Fields;
-        impl<'de> Visitor<'de> for Fields {
-            type Value = RawObject<'de>;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a JSON object")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                let mut fields = Vec::new();
-                while let Some((Key(key), value)) = map.next_entry::<Key<'de>, &'de RawValue>()? {
-                    fields.push((key, value));
-                }
-                Ok(RawObject(fields))
-            }
-        }
-        deserializer.deserialize_map(Fields)
     }
 }
 
@@ -467,6 +518,44 @@ mod tests {
             (StopReason::ToolUse, "m", 0)
         );
         assert!(decoded.stream);
+    }
+
+    #[test]
+    fn bodies_read_from_bytes_decode_as_their_json_values() {
+        use crate::{anthropic, openai};
+        let bodies = [
+            r#"{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}"#,
+            r#"{"m\u006fdel":"m","me\u0073sages":[{"role":"user","content":"a\"b"}],"max_tokens":5}"#,
+            r#"{"messages":[],"messages":[{"role":"user","content":"last wins"}],"model":"x","model":"y"}"#,
+            r#"{"messages":{"role":"user"}}"#,
+            r#"{"messages":"text"}"#,
+            r#"{"messages":null}"#,
+            r#"{"messages":[1.5, true, null]}"#,
+            r#"{"messages":[[{"deep":[[]]}]]}"#,
+            r#"{}"#,
+            r#"[{"messages":[]}]"#,
+            r#""messages""#,
+            r#"{"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"f"}}]}"#,
+        ];
+        for body in bodies {
+            let value: Value = serde_json::from_str(body).unwrap();
+            let outcome = |r: Result<DecodedRequest, ApiError>| r.map_err(|e| (e.status, e.message));
+            assert_eq!(
+                outcome(openai::decode_body(body.as_bytes())),
+                outcome(openai::decode_request(&value)),
+                "{body}"
+            );
+            assert_eq!(
+                outcome(anthropic::decode_body(body.as_bytes())),
+                outcome(anthropic::decode_request(&value)),
+                "{body}"
+            );
+        }
+        for broken in [&b"{\"messages\": ["[..], b"{\"a\":1} x", b"\xff", b""] {
+            let error = openai::decode_body(broken).unwrap_err();
+            assert_eq!(error.status, 400);
+            assert!(error.message.contains("not valid JSON"), "{}", error.message);
+        }
     }
 
     #[test]
