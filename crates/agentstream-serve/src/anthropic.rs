@@ -84,11 +84,15 @@ fn messages_error(found: Option<&Value>) -> ApiError {
 fn decode(request: request::Common<'_>) -> Result<DecodedRequest, ApiError> {
     let mut history = History::new(Api::Anthropic, PROVIDER, &request.model);
     request.messages.each(|i, message| {
-        let blocks = blocks_of(message.get("content").unwrap_or(&Value::Null));
+        let content = message.get("content").unwrap_or(&Value::Null);
         match message.get("role").and_then(Value::as_str) {
             Some("user") => {
+                if let Value::String(text) = content {
+                    history.user(UserContent::Text(text.clone()));
+                    return Ok(());
+                }
                 let mut rest = Vec::new();
-                for block in blocks.iter() {
+                for block in content.as_array().into_iter().flatten() {
                     match block.get("type").and_then(Value::as_str) {
                         Some("tool_result") => history.tool_result(
                             str_at(block, &["tool_use_id"]),
@@ -101,15 +105,19 @@ fn decode(request: request::Common<'_>) -> Result<DecodedRequest, ApiError> {
                         _ => rest.extend(user_block(block)),
                     }
                 }
-                match message.get("content") {
-                    Some(Value::String(text)) => history.user(UserContent::Text(text.clone())),
-                    _ if rest.is_empty() => {}
-                    _ => history.user(UserContent::Blocks(rest)),
+                if !rest.is_empty() {
+                    history.user(UserContent::Blocks(rest));
                 }
             }
-            Some("assistant") => {
-                history.assistant(blocks.iter().filter_map(assistant_block).collect());
-            }
+            Some("assistant") => history.assistant(match content {
+                Value::String(text) => vec![text_block(text.clone())],
+                _ => content
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(assistant_block)
+                    .collect(),
+            }),
             _ => {
                 return Err(ApiError::new(
                     400,

@@ -294,7 +294,7 @@ impl StreamEncoder {
         };
         match event {
             ModelEvent::Start { partial } => {
-                let header = partial.to_message();
+                let header = partial.header();
                 out.start(Some("message_start"))
                     .raw(r#"{"message":{"content":[],"id":"#)
                     .string(&self.id)

@@ -214,6 +214,27 @@ impl<'a> From<&'a ContentBlock> for BlockShape<'a> {
 }
 
 impl PartialMessage {
+    /// The message's fields but its content, borrowed: its `content` is
+    /// empty (the blocks are [`content_block`](Self::content_block) and
+    /// [`block_shape`](Self::block_shape)). O(1), no allocation.
+    ///
+    /// ```
+    /// use agentstream::message::{assistant, text, StopReason};
+    /// use agentstream::model::PartialBuilder;
+    ///
+    /// let mut message = assistant([], StopReason::Stop);
+    /// message.model = "gpt-test".into();
+    /// let mut builder = PartialBuilder::new(message);
+    /// builder.push_complete(text("hi"));
+    /// let snapshot = builder.snapshot();
+    /// assert_eq!(snapshot.header().model, "gpt-test");
+    /// assert!(snapshot.header().content.is_empty());
+    /// assert_eq!(snapshot.to_message().content.len(), 1);
+    /// ```
+    pub fn header(&self) -> &AssistantMessage {
+        &self.header
+    }
+
     /// Number of content blocks so far.
     pub fn content_len(&self) -> usize {
         self.blocks.len
