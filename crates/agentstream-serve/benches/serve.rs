@@ -11,8 +11,9 @@
 //! turn on every call, a sentence and one tool call, every delta split into 3 SSE chunks) or
 //! `bare` (hyper's `http1` connection answering every POST, after reading
 //! its body, with the SSE body and headers `ours` sent for the first
-//! call, as one chunked frame). The client is reqwest posting a fixed request and
-//! reading the whole streamed body, the same for both. After criterion's
+//! call, as one chunked frame). The client is hyper's `http1` client, one
+//! keep-alive connection per client, posting a fixed request and reading
+//! the whole streamed body, the same for both. After criterion's
 //! figures, the bench prints the ratio ours / bare of each, measured again
 //! with the two servers interleaved (alternating slices of calls), which
 //! holds on a machine whose load moves: the median of 21 rounds, with the
@@ -34,12 +35,14 @@ use agentstream::model::{ScriptStep, ScriptedModel, ScriptedTurn};
 use agentstream_serve::Server;
 use bytes::Bytes;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use http_body_util::{BodyExt, StreamBody};
+use http_body_util::{BodyExt, Full, StreamBody};
 use hyper::body::Frame;
+use hyper::client::conn::http1::SendRequest;
+use hyper::header::{CONTENT_TYPE, HOST};
 use hyper::server::conn::http1;
 use hyper_util::rt::TokioIo;
 use serde_json::json;
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
 
 /// The allocator the `agentstream` binary ships with, so `ours` is what
 /// `agentstream serve` runs; `bare` shares it, being in the same process.
@@ -102,17 +105,87 @@ async fn bare(answer: Bytes) -> SocketAddr {
     address
 }
 
-/// One call; the length of the streamed body.
-async fn call(client: &reqwest::Client, url: &str, body: &Bytes) -> usize {
-    let response = client
-        .post(url)
-        .header("content-type", "application/json")
-        .body(body.clone())
-        .send()
-        .await
+/// Where the clients post: a server's address and the request's path.
+#[derive(Clone)]
+struct Target {
+    address: SocketAddr,
+    path: String,
+}
+
+/// Clients that each hold one keep-alive connection of hyper's client
+/// and make one call at a time.
+struct Clients {
+    senders: Vec<SendRequest<Full<Bytes>>>,
+    target: Target,
+    body: Bytes,
+}
+
+impl Clients {
+    /// `count` clients of `target`, each connected.
+    async fn connect(target: Target, body: Bytes, count: usize) -> Self {
+        let mut senders = Vec::with_capacity(count);
+        for _ in 0..count {
+            let stream = TcpStream::connect(target.address).await.unwrap();
+            stream.set_nodelay(true).unwrap();
+            let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+                .await
+                .unwrap();
+            tokio::spawn(connection);
+            senders.push(sender);
+        }
+        Self {
+            senders,
+            target,
+            body,
+        }
+    }
+
+    /// `rounds` rounds in which every client makes one call, all at once.
+    async fn run(&mut self, rounds: usize) {
+        let mut senders = std::mem::take(&mut self.senders);
+        for _ in 0..rounds {
+            let calls: Vec<_> = senders
+                .into_iter()
+                .map(|mut sender| {
+                    let (target, body) = (self.target.clone(), self.body.clone());
+                    tokio::spawn(async move {
+                        assert!(call(&mut sender, &target, &body).await.len() > 0);
+                        sender
+                    })
+                })
+                .collect();
+            senders = Vec::with_capacity(calls.len());
+            for call in calls {
+                senders.push(call.await.unwrap());
+            }
+        }
+        self.senders = senders;
+    }
+}
+
+/// One call on `sender`; the streamed body.
+async fn call(sender: &mut SendRequest<Full<Bytes>>, target: &Target, body: &Bytes) -> Bytes {
+    sender.ready().await.unwrap();
+    let request = hyper::Request::post(target.path.as_str())
+        .header(HOST, "127.0.0.1")
+        .header(CONTENT_TYPE, "application/json")
+        .body(Full::new(body.clone()))
         .unwrap();
+    let response = sender.send_request(request).await.unwrap();
     assert_eq!(response.status(), 200);
-    response.bytes().await.unwrap().len()
+    response.into_body().collect().await.unwrap().to_bytes()
+}
+
+/// The bare server's answer: what `ours` sends for the first call.
+fn bare_target(runtime: &tokio::runtime::Runtime, ours: &Target, body: &Bytes) -> Target {
+    runtime.block_on(async {
+        let mut client = Clients::connect(ours.clone(), body.clone(), 1).await;
+        let answer = call(&mut client.senders[0], ours, body).await;
+        Target {
+            address: bare(answer).await,
+            path: ours.path.clone(),
+        }
+    })
 }
 
 fn bench(c: &mut Criterion) {
@@ -139,65 +212,50 @@ fn bench(c: &mut Criterion) {
             .await
             .unwrap()
     });
+    let address = server.local_addr();
     let requests = [
         (
             "openai",
-            "chat/completions",
+            "/v1/chat/completions",
             json!({"model": "gpt-test", "stream": true,
                    "messages": [{"role": "user", "content": "What is the weather in Paris?"}]}),
         ),
         (
             "anthropic",
-            "messages",
+            "/v1/messages",
             json!({"model": "claude-test", "stream": true, "max_tokens": 1024,
                    "messages": [{"role": "user", "content": "What is the weather in Paris?"}]}),
         ),
     ];
-    let client = reqwest::Client::new();
     if let Ok(only) = std::env::var(PROFILE_VAR) {
-        profile(&runtime, &client, &server.url(), &requests, &only);
+        profile(&runtime, address, &requests, &only);
         return;
     }
     let mut group = c.benchmark_group("serve");
     let mut targets = Vec::new();
-    for (api, route, body) in requests {
+    for (api, path, body) in requests {
         let body = Bytes::from(body.to_string());
-        let ours = format!("{}/{route}", server.url());
-        let answer = runtime.block_on(async {
-            let response = client.post(&ours).body(body.clone()).send().await.unwrap();
-            response.bytes().await.unwrap()
-        });
-        let bare = runtime.block_on(bare(answer));
-        let bare = format!("http://{bare}/v1/{route}");
+        let ours = Target {
+            address,
+            path: path.to_owned(),
+        };
+        let bare = bare_target(&runtime, &ours, &body);
         targets.push((api, ours.clone(), bare.clone(), body.clone()));
-        for (name, url) in [("ours", &ours), ("bare", &bare)] {
-            group.throughput(Throughput::Elements(1));
-            group.bench_function(format!("{api}/{name}/1"), |b| {
-                b.iter(|| runtime.block_on(call(&client, url, &body)));
-            });
-            group.throughput(Throughput::Elements(CONCURRENT as u64));
-            group.bench_function(format!("{api}/{name}/{CONCURRENT}"), |b| {
-                b.iter(|| {
-                    runtime.block_on(async {
-                        let calls: Vec<_> = (0..CONCURRENT)
-                            .map(|_| {
-                                let (client, url, body) =
-                                    (client.clone(), url.clone(), body.clone());
-                                tokio::spawn(async move { call(&client, &url, &body).await })
-                            })
-                            .collect();
-                        for call in calls {
-                            assert!(call.await.unwrap() > 0);
-                        }
-                    });
+        for (name, target) in [("ours", &ours), ("bare", &bare)] {
+            for clients in [1, CONCURRENT] {
+                let mut pool =
+                    runtime.block_on(Clients::connect(target.clone(), body.clone(), clients));
+                group.throughput(Throughput::Elements(clients as u64));
+                group.bench_function(format!("{api}/{name}/{clients}"), |b| {
+                    b.iter(|| runtime.block_on(pool.run(1)));
                 });
-            });
+            }
         }
     }
     group.finish();
     for (api, ours, bare, body) in &targets {
         for clients in [1, CONCURRENT] {
-            let mut ratios = interleaved(&runtime, &client, ours, bare, body, clients);
+            let mut ratios = interleaved(&runtime, ours, bare, body, clients);
             ratios.sort_by(f64::total_cmp);
             let (median, low, high) = (
                 ratios[ratios.len() / 2],
@@ -214,29 +272,10 @@ fn bench(c: &mut Criterion) {
     runtime.block_on(server.shutdown());
 }
 
-/// `clients` calls at once against `url`, `rounds` times; the time taken.
-fn calls(
-    runtime: &tokio::runtime::Runtime,
-    client: &reqwest::Client,
-    url: &str,
-    body: &Bytes,
-    clients: usize,
-    rounds: usize,
-) -> Duration {
+/// The time `clients` take for `rounds` rounds of one call each.
+fn timed(runtime: &tokio::runtime::Runtime, clients: &mut Clients, rounds: usize) -> Duration {
     let start = Instant::now();
-    runtime.block_on(async {
-        for _ in 0..rounds {
-            let calls: Vec<_> = (0..clients)
-                .map(|_| {
-                    let (client, url, body) = (client.clone(), url.to_owned(), body.clone());
-                    tokio::spawn(async move { call(&client, &url, &body).await })
-                })
-                .collect();
-            for call in calls {
-                assert!(call.await.unwrap() > 0);
-            }
-        }
-    });
+    runtime.block_on(clients.run(rounds));
     start.elapsed()
 }
 
@@ -247,21 +286,26 @@ fn calls(
 /// each, in turns first).
 fn interleaved(
     runtime: &tokio::runtime::Runtime,
-    client: &reqwest::Client,
-    ours: &str,
-    bare: &str,
+    ours: &Target,
+    bare: &Target,
     body: &Bytes,
     clients: usize,
 ) -> Vec<f64> {
     let rounds = (SLICE_CALLS / clients).max(4);
+    let (mut ours, mut bare) = runtime.block_on(async {
+        (
+            Clients::connect(ours.clone(), body.clone(), clients).await,
+            Clients::connect(bare.clone(), body.clone(), clients).await,
+        )
+    });
     (0..ROUNDS)
         .map(|round| {
             let (ours_time, bare_time) = if round % 2 == 0 {
-                let ours = calls(runtime, client, ours, body, clients, rounds);
-                (ours, calls(runtime, client, bare, body, clients, rounds))
+                let ours = timed(runtime, &mut ours, rounds);
+                (ours, timed(runtime, &mut bare, rounds))
             } else {
-                let bare = calls(runtime, client, bare, body, clients, rounds);
-                (calls(runtime, client, ours, body, clients, rounds), bare)
+                let bare = timed(runtime, &mut bare, rounds);
+                (timed(runtime, &mut ours, rounds), bare)
             };
             bare_time.as_secs_f64() / ours_time.as_secs_f64()
         })
@@ -285,8 +329,7 @@ const PROFILE_VAR: &str = "AGENTSTREAM_SERVE_BENCH_PROFILE";
 /// costs (the same client for both servers).
 fn profile(
     runtime: &tokio::runtime::Runtime,
-    client: &reqwest::Client,
-    url: &str,
+    address: SocketAddr,
     requests: &[(&str, &str, serde_json::Value)],
     only: &str,
 ) {
@@ -295,23 +338,22 @@ fn profile(
         panic!("{PROFILE_VAR}: expected API/SERVER/CLIENTS/CALLS, got {only}");
     };
     let (clients, count): (usize, usize) = (clients.parse().unwrap(), count.parse().unwrap());
-    let (_, route, body) = requests
+    let (_, path, body) = requests
         .iter()
         .find(|(name, _, _)| *name == api)
         .expect("an API of the bench");
     let body = Bytes::from(body.to_string());
-    let ours = format!("{url}/{route}");
+    let ours = Target {
+        address,
+        path: (*path).to_owned(),
+    };
     let target = if server == "bare" {
-        let answer = runtime.block_on(async {
-            let response = client.post(&ours).body(body.clone()).send().await.unwrap();
-            response.bytes().await.unwrap()
-        });
-        let address = runtime.block_on(bare(answer));
-        format!("http://{address}/v1/{route}")
+        bare_target(runtime, &ours, &body)
     } else {
         ours
     };
-    calls(runtime, client, &target, &body, clients, count / clients);
+    let mut pool = runtime.block_on(Clients::connect(target, body, clients));
+    runtime.block_on(pool.run(count / clients));
 }
 
 criterion_group!(benches, bench);

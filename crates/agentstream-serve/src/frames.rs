@@ -63,7 +63,7 @@ impl Events {
     }
 
     /// Appends `text` as a JSON string, quotes included (for text written
-/// once per call; events use [`Events::string`]).
+    /// once per call; events use [`Events::string`]).
     pub(crate) fn string(&mut self, text: &str) -> &mut Self {
         if plain(text) {
             self.buffer.reserve(text.len() + 2);
@@ -391,8 +391,16 @@ mod tests {
     #[test]
     fn strings_are_the_bytes_serde_json_writes() {
         for text in [
-            "", "plain", "a \"quote\"", "back\\slash", "tab\tnew\nline", "\u{0}\u{1f}",
-            "\u{7f} del", "caf\u{e9} \u{1f600}", "</script>", "\u{2028}",
+            "",
+            "plain",
+            "a \"quote\"",
+            "back\\slash",
+            "tab\tnew\nline",
+            "\u{0}\u{1f}",
+            "\u{7f} del",
+            "caf\u{e9} \u{1f600}",
+            "</script>",
+            "\u{2028}",
         ] {
             let expected = serde_json::to_string(text).unwrap();
             let mut events = Events::default();

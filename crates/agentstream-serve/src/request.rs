@@ -539,7 +539,8 @@ mod tests {
         ];
         for body in bodies {
             let value: Value = serde_json::from_str(body).unwrap();
-            let outcome = |r: Result<DecodedRequest, ApiError>| r.map_err(|e| (e.status, e.message));
+            let outcome =
+                |r: Result<DecodedRequest, ApiError>| r.map_err(|e| (e.status, e.message));
             assert_eq!(
                 outcome(openai::decode_body(body.as_bytes())),
                 outcome(openai::decode_request(&value)),
@@ -554,7 +555,11 @@ mod tests {
         for broken in [&b"{\"messages\": ["[..], b"{\"a\":1} x", b"\xff", b""] {
             let error = openai::decode_body(broken).unwrap_err();
             assert_eq!(error.status, 400);
-            assert!(error.message.contains("not valid JSON"), "{}", error.message);
+            assert!(
+                error.message.contains("not valid JSON"),
+                "{}",
+                error.message
+            );
         }
     }
 
