@@ -109,15 +109,16 @@ impl Shared {
     /// Records the request and takes the next step, under one lock so the
     /// call numbers, the recordings and the model's turns share one order.
     /// The request's JSON is written before the lock is taken; only its
-    /// call number is added under it.
+    /// call number is added under it. The model gets the request's
+    /// options, moved out of it.
     pub(crate) fn take_call(
         &self,
         api: crate::Api,
-        request: &DecodedRequest,
+        request: &mut DecodedRequest,
         signal: agentstream::model::AbortSignal,
     ) -> Result<Call, ApiError> {
         let line = Line::new(api, request);
-        let mut options = request.options.clone();
+        let mut options = std::mem::take(&mut request.options);
         options.signal = Some(signal);
         let mut calls = self.calls();
         let index = calls.number(line)?;

@@ -91,8 +91,14 @@ const LINE_CAPACITY: usize = 512;
 
 /// A request's JSON line without its call number, written before the
 /// call is numbered (outside the calls' lock): serialized straight from
-/// the decoded request, never through a JSON tree.
+/// the decoded request, never through a JSON tree, after
+/// [`NUMBER_ROOM`] bytes kept free for the number.
 pub(crate) struct Line(Vec<u8>);
+
+/// The bytes before a line's fields where [`Line::numbered`] writes
+/// `{"call":N,` (at most 30 bytes for a `usize`), so the line is never
+/// copied to put its number in front.
+const NUMBER_ROOM: usize = 32;
 
 #[derive(Serialize)]
 struct Fields<'a> {
@@ -114,21 +120,39 @@ impl Line {
         };
         // Room for a short conversation at once, not a series of regrowths.
         let mut line = Vec::with_capacity(LINE_CAPACITY);
-        // Serializing plain data into memory cannot fail.
-        if serde_json::to_writer(&mut line, &fields).is_err() {
-            line = b"{}".to_vec();
+        line.resize(NUMBER_ROOM, b' ');
+        // Serializing plain data into memory cannot fail; the fields are
+        // an object, so the line goes on with `{`.
+        if serde_json::to_writer(&mut line, &fields).is_err() || line.len() == NUMBER_ROOM {
+            line.truncate(NUMBER_ROOM);
+            line.extend_from_slice(b"{}");
         }
         Self(line)
     }
 
-    /// The whole line: `{"call": index, ...the fields}`.
+    /// The whole line: `{"call": index, ...the fields}`, written in place
+    /// of the fields' `{` and the free room before it.
     pub(crate) fn numbered(self, index: usize) -> Bytes {
-        let rest = self.0.strip_prefix(b"{").unwrap_or(&self.0);
-        let mut line = Vec::with_capacity(rest.len() + 24);
-        // Writing into memory cannot fail.
-        let _ = write!(line, "{{\"call\":{index},");
-        line.extend_from_slice(rest);
-        Bytes::from(line)
+        let mut line = self.0;
+        let mut digits = itoa::Buffer::new();
+        let digits = digits.format(index).as_bytes();
+        let empty = line[NUMBER_ROOM..] == *b"{}";
+        // `{"call":` and the digits, then `,` over the fields' `{` (or,
+        // with no fields, `}` after the number).
+        let end = NUMBER_ROOM + 1 - usize::from(empty);
+        let start = end - (b"{\"call\":".len() + digits.len() + 1);
+        let prefix = &mut line[start..end];
+        let (open, rest) = prefix.split_at_mut(8);
+        open.copy_from_slice(b"{\"call\":");
+        let (number, comma) = rest.split_at_mut(digits.len());
+        number.copy_from_slice(digits);
+        comma[0] = if empty { b'}' } else { b',' };
+        let line = Bytes::from(line);
+        if empty {
+            line.slice(start..end)
+        } else {
+            line.slice(start..)
+        }
     }
 }
 
@@ -210,6 +234,19 @@ mod tests {
         let back = RecordedRequest::from_line(&line(7, "hi")).unwrap();
         assert_eq!((back.call, back.options), (7, json!({"temperature": 0.5})));
         assert_eq!(back.context.messages.len(), 1);
+    }
+
+    #[test]
+    fn numbers_go_first_in_the_room_before_the_fields() {
+        for call in [0, 7, 10, 123_456, usize::MAX] {
+            let line = line(call, "hi");
+            let prefix = format!("{{\"call\":{call},\"api\":\"openai-completions\",");
+            assert!(line.starts_with(prefix.as_bytes()), "{line:?}");
+            assert_eq!(RecordedRequest::from_line(&line).unwrap().call, call);
+        }
+        let mut empty = vec![b' '; NUMBER_ROOM];
+        empty.extend_from_slice(b"{}");
+        assert_eq!(&Line(empty).numbered(42)[..], br#"{"call":42}"#);
     }
 
     #[test]

@@ -262,8 +262,8 @@ fn take(
     body: &[u8],
     signal: AbortSignal,
 ) -> Result<Taken, ApiError> {
-    let decoded = decode(target, body)?;
-    let call = shared.take_call(target.api, &decoded, signal)?;
+    let mut decoded = decode(target, body)?;
+    let call = shared.take_call(target.api, &mut decoded, signal)?;
     Ok(Taken {
         model: decoded.model,
         stream: decoded.stream,
