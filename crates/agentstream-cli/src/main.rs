@@ -10,11 +10,6 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-/// `serve` allocates per request and per event; mimalloc does that in
-/// fewer instructions than the system allocator (benches/RESULTS.md).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 mod agent;
 mod chat;
 mod decode;

@@ -17,8 +17,7 @@
 //! figures, the bench prints the ratio ours / bare of each, measured again
 //! with the two servers interleaved (alternating slices of calls), which
 //! holds on a machine whose load moves: the median of 21 rounds, with the
-//! lowest and highest. Both servers run in this process on mimalloc, the
-//! allocator of the `agentstream` binary. Run: `cargo bench -p agentstream-serve --bench
+//! lowest and highest. Run: `cargo bench -p agentstream-serve --bench
 //! serve`. For a profiler, `AGENTSTREAM_SERVE_BENCH_PROFILE=openai/ours/1/2000`
 //! runs only those calls (API, server, clients at once, calls).
 
@@ -43,11 +42,6 @@ use hyper::server::conn::http1;
 use hyper_util::rt::TokioIo;
 use serde_json::json;
 use tokio::net::{TcpListener, TcpStream};
-
-/// The allocator the `agentstream` binary ships with, so `ours` is what
-/// `agentstream serve` runs; `bare` shares it, being in the same process.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const CONCURRENT: usize = 50;
 
