@@ -146,7 +146,12 @@ pub(crate) fn common_bytes_at<'a>(
     let read = deserializer
         .deserialize_map(FieldsOf { key })
         .and_then(|fields| deserializer.end().map(|()| fields));
-    let Fields { object, messages } = match read {
+    let Fields {
+        object,
+        model,
+        stream,
+        messages,
+    } = match read {
         Ok(fields) => fields,
         Err(error) => {
             // Not an object: say what it is, or why it is not JSON.
@@ -163,22 +168,17 @@ pub(crate) fn common_bytes_at<'a>(
         Some(Listed::Other(found)) => return Err(messages_error(Some(&found))),
         None => return Err(messages_error(None)),
     };
-    let model = object
-        .get("model")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_owned();
-    let stream = object.get("stream").and_then(Value::as_bool) == Some(true);
     Ok(Common {
         object: Cow::Owned(object),
-        model,
-        stream,
+        model: model.unwrap_or_default(),
+        stream: stream == Some(true),
         messages,
     })
 }
 
-/// Reads a request body's fields: the one at `key` as a [`Listed`], the
-/// others into a map (a repeated key: the last one wins).
+/// Reads a request body's fields: the one at `key` as a [`Listed`],
+/// `model` and `stream` when they are a string and a boolean, the others
+/// into a map (a repeated key: the last one wins).
 struct FieldsOf<'k> {
     key: &'k str,
 }
@@ -186,6 +186,8 @@ struct FieldsOf<'k> {
 /// What [`FieldsOf`] read.
 struct Fields<'a> {
     object: Map<String, Value>,
+    model: Option<String>,
+    stream: Option<bool>,
     messages: Option<Listed<'a>>,
 }
 
@@ -199,14 +201,25 @@ impl<'de> Visitor<'de> for FieldsOf<'_> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut fields = Fields {
             object: Map::new(),
+            model: None,
+            stream: None,
             messages: None,
         };
         while let Some(Key(name)) = map.next_key::<Key<'de>>()? {
             if name == self.key {
                 fields.messages = Some(map.next_value()?);
-            } else {
-                let value: Value = map.next_value()?;
-                fields.object.insert(name.into_owned(), value);
+                continue;
+            }
+            let value: Value = map.next_value()?;
+            // The last `model` or `stream` wins, as in a map, even when it
+            // is not a string or a boolean.
+            match (&*name, value) {
+                ("model", Value::String(model)) => fields.model = Some(model),
+                ("model", _) => fields.model = None,
+                ("stream", value) => fields.stream = value.as_bool(),
+                (_, value) => {
+                    fields.object.insert(name.into_owned(), value);
+                }
             }
         }
         Ok(fields)
@@ -527,6 +540,8 @@ mod tests {
             r#"{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}"#,
             r#"{"m\u006fdel":"m","me\u0073sages":[{"role":"user","content":"a\"b"}],"max_tokens":5}"#,
             r#"{"messages":[],"messages":[{"role":"user","content":"last wins"}],"model":"x","model":"y"}"#,
+            r#"{"model":"x","model":7,"stream":true,"stream":"yes","messages":[]}"#,
+            r#"{"model":{"a":[1]},"stream":false,"messages":[],"temperature":0.2,"max_tokens":9}"#,
             r#"{"messages":{"role":"user"}}"#,
             r#"{"messages":"text"}"#,
             r#"{"messages":null}"#,
