@@ -36,6 +36,7 @@ use serde_json::{json, Value};
 use crate::error::{Api, ApiError};
 use crate::options;
 use crate::request::{self, image_block, joined_text, str_at, text_block, DecodedRequest, History};
+use crate::view::Content;
 
 mod encode;
 
@@ -83,14 +84,25 @@ fn messages_error(found: Option<&Value>) -> ApiError {
 
 fn decode(request: request::Common<'_>) -> Result<DecodedRequest, ApiError> {
     let mut history = History::new(Api::Anthropic, PROVIDER, &request.model);
-    request.messages.each(|i, message| {
-        let content = message.get("content").unwrap_or(&Value::Null);
-        match message.get("role").and_then(Value::as_str) {
+    request.messages.each_view(&[], |i, message| {
+        let (role, content) = match message {
+            Some(message) => (message.role, message.content),
+            None => (None, Content::Other(Value::Null)),
+        };
+        let content = match (role.as_deref(), content) {
+            (Some("user"), Content::Text(text)) => {
+                history.user(UserContent::Text(text.into_owned()));
+                return Ok(());
+            }
+            (Some("assistant"), Content::Text(text)) => {
+                history.assistant(vec![text_block(text.into_owned())]);
+                return Ok(());
+            }
+            (_, Content::Text(_)) => Value::Null,
+            (_, Content::Other(content)) => content,
+        };
+        match role.as_deref() {
             Some("user") => {
-                if let Value::String(text) = content {
-                    history.user(UserContent::Text(text.clone()));
-                    return Ok(());
-                }
                 let mut rest = Vec::new();
                 for block in content.as_array().into_iter().flatten() {
                     match block.get("type").and_then(Value::as_str) {
@@ -109,15 +121,14 @@ fn decode(request: request::Common<'_>) -> Result<DecodedRequest, ApiError> {
                     history.user(UserContent::Blocks(rest));
                 }
             }
-            Some("assistant") => history.assistant(match content {
-                Value::String(text) => vec![text_block(text.clone())],
-                _ => content
+            Some("assistant") => history.assistant(
+                content
                     .as_array()
                     .into_iter()
                     .flatten()
                     .filter_map(assistant_block)
                     .collect(),
-            }),
+            ),
             _ => {
                 return Err(ApiError::new(
                     400,
@@ -228,6 +239,49 @@ mod tests {
         assert!(matches!(&call.content[0],
             ContentBlock::Thinking(t) if t.thinking_signature.as_deref() == Some("sig")));
         assert_eq!(request.context.system_prompt.as_deref(), Some("Be brief."));
+    }
+
+    /// What each odd message decodes to, from the body's text and from
+    /// its JSON value alike.
+    #[test]
+    fn odd_messages_decode_leniently() {
+        let decoded = |body: &str| {
+            let value: Value = serde_json::from_str(body).unwrap();
+            let from_value = decode_request(&value).map_err(|e| e.message);
+            let from_text = decode_body(body.as_bytes()).map_err(|e| e.message);
+            assert_eq!(from_value, from_text, "{body}");
+            from_value.map(|r| r.context.messages)
+        };
+        let last = decoded(
+            r#"{"messages":[{"role":"user","content":"hi","content":[{"type":"text","text":"x"}]}]}"#,
+        )
+        .unwrap();
+        let Message::User(user) = &last[0] else {
+            panic!()
+        };
+        assert_eq!(
+            user.content,
+            UserContent::Blocks(vec![text_block("x".into())])
+        );
+        let escaped = decoded(r#"{"messages":[{"role":"assistant","content":"a\nb\u00e9"}]}"#);
+        let Message::Assistant(assistant) = &escaped.unwrap()[0] else {
+            panic!()
+        };
+        assert_eq!(assistant.content, vec![text_block("a\nb\u{e9}".into())]);
+        let nothing = decoded(r#"{"messages":[{"role":"user","content":5},{"role":"assistant"}]}"#);
+        let nothing = nothing.unwrap();
+        assert_eq!(nothing.len(), 1);
+        assert!(matches!(&nothing[0], Message::Assistant(a) if a.content.is_empty()));
+        for body in [
+            r#"{"messages":[{"role":["user"],"content":"x"}]}"#,
+            r#"{"messages":[3]}"#,
+            r#"{"messages":[{"content":"x"}]}"#,
+        ] {
+            assert_eq!(
+                decoded(body).unwrap_err(),
+                "messages.0.role: Input should be 'user' or 'assistant'"
+            );
+        }
     }
 
     #[test]

@@ -71,6 +71,7 @@ mod script;
 mod server;
 mod service;
 mod tokens;
+mod view;
 
 pub mod anthropic;
 pub mod google;

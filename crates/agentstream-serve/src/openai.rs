@@ -41,9 +41,9 @@ use serde_json::{json, Value};
 use crate::error::{Api, ApiError};
 use crate::options;
 use crate::request::{
-    self, arguments_from_text, image_block, joined_text, str_at, text_block, DecodedRequest,
-    History,
+    self, arguments_from_text, image_block, str_at, text_block, DecodedRequest, History,
 };
+use crate::view::{Content, MessageView};
 
 mod encode;
 
@@ -113,25 +113,23 @@ fn decode(request: request::Common<'_>) -> Result<DecodedRequest, ApiError> {
         == Some(true);
     let mut history = History::new(Api::OpenAi, PROVIDER, &request.model);
     let mut system = Vec::new();
-    request.messages.each(|i, message| {
+    request.messages.each_view(FIELDS, |i, message| {
         let bad = |what: &str| {
             ApiError::new(400, format!("Invalid value for 'messages[{i}]': {what}"))
                 .with_param(format!("messages[{i}]"))
                 .with_code("invalid_value")
         };
-        if !message.is_object() {
+        let Some(message) = message else {
             return Err(bad("expected an object"));
-        }
-        let content = message.get("content").unwrap_or(&Value::Null);
-        match message.get("role").and_then(Value::as_str) {
-            Some("system" | "developer") => system.push(plain_text(content)),
-            Some("user") => history.user(user_content(content)),
-            Some("assistant") => history.assistant(assistant_blocks(message, content)),
-            Some("tool") => history.tool_result(
-                str_at(message, &["tool_call_id"]),
-                vec![text_block(plain_text(content))],
-                false,
-            ),
+        };
+        match message.role.as_deref() {
+            Some("system" | "developer") => system.push(message.content.joined("")),
+            Some("user") => history.user(user_content(message.content)),
+            Some("assistant") => history.assistant(assistant_blocks(message)),
+            Some("tool") => {
+                let id = message.str("tool_call_id");
+                history.tool_result(id, vec![text_block(message.content.joined(""))], false);
+            }
             Some(other) => {
                 return Err(bad(&format!(
                 "unknown role '{other}', expected one of system, developer, user, assistant, tool"
@@ -152,9 +150,12 @@ fn decode(request: request::Common<'_>) -> Result<DecodedRequest, ApiError> {
     Ok(history.finish(request, system, tools, include_usage, options))
 }
 
+/// The fields of a message read besides `role` and `content`.
+const FIELDS: &[&str] = &["reasoning_content", "tool_calls", "tool_call_id"];
+
 /// An assistant message's blocks: `reasoning_content`, `content`, then
 /// `tool_calls`.
-fn assistant_blocks(message: &Value, content: &Value) -> Vec<ContentBlock> {
+fn assistant_blocks(message: MessageView<'_>) -> Vec<ContentBlock> {
     let mut blocks = Vec::new();
     if let Some(reasoning) = message
         .get("reasoning_content")
@@ -166,37 +167,30 @@ fn assistant_blocks(message: &Value, content: &Value) -> Vec<ContentBlock> {
             ..ThinkingContent::default()
         }));
     }
-    let text = plain_text(content);
-    if !text.is_empty() {
-        blocks.push(text_block(text));
-    }
-    for call in message
-        .get("tool_calls")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
+    let calls = message.get("tool_calls").and_then(Value::as_array);
+    let calls = calls.into_iter().flatten().map(|call| {
         let (arguments, raw_arguments) =
             arguments_from_text(&str_at(call, &["function", "arguments"]));
-        blocks.push(ContentBlock::ToolCall(ToolCall {
+        ContentBlock::ToolCall(ToolCall {
             id: str_at(call, &["id"]),
             name: str_at(call, &["function", "name"]),
             arguments,
             raw_arguments,
             ..ToolCall::default()
-        }));
+        })
+    });
+    let calls: Vec<ContentBlock> = calls.collect();
+    let text = message.content.joined("");
+    if !text.is_empty() {
+        blocks.push(text_block(text));
     }
+    blocks.extend(calls);
     blocks
 }
 
-/// A content that is a string or an array of `text` parts, as one text.
-fn plain_text(content: &Value) -> String {
-    joined_text(content, "")
-}
-
-fn user_content(content: &Value) -> UserContent {
-    let Value::Array(parts) = content else {
-        return UserContent::Text(plain_text(content));
+fn user_content(content: Content<'_>) -> UserContent {
+    let Content::Other(Value::Array(parts)) = content else {
+        return UserContent::Text(content.joined(""));
     };
     let blocks = parts
         .iter()
@@ -247,6 +241,57 @@ mod tests {
             ("weather", "18C".into())
         );
         assert_eq!(request.context.tools.unwrap()[0].name, "weather");
+    }
+
+    /// What each odd message decodes to, from the body's text and from
+    /// its JSON value alike: a field of the wrong type is ignored, a
+    /// repeated one keeps its last value.
+    #[test]
+    fn odd_messages_decode_leniently() {
+        let decoded = |message: Value| {
+            let body = json!({"messages": [message]});
+            let from_value = decode_request(&body).map_err(|e| e.message);
+            let from_text = decode_body(body.to_string().as_bytes()).map_err(|e| e.message);
+            assert_eq!(from_value, from_text, "{body}");
+            from_value.map(|r| (r.context.system_prompt, r.context.messages))
+        };
+        let only = |message: Value| decoded(message).unwrap().1.remove(0);
+        let repeated = r#"{"messages":[{"role":"user","role":"system","content":"x"}]}"#;
+        let request = decode_body(repeated.as_bytes()).unwrap();
+        assert_eq!(request.context.system_prompt.as_deref(), Some("x"));
+        assert!(request.context.messages.is_empty());
+        let missing = decoded(json!({"role": 5, "content": "x"})).unwrap_err();
+        assert_eq!(missing, "Invalid value for 'messages[0]': missing 'role'");
+        for content in [json!(7), Value::Null, json!({"text": "x"})] {
+            let Message::User(user) = only(json!({"role": "user", "content": content})) else {
+                panic!()
+            };
+            assert_eq!(user.content, UserContent::Text(String::new()));
+        }
+        let Message::Assistant(assistant) = only(json!({"role": "assistant",
+            "content": "a\"b\u{e9}", "reasoning_content": 5, "tool_calls": "no", "name": {"x": [1]}}))
+        else {
+            panic!()
+        };
+        assert_eq!(assistant.content, vec![text_block("a\"b\u{e9}".into())]);
+        let Message::ToolResult(result) = only(json!({"role": "tool", "tool_call_id": 9,
+            "content": [{"type": "text", "text": "a"}, {"text": "b"}, 3]}))
+        else {
+            panic!()
+        };
+        assert_eq!(
+            (result.tool_call_id.as_str(), result.text()),
+            ("", "ab".into())
+        );
+        let shape = decoded(json!(["user", "hi"])).unwrap_err();
+        assert_eq!(shape, "Invalid value for 'messages[0]': expected an object");
+        let repeated = r#"{"messages":[{"role":"assistant","reasoning_content":"hm","reasoning_content":"","content":null}]}"#;
+        let Message::Assistant(assistant) =
+            &decode_body(repeated.as_bytes()).unwrap().context.messages[0]
+        else {
+            panic!()
+        };
+        assert!(assistant.content.is_empty());
     }
 
     #[test]

@@ -15,12 +15,13 @@ use agentstream::model::StreamOptions;
 use std::borrow::Cow;
 
 use serde::de::value::MapAccessDeserializer;
-use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{Deserialize, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::error::{Api, ApiError};
 use crate::options::options_json;
+use crate::view::{MessageFields, MessageView};
 
 /// A request decoded into Pi's terms.
 #[derive(Debug, Clone)]
@@ -91,6 +92,44 @@ impl Messages<'_> {
             Messages::Raw(raws) => raws.iter().enumerate().try_for_each(|(i, raw)| {
                 let value: Value = serde_json::from_str(raw.get()).map_err(invalid_json)?;
                 f(i, &value)
+            }),
+        }
+    }
+
+    /// Calls `f` with each message read as a [`MessageView`] keeping
+    /// `fields` (`None` for a message that is not an object) and its
+    /// index, in order, until it fails.
+    pub(crate) fn each_view<'s>(
+        &'s self,
+        fields: &'static [&'static str],
+        mut f: impl FnMut(usize, Option<MessageView<'s>>) -> Result<(), ApiError>,
+    ) -> Result<(), ApiError> {
+        let from_value = |value: &'s Value| match value {
+            Value::Object(_) => MessageFields(fields)
+                .deserialize(value)
+                .map(Some)
+                .map_err(invalid_json),
+            _ => Ok(None),
+        };
+        match self {
+            Messages::Values(values) => values
+                .iter()
+                .enumerate()
+                .try_for_each(|(i, value)| f(i, from_value(value)?)),
+            Messages::One(value) => f(0, from_value(value)?),
+            Messages::Raw(raws) => raws.iter().enumerate().try_for_each(|(i, raw)| {
+                // A raw value starts with its first character.
+                let view = if raw.get().starts_with('{') {
+                    let mut deserializer = serde_json::Deserializer::from_str(raw.get());
+                    Some(
+                        MessageFields(fields)
+                            .deserialize(&mut deserializer)
+                            .map_err(invalid_json)?,
+                    )
+                } else {
+                    None
+                };
+                f(i, view)
             }),
         }
     }
@@ -276,7 +315,7 @@ impl<'de> Deserialize<'de> for Listed<'de> {
 }
 
 /// An object key, borrowed from the body unless it holds an escape.
-struct Key<'a>(Cow<'a, str>);
+pub(crate) struct Key<'a>(pub(crate) Cow<'a, str>);
 
 impl<'de> Deserialize<'de> for Key<'de> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {

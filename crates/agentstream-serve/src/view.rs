@@ -1,0 +1,191 @@
+//! A request message read in one pass without a generic JSON tree: its
+//! `role` and `content`, and the few other fields its protocol's decoder
+//! reads. Strings are borrowed from the body where they hold no escape;
+//! a field of another type than the decoder reads is dropped, as the
+//! decoders ignore what they do not know; a repeated field keeps its
+//! last value, as a JSON map does. Read from a body's text or from a
+//! `serde_json::Value`, a message gives the same view.
+
+use std::borrow::Cow;
+
+use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
+use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::request::{joined_text, Key};
+
+/// One message of a request.
+pub(crate) struct MessageView<'a> {
+    /// `role`, when a string.
+    pub(crate) role: Option<Cow<'a, str>>,
+    /// `content`.
+    pub(crate) content: Content<'a>,
+    /// The other fields the decoder asked for, those present.
+    fields: Vec<(&'static str, Value)>,
+}
+
+impl MessageView<'_> {
+    /// The field `name` (one the decoder asked for), when present.
+    pub(crate) fn get(&self, name: &str) -> Option<&Value> {
+        self.fields
+            .iter()
+            .find_map(|(field, value)| (*field == name).then_some(value))
+    }
+
+    /// The string at `name`, or empty.
+    pub(crate) fn str(&self, name: &str) -> String {
+        self.get(name)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    }
+}
+
+/// A message's `content`: a string, borrowed when it can be, or any other
+/// JSON value (`null` when absent).
+pub(crate) enum Content<'a> {
+    Text(Cow<'a, str>),
+    Other(Value),
+}
+
+impl Content<'_> {
+    /// A string, or the `text` of an array of parts joined by
+    /// `separator` (see [`joined_text`]).
+    pub(crate) fn joined(self, separator: &str) -> String {
+        match self {
+            Content::Text(text) => text.into_owned(),
+            Content::Other(value) => joined_text(&value, separator),
+        }
+    }
+}
+
+/// Reads a message, keeping the fields named in `fields` besides `role`
+/// and `content`. Only an object is a message: call it on one.
+pub(crate) struct MessageFields(pub(crate) &'static [&'static str]);
+
+impl<'de> DeserializeSeed<'de> for MessageFields {
+    type Value = MessageView<'de>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for MessageFields {
+    type Value = MessageView<'de>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a message object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut view = MessageView {
+            role: None,
+            content: Content::Other(Value::Null),
+            fields: Vec::new(),
+        };
+        while let Some(Key(name)) = map.next_key::<Key<'de>>()? {
+            match &*name {
+                "role" => view.role = map.next_value::<Lenient<'de>>()?.0,
+                "content" => view.content = map.next_value()?,
+                other => match self.0.iter().find(|wanted| **wanted == other) {
+                    Some(wanted) => {
+                        let value: Value = map.next_value()?;
+                        view.fields.retain(|(field, _)| field != wanted);
+                        view.fields.push((wanted, value));
+                    }
+                    None => {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                },
+            }
+        }
+        Ok(view)
+    }
+}
+
+/// A string, or `None` for a value of any other type (skipped).
+struct Lenient<'a>(Option<Cow<'a, str>>);
+
+impl<'de> Deserialize<'de> for Lenient<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct LenientVisitor;
+        impl<'de> Visitor<'de> for LenientVisitor {
+            type Value = Lenient<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_borrowed_str<E>(self, text: &'de str) -> Result<Self::Value, E> {
+                Ok(Lenient(Some(Cow::Borrowed(text))))
+            }
+            fn visit_str<E>(self, text: &str) -> Result<Self::Value, E> {
+                Ok(Lenient(Some(Cow::Owned(text.to_owned()))))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(Lenient(None))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(Lenient(None))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(Lenient(None))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(Lenient(None))
+            }
+            fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                Ok(Lenient(None))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(Lenient(None))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(Lenient(None))
+            }
+        }
+        deserializer.deserialize_any(LenientVisitor)
+    }
+}
+
+impl<'de> Deserialize<'de> for Content<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct ContentVisitor;
+        impl<'de> Visitor<'de> for ContentVisitor {
+            type Value = Content<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_borrowed_str<E>(self, text: &'de str) -> Result<Self::Value, E> {
+                Ok(Content::Text(Cow::Borrowed(text)))
+            }
+            fn visit_str<E>(self, text: &str) -> Result<Self::Value, E> {
+                Ok(Content::Text(Cow::Owned(text.to_owned())))
+            }
+            fn visit_bool<E>(self, b: bool) -> Result<Self::Value, E> {
+                Ok(Content::Other(Value::Bool(b)))
+            }
+            fn visit_i64<E>(self, n: i64) -> Result<Self::Value, E> {
+                Ok(Content::Other(n.into()))
+            }
+            fn visit_u64<E>(self, n: u64) -> Result<Self::Value, E> {
+                Ok(Content::Other(n.into()))
+            }
+            fn visit_f64<E>(self, n: f64) -> Result<Self::Value, E> {
+                Ok(Content::Other(n.into()))
+            }
+            fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                Ok(Content::Other(Value::Null))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+                Value::deserialize(SeqAccessDeserializer::new(seq)).map(Content::Other)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+                Value::deserialize(MapAccessDeserializer::new(map)).map(Content::Other)
+            }
+        }
+        deserializer.deserialize_any(ContentVisitor)
+    }
+}
