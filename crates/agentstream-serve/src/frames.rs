@@ -62,8 +62,7 @@ impl Events {
         self
     }
 
-    /// Appends `text` as a JSON string, quotes included (for text written
-    /// once per call; events use [`Events::string`]).
+    /// Appends `text` as a JSON string, quotes included.
     pub(crate) fn string(&mut self, text: &str) -> &mut Self {
         if plain(text) {
             self.buffer.reserve(text.len() + 2);
@@ -143,7 +142,8 @@ pub(crate) fn push_json_str(out: &mut String, text: &str) {
 /// Whether `text` is its own JSON string body: no quote, backslash or
 /// control character, the only characters serde_json escapes. Such text
 /// is copied as it is, the same bytes serde_json writes, without its
-/// writer's calls per piece.
+/// writer's calls per piece. (An escaper of our own for the other texts
+/// was slower than serde_json's: 86.2k -> 87.6k instructions per call.)
 fn plain(text: &str) -> bool {
     !text.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\')
 }
@@ -390,6 +390,7 @@ mod tests {
 
     #[test]
     fn strings_are_the_bytes_serde_json_writes() {
+        let ascii: String = (0..=0x7f_u8).map(char::from).collect();
         for text in [
             "",
             "plain",
@@ -401,6 +402,10 @@ mod tests {
             "caf\u{e9} \u{1f600}",
             "</script>",
             "\u{2028}",
+            "\u{8}\u{c}\r\u{b}\u{1b}[0m",
+            "\"\\\"",
+            "end\\",
+            &ascii,
         ] {
             let expected = serde_json::to_string(text).unwrap();
             let mut events = Events::default();
