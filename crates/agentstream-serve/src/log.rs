@@ -15,7 +15,7 @@ use std::fs::File;
 use std::io::Write;
 
 use agentstream::message::Context;
-use bytes::Bytes;
+use bytes::{Buf, Bytes};
 use serde::Serialize;
 use serde_json::{json, Value};
 
@@ -147,12 +147,12 @@ impl Line {
         let (number, comma) = rest.split_at_mut(digits.len());
         number.copy_from_slice(digits);
         comma[0] = if empty { b'}' } else { b',' };
-        let line = Bytes::from(line);
-        if empty {
-            line.slice(start..end)
-        } else {
-            line.slice(start..)
-        }
+        // Cut in place: slicing would share the buffer through a new
+        // allocation.
+        line.truncate(if empty { end } else { line.len() });
+        let mut line = Bytes::from(line);
+        line.advance(start);
+        line
     }
 }
 

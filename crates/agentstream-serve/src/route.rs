@@ -1,6 +1,8 @@
 //! What a call's route says (the protocol, the upstream path, Gemini's
 //! model and streaming in the URL), and the request decoding it picks.
 
+use std::borrow::Cow;
+
 use crate::error::{Api, ApiError};
 use crate::request::DecodedRequest;
 use crate::{anthropic, google, openai, responses};
@@ -12,16 +14,16 @@ use crate::{anthropic, google, openai, responses};
 pub(crate) struct Target {
     pub(crate) api: Api,
     /// The path and query sent upstream (`/v1/chat/completions`, …).
-    pub(crate) upstream: String,
+    pub(crate) upstream: Cow<'static, str>,
     /// Gemini: the model and whether it streams.
     pub(crate) google: Option<(String, bool)>,
 }
 
 impl Target {
-    pub(crate) fn new(api: Api, upstream: impl Into<String>) -> Self {
+    pub(crate) fn new(api: Api, upstream: &'static str) -> Self {
         Self {
             api,
-            upstream: upstream.into(),
+            upstream: Cow::Borrowed(upstream),
             google: None,
         }
     }
@@ -33,7 +35,7 @@ impl Target {
         let query = query.map(|q| format!("?{q}")).unwrap_or_default();
         Some(Self {
             api: Api::Google,
-            upstream: format!("{path}{query}"),
+            upstream: Cow::Owned(format!("{path}{query}")),
             google: Some((model.to_owned(), stream)),
         })
     }
