@@ -143,7 +143,7 @@ impl Clients {
                 .map(|mut sender| {
                     let (target, body) = (self.target.clone(), self.body.clone());
                     tokio::spawn(async move {
-                        assert!(call(&mut sender, &target, &body).await.len() > 0);
+                        assert!(!call(&mut sender, &target, &body).await.is_empty());
                         sender
                     })
                 })
