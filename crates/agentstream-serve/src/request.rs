@@ -21,7 +21,7 @@ use serde_json::{Map, Value};
 
 use crate::error::{Api, ApiError};
 use crate::options::options_json;
-use crate::view::{MessageFields, MessageView};
+use crate::view::{visit_scalars, MessageFields, MessageView};
 
 /// A request decoded into Pi's terms.
 #[derive(Debug, Clone)]
@@ -294,21 +294,7 @@ impl<'de> Deserialize<'de> for Listed<'de> {
             fn visit_str<E>(self, text: &str) -> Result<Self::Value, E> {
                 Ok(Listed::Other(Value::String(text.to_owned())))
             }
-            fn visit_bool<E>(self, b: bool) -> Result<Self::Value, E> {
-                Ok(Listed::Other(Value::Bool(b)))
-            }
-            fn visit_i64<E>(self, n: i64) -> Result<Self::Value, E> {
-                Ok(Listed::Other(n.into()))
-            }
-            fn visit_u64<E>(self, n: u64) -> Result<Self::Value, E> {
-                Ok(Listed::Other(n.into()))
-            }
-            fn visit_f64<E>(self, n: f64) -> Result<Self::Value, E> {
-                Ok(Listed::Other(n.into()))
-            }
-            fn visit_unit<E>(self) -> Result<Self::Value, E> {
-                Ok(Listed::Other(Value::Null))
-            }
+            visit_scalars!(Listed::Other);
         }
         deserializer.deserialize_any(ListedVisitor)
     }

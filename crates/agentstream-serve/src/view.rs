@@ -15,6 +15,29 @@ use serde_json::Value;
 
 use crate::request::{joined_text, Key};
 
+/// The visits of a JSON scalar (a boolean, a number, `null`), each
+/// giving `$make` of the scalar as a JSON value.
+macro_rules! visit_scalars {
+    ($make:expr) => {
+        fn visit_bool<E>(self, b: bool) -> Result<Self::Value, E> {
+            Ok($make(Value::Bool(b)))
+        }
+        fn visit_i64<E>(self, n: i64) -> Result<Self::Value, E> {
+            Ok($make(Value::from(n)))
+        }
+        fn visit_u64<E>(self, n: u64) -> Result<Self::Value, E> {
+            Ok($make(Value::from(n)))
+        }
+        fn visit_f64<E>(self, n: f64) -> Result<Self::Value, E> {
+            Ok($make(Value::from(n)))
+        }
+        fn visit_unit<E>(self) -> Result<Self::Value, E> {
+            Ok($make(Value::Null))
+        }
+    };
+}
+pub(crate) use visit_scalars;
+
 /// One message of a request.
 pub(crate) struct MessageView<'a> {
     /// `role`, when a string.
@@ -122,21 +145,7 @@ impl<'de> Deserialize<'de> for Lenient<'de> {
             fn visit_str<E>(self, text: &str) -> Result<Self::Value, E> {
                 Ok(Lenient(Some(Cow::Owned(text.to_owned()))))
             }
-            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-                Ok(Lenient(None))
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-                Ok(Lenient(None))
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-                Ok(Lenient(None))
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-                Ok(Lenient(None))
-            }
-            fn visit_unit<E>(self) -> Result<Self::Value, E> {
-                Ok(Lenient(None))
-            }
+            visit_scalars!(|_| Lenient(None));
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
                 while seq.next_element::<IgnoredAny>()?.is_some() {}
                 Ok(Lenient(None))
@@ -164,21 +173,7 @@ impl<'de> Deserialize<'de> for Content<'de> {
             fn visit_str<E>(self, text: &str) -> Result<Self::Value, E> {
                 Ok(Content::Text(Cow::Owned(text.to_owned())))
             }
-            fn visit_bool<E>(self, b: bool) -> Result<Self::Value, E> {
-                Ok(Content::Other(Value::Bool(b)))
-            }
-            fn visit_i64<E>(self, n: i64) -> Result<Self::Value, E> {
-                Ok(Content::Other(n.into()))
-            }
-            fn visit_u64<E>(self, n: u64) -> Result<Self::Value, E> {
-                Ok(Content::Other(n.into()))
-            }
-            fn visit_f64<E>(self, n: f64) -> Result<Self::Value, E> {
-                Ok(Content::Other(n.into()))
-            }
-            fn visit_unit<E>(self) -> Result<Self::Value, E> {
-                Ok(Content::Other(Value::Null))
-            }
+            visit_scalars!(Content::Other);
             fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
                 Value::deserialize(SeqAccessDeserializer::new(seq)).map(Content::Other)
             }
