@@ -89,20 +89,11 @@ fn decode(request: request::Common<'_>) -> Result<DecodedRequest, ApiError> {
             Some(message) => (message.role, message.content),
             None => (None, Content::Other(Value::Null)),
         };
-        let content = match (role.as_deref(), content) {
+        match (role.as_deref(), content) {
             (Some("user"), Content::Text(text)) => {
                 history.user(UserContent::Text(text.into_owned()));
-                return Ok(());
             }
-            (Some("assistant"), Content::Text(text)) => {
-                history.assistant(vec![text_block(text.into_owned())]);
-                return Ok(());
-            }
-            (_, Content::Text(_)) => Value::Null,
-            (_, Content::Other(content)) => content,
-        };
-        match role.as_deref() {
-            Some("user") => {
+            (Some("user"), Content::Other(content)) => {
                 let mut rest = Vec::new();
                 for block in content.as_array().into_iter().flatten() {
                     match block.get("type").and_then(Value::as_str) {
@@ -121,7 +112,10 @@ fn decode(request: request::Common<'_>) -> Result<DecodedRequest, ApiError> {
                     history.user(UserContent::Blocks(rest));
                 }
             }
-            Some("assistant") => history.assistant(
+            (Some("assistant"), Content::Text(text)) => {
+                history.assistant(vec![text_block(text.into_owned())]);
+            }
+            (Some("assistant"), Content::Other(content)) => history.assistant(
                 content
                     .as_array()
                     .into_iter()

@@ -155,7 +155,7 @@ const FIELDS: &[&str] = &["reasoning_content", "tool_calls", "tool_call_id"];
 
 /// An assistant message's blocks: `reasoning_content`, `content`, then
 /// `tool_calls`.
-fn assistant_blocks(message: MessageView<'_>) -> Vec<ContentBlock> {
+fn assistant_blocks(mut message: MessageView<'_>) -> Vec<ContentBlock> {
     let mut blocks = Vec::new();
     if let Some(reasoning) = message
         .get("reasoning_content")
@@ -167,8 +167,12 @@ fn assistant_blocks(message: MessageView<'_>) -> Vec<ContentBlock> {
             ..ThinkingContent::default()
         }));
     }
+    let text = std::mem::replace(&mut message.content, Content::Other(Value::Null)).joined("");
+    if !text.is_empty() {
+        blocks.push(text_block(text));
+    }
     let calls = message.get("tool_calls").and_then(Value::as_array);
-    let calls = calls.into_iter().flatten().map(|call| {
+    blocks.extend(calls.into_iter().flatten().map(|call| {
         let (arguments, raw_arguments) =
             arguments_from_text(&str_at(call, &["function", "arguments"]));
         ContentBlock::ToolCall(ToolCall {
@@ -178,13 +182,7 @@ fn assistant_blocks(message: MessageView<'_>) -> Vec<ContentBlock> {
             raw_arguments,
             ..ToolCall::default()
         })
-    });
-    let calls: Vec<ContentBlock> = calls.collect();
-    let text = message.content.joined("");
-    if !text.is_empty() {
-        blocks.push(text_block(text));
-    }
-    blocks.extend(calls);
+    }));
     blocks
 }
 

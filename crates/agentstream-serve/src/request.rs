@@ -58,7 +58,8 @@ impl PartialEq for DecodedRequest {
 
 /// The fields both protocols read the same way.
 pub(crate) struct Common<'a> {
-    /// The whole body (without `messages` when decoded from bytes).
+    /// The whole body (decoded from bytes: without `messages`, `model`
+    /// and `stream`, which are read as they are parsed).
     pub(crate) object: Cow<'a, Map<String, Value>>,
     /// `model`, empty when absent.
     pub(crate) model: String,
