@@ -17,7 +17,16 @@
 //! figures, the bench prints the ratio ours / bare of each, measured again
 //! with the two servers interleaved (alternating slices of calls), which
 //! holds on a machine whose load moves: the median of 21 rounds, with the
-//! lowest and highest. Run: `cargo bench -p agentstream-serve --bench
+//! lowest and highest.
+//!
+//! The same interleaved comparison then runs two staged servers against
+//! bare, to show where the gap goes: `bare+decode` is bare that also
+//! decodes each body into Pi's context (the public `decode_body` of the
+//! API), and `bare+decode+model` also streams that context through a
+//! [`ScriptedModel`] playing the same turn and drains its events (Pi's
+//! events, each with its snapshot), before writing the same fixed answer.
+//! What `ours` does beyond the second (routing, the request log, the SSE
+//! encoding) is the rest. Run: `cargo bench -p agentstream-serve --bench
 //! serve`. For a profiler, `AGENTSTREAM_SERVE_BENCH_PROFILE=openai/ours/1/2000`
 //! runs only those calls (API, server, clients at once, calls).
 
@@ -30,10 +39,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use agentstream::message::{assistant, text, tool_call, StopReason};
-use agentstream::model::{ScriptStep, ScriptedModel, ScriptedTurn};
-use agentstream_serve::Server;
+use agentstream::model::{Model, ScriptStep, ScriptedModel, ScriptedTurn};
+use agentstream_serve::{anthropic, openai, ApiError, DecodedRequest, Server};
 use bytes::Bytes;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use futures_util::{FutureExt, StreamExt};
 use http_body_util::{BodyExt, Full, StreamBody};
 use hyper::body::Frame;
 use hyper::client::conn::http1::SendRequest;
@@ -58,8 +68,57 @@ fn repeating(turn: ScriptedTurn) -> ScriptedModel {
     ScriptedModel::new(std::iter::repeat_n(ScriptStep::Turn(turn), SCRIPTED_CALLS))
 }
 
-/// A bare hyper server answering every request with `answer`.
-async fn bare(answer: Bytes) -> SocketAddr {
+/// The work a reference server does on each request's body before it
+/// writes its fixed answer.
+#[derive(Clone)]
+enum Stage {
+    /// Nothing: the body is read and dropped (`bare`).
+    Bare,
+    /// The body is decoded into Pi's context (`bare+decode`).
+    Decode(Decoder),
+    /// Decoded, then streamed through the model, whose events are drained
+    /// (`bare+decode+model`).
+    Model(Decoder, Arc<ScriptedModel>),
+}
+
+/// A protocol's public body decoder.
+type Decoder = fn(&[u8]) -> Result<DecodedRequest, ApiError>;
+
+impl Stage {
+    /// Does the stage's work on `body`; whether it went as `ours` would
+    /// (the body decodes and the model ends with `done`).
+    async fn run(&self, body: &[u8]) -> bool {
+        let (decode, model) = match self {
+            Stage::Bare => return true,
+            Stage::Decode(decode) => (decode, None),
+            Stage::Model(decode, model) => (decode, Some(model)),
+        };
+        let Ok(request) = decode(body) else {
+            return false;
+        };
+        let Some(model) = model else {
+            return true;
+        };
+        let mut events = model.stream(&request.context, request.options);
+        let mut done = false;
+        // Polled as `ours` polls a model: without a waker first, so the
+        // player's yields do not reschedule the connection's task.
+        loop {
+            let event = match events.next().now_or_never() {
+                Some(event) => event,
+                None => events.next().await,
+            };
+            let Some(event) = event else {
+                break done;
+            };
+            done = event.type_name() == "done";
+        }
+    }
+}
+
+/// A reference server: hyper's `http1` connection answering every POST
+/// with `answer`, after reading its body and doing `stage`'s work on it.
+async fn reference(answer: Bytes, stage: Stage) -> SocketAddr {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
     tokio::spawn(async move {
@@ -68,13 +127,15 @@ async fn bare(answer: Bytes) -> SocketAddr {
                 continue;
             };
             let _ = stream.set_nodelay(true);
-            let answer = answer.clone();
+            let (answer, stage) = (answer.clone(), stage.clone());
             tokio::spawn(async move {
                 let service = hyper::service::service_fn(
                     move |request: hyper::Request<hyper::body::Incoming>| {
-                        let answer = answer.clone();
+                        let (answer, stage) = (answer.clone(), stage.clone());
                         async move {
-                            let _ = request.into_body().collect().await;
+                            let body = request.into_body().collect().await;
+                            let body = body.map(|b| b.to_bytes()).unwrap_or_default();
+                            assert!(stage.run(&body).await, "a staged server's work failed");
                             let frames = futures_util::stream::iter([Ok::<_, Infallible>(
                                 Frame::data(answer),
                             )]);
@@ -172,11 +233,22 @@ async fn call(sender: &mut SendRequest<Full<Bytes>>, target: &Target, body: &Byt
 
 /// The bare server's answer: what `ours` sends for the first call.
 fn bare_target(runtime: &tokio::runtime::Runtime, ours: &Target, body: &Bytes) -> Target {
+    reference_target(runtime, ours, body, Stage::Bare)
+}
+
+/// A reference server doing `stage`'s work and answering what `ours`
+/// sends for one call.
+fn reference_target(
+    runtime: &tokio::runtime::Runtime,
+    ours: &Target,
+    body: &Bytes,
+    stage: Stage,
+) -> Target {
     runtime.block_on(async {
         let mut client = Clients::connect(ours.clone(), body.clone(), 1).await;
         let answer = call(&mut client.senders[0], ours, body).await;
         Target {
-            address: bare(answer).await,
+            address: reference(answer, stage).await,
             path: ours.path.clone(),
         }
     })
@@ -199,6 +271,8 @@ fn bench(c: &mut Criterion) {
         ],
         StopReason::ToolUse,
     ));
+    // The staged reference servers' model: the same script as `ours`'.
+    let staged_model = Arc::new(repeating(turn.clone()));
     let server = runtime.block_on(async {
         Server::builder(repeating(turn))
             .chunks(3)
@@ -207,6 +281,10 @@ fn bench(c: &mut Criterion) {
             .unwrap()
     });
     let address = server.local_addr();
+    let decoders: [(&str, Decoder); 2] = [
+        ("openai", openai::decode_body),
+        ("anthropic", anthropic::decode_body),
+    ];
     let requests = [
         (
             "openai",
@@ -249,21 +327,54 @@ fn bench(c: &mut Criterion) {
     group.finish();
     for (api, ours, bare, body) in &targets {
         for clients in [1, CONCURRENT] {
-            let mut ratios = interleaved(&runtime, ours, bare, body, clients);
-            ratios.sort_by(f64::total_cmp);
-            let (median, low, high) = (
-                ratios[ratios.len() / 2],
-                ratios[0],
-                ratios[ratios.len() - 1],
-            );
+            let ratios = interleaved(&runtime, ours, bare, body, clients);
             println!(
-                "serve/{api}/{clients}: ours/bare calls per second, interleaved: median {median:.2} \
-                 (min {low:.2}, max {high:.2}, {} rounds)",
-                ratios.len()
+                "serve/{api}/{clients}: ours/bare calls per second, interleaved: {}",
+                summary(ratios)
             );
         }
     }
+    // Where the gap goes: the staged servers against bare, interleaved
+    // the same way.
+    for (api, ours, bare, body) in &targets {
+        let decode = decoders
+            .iter()
+            .find(|(name, _)| name == api)
+            .map(|(_, decode)| *decode)
+            .expect("a decoder per API");
+        let stages = [
+            ("bare+decode", Stage::Decode(decode)),
+            (
+                "bare+decode+model",
+                Stage::Model(decode, staged_model.clone()),
+            ),
+        ];
+        for (name, stage) in stages {
+            let staged = reference_target(&runtime, ours, body, stage);
+            for clients in [1, CONCURRENT] {
+                let ratios = interleaved(&runtime, &staged, bare, body, clients);
+                println!(
+                    "serve/{api}/{clients}: {name}/bare calls per second, interleaved: {}",
+                    summary(ratios)
+                );
+            }
+        }
+    }
     runtime.block_on(server.shutdown());
+}
+
+/// The median of `ratios`, with the lowest and highest.
+fn summary(mut ratios: Vec<f64>) -> String {
+    ratios.sort_by(f64::total_cmp);
+    let (median, low, high) = (
+        ratios[ratios.len() / 2],
+        ratios[0],
+        ratios[ratios.len() - 1],
+    );
+    format!(
+        "median {median:.2} (min {low:.2}, max {high:.2}, {} rounds)",
+        ratios.len()
+    )
 }
 
 /// The time `clients` take for `rounds` rounds of one call each.
@@ -273,7 +384,7 @@ fn timed(runtime: &tokio::runtime::Runtime, clients: &mut Clients, rounds: usize
     start.elapsed()
 }
 
-/// Ours against bare in alternating slices of about 1,000 calls each: on
+/// A server (`ours`) against bare in alternating slices of about 1,000 calls each: on
 /// a machine whose load moves (a shared one), both see the same load,
 /// which criterion's one-after-the-other runs do not give. The ratio of
 /// calls per second, ours / bare, of each of the rounds (a slice of
