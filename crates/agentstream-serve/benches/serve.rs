@@ -281,22 +281,20 @@ fn bench(c: &mut Criterion) {
             .unwrap()
     });
     let address = server.local_addr();
-    let decoders: [(&str, Decoder); 2] = [
-        ("openai", openai::decode_body),
-        ("anthropic", anthropic::decode_body),
-    ];
     let requests = [
         (
             "openai",
             "/v1/chat/completions",
             json!({"model": "gpt-test", "stream": true,
                    "messages": [{"role": "user", "content": "What is the weather in Paris?"}]}),
+            openai::decode_body as Decoder,
         ),
         (
             "anthropic",
             "/v1/messages",
             json!({"model": "claude-test", "stream": true, "max_tokens": 1024,
                    "messages": [{"role": "user", "content": "What is the weather in Paris?"}]}),
+            anthropic::decode_body,
         ),
     ];
     if let Ok(only) = std::env::var(PROFILE_VAR) {
@@ -305,14 +303,14 @@ fn bench(c: &mut Criterion) {
     }
     let mut group = c.benchmark_group("serve");
     let mut targets = Vec::new();
-    for (api, path, body) in requests {
+    for (api, path, body, decode) in requests {
         let body = Bytes::from(body.to_string());
         let ours = Target {
             address,
             path: path.to_owned(),
         };
         let bare = bare_target(&runtime, &ours, &body);
-        targets.push((api, ours.clone(), bare.clone(), body.clone()));
+        targets.push((api, ours.clone(), bare.clone(), body.clone(), decode));
         for (name, target) in [("ours", &ours), ("bare", &bare)] {
             for clients in [1, CONCURRENT] {
                 let mut pool =
@@ -325,7 +323,7 @@ fn bench(c: &mut Criterion) {
         }
     }
     group.finish();
-    for (api, ours, bare, body) in &targets {
+    for (api, ours, bare, body, _) in &targets {
         for clients in [1, CONCURRENT] {
             let ratios = interleaved(&runtime, ours, bare, body, clients);
             println!(
@@ -336,17 +334,12 @@ fn bench(c: &mut Criterion) {
     }
     // Where the gap goes: the staged servers against bare, interleaved
     // the same way.
-    for (api, ours, bare, body) in &targets {
-        let decode = decoders
-            .iter()
-            .find(|(name, _)| name == api)
-            .map(|(_, decode)| *decode)
-            .expect("a decoder per API");
+    for (api, ours, bare, body, decode) in &targets {
         let stages = [
-            ("bare+decode", Stage::Decode(decode)),
+            ("bare+decode", Stage::Decode(*decode)),
             (
                 "bare+decode+model",
-                Stage::Model(decode, staged_model.clone()),
+                Stage::Model(*decode, staged_model.clone()),
             ),
         ];
         for (name, stage) in stages {
@@ -435,7 +428,7 @@ const PROFILE_VAR: &str = "AGENTSTREAM_SERVE_BENCH_PROFILE";
 fn profile(
     runtime: &tokio::runtime::Runtime,
     address: SocketAddr,
-    requests: &[(&str, &str, serde_json::Value)],
+    requests: &[(&str, &str, serde_json::Value, Decoder)],
     only: &str,
 ) {
     let parts: Vec<&str> = only.split('/').collect();
@@ -443,9 +436,9 @@ fn profile(
         panic!("{PROFILE_VAR}: expected API/SERVER/CLIENTS/CALLS, got {only}");
     };
     let (clients, count): (usize, usize) = (clients.parse().unwrap(), count.parse().unwrap());
-    let (_, path, body) = requests
+    let (_, path, body, _) = requests
         .iter()
-        .find(|(name, _, _)| *name == api)
+        .find(|(name, ..)| *name == api)
         .expect("an API of the bench");
     let body = Bytes::from(body.to_string());
     let ours = Target {
