@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use crate::error::ApiError;
 use crate::script::Step;
+use crate::wire::Wire;
 use crate::{anthropic, google, openai, responses};
 
 /// SSE events written one after another into one buffer, with where each
@@ -188,12 +189,13 @@ pub(crate) enum Encoder {
 }
 
 impl Encoder {
-    fn encode(&mut self, event: &ModelEvent, out: &mut Events) {
+    /// Appends the SSE events of `step`.
+    pub(crate) fn encode(&mut self, step: Wire<'_>, out: &mut Events) {
         match self {
-            Encoder::OpenAi(e) => e.encode_into(event, out),
-            Encoder::Anthropic(e) => e.encode_into(event, out),
-            Encoder::Responses(e) => e.encode_into(event, out),
-            Encoder::Google(e) => e.encode_into(event, out),
+            Encoder::OpenAi(e) => e.encode_into(step, out),
+            Encoder::Anthropic(e) => e.encode_into(step, out),
+            Encoder::Responses(e) => e.encode_into(step, out),
+            Encoder::Google(e) => e.encode_into(step, out),
         }
     }
 
@@ -275,7 +277,7 @@ impl<G: Send + 'static> Pump<G> {
 
     fn encode(&mut self, event: &ModelEvent) {
         self.finished |= event.is_terminal();
-        self.encoder.encode(event, &mut self.pending);
+        self.encoder.encode(Wire::from(event), &mut self.pending);
     }
 
     /// Encodes the events the model has ready now (without a delay, they
@@ -471,7 +473,7 @@ mod tests {
             let mut encoder = encoder();
             let mut events = stream();
             while let Some(event) = events.next().await {
-                encoder.encode(&event, &mut one_by_one);
+                encoder.encode(Wire::from(&event), &mut one_by_one);
             }
             (frames, one_by_one.into_strings().concat())
         })

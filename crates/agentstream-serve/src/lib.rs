@@ -72,6 +72,7 @@ mod server;
 mod service;
 mod tokens;
 mod view;
+mod wire;
 
 pub mod anthropic;
 pub mod google;

@@ -7,11 +7,12 @@
 //! gives (tested against the tree form).
 
 use agentstream::message::{AssistantMessage, ContentBlock, Usage};
-use agentstream::model::{BlockShape, DoneReason, ModelEvent, PartialMessage};
+use agentstream::model::{BlockShape, DoneReason, ModelEvent};
 use serde_json::{json, Value};
 
 use crate::error::{Api, ApiError};
 use crate::frames::{self, Events};
+use crate::wire::{Kind as WireKind, Wire};
 
 /// Anthropic's `usage` object for a Pi usage.
 pub fn usage_json(usage: &Usage) -> Value {
@@ -277,103 +278,64 @@ impl StreamEncoder {
     /// `event: …\ndata: …\n\n`).
     pub fn encode(&mut self, event: &ModelEvent, out: &mut Vec<String>) {
         let mut events = Events::default();
-        self.encode_into(event, &mut events);
+        self.encode_into(Wire::from(event), &mut events);
         out.extend(events.into_strings());
     }
 
-    /// [`encode`](Self::encode) into one buffer.
-    pub(crate) fn encode_into(&mut self, event: &ModelEvent, out: &mut Events) {
-        let kind = match event {
-            ModelEvent::TextStart { .. }
-            | ModelEvent::TextDelta { .. }
-            | ModelEvent::TextEnd { .. } => Kind::Text,
-            ModelEvent::ThinkingStart { .. }
-            | ModelEvent::ThinkingDelta { .. }
-            | ModelEvent::ThinkingEnd { .. } => Kind::Thinking,
-            _ => Kind::ToolUse,
+    /// [`encode`](Self::encode) into one buffer, from a step.
+    pub(crate) fn encode_into(&mut self, step: Wire<'_>, out: &mut Events) {
+        let kind = match step.kind() {
+            WireKind::Text => Kind::Text,
+            WireKind::Thinking => Kind::Thinking,
+            WireKind::ToolCall => Kind::ToolUse,
         };
-        match event {
-            ModelEvent::Start { partial } => {
-                let header = partial.header();
+        match step {
+            Wire::Start(blocks) => {
                 out.start(Some("message_start"))
                     .raw(r#"{"message":{"content":[],"id":"#)
                     .string(&self.id)
                     .raw(r#","model":"#)
                     .string(&self.model)
                     .raw(r#","role":"assistant","stop_reason":null,"stop_sequence":null,"type":"message","usage":"#);
-                write_usage(&header.usage, 0, out);
+                write_usage(blocks.usage(), 0, out);
                 out.raw(r#"},"type":"message_start"}"#).end();
             }
-            ModelEvent::TextStart {
-                content_index,
-                partial,
+            Wire::BlockStart { index, blocks, .. } => {
+                self.open(index, || blocks.shape(index), kind, out);
             }
-            | ModelEvent::ThinkingStart {
-                content_index,
-                partial,
-            }
-            | ModelEvent::ToolCallStart {
-                content_index,
-                partial,
-            } => self.open(*content_index, block(partial, *content_index), kind, out),
-            ModelEvent::TextDelta {
-                content_index,
+            Wire::Delta {
+                index,
                 delta,
-                partial,
-            }
-            | ModelEvent::ThinkingDelta {
-                content_index,
-                delta,
-                partial,
-            }
-            | ModelEvent::ToolCallDelta {
-                content_index,
-                delta,
-                partial,
+                blocks,
+                ..
             } => {
-                self.open(*content_index, block(partial, *content_index), kind, out);
+                self.open(index, || blocks.shape(index), kind, out);
                 self.deltas(delta, out);
             }
-            ModelEvent::TextEnd {
-                content_index,
-                partial,
-                ..
-            }
-            | ModelEvent::ThinkingEnd {
-                content_index,
-                partial,
-                ..
-            } => {
-                self.open(*content_index, block(partial, *content_index), kind, out);
+            Wire::BlockEnd { index, blocks, .. } => {
+                self.open(index, || blocks.shape(index), kind, out);
                 self.close(out);
             }
-            ModelEvent::ToolCallEnd {
-                content_index,
-                tool_call,
-                ..
-            } => {
-                let fresh = self
-                    .open
-                    .as_ref()
-                    .is_none_or(|open| open.pi != *content_index);
+            Wire::ToolCallEnd { index, call, .. } => {
+                let fresh = self.open.as_ref().is_none_or(|open| open.pi != index);
                 self.open(
-                    *content_index,
-                    || Some(BlockShape::ToolCall(tool_call)),
+                    index,
+                    || Some(BlockShape::ToolCall(call)),
                     Kind::ToolUse,
                     out,
                 );
                 if fresh {
                     let text =
-                        serde_json::to_string(&tool_call.arguments).unwrap_or_else(|_| "{}".into());
+                        serde_json::to_string(&call.arguments).unwrap_or_else(|_| "{}".into());
                     self.deltas(&text, out);
                 }
                 self.close(out);
             }
-            ModelEvent::Done { reason, message } => {
+            Wire::Done { reason, message } => {
                 self.close(out);
                 out.start(Some("message_delta"))
                     .raw(r#"{"delta":{"stop_reason":"#)
-                    .string(stop_reason(*reason))
+                    .string(stop_reason(reason))
                     .raw(r#","stop_sequence":null},"type":"message_delta","usage":"#);
                 write_usage(&message.usage, message.usage.output, out);
                 out.raw("}").end();
@@ -381,7 +343,7 @@ impl StreamEncoder {
                     .raw(r#"{"type":"message_stop"}"#)
                     .end();
             }
-            ModelEvent::Error { error, .. } => {
+            Wire::Error(error) => {
                 self.error_into(&ApiError::model_failure(error), out);
             }
         }
@@ -398,11 +360,6 @@ impl StreamEncoder {
     pub(crate) fn error_into(&mut self, error: &ApiError, out: &mut Events) {
         out.json(Some("error"), &error.body(Api::Anthropic));
     }
-}
-
-/// The shape of block `index` of `partial`, looked up when called.
-fn block<'a>(partial: &'a PartialMessage, index: usize) -> impl FnOnce() -> Option<BlockShape<'a>> {
-    move || partial.block_shape(index)
 }
 
 /// A `tool_use` content block with empty input.
@@ -454,7 +411,7 @@ mod tests {
         message.usage.cache_write = 2;
         let partial = PartialBuilder::new(message.clone()).snapshot();
         let mut out = Events::default();
-        encoder.encode_into(&ModelEvent::Start { partial }, &mut out);
+        encoder.encode_into(Wire::from(&ModelEvent::Start { partial }), &mut out);
         let mut usage = usage_json(&message.usage);
         usage["output_tokens"] = 0.into();
         let mut expected = vec![frames::wire_event(
@@ -528,9 +485,9 @@ mod tests {
         let mut done = assistant([], StopReason::ToolUse);
         done.usage.output = 7;
         encoder.encode_into(
-            &ModelEvent::Done {
+            Wire::Done {
                 reason: DoneReason::ToolUse,
-                message: std::sync::Arc::new(done.clone()),
+                message: &done,
             },
             &mut out,
         );

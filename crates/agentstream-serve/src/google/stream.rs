@@ -2,11 +2,12 @@
 //! `GenerateContentResponse`.
 
 use agentstream::message::{AssistantMessage, ContentBlock, ToolCall, Usage};
-use agentstream::model::{BlockShape, DoneReason, ModelEvent, PartialMessage};
+use agentstream::model::{BlockShape, DoneReason, ModelEvent};
 use serde_json::{json, Value};
 
 use crate::error::{Api, ApiError};
 use crate::frames::{self, Events};
+use crate::wire::{Blocks, Kind, Wire};
 
 /// Gemini's `usageMetadata` for a Pi usage: `promptTokenCount` is input +
 /// cacheRead, `cachedContentTokenCount` cacheRead (when not 0),
@@ -200,13 +201,13 @@ impl StreamEncoder {
     fn delta(
         &mut self,
         index: usize,
-        partial: &PartialMessage,
+        blocks: Blocks<'_>,
         delta: &str,
         thought: bool,
         out: &mut Events,
     ) {
         if let Some(open) = self.current.filter(|&open| open != index) {
-            self.end_other(Some(index), partial.block_shape(open), out);
+            self.end_other(Some(index), blocks.shape(open), out);
         }
         self.current = Some(index);
         self.deltas(delta, thought, out);
@@ -216,44 +217,29 @@ impl StreamEncoder {
     /// SSE event).
     pub fn encode(&mut self, event: &ModelEvent, out: &mut Vec<String>) {
         let mut events = Events::default();
-        self.encode_into(event, &mut events);
+        self.encode_into(Wire::from(event), &mut events);
         out.extend(events.into_strings());
     }
 
-    /// [`encode`](Self::encode) into one buffer.
-    pub(crate) fn encode_into(&mut self, event: &ModelEvent, out: &mut Events) {
-        match event {
-            ModelEvent::TextDelta {
-                content_index,
+    /// [`encode`](Self::encode) into one buffer, from a step.
+    pub(crate) fn encode_into(&mut self, step: Wire<'_>, out: &mut Events) {
+        match step {
+            Wire::Delta {
+                kind: kind @ (Kind::Text | Kind::Thinking),
+                index,
                 delta,
-                partial,
-            } => self.delta(*content_index, partial, delta, false, out),
-            ModelEvent::ThinkingDelta {
-                content_index,
-                delta,
-                partial,
-            } => self.delta(*content_index, partial, delta, true, out),
-            ModelEvent::TextEnd {
-                content_index,
-                partial,
-                ..
+                blocks,
+            } => self.delta(index, blocks, delta, kind == Kind::Thinking, out),
+            Wire::BlockEnd { index, blocks, .. } if self.current == Some(index) => {
+                self.end_other(None, blocks.shape(index), out);
             }
-            | ModelEvent::ThinkingEnd {
-                content_index,
-                partial,
-                ..
-            } if self.current == Some(*content_index) => {
-                self.end_other(None, partial.block_shape(*content_index), out);
-            }
-            ModelEvent::ToolCallEnd {
-                tool_call, partial, ..
-            } => {
+            Wire::ToolCallEnd { call, blocks, .. } => {
                 if let Some(open) = self.current {
-                    self.end_other(None, partial.block_shape(open), out);
+                    self.end_other(None, blocks.shape(open), out);
                 }
-                self.parts(vec![call_part(tool_call)], out);
+                self.parts(vec![call_part(call)], out);
             }
-            ModelEvent::Done { reason, message } => {
+            Wire::Done { reason, message } => {
                 if let Some(open) = self.current {
                     self.end_other(None, message.content.get(open).map(BlockShape::from), out);
                 }
@@ -261,16 +247,14 @@ impl StreamEncoder {
                     None,
                     &chunk(
                         Vec::new(),
-                        Some(finish_reason(*reason)),
+                        Some(finish_reason(reason)),
                         Some(usage_json(&message.usage)),
                         &self.model,
                         &self.id,
                     ),
                 );
             }
-            ModelEvent::Error { error, .. } => {
-                self.error_into(&ApiError::model_failure(error), out)
-            }
+            Wire::Error(error) => self.error_into(&ApiError::model_failure(error), out),
             _ => {}
         }
     }

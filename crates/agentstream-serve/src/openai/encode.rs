@@ -5,11 +5,12 @@
 use std::collections::BTreeMap;
 
 use agentstream::message::{AssistantMessage, ContentBlock, ToolCall, Usage};
-use agentstream::model::{BlockShape, DoneReason, ModelEvent, PartialMessage};
+use agentstream::model::{BlockShape, DoneReason, ModelEvent};
 use serde_json::{json, Map, Value};
 
 use crate::error::{Api, ApiError};
 use crate::frames::{self, Events};
+use crate::wire::{Blocks, Kind, Wire};
 
 /// OpenAI's `usage` object for a Pi usage.
 pub fn usage_json(usage: &Usage) -> Value {
@@ -277,50 +278,50 @@ impl StreamEncoder {
     /// `data: …\n\n`).
     pub fn encode(&mut self, event: &ModelEvent, out: &mut Vec<String>) {
         let mut events = Events::default();
-        self.encode_into(event, &mut events);
+        self.encode_into(Wire::from(event), &mut events);
         out.extend(events.into_strings());
     }
 
-    /// [`encode`](Self::encode) into one buffer.
-    pub(crate) fn encode_into(&mut self, event: &ModelEvent, out: &mut Events) {
-        match event {
-            ModelEvent::Start { .. } => {
+    /// [`encode`](Self::encode) into one buffer, from a step.
+    pub(crate) fn encode_into(&mut self, step: Wire<'_>, out: &mut Events) {
+        match step {
+            Wire::Start(_) => {
                 Self::start_delta(out).raw(r#"{"content":"","role":"assistant"}"#);
                 self.end_delta("null", out);
             }
-            ModelEvent::TextDelta { delta, .. } => self.text_deltas("content", delta, out),
-            ModelEvent::ThinkingDelta { delta, .. } => {
-                self.text_deltas("reasoning_content", delta, out);
-            }
-            ModelEvent::ToolCallStart {
-                content_index,
-                partial,
-            } => {
-                let call = || partial_call(partial, *content_index);
-                self.announce(*content_index, call, out);
-            }
-            ModelEvent::ToolCallDelta {
-                content_index,
+            Wire::Delta {
+                kind: Kind::Text,
                 delta,
-                partial,
+                ..
+            } => self.text_deltas("content", delta, out),
+            Wire::Delta {
+                kind: Kind::Thinking,
+                delta,
+                ..
+            } => self.text_deltas("reasoning_content", delta, out),
+            Wire::BlockStart {
+                kind: Kind::ToolCall,
+                index,
+                blocks,
+            } => self.announce(index, || tool_call_shape(blocks, index), out),
+            Wire::Delta {
+                kind: Kind::ToolCall,
+                index,
+                delta,
+                blocks,
             } => {
-                let call = || partial_call(partial, *content_index);
-                self.announce(*content_index, call, out);
-                self.arguments(*content_index, delta, out);
+                self.announce(index, || tool_call_shape(blocks, index), out);
+                self.arguments(index, delta, out);
             }
             // A call that streamed no fragments: all of it at once.
-            ModelEvent::ToolCallEnd {
-                content_index,
-                tool_call,
-                ..
-            } if !self.calls.contains_key(content_index) => {
-                let call = || Some((tool_call.id.as_str(), tool_call.name.as_str()));
-                self.announce(*content_index, call, out);
-                self.arguments(*content_index, &arguments_text(tool_call), out);
+            Wire::ToolCallEnd { index, call, .. } if !self.calls.contains_key(&index) => {
+                let shape = || Some((call.id.as_str(), call.name.as_str()));
+                self.announce(index, shape, out);
+                self.arguments(index, &arguments_text(call), out);
             }
-            ModelEvent::Done { reason, message } => {
+            Wire::Done { reason, message } => {
                 Self::start_delta(out).raw("{}");
-                self.end_delta(finish_reason_json(*reason), out);
+                self.end_delta(finish_reason_json(reason), out);
                 if self.include_usage {
                     let mut chunk = self.chunk(json!([]));
                     chunk["usage"] = usage_json(&message.usage);
@@ -328,7 +329,7 @@ impl StreamEncoder {
                 }
                 out.raw("data: [DONE]").end();
             }
-            ModelEvent::Error { error, .. } => {
+            Wire::Error(error) => {
                 self.error_into(&ApiError::model_failure(error), out);
             }
             _ => {}
@@ -349,9 +350,9 @@ impl StreamEncoder {
 }
 
 /// The id and name of the tool call at `index`, borrowed from the
-/// snapshot (its arguments are not materialized).
-fn partial_call(partial: &PartialMessage, index: usize) -> Option<(&str, &str)> {
-    match partial.block_shape(index)? {
+/// message so far (its arguments are not materialized).
+fn tool_call_shape(blocks: Blocks<'_>, index: usize) -> Option<(&str, &str)> {
+    match blocks.shape(index)? {
         BlockShape::ToolCall(call) => Some((&call.id, &call.name)),
         _ => None,
     }

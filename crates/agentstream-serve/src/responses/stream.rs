@@ -3,11 +3,12 @@
 use agentstream::message::{AssistantMessage, ContentBlock, ToolCall, Usage};
 use std::collections::BTreeMap;
 
-use agentstream::model::{DoneReason, ModelEvent, PartialMessage};
+use agentstream::model::{DoneReason, ModelEvent};
 use serde_json::{json, Value};
 
 use crate::error::{Api, ApiError};
 use crate::frames::{self, Events};
+use crate::wire::{Blocks, Kind, Wire};
 
 /// Responses' `usage` for a Pi usage: `input_tokens` is input +
 /// cacheRead, `cached_tokens` cacheRead, `output_tokens` output,
@@ -240,21 +241,21 @@ impl StreamEncoder {
     /// Closes the open item if it is not the block at `index`, with its
     /// block as `partial` has it (a model may end a block with no end
     /// event: the next block, or the end of the message, closes it).
-    fn close_other(&mut self, index: usize, partial: &PartialMessage, out: &mut Events) {
+    fn close_other(&mut self, index: usize, blocks: Blocks<'_>, out: &mut Events) {
         if let Some(open) = self.current.filter(|&open| open != index) {
-            if let Some(block) = partial.content_block(open) {
+            if let Some(block) = blocks.block(open) {
                 self.close(open, &block, out);
             }
         }
     }
 
     /// Opens the item of the block at `index` if it is not open yet.
-    fn open(&mut self, index: usize, partial: &PartialMessage, out: &mut Events) {
+    fn open(&mut self, index: usize, blocks: Blocks<'_>, out: &mut Events) {
         if self.ids.contains_key(&index) {
             return;
         }
-        self.close_other(index, partial, out);
-        let Some(block) = partial.content_block(index) else {
+        self.close_other(index, blocks, out);
+        let Some(block) = blocks.block(index) else {
             return;
         };
         let Some(mut item) = output_item(&block, index) else {
@@ -263,7 +264,7 @@ impl StreamEncoder {
         let id = item["id"].as_str().unwrap_or_default().to_owned();
         self.ids.insert(index, id.clone());
         self.current = Some(index);
-        match &block {
+        match &*block {
             ContentBlock::Text(_) => {
                 item["status"] = "in_progress".into();
                 item["content"] = json!([]);
@@ -280,7 +281,7 @@ impl StreamEncoder {
             out,
         );
         let part = json!({"item_id": id, "output_index": index});
-        match &block {
+        match &*block {
             ContentBlock::Text(_) => {
                 let mut added = part;
                 added["content_index"] = 0.into();
@@ -366,14 +367,14 @@ impl StreamEncoder {
     /// SSE event).
     pub fn encode(&mut self, event: &ModelEvent, out: &mut Vec<String>) {
         let mut events = Events::default();
-        self.encode_into(event, &mut events);
+        self.encode_into(Wire::from(event), &mut events);
         out.extend(events.into_strings());
     }
 
-    /// [`encode`](Self::encode) into one buffer.
-    pub(crate) fn encode_into(&mut self, event: &ModelEvent, out: &mut Events) {
-        match event {
-            ModelEvent::Start { .. } => {
+    /// [`encode`](Self::encode) into one buffer, from a step.
+    pub(crate) fn encode_into(&mut self, step: Wire<'_>, out: &mut Events) {
+        match step {
+            Wire::Start(_) => {
                 let response = shell(&self.id, &self.model, self.created);
                 self.push(
                     "response.created",
@@ -382,101 +383,58 @@ impl StreamEncoder {
                 );
                 self.push("response.in_progress", json!({ "response": response }), out);
             }
-            ModelEvent::TextStart {
-                content_index,
-                partial,
-            }
-            | ModelEvent::ThinkingStart {
-                content_index,
-                partial,
-            }
-            | ModelEvent::ToolCallStart {
-                content_index,
-                partial,
-            } => self.open(*content_index, partial, out),
-            ModelEvent::TextDelta {
-                content_index,
+            Wire::BlockStart { index, blocks, .. } => self.open(index, blocks, out),
+            Wire::Delta {
+                kind,
+                index,
                 delta,
-                partial,
+                blocks,
             } => {
-                self.open(*content_index, partial, out);
-                self.deltas("response.output_text.delta", *content_index, delta, out);
+                self.open(index, blocks, out);
+                let event = match kind {
+                    Kind::Text => "response.output_text.delta",
+                    Kind::Thinking => "response.reasoning_summary_text.delta",
+                    Kind::ToolCall => {
+                        self.streamed.push(index);
+                        "response.function_call_arguments.delta"
+                    }
+                };
+                self.deltas(event, index, delta, out);
             }
-            ModelEvent::ThinkingDelta {
-                content_index,
-                delta,
-                partial,
-            } => {
-                self.open(*content_index, partial, out);
-                self.deltas(
-                    "response.reasoning_summary_text.delta",
-                    *content_index,
-                    delta,
-                    out,
-                );
-            }
-            ModelEvent::ToolCallDelta {
-                content_index,
-                delta,
-                partial,
-            } => {
-                self.open(*content_index, partial, out);
-                self.streamed.push(*content_index);
-                self.deltas(
-                    "response.function_call_arguments.delta",
-                    *content_index,
-                    delta,
-                    out,
-                );
-            }
-            ModelEvent::TextEnd {
-                content_index,
-                partial,
-                ..
-            }
-            | ModelEvent::ThinkingEnd {
-                content_index,
-                partial,
-                ..
-            } => {
-                self.open(*content_index, partial, out);
-                if let Some(block) = partial.content_block(*content_index) {
-                    self.close(*content_index, &block, out);
+            Wire::BlockEnd { index, blocks, .. } => {
+                self.open(index, blocks, out);
+                if let Some(block) = blocks.block(index) {
+                    self.close(index, &block, out);
                 }
             }
-            ModelEvent::ToolCallEnd {
-                content_index,
-                tool_call,
-                partial,
+            Wire::ToolCallEnd {
+                index,
+                call,
+                blocks,
             } => {
-                self.open(*content_index, partial, out);
-                let block = ContentBlock::ToolCall((**tool_call).clone());
-                if !self.streamed.contains(content_index) {
-                    let text = arguments_text(tool_call);
-                    self.deltas(
-                        "response.function_call_arguments.delta",
-                        *content_index,
-                        &text,
-                        out,
-                    );
+                self.open(index, blocks, out);
+                let block = ContentBlock::ToolCall(call.clone());
+                if !self.streamed.contains(&index) {
+                    let text = arguments_text(call);
+                    self.deltas("response.function_call_arguments.delta", index, &text, out);
                 }
-                self.close(*content_index, &block, out);
+                self.close(index, &block, out);
             }
-            ModelEvent::Done { reason, message } => {
+            Wire::Done { reason, message } => {
                 if let Some(open) = self.current {
                     if let Some(block) = message.content.get(open) {
                         self.close(open, block, out);
                     }
                 }
-                let body = response(&self.id, &self.model, self.created, *reason, message);
-                let kind = if *reason == DoneReason::Length {
+                let body = response(&self.id, &self.model, self.created, reason, message);
+                let kind = if reason == DoneReason::Length {
                     "response.incomplete"
                 } else {
                     "response.completed"
                 };
                 self.push(kind, json!({ "response": body }), out);
             }
-            ModelEvent::Error { error, .. } => {
+            Wire::Error(error) => {
                 let failure = ApiError::model_failure(error);
                 let mut body = shell(&self.id, &self.model, self.created);
                 body["status"] = "failed".into();

@@ -248,8 +248,33 @@ impl ScriptedModel {
     }
 }
 
-impl Model for ScriptedModel {
-    fn stream(&self, context: &Context, options: StreamOptions) -> ModelStream {
+impl ScriptedModel {
+    /// Takes the turn for the next call, with everything
+    /// [`stream`](Model::stream) does before it plays: records a copy of
+    /// `context` (when [recording](Self::recording_requests)), advances the
+    /// cursor (even past the end), runs a [`ScriptStep::Reply`] on
+    /// `context`, and fills empty tool-call ids. `None` once the script
+    /// ran out.
+    ///
+    /// With [`play`](Self::play), this splits `stream` in two, for a host
+    /// that answers some turns without the event stream: `agentstream
+    /// serve` writes a plain turn's response straight from its message.
+    /// Every turn it takes must be answered one way or the other.
+    ///
+    /// ```
+    /// use agentstream::message::{assistant, text, user, Context, StopReason};
+    /// use agentstream::model::{ScriptedModel, StreamOptions};
+    ///
+    /// let model = ScriptedModel::new([assistant([text("hi")], StopReason::Stop)]);
+    /// let context = Context::from_messages([user("hello").into()]);
+    /// let turn = model.take_turn(&context);
+    /// assert_eq!(model.calls(), 1);
+    /// let mut stream = model.play(turn, StreamOptions::default());
+    /// let message = futures_executor::block_on(stream.result());
+    /// assert_eq!(message.text(), "hi");
+    /// assert!(model.take_turn(&context).is_none(), "the script ran out");
+    /// ```
+    pub fn take_turn(&self, context: &Context) -> Option<Arc<ScriptedTurn>> {
         // The copy, when recording, is made outside the lock; only the push
         // happens inside.
         let snapshot = self.records_requests.then(|| Arc::new(context.clone()));
@@ -263,10 +288,23 @@ impl Model for ScriptedModel {
             (state.cursor - 1, step)
         });
         // A step's function runs outside the lock, on the caller's context.
-        let turn = step.map(|step| with_call_ids(step.turn(context), index));
+        step.map(|step| with_call_ids(step.turn(context), index))
+    }
+
+    /// Plays a turn [taken](Self::take_turn) for a call, as
+    /// [`stream`](Model::stream) plays it; `None` plays the error of a
+    /// call after the script ran out ([`EXHAUSTED_MESSAGE`]). Takes no
+    /// turn and records nothing.
+    pub fn play(&self, turn: Option<Arc<ScriptedTurn>>, options: StreamOptions) -> ModelStream {
         let signal = options.signal;
         let pacer = self.pacer.clone();
         ModelStream::driven(move |producer| player::play(producer, turn, signal, pacer))
+    }
+}
+
+impl Model for ScriptedModel {
+    fn stream(&self, context: &Context, options: StreamOptions) -> ModelStream {
+        self.play(self.take_turn(context), options)
     }
 }
 

@@ -105,6 +105,18 @@ impl ScriptedTurn {
         }
     }
 
+    /// Into how many deltas each text is split at most (see
+    /// [`chunked`](Self::chunked); 1 by default).
+    pub fn chunks(&self) -> NonZeroUsize {
+        self.chunks
+    }
+
+    /// Whether the turn plays the [full sequence](Self::full_sequence) of
+    /// events.
+    pub fn is_full_sequence(&self) -> bool {
+        self.full_sequence
+    }
+
     /// What this turn answers.
     pub fn reply(&self) -> &ScriptedReply {
         &self.reply
