@@ -4,7 +4,10 @@
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use agentstream::model::{Model, ModelStream};
+use agentstream::message::{AssistantMessage, StopReason};
+use agentstream::model::{
+    DoneReason, Model, ModelStream, ScriptedModel, ScriptedReply, ScriptedTurn, StreamOptions,
+};
 use bytes::Bytes;
 
 use crate::cassette::Player;
@@ -42,6 +45,9 @@ pub const MAX_CONNECTIONS: usize = 256;
 /// How a server answers; shared by every connection.
 pub(crate) struct Shared {
     pub(crate) model: Arc<dyn Model + Send + Sync>,
+    /// The same model, when it is a [`ScriptedModel`]: its plain turns
+    /// are written straight from their messages.
+    pub(crate) scripted: Option<Arc<ScriptedModel>>,
     pub(crate) steps: Vec<Step>,
     pub(crate) chunks: usize,
     pub(crate) delay: Duration,
@@ -84,12 +90,47 @@ impl Calls {
     }
 }
 
-/// What a call gets: its number, step, and the model's stream (none for
-/// an HTTP-error step).
+/// What a call gets: its number, step, and how it is answered.
 pub(crate) struct Call {
     pub(crate) index: usize,
     pub(crate) step: Step,
-    pub(crate) stream: Option<ModelStream>,
+    pub(crate) answer: Answer,
+}
+
+/// How a call is answered.
+pub(crate) enum Answer {
+    /// Not by the model: the step is an HTTP error.
+    Step,
+    /// With the model's events.
+    Events(ModelStream),
+    /// With a scripted turn's message, written as the events the turn
+    /// would play (see [`plain`]).
+    Message {
+        message: Arc<AssistantMessage>,
+        reason: DoneReason,
+        full_sequence: bool,
+    },
+}
+
+/// The answer of a turn that plays straight through to `done` in one
+/// chunk, written from its message; `None` for a turn that must be
+/// played (chunked, failing, or ending with a stop reason that has no
+/// `done`).
+fn plain(turn: &ScriptedTurn) -> Option<Answer> {
+    let ScriptedReply::Message(message) = turn.reply() else {
+        return None;
+    };
+    let reason = match message.stop_reason {
+        StopReason::Stop => DoneReason::Stop,
+        StopReason::Length => DoneReason::Length,
+        StopReason::ToolUse => DoneReason::ToolUse,
+        _ => return None,
+    };
+    (turn.chunks().get() == 1).then(|| Answer::Message {
+        message: message.clone(),
+        reason,
+        full_sequence: turn.is_full_sequence(),
+    })
 }
 
 impl std::fmt::Debug for Shared {
@@ -118,19 +159,29 @@ impl Shared {
         signal: agentstream::model::AbortSignal,
     ) -> Result<Call, ApiError> {
         let line = Line::new(api, request);
-        let mut options = std::mem::take(&mut request.options);
+        let mut options: StreamOptions = std::mem::take(&mut request.options);
         options.signal = Some(signal);
         let mut calls = self.calls();
         let index = calls.number(line)?;
         let step = self.steps.get(index).cloned().unwrap_or(Step::Model);
-        let stream = match step {
-            Step::Http(_) => None,
-            _ => Some(self.model.stream(&request.context, options)),
+        let answer = match (&step, &self.scripted) {
+            (Step::Http(_), _) => Answer::Step,
+            // A plain turn's events would be written at once, as one
+            // frame: its message gives the same bytes without them. A
+            // delay or a step needs the events one by one.
+            (Step::Model, Some(scripted)) if self.delay.is_zero() => {
+                let turn = scripted.take_turn(&request.context);
+                match turn.as_deref().and_then(plain) {
+                    Some(answer) => answer,
+                    None => Answer::Events(scripted.play(turn, options)),
+                }
+            }
+            _ => Answer::Events(self.model.stream(&request.context, options)),
         };
         Ok(Call {
             index,
             step,
-            stream,
+            answer,
         })
     }
 

@@ -171,7 +171,7 @@ pub(crate) fn split(text: &str, chunks: usize) -> impl Iterator<Item = &str> {
 }
 
 /// The room a pump's buffer starts with.
-const EVENTS_CAPACITY: usize = 4 << 10;
+pub(crate) const EVENTS_CAPACITY: usize = 4 << 10;
 
 /// The most bytes of events gathered into one frame while the model has
 /// more ready.

@@ -1,5 +1,6 @@
 //! The server: a builder, the listening task, and the calls it records.
 
+use std::any::Any;
 use std::collections::VecDeque;
 use std::fs::OpenOptions;
 use std::net::SocketAddr;
@@ -29,6 +30,7 @@ use crate::service;
 /// Sets up a [`Server`]; see [`Server::builder`].
 pub struct ServerBuilder {
     model: Arc<dyn Model + Send + Sync>,
+    scripted: Option<Arc<ScriptedModel>>,
     steps: Vec<Step>,
     chunks: usize,
     delay: Duration,
@@ -221,6 +223,7 @@ impl ServerBuilder {
         let limits = self.limits;
         let shared = Arc::new(Shared {
             model: self.model,
+            scripted: self.scripted,
             steps: self.steps,
             chunks: self.chunks,
             delay: self.delay,
@@ -391,8 +394,14 @@ pub struct Server {
 impl Server {
     /// A builder serving `model`.
     pub fn builder<M: Model + Send + Sync + 'static>(model: M) -> ServerBuilder {
+        let model = Arc::new(model);
+        // The same model seen as a `ScriptedModel`, if it is one.
+        let scripted = (Arc::clone(&model) as Arc<dyn Any + Send + Sync>)
+            .downcast::<ScriptedModel>()
+            .ok();
         ServerBuilder {
-            model: Arc::new(model),
+            model,
+            scripted,
             steps: Vec::new(),
             chunks: 1,
             delay: Duration::ZERO,

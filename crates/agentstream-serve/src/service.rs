@@ -7,8 +7,9 @@ use std::io;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use agentstream::message::AssistantMessage;
 use agentstream::model::{
-    AbortController, AbortSignal, ModelEvent, ModelStream, EXHAUSTED_MESSAGE,
+    AbortController, AbortSignal, DoneReason, ModelEvent, ModelStream, EXHAUSTED_MESSAGE,
 };
 use bytes::{Bytes, BytesMut};
 use futures_util::FutureExt;
@@ -18,13 +19,13 @@ use hyper::header::{HeaderValue, ALLOW, CACHE_CONTROL, CONNECTION, CONTENT_LENGT
 use hyper::{Method, Request, Response, StatusCode};
 use serde_json::{json, Value};
 
-use crate::calls::{Call, Shared, Source, EXHAUSTED_CODE, EXHAUSTED_STATUS};
+use crate::calls::{Answer, Call, Shared, Source, EXHAUSTED_CODE, EXHAUSTED_STATUS};
 use crate::error::{Api, ApiError};
-use crate::frames::{next_event, Encoder, Pump};
+use crate::frames::{next_event, Encoder, Events, Pump, EVENTS_CAPACITY};
 use crate::response::{error_response, json_response, Body};
 use crate::route::{decode, Target};
 use crate::script::Step;
-use crate::{anthropic, google, openai, responses};
+use crate::{anthropic, google, openai, responses, wire};
 
 /// Bodies larger than this are decoded on tokio's blocking pool, so a
 /// heavy request never holds up the connections beside it.
@@ -345,17 +346,6 @@ async fn call(shared: &Arc<Shared>, target: Target, request: Request<Incoming>) 
     } else {
         model
     };
-    let guard = AbortOnDrop(controller);
-    let (step, mut events) = match (call.step, call.stream) {
-        (Step::Http(error), _) => return error_response(api, &error),
-        (step, Some(events)) => (step, events),
-        (_, None) => return error_response(api, &ApiError::new(500, "no model stream")),
-    };
-    let first = match next_event(&mut events).await {
-        Some(event @ ModelEvent::Error { .. }) => return error_response(api, &failed_call(&event)),
-        Some(event) => event,
-        None => return error_response(api, &ApiError::new(500, "the model sent no events")),
-    };
     let created = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
@@ -365,10 +355,57 @@ async fn call(shared: &Arc<Shared>, target: Target, request: Request<Incoming>) 
         Api::Google => format!("agentstream-{}", call.index),
         _ => format!("chatcmpl-agentstream-{}", call.index),
     };
+    let (step, mut events) = match (call.step, call.answer) {
+        (Step::Http(error), _) => return error_response(api, &error),
+        (_, Answer::Step) => return error_response(api, &ApiError::new(500, "no model stream")),
+        (step, Answer::Events(events)) => (step, events),
+        (
+            _,
+            Answer::Message {
+                message,
+                reason,
+                full_sequence,
+            },
+        ) => {
+            if !stream {
+                return completed(api, &id, &name, created, reason, &message);
+            }
+            // The events the turn would play, encoded as the pump would
+            // have encoded them, without the events.
+            let mut encoder = encoder(shared, api, id, name, created, include_usage);
+            let mut out = Events::with_capacity(EVENTS_CAPACITY);
+            wire::message_steps(&message, reason, full_sequence, |step| {
+                encoder.encode(step, &mut out);
+            });
+            let frame = out.take(out.len());
+            let frames = futures_util::stream::iter([Ok(Frame::data(frame))]);
+            return event_stream(StreamBody::new(frames).boxed_unsync());
+        }
+    };
+    let guard = AbortOnDrop(controller);
+    let first = match next_event(&mut events).await {
+        Some(event @ ModelEvent::Error { .. }) => return error_response(api, &failed_call(&event)),
+        Some(event) => event,
+        None => return error_response(api, &ApiError::new(500, "the model sent no events")),
+    };
     if !stream {
         return whole(api, step, &id, &name, created, first, events).await;
     }
-    let encoder = match api {
+    let encoder = encoder(shared, api, id, name, created, include_usage);
+    let frames = Pump::new(encoder, step, shared.delay, &first, events, guard).frames();
+    event_stream(StreamBody::new(frames).boxed_unsync())
+}
+
+/// The encoder of a streamed answer in `api`'s protocol.
+fn encoder(
+    shared: &Shared,
+    api: Api,
+    id: String,
+    name: String,
+    created: u64,
+    include_usage: bool,
+) -> Encoder {
+    match api {
         Api::Anthropic => Encoder::Anthropic(
             anthropic::StreamEncoder::new(id, name)
                 .with_chunks(shared.chunks)
@@ -385,9 +422,12 @@ async fn call(shared: &Arc<Shared>, target: Target, request: Request<Incoming>) 
                 .with_usage(include_usage)
                 .with_chunks(shared.chunks),
         ),
-    };
-    let frames = Pump::new(encoder, step, shared.delay, &first, events, guard).frames();
-    let mut response = Response::new(StreamBody::new(frames).boxed_unsync());
+    }
+}
+
+/// A streamed answer with `body`.
+fn event_stream(body: Body) -> Response<Body> {
+    let mut response = Response::new(body);
     let headers = response.headers_mut();
     headers.insert(
         CONTENT_TYPE,
@@ -453,15 +493,27 @@ async fn whole(
         terminal = event;
     }
     match &terminal {
-        ModelEvent::Done { reason, message } => json_response(
-            StatusCode::OK,
-            match api {
-                Api::Anthropic => anthropic::message(id, name, *reason, message),
-                Api::Responses => responses::response(id, name, created, *reason, message),
-                Api::Google => google::generate_content_response(id, name, *reason, message),
-                _ => openai::completion(id, name, created, *reason, message),
-            },
-        ),
+        ModelEvent::Done { reason, message } => completed(api, id, name, created, *reason, message),
         _ => error_response(api, &failed_call(&terminal)),
     }
+}
+
+/// The non-streaming answer of a call that ended well.
+fn completed(
+    api: Api,
+    id: &str,
+    name: &str,
+    created: u64,
+    reason: DoneReason,
+    message: &AssistantMessage,
+) -> Response<Body> {
+    json_response(
+        StatusCode::OK,
+        match api {
+            Api::Anthropic => anthropic::message(id, name, reason, message),
+            Api::Responses => responses::response(id, name, created, reason, message),
+            Api::Google => google::generate_content_response(id, name, reason, message),
+            _ => openai::completion(id, name, created, reason, message),
+        },
+    )
 }

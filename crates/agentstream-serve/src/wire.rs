@@ -248,3 +248,167 @@ pub(crate) fn message_steps(
     }
     step(Wire::Done { reason, message });
 }
+
+#[cfg(test)]
+mod tests {
+    use std::num::NonZeroUsize;
+
+    use agentstream::message::{
+        assistant, image, text, thinking, tool_call, user, ContentBlock, Context, StopReason,
+    };
+    use agentstream::model::{Model, ScriptedModel, ScriptedReply, ScriptedTurn, StreamOptions};
+    use futures_util::StreamExt;
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    use super::*;
+    use crate::frames::{Encoder, Events};
+    use crate::{anthropic, google, openai, responses};
+
+    /// The encoders of every protocol, as a server with `chunks`, usage
+    /// and pings makes them.
+    fn encoders(chunks: usize, usage: bool, ping: bool) -> [Encoder; 4] {
+        [
+            Encoder::OpenAi(
+                openai::StreamEncoder::new("id", "m", 7)
+                    .with_usage(usage)
+                    .with_chunks(chunks),
+            ),
+            Encoder::Anthropic(
+                anthropic::StreamEncoder::new("id", "m")
+                    .with_chunks(chunks)
+                    .with_ping(ping),
+            ),
+            Encoder::Responses(responses::StreamEncoder::new("id", "m", 7).with_chunks(chunks)),
+            Encoder::Google(google::StreamEncoder::new("id", "m").with_chunks(chunks)),
+        ]
+    }
+
+    fn block() -> impl Strategy<Value = ContentBlock> {
+        let words = "[a-z \"\\\\\n\u{e9}\u{1f600}]{0,12}";
+        prop_oneof![
+            words.prop_map(text),
+            words.prop_map(thinking),
+            (words, words).prop_map(|(t, signature)| {
+                let ContentBlock::Thinking(mut block) = thinking(t) else {
+                    unreachable!("a thinking block")
+                };
+                block.thinking_signature = Some(signature);
+                ContentBlock::Thinking(block)
+            }),
+            (words, any::<bool>()).prop_map(|(signature, redacted)| {
+                let ContentBlock::Thinking(mut block) = thinking("") else {
+                    unreachable!("a thinking block")
+                };
+                block.thinking_signature = Some(signature);
+                block.redacted = Some(redacted);
+                ContentBlock::Thinking(block)
+            }),
+            (words, words, "[a-z]{0,3}").prop_map(|(value, name, id)| {
+                tool_call(id, name, json!({"q": value, "n": [1, {"x": null}]}))
+            }),
+            "[a-z]{0,4}".prop_map(|data| image(data, "image/png")),
+        ]
+    }
+
+    fn turn() -> impl Strategy<Value = ScriptedTurn> {
+        let reason = prop_oneof![
+            Just(StopReason::Stop),
+            Just(StopReason::Length),
+            Just(StopReason::ToolUse)
+        ];
+        (
+            proptest::collection::vec(block(), 0..5),
+            reason,
+            any::<u32>(),
+            any::<bool>(),
+        )
+            .prop_map(|(blocks, reason, tokens, full)| {
+                let mut message = assistant(blocks, reason);
+                message.usage.input = u64::from(tokens % 1000);
+                message.usage.output = u64::from(tokens / 1000);
+                let turn = ScriptedTurn::message(message);
+                if full {
+                    turn.full_sequence()
+                } else {
+                    turn
+                }
+            })
+    }
+
+    /// The SSE text of `turn` through `ScriptedModel`'s events, and
+    /// through its message's steps.
+    fn both(turn: &ScriptedTurn, chunks: usize, usage: bool, ping: bool) -> [(String, String); 4] {
+        let context = Context::from_messages([user("hi").into()]);
+        let events: Vec<_> = futures_executor::block_on(
+            ScriptedModel::new([turn.clone()])
+                .stream(&context, StreamOptions::default())
+                .collect(),
+        );
+        let taken = ScriptedModel::new([turn.clone()])
+            .take_turn(&context)
+            .expect("a turn");
+        let ScriptedReply::Message(message) = taken.reply() else {
+            unreachable!("a message turn")
+        };
+        let reason = match events.last() {
+            Some(ModelEvent::Done { reason, .. }) => *reason,
+            other => panic!("the turn ends with {other:?}"),
+        };
+        let mut generic = encoders(chunks, usage, ping);
+        let mut direct = encoders(chunks, usage, ping);
+        std::array::from_fn(|k| {
+            let (mut by_events, mut by_steps) = (Events::default(), Events::default());
+            for event in &events {
+                generic[k].encode(Wire::from(event), &mut by_events);
+            }
+            message_steps(message, reason, taken.is_full_sequence(), |step| {
+                direct[k].encode(step, &mut by_steps);
+            });
+            (
+                by_events.into_strings().concat(),
+                by_steps.into_strings().concat(),
+            )
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn a_message_is_written_as_its_events_are(
+            turn in turn(),
+            chunks in 1..4_usize,
+            usage in any::<bool>(),
+            ping in any::<bool>(),
+        ) {
+            for (protocol, (by_events, by_steps)) in ["openai", "anthropic", "responses", "google"]
+                .into_iter()
+                .zip(both(&turn, chunks, usage, ping))
+            {
+                prop_assert_eq!(by_events, by_steps, "{}", protocol);
+            }
+        }
+    }
+
+    #[test]
+    fn the_steps_follow_the_players_events() {
+        // One block of each kind, with the fields the encoders look up.
+        let turn = ScriptedTurn::message(assistant(
+            [
+                image("AA", "image/png"),
+                text("a \"b\""),
+                tool_call("", "ls", json!({"path": "."})),
+                thinking("hm"),
+            ],
+            StopReason::ToolUse,
+        ))
+        .chunked(NonZeroUsize::MIN)
+        .full_sequence();
+        let [openai, anthropic, responses, google] = both(&turn, 2, true, true);
+        // Gemini's function calls carry no id.
+        for (by_events, by_steps) in [openai, anthropic, responses] {
+            assert_eq!(by_events, by_steps);
+            assert!(by_events.contains("call_0_2"), "{by_events}");
+        }
+        assert_eq!(google.0, google.1);
+    }
+}
