@@ -12,9 +12,10 @@ use bytes::Bytes;
 
 use crate::cassette::Player;
 use crate::error::ApiError;
-use crate::log::{Line, RequestLog};
+use crate::log::{Kept, Line, RequestLog};
 use crate::proxy::Proxy;
 use crate::request::DecodedRequest;
+use crate::route::Target;
 use crate::script::Step;
 
 /// The largest request body read by default: 32 MiB (Anthropic's own
@@ -55,6 +56,9 @@ pub(crate) struct Shared {
     pub(crate) model_name: String,
     pub(crate) max_request_bytes: usize,
     pub(crate) body_timeout: Duration,
+    /// Whether each request's line is written as it arrives (for the
+    /// `--requests` file), instead of when the log is read.
+    pub(crate) lines_at_once: bool,
     pub(crate) source: Source,
     pub(crate) calls: Mutex<Calls>,
 }
@@ -76,10 +80,11 @@ pub(crate) struct Calls {
 }
 
 impl Calls {
-    /// Numbers the next call and records its line; the number.
-    fn number(&mut self, line: Line) -> Result<usize, ApiError> {
+    /// Numbers the next call and records `request` (given the number);
+    /// the number.
+    fn number(&mut self, request: impl FnOnce(usize) -> Kept) -> Result<usize, ApiError> {
         let index = self.next;
-        self.log.push(line.numbered(index)).map_err(|e| {
+        self.log.push(request(index)).map_err(|e| {
             ApiError::new(
                 500,
                 format!("agentstream serve cannot record the request: {e}"),
@@ -149,20 +154,22 @@ impl Shared {
 
     /// Records the request and takes the next step, under one lock so the
     /// call numbers, the recordings and the model's turns share one order.
-    /// The request's JSON is written before the lock is taken; only its
-    /// call number is added under it. The model gets the request's
+    /// What the log keeps (a copy of `body`, or the request's line when
+    /// a file needs it at once) is made before the lock is taken; only
+    /// its call number is added under it. The model gets the request's
     /// options, moved out of it.
     pub(crate) fn take_call(
         &self,
-        api: crate::Api,
+        target: &Target,
+        body: &[u8],
         request: &mut DecodedRequest,
         signal: agentstream::model::AbortSignal,
     ) -> Result<Call, ApiError> {
-        let line = Line::new(api, request);
+        let kept = self.keeping(target, body, request);
         let mut options: StreamOptions = std::mem::take(&mut request.options);
         options.signal = Some(signal);
         let mut calls = self.calls();
-        let index = calls.number(line)?;
+        let index = calls.number(kept)?;
         let step = self.steps.get(index).cloned().unwrap_or(Step::Model);
         let answer = match (&step, &self.scripted) {
             (Step::Http(_), _) => Answer::Step,
@@ -185,19 +192,38 @@ impl Shared {
         })
     }
 
+    /// What the log keeps of a request, given its call number.
+    fn keeping(
+        &self,
+        target: &Target,
+        body: &[u8],
+        request: &DecodedRequest,
+    ) -> impl FnOnce(usize) -> Kept {
+        let kept = if self.lines_at_once {
+            Ok(Line::new(target.api, request))
+        } else {
+            Err((target.clone(), Bytes::copy_from_slice(body)))
+        };
+        move |call| match kept {
+            Ok(line) => Kept::Line(line.numbered(call)),
+            Err((target, body)) => Kept::Body { call, target, body },
+        }
+    }
+
     /// Records a request answered without the model (by the upstream or
     /// a cassette); its call number.
     pub(crate) fn record(
         &self,
-        api: crate::Api,
+        target: &Target,
+        body: &[u8],
         request: &DecodedRequest,
     ) -> Result<usize, ApiError> {
-        self.calls().number(Line::new(api, request))
+        let kept = self.keeping(target, body, request);
+        self.calls().number(kept)
     }
 
-    /// The JSON lines of the requests kept, oldest first, and how many
-    /// were dropped.
-    pub(crate) fn kept(&self) -> (Vec<Bytes>, usize) {
+    /// The requests kept, oldest first, and how many were dropped.
+    pub(crate) fn kept(&self) -> (Vec<Kept>, usize) {
         let calls = self.calls();
         (calls.log.snapshot(), calls.log.dropped())
     }

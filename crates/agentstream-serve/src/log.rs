@@ -3,9 +3,16 @@
 //! [`Server::requests`](crate::Server::requests), and appended to the
 //! `--requests` file as it arrives.
 //!
+//! The memory log keeps a request's body as it came and writes its JSON
+//! line only when the log is read (a call decodes its request once, for
+//! the model, and never serializes it back unless asked to). A server
+//! writing a `--requests` file writes each line as the request arrives
+//! and keeps the line.
+//!
 //! The memory log holds at most [`MAX_KEPT_REQUESTS`] requests and
-//! [`MAX_KEPT_BYTES`] bytes of their JSON (both configurable): past
-//! either, the oldest requests are dropped and counted
+//! [`MAX_KEPT_BYTES`] bytes of them (both configurable; a request counts
+//! the bytes kept for it, its body or its line): past either, the oldest
+//! requests are dropped and counted
 //! ([`Server::dropped_requests`](crate::Server::dropped_requests), the
 //! `agentstream-dropped-requests` header of `GET /v1/requests`). The file
 //! keeps everything.
@@ -22,11 +29,13 @@ use serde_json::{json, Value};
 use crate::error::Api;
 use crate::options::options_json;
 use crate::request::DecodedRequest;
+use crate::route::{decode, Target};
 
 /// The most requests the memory log keeps by default.
 pub const MAX_KEPT_REQUESTS: usize = 10_000;
 
-/// The most bytes (of the requests' JSON lines) the memory log keeps by
+/// The most bytes of requests (each request's body, or its JSON line when
+/// the server also writes a `--requests` file) the memory log keeps by
 /// default: 64 MiB.
 pub const MAX_KEPT_BYTES: usize = 64 << 20;
 
@@ -124,9 +133,15 @@ impl Line {
         // Serializing plain data into memory cannot fail; the fields are
         // an object, so the line goes on with `{`.
         if serde_json::to_writer(&mut line, &fields).is_err() || line.len() == NUMBER_ROOM {
-            line.truncate(NUMBER_ROOM);
-            line.extend_from_slice(b"{}");
+            return Self::empty();
         }
+        Self(line)
+    }
+
+    /// A line with no fields: `{"call": index}` once numbered.
+    pub(crate) fn empty() -> Self {
+        let mut line = vec![b' '; NUMBER_ROOM];
+        line.extend_from_slice(b"{}");
         Self(line)
     }
 
@@ -156,9 +171,54 @@ impl Line {
     }
 }
 
+/// A request as the memory log keeps it.
+#[derive(Debug, Clone)]
+pub(crate) enum Kept {
+    /// Its JSON line, written when it came.
+    Line(Bytes),
+    /// Its body as it came (a copy: never a slice pinning a connection's
+    /// read buffer), written as its line when the log is read.
+    Body {
+        call: usize,
+        target: Target,
+        body: Bytes,
+    },
+}
+
+impl Kept {
+    /// The bytes the log holds for the request.
+    fn len(&self) -> usize {
+        match self {
+            Self::Line(line) => line.len(),
+            Self::Body { body, .. } => body.len(),
+        }
+    }
+
+    /// Whether writing the line is heavy work (a large body to decode).
+    pub(crate) fn is_heavy(&self, bytes: usize) -> bool {
+        matches!(self, Self::Body { body, .. } if body.len() > bytes)
+    }
+
+    /// The request's JSON line.
+    pub(crate) fn line(&self) -> Bytes {
+        match self {
+            Self::Line(line) => line.clone(),
+            Self::Body { call, target, body } => {
+                // The body was decoded when it came, so it decodes again
+                // to the same request; the number alone if it did not.
+                let line = match decode(target, body) {
+                    Ok(request) => Line::new(target.api, &request),
+                    Err(_) => Line::empty(),
+                };
+                line.numbered(*call)
+            }
+        }
+    }
+}
+
 /// Where recorded requests go.
 pub(crate) struct RequestLog {
-    kept: VecDeque<Bytes>,
+    kept: VecDeque<Kept>,
     bytes: usize,
     max_count: usize,
     max_bytes: usize,
@@ -178,11 +238,12 @@ impl RequestLog {
         }
     }
 
-    /// Records a request's JSON `line` (written to the file, if any);
-    /// drops the oldest requests past the bounds. A request larger than
-    /// the byte bound alone is not kept in memory at all.
-    pub(crate) fn push(&mut self, line: Bytes) -> std::io::Result<()> {
+    /// Records a request (its line written to the file, if any); drops
+    /// the oldest requests past the bounds. A request larger than the
+    /// byte bound alone is not kept in memory at all.
+    pub(crate) fn push(&mut self, request: Kept) -> std::io::Result<()> {
         if let Some(file) = &mut self.file {
+            let line = request.line();
             // One write per call, so a test reading the file mid-run sees
             // every call so far, each line whole.
             let mut whole = Vec::with_capacity(line.len() + 1);
@@ -190,8 +251,8 @@ impl RequestLog {
             whole.push(b'\n');
             file.write_all(&whole)?;
         }
-        self.bytes += line.len();
-        self.kept.push_back(line);
+        self.bytes += request.len();
+        self.kept.push_back(request);
         while self.kept.len() > self.max_count || self.bytes > self.max_bytes {
             let Some(old) = self.kept.pop_front() else {
                 break;
@@ -202,8 +263,8 @@ impl RequestLog {
         Ok(())
     }
 
-    /// The lines kept, oldest first.
-    pub(crate) fn snapshot(&self) -> Vec<Bytes> {
+    /// The requests kept, oldest first.
+    pub(crate) fn snapshot(&self) -> Vec<Kept> {
         self.kept.iter().cloned().collect()
     }
 
@@ -212,7 +273,7 @@ impl RequestLog {
         self.dropped
     }
 
-    /// The bytes of JSON kept in memory.
+    /// The bytes kept in memory.
     #[cfg(test)]
     pub(crate) fn bytes(&self) -> usize {
         self.bytes
@@ -253,26 +314,66 @@ mod tests {
     fn the_log_keeps_the_newest_within_both_bounds() {
         let mut log = RequestLog::new(3, 10_000, None);
         for k in 0..5 {
-            log.push(line(k, "x")).unwrap();
+            log.push(Kept::Line(line(k, "x"))).unwrap();
         }
         let calls: Vec<usize> = log
             .snapshot()
             .iter()
-            .map(|l| RecordedRequest::from_line(l).unwrap().call)
+            .map(|kept| RecordedRequest::from_line(&kept.line()).unwrap().call)
             .collect();
         assert_eq!((calls, log.dropped()), (vec![2, 3, 4], 2));
 
         let big = "y".repeat(400);
         let mut log = RequestLog::new(100, 1_000, None);
         for k in 0..5 {
-            log.push(line(k, &big)).unwrap();
+            log.push(Kept::Line(line(k, &big))).unwrap();
         }
         assert!(log.bytes() <= 1_000, "{}", log.bytes());
         assert_eq!(log.snapshot().len() + log.dropped(), 5);
-        let last = log.snapshot().last().cloned().unwrap();
+        let last = log.snapshot().last().unwrap().line();
         assert_eq!(RecordedRequest::from_line(&last).unwrap().call, 4);
         // Alone larger than the bound: not kept.
-        log.push(line(5, &"z".repeat(2_000))).unwrap();
+        log.push(Kept::Line(line(5, &"z".repeat(2_000)))).unwrap();
         assert_eq!((log.snapshot().len(), log.dropped()), (0, 6));
+    }
+
+    #[test]
+    fn a_body_is_written_as_the_line_of_its_request() {
+        let body = json!({"model": "m", "stream": true, "max_tokens": 9,
+            "messages": [{"role": "user", "content": "a \"b\" é"}]});
+        let cases = [
+            (
+                crate::route::Target::new(Api::OpenAi, "/v1/chat/completions"),
+                body.clone(),
+            ),
+            (
+                crate::route::Target::new(Api::Anthropic, "/v1/messages"),
+                body,
+            ),
+            (
+                crate::route::Target::google("/v1beta/models/g:streamGenerateContent", None)
+                    .unwrap(),
+                json!({"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}),
+            ),
+        ];
+        for (target, body) in cases {
+            let body = Bytes::from(body.to_string());
+            let request = decode(&target, &body).unwrap();
+            let eager = Line::new(target.api, &request).numbered(3);
+            let kept = Kept::Body {
+                call: 3,
+                target,
+                body,
+            };
+            assert_eq!(kept.line(), eager);
+            assert!(RecordedRequest::from_line(&eager).is_some());
+        }
+        // A body that no longer decodes keeps its number.
+        let kept = Kept::Body {
+            call: 4,
+            target: crate::route::Target::new(Api::OpenAi, "/v1/chat/completions"),
+            body: Bytes::from_static(b"{"),
+        };
+        assert_eq!(&kept.line()[..], br#"{"call":4}"#);
     }
 }

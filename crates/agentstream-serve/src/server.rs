@@ -231,6 +231,7 @@ impl ServerBuilder {
             model_name: self.model_name,
             max_request_bytes: self.max_request_bytes,
             body_timeout: limits.body_timeout,
+            lines_at_once: file.is_some(),
             source,
             calls: Mutex::new(Calls {
                 next: 0,
@@ -495,10 +496,9 @@ impl Server {
     /// bounds of [`ServerBuilder::kept_requests`] arrived: then the
     /// newest), in arrival order.
     pub fn requests(&self) -> Vec<RecordedRequest> {
-        let (lines, _) = self.shared.kept();
-        lines
-            .iter()
-            .filter_map(|line| RecordedRequest::from_line(line))
+        let (kept, _) = self.shared.kept();
+        kept.iter()
+            .filter_map(|request| RecordedRequest::from_line(&request.line()))
             .collect()
     }
 

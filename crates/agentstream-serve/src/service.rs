@@ -12,7 +12,7 @@ use agentstream::model::{
     AbortController, AbortSignal, DoneReason, ModelEvent, ModelStream, EXHAUSTED_MESSAGE,
 };
 use bytes::{Bytes, BytesMut};
-use futures_util::FutureExt;
+use futures_util::{FutureExt, StreamExt};
 use http_body_util::{BodyExt, LengthLimitError, Limited, StreamBody};
 use hyper::body::{Frame, Incoming};
 use hyper::header::{HeaderValue, ALLOW, CACHE_CONTROL, CONNECTION, CONTENT_LENGTH, CONTENT_TYPE};
@@ -22,6 +22,7 @@ use serde_json::{json, Value};
 use crate::calls::{Answer, Call, Shared, Source, EXHAUSTED_CODE, EXHAUSTED_STATUS};
 use crate::error::{Api, ApiError};
 use crate::frames::{next_event, Encoder, Events, Pump, EVENTS_CAPACITY};
+use crate::log::Kept;
 use crate::response::{error_response, json_response, Body};
 use crate::route::{decode, Target};
 use crate::script::Step;
@@ -160,34 +161,72 @@ fn failed_call(event: &ModelEvent) -> ApiError {
 }
 
 /// `GET /v1/requests`: the kept requests as a JSON array, written piece
-/// by piece from the log's lines (never built whole).
+/// by piece as the client reads it: each request's line is written when
+/// its piece is due (a large body decoded on tokio's blocking pool), so
+/// the reply is never built whole.
 fn requests(shared: &Shared) -> Response<Body> {
-    let (lines, dropped) = shared.kept();
-    let mut pieces = Vec::new();
-    let mut piece = BytesMut::from(&b"["[..]);
-    for (k, line) in lines.into_iter().enumerate() {
-        if k > 0 {
-            piece.extend_from_slice(b",");
-        }
-        if line.len() >= LIST_PIECE {
-            // A large line goes out as it is, without a copy.
-            pieces.push(piece.split().freeze());
-            pieces.push(line);
-        } else {
-            piece.extend_from_slice(&line);
-            if piece.len() >= LIST_PIECE {
-                pieces.push(piece.split().freeze());
-            }
-        }
-    }
-    piece.extend_from_slice(b"]");
-    pieces.push(piece.freeze());
-    let frames = futures_util::stream::iter(pieces.into_iter().map(|p| Ok(Frame::data(p))));
+    let (kept, dropped) = shared.kept();
+    let list = List {
+        requests: kept.into_iter(),
+        piece: BytesMut::from(&b"["[..]),
+        first: true,
+        ended: false,
+    };
+    let frames = futures_util::stream::unfold(list, List::next)
+        .flat_map(|pieces| futures_util::stream::iter(pieces.into_iter().map(Frame::data).map(Ok)));
     let mut response = Response::new(StreamBody::new(frames).boxed_unsync());
     let headers = response.headers_mut();
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     headers.insert(DROPPED_HEADER, HeaderValue::from(dropped));
     response
+}
+
+/// The JSON array of `GET /v1/requests`, on its way out.
+struct List {
+    requests: std::vec::IntoIter<Kept>,
+    /// The piece being gathered.
+    piece: BytesMut,
+    /// No request was written yet.
+    first: bool,
+    /// The closing `]` was written.
+    ended: bool,
+}
+
+impl List {
+    /// The next pieces: up to [`LIST_PIECE`] bytes of lines, or the lines
+    /// before a large one and that line (sent as it is, without a copy).
+    async fn next(mut self) -> Option<(Vec<Bytes>, Self)> {
+        if self.ended {
+            return None;
+        }
+        let mut pieces = Vec::new();
+        while let Some(request) = self.requests.next() {
+            let line = if request.is_heavy(BLOCKING_BODY) {
+                tokio::task::spawn_blocking(move || request.line())
+                    .await
+                    .unwrap_or_else(|_| Bytes::from_static(b"null"))
+            } else {
+                request.line()
+            };
+            if !std::mem::take(&mut self.first) {
+                self.piece.extend_from_slice(b",");
+            }
+            if line.len() >= LIST_PIECE {
+                pieces.push(self.piece.split().freeze());
+                pieces.push(line);
+                return Some((pieces, self));
+            }
+            self.piece.extend_from_slice(&line);
+            if self.piece.len() >= LIST_PIECE {
+                pieces.push(self.piece.split().freeze());
+                return Some((pieces, self));
+            }
+        }
+        self.piece.extend_from_slice(b"]");
+        self.ended = true;
+        pieces.push(self.piece.split().freeze());
+        Some((pieces, self))
+    }
 }
 
 /// An error answer after which the connection is closed (the request's
@@ -264,7 +303,7 @@ fn take(
     signal: AbortSignal,
 ) -> Result<Taken, ApiError> {
     let mut decoded = decode(target, body)?;
-    let call = shared.take_call(target.api, &mut decoded, signal)?;
+    let call = shared.take_call(target, body, &mut decoded, signal)?;
     Ok(Taken {
         model: decoded.model,
         stream: decoded.stream,
@@ -300,7 +339,7 @@ async fn call(shared: &Arc<Shared>, target: Target, request: Request<Incoming>) 
             let decoding = target.clone();
             let decoded = off_the_thread(&body, move |body| decode(&decoding, body)).await;
             if let Ok(decoded) = &decoded {
-                if let Err(error) = shared.record(api, decoded) {
+                if let Err(error) = shared.record(&target, &body, decoded) {
                     return error_response(api, &error);
                 }
             }
@@ -314,7 +353,7 @@ async fn call(shared: &Arc<Shared>, target: Target, request: Request<Incoming>) 
                 Ok(decoded) => decoded,
                 Err(error) => return error_response(api, &error),
             };
-            if let Err(error) = shared.record(api, &decoded) {
+            if let Err(error) = shared.record(&target, &body, &decoded) {
                 return error_response(api, &error);
             }
             return match player.pick(api, decoded.stream, &decoded.context) {
