@@ -57,6 +57,7 @@
 // costs nothing worth boxing for.
 #![allow(clippy::result_large_err)]
 
+mod accept;
 mod calls;
 pub mod cassette;
 mod error;

@@ -1,22 +1,18 @@
 //! The server: a builder, the listening task, and the calls it records.
 
 use std::any::Any;
-use std::collections::VecDeque;
 use std::fs::OpenOptions;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agentstream::model::{Model, ScriptedModel, ScriptedReply, ScriptedTurn};
-use http_body_util::BodyExt;
-use hyper::server::conn::http1;
-use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::{TcpListener, ToSocketAddrs};
 use tokio::sync::oneshot;
-use tokio::task::{AbortHandle, JoinHandle, JoinSet};
+use tokio::task::JoinHandle;
 
+use crate::accept;
 use crate::calls::{
     Calls, Shared, Source, BODY_TIMEOUT, HEADER_TIMEOUT, MAX_CONNECTIONS, MAX_REQUEST_BYTES,
 };
@@ -25,7 +21,6 @@ use crate::error::BindError;
 use crate::log::{RecordedRequest, RequestLog, MAX_KEPT_BYTES, MAX_KEPT_REQUESTS};
 use crate::proxy::Proxy;
 use crate::script::{ServeTurn, Step};
-use crate::service;
 
 /// Sets up a [`Server`]; see [`Server::builder`].
 pub struct ServerBuilder {
@@ -239,120 +234,17 @@ impl ServerBuilder {
             }),
         });
         let (stop, stopped) = oneshot::channel();
-        let task = tokio::spawn(accept(listener, shared.clone(), limits, stopped));
+        let accepting = accept::Limits {
+            header_timeout: limits.header_timeout,
+            max_connections: limits.max_connections,
+        };
+        let task = tokio::spawn(accept::accept(listener, shared.clone(), accepting, stopped));
         Ok(Server {
             local_addr,
             shared,
             stop: Some(stop),
             task: Some(task),
         })
-    }
-}
-
-/// An open connection: its task, and how many of its requests are being
-/// answered (0: it is idle, or still sending its headers).
-struct Open {
-    abort: AbortHandle,
-    busy: Arc<AtomicUsize>,
-}
-
-/// Counts a request as being answered until dropped (with its response
-/// body).
-struct Busy(Arc<AtomicUsize>);
-
-impl Busy {
-    fn new(busy: &Arc<AtomicUsize>) -> Self {
-        busy.fetch_add(1, Ordering::Relaxed);
-        Self(busy.clone())
-    }
-}
-
-impl Drop for Busy {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::Relaxed);
-    }
-}
-
-/// Accepts connections until told to stop, at most `max_connections` at
-/// once: past the cap, the oldest connection that is not being answered
-/// (idle, or still sending its headers) is closed to make room, and when
-/// every connection is being answered the new one waits for one to end.
-/// Dropping the set aborts the connections still open.
-async fn accept(
-    listener: TcpListener,
-    shared: Arc<Shared>,
-    limits: Limits,
-    mut stopped: oneshot::Receiver<()>,
-) {
-    let mut connections = JoinSet::new();
-    let mut open: VecDeque<Open> = VecDeque::new();
-    let mut http = http1::Builder::new();
-    http.timer(TokioTimer::new())
-        .header_read_timeout(limits.header_timeout);
-    let forget = |open: &mut VecDeque<Open>, id: tokio::task::Id| {
-        open.retain(|c| c.abort.id() != id);
-    };
-    loop {
-        let stream = tokio::select! {
-            _ = &mut stopped => break,
-            Some(ended) = connections.join_next_with_id(), if !connections.is_empty() => {
-                forget(&mut open, ended.map_or_else(|e| e.id(), |(id, ())| id));
-                continue;
-            }
-            accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
-                Err(_) => {
-                    // Out of file descriptors and the like: try again soon.
-                    tokio::time::sleep(Duration::from_millis(10)).await;
-                    continue;
-                }
-            },
-        };
-        while open.len() >= limits.max_connections {
-            if let Some(k) = open
-                .iter()
-                .position(|c| c.busy.load(Ordering::Relaxed) == 0)
-            {
-                if let Some(idle) = open.remove(k) {
-                    idle.abort.abort();
-                }
-                continue;
-            }
-            tokio::select! {
-                _ = &mut stopped => return,
-                Some(ended) = connections.join_next_with_id() => {
-                    forget(&mut open, ended.map_or_else(|e| e.id(), |(id, ())| id));
-                }
-                () = tokio::time::sleep(Duration::from_millis(10)) => {}
-            }
-        }
-        let _ = stream.set_nodelay(true);
-        let busy = Arc::new(AtomicUsize::new(0));
-        let (shared, counter) = (shared.clone(), busy.clone());
-        let connection = http.serve_connection(
-            TokioIo::new(stream),
-            hyper::service::service_fn(move |request| {
-                let busy = Busy::new(&counter);
-                let shared = shared.clone();
-                async move {
-                    let response = service::handle(shared, request).await?;
-                    // The request counts as answered until its body ends.
-                    Ok::<_, std::convert::Infallible>(response.map(|body| {
-                        body.map_frame(move |frame| {
-                            let _answering = &busy;
-                            frame
-                        })
-                        .boxed_unsync()
-                    }))
-                }
-            }),
-        );
-        // A connection error (client gone, timed out) ends this
-        // connection only.
-        let abort = connections.spawn(async move {
-            let _ = connection.await;
-        });
-        open.push_back(Open { abort, busy });
     }
 }
 
