@@ -80,7 +80,8 @@ pub struct Args {
     /// them).
     #[arg(long, value_name = "N", default_value_t = agentstream_serve::MAX_KEPT_REQUESTS)]
     keep_requests: usize,
-    /// Keep at most MIB mebibytes of requests (their JSON) in memory.
+    /// Keep at most MIB mebibytes of requests in memory (their bodies;
+    /// with --requests, their JSON lines).
     #[arg(long, value_name = "MIB", default_value_t = agentstream_serve::MAX_KEPT_BYTES >> 20)]
     keep_requests_mib: usize,
     /// Close a connection that has not sent a request's headers within MS

@@ -135,10 +135,12 @@ impl ServerBuilder {
         self
     }
 
-    /// How many requests, and how many bytes of their JSON, the memory
-    /// log keeps for [`Server::requests`] and `GET /v1/requests` (default
+    /// How many requests, and how many bytes of them, the memory log
+    /// keeps for [`Server::requests`] and `GET /v1/requests` (default
     /// [`MAX_KEPT_REQUESTS`] and [`MAX_KEPT_BYTES`]); older requests are
-    /// dropped and counted ([`Server::dropped_requests`]).
+    /// dropped and counted ([`Server::dropped_requests`]). A request
+    /// counts its body as it came; with a
+    /// [`requests_file`](Self::requests_file), its JSON line.
     #[must_use]
     pub fn kept_requests(mut self, count: usize, bytes: usize) -> Self {
         self.limits.kept_requests = count;
@@ -148,7 +150,8 @@ impl ServerBuilder {
 
     /// How long a connection may wait for a request's headers, idle
     /// keep-alive time included (default [`HEADER_TIMEOUT`]); then it is
-    /// closed.
+    /// closed. Connections are checked every sixteenth of `timeout`
+    /// (between 1 ms and 1 s), so one is closed at most that much later.
     #[must_use]
     pub fn header_timeout(mut self, timeout: Duration) -> Self {
         self.limits.header_timeout = timeout;
