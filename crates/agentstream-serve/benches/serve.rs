@@ -25,8 +25,10 @@
 //! API), and `bare+decode+model` also streams that context through a
 //! [`ScriptedModel`] playing the same turn and drains its events (Pi's
 //! events, each with its snapshot), before writing the same fixed answer.
-//! What `ours` does beyond the second (routing, the request log, the SSE
-//! encoding) is the rest. Run: `cargo bench -p agentstream-serve --bench
+//! `ours` answers such a plain turn without the model's event stream
+//! (from its message, the same bytes), so it can beat the second; the
+//! second is what a model that is not a `ScriptedModel`, or a chunked
+//! turn, costs. Run: `cargo bench -p agentstream-serve --bench
 //! serve`. For a profiler, `AGENTSTREAM_SERVE_BENCH_PROFILE=openai/ours/1/2000`
 //! runs only those calls (API, server, clients at once, calls).
 
