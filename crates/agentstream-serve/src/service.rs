@@ -202,6 +202,8 @@ impl List {
         let mut pieces = Vec::new();
         while let Some(request) = self.requests.next() {
             let line = if request.is_heavy(BLOCKING_BODY) {
+                // `null` only if the pool is gone (the runtime shutting
+                // down): writing a line does not panic.
                 tokio::task::spawn_blocking(move || request.line())
                     .await
                     .unwrap_or_else(|_| Bytes::from_static(b"null"))
