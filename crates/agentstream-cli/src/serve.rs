@@ -85,7 +85,8 @@ pub struct Args {
     #[arg(long, value_name = "MIB", default_value_t = agentstream_serve::MAX_KEPT_BYTES >> 20)]
     keep_requests_mib: usize,
     /// Close a connection that has not sent a request's headers within MS
-    /// milliseconds (idle keep-alive time included).
+    /// milliseconds (idle keep-alive time included; checked every
+    /// sixteenth of MS, between 1 ms and 1 s).
     #[arg(long, value_name = "MS", default_value_t = millis(agentstream_serve::HEADER_TIMEOUT))]
     header_timeout_ms: u64,
     /// Answer HTTP 408 to a request whose body has not arrived within MS

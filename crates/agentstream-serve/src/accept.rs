@@ -54,11 +54,16 @@ impl Clock {
     }
 }
 
+/// The bit of [`Activity::busy`] set by the sweep that closes the
+/// connection: no request starts after it.
+const CLOSED: usize = 1 << (usize::BITS - 1);
+
 /// What a connection's requests tell the listening task.
 struct Activity {
     clock: Clock,
     /// Requests being answered (0: the connection is idle, or a request's
-    /// headers are still arriving).
+    /// headers are still arriving), and [`CLOSED`] once the sweep closes
+    /// it.
     busy: AtomicUsize,
     /// When `busy` last became 0 (or the connection opened).
     idle_since: AtomicU64,
@@ -73,12 +78,16 @@ impl Activity {
         })
     }
 
-    /// Whether the connection waits for a request's headers, and has for
-    /// longer than `timeout` at `now`.
-    fn waited_past(&self, timeout: Duration, now: u64) -> bool {
+    /// Marks the connection closed if it waits for a request's headers,
+    /// and has for longer than `timeout` at `now`; whether it did. A
+    /// request starting at the same moment wins: the connection stays.
+    fn close_if_waited_past(&self, timeout: Duration, now: u64) -> bool {
         let timeout = u64::try_from(timeout.as_nanos()).unwrap_or(u64::MAX);
-        self.busy.load(Ordering::Acquire) == 0
-            && now.saturating_sub(self.idle_since.load(Ordering::Acquire)) > timeout
+        now.saturating_sub(self.idle_since.load(Ordering::Acquire)) > timeout
+            && self
+                .busy
+                .compare_exchange(0, CLOSED, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
     }
 
     fn is_idle(&self) -> bool {
@@ -91,9 +100,14 @@ impl Activity {
 struct Busy(Arc<Activity>);
 
 impl Busy {
-    fn new(activity: &Arc<Activity>) -> Self {
-        activity.busy.fetch_add(1, Ordering::AcqRel);
-        Self(activity.clone())
+    /// Counts a request starting; `None` if the sweep closed the
+    /// connection first (its headers came after the timeout).
+    fn start(activity: &Arc<Activity>) -> Option<Self> {
+        if activity.busy.fetch_add(1, Ordering::AcqRel) & CLOSED != 0 {
+            activity.busy.fetch_sub(1, Ordering::AcqRel);
+            return None;
+        }
+        Some(Self(activity.clone()))
     }
 }
 
@@ -138,7 +152,9 @@ pub(crate) async fn accept(
     let sweep = |open: &mut VecDeque<Open>| {
         let now = clock.now();
         open.retain(|connection| {
-            let late = connection.activity.waited_past(limits.header_timeout, now);
+            let late = connection
+                .activity
+                .close_if_waited_past(limits.header_timeout, now);
             if late {
                 connection.abort.abort();
             }
@@ -151,7 +167,7 @@ pub(crate) async fn accept(
     loop {
         let stream = tokio::select! {
             _ = &mut stopped => break,
-            _ = sweeps.tick() => {
+            _ = sweeps.tick(), if !open.is_empty() => {
                 sweep(&mut open);
                 continue;
             }
@@ -190,9 +206,14 @@ pub(crate) async fn accept(
         let connection = http.serve_connection(
             TokioIo::new(stream),
             hyper::service::service_fn(move |request| {
-                let busy = Busy::new(&counter);
+                let busy = Busy::start(&counter);
                 let shared = shared.clone();
                 async move {
+                    let Some(busy) = busy else {
+                        // The connection is being closed: the request is
+                        // not answered (nor numbered, nor logged).
+                        return Ok(service::too_late());
+                    };
                     let response = service::handle(shared, request).await?;
                     // The request counts as answered until its body ends.
                     Ok::<_, std::convert::Infallible>(response.map(|body| {
@@ -227,16 +248,14 @@ mod tests {
 
     #[test]
     fn a_connection_waits_for_headers_only_while_no_request_is_answered() {
-        let clock = Clock(Instant::now());
-        let activity = Activity::new(clock);
+        let activity = Activity::new(Clock(Instant::now()));
         let timeout = Duration::from_secs(30);
         let opened = activity.idle_since.load(Ordering::Acquire);
-        let later = opened + 31_000_000_000;
-        assert!(activity.waited_past(timeout, later));
-        assert!(!activity.waited_past(timeout, opened + 29_000_000_000));
-        let busy = Busy::new(&activity);
-        let again = Busy::new(&activity);
-        assert!(!activity.waited_past(timeout, later), "answering");
+        let (early, late) = (opened + 29_000_000_000, opened + 31_000_000_000);
+        assert!(!activity.close_if_waited_past(timeout, early));
+        let busy = Busy::start(&activity).unwrap();
+        let again = Busy::start(&activity).unwrap();
+        assert!(!activity.close_if_waited_past(timeout, late), "answering");
         drop(busy);
         assert!(!activity.is_idle(), "one request still answered");
         drop(again);
@@ -244,7 +263,20 @@ mod tests {
         // Idle again from the moment the last answer ended.
         let idle = activity.idle_since.load(Ordering::Acquire);
         assert!(idle >= opened);
-        assert!(!activity.waited_past(timeout, idle + 29_000_000_000));
-        assert!(activity.waited_past(timeout, idle + 31_000_000_000));
+        assert!(!activity.close_if_waited_past(timeout, idle + 29_000_000_000));
+        assert!(activity.close_if_waited_past(timeout, idle + 31_000_000_000));
+        // Closed: no request starts any more.
+        assert!(Busy::start(&activity).is_none());
+        assert!(Busy::start(&activity).is_none());
+    }
+
+    #[test]
+    fn a_request_that_starts_first_keeps_its_connection() {
+        let activity = Activity::new(Clock(Instant::now()));
+        let late = activity.idle_since.load(Ordering::Acquire) + 31_000_000_000;
+        let busy = Busy::start(&activity).unwrap();
+        assert!(!activity.close_if_waited_past(Duration::from_secs(30), late));
+        drop(busy);
+        assert!(activity.is_idle());
     }
 }

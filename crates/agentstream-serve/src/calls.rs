@@ -95,19 +95,18 @@ impl Calls {
     }
 }
 
-/// What a call gets: its number, step, and how it is answered.
+/// What a call gets: its number and how it is answered.
 pub(crate) struct Call {
     pub(crate) index: usize,
-    pub(crate) step: Step,
     pub(crate) answer: Answer,
 }
 
 /// How a call is answered.
 pub(crate) enum Answer {
-    /// Not by the model: the step is an HTTP error.
-    Step,
-    /// With the model's events.
-    Events(ModelStream),
+    /// With the script's HTTP error; the model is not called.
+    Refused(ApiError),
+    /// With the model's events, cut short as the script's `step` says.
+    Events { events: ModelStream, step: Step },
     /// With a scripted turn's message, written as the events the turn
     /// would play (see [`plain`]).
     Message {
@@ -156,8 +155,8 @@ impl Shared {
     /// call numbers, the recordings and the model's turns share one order.
     /// What the log keeps (a copy of `body`, or the request's line when
     /// a file needs it at once) is made before the lock is taken; only
-    /// its call number is added under it. The model gets the request's
-    /// options, moved out of it.
+    /// its call number is added under it. A model that streams gets the
+    /// request's options, moved out of it.
     pub(crate) fn take_call(
         &self,
         target: &Target,
@@ -171,25 +170,27 @@ impl Shared {
         let mut calls = self.calls();
         let index = calls.number(kept)?;
         let step = self.steps.get(index).cloned().unwrap_or(Step::Model);
-        let answer = match (&step, &self.scripted) {
-            (Step::Http(_), _) => Answer::Step,
-            // A plain turn's events would be written at once, as one
-            // frame: its message gives the same bytes without them. A
-            // delay or a step needs the events one by one.
+        let answer = match (step, &self.scripted) {
+            (Step::Http(error), _) => Answer::Refused(error),
+            // A plain turn's events would all be ready at once: its message
+            // gives the same bytes without them. A delay or a step needs the
+            // events one by one.
             (Step::Model, Some(scripted)) if self.delay.is_zero() => {
                 let turn = scripted.take_turn(&request.context);
                 match turn.as_deref().and_then(plain) {
                     Some(answer) => answer,
-                    None => Answer::Events(scripted.play(turn, options)),
+                    None => Answer::Events {
+                        events: scripted.play(turn, options),
+                        step: Step::Model,
+                    },
                 }
             }
-            _ => Answer::Events(self.model.stream(&request.context, options)),
+            (step, _) => Answer::Events {
+                events: self.model.stream(&request.context, options),
+                step,
+            },
         };
-        Ok(Call {
-            index,
-            step,
-            answer,
-        })
+        Ok(Call { index, answer })
     }
 
     /// What the log keeps of a request, given its call number.
@@ -202,11 +203,11 @@ impl Shared {
         let kept = if self.lines_at_once {
             Ok(Line::new(target.api, request))
         } else {
-            Err((target.clone(), Bytes::copy_from_slice(body)))
+            Err((target.decoding(), Bytes::copy_from_slice(body)))
         };
         move |call| match kept {
             Ok(line) => Kept::Line(line.numbered(call)),
-            Err((target, body)) => Kept::Body { call, target, body },
+            Err((route, body)) => Kept::Body { call, route, body },
         }
     }
 

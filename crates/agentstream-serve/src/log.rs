@@ -29,7 +29,7 @@ use serde_json::{json, Value};
 use crate::error::Api;
 use crate::options::options_json;
 use crate::request::DecodedRequest;
-use crate::route::{decode, Target};
+use crate::route::Decoding;
 
 /// The most requests the memory log keeps by default.
 pub const MAX_KEPT_REQUESTS: usize = 10_000;
@@ -180,7 +180,7 @@ pub(crate) enum Kept {
     /// read buffer), written as its line when the log is read.
     Body {
         call: usize,
-        target: Target,
+        route: Decoding,
         body: Bytes,
     },
 }
@@ -190,24 +190,27 @@ impl Kept {
     fn len(&self) -> usize {
         match self {
             Self::Line(line) => line.len(),
-            Self::Body { body, .. } => body.len(),
+            Self::Body { route, body, .. } => body.len() + route.held(),
         }
     }
 
-    /// Whether writing the line is heavy work (a large body to decode).
-    pub(crate) fn is_heavy(&self, bytes: usize) -> bool {
-        matches!(self, Self::Body { body, .. } if body.len() > bytes)
+    /// The bytes writing its line decodes (0 for a line kept whole).
+    pub(crate) fn to_decode(&self) -> usize {
+        match self {
+            Self::Line(_) => 0,
+            Self::Body { body, .. } => body.len(),
+        }
     }
 
     /// The request's JSON line.
     pub(crate) fn line(&self) -> Bytes {
         match self {
             Self::Line(line) => line.clone(),
-            Self::Body { call, target, body } => {
+            Self::Body { call, route, body } => {
                 // The body was decoded when it came, so it decodes again
                 // to the same request; the number alone if it did not.
-                let line = match decode(target, body) {
-                    Ok(request) => Line::new(target.api, &request),
+                let line = match route.decode(body) {
+                    Ok(request) => Line::new(route.api, &request),
                     Err(_) => Line::empty(),
                 };
                 line.numbered(*call)
@@ -358,11 +361,11 @@ mod tests {
         ];
         for (target, body) in cases {
             let body = Bytes::from(body.to_string());
-            let request = decode(&target, &body).unwrap();
+            let request = crate::route::decode(&target, &body).unwrap();
             let eager = Line::new(target.api, &request).numbered(3);
             let kept = Kept::Body {
                 call: 3,
-                target,
+                route: target.decoding(),
                 body,
             };
             assert_eq!(kept.line(), eager);
@@ -371,7 +374,7 @@ mod tests {
         // A body that no longer decodes keeps its number.
         let kept = Kept::Body {
             call: 4,
-            target: crate::route::Target::new(Api::OpenAi, "/v1/chat/completions"),
+            route: crate::route::Target::new(Api::OpenAi, "/v1/chat/completions").decoding(),
             body: Bytes::from_static(b"{"),
         };
         assert_eq!(&kept.line()[..], br#"{"call":4}"#);

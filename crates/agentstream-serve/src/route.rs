@@ -2,6 +2,7 @@
 //! model and streaming in the URL), and the request decoding it picks.
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use crate::error::{Api, ApiError};
 use crate::request::DecodedRequest;
@@ -16,7 +17,32 @@ pub(crate) struct Target {
     /// The path and query sent upstream (`/v1/chat/completions`, …).
     pub(crate) upstream: Cow<'static, str>,
     /// Gemini: the model and whether it streams.
-    pub(crate) google: Option<(String, bool)>,
+    pub(crate) google: Option<(Arc<str>, bool)>,
+}
+
+/// What decoding a request's body needs of its route: the protocol, and
+/// for Gemini the model and whether it streams. Cheap to clone: the
+/// request log keeps one with each body.
+#[derive(Debug, Clone)]
+pub(crate) struct Decoding {
+    pub(crate) api: Api,
+    google: Option<(Arc<str>, bool)>,
+}
+
+impl Decoding {
+    /// Decodes `body` as a request of this route.
+    pub(crate) fn decode(&self, body: &[u8]) -> Result<DecodedRequest, ApiError> {
+        let google = self
+            .google
+            .as_ref()
+            .map(|(model, stream)| (&**model, *stream));
+        decode_as(self.api, google, body)
+    }
+
+    /// The bytes it holds besides itself (a Gemini model's name).
+    pub(crate) fn held(&self) -> usize {
+        self.google.as_ref().map_or(0, |(model, _)| model.len())
+    }
 }
 
 impl Target {
@@ -36,17 +62,37 @@ impl Target {
         Some(Self {
             api: Api::Google,
             upstream: Cow::Owned(format!("{path}{query}")),
-            google: Some((model.to_owned(), stream)),
+            google: Some((model.into(), stream)),
         })
+    }
+
+    /// What decoding this route's bodies needs.
+    pub(crate) fn decoding(&self) -> Decoding {
+        Decoding {
+            api: self.api,
+            google: self.google.clone(),
+        }
     }
 }
 
 /// Decodes a request body in the protocol of `target`.
 pub(crate) fn decode(target: &Target, body: &[u8]) -> Result<DecodedRequest, ApiError> {
-    match (target.api, &target.google) {
+    let google = target
+        .google
+        .as_ref()
+        .map(|(model, stream)| (&**model, *stream));
+    decode_as(target.api, google, body)
+}
+
+fn decode_as(
+    api: Api,
+    google: Option<(&str, bool)>,
+    body: &[u8],
+) -> Result<DecodedRequest, ApiError> {
+    match (api, google) {
         (Api::Anthropic, _) => anthropic::decode_body(body),
         (Api::Responses, _) => responses::decode_body(body),
-        (Api::Google, Some((model, stream))) => google::decode_body(body, model, *stream),
+        (Api::Google, Some((model, stream))) => google::decode_body(body, model, stream),
         _ => openai::decode_body(body),
     }
 }

@@ -193,15 +193,18 @@ struct List {
 }
 
 impl List {
-    /// The next pieces: up to [`LIST_PIECE`] bytes of lines, or the lines
-    /// before a large one and that line (sent as it is, without a copy).
+    /// The next pieces: up to [`LIST_PIECE`] bytes of lines (or of bodies
+    /// decoded for them), or the lines before a large one and that line
+    /// (sent as it is, without a copy).
     async fn next(mut self) -> Option<(Vec<Bytes>, Self)> {
         if self.ended {
             return None;
         }
         let mut pieces = Vec::new();
+        let mut decoded = 0;
         while let Some(request) = self.requests.next() {
-            let line = if request.is_heavy(BLOCKING_BODY) {
+            let to_decode = request.to_decode();
+            let line = if to_decode > BLOCKING_BODY {
                 // `null` only if the pool is gone (the runtime shutting
                 // down): writing a line does not panic.
                 tokio::task::spawn_blocking(move || request.line())
@@ -219,7 +222,8 @@ impl List {
                 return Some((pieces, self));
             }
             self.piece.extend_from_slice(&line);
-            if self.piece.len() >= LIST_PIECE {
+            decoded += to_decode;
+            if self.piece.len() >= LIST_PIECE || decoded >= LIST_PIECE {
                 pieces.push(self.piece.split().freeze());
                 return Some((pieces, self));
             }
@@ -229,6 +233,13 @@ impl List {
         pieces.push(self.piece.split().freeze());
         Some((pieces, self))
     }
+}
+
+/// The answer to a request whose connection is being closed because its
+/// headers came after the header timeout: 408, and the connection closes.
+pub(crate) fn too_late() -> Response<Body> {
+    let message = "the request's headers did not arrive within the header timeout";
+    closing(Api::OpenAi, &ApiError::new(408, message))
 }
 
 /// An error answer after which the connection is closed (the request's
@@ -297,7 +308,8 @@ struct Taken {
 }
 
 /// Decodes the body and takes the call. The decoded context is dropped
-/// here: the log holds its JSON line, the model its own copy.
+/// here: the log holds a copy of the body (or its JSON line), the model
+/// what it needs of the context.
 fn take(
     shared: &Shared,
     target: &Target,
@@ -396,23 +408,21 @@ async fn call(shared: &Arc<Shared>, target: Target, request: Request<Incoming>) 
         Api::Google => format!("agentstream-{}", call.index),
         _ => format!("chatcmpl-agentstream-{}", call.index),
     };
-    let (step, mut events) = match (call.step, call.answer) {
-        (Step::Http(error), _) => return error_response(api, &error),
-        (_, Answer::Step) => return error_response(api, &ApiError::new(500, "no model stream")),
-        (step, Answer::Events(events)) => (step, events),
-        (
-            _,
-            Answer::Message {
-                message,
-                reason,
-                full_sequence,
-            },
-        ) => {
+    let (step, mut events) = match call.answer {
+        Answer::Refused(error) => return error_response(api, &error),
+        Answer::Events { events, step } => (step, events),
+        Answer::Message {
+            message,
+            reason,
+            full_sequence,
+        } => {
             if !stream {
                 return completed(api, &id, &name, created, reason, &message);
             }
             // The events the turn would play, encoded as the pump would
-            // have encoded them, without the events.
+            // have encoded them, without the events. The pump too would
+            // have sent them at once (in frames of up to 64 KiB; here one
+            // frame).
             let mut encoder = encoder(shared, api, id, name, created, include_usage);
             let mut out = Events::with_capacity(EVENTS_CAPACITY);
             wire::message_steps(&message, reason, full_sequence, |step| {

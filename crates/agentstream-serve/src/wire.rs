@@ -13,7 +13,10 @@ use agentstream::model::{BlockShape, DoneReason, ModelEvent, PartialMessage};
 
 /// The message so far, as a step sees it: a model event's snapshot, or
 /// the first `len` blocks of a complete message (the blocks a snapshot
-/// holds at the same step).
+/// holds at the same step). A message's current block is complete where
+/// a snapshot's is still empty or partial; the encoders read only what
+/// both have alike (ids, names, signatures, and the blocks before it),
+/// which the tests check byte for byte.
 #[derive(Clone, Copy)]
 pub(crate) enum Blocks<'a> {
     Partial(&'a PartialMessage),

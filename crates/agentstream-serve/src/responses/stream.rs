@@ -239,7 +239,7 @@ impl StreamEncoder {
     }
 
     /// Closes the open item if it is not the block at `index`, with its
-    /// block as `partial` has it (a model may end a block with no end
+    /// block as `blocks` has it (a model may end a block with no end
     /// event: the next block, or the end of the message, closes it).
     fn close_other(&mut self, index: usize, blocks: Blocks<'_>, out: &mut Events) {
         if let Some(open) = self.current.filter(|&open| open != index) {
