@@ -4,7 +4,7 @@
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use agentstream::message::{AssistantMessage, StopReason};
+use agentstream::message::AssistantMessage;
 use agentstream::model::{
     DoneReason, Model, ModelStream, ScriptedModel, ScriptedReply, ScriptedTurn, StreamOptions,
 };
@@ -124,12 +124,7 @@ fn plain(turn: &ScriptedTurn) -> Option<Answer> {
     let ScriptedReply::Message(message) = turn.reply() else {
         return None;
     };
-    let reason = match message.stop_reason {
-        StopReason::Stop => DoneReason::Stop,
-        StopReason::Length => DoneReason::Length,
-        StopReason::ToolUse => DoneReason::ToolUse,
-        _ => return None,
-    };
+    let reason = DoneReason::from_stop_reason(&message.stop_reason)?;
     (turn.chunks().get() == 1).then(|| Answer::Message {
         message: message.clone(),
         reason,

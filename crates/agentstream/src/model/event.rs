@@ -155,6 +155,26 @@ pub enum ErrorReason {
 }
 
 impl DoneReason {
+    /// The reason a `done` event gives for a message that stopped with
+    /// `stop_reason`; `None` for the reasons a stream does not end with
+    /// `done` (`error`, `aborted`, and any other).
+    ///
+    /// ```
+    /// use agentstream::message::StopReason;
+    /// use agentstream::model::DoneReason;
+    ///
+    /// assert_eq!(DoneReason::from_stop_reason(&StopReason::ToolUse), Some(DoneReason::ToolUse));
+    /// assert_eq!(DoneReason::from_stop_reason(&StopReason::Aborted), None);
+    /// ```
+    pub fn from_stop_reason(stop_reason: &StopReason) -> Option<Self> {
+        match stop_reason {
+            StopReason::Stop => Some(Self::Stop),
+            StopReason::Length => Some(Self::Length),
+            StopReason::ToolUse => Some(Self::ToolUse),
+            _ => None,
+        }
+    }
+
     /// The matching stop reason.
     pub fn stop_reason(self) -> StopReason {
         match self {
@@ -195,14 +215,14 @@ impl ErrorReason {
 /// How a stop reason ends a stream: `Ok` for `done`, `Err` for `error`, and
 /// `None` for a reason the protocol has no terminal event for.
 pub(crate) fn terminal_reason(stop_reason: &StopReason) -> Option<Result<DoneReason, ErrorReason>> {
-    Some(match stop_reason {
-        StopReason::Stop => Ok(DoneReason::Stop),
-        StopReason::Length => Ok(DoneReason::Length),
-        StopReason::ToolUse => Ok(DoneReason::ToolUse),
-        StopReason::Error => Err(ErrorReason::Error),
-        StopReason::Aborted => Err(ErrorReason::Aborted),
-        StopReason::Other(_) => return None,
-    })
+    if let Some(reason) = DoneReason::from_stop_reason(stop_reason) {
+        return Some(Ok(reason));
+    }
+    match stop_reason {
+        StopReason::Error => Some(Err(ErrorReason::Error)),
+        StopReason::Aborted => Some(Err(ErrorReason::Aborted)),
+        _ => None,
+    }
 }
 
 impl ModelEvent {
