@@ -88,14 +88,11 @@ fn jsonl_prints_every_event_in_pi_shape() {
             "done"
         ]
     );
-    // As pi-ai streams it: the arguments parsed so far, no `rawArguments`.
-    assert_eq!(
-        events[2]["partial"]["content"][1]["arguments"]["path"],
-        "README.md"
-    );
-    assert!(events[2]["partial"]["content"][1]
-        .get("rawArguments")
-        .is_none());
+    // The default (short) trace shows a streaming call as chapter 04 does:
+    // `arguments: {}` and the JSON text as `rawArguments`.
+    let streaming = &events[2]["partial"]["content"][1];
+    assert_eq!(streaming["arguments"], serde_json::json!({}));
+    assert_eq!(streaming["rawArguments"], r#"{"path":"README.md"}"#);
     assert_eq!(events[3]["toolCall"]["arguments"]["path"], "README.md");
 }
 

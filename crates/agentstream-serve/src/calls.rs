@@ -116,16 +116,26 @@ pub(crate) enum Answer {
     },
 }
 
-/// The answer of a turn that plays straight through to `done` in one
-/// chunk, written from its message; `None` for a turn that must be
-/// played (chunked, failing, or ending with a stop reason that has no
-/// `done`).
-fn plain(turn: &ScriptedTurn) -> Option<Answer> {
+/// The answer of a turn that needs no playing; `None` for a turn that
+/// must be played (chunked, delayed, failing after some content, or
+/// ending with a stop reason that has no `done`).
+///
+/// A failure with nothing to stream is refused as a failed provider
+/// request is, with its error message (the short trace's `start →
+/// error` is not put on the wire as a stream that starts and fails). A
+/// turn that plays straight through to `done` in one chunk, when nothing
+/// delays its events (`undelayed`), is written from its message.
+fn unplayed(turn: &ScriptedTurn, undelayed: bool) -> Option<Answer> {
+    if turn.is_empty_failure() {
+        return Some(Answer::Refused(ApiError::model_failure(
+            &turn.final_message(),
+        )));
+    }
     let ScriptedReply::Message(message) = turn.reply() else {
         return None;
     };
     let reason = DoneReason::from_stop_reason(&message.stop_reason)?;
-    (turn.chunks().get() == 1).then(|| Answer::Message {
+    (undelayed && turn.chunks().get() == 1).then(|| Answer::Message {
         message: message.clone(),
         reason,
         full_sequence: turn.is_full_sequence(),
@@ -170,9 +180,10 @@ impl Shared {
             // A plain turn's events would all be ready at once: its message
             // gives the same bytes without them. A delay or a step needs the
             // events one by one.
-            (Step::Model, Some(scripted)) if self.delay.is_zero() => {
+            (Step::Model, Some(scripted)) => {
                 let turn = scripted.take_turn(&request.context);
-                match turn.as_deref().and_then(plain) {
+                let undelayed = self.delay.is_zero();
+                match turn.as_deref().and_then(|turn| unplayed(turn, undelayed)) {
                     Some(answer) => answer,
                     None => Answer::Events {
                         events: scripted.play(turn, options),

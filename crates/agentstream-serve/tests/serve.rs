@@ -218,6 +218,44 @@ async fn bad_requests_get_provider_errors() {
     server.shutdown().await;
 }
 
+/// A scripted failure with nothing to stream is answered as a failed
+/// provider request (HTTP 500 with the provider's error body), not as a
+/// stream that starts and fails, whether the call streams or not and with
+/// or without `--delay`. (The core's short trace plays such a turn as
+/// `start → error`, chapter 04's shape; serve does not put that on the
+/// wire.)
+#[tokio::test]
+async fn a_failure_with_nothing_streamed_is_an_http_error() {
+    for delay in [Duration::ZERO, Duration::from_millis(1)] {
+        let turns = script(json!([
+            {"stopReason": "error", "errorMessage": "the GPU caught fire"},
+            {"stopReason": "aborted", "errorMessage": "user cancelled"},
+            {"role": "assistant", "content": [], "stopReason": "error", "errorMessage": "empty"},
+        ]));
+        let server = Server::from_script(turns)
+            .delay(delay)
+            .bind("127.0.0.1:0")
+            .await
+            .unwrap();
+        let url = server.url();
+        let streaming = json!({"model": "m", "stream": true,
+            "messages": [{"role": "user", "content": "hi"}]})
+        .to_string();
+        let whole =
+            json!({"model": "m", "messages": [{"role": "user", "content": "hi"}]}).to_string();
+        let (status, _, body) = post(&format!("{url}/chat/completions"), streaming).await;
+        assert_eq!(status, 500, "{delay:?}");
+        assert_eq!(body["error"]["message"], "the GPU caught fire");
+        let (status, _, body) = post(&format!("{url}/messages"), whole.clone()).await;
+        assert_eq!(status, 500, "{delay:?}");
+        assert_eq!(body["error"]["message"], "user cancelled");
+        let (status, _, body) = post(&format!("{url}/chat/completions"), whole).await;
+        assert_eq!(status, 500, "{delay:?}");
+        assert_eq!(body["error"]["message"], "empty");
+        server.shutdown().await;
+    }
+}
+
 #[tokio::test]
 async fn scripted_http_errors_and_exhaustion() {
     let turns = script(json!([

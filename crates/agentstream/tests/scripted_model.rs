@@ -1,5 +1,7 @@
-//! ScriptedModel traces, AssistantMessageEventStream semantics and the
-//! protocol checker, polled by hand with no runtime.
+//! ScriptedModel beyond chapter 04 (chunking, the full sequence, pacing,
+//! sharing, parsing), AssistantMessageEventStream semantics and the
+//! protocol checker, polled by hand with no runtime. The chapter's own
+//! cases are in `chapter04.rs`.
 #![cfg(not(loom))]
 
 mod support;
@@ -8,11 +10,11 @@ use std::num::NonZeroUsize;
 use std::task::Poll;
 
 use agentstream::message::{
-    assistant, text, thinking, tool_call, user, AssistantMessage, ContentBlock, Context, StopReason,
+    assistant, text, thinking, tool_call, user, AssistantMessage, Context, StopReason,
 };
 use agentstream::model::{
     validate_events, AbortController, BlockShape, DoneReason, ErrorReason, Model, ModelEvent,
-    ModelStream, ScriptedModel, ScriptedTurn, StreamOptions, ABORTED_MESSAGE, EXHAUSTED_MESSAGE,
+    ModelStream, ScriptedModel, ScriptedTurn, StreamOptions, ABORTED_MESSAGE,
     PRODUCER_DROPPED_MESSAGE,
 };
 use futures_util::StreamExt;
@@ -59,33 +61,6 @@ fn assert_valid(events: &[ModelEvent]) {
 }
 
 #[test]
-fn two_calls_on_one_instance_play_two_turns_and_record_deep_snapshots() {
-    let model = ScriptedModel::new([
-        assistant([text("first")], StopReason::Stop),
-        assistant([text("second")], StopReason::Stop),
-    ])
-    .recording_requests();
-    let mut first_context = context("request one");
-    let mut first = model.stream(&first_context, StreamOptions::default());
-    first_context.messages.push(user("appended later").into());
-
-    let (events, result) = play(&mut first);
-    assert_eq!(types(&events), ["start", "text_delta", "done"]);
-    assert_eq!(result.text(), "first");
-    assert_valid(&events);
-
-    let mut second = model.stream(&context("request two"), StreamOptions::default());
-    let (events, result) = play(&mut second);
-    assert_eq!(types(&events), ["start", "text_delta", "done"]);
-    assert_eq!(result.text(), "second");
-
-    let requests = model.requests();
-    assert_eq!(requests.len(), 2);
-    assert_eq!(requests[0].messages.len(), 1);
-    assert_eq!(first_context.messages.len(), 2);
-}
-
-#[test]
 fn a_model_not_asked_to_record_keeps_no_request_but_counts_the_calls() {
     let model = ScriptedModel::new([
         assistant([text("first")], StopReason::Stop),
@@ -105,94 +80,6 @@ fn a_model_not_asked_to_record_keeps_no_request_but_counts_the_calls() {
 }
 
 #[test]
-fn no_event_exists_until_the_producer_has_yielded_once() {
-    let model = ScriptedModel::new([assistant([text("hi")], StopReason::Stop)]);
-    let mut stream = model.stream(&context("x"), StreamOptions::default());
-    assert_eq!(model.calls(), 1, "the turn is taken synchronously");
-    let waker = CountingWaker::new();
-    assert_eq!(waker.poll(&mut stream.next()), Poll::Pending);
-    assert_eq!(waker.wakes(), 1, "the yield wakes the task at once");
-    match waker.poll(&mut stream.next()) {
-        Poll::Ready(Some(ModelEvent::Start { partial })) => assert_eq!(partial.content_len(), 0),
-        other => panic!("expected start, got {other:?}"),
-    }
-}
-
-#[test]
-fn tool_call_turn_gives_the_seed_trace_with_cumulative_partials() {
-    let model = ScriptedModel::new([tool_turn()]);
-    let (events, result) = play(&mut model.stream(&context("x"), StreamOptions::default()));
-    assert_eq!(
-        types(&events),
-        [
-            "start",
-            "text_delta",
-            "toolcall_delta",
-            "toolcall_end",
-            "done"
-        ]
-    );
-    assert_eq!(indexes(&events), [0, 1, 1]);
-    assert_valid(&events);
-
-    let ModelEvent::ToolCallDelta { delta, partial, .. } = &events[2] else {
-        panic!()
-    };
-    assert_eq!(&**delta, r#"{"path":"README.md"}"#);
-    let streaming = partial.to_message();
-    assert_eq!(streaming.content[0], text("Let me look"));
-    let ContentBlock::ToolCall(call) = &streaming.content[1] else {
-        panic!()
-    };
-    // The arguments parsed so far (partial-JSON parsing, as pi-ai does);
-    // the raw text is kept in the Rust value but not serialized.
-    assert_eq!(call.arguments.get("path"), Some(&json!("README.md")));
-    assert_eq!(
-        call.raw_arguments.as_deref(),
-        Some(r#"{"path":"README.md"}"#)
-    );
-    let wire = serde_json::to_value(partial).unwrap();
-    assert_eq!(
-        wire["content"][1]["arguments"],
-        json!({"path": "README.md"})
-    );
-    assert!(wire["content"][1].get("rawArguments").is_none());
-
-    let ModelEvent::ToolCallEnd {
-        tool_call: call,
-        partial,
-        ..
-    } = &events[3]
-    else {
-        panic!()
-    };
-    assert_eq!(call.arguments["path"], "README.md");
-    let ended = partial.to_message();
-    assert_eq!(
-        ended.content,
-        tool_turn().content,
-        "the complete call replaced the block"
-    );
-
-    let ModelEvent::Done { reason, message } = &events[4] else {
-        panic!()
-    };
-    assert_eq!(*reason, DoneReason::ToolUse);
-    assert_eq!(**message, tool_turn());
-    assert_eq!(result, tool_turn());
-}
-
-#[test]
-fn two_text_blocks_get_successive_indexes_and_the_partial_accumulates() {
-    let model = ScriptedModel::new([assistant([text("A"), text("B")], StopReason::Stop)]);
-    let (events, result) = play(&mut model.stream(&context("x"), StreamOptions::default()));
-    assert_eq!(indexes(&events), [0, 1]);
-    let second = events[2].partial().unwrap().to_message();
-    assert_eq!(second.content, [text("A"), text("B")]);
-    assert_eq!(result.content, [text("A"), text("B")]);
-}
-
-#[test]
 fn old_snapshots_never_change() {
     let model = ScriptedModel::new([tool_turn()]);
     let (events, _) = play(&mut model.stream(&context("x"), StreamOptions::default()));
@@ -200,19 +87,6 @@ fn old_snapshots_never_change() {
     assert!(start.content.is_empty());
     assert_eq!(start.stop_reason, StopReason::Stop);
     assert_eq!(events[1].partial().unwrap().content_len(), 1);
-}
-
-#[test]
-fn an_error_turn_keeps_its_partial_text_and_resolves_rather_than_fails() {
-    let model = ScriptedModel::new([
-        ScriptedTurn::failure(ErrorReason::Error, "rate limited").with_partial_text("Work")
-    ]);
-    let (events, result) = play(&mut model.stream(&context("x"), StreamOptions::default()));
-    assert_eq!(types(&events), ["start", "text_delta", "error"]);
-    assert_valid(&events);
-    assert_eq!(result.stop_reason, StopReason::Error);
-    assert_eq!(result.error_message.as_deref(), Some("rate limited"));
-    assert_eq!(result.text(), "Work");
 }
 
 #[test]
@@ -230,43 +104,6 @@ fn an_assistant_turn_with_stop_reason_aborted_ends_in_error() {
         }
     ));
     assert_eq!(result, message);
-}
-
-#[test]
-fn an_exhausted_script_gives_a_single_error_event() {
-    let model = ScriptedModel::new(Vec::<ScriptedTurn>::new()).recording_requests();
-    let (events, result) = play(&mut model.stream(&context("x"), StreamOptions::default()));
-    assert_eq!(types(&events), ["error"]);
-    assert_valid(&events);
-    assert_eq!(result.stop_reason, StopReason::Error);
-    assert_eq!(result.error_message.as_deref(), Some(EXHAUSTED_MESSAGE));
-    assert_eq!(model.requests().len(), 1);
-}
-
-#[test]
-fn a_pre_aborted_call_is_recorded_consumes_its_turn_and_gives_one_aborted_error() {
-    let model = ScriptedModel::new([
-        assistant([text("skipped")], StopReason::Stop),
-        assistant([text("next")], StopReason::Stop),
-    ])
-    .recording_requests();
-    let controller = AbortController::new();
-    controller.abort();
-    let options = StreamOptions::default().with_signal(controller.signal());
-    let (events, result) = play(&mut model.stream(&context("x"), options));
-    assert_eq!(types(&events), ["error"]);
-    assert!(matches!(
-        events[0],
-        ModelEvent::Error {
-            reason: ErrorReason::Aborted,
-            ..
-        }
-    ));
-    assert_eq!(result.stop_reason, StopReason::Aborted);
-    assert_eq!(result.error_message.as_deref(), Some(ABORTED_MESSAGE));
-    assert_eq!(model.requests().len(), 1);
-    let (_, next) = play(&mut model.stream(&context("y"), StreamOptions::default()));
-    assert_eq!(next.text(), "next", "the aborted call consumed its turn");
 }
 
 #[test]

@@ -102,7 +102,10 @@ pub enum ModelEvent {
         /// The message so far: the call has the arguments its JSON text
         /// parses to so far (partial-JSON parsing, as pi-ai does), and
         /// [`raw_arguments`](crate::message::ToolCall::raw_arguments) holds
-        /// the text (not serialized).
+        /// the text (not serialized). A `ScriptedModel`'s short trace shows
+        /// the call as chapter 04 does instead: `arguments: {}` and the
+        /// text as `rawArguments`, serialized (see
+        /// [`PartialBuilder::start_tool_call_raw`](crate::model::PartialBuilder::start_tool_call_raw)).
         partial: PartialMessage,
     },
     /// `toolcall_end`: the tool call at `content_index` is complete.

@@ -64,11 +64,13 @@ enum Block {
         thinking: Rope,
         template: Arc<ThinkingContent>,
     },
-    /// A tool call whose argument JSON is being streamed: `arguments` holds
-    /// what the text received so far parses to (partial-JSON parsing, as
-    /// pi-ai's providers do) and `rawArguments` the text itself (not
-    /// serialized: Pi's partials have no such field).
-    ToolCall { raw: Rope, template: Arc<ToolCall> },
+    /// A tool call whose argument JSON is being streamed, shown as `shown`
+    /// says.
+    ToolCall {
+        raw: Rope,
+        template: Arc<ToolCall>,
+        shown: ArgumentsShown,
+    },
     /// A block that is complete.
     Complete(Arc<ContentBlock>),
     /// A tool call that is complete, shared with the `toolcall_end` event
@@ -76,12 +78,30 @@ enum Block {
     Call(Arc<ToolCall>),
 }
 
+/// How a streaming tool call's arguments appear in a snapshot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ArgumentsShown {
+    /// As pi-ai's providers show them: `arguments` holds what the text
+    /// received so far parses to (partial-JSON parsing); the text itself
+    /// is `raw_arguments` in Rust and is not serialized (Pi's partials
+    /// have no such field).
+    Parsed,
+    /// As chapter 04's `ScriptedModel` shows them: `arguments` stays `{}`
+    /// (the structured arguments are not finished) and `rawArguments`
+    /// holds the text received so far, serialized too.
+    Raw,
+}
+
 impl Block {
-    /// The block as Pi serializes it in a partial: a streaming tool call
-    /// without `rawArguments`.
+    /// The block as it is serialized in a partial: a streaming tool call
+    /// shown [`Parsed`](ArgumentsShown::Parsed) has no `rawArguments`.
     fn to_wire_content(&self) -> ContentBlock {
         match self {
-            Block::ToolCall { raw, template } => ContentBlock::ToolCall(ToolCall {
+            Block::ToolCall {
+                raw,
+                template,
+                shown: ArgumentsShown::Parsed,
+            } => ContentBlock::ToolCall(ToolCall {
                 arguments: partial_arguments(&raw.to_text()),
                 ..ToolCall::clone(template)
             }),
@@ -99,10 +119,18 @@ impl Block {
                 thinking: thinking.to_text(),
                 ..ThinkingContent::clone(template)
             }),
-            Block::ToolCall { raw, template } => {
+            Block::ToolCall {
+                raw,
+                template,
+                shown,
+            } => {
                 let raw = raw.to_text();
+                let arguments = match shown {
+                    ArgumentsShown::Parsed => partial_arguments(&raw),
+                    ArgumentsShown::Raw => serde_json::Map::new(),
+                };
                 ContentBlock::ToolCall(ToolCall {
-                    arguments: partial_arguments(&raw),
+                    arguments,
                     raw_arguments: Some(raw),
                     ..ToolCall::clone(template)
                 })
@@ -122,9 +150,14 @@ impl Block {
                 thinking: thinking.appended(delta),
                 template: template.clone(),
             },
-            Block::ToolCall { raw, template } => Block::ToolCall {
+            Block::ToolCall {
+                raw,
+                template,
+                shown,
+            } => Block::ToolCall {
                 raw: raw.appended(delta),
                 template: template.clone(),
+                shown: *shown,
             },
             Block::Complete(_) | Block::Call(_) => return None,
         })
@@ -298,9 +331,10 @@ impl PartialMessage {
     }
 
     /// Materializes the snapshot as an [`AssistantMessage`]. A tool call
-    /// still streaming has the arguments its text parses to so far
-    /// (partial-JSON parsing, `{}` before the first delta) and the text
-    /// itself as `raw_arguments`.
+    /// still streaming has the text received so far as `raw_arguments`,
+    /// and as `arguments` what that text parses to so far (partial-JSON
+    /// parsing, `{}` before the first delta), or `{}` throughout if it was
+    /// opened with [`PartialBuilder::start_tool_call_raw`].
     pub fn to_message(&self) -> AssistantMessage {
         self.materialize(Block::to_content)
     }
@@ -349,7 +383,9 @@ impl fmt::Debug for PartialMessage {
 
 /// Writes the message formed so far, as Pi's partials are (a tool call
 /// still streaming carries the arguments parsed so far and no
-/// `rawArguments`), without materializing it: the header and complete blocks are
+/// `rawArguments`; one opened with
+/// [`start_tool_call_raw`](PartialBuilder::start_tool_call_raw) carries
+/// `arguments: {}` and its `rawArguments`), without materializing it: the header and complete blocks are
 /// written in place and streamed texts chunk by chunk (serde_json escapes
 /// each chunk straight into its output), so writing a snapshot costs its
 /// output and no copy of it.
@@ -448,11 +484,49 @@ impl PartialBuilder {
         })
     }
 
-    /// Opens a tool call whose argument JSON will be streamed. In snapshots
-    /// its `arguments` are what the text so far parses to (`{}` at first)
-    /// and `raw_arguments` holds the text (not serialized).
-    /// Returns its content index.
+    /// Opens a tool call whose argument JSON will be streamed, shown as
+    /// pi-ai's providers show it: in snapshots its `arguments` are what the
+    /// text so far parses to (`{}` at first) and `raw_arguments` holds the
+    /// text (not serialized). Returns its content index.
     pub fn start_tool_call(&mut self, template: ToolCall) -> usize {
+        self.open_tool_call(template, ArgumentsShown::Parsed)
+    }
+
+    /// Opens a tool call whose argument JSON will be streamed, shown as
+    /// chapter 04's `ScriptedModel` shows it: in snapshots its `arguments`
+    /// stay `{}` (the structured arguments are not finished) and
+    /// `raw_arguments` holds the text received so far, serialized as
+    /// `rawArguments`. Completing the call ([`complete_tool_call`]) replaces
+    /// both. Returns its content index.
+    ///
+    /// [`complete_tool_call`]: Self::complete_tool_call
+    ///
+    /// ```
+    /// use agentstream::message::{assistant, StopReason, ToolCall};
+    /// use agentstream::model::PartialBuilder;
+    /// use serde_json::json;
+    ///
+    /// let mut builder = PartialBuilder::new(assistant([], StopReason::ToolUse));
+    /// let call = ToolCall { id: "c1".into(), name: "read".into(), ..ToolCall::default() };
+    /// let index = builder.start_tool_call_raw(call);
+    /// builder.append(index, r#"{"path":"README.md"}"#.into());
+    /// let partial = serde_json::to_value(builder.snapshot()).unwrap();
+    /// assert_eq!(
+    ///     partial["content"][0],
+    ///     json!({
+    ///         "type": "toolCall",
+    ///         "id": "c1",
+    ///         "name": "read",
+    ///         "arguments": {},
+    ///         "rawArguments": r#"{"path":"README.md"}"#,
+    ///     })
+    /// );
+    /// ```
+    pub fn start_tool_call_raw(&mut self, template: ToolCall) -> usize {
+        self.open_tool_call(template, ArgumentsShown::Raw)
+    }
+
+    fn open_tool_call(&mut self, template: ToolCall, shown: ArgumentsShown) -> usize {
         self.push(Block::ToolCall {
             raw: Rope::default(),
             template: Arc::new(ToolCall {
@@ -460,6 +534,7 @@ impl PartialBuilder {
                 raw_arguments: None,
                 ..template
             }),
+            shown,
         })
     }
 

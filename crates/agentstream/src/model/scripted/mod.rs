@@ -38,21 +38,103 @@ pub const EXHAUSTED_MESSAGE: &str = "ScriptedModel has no more responses";
 /// returned stream drives it when polled, so no runtime is needed; a runtime
 /// adapter may spawn it instead, with the same events.
 ///
-/// Each turn is projected onto the event protocol: `start`, then per block a
-/// `text_delta`, `thinking_delta`, or `toolcall_delta` + `toolcall_end`
-/// (with [`ScriptedTurn::full_sequence`] also the `*_start`/`*_end` events),
-/// then `done`, or `error` for a turn whose stop reason is `error` or
-/// `aborted`. With the full sequence the events are pi-ai's for the same
-/// message: `toolcall_start`'s partial holds the call with `arguments: {}`,
-/// each `toolcall_delta`'s the arguments parsed so far (partial-JSON
-/// parsing), and no partial carries `rawArguments`. A failed turn with no
-/// content (an `error` or `aborted` message without blocks, or a
-/// [`ScriptedTurn::failure`] without partial text) is a single `error`
-/// event with no `start`, as when a provider's request fails. A call whose
-/// signal is already aborted gets a single `error` (`aborted`,
-/// [`ABORTED_MESSAGE`]); a call after the script ran out gets a single
-/// `error` ([`EXHAUSTED_MESSAGE`]). Both are still recorded (when
-/// recording) and consume a turn.
+/// # Two traces
+///
+/// Each turn is projected onto the event protocol in one of two shapes,
+/// chosen per turn:
+///
+/// | | short trace (default; chapter 04's) | full sequence ([`ScriptedTurn::full_sequence`]; pi-ai's) |
+/// |---|---|---|
+/// | per block | `text_delta`, `thinking_delta`, or `toolcall_delta` + `toolcall_end` | the same with `text_start`/`text_end`, `thinking_start`/`thinking_end`, `toolcall_start` around them |
+/// | a streaming tool call in the partial | `arguments: {}` and `rawArguments`: the JSON text received so far | the arguments parsed so far (partial-JSON parsing), no `rawArguments` |
+/// | a failed turn with no content | `start → error`: the failure is played as its message | a lone `error`, as when a provider's request fails |
+///
+/// Both end with `done`, or `error` for a turn whose stop reason is
+/// `error` or `aborted`; the terminal event carries the scripted message,
+/// which is also [`result`](ModelStream::result). Two failures come
+/// before any turn is played and are a lone `error` in both shapes: a
+/// call whose signal is already aborted (`aborted`, [`ABORTED_MESSAGE`])
+/// and a call after the script ran out ([`EXHAUSTED_MESSAGE`]). Both are
+/// still recorded (when recording) and consume a turn.
+///
+/// Chapter 04's tool-call turn, in the short trace (the chapter's own
+/// values):
+///
+/// ```
+/// use agentstream::message::{assistant, text, tool_call, user, Context, StopReason};
+/// use agentstream::model::{Model, ScriptedModel, StreamOptions};
+/// use futures_util::StreamExt;
+/// use serde_json::json;
+///
+/// let turn = assistant(
+///     [text("先看"), tool_call("c1", "read", json!({"path": "README.md"}))],
+///     StopReason::ToolUse,
+/// );
+/// let model = ScriptedModel::new([turn]);
+/// let context = Context::from_messages([user("请求一").into()]);
+/// let events: Vec<_> = futures_executor::block_on(
+///     model.stream(&context, StreamOptions::default()).collect(),
+/// );
+/// let types: Vec<_> = events.iter().map(|e| e.type_name()).collect();
+/// assert_eq!(types, ["start", "text_delta", "toolcall_delta", "toolcall_end", "done"]);
+///
+/// // `toolcall_delta`'s partial: the structured arguments are not
+/// // finished, `rawArguments` holds the JSON text.
+/// let delta = serde_json::to_value(&events[2]).unwrap();
+/// assert_eq!(delta["contentIndex"], 1);
+/// assert_eq!(
+///     delta["partial"]["content"][1],
+///     json!({"type": "toolCall", "id": "c1", "name": "read",
+///            "arguments": {}, "rawArguments": "{\"path\":\"README.md\"}"})
+/// );
+/// // `toolcall_end` puts the complete call in the same place.
+/// let end = serde_json::to_value(&events[3]).unwrap();
+/// assert_eq!(end["partial"]["content"][1]["arguments"], json!({"path": "README.md"}));
+/// assert_eq!(end["partial"]["content"][0]["text"], "先看");
+/// ```
+///
+/// The same turn as the full sequence, and a failure without partial text
+/// in both shapes:
+///
+/// ```
+/// use agentstream::message::{assistant, text, tool_call, user, Context, StopReason};
+/// use agentstream::model::{ErrorReason, Model, ScriptedModel, ScriptedTurn, StreamOptions};
+/// use futures_util::StreamExt;
+/// use serde_json::json;
+///
+/// let turn = assistant(
+///     [text("先看"), tool_call("c1", "read", json!({"path": "README.md"}))],
+///     StopReason::ToolUse,
+/// );
+/// let cancelled = || ScriptedTurn::failure(ErrorReason::Aborted, "user cancelled");
+/// let model = ScriptedModel::new([
+///     ScriptedTurn::message(turn).full_sequence(),
+///     cancelled(),
+///     cancelled().full_sequence(),
+/// ]);
+/// let context = Context::from_messages([user("请求一").into()]);
+/// let play = || {
+///     futures_executor::block_on(model.stream(&context, StreamOptions::default()).collect::<Vec<_>>())
+/// };
+///
+/// let events = play();
+/// let types: Vec<_> = events.iter().map(|e| e.type_name()).collect();
+/// assert_eq!(
+///     types,
+///     ["start", "text_start", "text_delta", "text_end",
+///      "toolcall_start", "toolcall_delta", "toolcall_end", "done"]
+/// );
+/// let delta = serde_json::to_value(&events[5]).unwrap();
+/// assert_eq!(
+///     delta["partial"]["content"][1],
+///     json!({"type": "toolCall", "id": "c1", "name": "read", "arguments": {"path": "README.md"}})
+/// );
+///
+/// let short: Vec<_> = play().iter().map(|e| e.type_name()).collect();
+/// assert_eq!(short, ["start", "error"]);
+/// let full: Vec<_> = play().iter().map(|e| e.type_name()).collect();
+/// assert_eq!(full, ["error"]);
+/// ```
 ///
 /// By default nothing of a request is kept: a model that serves many calls
 /// (a server, a benchmark, a long agent run) holds only its script. A test

@@ -47,10 +47,12 @@ pub(super) async fn play(
         return;
     };
     let message = turn.shared_final_message();
-    if message.content.is_empty() {
+    if turn.full_sequence && turn.is_empty_failure() {
         if let Some(Err(reason)) = terminal_reason(&message.stop_reason) {
-            // A failed call with nothing streamed is one lone `error`, as
-            // when a provider's HTTP request itself fails (pi-ai's shape).
+            // With the full sequence, a failed call with nothing streamed is
+            // one lone `error`, as when a provider's HTTP request itself
+            // fails (pi-ai's shape). The short trace plays it through the
+            // normal projection (`start → error`), as chapter 04 does.
             if reason == ErrorReason::Aborted {
                 out.set_error_cause(ErrorCause::Aborted);
             }
@@ -190,18 +192,26 @@ impl Player {
                 }),
                 Cow::Borrowed(content.thinking.as_str()),
             ),
-            ContentBlock::ToolCall(call) => (
-                Streamed::ToolCall,
-                self.builder.start_tool_call(ToolCall {
+            ContentBlock::ToolCall(call) => {
+                let template = ToolCall {
                     id: call.id.clone(),
                     name: call.name.clone(),
                     arguments: serde_json::Map::new(),
                     thought_signature: call.thought_signature.clone(),
                     raw_arguments: None,
                     extra: call.extra.clone(),
-                }),
-                Cow::Owned(serde_json::to_string(&call.arguments).unwrap_or_default()),
-            ),
+                };
+                // The full sequence shows the arguments as pi-ai does
+                // (parsed so far); the short trace as chapter 04 does
+                // (`{}` and the raw JSON text).
+                let index = if self.full_sequence {
+                    self.builder.start_tool_call(template)
+                } else {
+                    self.builder.start_tool_call_raw(template)
+                };
+                let raw = serde_json::to_string(&call.arguments).unwrap_or_default();
+                (Streamed::ToolCall, index, Cow::Owned(raw))
+            }
             // Blocks with no events of their own (images, unknown types)
             // appear in the next snapshot.
             ContentBlock::Image(_) | ContentBlock::Unknown(_) => return Ok(()),

@@ -138,6 +138,33 @@ impl ScriptedTurn {
         }
     }
 
+    /// Whether this turn fails with nothing to stream: a failure without
+    /// partial text, or an `error` or `aborted` message without content.
+    /// The short trace plays it as `start → error`, the
+    /// [full sequence](Self::full_sequence) as a lone `error` (see
+    /// [`ScriptedModel`](super::ScriptedModel)); a server answers it as a
+    /// failed request.
+    ///
+    /// ```
+    /// use agentstream::message::{assistant, text, StopReason};
+    /// use agentstream::model::{ErrorReason, ScriptedTurn};
+    ///
+    /// assert!(ScriptedTurn::failure(ErrorReason::Error, "rate limited").is_empty_failure());
+    /// let with_text = ScriptedTurn::failure(ErrorReason::Error, "rate limited").with_partial_text("Wor");
+    /// assert!(!with_text.is_empty_failure());
+    /// assert!(ScriptedTurn::message(assistant([], StopReason::Aborted)).is_empty_failure());
+    /// assert!(!ScriptedTurn::message(assistant([text("hi")], StopReason::Stop)).is_empty_failure());
+    /// ```
+    pub fn is_empty_failure(&self) -> bool {
+        match &self.reply {
+            ScriptedReply::Message(message) => {
+                message.content.is_empty()
+                    && matches!(terminal_reason(&message.stop_reason), Some(Err(_)))
+            }
+            ScriptedReply::Failure(failure) => failure.partial_text.is_none(),
+        }
+    }
+
     /// [`final_message`](Self::final_message), shared: a message turn's
     /// own `Arc`, without a copy.
     pub(super) fn shared_final_message(&self) -> Arc<AssistantMessage> {
