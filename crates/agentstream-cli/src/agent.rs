@@ -18,7 +18,7 @@ use serde_json::{json, Map, Value};
 
 use crate::input::{array_elements, read_whole_file, InputError, MAX_WHOLE_FILE_BYTES};
 use crate::jsonl::{write_agent_event, Shape};
-use crate::provider::{self, Api, Settings};
+use crate::provider::{self, api_parser, Api, Settings};
 use crate::sandbox::Sandbox;
 use crate::terminal::escape_line;
 use crate::transcript::Transcript;
@@ -50,7 +50,7 @@ pub struct Args {
     base_url: Option<String>,
     /// The endpoint's protocol (with `--base-url`): OpenAI-compatible Chat
     /// Completions, Anthropic Messages, OpenAI Responses, or Google Gemini.
-    #[arg(long, value_enum, default_value = "openai")]
+    #[arg(long, value_parser = api_parser(), default_value = "openai")]
     api: Api,
     /// The model id (with `--base-url`).
     #[arg(long, value_name = "ID", requires = "base_url")]

@@ -16,7 +16,7 @@ use agentstream::model::{
 use agentstream_wire::tap::BodySink;
 use futures_util::StreamExt;
 
-use crate::provider::{self, Api, Settings};
+use crate::provider::{self, api_parser, Api, Settings};
 
 use crate::jsonl::{write_model_event, Shape};
 use crate::redact::Redactor;
@@ -31,7 +31,7 @@ const RESET: &str = "\x1b[0m";
 pub struct Args {
     /// The protocol: OpenAI-compatible Chat Completions, Anthropic
     /// Messages, OpenAI Responses, or Google Gemini.
-    #[arg(long, value_enum, default_value = "openai")]
+    #[arg(long, value_parser = api_parser(), default_value = "openai")]
     api: Api,
     /// The endpoint's base URL, such as `https://api.openai.com/v1` (the
     /// request goes to `{URL}/chat/completions`); for `--api anthropic`

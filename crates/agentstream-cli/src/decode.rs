@@ -13,18 +13,15 @@ use std::process::ExitCode;
 use agentstream::message::AssistantMessage;
 use agentstream::message::ContentBlock;
 use agentstream::model::{validate_events, ModelEvent};
-use agentstream_wire::anthropic::EventProjector;
-use agentstream_wire::google::GeminiProjector;
+use agentstream_wire::config::Protocol;
 use agentstream_wire::http::ResponseStream;
 use agentstream_wire::limits::{Limit, LimitExceeded, Limits};
-use agentstream_wire::openai::ChunkProjector;
-use agentstream_wire::replay::ReplayApi;
-use agentstream_wire::responses::ResponsesProjector;
 use agentstream_wire::sse::{SseEvent, SseProjector, SseStream};
+use agentstream_wire::ProtocolVisitor;
 
 use crate::input::{read_line_bounded, LineRead};
 use crate::jsonl::{write_model_event, Shape};
-use crate::provider::Api;
+use crate::provider::{api_parser, Api};
 use crate::terminal::{escape_controls, escape_line};
 
 /// The model and provider names given to recorded responses.
@@ -40,7 +37,7 @@ pub struct Args {
     /// The protocol of the recording. Default: for a cassette's exchange
     /// (the directory, or its `response.body`), the one its
     /// `request.json` names by the request's path; else openai.
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = api_parser())]
     api: Option<Api>,
     /// FILE holds one payload per line instead of SSE (a
     /// `chat.completion.chunk` or `[DONE]` for OpenAI, an event's `data`
@@ -175,25 +172,22 @@ fn source(args: &Args) -> Result<(PathBuf, Api), (String, String)> {
         return Ok((body, api));
     }
     let Some(exchange) = exchange else {
-        return Ok((body, Api::Openai));
+        return Ok((body, Api::OpenAi));
     };
     let request = exchange.join("request.json");
     let name = request.display().to_string();
     let text = match std::fs::read_to_string(&request) {
         Ok(text) => text,
         // A `response.body` outside a cassette is a plain recording.
-        Err(_) if !args.file.is_dir() => return Ok((body, Api::Openai)),
+        Err(_) if !args.file.is_dir() => return Ok((body, Api::OpenAi)),
         Err(e) => return Err((name, format!("cannot read file: {e}"))),
     };
     let path = serde_json::from_str::<serde_json::Value>(&text)
         .ok()
         .and_then(|request| request.get("path")?.as_str().map(str::to_owned));
-    let api = match path.as_deref().and_then(ReplayApi::from_path) {
-        Some(ReplayApi::OpenAi) => Api::Openai,
-        Some(ReplayApi::Anthropic) => Api::Anthropic,
-        Some(ReplayApi::Responses) => Api::Responses,
-        Some(ReplayApi::Google) => Api::Google,
-        _ => {
+    let api = match path.as_deref().and_then(Api::from_path) {
+        Some(api) => api,
+        None => {
             let text = format!(
                 "the cassette request's path {} names no protocol decode reads; pass --api",
                 path.as_deref()
@@ -228,12 +222,7 @@ fn project(path: &Path, api: Api, chunks: bool) -> Result<Vec<ModelEvent>, (usiz
         }
     };
     if !chunks {
-        let mut stream = match api {
-            Api::Openai => sse_stream::<ChunkProjector>(limits),
-            Api::Anthropic => sse_stream::<EventProjector>(limits),
-            Api::Responses => sse_stream::<ResponsesProjector>(limits),
-            Api::Google => sse_stream::<GeminiProjector>(limits),
-        };
+        let mut stream = api.visit(SseStreamOf(limits));
         // One byte more than the line limit: the stream sees the line is
         // too long and says so.
         while let Some(line) = next_line(&mut buf, limits.max_line_bytes.saturating_add(1))? {
@@ -245,12 +234,7 @@ fn project(path: &Path, api: Api, chunks: bool) -> Result<Vec<ModelEvent>, (usiz
         events.extend(stream.finish_input());
         return Ok(events);
     }
-    let mut projector = match api {
-        Api::Openai => projector::<ChunkProjector>(),
-        Api::Anthropic => projector::<EventProjector>(),
-        Api::Responses => projector::<ResponsesProjector>(),
-        Api::Google => projector::<GeminiProjector>(),
-    };
+    let mut projector = api.visit(ProjectorOf);
     projector.set_limits(limits);
     while let Some(line) = next_line(&mut buf, limits.max_event_data_bytes)? {
         if buf.len() > limits.max_event_data_bytes && buf.last() != Some(&b'\n') {
@@ -272,7 +256,7 @@ fn project(path: &Path, api: Api, chunks: bool) -> Result<Vec<ModelEvent>, (usiz
             // Payloads after `[DONE]` are ignored, as in SSE mode.
             continue;
         }
-        if api != Api::Openai || text != "[DONE]" {
+        if api != Api::OpenAi || text != "[DONE]" {
             serde_json::from_str::<&serde_json::value::RawValue>(text)
                 .map_err(|e| (line, format!("not a JSON chunk payload: {e}")))?;
         }
@@ -299,11 +283,25 @@ fn limit_error(line: usize, events: Vec<ModelEvent>) -> Result<Vec<ModelEvent>, 
 }
 
 /// The SSE stream of the projector `P` with `limits`.
-fn sse_stream<P: SseProjector + Send + 'static>(limits: Limits) -> Box<dyn ResponseStream> {
-    Box::new(SseStream::<P>::new(RECORDED, RECORDED, None).with_limits(limits))
+/// A protocol's SSE stream with `limits`, for a body.
+struct SseStreamOf(Limits);
+
+impl ProtocolVisitor for SseStreamOf {
+    type Output = Box<dyn ResponseStream>;
+
+    fn visit<P: Protocol + Send + Sync + 'static>(self, _: P) -> Self::Output {
+        Box::new(SseStream::<P::Projector>::new(RECORDED, RECORDED, None).with_limits(self.0))
+    }
 }
 
-/// The projector `P`, for `--chunks`: each line is the data of one event.
-fn projector<P: SseProjector + 'static>() -> Box<dyn SseProjector> {
-    Box::new(P::for_model(RECORDED.into(), RECORDED.into()))
+/// A protocol's projector, for `--chunks`: each line is the data of one
+/// event.
+struct ProjectorOf;
+
+impl ProtocolVisitor for ProjectorOf {
+    type Output = Box<dyn SseProjector>;
+
+    fn visit<P: Protocol + Send + Sync + 'static>(self, _: P) -> Self::Output {
+        Box::new(P::Projector::for_model(RECORDED.into(), RECORDED.into()))
+    }
 }

@@ -6,37 +6,44 @@ use std::time::Duration;
 
 use agentstream::model::Model;
 use agentstream_tokio::{ClientError, EndpointModel};
-use agentstream_wire::anthropic::{AnthropicConfig, ANTHROPIC_BASE_URL};
 use agentstream_wire::config::{EndpointConfig, Protocol};
-use agentstream_wire::google::GoogleConfig;
-use agentstream_wire::openai::OpenAiConfig;
-use agentstream_wire::responses::ResponsesConfig;
 use agentstream_wire::tap::{BodySink, TapEndpoint};
+pub use agentstream_wire::Api;
+use agentstream_wire::ProtocolVisitor;
 
-/// OpenAI's API root, the default base of `--api responses`.
-const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
-
-/// The wire protocol of a recording or an endpoint.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Api {
-    /// OpenAI-compatible Chat Completions (`{URL}/chat/completions`).
-    Openai,
-    /// Anthropic Messages (`{URL}/v1/messages`).
-    Anthropic,
-    /// OpenAI Responses (`{URL}/responses`).
-    Responses,
-    /// Google Gemini (`{URL}/models/{model}:streamGenerateContent?alt=sse`).
-    Google,
+/// The protocols `--api` takes, by their short names (`openai`,
+/// `anthropic`, `responses`, `google`; listed in `--help`).
+pub fn api_parser() -> ApiParser {
+    ApiParser
 }
 
-impl Api {
-    /// The environment variable holding the key unless one is named.
-    pub fn default_key_env(self) -> &'static str {
-        match self {
-            Self::Openai | Self::Responses => "OPENAI_API_KEY",
-            Self::Anthropic => "ANTHROPIC_API_KEY",
-            Self::Google => "GEMINI_API_KEY",
-        }
+/// `--api`'s parser: the wire crate's [`Api`] names.
+#[derive(Clone, Copy, Debug)]
+pub struct ApiParser;
+
+impl clap::builder::TypedValueParser for ApiParser {
+    type Value = Api;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<Api, clap::Error> {
+        let names = clap::builder::PossibleValuesParser::new(Api::ALL.map(Api::name));
+        let name = names.parse_ref(cmd, arg, value)?;
+        // The names parser accepts only the names `from_name` knows.
+        Api::from_name(&name).ok_or_else(|| clap::Error::new(clap::error::ErrorKind::InvalidValue))
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            Api::ALL
+                .into_iter()
+                .map(|api| clap::builder::PossibleValue::new(api.name())),
+        ))
     }
 }
 
@@ -60,23 +67,34 @@ pub struct Settings {
 }
 
 /// The model of `api` for `settings`, or the message of a usage error.
-pub fn model(api: Api, settings: Settings) -> Result<Box<dyn Model>, String> {
-    let model = settings.model.as_str();
-    let built = match api {
-        Api::Openai => {
-            let Some(base) = &settings.base_url else {
-                return Err("--base-url is required with --api openai".into());
-            };
-            build(OpenAiConfig::new(base, model), settings)
-        }
-        Api::Anthropic => build(
-            AnthropicConfig::new(model).with_base_url(ANTHROPIC_BASE_URL),
-            settings,
-        ),
-        Api::Responses => build(ResponsesConfig::new(OPENAI_BASE_URL, model), settings),
-        Api::Google => build(GoogleConfig::new(model), settings),
+pub fn model(api: Api, mut settings: Settings) -> Result<Box<dyn Model>, String> {
+    let Some(base_url) = settings
+        .base_url
+        .take()
+        .or_else(|| api.default_base_url().map(Into::into))
+    else {
+        return Err(format!("--base-url is required with --api {api}"));
     };
-    built.map_err(|e| agentstream_wire::http::error_report(&e))
+    api.visit(Build { base_url, settings })
+        .map_err(|e| agentstream_wire::http::error_report(&e))
+}
+
+/// The model of a protocol at `base_url` for `settings`.
+struct Build {
+    base_url: String,
+    settings: Settings,
+}
+
+impl ProtocolVisitor for Build {
+    type Output = Result<Box<dyn Model>, ClientError>;
+
+    fn visit<P: Protocol + Send + Sync + 'static>(self, protocol: P) -> Self::Output {
+        let model = self.settings.model.clone();
+        build(
+            EndpointConfig::with_protocol(self.base_url, model, protocol),
+            self.settings,
+        )
+    }
 }
 
 /// `config` with the settings laid over it, as a model on reqwest
@@ -88,9 +106,6 @@ fn build<P>(
 where
     P: Protocol + Send + Sync + 'static,
 {
-    if let Some(base) = settings.base_url {
-        config = config.with_base_url(base);
-    }
     if let Some(key) = settings.key {
         config = config.with_api_key(key);
     }

@@ -13,8 +13,9 @@ use agentstream::message::{user, AssistantMessage, Context, StopReason};
 use agentstream::model::{Model, StreamOptions};
 use agentstream_tokio::{GoogleModel, ResponsesModel};
 use agentstream_wire::google::GoogleConfig;
-use agentstream_wire::replay::{Recording, ReplayApi, ReplayModel};
+use agentstream_wire::replay::{Recording, ReplayModel};
 use agentstream_wire::responses::ResponsesConfig;
+use agentstream_wire::Api;
 use serde_json::{json, Value};
 use support::serve;
 
@@ -48,7 +49,7 @@ fn comparable(mut message: AssistantMessage) -> Value {
 }
 
 /// `ReplayModel` on the exchange in `dir`, named as the live call was.
-async fn replayed(dir: &Path, live: &AssistantMessage) -> (ReplayApi, AssistantMessage) {
+async fn replayed(dir: &Path, live: &AssistantMessage) -> (Api, AssistantMessage) {
     let request = std::fs::read_to_string(dir.join("request.json")).unwrap();
     let body = std::fs::read(dir.join("response.body")).unwrap();
     let lengths = std::fs::read_to_string(dir.join("response.body.lengths")).unwrap();
@@ -117,8 +118,8 @@ async fn responses_and_gemini_cassettes_decode_and_replay_as_recorded() {
 
     // The library: the same message, the protocol read from the request.
     for (exchange, live, api) in [
-        (&responses_dir, &live_responses, ReplayApi::Responses),
-        (&gemini_dir, &live_gemini, ReplayApi::Google),
+        (&responses_dir, &live_responses, Api::Responses),
+        (&gemini_dir, &live_gemini, Api::Google),
     ] {
         let (detected, message) = replayed(exchange, live).await;
         assert_eq!(detected, api);

@@ -178,13 +178,13 @@ impl Cassette {
         let api = match request
             .get("api")
             .and_then(Value::as_str)
-            .and_then(Api::from_name)
+            .and_then(Api::from_pi_api)
         {
             Some(api) => api,
             None => {
                 let names: Vec<String> = Api::ALL
                     .iter()
-                    .map(|a| format!("\"{}\"", a.as_str()))
+                    .map(|a| format!("\"{}\"", a.pi_api()))
                     .collect();
                 return Err(CassetteError::new(
                     &dir.join("request.json"),
@@ -428,7 +428,7 @@ impl Player {
                 "{head}; {} has this context but its {} was already played",
                 self.cassettes[k].name, "turn"
             ),
-            None => format!("{head}: it holds no {} cassette", api.as_str()),
+            None => format!("{head}: it holds no {} cassette", api.pi_api()),
         }
     }
 }

@@ -5,47 +5,9 @@ use std::fmt;
 
 use serde_json::{json, Value};
 
-/// Which provider's wire format a request speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Api {
-    /// OpenAI Chat Completions (`POST /v1/chat/completions`).
-    OpenAi,
-    /// Anthropic Messages (`POST /v1/messages`).
-    Anthropic,
-    /// OpenAI Responses (`POST /v1/responses`).
-    Responses,
-    /// Google Gemini (`POST /v1beta/models/{model}:streamGenerateContent`
-    /// and `:generateContent`).
-    Google,
-}
-
-impl Api {
-    /// Pi's `api` name of the protocol: `openai-completions`,
-    /// `anthropic-messages`, `openai-responses` or `google-generative-ai`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Api::OpenAi => agentstream_wire::openai::OPENAI_COMPLETIONS_API,
-            Api::Anthropic => agentstream_wire::anthropic::ANTHROPIC_MESSAGES_API,
-            Api::Responses => agentstream_wire::responses::OPENAI_RESPONSES_API,
-            Api::Google => agentstream_wire::google::GOOGLE_API,
-        }
-    }
-
-    /// Every protocol, in the order above.
-    pub const ALL: [Api; 4] = [Api::OpenAi, Api::Anthropic, Api::Responses, Api::Google];
-
-    /// The protocol of Pi's `api` name (see [`Api::as_str`]).
-    ///
-    /// ```
-    /// use agentstream_serve::Api;
-    /// assert_eq!(Api::from_name("openai-responses"), Some(Api::Responses));
-    /// assert_eq!(Api::from_name("gopher"), None);
-    /// ```
-    pub fn from_name(name: &str) -> Option<Api> {
-        Api::ALL.into_iter().find(|api| api.as_str() == name)
-    }
-}
+/// Which provider's wire format a request speaks: the wire crate's one
+/// list of protocols.
+pub use agentstream_wire::Api;
 
 /// An HTTP error answer: a status and what the provider's error body says.
 ///
@@ -150,9 +112,6 @@ impl ApiError {
     pub fn error_type_for(api: Api, status: u16) -> &'static str {
         match (api, status) {
             (Api::Google, _) => Self::google_status_for(status),
-            (Api::OpenAi | Api::Responses, 429) => "requests",
-            (Api::OpenAi | Api::Responses, 500..) => "server_error",
-            (Api::OpenAi | Api::Responses, _) => "invalid_request_error",
             (Api::Anthropic, 401) => "authentication_error",
             (Api::Anthropic, 403) => "permission_error",
             (Api::Anthropic, 404) => "not_found_error",
@@ -161,6 +120,10 @@ impl ApiError {
             (Api::Anthropic, 529) => "overloaded_error",
             (Api::Anthropic, 500..) => "api_error",
             (Api::Anthropic, _) => "invalid_request_error",
+            // OpenAI's types: Chat Completions and Responses.
+            (_, 429) => "requests",
+            (_, 500..) => "server_error",
+            (_, _) => "invalid_request_error",
         }
     }
 
@@ -211,12 +174,6 @@ impl ApiError {
     /// error event.
     pub fn error_object(&self, api: Api) -> Value {
         match api {
-            Api::OpenAi | Api::Responses => json!({
-                "message": self.message,
-                "type": self.type_for(api),
-                "param": self.param,
-                "code": self.code,
-            }),
             Api::Anthropic => json!({
                 "type": self.type_for(api),
                 "message": self.message,
@@ -225,6 +182,13 @@ impl ApiError {
                 "code": self.status,
                 "message": self.message,
                 "status": self.type_for(api),
+            }),
+            // OpenAI's shape: Chat Completions and Responses.
+            _ => json!({
+                "message": self.message,
+                "type": self.type_for(api),
+                "param": self.param,
+                "code": self.code,
             }),
         }
     }

@@ -66,7 +66,7 @@ impl RecordedRequest {
     pub fn to_json(&self) -> Value {
         json!({
             "call": self.call,
-            "api": self.api.as_str(),
+            "api": self.api.pi_api(),
             "model": self.model,
             "stream": self.stream,
             "context": self.context,
@@ -82,7 +82,7 @@ impl RecordedRequest {
         let api = object
             .get("api")
             .and_then(Value::as_str)
-            .and_then(Api::from_name)
+            .and_then(Api::from_pi_api)
             .unwrap_or(Api::OpenAi);
         Some(Self {
             call: usize::try_from(object.get("call")?.as_u64()?).ok()?,
@@ -121,7 +121,7 @@ struct Fields<'a> {
 impl Line {
     pub(crate) fn new(api: Api, request: &DecodedRequest) -> Self {
         let fields = Fields {
-            api: api.as_str(),
+            api: api.pi_api(),
             model: &request.model,
             stream: request.stream,
             context: &request.context,

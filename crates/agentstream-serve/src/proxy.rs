@@ -152,7 +152,7 @@ impl Proxy {
         let recorded = decoded.map(|decoded| {
             let name = format!("{:04}", self.next.fetch_add(1, Ordering::Relaxed));
             let request = json!({
-                "api": api.as_str(),
+                "api": api.pi_api(),
                 "method": parts.method.as_str(),
                 "path": parts.uri.path(),
                 "query": redacted_query(parts.uri.query()),

@@ -398,7 +398,7 @@ impl History {
             StopReason::Stop
         };
         let mut message: AssistantMessage = assistant(content, reason);
-        message.api = self.api.as_str().into();
+        message.api = self.api.pi_api().into();
         message.provider = self.provider.into();
         message.model = self.model.clone();
         message.timestamp = 0;

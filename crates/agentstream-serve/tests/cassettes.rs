@@ -17,9 +17,10 @@ use agentstream_tokio::{AnthropicModel, GoogleModel, OpenAiCompatModel, Response
 use agentstream_wire::anthropic::AnthropicConfig;
 use agentstream_wire::google::{GeminiProjector, GoogleConfig};
 use agentstream_wire::openai::OpenAiConfig;
-use agentstream_wire::replay::{Recording, ReplayApi, ReplayModel};
+use agentstream_wire::replay::{Recording, ReplayModel};
 use agentstream_wire::responses::{ResponsesConfig, ResponsesProjector};
 use agentstream_wire::sse::{SseProjector, SseStream};
+use agentstream_wire::Api;
 use serde_json::{json, Value};
 
 const KEY: &str = "sk-cassette-secret-0123456789";
@@ -218,7 +219,7 @@ async fn record_then_replay_openai_and_anthropic() {
     let lengths = std::fs::read_to_string(dir.join("0001/response.body.lengths")).unwrap();
     let recording = Recording::with_lengths(&body, &lengths)
         .unwrap()
-        .with_api(ReplayApi::Anthropic);
+        .with_api(Api::Anthropic);
     let replayed = ReplayModel::new([recording])
         .stream(&question("Salut"), StreamOptions::default())
         .result()
@@ -367,13 +368,8 @@ async fn responses_and_gemini_cassettes_replay_through_replay_model() {
     );
 
     for (exchange, live, api, body) in [
-        (
-            "0000",
-            &live_responses,
-            ReplayApi::Responses,
-            &responses_body,
-        ),
-        ("0001", &live_gemini, ReplayApi::Google, &gemini_body),
+        ("0000", &live_responses, Api::Responses, &responses_body),
+        ("0001", &live_gemini, Api::Google, &gemini_body),
     ] {
         let read = |name: &str| std::fs::read(dir.join(exchange).join(name)).unwrap();
         let request = String::from_utf8(read("request.json")).unwrap();
@@ -397,9 +393,7 @@ async fn responses_and_gemini_cassettes_replay_through_replay_model() {
             .await;
         assert_eq!(comparable(replayed), comparable(live.clone()), "{exchange}");
         let direct = match api {
-            ReplayApi::Responses => {
-                projected::<ResponsesProjector>(body, &live.model, &live.provider)
-            }
+            Api::Responses => projected::<ResponsesProjector>(body, &live.model, &live.provider),
             _ => projected::<GeminiProjector>(body, &live.model, &live.provider),
         };
         assert_eq!(comparable(live.clone()), direct, "{exchange}");

@@ -134,7 +134,7 @@ async fn both_routes_stream_answer_whole_and_record() {
     let recorded = server.requests();
     let seen: Vec<(&str, &str, bool)> = recorded
         .iter()
-        .map(|r| (r.api.as_str(), r.model.as_str(), r.stream))
+        .map(|r| (r.api.pi_api(), r.model.as_str(), r.stream))
         .collect();
     assert_eq!(
         seen,
@@ -241,7 +241,7 @@ async fn cassettes_record_and_replay_both_routes_without_the_key() {
     proxy.shutdown().await;
     // The upstream got the route, the query and the key; no cassette has it.
     let seen = upstream.requests();
-    assert_eq!(seen[1].api.as_str(), "google-generative-ai");
+    assert_eq!(seen[1].api.pi_api(), "google-generative-ai");
     upstream.shutdown().await;
     let files = everything(&dir);
     assert!(

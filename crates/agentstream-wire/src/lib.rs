@@ -66,6 +66,7 @@
 extern crate alloc;
 
 pub mod anthropic;
+mod api;
 pub mod cause;
 pub mod config;
 mod emit;
@@ -89,6 +90,8 @@ pub mod responses;
 pub mod sse;
 pub mod surrogates;
 pub mod tap;
+
+pub use api::{Api, ProtocolVisitor};
 
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]

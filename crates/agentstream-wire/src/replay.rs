@@ -60,16 +60,13 @@ use agentstream::model::{AbortSignal, ErrorReason, Model, ModelEvent, ModelStrea
 
 use serde_json::Value;
 
-use crate::anthropic::AnthropicMessages;
+use crate::api::{Api, ProtocolVisitor};
 use crate::config::{EndpointConfig, Protocol};
 use crate::endpoint::{Endpoint, PreparedRequest};
-use crate::google::Gemini;
 use crate::host::{ClientError, Host};
 use crate::http::{ResponseBody, ResponseHead, TransportError};
 use crate::limits::Limits;
 use crate::model::EndpointModel;
-use crate::openai::OpenAiChat;
-use crate::responses::OpenAiResponses;
 use crate::sse::SseStream;
 
 /// The `errorMessage` of a call made after every recording was used.
@@ -79,73 +76,29 @@ pub const REPLAY_EXHAUSTED_MESSAGE: &str = "replay: every recorded response was 
 /// told otherwise, as `agentstream decode` does.
 pub const RECORDED: &str = "recorded";
 
-/// The wire protocol of a recording.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum ReplayApi {
-    /// OpenAI-compatible Chat Completions.
-    OpenAi,
-    /// Anthropic Messages.
-    Anthropic,
-    /// OpenAI Responses.
-    Responses,
-    /// Google Gemini (`streamGenerateContent`, Gemini API or Vertex AI).
-    Google,
-}
-
-impl ReplayApi {
-    /// The protocol a request to `path` speaks, as a cassette's
-    /// `request.json` records it: `…/chat/completions`, `…/messages`,
-    /// `…/responses`, or a Gemini model method (`…:streamGenerateContent`,
-    /// `…:generateContent`); a query is ignored. `None` for another path.
-    ///
-    /// ```
-    /// use agentstream_wire::replay::ReplayApi;
-    ///
-    /// assert_eq!(ReplayApi::from_path("/v1/responses"), Some(ReplayApi::Responses));
-    /// let gemini = "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse";
-    /// assert_eq!(ReplayApi::from_path(gemini), Some(ReplayApi::Google));
-    /// assert_eq!(ReplayApi::from_path("/v1/models"), None);
-    /// ```
-    pub fn from_path(path: &str) -> Option<Self> {
-        let path = path.split(['?', '#']).next().unwrap_or_default();
-        let path = path.trim_end_matches('/');
-        if path.ends_with(":streamGenerateContent") || path.ends_with(":generateContent") {
-            Some(Self::Google)
-        } else if path.ends_with("/chat/completions") {
-            Some(Self::OpenAi)
-        } else if path.ends_with("/messages") {
-            Some(Self::Anthropic)
-        } else if path.ends_with("/responses") {
-            Some(Self::Responses)
+/// The protocol of a body whose first event's `data` is `payload`:
+/// `choices` is Chat Completions; else a `type` naming a `response.`
+/// event is Responses, any other `type` Anthropic; `candidates`,
+/// `usageMetadata` or `promptFeedback` is Gemini; anything else (a chunk,
+/// `[DONE]`, not JSON) `None`.
+fn api_of_first_payload(payload: &str) -> Option<Api> {
+    let Ok(Value::Object(event)) = serde_json::from_str::<Value>(payload) else {
+        return None;
+    };
+    if event.contains_key("choices") {
+        return Some(Api::OpenAi);
+    }
+    if let Some(kind) = event.get("type").and_then(Value::as_str) {
+        return Some(if kind.starts_with("response.") {
+            Api::Responses
         } else {
-            None
-        }
+            Api::Anthropic
+        });
     }
-
-    /// The protocol of a body whose first event's `data` is `payload`:
-    /// `choices` is Chat Completions; else a `type` naming a `response.`
-    /// event is Responses, any other `type` Anthropic; `candidates`, `usageMetadata` or `promptFeedback` is
-    /// Gemini; anything else (a chunk, `[DONE]`, not JSON) `None`.
-    fn from_first_payload(payload: &str) -> Option<Self> {
-        let Ok(Value::Object(event)) = serde_json::from_str::<Value>(payload) else {
-            return None;
-        };
-        if event.contains_key("choices") {
-            return Some(Self::OpenAi);
-        }
-        if let Some(kind) = event.get("type").and_then(Value::as_str) {
-            return Some(if kind.starts_with("response.") {
-                Self::Responses
-            } else {
-                Self::Anthropic
-            });
-        }
-        ["candidates", "usageMetadata", "promptFeedback"]
-            .iter()
-            .any(|key| event.contains_key(*key))
-            .then_some(Self::Google)
-    }
+    ["candidates", "usageMetadata", "promptFeedback"]
+        .iter()
+        .any(|key| event.contains_key(*key))
+        .then_some(Api::Google)
 }
 
 /// The `data` of the first event of an SSE `body` that has one (one
@@ -164,7 +117,7 @@ fn first_payload(body: &[u8]) -> Option<&str> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Recording {
     pieces: Vec<Arc<[u8]>>,
-    api: Option<ReplayApi>,
+    api: Option<Api>,
 }
 
 impl Recording {
@@ -237,7 +190,7 @@ impl Recording {
 
     /// Fixes the protocol instead of detecting it.
     #[must_use]
-    pub fn with_api(mut self, api: ReplayApi) -> Self {
+    pub fn with_api(mut self, api: Api) -> Self {
         self.api = Some(api);
         self
     }
@@ -248,17 +201,18 @@ impl Recording {
     /// `path` in `request.json`.
     ///
     /// ```
-    /// use agentstream_wire::replay::{Recording, ReplayApi};
+    /// use agentstream_wire::replay::Recording;
+    /// use agentstream_wire::Api;
     ///
     /// let request = r#"{"api": "openai-responses", "method": "POST", "path": "/v1/responses"}"#;
     /// let body = b"data: {\"type\":\"response.created\"}\n\n";
     /// let recording = Recording::from_cassette(request, body, "10\n25\n").unwrap();
-    /// assert_eq!(recording.api(), ReplayApi::Responses);
+    /// assert_eq!(recording.api(), Api::Responses);
     /// ```
     ///
     /// # Errors
     /// [`RecordingError::BadRequest`] when `request.json` is not an object
-    /// with a `path` of one of the protocols (see [`ReplayApi::from_path`]),
+    /// with a `path` of one of the protocols (see [`Api::from_path`]),
     /// and the errors of [`with_lengths`](Self::with_lengths).
     pub fn from_cassette(
         request_json: &str,
@@ -270,7 +224,7 @@ impl Recording {
         let api = request
             .get("path")
             .and_then(Value::as_str)
-            .and_then(ReplayApi::from_path)
+            .and_then(Api::from_path)
             .ok_or(RecordingError::BadRequest)?;
         Ok(Self::with_lengths(body, lengths)?.with_api(api))
     }
@@ -279,10 +233,10 @@ impl Recording {
     /// names (a Responses or Anthropic `type`, Gemini's `candidates`),
     /// else Anthropic when the body holds a `message_start` event, else
     /// OpenAI.
-    pub fn api(&self) -> ReplayApi {
+    pub fn api(&self) -> Api {
         self.api.unwrap_or_else(|| {
             let body = self.to_body();
-            if let Some(api) = first_payload(&body).and_then(ReplayApi::from_first_payload) {
+            if let Some(api) = first_payload(&body).and_then(api_of_first_payload) {
                 return api;
             }
             let needle = b"message_start";
@@ -292,9 +246,9 @@ impl Recording {
                 .any(|piece| piece.windows(needle.len()).any(|w| w == needle));
             // A piece boundary inside the name: look at the joined body.
             if found || body.windows(needle.len()).any(|w| w == needle) {
-                ReplayApi::Anthropic
+                Api::Anthropic
             } else {
-                ReplayApi::OpenAi
+                Api::OpenAi
             }
         })
     }
@@ -458,7 +412,7 @@ impl Host for ReplayHost {
 #[derive(Debug)]
 pub struct ReplayModel {
     host: ReplayHost,
-    api: Option<ReplayApi>,
+    api: Option<Api>,
     model: String,
     provider: String,
     limits: Limits,
@@ -478,7 +432,7 @@ impl ReplayModel {
 
     /// Decodes every recording as `api`.
     #[must_use]
-    pub fn with_api(mut self, api: ReplayApi) -> Self {
+    pub fn with_api(mut self, api: Api) -> Self {
         self.api = Some(api);
         self
     }
@@ -532,12 +486,7 @@ impl Model for ReplayModel {
             context,
             options,
         };
-        match self.api.unwrap_or_else(|| recording.api()) {
-            ReplayApi::OpenAi => call.run(OpenAiChat::default()),
-            ReplayApi::Anthropic => call.run(AnthropicMessages::default()),
-            ReplayApi::Responses => call.run(OpenAiResponses::default()),
-            ReplayApi::Google => call.run(Gemini::default()),
-        }
+        self.api.unwrap_or_else(|| recording.api()).visit(call)
     }
 }
 
@@ -549,10 +498,12 @@ struct Call<'a> {
     options: StreamOptions,
 }
 
-impl Call<'_> {
+impl ProtocolVisitor for Call<'_> {
+    type Output = ModelStream;
+
     /// The call through [`EndpointModel`], decoded by `protocol`'s
     /// configuration with the model's names and limits.
-    fn run<P: Protocol + Send + Sync + 'static>(self, protocol: P) -> ModelStream {
+    fn visit<P: Protocol + Send + Sync + 'static>(self, protocol: P) -> ModelStream {
         let mut config = EndpointConfig::with_protocol(RECORDED_URL, "", protocol);
         config.model.clone_from(&self.model.model);
         config.provider.clone_from(&self.model.provider);

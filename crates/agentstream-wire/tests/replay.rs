@@ -12,11 +12,10 @@ use agentstream::model::{
 use agentstream_wire::anthropic::EventProjector;
 use agentstream_wire::google::GeminiProjector;
 use agentstream_wire::openai::ChunkProjector;
-use agentstream_wire::replay::{
-    Recording, ReplayApi, ReplayModel, RECORDED, REPLAY_EXHAUSTED_MESSAGE,
-};
+use agentstream_wire::replay::{Recording, ReplayModel, RECORDED, REPLAY_EXHAUSTED_MESSAGE};
 use agentstream_wire::responses::ResponsesProjector;
 use agentstream_wire::sse::{SseEvent, SseProjector, SseStream};
+use agentstream_wire::Api;
 use futures_util::StreamExt;
 
 /// The recorded provider streams copied into `tests/fixtures/DIR/`
@@ -49,12 +48,12 @@ fn play(model: &ReplayModel, options: StreamOptions) -> (Vec<ModelEvent>, Option
 
 /// The events of decoding `path` directly, without the model: the whole
 /// body through the stream, or each line through the projector.
-fn decode_directly(path: &PathBuf, api: ReplayApi) -> Vec<ModelEvent> {
+fn decode_directly(path: &PathBuf, api: Api) -> Vec<ModelEvent> {
     match api {
-        ReplayApi::OpenAi => decode_with::<ChunkProjector>(path),
-        ReplayApi::Anthropic => decode_with::<EventProjector>(path),
-        ReplayApi::Responses => decode_with::<ResponsesProjector>(path),
-        ReplayApi::Google => decode_with::<GeminiProjector>(path),
+        Api::OpenAi => decode_with::<ChunkProjector>(path),
+        Api::Anthropic => decode_with::<EventProjector>(path),
+        Api::Responses => decode_with::<ResponsesProjector>(path),
+        Api::Google => decode_with::<GeminiProjector>(path),
         other => panic!("no projector for {other:?}"),
     }
 }
@@ -93,7 +92,7 @@ fn in_pieces(recording: &Recording, size: usize) -> Recording {
     Recording::pieces(body.chunks(size))
 }
 
-fn check_dir(dir: &str, api: ReplayApi) {
+fn check_dir(dir: &str, api: Api) {
     let files = fixtures(dir);
     let recordings: Vec<Recording> = files.iter().map(recording).collect();
     for (path, recording) in files.iter().zip(&recordings) {
@@ -149,22 +148,22 @@ fn check_dir(dir: &str, api: ReplayApi) {
 
 #[test]
 fn openai_recordings_replay_as_they_decode() {
-    check_dir("openai-sse", ReplayApi::OpenAi);
+    check_dir("openai-sse", Api::OpenAi);
 }
 
 #[test]
 fn anthropic_recordings_replay_as_they_decode() {
-    check_dir("anthropic-sse", ReplayApi::Anthropic);
+    check_dir("anthropic-sse", Api::Anthropic);
 }
 
 #[test]
 fn responses_recordings_replay_as_they_decode() {
-    check_dir("openai-responses-sse", ReplayApi::Responses);
+    check_dir("openai-responses-sse", Api::Responses);
 }
 
 #[test]
 fn gemini_recordings_replay_as_they_decode() {
-    check_dir("google-sse", ReplayApi::Google);
+    check_dir("google-sse", Api::Google);
 }
 
 /// The protocol of a cassette comes from its request's path; the body's
@@ -173,16 +172,16 @@ fn gemini_recordings_replay_as_they_decode() {
 fn a_cassette_names_its_protocol() {
     let body = b"data: {\"candidates\":[]}\n\n";
     for (path, api) in [
-        ("/v1/chat/completions", ReplayApi::OpenAi),
-        ("/v1/messages", ReplayApi::Anthropic),
-        ("/v1/responses", ReplayApi::Responses),
+        ("/v1/chat/completions", Api::OpenAi),
+        ("/v1/messages", Api::Anthropic),
+        ("/v1/responses", Api::Responses),
         (
             "/v1beta/models/gemini-2.5-flash:streamGenerateContent",
-            ReplayApi::Google,
+            Api::Google,
         ),
         (
             "/v1/projects/p/locations/l/publishers/google/models/g:generateContent",
-            ReplayApi::Google,
+            Api::Google,
         ),
     ] {
         let request = serde_json::json!({"api": "x", "path": path}).to_string();
@@ -199,18 +198,15 @@ fn a_cassette_names_its_protocol() {
     assert!(Recording::from_cassette(r#"{"path": "/v1/responses"}"#, body, "3\n").is_err());
     // Detected from the body: each protocol's first event.
     for (payload, api) in [
-        (r#"{"choices":[]}"#, ReplayApi::OpenAi),
-        (r#"{"type":"chunk","choices":[]}"#, ReplayApi::OpenAi),
-        ("[DONE]", ReplayApi::OpenAi),
-        (
-            r#"{"type":"message_start","message":{}}"#,
-            ReplayApi::Anthropic,
-        ),
+        (r#"{"choices":[]}"#, Api::OpenAi),
+        (r#"{"type":"chunk","choices":[]}"#, Api::OpenAi),
+        ("[DONE]", Api::OpenAi),
+        (r#"{"type":"message_start","message":{}}"#, Api::Anthropic),
         (
             r#"{"type":"response.created","response":{}}"#,
-            ReplayApi::Responses,
+            Api::Responses,
         ),
-        (r#"{"usageMetadata":{}}"#, ReplayApi::Google),
+        (r#"{"usageMetadata":{}}"#, Api::Google),
     ] {
         assert_eq!(Recording::payloads([payload]).api(), api, "{payload}");
     }
@@ -220,7 +216,7 @@ fn a_cassette_names_its_protocol() {
 fn the_constructor_can_fix_the_protocol_and_an_abort_is_honoured() {
     let path = &fixtures("openai-sse")[0];
     // Read as Anthropic, an OpenAI body is not a Messages stream.
-    let model = ReplayModel::new([recording(path)]).with_api(ReplayApi::Anthropic);
+    let model = ReplayModel::new([recording(path)]).with_api(Api::Anthropic);
     let (events, cause) = play(&model, StreamOptions::default());
     let message = events
         .last()

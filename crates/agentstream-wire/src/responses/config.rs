@@ -15,6 +15,9 @@ pub use crate::config::EndpointConfig;
 use crate::config::{BasePath, Protocol};
 use crate::request::RequestError;
 
+/// OpenAI's own API root: the default base URL of the Responses API.
+pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
+
 /// The configuration of an OpenAI Responses endpoint (`POST
 /// {base}/responses`), shared by every adapter's `ResponsesModel` (the
 /// builders and fields every provider has are [`EndpointConfig`]'s). Base

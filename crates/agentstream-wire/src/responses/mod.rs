@@ -23,6 +23,6 @@ pub mod config;
 pub mod projector;
 pub mod request;
 
-pub use config::{OpenAiResponses, ResponsesConfig};
+pub use config::{OpenAiResponses, ResponsesConfig, OPENAI_BASE_URL};
 pub use projector::{ResponsesProjector, OPENAI_RESPONSES_API};
 pub use request::{build_request, ReasoningSummary, RequestError, RequestOptions};
