@@ -1,9 +1,8 @@
 //! Chapter 04's traces (`origin/ch04-scripted-model.zh.txt` in the shared
-//! folder beside the repository; nothing here reads it)
-//! through the binary, as a user meets them: `agentstream play` with the
-//! chapter's own turns, its summary and its `--jsonl` events in Pi's JSON.
-//! The core's `tests/chapter04.rs` checks the same sections through the
-//! Rust API.
+//! folder beside the repository; nothing here reads it) through the
+//! binary, as a user meets them: `agentstream play` with the chapter's own
+//! turns, its summary and its `--jsonl` events in Pi's JSON. The core's
+//! `tests/chapter04.rs` checks the same sections through the Rust API.
 
 use std::path::PathBuf;
 use std::process::Command;

@@ -1,8 +1,9 @@
 //! Chapter 04 (`origin/ch04-scripted-model.zh.txt` in the shared folder
-//! beside the repository; nothing here reads it), section by section: every trace the chapter prints, replayed through
-//! `ScriptedModel`'s default (short) trace, event by event and field by
-//! field. The chapter's own strings are kept, so a reader can put this file
-//! beside it. The last test shows the full sequence (Pi's shape) beside the
+//! beside the repository; nothing here reads it), section by section:
+//! every trace the chapter prints, replayed through `ScriptedModel`'s
+//! default (short) trace, event by event and field by field. The
+//! chapter's own strings are kept, so a reader can put this file beside
+//! it. The last test shows the full sequence (Pi's shape) beside the
 //! chapter's for the two cases where they differ.
 #![cfg(not(loom))]
 
