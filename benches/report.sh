@@ -24,6 +24,8 @@
 # (default 0.5 and 1.5), e.g. `WARM_UP=0.05 MEASURE=0.1` for a smoke run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# At the root, cargo without `-p` selects the root package, the suite that
+# owns benches/channels.rs, tests/allocations.rs and examples/bench-report.rs.
 
 filter=${1:-}
 warm_up=${WARM_UP:-0.5}
@@ -39,22 +41,22 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 echo "== benches, std lock (quick mode) ==" >&2
-cargo bench -p agentstream-suite --bench channels -- "${quick[@]}" ${filter:+"$filter"} >&2
+cargo bench --bench channels -- "${quick[@]}" ${filter:+"$filter"} >&2
 
 echo "== benches, spin-lock fallback forced (ours only) ==" >&2
 # Criterion ids are GROUP/FLAVOUR: keep ours, within FILTER if one is given.
 CARGO_TARGET_DIR="$spin_target_dir" \
     RUSTFLAGS="${RUSTFLAGS:-} --cfg agentstream_spin_lock" \
-    cargo bench -p agentstream-suite --bench channels -- "${quick[@]}" \
+    cargo bench --bench channels -- "${quick[@]}" \
     "(?:${filter:-.*}).*/ours\$" >&2
 
 echo "== allocations ==" >&2
-cargo test -p agentstream-suite --profile bench --test allocations -- --nocapture \
+cargo test --profile bench --test allocations -- --nocapture \
     >"$work/allocations.log"
 sed -n '/allocations:begin/,/allocations:end/p' "$work/allocations.log" |
     grep '^|' >"$work/allocations.md"
 
-cargo run -q -p agentstream-suite --profile bench --example bench-report -- \
+cargo run -q --profile bench --example bench-report -- \
     "$criterion_dir" --spin "$spin_criterion_dir" "$work/allocations.md" >"$work/report.md"
 
 # Hand-written notes below the `<!-- notes -->` marker survive a re-run.

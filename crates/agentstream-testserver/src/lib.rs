@@ -554,9 +554,11 @@ macro_rules! for_each_http_scenario {
 }
 
 /// One `#[test]` for every scenario of [`for_each_http_scenario!`], each
-/// `run(scenario)`, in a module named after the scenario's module:
+/// `run(scenario)`, in a module named after the scenario's module. With
+/// tokio (`crates/agentstream-tokio/tests/http.rs` defines the makers,
+/// `with_timeout` and `run`):
 ///
-/// ```ignore
+/// ```no_run
 /// agentstream_testserver::http_scenario_tests! {
 ///     openai: model,                 // fn(OpenAiConfig) -> impl Model
 ///     anthropic: anthropic,          // fn(AnthropicConfig) -> impl Model
@@ -569,6 +571,12 @@ macro_rules! for_each_http_scenario {
 ///     run: run,                      // fn(impl Future<Output = ()>)
 /// }
 /// ```
+///
+/// As a doctest this is compiled, not run: that checks the invocation
+/// matches the macro (every key, in this order). The `#[test]` functions it
+/// expands to exist only in a `--test` build, so the names they call are
+/// resolved and type-checked by each adapter's `tests/http.rs` under
+/// `cargo test`.
 #[macro_export]
 macro_rules! http_scenario_tests {
     ($($args:tt)*) => {

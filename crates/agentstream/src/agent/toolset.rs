@@ -64,8 +64,12 @@ fn detach(
 /// let tools = ToolSet::new().with(A).with(B);
 /// assert_eq!(tools.len(), 2);
 /// assert!(tools.contains("b"));
-/// fn is_send_sync<T: Send + Sync>(_: &T) {}
-/// is_send_sync(&tools);
+/// // Not on `wasm` targets, where `MaybeSend` and `MaybeSync` bound nothing.
+/// #[cfg(not(target_family = "wasm"))]
+/// {
+///     fn is_send_sync<T: Send + Sync>(_: &T) {}
+///     is_send_sync(&tools);
+/// }
 /// ```
 pub struct ToolSet<'t> {
     /// Each tool with its parameter schema, asked for once at insertion.

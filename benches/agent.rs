@@ -15,7 +15,7 @@
 //! (counting global allocator) and the loop's overhead per turn as a ratio
 //! to one `ScriptedModel` call, from best-of-21 timings in this process.
 //!
-//! Run: `cargo bench -p agentstream-suite --bench agent`.
+//! Run: `cargo bench --bench agent`.
 //!
 //! Profile: `AGENT_PROFILE=run|model-only|agent-1|agent-8 <bench binary>`
 //! runs only that workload 1,000 times and exits (for `valgrind

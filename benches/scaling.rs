@@ -8,7 +8,7 @@
 //! - `linkage`: `validate_linkage`, per call of one assistant message with
 //!   all its results after it.
 //!
-//! Run: `cargo bench -p agentstream-suite --bench scaling`; after
+//! Run: `cargo bench --bench scaling`; after
 //! criterion's report it prints the best-of-five time per item at both
 //! sizes and their ratio.
 

@@ -2,7 +2,7 @@
 //! from the benches, measured in one binary with a counting global
 //! allocator. Only ours is asserted (at most 2 allocations per stream, none
 //! per event in steady state); the peers' figures are printed for the report
-//! (`cargo test -p agentstream-suite --test allocations -- --nocapture`).
+//! (`cargo test --test allocations -- --nocapture` at the root).
 #![cfg(not(loom))]
 
 use std::pin::{pin, Pin};

@@ -9,7 +9,7 @@
 //! ours with the SSE decoder feeding `ResponsesProjector` /
 //! `GeminiProjector` (what the generic SSE stream does with them).
 //!
-//! Run with `cargo bench -p agentstream-suite --bench sse_decode`. After
+//! Run with `cargo bench --bench sse_decode`. After
 //! criterion's groups it prints a markdown table: throughput (MB/s, best of
 //! several timed passes) and allocations (a counting global allocator).
 

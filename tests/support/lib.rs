@@ -1,7 +1,10 @@
-//! The library of `agentstream-suite`, the unpublished package that owns the
-//! workspace-level conformance suite (`tests/`) and benchmarks
-//! (`benches/`). It holds what more than one kind of target there uses, so
-//! nothing is included twice through `#[path]`:
+//! The library of `agentstream-suite`, the unpublished root package of the
+//! workspace that owns the workspace-level conformance suite (`tests/`) and
+//! benchmarks (`benches/`). The top level has no `src/`: the root
+//! `Cargo.toml` points the library here (`[lib] path`), beside the tests it
+//! serves. It holds what more than one kind of target uses, so nothing is
+//! included twice through `#[path]`, and it carries the README's examples
+//! as doctests (only a library has doctests):
 //!
 //! - the five "stream plus result" [`Flavor`]s under comparison (ours and
 //!   four peers), [`for_each_flavor!`], and the scenarios run on them
@@ -25,5 +28,5 @@ pub use flavors::*;
 /// The top-level README's examples, compiled (and, but for the one that
 /// needs the network, run) as doctests of this package.
 #[cfg(doctest)]
-#[doc = include_str!("../../../README.md")]
+#[doc = include_str!("../../README.md")]
 struct ReadmeDoctests;
