@@ -4,7 +4,7 @@
 
 #[allow(unused_imports)]
 use agentstream_async_std::prelude::{
-    abort_grace, agent_loop, assistant, image, pacer, run_agent, spawn, stream_with_timeout, text,
+    agent_loop, assistant, image, pause, run_agent, spawn, stream_with_timeout, text,
     thinking, tool_call, tool_result, user, user_blocks, validate_events, AbortController,
     AbortSignal, AfterToolCallHook, Agent, AgentError, AgentEvent, AgentHooks, AgentOptions,
     AgentOutcome, AgentState, AgentStop, AgentTool, AssistantMessage, BeforeToolCallHook,

@@ -8,13 +8,14 @@ use std::num::NonZeroUsize;
 use std::sync::{Arc, Mutex};
 
 use agentstream::agent::{
-    run_agent, AbortGrace, AgentEvent, AgentOptions, AgentOutcome, AgentStop, GatedTool,
+    run_agent, AgentEvent, AgentOptions, AgentOutcome, AgentStop, GatedTool,
     ToolOutput, ToolSet, TOOL_ABORTED_MESSAGE,
 };
 use agentstream::message::{
     assistant, text, tool_call, user, validate_linkage, AssistantMessage, ContentBlock, Context,
     Message, StopReason,
 };
+use agentstream::rt::Pause;
 use agentstream::model::{
     AbortController, Model, ModelEvent, ScriptStep, ScriptedModel, ScriptedTurn, StreamOptions,
 };
@@ -82,10 +83,10 @@ fn ends(events: &[AgentEvent]) -> Vec<String> {
 }
 
 /// A grace period that ends when the test finishes the returned producer.
-fn test_grace() -> (agentstream::Producer<(), (), Infallible>, AbortGrace) {
+fn test_grace() -> (agentstream::Producer<(), (), Infallible>, Pause) {
     let (end, stream) = EventStream::<(), (), Infallible>::channel();
     let result = stream.result();
-    let grace: AbortGrace = Arc::new(move || Box::pin(result.clone().map(|_| ())));
+    let grace = Pause::from_fn(move || result.clone().map(|_| ()));
     // The stream itself is not needed; the result future outlives it.
     drop(stream);
     (end, grace)

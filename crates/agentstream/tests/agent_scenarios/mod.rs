@@ -937,7 +937,9 @@ pub async fn abort_tool_ignores_signal(sink: Option<LineSink>) -> Transcript {
     ];
     let options = AgentOptions::default()
         .with_signal(controller.signal())
-        .with_abort_grace(Arc::new(|| Box::pin(futures_util::future::pending())));
+        .with_abort_grace(agentstream::rt::Pause::from_fn(
+            futures_util::future::pending::<()>,
+        ));
     let t = record(
         sink,
         turns,
