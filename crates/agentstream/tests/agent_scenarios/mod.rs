@@ -19,7 +19,6 @@
 #![allow(dead_code)]
 
 use alloc::borrow::ToOwned;
-use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::String;
 use alloc::sync::Arc;
