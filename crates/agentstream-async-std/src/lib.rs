@@ -167,7 +167,9 @@ pub fn stream_with_timeout<M: Model + ?Sized>(
     options: StreamOptions,
     timeout: Duration,
 ) -> ModelStream {
-    spawn(rt::stream_with_timeout(&AsyncStd, model, context, options, timeout))
+    spawn(rt::stream_with_timeout(
+        &AsyncStd, model, context, options, timeout,
+    ))
 }
 
 /// A [`Pause`] of `length` on [`AsyncStd`]'s timer: the pacer of

@@ -182,7 +182,9 @@ pub fn stream_with_timeout<M: Model + ?Sized>(
     options: StreamOptions,
     timeout: Duration,
 ) -> ModelStream {
-    spawn(rt::stream_with_timeout(&Smol, model, context, options, timeout))
+    spawn(rt::stream_with_timeout(
+        &Smol, model, context, options, timeout,
+    ))
 }
 
 /// A [`Pause`] of `length` on [`Smol`]'s timer: the pacer of

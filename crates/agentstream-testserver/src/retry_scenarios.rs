@@ -105,10 +105,8 @@ async fn call<M: Model>(model: &M) -> (Vec<ModelEvent>, AssistantMessage, Option
 /// 503, 503, then 200: the call succeeds on its third attempt, the
 /// consumer sees only that attempt's events, the three requests are the
 /// same, and each backoff is within its jittered ceiling.
-pub async fn retries_server_errors_then_succeeds<M, T>(
-    make: impl Fn(OpenAiConfig) -> M,
-    timer: T,
-) where
+pub async fn retries_server_errors_then_succeeds<M, T>(make: impl Fn(OpenAiConfig) -> M, timer: T)
+where
     M: Model + Send + Sync + 'static,
     T: Timer + Clone + Send + Sync,
     T::Sleep: Send,
@@ -261,10 +259,8 @@ where
 
 /// A refused connection is retried (a transport failure); the jitter is
 /// the same for the same seed and call, and stays within each ceiling.
-pub async fn transport_failures_and_seeded_jitter<M, T>(
-    make: impl Fn(OpenAiConfig) -> M,
-    timer: T,
-) where
+pub async fn transport_failures_and_seeded_jitter<M, T>(make: impl Fn(OpenAiConfig) -> M, timer: T)
+where
     M: Model + Send + Sync + 'static,
     T: Timer + Clone + Send + Sync,
     T::Sleep: Send,

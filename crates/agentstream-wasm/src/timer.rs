@@ -96,5 +96,7 @@ pub fn stream_with_timeout<M: Model + ?Sized>(
     options: StreamOptions,
     timeout: Duration,
 ) -> ModelStream {
-    crate::spawn(rt::stream_with_timeout(&EventLoop, model, context, options, timeout))
+    crate::spawn(rt::stream_with_timeout(
+        &EventLoop, model, context, options, timeout,
+    ))
 }

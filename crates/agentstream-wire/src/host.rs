@@ -13,8 +13,8 @@ use core::fmt;
 use core::future::Future;
 use core::time::Duration;
 
-use alloc::string::String;
 use agentstream::rt::Timer;
+use alloc::string::String;
 
 use crate::endpoint::PreparedRequest;
 use crate::http::{BoxError, ResponseBody, ResponseHead, TransportError, READ_HEADERS};

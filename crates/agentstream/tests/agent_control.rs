@@ -8,17 +8,17 @@ use std::num::NonZeroUsize;
 use std::sync::{Arc, Mutex};
 
 use agentstream::agent::{
-    run_agent, AgentEvent, AgentOptions, AgentOutcome, AgentStop, GatedTool,
-    ToolOutput, ToolSet, TOOL_ABORTED_MESSAGE,
+    run_agent, AgentEvent, AgentOptions, AgentOutcome, AgentStop, GatedTool, ToolOutput, ToolSet,
+    TOOL_ABORTED_MESSAGE,
 };
 use agentstream::message::{
     assistant, text, tool_call, user, validate_linkage, AssistantMessage, ContentBlock, Context,
     Message, StopReason,
 };
-use agentstream::rt::Pause;
 use agentstream::model::{
     AbortController, Model, ModelEvent, ScriptStep, ScriptedModel, ScriptedTurn, StreamOptions,
 };
+use agentstream::rt::Pause;
 use agentstream::EventStream;
 use futures_util::future::{join, FutureExt};
 use futures_util::StreamExt;

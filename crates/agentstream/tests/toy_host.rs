@@ -197,11 +197,12 @@ fn a_timeout_cuts_a_paced_call_off_on_the_toy_timer() {
     let toy = Toy::new();
     // "abcdef" in three deltas with 10 s between them; a 15 s timeout
     // lets the first two out.
-    let model = ScriptedModel::new([
-        ScriptedTurn::message(assistant([text("abcdef")], StopReason::Stop))
-            .chunked(NonZeroUsize::new(3).unwrap()),
-    ])
-    .with_pacer(Pause::new(toy.clone(), Duration::from_secs(10)));
+    let model =
+        ScriptedModel::new([
+            ScriptedTurn::message(assistant([text("abcdef")], StopReason::Stop))
+                .chunked(NonZeroUsize::new(3).unwrap()),
+        ])
+        .with_pacer(Pause::new(toy.clone(), Duration::from_secs(10)));
     let timed = rt::stream_with_timeout(
         &toy,
         &model,
@@ -250,7 +251,10 @@ fn a_spawned_driver_and_spawned_tool_calls_run_as_toy_tasks() {
     }));
     drop(call);
     toy.block_on(Pause::new(toy.clone(), Duration::from_secs(1)).start());
-    assert!(dropped.load(Ordering::SeqCst), "the dropped call's task stopped");
+    assert!(
+        dropped.load(Ordering::SeqCst),
+        "the dropped call's task stopped"
+    );
     assert_eq!(toy.elapsed_ms(), 3_000);
 }
 

@@ -131,7 +131,8 @@ where
 }
 
 /// The message of a tool call whose task ended without a result.
-const TOOL_TASK_FAILED: &str = "the tool's task failed: it ended without a result (it panicked, or its runtime dropped it)";
+const TOOL_TASK_FAILED: &str =
+    "the tool's task failed: it ended without a result (it panicked, or its runtime dropped it)";
 
 /// A [`ToolSpawner`] for
 /// [`ToolSet::with_spawner`](crate::agent::ToolSet::with_spawner): every

@@ -9,7 +9,6 @@ use futures_util::future::select;
 
 use super::turn::ScriptedTurn;
 use super::EXHAUSTED_MESSAGE;
-use crate::rt::Pause;
 use crate::message::{
     assistant, AssistantMessage, ContentBlock, StopReason, TextContent, ThinkingContent, ToolCall,
 };
@@ -18,6 +17,7 @@ use crate::model::cause::ErrorCause;
 use crate::model::event::{terminal_reason, ErrorReason, ModelEvent};
 use crate::model::partial::{PartialBuilder, PartialMessage};
 use crate::model::stream::AssistantMessageProducer;
+use crate::rt::Pause;
 use crate::yield_now::yield_now;
 
 /// The producer of one scripted call.
