@@ -119,7 +119,7 @@ pub mod prelude {
     pub use agentstream_wire::prelude::*;
 }
 
-/// smol as agentstream's [`Timer`] (smol's [`Timer`](smol::Timer) and the
+/// smol as agentstream's [`Timer`](agentstream::rt::Timer) (smol's [`Timer`] and the
 /// system clock) and [`Spawn`] (detached tasks on smol's global executor,
 /// [`smol::spawn`]): what the core's runtime-generic code
 /// ([`agentstream::rt`]) runs on here. The functions of this crate are
