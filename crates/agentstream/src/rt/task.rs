@@ -27,7 +27,7 @@ use crate::model::{Model, ModelStream, StreamOptions};
 /// and the trace are those of the self-driven stream.
 pub fn spawn<S, D>(spawner: &S, mut stream: ModelStream<D>) -> ModelStream<D>
 where
-    S: Spawn + ?Sized,
+    S: Spawn,
     D: Future<Output = ()> + ?Sized + 'static,
     Pin<Box<D>>: MaybeSend,
 {
@@ -43,7 +43,7 @@ where
 /// task; it does not cancel it.
 pub fn spawn_driver<S, D>(spawner: &S, stream: &mut ModelStream<D>) -> Option<DriverTask>
 where
-    S: Spawn + ?Sized,
+    S: Spawn,
     D: Future<Output = ()> + ?Sized + 'static,
     Pin<Box<D>>: MaybeSend,
 {
@@ -123,7 +123,7 @@ pub fn stream_with_timeout<T, M>(
     timeout: Duration,
 ) -> ModelStream
 where
-    T: Timer + ?Sized,
+    T: Timer,
     T::Sleep: Send,
     M: Model + ?Sized,
 {
