@@ -100,12 +100,17 @@ fn tokio_rt(join: tokio::task::JoinHandle<()>) -> BoxFut {
     Box::pin(join.map(|outcome| outcome.expect("a spawned task panicked")))
 }
 
+/// A producer spawned by a host's `spawn_driver`, which must complete.
+fn driver_task(task: agentstream::rt::DriverTask) -> BoxFut {
+    Box::pin(task.map(|outcome| outcome.expect("a spawned producer panicked")))
+}
+
 /// An `Rt` that spawns with `tokio::spawn` (and model drivers with the
 /// tokio adapter) on whatever tokio runtime runs the caller.
 pub fn tokio_rt_plain() -> Rt {
     Rt::new(|future| tokio_rt(tokio::spawn(future))).with_model_spawner(
         |stream: &mut ModelStream| {
-            agentstream_tokio::spawn_driver(stream).map_or_else(ready, tokio_rt)
+            agentstream_tokio::spawn_driver(stream).map_or_else(ready, driver_task)
         },
     )
 }
@@ -270,7 +275,7 @@ where
 {
     let rt = Rt::new(|future| Box::pin(async_std::task::spawn(future))).with_model_spawner(
         |stream: &mut ModelStream| match agentstream_async_std::spawn_driver(stream) {
-            Some(task) => Box::pin(task),
+            Some(task) => driver_task(task),
             None => ready(),
         },
     );

@@ -5,6 +5,9 @@
 //! `agentstream-smol` crate. This adapter is kept for code bases that still
 //! run on async-std; it offers the same things as the other adapters:
 //!
+//! - [`AsyncStd`]: the runtime as the core's [`Timer`] and [`Spawn`]. The
+//!   functions below are the core's runtime-generic ones
+//!   ([`agentstream::rt`]) on it, each one line.
 //! - [`spawn`] / [`spawn_driver`]: run a call's producer as an async-std
 //!   task, so it keeps going while the consumer is busy elsewhere. The
 //!   events, the result and the trace are those of the self-driven stream.
@@ -12,8 +15,10 @@
 //!   measured with async-std's timer, through the call's [`AbortSignal`]. A
 //!   call cut off mid-stream ends with `error(aborted)` carrying the text
 //!   produced so far.
-//! - [`pacer`]: a pause for [`ScriptedModel::with_pacer`], so scripted calls
-//!   take real time.
+//! - [`pause`]: a pause for [`ScriptedModel::with_pacer`], so scripted calls
+//!   take real time, or for the agent loop's abort grace.
+//! - [`tool_spawner`], [`with_retry`]: tool calls as async-std tasks;
+//!   retries waiting on async-std's timer.
 //! - With the `http` feature, `OpenAiCompatModel`, `AnthropicModel`,
 //!   `ResponsesModel` and `GoogleModel`: the clients of
 //!   `agentstream-smol` (hyper's HTTP/1.1 client on smol's reactor, which
@@ -40,7 +45,7 @@
 //!         ScriptedTurn::message(assistant([text("a long answer")], StopReason::Stop))
 //!             .chunked(NonZeroUsize::new(10).unwrap()),
 //!     ])
-//!     .with_pacer(pacer(Duration::from_secs(60)));
+//!     .with_pacer(pause(Duration::from_secs(60)));
 //!     let context = Context::from_messages([user("hi").into()]);
 //!
 //!     let mut first = spawn(model.stream(&context, StreamOptions::default()));
@@ -65,10 +70,9 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 
-use async_std::task::JoinHandle;
-
-mod retry;
-pub use retry::{with_retry, AsyncStdSleep};
+use agentstream::agent::ToolSpawner;
+use agentstream::model::{RetryModel, RetryPolicy};
+use agentstream::rt::{self, DriverTask, Pause, Spawn, Timer};
 
 pub use agentstream;
 pub use agentstream::model::{
@@ -93,13 +97,13 @@ pub use async_std;
 /// ([`agentstream_wire::prelude`]: the [`Model`] trait and its types, the
 /// scripted test double, the agent loop and its tools, the
 /// [`Context`](agentstream::message::Context) and the message builders,
-/// the providers' configurations), this crate's [`spawn`],
-/// [`stream_with_timeout`] and [`pacer`], and, with the `http` feature,
+/// the providers' configurations), this crate's [`AsyncStd`], [`spawn`],
+/// [`stream_with_timeout`], [`pause`], [`tool_spawner`] and
+/// [`with_retry`], and, with the `http` feature,
 /// `OpenAiCompatModel`, `AnthropicModel`, `ResponsesModel` and
 /// `GoogleModel`.
 pub mod prelude {
-    pub use crate::abort_grace;
-    pub use crate::{pacer, spawn, stream_with_timeout};
+    pub use crate::{pause, spawn, stream_with_timeout, tool_spawner, with_retry, AsyncStd};
     #[cfg(feature = "http")]
     pub use crate::{AnthropicModel, GoogleModel, OpenAiCompatModel, ResponsesModel};
     pub use agentstream_wire::prelude::*;
@@ -113,67 +117,84 @@ pub use agentstream_smol::{
     ResponsesModel,
 };
 
-/// One pause of a [`pacer`].
-pub type Pause = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
+/// async-std as agentstream's [`Timer`] ([`async_std::task::sleep`] and
+/// the system clock) and [`Spawn`] ([`async_std::task::spawn`]): what the
+/// core's runtime-generic code ([`agentstream::rt`]) runs on here. The
+/// functions of this crate are that code with `AsyncStd` filled in.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct AsyncStd;
 
-/// Spawns the stream's producer as an async-std task
-/// ([`async_std::task::spawn`]) and returns the stream, which no longer
-/// drives it. A stream without a driver is returned unchanged.
-///
-/// The task ends when the producer is done, or early once the stream and
-/// every result handle are dropped (cancel on drop).
-pub fn spawn(mut stream: ModelStream) -> ModelStream {
-    drop(spawn_driver(&mut stream));
-    stream
+impl Timer for AsyncStd {
+    /// `async_std::task::sleep`'s future has no name: it is boxed.
+    type Sleep = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
+
+    fn sleep(&self, duration: Duration) -> Self::Sleep {
+        Box::pin(async_std::task::sleep(duration))
+    }
+
+    fn now_unix_ms(&self) -> u64 {
+        agentstream::model::system_unix_millis()
+    }
 }
 
-/// Like [`spawn`], but leaves the stream in place and returns the task's
-/// [`JoinHandle`], which completes when the producer has stopped. `None` if
-/// the stream carries no driver. Dropping the handle detaches the task; it
-/// does not cancel it.
-pub fn spawn_driver(stream: &mut ModelStream) -> Option<JoinHandle<()>> {
-    stream.take_driver().map(async_std::task::spawn)
+impl Spawn for AsyncStd {
+    fn spawn<F>(&self, task: F)
+    where
+        F: Future<Output = ()> + Send + 'static,
+    {
+        drop(async_std::task::spawn(task));
+    }
 }
 
-/// Starts a call on `model` that is aborted after `timeout`, and spawns its
-/// producer as an async-std task.
-///
-/// The call gets the signal of a new [`AbortController`]. That controller
-/// aborts when the timer ([`async_std::task::sleep`]) fires, or when the
-/// signal the caller passed in `options` aborts, whichever comes first. The
-/// timer runs inside the producer's task and is dropped with it, so a call
-/// that ends (or whose consumer goes away) leaves no timer behind.
-/// Mid-stream, the call ends with `error(aborted)` and the text produced so
-/// far.
-///
-/// If the model's stream carries no driver (its producer runs elsewhere),
-/// the spawned task holds only the timer, until it fires or the caller's
-/// signal aborts. See [`agentstream::model::stream_with_deadline`], which
-/// this wraps, for a self-driven stream with a deadline.
+/// [`rt::spawn`] on [`AsyncStd`]: runs the stream's producer as an
+/// async-std task and returns the stream, which no longer drives it.
+pub fn spawn(stream: ModelStream) -> ModelStream {
+    rt::spawn(&AsyncStd, stream)
+}
+
+/// [`rt::spawn_driver`] on [`AsyncStd`]: like [`spawn`], but leaves the
+/// stream in place and returns a [`DriverTask`] that completes when the
+/// producer has stopped.
+pub fn spawn_driver(stream: &mut ModelStream) -> Option<DriverTask> {
+    rt::spawn_driver(&AsyncStd, stream)
+}
+
+/// [`rt::stream_with_timeout`] on [`AsyncStd`], [`spawn`]ed: a call on
+/// `model` aborted after `timeout`, its producer an async-std task.
 pub fn stream_with_timeout<M: Model + ?Sized>(
     model: &M,
     context: &agentstream::message::Context,
     options: StreamOptions,
     timeout: Duration,
 ) -> ModelStream {
-    spawn(agentstream::model::stream_with_deadline(
-        model,
-        context,
-        options,
-        async_std::task::sleep(timeout),
+    spawn(rt::stream_with_timeout(
+        &AsyncStd, model, context, options, timeout,
     ))
 }
 
-/// The grace period of an abort for
-/// [`AgentOptions::with_abort_grace`](agentstream::agent::AgentOptions::with_abort_grace):
-/// a tool still running `grace` after the abort is dropped and gets an
-/// aborted result. An async-std sleep.
-pub fn abort_grace(grace: Duration) -> agentstream::agent::AbortGrace {
-    std::sync::Arc::new(move || Box::pin(async_std::task::sleep(grace)))
+/// A [`Pause`] of `length` on [`AsyncStd`]'s timer: the pacer of
+/// [`ScriptedModel::with_pacer`] or the grace of
+/// [`AgentOptions::with_abort_grace`](agentstream::agent::AgentOptions::with_abort_grace).
+pub fn pause(length: Duration) -> Pause {
+    Pause::new(AsyncStd, length)
 }
 
-/// A pacer for [`ScriptedModel::with_pacer`]: every pause is an async-std
-/// [`sleep`](async_std::task::sleep) of `pause`.
-pub fn pacer(pause: Duration) -> impl Fn() -> Pause + Send + Sync + 'static {
-    move || Box::pin(async_std::task::sleep(pause))
+/// [`rt::tool_spawner`] on [`AsyncStd`]: every tool call runs as an
+/// async-std task.
+pub fn tool_spawner() -> ToolSpawner {
+    rt::tool_spawner(AsyncStd)
+}
+
+/// [`rt::with_retry`] on [`AsyncStd`]: `model` retried as `policy` says,
+/// waiting on async-std's timer.
+///
+/// ```
+/// use agentstream_async_std::prelude::*;
+/// use agentstream::model::RetryPolicy;
+///
+/// let model = with_retry(ScriptedModel::new(Vec::<ScriptedTurn>::new()), RetryPolicy::default());
+/// assert_eq!(model.policy().max_retries, 2);
+/// ```
+pub fn with_retry<M>(model: M, policy: RetryPolicy) -> RetryModel<M, AsyncStd> {
+    rt::with_retry(model, policy, AsyncStd)
 }

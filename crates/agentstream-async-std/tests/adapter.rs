@@ -19,8 +19,11 @@ impl AdapterRuntime for AsyncStd {
     }
 
     fn spawn_driver(stream: &mut ModelStream) -> Option<impl Future<Output = ()> + Send + 'static> {
-        // An async-std task yields `()`; it cannot report a cancellation.
-        agentstream_async_std::spawn_driver(stream)
+        let task = agentstream_async_std::spawn_driver(stream)?;
+        Some(async move {
+            task.await
+                .expect("the producer task completes, it is not cancelled");
+        })
     }
 
     fn stream_with_timeout(

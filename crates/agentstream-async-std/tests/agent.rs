@@ -57,9 +57,7 @@ fn within_the_grace_period_a_short_tool_finishes_and_a_long_one_is_aborted() {
     let controller = AbortController::new();
     let options = AgentOptions::default()
         .with_signal(controller.signal())
-        .with_abort_grace(agentstream_async_std::abort_grace(Duration::from_millis(
-            500,
-        )));
+        .with_abort_grace(agentstream_async_std::pause(Duration::from_millis(500)));
     let outcome = async_std::task::block_on(async {
         let run = run_agent(
             &model,

@@ -57,7 +57,7 @@ agentstream_testserver::http_scenario_tests! {
     responses: responses,
     google: google,
     tap: tapped,
-    sleep: async_std::task::sleep,
+    timer: agentstream_async_std::AsyncStd,
     with_timeout: with_timeout,
     with_retry: agentstream_async_std::with_retry,
     run: run,

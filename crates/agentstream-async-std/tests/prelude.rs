@@ -4,13 +4,13 @@
 
 #[allow(unused_imports)]
 use agentstream_async_std::prelude::{
-    abort_grace, agent_loop, assistant, image, pacer, run_agent, spawn, stream_with_timeout, text,
-    thinking, tool_call, tool_result, user, user_blocks, validate_events, AbortController,
-    AbortSignal, AfterToolCallHook, Agent, AgentError, AgentEvent, AgentHooks, AgentOptions,
-    AgentOutcome, AgentState, AgentStop, AgentTool, AssistantMessage, BeforeToolCallHook,
-    ContentBlock, Context, Message, Model, ModelEvent, ModelStream, ScriptedModel, ScriptedTurn,
-    StopReason, StreamOptions, Subscription, Tool, ToolCallDecision, ToolContext, ToolError,
-    ToolExecution, ToolOutput, ToolSet, TransformContextHook, TypedTool,
+    agent_loop, assistant, image, pause, run_agent, spawn, stream_with_timeout, text, thinking,
+    tool_call, tool_result, user, user_blocks, validate_events, AbortController, AbortSignal,
+    AfterToolCallHook, Agent, AgentError, AgentEvent, AgentHooks, AgentOptions, AgentOutcome,
+    AgentState, AgentStop, AgentTool, AssistantMessage, BeforeToolCallHook, ContentBlock, Context,
+    Message, Model, ModelEvent, ModelStream, ScriptedModel, ScriptedTurn, StopReason,
+    StreamOptions, Subscription, Tool, ToolCallDecision, ToolContext, ToolError, ToolExecution,
+    ToolOutput, ToolSet, TransformContextHook, TypedTool,
 };
 
 #[cfg(feature = "http")]

@@ -10,7 +10,7 @@ use agentstream::message::{
     assistant, text, tool_call, user, AssistantMessage, Context, StopReason,
 };
 use agentstream::model::{validate_events, ModelEvent, ModelStream, ScriptedTurn};
-use futures_util::future::BoxFuture;
+use agentstream::rt::Pause;
 use futures_util::StreamExt;
 use serde_json::json;
 
@@ -40,16 +40,16 @@ pub fn slow_turn() -> ScriptedTurn {
 /// by themselves: only an abort (or a timeout) ends them. It makes
 /// mid-stream aborts deterministic on every executor, spawned producers
 /// included.
-pub fn stalling_pacer(free: usize) -> impl Fn() -> BoxFuture<'static, ()> + Send + Sync + 'static {
+pub fn stalling_pacer(free: usize) -> Pause {
     let calls = Arc::new(AtomicUsize::new(0));
-    move || {
+    Pause::from_fn(move || {
         let call = calls.fetch_add(1, Ordering::SeqCst);
-        alloc::boxed::Box::pin(async move {
+        async move {
             if call >= free {
                 futures_util::future::pending::<()>().await;
             }
-        })
-    }
+        }
+    })
 }
 
 /// Panics unless the protocol checker accepts `events`.

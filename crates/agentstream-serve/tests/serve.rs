@@ -395,7 +395,7 @@ async fn a_client_that_disconnects_stops_its_turn() {
             StopReason::Stop,
         ))
         .chunked(200.try_into().unwrap())])
-        .with_pacer(agentstream_tokio::pacer(Duration::from_millis(20))),
+        .with_pacer(agentstream_tokio::pause(Duration::from_millis(20))),
         signals: signals.clone(),
     };
     let server = Server::builder(model).bind("127.0.0.1:0").await.unwrap();

@@ -27,7 +27,7 @@ async fn run() {
         ))
         .chunked(NonZeroUsize::new(12).unwrap()),
     ])
-    .with_pacer(pacer(Duration::from_millis(40)));
+    .with_pacer(pause(Duration::from_millis(40)));
     let context = Context::from_messages([user("hi").into()]);
 
     println!("turn 1 (spawned producer):");

@@ -90,7 +90,7 @@ pub type GoogleModel = EndpointModel<GoogleConfig>;
 pub type EndpointModel<E> = agentstream_wire::model::EndpointModel<E, Hyper>;
 
 /// The smol [`Host`]: hyper's HTTP/1.1 client connection over smol's TCP,
-/// TLS through futures-rustls, smol's timer and the system clock.
+/// TLS through futures-rustls, with [`Smol`](crate::Smol) as its timer and clock.
 /// [`Host::for_endpoint`] trusts Mozilla's roots;
 /// [`with_tls_config`](Self::with_tls_config) takes other roots or client
 /// certificates (offer `http/1.1` in ALPN, or none: only HTTP/1.1 is
@@ -139,12 +139,10 @@ impl Host for Hyper {
         send(self.tls.clone(), connect_timeout, request)
     }
 
-    async fn sleep(&self, duration: Duration) {
-        Timer::after(duration).await;
-    }
+    type Timer = crate::Smol;
 
-    fn now_ms(&self) -> u64 {
-        agentstream::model::system_unix_millis()
+    fn timer(&self) -> &crate::Smol {
+        &crate::Smol
     }
 }
 

@@ -4,6 +4,10 @@
 //! (its *driver*) whenever it is polled. This crate adds what a smol user
 //! expects on top:
 //!
+//! - [`Smol`]: the runtime as the core's [`Timer`](agentstream::rt::Timer)
+//!   and [`Spawn`]. [`spawn`], [`stream_with_timeout`], [`pause`],
+//!   [`tool_spawner`] and [`with_retry`] are the core's runtime-generic
+//!   functions ([`agentstream::rt`]) on it, each one line.
 //! - [`spawn`] / [`spawn_on`] / [`spawn_driver_on`]: run a call's producer
 //!   as a task on smol's global executor or on an [`Executor`] of your own,
 //!   so it keeps going while the consumer is busy elsewhere. The events, the
@@ -12,8 +16,8 @@
 //!   measured with smol's [`Timer`], through the call's [`AbortSignal`]. A
 //!   call cut off mid-stream ends with `error(aborted)` carrying the text
 //!   produced so far.
-//! - [`pacer`]: a pause for [`ScriptedModel::with_pacer`], so scripted calls
-//!   take real time.
+//! - [`pause`]: a pause for [`ScriptedModel::with_pacer`], so scripted calls
+//!   take real time, or for the agent loop's abort grace.
 //! - With the `http` feature, `OpenAiCompatModel`, `AnthropicModel`,
 //!   `ResponsesModel` and `GoogleModel`:
 //!   real models behind the same boundary, streaming from any
@@ -41,7 +45,7 @@
 //!         ScriptedTurn::message(assistant([text("a long answer")], StopReason::Stop))
 //!             .chunked(NonZeroUsize::new(10).unwrap()),
 //!     ])
-//!     .with_pacer(pacer(Duration::from_secs(60)));
+//!     .with_pacer(pause(Duration::from_secs(60)));
 //!     let context = Context::from_messages([user("hi").into()]);
 //!
 //!     let mut first = spawn(model.stream(&context, StreamOptions::default()));
@@ -67,16 +71,18 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use agentstream::agent::ToolSpawner;
+use agentstream::model::{RetryModel, RetryPolicy};
+use agentstream::rt::{self, Pause, Spawn};
+
 #[cfg(feature = "http")]
 mod http;
-mod retry;
 #[cfg(feature = "http")]
 pub use agentstream_wire::host::ClientError;
 #[cfg(feature = "http")]
 pub use http::{
     AnthropicModel, EndpointModel, GoogleModel, Hyper, HyperBody, OpenAiCompatModel, ResponsesModel,
 };
-pub use retry::{with_retry, SmolSleep};
 
 pub use agentstream;
 pub use agentstream::model::{
@@ -101,29 +107,52 @@ pub use smol::{Executor, Task, Timer};
 /// ([`agentstream_wire::prelude`]: the [`Model`] trait and its types, the
 /// scripted test double, the agent loop and its tools, the
 /// [`Context`](agentstream::message::Context) and the message builders,
-/// the providers' configurations), this crate's [`spawn`],
-/// [`stream_with_timeout`] and [`pacer`], and, with the `http` feature,
+/// the providers' configurations), this crate's [`Smol`], [`spawn`],
+/// [`stream_with_timeout`], [`pause`], [`tool_spawner`] and
+/// [`with_retry`], and, with the `http` feature,
 /// `OpenAiCompatModel`, `AnthropicModel`, `ResponsesModel` and
 /// `GoogleModel`.
 pub mod prelude {
-    pub use crate::{abort_grace, tool_spawner};
-    pub use crate::{pacer, spawn, stream_with_timeout};
+    pub use crate::{pause, spawn, stream_with_timeout, tool_spawner, with_retry, Smol};
     #[cfg(feature = "http")]
     pub use crate::{AnthropicModel, GoogleModel, OpenAiCompatModel, ResponsesModel};
     pub use agentstream_wire::prelude::*;
 }
 
-/// Spawns the stream's producer as a detached task on smol's global
-/// executor ([`smol::spawn`]) and returns the stream, which no longer drives
-/// it. A stream without a driver is returned unchanged.
-///
-/// The task ends when the producer is done, or early once the stream and
-/// every result handle are dropped (cancel on drop).
-pub fn spawn(mut stream: ModelStream) -> ModelStream {
-    if let Some(driver) = stream.take_driver() {
-        smol::spawn(driver).detach();
+/// smol as agentstream's [`Timer`](agentstream::rt::Timer) (smol's [`Timer`] and the
+/// system clock) and [`Spawn`] (detached tasks on smol's global executor,
+/// [`smol::spawn`]): what the core's runtime-generic code
+/// ([`agentstream::rt`]) runs on here. The functions of this crate are
+/// that code with `Smol` filled in.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct Smol;
+
+impl agentstream::rt::Timer for Smol {
+    type Sleep = Sleep;
+
+    fn sleep(&self, duration: Duration) -> Sleep {
+        Sleep(Timer::after(duration))
     }
-    stream
+
+    fn now_unix_ms(&self) -> u64 {
+        agentstream::model::system_unix_millis()
+    }
+}
+
+impl Spawn for Smol {
+    fn spawn<F>(&self, task: F)
+    where
+        F: Future<Output = ()> + Send + 'static,
+    {
+        smol::spawn(task).detach();
+    }
+}
+
+/// [`rt::spawn`] on [`Smol`]: runs the stream's producer as a detached
+/// task on smol's global executor and returns the stream, which no longer
+/// drives it.
+pub fn spawn(stream: ModelStream) -> ModelStream {
+    rt::spawn(&Smol, stream)
 }
 
 /// Like [`spawn`], on `executor` instead of the global one.
@@ -145,62 +174,52 @@ pub fn spawn_driver_on(executor: &Executor<'_>, stream: &mut ModelStream) -> Opt
     stream.take_driver().map(|driver| executor.spawn(driver))
 }
 
-/// Starts a call on `model` that is aborted after `timeout`, and spawns its
-/// producer on smol's global executor.
-///
-/// The call gets the signal of a new [`AbortController`]. That controller
-/// aborts when the [`Timer`] fires, or when the signal the caller passed in
-/// `options` aborts, whichever comes first. The timer runs inside the
-/// producer's task and is dropped with it, so a call that ends (or whose
-/// consumer goes away) leaves no timer behind. Mid-stream, the call ends with
-/// `error(aborted)` and the text produced so far.
-///
-/// If the model's stream carries no driver (its producer runs elsewhere),
-/// the spawned task holds only the timer, until it fires or the caller's
-/// signal aborts. See [`agentstream::model::stream_with_deadline`], which
-/// this wraps, for a self-driven stream with a deadline.
+/// [`rt::stream_with_timeout`] on [`Smol`], [`spawn`]ed: a call on `model`
+/// aborted after `timeout`, its producer a task of smol's global executor.
 pub fn stream_with_timeout<M: Model + ?Sized>(
     model: &M,
     context: &agentstream::message::Context,
     options: StreamOptions,
     timeout: Duration,
 ) -> ModelStream {
-    spawn(agentstream::model::stream_with_deadline(
-        model,
-        context,
-        options,
-        Pause(Timer::after(timeout)),
+    spawn(rt::stream_with_timeout(
+        &Smol, model, context, options, timeout,
     ))
 }
 
-/// A pacer for [`ScriptedModel::with_pacer`]: every pause is a smol
-/// [`Timer`] of `pause`.
-pub fn pacer(pause: Duration) -> impl Fn() -> Pause + Send + Sync + 'static {
-    move || Pause(Timer::after(pause))
+/// A [`Pause`] of `length` on [`Smol`]'s timer: the pacer of
+/// [`ScriptedModel::with_pacer`] or the grace of
+/// [`AgentOptions::with_abort_grace`](agentstream::agent::AgentOptions::with_abort_grace).
+pub fn pause(length: Duration) -> Pause {
+    Pause::new(Smol, length)
 }
 
-/// The grace period of an abort for
-/// [`AgentOptions::with_abort_grace`](agentstream::agent::AgentOptions::with_abort_grace):
-/// a tool still running `grace` after the abort is dropped and gets an
-/// aborted result. A smol [`Timer`].
-pub fn abort_grace(grace: Duration) -> agentstream::agent::AbortGrace {
-    std::sync::Arc::new(move || Box::pin(Pause(Timer::after(grace))))
+/// [`rt::tool_spawner`] on [`Smol`]: every tool call runs as a task on
+/// smol's global executor (its own threads).
+pub fn tool_spawner() -> ToolSpawner {
+    rt::tool_spawner(Smol)
 }
 
-/// A [`ToolSpawner`](agentstream::agent::ToolSpawner) for
-/// [`ToolSet::with_spawner`](agentstream::agent::ToolSet::with_spawner):
-/// every tool call runs as a task on smol's global executor (its own
-/// threads). Dropping the call's future cancels the task.
-pub fn tool_spawner() -> agentstream::agent::ToolSpawner {
-    std::sync::Arc::new(|execution| Box::pin(smol::spawn(execution)))
+/// [`rt::with_retry`] on [`Smol`]: `model` retried as `policy` says,
+/// waiting on smol's timer.
+///
+/// ```
+/// use agentstream_smol::prelude::*;
+/// use agentstream::model::RetryPolicy;
+///
+/// let model = with_retry(ScriptedModel::new(Vec::<ScriptedTurn>::new()), RetryPolicy::default());
+/// assert_eq!(model.policy().max_retries, 2);
+/// ```
+pub fn with_retry<M>(model: M, policy: RetryPolicy) -> RetryModel<M, Smol> {
+    rt::with_retry(model, policy, Smol)
 }
 
-/// One pause of a [`pacer`]: a smol [`Timer`] whose output is `()`.
+/// One sleep of [`Smol`]'s timer: a smol [`Timer`] whose output is `()`.
 #[derive(Debug)]
 #[must_use = "futures do nothing unless polled"]
-pub struct Pause(Timer);
+pub struct Sleep(Timer);
 
-impl Future for Pause {
+impl Future for Sleep {
     type Output = ();
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {

@@ -108,7 +108,7 @@ fn a_tool_still_running_after_the_grace_period_gets_an_aborted_result() {
     let controller = AbortController::new();
     let options = AgentOptions::default()
         .with_signal(controller.signal())
-        .with_abort_grace(agentstream_smol::abort_grace(Duration::from_millis(20)));
+        .with_abort_grace(agentstream_smol::pause(Duration::from_millis(20)));
     let outcome = smol::block_on(async {
         let run = run_agent(
             &model,

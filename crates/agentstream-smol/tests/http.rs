@@ -42,11 +42,6 @@ fn with_timeout(
     stream_with_timeout(model, context, options, timeout)
 }
 
-/// smol's timer, as the adapter's `with_retry` uses it.
-fn sleep(duration: Duration) -> agentstream_smol::Pause {
-    agentstream_smol::pacer(duration)()
-}
-
 /// Runs a scenario on smol, with a generous guard against hangs.
 fn run(scenario: impl Future<Output = ()>) {
     smol::block_on(smol::future::or(scenario, async {
@@ -61,7 +56,7 @@ agentstream_testserver::http_scenario_tests! {
     responses: responses,
     google: google,
     tap: tapped,
-    sleep: sleep,
+    timer: agentstream_smol::Smol,
     with_timeout: with_timeout,
     with_retry: agentstream_smol::with_retry,
     run: run,

@@ -25,7 +25,7 @@ use agentstream::model::{
     validate_events, AbortController, ErrorReason, Model, ModelEvent, ModelStream, ScriptedModel,
     ScriptedTurn, StreamOptions, ABORTED_MESSAGE,
 };
-use futures_util::future::BoxFuture;
+use agentstream::rt::Pause;
 use futures_util::StreamExt;
 use serde_json::json;
 
@@ -88,16 +88,16 @@ async fn play(stream: &mut ModelStream) -> (Vec<ModelEvent>, AssistantMessage) {
 
 /// A pacer whose first `free` pauses end at once and later ones never end
 /// by themselves: only an abort (or a timeout) ends them.
-pub fn stalling_pacer(free: usize) -> impl Fn() -> BoxFuture<'static, ()> + Send + Sync + 'static {
+pub fn stalling_pacer(free: usize) -> Pause {
     let calls = Arc::new(AtomicUsize::new(0));
-    move || {
+    Pause::from_fn(move || {
         let call = calls.fetch_add(1, Ordering::SeqCst);
-        Box::pin(async move {
+        async move {
             if call >= free {
                 futures_util::future::pending::<()>().await;
             }
-        })
-    }
+        }
+    })
 }
 
 /// "abcdefgh" in four deltas of two characters, with a pacer pause between

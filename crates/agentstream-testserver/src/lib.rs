@@ -498,7 +498,7 @@ pub fn split_randomly(bytes: &[u8], rng: &mut Rng, max_piece: usize) -> Vec<Vec<
 /// - `openai`: `fn(OpenAiConfig) -> M`;
 /// - `anthropic`: `fn(AnthropicConfig) -> M`;
 /// - `both`: the OpenAI maker, then the Anthropic one;
-/// - `retry`: the OpenAI maker and the runtime's sleep;
+/// - `retry`: the OpenAI maker and the runtime's [`Timer`](agentstream::rt::Timer);
 /// - `timeout`: the OpenAI maker and the adapter's `stream_with_timeout`;
 /// - `with_retry`: `|config, policy| with_retry(model(config), policy)`;
 /// - `tap`: `fn(TapEndpoint<OpenAiConfig>) -> M`;
@@ -565,7 +565,7 @@ macro_rules! for_each_http_scenario {
 ///     responses: responses,          // fn(ResponsesConfig) -> impl Model
 ///     google: google,                // fn(GoogleConfig) -> impl Model
 ///     tap: tapped,                   // fn(TapEndpoint<OpenAiConfig>) -> impl Model
-///     sleep: tokio::time::sleep,     // the runtime's timer
+///     timer: agentstream_tokio::Tokio, // the runtime's timer
 ///     with_timeout: with_timeout,    // the adapter's stream_with_timeout for the OpenAI model
 ///     with_retry: agentstream_tokio::with_retry,
 ///     run: run,                      // fn(impl Future<Output = ()>)
@@ -593,7 +593,7 @@ macro_rules! __http_scenario_tests {
         responses: $rs:path,
         google: $g:path,
         tap: $t:path,
-        sleep: $s:path,
+        timer: $s:path,
         with_timeout: $w:path,
         with_retry: $r:path,
         run: $run:path $(,)? ;

@@ -4,10 +4,9 @@
 //!
 //! The checks count attempts (the requests the server recorded) and the
 //! waits the model asked for; none measures time. The timer is the
-//! adapter's own, passed in as `sleep`, wrapped so that each requested
-//! wait is recorded and then shortened to a millisecond.
+//! adapter's runtime ([`Timer`]), wrapped so that each requested wait is
+//! recorded and then shortened to a millisecond.
 
-use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -16,6 +15,7 @@ use agentstream::model::{
     AbortController, ErrorCause, Model, ModelEvent, RetryModel, RetryPolicy, StreamOptions,
     ABORTED_MESSAGE,
 };
+use agentstream::rt::Timer;
 use agentstream_wire::openai::OpenAiConfig;
 use futures_util::StreamExt;
 use serde_json::json;
@@ -43,24 +43,42 @@ fn policy() -> RetryPolicy {
 /// The waits a model asked for.
 type Waits = Arc<Mutex<Vec<Duration>>>;
 
-/// `sleep`, recording each requested wait and sleeping at most 1 ms of it.
-fn recording<S, F>(
-    sleep: S,
-) -> (
-    Waits,
-    impl Fn(Duration) -> F + Clone + Send + Sync + 'static,
-)
-where
-    S: Fn(Duration) -> F + Clone + Send + Sync + 'static,
-    F: Future<Output = ()> + Send + 'static,
-{
+/// A runtime's timer that records each requested wait, then sleeps at
+/// most 1 ms of it, or, with `abort`, aborts the call and sleeps all of it.
+struct Recording<T> {
+    timer: T,
+    waits: Waits,
+    abort: Option<Arc<AbortController>>,
+}
+
+impl<T: Timer> Timer for Recording<T> {
+    type Sleep = T::Sleep;
+
+    fn sleep(&self, wait: Duration) -> T::Sleep {
+        self.waits.lock().expect("log").push(wait);
+        match &self.abort {
+            Some(controller) => {
+                controller.abort();
+                self.timer.sleep(wait)
+            }
+            None => self.timer.sleep(wait.min(Duration::from_millis(1))),
+        }
+    }
+
+    fn now_unix_ms(&self) -> u64 {
+        self.timer.now_unix_ms()
+    }
+}
+
+/// `timer`, recording each requested wait and sleeping at most 1 ms of it.
+fn recording<T: Timer>(timer: T) -> (Waits, Recording<T>) {
     let waits = Waits::default();
-    let log = Arc::clone(&waits);
-    let timer = move |wait: Duration| {
-        log.lock().expect("log").push(wait);
-        sleep(wait.min(Duration::from_millis(1)))
+    let recorded = Recording {
+        timer,
+        waits: Arc::clone(&waits),
+        abort: None,
     };
-    (waits, timer)
+    (waits, recorded)
 }
 
 fn ok_reply() -> Reply {
@@ -87,17 +105,15 @@ async fn call<M: Model>(model: &M) -> (Vec<ModelEvent>, AssistantMessage, Option
 /// 503, 503, then 200: the call succeeds on its third attempt, the
 /// consumer sees only that attempt's events, the three requests are the
 /// same, and each backoff is within its jittered ceiling.
-pub async fn retries_server_errors_then_succeeds<M, S, F>(
-    make: impl Fn(OpenAiConfig) -> M,
-    sleep: S,
-) where
+pub async fn retries_server_errors_then_succeeds<M, T>(make: impl Fn(OpenAiConfig) -> M, timer: T)
+where
     M: Model + Send + Sync + 'static,
-    S: Fn(Duration) -> F + Clone + Send + Sync + 'static,
-    F: Future<Output = ()> + Send + 'static,
+    T: Timer + Clone + Send + Sync,
+    T::Sleep: Send,
 {
     let server = scripted(vec![status(503, None), status(503, None), ok_reply()]);
-    let (waits, timer) = recording(sleep);
-    let model = RetryModel::new(make(config(&server)), policy(), timer);
+    let (waits, recorded) = recording(timer);
+    let model = RetryModel::new(make(config(&server)), policy(), recorded);
     let (events, message, cause) = call(&model).await;
     assert_eq!(
         message.stop_reason,
@@ -123,24 +139,24 @@ pub async fn retries_server_errors_then_succeeds<M, S, F>(
 /// 429 with `Retry-After: 1`: exactly one second is waited, then the retry
 /// succeeds. With a cap below what the server asks, the call is not
 /// retried and reports the 429 with its cause.
-pub async fn honours_retry_after_up_to_its_cap<M, S, F>(make: impl Fn(OpenAiConfig) -> M, sleep: S)
+pub async fn honours_retry_after_up_to_its_cap<M, T>(make: impl Fn(OpenAiConfig) -> M, timer: T)
 where
     M: Model + Send + Sync + 'static,
-    S: Fn(Duration) -> F + Clone + Send + Sync + 'static,
-    F: Future<Output = ()> + Send + 'static,
+    T: Timer + Clone + Send + Sync,
+    T::Sleep: Send,
 {
     let server = scripted(vec![status(429, Some("1")), ok_reply()]);
-    let (waits, timer) = recording(sleep.clone());
-    let model = RetryModel::new(make(config(&server)), policy(), timer);
+    let (waits, recorded) = recording(timer.clone());
+    let model = RetryModel::new(make(config(&server)), policy(), recorded);
     let (_, message, _) = call(&model).await;
     assert_eq!(message.text(), "at last");
     assert_eq!(server.requests().len(), 2);
     assert_eq!(*waits.lock().expect("waits"), [Duration::from_secs(1)]);
 
     let server = scripted(vec![status(429, Some("120")), ok_reply()]);
-    let (waits, timer) = recording(sleep);
+    let (waits, recorded) = recording(timer);
     let capped = policy().with_max_retry_after(Duration::from_secs(30));
-    let model = RetryModel::new(make(config(&server)), capped, timer);
+    let model = RetryModel::new(make(config(&server)), capped, recorded);
     let (_, message, cause) = call(&model).await;
     assert_eq!(message.stop_reason, StopReason::Error);
     assert_eq!(cause.and_then(|c| c.status()), Some(429));
@@ -151,15 +167,15 @@ where
 /// Never retried: a 400, a failure after the first event (a disconnect
 /// mid-stream), and a 503 once the retries are used up (four attempts
 /// with three retries, the last error and its cause reported).
-pub async fn what_is_not_retried<M, S, F>(make: impl Fn(OpenAiConfig) -> M, sleep: S)
+pub async fn what_is_not_retried<M, T>(make: impl Fn(OpenAiConfig) -> M, timer: T)
 where
     M: Model + Send + Sync + 'static,
-    S: Fn(Duration) -> F + Clone + Send + Sync + 'static,
-    F: Future<Output = ()> + Send + 'static,
+    T: Timer + Clone + Send + Sync,
+    T::Sleep: Send,
 {
     let server = scripted(vec![status(400, None), ok_reply()]);
-    let (waits, timer) = recording(sleep.clone());
-    let model = RetryModel::new(make(config(&server)), policy(), timer);
+    let (waits, recorded) = recording(timer.clone());
+    let model = RetryModel::new(make(config(&server)), policy(), recorded);
     let (_, message, cause) = call(&model).await;
     assert_eq!(message.stop_reason, StopReason::Error);
     assert_eq!(cause.and_then(|c| c.status()), Some(400));
@@ -171,8 +187,8 @@ where
         Reply::sse(vec![partial]).with_end(BodyEnd::Disconnect),
         ok_reply(),
     ]);
-    let (waits, timer) = recording(sleep.clone());
-    let model = RetryModel::new(make(config(&server)), policy(), timer);
+    let (waits, recorded) = recording(timer.clone());
+    let model = RetryModel::new(make(config(&server)), policy(), recorded);
     let (events, message, cause) = call(&model).await;
     assert_eq!(message.stop_reason, StopReason::Error);
     assert_eq!(message.text(), "half");
@@ -182,8 +198,8 @@ where
     assert!(waits.lock().expect("waits").is_empty());
 
     let server = scripted(vec![status(503, None)]);
-    let (waits, timer) = recording(sleep);
-    let model = RetryModel::new(make(config(&server)), policy(), timer);
+    let (waits, recorded) = recording(timer);
+    let model = RetryModel::new(make(config(&server)), policy(), recorded);
     let (events, message, cause) = call(&model).await;
     assert_eq!(events.len(), 1);
     assert!(message
@@ -198,24 +214,23 @@ where
 /// The caller aborts while the model waits to retry: the call ends at once
 /// in `error(aborted)` with [`ErrorCause::Aborted`], after one attempt. An
 /// already aborted signal makes no retry either.
-pub async fn abort_during_the_wait<M, S, F>(make: impl Fn(OpenAiConfig) -> M, sleep: S)
+pub async fn abort_during_the_wait<M, T>(make: impl Fn(OpenAiConfig) -> M, timer: T)
 where
     M: Model + Send + Sync + 'static,
-    S: Fn(Duration) -> F + Clone + Send + Sync + 'static,
-    F: Future<Output = ()> + Send + 'static,
+    T: Timer + Clone + Send + Sync,
+    T::Sleep: Send,
 {
     let server = scripted(vec![status(503, Some("5")), ok_reply()]);
     let controller = Arc::new(AbortController::new());
     let aborter = Arc::clone(&controller);
     let waits = Waits::default();
-    let log = Arc::clone(&waits);
     // A wait that aborts the call, then would last the 5 s asked for.
-    let timer = move |wait: Duration| {
-        log.lock().expect("log").push(wait);
-        aborter.abort();
-        sleep(wait)
+    let recorded = Recording {
+        timer,
+        waits: Arc::clone(&waits),
+        abort: Some(aborter),
     };
-    let model = RetryModel::new(make(config(&server)), policy(), timer);
+    let model = RetryModel::new(make(config(&server)), policy(), recorded);
     let options = StreamOptions::default().with_signal(controller.signal());
     let mut stream = model.stream(&context(), options);
     let events: Vec<ModelEvent> = stream.by_ref().collect().await;
@@ -244,13 +259,11 @@ where
 
 /// A refused connection is retried (a transport failure); the jitter is
 /// the same for the same seed and call, and stays within each ceiling.
-pub async fn transport_failures_and_seeded_jitter<M, S, F>(
-    make: impl Fn(OpenAiConfig) -> M,
-    sleep: S,
-) where
+pub async fn transport_failures_and_seeded_jitter<M, T>(make: impl Fn(OpenAiConfig) -> M, timer: T)
+where
     M: Model + Send + Sync + 'static,
-    S: Fn(Duration) -> F + Clone + Send + Sync + 'static,
-    F: Future<Output = ()> + Send + 'static,
+    T: Timer + Clone + Send + Sync,
+    T::Sleep: Send,
 {
     let port = {
         let listener = std::net::TcpListener::bind(("127.0.0.1", 0)).expect("bind");
@@ -259,8 +272,8 @@ pub async fn transport_failures_and_seeded_jitter<M, S, F>(
     let refused = || OpenAiConfig::new(format!("http://127.0.0.1:{port}/v1"), "test-model");
     let mut runs = Vec::new();
     for seed in [1, 1, 2] {
-        let (waits, timer) = recording(sleep.clone());
-        let model = RetryModel::new(make(refused()), policy().with_seed(seed), timer);
+        let (waits, recorded) = recording(timer.clone());
+        let model = RetryModel::new(make(refused()), policy().with_seed(seed), recorded);
         let (_, message, cause) = call(&model).await;
         assert_eq!(message.stop_reason, StopReason::Error);
         assert!(matches!(cause, Some(ErrorCause::Transport(_))), "{cause:?}");

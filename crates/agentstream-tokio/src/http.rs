@@ -91,8 +91,8 @@ pub type GoogleModel = EndpointModel<GoogleConfig>;
 /// ```
 pub type EndpointModel<E> = agentstream_wire::model::EndpointModel<E, Reqwest>;
 
-/// The tokio [`Host`]: a [`reqwest::Client`], tokio's timer and the system
-/// clock. [`Host::for_endpoint`] builds a client with the endpoint's
+/// The tokio [`Host`]: a [`reqwest::Client`], with [`Tokio`](crate::Tokio)
+/// as its timer and clock. [`Host::for_endpoint`] builds a client with the endpoint's
 /// connect timeout; [`From<reqwest::Client>`] takes one of your own
 /// (proxies, extra roots), whose connect timeout is then its own.
 #[derive(Debug, Clone)]
@@ -150,12 +150,10 @@ impl Host for Reqwest {
         Ok((head, Body(response)))
     }
 
-    fn sleep(&self, duration: Duration) -> impl std::future::Future<Output = ()> + Send {
-        tokio::time::sleep(duration)
-    }
+    type Timer = crate::Tokio;
 
-    fn now_ms(&self) -> u64 {
-        agentstream::model::system_unix_millis()
+    fn timer(&self) -> &crate::Tokio {
+        &crate::Tokio
     }
 }
 

@@ -4,6 +4,9 @@
 //! (its *driver*) whenever it is polled. This crate adds what a tokio user
 //! expects on top:
 //!
+//! - [`Tokio`]: the runtime as the core's [`Timer`] and [`Spawn`]. The
+//!   functions below are the core's runtime-generic ones ([`agentstream::rt`])
+//!   on it, each one line.
 //! - [`spawn`] / [`spawn_driver`]: run a call's producer as a tokio task, so
 //!   it keeps going while the consumer is busy elsewhere. The events, the
 //!   result and the trace are those of the self-driven stream.
@@ -11,8 +14,10 @@
 //!   measured with tokio's timer, through the call's
 //!   [`AbortSignal`]. A call cut off mid-stream ends
 //!   with `error(aborted)` carrying the text produced so far.
-//! - [`pacer`]: a pause for [`ScriptedModel::with_pacer`], so scripted calls
-//!   take real time.
+//! - [`pause`]: a pause for [`ScriptedModel::with_pacer`], so scripted calls
+//!   take real time, or for the agent loop's abort grace.
+//! - [`tool_spawner`], [`with_retry`]: tool calls as tokio tasks; retries
+//!   waiting on tokio's timer.
 //! - Cancel on drop: a spawned producer stops as soon as the consumer has
 //!   dropped the stream and every result handle. The task then completes; it
 //!   never leaks and does no further work.
@@ -45,7 +50,7 @@
 //!     ScriptedTurn::message(assistant([text("a long answer")], StopReason::Stop))
 //!         .chunked(NonZeroUsize::new(10).unwrap()),
 //! ])
-//! .with_pacer(pacer(Duration::from_secs(60)));
+//! .with_pacer(pause(Duration::from_secs(60)));
 //! let context = Context::from_messages([user("hi").into()]);
 //!
 //! let mut first = spawn(model.stream(&context, StreamOptions::default()));
@@ -66,20 +71,21 @@
 // On docs.rs, items behind the `http` feature say so.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+use std::future::Future;
 use std::time::Duration;
 
-use tokio::task::JoinHandle;
+use agentstream::agent::ToolSpawner;
+use agentstream::model::{RetryModel, RetryPolicy};
+use agentstream::rt::{self, DriverTask, Pause, Spawn, Timer};
 
 #[cfg(feature = "http")]
 mod http;
-mod retry;
 #[cfg(feature = "http")]
 pub use agentstream_wire::host::ClientError;
 #[cfg(feature = "http")]
 pub use http::{
     AnthropicModel, Body, EndpointModel, GoogleModel, OpenAiCompatModel, Reqwest, ResponsesModel,
 };
-pub use retry::{with_retry, TokioSleep};
 
 pub use agentstream;
 pub use agentstream::model::{
@@ -103,57 +109,70 @@ pub use agentstream_wire;
 /// ([`agentstream_wire::prelude`]: the [`Model`] trait and its types, the
 /// scripted test double, the agent loop and its tools, the
 /// [`Context`](agentstream::message::Context) and the message builders,
-/// the providers' configurations), this crate's [`spawn`],
-/// [`stream_with_timeout`] and [`pacer`], and, with the `http` feature,
+/// the providers' configurations), this crate's [`Tokio`], [`spawn`],
+/// [`stream_with_timeout`], [`pause`], [`tool_spawner`] and
+/// [`with_retry`], and, with the `http` feature,
 /// `OpenAiCompatModel`, `AnthropicModel`, `ResponsesModel` and
 /// `GoogleModel`.
 pub mod prelude {
-    pub use crate::{abort_grace, tool_spawner};
-    pub use crate::{pacer, spawn, stream_with_timeout};
+    pub use crate::{pause, spawn, stream_with_timeout, tool_spawner, with_retry, Tokio};
     #[cfg(feature = "http")]
     pub use crate::{AnthropicModel, GoogleModel, OpenAiCompatModel, ResponsesModel};
     pub use agentstream_wire::prelude::*;
 }
 
-/// Spawns the stream's producer as a tokio task and returns the stream,
-/// which no longer drives it. A stream without a driver (its producer runs
-/// elsewhere already) is returned unchanged.
+/// The tokio runtime as agentstream's [`Timer`] ([`tokio::time::sleep`]
+/// and the system clock) and [`Spawn`] ([`tokio::spawn`]): what the
+/// core's runtime-generic code ([`agentstream::rt`]) runs on here. The
+/// functions of this crate are that code with `Tokio` filled in.
 ///
-/// The task ends when the producer is done, or early once the stream and
-/// every result handle are dropped (cancel on drop).
+/// Its sleeps and tasks need a tokio runtime with the timer enabled; used
+/// outside one, they panic like [`tokio::spawn`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct Tokio;
+
+impl Timer for Tokio {
+    type Sleep = tokio::time::Sleep;
+
+    fn sleep(&self, duration: Duration) -> tokio::time::Sleep {
+        tokio::time::sleep(duration)
+    }
+
+    fn now_unix_ms(&self) -> u64 {
+        agentstream::model::system_unix_millis()
+    }
+}
+
+impl Spawn for Tokio {
+    fn spawn<F>(&self, task: F)
+    where
+        F: Future<Output = ()> + Send + 'static,
+    {
+        drop(tokio::spawn(task));
+    }
+}
+
+/// [`rt::spawn`] on [`Tokio`]: runs the stream's producer as a tokio task
+/// and returns the stream, which no longer drives it.
 ///
 /// # Panics
 /// Outside a tokio runtime, like [`tokio::spawn`].
-pub fn spawn(mut stream: ModelStream) -> ModelStream {
-    drop(spawn_driver(&mut stream));
-    stream
+pub fn spawn(stream: ModelStream) -> ModelStream {
+    rt::spawn(&Tokio, stream)
 }
 
-/// Like [`spawn`], but leaves the stream in place and returns the task's
-/// [`JoinHandle`], which completes when the producer has stopped. `None` if
-/// the stream carries no driver. Dropping the handle detaches the task; it
-/// does not cancel it.
+/// [`rt::spawn_driver`] on [`Tokio`]: like [`spawn`], but leaves the
+/// stream in place and returns a [`DriverTask`] that completes when the
+/// producer has stopped.
 ///
 /// # Panics
 /// Outside a tokio runtime, like [`tokio::spawn`].
-pub fn spawn_driver(stream: &mut ModelStream) -> Option<JoinHandle<()>> {
-    stream.take_driver().map(tokio::spawn)
+pub fn spawn_driver(stream: &mut ModelStream) -> Option<DriverTask> {
+    rt::spawn_driver(&Tokio, stream)
 }
 
-/// Starts a call on `model` that is aborted after `timeout`, and spawns its
-/// producer as a tokio task.
-///
-/// The call gets the signal of a new [`AbortController`]. That controller
-/// aborts when the timer fires, or when the signal the caller passed in
-/// `options` aborts, whichever comes first. The timer runs inside the
-/// producer's task and is dropped with it, so a call that ends (or whose
-/// consumer goes away) leaves no timer behind. Mid-stream, the call ends with
-/// `error(aborted)` and the text produced so far.
-///
-/// If the model's stream carries no driver (its producer runs elsewhere),
-/// the spawned task holds only the timer, until it fires or the caller's
-/// signal aborts. See [`agentstream::model::stream_with_deadline`], which
-/// this wraps, for a self-driven stream with a deadline.
+/// [`rt::stream_with_timeout`] on [`Tokio`], [`spawn`]ed: a call on
+/// `model` aborted after `timeout`, its producer a tokio task.
 ///
 /// # Panics
 /// Outside a tokio runtime, or without its timer enabled.
@@ -163,70 +182,40 @@ pub fn stream_with_timeout<M: Model + ?Sized>(
     options: StreamOptions,
     timeout: Duration,
 ) -> ModelStream {
-    spawn(agentstream::model::stream_with_deadline(
-        model,
-        context,
-        options,
-        tokio::time::sleep(timeout),
+    spawn(rt::stream_with_timeout(
+        &Tokio, model, context, options, timeout,
     ))
 }
 
-/// A pacer for [`ScriptedModel::with_pacer`]: every pause is a tokio
-/// [`sleep`](tokio::time::sleep) of `pause`. The pauses need a tokio runtime
-/// with its timer enabled.
-pub fn pacer(pause: Duration) -> impl Fn() -> tokio::time::Sleep + Send + Sync + 'static {
-    move || tokio::time::sleep(pause)
+/// A [`Pause`] of `length` on [`Tokio`]'s timer: the pacer of
+/// [`ScriptedModel::with_pacer`] or the grace of
+/// [`AgentOptions::with_abort_grace`](agentstream::agent::AgentOptions::with_abort_grace).
+pub fn pause(length: Duration) -> Pause {
+    Pause::new(Tokio, length)
 }
 
-/// The grace period of an abort for
-/// [`AgentOptions::with_abort_grace`](agentstream::agent::AgentOptions::with_abort_grace):
-/// a tool still running `grace` after the abort is dropped and gets an
-/// aborted result. Needs a tokio runtime with its timer enabled.
-pub fn abort_grace(grace: Duration) -> agentstream::agent::AbortGrace {
-    std::sync::Arc::new(move || Box::pin(tokio::time::sleep(grace)))
-}
-
-/// A [`ToolSpawner`](agentstream::agent::ToolSpawner) for
-/// [`ToolSet::with_spawner`](agentstream::agent::ToolSet::with_spawner):
-/// every tool call runs as a tokio task, so on a multi-threaded runtime
-/// the calls of a turn run on its worker threads. Dropping the call's
-/// future (an abort past its grace period) aborts the task; a tool that
-/// panics gets an error result naming the panic instead of taking the run
-/// down.
+/// [`rt::tool_spawner`] on [`Tokio`]: every tool call runs as a tokio
+/// task, so on a multi-threaded runtime the calls of a turn run on its
+/// worker threads.
 ///
 /// # Panics
 /// The spawner panics outside a tokio runtime, like [`tokio::spawn`].
-pub fn tool_spawner() -> agentstream::agent::ToolSpawner {
-    std::sync::Arc::new(|execution| {
-        let task = ToolTask(tokio::spawn(execution));
-        Box::pin(task)
-    })
+pub fn tool_spawner() -> ToolSpawner {
+    rt::tool_spawner(Tokio)
 }
 
-/// A spawned tool call; aborts its task when dropped.
-struct ToolTask(JoinHandle<Result<agentstream::agent::ToolOutput, agentstream::agent::ToolError>>);
-
-impl std::future::Future for ToolTask {
-    type Output = Result<agentstream::agent::ToolOutput, agentstream::agent::ToolError>;
-
-    fn poll(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Self::Output> {
-        std::pin::Pin::new(&mut self.0).poll(cx).map(|joined| {
-            joined.unwrap_or_else(|error| {
-                Err(agentstream::agent::ToolError::new(format!(
-                    "the tool's task failed: {error}"
-                )))
-            })
-        })
-    }
-}
-
-impl Drop for ToolTask {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
+/// [`rt::with_retry`] on [`Tokio`]: `model` retried as `policy` says,
+/// waiting on tokio's timer.
+///
+/// ```
+/// use agentstream_tokio::prelude::*;
+/// use agentstream::model::RetryPolicy;
+///
+/// let model = with_retry(ScriptedModel::new(Vec::<ScriptedTurn>::new()), RetryPolicy::default());
+/// assert_eq!(model.policy().max_retries, 2);
+/// ```
+pub fn with_retry<M>(model: M, policy: RetryPolicy) -> RetryModel<M, Tokio> {
+    rt::with_retry(model, policy, Tokio)
 }
 
 /// The README's example, compiled and run as a doctest.

@@ -63,7 +63,7 @@ agentstream_testserver::http_scenario_tests! {
     responses: responses,
     google: google,
     tap: tapped,
-    sleep: tokio::time::sleep,
+    timer: agentstream_tokio::Tokio,
     with_timeout: with_timeout,
     with_retry: agentstream_tokio::with_retry,
     run: run,

@@ -91,8 +91,8 @@ pub type GoogleModel = EndpointModel<agentstream_wire::google::GoogleConfig>;
 /// [`Endpoint`](agentstream_wire::endpoint::Endpoint) through `fetch`.
 pub type EndpointModel<E> = agentstream_wire::model::EndpointModel<E, Fetch>;
 
-/// The WebAssembly [`Host`]: the global `fetch`, `setTimeout` and
-/// `Date.now()`.
+/// The WebAssembly [`Host`]: the global `fetch`, with the
+/// [`EventLoop`](crate::EventLoop) as its timer and clock.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Fetch;
 
@@ -113,13 +113,10 @@ impl Host for Fetch {
         Local::new(send(request))
     }
 
-    async fn sleep(&self, duration: Duration) {
-        crate::sleep(duration).await;
-    }
+    type Timer = crate::EventLoop;
 
-    /// `Date.now()` (a float cast to `u64` saturates; NaN gives 0).
-    fn now_ms(&self) -> u64 {
-        js_sys::Date::now() as u64
+    fn timer(&self) -> &crate::EventLoop {
+        &crate::EventLoop
     }
 }
 

@@ -14,12 +14,15 @@ mod timer;
 mod tools;
 
 use std::future::Future;
+use std::time::Duration;
+
+use agentstream::rt::{self, Spawn, Timer};
 
 pub use abort::{to_js_signal, JsAbortBridge};
 pub use agentstream_wire::host::ClientError;
 pub use fetch::{AnthropicModel, EndpointModel, Fetch, FetchBody, OpenAiCompatModel};
 pub use fetch::{GoogleModel, ResponsesModel};
-pub use timer::{abort_grace, pacer, sleep, stream_with_timeout, Sleep, MAX_SLEEP};
+pub use timer::{pause, sleep, stream_with_timeout, Sleep, MAX_SLEEP};
 pub use tools::tool_spawner;
 
 pub use agentstream;
@@ -43,12 +46,44 @@ pub use agentstream_wire;
 /// ([`agentstream_wire::prelude`]: the [`Model`] trait and its types, the
 /// scripted test double, the agent loop, the
 /// [`Context`](agentstream::message::Context) and the message builders,
-/// the providers' configurations), and this crate's [`spawn`],
-/// [`stream_with_timeout`], [`pacer`] and models.
+/// the providers' configurations), and this crate's [`EventLoop`],
+/// [`spawn`], [`stream_with_timeout`], [`pause`], [`tool_spawner`] and
+/// models.
 pub mod prelude {
-    pub use crate::{abort_grace, pacer, spawn, stream_with_timeout, tool_spawner, JsAbortBridge};
+    pub use crate::{pause, spawn, stream_with_timeout, tool_spawner, EventLoop, JsAbortBridge};
     pub use crate::{AnthropicModel, GoogleModel, OpenAiCompatModel, ResponsesModel};
     pub use agentstream_wire::prelude::*;
+}
+
+/// The JavaScript event loop as agentstream's [`Timer`] (the host's
+/// `setTimeout` through [`sleep`], and `Date.now()`) and [`Spawn`]
+/// ([`wasm_bindgen_futures::spawn_local`], whose tasks need not be
+/// `Send`): what the core's runtime-generic code ([`agentstream::rt`])
+/// runs on here. The functions of this crate are that code with
+/// `EventLoop` filled in.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct EventLoop;
+
+impl Timer for EventLoop {
+    type Sleep = Sleep;
+
+    fn sleep(&self, duration: Duration) -> Sleep {
+        sleep(duration)
+    }
+
+    /// `Date.now()` (a float cast to `u64` saturates; NaN gives 0).
+    fn now_unix_ms(&self) -> u64 {
+        js_sys::Date::now() as u64
+    }
+}
+
+impl Spawn for EventLoop {
+    fn spawn<F>(&self, task: F)
+    where
+        F: Future<Output = ()> + 'static,
+    {
+        wasm_bindgen_futures::spawn_local(task);
+    }
 }
 
 /// Spawns the stream's producer as a task of the JavaScript event loop
@@ -71,14 +106,11 @@ pub mod prelude {
 ///     assert_eq!(stream.result().await.text(), "hi");
 /// });
 /// ```
-pub fn spawn<D>(mut stream: ModelStream<D>) -> ModelStream<D>
+pub fn spawn<D>(stream: ModelStream<D>) -> ModelStream<D>
 where
     D: Future<Output = ()> + ?Sized + 'static,
 {
-    if let Some(driver) = stream.take_driver() {
-        wasm_bindgen_futures::spawn_local(driver);
-    }
-    stream
+    rt::spawn(&EventLoop, stream)
 }
 
 /// Like [`spawn`], for a [`LocalModelStream`] (a producer that is not

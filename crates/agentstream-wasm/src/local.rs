@@ -18,7 +18,7 @@ pin_project_lite::pin_project! {
 /// Wraps a value that holds JavaScript handles (`JsValue`, closures,
 /// promises), which are `!Send`, so it can live in the `Send` futures the
 /// core asks for (a [`ModelDriver`](agentstream::model::ModelDriver), a
-/// pacer's pause, an abort grace).
+/// [`Pause`](agentstream::rt::Pause)).
 ///
 /// Sound because of the target: `wasm32-unknown-unknown` without the
 /// `atomics` feature (refused above) runs exactly one thread, so a value can

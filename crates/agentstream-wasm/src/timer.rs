@@ -1,16 +1,17 @@
 //! The host's timer: [`sleep`], and what the core builds from it
-//! ([`pacer`], [`abort_grace`], [`stream_with_timeout`]).
+//! ([`pause`], [`stream_with_timeout`]).
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use agentstream::model::{stream_with_deadline, Model, ModelStream, StreamOptions};
+use agentstream::model::{Model, ModelStream, StreamOptions};
+use agentstream::rt::{self, Pause};
 use gloo_timers::future::TimeoutFuture;
 
 use crate::local::Local;
+use crate::EventLoop;
 
 /// The longest pause one `setTimeout` takes: 2³¹ − 1 ms, about 24.8 days.
 /// Hosts fire a longer timeout at once, so [`sleep`] clamps to this.
@@ -40,7 +41,7 @@ pub fn sleep(duration: Duration) -> Sleep {
 
 /// A pause of [`sleep`]: a future whose output is `()`.
 ///
-/// It is `Send`, as the core's pacers and abort graces require; the
+/// It is `Send`, as the core's pauses and model drivers require; the
 /// JavaScript handles inside never leave the one thread this target has.
 #[derive(Debug)]
 #[must_use = "futures do nothing unless polled"]
@@ -54,48 +55,28 @@ impl Future for Sleep {
     }
 }
 
-/// A pacer for
-/// [`ScriptedModel::with_pacer`](agentstream::model::ScriptedModel::with_pacer):
-/// every pause is a [`sleep`] of `pause`, so scripted calls take real time
-/// on the JavaScript event loop.
+/// A [`Pause`] of `length` on the event loop's timer (a [`sleep`]): the
+/// pacer of
+/// [`ScriptedModel::with_pacer`](agentstream::model::ScriptedModel::with_pacer),
+/// so scripted calls take real time on the JavaScript event loop, or the
+/// grace of
+/// [`AgentOptions::with_abort_grace`](agentstream::agent::AgentOptions::with_abort_grace).
 ///
 /// ```no_run
 /// use std::time::Duration;
 /// use agentstream_wasm::prelude::*;
 ///
 /// let model = ScriptedModel::new([assistant([text("slowly")], StopReason::Stop)])
-///     .with_pacer(pacer(Duration::from_millis(50)));
+///     .with_pacer(pause(Duration::from_millis(50)));
+/// let options = AgentOptions::default().with_abort_grace(pause(Duration::from_secs(1)));
 /// ```
-pub fn pacer(pause: Duration) -> impl Fn() -> Sleep + Send + Sync + 'static {
-    move || sleep(pause)
+pub fn pause(length: Duration) -> Pause {
+    Pause::new(EventLoop, length)
 }
 
-/// The grace period of an abort for
-/// [`AgentOptions::with_abort_grace`](agentstream::agent::AgentOptions::with_abort_grace):
-/// a tool still running `grace` after the abort is dropped and gets an
-/// aborted result. A [`sleep`].
-///
-/// ```no_run
-/// use std::time::Duration;
-/// use agentstream_wasm::agentstream::agent::AgentOptions;
-///
-/// let options = AgentOptions::default().with_abort_grace(agentstream_wasm::abort_grace(Duration::from_secs(1)));
-/// ```
-pub fn abort_grace(grace: Duration) -> agentstream::agent::AbortGrace {
-    Arc::new(move || Box::pin(sleep(grace)))
-}
-
-/// Starts a call on `model` that is aborted after `timeout` (a [`sleep`]),
-/// and [`spawn`](crate::spawn)s its producer on the JavaScript event loop.
-///
-/// The call gets the signal of a new
-/// [`AbortController`](agentstream::model::AbortController), which aborts
-/// when the timer fires or when the signal the caller passed in `options`
-/// aborts, whichever comes first. The timer lives in the producer's task and
-/// is cleared with it. Mid-stream, the call ends with `error(aborted)` and
-/// the text produced so far. See
-/// [`stream_with_deadline`](agentstream::model::stream_with_deadline),
-/// which this wraps.
+/// [`rt::stream_with_timeout`] on the [`EventLoop`], [`spawn`](crate::spawn)ed:
+/// a call on `model` aborted after `timeout` (a [`sleep`]), its producer a
+/// task of the JavaScript event loop.
 ///
 /// ```no_run
 /// use std::time::Duration;
@@ -115,10 +96,7 @@ pub fn stream_with_timeout<M: Model + ?Sized>(
     options: StreamOptions,
     timeout: Duration,
 ) -> ModelStream {
-    crate::spawn(stream_with_deadline(
-        model,
-        context,
-        options,
-        sleep(timeout),
+    crate::spawn(rt::stream_with_timeout(
+        &EventLoop, model, context, options, timeout,
     ))
 }

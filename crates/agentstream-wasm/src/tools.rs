@@ -1,15 +1,13 @@
 //! [`tool_spawner`]: the agent loop's tool calls as tasks of the event
 //! loop.
 
-use std::sync::Arc;
-
 use agentstream::agent::ToolSpawner;
-use futures_util::FutureExt;
 
-/// A [`ToolSpawner`] for
-/// [`ToolSet::with_spawner`](agentstream::agent::ToolSet::with_spawner):
-/// every tool call runs as a task of the JavaScript event loop
-/// ([`wasm_bindgen_futures::spawn_local`]), so the calls of a turn
+use crate::EventLoop;
+
+/// [`rt::tool_spawner`](agentstream::rt::tool_spawner) on the
+/// [`EventLoop`]: every tool call runs as a task of the JavaScript event
+/// loop ([`wasm_bindgen_futures::spawn_local`]), so the calls of a turn
 /// interleave with each other and with the rest of the page. Dropping the
 /// call's future (an abort past its grace period) drops the tool's future
 /// at the task's next step.
@@ -23,11 +21,5 @@ use futures_util::FutureExt;
 /// let tools = ToolSet::new().with_spawner(agentstream_wasm::tool_spawner());
 /// ```
 pub fn tool_spawner() -> ToolSpawner {
-    Arc::new(|execution| {
-        // The handle resolves to the tool's outcome; dropping it stops the
-        // task at its next step.
-        let (task, handle) = execution.remote_handle();
-        wasm_bindgen_futures::spawn_local(task);
-        Box::pin(handle)
-    })
+    agentstream::rt::tool_spawner(EventLoop)
 }

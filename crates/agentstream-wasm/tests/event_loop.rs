@@ -113,7 +113,7 @@ async fn a_timeout_aborts_a_paced_call_mid_stream() {
         StopReason::Stop,
     ))
     .chunked(NonZeroUsize::new(10).unwrap())])
-    .with_pacer(pacer(Duration::from_secs(60)));
+    .with_pacer(pause(Duration::from_secs(60)));
     let context = Context::from_messages([user("hi").into()]);
     let mut stream = stream_with_timeout(
         &model,
@@ -134,7 +134,7 @@ async fn a_paced_call_within_its_timeout_completes() {
             ScriptedTurn::message(assistant([text("abcdef")], StopReason::Stop))
                 .chunked(NonZeroUsize::new(3).unwrap()),
         ])
-        .with_pacer(pacer(Duration::from_millis(1)));
+        .with_pacer(pause(Duration::from_millis(1)));
     let context = Context::from_messages([user("hi").into()]);
     let mut stream = stream_with_timeout(
         &model,

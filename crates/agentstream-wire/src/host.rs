@@ -1,6 +1,7 @@
 //! [`Host`]: the seam between the one call path of this crate and a
 //! runtime. A host sends a request and hands back the response head and a
-//! stream of body chunks, sleeps, and reads the wall clock; nothing else.
+//! stream of body chunks, and names its runtime's [`Timer`] (the idle
+//! timeout's sleeps, the messages' timestamps); nothing else.
 //! Request building, per-call options, the exchange loop, timeouts, the
 //! typed error cause and the timestamp are [`EndpointModel`]'s, written
 //! once for every host.
@@ -12,6 +13,7 @@ use core::fmt;
 use core::future::Future;
 use core::time::Duration;
 
+use agentstream::rt::Timer;
 use alloc::string::String;
 
 use crate::endpoint::PreparedRequest;
@@ -25,9 +27,8 @@ use crate::http::{BoxError, ResponseBody, ResponseHead, TransportError, READ_HEA
 ///   by piece. A failure is a [`TransportError`]; a connection not
 ///   established within `connect_timeout` is
 ///   [`TransportError::connect_timed_out`].
-/// - [`sleep`](Self::sleep): the runtime's timer (the idle timeout).
-/// - [`now_ms`](Self::now_ms): the wall clock in Unix milliseconds, the
-///   timestamp of the call's messages.
+/// - [`timer`](Self::timer): the runtime's [`Timer`], whose sleeps time
+///   the idle timeout and whose clock stamps the call's messages.
 ///
 /// The URL has been checked before `send` sees it: its scheme is `http`
 /// or `https` and it has a host (see [`parse_url`](crate::model::parse_url)).
@@ -37,6 +38,7 @@ use crate::http::{BoxError, ResponseBody, ResponseHead, TransportError, READ_HEA
 /// use std::time::Duration;
 /// use agentstream::message::{user, Context};
 /// use agentstream::model::{Model, StreamOptions};
+/// use agentstream::rt::Timer;
 /// use agentstream_wire::endpoint::PreparedRequest;
 /// use agentstream_wire::host::{ClientError, Host};
 /// use agentstream_wire::http::{ResponseBody, ResponseHead, TransportError};
@@ -68,10 +70,19 @@ use crate::http::{BoxError, ResponseBody, ResponseHead, TransportError, READ_HEA
 ///         let body = b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"},\"finish_reason\":\"stop\"}]}\n\n";
 ///         ready(Ok((ResponseHead::new(200), Once(Some(body.to_vec())))))
 ///     }
+///     type Timer = Canned;
+///     fn timer(&self) -> &Canned {
+///         self
+///     }
+/// }
+///
+/// /// Sleeps that never end, a clock that stands still.
+/// impl Timer for Canned {
+///     type Sleep = core::future::Pending<()>;
 ///     fn sleep(&self, _duration: Duration) -> core::future::Pending<()> {
 ///         core::future::pending()
 ///     }
-///     fn now_ms(&self) -> u64 {
+///     fn now_unix_ms(&self) -> u64 {
 ///         1_700_000_000_000
 ///     }
 /// }
@@ -84,6 +95,9 @@ use crate::http::{BoxError, ResponseBody, ResponseHead, TransportError, READ_HEA
 pub trait Host: Send + Sync + 'static {
     /// A response body, read piece by piece.
     type Body: ResponseBody;
+
+    /// The runtime's timer and clock (the host crate's runtime type).
+    type Timer: Timer<Sleep: Send> + Send + Sync;
 
     /// The host's own client for an endpoint whose connections must be
     /// established within `connect_timeout` (a client that can only take
@@ -103,11 +117,9 @@ pub trait Host: Send + Sync + 'static {
         connect_timeout: Option<Duration>,
     ) -> impl Future<Output = Result<(ResponseHead, Self::Body), TransportError>> + Send;
 
-    /// Waits for `duration`.
-    fn sleep(&self, duration: Duration) -> impl Future<Output = ()> + Send;
-
-    /// The wall-clock time in Unix milliseconds.
-    fn now_ms(&self) -> u64;
+    /// The runtime's timer: its sleeps time the idle timeout, its clock
+    /// stamps the call's messages.
+    fn timer(&self) -> &Self::Timer;
 }
 
 /// The response head a [`Host::send`] resolves to: `status` and those of

@@ -16,6 +16,7 @@ use core::fmt;
 
 use agentstream::message::Context;
 use agentstream::model::{ErrorCause, Model, ModelStream, StreamOptions};
+use agentstream::rt::Timer;
 
 use crate::anthropic::AnthropicConfig;
 use crate::endpoint::Endpoint;
@@ -115,7 +116,7 @@ where
         let signal = options.signal.clone();
         let mut stream = self
             .endpoint
-            .open_stream_at(signal.clone(), self.host.now_ms());
+            .open_stream_at(signal.clone(), self.host.timer().now_unix_ms());
         let prepared = self
             .endpoint
             .prepare_call(context, &options)
@@ -140,7 +141,8 @@ where
                     .await
                     .map_err(|error| name_the_url(error, &url))
             };
-            let sleep = |duration| host.sleep(duration);
+            let timer = host.timer();
+            let sleep = |duration| timer.sleep(duration);
             exchange_at(producer, stream, signal, idle, sleep, response, Some(&url)).await;
         })
     }

@@ -390,11 +390,24 @@ impl Host for ReplayHost {
         })
     }
 
-    fn sleep(&self, _duration: Duration) -> impl Future<Output = ()> + Send {
+    type Timer = Self;
+
+    fn timer(&self) -> &Self {
+        self
+    }
+}
+
+/// A replay's timer: sleeps that never end (a replay has no idle timeout)
+/// and a clock that reads the timestamp set with
+/// [`with_timestamp`](ReplayHost::with_timestamp).
+impl agentstream::rt::Timer for ReplayHost {
+    type Sleep = future::Pending<()>;
+
+    fn sleep(&self, _duration: Duration) -> future::Pending<()> {
         future::pending()
     }
 
-    fn now_ms(&self) -> u64 {
+    fn now_unix_ms(&self) -> u64 {
         self.timestamp_ms
     }
 }

@@ -8,12 +8,16 @@
 //!   [`Model`](model::Model) trait, cancellation and the deterministic
 //!   [`ScriptedModel`](model::ScriptedModel).
 //! - [`agent`]: the agent loop (tools, turns, Pi-shaped agent events).
+//! - [`rt`]: the runtime seam ([`Timer`](rt::Timer) and
+//!   [`Spawn`](rt::Spawn)) and what is built on it once for every runtime:
+//!   spawned producers, timeouts, pauses, tool tasks.
 //! - [`diagnostic`]: the finding type shared by the validators.
 //!
 //! The crate is `no_std` and needs `alloc`, a global allocator and atomic
-//! compare-and-swap. It knows no runtime and no wire protocol: thin adapter
-//! crates spawn producers and provide timers for tokio, smol and async-std,
-//! and the `agentstream-wire` crate speaks the providers' protocols.
+//! compare-and-swap. It knows no runtime and no wire protocol: a host crate
+//! implements [`rt::Timer`] and [`rt::Spawn`] for tokio, smol, async-std or
+//! a JavaScript event loop, and the `agentstream-wire` crate speaks the
+//! providers' protocols.
 //!
 //! # Choosing the lock
 //!
@@ -48,6 +52,7 @@ pub mod diagnostic;
 pub mod event_stream;
 pub mod message;
 pub mod model;
+pub mod rt;
 mod sync;
 mod yield_now;
 

@@ -8,8 +8,8 @@ use std::num::NonZeroUsize;
 use std::sync::{Arc, Mutex};
 
 use agentstream::agent::{
-    run_agent, AbortGrace, AgentEvent, AgentOptions, AgentOutcome, AgentStop, GatedTool,
-    ToolOutput, ToolSet, TOOL_ABORTED_MESSAGE,
+    run_agent, AgentEvent, AgentOptions, AgentOutcome, AgentStop, GatedTool, ToolOutput, ToolSet,
+    TOOL_ABORTED_MESSAGE,
 };
 use agentstream::message::{
     assistant, text, tool_call, user, validate_linkage, AssistantMessage, ContentBlock, Context,
@@ -18,6 +18,7 @@ use agentstream::message::{
 use agentstream::model::{
     AbortController, Model, ModelEvent, ScriptStep, ScriptedModel, ScriptedTurn, StreamOptions,
 };
+use agentstream::rt::Pause;
 use agentstream::EventStream;
 use futures_util::future::{join, FutureExt};
 use futures_util::StreamExt;
@@ -82,10 +83,10 @@ fn ends(events: &[AgentEvent]) -> Vec<String> {
 }
 
 /// A grace period that ends when the test finishes the returned producer.
-fn test_grace() -> (agentstream::Producer<(), (), Infallible>, AbortGrace) {
+fn test_grace() -> (agentstream::Producer<(), (), Infallible>, Pause) {
     let (end, stream) = EventStream::<(), (), Infallible>::channel();
     let result = stream.result();
-    let grace: AbortGrace = Arc::new(move || Box::pin(result.clone().map(|_| ())));
+    let grace = Pause::from_fn(move || result.clone().map(|_| ()));
     // The stream itself is not needed; the result future outlives it.
     drop(stream);
     (end, grace)

@@ -480,7 +480,9 @@ fn a_paced_turn_is_aborted_during_its_pause() {
                 .chunked(NonZeroUsize::new(3).unwrap()),
         ])
         // A pause that never ends by itself: only the abort can end it.
-        .with_pacer(futures_util::future::pending::<()>);
+        .with_pacer(agentstream::rt::Pause::from_fn(
+            futures_util::future::pending::<()>,
+        ));
     let controller = AbortController::new();
     let mut stream = model.stream(
         &context("x"),

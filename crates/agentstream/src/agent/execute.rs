@@ -296,7 +296,7 @@ where
     let cutoff = async move {
         signal.aborted().await;
         if let Some(grace) = grace {
-            grace().await;
+            grace.start().await;
         }
     };
     Guarded {

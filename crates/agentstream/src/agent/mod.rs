@@ -12,8 +12,9 @@
 //! without tool calls. It emits [`AgentEvent`]s in the JSON shape of Pi's
 //! agent package. It knows no runtime: the tools of a turn are polled
 //! concurrently on the caller's task, or, with a [`ToolSet`] and a
-//! [`ToolSpawner`], run as tasks of a runtime (the adapters provide
-//! spawners and [`AbortGrace`] timers).
+//! [`ToolSpawner`], run as tasks of a runtime
+//! ([`rt::tool_spawner`](crate::rt::tool_spawner); the grace period after
+//! an abort is a [`Pause`](crate::rt::Pause) on the runtime's timer).
 //!
 //! The result of a run is an [`AgentOutcome`]: the messages the run added
 //! (prompts included), why it stopped, and how many model calls it made.
@@ -97,7 +98,8 @@
 //!   (`without_a_grace_period_a_running_tool_is_dropped_at_the_abort`,
 //!   `within_the_grace_period_a_tool_still_finishes_and_the_late_one_is_aborted`).
 //!   Pi waits for every running tool, however long it ignores its signal.
-//!   Here a tool still running when the [`AbortGrace`] period ends is
+//!   Here a tool still running when the abort grace
+//!   ([`AgentOptions::with_abort_grace`]) ends is
 //!   dropped and gets [`TOOL_ABORTED_MESSAGE`]; without a grace timer (the
 //!   core has no clock) it gets one more poll, in which a tool watching
 //!   its signal still returns its own result, as Pi's would. An unbounded
@@ -187,9 +189,7 @@ pub use hooks::{
 pub use maybe_send::Captures;
 pub use maybe_send::{BoxFuture, MaybeSend, MaybeSync};
 pub use model_turn::NO_TERMINAL_MESSAGE;
-pub use options::{
-    AbortGrace, AgentOptions, AgentOutcome, AgentStop, ArgumentValidator, ToolExecution,
-};
+pub use options::{AgentOptions, AgentOutcome, AgentStop, ArgumentValidator, ToolExecution};
 pub use run::{agent_loop, run_agent, AgentEventStream, NOT_EXECUTED_MESSAGE};
 pub use state::{AgentError, AgentFailure, AgentState, QueueMode};
 pub use subscribe::{Lagged, SubscriberId, Subscription, DEFAULT_SUBSCRIBER_CAPACITY};

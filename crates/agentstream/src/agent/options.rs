@@ -1,27 +1,18 @@
 //! The loop's options and its outcome.
 
-use alloc::boxed::Box;
-use alloc::sync::Arc;
 use alloc::vec::Vec;
-use core::future::Future;
-use core::pin::Pin;
 
 use serde_json::Value;
 
 use crate::message::Message;
 use crate::model::{AbortSignal, ErrorCause, StreamOptions};
+use crate::rt::Pause;
 
 /// Checks a call's arguments against its tool's schema, coercing them in
 /// place, and returns one line per failure (empty: valid). The default is
 /// [`validate_arguments`](super::validate_arguments).
 pub type ArgumentValidator =
     fn(schema: &Value, arguments: &mut Value) -> Vec<alloc::string::String>;
-
-/// Makes the grace period a running tool gets after an abort: a timer
-/// future of some runtime that completes when the period is over. The core
-/// has no clock; the runtime adapters make one from a `Duration`
-/// (`agentstream_tokio::abort_grace`, …).
-pub type AbortGrace = Arc<dyn Fn() -> Pin<Box<dyn Future<Output = ()> + Send>> + Send + Sync>;
 
 /// How the calls of one turn run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -56,7 +47,9 @@ pub struct AgentOptions {
     /// still return its own result then) and otherwise dropped. The core
     /// cannot wait "a while" without a clock, and waiting forever would let
     /// one stuck tool hold the run.
-    pub abort_grace: Option<AbortGrace>,
+    /// A [`Pause::new`](crate::rt::Pause::new) on a runtime's timer (a host
+    /// crate's `abort_grace`) gives it a length.
+    pub abort_grace: Option<Pause>,
     /// Validates (and coerces) each call's arguments before `execute`;
     /// `None` passes them through unchecked. A call that fails gets an
     /// error result naming each failing path and the received arguments.
@@ -109,7 +102,7 @@ impl AgentOptions {
     }
 
     /// Options with `abort_grace` set.
-    pub fn with_abort_grace(mut self, grace: AbortGrace) -> Self {
+    pub fn with_abort_grace(mut self, grace: Pause) -> Self {
         self.abort_grace = Some(grace);
         self
     }

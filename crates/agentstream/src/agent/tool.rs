@@ -381,8 +381,8 @@ pub type SendExecution = ToolFuture<'static>;
 
 /// Runs a detached call somewhere else (a runtime's worker threads, for
 /// example) and returns a future of its outcome; dropping that future
-/// should cancel the call. The runtime adapters provide one each
-/// (`agentstream_tokio::tool_spawner()`, …).
+/// should cancel the call. [`rt::tool_spawner`](crate::rt::tool_spawner)
+/// makes one from any runtime's [`Spawn`](crate::rt::Spawn).
 pub type ToolSpawner = Arc<dyn Fn(SendExecution) -> SendExecution + Send + Sync>;
 
 /// The object-safe face of an [`AgentTool`].

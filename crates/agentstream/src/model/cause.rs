@@ -141,7 +141,7 @@ pub enum TimeoutKind {
     /// Nothing received for the idle timeout.
     Idle,
     /// The whole call took longer than its deadline
-    /// ([`stream_with_deadline`](super::stream_with_deadline)).
+    /// ([`stream_with_timeout`](crate::rt::stream_with_timeout)).
     Total,
 }
 

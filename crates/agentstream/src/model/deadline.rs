@@ -1,4 +1,5 @@
 //! Deadlines: abort a call when a future (a runtime's timer) completes.
+//! The public face is [`rt::stream_with_timeout`](crate::rt::stream_with_timeout).
 
 use alloc::boxed::Box;
 use core::future::Future;
@@ -12,43 +13,10 @@ use super::stream::{ModelDriver, ModelStream};
 use super::{Model, StreamOptions};
 use crate::message::Context;
 
-/// Starts a call on `model` that is aborted when `deadline` completes.
-///
-/// The core has no clock: `deadline` is any future, typically a runtime's
-/// sleep (the adapter crates' `stream_with_timeout` pass theirs). The call
-/// gets the signal of a new [`AbortController`], which aborts when the
-/// deadline completes or when the signal the caller passed in `options`
-/// aborts, whichever comes first (an already aborted caller signal aborts at
-/// once). Mid-stream, the call ends with `error(aborted)` and what was
-/// produced so far.
-///
-/// The deadline is polled as part of the stream's driver, before each of the
-/// producer's steps, and dropped with it: a call that ends, or whose
-/// consumer goes away, leaves no timer behind. The returned stream is still
-/// self-driven, or can have its driver spawned. If the model's stream had no
-/// driver (its producer runs elsewhere), the deadline alone becomes the
-/// driver.
-///
-/// When the deadline ends the call, its
-/// [`error_cause`](ModelStream::error_cause) is
-/// [`Timeout(Total)`](super::TimeoutKind::Total), whatever the model
-/// recorded (it only saw its signal abort).
-///
-/// ```
-/// use agentstream::message::{assistant, text, user, Context, StopReason};
-/// use agentstream::model::{stream_with_deadline, ScriptedModel, ScriptedTurn, StreamOptions};
-/// use core::num::NonZeroUsize;
-///
-/// let model = ScriptedModel::new([ScriptedTurn::message(assistant([text("abcdef")], StopReason::Stop))
-///     .chunked(NonZeroUsize::new(3).unwrap())]);
-/// let context = Context::from_messages([user("hi").into()]);
-/// // A deadline that has already passed aborts the call before it starts.
-/// let mut stream = stream_with_deadline(&model, &context, StreamOptions::default(), async {});
-/// let message = futures_executor::block_on(stream.result());
-/// assert_eq!(message.stop_reason, StopReason::Aborted);
-/// assert_eq!(message.text(), "");
-/// ```
-pub fn stream_with_deadline<M, D>(
+/// Starts a call on `model` that is aborted when `deadline` completes:
+/// the body of [`rt::stream_with_timeout`](crate::rt::stream_with_timeout),
+/// which documents the behaviour; `deadline` is the timer's sleep.
+pub(crate) fn stream_with_deadline<M, D>(
     model: &M,
     context: &Context,
     mut options: StreamOptions,

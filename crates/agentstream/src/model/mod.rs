@@ -25,13 +25,13 @@ pub use abort::{AbortController, AbortSignal, Aborted, ABORTED_MESSAGE};
 pub use cause::{
     ErrorCause, HttpFailure, ProviderFailure, RetryAfter, SharedError, TimeoutKind, RETRY_AFTER_MAX,
 };
-pub use deadline::stream_with_deadline;
+pub(crate) use deadline::stream_with_deadline;
 pub use event::{DoneReason, ErrorReason, ModelEvent, WithoutPartial};
 pub use options::{ReasoningEffort, ResponseFormat, ToolChoice};
 pub use partial::{BlockShape, PartialBuilder, PartialMessage};
 pub use protocol::validate_events;
 #[cfg(feature = "std")]
-pub use retry::{os_entropy, system_unix_millis, system_unix_seconds};
+pub use retry::{os_entropy, system_unix_millis};
 pub use retry::{Jitter, RetryModel, RetryPolicy, DEFAULT_SEED};
 pub use scripted::{
     ScriptStep, ScriptedFailure, ScriptedModel, ScriptedReply, ScriptedTurn, EXHAUSTED_MESSAGE,

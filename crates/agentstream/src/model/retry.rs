@@ -17,6 +17,7 @@ use super::event::{ErrorReason, ModelEvent};
 use super::stream::ModelStream;
 use super::{Model, StreamOptions};
 use crate::message::{Context, StopReason};
+use crate::rt::Timer;
 
 /// When and how long [`RetryModel`] waits before trying a call again.
 ///
@@ -167,7 +168,7 @@ impl Default for RetryPolicy {
 pub const DEFAULT_SEED: u64 = 0x5EED;
 
 /// The system clock in milliseconds since the Unix epoch (0 for a clock
-/// set before it): what the std adapters stamp on a call's messages.
+/// set before it): the clock of the std hosts' [`Timer`]s.
 #[cfg(feature = "std")]
 pub fn system_unix_millis() -> u64 {
     std::time::SystemTime::now()
@@ -175,15 +176,9 @@ pub fn system_unix_millis() -> u64 {
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
-/// The system clock in seconds since the Unix epoch, for
-/// [`RetryModel::with_clock`].
-#[cfg(feature = "std")]
-pub fn system_unix_seconds() -> u64 {
-    system_unix_millis() / 1000
-}
-
 /// 64 bits from the OS's randomness (through the keys of
-/// `std::hash::RandomState`), for [`RetryModel::with_entropy`].
+/// `std::hash::RandomState`), for [`RetryModel::with_entropy`] (as
+/// [`rt::with_retry`](crate::rt::with_retry) does).
 #[cfg(feature = "std")]
 pub fn os_entropy() -> u64 {
     use std::hash::{BuildHasher, Hasher};
@@ -236,8 +231,10 @@ impl Jitter {
 }
 
 /// A [`Model`] that tries a call on `model` again when it fails before
-/// producing anything, as its [`RetryPolicy`] says, waiting on `sleep`
-/// (a runtime's timer: the adapter crates' `with_retry` pass theirs).
+/// producing anything, as its [`RetryPolicy`] says, waiting on a runtime's
+/// [`Timer`] (the host crates' `with_retry` pass theirs) and resolving an
+/// HTTP-date `Retry-After` with the timer's clock (a timer whose clock
+/// reads 0 has none: such a date is then ignored and the backoff applies).
 ///
 /// Retries are invisible to the consumer: it sees the events of the one
 /// attempt that produced something, or the last attempt's `error`, with
@@ -246,49 +243,50 @@ impl Jitter {
 /// `error(aborted)` and [`ErrorCause::Aborted`]. Each call clones the
 /// context (the retries need it after `stream` returns).
 ///
+/// See the [`rt`](crate::rt) module for a retry driven by a manual timer.
+///
 /// ```
+/// use core::future::{ready, Ready};
 /// use std::time::Duration;
 /// use agentstream::message::{assistant, text, user, Context, StopReason};
 /// use agentstream::model::{ErrorReason, Model, RetryModel, RetryPolicy, ScriptedModel, ScriptedTurn, StreamOptions};
+/// use agentstream::rt::Timer;
+///
+/// /// Sleeps end at once; no wall clock.
+/// struct Instant;
+/// impl Timer for Instant {
+///     type Sleep = Ready<()>;
+///     fn sleep(&self, _: Duration) -> Ready<()> { ready(()) }
+///     fn now_unix_ms(&self) -> u64 { 0 }
+/// }
 ///
 /// // A scripted failure has no retryable cause: it is reported as is.
 /// let inner = ScriptedModel::new([ScriptedTurn::failure(ErrorReason::Error, "boom")]);
-/// let model = RetryModel::new(inner, RetryPolicy::default(), |_| async {});
+/// let model = RetryModel::new(inner, RetryPolicy::default(), Instant);
 /// let context = Context::from_messages([user("hi").into()]);
 /// let message = futures_executor::block_on(model.stream(&context, StreamOptions::default()).result());
 /// assert_eq!(message.error_message.as_deref(), Some("boom"));
 /// ```
-pub struct RetryModel<M, S> {
+pub struct RetryModel<M, T> {
     model: Arc<M>,
     policy: RetryPolicy,
-    sleep: S,
-    clock: Option<fn() -> u64>,
+    timer: Arc<T>,
     /// The jitter's seed when the policy fixes none.
     entropy: u64,
     /// Calls started, to give each its own jitter sequence.
     calls: AtomicUsize,
 }
 
-impl<M, S> RetryModel<M, S> {
-    /// Wraps `model`; waits on `sleep`.
-    pub fn new(model: M, policy: RetryPolicy, sleep: S) -> Self {
+impl<M, T> RetryModel<M, T> {
+    /// Wraps `model`; waits on `timer`.
+    pub fn new(model: M, policy: RetryPolicy, timer: T) -> Self {
         Self {
             model: Arc::new(model),
             policy,
-            sleep,
-            clock: None,
+            timer: Arc::new(timer),
             entropy: DEFAULT_SEED,
             calls: AtomicUsize::new(0),
         }
-    }
-
-    /// Sets the clock (seconds since the Unix epoch) that resolves an
-    /// HTTP-date `Retry-After`. Without one, such a date is ignored and the
-    /// backoff applies.
-    #[must_use]
-    pub fn with_clock(mut self, now_unix_seconds: fn() -> u64) -> Self {
-        self.clock = Some(now_unix_seconds);
-        self
     }
 
     /// Seeds the jitter with `entropy` unless the policy fixes a
@@ -319,26 +317,24 @@ impl<M, S> RetryModel<M, S> {
     }
 }
 
-impl<M, S> fmt::Debug for RetryModel<M, S> {
+impl<M, T> fmt::Debug for RetryModel<M, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RetryModel")
             .field("policy", &self.policy)
-            .field("clock", &self.clock.is_some())
             .finish_non_exhaustive()
     }
 }
 
-impl<M, S, F> Model for RetryModel<M, S>
+impl<M, T> Model for RetryModel<M, T>
 where
     M: Model + Send + Sync + 'static,
-    S: Fn(Duration) -> F + Clone + Send + Sync + 'static,
-    F: Future<Output = ()> + Send + 'static,
+    T: Timer + Send + Sync,
+    T::Sleep: Send,
 {
     fn stream(&self, context: &Context, options: StreamOptions) -> ModelStream {
         let model = Arc::clone(&self.model);
         let policy = self.policy;
-        let sleep = self.sleep.clone();
-        let clock = self.clock;
+        let timer = Arc::clone(&self.timer);
         let call = self.calls.fetch_add(1, Ordering::Relaxed);
         let mut jitter = self.jitter_for(call);
         let context = context.clone();
@@ -353,7 +349,10 @@ where
                 let cause = stream.error_cause();
                 let wait = match (&first, &cause) {
                     (ModelEvent::Error { .. }, Some(cause)) => {
-                        policy.delay(retry, cause, clock.map(|now| now()), &mut jitter)
+                        // A clock reading 0 is no clock.
+                        let now_ms = timer.now_unix_ms();
+                        let now = (now_ms != 0).then_some(now_ms / 1000);
+                        policy.delay(retry, cause, now, &mut jitter)
                     }
                     _ => None,
                 };
@@ -362,7 +361,7 @@ where
                     return;
                 };
                 drop(stream);
-                if !wait_or_abort(sleep(wait), signal.as_ref()).await {
+                if !wait_or_abort(timer.sleep(wait), signal.as_ref()).await {
                     let mut message = match first {
                         ModelEvent::Error { error, .. } => Arc::unwrap_or_clone(error),
                         _ => return,

@@ -19,7 +19,6 @@
 #![allow(dead_code)]
 
 use alloc::borrow::ToOwned;
-use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::String;
 use alloc::sync::Arc;
@@ -937,7 +936,9 @@ pub async fn abort_tool_ignores_signal(sink: Option<LineSink>) -> Transcript {
     ];
     let options = AgentOptions::default()
         .with_signal(controller.signal())
-        .with_abort_grace(Arc::new(|| Box::pin(futures_util::future::pending())));
+        .with_abort_grace(agentstream::rt::Pause::from_fn(
+            futures_util::future::pending::<()>,
+        ));
     let t = record(
         sink,
         turns,

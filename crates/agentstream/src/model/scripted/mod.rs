@@ -4,12 +4,9 @@
 mod player;
 mod turn;
 
-use alloc::boxed::Box;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::fmt;
-use core::future::Future;
-use core::pin::Pin;
 
 pub use turn::{ScriptedFailure, ScriptedReply, ScriptedTurn};
 
@@ -20,6 +17,7 @@ use super::abort::ABORTED_MESSAGE;
 use super::stream::ModelStream;
 use super::{Model, StreamOptions};
 use crate::message::Context;
+use crate::rt::Pause;
 use crate::sync::Lock;
 #[cfg(doc)]
 use crate::yield_now::yield_now;
@@ -161,7 +159,7 @@ pub const EXHAUSTED_MESSAGE: &str = "ScriptedModel has no more responses";
 pub struct ScriptedModel {
     turns: Vec<ScriptStep>,
     state: Lock<ScriptState>,
-    pacer: Option<Pacer>,
+    pacer: Option<Pause>,
     /// Whether [`Model::stream`] keeps a copy of each context.
     records_requests: bool,
 }
@@ -235,10 +233,6 @@ impl fmt::Debug for ScriptStep {
     }
 }
 
-/// Makes the pause between two deltas of a chunked turn: a timer future of
-/// some runtime, for example. See [`ScriptedModel::with_pacer`].
-pub(crate) type Pacer = Arc<dyn Fn() -> Pin<Box<dyn Future<Output = ()> + Send>> + Send + Sync>;
-
 struct ScriptState {
     cursor: usize,
     /// Empty unless recording. Shared, so that [`ScriptedModel::requests`]
@@ -266,17 +260,14 @@ impl ScriptedModel {
         }
     }
 
-    /// Pauses between the deltas of chunked turns with the future `pacer`
-    /// returns, instead of a bare [`yield_now`]. The core has no clock; a
-    /// runtime adapter passes its timer here so that a scripted call takes
-    /// real time and timeouts can cut it off. An abort ends the pause early.
-    pub fn with_pacer<F>(mut self, pacer: impl Fn() -> F + Send + Sync + 'static) -> Self
-    where
-        F: Future<Output = ()> + Send + 'static,
-    {
-        self.pacer = Some(Arc::new(move || {
-            Box::pin(pacer()) as Pin<Box<dyn Future<Output = ()> + Send>>
-        }));
+    /// Pauses between the deltas of chunked turns with `pacer`, instead of
+    /// a bare [`yield_now`]. The core has no clock; a
+    /// [`Pause::new`] on a runtime's [`Timer`](crate::rt::Timer) (a host
+    /// crate's `pacer`) makes a scripted call take real time, so timeouts
+    /// can cut it off. An abort ends the pause early.
+    #[must_use]
+    pub fn with_pacer(mut self, pacer: Pause) -> Self {
+        self.pacer = Some(pacer);
         self
     }
 

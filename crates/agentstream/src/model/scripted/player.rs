@@ -8,7 +8,7 @@ use alloc::vec::Vec;
 use futures_util::future::select;
 
 use super::turn::ScriptedTurn;
-use super::{Pacer, EXHAUSTED_MESSAGE};
+use super::EXHAUSTED_MESSAGE;
 use crate::message::{
     assistant, AssistantMessage, ContentBlock, StopReason, TextContent, ThinkingContent, ToolCall,
 };
@@ -17,6 +17,7 @@ use crate::model::cause::ErrorCause;
 use crate::model::event::{terminal_reason, ErrorReason, ModelEvent};
 use crate::model::partial::{PartialBuilder, PartialMessage};
 use crate::model::stream::AssistantMessageProducer;
+use crate::rt::Pause;
 use crate::yield_now::yield_now;
 
 /// The producer of one scripted call.
@@ -24,7 +25,7 @@ pub(super) async fn play(
     mut out: AssistantMessageProducer,
     turn: Option<Arc<ScriptedTurn>>,
     signal: Option<AbortSignal>,
-    pacer: Option<Pacer>,
+    pacer: Option<Pause>,
 ) {
     yield_now().await;
     if signal.as_ref().is_some_and(AbortSignal::is_aborted) {
@@ -132,7 +133,7 @@ struct Player {
     /// Deltas emitted so far; a pause precedes every delta but the first.
     deltas: usize,
     signal: Option<AbortSignal>,
-    pacer: Option<Pacer>,
+    pacer: Option<Pause>,
 }
 
 /// The signal aborted between two deltas.
@@ -149,9 +150,9 @@ impl Player {
     async fn pause(&self) -> Result<(), AbortedMidStream> {
         match (&self.pacer, &self.signal) {
             (Some(pacer), Some(signal)) => {
-                select(pacer(), signal.aborted()).await;
+                select(pacer.start(), signal.aborted()).await;
             }
-            (Some(pacer), None) => pacer().await,
+            (Some(pacer), None) => pacer.start().await,
             (None, _) => yield_now().await,
         }
         match &self.signal {
