@@ -1,6 +1,7 @@
 //! The recording proxy: each request goes on to the upstream endpoint,
 //! its answer streams back to the client as it arrives, unchanged, and the
-//! exchange is saved as a cassette (see [`crate::cassette`]).
+//! exchange is saved as a cassette (see [`crate::cassette`]). A redirect
+//! is never followed: it is the answer, passed on and recorded as it is.
 
 use std::io;
 use std::path::PathBuf;
@@ -106,7 +107,13 @@ impl Proxy {
             .filter_map(Result::ok)
             .filter(|e| e.path().join("request.json").is_file())
             .count();
+        // A redirect is the upstream's answer, passed to the client and
+        // recorded as it is: followed, it would carry the client's keys to
+        // an origin they were not meant for (and record that origin's
+        // answer). No `Referer` either: its URL can hold Gemini's `?key=`.
         let client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .referer(false)
             .build()
             .map_err(io::Error::other)?;
         let base = upstream.trim_end_matches('/');
