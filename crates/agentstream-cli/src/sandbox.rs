@@ -3,8 +3,8 @@
 //! [`MAX_LS_ENTRIES`]) at a path the model gave.
 //!
 //! A path is resolved and opened in one step beneath a handle of the root,
-//! and what was opened is checked on the handle (see [`beneath`] for how,
-//! and which symlinks are followed): a link or directory swapped in by
+//! and what was opened is checked on the handle (see the
+//! `agentstream-beneath` crate for how, and which symlinks are followed): a link or directory swapped in by
 //! another process can never lead outside the root, and a FIFO or device
 //! is refused without blocking. The file system is touched only on
 //! tokio's blocking pool, never on the runtime's thread (which, in `agent`,
@@ -20,12 +20,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-#[cfg(unix)]
-mod beneath;
-#[cfg(not(unix))]
-#[path = "sandbox/unsupported.rs"]
-mod beneath;
-
+use agentstream_beneath as beneath;
 use beneath::{list_dir, open_file, Resolver, RootDir};
 
 /// The most bytes `read` returns of a file; the rest is cut with a note.
@@ -98,8 +93,6 @@ impl Sandbox {
 
 /// Why a path was not read or listed.
 #[derive(Debug)]
-// Without unix, nothing is opened, so nothing is found outside.
-#[cfg_attr(not(unix), allow(dead_code))]
 pub enum Refusal {
     /// The path is empty.
     Empty,
@@ -118,6 +111,16 @@ pub enum Refusal {
     NotAFile(&'static str),
     /// The system's answer (not found, permission, a loop...).
     Io(std::io::Error),
+}
+
+impl From<beneath::Refusal> for Refusal {
+    fn from(refusal: beneath::Refusal) -> Self {
+        match refusal {
+            beneath::Refusal::Outside => Self::Outside,
+            beneath::Refusal::NotAFile(kind) => Self::NotAFile(kind),
+            beneath::Refusal::Io(e) => Self::Io(e),
+        }
+    }
 }
 
 impl Refusal {

@@ -24,6 +24,11 @@
 //! `agentstream decode` prints the final message: that is a script turn
 //! for `agentstream serve`, to edit by hand.
 //!
+//! Replay opens every file beneath the cassette directory's handle (the
+//! `agentstream-beneath` crate, as the agent's file tools do): a symlink
+//! is followed only while it stays inside, and a FIFO, device or socket
+//! is refused without blocking; the error names the cassette's file.
+//!
 //! All four protocols are recorded, replayed and read back this way: Chat
 //! Completions, Anthropic Messages, OpenAI Responses (`/v1/responses`)
 //! and Gemini (`models/{model}:streamGenerateContent`, `:generateContent`).
@@ -39,11 +44,12 @@
 //! cassette and the first point where the contexts differ.
 
 use std::fs;
-use std::io;
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use agentstream::message::Context;
+use agentstream_beneath::{list_dir, open_file, Refusal, Resolver, RootDir};
 use serde_json::{json, Map, Value};
 
 use crate::error::{Api, ApiError};
@@ -159,22 +165,97 @@ impl std::error::Error for CassetteError {
     }
 }
 
-fn read(path: &Path) -> Result<Vec<u8>, CassetteError> {
-    fs::read(path).map_err(|e| CassetteError::io(path, e))
+impl CassetteError {
+    /// The file at `path` was not opened: outside the directory, not a
+    /// regular file, or the system's error.
+    fn refused(path: &Path, refusal: Refusal) -> Self {
+        match refusal {
+            Refusal::Io(source) => Self::io(path, source),
+            refusal => Self::new(path, refusal.to_string()),
+        }
+    }
 }
 
-fn read_json(path: &Path) -> Result<Value, CassetteError> {
-    serde_json::from_slice(&read(path)?)
-        .map_err(|e| CassetteError::new(path, format!("not JSON: {e}")))
+/// A cassette directory, opened once: every file of its cassettes is
+/// opened beneath this handle, never through a symlink that leads out of
+/// it, and only when it is a regular file (a FIFO or a device is refused
+/// without blocking).
+pub(crate) struct CassetteDir {
+    root: RootDir,
+    path: PathBuf,
+}
+
+impl CassetteDir {
+    /// Opens `dir` (following symlinks: the user chose it).
+    pub(crate) fn open(dir: &Path) -> Result<Self, CassetteError> {
+        Ok(Self {
+            root: RootDir::open(dir).map_err(|e| CassetteError::io(dir, e))?,
+            path: dir.to_owned(),
+        })
+    }
+
+    /// The bytes of the regular file at `relative` beneath the directory.
+    fn read(&self, relative: &str) -> Result<Vec<u8>, CassetteError> {
+        let path = self.path.join(relative);
+        let (mut file, size) = open_file(&self.root, relative, Resolver::best())
+            .map_err(|refusal| CassetteError::refused(&path, refusal))?;
+        let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+        file.read_to_end(&mut bytes)
+            .map_err(|e| CassetteError::io(&path, e))?;
+        Ok(bytes)
+    }
+
+    fn read_json(&self, relative: &str) -> Result<Value, CassetteError> {
+        serde_json::from_slice(&self.read(relative)?)
+            .map_err(|e| CassetteError::new(&self.path.join(relative), format!("not JSON: {e}")))
+    }
+
+    /// The names of the entries that may be cassettes (directories, and
+    /// symlinks, which are resolved beneath the directory when opened).
+    fn entries(&self) -> Result<Vec<String>, CassetteError> {
+        let mut names = Vec::new();
+        list_dir(&self.root, ".", Resolver::best(), |mut name| {
+            if name.ends_with('/') || name.ends_with('@') {
+                name.pop();
+                names.push(name);
+            }
+        })
+        .map_err(|refusal| CassetteError::refused(&self.path, refusal))?;
+        Ok(names)
+    }
+}
+
+/// Whether a cassette's `request.json` was not found: the entry is not a
+/// cassette (a directory without one, or a symlink to a file).
+fn not_a_cassette(error: &CassetteError) -> bool {
+    error.source.as_ref().is_some_and(|e| {
+        matches!(
+            e.kind(),
+            io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+        )
+    })
 }
 
 impl Cassette {
-    /// Reads the exchange in `dir` (see the [module documentation](self)).
+    /// Reads the exchange in `dir` (see the [module documentation](self)):
+    /// each file opened beneath `dir`, never through a symlink that leads
+    /// out of it, and only when it is a regular file.
     ///
     /// # Errors
-    /// A file missing or malformed.
+    /// A file missing, malformed, outside `dir` or not a regular file.
     pub fn load(dir: &Path) -> Result<Self, CassetteError> {
-        let request = read_json(&dir.join("request.json"))?;
+        let name = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        Self::load_from(&CassetteDir::open(dir)?, ".", name)
+    }
+
+    /// Reads the exchange in `relative` beneath `dir`, named `name`.
+    fn load_from(dir: &CassetteDir, relative: &str, name: String) -> Result<Self, CassetteError> {
+        let file = |leaf: &str| format!("{relative}/{leaf}");
+        let path = |leaf: &str| dir.path.join(file(leaf));
+        let request = dir.read_json(&file("request.json"))?;
         let api = match request
             .get("api")
             .and_then(Value::as_str)
@@ -187,17 +268,16 @@ impl Cassette {
                     .map(|a| format!("\"{}\"", a.as_str()))
                     .collect();
                 return Err(CassetteError::new(
-                    &dir.join("request.json"),
+                    &path("request.json"),
                     format!("\"api\" must be one of {}", names.join(", ")),
                 ));
             }
         };
-        let context = Context::from_value(request.get("context").cloned().unwrap_or(Value::Null))
-            .map_err(|e| {
-            CassetteError::new(&dir.join("request.json"), format!("context: {e}"))
-        })?;
-        let response_path = dir.join("response.json");
-        let response = read_json(&response_path)?;
+        let context =
+            Context::from_value(request.get("context").cloned().unwrap_or(Value::Null))
+                .map_err(|e| CassetteError::new(&path("request.json"), format!("context: {e}")))?;
+        let response_path = path("response.json");
+        let response = dir.read_json(&file("response.json"))?;
         let status = response
             .get("status")
             .and_then(Value::as_u64)
@@ -213,21 +293,22 @@ impl Cassette {
             .flatten()
             .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
             .collect();
-        let body = read(&dir.join("response.body"))?;
-        let lengths_path = dir.join("response.body.lengths");
-        let lengths = match fs::read_to_string(&lengths_path) {
-            Ok(text) => parse_lengths(&text, body.len()).ok_or_else(|| {
-                CassetteError::new(&lengths_path, "the lengths do not add up to the body")
-            })?,
+        let body = dir.read(&file("response.body"))?;
+        let lengths_path = path("response.body.lengths");
+        let lengths = match dir.read(&file("response.body.lengths")) {
+            Ok(text) => {
+                parse_lengths(&String::from_utf8_lossy(&text), body.len()).ok_or_else(|| {
+                    CassetteError::new(&lengths_path, "the lengths do not add up to the body")
+                })?
+            }
             // Without the sidecar, the body is one piece.
-            Err(e) if e.kind() == io::ErrorKind::NotFound => vec![body.len()],
-            Err(e) => return Err(CassetteError::io(&lengths_path, e)),
+            Err(e) if e.source.as_ref().map(io::Error::kind) == Some(io::ErrorKind::NotFound) => {
+                vec![body.len()]
+            }
+            Err(e) => return Err(e),
         };
         Ok(Self {
-            name: dir
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default(),
+            name,
             api,
             request,
             context,
@@ -238,20 +319,27 @@ impl Cassette {
         })
     }
 
-    /// Reads every exchange in `dir`, in the order of their names.
+    /// Reads every exchange in `dir` (each entry with a `request.json`),
+    /// in the order of their names. Every file is opened beneath `dir`,
+    /// never through a symlink that leads out of it, and only when it is
+    /// a regular file.
     ///
     /// # Errors
     /// The directory cannot be read, or one exchange cannot (see
-    /// [`Cassette::load`]).
+    /// [`Cassette::load`]); the error names the file.
     pub fn load_all(dir: &Path) -> Result<Vec<Self>, CassetteError> {
-        let mut dirs: Vec<PathBuf> = fs::read_dir(dir)
-            .map_err(|e| CassetteError::io(dir, e))?
-            .filter_map(Result::ok)
-            .map(|entry| entry.path())
-            .filter(|path| path.join("request.json").is_file())
-            .collect();
-        dirs.sort();
-        dirs.iter().map(|d| Self::load(d)).collect()
+        let dir = CassetteDir::open(dir)?;
+        let mut names = dir.entries()?;
+        names.sort();
+        let mut cassettes = Vec::with_capacity(names.len());
+        for name in names {
+            match Self::load_from(&dir, &name, name.clone()) {
+                Ok(cassette) => cassettes.push(cassette),
+                Err(error) if not_a_cassette(&error) && error.path.ends_with("request.json") => {}
+                Err(error) => return Err(error),
+            }
+        }
+        Ok(cassettes)
     }
 
     /// The body in the pieces it arrived in.

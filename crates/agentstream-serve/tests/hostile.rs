@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use agentstream_serve::cassette::Cassette;
+use agentstream_serve::cassette::{Cassette, Match};
 use agentstream_serve::Server;
 use agentstream_testserver::{MockServer, Reply};
 use serde_json::json;
@@ -84,4 +84,102 @@ async fn the_proxy_does_not_follow_redirects() {
         assert!(!String::from_utf8_lossy(&cassette.body).contains("stolen"));
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A cassette written by hand: `request.json` for a Chat Completions call
+/// saying "Hi", `response.json` with 200, and `body` unless `None`.
+fn write_cassette(dir: &std::path::Path, name: &str, body: Option<&[u8]>) -> PathBuf {
+    let cassette = dir.join(name);
+    std::fs::create_dir_all(&cassette).unwrap();
+    let request = json!({
+        "api": "openai-completions", "method": "POST", "path": "/v1/chat/completions", "query": null,
+        "headers": {}, "model": "m", "stream": true,
+        "context": {"messages": [{"role": "user", "content": "Hi", "timestamp": 0}]},
+        "options": {},
+    });
+    std::fs::write(cassette.join("request.json"), request.to_string()).unwrap();
+    std::fs::write(cassette.join("request.body"), b"{}").unwrap();
+    std::fs::write(
+        cassette.join("response.json"),
+        json!({"status": 200, "headers": {}}).to_string(),
+    )
+    .unwrap();
+    if let Some(body) = body {
+        std::fs::write(cassette.join("response.body"), body).unwrap();
+    }
+    cassette
+}
+
+/// Why replaying `dir` was refused.
+fn refusal(dir: &std::path::Path) -> String {
+    match Server::replay(dir, Match::Exact) {
+        Ok(_) => panic!("{} was replayed", dir.display()),
+        Err(error) => error.to_string(),
+    }
+}
+
+/// Replay refuses, naming the file, a cassette whose body is a symlink to
+/// a file outside the directory, whose directory is a symlink out of it,
+/// or whose body is a FIFO (without blocking on it); a symlink that stays
+/// inside is followed.
+#[cfg(unix)]
+#[test]
+fn replay_reads_nothing_outside_its_directory() {
+    use std::os::unix::fs::symlink;
+
+    let root = temp_dir("hostile-replay");
+    let outside = root.join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    let secret = outside.join("secret");
+    std::fs::write(&secret, b"data: outside-secret\n\n").unwrap();
+    let dir = root.join("cassettes");
+
+    // A body linked out by an absolute path, then by `..`.
+    for target in [secret.clone(), PathBuf::from("../../outside/secret")] {
+        let _ = std::fs::remove_dir_all(&dir);
+        let cassette = write_cassette(&dir, "0000", None);
+        symlink(&target, cassette.join("response.body")).unwrap();
+        let message = refusal(&dir);
+        assert!(message.contains("0000/response.body"), "{message}");
+        assert!(message.contains("outside"), "{message}");
+    }
+
+    // The cassette's directory itself linked out.
+    let _ = std::fs::remove_dir_all(&dir);
+    write_cassette(&dir, "0000", Some(b"data: [DONE]\n\n"));
+    write_cassette(&outside, "elsewhere", Some(b"data: outside-secret\n\n"));
+    symlink(outside.join("elsewhere"), dir.join("0001")).unwrap();
+    let message = refusal(&dir);
+    assert!(message.contains("0001/request.json"), "{message}");
+    assert!(message.contains("outside"), "{message}");
+
+    // A link that stays inside is followed.
+    std::fs::remove_file(dir.join("0001")).unwrap();
+    symlink("0000", dir.join("0001")).unwrap();
+    let cassettes = Cassette::load_all(&dir).unwrap();
+    assert_eq!(cassettes.len(), 2);
+    assert_eq!(cassettes[1].body, b"data: [DONE]\n\n");
+
+    // A FIFO: refused at once. The writer lets today's blocking read
+    // finish (so a regression fails rather than hangs); refused without
+    // blocking, the writer is left waiting or writes to no one.
+    let _ = std::fs::remove_dir_all(&dir);
+    let cassette = write_cassette(&dir, "0000", None);
+    let fifo = cassette.join("response.body");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let writer = fifo.clone();
+    std::thread::spawn(move || {
+        use std::io::Write;
+        if let Ok(mut pipe) = std::fs::OpenOptions::new().write(true).open(&writer) {
+            let _ = pipe.write_all(b"data: from-a-fifo\n\n");
+        }
+    });
+    let message = refusal(&dir);
+    assert!(message.contains("0000/response.body"), "{message}");
+    assert!(message.contains("FIFO"), "{message}");
+    let _ = std::fs::remove_dir_all(&root);
 }
