@@ -69,3 +69,12 @@ impl From<io::Error> for Refusal {
         Self::Io(error)
     }
 }
+
+impl From<Refusal> for io::Error {
+    fn from(refusal: Refusal) -> Self {
+        match refusal {
+            Refusal::Io(error) => error,
+            refusal => io::Error::other(refusal.to_string()),
+        }
+    }
+}

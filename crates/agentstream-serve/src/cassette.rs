@@ -6,7 +6,10 @@
 //! # The format
 //!
 //! A cassette directory holds one directory per exchange, named by its
-//! number in recording order (`0000`, `0001`, …), each with five files:
+//! number in recording order (`0000`, `0001`, …; a recorder starts after
+//! the highest number there and creates each directory and file
+//! exclusively, never through a symlink, so two recorders on one
+//! directory never write into the same cassette), each with five files:
 //!
 //! | file | holds |
 //! |---|---|
@@ -46,10 +49,13 @@
 use std::fs;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use agentstream::message::Context;
-use agentstream_beneath::{list_dir, open_file, Refusal, Resolver, RootDir};
+use agentstream_beneath::{
+    create_dir, create_file, list_dir, open_file, Refusal, Resolver, RootDir,
+};
 use serde_json::{json, Map, Value};
 
 use crate::error::{Api, ApiError};
@@ -372,33 +378,76 @@ pub(crate) struct Writer {
     lengths: fs::File,
 }
 
+/// The number after the highest all-digit name in `dir` (`0` when there
+/// is none): where a recorder's numbering starts, so a cassette deleted
+/// before the last is never numbered again.
+pub(crate) fn next_number(dir: &RootDir) -> io::Result<usize> {
+    let mut next = 0usize;
+    list_dir(dir, ".", Resolver::best(), |mut name| {
+        if name.ends_with(['/', '@']) {
+            name.pop();
+        }
+        if let Some(number) = cassette_number(&name) {
+            next = next.max(number.saturating_add(1));
+        }
+    })?;
+    Ok(next)
+}
+
+/// The number a cassette's name holds, when it is all ASCII digits.
+fn cassette_number(name: &str) -> Option<usize> {
+    if name.is_empty() || !name.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    name.parse().ok()
+}
+
 impl Writer {
-    /// Creates `dir/name` with the request's files and `response.json`.
+    /// Creates the next cassette in `dir` with the request's files and
+    /// `response.json`, and returns it with its name. The cassette's
+    /// directory takes the first number from `next` that no entry has
+    /// (created exclusively, so two recorders on one directory never
+    /// share one), and every file is created exclusively in it, never
+    /// through a symlink.
     pub(crate) fn begin(
-        dir: &Path,
-        name: &str,
+        dir: &RootDir,
+        next: &AtomicUsize,
         request: &Value,
         request_body: &[u8],
         status: u16,
         headers: Value,
-    ) -> io::Result<Self> {
-        let dir = dir.join(name);
-        fs::create_dir_all(&dir)?;
+    ) -> io::Result<(Self, String)> {
+        use std::io::Write;
+        let (cassette, name) = loop {
+            let name = format!("{:04}", next.fetch_add(1, Ordering::Relaxed));
+            match create_dir(dir, &name) {
+                Ok(cassette) => break (cassette, name),
+                // Taken: by a cassette of another recorder, or anything
+                // else someone put there. The next number is tried; each
+                // entry is passed over at most once.
+                Err(Refusal::Io(e)) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(refusal) => return Err(refusal.into()),
+            }
+        };
         let pretty = |value: &Value| {
             let mut text = serde_json::to_vec_pretty(value).unwrap_or_default();
             text.push(b'\n');
             text
         };
-        fs::write(dir.join("request.json"), pretty(request))?;
-        fs::write(dir.join("request.body"), request_body)?;
-        fs::write(
-            dir.join("response.json"),
-            pretty(&json!({"status": status, "headers": headers})),
+        let write = |file: &str, bytes: &[u8]| -> io::Result<()> {
+            create_file(&cassette, file)?.write_all(bytes)
+        };
+        write("request.json", &pretty(request))?;
+        write("request.body", request_body)?;
+        write(
+            "response.json",
+            &pretty(&json!({"status": status, "headers": headers})),
         )?;
-        Ok(Self {
-            body: fs::File::create(dir.join("response.body"))?,
-            lengths: fs::File::create(dir.join("response.body.lengths"))?,
-        })
+        let writer = Self {
+            body: create_file(&cassette, "response.body")?,
+            lengths: create_file(&cassette, "response.body.lengths")?,
+        };
+        Ok((writer, name))
     }
 
     /// Appends one piece of the body.

@@ -5,7 +5,7 @@
 
 use std::io;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::AtomicUsize;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, StreamBody};
@@ -16,7 +16,9 @@ use hyper::{Response, StatusCode};
 use serde_json::json;
 use tokio::sync::mpsc;
 
-use crate::cassette::{headers_json, is_secret_header, Writer};
+use agentstream_beneath::RootDir;
+
+use crate::cassette::{headers_json, is_secret_header, next_number, Writer};
 use crate::error::{Api, ApiError};
 use crate::options::options_json;
 use crate::request::DecodedRequest;
@@ -94,19 +96,20 @@ pub(crate) struct Proxy {
     /// The upstream's origin and path prefix, without a trailing `/v1`.
     base: String,
     dir: PathBuf,
+    /// `dir`'s handle: cassettes are created beneath it.
+    root: RootDir,
+    /// The number the next cassette tries first.
     next: AtomicUsize,
 }
 
 impl Proxy {
     /// A proxy to `upstream` (with or without its `/v1`) recording into
-    /// `dir` (created; new exchanges are numbered after those already
-    /// there).
+    /// `dir` (created; new exchanges are numbered after the highest
+    /// number there, and skip any number taken meanwhile).
     pub(crate) fn new(upstream: &str, dir: PathBuf) -> io::Result<Self> {
         std::fs::create_dir_all(&dir)?;
-        let existing = std::fs::read_dir(&dir)?
-            .filter_map(Result::ok)
-            .filter(|e| e.path().join("request.json").is_file())
-            .count();
+        let root = RootDir::open(&dir)?;
+        let next = next_number(&root)?;
         // A redirect is the upstream's answer, passed to the client and
         // recorded as it is: followed, it would carry the client's keys to
         // an origin they were not meant for (and record that origin's
@@ -121,7 +124,8 @@ impl Proxy {
             client,
             base: base.strip_suffix("/v1").unwrap_or(base).to_owned(),
             dir,
-            next: AtomicUsize::new(existing),
+            root,
+            next: AtomicUsize::new(next),
         })
     }
 
@@ -157,7 +161,6 @@ impl Proxy {
         let status = upstream.status();
         let response_headers = only_forwarded(upstream.headers());
         let recorded = decoded.map(|decoded| {
-            let name = format!("{:04}", self.next.fetch_add(1, Ordering::Relaxed));
             let request = json!({
                 "api": api.as_str(),
                 "method": parts.method.as_str(),
@@ -169,18 +172,17 @@ impl Proxy {
                 "context": decoded.context,
                 "options": options_json(&decoded.options),
             });
-            let path = self.dir.join(&name);
             Writer::begin(
-                &self.dir,
-                &name,
+                &self.root,
+                &self.next,
                 &request,
                 &body,
                 status.as_u16(),
                 header_object(&response_headers),
             )
-            .map_err(|e| cannot_save(&path, &e))
+            .map_err(|e| cannot_save(&self.dir, &e))
             .ok()
-            .map(|writer| (writer, path))
+            .map(|(writer, name)| (writer, self.dir.join(name)))
         });
         let (tx, rx) = mpsc::channel::<Result<Frame<Bytes>, io::Error>>(64);
         tokio::spawn(async move {

@@ -183,3 +183,106 @@ fn replay_reads_nothing_outside_its_directory() {
     assert!(message.contains("FIFO"), "{message}");
     let _ = std::fs::remove_dir_all(&root);
 }
+
+/// Records one Chat Completions call saying `text` through `proxy`.
+async fn record(proxy: &Server, text: &str) {
+    let body =
+        json!({"model": "m", "stream": true, "messages": [{"role": "user", "content": text}]});
+    let answer = reqwest::Client::new()
+        .post(format!("{}/chat/completions", proxy.url()))
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 200);
+    answer.bytes().await.unwrap();
+}
+
+/// What the recorded cassette `name` in `dir` asked.
+fn asked(dir: &std::path::Path, name: &str) -> String {
+    let request: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join(name).join("request.json")).unwrap())
+            .unwrap();
+    request["context"]["messages"][0]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// The recorder writes nothing through a symlink planted in its directory,
+/// numbers past the highest cassette (never over one), and two recorders
+/// on one directory keep every cassette.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_recorder_writes_only_new_cassettes_beneath_its_directory() {
+    use agentstream_testserver::{answer_payloads, sse_body};
+    use std::os::unix::fs::symlink;
+
+    let upstream =
+        MockServer::start(|_| Reply::sse(vec![sse_body(&answer_payloads(&[], &["ok"]))])).unwrap();
+    let root = temp_dir("hostile-record");
+    let outside = root.join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    let dir = root.join("cassettes");
+    std::fs::create_dir_all(&dir).unwrap();
+    // Links planted where the next cassettes would go, to a directory
+    // outside and to a file outside.
+    symlink(&outside, dir.join("0000")).unwrap();
+    std::fs::write(outside.join("file"), b"keep").unwrap();
+    symlink(outside.join("file"), dir.join("0001")).unwrap();
+
+    let proxy = Server::proxy(upstream.base_url(), &dir)
+        .bind("127.0.0.1:0")
+        .await
+        .unwrap();
+    for text in ["a", "b", "c"] {
+        record(&proxy, text).await;
+    }
+    proxy.shutdown().await;
+    assert_eq!(std::fs::read(outside.join("file")).unwrap(), b"keep");
+    let written: Vec<_> = std::fs::read_dir(&outside).unwrap().collect();
+    assert_eq!(written.len(), 1, "written outside: {written:?}");
+    assert_eq!(
+        ["0002", "0003", "0004"].map(|name| asked(&dir, name)),
+        ["a", "b", "c"]
+    );
+
+    // A cassette deleted before the last: the next one goes after the
+    // last, not over it.
+    std::fs::remove_dir_all(dir.join("0003")).unwrap();
+    let proxy = Server::proxy(upstream.base_url(), &dir)
+        .bind("127.0.0.1:0")
+        .await
+        .unwrap();
+    record(&proxy, "d").await;
+    proxy.shutdown().await;
+    assert_eq!(asked(&dir, "0004"), "c");
+    assert_eq!(asked(&dir, "0005"), "d");
+
+    // Two recorders on one directory, started together, taking turns.
+    let shared = root.join("shared");
+    let first = Server::proxy(upstream.base_url(), &shared)
+        .bind("127.0.0.1:0")
+        .await
+        .unwrap();
+    let second = Server::proxy(upstream.base_url(), &shared)
+        .bind("127.0.0.1:0")
+        .await
+        .unwrap();
+    let texts: Vec<String> = (0..10).map(|k| format!("call {k}")).collect();
+    for (k, text) in texts.iter().enumerate() {
+        record(if k % 2 == 0 { &first } else { &second }, text).await;
+    }
+    first.shutdown().await;
+    second.shutdown().await;
+    let mut kept: Vec<String> = Cassette::load_all(&shared)
+        .unwrap()
+        .iter()
+        .map(|c| asked(&shared, &c.name))
+        .collect();
+    kept.sort();
+    let mut expected = texts.clone();
+    expected.sort();
+    assert_eq!(kept, expected);
+    let _ = std::fs::remove_dir_all(&root);
+}
