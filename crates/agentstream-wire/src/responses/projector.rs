@@ -389,21 +389,21 @@ impl ResponsesProjector {
     }
 
     /// Sends the part of `full` past what the open block streamed, when
-    /// `full` extends it.
+    /// `full` extends it. For a call's arguments this copies nothing and
+    /// looks at the arguments only when `full` is longer, so repeated
+    /// `function_call_arguments.done` events cost what they hold.
     fn extend_to(&mut self, full: &str, out: &mut Vec<ModelEvent>) -> Result<(), String> {
-        let streamed = match self.emit.open_block() {
-            Some((Kind::Tool, _)) => self.emit.open_arguments().unwrap_or("").len(),
-            Some(_) => self.emit.open_text_so_far().len(),
-            None => return Ok(()),
-        };
-        let so_far = match self.emit.open_block() {
-            Some((Kind::Tool, _)) => String::from(self.emit.open_arguments().unwrap_or("")),
-            _ => self.emit.open_text_so_far(),
-        };
-        if full.len() > streamed && full.starts_with(so_far.as_str()) {
-            self.emit.append(&full[streamed..], out)?;
+        match self.emit.open_block() {
+            Some((Kind::Tool, _)) => self.emit.extend_arguments(full, out),
+            Some(_) => {
+                let so_far = self.emit.open_text_so_far();
+                match full.strip_prefix(so_far.as_str()) {
+                    Some(more) if !more.is_empty() => self.emit.append(more, out),
+                    _ => Ok(()),
+                }
+            }
+            None => Ok(()),
         }
-        Ok(())
     }
 
     fn item_done(&mut self, p: &Payload<'_>, out: &mut Vec<ModelEvent>) -> Result<(), String> {

@@ -1,0 +1,151 @@
+//! The third round of hostile input (issue 42) on the Responses and Gemini
+//! projectors: lone UTF-16 surrogates become U+FFFD wherever the OpenAI
+//! and Anthropic projectors put it (tool-call ids, names, arguments,
+//! signatures, `responseId`), and a lone-surrogate escape in Responses
+//! arguments does not fail the call. Every sequence passes the protocol
+//! checker.
+
+use agentstream::message::{AssistantMessage, ContentBlock, StopReason};
+use agentstream::model::{validate_events, ModelEvent};
+use agentstream_wire::google::GeminiProjector;
+use agentstream_wire::responses::ResponsesProjector;
+
+fn checked(events: Vec<ModelEvent>) -> Vec<ModelEvent> {
+    let findings = validate_events(&events);
+    assert!(findings.is_empty(), "{findings:?}\n{events:#?}");
+    events
+}
+
+fn responses(payloads: &[&str]) -> Vec<ModelEvent> {
+    let mut projector = ResponsesProjector::new("gpt", "openai");
+    let mut events = Vec::new();
+    for payload in payloads {
+        projector.push_data(payload, &mut events);
+    }
+    projector.finish(&mut events);
+    checked(events)
+}
+
+fn gemini(payloads: &[&str]) -> Vec<ModelEvent> {
+    let mut projector = GeminiProjector::new("gemini", "google");
+    let mut events = Vec::new();
+    for payload in payloads {
+        projector.push_data(payload, &mut events);
+    }
+    projector.finish(&mut events);
+    checked(events)
+}
+
+fn terminal(events: &[ModelEvent]) -> &AssistantMessage {
+    events
+        .last()
+        .and_then(ModelEvent::terminal_message)
+        .expect("a terminal event")
+}
+
+fn has_private_use(text: &str) -> bool {
+    text.chars().any(|c| u32::from(c) >= 0xF_0000)
+}
+
+#[test]
+fn lone_surrogates_become_replacement_characters_everywhere_on_responses() {
+    // Before: private-use characters in the responseId, the reasoning's
+    // and the text's signatures, the call's id and name, and `\ud800`
+    // inside the arguments failed the message.
+    let events = responses(&[
+        r#"{"type":"response.created","response":{"id":"resp_\ud800"}}"#,
+        r#"{"type":"response.output_item.added","output_index":0,"item":{"type":"reasoning","id":"rs_\ud800"}}"#,
+        r#"{"type":"response.reasoning_summary_text.delta","output_index":0,"delta":"hm"}"#,
+        r#"{"type":"response.output_item.done","output_index":0,"item":{"type":"reasoning","id":"rs_\ud800","summary":[{"type":"summary_text","text":"hm"}]}}"#,
+        r#"{"type":"response.output_item.added","output_index":1,"item":{"type":"message","id":"msg_\udc00"}}"#,
+        r#"{"type":"response.output_text.delta","output_index":1,"delta":"ok"}"#,
+        r#"{"type":"response.output_item.done","output_index":1,"item":{"type":"message","id":"msg_\udc00","content":[{"type":"output_text","text":"ok"}]}}"#,
+        r#"{"type":"response.output_item.added","output_index":2,"item":{"type":"function_call","call_id":"call_\ud800","id":"fc_\udfff","name":"read\udfff","arguments":""}}"#,
+        r#"{"type":"response.function_call_arguments.delta","output_index":2,"delta":"{\"path\":\"a\\ud800b\",\"pair\":\"\\ud83d"}"#,
+        r#"{"type":"response.function_call_arguments.delta","output_index":2,"delta":"\\ude00\",\"cut\":\"\\ud8"}"#,
+        r#"{"type":"response.function_call_arguments.delta","output_index":2,"delta":"00\",\"marker\":\"\ud800\"}"}"#,
+        r#"{"type":"response.function_call_arguments.done","output_index":2,"arguments":"{\"path\":\"a\\ud800b\",\"pair\":\"\\ud83d\\ude00\",\"cut\":\"\\ud800\",\"marker\":\"\ud800\"}"}"#,
+        r#"{"type":"response.output_item.done","output_index":2,"item":{"type":"function_call","call_id":"call_\ud800","id":"fc_\udfff","name":"read\udfff","arguments":"{}"}}"#,
+        r#"{"type":"response.output_item.added","output_index":3,"item":{"type":"function_call","call_id":"c2","id":"f2","name":"write"}}"#,
+        r#"{"type":"response.function_call_arguments.done","output_index":3,"arguments":"{\"text\":\"x\\udc00\ud83d\"}"}"#,
+        r#"{"type":"response.output_item.done","output_index":3,"item":{"type":"function_call","call_id":"c2","id":"f2","name":"write"}}"#,
+        r#"{"type":"response.completed","response":{"id":"resp_\ud800","status":"completed"}}"#,
+    ]);
+    let message = terminal(&events);
+    assert_eq!(
+        message.stop_reason,
+        StopReason::ToolUse,
+        "{:?}",
+        message.error_message
+    );
+    assert_eq!(message.extra["responseId"], "resp_\u{fffd}");
+    match &message.content[..] {
+        [ContentBlock::Thinking(t), ContentBlock::Text(text), ContentBlock::ToolCall(call), ContentBlock::ToolCall(second)] =>
+        {
+            assert!(t
+                .thinking_signature
+                .as_deref()
+                .unwrap()
+                .contains("rs_\u{fffd}"));
+            assert!(text
+                .text_signature
+                .as_deref()
+                .unwrap()
+                .contains("msg_\u{fffd}"));
+            assert_eq!(call.id, "call_\u{fffd}|fc_\u{fffd}");
+            assert_eq!(call.name, "read\u{fffd}");
+            assert_eq!(call.arguments["path"], "a\u{fffd}b");
+            assert_eq!(call.arguments["pair"], "😀");
+            assert_eq!(call.arguments["cut"], "\u{fffd}");
+            assert_eq!(call.arguments["marker"], "\u{fffd}");
+            assert_eq!(second.arguments["text"], "x\u{fffd}\u{fffd}");
+        }
+        other => panic!("{other:#?}"),
+    }
+    assert!(!has_private_use(&format!("{events:?}")), "{events:#?}");
+}
+
+#[test]
+fn lone_surrogates_become_replacement_characters_everywhere_on_gemini() {
+    // Before: private-use characters in the responseId, the signatures,
+    // the call's id, name and arguments, also when a streamed call's
+    // arguments end in a later payload that has no lone surrogate.
+    let events = gemini(&[
+        r#"{"responseId":"resp_\ud800","candidates":[{"content":{"parts":[
+            {"text":"hm","thought":true,"thoughtSignature":"sig\ud83d"},
+            {"functionCall":{"name":"read\udfff","id":"call_\ud800","args":{"path":"a\ud800b","k\udc00":1}},"thoughtSignature":"ts\udc00"}
+        ]}}]}"#,
+        r#"{"candidates":[{"content":{"parts":[
+            {"functionCall":{"name":"write","willContinue":true,"partialArgs":[
+                {"jsonPath":"$.deep","structValue":{"k\ud800":["v\udc00"]}},
+                {"jsonPath":"$.text","stringValue":"x\ud800","willContinue":true}
+            ]}}
+        ]}}]}"#,
+        r#"{"candidates":[{"content":{"parts":[
+            {"functionCall":{"partialArgs":[{"jsonPath":"$.text","stringValue":"y"}]}}
+        ]}}]}"#,
+        r#"{"candidates":[{"content":{"parts":[{"text":"done"}]},"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":1,"candidatesTokenCount":1}}"#,
+    ]);
+    let message = terminal(&events);
+    assert_eq!(
+        message.stop_reason,
+        StopReason::ToolUse,
+        "{:?}",
+        message.error_message
+    );
+    assert_eq!(message.extra["responseId"], "resp_\u{fffd}");
+    let ContentBlock::Thinking(thinking) = &message.content[0] else {
+        panic!("{:#?}", message.content);
+    };
+    assert_eq!(thinking.thinking_signature.as_deref(), Some("sig\u{fffd}"));
+    let calls: Vec<_> = message.tool_calls().collect();
+    assert_eq!(calls.len(), 2, "{:#?}", message.content);
+    assert_eq!(calls[0].id, "call_\u{fffd}");
+    assert_eq!(calls[0].name, "read\u{fffd}");
+    assert_eq!(calls[0].thought_signature.as_deref(), Some("ts\u{fffd}"));
+    assert_eq!(calls[0].arguments["path"], "a\u{fffd}b");
+    assert_eq!(calls[0].arguments["k\u{fffd}"], 1);
+    assert_eq!(calls[1].arguments["text"], "x\u{fffd}y");
+    assert_eq!(calls[1].arguments["deep"]["k\u{fffd}"][0], "v\u{fffd}");
+    assert!(!has_private_use(&format!("{events:?}")), "{events:#?}");
+}
