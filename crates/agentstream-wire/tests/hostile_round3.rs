@@ -149,3 +149,41 @@ fn lone_surrogates_become_replacement_characters_everywhere_on_gemini() {
     assert_eq!(calls[1].arguments["deep"]["k\u{fffd}"][0], "v\u{fffd}");
     assert!(!has_private_use(&format!("{events:?}")), "{events:#?}");
 }
+
+#[test]
+fn an_item_after_the_largest_output_index_is_an_error_not_a_merge() {
+    // Before: `last + 1` overflowed (a panic in a debug build; in release
+    // the item was dropped and its text merged into the previous one).
+    let events = responses(&[
+        r#"{"type":"response.output_item.added","output_index":18446744073709551615,"item":{"type":"message","id":"m1"}}"#,
+        r#"{"type":"response.output_text.delta","delta":"first"}"#,
+        r#"{"type":"response.output_item.added","item":{"type":"message","id":"m2"}}"#,
+        r#"{"type":"response.output_text.delta","delta":" second"}"#,
+        r#"{"type":"response.completed","response":{"status":"completed"}}"#,
+    ]);
+    let message = terminal(&events);
+    assert_eq!(message.stop_reason, StopReason::Error);
+    let error = message.error_message.as_deref().unwrap_or_default();
+    assert!(error.contains("output_index"), "{error}");
+    assert_eq!(message.text(), "first");
+}
+
+#[test]
+fn gemini_generated_call_ids_never_repeat_the_providers() {
+    // Before: the second call's generated id was `f_r1_2`, the id the
+    // provider gave the first.
+    let events = gemini(&[r#"{"responseId":"r1","candidates":[{"content":{"parts":[
+            {"functionCall":{"name":"f","id":"f_r1_2","args":{}}},
+            {"functionCall":{"name":"f","args":{}}},
+            {"functionCall":{"name":"f","id":"f_r1_3","args":{}}}
+        ]},"finishReason":"STOP"}]}"#]);
+    let message = terminal(&events);
+    assert_eq!(message.stop_reason, StopReason::ToolUse);
+    let ids: Vec<&str> = message.tool_calls().map(|c| c.id.as_str()).collect();
+    assert_eq!(ids.len(), 3);
+    assert_eq!(ids[0], "f_r1_2");
+    let mut unique = ids.clone();
+    unique.sort_unstable();
+    unique.dedup();
+    assert_eq!(unique.len(), 3, "{ids:?}");
+}

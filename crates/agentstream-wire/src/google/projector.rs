@@ -355,13 +355,15 @@ impl GeminiProjector {
             .filter(|id| !id.is_empty() && !self.ids.contains(id))
         {
             Some(id) => id,
-            None => {
-                let n = self.emit.tool_call_count() + 1;
-                match &self.response_id {
+            // Numbered after the calls so far, past any id the provider
+            // sent that has the same form (at most one step per call).
+            None => (self.emit.tool_call_count() + 1..)
+                .map(|n| match &self.response_id {
                     Some(response) => format!("{name}_{response}_{n}"),
                     None => format!("{name}_{n}"),
-                }
-            }
+                })
+                .find(|id| !self.ids.contains(id))
+                .unwrap_or_default(),
         };
         self.emit.open_tool(id.clone(), name, signature, out)?;
         self.ids.push(id);

@@ -356,9 +356,16 @@ impl ResponsesProjector {
         let Some(item) = p.item.as_ref() else {
             return Ok(());
         };
-        let index = p
-            .output_index
-            .unwrap_or_else(|| self.last_index.map_or(0, |i| i + 1));
+        let index = match (p.output_index, self.last_index) {
+            (Some(index), _) => index,
+            (None, None) => 0,
+            // The next index, which the largest one has not.
+            (None, Some(last)) => last.checked_add(1).ok_or_else(|| {
+                String::from(
+                    "the provider sent an output item without an output_index after the largest one",
+                )
+            })?,
+        };
         if self.last_index.is_some_and(|last| index <= last) {
             return Ok(());
         }
