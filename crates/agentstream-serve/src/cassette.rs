@@ -326,7 +326,8 @@ impl Cassette {
     }
 
     /// Reads every exchange in `dir` (each entry with a `request.json`),
-    /// in the order of their names. Every file is opened beneath `dir`,
+    /// in the order of their numbers (`9999` before `10000`; names that
+    /// are not numbers last, by their text). Every file is opened beneath `dir`,
     /// never through a symlink that leads out of it, and only when it is
     /// a regular file.
     ///
@@ -336,7 +337,7 @@ impl Cassette {
     pub fn load_all(dir: &Path) -> Result<Vec<Self>, CassetteError> {
         let dir = CassetteDir::open(dir)?;
         let mut names = dir.entries()?;
-        names.sort();
+        names.sort_by(|a, b| recording_order(a, b));
         let mut cassettes = Vec::with_capacity(names.len());
         for name in names {
             match Self::load_from(&dir, &name, name.clone()) {
@@ -392,6 +393,22 @@ pub(crate) fn next_number(dir: &RootDir) -> io::Result<usize> {
         }
     })?;
     Ok(next)
+}
+
+/// The order of cassettes: numbered names by their number (`9999` before
+/// `10000`, which a plain sort puts first), then any other name by its
+/// text.
+fn recording_order(a: &str, b: &str) -> std::cmp::Ordering {
+    fn number(name: &str) -> Option<&str> {
+        (!name.is_empty() && name.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| name.trim_start_matches('0'))
+    }
+    match (number(a), number(b)) {
+        (Some(x), Some(y)) => (x.len(), x, a).cmp(&(y.len(), y, b)),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => a.cmp(b),
+    }
 }
 
 /// The number a cassette's name holds, when it is all ASCII digits.
@@ -693,6 +710,16 @@ mod tests {
         assert!(!is_secret_header("content-type"));
         let headers = headers_json([("authorization", &b"Bearer sk-1"[..]), ("accept", b"*/*")]);
         assert_eq!(headers, json!({"authorization": REDACTED, "accept": "*/*"}));
+    }
+
+    #[test]
+    fn cassettes_are_in_the_order_of_their_numbers() {
+        let mut names = ["10000", "x", "1001", "9999", "0002", "002", "10", "a"];
+        names.sort_by(|a, b| recording_order(a, b));
+        assert_eq!(
+            names,
+            ["0002", "002", "10", "1001", "9999", "10000", "a", "x"]
+        );
     }
 
     #[test]

@@ -286,3 +286,20 @@ async fn the_recorder_writes_only_new_cassettes_beneath_its_directory() {
     assert_eq!(kept, expected);
     let _ = std::fs::remove_dir_all(&root);
 }
+
+/// `--match order` past 10,000 cassettes: `10000` comes after `9999`,
+/// not before `1001` as a plain sort of the names has it.
+#[test]
+fn cassettes_play_in_the_order_of_their_numbers() {
+    let dir = temp_dir("hostile-order");
+    for name in ["1001", "9999", "10000"] {
+        write_cassette(&dir, name, Some(b"data: [DONE]\n\n"));
+    }
+    let names: Vec<String> = Cassette::load_all(&dir)
+        .unwrap()
+        .into_iter()
+        .map(|c| c.name)
+        .collect();
+    assert_eq!(names, ["1001", "9999", "10000"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
