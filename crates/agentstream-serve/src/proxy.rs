@@ -187,7 +187,6 @@ impl Proxy {
         let (tx, rx) = mpsc::channel::<Result<Frame<Bytes>, io::Error>>(64);
         tokio::spawn(async move {
             let mut recorded = recorded.flatten();
-            let mut client_gone = false;
             loop {
                 match upstream.chunk().await {
                     Ok(Some(piece)) => {
@@ -197,10 +196,12 @@ impl Proxy {
                                 recorded = None;
                             }
                         }
-                        // The client going away does not stop the
-                        // recording: the upstream's answer is saved whole.
-                        if !client_gone {
-                            client_gone = tx.send(Ok(Frame::data(piece))).await.is_err();
+                        // The client went away: the upstream's answer is
+                        // dropped (its connection closed) and the cassette
+                        // keeps what the client was sent. Read on, an
+                        // endless body would fill the disk.
+                        if tx.send(Ok(Frame::data(piece))).await.is_err() {
+                            break;
                         }
                     }
                     Ok(None) => break,

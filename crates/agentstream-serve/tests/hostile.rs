@@ -303,3 +303,88 @@ fn cassettes_play_in_the_order_of_their_numbers() {
     assert_eq!(names, ["1001", "9999", "10000"]);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The most an endless upstream writes before giving up on its own: the
+/// proxy should have closed the connection long before.
+const ENDLESS_CAP: usize = 256 << 20;
+
+/// An upstream on 127.0.0.1 that answers one request with an endless
+/// chunked body, and reports how many bytes it wrote and whether a write
+/// failed (the proxy closed the connection) before [`ENDLESS_CAP`].
+fn endless_upstream() -> (String, std::sync::mpsc::Receiver<(usize, bool)>) {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let origin = format!("http://{}", listener.local_addr().unwrap());
+    let (report, reports) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let (stream, _) = listener.accept().unwrap();
+        let mut reader = BufReader::new(stream.try_clone().unwrap());
+        let mut length = 0usize;
+        loop {
+            let mut line = String::new();
+            reader.read_line(&mut line).unwrap();
+            if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                length = value.trim().parse().unwrap();
+            }
+            if line == "\r\n" || line.is_empty() {
+                break;
+            }
+        }
+        let mut body = vec![0; length];
+        reader.read_exact(&mut body).unwrap();
+        let mut stream = stream;
+        let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n";
+        stream.write_all(head.as_bytes()).unwrap();
+        let event = b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"more\"}}]}\n\n"
+            .repeat(1000);
+        let chunk = [format!("{:x}\r\n", event.len()).as_bytes(), &event, b"\r\n"].concat();
+        let mut written = 0;
+        while written < ENDLESS_CAP {
+            if stream.write_all(&chunk).is_err() {
+                let _ = report.send((written, true));
+                return;
+            }
+            written += chunk.len();
+        }
+        let _ = report.send((written, false));
+    });
+    (origin, reports)
+}
+
+/// A client that leaves in the middle of an endless answer: the proxy
+/// stops reading (and recording) it, rather than writing it to disk
+/// forever.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_proxy_stops_recording_when_the_client_leaves() {
+    let (origin, reports) = endless_upstream();
+    let dir = temp_dir("hostile-endless");
+    let proxy = Server::proxy(origin, &dir)
+        .bind("127.0.0.1:0")
+        .await
+        .unwrap();
+    let body =
+        json!({"model": "m", "stream": true, "messages": [{"role": "user", "content": "Hi"}]});
+    let mut answer = reqwest::Client::new()
+        .post(format!("{}/chat/completions", proxy.url()))
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 200);
+    assert!(answer.chunk().await.unwrap().is_some());
+    drop(answer);
+    let (written, closed) = tokio::task::spawn_blocking(move || reports.recv().unwrap())
+        .await
+        .unwrap();
+    assert!(
+        closed,
+        "the upstream wrote {written} bytes and the proxy was still reading"
+    );
+    proxy.shutdown().await;
+    let recorded = std::fs::metadata(dir.join("0000/response.body"))
+        .unwrap()
+        .len();
+    eprintln!("upstream wrote {written} bytes before the proxy closed it; {recorded} recorded");
+    assert!((recorded as usize) < ENDLESS_CAP);
+    let _ = std::fs::remove_dir_all(&dir);
+}
