@@ -50,12 +50,13 @@ use std::fs;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use agentstream::message::Context;
 use agentstream_beneath::{
     create_dir, create_file, list_dir, open_file, Refusal, Resolver, RootDir,
 };
+use bytes::Bytes;
 use serde_json::{json, Map, Value};
 
 use crate::error::{Api, ApiError};
@@ -475,10 +476,33 @@ impl Writer {
     }
 }
 
+/// A cassette's body in the pieces it arrived in, held once and shared by
+/// every request that plays it (cloning it clones two handles).
+#[derive(Debug, Clone)]
+pub(crate) struct Recorded {
+    body: Bytes,
+    lengths: Arc<[usize]>,
+}
+
+impl Recorded {
+    /// The number of pieces.
+    pub(crate) fn len(&self) -> usize {
+        self.lengths.len()
+    }
+
+    /// Piece `k` (of [`len`](Self::len)), which starts at byte `at` of
+    /// the body: a view of the body, not a copy.
+    pub(crate) fn piece(&self, k: usize, at: usize) -> Bytes {
+        self.body.slice(at..at + self.lengths[k])
+    }
+}
+
 /// The cassettes a replaying server answers from.
 pub(crate) struct Player {
     dir: String,
+    /// The cassettes, their bodies and lengths moved to `answers`.
     cassettes: Vec<Cassette>,
+    answers: Vec<Recorded>,
     /// The contexts as JSON, compared with the requests'.
     contexts: Vec<Value>,
     mode: Match,
@@ -486,7 +510,14 @@ pub(crate) struct Player {
 }
 
 impl Player {
-    pub(crate) fn new(dir: &Path, cassettes: Vec<Cassette>, mode: Match) -> Self {
+    pub(crate) fn new(dir: &Path, mut cassettes: Vec<Cassette>, mode: Match) -> Self {
+        let answers = cassettes
+            .iter_mut()
+            .map(|c| Recorded {
+                body: Bytes::from(std::mem::take(&mut c.body)),
+                lengths: Arc::from(std::mem::take(&mut c.lengths)),
+            })
+            .collect();
         let contexts = cassettes
             .iter()
             .map(|c| serde_json::to_value(&c.context).unwrap_or(Value::Null))
@@ -495,6 +526,7 @@ impl Player {
         Self {
             dir: dir.display().to_string(),
             cassettes,
+            answers,
             contexts,
             mode,
             used: Mutex::new((used, 0)),
@@ -508,7 +540,7 @@ impl Player {
         api: Api,
         stream: bool,
         context: &Context,
-    ) -> Result<&Cassette, ApiError> {
+    ) -> Result<(&Cassette, &Recorded), ApiError> {
         let wanted = serde_json::to_value(context).unwrap_or(Value::Null);
         let mut used = self.used.lock().unwrap_or_else(|e| e.into_inner());
         let (used, next) = &mut *used;
@@ -538,7 +570,7 @@ impl Player {
         if let Some(k) = found {
             used[k] = true;
             *next += 1;
-            return Ok(&self.cassettes[k]);
+            return Ok((&self.cassettes[k], &self.answers[k]));
         }
         Err(ApiError::new(500, self.mismatch(api, &wanted, *next)))
     }

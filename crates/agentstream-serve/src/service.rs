@@ -20,6 +20,7 @@ use hyper::{Method, Request, Response, StatusCode};
 use serde_json::{json, Value};
 
 use crate::calls::{Answer, Call, Shared, Source, EXHAUSTED_CODE, EXHAUSTED_STATUS};
+use crate::cassette::Recorded;
 use crate::error::{Api, ApiError};
 use crate::frames::{next_event, Encoder, Events, Pump, EVENTS_CAPACITY};
 use crate::log::Kept;
@@ -371,7 +372,7 @@ async fn call(shared: &Arc<Shared>, target: Target, request: Request<Incoming>) 
                 return error_response(api, &error);
             }
             return match player.pick(api, decoded.stream, &decoded.context) {
-                Ok(cassette) => replayed(cassette),
+                Ok((cassette, answer)) => replayed(cassette, answer.clone()),
                 Err(error) => error_response(api, &error),
             };
         }
@@ -489,21 +490,22 @@ fn event_stream(body: Body) -> Response<Body> {
 }
 
 /// A cassette's answer: its status and headers, and its body in the
-/// pieces it arrived in, each written on its own.
-fn replayed(cassette: &crate::cassette::Cassette) -> Response<Body> {
-    let pieces: Vec<Bytes> = cassette.pieces().map(Bytes::copy_from_slice).collect();
-    let frames = futures_util::stream::unfold(
-        (pieces.into_iter(), false),
-        |(mut pieces, yielded)| async move {
+/// pieces it arrived in, each written on its own as a view of the one
+/// copy of the body (a request holds no copy, whatever the pieces).
+fn replayed(cassette: &crate::cassette::Cassette, answer: Recorded) -> Response<Body> {
+    let frames =
+        futures_util::stream::unfold((answer, 0usize, 0usize), |(answer, k, at)| async move {
+            if k == answer.len() {
+                return None;
+            }
             // A pause between pieces lets the connection write each one out.
-            if yielded {
+            if k > 0 {
                 tokio::task::yield_now().await;
             }
-            pieces
-                .next()
-                .map(|piece| (Ok(Frame::data(piece)), (pieces, true)))
-        },
-    );
+            let piece = answer.piece(k, at);
+            let next = at + piece.len();
+            Some((Ok(Frame::data(piece)), (answer, k + 1, next)))
+        });
     let mut response = Response::new(StreamBody::new(frames).boxed_unsync());
     *response.status_mut() =
         StatusCode::from_u16(cassette.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
