@@ -4,6 +4,7 @@ use std::any::Any;
 use std::fs::OpenOptions;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -14,7 +15,8 @@ use tokio::task::JoinHandle;
 
 use crate::accept;
 use crate::calls::{
-    Calls, Shared, Source, BODY_TIMEOUT, HEADER_TIMEOUT, MAX_CONNECTIONS, MAX_REQUEST_BYTES,
+    Calls, Shared, Source, BODY_TIMEOUT, HEADER_TIMEOUT, MAX_BUFFERED_REQUEST_BYTES,
+    MAX_CONNECTIONS, MAX_REQUEST_BYTES,
 };
 use crate::cassette::{Cassette, CassetteError, Match, Player};
 use crate::error::BindError;
@@ -32,6 +34,7 @@ pub struct ServerBuilder {
     pings: bool,
     model_name: String,
     max_request_bytes: usize,
+    max_buffered_request_bytes: usize,
     requests_file: Option<PathBuf>,
     limits: Limits,
     source: SourceConfig,
@@ -71,6 +74,10 @@ impl std::fmt::Debug for ServerBuilder {
             .field("pings", &self.pings)
             .field("model_name", &self.model_name)
             .field("max_request_bytes", &self.max_request_bytes)
+            .field(
+                "max_buffered_request_bytes",
+                &self.max_buffered_request_bytes,
+            )
             .field("requests_file", &self.requests_file)
             .field("limits", &self.limits)
             .field("source", &self.source)
@@ -122,6 +129,17 @@ impl ServerBuilder {
     #[must_use]
     pub fn max_request_bytes(mut self, bytes: usize) -> Self {
         self.max_request_bytes = bytes;
+        self
+    }
+
+    /// The most bytes of request bodies still arriving held across all
+    /// connections at once (default [`MAX_BUFFERED_REQUEST_BYTES`]): a
+    /// request whose body would go past it gets HTTP 503 and its
+    /// connection is closed, so many clients each sending part of a large
+    /// body cannot hold more than this.
+    #[must_use]
+    pub fn max_buffered_request_bytes(mut self, bytes: usize) -> Self {
+        self.max_buffered_request_bytes = bytes;
         self
     }
 
@@ -228,6 +246,8 @@ impl ServerBuilder {
             pings: self.pings,
             model_name: self.model_name,
             max_request_bytes: self.max_request_bytes,
+            buffered: AtomicUsize::new(0),
+            max_buffered: self.max_buffered_request_bytes,
             body_timeout: limits.body_timeout,
             lines_at_once: file.is_some(),
             source,
@@ -304,6 +324,7 @@ impl Server {
             pings: false,
             model_name: "scripted".into(),
             max_request_bytes: MAX_REQUEST_BYTES,
+            max_buffered_request_bytes: MAX_BUFFERED_REQUEST_BYTES,
             requests_file: None,
             limits: Limits {
                 header_timeout: HEADER_TIMEOUT,
