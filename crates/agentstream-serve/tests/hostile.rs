@@ -10,6 +10,9 @@ use agentstream_serve::Server;
 use agentstream_testserver::{MockServer, Reply};
 use serde_json::json;
 
+mod handwritten;
+use handwritten::write_cassette;
+
 const SECRET: &str = "sk-hostile-secret-0123456789";
 
 fn temp_dir(name: &str) -> PathBuf {
@@ -86,30 +89,6 @@ async fn the_proxy_does_not_follow_redirects() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// A cassette written by hand: `request.json` for a Chat Completions call
-/// saying "Hi", `response.json` with 200, and `body` unless `None`.
-fn write_cassette(dir: &std::path::Path, name: &str, body: Option<&[u8]>) -> PathBuf {
-    let cassette = dir.join(name);
-    std::fs::create_dir_all(&cassette).unwrap();
-    let request = json!({
-        "api": "openai-completions", "method": "POST", "path": "/v1/chat/completions", "query": null,
-        "headers": {}, "model": "m", "stream": true,
-        "context": {"messages": [{"role": "user", "content": "Hi", "timestamp": 0}]},
-        "options": {},
-    });
-    std::fs::write(cassette.join("request.json"), request.to_string()).unwrap();
-    std::fs::write(cassette.join("request.body"), b"{}").unwrap();
-    std::fs::write(
-        cassette.join("response.json"),
-        json!({"status": 200, "headers": {}}).to_string(),
-    )
-    .unwrap();
-    if let Some(body) = body {
-        std::fs::write(cassette.join("response.body"), body).unwrap();
-    }
-    cassette
-}
-
 /// Why replaying `dir` was refused.
 fn refusal(dir: &std::path::Path) -> String {
     match Server::replay(dir, Match::Exact) {
@@ -137,7 +116,7 @@ fn replay_reads_nothing_outside_its_directory() {
     // A body linked out by an absolute path, then by `..`.
     for target in [secret.clone(), PathBuf::from("../../outside/secret")] {
         let _ = std::fs::remove_dir_all(&dir);
-        let cassette = write_cassette(&dir, "0000", None);
+        let cassette = write_cassette(&dir, "0000", None, None);
         symlink(&target, cassette.join("response.body")).unwrap();
         let message = refusal(&dir);
         assert!(message.contains("0000/response.body"), "{message}");
@@ -146,8 +125,13 @@ fn replay_reads_nothing_outside_its_directory() {
 
     // The cassette's directory itself linked out.
     let _ = std::fs::remove_dir_all(&dir);
-    write_cassette(&dir, "0000", Some(b"data: [DONE]\n\n"));
-    write_cassette(&outside, "elsewhere", Some(b"data: outside-secret\n\n"));
+    write_cassette(&dir, "0000", Some(b"data: [DONE]\n\n"), None);
+    write_cassette(
+        &outside,
+        "elsewhere",
+        Some(b"data: outside-secret\n\n"),
+        None,
+    );
     symlink(outside.join("elsewhere"), dir.join("0001")).unwrap();
     let message = refusal(&dir);
     assert!(message.contains("0001/request.json"), "{message}");
@@ -164,7 +148,7 @@ fn replay_reads_nothing_outside_its_directory() {
     // finish (so a regression fails rather than hangs); refused without
     // blocking, the writer is left waiting or writes to no one.
     let _ = std::fs::remove_dir_all(&dir);
-    let cassette = write_cassette(&dir, "0000", None);
+    let cassette = write_cassette(&dir, "0000", None, None);
     let fifo = cassette.join("response.body");
     let made = std::process::Command::new("mkfifo")
         .arg(&fifo)
@@ -184,18 +168,24 @@ fn replay_reads_nothing_outside_its_directory() {
     let _ = std::fs::remove_dir_all(&root);
 }
 
-/// Records one Chat Completions call saying `text` through `proxy`.
-async fn record(proxy: &Server, text: &str) {
+/// A streamed Chat Completions call saying `text` to `server`: its
+/// answer, with status 200.
+async fn ask(server: &Server, text: &str) -> reqwest::Response {
     let body =
         json!({"model": "m", "stream": true, "messages": [{"role": "user", "content": text}]});
     let answer = reqwest::Client::new()
-        .post(format!("{}/chat/completions", proxy.url()))
+        .post(format!("{}/chat/completions", server.url()))
         .body(body.to_string())
         .send()
         .await
         .unwrap();
     assert_eq!(answer.status(), 200);
-    answer.bytes().await.unwrap();
+    answer
+}
+
+/// Records one Chat Completions call saying `text` through `proxy`.
+async fn record(proxy: &Server, text: &str) {
+    ask(proxy, text).await.bytes().await.unwrap();
 }
 
 /// What the recorded cassette `name` in `dir` asked.
@@ -293,7 +283,7 @@ async fn the_recorder_writes_only_new_cassettes_beneath_its_directory() {
 fn cassettes_play_in_the_order_of_their_numbers() {
     let dir = temp_dir("hostile-order");
     for name in ["1001", "9999", "10000"] {
-        write_cassette(&dir, name, Some(b"data: [DONE]\n\n"));
+        write_cassette(&dir, name, Some(b"data: [DONE]\n\n"), None);
     }
     let names: Vec<String> = Cassette::load_all(&dir)
         .unwrap()
@@ -362,15 +352,7 @@ async fn the_proxy_stops_recording_when_the_client_leaves() {
         .bind("127.0.0.1:0")
         .await
         .unwrap();
-    let body =
-        json!({"model": "m", "stream": true, "messages": [{"role": "user", "content": "Hi"}]});
-    let mut answer = reqwest::Client::new()
-        .post(format!("{}/chat/completions", proxy.url()))
-        .body(body.to_string())
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(answer.status(), 200);
+    let mut answer = ask(&proxy, "Hi").await;
     assert!(answer.chunk().await.unwrap().is_some());
     drop(answer);
     let (written, closed) = tokio::task::spawn_blocking(move || reports.recv().unwrap())

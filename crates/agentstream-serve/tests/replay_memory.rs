@@ -13,6 +13,9 @@ use agentstream_serve::cassette::Match;
 use agentstream_serve::Server;
 use serde_json::json;
 
+mod handwritten;
+use handwritten::write_cassette;
+
 fn resident() -> usize {
     let status = std::fs::read_to_string("/proc/self/status").unwrap();
     let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
@@ -32,27 +35,8 @@ async fn stalled_clients_share_one_copy_of_the_body() {
     let dir =
         std::env::temp_dir().join(format!("agentstream-replay-memory-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let cassette = dir.join("0000");
-    std::fs::create_dir_all(&cassette).unwrap();
-    let request = json!({
-        "api": "openai-completions", "method": "POST", "path": "/v1/chat/completions",
-        "query": null, "headers": {}, "model": "m", "stream": true,
-        "context": {"messages": [{"role": "user", "content": "Hi", "timestamp": 0}]},
-        "options": {},
-    });
-    std::fs::write(cassette.join("request.json"), request.to_string()).unwrap();
-    std::fs::write(cassette.join("request.body"), b"{}").unwrap();
-    std::fs::write(
-        cassette.join("response.json"),
-        json!({"status": 200, "headers": {}}).to_string(),
-    )
-    .unwrap();
-    std::fs::write(cassette.join("response.body"), vec![b'x'; BODY]).unwrap();
-    std::fs::write(
-        cassette.join("response.body.lengths"),
-        format!("{PIECE}\n").repeat(BODY / PIECE),
-    )
-    .unwrap();
+    let lengths = format!("{PIECE}\n").repeat(BODY / PIECE);
+    write_cassette(&dir, "0000", Some(&vec![b'x'; BODY]), Some(&lengths));
 
     let server = Server::replay(&dir, Match::LastMessage)
         .unwrap()

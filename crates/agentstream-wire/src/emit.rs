@@ -350,12 +350,7 @@ impl Emitter {
         let Some(open) = self.open.as_mut().filter(|o| o.kind == Kind::Tool) else {
             return;
         };
-        let tail = if cut {
-            open.escapes.finish_cut()
-        } else {
-            open.escapes.finish()
-        };
-        if let Some(tail) = tail {
+        if let Some(tail) = open.escapes.finish_as(cut) {
             open.args.push_str(&tail);
             let index = open.index;
             self.push_delta(Kind::Tool, index, &tail, out);

@@ -233,6 +233,17 @@ impl EscapeJoiner {
         &self.pending
     }
 
+    /// The end of the text: [`finish_cut`](Self::finish_cut) when it was
+    /// `cut` (the provider stopped for length), else
+    /// [`finish`](Self::finish).
+    pub(crate) fn finish_as(&mut self, cut: bool) -> Option<String> {
+        if cut {
+            self.finish_cut()
+        } else {
+            self.finish()
+        }
+    }
+
     /// The end of the text: what was held back, lone escapes replaced.
     pub(crate) fn finish(&mut self) -> Option<String> {
         if self.pending.is_empty() {

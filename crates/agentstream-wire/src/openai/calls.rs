@@ -279,12 +279,7 @@ impl Calls {
         out: &mut Vec<ModelEvent>,
     ) -> Result<(), String> {
         let call = &mut self.calls[slot];
-        let tail = if cut {
-            call.escapes.finish_cut()
-        } else {
-            call.escapes.finish()
-        };
-        if let Some(tail) = tail {
+        if let Some(tail) = call.escapes.finish_as(cut) {
             call.scan.feed(&tail);
             call.args.push_str(&tail);
         }
