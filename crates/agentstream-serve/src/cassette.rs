@@ -481,7 +481,9 @@ impl Writer {
 #[derive(Debug, Clone)]
 pub(crate) struct Recorded {
     body: Bytes,
-    lengths: Arc<[usize]>,
+    /// Moved, not copied, from the cassette (a copy would double what a
+    /// body in 1-byte pieces costs while the server starts).
+    lengths: Arc<Vec<usize>>,
 }
 
 impl Recorded {
@@ -515,7 +517,7 @@ impl Player {
             .iter_mut()
             .map(|c| Recorded {
                 body: Bytes::from(std::mem::take(&mut c.body)),
-                lengths: Arc::from(std::mem::take(&mut c.lengths)),
+                lengths: Arc::new(std::mem::take(&mut c.lengths)),
             })
             .collect();
         let contexts = cassettes
