@@ -738,6 +738,12 @@ mod tests {
             "api-key",
             "X-Goog-Api-Key",
             "x-auth-token",
+            "x-password",
+            "x-signature",
+            "x-auth",
+            "apikey",
+            "x-amz-security-token",
+            "x-client-credential",
         ] {
             assert!(is_secret_header(name), "{name}");
         }

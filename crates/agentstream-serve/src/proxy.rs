@@ -57,20 +57,62 @@ fn header_object(headers: &hyper::HeaderMap) -> serde_json::Value {
 
 /// A request's query as a cassette records it: `None` without one, each
 /// secret parameter's value (`key`, as the Gemini API takes its API key,
-/// or any name the header rules call secret) replaced by
-/// [`REDACTED`](crate::cassette::REDACTED).
+/// or any name the header rules call secret, once percent-decoded; pairs
+/// split at `&` or `;`) replaced by [`REDACTED`](crate::cassette::REDACTED).
 fn redacted_query(query: Option<&str>) -> Option<String> {
     let query = query.filter(|q| !q.is_empty())?;
-    let pairs: Vec<String> = query
-        .split('&')
-        .map(|pair| match pair.split_once('=') {
-            Some((name, _)) if name == "key" || is_secret_header(name) => {
-                format!("{name}={}", crate::cassette::REDACTED)
+    let mut out = String::with_capacity(query.len());
+    let mut rest = query;
+    loop {
+        let end = rest.find(['&', ';']).unwrap_or(rest.len());
+        let pair = &rest[..end];
+        match pair.split_once('=') {
+            Some((name, _)) if is_secret_header(&percent_decoded(name)) => {
+                out.push_str(name);
+                out.push('=');
+                out.push_str(crate::cassette::REDACTED);
             }
-            _ => pair.to_owned(),
-        })
-        .collect();
-    Some(pairs.join("&"))
+            _ => out.push_str(pair),
+        }
+        // The separator, kept as it was.
+        match rest[end..].chars().next() {
+            Some(separator) => {
+                out.push(separator);
+                rest = &rest[end + 1..];
+            }
+            None => break,
+        }
+    }
+    Some(out)
+}
+
+/// A query parameter's name percent-decoded (`%6Bey` is `key`; `+` is a
+/// space) and in lower case, for the secret rules.
+fn percent_decoded(name: &str) -> String {
+    let bytes = name.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut at = 0;
+    while at < bytes.len() {
+        let hex = bytes
+            .get(at + 1..at + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[at], hex) {
+            (b'%', Some(byte)) => {
+                out.push(byte);
+                at += 3;
+            }
+            (b'+', _) => {
+                out.push(b' ');
+                at += 1;
+            }
+            (byte, _) => {
+                out.push(byte);
+                at += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).to_ascii_lowercase()
 }
 
 /// Says on stderr that a cassette could not be saved (the exchange itself
@@ -243,5 +285,17 @@ mod tests {
         );
         assert_eq!(redacted_query(None), None);
         assert_eq!(redacted_query(Some("")), None);
+    }
+
+    #[test]
+    fn query_secrets_hidden_by_encoding_or_separators_are_redacted() {
+        assert_eq!(
+            redacted_query(Some("alt=sse;key=s1&%6Bey=s2&API%5FKEY=s3&x=1")).as_deref(),
+            Some("alt=sse;key=[redacted]&%6Bey=[redacted]&API%5FKEY=[redacted]&x=1")
+        );
+        assert_eq!(
+            redacted_query(Some("x-password=p&sig=1&x-signature=s&apikey=k")).as_deref(),
+            Some("x-password=[redacted]&sig=1&x-signature=[redacted]&apikey=[redacted]")
+        );
     }
 }
