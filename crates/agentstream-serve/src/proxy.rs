@@ -41,7 +41,10 @@ const HOP_BY_HOP: [&str; 11] = [
     "accept-encoding",
 ];
 
-fn forwarded(name: &HeaderName) -> bool {
+/// Whether a header belongs to the exchange (not [`HOP_BY_HOP`]): the
+/// proxy forwards and records only these, and replay sends only these of
+/// a cassette's (a hand-edited one may list any).
+pub(crate) fn forwarded(name: &HeaderName) -> bool {
     !HOP_BY_HOP.contains(&name.as_str())
 }
 

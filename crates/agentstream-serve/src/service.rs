@@ -593,7 +593,10 @@ fn replayed(cassette: &crate::cassette::Cassette, answer: Recorded) -> Response<
             hyper::header::HeaderName::from_bytes(name.as_bytes()),
             HeaderValue::from_str(value),
         ) {
-            response.headers_mut().append(name, value);
+            // The body's framing and the connection are this server's.
+            if crate::proxy::forwarded(&name) {
+                response.headers_mut().append(name, value);
+            }
         }
     }
     response

@@ -370,3 +370,31 @@ async fn the_proxy_stops_recording_when_the_client_leaves() {
     assert!((recorded as usize) < ENDLESS_CAP);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A hand-edited `response.json` listing the connection's own headers
+/// (`content-length`, `transfer-encoding`, `connection`): replay sends the
+/// body whole, framed by the server, and keeps the other headers.
+#[tokio::test]
+async fn replay_drops_hop_by_hop_headers_of_a_cassette() {
+    let dir = temp_dir("hostile-hop");
+    let body: &[u8] = b"data: [DONE]\n\n";
+    let cassette = write_cassette(&dir, "0000", Some(body), None);
+    let headers = json!({"content-length": "3", "transfer-encoding": "gzip", "connection": "close",
+                         "x-request-id": "req_1"});
+    std::fs::write(
+        cassette.join("response.json"),
+        json!({"status": 200, "headers": headers}).to_string(),
+    )
+    .unwrap();
+    let server = Server::replay(&dir, Match::Exact)
+        .unwrap()
+        .bind("127.0.0.1:0")
+        .await
+        .unwrap();
+    let answer = ask(&server, "Hi").await;
+    assert_eq!(answer.headers()["x-request-id"], "req_1");
+    assert!(answer.headers().get("connection").is_none());
+    assert_eq!(answer.bytes().await.unwrap(), body);
+    server.shutdown().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
