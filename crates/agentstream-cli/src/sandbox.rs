@@ -191,14 +191,33 @@ fn read_capped(root: &RootDir, relative: &str, resolver: Resolver) -> Result<Str
     Ok(text)
 }
 
+/// A name as the listing shows it: a control character (a newline that
+/// would forge another entry, a terminal escape) as its Rust escape
+/// (`\n`, `\u{1b}`).
+fn shown(name: String) -> String {
+    if !name.chars().any(char::is_control) {
+        return name;
+    }
+    name.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
 /// The listing, holding only the first [`MAX_LS_ENTRIES`] names in
-/// order at any time, however many the directory has.
+/// order at any time, however many the directory has; control characters
+/// in names escaped (see [`shown`]).
 fn list_capped(root: &RootDir, relative: &str, resolver: Resolver) -> Result<String, Refusal> {
     let mut first = BinaryHeap::with_capacity(MAX_LS_ENTRIES + 1);
     let mut total = 0usize;
     list_dir(root, relative, resolver, |name| {
         total += 1;
-        first.push(name);
+        first.push(shown(name));
         if first.len() > MAX_LS_ENTRIES {
             first.pop();
         }
