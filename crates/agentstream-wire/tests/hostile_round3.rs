@@ -147,3 +147,57 @@ fn gemini_generated_call_ids_never_repeat_the_providers() {
     unique.dedup();
     assert_eq!(unique.len(), 3, "{ids:?}");
 }
+
+#[test]
+fn usage_numbers_are_read_as_in_the_other_protocols() {
+    // Before: a count that is not a plain integer (`2e64`, `1.5`, `-3`)
+    // was 0 on Responses and failed the whole chunk on Gemini; `1e400`
+    // failed both.
+    for (number, expected) in [
+        ("2e64", u64::MAX),
+        ("1e400", u64::MAX),
+        ("1e19", 10_000_000_000_000_000_000),
+        ("1.5", 2),
+        ("-3", 0),
+        ("7", 7),
+    ] {
+        let completed = format!(
+            r#"{{"type":"response.completed","response":{{"status":"completed","usage":{{"input_tokens":2,"output_tokens":{number}}}}}}}"#
+        );
+        let events = responses(&[
+            r#"{"type":"response.output_item.added","output_index":0,"item":{"type":"message","id":"m"}}"#,
+            r#"{"type":"response.output_text.delta","output_index":0,"delta":"ok"}"#,
+            &completed,
+        ]);
+        let message = terminal(&events);
+        assert_eq!(
+            message.stop_reason,
+            StopReason::Stop,
+            "{number}: {:?}",
+            message.error_message
+        );
+        assert_eq!(
+            (message.usage.input, message.usage.output),
+            (2, expected),
+            "{number}"
+        );
+
+        let chunk = format!(
+            r#"{{"candidates":[{{"content":{{"parts":[{{"text":"ok"}}]}},"finishReason":"STOP"}}],"usageMetadata":{{"promptTokenCount":2,"candidatesTokenCount":{number}}}}}"#
+        );
+        let events = gemini(&[&chunk]);
+        let message = terminal(&events);
+        assert_eq!(
+            message.stop_reason,
+            StopReason::Stop,
+            "{number}: {:?}",
+            message.error_message
+        );
+        assert_eq!(message.text(), "ok");
+        assert_eq!(
+            (message.usage.input, message.usage.output),
+            (2, expected),
+            "{number}"
+        );
+    }
+}

@@ -96,7 +96,7 @@ use agentstream::message::{assistant, AssistantMessage, StopReason, Usage};
 use agentstream::model::{DoneReason, ErrorCause, ModelEvent, ProviderFailure};
 
 use crate::emit::{emitter_projector, read_payload, Emitter, Kind};
-use crate::json::{borrowed_str, clip};
+use crate::json::{borrowed_str, clip, lenient_count, saturate_numbers};
 use crate::limits::Limit;
 use crate::surrogates::{mark_lone_surrogates, unmarked};
 
@@ -233,11 +233,22 @@ impl GeminiProjector {
         let marked = mark_lone_surrogates(data);
         self.emit.marked = marked.is_some();
         let data = marked.as_deref().unwrap_or(data);
-        let chunk = match read_payload::<Chunk<'_>>(data, "a GenerateContentResponse") {
-            Ok(value) => value,
-            Err(message) => {
-                self.emit.fail(message, out);
-                return;
+        // A number too large for an `f64` (a usage count of `1e400`) fails
+        // the parse: such numbers saturate, as in the other projectors
+        // (see [Numbers](crate::json#numbers)).
+        let saturated;
+        let chunk = match serde_json::from_str::<Chunk<'_>>(data) {
+            Ok(chunk) => chunk,
+            Err(_) => {
+                saturated = saturate_numbers(data);
+                let data = saturated.as_deref().unwrap_or(data);
+                match read_payload::<Chunk<'_>>(data, "a GenerateContentResponse") {
+                    Ok(value) => value,
+                    Err(message) => {
+                        self.emit.fail(message, out);
+                        return;
+                    }
+                }
             }
         };
         if let Err(message) = self.push_chunk(chunk, out) {
@@ -555,15 +566,15 @@ struct Chunk<'a> {
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct UsageMetadata {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient_count")]
     prompt_token_count: Option<u64>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient_count")]
     candidates_token_count: Option<u64>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient_count")]
     total_token_count: Option<u64>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient_count")]
     thoughts_token_count: Option<u64>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient_count")]
     cached_content_token_count: Option<u64>,
 }
 
