@@ -46,6 +46,12 @@ pub const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long a client may take to send a request's body, by default: 60 s.
 pub const BODY_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// How long the recording proxy waits for the upstream, by default: to
+/// connect, and for each read of its answer (the head, then every piece
+/// of the body): 300 s. See
+/// [`ServerBuilder::upstream_timeout`](crate::ServerBuilder::upstream_timeout).
+pub const UPSTREAM_TIMEOUT: Duration = Duration::from_secs(300);
+
 /// The most connections open at once, by default (see
 /// [`ServerBuilder::max_connections`](crate::ServerBuilder::max_connections)).
 pub const MAX_CONNECTIONS: usize = 256;

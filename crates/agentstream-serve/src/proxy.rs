@@ -6,6 +6,7 @@
 use std::io;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicUsize;
+use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, StreamBody};
@@ -145,13 +146,16 @@ pub(crate) struct Proxy {
     root: RootDir,
     /// The number the next cassette tries first.
     next: AtomicUsize,
+    /// How long to wait to connect and for each read.
+    timeout: Duration,
 }
 
 impl Proxy {
     /// A proxy to `upstream` (with or without its `/v1`) recording into
     /// `dir` (created; new exchanges are numbered after the highest
-    /// number there, and skip any number taken meanwhile).
-    pub(crate) fn new(upstream: &str, dir: PathBuf) -> io::Result<Self> {
+    /// number there, and skip any number taken meanwhile), waiting at
+    /// most `timeout` to connect and for each read of an answer.
+    pub(crate) fn new(upstream: &str, dir: PathBuf, timeout: Duration) -> io::Result<Self> {
         std::fs::create_dir_all(&dir)?;
         let root = RootDir::open(&dir)?;
         let next = next_number(&root)?;
@@ -162,6 +166,8 @@ impl Proxy {
         let client = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .referer(false)
+            .connect_timeout(timeout)
+            .read_timeout(timeout)
             .build()
             .map_err(io::Error::other)?;
         let base = upstream.trim_end_matches('/');
@@ -171,6 +177,7 @@ impl Proxy {
             dir,
             root,
             next: AtomicUsize::new(next),
+            timeout,
         })
     }
 
@@ -198,6 +205,13 @@ impl Proxy {
             .await;
         let mut upstream = match sent {
             Ok(response) => response,
+            Err(error) if error.is_timeout() => {
+                let message = format!(
+                    "agentstream proxy: {url} did not answer within {} ms",
+                    self.timeout.as_millis()
+                );
+                return error_response(api, &ApiError::new(504, message));
+            }
             Err(error) => {
                 let message = format!("agentstream proxy: cannot reach {url}: {error}");
                 return error_response(api, &ApiError::new(502, message));

@@ -16,7 +16,7 @@ use tokio::task::JoinHandle;
 use crate::accept;
 use crate::calls::{
     Calls, Shared, Source, BODY_TIMEOUT, HEADER_TIMEOUT, MAX_BUFFERED_REQUEST_BYTES,
-    MAX_CONNECTIONS, MAX_REQUEST_BYTES,
+    MAX_CONNECTIONS, MAX_REQUEST_BYTES, UPSTREAM_TIMEOUT,
 };
 use crate::cassette::{Cassette, CassetteError, Match, Player};
 use crate::error::BindError;
@@ -60,6 +60,7 @@ enum SourceConfig {
 struct Limits {
     header_timeout: Duration,
     body_timeout: Duration,
+    upstream_timeout: Duration,
     max_connections: usize,
     kept_requests: usize,
     kept_bytes: usize,
@@ -185,6 +186,17 @@ impl ServerBuilder {
         self
     }
 
+    /// How long the recording proxy ([`Server::proxy`]) waits for the
+    /// upstream (default [`UPSTREAM_TIMEOUT`]): to connect, and for each
+    /// read of its answer. An upstream that does not answer in time gets
+    /// the client HTTP 504; one that stalls in the middle of its body ends
+    /// the body there.
+    #[must_use]
+    pub fn upstream_timeout(mut self, timeout: Duration) -> Self {
+        self.limits.upstream_timeout = timeout;
+        self
+    }
+
     /// The most connections open at once (default [`MAX_CONNECTIONS`], at
     /// least 1): past it, the oldest connection not being answered (idle,
     /// or still sending its headers) is closed to make room for the new
@@ -223,7 +235,7 @@ impl ServerBuilder {
         let source = match self.source {
             SourceConfig::Model => Source::Model,
             SourceConfig::Upstream { url, dir } => Source::Upstream(
-                Proxy::new(&url, dir.clone())
+                Proxy::new(&url, dir.clone(), self.limits.upstream_timeout)
                     .map_err(|e| BindError::new(dir.display().to_string(), e))?,
             ),
             SourceConfig::Replay {
@@ -329,6 +341,7 @@ impl Server {
             limits: Limits {
                 header_timeout: HEADER_TIMEOUT,
                 body_timeout: BODY_TIMEOUT,
+                upstream_timeout: UPSTREAM_TIMEOUT,
                 max_connections: MAX_CONNECTIONS,
                 kept_requests: MAX_KEPT_REQUESTS,
                 kept_bytes: MAX_KEPT_BYTES,

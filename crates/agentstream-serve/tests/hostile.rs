@@ -398,3 +398,42 @@ async fn replay_drops_hop_by_hop_headers_of_a_cassette() {
     server.shutdown().await;
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// An upstream that accepts the connection and never answers: the proxy
+/// gives up after its upstream timeout with 504, instead of holding the
+/// client forever.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_proxy_gives_up_on_a_silent_upstream() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let origin = format!("http://{}", listener.local_addr().unwrap());
+    let (held, holding) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        // Keeps the connection open, reads nothing, answers nothing.
+        if let Ok((stream, _)) = listener.accept() {
+            let _ = held.send(stream);
+        }
+    });
+    let dir = temp_dir("hostile-silent");
+    let proxy = Server::proxy(origin, &dir)
+        .upstream_timeout(std::time::Duration::from_millis(200))
+        .bind("127.0.0.1:0")
+        .await
+        .unwrap();
+    let body =
+        json!({"model": "m", "stream": true, "messages": [{"role": "user", "content": "Hi"}]});
+    let asked = reqwest::Client::new()
+        .post(format!("{}/chat/completions", proxy.url()))
+        .body(body.to_string())
+        .send();
+    // Only a guard against a hang: the answer comes after the 200 ms.
+    let answer = tokio::time::timeout(std::time::Duration::from_secs(60), asked)
+        .await
+        .expect("the proxy held the client")
+        .unwrap();
+    assert_eq!(answer.status(), 504);
+    let text = answer.text().await.unwrap();
+    assert!(text.contains("did not answer within 200 ms"), "{text}");
+    drop(holding);
+    proxy.shutdown().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
