@@ -23,7 +23,7 @@ use serde_json::{Map, Value};
 
 use agentstream::model::{DoneReason, ErrorReason, ModelEvent, PartialBuilder, ABORTED_MESSAGE};
 
-use crate::json::{clip, is_json_blank, parse_arguments};
+use crate::json::{clip, is_json_blank, parse_arguments, saturate_numbers};
 use crate::lenient::completion;
 use crate::limits::{Limit, LimitExceeded, Limits};
 use crate::pricing::Pricing;
@@ -565,11 +565,23 @@ impl Emitter {
 }
 
 /// Reads one payload of type `T` from `data` (already surrogate-marked),
-/// or the error message naming `what` it should have been.
+/// or the error message naming `what` it should have been. A payload that
+/// fails to parse is tried once more with its numbers too large for an
+/// `f64` (a usage count of `1e400`) saturated (see
+/// [Numbers](crate::json#numbers)), kept in `saturated`.
 pub(crate) fn read_payload<'a, T: serde::Deserialize<'a>>(
     data: &'a str,
+    saturated: &'a mut Option<String>,
     what: &str,
 ) -> Result<T, String> {
+    if let Ok(payload) = serde_json::from_str::<T>(data) {
+        return Ok(payload);
+    }
+    *saturated = saturate_numbers(data);
+    let data: &'a str = match saturated {
+        Some(text) => text,
+        None => data,
+    };
     serde_json::from_str::<T>(data).map_err(|_| {
         let kind = if serde_json::from_str::<serde::de::IgnoredAny>(data).is_ok() {
             format!("JSON that is not {what}")

@@ -11,7 +11,7 @@ use agentstream_wire::openai::ChunkProjector;
 use serde_json::json;
 
 mod hostile_support;
-use hostile_support::{project, terminal, tool_use_without_markers};
+use hostile_support::{assert_replaced_call, project, terminal, tool_use_without_markers};
 
 fn anthropic(payloads: &[&str]) -> Vec<ModelEvent> {
     project::<EventProjector>("claude", "anthropic", payloads)
@@ -357,10 +357,7 @@ fn lone_surrogates_become_replacement_characters_everywhere_on_anthropic() {
         [ContentBlock::Thinking(t), ContentBlock::ToolCall(call)] => {
             assert_eq!(t.thinking_signature.as_deref(), Some("sig\u{fffd}"));
             assert_eq!(call.id, "toolu_\u{fffd}");
-            assert_eq!(call.name, "read\u{fffd}");
-            assert_eq!(call.arguments["path"], "a\u{fffd}b");
-            assert_eq!(call.arguments["pair"], "😀");
-            assert_eq!(call.arguments["cut"], "\u{fffd}");
+            assert_replaced_call(call);
         }
         other => panic!("{other:#?}"),
     }

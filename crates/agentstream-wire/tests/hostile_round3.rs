@@ -11,7 +11,7 @@ use agentstream_wire::google::GeminiProjector;
 use agentstream_wire::responses::ResponsesProjector;
 
 mod hostile_support;
-use hostile_support::{project, terminal, tool_use_without_markers};
+use hostile_support::{assert_replaced_call, project, terminal, tool_use_without_markers};
 
 fn responses(payloads: &[&str]) -> Vec<ModelEvent> {
     project::<ResponsesProjector>("gpt", "openai", payloads)
@@ -61,10 +61,7 @@ fn lone_surrogates_become_replacement_characters_everywhere_on_responses() {
                 .unwrap()
                 .contains("msg_\u{fffd}"));
             assert_eq!(call.id, "call_\u{fffd}|fc_\u{fffd}");
-            assert_eq!(call.name, "read\u{fffd}");
-            assert_eq!(call.arguments["path"], "a\u{fffd}b");
-            assert_eq!(call.arguments["pair"], "😀");
-            assert_eq!(call.arguments["cut"], "\u{fffd}");
+            assert_replaced_call(call);
             assert_eq!(call.arguments["marker"], "\u{fffd}");
             assert_eq!(second.arguments["text"], "x\u{fffd}\u{fffd}");
         }
@@ -169,35 +166,29 @@ fn usage_numbers_are_read_as_in_the_other_protocols() {
             r#"{"type":"response.output_text.delta","output_index":0,"delta":"ok"}"#,
             &completed,
         ]);
-        let message = terminal(&events);
-        assert_eq!(
-            message.stop_reason,
-            StopReason::Stop,
-            "{number}: {:?}",
-            message.error_message
-        );
-        assert_eq!(
-            (message.usage.input, message.usage.output),
-            (2, expected),
-            "{number}"
-        );
+        assert_usage(&events, number, expected);
 
         let chunk = format!(
             r#"{{"candidates":[{{"content":{{"parts":[{{"text":"ok"}}]}},"finishReason":"STOP"}}],"usageMetadata":{{"promptTokenCount":2,"candidatesTokenCount":{number}}}}}"#
         );
-        let events = gemini(&[&chunk]);
-        let message = terminal(&events);
-        assert_eq!(
-            message.stop_reason,
-            StopReason::Stop,
-            "{number}: {:?}",
-            message.error_message
-        );
-        assert_eq!(message.text(), "ok");
-        assert_eq!(
-            (message.usage.input, message.usage.output),
-            (2, expected),
-            "{number}"
-        );
+        assert_usage(&gemini(&[&chunk]), number, expected);
     }
+}
+
+/// Asserts that `events` end in `stop` with the text "ok", 2 input tokens
+/// and `expected` output tokens read from `number`.
+fn assert_usage(events: &[ModelEvent], number: &str, expected: u64) {
+    let message = terminal(events);
+    assert_eq!(
+        message.stop_reason,
+        StopReason::Stop,
+        "{number}: {:?}",
+        message.error_message
+    );
+    assert_eq!(message.text(), "ok", "{number}");
+    assert_eq!(
+        (message.usage.input, message.usage.output),
+        (2, expected),
+        "{number}"
+    );
 }

@@ -96,7 +96,7 @@ use agentstream::message::{assistant, AssistantMessage, StopReason, Usage};
 use agentstream::model::{DoneReason, ErrorCause, ModelEvent, ProviderFailure};
 
 use crate::emit::{emitter_projector, read_payload, Emitter, Kind};
-use crate::json::{borrowed_str, clip, lenient_count, saturate_numbers};
+use crate::json::{borrowed_str, clip, lenient_count};
 use crate::limits::Limit;
 use crate::surrogates::{mark_lone_surrogates, unmarked};
 
@@ -233,24 +233,15 @@ impl GeminiProjector {
         let marked = mark_lone_surrogates(data);
         self.emit.marked = marked.is_some();
         let data = marked.as_deref().unwrap_or(data);
-        // A number too large for an `f64` (a usage count of `1e400`) fails
-        // the parse: such numbers saturate, as in the other projectors
-        // (see [Numbers](crate::json#numbers)).
-        let saturated;
-        let chunk = match serde_json::from_str::<Chunk<'_>>(data) {
-            Ok(chunk) => chunk,
-            Err(_) => {
-                saturated = saturate_numbers(data);
-                let data = saturated.as_deref().unwrap_or(data);
-                match read_payload::<Chunk<'_>>(data, "a GenerateContentResponse") {
-                    Ok(value) => value,
-                    Err(message) => {
-                        self.emit.fail(message, out);
-                        return;
-                    }
+        let mut saturated = None;
+        let chunk =
+            match read_payload::<Chunk<'_>>(data, &mut saturated, "a GenerateContentResponse") {
+                Ok(value) => value,
+                Err(message) => {
+                    self.emit.fail(message, out);
+                    return;
                 }
-            }
-        };
+            };
         if let Err(message) = self.push_chunk(chunk, out) {
             self.emit.fail(message, out);
         }

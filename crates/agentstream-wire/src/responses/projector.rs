@@ -89,7 +89,7 @@ use agentstream::message::{assistant, AssistantMessage, StopReason, Usage};
 use agentstream::model::{DoneReason, ErrorCause, ModelEvent, ProviderFailure};
 
 use crate::emit::{emitter_projector, read_payload, Emitter, Kind};
-use crate::json::{borrowed_str, count, saturate_numbers};
+use crate::json::{borrowed_str, count};
 use crate::surrogates::mark_lone_surrogates;
 
 /// The `api` of messages from the OpenAI Responses API, as Pi names it.
@@ -185,24 +185,15 @@ impl ResponsesProjector {
         let marked = mark_lone_surrogates(data);
         self.emit.marked = marked.is_some();
         let data = marked.as_deref().unwrap_or(data);
-        // A number too large for an `f64` (a usage count of `1e400`) fails
-        // the parse: such numbers saturate, as in the other projectors
-        // (see [Numbers](crate::json#numbers)).
-        let saturated;
-        let payload = match serde_json::from_str::<Payload<'_>>(data) {
-            Ok(payload) => payload,
-            Err(_) => {
-                saturated = saturate_numbers(data);
-                let data = saturated.as_deref().unwrap_or(data);
-                match read_payload::<Payload<'_>>(data, "a Responses stream event") {
-                    Ok(value) => value,
-                    Err(message) => {
-                        self.emit.fail(message, out);
-                        return;
-                    }
+        let mut saturated = None;
+        let payload =
+            match read_payload::<Payload<'_>>(data, &mut saturated, "a Responses stream event") {
+                Ok(value) => value,
+                Err(message) => {
+                    self.emit.fail(message, out);
+                    return;
                 }
-            }
-        };
+            };
         if let Err(message) = self.push_event(&payload, out) {
             self.emit.fail(message, out);
         }

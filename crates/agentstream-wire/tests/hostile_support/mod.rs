@@ -49,6 +49,17 @@ pub fn tool_use_without_markers(events: &[ModelEvent]) -> &AssistantMessage {
     message
 }
 
+/// Asserts what the tool call every lone-surrogate test sends comes out
+/// as: named `read\udfff`, with arguments `path` holding `a\ud800b`,
+/// `pair` a surrogate pair split across two fragments and `cut` a lone
+/// escape cut between two fragments.
+pub fn assert_replaced_call(call: &agentstream::message::ToolCall) {
+    assert_eq!(call.name, "read\u{fffd}");
+    assert_eq!(call.arguments["path"], "a\u{fffd}b");
+    assert_eq!(call.arguments["pair"], "😀");
+    assert_eq!(call.arguments["cut"], "\u{fffd}");
+}
+
 /// Whether `text` holds a character of the Supplementary Private Use
 /// Areas (where lone surrogates are marked while a payload is parsed).
 pub fn has_private_use(text: &str) -> bool {
