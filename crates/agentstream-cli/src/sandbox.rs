@@ -3,8 +3,8 @@
 //! [`MAX_LS_ENTRIES`]) at a path the model gave.
 //!
 //! A path is resolved and opened in one step beneath a handle of the root,
-//! and what was opened is checked on the handle (see [`beneath`] for how,
-//! and which symlinks are followed): a link or directory swapped in by
+//! and what was opened is checked on the handle (see the
+//! `agentstream-beneath` crate for how, and which symlinks are followed): a link or directory swapped in by
 //! another process can never lead outside the root, and a FIFO or device
 //! is refused without blocking. The file system is touched only on
 //! tokio's blocking pool, never on the runtime's thread (which, in `agent`,
@@ -20,12 +20,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-#[cfg(unix)]
-mod beneath;
-#[cfg(not(unix))]
-#[path = "sandbox/unsupported.rs"]
-mod beneath;
-
+use agentstream_beneath as beneath;
 use beneath::{list_dir, open_file, Resolver, RootDir};
 
 /// The most bytes `read` returns of a file; the rest is cut with a note.
@@ -98,8 +93,6 @@ impl Sandbox {
 
 /// Why a path was not read or listed.
 #[derive(Debug)]
-// Without unix, nothing is opened, so nothing is found outside.
-#[cfg_attr(not(unix), allow(dead_code))]
 pub enum Refusal {
     /// The path is empty.
     Empty,
@@ -118,6 +111,16 @@ pub enum Refusal {
     NotAFile(&'static str),
     /// The system's answer (not found, permission, a loop...).
     Io(std::io::Error),
+}
+
+impl From<beneath::Refusal> for Refusal {
+    fn from(refusal: beneath::Refusal) -> Self {
+        match refusal {
+            beneath::Refusal::Outside => Self::Outside,
+            beneath::Refusal::NotAFile(kind) => Self::NotAFile(kind),
+            beneath::Refusal::Io(e) => Self::Io(e),
+        }
+    }
 }
 
 impl Refusal {
@@ -188,14 +191,33 @@ fn read_capped(root: &RootDir, relative: &str, resolver: Resolver) -> Result<Str
     Ok(text)
 }
 
+/// A name as the listing shows it: a control character (a newline that
+/// would forge another entry, a terminal escape) as its Rust escape
+/// (`\n`, `\u{1b}`).
+fn shown(name: String) -> String {
+    if !name.chars().any(char::is_control) {
+        return name;
+    }
+    name.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
 /// The listing, holding only the first [`MAX_LS_ENTRIES`] names in
-/// order at any time, however many the directory has.
+/// order at any time, however many the directory has; control characters
+/// in names escaped (see [`shown`]).
 fn list_capped(root: &RootDir, relative: &str, resolver: Resolver) -> Result<String, Refusal> {
     let mut first = BinaryHeap::with_capacity(MAX_LS_ENTRIES + 1);
     let mut total = 0usize;
     list_dir(root, relative, resolver, |name| {
         total += 1;
-        first.push(name);
+        first.push(shown(name));
         if first.len() > MAX_LS_ENTRIES {
             first.pop();
         }

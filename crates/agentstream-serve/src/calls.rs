@@ -1,6 +1,7 @@
 //! What every connection of a server shares: how it answers, its limits,
 //! and the calls so far (numbered, handed to the model, recorded).
 
+use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -23,6 +24,12 @@ use crate::script::Step;
 /// body. See [`ServerBuilder::max_request_bytes`](crate::ServerBuilder::max_request_bytes).
 pub const MAX_REQUEST_BYTES: usize = 32 << 20;
 
+/// The most bytes of unfinished request bodies held across all
+/// connections at once, by default: 256 MiB. A request whose body would
+/// take more gets HTTP 503 (see
+/// [`ServerBuilder::max_buffered_request_bytes`](crate::ServerBuilder::max_buffered_request_bytes)).
+pub const MAX_BUFFERED_REQUEST_BYTES: usize = 256 << 20;
+
 /// The status of a call made after a
 /// [`ScriptedModel`](agentstream::model::ScriptedModel) ran out of turns.
 pub const EXHAUSTED_STATUS: u16 = 500;
@@ -38,6 +45,12 @@ pub const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How long a client may take to send a request's body, by default: 60 s.
 pub const BODY_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How long the recording proxy waits for the upstream, by default: to
+/// connect, and for each read of its answer (the head, then every piece
+/// of the body): 300 s. See
+/// [`ServerBuilder::upstream_timeout`](crate::ServerBuilder::upstream_timeout).
+pub const UPSTREAM_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// The most connections open at once, by default (see
 /// [`ServerBuilder::max_connections`](crate::ServerBuilder::max_connections)).
@@ -55,6 +68,10 @@ pub(crate) struct Shared {
     pub(crate) pings: bool,
     pub(crate) model_name: String,
     pub(crate) max_request_bytes: usize,
+    /// The bytes of request bodies being read, across all connections,
+    /// and their bound.
+    pub(crate) buffered: AtomicUsize,
+    pub(crate) max_buffered: usize,
     pub(crate) body_timeout: Duration,
     /// Whether each request's line is written as it arrives (for the
     /// `--requests` file), instead of when the log is read.

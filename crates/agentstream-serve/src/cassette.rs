@@ -6,7 +6,10 @@
 //! # The format
 //!
 //! A cassette directory holds one directory per exchange, named by its
-//! number in recording order (`0000`, `0001`, …), each with five files:
+//! number in recording order (`0000`, `0001`, …; a recorder starts after
+//! the highest number there and creates each directory and file
+//! exclusively, never through a symlink, so two recorders on one
+//! directory never write into the same cassette), each with five files:
 //!
 //! | file | holds |
 //! |---|---|
@@ -24,6 +27,11 @@
 //! `agentstream decode` prints the final message: that is a script turn
 //! for `agentstream serve`, to edit by hand.
 //!
+//! Replay opens every file beneath the cassette directory's handle (the
+//! `agentstream-beneath` crate, as the agent's file tools do): a symlink
+//! is followed only while it stays inside, and a FIFO, device or socket
+//! is refused without blocking; the error names the cassette's file.
+//!
 //! All four protocols are recorded, replayed and read back this way: Chat
 //! Completions, Anthropic Messages, OpenAI Responses (`/v1/responses`)
 //! and Gemini (`models/{model}:streamGenerateContent`, `:generateContent`).
@@ -39,11 +47,16 @@
 //! cassette and the first point where the contexts differ.
 
 use std::fs;
-use std::io;
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use agentstream::message::Context;
+use agentstream_beneath::{
+    create_dir, create_file, list_dir, open_file, Refusal, Resolver, RootDir,
+};
+use bytes::Bytes;
 use serde_json::{json, Map, Value};
 
 use crate::error::{Api, ApiError};
@@ -159,22 +172,97 @@ impl std::error::Error for CassetteError {
     }
 }
 
-fn read(path: &Path) -> Result<Vec<u8>, CassetteError> {
-    fs::read(path).map_err(|e| CassetteError::io(path, e))
+impl CassetteError {
+    /// The file at `path` was not opened: outside the directory, not a
+    /// regular file, or the system's error.
+    fn refused(path: &Path, refusal: Refusal) -> Self {
+        match refusal {
+            Refusal::Io(source) => Self::io(path, source),
+            refusal => Self::new(path, refusal.to_string()),
+        }
+    }
 }
 
-fn read_json(path: &Path) -> Result<Value, CassetteError> {
-    serde_json::from_slice(&read(path)?)
-        .map_err(|e| CassetteError::new(path, format!("not JSON: {e}")))
+/// A cassette directory, opened once: every file of its cassettes is
+/// opened beneath this handle, never through a symlink that leads out of
+/// it, and only when it is a regular file (a FIFO or a device is refused
+/// without blocking).
+pub(crate) struct CassetteDir {
+    root: RootDir,
+    path: PathBuf,
+}
+
+impl CassetteDir {
+    /// Opens `dir` (following symlinks: the user chose it).
+    pub(crate) fn open(dir: &Path) -> Result<Self, CassetteError> {
+        Ok(Self {
+            root: RootDir::open(dir).map_err(|e| CassetteError::io(dir, e))?,
+            path: dir.to_owned(),
+        })
+    }
+
+    /// The bytes of the regular file at `relative` beneath the directory.
+    fn read(&self, relative: &str) -> Result<Vec<u8>, CassetteError> {
+        let path = self.path.join(relative);
+        let (mut file, size) = open_file(&self.root, relative, Resolver::best())
+            .map_err(|refusal| CassetteError::refused(&path, refusal))?;
+        let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+        file.read_to_end(&mut bytes)
+            .map_err(|e| CassetteError::io(&path, e))?;
+        Ok(bytes)
+    }
+
+    fn read_json(&self, relative: &str) -> Result<Value, CassetteError> {
+        serde_json::from_slice(&self.read(relative)?)
+            .map_err(|e| CassetteError::new(&self.path.join(relative), format!("not JSON: {e}")))
+    }
+
+    /// The names of the entries that may be cassettes (directories, and
+    /// symlinks, which are resolved beneath the directory when opened).
+    fn entries(&self) -> Result<Vec<String>, CassetteError> {
+        let mut names = Vec::new();
+        list_dir(&self.root, ".", Resolver::best(), |mut name| {
+            if name.ends_with('/') || name.ends_with('@') {
+                name.pop();
+                names.push(name);
+            }
+        })
+        .map_err(|refusal| CassetteError::refused(&self.path, refusal))?;
+        Ok(names)
+    }
+}
+
+/// Whether a cassette's `request.json` was not found: the entry is not a
+/// cassette (a directory without one, or a symlink to a file).
+fn not_a_cassette(error: &CassetteError) -> bool {
+    error.source.as_ref().is_some_and(|e| {
+        matches!(
+            e.kind(),
+            io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+        )
+    })
 }
 
 impl Cassette {
-    /// Reads the exchange in `dir` (see the [module documentation](self)).
+    /// Reads the exchange in `dir` (see the [module documentation](self)):
+    /// each file opened beneath `dir`, never through a symlink that leads
+    /// out of it, and only when it is a regular file.
     ///
     /// # Errors
-    /// A file missing or malformed.
+    /// A file missing, malformed, outside `dir` or not a regular file.
     pub fn load(dir: &Path) -> Result<Self, CassetteError> {
-        let request = read_json(&dir.join("request.json"))?;
+        let name = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        Self::load_from(&CassetteDir::open(dir)?, ".", name)
+    }
+
+    /// Reads the exchange in `relative` beneath `dir`, named `name`.
+    fn load_from(dir: &CassetteDir, relative: &str, name: String) -> Result<Self, CassetteError> {
+        let file = |leaf: &str| format!("{relative}/{leaf}");
+        let path = |leaf: &str| dir.path.join(file(leaf));
+        let request = dir.read_json(&file("request.json"))?;
         let api = match request
             .get("api")
             .and_then(Value::as_str)
@@ -187,17 +275,16 @@ impl Cassette {
                     .map(|a| format!("\"{}\"", a.pi_api()))
                     .collect();
                 return Err(CassetteError::new(
-                    &dir.join("request.json"),
+                    &path("request.json"),
                     format!("\"api\" must be one of {}", names.join(", ")),
                 ));
             }
         };
-        let context = Context::from_value(request.get("context").cloned().unwrap_or(Value::Null))
-            .map_err(|e| {
-            CassetteError::new(&dir.join("request.json"), format!("context: {e}"))
-        })?;
-        let response_path = dir.join("response.json");
-        let response = read_json(&response_path)?;
+        let context =
+            Context::from_value(request.get("context").cloned().unwrap_or(Value::Null))
+                .map_err(|e| CassetteError::new(&path("request.json"), format!("context: {e}")))?;
+        let response_path = path("response.json");
+        let response = dir.read_json(&file("response.json"))?;
         let status = response
             .get("status")
             .and_then(Value::as_u64)
@@ -213,21 +300,22 @@ impl Cassette {
             .flatten()
             .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
             .collect();
-        let body = read(&dir.join("response.body"))?;
-        let lengths_path = dir.join("response.body.lengths");
-        let lengths = match fs::read_to_string(&lengths_path) {
-            Ok(text) => parse_lengths(&text, body.len()).ok_or_else(|| {
-                CassetteError::new(&lengths_path, "the lengths do not add up to the body")
-            })?,
+        let body = dir.read(&file("response.body"))?;
+        let lengths_path = path("response.body.lengths");
+        let lengths = match dir.read(&file("response.body.lengths")) {
+            Ok(text) => {
+                parse_lengths(&String::from_utf8_lossy(&text), body.len()).ok_or_else(|| {
+                    CassetteError::new(&lengths_path, "the lengths do not add up to the body")
+                })?
+            }
             // Without the sidecar, the body is one piece.
-            Err(e) if e.kind() == io::ErrorKind::NotFound => vec![body.len()],
-            Err(e) => return Err(CassetteError::io(&lengths_path, e)),
+            Err(e) if e.source.as_ref().map(io::Error::kind) == Some(io::ErrorKind::NotFound) => {
+                vec![body.len()]
+            }
+            Err(e) => return Err(e),
         };
         Ok(Self {
-            name: dir
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default(),
+            name,
             api,
             request,
             context,
@@ -238,20 +326,28 @@ impl Cassette {
         })
     }
 
-    /// Reads every exchange in `dir`, in the order of their names.
+    /// Reads every exchange in `dir` (each entry with a `request.json`),
+    /// in the order of their numbers (`9999` before `10000`; names that
+    /// are not numbers last, by their text). Every file is opened beneath `dir`,
+    /// never through a symlink that leads out of it, and only when it is
+    /// a regular file.
     ///
     /// # Errors
     /// The directory cannot be read, or one exchange cannot (see
-    /// [`Cassette::load`]).
+    /// [`Cassette::load`]); the error names the file.
     pub fn load_all(dir: &Path) -> Result<Vec<Self>, CassetteError> {
-        let mut dirs: Vec<PathBuf> = fs::read_dir(dir)
-            .map_err(|e| CassetteError::io(dir, e))?
-            .filter_map(Result::ok)
-            .map(|entry| entry.path())
-            .filter(|path| path.join("request.json").is_file())
-            .collect();
-        dirs.sort();
-        dirs.iter().map(|d| Self::load(d)).collect()
+        let dir = CassetteDir::open(dir)?;
+        let mut names = dir.entries()?;
+        names.sort_by(|a, b| recording_order(a, b));
+        let mut cassettes = Vec::with_capacity(names.len());
+        for name in names {
+            match Self::load_from(&dir, &name, name.clone()) {
+                Ok(cassette) => cassettes.push(cassette),
+                Err(error) if not_a_cassette(&error) && error.path.ends_with("request.json") => {}
+                Err(error) => return Err(error),
+            }
+        }
+        Ok(cassettes)
     }
 
     /// The body in the pieces it arrived in.
@@ -284,33 +380,92 @@ pub(crate) struct Writer {
     lengths: fs::File,
 }
 
+/// The number after the highest all-digit name in `dir` (`0` when there
+/// is none): where a recorder's numbering starts, so a cassette deleted
+/// before the last is never numbered again.
+pub(crate) fn next_number(dir: &RootDir) -> io::Result<usize> {
+    let mut next = 0usize;
+    list_dir(dir, ".", Resolver::best(), |mut name| {
+        if name.ends_with(['/', '@']) {
+            name.pop();
+        }
+        if let Some(number) = cassette_number(&name) {
+            next = next.max(number.saturating_add(1));
+        }
+    })?;
+    Ok(next)
+}
+
+/// The order of cassettes: numbered names by their number (`9999` before
+/// `10000`, which a plain sort puts first), then any other name by its
+/// text.
+fn recording_order(a: &str, b: &str) -> std::cmp::Ordering {
+    fn number(name: &str) -> Option<&str> {
+        (!name.is_empty() && name.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| name.trim_start_matches('0'))
+    }
+    match (number(a), number(b)) {
+        (Some(x), Some(y)) => (x.len(), x, a).cmp(&(y.len(), y, b)),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => a.cmp(b),
+    }
+}
+
+/// The number a cassette's name holds, when it is all ASCII digits.
+fn cassette_number(name: &str) -> Option<usize> {
+    if name.is_empty() || !name.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    name.parse().ok()
+}
+
 impl Writer {
-    /// Creates `dir/name` with the request's files and `response.json`.
+    /// Creates the next cassette in `dir` with the request's files and
+    /// `response.json`, and returns it with its name. The cassette's
+    /// directory takes the first number from `next` that no entry has
+    /// (created exclusively, so two recorders on one directory never
+    /// share one), and every file is created exclusively in it, never
+    /// through a symlink.
     pub(crate) fn begin(
-        dir: &Path,
-        name: &str,
+        dir: &RootDir,
+        next: &AtomicUsize,
         request: &Value,
         request_body: &[u8],
         status: u16,
         headers: Value,
-    ) -> io::Result<Self> {
-        let dir = dir.join(name);
-        fs::create_dir_all(&dir)?;
+    ) -> io::Result<(Self, String)> {
+        use std::io::Write;
+        let (cassette, name) = loop {
+            let name = format!("{:04}", next.fetch_add(1, Ordering::Relaxed));
+            match create_dir(dir, &name) {
+                Ok(cassette) => break (cassette, name),
+                // Taken: by a cassette of another recorder, or anything
+                // else someone put there. The next number is tried; each
+                // entry is passed over at most once.
+                Err(Refusal::Io(e)) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(refusal) => return Err(refusal.into()),
+            }
+        };
         let pretty = |value: &Value| {
             let mut text = serde_json::to_vec_pretty(value).unwrap_or_default();
             text.push(b'\n');
             text
         };
-        fs::write(dir.join("request.json"), pretty(request))?;
-        fs::write(dir.join("request.body"), request_body)?;
-        fs::write(
-            dir.join("response.json"),
-            pretty(&json!({"status": status, "headers": headers})),
+        let write = |file: &str, bytes: &[u8]| -> io::Result<()> {
+            create_file(&cassette, file)?.write_all(bytes)
+        };
+        write("request.json", &pretty(request))?;
+        write("request.body", request_body)?;
+        write(
+            "response.json",
+            &pretty(&json!({"status": status, "headers": headers})),
         )?;
-        Ok(Self {
-            body: fs::File::create(dir.join("response.body"))?,
-            lengths: fs::File::create(dir.join("response.body.lengths"))?,
-        })
+        let writer = Self {
+            body: create_file(&cassette, "response.body")?,
+            lengths: create_file(&cassette, "response.body.lengths")?,
+        };
+        Ok((writer, name))
     }
 
     /// Appends one piece of the body.
@@ -321,10 +476,35 @@ impl Writer {
     }
 }
 
+/// A cassette's body in the pieces it arrived in, held once and shared by
+/// every request that plays it (cloning it clones two handles).
+#[derive(Debug, Clone)]
+pub(crate) struct Recorded {
+    body: Bytes,
+    /// Moved, not copied, from the cassette (a copy would double what a
+    /// body in 1-byte pieces costs while the server starts).
+    lengths: Arc<Vec<usize>>,
+}
+
+impl Recorded {
+    /// The number of pieces.
+    pub(crate) fn len(&self) -> usize {
+        self.lengths.len()
+    }
+
+    /// Piece `k` (of [`len`](Self::len)), which starts at byte `at` of
+    /// the body: a view of the body, not a copy.
+    pub(crate) fn piece(&self, k: usize, at: usize) -> Bytes {
+        self.body.slice(at..at + self.lengths[k])
+    }
+}
+
 /// The cassettes a replaying server answers from.
 pub(crate) struct Player {
     dir: String,
+    /// The cassettes, their bodies and lengths moved to `answers`.
     cassettes: Vec<Cassette>,
+    answers: Vec<Recorded>,
     /// The contexts as JSON, compared with the requests'.
     contexts: Vec<Value>,
     mode: Match,
@@ -332,7 +512,14 @@ pub(crate) struct Player {
 }
 
 impl Player {
-    pub(crate) fn new(dir: &Path, cassettes: Vec<Cassette>, mode: Match) -> Self {
+    pub(crate) fn new(dir: &Path, mut cassettes: Vec<Cassette>, mode: Match) -> Self {
+        let answers = cassettes
+            .iter_mut()
+            .map(|c| Recorded {
+                body: Bytes::from(std::mem::take(&mut c.body)),
+                lengths: Arc::new(std::mem::take(&mut c.lengths)),
+            })
+            .collect();
         let contexts = cassettes
             .iter()
             .map(|c| serde_json::to_value(&c.context).unwrap_or(Value::Null))
@@ -341,6 +528,7 @@ impl Player {
         Self {
             dir: dir.display().to_string(),
             cassettes,
+            answers,
             contexts,
             mode,
             used: Mutex::new((used, 0)),
@@ -354,7 +542,7 @@ impl Player {
         api: Api,
         stream: bool,
         context: &Context,
-    ) -> Result<&Cassette, ApiError> {
+    ) -> Result<(&Cassette, &Recorded), ApiError> {
         let wanted = serde_json::to_value(context).unwrap_or(Value::Null);
         let mut used = self.used.lock().unwrap_or_else(|e| e.into_inner());
         let (used, next) = &mut *used;
@@ -384,7 +572,7 @@ impl Player {
         if let Some(k) = found {
             used[k] = true;
             *next += 1;
-            return Ok(&self.cassettes[k]);
+            return Ok((&self.cassettes[k], &self.answers[k]));
         }
         Err(ApiError::new(500, self.mismatch(api, &wanted, *next)))
     }
@@ -550,12 +738,28 @@ mod tests {
             "api-key",
             "X-Goog-Api-Key",
             "x-auth-token",
+            "x-password",
+            "x-signature",
+            "x-auth",
+            "apikey",
+            "x-amz-security-token",
+            "x-client-credential",
         ] {
             assert!(is_secret_header(name), "{name}");
         }
         assert!(!is_secret_header("content-type"));
         let headers = headers_json([("authorization", &b"Bearer sk-1"[..]), ("accept", b"*/*")]);
         assert_eq!(headers, json!({"authorization": REDACTED, "accept": "*/*"}));
+    }
+
+    #[test]
+    fn cassettes_are_in_the_order_of_their_numbers() {
+        let mut names = ["10000", "x", "1001", "9999", "0002", "002", "10", "a"];
+        names.sort_by(|a, b| recording_order(a, b));
+        assert_eq!(
+            names,
+            ["0002", "002", "10", "1001", "9999", "10000", "a", "x"]
+        );
     }
 
     #[test]

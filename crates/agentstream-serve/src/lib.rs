@@ -42,6 +42,7 @@
 //! | unknown route | 404 |
 //! | wrong method on a route | 405 (with `Allow`) |
 //! | body larger than [`MAX_REQUEST_BYTES`] (or the configured limit) | 413 |
+//! | the bodies being received, across all connections, past [`MAX_BUFFERED_REQUEST_BYTES`] (or the configured limit) | 503 |
 //! | body not received within [`BODY_TIMEOUT`] (or the configured one) | 408 |
 //! | proxy: the upstream cannot be reached | 502 |
 //! | replay: no cassette matches (the message names the closest and the first difference) | 500 |
@@ -81,8 +82,8 @@ pub mod openai;
 pub mod responses;
 
 pub use calls::{
-    BODY_TIMEOUT, EXHAUSTED_CODE, EXHAUSTED_STATUS, HEADER_TIMEOUT, MAX_CONNECTIONS,
-    MAX_REQUEST_BYTES,
+    BODY_TIMEOUT, EXHAUSTED_CODE, EXHAUSTED_STATUS, HEADER_TIMEOUT, MAX_BUFFERED_REQUEST_BYTES,
+    MAX_CONNECTIONS, MAX_REQUEST_BYTES, UPSTREAM_TIMEOUT,
 };
 pub use error::{Api, ApiError, BindError};
 pub use log::{RecordedRequest, MAX_KEPT_BYTES, MAX_KEPT_REQUESTS};

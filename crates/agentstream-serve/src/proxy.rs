@@ -1,10 +1,12 @@
 //! The recording proxy: each request goes on to the upstream endpoint,
 //! its answer streams back to the client as it arrives, unchanged, and the
-//! exchange is saved as a cassette (see [`crate::cassette`]).
+//! exchange is saved as a cassette (see [`crate::cassette`]). A redirect
+//! is never followed: it is the answer, passed on and recorded as it is.
 
 use std::io;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::AtomicUsize;
+use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, StreamBody};
@@ -15,7 +17,9 @@ use hyper::{Response, StatusCode};
 use serde_json::json;
 use tokio::sync::mpsc;
 
-use crate::cassette::{headers_json, is_secret_header, Writer};
+use agentstream_beneath::RootDir;
+
+use crate::cassette::{headers_json, is_secret_header, next_number, Writer};
 use crate::error::{Api, ApiError};
 use crate::options::options_json;
 use crate::request::DecodedRequest;
@@ -38,7 +42,10 @@ const HOP_BY_HOP: [&str; 11] = [
     "accept-encoding",
 ];
 
-fn forwarded(name: &HeaderName) -> bool {
+/// Whether a header belongs to the exchange (not [`HOP_BY_HOP`]): the
+/// proxy forwards and records only these, and replay sends only these of
+/// a cassette's (a hand-edited one may list any).
+pub(crate) fn forwarded(name: &HeaderName) -> bool {
     !HOP_BY_HOP.contains(&name.as_str())
 }
 
@@ -54,20 +61,62 @@ fn header_object(headers: &hyper::HeaderMap) -> serde_json::Value {
 
 /// A request's query as a cassette records it: `None` without one, each
 /// secret parameter's value (`key`, as the Gemini API takes its API key,
-/// or any name the header rules call secret) replaced by
-/// [`REDACTED`](crate::cassette::REDACTED).
+/// or any name the header rules call secret, once percent-decoded; pairs
+/// split at `&` or `;`) replaced by [`REDACTED`](crate::cassette::REDACTED).
 fn redacted_query(query: Option<&str>) -> Option<String> {
     let query = query.filter(|q| !q.is_empty())?;
-    let pairs: Vec<String> = query
-        .split('&')
-        .map(|pair| match pair.split_once('=') {
-            Some((name, _)) if name == "key" || is_secret_header(name) => {
-                format!("{name}={}", crate::cassette::REDACTED)
+    let mut out = String::with_capacity(query.len());
+    let mut rest = query;
+    loop {
+        let end = rest.find(['&', ';']).unwrap_or(rest.len());
+        let pair = &rest[..end];
+        match pair.split_once('=') {
+            Some((name, _)) if is_secret_header(&percent_decoded(name)) => {
+                out.push_str(name);
+                out.push('=');
+                out.push_str(crate::cassette::REDACTED);
             }
-            _ => pair.to_owned(),
-        })
-        .collect();
-    Some(pairs.join("&"))
+            _ => out.push_str(pair),
+        }
+        // The separator, kept as it was.
+        match rest[end..].chars().next() {
+            Some(separator) => {
+                out.push(separator);
+                rest = &rest[end + 1..];
+            }
+            None => break,
+        }
+    }
+    Some(out)
+}
+
+/// A query parameter's name percent-decoded (`%6Bey` is `key`; `+` is a
+/// space) and in lower case, for the secret rules.
+fn percent_decoded(name: &str) -> String {
+    let bytes = name.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut at = 0;
+    while at < bytes.len() {
+        let hex = bytes
+            .get(at + 1..at + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[at], hex) {
+            (b'%', Some(byte)) => {
+                out.push(byte);
+                at += 3;
+            }
+            (b'+', _) => {
+                out.push(b' ');
+                at += 1;
+            }
+            (byte, _) => {
+                out.push(byte);
+                at += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).to_ascii_lowercase()
 }
 
 /// Says on stderr that a cassette could not be saved (the exchange itself
@@ -93,20 +142,32 @@ pub(crate) struct Proxy {
     /// The upstream's origin and path prefix, without a trailing `/v1`.
     base: String,
     dir: PathBuf,
+    /// `dir`'s handle: cassettes are created beneath it.
+    root: RootDir,
+    /// The number the next cassette tries first.
     next: AtomicUsize,
+    /// How long to wait to connect and for each read.
+    timeout: Duration,
 }
 
 impl Proxy {
     /// A proxy to `upstream` (with or without its `/v1`) recording into
-    /// `dir` (created; new exchanges are numbered after those already
-    /// there).
-    pub(crate) fn new(upstream: &str, dir: PathBuf) -> io::Result<Self> {
+    /// `dir` (created; new exchanges are numbered after the highest
+    /// number there, and skip any number taken meanwhile), waiting at
+    /// most `timeout` to connect and for each read of an answer.
+    pub(crate) fn new(upstream: &str, dir: PathBuf, timeout: Duration) -> io::Result<Self> {
         std::fs::create_dir_all(&dir)?;
-        let existing = std::fs::read_dir(&dir)?
-            .filter_map(Result::ok)
-            .filter(|e| e.path().join("request.json").is_file())
-            .count();
+        let root = RootDir::open(&dir)?;
+        let next = next_number(&root)?;
+        // A redirect is the upstream's answer, passed to the client and
+        // recorded as it is: followed, it would carry the client's keys to
+        // an origin they were not meant for (and record that origin's
+        // answer). No `Referer` either: its URL can hold Gemini's `?key=`.
         let client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .referer(false)
+            .connect_timeout(timeout)
+            .read_timeout(timeout)
             .build()
             .map_err(io::Error::other)?;
         let base = upstream.trim_end_matches('/');
@@ -114,7 +175,9 @@ impl Proxy {
             client,
             base: base.strip_suffix("/v1").unwrap_or(base).to_owned(),
             dir,
-            next: AtomicUsize::new(existing),
+            root,
+            next: AtomicUsize::new(next),
+            timeout,
         })
     }
 
@@ -142,6 +205,13 @@ impl Proxy {
             .await;
         let mut upstream = match sent {
             Ok(response) => response,
+            Err(error) if error.is_timeout() => {
+                let message = format!(
+                    "agentstream proxy: {url} did not answer within {} ms",
+                    self.timeout.as_millis()
+                );
+                return error_response(api, &ApiError::new(504, message));
+            }
             Err(error) => {
                 let message = format!("agentstream proxy: cannot reach {url}: {error}");
                 return error_response(api, &ApiError::new(502, message));
@@ -150,7 +220,6 @@ impl Proxy {
         let status = upstream.status();
         let response_headers = only_forwarded(upstream.headers());
         let recorded = decoded.map(|decoded| {
-            let name = format!("{:04}", self.next.fetch_add(1, Ordering::Relaxed));
             let request = json!({
                 "api": api.pi_api(),
                 "method": parts.method.as_str(),
@@ -162,23 +231,21 @@ impl Proxy {
                 "context": decoded.context,
                 "options": options_json(&decoded.options),
             });
-            let path = self.dir.join(&name);
             Writer::begin(
-                &self.dir,
-                &name,
+                &self.root,
+                &self.next,
                 &request,
                 &body,
                 status.as_u16(),
                 header_object(&response_headers),
             )
-            .map_err(|e| cannot_save(&path, &e))
+            .map_err(|e| cannot_save(&self.dir, &e))
             .ok()
-            .map(|writer| (writer, path))
+            .map(|(writer, name)| (writer, self.dir.join(name)))
         });
         let (tx, rx) = mpsc::channel::<Result<Frame<Bytes>, io::Error>>(64);
         tokio::spawn(async move {
             let mut recorded = recorded.flatten();
-            let mut client_gone = false;
             loop {
                 match upstream.chunk().await {
                     Ok(Some(piece)) => {
@@ -188,10 +255,12 @@ impl Proxy {
                                 recorded = None;
                             }
                         }
-                        // The client going away does not stop the
-                        // recording: the upstream's answer is saved whole.
-                        if !client_gone {
-                            client_gone = tx.send(Ok(Frame::data(piece))).await.is_err();
+                        // The client went away: the upstream's answer is
+                        // dropped (its connection closed) and the cassette
+                        // keeps what the client was sent. Read on, an
+                        // endless body would fill the disk.
+                        if tx.send(Ok(Frame::data(piece))).await.is_err() {
+                            break;
                         }
                     }
                     Ok(None) => break,
@@ -233,5 +302,17 @@ mod tests {
         );
         assert_eq!(redacted_query(None), None);
         assert_eq!(redacted_query(Some("")), None);
+    }
+
+    #[test]
+    fn query_secrets_hidden_by_encoding_or_separators_are_redacted() {
+        assert_eq!(
+            redacted_query(Some("alt=sse;key=s1&%6Bey=s2&API%5FKEY=s3&x=1")).as_deref(),
+            Some("alt=sse;key=[redacted]&%6Bey=[redacted]&API%5FKEY=[redacted]&x=1")
+        );
+        assert_eq!(
+            redacted_query(Some("x-password=p&sig=1&x-signature=s&apikey=k")).as_deref(),
+            Some("x-password=[redacted]&sig=1&x-signature=[redacted]&apikey=[redacted]")
+        );
     }
 }

@@ -4,6 +4,7 @@ use std::any::Any;
 use std::fs::OpenOptions;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -14,7 +15,8 @@ use tokio::task::JoinHandle;
 
 use crate::accept;
 use crate::calls::{
-    Calls, Shared, Source, BODY_TIMEOUT, HEADER_TIMEOUT, MAX_CONNECTIONS, MAX_REQUEST_BYTES,
+    Calls, Shared, Source, BODY_TIMEOUT, HEADER_TIMEOUT, MAX_BUFFERED_REQUEST_BYTES,
+    MAX_CONNECTIONS, MAX_REQUEST_BYTES, UPSTREAM_TIMEOUT,
 };
 use crate::cassette::{Cassette, CassetteError, Match, Player};
 use crate::error::BindError;
@@ -32,6 +34,7 @@ pub struct ServerBuilder {
     pings: bool,
     model_name: String,
     max_request_bytes: usize,
+    max_buffered_request_bytes: usize,
     requests_file: Option<PathBuf>,
     limits: Limits,
     source: SourceConfig,
@@ -57,6 +60,7 @@ enum SourceConfig {
 struct Limits {
     header_timeout: Duration,
     body_timeout: Duration,
+    upstream_timeout: Duration,
     max_connections: usize,
     kept_requests: usize,
     kept_bytes: usize,
@@ -71,6 +75,10 @@ impl std::fmt::Debug for ServerBuilder {
             .field("pings", &self.pings)
             .field("model_name", &self.model_name)
             .field("max_request_bytes", &self.max_request_bytes)
+            .field(
+                "max_buffered_request_bytes",
+                &self.max_buffered_request_bytes,
+            )
             .field("requests_file", &self.requests_file)
             .field("limits", &self.limits)
             .field("source", &self.source)
@@ -125,6 +133,17 @@ impl ServerBuilder {
         self
     }
 
+    /// The most bytes of request bodies still arriving held across all
+    /// connections at once (default [`MAX_BUFFERED_REQUEST_BYTES`]): a
+    /// request whose body would go past it gets HTTP 503 and its
+    /// connection is closed, so many clients each sending part of a large
+    /// body cannot hold more than this.
+    #[must_use]
+    pub fn max_buffered_request_bytes(mut self, bytes: usize) -> Self {
+        self.max_buffered_request_bytes = bytes;
+        self
+    }
+
     /// Appends every recorded request to `path` as a JSON line
     /// ([`RecordedRequest::to_json`]), as it arrives: the file keeps every
     /// request, the memory log only the newest (see
@@ -167,6 +186,17 @@ impl ServerBuilder {
         self
     }
 
+    /// How long the recording proxy ([`Server::proxy`]) waits for the
+    /// upstream (default [`UPSTREAM_TIMEOUT`]): to connect, and for each
+    /// read of its answer. An upstream that does not answer in time gets
+    /// the client HTTP 504; one that stalls in the middle of its body ends
+    /// the body there.
+    #[must_use]
+    pub fn upstream_timeout(mut self, timeout: Duration) -> Self {
+        self.limits.upstream_timeout = timeout;
+        self
+    }
+
     /// The most connections open at once (default [`MAX_CONNECTIONS`], at
     /// least 1): past it, the oldest connection not being answered (idle,
     /// or still sending its headers) is closed to make room for the new
@@ -205,7 +235,7 @@ impl ServerBuilder {
         let source = match self.source {
             SourceConfig::Model => Source::Model,
             SourceConfig::Upstream { url, dir } => Source::Upstream(
-                Proxy::new(&url, dir.clone())
+                Proxy::new(&url, dir.clone(), self.limits.upstream_timeout)
                     .map_err(|e| BindError::new(dir.display().to_string(), e))?,
             ),
             SourceConfig::Replay {
@@ -228,6 +258,8 @@ impl ServerBuilder {
             pings: self.pings,
             model_name: self.model_name,
             max_request_bytes: self.max_request_bytes,
+            buffered: AtomicUsize::new(0),
+            max_buffered: self.max_buffered_request_bytes,
             body_timeout: limits.body_timeout,
             lines_at_once: file.is_some(),
             source,
@@ -304,10 +336,12 @@ impl Server {
             pings: false,
             model_name: "scripted".into(),
             max_request_bytes: MAX_REQUEST_BYTES,
+            max_buffered_request_bytes: MAX_BUFFERED_REQUEST_BYTES,
             requests_file: None,
             limits: Limits {
                 header_timeout: HEADER_TIMEOUT,
                 body_timeout: BODY_TIMEOUT,
+                upstream_timeout: UPSTREAM_TIMEOUT,
                 max_connections: MAX_CONNECTIONS,
                 kept_requests: MAX_KEPT_REQUESTS,
                 kept_bytes: MAX_KEPT_BYTES,

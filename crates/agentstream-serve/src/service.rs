@@ -4,6 +4,7 @@
 
 use std::convert::Infallible;
 use std::io;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -13,13 +14,14 @@ use agentstream::model::{
 };
 use bytes::{Bytes, BytesMut};
 use futures_util::{FutureExt, StreamExt};
-use http_body_util::{BodyExt, LengthLimitError, Limited, StreamBody};
+use http_body_util::{BodyExt, StreamBody};
 use hyper::body::{Frame, Incoming};
 use hyper::header::{HeaderValue, ALLOW, CACHE_CONTROL, CONNECTION, CONTENT_LENGTH, CONTENT_TYPE};
 use hyper::{Method, Request, Response, StatusCode};
 use serde_json::{json, Value};
 
 use crate::calls::{Answer, Call, Shared, Source, EXHAUSTED_CODE, EXHAUSTED_STATUS};
+use crate::cassette::Recorded;
 use crate::error::{Api, ApiError};
 use crate::frames::{next_event, Encoder, Events, Pump, EVENTS_CAPACITY};
 use crate::log::Kept;
@@ -276,16 +278,23 @@ async fn read_body(
     if declared.is_some_and(|n| n > shared.max_request_bytes as u64) {
         return Err(too_large());
     }
-    let mut reading = std::pin::pin!(Limited::new(body, shared.max_request_bytes).collect());
+    let mut reading = std::pin::pin!(collect_within(shared, body));
     // A body that came with its headers needs no timer.
     let read = match (&mut reading).now_or_never() {
         Some(read) => Ok(read),
         None => tokio::time::timeout(shared.body_timeout, reading).await,
     };
     match read {
-        Ok(Ok(body)) => Ok(body.to_bytes()),
-        Ok(Err(error)) if error.downcast_ref::<LengthLimitError>().is_some() => Err(too_large()),
-        Ok(Err(error)) => {
+        Ok(Ok(body)) => Ok(body),
+        Ok(Err(Unread::TooLarge)) => Err(too_large()),
+        Ok(Err(Unread::Busy)) => {
+            let message = format!(
+                "this server already holds {} bytes of request bodies still arriving; try again later",
+                shared.max_buffered
+            );
+            Err(closing(api, &ApiError::new(503, message)))
+        }
+        Ok(Err(Unread::Failed(error))) => {
             let message = format!("cannot read the request body: {error}");
             Err(closing(api, &ApiError::new(400, message)))
         }
@@ -297,6 +306,77 @@ async fn read_body(
             Err(closing(api, &ApiError::new(408, message)))
         }
     }
+}
+
+/// Why a request body was not read.
+enum Unread {
+    /// Past the request limit.
+    TooLarge,
+    /// Past the bound on bodies being received across all connections.
+    Busy,
+    /// The connection's error.
+    Failed(hyper::Error),
+}
+
+/// Bytes of [`Shared::buffered`] held by one body being read, given back
+/// when it is dropped (read, refused, or its connection gone).
+struct Reservation<'a> {
+    buffered: &'a AtomicUsize,
+    bytes: usize,
+}
+
+impl Reservation<'_> {
+    /// Takes `more` bytes, unless the total would pass `max`.
+    fn take(&mut self, more: usize, max: usize) -> bool {
+        let taken = self
+            .buffered
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |held| {
+                held.checked_add(more).filter(|&total| total <= max)
+            });
+        if taken.is_ok() {
+            self.bytes += more;
+        }
+        taken.is_ok()
+    }
+}
+
+impl Drop for Reservation<'_> {
+    fn drop(&mut self) {
+        self.buffered.fetch_sub(self.bytes, Ordering::AcqRel);
+    }
+}
+
+/// Reads `body` whole, within the request limit and the shared bound on
+/// bodies being received (each frame is counted as it arrives).
+async fn collect_within(shared: &Shared, mut body: Incoming) -> Result<Bytes, Unread> {
+    let mut reservation = Reservation {
+        buffered: &shared.buffered,
+        bytes: 0,
+    };
+    let mut pieces: Vec<Bytes> = Vec::new();
+    while let Some(frame) = body.frame().await {
+        let Ok(data) = frame.map_err(Unread::Failed)?.into_data() else {
+            continue;
+        };
+        if reservation.bytes + data.len() > shared.max_request_bytes {
+            return Err(Unread::TooLarge);
+        }
+        if !reservation.take(data.len(), shared.max_buffered) {
+            return Err(Unread::Busy);
+        }
+        pieces.push(data);
+    }
+    Ok(match pieces.len() {
+        0 => Bytes::new(),
+        1 => pieces.swap_remove(0),
+        _ => {
+            let mut whole = BytesMut::with_capacity(reservation.bytes);
+            for piece in &pieces {
+                whole.extend_from_slice(piece);
+            }
+            whole.freeze()
+        }
+    })
 }
 
 /// A decoded call: what the response needs of the request, and the call.
@@ -371,7 +451,7 @@ async fn call(shared: &Arc<Shared>, target: Target, request: Request<Incoming>) 
                 return error_response(api, &error);
             }
             return match player.pick(api, decoded.stream, &decoded.context) {
-                Ok(cassette) => replayed(cassette),
+                Ok((cassette, answer)) => replayed(cassette, answer.clone()),
                 Err(error) => error_response(api, &error),
             };
         }
@@ -489,21 +569,22 @@ fn event_stream(body: Body) -> Response<Body> {
 }
 
 /// A cassette's answer: its status and headers, and its body in the
-/// pieces it arrived in, each written on its own.
-fn replayed(cassette: &crate::cassette::Cassette) -> Response<Body> {
-    let pieces: Vec<Bytes> = cassette.pieces().map(Bytes::copy_from_slice).collect();
-    let frames = futures_util::stream::unfold(
-        (pieces.into_iter(), false),
-        |(mut pieces, yielded)| async move {
+/// pieces it arrived in, each written on its own as a view of the one
+/// copy of the body (a request holds no copy, whatever the pieces).
+fn replayed(cassette: &crate::cassette::Cassette, answer: Recorded) -> Response<Body> {
+    let frames =
+        futures_util::stream::unfold((answer, 0usize, 0usize), |(answer, k, at)| async move {
+            if k == answer.len() {
+                return None;
+            }
             // A pause between pieces lets the connection write each one out.
-            if yielded {
+            if k > 0 {
                 tokio::task::yield_now().await;
             }
-            pieces
-                .next()
-                .map(|piece| (Ok(Frame::data(piece)), (pieces, true)))
-        },
-    );
+            let piece = answer.piece(k, at);
+            let next = at + piece.len();
+            Some((Ok(Frame::data(piece)), (answer, k + 1, next)))
+        });
     let mut response = Response::new(StreamBody::new(frames).boxed_unsync());
     *response.status_mut() =
         StatusCode::from_u16(cassette.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
@@ -512,7 +593,10 @@ fn replayed(cassette: &crate::cassette::Cassette) -> Response<Body> {
             hyper::header::HeaderName::from_bytes(name.as_bytes()),
             HeaderValue::from_str(value),
         ) {
-            response.headers_mut().append(name, value);
+            // The body's framing and the connection are this server's.
+            if crate::proxy::forwarded(&name) {
+                response.headers_mut().append(name, value);
+            }
         }
     }
     response

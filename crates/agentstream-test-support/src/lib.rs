@@ -56,6 +56,7 @@ std::thread_local! {
     static THREAD_ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
     static THREAD_LIVE_BYTES: Cell<isize> = const { Cell::new(0) };
     static THREAD_PEAK_BYTES: Cell<isize> = const { Cell::new(0) };
+    static THREAD_ALLOCATED_BYTES: Cell<usize> = const { Cell::new(0) };
 }
 
 /// Books one allocator call: `allocations` new blocks (0 or 1) and a change
@@ -75,6 +76,10 @@ fn record(allocations: usize, bytes: isize) {
                 n.get()
             });
             THREAD_PEAK_BYTES.with(|peak| peak.set(peak.get().max(live)));
+            if bytes > 0 {
+                THREAD_ALLOCATED_BYTES
+                    .with(|n| n.set(n.get().saturating_add(bytes.unsigned_abs())));
+            }
         }
     });
 }
@@ -166,6 +171,18 @@ pub fn peak_bytes<T>(f: impl FnOnce() -> T) -> (isize, T) {
     let output = f();
     MEASURING.with(|m| m.set(false));
     (THREAD_PEAK_BYTES.with(Cell::get), output)
+}
+
+/// Runs `f` and returns the bytes it allocated on this thread in all
+/// (every allocation's size and every reallocation's growth, freed or
+/// not), with its output: the work of copying, where [`peak_bytes`] is
+/// what is held at once.
+pub fn allocated_bytes<T>(f: impl FnOnce() -> T) -> (usize, T) {
+    THREAD_ALLOCATED_BYTES.with(|n| n.set(0));
+    MEASURING.with(|m| m.set(true));
+    let output = f();
+    MEASURING.with(|m| m.set(false));
+    (THREAD_ALLOCATED_BYTES.with(Cell::get), output)
 }
 
 /// Allocations and reallocations made by every thread so far.

@@ -36,6 +36,7 @@ pub mod base_url_scenarios;
 pub mod error_scenarios;
 pub mod fixtures;
 pub mod google_scenarios;
+pub mod redirect_scenarios;
 pub mod replay_scenarios;
 pub mod request_scenarios;
 pub mod responses_scenarios;
@@ -539,6 +540,12 @@ macro_rules! for_each_http_scenario {
                 retry transport_failures_and_seeded_jitter, with_retry adapter_with_retry,
             ],
             replay_scenarios [tap tapped_bodies_replay_as_received],
+            redirect_scenarios [
+                openai openai_keys_stay_on_their_origin,
+                anthropic anthropic_keys_stay_on_their_origin,
+                responses responses_keys_stay_on_their_origin,
+                google google_keys_stay_on_their_origin,
+            ],
             responses_scenarios [
                 responses recorded_streams, responses reasoning_round_trip,
                 responses error_causes, responses_retry retries_429_and_503,

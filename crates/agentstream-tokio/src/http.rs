@@ -92,9 +92,12 @@ pub type GoogleModel = EndpointModel<GoogleConfig>;
 pub type EndpointModel<E> = agentstream_wire::model::EndpointModel<E, Reqwest>;
 
 /// The tokio [`Host`]: a [`reqwest::Client`], with [`Tokio`](crate::Tokio)
-/// as its timer and clock. [`Host::for_endpoint`] builds a client with the endpoint's
-/// connect timeout; [`From<reqwest::Client>`] takes one of your own
-/// (proxies, extra roots), whose connect timeout is then its own.
+/// as its timer and clock. [`Host::for_endpoint`] builds a client with the
+/// endpoint's connect timeout that follows a redirect only to the origin
+/// the request was sent to (a redirect elsewhere is the call's answer: an
+/// HTTP error, so no key reaches another origin) and sends no `Referer`;
+/// [`From<reqwest::Client>`] takes one of your own (proxies, extra roots),
+/// whose connect timeout and redirect policy are then its own.
 #[derive(Debug, Clone)]
 pub struct Reqwest {
     client: reqwest::Client,
@@ -110,7 +113,9 @@ impl Host for Reqwest {
     type Body = Body;
 
     fn for_endpoint(connect_timeout: Option<Duration>) -> Result<Self, ClientError> {
-        let mut builder = reqwest::Client::builder();
+        let mut builder = reqwest::Client::builder()
+            .redirect(same_origin_redirects())
+            .referer(false);
         if let Some(timeout) = connect_timeout {
             builder = builder.connect_timeout(timeout);
         }
@@ -155,6 +160,33 @@ impl Host for Reqwest {
     fn timer(&self) -> &crate::Tokio {
         &crate::Tokio
     }
+}
+
+/// The most redirects [`same_origin_redirects`] follows for one request.
+const MAX_REDIRECTS: usize = 10;
+
+/// The redirect policy of the clients [`Host::for_endpoint`] builds: a
+/// redirect is followed only when its target has the origin (scheme, host
+/// and port) the request was first sent to, at most [`MAX_REDIRECTS`]
+/// times. A redirect to any other origin is not followed: its 3xx is the
+/// answer (an HTTP error for the call), so the API key, whether in a
+/// header (`x-api-key`, `x-goog-api-key`, `api-key`, a custom one) or in
+/// the query (`?key=`), never reaches an origin it was not configured for.
+fn same_origin_redirects() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        let hops = attempt.previous().len();
+        let same = attempt
+            .previous()
+            .first()
+            .is_some_and(|first| first.origin() == attempt.url().origin());
+        if !same {
+            attempt.stop()
+        } else if hops > MAX_REDIRECTS {
+            attempt.error(format!("more than {MAX_REDIRECTS} redirects"))
+        } else {
+            attempt.follow()
+        }
+    })
 }
 
 /// A reqwest response body, read chunk by chunk.

@@ -84,3 +84,38 @@ impl Model for SpawnAll {
         spawn(self.0.stream(context, options))
     }
 }
+
+/// A redirect on the origin the request was sent to is followed, with the
+/// key and without a `Referer` (one to another origin is not: see the
+/// shared `redirect_scenarios`).
+#[test]
+fn same_origin_redirects_are_followed() {
+    use agentstream_testserver::{answer_payloads, sse_body, MockServer, Reply};
+    run(async {
+        let body = sse_body(&answer_payloads(&[], &["moved"]));
+        let server = MockServer::start(move |request| {
+            if request.path.starts_with("/moved") {
+                Reply::sse(vec![body.clone()])
+            } else {
+                Reply::json(
+                    307,
+                    &[("location", "/moved/chat/completions")],
+                    &serde_json::json!({}),
+                )
+            }
+        })
+        .expect("server");
+        let model = model(OpenAiConfig::new(server.base_url(), "m").with_api_key("sk-same"));
+        let context = Context::from_messages([user("Hi").into()]);
+        let message = model
+            .stream(&context, StreamOptions::default())
+            .result()
+            .await;
+        assert_eq!(message.text(), "moved", "{:?}", message.error_message);
+        let requests = server.requests();
+        assert_eq!(requests.len(), 2);
+        assert_eq!(requests[1].path, "/moved/chat/completions");
+        assert_eq!(requests[1].header("authorization"), Some("Bearer sk-same"));
+        assert!(requests[1].header("referer").is_none(), "{:?}", requests[1]);
+    });
+}

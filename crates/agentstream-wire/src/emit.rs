@@ -1,12 +1,16 @@
 //! [`Emitter`]: the event-protocol side a projector shares with every
 //! other: the partial snapshots, one open block at a time, the limits on
 //! blocks, calls and argument bytes, lone surrogate halves joined across
-//! deltas, and the terminal `done` or `error` with the usage and its cost.
+//! deltas (and U+FFFD for every other one: in tool-call ids, names,
+//! arguments, signatures and header fields, as
+//! [`surrogates`](crate::surrogates) describes), and the terminal `done` or
+//! `error` with the usage and its cost.
 //!
 //! A provider's projector reads its wire format and drives an `Emitter`;
 //! every sequence an `Emitter` produces passes
 //! [`validate_events`](agentstream::model::validate_events).
 
+use alloc::borrow::Cow;
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::sync::Arc;
@@ -19,11 +23,13 @@ use serde_json::{Map, Value};
 
 use agentstream::model::{DoneReason, ErrorReason, ModelEvent, PartialBuilder, ABORTED_MESSAGE};
 
-use crate::json::{clip, is_json_blank, parse_arguments};
+use crate::json::{clip, is_json_blank, parse_arguments, saturate_numbers};
 use crate::lenient::completion;
 use crate::limits::{Limit, LimitExceeded, Limits};
 use crate::pricing::Pricing;
-use crate::surrogates::SurrogateJoiner;
+use crate::surrogates::{
+    replace_lone_surrogates, replace_markers, unmarked, EscapeJoiner, SurrogateJoiner,
+};
 
 /// How many characters of offending argument text an error message quotes.
 const QUOTE: usize = 200;
@@ -47,6 +53,9 @@ struct Open {
     id: String,
     name: String,
     args: String,
+    /// The argument text's lone surrogate escapes (see
+    /// [`EscapeJoiner`]).
+    escapes: EscapeJoiner,
 }
 
 /// See the [module documentation](self).
@@ -90,8 +99,12 @@ impl Emitter {
     }
 
     /// Sets header field `key` of the message: in the header before
-    /// `start`, on the terminal message after it.
-    pub(crate) fn set_extra(&mut self, key: &str, value: Value) {
+    /// `start`, on the terminal message after it. A string's lone
+    /// surrogates become U+FFFD.
+    pub(crate) fn set_extra(&mut self, key: &str, mut value: Value) {
+        if let Value::String(text) = &mut value {
+            *text = unmarked(core::mem::take(text), self.marked);
+        }
         if self.started {
             self.late_extra.insert(key.into(), value);
         } else {
@@ -194,6 +207,7 @@ impl Emitter {
             id: String::new(),
             name: String::new(),
             args: String::new(),
+            escapes: EscapeJoiner::default(),
         });
         let partial = self.builder.snapshot();
         out.push(if kind == Kind::Thinking {
@@ -210,7 +224,8 @@ impl Emitter {
         Ok(())
     }
 
-    /// Closes the open block and opens a tool call.
+    /// Closes the open block and opens a tool call. Lone surrogates in the
+    /// id, name and signature become U+FFFD.
     pub(crate) fn open_tool(
         &mut self,
         id: String,
@@ -218,6 +233,9 @@ impl Emitter {
         thought_signature: Option<String>,
         out: &mut Vec<ModelEvent>,
     ) -> Result<(), String> {
+        let id = self.unmarked(id);
+        let name = self.unmarked(name);
+        let thought_signature = thought_signature.map(|s| self.unmarked(s));
         self.start(out);
         self.close(out)?;
         self.count_block(true)?;
@@ -233,6 +251,7 @@ impl Emitter {
             id,
             name,
             args: String::new(),
+            escapes: EscapeJoiner::default(),
         });
         out.push(ModelEvent::ToolCallStart {
             content_index: index,
@@ -242,28 +261,39 @@ impl Emitter {
     }
 
     /// Sets the signature of the open block (a text's `textSignature`, a
-    /// thinking's `thinkingSignature`, a call's `thoughtSignature`).
+    /// thinking's `thinkingSignature`, a call's `thoughtSignature`); lone
+    /// surrogates become U+FFFD.
     pub(crate) fn set_signature(&mut self, signature: String) {
+        let signature = self.unmarked(signature);
         if let Some(open) = &mut self.open {
             open.signature = Some(signature);
         }
     }
 
-    /// Appends `text` to the open block (a tool call's argument text, or
-    /// text with its marked surrogate halves joined).
+    /// `text` with the markers of the payload being projected replaced by
+    /// U+FFFD: the rule for strings that are not joined across deltas.
+    pub(crate) fn unmarked(&self, text: String) -> String {
+        unmarked(text, self.marked)
+    }
+
+    /// Appends `text` to the open block (a tool call's argument text, its
+    /// lone surrogates, marked or escaped, replaced by U+FFFD; or text with
+    /// its marked surrogate halves joined).
     pub(crate) fn append(&mut self, text: &str, out: &mut Vec<ModelEvent>) -> Result<(), String> {
         let max = self.limits.max_tool_argument_bytes;
+        let marked = self.marked;
         let Some(open) = &mut self.open else {
             return Ok(());
         };
         let (kind, index) = (open.kind, open.index);
         if kind == Kind::Tool {
+            let text = open.escapes.push_arguments(text, marked);
             if open.args.len().saturating_add(text.len()) > max {
                 return Err(self.exceeded(Limit::ToolArgumentBytes));
             }
-            open.args.push_str(text);
+            open.args.push_str(&text);
             if !text.is_empty() {
-                self.push_delta(kind, index, text, out);
+                self.push_delta(kind, index, &text, out);
             }
             return Ok(());
         }
@@ -277,6 +307,54 @@ impl Emitter {
 
     fn push_delta(&mut self, kind: Kind, index: usize, text: &str, out: &mut Vec<ModelEvent>) {
         push_delta_event(&mut self.builder, index, text, kind, out);
+    }
+
+    /// Appends the part of `full` (the open tool call's whole argument
+    /// text, as a provider's `done` event repeats it) past the argument
+    /// text received so far, when `full` extends it. Costs one pass over
+    /// `full` when it is longer than what was received, nothing otherwise,
+    /// and copies nothing of the arguments: repeating it is linear in the
+    /// input.
+    pub(crate) fn extend_arguments(
+        &mut self,
+        full: &str,
+        out: &mut Vec<ModelEvent>,
+    ) -> Result<(), String> {
+        let Some(open) = self.open.as_ref().filter(|o| o.kind == Kind::Tool) else {
+            return Ok(());
+        };
+        let full = replace_markers(full, self.marked);
+        let (handed_on, pending) = (open.args.len(), open.escapes.pending());
+        let received = handed_on + pending.len();
+        if full.len() <= received {
+            return Ok(());
+        }
+        let (Some(head), Some(rest)) = (full.get(..handed_on), full.get(handed_on..)) else {
+            return Ok(());
+        };
+        // What was handed on had its lone escapes replaced by escapes of
+        // the same length; what is held back is raw.
+        let head = replace_lone_surrogates(head).map_or(Cow::Borrowed(head), Cow::Owned);
+        if *head != *open.args || !rest.starts_with(pending) {
+            return Ok(());
+        }
+        match full.get(received..) {
+            Some(more) => self.append(more, out),
+            None => Ok(()),
+        }
+    }
+
+    /// Hands on what the open tool call's escapes hold back (`cut`: the
+    /// provider stopped for length) as its last delta.
+    fn flush_escapes(&mut self, cut: bool, out: &mut Vec<ModelEvent>) {
+        let Some(open) = self.open.as_mut().filter(|o| o.kind == Kind::Tool) else {
+            return;
+        };
+        if let Some(tail) = open.escapes.finish_as(cut) {
+            open.args.push_str(&tail);
+            let index = open.index;
+            self.push_delta(Kind::Tool, index, &tail, out);
+        }
     }
 
     /// The text of the open text or thinking block so far.
@@ -294,6 +372,7 @@ impl Emitter {
     /// Ends the open block, if any. A tool call's argument text, blank
     /// meaning `{}`, must be a JSON object.
     pub(crate) fn close(&mut self, out: &mut Vec<ModelEvent>) -> Result<(), String> {
+        self.flush_escapes(false, out);
         let Some(open) = self.open.take() else {
             return Ok(());
         };
@@ -379,6 +458,7 @@ impl Emitter {
     /// not the start of a JSON object fails to close, as in
     /// [`close`](Self::close).
     pub(crate) fn close_cut(&mut self, out: &mut Vec<ModelEvent>) -> Result<(), String> {
+        self.flush_escapes(true, out);
         if let Some(args) = self.open_arguments() {
             if !is_json_blank(args) && parse_arguments(args).is_err() {
                 if let Some(suffix) = completion(args) {
@@ -435,6 +515,9 @@ impl Emitter {
             return;
         }
         self.finished = true;
+        // The provider's words in it (an error event's message) may hold
+        // lone surrogates.
+        let text = self.unmarked(text);
         let mut message = self.builder.to_error_message(reason.stop_reason(), text);
         if let Some(open) = &self.open {
             match open.kind {
@@ -482,11 +565,23 @@ impl Emitter {
 }
 
 /// Reads one payload of type `T` from `data` (already surrogate-marked),
-/// or the error message naming `what` it should have been.
+/// or the error message naming `what` it should have been. A payload that
+/// fails to parse is tried once more with its numbers too large for an
+/// `f64` (a usage count of `1e400`) saturated (see
+/// [Numbers](crate::json#numbers)), kept in `saturated`.
 pub(crate) fn read_payload<'a, T: serde::Deserialize<'a>>(
     data: &'a str,
+    saturated: &'a mut Option<String>,
     what: &str,
 ) -> Result<T, String> {
+    if let Ok(payload) = serde_json::from_str::<T>(data) {
+        return Ok(payload);
+    }
+    *saturated = saturate_numbers(data);
+    let data: &'a str = match saturated {
+        Some(text) => text,
+        None => data,
+    };
     serde_json::from_str::<T>(data).map_err(|_| {
         let kind = if serde_json::from_str::<serde::de::IgnoredAny>(data).is_ok() {
             format!("JSON that is not {what}")

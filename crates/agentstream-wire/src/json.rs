@@ -59,6 +59,16 @@ pub(crate) fn count(value: Option<&Value>) -> Option<u64> {
     Some(if x > 0.0 { (x + 0.5) as u64 } else { 0 })
 }
 
+/// [`count`] as a serde field reader (`deserialize_with`): a field of a
+/// typed payload that holds a token count, read whatever number it is
+/// (`None` for `null` or what is not a number).
+pub(crate) fn lenient_count<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<u64>, D::Error> {
+    let value: Option<Value> = serde::Deserialize::deserialize(deserializer)?;
+    Ok(count(value.as_ref()))
+}
+
 /// `json` with every number outside strings that overflows an `f64`
 /// (`1e400`, `-1e999`) written as the largest finite `f64` of its sign, or
 /// `None` when it has none. Linear in `json`.

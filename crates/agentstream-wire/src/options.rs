@@ -110,13 +110,22 @@ fn is_token_byte(b: u8) -> bool {
 
 /// Whether the header `name` (lower case) holds a secret that
 /// [`Debug`](fmt::Debug) output redacts: the
-/// [`SECRET_HEADERS`], and any name containing `key`, `token`, `secret`
-/// or `auth`.
+/// [`SECRET_HEADERS`], and any name containing `key`, `token`, `secret`,
+/// `auth`, `password`, `passwd`, `signature` or `credential`.
 pub fn is_secret_header(name: &str) -> bool {
     SECRET_HEADERS.contains(&name)
-        || ["key", "token", "secret", "auth"]
-            .iter()
-            .any(|word| name.contains(word))
+        || [
+            "key",
+            "token",
+            "secret",
+            "auth",
+            "password",
+            "passwd",
+            "signature",
+            "credential",
+        ]
+        .iter()
+        .any(|word| name.contains(word))
 }
 
 /// Validated extra headers: names in lower case, in insertion order, a

@@ -176,6 +176,15 @@ pub(crate) fn replace_markers(text: &str, marked: bool) -> Cow<'_, str> {
     )
 }
 
+/// [`replace_markers`] for an owned string: `text` itself when it has no
+/// marker.
+pub(crate) fn unmarked(text: String, marked: bool) -> String {
+    match replace_markers(&text, marked) {
+        Cow::Borrowed(_) => text,
+        Cow::Owned(replaced) => replaced,
+    }
+}
+
 /// Replaces lone surrogate escapes in streamed JSON text (tool-call
 /// arguments) by `\ufffd`, holding back an escape that the next fragment
 /// may complete. See the [module documentation](self).
@@ -203,6 +212,35 @@ impl EscapeJoiner {
         match replace_lone_surrogates(&text) {
             Some(replaced) => Cow::Owned(replaced),
             None => Cow::Owned(text),
+        }
+    }
+
+    /// A fragment of tool-call argument text as a projector hands it on:
+    /// its markers (`marked` says the payload had lone surrogates) and its
+    /// lone surrogate escapes replaced, as [`push`](Self::push) does. The
+    /// one rule for argument text of every projector that holds it in a
+    /// string.
+    pub(crate) fn push_arguments<'a>(&mut self, fragment: &'a str, marked: bool) -> Cow<'a, str> {
+        match replace_markers(fragment, marked) {
+            Cow::Borrowed(text) => self.push(text),
+            Cow::Owned(text) => Cow::Owned(self.push(&text).into_owned()),
+        }
+    }
+
+    /// What is held back: the raw end of the text pushed so far, not yet
+    /// handed on (at most 11 bytes).
+    pub(crate) fn pending(&self) -> &str {
+        &self.pending
+    }
+
+    /// The end of the text: [`finish_cut`](Self::finish_cut) when it was
+    /// `cut` (the provider stopped for length), else
+    /// [`finish`](Self::finish).
+    pub(crate) fn finish_as(&mut self, cut: bool) -> Option<String> {
+        if cut {
+            self.finish_cut()
+        } else {
+            self.finish()
         }
     }
 

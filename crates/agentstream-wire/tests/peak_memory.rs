@@ -78,3 +78,37 @@ fn endless_deltas_stop_at_the_response_limit_and_hold_a_multiple_of_it() {
     let bound = 4 * response_limit as isize + CONSTANT;
     assert!(peak <= bound, "peak {peak} bytes > {bound}");
 }
+
+/// Repeated `response.function_call_arguments.done` events after a large
+/// argument text cost what they hold, not a copy of the arguments each
+/// (issue 42: 16,000 after 7 MiB took 10 s, quadratic).
+#[test]
+fn repeated_responses_argument_dones_copy_nothing() {
+    use agentstream_test_support::allocated_bytes;
+    use agentstream_wire::responses::ResponsesProjector;
+
+    let mut projector = ResponsesProjector::new("gpt", "openai");
+    let mut events = Vec::new();
+    projector.push_data(
+        r#"{"type":"response.output_item.added","output_index":0,"item":{"type":"function_call","call_id":"c","id":"f","name":"n"}}"#,
+        &mut events,
+    );
+    let chunk = format!(
+        r#"{{"type":"response.function_call_arguments.delta","output_index":0,"delta":"{{\"a\":\"{}"}}"#,
+        "x".repeat(1 << 20)
+    );
+    projector.push_data(&chunk, &mut events);
+    events.clear();
+    let done = r#"{"type":"response.function_call_arguments.done","output_index":0,"arguments":"{\"a\":\"xx"}"#;
+    let repeats = 2000;
+    let (allocated, ()) = allocated_bytes(|| {
+        for _ in 0..repeats {
+            projector.push_data(done, &mut events);
+        }
+    });
+    assert!(events.is_empty(), "{events:?}");
+    eprintln!("{repeats} repeated dones after 1 MiB of arguments: {allocated} bytes allocated");
+    // Before: a copy of the 1 MiB arguments per event (2 GiB).
+    let bound = repeats * done.len() * 4;
+    assert!(allocated <= bound, "{allocated} bytes allocated > {bound}");
+}

@@ -389,3 +389,18 @@ fn a_call_past_the_time_limit_ends_in_an_error_result() {
         Err("slow.txt: gave up after 50ms (--tool-timeout): the file system did not answer".into())
     );
 }
+
+#[test]
+fn control_characters_in_names_cannot_forge_entries() {
+    let root = scratch("control");
+    std::fs::write(root.join("a\nforged"), b"").unwrap();
+    std::fs::write(root.join("\u{1b}[31mred"), b"").unwrap();
+    for resolver in resolvers() {
+        let listing = block_on(sandbox(&root, resolver).list(".")).unwrap();
+        assert_eq!(
+            listing.lines().collect::<Vec<_>>(),
+            ["\\u{1b}[31mred", "a\\nforged"],
+            "{resolver:?}"
+        );
+    }
+}

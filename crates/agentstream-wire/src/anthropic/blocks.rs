@@ -479,11 +479,7 @@ impl Blocks {
         let tail = block.joiner.finish();
         let (event, tail) = match &mut block.kind {
             Kind::Tool { args, escapes, .. } => {
-                let mut tail = if cut {
-                    escapes.finish_cut()
-                } else {
-                    escapes.finish()
-                };
+                let mut tail = escapes.finish_as(cut);
                 if let Some(tail) = &tail {
                     args.push_str(tail);
                 }

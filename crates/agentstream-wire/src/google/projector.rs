@@ -96,9 +96,9 @@ use agentstream::message::{assistant, AssistantMessage, StopReason, Usage};
 use agentstream::model::{DoneReason, ErrorCause, ModelEvent, ProviderFailure};
 
 use crate::emit::{emitter_projector, read_payload, Emitter, Kind};
-use crate::json::{borrowed_str, clip};
+use crate::json::{borrowed_str, clip, lenient_count};
 use crate::limits::Limit;
-use crate::surrogates::mark_lone_surrogates;
+use crate::surrogates::{mark_lone_surrogates, unmarked};
 
 use super::partial_args::{parse_path, slot_at};
 
@@ -233,13 +233,15 @@ impl GeminiProjector {
         let marked = mark_lone_surrogates(data);
         self.emit.marked = marked.is_some();
         let data = marked.as_deref().unwrap_or(data);
-        let chunk = match read_payload::<Chunk<'_>>(data, "a GenerateContentResponse") {
-            Ok(value) => value,
-            Err(message) => {
-                self.emit.fail(message, out);
-                return;
-            }
-        };
+        let mut saturated = None;
+        let chunk =
+            match read_payload::<Chunk<'_>>(data, &mut saturated, "a GenerateContentResponse") {
+                Ok(value) => value,
+                Err(message) => {
+                    self.emit.fail(message, out);
+                    return;
+                }
+            };
         if let Err(message) = self.push_chunk(chunk, out) {
             self.emit.fail(message, out);
         }
@@ -251,7 +253,7 @@ impl GeminiProjector {
         }
         if self.response_id.is_none() {
             if let Some(id) = chunk.response_id.as_deref().filter(|id| !id.is_empty()) {
-                let id = String::from(id);
+                let id = self.emit.unmarked(String::from(id));
                 self.response_id = Some(id.clone());
                 self.emit.edit_header(|h| {
                     h.extra.insert("responseId".into(), Value::String(id));
@@ -286,9 +288,10 @@ impl GeminiProjector {
         {
             self.push_part(part, out)?;
         }
+        // Kept for the end, after this payload's markers are forgotten.
         if let Some(reason) = candidate.finish_reason {
-            self.finish_reason = Some(reason.into_owned());
-            self.finish_message = candidate.finish_message;
+            self.finish_reason = Some(self.emit.unmarked(reason.into_owned()));
+            self.finish_message = candidate.finish_message.map(|m| self.emit.unmarked(m));
         }
         Ok(())
     }
@@ -330,7 +333,10 @@ impl GeminiProjector {
         signature: Option<String>,
         out: &mut Vec<ModelEvent>,
     ) -> Result<(), String> {
-        let name = call.name.filter(|n| !n.is_empty());
+        let name = call
+            .name
+            .filter(|n| !n.is_empty())
+            .map(|n| self.emit.unmarked(n));
         let continues = call.will_continue == Some(true);
         let Some(name) = name else {
             // A piece of the streamed call, if one is open.
@@ -347,16 +353,19 @@ impl GeminiProjector {
         self.end_streamed(out)?;
         let id = match call
             .id
+            .map(|id| self.emit.unmarked(id))
             .filter(|id| !id.is_empty() && !self.ids.contains(id))
         {
             Some(id) => id,
-            None => {
-                let n = self.emit.tool_call_count() + 1;
-                match &self.response_id {
+            // Numbered after the calls so far, past any id the provider
+            // sent that has the same form (at most one step per call).
+            None => (self.emit.tool_call_count() + 1..)
+                .map(|n| match &self.response_id {
                     Some(response) => format!("{name}_{response}_{n}"),
                     None => format!("{name}_{n}"),
-                }
-            }
+                })
+                .find(|id| !self.ids.contains(id))
+                .unwrap_or_default(),
         };
         self.emit.open_tool(id.clone(), name, signature, out)?;
         self.ids.push(id);
@@ -383,7 +392,10 @@ impl GeminiProjector {
         let Some(streamed) = self.streamed.as_mut() else {
             return Ok(());
         };
-        let path_text = entry.json_path.unwrap_or_default();
+        // The arguments are assembled across payloads: their lone
+        // surrogates become U+FFFD now, while this payload's are known.
+        let marked = self.emit.marked;
+        let path_text = self.emit.unmarked(entry.json_path.unwrap_or_default());
         let path = parse_path(&path_text).ok_or_else(|| {
             format!(
                 "the provider sent a partialArgs jsonPath this client cannot read: {}",
@@ -391,13 +403,13 @@ impl GeminiProjector {
             )
         })?;
         let (value, is_string) = if let Some(s) = entry.string_value {
-            (Value::String(s), true)
+            (Value::String(self.emit.unmarked(s)), true)
         } else if let Some(v) = entry.number_value {
             (v, false)
         } else if let Some(b) = entry.bool_value {
             (Value::Bool(b), false)
         } else if let Some(v) = entry.struct_value.or(entry.list_value) {
-            (v, false)
+            (if marked { unmark_value(v) } else { v }, false)
         } else {
             (Value::Null, false)
         };
@@ -545,15 +557,15 @@ struct Chunk<'a> {
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct UsageMetadata {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient_count")]
     prompt_token_count: Option<u64>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient_count")]
     candidates_token_count: Option<u64>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient_count")]
     total_token_count: Option<u64>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient_count")]
     thoughts_token_count: Option<u64>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient_count")]
     cached_content_token_count: Option<u64>,
 }
 
@@ -619,4 +631,20 @@ struct PartialArg {
     list_value: Option<Value>,
     #[serde(default)]
     will_continue: Option<bool>,
+}
+
+/// `value` with the markers in its strings and keys replaced by U+FFFD
+/// (its depth is the parser's, so the recursion is bounded).
+fn unmark_value(value: Value) -> Value {
+    let unmark = |text: String| unmarked(text, true);
+    match value {
+        Value::String(text) => Value::String(unmark(text)),
+        Value::Array(items) => Value::Array(items.into_iter().map(unmark_value).collect()),
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .map(|(key, value)| (unmark(key), unmark_value(value)))
+                .collect(),
+        ),
+        other => other,
+    }
 }

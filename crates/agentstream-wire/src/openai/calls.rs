@@ -186,9 +186,8 @@ impl Calls {
             .unwrap_or(Cow::Borrowed(""));
         // Lone surrogates: U+FFFD in the id and name, and in the argument
         // text whether it came as a marker or as an escape.
-        let args = replace_markers(&args, marked);
         let call = &mut self.calls[slot];
-        let args = call.escapes.push(&args).into_owned();
+        let args = call.escapes.push_arguments(&args, marked).into_owned();
         if let Some(id) = fragment.id.as_deref().filter(|id| !id.is_empty()) {
             if call.id.is_empty() {
                 call.id = replace_markers(id, marked).into_owned();
@@ -280,12 +279,7 @@ impl Calls {
         out: &mut Vec<ModelEvent>,
     ) -> Result<(), String> {
         let call = &mut self.calls[slot];
-        let tail = if cut {
-            call.escapes.finish_cut()
-        } else {
-            call.escapes.finish()
-        };
-        if let Some(tail) = tail {
+        if let Some(tail) = call.escapes.finish_as(cut) {
             call.scan.feed(&tail);
             call.args.push_str(&tail);
         }

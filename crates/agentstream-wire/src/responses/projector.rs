@@ -89,7 +89,7 @@ use agentstream::message::{assistant, AssistantMessage, StopReason, Usage};
 use agentstream::model::{DoneReason, ErrorCause, ModelEvent, ProviderFailure};
 
 use crate::emit::{emitter_projector, read_payload, Emitter, Kind};
-use crate::json::borrowed_str;
+use crate::json::{borrowed_str, count};
 use crate::surrogates::mark_lone_surrogates;
 
 /// The `api` of messages from the OpenAI Responses API, as Pi names it.
@@ -185,13 +185,15 @@ impl ResponsesProjector {
         let marked = mark_lone_surrogates(data);
         self.emit.marked = marked.is_some();
         let data = marked.as_deref().unwrap_or(data);
-        let payload = match read_payload::<Payload<'_>>(data, "a Responses stream event") {
-            Ok(value) => value,
-            Err(message) => {
-                self.emit.fail(message, out);
-                return;
-            }
-        };
+        let mut saturated = None;
+        let payload =
+            match read_payload::<Payload<'_>>(data, &mut saturated, "a Responses stream event") {
+                Ok(value) => value,
+                Err(message) => {
+                    self.emit.fail(message, out);
+                    return;
+                }
+            };
         if let Err(message) = self.push_event(&payload, out) {
             self.emit.fail(message, out);
         }
@@ -356,9 +358,16 @@ impl ResponsesProjector {
         let Some(item) = p.item.as_ref() else {
             return Ok(());
         };
-        let index = p
-            .output_index
-            .unwrap_or_else(|| self.last_index.map_or(0, |i| i + 1));
+        let index = match (p.output_index, self.last_index) {
+            (Some(index), _) => index,
+            (None, None) => 0,
+            // The next index, which the largest one has not.
+            (None, Some(last)) => last.checked_add(1).ok_or_else(|| {
+                String::from(
+                    "the provider sent an output item without an output_index after the largest one",
+                )
+            })?,
+        };
         if self.last_index.is_some_and(|last| index <= last) {
             return Ok(());
         }
@@ -389,21 +398,21 @@ impl ResponsesProjector {
     }
 
     /// Sends the part of `full` past what the open block streamed, when
-    /// `full` extends it.
+    /// `full` extends it. For a call's arguments this copies nothing and
+    /// looks at the arguments only when `full` is longer, so repeated
+    /// `function_call_arguments.done` events cost what they hold.
     fn extend_to(&mut self, full: &str, out: &mut Vec<ModelEvent>) -> Result<(), String> {
-        let streamed = match self.emit.open_block() {
-            Some((Kind::Tool, _)) => self.emit.open_arguments().unwrap_or("").len(),
-            Some(_) => self.emit.open_text_so_far().len(),
-            None => return Ok(()),
-        };
-        let so_far = match self.emit.open_block() {
-            Some((Kind::Tool, _)) => String::from(self.emit.open_arguments().unwrap_or("")),
-            _ => self.emit.open_text_so_far(),
-        };
-        if full.len() > streamed && full.starts_with(so_far.as_str()) {
-            self.emit.append(&full[streamed..], out)?;
+        match self.emit.open_block() {
+            Some((Kind::Tool, _)) => self.emit.extend_arguments(full, out),
+            Some(_) => {
+                let so_far = self.emit.open_text_so_far();
+                match full.strip_prefix(so_far.as_str()) {
+                    Some(more) if !more.is_empty() => self.emit.append(more, out),
+                    _ => Ok(()),
+                }
+            }
+            None => Ok(()),
         }
-        Ok(())
     }
 
     fn item_done(&mut self, p: &Payload<'_>, out: &mut Vec<ModelEvent>) -> Result<(), String> {
@@ -478,7 +487,7 @@ impl ResponsesProjector {
         else {
             return;
         };
-        let n = |v: Option<&Value>| v.and_then(Value::as_u64).unwrap_or(0);
+        let n = |v: Option<&Value>| count(v).unwrap_or(0);
         let input = n(usage.get("input_tokens"));
         let cached = n(usage.pointer("/input_tokens_details/cached_tokens"));
         let output = n(usage.get("output_tokens"));

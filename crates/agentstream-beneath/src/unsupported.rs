@@ -1,6 +1,6 @@
 //! Where there is no unix `openat`: no root can be opened, so `agent`
-//! refuses to start with this message rather than read files it cannot
-//! confine.
+//! and `serve`'s cassette directories refuse to start with this message
+//! rather than read or write files they cannot confine.
 
 use std::convert::Infallible;
 use std::fs::File;
@@ -32,7 +32,7 @@ impl RootDir {
     pub fn open(_: &Path) -> io::Result<Self> {
         Err(io::Error::new(
             io::ErrorKind::Unsupported,
-            "the agent's file tools need a unix system (they open paths beneath the root with openat)",
+            "confining files to a directory needs a unix system (paths beneath it are opened with openat)",
         ))
     }
 }
@@ -50,4 +50,14 @@ pub fn list_dir(
     _: impl FnMut(String),
 ) -> Result<(), Refusal> {
     match root.0 {}
+}
+
+/// Never called: there is no root.
+pub fn create_dir(dir: &RootDir, _: &str) -> Result<RootDir, Refusal> {
+    match dir.0 {}
+}
+
+/// Never called: there is no root.
+pub fn create_file(dir: &RootDir, _: &str) -> Result<File, Refusal> {
+    match dir.0 {}
 }

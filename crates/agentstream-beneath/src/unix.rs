@@ -58,7 +58,6 @@ pub enum Resolver {
     /// One component at a time with `openat` and `O_NOFOLLOW`.
     // On Linux the walk runs as `openat2`'s fallback, reached without this
     // variant; the tests choose it to run every case through both.
-    #[cfg_attr(any(target_os = "linux", target_os = "android"), allow(dead_code))]
     Walk,
 }
 
@@ -161,9 +160,45 @@ fn kind_name(kind: FileType) -> &'static str {
     }
 }
 
+/// Creates the directory `name` (one component, not `.` or `..`) in
+/// `dir` and opens it: fails when anything is there already, a symlink
+/// included (never followed), so two processes never both get it.
+pub fn create_dir(dir: &RootDir, name: &str) -> Result<RootDir, Refusal> {
+    one_name(name)?;
+    rustix::fs::mkdirat(&dir.0, name, Mode::RWXU | Mode::RWXG | Mode::RWXO)?;
+    let flags =
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::NOCTTY | OFlags::CLOEXEC;
+    Ok(RootDir(openat(&dir.0, name, flags, Mode::empty())?))
+}
+
+/// Creates the file `name` (one component) in `dir` for writing: fails
+/// when anything is there already, a symlink included (never followed).
+pub fn create_file(dir: &RootDir, name: &str) -> Result<File, Refusal> {
+    one_name(name)?;
+    let flags = OFlags::WRONLY
+        | OFlags::CREATE
+        | OFlags::EXCL
+        | OFlags::NOFOLLOW
+        | OFlags::NOCTTY
+        | OFlags::CLOEXEC;
+    let mode = Mode::RUSR | Mode::WUSR | Mode::RGRP | Mode::WGRP | Mode::ROTH | Mode::WOTH;
+    Ok(File::from(openat(&dir.0, name, flags, mode)?))
+}
+
+/// Refuses a name that is not one entry of a directory.
+fn one_name(name: &str) -> Result<(), Refusal> {
+    if name.is_empty() || name == "." || name == ".." || name.contains(['/', '\0']) {
+        return Err(Refusal::Io(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{name:?} is not the name of one directory entry"),
+        )));
+    }
+    Ok(())
+}
+
 /// Opens `relative` beneath `root` without blocking, with `extra` flags
-/// added to `O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC`. The path's
-/// text was checked (`super::check`); confinement does not depend on it.
+/// added to `O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC`. The caller
+/// may check the path's text first; confinement does not depend on it.
 fn open(
     root: &RootDir,
     relative: &str,
