@@ -78,10 +78,7 @@ impl Timer for EventLoop {
 }
 
 impl Spawn for EventLoop {
-    fn spawn<F>(&self, task: F)
-    where
-        F: Future<Output = ()> + 'static,
-    {
+    fn spawn<F: Future<Output = ()> + 'static>(&self, task: F) {
         wasm_bindgen_futures::spawn_local(task);
     }
 }
@@ -106,10 +103,7 @@ impl Spawn for EventLoop {
 ///     assert_eq!(stream.result().await.text(), "hi");
 /// });
 /// ```
-pub fn spawn<D>(stream: ModelStream<D>) -> ModelStream<D>
-where
-    D: Future<Output = ()> + ?Sized + 'static,
-{
+pub fn spawn<D: Future<Output = ()> + ?Sized + 'static>(stream: ModelStream<D>) -> ModelStream<D> {
     rt::spawn(&EventLoop, stream)
 }
 
