@@ -46,7 +46,8 @@ use std::sync::Mutex;
 use agentstream::message::Context;
 use serde_json::{json, Map, Value};
 
-use crate::error::{Api, ApiError};
+use agentstream_wire::server::ApiError;
+use agentstream_wire::Api;
 
 /// How [`Server::replay`](crate::Server::replay) picks a cassette.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

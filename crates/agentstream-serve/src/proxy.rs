@@ -16,10 +16,11 @@ use serde_json::json;
 use tokio::sync::mpsc;
 
 use crate::cassette::{headers_json, is_secret_header, Writer};
-use crate::error::{Api, ApiError};
-use crate::options::options_json;
-use crate::request::DecodedRequest;
 use crate::response::{error_response, Body};
+use agentstream_wire::server::options_json;
+use agentstream_wire::server::ApiError;
+use agentstream_wire::server::DecodedRequest;
+use agentstream_wire::Api;
 
 /// Headers that belong to one connection, not to the exchange: never
 /// forwarded either way, never recorded.

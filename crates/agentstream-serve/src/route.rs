@@ -4,9 +4,10 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use crate::error::{Api, ApiError};
-use crate::request::DecodedRequest;
 use crate::{anthropic, google, openai, responses};
+use agentstream_wire::server::ApiError;
+use agentstream_wire::server::DecodedRequest;
+use agentstream_wire::Api;
 
 /// What a call's route says: the protocol, the path the proxy sends it
 /// on, and for Gemini the model and whether it streams (both are in the

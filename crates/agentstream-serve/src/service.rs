@@ -20,13 +20,14 @@ use hyper::{Method, Request, Response, StatusCode};
 use serde_json::{json, Value};
 
 use crate::calls::{Answer, Call, Shared, Source, EXHAUSTED_CODE, EXHAUSTED_STATUS};
-use crate::error::{Api, ApiError};
-use crate::frames::{next_event, Encoder, Events, Pump, EVENTS_CAPACITY};
+use crate::frames::{next_event, Pump, EVENTS_CAPACITY};
 use crate::log::Kept;
 use crate::response::{error_response, json_response, Body};
 use crate::route::{decode, Target};
 use crate::script::Step;
-use crate::{anthropic, google, openai, responses, wire};
+use crate::{anthropic, google, openai, responses};
+use agentstream_wire::server::{self, ApiError, Encoder, Events};
+use agentstream_wire::Api;
 
 /// Bodies larger than this are decoded on tokio's blocking pool, so a
 /// heavy request never holds up the connections beside it.
@@ -425,7 +426,7 @@ async fn call(shared: &Arc<Shared>, target: Target, request: Request<Incoming>) 
             // frame).
             let mut encoder = encoder(shared, api, id, name, created, include_usage);
             let mut out = Events::with_capacity(EVENTS_CAPACITY);
-            wire::message_steps(&message, reason, full_sequence, |step| {
+            server::message_steps(&message, reason, full_sequence, |step| {
                 encoder.encode(step, &mut out);
             });
             let frame = out.take(out.len());

@@ -262,7 +262,7 @@ async fn everything() -> String {
 /// Whether serde_json keeps the keys in the order written
 /// (`preserve_order` is on in this build).
 fn keys_as_written() -> bool {
-    json!({"b": 1, "a": 2}).to_string() == r#"{"b":1,"a":2}"#
+    json!({"b": 1, "a": 2}).to_string().starts_with(r#"{"b""#)
 }
 
 /// A line, as a JSON value when it is one (after `data: ` too).

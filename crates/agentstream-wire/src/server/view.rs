@@ -6,14 +6,15 @@
 //! last value, as a JSON map does. Read from a body's text or from a
 //! `serde_json::Value`, a message gives the same view.
 
-use std::borrow::Cow;
+use crate::server::prelude::*;
+use alloc::borrow::Cow;
 
 use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::request::{joined_text, Key};
+use crate::server::request::{joined_text, Key};
 
 /// The visits of a JSON scalar (a boolean, a number, `null`), each
 /// giving `$make` of the scalar as a JSON value.
@@ -98,7 +99,7 @@ impl<'de> DeserializeSeed<'de> for MessageFields {
 impl<'de> Visitor<'de> for MessageFields {
     type Value = MessageView<'de>;
 
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+    fn expecting(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.write_str("a message object")
     }
 
@@ -136,7 +137,7 @@ impl<'de> Deserialize<'de> for Lenient<'de> {
         struct LenientVisitor;
         impl<'de> Visitor<'de> for LenientVisitor {
             type Value = Lenient<'de>;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            fn expecting(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
                 f.write_str("any JSON value")
             }
             fn visit_borrowed_str<E>(self, text: &'de str) -> Result<Self::Value, E> {
@@ -164,7 +165,7 @@ impl<'de> Deserialize<'de> for Content<'de> {
         struct ContentVisitor;
         impl<'de> Visitor<'de> for ContentVisitor {
             type Value = Content<'de>;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            fn expecting(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
                 f.write_str("any JSON value")
             }
             fn visit_borrowed_str<E>(self, text: &'de str) -> Result<Self::Value, E> {
