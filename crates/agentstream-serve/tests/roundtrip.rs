@@ -41,10 +41,15 @@ use agentstream::model::{
 use agentstream_serve::Server;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
-use serde_json::{Map, Value};
 
 mod support;
 use support::{client, Client, Protocol};
+
+// The wire crate's generators of Pi values, shared with its server
+// halves' round-trip tests.
+#[path = "../../agentstream-wire/tests/server_support/mod.rs"]
+mod server_support;
+use server_support::{arguments, some_text, usage};
 
 /// Cases per protocol: enough to cover every block kind, stop reason and
 /// chunking many times over, few enough to run in seconds.
@@ -82,35 +87,6 @@ struct Case {
     scripted: Scripted,
     model_chunks: usize,
     server: usize,
-}
-
-fn some_text() -> impl Strategy<Value = String> {
-    // Characters JSON and SSE must escape or split with care: quotes,
-    // backslashes, line breaks, multi-byte and astral characters.
-    "[a-zA-Z0-9 .,:!?'\"\\\\/{}\\[\\]<>\n\t\r_é日本😀-]{1,30}"
-}
-
-fn json_value() -> impl Strategy<Value = Value> {
-    // Integers only: serde_json's float parsing is not exact by default,
-    // which would test serde_json rather than the server.
-    let leaf = prop_oneof![
-        Just(Value::Null),
-        any::<bool>().prop_map(Value::Bool),
-        any::<i64>().prop_map(Value::from),
-        "[a-z0-9 \"\\\\é😀]{0,12}".prop_map(Value::String),
-    ];
-    leaf.prop_recursive(3, 16, 4, |inner| {
-        prop_oneof![
-            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
-            prop::collection::btree_map("[a-z_]{1,6}", inner, 0..4)
-                .prop_map(|m| Value::Object(m.into_iter().collect())),
-        ]
-    })
-}
-
-fn arguments() -> impl Strategy<Value = Map<String, Value>> {
-    prop::collection::btree_map("[a-z_]{1,8}", json_value(), 0..4)
-        .prop_map(|m| m.into_iter().collect())
 }
 
 fn call() -> impl Strategy<Value = ContentBlock> {
@@ -179,24 +155,6 @@ fn anthropic_blocks() -> impl Strategy<Value = Vec<ContentBlock>> {
         call(),
     ];
     prop::collection::vec(block, 1..6)
-}
-
-fn usage() -> impl Strategy<Value = Usage> {
-    (
-        0..1_000_000u64,
-        0..1_000_000u64,
-        0..1_000_000u64,
-        0..1_000_000u64,
-        any::<bool>(),
-    )
-        .prop_map(|(input, output, cache_read, cache_write, total)| Usage {
-            input,
-            output,
-            cache_read,
-            cache_write,
-            total_tokens: total.then(|| input + output + cache_read + cache_write),
-            ..Usage::default()
-        })
 }
 
 fn message(blocks: Vec<ContentBlock>, length: bool, usage: Usage) -> AssistantMessage {

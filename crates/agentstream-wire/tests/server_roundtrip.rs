@@ -22,11 +22,14 @@ use agentstream::message::{
 };
 use agentstream::model::{Model, ModelEvent, ScriptedModel, ScriptedTurn, StreamOptions};
 use agentstream_wire::server::{Encoder, Events, Wire};
-use agentstream_wire::sse::{SseDecoder, SseProjector};
+use agentstream_wire::sse::SseProjector;
 use agentstream_wire::{anthropic, google, openai, responses};
 use futures_util::StreamExt;
 use proptest::prelude::*;
+
+mod server_support;
 use serde_json::{json, Map, Value};
+use server_support::{arguments, read_with, some_text, usage};
 
 /// The four protocols.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,38 +55,6 @@ impl Protocol {
             Protocol::Google => (google::GOOGLE_API, "google", "gemini-test"),
         }
     }
-}
-
-// ---- generators (serve's `roundtrip` tests' text, JSON and argument
-// generators) ----
-
-fn some_text() -> impl Strategy<Value = String> {
-    // Characters JSON and SSE must escape or split with care: quotes,
-    // backslashes, line breaks, multi-byte and astral characters.
-    "[a-zA-Z0-9 .,:!?'\"\\\\/{}\\[\\]<>\n\t\r_é日本😀-]{1,30}"
-}
-
-fn json_value() -> impl Strategy<Value = Value> {
-    // Integers only: serde_json's float parsing is not exact by default,
-    // which would test serde_json rather than the protocols.
-    let leaf = prop_oneof![
-        Just(Value::Null),
-        any::<bool>().prop_map(Value::Bool),
-        any::<i64>().prop_map(Value::from),
-        "[a-z0-9 \"\\\\é😀]{0,12}".prop_map(Value::String),
-    ];
-    leaf.prop_recursive(3, 16, 4, |inner| {
-        prop_oneof![
-            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
-            prop::collection::btree_map("[a-z_]{1,6}", inner, 0..4)
-                .prop_map(|m| Value::Object(m.into_iter().collect())),
-        ]
-    })
-}
-
-fn arguments() -> impl Strategy<Value = Map<String, Value>> {
-    prop::collection::btree_map("[a-z_]{1,8}", json_value(), 0..4)
-        .prop_map(|m| m.into_iter().collect())
 }
 
 fn call_block(id: String, name: String, arguments: Map<String, Value>) -> ContentBlock {
@@ -213,24 +184,6 @@ fn blocks(protocol: Protocol, pieces: Vec<Piece>) -> Vec<ContentBlock> {
             }
         })
         .collect()
-}
-
-fn usage() -> impl Strategy<Value = Usage> {
-    (
-        0..1_000_000u64,
-        0..1_000_000u64,
-        0..1_000_000u64,
-        0..1_000_000u64,
-        any::<bool>(),
-    )
-        .prop_map(|(input, output, cache_read, cache_write, total)| Usage {
-            input,
-            output,
-            cache_read,
-            cache_write,
-            total_tokens: total.then(|| input + output + cache_read + cache_write),
-            ..Usage::default()
-        })
 }
 
 fn message(protocol: Protocol) -> impl Strategy<Value = AssistantMessage> {
@@ -437,23 +390,7 @@ fn played<P: SseProjector>(
     }
     let body = written.into_strings().concat();
     let (_, provider, model) = protocol.target();
-    let mut projector = P::for_model(model.into(), provider.into());
-    let mut decoder = SseDecoder::new();
-    let mut sse = decoder.feed_to_vec(body.as_bytes()).unwrap();
-    sse.extend(decoder.finish_to_vec());
-    let mut out = Vec::new();
-    for event in &sse {
-        projector.push_event(event, &mut out);
-    }
-    projector.finish(&mut out);
-    assert!(
-        agentstream::model::validate_events(&out).is_empty(),
-        "{out:?}"
-    );
-    out.last()
-        .and_then(ModelEvent::terminal_message)
-        .unwrap_or_else(|| panic!("no terminal event in {out:?}"))
-        .clone()
+    read_with::<P>(model, provider, body.as_bytes())
 }
 
 /// What the projector must read back for `message` (serve's roundtrip
@@ -559,53 +496,36 @@ const PROTOCOLS: [Protocol; 4] = [
 
 fn config() -> ProptestConfig {
     ProptestConfig {
-        cases: 64,
+        // 64 per protocol.
+        cases: 256,
         failure_persistence: None,
         ..ProptestConfig::default()
     }
+}
+
+/// A protocol, and a value of `strategy` for it.
+fn for_each<T: std::fmt::Debug>(
+    strategy: fn(Protocol) -> BoxedStrategy<T>,
+) -> impl Strategy<Value = (Protocol, T)> {
+    proptest::sample::select(PROTOCOLS.to_vec())
+        .prop_flat_map(move |protocol| strategy(protocol).prop_map(move |value| (protocol, value)))
 }
 
 proptest! {
     #![proptest_config(config())]
 
     #[test]
-    fn openai_requests_decode_back(context in context(Protocol::OpenAi)) {
-        request_round_trip(Protocol::OpenAi, &context)?;
+    fn requests_decode_back((protocol, context) in for_each(|p| context(p).boxed())) {
+        request_round_trip(protocol, &context)?;
     }
 
     #[test]
-    fn anthropic_requests_decode_back(context in context(Protocol::Anthropic)) {
-        request_round_trip(Protocol::Anthropic, &context)?;
-    }
-
-    #[test]
-    fn responses_requests_decode_back(context in context(Protocol::Responses)) {
-        request_round_trip(Protocol::Responses, &context)?;
-    }
-
-    #[test]
-    fn gemini_requests_decode_back(context in context(Protocol::Google)) {
-        request_round_trip(Protocol::Google, &context)?;
-    }
-
-    #[test]
-    fn openai_streams_read_back(m in message(Protocol::OpenAi), k in 1..5usize, c in 1..8usize) {
-        stream_round_trip(Protocol::OpenAi, &m, k, c)?;
-    }
-
-    #[test]
-    fn anthropic_streams_read_back(m in message(Protocol::Anthropic), k in 1..5usize, c in 1..8usize) {
-        stream_round_trip(Protocol::Anthropic, &m, k, c)?;
-    }
-
-    #[test]
-    fn responses_streams_read_back(m in message(Protocol::Responses), k in 1..5usize, c in 1..8usize) {
-        stream_round_trip(Protocol::Responses, &m, k, c)?;
-    }
-
-    #[test]
-    fn gemini_streams_read_back(m in message(Protocol::Google), k in 1..5usize, c in 1..8usize) {
-        stream_round_trip(Protocol::Google, &m, k, c)?;
+    fn streams_read_back(
+        (protocol, message) in for_each(|p| message(p).boxed()),
+        model_chunks in 1..5usize,
+        chunks in 1..8usize,
+    ) {
+        stream_round_trip(protocol, &message, model_chunks, chunks)?;
     }
 }
 
