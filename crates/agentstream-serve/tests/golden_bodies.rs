@@ -18,6 +18,8 @@ use std::path::PathBuf;
 use agentstream_serve::{ServeTurn, Server};
 use serde_json::{json, Value};
 
+mod support;
+
 /// One scenario: a name, the serve script of one call, the chunks per
 /// delta.
 struct Scenario {
@@ -201,13 +203,7 @@ fn without_clock(text: &str) -> String {
 }
 
 async fn post(url: &str, body: &Value) -> String {
-    let response = reqwest::Client::new()
-        .post(url)
-        .header("content-type", "application/json")
-        .body(body.to_string())
-        .send()
-        .await
-        .unwrap();
+    let response = support::post_json(url, body.to_string()).await;
     let status = response.status().as_u16();
     let retry = response
         .headers()

@@ -32,8 +32,7 @@
 use std::sync::{Arc, Mutex};
 
 use agentstream::message::{
-    user, AssistantMessage, ContentBlock, Context, StopReason, TextContent, ThinkingContent,
-    ToolCall, Usage,
+    user, AssistantMessage, ContentBlock, Context, StopReason, ThinkingContent, ToolCall, Usage,
 };
 use agentstream::model::{
     ErrorReason, Model, ModelStream, ScriptedModel, ScriptedTurn, StreamOptions,
@@ -49,7 +48,7 @@ use support::{client, Client, Protocol};
 // halves' round-trip tests.
 #[path = "../../agentstream-wire/tests/server_support/mod.rs"]
 mod server_support;
-use server_support::{arguments, some_text, usage};
+use server_support::{arguments, some_text, text_block, thinking_block, usage};
 
 /// Cases per protocol: enough to cover every block kind, stop reason and
 /// chunking many times over, few enough to run in seconds.
@@ -100,21 +99,6 @@ fn call() -> impl Strategy<Value = ContentBlock> {
     })
 }
 
-fn text_block(text: String) -> ContentBlock {
-    ContentBlock::Text(TextContent {
-        text,
-        ..TextContent::default()
-    })
-}
-
-fn thinking_block(thinking: String, signature: Option<String>) -> ContentBlock {
-    ContentBlock::Thinking(ThinkingContent {
-        thinking,
-        thinking_signature: signature,
-        ..ThinkingContent::default()
-    })
-}
-
 /// OpenAI's shape: alternating reasoning and text segments, then calls.
 fn openai_blocks() -> impl Strategy<Value = Vec<ContentBlock>> {
     (
@@ -130,7 +114,7 @@ fn openai_blocks() -> impl Strategy<Value = Vec<ContentBlock>> {
                     if (i % 2 == 0) == thinking_first {
                         thinking_block(text, None)
                     } else {
-                        text_block(text)
+                        text_block(text, None)
                     }
                 })
                 .collect();
@@ -144,7 +128,7 @@ fn openai_blocks() -> impl Strategy<Value = Vec<ContentBlock>> {
 /// redacted thinking and tool-use blocks.
 fn anthropic_blocks() -> impl Strategy<Value = Vec<ContentBlock>> {
     let block = prop_oneof![
-        some_text().prop_map(text_block),
+        some_text().prop_map(|text| text_block(text, None)),
         (some_text(), proptest::option::of("[A-Za-z0-9+/=]{8,40}"))
             .prop_map(|(thinking, signature)| thinking_block(thinking, signature)),
         "[A-Za-z0-9+/=]{8,40}".prop_map(|data| ContentBlock::Thinking(ThinkingContent {

@@ -18,7 +18,7 @@ use std::num::NonZeroUsize;
 
 use agentstream::message::{
     assistant, image, tool_result, user, AssistantMessage, ContentBlock, Context, Message,
-    StopReason, TextContent, ThinkingContent, Tool, ToolCall, Usage, UserContent, UserMessage,
+    StopReason, ThinkingContent, Tool, ToolCall, Usage, UserContent, UserMessage,
 };
 use agentstream::model::{Model, ModelEvent, ScriptedModel, ScriptedTurn, StreamOptions};
 use agentstream_wire::server::{Encoder, Events, Wire};
@@ -29,7 +29,7 @@ use proptest::prelude::*;
 
 mod server_support;
 use serde_json::{json, Map, Value};
-use server_support::{arguments, read_with, some_text, usage};
+use server_support::{arguments, read_with, some_text, text_block, thinking_block, usage};
 
 /// The four protocols.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,22 +63,6 @@ fn call_block(id: String, name: String, arguments: Map<String, Value>) -> Conten
         name,
         arguments,
         ..ToolCall::default()
-    })
-}
-
-fn text_block(text: String, signature: Option<String>) -> ContentBlock {
-    ContentBlock::Text(TextContent {
-        text,
-        text_signature: signature,
-        ..TextContent::default()
-    })
-}
-
-fn thinking_block(thinking: String, signature: Option<String>) -> ContentBlock {
-    ContentBlock::Thinking(ThinkingContent {
-        thinking,
-        thinking_signature: signature,
-        ..ThinkingContent::default()
     })
 }
 

@@ -109,13 +109,7 @@ pub fn completion(
     }
     let calls: Vec<Value> = message
         .tool_calls()
-        .map(|call| {
-            json!({
-                "id": call.id,
-                "type": "function",
-                "function": {"name": call.name, "arguments": arguments_text(call)},
-            })
-        })
+        .map(super::request::tool_call_json)
         .collect();
     if !calls.is_empty() {
         body.insert("tool_calls".into(), calls.into());

@@ -5,7 +5,7 @@
 // Each test binary uses its part.
 #![allow(dead_code)]
 
-use agentstream::message::{AssistantMessage, Usage};
+use agentstream::message::{AssistantMessage, ContentBlock, TextContent, ThinkingContent, Usage};
 use agentstream::model::ModelEvent;
 use agentstream_wire::sse::{SseDecoder, SseProjector};
 use proptest::prelude::*;
@@ -60,6 +60,24 @@ pub fn usage() -> impl Strategy<Value = Usage> {
             total_tokens: total.then(|| input + output + cache_read + cache_write),
             ..Usage::default()
         })
+}
+
+/// A text block, with its signature.
+pub fn text_block(text: String, signature: Option<String>) -> ContentBlock {
+    ContentBlock::Text(TextContent {
+        text,
+        text_signature: signature,
+        ..TextContent::default()
+    })
+}
+
+/// A thinking block, with its signature.
+pub fn thinking_block(thinking: String, signature: Option<String>) -> ContentBlock {
+    ContentBlock::Thinking(ThinkingContent {
+        thinking,
+        thinking_signature: signature,
+        ..ThinkingContent::default()
+    })
 }
 
 /// `body` (SSE) read by the wire crate's projector `P`: the terminal
