@@ -48,7 +48,7 @@ use support::{client, Client, Protocol};
 // halves' round-trip tests.
 #[path = "../../agentstream-wire/tests/server_support/mod.rs"]
 mod server_support;
-use server_support::{arguments, some_text, text_block, thinking_block, usage};
+use server_support::{arguments, some_text, stop_reason, text_block, thinking_block, usage};
 
 /// Cases per protocol: enough to cover every block kind, stop reason and
 /// chunking many times over, few enough to run in seconds.
@@ -142,15 +142,7 @@ fn anthropic_blocks() -> impl Strategy<Value = Vec<ContentBlock>> {
 }
 
 fn message(blocks: Vec<ContentBlock>, length: bool, usage: Usage) -> AssistantMessage {
-    // Length can end any message; otherwise the reason follows the content.
-    let calls = blocks
-        .iter()
-        .any(|b| matches!(b, ContentBlock::ToolCall(_)));
-    let reason = match (length, calls) {
-        (true, _) => StopReason::Length,
-        (false, true) => StopReason::ToolUse,
-        (false, false) => StopReason::Stop,
-    };
+    let reason = stop_reason(&blocks, length);
     // Tool-call ids must be unique within a message.
     let mut blocks = blocks;
     for (i, block) in blocks.iter_mut().enumerate() {

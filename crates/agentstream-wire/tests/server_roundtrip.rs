@@ -29,7 +29,9 @@ use proptest::prelude::*;
 
 mod server_support;
 use serde_json::{json, Map, Value};
-use server_support::{arguments, read_with, some_text, text_block, thinking_block, usage};
+use server_support::{
+    arguments, read_with, some_text, stop_reason, text_block, thinking_block, usage,
+};
 
 /// The four protocols.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -178,14 +180,7 @@ fn message(protocol: Protocol) -> impl Strategy<Value = AssistantMessage> {
     )
         .prop_map(move |(pieces, length, usage)| {
             let blocks = blocks(protocol, pieces);
-            let calls = blocks
-                .iter()
-                .any(|b| matches!(b, ContentBlock::ToolCall(_)));
-            let reason = match (length, calls) {
-                (true, _) => StopReason::Length,
-                (false, true) => StopReason::ToolUse,
-                (false, false) => StopReason::Stop,
-            };
+            let reason = stop_reason(&blocks, length);
             let (api, provider, model) = protocol.target();
             let mut message = assistant(blocks, reason);
             message.usage = usage;

@@ -5,7 +5,9 @@
 // Each test binary uses its part.
 #![allow(dead_code)]
 
-use agentstream::message::{AssistantMessage, ContentBlock, TextContent, ThinkingContent, Usage};
+use agentstream::message::{
+    AssistantMessage, ContentBlock, StopReason, TextContent, ThinkingContent, Usage,
+};
 use agentstream::model::ModelEvent;
 use agentstream_wire::sse::{SseDecoder, SseProjector};
 use proptest::prelude::*;
@@ -60,6 +62,19 @@ pub fn usage() -> impl Strategy<Value = Usage> {
             total_tokens: total.then(|| input + output + cache_read + cache_write),
             ..Usage::default()
         })
+}
+
+/// How a generated message ends: `length` can end any message; otherwise
+/// the reason follows the content (`toolUse` when it calls tools).
+pub fn stop_reason(blocks: &[ContentBlock], length: bool) -> StopReason {
+    let calls = blocks
+        .iter()
+        .any(|b| matches!(b, ContentBlock::ToolCall(_)));
+    match (length, calls) {
+        (true, _) => StopReason::Length,
+        (false, true) => StopReason::ToolUse,
+        (false, false) => StopReason::Stop,
+    }
 }
 
 /// A text block, with its signature.
