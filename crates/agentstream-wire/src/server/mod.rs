@@ -18,7 +18,9 @@
 //! - [`ApiError`]: an HTTP error answer, rendered as each provider's
 //!   error body;
 //! - [`Events`]: SSE events written into one buffer, taken as bytes;
-//! - [`Encoder`]: the four stream encoders as one value;
+//! - [`Encoder`]: the four stream encoders as one value, with
+//!   [`answer_id`], [`whole_answer`] and [`decode_body`] the other choices
+//!   a server makes by protocol;
 //! - [`Wire`] and [`message_steps`]: a model event as the encoders read
 //!   it, and a whole message as the steps its stream would play.
 //!
@@ -40,7 +42,7 @@ pub(crate) mod steps;
 pub(crate) mod tokens;
 pub(crate) mod view;
 
-pub use encoder::Encoder;
+pub use encoder::{answer_id, decode_body, whole_answer, Encoder};
 pub use error::ApiError;
 pub use events::Events;
 pub use options::options_json;
