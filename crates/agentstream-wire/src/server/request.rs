@@ -22,6 +22,7 @@ use serde_json::{Map, Value};
 
 use crate::server::error::{Api, ApiError};
 use crate::server::options::options_json;
+pub(crate) use crate::server::view::{joined_text, Key};
 use crate::server::view::{visit_scalars, MessageFields, MessageView};
 
 /// A request decoded into Pi's terms.
@@ -302,28 +303,6 @@ impl<'de> Deserialize<'de> for Listed<'de> {
     }
 }
 
-/// An object key, borrowed from the body unless it holds an escape.
-pub(crate) struct Key<'a>(pub(crate) Cow<'a, str>);
-
-impl<'de> Deserialize<'de> for Key<'de> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct KeyVisitor;
-        impl<'de> Visitor<'de> for KeyVisitor {
-            type Value = Key<'de>;
-            fn expecting(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-                f.write_str("a string")
-            }
-            fn visit_borrowed_str<E>(self, key: &'de str) -> Result<Self::Value, E> {
-                Ok(Key(Cow::Borrowed(key)))
-            }
-            fn visit_str<E>(self, key: &str) -> Result<Self::Value, E> {
-                Ok(Key(Cow::Owned(key.to_owned())))
-            }
-        }
-        deserializer.deserialize_str(KeyVisitor)
-    }
-}
-
 /// The request's `tools`, each the object at `inner` within the element
 /// (or the element itself), with its `name`, `description` and the schema
 /// at `schema_key` (`default_schema()` when absent). `None` for no tools.
@@ -449,20 +428,6 @@ pub(crate) fn str_at(value: &Value, path: &[&str]) -> String {
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_owned()
-}
-
-/// A content that is a string, or the `text` of an array of parts joined
-/// by `separator`.
-pub(crate) fn joined_text(content: &Value, separator: &str) -> String {
-    match content {
-        Value::String(text) => text.clone(),
-        Value::Array(parts) => parts
-            .iter()
-            .filter_map(|part| part.get("text").and_then(Value::as_str))
-            .collect::<Vec<_>>()
-            .join(separator),
-        _ => String::new(),
-    }
 }
 
 /// A text block.
