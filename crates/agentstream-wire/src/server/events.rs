@@ -6,6 +6,7 @@
 use alloc::collections::VecDeque;
 use alloc::string::String;
 use alloc::vec::Vec;
+#[cfg(not(feature = "std"))]
 use core::fmt::Write as _;
 
 use bytes::{Bytes, BytesMut};
@@ -62,12 +63,27 @@ impl Events {
             self.buffer.reserve(text.len() + 2);
             self.raw("\"").raw(text).raw("\"");
         } else {
-            self.buffer.reserve(text.len() + 8);
-            self.raw("\"");
-            escape_into(text, &mut self.buffer);
-            self.raw("\"");
+            self.escaped(text);
         }
         self
+    }
+
+    /// `text` as a JSON string, by serde_json's own writer (`std`).
+    #[cfg(feature = "std")]
+    fn escaped(&mut self, text: &str) {
+        use bytes::BufMut;
+        // Writing a `&str` into memory cannot fail.
+        let _ = serde_json::to_writer((&mut self.buffer).writer(), text);
+    }
+
+    /// `text` as a JSON string, escaped as serde_json escapes it (without
+    /// `std`, serde_json has no writer).
+    #[cfg(not(feature = "std"))]
+    fn escaped(&mut self, text: &str) {
+        self.buffer.reserve(text.len() + 8);
+        self.raw("\"");
+        escape_into(text, &mut self.buffer);
+        self.raw("\"");
     }
 
     /// Appends `n` as a JSON number.
@@ -77,10 +93,16 @@ impl Events {
 
     /// Appends `value` as compact JSON.
     pub fn value(&mut self, value: &Value) -> &mut Self {
-        // A `Value`'s `Display` is its compact JSON (serde_json's own
-        // serializer, written piece by piece into the buffer; serde_json
-        // has no `to_writer` without `std`), and writing into memory
-        // cannot fail.
+        #[cfg(feature = "std")]
+        {
+            use bytes::BufMut;
+            // A `Value` always serializes.
+            let _ = serde_json::to_writer((&mut self.buffer).writer(), value);
+        }
+        // Without `std`, a `Value`'s `Display` is its compact JSON (the same
+        // serializer, written piece by piece); writing into memory cannot
+        // fail.
+        #[cfg(not(feature = "std"))]
         let _ = write!(self.buffer, "{value}");
         self
     }
@@ -147,25 +169,21 @@ pub(crate) fn push_json_str(out: &mut String, text: &str) {
 /// as serde_json escapes it: `"` and `\\` with a backslash, the control
 /// characters with a short escape (`\\b`, `\\t`, `\\n`, `\\f`, `\\r`) or
 /// `\\u00xx` (lowercase hex), everything else as it is, copied in runs.
+/// (The `std` build writes with serde_json itself; the tests check both
+/// give the same bytes.)
+#[cfg_attr(feature = "std", allow(dead_code))]
 fn escape_into(text: &str, out: &mut BytesMut) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let bytes = text.as_bytes();
     let mut start = 0;
     for (at, &byte) in bytes.iter().enumerate() {
-        let short = match byte {
-            b'"' => b'"',
-            b'\\' => b'\\',
-            0x08 => b'b',
-            0x09 => b't',
-            0x0a => b'n',
-            0x0c => b'f',
-            0x0d => b'r',
-            0x00..=0x1f => 0,
-            _ => continue,
-        };
+        let escape = ESCAPE[usize::from(byte)];
+        if escape == 0 {
+            continue;
+        }
         out.extend_from_slice(&bytes[start..at]);
         start = at + 1;
-        if short == 0 {
+        if escape == b'u' {
             out.extend_from_slice(&[
                 b'\\',
                 b'u',
@@ -175,11 +193,30 @@ fn escape_into(text: &str, out: &mut BytesMut) {
                 HEX[usize::from(byte & 0xf)],
             ]);
         } else {
-            out.extend_from_slice(&[b'\\', short]);
+            out.extend_from_slice(&[b'\\', escape]);
         }
     }
     out.extend_from_slice(&bytes[start..]);
 }
+
+/// What follows the backslash of each byte's escape (`u`: `\\u00xx`), or 0
+/// for a byte written as it is: serde_json's table.
+const ESCAPE: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut byte = 0;
+    while byte < 0x20 {
+        table[byte] = b'u';
+        byte += 1;
+    }
+    table[0x08] = b'b';
+    table[0x09] = b't';
+    table[0x0a] = b'n';
+    table[0x0c] = b'f';
+    table[0x0d] = b'r';
+    table[b'"' as usize] = b'"';
+    table[b'\\' as usize] = b'\\';
+    table
+};
 
 /// Whether `text` is its own JSON string body: no quote, backslash or
 /// control character, the only characters serde_json escapes. Such text
@@ -271,6 +308,13 @@ mod tests {
             let mut events = Events::default();
             events.string(text);
             assert_eq!(events.buffer.as_ref(), expected.as_bytes(), "{text:?}");
+            let mut escaped = BytesMut::new();
+            escape_into(text, &mut escaped);
+            assert_eq!(
+                [b"\"", escaped.as_ref(), b"\""].concat(),
+                expected.as_bytes(),
+                "{text:?}"
+            );
             let mut out = String::from("x");
             push_json_str(&mut out, text);
             assert_eq!(out, format!("x{expected}"));
