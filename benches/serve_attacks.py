@@ -18,8 +18,8 @@ E. `Expect: 100-continue` with a 40 MB `Content-Length`: the first line
    of the answer (an early 413, not `100 Continue`).
 
 The tests that hold serve to these bounds in CI are in
-crates/agentstream-serve/tests/bad_clients.rs and decode_memory.rs; this
-script gives the figures on a release build.
+crates/agentstream-serve/tests/bad_clients.rs and
+crates/agentstream-wire/tests/server_decode_memory.rs; this script gives the figures on a release build.
 """
 import http.client
 import json

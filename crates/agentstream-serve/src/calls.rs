@@ -12,12 +12,12 @@ use agentstream::model::{
 use bytes::Bytes;
 
 use crate::cassette::Player;
-use crate::error::ApiError;
 use crate::log::{Kept, Line, RequestLog};
 use crate::proxy::Proxy;
-use crate::request::DecodedRequest;
 use crate::route::Target;
 use crate::script::Step;
+use agentstream_wire::server::ApiError;
+use agentstream_wire::server::DecodedRequest;
 
 /// The largest request body read by default: 32 MiB (Anthropic's own
 /// request limit). A larger body gets HTTP 413 with the provider's error

@@ -59,7 +59,8 @@ use agentstream_beneath::{
 use bytes::Bytes;
 use serde_json::{json, Map, Value};
 
-use crate::error::{Api, ApiError};
+use agentstream_wire::server::ApiError;
+use agentstream_wire::Api;
 
 /// How [`Server::replay`](crate::Server::replay) picks a cassette.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -9,7 +9,8 @@
 //!   decoded into Pi's context), [`Server::shutdown`].
 //! - [`openai`], [`anthropic`], [`responses`] (OpenAI Responses) and
 //!   [`google`] (Gemini): the protocols without IO (request body → Pi
-//!   context; model events → SSE chunks or one JSON body).
+//!   context; model events → SSE chunks or one JSON body), re-exported
+//!   from the wire crate's server halves (its `server` feature).
 //! - [`ServeTurn`] and [`Step`]: `play`'s script format plus HTTP-level
 //!   failures (an error status and body, a mid-stream error event, a cut
 //!   connection) and turns picked by the request (`byRequest`).
@@ -64,30 +65,27 @@ pub mod cassette;
 mod error;
 mod frames;
 mod log;
-mod options;
 mod proxy;
-mod request;
 mod response;
 mod route;
 mod script;
 mod server;
 mod service;
-mod tokens;
-mod view;
-mod wire;
 
 pub mod anthropic;
 pub mod google;
 pub mod openai;
 pub mod responses;
 
+pub use agentstream_wire::server::{options_json, ApiError, DecodedRequest};
+/// Which provider's wire format a request speaks: the wire crate's one
+/// list of protocols.
+pub use agentstream_wire::Api;
 pub use calls::{
     BODY_TIMEOUT, EXHAUSTED_CODE, EXHAUSTED_STATUS, HEADER_TIMEOUT, MAX_BUFFERED_REQUEST_BYTES,
     MAX_CONNECTIONS, MAX_REQUEST_BYTES, UPSTREAM_TIMEOUT,
 };
-pub use error::{Api, ApiError, BindError};
+pub use error::BindError;
 pub use log::{RecordedRequest, MAX_KEPT_BYTES, MAX_KEPT_REQUESTS};
-pub use options::options_json;
-pub use request::DecodedRequest;
 pub use script::{Alternative, ServeTurn, Step, NO_MATCH_MESSAGE};
 pub use server::{Server, ServerBuilder};

@@ -26,10 +26,10 @@ use bytes::{Buf, Bytes};
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use crate::error::Api;
-use crate::options::options_json;
-use crate::request::DecodedRequest;
 use crate::route::Decoding;
+use agentstream_wire::server::options_json;
+use agentstream_wire::server::DecodedRequest;
+use agentstream_wire::Api;
 
 /// The most requests the memory log keeps by default.
 pub const MAX_KEPT_REQUESTS: usize = 10_000;

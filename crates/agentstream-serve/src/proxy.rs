@@ -20,10 +20,11 @@ use tokio::sync::mpsc;
 use agentstream_beneath::RootDir;
 
 use crate::cassette::{headers_json, is_secret_header, next_number, Writer};
-use crate::error::{Api, ApiError};
-use crate::options::options_json;
-use crate::request::DecodedRequest;
 use crate::response::{error_response, Body};
+use agentstream_wire::server::options_json;
+use agentstream_wire::server::ApiError;
+use agentstream_wire::server::DecodedRequest;
+use agentstream_wire::Api;
 
 /// Headers that belong to one connection, not to the exchange: never
 /// forwarded either way, never recorded.

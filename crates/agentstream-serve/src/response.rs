@@ -10,7 +10,8 @@ use hyper::header::{HeaderValue, CONTENT_TYPE, RETRY_AFTER};
 use hyper::{Response, StatusCode};
 use serde_json::Value;
 
-use crate::error::{Api, ApiError};
+use agentstream_wire::server::ApiError;
+use agentstream_wire::Api;
 
 /// The response body type: whole JSON, or an SSE stream that may be cut.
 pub(crate) type Body = UnsyncBoxBody<Bytes, io::Error>;

@@ -4,9 +4,9 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use crate::error::{Api, ApiError};
-use crate::request::DecodedRequest;
-use crate::{anthropic, google, openai, responses};
+use crate::google;
+use agentstream_wire::server::{self, ApiError, DecodedRequest};
+use agentstream_wire::Api;
 
 /// What a call's route says: the protocol, the path the proxy sends it
 /// on, and for Gemini the model and whether it streams (both are in the
@@ -89,10 +89,5 @@ fn decode_as(
     google: Option<(&str, bool)>,
     body: &[u8],
 ) -> Result<DecodedRequest, ApiError> {
-    match (api, google) {
-        (Api::Anthropic, _) => anthropic::decode_body(body),
-        (Api::Responses, _) => responses::decode_body(body),
-        (Api::Google, Some((model, stream))) => google::decode_body(body, model, stream),
-        _ => openai::decode_body(body),
-    }
+    server::decode_body(api, google, body)
 }

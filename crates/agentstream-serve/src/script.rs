@@ -44,7 +44,7 @@ use agentstream::message::{ContentBlock, Context, DecodeError, Message, UserCont
 use agentstream::model::{ErrorReason, ScriptStep, ScriptedTurn};
 use serde_json::{Map, Value};
 
-use crate::error::ApiError;
+use agentstream_wire::server::ApiError;
 
 /// What the server does with one call, besides asking the model.
 #[derive(Debug, Clone, PartialEq, Eq)]

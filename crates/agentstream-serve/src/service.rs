@@ -22,13 +22,13 @@ use serde_json::{json, Value};
 
 use crate::calls::{Answer, Call, Shared, Source, EXHAUSTED_CODE, EXHAUSTED_STATUS};
 use crate::cassette::Recorded;
-use crate::error::{Api, ApiError};
-use crate::frames::{next_event, Encoder, Events, Pump, EVENTS_CAPACITY};
+use crate::frames::{next_event, Pump, EVENTS_CAPACITY};
 use crate::log::Kept;
 use crate::response::{error_response, json_response, Body};
 use crate::route::{decode, Target};
 use crate::script::Step;
-use crate::{anthropic, google, openai, responses, wire};
+use agentstream_wire::server::{self, ApiError, Encoder, Events};
+use agentstream_wire::Api;
 
 /// Bodies larger than this are decoded on tokio's blocking pool, so a
 /// heavy request never holds up the connections beside it.
@@ -482,12 +482,7 @@ async fn call(shared: &Arc<Shared>, target: Target, request: Request<Incoming>) 
     let created = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
-    let id = match api {
-        Api::Anthropic => format!("msg_agentstream_{:08}", call.index),
-        Api::Responses => format!("resp_agentstream_{}", call.index),
-        Api::Google => format!("agentstream-{}", call.index),
-        _ => format!("chatcmpl-agentstream-{}", call.index),
-    };
+    let id = server::answer_id(api, call.index);
     let (step, mut events) = match call.answer {
         Answer::Refused(error) => return error_response(api, &error),
         Answer::Events { events, step } => (step, events),
@@ -505,7 +500,7 @@ async fn call(shared: &Arc<Shared>, target: Target, request: Request<Incoming>) 
             // frame).
             let mut encoder = encoder(shared, api, id, name, created, include_usage);
             let mut out = Events::with_capacity(EVENTS_CAPACITY);
-            wire::message_steps(&message, reason, full_sequence, |step| {
+            server::message_steps(&message, reason, full_sequence, |step| {
                 encoder.encode(step, &mut out);
             });
             let frame = out.take(out.len());
@@ -536,24 +531,10 @@ fn encoder(
     created: u64,
     include_usage: bool,
 ) -> Encoder {
-    match api {
-        Api::Anthropic => Encoder::Anthropic(
-            anthropic::StreamEncoder::new(id, name)
-                .with_chunks(shared.chunks)
-                .with_ping(shared.pings),
-        ),
-        Api::Responses => Encoder::Responses(
-            responses::StreamEncoder::new(id, name, created).with_chunks(shared.chunks),
-        ),
-        Api::Google => {
-            Encoder::Google(google::StreamEncoder::new(id, name).with_chunks(shared.chunks))
-        }
-        _ => Encoder::OpenAi(
-            openai::StreamEncoder::new(id, name, created)
-                .with_usage(include_usage)
-                .with_chunks(shared.chunks),
-        ),
-    }
+    Encoder::new(api, id, name, created)
+        .with_chunks(shared.chunks)
+        .with_ping(shared.pings)
+        .with_usage(include_usage)
 }
 
 /// A streamed answer with `body`.
@@ -644,11 +625,6 @@ fn completed(
 ) -> Response<Body> {
     json_response(
         StatusCode::OK,
-        match api {
-            Api::Anthropic => anthropic::message(id, name, reason, message),
-            Api::Responses => responses::response(id, name, created, reason, message),
-            Api::Google => google::generate_content_response(id, name, reason, message),
-            _ => openai::completion(id, name, created, reason, message),
-        },
+        server::whole_answer(api, id, name, created, reason, message),
     )
 }

@@ -7,13 +7,18 @@
 use std::path::PathBuf;
 
 use agentstream::message::{assistant, text, tool_call, AssistantMessage, StopReason};
-use agentstream::model::{ModelEvent, ScriptedModel};
+use agentstream::model::ScriptedModel;
 use agentstream_serve::cassette::{Cassette, Match};
 use agentstream_serve::Server;
 use agentstream_wire::google::GeminiProjector;
 use agentstream_wire::responses::ResponsesProjector;
-use agentstream_wire::sse::{SseDecoder, SseProjector};
 use serde_json::{json, Value};
+
+// The wire crate's projector read-back, shared with its server halves'
+// tests.
+#[path = "../../agentstream-wire/tests/server_support/mod.rs"]
+mod server_support;
+use server_support::read_with;
 
 const KEY: &str = "AIza-agentstream-secret-key";
 
@@ -57,27 +62,6 @@ async fn post(url: &str, body: &Value) -> (u16, String, Vec<u8>) {
         .map(|v| v.to_str().unwrap().to_owned())
         .unwrap_or_default();
     (status, kind, response.bytes().await.unwrap().to_vec())
-}
-
-fn terminal(out: &[ModelEvent]) -> AssistantMessage {
-    out.last()
-        .and_then(ModelEvent::terminal_message)
-        .unwrap()
-        .clone()
-}
-
-/// `body` read by the wire crate's projector `P`: the terminal message.
-fn read_with<P: SseProjector>(model: &str, provider: &str, body: &[u8]) -> AssistantMessage {
-    let mut projector = P::for_model(model.into(), provider.into());
-    let mut decoder = SseDecoder::new();
-    let mut events = decoder.feed_to_vec(body).unwrap();
-    events.extend(decoder.finish_to_vec());
-    let mut out = Vec::new();
-    for event in &events {
-        projector.push_event(event, &mut out);
-    }
-    projector.finish(&mut out);
-    terminal(&out)
 }
 
 fn read_responses(body: &[u8]) -> AssistantMessage {

@@ -32,8 +32,7 @@
 use std::sync::{Arc, Mutex};
 
 use agentstream::message::{
-    user, AssistantMessage, ContentBlock, Context, StopReason, TextContent, ThinkingContent,
-    ToolCall, Usage,
+    user, AssistantMessage, ContentBlock, Context, StopReason, ThinkingContent, ToolCall, Usage,
 };
 use agentstream::model::{
     ErrorReason, Model, ModelStream, ScriptedModel, ScriptedTurn, StreamOptions,
@@ -41,10 +40,15 @@ use agentstream::model::{
 use agentstream_serve::Server;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
-use serde_json::{Map, Value};
 
 mod support;
 use support::{client, Client, Protocol};
+
+// The wire crate's generators of Pi values, shared with its server
+// halves' round-trip tests.
+#[path = "../../agentstream-wire/tests/server_support/mod.rs"]
+mod server_support;
+use server_support::{arguments, some_text, stop_reason, text_block, thinking_block, usage};
 
 /// Cases per protocol: enough to cover every block kind, stop reason and
 /// chunking many times over, few enough to run in seconds.
@@ -84,35 +88,6 @@ struct Case {
     server: usize,
 }
 
-fn some_text() -> impl Strategy<Value = String> {
-    // Characters JSON and SSE must escape or split with care: quotes,
-    // backslashes, line breaks, multi-byte and astral characters.
-    "[a-zA-Z0-9 .,:!?'\"\\\\/{}\\[\\]<>\n\t\r_é日本😀-]{1,30}"
-}
-
-fn json_value() -> impl Strategy<Value = Value> {
-    // Integers only: serde_json's float parsing is not exact by default,
-    // which would test serde_json rather than the server.
-    let leaf = prop_oneof![
-        Just(Value::Null),
-        any::<bool>().prop_map(Value::Bool),
-        any::<i64>().prop_map(Value::from),
-        "[a-z0-9 \"\\\\é😀]{0,12}".prop_map(Value::String),
-    ];
-    leaf.prop_recursive(3, 16, 4, |inner| {
-        prop_oneof![
-            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
-            prop::collection::btree_map("[a-z_]{1,6}", inner, 0..4)
-                .prop_map(|m| Value::Object(m.into_iter().collect())),
-        ]
-    })
-}
-
-fn arguments() -> impl Strategy<Value = Map<String, Value>> {
-    prop::collection::btree_map("[a-z_]{1,8}", json_value(), 0..4)
-        .prop_map(|m| m.into_iter().collect())
-}
-
 fn call() -> impl Strategy<Value = ContentBlock> {
     ("[a-z_]{1,12}", "[A-Za-z0-9]{4,10}", arguments()).prop_map(|(name, id, arguments)| {
         ContentBlock::ToolCall(ToolCall {
@@ -121,21 +96,6 @@ fn call() -> impl Strategy<Value = ContentBlock> {
             arguments,
             ..ToolCall::default()
         })
-    })
-}
-
-fn text_block(text: String) -> ContentBlock {
-    ContentBlock::Text(TextContent {
-        text,
-        ..TextContent::default()
-    })
-}
-
-fn thinking_block(thinking: String, signature: Option<String>) -> ContentBlock {
-    ContentBlock::Thinking(ThinkingContent {
-        thinking,
-        thinking_signature: signature,
-        ..ThinkingContent::default()
     })
 }
 
@@ -154,7 +114,7 @@ fn openai_blocks() -> impl Strategy<Value = Vec<ContentBlock>> {
                     if (i % 2 == 0) == thinking_first {
                         thinking_block(text, None)
                     } else {
-                        text_block(text)
+                        text_block(text, None)
                     }
                 })
                 .collect();
@@ -168,7 +128,7 @@ fn openai_blocks() -> impl Strategy<Value = Vec<ContentBlock>> {
 /// redacted thinking and tool-use blocks.
 fn anthropic_blocks() -> impl Strategy<Value = Vec<ContentBlock>> {
     let block = prop_oneof![
-        some_text().prop_map(text_block),
+        some_text().prop_map(|text| text_block(text, None)),
         (some_text(), proptest::option::of("[A-Za-z0-9+/=]{8,40}"))
             .prop_map(|(thinking, signature)| thinking_block(thinking, signature)),
         "[A-Za-z0-9+/=]{8,40}".prop_map(|data| ContentBlock::Thinking(ThinkingContent {
@@ -181,34 +141,8 @@ fn anthropic_blocks() -> impl Strategy<Value = Vec<ContentBlock>> {
     prop::collection::vec(block, 1..6)
 }
 
-fn usage() -> impl Strategy<Value = Usage> {
-    (
-        0..1_000_000u64,
-        0..1_000_000u64,
-        0..1_000_000u64,
-        0..1_000_000u64,
-        any::<bool>(),
-    )
-        .prop_map(|(input, output, cache_read, cache_write, total)| Usage {
-            input,
-            output,
-            cache_read,
-            cache_write,
-            total_tokens: total.then(|| input + output + cache_read + cache_write),
-            ..Usage::default()
-        })
-}
-
 fn message(blocks: Vec<ContentBlock>, length: bool, usage: Usage) -> AssistantMessage {
-    // Length can end any message; otherwise the reason follows the content.
-    let calls = blocks
-        .iter()
-        .any(|b| matches!(b, ContentBlock::ToolCall(_)));
-    let reason = match (length, calls) {
-        (true, _) => StopReason::Length,
-        (false, true) => StopReason::ToolUse,
-        (false, false) => StopReason::Stop,
-    };
+    let reason = stop_reason(&blocks, length);
     // Tool-call ids must be unique within a message.
     let mut blocks = blocks;
     for (i, block) in blocks.iter_mut().enumerate() {

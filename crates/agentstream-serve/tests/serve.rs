@@ -15,18 +15,14 @@ use agentstream_wire::anthropic::AnthropicConfig;
 use agentstream_wire::openai::OpenAiConfig;
 use serde_json::{json, Value};
 
+mod support;
+
 fn client() -> reqwest::Client {
     reqwest::Client::new()
 }
 
 async fn post(url: &str, body: impl Into<reqwest::Body>) -> (u16, Option<String>, Value) {
-    let response = client()
-        .post(url)
-        .header("content-type", "application/json")
-        .body(body)
-        .send()
-        .await
-        .unwrap();
+    let response = support::post_json(url, body).await;
     let status = response.status().as_u16();
     let retry = response
         .headers()

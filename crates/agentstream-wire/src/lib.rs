@@ -40,6 +40,12 @@
 //! - [`tap`] and [`replay`]: recording response bodies, and
 //!   [`ReplayModel`](replay::ReplayModel) replaying them through the real
 //!   exchange.
+//! - `server` (the `server` feature): the protocols' server halves. Each
+//!   provider folder holds, beside its request builder and projector, a
+//!   `decode` module (the request body read back into a Pi context) and
+//!   an `encode` module (model events written as the provider's stream);
+//!   `server` holds what they share (`DecodedRequest`, `ApiError`, the SSE
+//!   `Events` buffer). `agentstream-serve` carries them over HTTP.
 //! - [`request`], [`cause`], [`limits`], [`options`], [`pricing`],
 //!   [`surrogates`], [`fidelity`]: what every provider shares (the
 //!   request error, the typed causes, the response limits, extra headers
@@ -87,6 +93,8 @@ pub mod pricing;
 pub mod replay;
 pub mod request;
 pub mod responses;
+#[cfg(feature = "server")]
+pub mod server;
 pub mod sse;
 pub mod surrogates;
 pub mod tap;

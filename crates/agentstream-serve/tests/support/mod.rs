@@ -1,5 +1,8 @@
 //! Our own clients pointed at a server, for the tests and the bench.
 
+// Each test binary that includes this module uses its part.
+#![allow(dead_code)]
+
 use std::sync::Arc;
 
 use agentstream::model::Model;
@@ -33,4 +36,15 @@ pub fn client(protocol: Protocol, server: &Server) -> Client {
             .unwrap(),
         ),
     }
+}
+
+/// POSTs `body` to `url` as JSON.
+pub async fn post_json(url: &str, body: impl Into<reqwest::Body>) -> reqwest::Response {
+    reqwest::Client::new()
+        .post(url)
+        .header("content-type", "application/json")
+        .body(body)
+        .send()
+        .await
+        .unwrap()
 }

@@ -22,6 +22,11 @@
 
 mod blocks;
 pub mod config;
+#[cfg(feature = "server")]
+#[allow(clippy::result_large_err)] // see `server`
+pub mod decode;
+#[cfg(feature = "server")]
+pub mod encode;
 mod ids;
 mod payload;
 pub mod projector;

@@ -20,6 +20,11 @@
 //! [`EventProjector`](crate::anthropic::EventProjector).
 
 pub mod config;
+#[cfg(feature = "server")]
+#[allow(clippy::result_large_err)] // see `server`
+pub mod decode;
+#[cfg(feature = "server")]
+pub mod encode;
 mod partial_args;
 pub mod projector;
 pub mod request;

@@ -55,7 +55,7 @@ use crate::request::blocking_diagnostics;
 pub use crate::request::RequestError;
 use agentstream::message::transform::{transform_messages, TargetModel};
 use agentstream::message::{
-    AssistantMessage, ContentBlock, Context, Message, ThinkingContent, ToolResultMessage,
+    AssistantMessage, ContentBlock, Context, Message, ThinkingContent, ToolCall, ToolResultMessage,
     UserContent,
 };
 
@@ -383,19 +383,7 @@ fn user_content(content: &UserContent) -> Value {
 
 fn assistant_message(message: &AssistantMessage) -> Option<Value> {
     let text = message.text();
-    let calls: Vec<Value> = message
-        .tool_calls()
-        .map(|call| {
-            json!({
-                "id": call.id,
-                "type": "function",
-                "function": {
-                    "name": call.name,
-                    "arguments": serde_json::to_string(&call.arguments).unwrap_or_default(),
-                }
-            })
-        })
-        .collect();
+    let calls: Vec<Value> = message.tool_calls().map(tool_call_json).collect();
     // Thinking left after the transform is the target model's own: sent
     // back in the field it arrived in, which its signature names.
     let thinking: Vec<&ThinkingContent> = message
@@ -431,6 +419,22 @@ fn assistant_message(message: &AssistantMessage) -> Option<Value> {
         out.insert("tool_calls".into(), Value::Array(calls));
     }
     Some(Value::Object(out))
+}
+
+/// A tool call as Chat Completions writes it in an assistant message's
+/// `tool_calls`: `{"id", "type": "function", "function": {"name",
+/// "arguments"}}`, the arguments as JSON text. The request builder writes
+/// it, and so does the server's whole completion.
+pub(crate) fn tool_call_json(call: &ToolCall) -> Value {
+    json!({
+        "id": call.id,
+        "type": "function",
+        "function": {
+            "name": call.name,
+            // A map of JSON values always serializes.
+            "arguments": serde_json::to_string(&call.arguments).unwrap_or_default(),
+        }
+    })
 }
 
 /// Whether a thinking signature names a field reasoning can be sent back

@@ -20,6 +20,11 @@
 //! drives [`EventProjector`](crate::anthropic::EventProjector).
 
 pub mod config;
+#[cfg(feature = "server")]
+#[allow(clippy::result_large_err)] // see `server`
+pub mod decode;
+#[cfg(feature = "server")]
+pub mod encode;
 pub mod projector;
 pub mod request;
 

@@ -5,6 +5,7 @@
 //! wrong type are ignored, as the rest of the decoding ignores what it
 //! does not know.
 
+use crate::server::prelude::*;
 use agentstream::model::{ReasoningEffort, ResponseFormat, StreamOptions, ToolChoice};
 use serde_json::{json, Map, Value};
 
@@ -226,7 +227,7 @@ fn effort(name: &str) -> Option<ReasoningEffort> {
 ///
 /// ```
 /// use agentstream::model::{StreamOptions, ToolChoice};
-/// use agentstream_serve::options_json;
+/// use agentstream_wire::server::options_json;
 /// use serde_json::json;
 ///
 /// let options = StreamOptions::default()

@@ -1,14 +1,38 @@
-//! A Responses request body (`POST /v1/responses`) decoded into Pi's
-//! context and options.
+//! OpenAI Responses, the server's reading of a request: a request body
+//! to a Pi [`Context`](agentstream::message::Context) and options (what
+//! [`build_request`](crate::responses::build_request) writes, read back).
+//!
+//! # What is read
+//!
+//! `input` is required: a string (one user message) or an array of items.
+//! `instructions`, and `system` and `developer` messages, become the
+//! system prompt (joined with a blank line). A `user` message's content is
+//! a string or `input_text` and `input_image` parts (a `data:` URL becomes
+//! an image block; other images are dropped). Consecutive `message` items
+//! of role `assistant`, `reasoning` items and `function_call` items make
+//! one assistant turn, as the request builder of the wire crate writes
+//! one: an assistant message is a text block whose `textSignature` is
+//! `{"v":1,"id":ITEM_ID}`; a reasoning item is a thinking block (its
+//! summary texts joined by a blank line) whose `thinkingSignature` is the
+//! item's JSON, `encrypted_content` included, so it goes back unchanged; a
+//! function call is a tool call with Pi's id `CALL_ID|ITEM_ID` (`CALL_ID`
+//! when the item has no id). A `function_call_output` is the result of the
+//! call with its `call_id`, its output a string or `input_text` and
+//! `input_image` parts. Tools of type `function` become Pi tools (others,
+//! such as `web_search`, are dropped, as are the items of built-in tools).
+//! Options: `max_output_tokens`, `temperature`, `top_p`, `tool_choice`,
+//! `reasoning.effort` and `text.format` (see
+//! [`options_json`](crate::server::options_json)).
 
-use std::collections::BTreeMap;
+use crate::server::prelude::*;
+use alloc::collections::BTreeMap;
 
 use agentstream::message::{ContentBlock, TextContent, ThinkingContent, ToolCall, UserContent};
 use serde_json::{json, Value};
 
-use crate::error::{Api, ApiError};
-use crate::options;
-use crate::request::{
+use crate::server::error::{Api, ApiError};
+use crate::server::options;
+use crate::server::request::{
     self, arguments_from_text, image_block, str_at, text_block, DecodedRequest, History,
 };
 
@@ -19,7 +43,7 @@ const PROVIDER: &str = "openai";
 /// documentation](super) for what each item becomes.
 ///
 /// ```
-/// use agentstream_serve::responses::decode_request;
+/// use agentstream_wire::responses::decode::decode_request;
 /// use serde_json::json;
 ///
 /// let body = json!({"model": "gpt-5", "stream": true, "instructions": "Be brief.",
@@ -76,7 +100,7 @@ struct Decoder {
 impl Decoder {
     fn flush(&mut self) {
         if !self.assistant.is_empty() {
-            self.history.assistant(std::mem::take(&mut self.assistant));
+            self.history.assistant(core::mem::take(&mut self.assistant));
         }
     }
 

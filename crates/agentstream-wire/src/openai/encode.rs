@@ -1,16 +1,37 @@
-//! OpenAI Chat Completions responses: model events to SSE chunks, and the
-//! one JSON completion of a call that did not stream (see the module docs
-//! of [`crate::openai`]).
+//! OpenAI Chat Completions, the server's writing of an answer: model events to
+//! the SSE events the provider sends (what the
+//! client's projector reads), and the one JSON answer of a call that did
+//! not stream.
+//!
+//! # What is written
+//!
+//! As the recordings of api.openai.com show: a first chunk with
+//! `delta: {"role": "assistant", "content": ""}`, then one chunk per text
+//! delta (`content`), thinking delta (`reasoning_content`, as DeepSeek and
+//! vLLM send it) and tool-call fragment (the first with the call's `index`,
+//! `id`, `type` and `name` and empty `arguments`, the later ones with
+//! `index` and `arguments` only), then the `finish_reason` (`stop`,
+//! `length`, `tool_calls`) on a chunk of its own with an empty delta, a
+//! usage chunk with `choices: []` when `stream_options.include_usage` is
+//! set, and `data: [DONE]`. Usage maps back the way the chunk projector
+//! reads it: `prompt_tokens` is input + cacheRead, `cached_tokens` is
+//! cacheRead, `completion_tokens` is output, `total_tokens` is
+//! `totalTokens` (or the sum); cacheWrite has no OpenAI field and is
+//! dropped.
+//!
+//! A model `error` mid-stream becomes a chunk `{"error": {…}}` and the body
+//! ends without `[DONE]`, which is what the SDKs raise on.
 
-use std::collections::BTreeMap;
+use crate::server::prelude::*;
+use alloc::collections::BTreeMap;
 
 use agentstream::message::{AssistantMessage, ContentBlock, ToolCall, Usage};
 use agentstream::model::{BlockShape, DoneReason, ModelEvent};
 use serde_json::{json, Map, Value};
 
-use crate::error::{Api, ApiError};
-use crate::frames::{self, Events};
-use crate::wire::{Blocks, Kind, Wire};
+use crate::server::error::{Api, ApiError};
+use crate::server::events::{self as frames, Events};
+use crate::server::steps::{Blocks, Kind, Wire};
 
 /// OpenAI's `usage` object for a Pi usage.
 pub fn usage_json(usage: &Usage) -> Value {
@@ -49,7 +70,7 @@ fn finish_reason_json(reason: DoneReason) -> &'static str {
 /// ```
 /// use agentstream::message::{assistant, text, StopReason};
 /// use agentstream::model::DoneReason;
-/// use agentstream_serve::openai::completion;
+/// use agentstream_wire::openai::encode::completion;
 ///
 /// let message = assistant([text("hi")], StopReason::Stop);
 /// let body = completion("chatcmpl-1", "gpt-4o", 0, DoneReason::Stop, &message);
@@ -88,13 +109,7 @@ pub fn completion(
     }
     let calls: Vec<Value> = message
         .tool_calls()
-        .map(|call| {
-            json!({
-                "id": call.id,
-                "type": "function",
-                "function": {"name": call.name, "arguments": arguments_text(call)},
-            })
-        })
+        .map(super::request::tool_call_json)
         .collect();
     if !calls.is_empty() {
         body.insert("tool_calls".into(), calls.into());
@@ -125,7 +140,7 @@ fn arguments_text(call: &ToolCall) -> String {
 /// ```
 /// use agentstream::message::{assistant, text, user, Context, StopReason};
 /// use agentstream::model::{Model, ScriptedModel, StreamOptions};
-/// use agentstream_serve::openai::StreamEncoder;
+/// use agentstream_wire::openai::encode::StreamEncoder;
 /// use futures_util::StreamExt;
 ///
 /// let model = ScriptedModel::new([assistant([text("hi")], StopReason::Stop)]);
@@ -401,7 +416,7 @@ mod tests {
         let written = out.into_strings();
         assert_eq!(written.len(), expected.len());
         for (written, expected) in written.iter().zip(&expected) {
-            crate::frames::assert_same_frames(written, expected);
+            crate::server::events::assert_same_frames(written, expected);
         }
     }
 
@@ -432,7 +447,7 @@ mod tests {
         encoder.encode(
             &ModelEvent::ToolCallEnd {
                 content_index: 0,
-                tool_call: std::sync::Arc::new(call),
+                tool_call: alloc::sync::Arc::new(call),
                 partial,
             },
             &mut out,

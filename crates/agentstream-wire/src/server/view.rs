@@ -6,14 +6,13 @@
 //! last value, as a JSON map does. Read from a body's text or from a
 //! `serde_json::Value`, a message gives the same view.
 
-use std::borrow::Cow;
+use crate::server::prelude::*;
+use alloc::borrow::Cow;
 
 use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::Value;
-
-use crate::request::{joined_text, Key};
 
 /// The visits of a JSON scalar (a boolean, a number, `null`), each
 /// giving `$make` of the scalar as a JSON value.
@@ -98,7 +97,7 @@ impl<'de> DeserializeSeed<'de> for MessageFields {
 impl<'de> Visitor<'de> for MessageFields {
     type Value = MessageView<'de>;
 
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+    fn expecting(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.write_str("a message object")
     }
 
@@ -136,7 +135,7 @@ impl<'de> Deserialize<'de> for Lenient<'de> {
         struct LenientVisitor;
         impl<'de> Visitor<'de> for LenientVisitor {
             type Value = Lenient<'de>;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            fn expecting(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
                 f.write_str("any JSON value")
             }
             fn visit_borrowed_str<E>(self, text: &'de str) -> Result<Self::Value, E> {
@@ -164,7 +163,7 @@ impl<'de> Deserialize<'de> for Content<'de> {
         struct ContentVisitor;
         impl<'de> Visitor<'de> for ContentVisitor {
             type Value = Content<'de>;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            fn expecting(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
                 f.write_str("any JSON value")
             }
             fn visit_borrowed_str<E>(self, text: &'de str) -> Result<Self::Value, E> {
@@ -182,5 +181,41 @@ impl<'de> Deserialize<'de> for Content<'de> {
             }
         }
         deserializer.deserialize_any(ContentVisitor)
+    }
+}
+
+/// An object key, borrowed from the body unless it holds an escape.
+pub(crate) struct Key<'a>(pub(crate) Cow<'a, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl<'de> Visitor<'de> for KeyVisitor {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E>(self, key: &'de str) -> Result<Self::Value, E> {
+                Ok(Key(Cow::Borrowed(key)))
+            }
+            fn visit_str<E>(self, key: &str) -> Result<Self::Value, E> {
+                Ok(Key(Cow::Owned(key.to_owned())))
+            }
+        }
+        deserializer.deserialize_str(KeyVisitor)
+    }
+}
+
+/// A content that is a string, or the `text` of an array of parts joined
+/// by `separator`.
+pub(crate) fn joined_text(content: &Value, separator: &str) -> String {
+    match content {
+        Value::String(text) => text.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|part| part.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join(separator),
+        _ => String::new(),
     }
 }

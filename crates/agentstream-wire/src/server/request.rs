@@ -5,23 +5,25 @@
 //! module reads its own message shapes and hands the pieces to
 //! [`History`].
 
-use std::collections::BTreeMap;
+use crate::server::prelude::*;
+use alloc::collections::BTreeMap;
 
 use agentstream::message::{
     assistant, AssistantMessage, ContentBlock, Context, ImageContent, Message, StopReason,
     TextContent, Tool, ToolResultMessage, UserContent, UserMessage,
 };
 use agentstream::model::StreamOptions;
-use std::borrow::Cow;
+use alloc::borrow::Cow;
 
 use serde::de::value::MapAccessDeserializer;
 use serde::de::{Deserialize, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use crate::error::{Api, ApiError};
-use crate::options::options_json;
-use crate::view::{visit_scalars, MessageFields, MessageView};
+use crate::server::error::{Api, ApiError};
+use crate::server::options::options_json;
+pub(crate) use crate::server::view::{joined_text, Key};
+use crate::server::view::{visit_scalars, MessageFields, MessageView};
 
 /// A request decoded into Pi's terms.
 #[derive(Debug, Clone)]
@@ -37,7 +39,7 @@ pub struct DecodedRequest {
     pub include_usage: bool,
     /// The call's options: token limit, temperature, stop sequences, tool
     /// choice, reasoning, response format (see
-    /// [`options_json`](crate::options_json) for the recorded form).
+    /// [`options_json`](crate::server::options_json) for the recorded form).
     pub options: StreamOptions,
 }
 
@@ -234,7 +236,7 @@ struct Fields<'a> {
 impl<'de> Visitor<'de> for FieldsOf<'_> {
     type Value = Fields<'de>;
 
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+    fn expecting(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.write_str("a JSON object")
     }
 
@@ -279,7 +281,7 @@ impl<'de> Deserialize<'de> for Listed<'de> {
         struct ListedVisitor;
         impl<'de> Visitor<'de> for ListedVisitor {
             type Value = Listed<'de>;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            fn expecting(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
                 f.write_str("any JSON value")
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
@@ -298,28 +300,6 @@ impl<'de> Deserialize<'de> for Listed<'de> {
             visit_scalars!(Listed::Other);
         }
         deserializer.deserialize_any(ListedVisitor)
-    }
-}
-
-/// An object key, borrowed from the body unless it holds an escape.
-pub(crate) struct Key<'a>(pub(crate) Cow<'a, str>);
-
-impl<'de> Deserialize<'de> for Key<'de> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct KeyVisitor;
-        impl<'de> Visitor<'de> for KeyVisitor {
-            type Value = Key<'de>;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a string")
-            }
-            fn visit_borrowed_str<E>(self, key: &'de str) -> Result<Self::Value, E> {
-                Ok(Key(Cow::Borrowed(key)))
-            }
-            fn visit_str<E>(self, key: &str) -> Result<Self::Value, E> {
-                Ok(Key(Cow::Owned(key.to_owned())))
-            }
-        }
-        deserializer.deserialize_str(KeyVisitor)
     }
 }
 
@@ -450,20 +430,6 @@ pub(crate) fn str_at(value: &Value, path: &[&str]) -> String {
         .to_owned()
 }
 
-/// A content that is a string, or the `text` of an array of parts joined
-/// by `separator`.
-pub(crate) fn joined_text(content: &Value, separator: &str) -> String {
-    match content {
-        Value::String(text) => text.clone(),
-        Value::Array(parts) => parts
-            .iter()
-            .filter_map(|part| part.get("text").and_then(Value::as_str))
-            .collect::<Vec<_>>()
-            .join(separator),
-        _ => String::new(),
-    }
-}
-
 /// A text block.
 pub(crate) fn text_block(text: String) -> ContentBlock {
     ContentBlock::Text(TextContent {
@@ -561,7 +527,8 @@ mod tests {
 
     #[test]
     fn bodies_read_from_bytes_decode_as_their_json_values() {
-        use crate::{anthropic, openai};
+        use crate::anthropic::decode as anthropic;
+        use crate::openai::decode as openai;
         let bodies = [
             r#"{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}"#,
             r#"{"m\u006fdel":"m","me\u0073sages":[{"role":"user","content":"a\"b"}],"max_tokens":5}"#,

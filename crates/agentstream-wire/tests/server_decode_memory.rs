@@ -7,7 +7,7 @@
 
 #![cfg(target_os = "linux")]
 
-use agentstream_serve::openai;
+use agentstream_wire::openai::decode as openai;
 
 fn status(key: &str) -> usize {
     let status = std::fs::read_to_string("/proc/self/status").unwrap();
@@ -34,7 +34,7 @@ fn decoding_costs_a_bounded_multiple_of_the_body() {
     let via_body = |body: &[u8]| openai::decode_body(body).unwrap();
     // The peak above the resident set of one decode, in multiples of the
     // body (each path run once first, to warm the allocator).
-    let peak = |decode: &dyn Fn(&[u8]) -> agentstream_serve::DecodedRequest| {
+    let peak = |decode: &dyn Fn(&[u8]) -> agentstream_wire::server::DecodedRequest| {
         drop(decode(body.as_bytes()));
         std::fs::write("/proc/self/clear_refs", "5").unwrap();
         let before = status("VmRSS:");

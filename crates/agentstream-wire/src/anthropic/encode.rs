@@ -1,18 +1,33 @@
-//! Anthropic Messages responses: model events to SSE events, and the one
-//! JSON message of a call that did not stream (see the module docs of
-//! [`crate::anthropic`]).
+//! Anthropic Messages, the server's writing of an answer: model events to
+//! the SSE events the provider sends (what the
+//! client's projector reads), and the one JSON answer of a call that did
+//! not stream.
+//!
+//! # What is written
+//!
+//! As the recordings of api.anthropic.com show: `message_start` (the
+//! message with empty content and the input usage), optionally one `ping`,
+//! then per block `content_block_start`, its deltas (`text_delta`,
+//! `thinking_delta` then a `signature_delta` when the block has a
+//! signature, `input_json_delta`) and `content_block_stop`, then
+//! `message_delta` with the `stop_reason` (`end_turn`, `max_tokens`,
+//! `tool_use`) and the cumulative usage (`input_tokens`, `output_tokens`,
+//! `cache_read_input_tokens`, `cache_creation_input_tokens`), and
+//! `message_stop`. A model `error` becomes an `error` event and the body
+//! ends without `message_stop`, as Anthropic does after HTTP 200.
 //!
 //! The events are written as JSON text with the keys in the order
 //! serde_json's maps write them (sorted), the same bytes a JSON tree
 //! gives (tested against the tree form).
 
+use crate::server::prelude::*;
 use agentstream::message::{AssistantMessage, ContentBlock, Usage};
 use agentstream::model::{BlockShape, DoneReason, ModelEvent};
 use serde_json::{json, Value};
 
-use crate::error::{Api, ApiError};
-use crate::frames::{self, Events};
-use crate::wire::{Kind as WireKind, Wire};
+use crate::server::error::{Api, ApiError};
+use crate::server::events::{self as frames, Events};
+use crate::server::steps::{Kind as WireKind, Wire};
 
 /// Anthropic's `usage` object for a Pi usage.
 pub fn usage_json(usage: &Usage) -> Value {
@@ -71,7 +86,7 @@ fn content_block(block: &ContentBlock) -> Option<Value> {
 /// ```
 /// use agentstream::message::{assistant, text, StopReason};
 /// use agentstream::model::DoneReason;
-/// use agentstream_serve::anthropic::message;
+/// use agentstream_wire::anthropic::encode::message;
 ///
 /// let reply = assistant([text("hi")], StopReason::Stop);
 /// let body = message("msg_1", "claude", DoneReason::Stop, &reply);
@@ -118,7 +133,7 @@ struct Open {
 /// ```
 /// use agentstream::message::{assistant, text, user, Context, StopReason};
 /// use agentstream::model::{Model, ScriptedModel, StreamOptions};
-/// use agentstream_serve::anthropic::StreamEncoder;
+/// use agentstream_wire::anthropic::encode::StreamEncoder;
 /// use futures_util::StreamExt;
 ///
 /// let model = ScriptedModel::new([assistant([text("hi")], StopReason::Stop)]);
@@ -317,7 +332,7 @@ impl StreamEncoder {
                 self.close(out);
             }
             Wire::ToolCallEnd { index, call, .. } => {
-                let fresh = self.open.as_ref().is_none_or(|open| open.pi != index);
+                let fresh = self.open.as_ref().map_or(true, |open| open.pi != index);
                 self.open(
                     index,
                     || Some(BlockShape::ToolCall(call)),
@@ -509,7 +524,7 @@ mod tests {
         let written = out.into_strings();
         assert_eq!(written.len(), expected.len(), "{written:?}");
         for (written, expected) in written.iter().zip(&expected) {
-            crate::frames::assert_same_frames(written, expected);
+            crate::server::events::assert_same_frames(written, expected);
         }
     }
 }

@@ -1,20 +1,50 @@
-//! Model events as Responses SSE events, and the whole Response object.
+//! OpenAI Responses, the server's writing of an answer: model events to
+//! the SSE events the provider sends (what the
+//! client's projector reads), and the one JSON answer of a call that did
+//! not stream.
+//!
+//! # What is written
+//!
+//! As OpenAI sends them, each SSE event with `event: TYPE` and a payload
+//! with its `type` and a `sequence_number` counting from 0:
+//! `response.created` and `response.in_progress` (the Response with
+//! `status: "in_progress"`), then per content block one output item
+//! (`output_index` the block's index): `response.output_item.added`; for
+//! text `response.content_part.added`, `response.output_text.delta`…,
+//! `response.output_text.done`, `response.content_part.done`; for thinking
+//! `response.reasoning_summary_part.added`,
+//! `response.reasoning_summary_text.delta`…, `….done`, `…part.done`, the
+//! finished item carrying the thinking signature (a reasoning item's JSON
+//! as it was, or an item with the signature as `encrypted_content`); for a
+//! tool call `response.function_call_arguments.delta`… and `….done`; then
+//! `response.output_item.done`. The turn ends with `response.completed`
+//! (the whole Response, with usage), `response.incomplete`
+//! (`incomplete_details.reason: "max_output_tokens"`) for a `length` turn,
+//! or `response.failed` (`error: {code: "server_error", message}`) for a
+//! model error. A script's mid-stream error is an `error` event.
+//!
+//! Item ids: a text's `textSignature` id, else `msg_agentstream_N`; a call's
+//! item part of `CALL_ID|ITEM_ID`, else `fc_agentstream_N`; a reasoning
+//! item's own id, else `rs_agentstream_N` (N the output index). The wire
+//! crate's projector reads such a stream back into the scripted message;
+//! a call id without `|` comes back as `ID|fc_agentstream_N`.
 
+use crate::server::prelude::*;
 use agentstream::message::{AssistantMessage, ContentBlock, ToolCall, Usage};
-use std::collections::BTreeMap;
+use alloc::collections::BTreeMap;
 
 use agentstream::model::{DoneReason, ModelEvent};
 use serde_json::{json, Value};
 
-use crate::error::{Api, ApiError};
-use crate::frames::{self, Events};
-use crate::wire::{Blocks, Kind, Wire};
+use crate::server::error::{Api, ApiError};
+use crate::server::events::{self as frames, Events};
+use crate::server::steps::{Blocks, Kind, Wire};
 
 /// Responses' `usage` for a Pi usage: `input_tokens` is input +
 /// cacheRead, `cached_tokens` cacheRead, `output_tokens` output,
 /// `total_tokens` totalTokens (or the sum); cacheWrite has no field.
 pub fn usage_json(usage: &Usage) -> Value {
-    let (input, total) = crate::tokens::prompt_and_total(usage);
+    let (input, total) = crate::server::tokens::prompt_and_total(usage);
     json!({
         "input_tokens": input,
         "input_tokens_details": {"cached_tokens": usage.cache_read},
@@ -115,7 +145,7 @@ fn output_item(block: &ContentBlock, output_index: usize) -> Option<Value> {
 /// ```
 /// use agentstream::message::{assistant, text, StopReason};
 /// use agentstream::model::DoneReason;
-/// use agentstream_serve::responses::response;
+/// use agentstream_wire::responses::encode::response;
 ///
 /// let message = assistant([text("hi")], StopReason::Stop);
 /// let body = response("resp_1", "gpt-5", 0, DoneReason::Stop, &message);
@@ -174,7 +204,7 @@ fn shell(id: &str, model: &str, created: u64) -> Value {
 /// ```
 /// use agentstream::message::{assistant, text, user, Context, StopReason};
 /// use agentstream::model::{Model, ScriptedModel, StreamOptions};
-/// use agentstream_serve::responses::StreamEncoder;
+/// use agentstream_wire::responses::encode::StreamEncoder;
 /// use futures_util::StreamExt;
 ///
 /// let model = ScriptedModel::new([assistant([text("hi")], StopReason::Stop)]);

@@ -1,13 +1,29 @@
-//! Model events as Gemini SSE chunks, and the whole
-//! `GenerateContentResponse`.
+//! Google Gemini, the server's writing of an answer: model events to
+//! the SSE events the provider sends (what the
+//! client's projector reads), and the one JSON answer of a call that did
+//! not stream.
+//!
+//! # What is written
+//!
+//! One `data: {GenerateContentResponse}` per piece: `candidates[0]` with
+//! `content: {"role": "model", "parts": [...]}` and `index: 0`, the
+//! `modelVersion` and `responseId`. A text or thinking delta is a `text`
+//! part (`thought: true` for thinking); a block that ends with a
+//! signature sends it on an empty part of its kind; a tool call is one
+//! `functionCall` part with its whole `args` (and its `thoughtSignature`)
+//! when it ends. The last chunk has no parts, the `finishReason` (`STOP`,
+//! also for tool calls, as Gemini sends it; `MAX_TOKENS` for a `length`
+//! turn) and `usageMetadata` (see [`usage_json`]). A model error after
+//! HTTP 200 is a chunk `{"error": {"code", "message", "status"}}`.
 
+use crate::server::prelude::*;
 use agentstream::message::{AssistantMessage, ContentBlock, ToolCall, Usage};
 use agentstream::model::{BlockShape, DoneReason, ModelEvent};
 use serde_json::{json, Value};
 
-use crate::error::{Api, ApiError};
-use crate::frames::{self, Events};
-use crate::wire::{Blocks, Kind, Wire};
+use crate::server::error::{Api, ApiError};
+use crate::server::events::{self as frames, Events};
+use crate::server::steps::{Blocks, Kind, Wire};
 
 /// Gemini's `usageMetadata` for a Pi usage: `promptTokenCount` is input +
 /// cacheRead, `cachedContentTokenCount` cacheRead (when not 0),
@@ -15,7 +31,7 @@ use crate::wire::{Blocks, Kind, Wire};
 /// sum). Pi's output already counts thoughts, so no `thoughtsTokenCount`
 /// is sent (the projector adds it to the output).
 pub fn usage_json(usage: &Usage) -> Value {
-    let (prompt, total) = crate::tokens::prompt_and_total(usage);
+    let (prompt, total) = crate::server::tokens::prompt_and_total(usage);
     let mut metadata = json!({
         "promptTokenCount": prompt,
         "candidatesTokenCount": usage.output,
@@ -95,7 +111,7 @@ fn chunk(
 /// ```
 /// use agentstream::message::{assistant, text, StopReason};
 /// use agentstream::model::DoneReason;
-/// use agentstream_serve::google::generate_content_response;
+/// use agentstream_wire::google::encode::generate_content_response;
 ///
 /// let message = assistant([text("hi")], StopReason::Stop);
 /// let body = generate_content_response("r1", "gemini-2.5-flash", DoneReason::Stop, &message);
@@ -127,7 +143,7 @@ pub fn generate_content_response(
 /// ```
 /// use agentstream::message::{assistant, text, user, Context, StopReason};
 /// use agentstream::model::{Model, ScriptedModel, StreamOptions};
-/// use agentstream_serve::google::StreamEncoder;
+/// use agentstream_wire::google::encode::StreamEncoder;
 /// use futures_util::StreamExt;
 ///
 /// let model = ScriptedModel::new([assistant([text("hi")], StopReason::Stop)]);

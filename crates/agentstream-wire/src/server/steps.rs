@@ -6,7 +6,7 @@
 //! model's event stream, its snapshots and its copies, and the encoders
 //! have one input either way.
 
-use std::borrow::Cow;
+use alloc::borrow::Cow;
 
 use agentstream::message::{AssistantMessage, ContentBlock, ToolCall, Usage};
 use agentstream::model::{BlockShape, DoneReason, ModelEvent, PartialMessage};
@@ -18,10 +18,14 @@ use agentstream::model::{BlockShape, DoneReason, ModelEvent, PartialMessage};
 /// both have alike (ids, names, signatures, and the blocks before it),
 /// which the tests check byte for byte.
 #[derive(Clone, Copy)]
-pub(crate) enum Blocks<'a> {
+pub enum Blocks<'a> {
+    /// A model event's snapshot.
     Partial(&'a PartialMessage),
+    /// The first `len` blocks of a complete message.
     Message {
+        /// The complete message.
         message: &'a AssistantMessage,
+        /// How many of its blocks the step sees.
         len: usize,
     },
 }
@@ -56,50 +60,68 @@ impl<'a> Blocks<'a> {
 
 /// The kinds of block whose text streams as deltas.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Kind {
+pub enum Kind {
+    /// A text block.
     Text,
+    /// A thinking block.
     Thinking,
+    /// A tool call (its arguments' JSON streams).
     ToolCall,
 }
 
 /// One step of an answer: a [`ModelEvent`] with its parts borrowed.
 #[derive(Clone, Copy)]
-pub(crate) enum Wire<'a> {
+pub enum Wire<'a> {
     /// The answer starts.
     Start(Blocks<'a>),
     /// Block `index` starts (`text_start`, `thinking_start`,
     /// `toolcall_start`).
     BlockStart {
+        /// The block's kind.
         kind: Kind,
+        /// The block's index in the message.
         index: usize,
+        /// The message so far.
         blocks: Blocks<'a>,
     },
     /// A piece of block `index`'s text (for a tool call, of its
     /// arguments' JSON).
     Delta {
+        /// The block's kind.
         kind: Kind,
+        /// The block's index in the message.
         index: usize,
+        /// The piece.
         delta: &'a str,
+        /// The message so far.
         blocks: Blocks<'a>,
     },
     /// Text or thinking block `index` ends.
     BlockEnd {
+        /// The block's kind.
         kind: Kind,
+        /// The block's index in the message.
         index: usize,
+        /// The message so far.
         blocks: Blocks<'a>,
     },
     /// Tool call `index` ends, whole.
     ToolCallEnd {
+        /// The block's index in the message.
         index: usize,
+        /// The whole call.
         call: &'a ToolCall,
+        /// The message so far.
         blocks: Blocks<'a>,
     },
     /// The answer ends well.
     Done {
+        /// Why it ended.
         reason: DoneReason,
+        /// The final message.
         message: &'a AssistantMessage,
     },
-    /// The answer fails.
+    /// The answer fails (the failed message).
     Error(&'a AssistantMessage),
 }
 
@@ -199,7 +221,7 @@ impl<'a> From<&'a ModelEvent> for Wire<'a> {
 /// per block its delta (with its start and end events for the
 /// `full_sequence`, and a tool call's end), then `done`. Images and
 /// blocks of unknown types have no step of their own.
-pub(crate) fn message_steps(
+pub fn message_steps(
     message: &AssistantMessage,
     reason: DoneReason,
     full_sequence: bool,
@@ -254,7 +276,7 @@ pub(crate) fn message_steps(
 
 #[cfg(test)]
 mod tests {
-    use std::num::NonZeroUsize;
+    use core::num::NonZeroUsize;
 
     use agentstream::message::{
         assistant, image, text, thinking, tool_call, user, ContentBlock, Context, StopReason,
@@ -265,25 +287,29 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::frames::{Encoder, Events};
+    use crate::server::{Encoder, Events};
     use crate::{anthropic, google, openai, responses};
+    use alloc::string::String;
+    use alloc::vec::Vec;
 
     /// The encoders of every protocol, as a server with `chunks`, usage
     /// and pings makes them.
     fn encoders(chunks: usize, usage: bool, ping: bool) -> [Encoder; 4] {
         [
             Encoder::OpenAi(
-                openai::StreamEncoder::new("id", "m", 7)
+                openai::encode::StreamEncoder::new("id", "m", 7)
                     .with_usage(usage)
                     .with_chunks(chunks),
             ),
             Encoder::Anthropic(
-                anthropic::StreamEncoder::new("id", "m")
+                anthropic::encode::StreamEncoder::new("id", "m")
                     .with_chunks(chunks)
                     .with_ping(ping),
             ),
-            Encoder::Responses(responses::StreamEncoder::new("id", "m", 7).with_chunks(chunks)),
-            Encoder::Google(google::StreamEncoder::new("id", "m").with_chunks(chunks)),
+            Encoder::Responses(
+                responses::encode::StreamEncoder::new("id", "m", 7).with_chunks(chunks),
+            ),
+            Encoder::Google(google::encode::StreamEncoder::new("id", "m").with_chunks(chunks)),
         ]
     }
 
@@ -360,7 +386,7 @@ mod tests {
         };
         let mut generic = encoders(chunks, usage, ping);
         let mut direct = encoders(chunks, usage, ping);
-        std::array::from_fn(|k| {
+        core::array::from_fn(|k| {
             let (mut by_events, mut by_steps) = (Events::default(), Events::default());
             for event in &events {
                 generic[k].encode(Wire::from(event), &mut by_events);

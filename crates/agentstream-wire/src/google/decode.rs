@@ -1,14 +1,40 @@
-//! A Gemini request body (`models/{model}:generateContent` and
-//! `:streamGenerateContent`) decoded into Pi's context and options.
+//! Google Gemini, the server's reading of a request: a request body
+//! to a Pi [`Context`](agentstream::message::Context) and options (what
+//! [`build_request`](crate::google::build_request) writes, read back).
+//!
+//! # What is read
+//!
+//! `contents` is required (a list); the model is the URL's. Fields are
+//! read in their camelCase names and, as protobuf JSON allows, their
+//! snake_case ones. A `user` content's `text` and `inlineData` parts
+//! become a user message; its `functionResponse` parts become tool
+//! results (before that message), each paired with the call of the
+//! preceding `model` content that has the same `id`, else with the first
+//! unanswered call of the same name (Gemini pairs by name and position).
+//! The result's text is `response.output` (or `response.error`, an error
+//! result; another response is its JSON text), its images the response's
+//! `parts`. A `model` content becomes an assistant turn: `text` parts text
+//! blocks, `thought: true` parts thinking blocks, `functionCall` parts tool
+//! calls with their `args`; a part's `thoughtSignature` is the block's
+//! `textSignature`, `thinkingSignature` or the call's `thoughtSignature`.
+//! A call's id is its `functionCall.id`, else `NAME_TURN_N` (TURN the
+//! content's index, N counting the turn's calls from 1), so a recording
+//! is deterministic. `systemInstruction` is the system prompt (its parts'
+//! texts joined by a line break); `tools[].functionDeclarations` become Pi
+//! tools (the schema `parametersJsonSchema`, else `parameters`); other
+//! tools (`googleSearch`, `codeExecution`) are dropped. Options:
+//! `generationConfig` and `toolConfig` (see
+//! [`options_json`](crate::server::options_json)).
 
-use std::collections::{BTreeMap, VecDeque};
+use crate::server::prelude::*;
+use alloc::collections::{BTreeMap, VecDeque};
 
 use agentstream::message::{ContentBlock, TextContent, ThinkingContent, ToolCall, UserContent};
 use serde_json::{json, Map, Value};
 
-use crate::error::{Api, ApiError};
-use crate::options;
-use crate::request::{self, image_block, str_at, text_block, DecodedRequest, History};
+use crate::server::error::{Api, ApiError};
+use crate::server::options;
+use crate::server::request::{self, image_block, str_at, text_block, DecodedRequest, History};
 
 /// The provider of the decoded assistant turns.
 const PROVIDER: &str = "google";
@@ -23,7 +49,7 @@ fn field<'a>(value: &'a Value, camel: &str, snake: &str) -> Option<&'a Value> {
 /// documentation](super).
 ///
 /// ```
-/// use agentstream_serve::google::decode_request;
+/// use agentstream_wire::google::decode::decode_request;
 /// use serde_json::json;
 ///
 /// let body = json!({"systemInstruction": {"parts": [{"text": "Be brief."}]},
@@ -313,4 +339,32 @@ fn decode(request: request::Common<'_>) -> Result<DecodedRequest, ApiError> {
     Ok(decoder
         .history
         .finish(request, system, tools, false, options))
+}
+
+/// The model and whether it streams, of a Gemini route:
+/// `/v1beta/models/{model}:streamGenerateContent` (streaming) or
+/// `:generateContent`, under `/v1beta` or `/v1`; `None` for another path.
+///
+/// ```
+/// use agentstream_wire::google::decode::route;
+/// assert_eq!(
+///     route("/v1beta/models/gemini-2.5-flash:streamGenerateContent"),
+///     Some(("gemini-2.5-flash", true))
+/// );
+/// assert_eq!(route("/v1/models/g:generateContent"), Some(("g", false)));
+/// assert_eq!(route("/v1/models"), None);
+/// ```
+pub fn route(path: &str) -> Option<(&str, bool)> {
+    let rest = path
+        .strip_prefix("/v1beta/models/")
+        .or_else(|| path.strip_prefix("/v1/models/"))?;
+    let (model, method) = rest.rsplit_once(':')?;
+    if model.is_empty() || model.contains('/') {
+        return None;
+    }
+    match method {
+        "streamGenerateContent" => Some((model, true)),
+        "generateContent" => Some((model, false)),
+        _ => None,
+    }
 }

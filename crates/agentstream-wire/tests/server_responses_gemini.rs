@@ -1,7 +1,7 @@
 //! OpenAI Responses and Gemini, with the wire crate's request builders and
 //! projectors as the oracle: a context our builder writes, decoded by
-//! serve, gives back a context the builder writes the same way (ids and
-//! signatures kept); a scripted turn serve streams (or answers whole),
+//! the server half, gives back a context the builder writes the same way (ids and
+//! signatures kept); a scripted turn the server half streams (or answers whole),
 //! read by our projector, gives back the scripted message.
 
 use agentstream::message::{
@@ -14,12 +14,16 @@ use agentstream::model::{
     DoneReason, ModelEvent, ReasoningEffort, ResponseFormat, ScriptedModel, StreamOptions,
     ToolChoice,
 };
-use agentstream_serve::{google, options_json, responses};
 use agentstream_wire::google::GeminiProjector;
 use agentstream_wire::responses::ResponsesProjector;
-use agentstream_wire::sse::{SseDecoder, SseProjector};
+use agentstream_wire::server::options_json;
+use agentstream_wire::sse::SseDecoder;
+use agentstream_wire::{google, responses};
 use futures_util::StreamExt;
 use serde_json::{json, Map, Value};
+
+mod server_support;
+use server_support::read_with;
 
 fn call(id: &str, name: &str, arguments: Value) -> ContentBlock {
     let Value::Object(arguments) = arguments else {
@@ -108,7 +112,7 @@ fn responses_requests_our_builder_writes_decode_back() {
     let context = conversation("openai-responses", "openai", "gpt-5", "call_1|fc_1");
     let options = RequestOptions::new("gpt-5").with_call(&call_options());
     let body = build_request(&context, &options).unwrap();
-    let decoded = responses::decode_request(&body).unwrap();
+    let decoded = responses::decode::decode_request(&body).unwrap();
     assert_eq!((decoded.model.as_str(), decoded.stream), ("gpt-5", true));
     // The builder writes the decoded context as it wrote the original:
     // reasoning items, item ids and call ids come back unchanged.
@@ -163,7 +167,7 @@ fn gemini_requests_our_builder_writes_decode_back() {
     }
     let options = RequestOptions::new(model).with_call(&call_options());
     let body = build_request(&context, &options).unwrap();
-    let decoded = google::decode_request(&body, model, true).unwrap();
+    let decoded = google::decode::decode_request(&body, model, true).unwrap();
     assert_eq!(build_request(&decoded.context, &options).unwrap(), body);
     let Message::Assistant(answer) = &decoded.context.messages[1] else {
         panic!()
@@ -204,7 +208,7 @@ fn gemini_pairs_responses_by_name_and_position() {
             {"functionResponse": {"name": "weather", "response": {"output": "A: sun"}}},
             {"functionResponse": {"name": "weather", "response": {"error": "B: unknown"}}}]},
     ]});
-    let decoded = google::decode_request(&body, "gemini-2.5-pro", false).unwrap();
+    let decoded = google::decode::decode_request(&body, "gemini-2.5-pro", false).unwrap();
     let results: Vec<(String, String, bool)> = decoded
         .context
         .messages
@@ -276,35 +280,14 @@ fn essence(message: &AssistantMessage) -> Value {
     })
 }
 
-/// `frames` read by the wire crate's projector `P`: the terminal message,
-/// after checking the events are a valid sequence.
-fn read_with<P: SseProjector>(model: &str, provider: &str, frames: &[String]) -> AssistantMessage {
-    let mut projector = P::for_model(model.into(), provider.into());
-    let mut decoder = SseDecoder::new();
-    let mut events = decoder.feed_to_vec(frames.concat().as_bytes()).unwrap();
-    events.extend(decoder.finish_to_vec());
-    let mut out = Vec::new();
-    for event in &events {
-        projector.push_event(event, &mut out);
-    }
-    projector.finish(&mut out);
-    assert!(
-        agentstream::model::validate_events(&out).is_empty(),
-        "{out:?}"
-    );
-    out.last()
-        .and_then(ModelEvent::terminal_message)
-        .unwrap()
-        .clone()
-}
-
 fn responses_played(message: AssistantMessage, chunks: usize) -> (Vec<String>, AssistantMessage) {
-    let mut encoder = responses::StreamEncoder::new("resp_1", "gpt-5", 7).with_chunks(chunks);
+    let mut encoder =
+        responses::encode::StreamEncoder::new("resp_1", "gpt-5", 7).with_chunks(chunks);
     let mut frames = Vec::new();
     for event in events_of(message) {
         encoder.encode(&event, &mut frames);
     }
-    let read = read_with::<ResponsesProjector>("gpt-5", "openai", &frames);
+    let read = read_with::<ResponsesProjector>("gpt-5", "openai", frames.concat().as_bytes());
     (frames, read)
 }
 
@@ -429,7 +412,7 @@ fn a_responses_call_id_without_an_item_id_gets_a_deterministic_one() {
 #[test]
 fn the_whole_response_object_carries_the_same_items() {
     let message = scripted("opaque", "call_1|fc_1");
-    let body = responses::response("resp_1", "gpt-5", 0, DoneReason::ToolUse, &message);
+    let body = responses::encode::response("resp_1", "gpt-5", 0, DoneReason::ToolUse, &message);
     let types: Vec<_> = body["output"]
         .as_array()
         .unwrap()
@@ -446,12 +429,14 @@ fn the_whole_response_object_carries_the_same_items() {
 }
 
 fn gemini_played(message: AssistantMessage, chunks: usize) -> (Vec<String>, AssistantMessage) {
-    let mut encoder = google::StreamEncoder::new("r1", "gemini-2.5-flash").with_chunks(chunks);
+    let mut encoder =
+        google::encode::StreamEncoder::new("r1", "gemini-2.5-flash").with_chunks(chunks);
     let mut frames = Vec::new();
     for event in events_of(message) {
         encoder.encode(&event, &mut frames);
     }
-    let read = read_with::<GeminiProjector>("gemini-2.5-flash", "google", &frames);
+    let read =
+        read_with::<GeminiProjector>("gemini-2.5-flash", "google", frames.concat().as_bytes());
     (frames, read)
 }
 
@@ -500,8 +485,12 @@ fn gemini_length_and_error_turns() {
 #[test]
 fn the_whole_gemini_response_reads_back_too() {
     let message = scripted("dGhpbmtzaWc=", "weather_r1_1");
-    let body =
-        google::generate_content_response("r1", "gemini-2.5-flash", DoneReason::ToolUse, &message);
+    let body = google::encode::generate_content_response(
+        "r1",
+        "gemini-2.5-flash",
+        DoneReason::ToolUse,
+        &message,
+    );
     let mut projector = GeminiProjector::new("gemini-2.5-flash", "google");
     let mut out = Vec::new();
     projector.push_data(&body.to_string(), &mut out);
@@ -512,28 +501,30 @@ fn the_whole_gemini_response_reads_back_too() {
 
 #[test]
 fn bad_requests_get_each_providers_errors() {
-    use agentstream_serve::Api;
-    let error = responses::decode_request(&json!({"model": "gpt-5"})).unwrap_err();
+    use agentstream_wire::Api;
+    let error = responses::decode::decode_request(&json!({"model": "gpt-5"})).unwrap_err();
     assert_eq!((error.status, error.param.as_deref()), (400, Some("input")));
     assert_eq!(
         error.body(Api::Responses)["error"]["type"],
         "invalid_request_error"
     );
-    let error = responses::decode_request(&json!({"input": [{"type": "wizard"}]})).unwrap_err();
+    let error =
+        responses::decode::decode_request(&json!({"input": [{"type": "wizard"}]})).unwrap_err();
     assert_eq!(error.param.as_deref(), Some("input[0]"));
-    let string = responses::decode_request(&json!({"input": "Hello"})).unwrap();
+    let string = responses::decode::decode_request(&json!({"input": "Hello"})).unwrap();
     assert!(
         matches!(&string.context.messages[0], Message::User(u) if matches!(&u.content, UserContent::Text(t) if t == "Hello"))
     );
-    let error = google::decode_request(&json!({}), "g", true).unwrap_err();
+    let error = google::decode::decode_request(&json!({}), "g", true).unwrap_err();
     assert_eq!(
         error.body(Api::Google),
         json!({"error": {"code": 400, "message": error.message, "status": "INVALID_ARGUMENT"}})
     );
     let error =
-        google::decode_request(&json!({"contents": [{"role": "system"}]}), "g", true).unwrap_err();
+        google::decode::decode_request(&json!({"contents": [{"role": "system"}]}), "g", true)
+            .unwrap_err();
     assert_eq!(error.status, 400);
-    assert!(google::decode_body(b"{\"contents\": [", "g", true).is_err());
+    assert!(google::decode::decode_body(b"{\"contents\": [", "g", true).is_err());
 }
 
 #[test]
@@ -552,7 +543,7 @@ fn many_calls_of_one_name_pair_in_order() {
         {"role": "model", "parts": calls},
         {"role": "user", "parts": answers},
     ]});
-    let decoded = google::decode_request(&body, "gemini-2.5-flash", true).unwrap();
+    let decoded = google::decode::decode_request(&body, "gemini-2.5-flash", true).unwrap();
     let messages = &decoded.context.messages;
     assert_eq!(messages.len(), 2 + n);
     let Message::ToolResult(last) = &messages[n + 1] else {
@@ -574,7 +565,7 @@ fn gemini_calls_with_ids_pair_by_id_first() {
             {"functionResponse": {"name": "f", "id": "b", "response": {"output": "B"}}},
             {"functionResponse": {"name": "f", "response": {"output": "A"}}}]},
     ]});
-    let decoded = google::decode_request(&body, "claude-x", true).unwrap();
+    let decoded = google::decode::decode_request(&body, "claude-x", true).unwrap();
     let results: Vec<(String, String)> = decoded
         .context
         .messages

@@ -1,0 +1,144 @@
+//! The protocol a stream is encoded in: the four stream encoders as one
+//! value, for a server that picks the protocol per call, and the other
+//! choices such a server makes by protocol (the answer's id, the whole
+//! answer, the request decoder), so it names no protocol itself.
+
+use alloc::format;
+use alloc::string::String;
+
+use agentstream::message::AssistantMessage;
+use agentstream::model::DoneReason;
+use serde_json::Value;
+
+use crate::server::{ApiError, DecodedRequest, Events, Wire};
+use crate::{anthropic, google, openai, responses, Api};
+
+/// The protocol a stream is encoded in.
+#[non_exhaustive]
+pub enum Encoder {
+    /// OpenAI Chat Completions.
+    OpenAi(openai::encode::StreamEncoder),
+    /// Anthropic Messages.
+    Anthropic(anthropic::encode::StreamEncoder),
+    /// OpenAI Responses.
+    Responses(responses::encode::StreamEncoder),
+    /// Google Gemini.
+    Google(google::encode::StreamEncoder),
+}
+
+impl Encoder {
+    /// The stream encoder of `api` for the answer `id` of `model`
+    /// (`created`, in Unix seconds, is the answer's time where the
+    /// protocol carries one), one SSE event per delta.
+    pub fn new(api: Api, id: String, model: String, created: u64) -> Self {
+        match api {
+            Api::OpenAi => Self::OpenAi(openai::encode::StreamEncoder::new(id, model, created)),
+            Api::Anthropic => Self::Anthropic(anthropic::encode::StreamEncoder::new(id, model)),
+            Api::Responses => {
+                Self::Responses(responses::encode::StreamEncoder::new(id, model, created))
+            }
+            Api::Google => Self::Google(google::encode::StreamEncoder::new(id, model)),
+        }
+    }
+
+    /// Splits each delta into up to `chunks` SSE events.
+    #[must_use]
+    pub fn with_chunks(self, chunks: usize) -> Self {
+        match self {
+            Self::OpenAi(e) => Self::OpenAi(e.with_chunks(chunks)),
+            Self::Anthropic(e) => Self::Anthropic(e.with_chunks(chunks)),
+            Self::Responses(e) => Self::Responses(e.with_chunks(chunks)),
+            Self::Google(e) => Self::Google(e.with_chunks(chunks)),
+        }
+    }
+
+    /// Chat Completions: ends with the usage chunk (the request's
+    /// `stream_options.include_usage`). The others always send usage.
+    #[must_use]
+    pub fn with_usage(self, include_usage: bool) -> Self {
+        match self {
+            Self::OpenAi(e) => Self::OpenAi(e.with_usage(include_usage)),
+            other => other,
+        }
+    }
+
+    /// Anthropic Messages: sends one `ping` after `message_start`. The
+    /// others have no ping.
+    #[must_use]
+    pub fn with_ping(self, ping: bool) -> Self {
+        match self {
+            Self::Anthropic(e) => Self::Anthropic(e.with_ping(ping)),
+            other => other,
+        }
+    }
+
+    /// Appends the SSE events of `step`.
+    pub fn encode(&mut self, step: Wire<'_>, out: &mut Events) {
+        match self {
+            Encoder::OpenAi(e) => e.encode_into(step, out),
+            Encoder::Anthropic(e) => e.encode_into(step, out),
+            Encoder::Responses(e) => e.encode_into(step, out),
+            Encoder::Google(e) => e.encode_into(step, out),
+        }
+    }
+
+    /// Appends `error` as the protocol's mid-stream error event(s).
+    pub fn error(&mut self, error: &ApiError, out: &mut Events) {
+        match self {
+            Encoder::OpenAi(e) => e.error_into(error, out),
+            Encoder::Anthropic(e) => e.error_into(error, out),
+            Encoder::Responses(e) => e.error_into(error, out),
+            Encoder::Google(e) => e.error_into(error, out),
+        }
+    }
+}
+
+/// The id of call `index`'s answer in `api`'s form: `chatcmpl-agentstream-N`,
+/// `msg_agentstream_0000000N`, `resp_agentstream_N`, `agentstream-N`.
+pub fn answer_id(api: Api, index: usize) -> String {
+    match api {
+        Api::OpenAi => format!("chatcmpl-agentstream-{index}"),
+        Api::Anthropic => format!("msg_agentstream_{index:08}"),
+        Api::Responses => format!("resp_agentstream_{index}"),
+        Api::Google => format!("agentstream-{index}"),
+    }
+}
+
+/// The whole answer (a call that did not stream) that ended well with
+/// `reason`, in `api`'s form: a completion, a message, a Response, a
+/// `GenerateContentResponse`.
+pub fn whole_answer(
+    api: Api,
+    id: &str,
+    model: &str,
+    created: u64,
+    reason: DoneReason,
+    message: &AssistantMessage,
+) -> Value {
+    match api {
+        Api::OpenAi => openai::encode::completion(id, model, created, reason, message),
+        Api::Anthropic => anthropic::encode::message(id, model, reason, message),
+        Api::Responses => responses::encode::response(id, model, created, reason, message),
+        Api::Google => google::encode::generate_content_response(id, model, reason, message),
+    }
+}
+
+/// Decodes a request body in `api`'s form; Gemini's model and whether it
+/// streams come from its route (`gemini`, see
+/// [`google::decode::route`]; without it the body is read as Chat
+/// Completions).
+///
+/// # Errors
+/// The protocol's 400 [`ApiError`] (see each `decode_body`).
+pub fn decode_body(
+    api: Api,
+    gemini: Option<(&str, bool)>,
+    body: &[u8],
+) -> Result<DecodedRequest, ApiError> {
+    match (api, gemini) {
+        (Api::Anthropic, _) => anthropic::decode::decode_body(body),
+        (Api::Responses, _) => responses::decode::decode_body(body),
+        (Api::Google, Some((model, stream))) => google::decode::decode_body(body, model, stream),
+        _ => openai::decode::decode_body(body),
+    }
+}

@@ -1,0 +1,230 @@
+//! Errors the server answers with, in a provider-neutral form that each
+//! protocol module renders as its provider's error body.
+
+use alloc::string::String;
+use core::fmt;
+
+use serde_json::{json, Value};
+
+pub(crate) use crate::Api;
+
+/// An HTTP error answer: a status and what the provider's error body says.
+///
+/// [`ApiError::body`] renders it the way the provider does:
+///
+/// - OpenAI: `{"error": {"message", "type", "param", "code"}}`;
+/// - Anthropic: `{"type": "error", "error": {"type", "message"}}`;
+/// - OpenAI Responses: as OpenAI;
+/// - Google: `{"error": {"code", "message", "status"}}`, the status the
+///   gRPC name of the HTTP status (see [`ApiError::google_status_for`]).
+///
+/// Without an explicit `error_type`, the type follows the status (see
+/// [`ApiError::error_type_for`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ApiError {
+    /// The HTTP status.
+    pub status: u16,
+    /// The error's message.
+    pub message: String,
+    /// The error's `type`; `None` picks the provider's usual type for the
+    /// status.
+    pub error_type: Option<String>,
+    /// OpenAI's `param`: the request field at fault.
+    pub param: Option<String>,
+    /// OpenAI's `code`.
+    pub code: Option<String>,
+    /// A `Retry-After` header value.
+    pub retry_after: Option<String>,
+    /// A body sent verbatim instead of the rendered one.
+    pub body: Option<Value>,
+}
+
+impl ApiError {
+    /// An error with `status` and `message`, everything else defaulted.
+    pub fn new(status: u16, message: impl Into<String>) -> Self {
+        Self {
+            status,
+            message: message.into(),
+            error_type: None,
+            param: None,
+            code: None,
+            retry_after: None,
+            body: None,
+        }
+    }
+
+    /// The HTTP 500 for a failed model call: its `errorMessage`, or "the
+    /// model failed" when it has none.
+    pub fn model_failure(message: &agentstream::message::AssistantMessage) -> Self {
+        let text = message
+            .error_message
+            .clone()
+            .unwrap_or_else(|| "the model failed".into());
+        Self::new(500, text)
+    }
+
+    /// Sets the error's `type`.
+    #[must_use]
+    pub fn with_type(mut self, error_type: impl Into<String>) -> Self {
+        self.error_type = Some(error_type.into());
+        self
+    }
+
+    /// Sets OpenAI's `param`.
+    #[must_use]
+    pub fn with_param(mut self, param: impl Into<String>) -> Self {
+        self.param = Some(param.into());
+        self
+    }
+
+    /// Sets OpenAI's `code`.
+    #[must_use]
+    pub fn with_code(mut self, code: impl Into<String>) -> Self {
+        self.code = Some(code.into());
+        self
+    }
+
+    /// Sets the `Retry-After` header.
+    #[must_use]
+    pub fn with_retry_after(mut self, retry_after: impl Into<String>) -> Self {
+        self.retry_after = Some(retry_after.into());
+        self
+    }
+
+    /// The provider's usual error `type` for `status`:
+    ///
+    /// | status | OpenAI | Anthropic |
+    /// |---|---|---|
+    /// | 400, 404, 405, 413, 422 | `invalid_request_error` | `invalid_request_error`, `not_found_error` (404), `request_too_large` (413) |
+    /// | 401 | `invalid_request_error` | `authentication_error` |
+    /// | 403 | `invalid_request_error` | `permission_error` |
+    /// | 429 | `requests` | `rate_limit_error` |
+    /// | 529 | `server_error` | `overloaded_error` |
+    /// | other 5xx | `server_error` | `api_error` |
+    ///
+    /// ```
+    /// use agentstream_wire::{server::ApiError, Api};
+    /// assert_eq!(ApiError::error_type_for(Api::Anthropic, 429), "rate_limit_error");
+    /// assert_eq!(ApiError::error_type_for(Api::OpenAi, 500), "server_error");
+    /// ```
+    pub fn error_type_for(api: Api, status: u16) -> &'static str {
+        match (api, status) {
+            (Api::Google, _) => Self::google_status_for(status),
+            (Api::Anthropic, 401) => "authentication_error",
+            (Api::Anthropic, 403) => "permission_error",
+            (Api::Anthropic, 404) => "not_found_error",
+            (Api::Anthropic, 413) => "request_too_large",
+            (Api::Anthropic, 429) => "rate_limit_error",
+            (Api::Anthropic, 529) => "overloaded_error",
+            (Api::Anthropic, 500..) => "api_error",
+            (Api::Anthropic, _) => "invalid_request_error",
+            // OpenAI's types: Chat Completions and Responses.
+            (_, 429) => "requests",
+            (_, 500..) => "server_error",
+            (_, _) => "invalid_request_error",
+        }
+    }
+
+    /// Google's `status` for an HTTP status, as the Gemini API names it:
+    ///
+    /// | HTTP | status |
+    /// |---|---|
+    /// | 400, 413 | `INVALID_ARGUMENT` |
+    /// | 401 | `UNAUTHENTICATED` |
+    /// | 403 | `PERMISSION_DENIED` |
+    /// | 404, 405 | `NOT_FOUND` |
+    /// | 408, 504 | `DEADLINE_EXCEEDED` |
+    /// | 409 | `ABORTED` |
+    /// | 429 | `RESOURCE_EXHAUSTED` |
+    /// | 501 | `UNIMPLEMENTED` |
+    /// | 502, 503, 529 | `UNAVAILABLE` |
+    /// | other 5xx | `INTERNAL` |
+    /// | other | `FAILED_PRECONDITION` |
+    ///
+    /// ```
+    /// use agentstream_wire::server::ApiError;
+    /// assert_eq!(ApiError::google_status_for(429), "RESOURCE_EXHAUSTED");
+    /// ```
+    pub fn google_status_for(status: u16) -> &'static str {
+        match status {
+            400 | 413 => "INVALID_ARGUMENT",
+            401 => "UNAUTHENTICATED",
+            403 => "PERMISSION_DENIED",
+            404 | 405 => "NOT_FOUND",
+            408 | 504 => "DEADLINE_EXCEEDED",
+            409 => "ABORTED",
+            429 => "RESOURCE_EXHAUSTED",
+            501 => "UNIMPLEMENTED",
+            502 | 503 | 529 => "UNAVAILABLE",
+            500.. => "INTERNAL",
+            _ => "FAILED_PRECONDITION",
+        }
+    }
+
+    /// The error's `type` for `api` (Google: its `status`).
+    pub fn type_for(&self, api: Api) -> &str {
+        self.error_type
+            .as_deref()
+            .unwrap_or_else(|| Self::error_type_for(api, self.status))
+    }
+
+    /// The object inside the body (`error`), also sent as a mid-stream
+    /// error event.
+    pub fn error_object(&self, api: Api) -> Value {
+        match api {
+            Api::Anthropic => json!({
+                "type": self.type_for(api),
+                "message": self.message,
+            }),
+            Api::Google => json!({
+                "code": self.status,
+                "message": self.message,
+                "status": self.type_for(api),
+            }),
+            // OpenAI's shape: Chat Completions and Responses.
+            _ => json!({
+                "message": self.message,
+                "type": self.type_for(api),
+                "param": self.param,
+                "code": self.code,
+            }),
+        }
+    }
+
+    /// The whole error body as `api` sends it.
+    ///
+    /// ```
+    /// use agentstream_wire::{server::ApiError, Api};
+    /// use serde_json::json;
+    ///
+    /// let error = ApiError::new(400, "missing messages").with_param("messages");
+    /// assert_eq!(
+    ///     error.body(Api::OpenAi),
+    ///     json!({"error": {"message": "missing messages", "type": "invalid_request_error",
+    ///                      "param": "messages", "code": null}})
+    /// );
+    /// assert_eq!(
+    ///     error.body(Api::Anthropic),
+    ///     json!({"type": "error", "error": {"type": "invalid_request_error",
+    ///                                       "message": "missing messages"}})
+    /// );
+    /// ```
+    pub fn body(&self, api: Api) -> Value {
+        if let Some(body) = &self.body {
+            return body.clone();
+        }
+        match api {
+            Api::Anthropic => json!({ "type": "error", "error": self.error_object(api) }),
+            _ => json!({ "error": self.error_object(api) }),
+        }
+    }
+}
+
+impl fmt::Display for ApiError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "HTTP {}: {}", self.status, self.message)
+    }
+}
+
+impl core::error::Error for ApiError {}
