@@ -59,8 +59,11 @@ fn scenarios() -> Vec<Scenario> {
             {"type": "text", "text": "Checking both."},
             {"type": "toolCall", "id": "call_1|fc_1", "name": "weather",
              "arguments": {"city": "Paris", "units": "metric"}},
+            // Keys in sorted order: the arguments are written into a JSON
+            // string, which the comparison with `preserve_order` (a
+            // workspace build) cannot reorder.
             {"type": "toolCall", "id": "call_2|fc_2", "name": "time",
-             "arguments": {"zone": "Europe/Paris", "nested": {"a": [1, 2.5, null, true]}}}
+             "arguments": {"nested": {"a": [1, 2.5, null, true]}, "zone": "Europe/Paris"}}
         ]),
         "toolUse",
         usage(30, 25, 0),
