@@ -132,6 +132,33 @@ pub struct Cassette {
     pub lengths: Vec<usize>,
 }
 
+/// What [`Cassette::load_dir`] read from a cassette directory.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Loaded {
+    /// The cassettes, in the order of their numbers.
+    pub cassettes: Vec<Cassette>,
+    /// The entries that are not cassettes, in the same order.
+    pub skipped: Vec<Skipped>,
+}
+
+/// An entry of a cassette directory that was not loaded, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Skipped {
+    /// The entry's name in the directory.
+    pub name: String,
+    /// Why it is not a cassette (`not a directory`, `no request.json in
+    /// it`).
+    pub reason: String,
+}
+
+impl std::fmt::Display for Skipped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.name, self.reason)
+    }
+}
+
 /// A cassette that cannot be read.
 #[derive(Debug)]
 pub struct CassetteError {
@@ -218,17 +245,21 @@ impl CassetteDir {
     }
 
     /// The names of the entries that may be cassettes (directories, and
-    /// symlinks, which are resolved beneath the directory when opened).
-    fn entries(&self) -> Result<Vec<String>, CassetteError> {
-        let mut names = Vec::new();
+    /// symlinks, which are resolved beneath the directory when opened),
+    /// and those of the others (files, FIFOs, sockets, devices), which
+    /// cannot be.
+    fn entries(&self) -> Result<(Vec<String>, Vec<String>), CassetteError> {
+        let (mut names, mut others) = (Vec::new(), Vec::new());
         list_dir(&self.root, ".", Resolver::best(), |mut name| {
             if name.ends_with('/') || name.ends_with('@') {
                 name.pop();
                 names.push(name);
+            } else {
+                others.push(name);
             }
         })
         .map_err(|refusal| CassetteError::refused(&self.path, refusal))?;
-        Ok(names)
+        Ok((names, others))
     }
 }
 
@@ -336,18 +367,42 @@ impl Cassette {
     /// The directory cannot be read, or one exchange cannot (see
     /// [`Cassette::load`]); the error names the file.
     pub fn load_all(dir: &Path) -> Result<Vec<Self>, CassetteError> {
+        Ok(Self::load_dir(dir)?.cassettes)
+    }
+
+    /// Reads every exchange in `dir` as [`load_all`](Self::load_all)
+    /// does, and names the entries it passed over (a file, or a directory
+    /// without a `request.json`), so a cassette that was meant to play is
+    /// never left out unsaid.
+    ///
+    /// # Errors
+    /// As [`load_all`](Self::load_all).
+    pub fn load_dir(dir: &Path) -> Result<Loaded, CassetteError> {
         let dir = CassetteDir::open(dir)?;
-        let mut names = dir.entries()?;
+        let (mut names, others) = dir.entries()?;
         names.sort_by(|a, b| recording_order(a, b));
+        let mut skipped: Vec<Skipped> = others
+            .into_iter()
+            .map(|name| Skipped {
+                reason: "not a directory".into(),
+                name,
+            })
+            .collect();
         let mut cassettes = Vec::with_capacity(names.len());
         for name in names {
             match Self::load_from(&dir, &name, name.clone()) {
                 Ok(cassette) => cassettes.push(cassette),
-                Err(error) if not_a_cassette(&error) && error.path.ends_with("request.json") => {}
+                Err(error) if not_a_cassette(&error) && error.path.ends_with("request.json") => {
+                    skipped.push(Skipped {
+                        reason: "no request.json in it".into(),
+                        name,
+                    });
+                }
                 Err(error) => return Err(error),
             }
         }
-        Ok(cassettes)
+        skipped.sort_by(|a, b| recording_order(&a.name, &b.name));
+        Ok(Loaded { cassettes, skipped })
     }
 
     /// The body in the pieces it arrived in.

@@ -437,3 +437,29 @@ async fn the_proxy_gives_up_on_a_silent_upstream() {
     proxy.shutdown().await;
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Replay names every entry of its directory it passed over, and why: a
+/// file, and a directory without a `request.json` (say a cassette whose
+/// `request.json` was renamed), besides loading the real cassettes.
+#[test]
+fn replay_names_the_entries_it_did_not_load() {
+    let dir = temp_dir("hostile-skipped");
+    write_cassette(&dir, "0000", Some(b"data: [DONE]\n\n"), None);
+    let renamed = write_cassette(&dir, "0001", Some(b"data: [DONE]\n\n"), None);
+    std::fs::rename(
+        renamed.join("request.json"),
+        renamed.join("request.json.bak"),
+    )
+    .unwrap();
+    std::fs::write(dir.join("README.md"), "notes").unwrap();
+    let loaded = Cassette::load_dir(&dir).unwrap();
+    assert_eq!(loaded.cassettes.len(), 1);
+    let skipped: Vec<String> = loaded.skipped.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        skipped,
+        ["0001: no request.json in it", "README.md: not a directory"]
+    );
+    let builder = Server::replay(&dir, Match::Exact).unwrap();
+    assert_eq!(builder.skipped_cassettes(), loaded.skipped);
+    let _ = std::fs::remove_dir_all(&dir);
+}
