@@ -15,7 +15,7 @@
 //! |---|---|
 //! | `request.json` | `{"api", "method", "path", "query", "headers", "model", "stream", "context", "options"}`: the request's route, its query (`null` without one; Gemini's `key` parameter and other secrets redacted) and headers with every secret replaced by `"[redacted]"` (see [`is_secret_header`]; Gemini's `x-goog-api-key` included), and the body decoded into Pi's context and options (the form replay matches on) |
 //! | `request.body` | the request body byte for byte |
-//! | `response.json` | `{"status", "headers"}`: the status and the headers that matter (content type, request ids, rate limits; not the connection's) |
+//! | `response.json` | `{"status", "headers"}`: the status and the headers that matter (content type, request ids, rate limits; not the connection's); `"cut": true` when the exchange ended before the upstream's answer did (see below) |
 //! | `response.body` | the response body byte for byte |
 //! | `response.body.lengths` | the sizes of the pieces the body arrived in, one per line |
 //!
@@ -26,6 +26,15 @@
 //! `ReplayModel`), so one recording drives a Rust test and a Python one.
 //! `agentstream decode` prints the final message: that is a script turn
 //! for `agentstream serve`, to edit by hand.
+//!
+//! An exchange is **cut** when the client left before the answer ended or
+//! the upstream's body broke off (a connection reset, a chunked body
+//! without its end): the recorder writes `"cut": true` into
+//! `response.json`, and replay sends the recorded pieces and then breaks
+//! the body off the same way (the connection is closed without the
+//! body's end), rather than presenting a partial answer as complete. A
+//! cassette without `cut` (every one recorded before it existed) is
+//! complete.
 //!
 //! Replay opens every file beneath the cassette directory's handle (the
 //! `agentstream-beneath` crate, as the agent's file tools do): a symlink
@@ -130,6 +139,9 @@ pub struct Cassette {
     pub body: Vec<u8>,
     /// The sizes of the pieces the body arrived in.
     pub lengths: Vec<usize>,
+    /// Whether the exchange was cut (`"cut": true` in `response.json`):
+    /// replay breaks the body off after its pieces, as it ended live.
+    pub cut: bool,
 }
 
 /// What [`Cassette::load_dir`] read from a cassette directory.
@@ -331,6 +343,16 @@ impl Cassette {
             .flatten()
             .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
             .collect();
+        let cut = match response.get("cut") {
+            None => false,
+            Some(Value::Bool(cut)) => *cut,
+            Some(_) => {
+                return Err(CassetteError::new(
+                    &response_path,
+                    "\"cut\" must be true or false",
+                ))
+            }
+        };
         let body = dir.read(&file("response.body"))?;
         let lengths_path = path("response.body.lengths");
         let lengths = match dir.read(&file("response.body.lengths")) {
@@ -354,6 +376,7 @@ impl Cassette {
             headers,
             body,
             lengths,
+            cut,
         })
     }
 
@@ -433,6 +456,9 @@ fn parse_lengths(text: &str, total: usize) -> Option<Vec<usize>> {
 pub(crate) struct Writer {
     body: fs::File,
     lengths: fs::File,
+    /// `response.json`, kept open to mark the exchange cut.
+    response: fs::File,
+    head: Value,
 }
 
 /// The number after the highest all-digit name in `dir` (`0` when there
@@ -512,13 +538,14 @@ impl Writer {
         };
         write("request.json", &pretty(request))?;
         write("request.body", request_body)?;
-        write(
-            "response.json",
-            &pretty(&json!({"status": status, "headers": headers})),
-        )?;
+        let head = json!({"status": status, "headers": headers});
+        let mut response = create_file(&cassette, "response.json")?;
+        response.write_all(&pretty(&head))?;
         let writer = Self {
             body: create_file(&cassette, "response.body")?,
             lengths: create_file(&cassette, "response.body.lengths")?,
+            response,
+            head,
         };
         Ok((writer, name))
     }
@@ -528,6 +555,18 @@ impl Writer {
         use std::io::Write;
         self.body.write_all(piece)?;
         writeln!(self.lengths, "{}", piece.len())
+    }
+
+    /// Marks the exchange cut: `response.json` is written again (through
+    /// the handle it was created with) with `"cut": true`.
+    pub(crate) fn cut(&mut self) -> io::Result<()> {
+        use std::io::{Seek, Write};
+        self.head["cut"] = Value::Bool(true);
+        let mut text = serde_json::to_vec_pretty(&self.head).unwrap_or_default();
+        text.push(b'\n');
+        self.response.set_len(0)?;
+        self.response.rewind()?;
+        self.response.write_all(&text)
     }
 }
 

@@ -246,6 +246,9 @@ impl Proxy {
         let (tx, rx) = mpsc::channel::<Result<Frame<Bytes>, io::Error>>(64);
         tokio::spawn(async move {
             let mut recorded = recorded.flatten();
+            // Whether the exchange ended before the upstream's answer did:
+            // the client left, or the upstream's body broke off.
+            let mut cut = false;
             loop {
                 match upstream.chunk().await {
                     Ok(Some(piece)) => {
@@ -260,19 +263,36 @@ impl Proxy {
                         // keeps what the client was sent. Read on, an
                         // endless body would fill the disk.
                         if tx.send(Ok(Frame::data(piece))).await.is_err() {
+                            cut = true;
                             break;
                         }
                     }
                     Ok(None) => break,
                     Err(error) => {
+                        cut = true;
                         let _ = tx.send(Err(io::Error::other(error))).await;
                         break;
                     }
                 }
             }
+            // Marked, so that replay ends the answer early as it ended
+            // here, rather than playing it as complete.
+            if let (true, Some((writer, path))) = (cut, &mut recorded) {
+                if let Err(error) = writer.cut() {
+                    cannot_save(path, &error);
+                }
+            }
         });
         let frames = futures_util::stream::unfold(rx, |mut rx| async move {
-            rx.recv().await.map(|item| (item, rx))
+            let item = rx.recv().await?;
+            if item.is_err() {
+                // The server writes out the pieces it holds before the
+                // break: without the pause it would drop them with the
+                // connection, and the client would get less than the
+                // cassette keeps.
+                tokio::task::yield_now().await;
+            }
+            Some((item, rx))
         });
         let mut response = Response::new(StreamBody::new(frames).boxed_unsync());
         *response.status_mut() =

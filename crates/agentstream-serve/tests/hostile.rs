@@ -368,6 +368,8 @@ async fn the_proxy_stops_recording_when_the_client_leaves() {
         .len();
     eprintln!("upstream wrote {written} bytes before the proxy closed it; {recorded} recorded");
     assert!((recorded as usize) < ENDLESS_CAP);
+    // The client left before the end: the cassette says it was cut.
+    assert_eq!(response_json(&dir.join("0000"))["cut"], true);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -461,5 +463,112 @@ fn replay_names_the_entries_it_did_not_load() {
     );
     let builder = Server::replay(&dir, Match::Exact).unwrap();
     assert_eq!(builder.skipped_cassettes(), loaded.skipped);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A cassette's `response.json`.
+fn response_json(cassette: &std::path::Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(cassette.join("response.json")).unwrap()).unwrap()
+}
+
+/// The first piece of the answer of an upstream whose chunked body breaks
+/// off after it.
+const BEFORE_THE_CUT: &[u8] =
+    b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"cut\"}}]}\n\n";
+
+/// An upstream on 127.0.0.1 that answers one request with one chunk of a
+/// chunked body, [`BEFORE_THE_CUT`], and then closes the connection
+/// without the body's end.
+fn cutting_upstream() -> String {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let origin = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        let (stream, _) = listener.accept().unwrap();
+        let mut reader = BufReader::new(stream.try_clone().unwrap());
+        let mut length = 0usize;
+        loop {
+            let mut line = String::new();
+            reader.read_line(&mut line).unwrap();
+            if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                length = value.trim().parse().unwrap();
+            }
+            if line == "\r\n" || line.is_empty() {
+                break;
+            }
+        }
+        let mut body = vec![0; length];
+        reader.read_exact(&mut body).unwrap();
+        let mut stream = stream;
+        let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n";
+        let chunk = [
+            format!("{:x}\r\n", BEFORE_THE_CUT.len()).as_bytes(),
+            BEFORE_THE_CUT,
+            b"\r\n",
+        ]
+        .concat();
+        stream
+            .write_all(&[head.as_bytes(), &chunk].concat())
+            .unwrap();
+        stream.flush().unwrap();
+        let _ = stream.shutdown(std::net::Shutdown::Both);
+    });
+    origin
+}
+
+/// The body of `answer` as far as it came, and whether it ended cleanly.
+async fn read_all(mut answer: reqwest::Response) -> (Vec<u8>, bool) {
+    let mut body = Vec::new();
+    loop {
+        match answer.chunk().await {
+            Ok(Some(piece)) => body.extend_from_slice(&piece),
+            Ok(None) => return (body, true),
+            Err(_) => return (body, false),
+        }
+    }
+}
+
+/// An upstream body that breaks off: the client sees it break off, the
+/// cassette is marked cut, and replay breaks it off again after the same
+/// bytes instead of ending it as if complete. A cassette without the mark
+/// (as every older one) plays complete.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cut_exchange_is_recorded_and_replayed_cut() {
+    let dir = temp_dir("hostile-cut");
+    let proxy = Server::proxy(cutting_upstream(), &dir)
+        .bind("127.0.0.1:0")
+        .await
+        .unwrap();
+    let (live, ended) = read_all(ask(&proxy, "Hi").await).await;
+    assert_eq!((live.as_slice(), ended), (BEFORE_THE_CUT, false));
+    proxy.shutdown().await;
+    let cassette = dir.join("0000");
+    let mut response = response_json(&cassette);
+    assert_eq!(response["cut"], true, "{response}");
+
+    let replayed = |dir: PathBuf| async move {
+        let server = Server::replay(&dir, Match::Exact)
+            .unwrap()
+            .bind("127.0.0.1:0")
+            .await
+            .unwrap();
+        let answer = read_all(ask(&server, "Hi").await).await;
+        server.shutdown().await;
+        answer
+    };
+    assert_eq!(
+        replayed(dir.clone()).await,
+        (BEFORE_THE_CUT.to_vec(), false)
+    );
+
+    // Without the mark, the same cassette is complete.
+    response.as_object_mut().unwrap().remove("cut");
+    std::fs::write(cassette.join("response.json"), response.to_string()).unwrap();
+    assert_eq!(replayed(dir.clone()).await, (BEFORE_THE_CUT.to_vec(), true));
+    // And a mark that is not a boolean is refused, naming the file.
+    response["cut"] = json!("yes");
+    std::fs::write(cassette.join("response.json"), response.to_string()).unwrap();
+    let message = refusal(&dir);
+    assert!(message.contains("0000/response.json"), "{message}");
     let _ = std::fs::remove_dir_all(&dir);
 }
