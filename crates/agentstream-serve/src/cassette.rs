@@ -144,6 +144,19 @@ pub struct Cassette {
     pub cut: bool,
 }
 
+/// The files of one exchange but its body, as bytes, for
+/// [`Cassette::from_files`] (see the [module documentation](self)).
+#[derive(Debug, Clone, Copy)]
+pub struct CassetteFiles<'a> {
+    /// `request.json`.
+    pub request_json: &'a [u8],
+    /// `response.json`.
+    pub response_json: &'a [u8],
+    /// `response.body.lengths`; `None` when there is none (the body is
+    /// one piece).
+    pub lengths: Option<&'a [u8]>,
+}
+
 /// What [`Cassette::load_dir`] read from a cassette directory.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -251,11 +264,6 @@ impl CassetteDir {
         Ok(bytes)
     }
 
-    fn read_json(&self, relative: &str) -> Result<Value, CassetteError> {
-        serde_json::from_slice(&self.read(relative)?)
-            .map_err(|e| CassetteError::new(&self.path.join(relative), format!("not JSON: {e}")))
-    }
-
     /// The names of the entries that may be cassettes (directories, and
     /// symlinks, which are resolved beneath the directory when opened),
     /// and those of the others (files, FIFOs, sockets, devices), which
@@ -304,8 +312,57 @@ impl Cassette {
     /// Reads the exchange in `relative` beneath `dir`, named `name`.
     fn load_from(dir: &CassetteDir, relative: &str, name: String) -> Result<Self, CassetteError> {
         let file = |leaf: &str| format!("{relative}/{leaf}");
-        let path = |leaf: &str| dir.path.join(file(leaf));
-        let request = dir.read_json(&file("request.json"))?;
+        let request = dir.read(&file("request.json"))?;
+        let response = dir.read(&file("response.json"))?;
+        let body = dir.read(&file("response.body"))?;
+        let lengths = match dir.read(&file("response.body.lengths")) {
+            Ok(text) => Some(text),
+            // Without the sidecar, the body is one piece.
+            Err(e) if e.source.as_ref().map(io::Error::kind) == Some(io::ErrorKind::NotFound) => {
+                None
+            }
+            Err(e) => return Err(e),
+        };
+        let files = CassetteFiles {
+            request_json: &request,
+            response_json: &response,
+            lengths: lengths.as_deref(),
+        };
+        Self::parse(&dir.path.join(relative), name, files, body)
+    }
+
+    /// Reads an exchange from its files' bytes: what [`load`](Self::load)
+    /// does once the files are read, for files that come from elsewhere
+    /// (an archive, a fuzzer). `dir` names the files in errors; its last
+    /// component is the cassette's name.
+    ///
+    /// # Errors
+    /// A file malformed (not JSON, a field missing or of the wrong type,
+    /// lengths that do not add up to the body).
+    pub fn from_files(
+        dir: &Path,
+        files: CassetteFiles<'_>,
+        body: Vec<u8>,
+    ) -> Result<Self, CassetteError> {
+        let name = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        Self::parse(dir, name, files, body)
+    }
+
+    fn parse(
+        dir: &Path,
+        name: String,
+        files: CassetteFiles<'_>,
+        body: Vec<u8>,
+    ) -> Result<Self, CassetteError> {
+        let path = |leaf: &str| dir.join(leaf);
+        let json = |bytes: &[u8], leaf: &str| -> Result<Value, CassetteError> {
+            serde_json::from_slice(bytes)
+                .map_err(|e| CassetteError::new(&path(leaf), format!("not JSON: {e}")))
+        };
+        let request = json(files.request_json, "request.json")?;
         let api = match request
             .get("api")
             .and_then(Value::as_str)
@@ -327,12 +384,14 @@ impl Cassette {
             Context::from_value(request.get("context").cloned().unwrap_or(Value::Null))
                 .map_err(|e| CassetteError::new(&path("request.json"), format!("context: {e}")))?;
         let response_path = path("response.json");
-        let response = dir.read_json(&file("response.json"))?;
+        let response = json(files.response_json, "response.json")?;
         let status = response
             .get("status")
             .and_then(Value::as_u64)
             .and_then(|s| u16::try_from(s).ok())
-            .filter(|s| (100..=599).contains(s))
+            // What an upstream may answer (HTTP's three digits, as hyper
+            // reads them), so whatever the proxy recorded plays back.
+            .filter(|s| (100..=999).contains(s))
             .ok_or_else(|| {
                 CassetteError::new(&response_path, "\"status\" must be an HTTP status")
             })?;
@@ -353,19 +412,16 @@ impl Cassette {
                 ))
             }
         };
-        let body = dir.read(&file("response.body"))?;
-        let lengths_path = path("response.body.lengths");
-        let lengths = match dir.read(&file("response.body.lengths")) {
-            Ok(text) => {
-                parse_lengths(&String::from_utf8_lossy(&text), body.len()).ok_or_else(|| {
-                    CassetteError::new(&lengths_path, "the lengths do not add up to the body")
+        let lengths = match files.lengths {
+            Some(text) => {
+                parse_lengths(&String::from_utf8_lossy(text), body.len()).ok_or_else(|| {
+                    CassetteError::new(
+                        &path("response.body.lengths"),
+                        "the lengths do not add up to the body",
+                    )
                 })?
             }
-            // Without the sidecar, the body is one piece.
-            Err(e) if e.source.as_ref().map(io::Error::kind) == Some(io::ErrorKind::NotFound) => {
-                vec![body.len()]
-            }
-            Err(e) => return Err(e),
+            None => vec![body.len()],
         };
         Ok(Self {
             name,
@@ -461,6 +517,19 @@ pub(crate) struct Writer {
     head: Value,
 }
 
+/// `response.json` for the response's `head` (`{"status", "headers"}`,
+/// and `"cut"` once cut), as the recorder writes it.
+pub(crate) fn response_json(head: &Value) -> Vec<u8> {
+    let mut text = serde_json::to_vec_pretty(head).unwrap_or_default();
+    text.push(b'\n');
+    text
+}
+
+/// The line of `response.body.lengths` for a piece of `length` bytes.
+pub(crate) fn length_line(length: usize) -> String {
+    format!("{length}\n")
+}
+
 /// The number after the highest all-digit name in `dir` (`0` when there
 /// is none): where a recorder's numbering starts, so a cassette deleted
 /// before the last is never numbered again.
@@ -540,7 +609,7 @@ impl Writer {
         write("request.body", request_body)?;
         let head = json!({"status": status, "headers": headers});
         let mut response = create_file(&cassette, "response.json")?;
-        response.write_all(&pretty(&head))?;
+        response.write_all(&response_json(&head))?;
         let writer = Self {
             body: create_file(&cassette, "response.body")?,
             lengths: create_file(&cassette, "response.body.lengths")?,
@@ -554,7 +623,7 @@ impl Writer {
     pub(crate) fn piece(&mut self, piece: &[u8]) -> io::Result<()> {
         use std::io::Write;
         self.body.write_all(piece)?;
-        writeln!(self.lengths, "{}", piece.len())
+        self.lengths.write_all(length_line(piece.len()).as_bytes())
     }
 
     /// Marks the exchange cut: `response.json` is written again (through
@@ -562,11 +631,9 @@ impl Writer {
     pub(crate) fn cut(&mut self) -> io::Result<()> {
         use std::io::{Seek, Write};
         self.head["cut"] = Value::Bool(true);
-        let mut text = serde_json::to_vec_pretty(&self.head).unwrap_or_default();
-        text.push(b'\n');
         self.response.set_len(0)?;
         self.response.rewind()?;
-        self.response.write_all(&text)
+        self.response.write_all(&response_json(&self.head))
     }
 }
 
@@ -853,6 +920,36 @@ mod tests {
         assert_eq!(
             names,
             ["0002", "002", "10", "1001", "9999", "10000", "a", "x"]
+        );
+    }
+
+    /// Found by the `proxy_upstream` fuzz target: an upstream answering
+    /// 799 was recorded, and then replay refused the whole directory.
+    #[test]
+    fn every_status_an_upstream_can_send_loads_back() {
+        let request = br#"{"api":"openai-completions","context":{"messages":[]}}"#;
+        for status in [100, 599, 600, 799, 999] {
+            let (response, lengths) =
+                crate::proxy::recorded_answer(status, &[], &[b"data: x\n\n"], false).unwrap();
+            let files = CassetteFiles {
+                request_json: request,
+                response_json: &response,
+                lengths: Some(&lengths),
+            };
+            let cassette =
+                Cassette::from_files(Path::new("d/0000"), files, b"data: x\n\n".to_vec()).unwrap();
+            assert_eq!((cassette.status, cassette.name.as_str()), (status, "0000"));
+        }
+        assert!(crate::proxy::recorded_answer(1000, &[], &[], false).is_none());
+        let files = CassetteFiles {
+            request_json: request,
+            response_json: br#"{"status": 1000}"#,
+            lengths: None,
+        };
+        let error = Cassette::from_files(Path::new("d/0000"), files, Vec::new()).unwrap_err();
+        assert!(
+            error.to_string().contains("d/0000/response.json"),
+            "{error}"
         );
     }
 

@@ -91,3 +91,9 @@ pub use options::options_json;
 pub use request::DecodedRequest;
 pub use script::{Alternative, ServeTurn, Step, NO_MATCH_MESSAGE};
 pub use server::{Server, ServerBuilder};
+
+/// What the fuzz targets (`fuzz/`) reach that is not public API.
+#[doc(hidden)]
+pub mod fuzzing {
+    pub use crate::proxy::recorded_answer;
+}

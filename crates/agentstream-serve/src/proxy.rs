@@ -19,7 +19,9 @@ use tokio::sync::mpsc;
 
 use agentstream_beneath::RootDir;
 
-use crate::cassette::{headers_json, is_secret_header, next_number, Writer};
+use crate::cassette::{
+    headers_json, is_secret_header, length_line, next_number, response_json, Writer,
+};
 use crate::error::{Api, ApiError};
 use crate::options::options_json;
 use crate::request::DecodedRequest;
@@ -304,6 +306,39 @@ impl Proxy {
         }
         response
     }
+}
+
+/// The files the recorder writes for an upstream answer of `status` with
+/// `headers` and a body in `pieces` (`cut` when it broke off), without a
+/// socket or a directory: `response.json` and `response.body.lengths`,
+/// as [`Writer`] writes them. `None` for what no upstream can send (a
+/// status outside 100–999; headers hyper would not parse are left out).
+#[doc(hidden)]
+pub fn recorded_answer(
+    status: u16,
+    headers: &[(&[u8], &[u8])],
+    pieces: &[&[u8]],
+    cut: bool,
+) -> Option<(Vec<u8>, Vec<u8>)> {
+    let status = StatusCode::from_u16(status).ok()?;
+    let mut map = hyper::HeaderMap::new();
+    for (name, value) in headers {
+        if let (Ok(name), Ok(value)) =
+            (HeaderName::from_bytes(name), HeaderValue::from_bytes(value))
+        {
+            map.append(name, value);
+        }
+    }
+    let mut head =
+        json!({"status": status.as_u16(), "headers": header_object(&only_forwarded(&map))});
+    if cut {
+        head["cut"] = serde_json::Value::Bool(true);
+    }
+    let lengths = pieces
+        .iter()
+        .map(|p| length_line(p.len()))
+        .collect::<String>();
+    Some((response_json(&head), lengths.into_bytes()))
 }
 
 #[cfg(test)]
