@@ -298,31 +298,38 @@ fn cassettes_play_in_the_order_of_their_numbers() {
 /// proxy should have closed the connection long before.
 const ENDLESS_CAP: usize = 256 << 20;
 
+/// The first connection to `listener`, once its request (head and
+/// `content-length` body) has been read.
+fn accept_one_request(listener: &std::net::TcpListener) -> std::net::TcpStream {
+    use std::io::{BufRead, BufReader, Read};
+    let (stream, _) = listener.accept().unwrap();
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut length = 0usize;
+    loop {
+        let mut line = String::new();
+        reader.read_line(&mut line).unwrap();
+        if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+            length = value.trim().parse().unwrap();
+        }
+        if line == "\r\n" || line.is_empty() {
+            break;
+        }
+    }
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).unwrap();
+    stream
+}
+
 /// An upstream on 127.0.0.1 that answers one request with an endless
 /// chunked body, and reports how many bytes it wrote and whether a write
 /// failed (the proxy closed the connection) before [`ENDLESS_CAP`].
 fn endless_upstream() -> (String, std::sync::mpsc::Receiver<(usize, bool)>) {
-    use std::io::{BufRead, BufReader, Read, Write};
+    use std::io::Write;
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let origin = format!("http://{}", listener.local_addr().unwrap());
     let (report, reports) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
-        let (stream, _) = listener.accept().unwrap();
-        let mut reader = BufReader::new(stream.try_clone().unwrap());
-        let mut length = 0usize;
-        loop {
-            let mut line = String::new();
-            reader.read_line(&mut line).unwrap();
-            if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                length = value.trim().parse().unwrap();
-            }
-            if line == "\r\n" || line.is_empty() {
-                break;
-            }
-        }
-        let mut body = vec![0; length];
-        reader.read_exact(&mut body).unwrap();
-        let mut stream = stream;
+        let mut stream = accept_one_request(&listener);
         let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n";
         stream.write_all(head.as_bytes()).unwrap();
         let event = b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"more\"}}]}\n\n"
@@ -480,26 +487,11 @@ const BEFORE_THE_CUT: &[u8] =
 /// chunked body, [`BEFORE_THE_CUT`], and then closes the connection
 /// without the body's end.
 fn cutting_upstream() -> String {
-    use std::io::{BufRead, BufReader, Read, Write};
+    use std::io::Write;
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let origin = format!("http://{}", listener.local_addr().unwrap());
     std::thread::spawn(move || {
-        let (stream, _) = listener.accept().unwrap();
-        let mut reader = BufReader::new(stream.try_clone().unwrap());
-        let mut length = 0usize;
-        loop {
-            let mut line = String::new();
-            reader.read_line(&mut line).unwrap();
-            if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                length = value.trim().parse().unwrap();
-            }
-            if line == "\r\n" || line.is_empty() {
-                break;
-            }
-        }
-        let mut body = vec![0; length];
-        reader.read_exact(&mut body).unwrap();
-        let mut stream = stream;
+        let mut stream = accept_one_request(&listener);
         let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n";
         let chunk = [
             format!("{:x}\r\n", BEFORE_THE_CUT.len()).as_bytes(),
