@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs every cargo-fuzz target for a bounded time on seed corpora built
-# from ../shared/fixtures, and fails on any crash.
+# from ../shared/fixtures (the projector targets) and from the SSE
+# fixtures committed in crates/agentstream-wire/tests/fixtures (the
+# cassette and recording-proxy targets), and fails on any crash.
 # usage: .ci/fuzz.sh [SECONDS_PER_TARGET]   (default 60)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -20,7 +22,40 @@ fi
 
 corpus=fuzz/corpus
 rm -rf "$corpus"
-mkdir -p "$corpus/sse_decoder" "$corpus/openai_chunks" "$corpus/anthropic_events" "$corpus/message_decode"
+mkdir -p "$corpus/sse_decoder" "$corpus/openai_chunks" "$corpus/anthropic_events" "$corpus/message_decode" \
+    "$corpus/cassette_files" "$corpus/proxy_upstream"
+python3 - crates/agentstream-wire/tests/fixtures "$corpus" <<'PY'
+# Cassettes made of the committed SSE fixtures: each body with a
+# request.json, a response.json (plain, with secrets, cut) and its pieces.
+import hashlib, json, os, sys
+fixtures, corpus = sys.argv[1], sys.argv[2]
+def put(target, data):
+    with open(os.path.join(corpus, target, hashlib.sha1(data).hexdigest()), "wb") as f:
+        f.write(data)
+apis = {"openai-sse": ("openai-completions", "/v1/chat/completions"),
+        "anthropic-sse": ("anthropic-messages", "/v1/messages"),
+        "openai-responses-sse": ("openai-responses", "/v1/responses"),
+        "google-sse": ("google-generative-ai", "/v1beta/models/m:streamGenerateContent")}
+for folder, (api, path) in apis.items():
+    where = os.path.join(fixtures, folder)
+    for name in sorted(os.listdir(where)) if os.path.isdir(where) else []:
+        if name.endswith(".md"):
+            continue
+        body = open(os.path.join(where, name), "rb").read()[:16 * 1024]
+        request = json.dumps({"api": api, "method": "POST", "path": path, "query": None,
+                              "headers": {"authorization": "[redacted]"}, "model": "m", "stream": True,
+                              "context": {"messages": [{"role": "user", "content": "Hi", "timestamp": 0}]},
+                              "options": {}}).encode()
+        pieces = [body[i:i + 97] for i in range(0, len(body), 97)] or [b""]
+        lengths = "".join("%d\n" % len(p) for p in pieces).encode()
+        for head in ({"status": 200, "headers": {"content-type": "text/event-stream"}},
+                     {"status": 200, "headers": {}, "cut": True}):
+            put("cassette_files", b"\n\0\n".join([request, json.dumps(head).encode(), body, lengths]))
+        put("cassette_files", b"\n\0\n".join([request, b'{"status": 429}', body]))
+        headers = b"content-type: text/event-stream\nx-request-id: req_1\nauthorization: Bearer sk-1\nset-cookie: a=b\n"
+        for status, cut in ((200, 0), (200, 1), (429, 0)):
+            put("proxy_upstream", status.to_bytes(2, "little") + bytes([cut]) + headers + b"\n" + b"\xff".join(pieces))
+PY
 python3 - "$shared" "$corpus" <<'PY'
 import hashlib, json, os, sys
 shared, corpus = sys.argv[1], sys.argv[2]
@@ -57,7 +92,7 @@ for name in sorted(os.listdir(sessions)) if os.path.isdir(sessions) else []:
 PY
 
 status=0
-for target in sse_decoder openai_chunks anthropic_events message_decode; do
+for target in sse_decoder openai_chunks anthropic_events message_decode cassette_files proxy_upstream; do
     echo "fuzz: $target for ${seconds}s"
     if ! cargo +nightly fuzz run "$target" "$corpus/$target" -- \
         -max_total_time="$seconds" -rss_limit_mb=2048 -max_len=65536 2>&1 | tail -n 25; then

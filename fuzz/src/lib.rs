@@ -31,3 +31,22 @@ pub fn check_projection<P>(
     assert!(findings.is_empty(), "{findings:?}\n{events:#?}");
     assert_eq!(events.iter().filter(|e| e.is_terminal()).count(), 1);
 }
+
+/// `input` split at each `\n\0\n` into at most `max` parts (the last one
+/// keeps any further separator); always at least one part.
+pub fn split_parts(input: &[u8], max: usize) -> Vec<&[u8]> {
+    const SEPARATOR: &[u8] = b"\n\0\n";
+    let mut parts = Vec::new();
+    let mut rest = input;
+    while parts.len() + 1 < max {
+        match rest.windows(SEPARATOR.len()).position(|w| w == SEPARATOR) {
+            Some(at) => {
+                parts.push(&rest[..at]);
+                rest = &rest[at + SEPARATOR.len()..];
+            }
+            None => break,
+        }
+    }
+    parts.push(rest);
+    parts
+}

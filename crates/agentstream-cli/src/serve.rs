@@ -127,10 +127,21 @@ fn source(args: &Args) -> Result<ServerBuilder, ExitCode> {
         return Ok(Server::proxy(url, dir));
     }
     if let Some(dir) = &args.replay {
-        return Server::replay(dir, args.match_.into()).map_err(|error| {
+        let builder = Server::replay(dir, args.match_.into()).map_err(|error| {
             eprintln!("agentstream: error: {}", error_report(&error));
             ExitCode::from(2)
-        });
+        })?;
+        // Said once at startup: an entry that was meant to be a cassette
+        // and is not would otherwise be missed only when a request fails.
+        for skipped in builder.skipped_cassettes() {
+            let line = format!(
+                "agentstream serve: not loaded: {}: {}",
+                dir.join(&skipped.name).display(),
+                skipped.reason
+            );
+            eprintln!("{}", escape_line(&line));
+        }
+        return Ok(builder);
     }
     let Some(path) = &args.script else {
         eprintln!("agentstream: error: give a script, --upstream with --record, or --replay");

@@ -202,6 +202,44 @@ async fn records_through_a_proxy_and_replays_from_the_cassettes() {
         .contains("past the last of 1 cassettes"));
 }
 
+/// `serve --replay` says at startup, one line each, which entries of the
+/// directory it did not load and why.
+#[test]
+fn replay_says_which_entries_it_did_not_load() {
+    let dir: PathBuf = [env!("CARGO_TARGET_TMPDIR"), "serve", "skipping"]
+        .iter()
+        .collect();
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("0000")).unwrap();
+    std::fs::write(dir.join("notes.txt"), "not a cassette").unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agentstream"))
+        .arg("serve")
+        .arg("--replay")
+        .arg(&dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    let mut url = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut url)
+        .unwrap();
+    assert!(url.starts_with("http://"), "{url}");
+    child.kill().unwrap();
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    let lines: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("not loaded"))
+        .collect();
+    assert_eq!(lines.len(), 2, "{stderr}");
+    assert!(
+        lines[0].ends_with("0000: no request.json in it"),
+        "{stderr}"
+    );
+    assert!(lines[1].ends_with("notes.txt: not a directory"), "{stderr}");
+}
+
 #[test]
 fn a_bad_cassette_directory_exits_2() {
     let output = Command::new(env!("CARGO_BIN_EXE_agentstream"))

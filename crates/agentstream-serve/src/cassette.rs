@@ -15,7 +15,7 @@
 //! |---|---|
 //! | `request.json` | `{"api", "method", "path", "query", "headers", "model", "stream", "context", "options"}`: the request's route, its query (`null` without one; Gemini's `key` parameter and other secrets redacted) and headers with every secret replaced by `"[redacted]"` (see [`is_secret_header`]; Gemini's `x-goog-api-key` included), and the body decoded into Pi's context and options (the form replay matches on) |
 //! | `request.body` | the request body byte for byte |
-//! | `response.json` | `{"status", "headers"}`: the status and the headers that matter (content type, request ids, rate limits; not the connection's) |
+//! | `response.json` | `{"status", "headers"}`: the status and the headers that matter (content type, request ids, rate limits; not the connection's); `"cut": true` when the exchange ended before the upstream's answer did (see below) |
 //! | `response.body` | the response body byte for byte |
 //! | `response.body.lengths` | the sizes of the pieces the body arrived in, one per line |
 //!
@@ -26,6 +26,15 @@
 //! `ReplayModel`), so one recording drives a Rust test and a Python one.
 //! `agentstream decode` prints the final message: that is a script turn
 //! for `agentstream serve`, to edit by hand.
+//!
+//! An exchange is **cut** when the client left before the answer ended or
+//! the upstream's body broke off (a connection reset, a chunked body
+//! without its end): the recorder writes `"cut": true` into
+//! `response.json`, and replay sends the recorded pieces and then breaks
+//! the body off the same way (the connection is closed without the
+//! body's end), rather than presenting a partial answer as complete. A
+//! cassette without `cut` (every one recorded before it existed) is
+//! complete.
 //!
 //! Replay opens every file beneath the cassette directory's handle (the
 //! `agentstream-beneath` crate, as the agent's file tools do): a symlink
@@ -131,6 +140,49 @@ pub struct Cassette {
     pub body: Vec<u8>,
     /// The sizes of the pieces the body arrived in.
     pub lengths: Vec<usize>,
+    /// Whether the exchange was cut (`"cut": true` in `response.json`):
+    /// replay breaks the body off after its pieces, as it ended live.
+    pub cut: bool,
+}
+
+/// The files of one exchange but its body, as bytes, for
+/// [`Cassette::from_files`] (see the [module documentation](self)).
+#[derive(Debug, Clone, Copy)]
+pub struct CassetteFiles<'a> {
+    /// `request.json`.
+    pub request_json: &'a [u8],
+    /// `response.json`.
+    pub response_json: &'a [u8],
+    /// `response.body.lengths`; `None` when there is none (the body is
+    /// one piece).
+    pub lengths: Option<&'a [u8]>,
+}
+
+/// What [`Cassette::load_dir`] read from a cassette directory.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Loaded {
+    /// The cassettes, in the order of their numbers.
+    pub cassettes: Vec<Cassette>,
+    /// The entries that are not cassettes, in the same order.
+    pub skipped: Vec<Skipped>,
+}
+
+/// An entry of a cassette directory that was not loaded, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Skipped {
+    /// The entry's name in the directory.
+    pub name: String,
+    /// Why it is not a cassette (`not a directory`, `no request.json in
+    /// it`).
+    pub reason: String,
+}
+
+impl std::fmt::Display for Skipped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.name, self.reason)
+    }
 }
 
 /// A cassette that cannot be read.
@@ -213,23 +265,22 @@ impl CassetteDir {
         Ok(bytes)
     }
 
-    fn read_json(&self, relative: &str) -> Result<Value, CassetteError> {
-        serde_json::from_slice(&self.read(relative)?)
-            .map_err(|e| CassetteError::new(&self.path.join(relative), format!("not JSON: {e}")))
-    }
-
     /// The names of the entries that may be cassettes (directories, and
-    /// symlinks, which are resolved beneath the directory when opened).
-    fn entries(&self) -> Result<Vec<String>, CassetteError> {
-        let mut names = Vec::new();
+    /// symlinks, which are resolved beneath the directory when opened),
+    /// and those of the others (files, FIFOs, sockets, devices), which
+    /// cannot be.
+    fn entries(&self) -> Result<(Vec<String>, Vec<String>), CassetteError> {
+        let (mut names, mut others) = (Vec::new(), Vec::new());
         list_dir(&self.root, ".", Resolver::best(), |mut name| {
             if name.ends_with('/') || name.ends_with('@') {
                 name.pop();
                 names.push(name);
+            } else {
+                others.push(name);
             }
         })
         .map_err(|refusal| CassetteError::refused(&self.path, refusal))?;
-        Ok(names)
+        Ok((names, others))
     }
 }
 
@@ -262,8 +313,57 @@ impl Cassette {
     /// Reads the exchange in `relative` beneath `dir`, named `name`.
     fn load_from(dir: &CassetteDir, relative: &str, name: String) -> Result<Self, CassetteError> {
         let file = |leaf: &str| format!("{relative}/{leaf}");
-        let path = |leaf: &str| dir.path.join(file(leaf));
-        let request = dir.read_json(&file("request.json"))?;
+        let request = dir.read(&file("request.json"))?;
+        let response = dir.read(&file("response.json"))?;
+        let body = dir.read(&file("response.body"))?;
+        let lengths = match dir.read(&file("response.body.lengths")) {
+            Ok(text) => Some(text),
+            // Without the sidecar, the body is one piece.
+            Err(e) if e.source.as_ref().map(io::Error::kind) == Some(io::ErrorKind::NotFound) => {
+                None
+            }
+            Err(e) => return Err(e),
+        };
+        let files = CassetteFiles {
+            request_json: &request,
+            response_json: &response,
+            lengths: lengths.as_deref(),
+        };
+        Self::parse(&dir.path.join(relative), name, files, body)
+    }
+
+    /// Reads an exchange from its files' bytes: what [`load`](Self::load)
+    /// does once the files are read, for files that come from elsewhere
+    /// (an archive, a fuzzer). `dir` names the files in errors; its last
+    /// component is the cassette's name.
+    ///
+    /// # Errors
+    /// A file malformed (not JSON, a field missing or of the wrong type,
+    /// lengths that do not add up to the body).
+    pub fn from_files(
+        dir: &Path,
+        files: CassetteFiles<'_>,
+        body: Vec<u8>,
+    ) -> Result<Self, CassetteError> {
+        let name = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        Self::parse(dir, name, files, body)
+    }
+
+    fn parse(
+        dir: &Path,
+        name: String,
+        files: CassetteFiles<'_>,
+        body: Vec<u8>,
+    ) -> Result<Self, CassetteError> {
+        let path = |leaf: &str| dir.join(leaf);
+        let json = |bytes: &[u8], leaf: &str| -> Result<Value, CassetteError> {
+            serde_json::from_slice(bytes)
+                .map_err(|e| CassetteError::new(&path(leaf), format!("not JSON: {e}")))
+        };
+        let request = json(files.request_json, "request.json")?;
         let api = match request
             .get("api")
             .and_then(Value::as_str)
@@ -285,12 +385,14 @@ impl Cassette {
             Context::from_value(request.get("context").cloned().unwrap_or(Value::Null))
                 .map_err(|e| CassetteError::new(&path("request.json"), format!("context: {e}")))?;
         let response_path = path("response.json");
-        let response = dir.read_json(&file("response.json"))?;
+        let response = json(files.response_json, "response.json")?;
         let status = response
             .get("status")
             .and_then(Value::as_u64)
             .and_then(|s| u16::try_from(s).ok())
-            .filter(|s| (100..=599).contains(s))
+            // What an upstream may answer (HTTP's three digits, as hyper
+            // reads them), so whatever the proxy recorded plays back.
+            .filter(|s| (100..=999).contains(s))
             .ok_or_else(|| {
                 CassetteError::new(&response_path, "\"status\" must be an HTTP status")
             })?;
@@ -301,19 +403,26 @@ impl Cassette {
             .flatten()
             .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
             .collect();
-        let body = dir.read(&file("response.body"))?;
-        let lengths_path = path("response.body.lengths");
-        let lengths = match dir.read(&file("response.body.lengths")) {
-            Ok(text) => {
-                parse_lengths(&String::from_utf8_lossy(&text), body.len()).ok_or_else(|| {
-                    CassetteError::new(&lengths_path, "the lengths do not add up to the body")
+        let cut = match response.get("cut") {
+            None => false,
+            Some(Value::Bool(cut)) => *cut,
+            Some(_) => {
+                return Err(CassetteError::new(
+                    &response_path,
+                    "\"cut\" must be true or false",
+                ))
+            }
+        };
+        let lengths = match files.lengths {
+            Some(text) => {
+                parse_lengths(&String::from_utf8_lossy(text), body.len()).ok_or_else(|| {
+                    CassetteError::new(
+                        &path("response.body.lengths"),
+                        "the lengths do not add up to the body",
+                    )
                 })?
             }
-            // Without the sidecar, the body is one piece.
-            Err(e) if e.source.as_ref().map(io::Error::kind) == Some(io::ErrorKind::NotFound) => {
-                vec![body.len()]
-            }
-            Err(e) => return Err(e),
+            None => vec![body.len()],
         };
         Ok(Self {
             name,
@@ -324,6 +433,7 @@ impl Cassette {
             headers,
             body,
             lengths,
+            cut,
         })
     }
 
@@ -337,18 +447,42 @@ impl Cassette {
     /// The directory cannot be read, or one exchange cannot (see
     /// [`Cassette::load`]); the error names the file.
     pub fn load_all(dir: &Path) -> Result<Vec<Self>, CassetteError> {
+        Ok(Self::load_dir(dir)?.cassettes)
+    }
+
+    /// Reads every exchange in `dir` as [`load_all`](Self::load_all)
+    /// does, and names the entries it passed over (a file, or a directory
+    /// without a `request.json`), so a cassette that was meant to play is
+    /// never left out unsaid.
+    ///
+    /// # Errors
+    /// As [`load_all`](Self::load_all).
+    pub fn load_dir(dir: &Path) -> Result<Loaded, CassetteError> {
         let dir = CassetteDir::open(dir)?;
-        let mut names = dir.entries()?;
+        let (mut names, others) = dir.entries()?;
         names.sort_by(|a, b| recording_order(a, b));
+        let mut skipped: Vec<Skipped> = others
+            .into_iter()
+            .map(|name| Skipped {
+                reason: "not a directory".into(),
+                name,
+            })
+            .collect();
         let mut cassettes = Vec::with_capacity(names.len());
         for name in names {
             match Self::load_from(&dir, &name, name.clone()) {
                 Ok(cassette) => cassettes.push(cassette),
-                Err(error) if not_a_cassette(&error) && error.path.ends_with("request.json") => {}
+                Err(error) if not_a_cassette(&error) && error.path.ends_with("request.json") => {
+                    skipped.push(Skipped {
+                        reason: "no request.json in it".into(),
+                        name,
+                    });
+                }
                 Err(error) => return Err(error),
             }
         }
-        Ok(cassettes)
+        skipped.sort_by(|a, b| recording_order(&a.name, &b.name));
+        Ok(Loaded { cassettes, skipped })
     }
 
     /// The body in the pieces it arrived in.
@@ -379,6 +513,22 @@ fn parse_lengths(text: &str, total: usize) -> Option<Vec<usize>> {
 pub(crate) struct Writer {
     body: fs::File,
     lengths: fs::File,
+    /// `response.json`, kept open to mark the exchange cut.
+    response: fs::File,
+    head: Value,
+}
+
+/// `response.json` for the response's `head` (`{"status", "headers"}`,
+/// and `"cut"` once cut), as the recorder writes it.
+pub(crate) fn response_json(head: &Value) -> Vec<u8> {
+    let mut text = serde_json::to_vec_pretty(head).unwrap_or_default();
+    text.push(b'\n');
+    text
+}
+
+/// The line of `response.body.lengths` for a piece of `length` bytes.
+pub(crate) fn length_line(length: usize) -> String {
+    format!("{length}\n")
 }
 
 /// The number after the highest all-digit name in `dir` (`0` when there
@@ -458,13 +608,14 @@ impl Writer {
         };
         write("request.json", &pretty(request))?;
         write("request.body", request_body)?;
-        write(
-            "response.json",
-            &pretty(&json!({"status": status, "headers": headers})),
-        )?;
+        let head = json!({"status": status, "headers": headers});
+        let mut response = create_file(&cassette, "response.json")?;
+        response.write_all(&response_json(&head))?;
         let writer = Self {
             body: create_file(&cassette, "response.body")?,
             lengths: create_file(&cassette, "response.body.lengths")?,
+            response,
+            head,
         };
         Ok((writer, name))
     }
@@ -473,7 +624,17 @@ impl Writer {
     pub(crate) fn piece(&mut self, piece: &[u8]) -> io::Result<()> {
         use std::io::Write;
         self.body.write_all(piece)?;
-        writeln!(self.lengths, "{}", piece.len())
+        self.lengths.write_all(length_line(piece.len()).as_bytes())
+    }
+
+    /// Marks the exchange cut: `response.json` is written again (through
+    /// the handle it was created with) with `"cut": true`.
+    pub(crate) fn cut(&mut self) -> io::Result<()> {
+        use std::io::{Seek, Write};
+        self.head["cut"] = Value::Bool(true);
+        self.response.set_len(0)?;
+        self.response.rewind()?;
+        self.response.write_all(&response_json(&self.head))
     }
 }
 
@@ -760,6 +921,36 @@ mod tests {
         assert_eq!(
             names,
             ["0002", "002", "10", "1001", "9999", "10000", "a", "x"]
+        );
+    }
+
+    /// Found by the `proxy_upstream` fuzz target: an upstream answering
+    /// 799 was recorded, and then replay refused the whole directory.
+    #[test]
+    fn every_status_an_upstream_can_send_loads_back() {
+        let request = br#"{"api":"openai-completions","context":{"messages":[]}}"#;
+        for status in [100, 599, 600, 799, 999] {
+            let (response, lengths) =
+                crate::proxy::recorded_answer(status, &[], &[b"data: x\n\n"], false).unwrap();
+            let files = CassetteFiles {
+                request_json: request,
+                response_json: &response,
+                lengths: Some(&lengths),
+            };
+            let cassette =
+                Cassette::from_files(Path::new("d/0000"), files, b"data: x\n\n".to_vec()).unwrap();
+            assert_eq!((cassette.status, cassette.name.as_str()), (status, "0000"));
+        }
+        assert!(crate::proxy::recorded_answer(1000, &[], &[], false).is_none());
+        let files = CassetteFiles {
+            request_json: request,
+            response_json: br#"{"status": 1000}"#,
+            lengths: None,
+        };
+        let error = Cassette::from_files(Path::new("d/0000"), files, Vec::new()).unwrap_err();
+        assert!(
+            error.to_string().contains("d/0000/response.json"),
+            "{error}"
         );
     }
 

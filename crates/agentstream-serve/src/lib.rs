@@ -89,3 +89,9 @@ pub use error::BindError;
 pub use log::{RecordedRequest, MAX_KEPT_BYTES, MAX_KEPT_REQUESTS};
 pub use script::{Alternative, ServeTurn, Step, NO_MATCH_MESSAGE};
 pub use server::{Server, ServerBuilder};
+
+/// What the fuzz targets (`fuzz/`) reach that is not public API.
+#[doc(hidden)]
+pub mod fuzzing {
+    pub use crate::proxy::recorded_answer;
+}

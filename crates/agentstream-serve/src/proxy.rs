@@ -19,7 +19,9 @@ use tokio::sync::mpsc;
 
 use agentstream_beneath::RootDir;
 
-use crate::cassette::{headers_json, is_secret_header, next_number, Writer};
+use crate::cassette::{
+    headers_json, is_secret_header, length_line, next_number, response_json, Writer,
+};
 use crate::response::{error_response, Body};
 use agentstream_wire::server::options_json;
 use agentstream_wire::server::ApiError;
@@ -247,6 +249,9 @@ impl Proxy {
         let (tx, rx) = mpsc::channel::<Result<Frame<Bytes>, io::Error>>(64);
         tokio::spawn(async move {
             let mut recorded = recorded.flatten();
+            // Whether the exchange ended before the upstream's answer did:
+            // the client left, or the upstream's body broke off.
+            let mut cut = false;
             loop {
                 match upstream.chunk().await {
                     Ok(Some(piece)) => {
@@ -261,19 +266,36 @@ impl Proxy {
                         // keeps what the client was sent. Read on, an
                         // endless body would fill the disk.
                         if tx.send(Ok(Frame::data(piece))).await.is_err() {
+                            cut = true;
                             break;
                         }
                     }
                     Ok(None) => break,
                     Err(error) => {
+                        cut = true;
                         let _ = tx.send(Err(io::Error::other(error))).await;
                         break;
                     }
                 }
             }
+            // Marked, so that replay ends the answer early as it ended
+            // here, rather than playing it as complete.
+            if let (true, Some((writer, path))) = (cut, &mut recorded) {
+                if let Err(error) = writer.cut() {
+                    cannot_save(path, &error);
+                }
+            }
         });
         let frames = futures_util::stream::unfold(rx, |mut rx| async move {
-            rx.recv().await.map(|item| (item, rx))
+            let item = rx.recv().await?;
+            if item.is_err() {
+                // The server writes out the pieces it holds before the
+                // break: without the pause it would drop them with the
+                // connection, and the client would get less than the
+                // cassette keeps.
+                tokio::task::yield_now().await;
+            }
+            Some((item, rx))
         });
         let mut response = Response::new(StreamBody::new(frames).boxed_unsync());
         *response.status_mut() =
@@ -285,6 +307,39 @@ impl Proxy {
         }
         response
     }
+}
+
+/// The files the recorder writes for an upstream answer of `status` with
+/// `headers` and a body in `pieces` (`cut` when it broke off), without a
+/// socket or a directory: `response.json` and `response.body.lengths`,
+/// as [`Writer`] writes them. `None` for what no upstream can send (a
+/// status outside 100–999; headers hyper would not parse are left out).
+#[doc(hidden)]
+pub fn recorded_answer(
+    status: u16,
+    headers: &[(&[u8], &[u8])],
+    pieces: &[&[u8]],
+    cut: bool,
+) -> Option<(Vec<u8>, Vec<u8>)> {
+    let status = StatusCode::from_u16(status).ok()?;
+    let mut map = hyper::HeaderMap::new();
+    for (name, value) in headers {
+        if let (Ok(name), Ok(value)) =
+            (HeaderName::from_bytes(name), HeaderValue::from_bytes(value))
+        {
+            map.append(name, value);
+        }
+    }
+    let mut head =
+        json!({"status": status.as_u16(), "headers": header_object(&only_forwarded(&map))});
+    if cut {
+        head["cut"] = serde_json::Value::Bool(true);
+    }
+    let lengths = pieces
+        .iter()
+        .map(|p| length_line(p.len()))
+        .collect::<String>();
+    Some((response_json(&head), lengths.into_bytes()))
 }
 
 #[cfg(test)]

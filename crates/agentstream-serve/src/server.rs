@@ -18,7 +18,7 @@ use crate::calls::{
     Calls, Shared, Source, BODY_TIMEOUT, HEADER_TIMEOUT, MAX_BUFFERED_REQUEST_BYTES,
     MAX_CONNECTIONS, MAX_REQUEST_BYTES, UPSTREAM_TIMEOUT,
 };
-use crate::cassette::{Cassette, CassetteError, Match, Player};
+use crate::cassette::{Cassette, CassetteError, Loaded, Match, Player, Skipped};
 use crate::error::BindError;
 use crate::log::{RecordedRequest, RequestLog, MAX_KEPT_BYTES, MAX_KEPT_REQUESTS};
 use crate::proxy::Proxy;
@@ -51,6 +51,8 @@ enum SourceConfig {
     Replay {
         dir: PathBuf,
         cassettes: Vec<Cassette>,
+        /// The entries of `dir` that are not cassettes.
+        skipped: Vec<Skipped>,
         mode: Match,
     },
 }
@@ -87,6 +89,16 @@ impl std::fmt::Debug for ServerBuilder {
 }
 
 impl ServerBuilder {
+    /// The entries of a replaying server's directory that are not
+    /// cassettes and were passed over (a file, or a directory without a
+    /// `request.json`), each with the reason; empty for any other server.
+    pub fn skipped_cassettes(&self) -> &[Skipped] {
+        match &self.source {
+            SourceConfig::Replay { skipped, .. } => skipped,
+            _ => &[],
+        }
+    }
+
     /// The server's steps by call number (see [`Step`]); calls past the
     /// end, and every call without steps, go to the model unchanged.
     #[must_use]
@@ -242,6 +254,7 @@ impl ServerBuilder {
                 dir,
                 cassettes,
                 mode,
+                ..
             } => Source::Replay(Player::new(&dir, cassettes, mode)),
         };
         let listener = TcpListener::bind(address)
@@ -369,16 +382,19 @@ impl Server {
     /// A builder answering from the cassettes in `dir`, picked by `mode`
     /// (see [`cassette`](crate::cassette)); a request without a matching
     /// cassette gets HTTP 500 naming the closest one and where it differs.
+    /// The entries of `dir` that are not cassettes are passed over and
+    /// listed by [`ServerBuilder::skipped_cassettes`].
     ///
     /// # Errors
     /// A cassette that cannot be read.
     pub fn replay(dir: impl Into<PathBuf>, mode: Match) -> Result<ServerBuilder, CassetteError> {
         let dir = dir.into();
-        let cassettes = Cassette::load_all(&dir)?;
+        let Loaded { cassettes, skipped } = Cassette::load_dir(&dir)?;
         let mut builder = Self::builder(ScriptedModel::new(Vec::<ScriptedTurn>::new()));
         builder.source = SourceConfig::Replay {
             dir,
             cassettes,
+            skipped,
             mode,
         };
         Ok(builder)

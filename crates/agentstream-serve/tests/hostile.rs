@@ -298,31 +298,38 @@ fn cassettes_play_in_the_order_of_their_numbers() {
 /// proxy should have closed the connection long before.
 const ENDLESS_CAP: usize = 256 << 20;
 
+/// The first connection to `listener`, once its request (head and
+/// `content-length` body) has been read.
+fn accept_one_request(listener: &std::net::TcpListener) -> std::net::TcpStream {
+    use std::io::{BufRead, BufReader, Read};
+    let (stream, _) = listener.accept().unwrap();
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut length = 0usize;
+    loop {
+        let mut line = String::new();
+        reader.read_line(&mut line).unwrap();
+        if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+            length = value.trim().parse().unwrap();
+        }
+        if line == "\r\n" || line.is_empty() {
+            break;
+        }
+    }
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).unwrap();
+    stream
+}
+
 /// An upstream on 127.0.0.1 that answers one request with an endless
 /// chunked body, and reports how many bytes it wrote and whether a write
 /// failed (the proxy closed the connection) before [`ENDLESS_CAP`].
 fn endless_upstream() -> (String, std::sync::mpsc::Receiver<(usize, bool)>) {
-    use std::io::{BufRead, BufReader, Read, Write};
+    use std::io::Write;
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let origin = format!("http://{}", listener.local_addr().unwrap());
     let (report, reports) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
-        let (stream, _) = listener.accept().unwrap();
-        let mut reader = BufReader::new(stream.try_clone().unwrap());
-        let mut length = 0usize;
-        loop {
-            let mut line = String::new();
-            reader.read_line(&mut line).unwrap();
-            if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                length = value.trim().parse().unwrap();
-            }
-            if line == "\r\n" || line.is_empty() {
-                break;
-            }
-        }
-        let mut body = vec![0; length];
-        reader.read_exact(&mut body).unwrap();
-        let mut stream = stream;
+        let mut stream = accept_one_request(&listener);
         let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n";
         stream.write_all(head.as_bytes()).unwrap();
         let event = b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"more\"}}]}\n\n"
@@ -368,6 +375,8 @@ async fn the_proxy_stops_recording_when_the_client_leaves() {
         .len();
     eprintln!("upstream wrote {written} bytes before the proxy closed it; {recorded} recorded");
     assert!((recorded as usize) < ENDLESS_CAP);
+    // The client left before the end: the cassette says it was cut.
+    assert_eq!(response_json(&dir.join("0000"))["cut"], true);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -435,5 +444,123 @@ async fn the_proxy_gives_up_on_a_silent_upstream() {
     assert!(text.contains("did not answer within 200 ms"), "{text}");
     drop(holding);
     proxy.shutdown().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Replay names every entry of its directory it passed over, and why: a
+/// file, and a directory without a `request.json` (say a cassette whose
+/// `request.json` was renamed), besides loading the real cassettes.
+#[test]
+fn replay_names_the_entries_it_did_not_load() {
+    let dir = temp_dir("hostile-skipped");
+    write_cassette(&dir, "0000", Some(b"data: [DONE]\n\n"), None);
+    let renamed = write_cassette(&dir, "0001", Some(b"data: [DONE]\n\n"), None);
+    std::fs::rename(
+        renamed.join("request.json"),
+        renamed.join("request.json.bak"),
+    )
+    .unwrap();
+    std::fs::write(dir.join("README.md"), "notes").unwrap();
+    let loaded = Cassette::load_dir(&dir).unwrap();
+    assert_eq!(loaded.cassettes.len(), 1);
+    let skipped: Vec<String> = loaded.skipped.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        skipped,
+        ["0001: no request.json in it", "README.md: not a directory"]
+    );
+    let builder = Server::replay(&dir, Match::Exact).unwrap();
+    assert_eq!(builder.skipped_cassettes(), loaded.skipped);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A cassette's `response.json`.
+fn response_json(cassette: &std::path::Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(cassette.join("response.json")).unwrap()).unwrap()
+}
+
+/// The first piece of the answer of an upstream whose chunked body breaks
+/// off after it.
+const BEFORE_THE_CUT: &[u8] =
+    b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"cut\"}}]}\n\n";
+
+/// An upstream on 127.0.0.1 that answers one request with one chunk of a
+/// chunked body, [`BEFORE_THE_CUT`], and then closes the connection
+/// without the body's end.
+fn cutting_upstream() -> String {
+    use std::io::Write;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let origin = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        let mut stream = accept_one_request(&listener);
+        let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n";
+        let chunk = [
+            format!("{:x}\r\n", BEFORE_THE_CUT.len()).as_bytes(),
+            BEFORE_THE_CUT,
+            b"\r\n",
+        ]
+        .concat();
+        stream
+            .write_all(&[head.as_bytes(), &chunk].concat())
+            .unwrap();
+        stream.flush().unwrap();
+        let _ = stream.shutdown(std::net::Shutdown::Both);
+    });
+    origin
+}
+
+/// The body of `answer` as far as it came, and whether it ended cleanly.
+async fn read_all(mut answer: reqwest::Response) -> (Vec<u8>, bool) {
+    let mut body = Vec::new();
+    loop {
+        match answer.chunk().await {
+            Ok(Some(piece)) => body.extend_from_slice(&piece),
+            Ok(None) => return (body, true),
+            Err(_) => return (body, false),
+        }
+    }
+}
+
+/// An upstream body that breaks off: the client sees it break off, the
+/// cassette is marked cut, and replay breaks it off again after the same
+/// bytes instead of ending it as if complete. A cassette without the mark
+/// (as every older one) plays complete.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cut_exchange_is_recorded_and_replayed_cut() {
+    let dir = temp_dir("hostile-cut");
+    let proxy = Server::proxy(cutting_upstream(), &dir)
+        .bind("127.0.0.1:0")
+        .await
+        .unwrap();
+    let (live, ended) = read_all(ask(&proxy, "Hi").await).await;
+    assert_eq!((live.as_slice(), ended), (BEFORE_THE_CUT, false));
+    proxy.shutdown().await;
+    let cassette = dir.join("0000");
+    let mut response = response_json(&cassette);
+    assert_eq!(response["cut"], true, "{response}");
+
+    let replayed = |dir: PathBuf| async move {
+        let server = Server::replay(&dir, Match::Exact)
+            .unwrap()
+            .bind("127.0.0.1:0")
+            .await
+            .unwrap();
+        let answer = read_all(ask(&server, "Hi").await).await;
+        server.shutdown().await;
+        answer
+    };
+    assert_eq!(
+        replayed(dir.clone()).await,
+        (BEFORE_THE_CUT.to_vec(), false)
+    );
+
+    // Without the mark, the same cassette is complete.
+    response.as_object_mut().unwrap().remove("cut");
+    std::fs::write(cassette.join("response.json"), response.to_string()).unwrap();
+    assert_eq!(replayed(dir.clone()).await, (BEFORE_THE_CUT.to_vec(), true));
+    // And a mark that is not a boolean is refused, naming the file.
+    response["cut"] = json!("yes");
+    std::fs::write(cassette.join("response.json"), response.to_string()).unwrap();
+    let message = refusal(&dir);
+    assert!(message.contains("0000/response.json"), "{message}");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -192,3 +192,36 @@ fn assert_usage(events: &[ModelEvent], number: &str, expected: u64) {
         "{number}"
     );
 }
+
+/// A `structValue` of `depth` levels at a `jsonPath` of `steps` steps.
+fn nested_partial_args(steps: usize, depth: usize) -> String {
+    let path = format!("${}", ".k".repeat(steps));
+    let value = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+    format!(
+        r#"{{"candidates":[{{"content":{{"parts":[{{"functionCall":{{"name":"deep","willContinue":true,"partialArgs":[{{"jsonPath":"{path}","structValue":{value}}}]}}}}]}}}}]}}"#
+    )
+}
+
+#[test]
+fn gemini_arguments_never_nest_deeper_than_the_parser_reads_back() {
+    // Before: a 64-step path holding a 100-level list assembled arguments
+    // 164 levels deep, whose text serde_json refuses to parse back.
+    let end = r#"{"candidates":[{"content":{"parts":[{"functionCall":{"partialArgs":[]}}]},"finishReason":"STOP"}]}"#;
+    // At the bound: the arguments read back as assembled.
+    let events = gemini(&[&nested_partial_args(64, 63), end]);
+    let message = tool_use_without_markers(&events);
+    let call = message.tool_calls().next().expect("the call");
+    let text = serde_json::to_string(&call.arguments).unwrap();
+    assert!(text.contains(&"[".repeat(63)), "{text}");
+    let back: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(&text).expect("the arguments parse back");
+    assert_eq!(back, call.arguments);
+    // One level past it (by the path or by the value): a clear error.
+    for (steps, depth) in [(64, 64), (64, 100), (10, 118)] {
+        let events = gemini(&[&nested_partial_args(steps, depth), end]);
+        let message = terminal(&events);
+        assert_eq!(message.stop_reason, StopReason::Error);
+        let error = message.error_message.as_deref().unwrap_or_default();
+        assert!(error.contains("nested deeper than 127 levels"), "{error}");
+    }
+}

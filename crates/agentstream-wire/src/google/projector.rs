@@ -59,7 +59,9 @@
 //! quoting it. Lone UTF-16 surrogate escapes are accepted as in the other
 //! projectors. A `jsonPath` this client cannot read, that crosses a value
 //! of another shape, skips an array index or has more than 64 steps ends
-//! in `error`; the assembled arguments count against
+//! in `error`, and so do arguments that would nest deeper than 127 levels
+//! of arrays and objects (more than a JSON parser reads back); the
+//! assembled arguments count against
 //! `max_tool_argument_bytes`. On error or abort the open block keeps its
 //! text so far (an open streamed call is left out).
 //!
@@ -142,6 +144,12 @@ impl GoogleApi {
 
 /// How many characters of offending data an error message quotes.
 const QUOTE: usize = 200;
+
+/// The deepest a streamed call's assembled arguments may nest (objects
+/// and arrays, the arguments' own object included): the most
+/// `serde_json` parses back (it refuses a 128th level), so arguments this
+/// projector writes always read back as they were assembled.
+pub(crate) const MAX_ARGUMENT_DEPTH: usize = 127;
 
 /// The prefix of a failure on a stop reason, as [`cause`](crate::cause)
 /// reads it.
@@ -413,6 +421,15 @@ impl GeminiProjector {
         } else {
             (Value::Null, false)
         };
+        // The slot is inside one container per step of the path (the
+        // arguments' object first); a `structValue` or `listValue` adds
+        // its own levels. Deeper, the arguments' text would not parse back.
+        if path.len().saturating_add(nesting(&value)) > MAX_ARGUMENT_DEPTH {
+            return Err(format!(
+                "the provider sent tool-call arguments nested deeper than {MAX_ARGUMENT_DEPTH} levels (more than a JSON parser reads back) at partialArgs jsonPath {}",
+                clip(&path_text, QUOTE)
+            ));
+        }
         let size = match &value {
             Value::String(s) => s.len(),
             other => other.to_string().len(),
@@ -631,6 +648,17 @@ struct PartialArg {
     list_value: Option<Value>,
     #[serde(default)]
     will_continue: Option<bool>,
+}
+
+/// How many levels of arrays and objects `value` nests (`0` for a
+/// scalar; its depth is the parser's, so the recursion is bounded).
+fn nesting(value: &Value) -> usize {
+    let deepest = |items: &mut dyn Iterator<Item = &Value>| items.map(nesting).max().unwrap_or(0);
+    match value {
+        Value::Array(items) => 1 + deepest(&mut items.iter()),
+        Value::Object(map) => 1 + deepest(&mut map.values()),
+        _ => 0,
+    }
 }
 
 /// `value` with the markers in its strings and keys replaced by U+FFFD
