@@ -5,6 +5,14 @@
 //! `Retry-After` date on that clock, a timeout that cuts a paced call off,
 //! a spawned producer and spawned tool calls. Nothing here is specific to
 //! the toy runtime but the two impls.
+//!
+//! Not on `wasm` targets: there `Spawn` takes tasks that are not `Send`
+//! (`MaybeSend` bounds nothing) while a `Model` stays `Send + Sync`, so a
+//! runtime that keeps its tasks in shared state, as this toy does, is not
+//! a timer a model can hold. A wasm runtime is a single-thread one without
+//! such state: agentstream-wasm's `EventLoop`, tested under Node and
+//! Chromium by `.ci/hosts-wasm.sh`.
+#![cfg(not(target_family = "wasm"))]
 
 use std::future::Future;
 use std::num::NonZeroUsize;

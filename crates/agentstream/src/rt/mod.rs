@@ -149,8 +149,9 @@ pub trait Timer: MaybeSend + MaybeSync + 'static {
 /// tokio's and smol's do; [`spawn_driver`]'s and [`tool_spawner`]'s
 /// handles then report a [`TaskFailed`].
 ///
-/// A thread per task, each running its task with a `block_on`: enough for
-/// a producer that needs no runtime of its own (see [`Timer`] for a toy
+/// A thread per task (on wasm, the task on the spot), each running its
+/// task with a `block_on`: enough for a producer that needs no runtime of
+/// its own (see [`Timer`] for a toy
 /// runtime with a timer too).
 ///
 /// ```
@@ -164,7 +165,12 @@ pub trait Timer: MaybeSend + MaybeSync + 'static {
 ///
 /// impl Spawn for Threads {
 ///     fn spawn<F: Future<Output = ()> + MaybeSend + 'static>(&self, task: F) {
+///         #[cfg(not(target_family = "wasm"))]
 ///         std::thread::spawn(move || futures_executor::block_on(task));
+///         // No threads on wasm, and the task need not be `Send`: run it
+///         // on the spot.
+///         #[cfg(target_family = "wasm")]
+///         futures_executor::block_on(task);
 ///     }
 /// }
 ///
