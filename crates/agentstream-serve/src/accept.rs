@@ -24,8 +24,8 @@ use tokio::sync::oneshot;
 use tokio::task::{AbortHandle, JoinSet};
 use tokio::time::MissedTickBehavior;
 
-use crate::calls::Shared;
-use crate::service;
+use crate::edge;
+use crate::state::State;
 
 /// What the listening task enforces.
 #[derive(Debug, Clone, Copy)]
@@ -137,7 +137,7 @@ struct Open {
 /// connections still open.
 pub(crate) async fn accept(
     listener: TcpListener,
-    shared: Arc<Shared>,
+    shared: Arc<State>,
     limits: Limits,
     mut stopped: oneshot::Receiver<()>,
 ) {
@@ -212,9 +212,9 @@ pub(crate) async fn accept(
                     let Some(busy) = busy else {
                         // The connection is being closed: the request is
                         // not answered (nor numbered, nor logged).
-                        return Ok(service::too_late());
+                        return Ok(edge::too_late());
                     };
-                    let response = service::handle(shared, request).await?;
+                    let response = edge::handle(shared, request).await?;
                     // The request counts as answered until its body ends.
                     Ok::<_, std::convert::Infallible>(response.map(|body| {
                         body.map_frame(move |frame| {

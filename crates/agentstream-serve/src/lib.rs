@@ -60,17 +60,20 @@
 #![allow(clippy::result_large_err)]
 
 mod accept;
-mod calls;
+mod answer;
 pub mod cassette;
+mod edge;
 mod error;
-mod frames;
+mod limits;
+mod listing;
 mod log;
 mod proxy;
+mod pump;
 mod response;
 mod route;
 mod script;
 mod server;
-mod service;
+mod state;
 
 pub mod anthropic;
 pub mod google;
@@ -81,11 +84,11 @@ pub use agentstream_wire::server::{options_json, ApiError, DecodedRequest};
 /// Which provider's wire format a request speaks: the wire crate's one
 /// list of protocols.
 pub use agentstream_wire::Api;
-pub use calls::{
+pub use error::BindError;
+pub use limits::{
     BODY_TIMEOUT, EXHAUSTED_CODE, EXHAUSTED_STATUS, HEADER_TIMEOUT, MAX_BUFFERED_REQUEST_BYTES,
     MAX_CONNECTIONS, MAX_REQUEST_BYTES, UPSTREAM_TIMEOUT,
 };
-pub use error::BindError;
 pub use log::{RecordedRequest, MAX_KEPT_BYTES, MAX_KEPT_REQUESTS};
 pub use script::{Alternative, ServeTurn, Step, NO_MATCH_MESSAGE};
 pub use server::{Server, ServerBuilder};

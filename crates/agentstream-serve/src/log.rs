@@ -346,22 +346,21 @@ mod tests {
             "messages": [{"role": "user", "content": "a \"b\" é"}]});
         let cases = [
             (
-                crate::route::Target::new(Api::OpenAi, "/v1/chat/completions"),
+                crate::route::Target::of("/v1/chat/completions", None).unwrap(),
                 body.clone(),
             ),
             (
-                crate::route::Target::new(Api::Anthropic, "/v1/messages"),
+                crate::route::Target::of("/v1/messages", None).unwrap(),
                 body,
             ),
             (
-                crate::route::Target::google("/v1beta/models/g:streamGenerateContent", None)
-                    .unwrap(),
+                crate::route::Target::of("/v1beta/models/g:streamGenerateContent", None).unwrap(),
                 json!({"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}),
             ),
         ];
         for (target, body) in cases {
             let body = Bytes::from(body.to_string());
-            let request = crate::route::decode(&target, &body).unwrap();
+            let request = target.decode(&body).unwrap();
             let eager = Line::new(target.api, &request).numbered(3);
             let kept = Kept::Body {
                 call: 3,
@@ -374,7 +373,9 @@ mod tests {
         // A body that no longer decodes keeps its number.
         let kept = Kept::Body {
             call: 4,
-            route: crate::route::Target::new(Api::OpenAi, "/v1/chat/completions").decoding(),
+            route: crate::route::Target::of("/v1/chat/completions", None)
+                .unwrap()
+                .decoding(),
             body: Bytes::from_static(b"{"),
         };
         assert_eq!(&kept.line()[..], br#"{"call":4}"#);

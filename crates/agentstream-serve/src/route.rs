@@ -1,93 +1,92 @@
-//! What a call's route says (the protocol, the upstream path, Gemini's
-//! model and streaming in the URL), and the request decoding it picks.
+//! A call's target: what its route says (read by the wire crate's
+//! [`Route`]) with the path the proxy sends it on, and the request
+//! decoding the route picks.
 
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use crate::google;
-use agentstream_wire::server::{self, ApiError, DecodedRequest};
+use agentstream_wire::server::{self, ApiError, DecodedRequest, Route};
 use agentstream_wire::Api;
 
 /// What a call's route says: the protocol, the path the proxy sends it
-/// on, and for Gemini the model and whether it streams (both are in the
-/// URL, not the body).
+/// on, and, where the path carries them (Gemini), the model and whether
+/// the call streams.
 #[derive(Debug, Clone)]
 pub(crate) struct Target {
     pub(crate) api: Api,
     /// The path and query sent upstream (`/v1/chat/completions`, …).
     pub(crate) upstream: Cow<'static, str>,
-    /// Gemini: the model and whether it streams.
-    pub(crate) google: Option<(Arc<str>, bool)>,
+    /// The model and whether the call streams, where the path says them.
+    in_path: Option<(Arc<str>, bool)>,
 }
 
 /// What decoding a request's body needs of its route: the protocol, and
-/// for Gemini the model and whether it streams. Cheap to clone: the
-/// request log keeps one with each body.
+/// the model and streaming its path says. Cheap to clone: the request
+/// log keeps one with each body.
 #[derive(Debug, Clone)]
 pub(crate) struct Decoding {
     pub(crate) api: Api,
-    google: Option<(Arc<str>, bool)>,
+    in_path: Option<(Arc<str>, bool)>,
 }
 
 impl Decoding {
     /// Decodes `body` as a request of this route.
     pub(crate) fn decode(&self, body: &[u8]) -> Result<DecodedRequest, ApiError> {
-        let google = self
-            .google
-            .as_ref()
-            .map(|(model, stream)| (&**model, *stream));
-        decode_as(self.api, google, body)
+        decode(self.api, self.in_path.as_ref(), body)
     }
 
-    /// The bytes it holds besides itself (a Gemini model's name).
+    /// The bytes it holds besides itself (a model's name from the path).
     pub(crate) fn held(&self) -> usize {
-        self.google.as_ref().map_or(0, |(model, _)| model.len())
+        self.in_path.as_ref().map_or(0, |(model, _)| model.len())
     }
 }
 
 impl Target {
-    pub(crate) fn new(api: Api, upstream: &'static str) -> Self {
+    /// The target of a call to `path` (with `query`) on `route`: a call
+    /// on the protocol's fixed [`call_path`](Api::call_path) goes upstream
+    /// on that path; one whose path names the model goes as it came, with
+    /// its query.
+    pub(crate) fn new(route: Route<'_>, path: &str, query: Option<&str>) -> Self {
+        let upstream = match route.api.call_path() {
+            Some(call_path) => Cow::Borrowed(call_path),
+            None => {
+                let query = query.map(|q| format!("?{q}")).unwrap_or_default();
+                Cow::Owned(format!("{path}{query}"))
+            }
+        };
         Self {
-            api,
-            upstream: Cow::Borrowed(upstream),
-            google: None,
+            api: route.api,
+            upstream,
+            in_path: route.in_path.map(|(model, stream)| (model.into(), stream)),
         }
     }
 
-    /// The target of a Gemini route (see [`google::route`]), with its
-    /// query sent upstream as it came.
-    pub(crate) fn google(path: &str, query: Option<&str>) -> Option<Self> {
-        let (model, stream) = google::route(path)?;
-        let query = query.map(|q| format!("?{q}")).unwrap_or_default();
-        Some(Self {
-            api: Api::Google,
-            upstream: Cow::Owned(format!("{path}{query}")),
-            google: Some((model.into(), stream)),
-        })
+    /// The target of a call to `path`, if a protocol's route takes it.
+    #[cfg(test)]
+    pub(crate) fn of(path: &str, query: Option<&str>) -> Option<Self> {
+        Route::of_call(path).map(|route| Self::new(route, path, query))
     }
 
     /// What decoding this route's bodies needs.
     pub(crate) fn decoding(&self) -> Decoding {
         Decoding {
             api: self.api,
-            google: self.google.clone(),
+            in_path: self.in_path.clone(),
         }
+    }
+
+    /// Decodes a request body in the protocol of this route.
+    pub(crate) fn decode(&self, body: &[u8]) -> Result<DecodedRequest, ApiError> {
+        decode(self.api, self.in_path.as_ref(), body)
     }
 }
 
-/// Decodes a request body in the protocol of `target`.
-pub(crate) fn decode(target: &Target, body: &[u8]) -> Result<DecodedRequest, ApiError> {
-    let google = target
-        .google
-        .as_ref()
-        .map(|(model, stream)| (&**model, *stream));
-    decode_as(target.api, google, body)
-}
-
-fn decode_as(
+/// Decodes `body` in `api`'s protocol, with what the path says.
+fn decode(
     api: Api,
-    google: Option<(&str, bool)>,
+    in_path: Option<&(Arc<str>, bool)>,
     body: &[u8],
 ) -> Result<DecodedRequest, ApiError> {
-    server::decode_body(api, google, body)
+    let in_path = in_path.map(|(model, stream)| (&**model, *stream));
+    server::decode_body(api, in_path, body)
 }

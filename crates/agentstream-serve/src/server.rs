@@ -14,15 +14,16 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 use crate::accept;
-use crate::calls::{
-    Calls, Shared, Source, BODY_TIMEOUT, HEADER_TIMEOUT, MAX_BUFFERED_REQUEST_BYTES,
-    MAX_CONNECTIONS, MAX_REQUEST_BYTES, UPSTREAM_TIMEOUT,
-};
 use crate::cassette::{Cassette, CassetteError, Loaded, Match, Player, Skipped};
 use crate::error::BindError;
+use crate::limits::{
+    BODY_TIMEOUT, HEADER_TIMEOUT, MAX_BUFFERED_REQUEST_BYTES, MAX_CONNECTIONS, MAX_REQUEST_BYTES,
+    UPSTREAM_TIMEOUT,
+};
 use crate::log::{RecordedRequest, RequestLog, MAX_KEPT_BYTES, MAX_KEPT_REQUESTS};
 use crate::proxy::Proxy;
 use crate::script::{ServeTurn, Step};
+use crate::state::{Calls, Source, State};
 
 /// Sets up a [`Server`]; see [`Server::builder`].
 pub struct ServerBuilder {
@@ -262,7 +263,7 @@ impl ServerBuilder {
             .map_err(|e| BindError::new(name.clone(), e))?;
         let local_addr = listener.local_addr().map_err(|e| BindError::new(name, e))?;
         let limits = self.limits;
-        let shared = Arc::new(Shared {
+        let shared = Arc::new(State {
             model: self.model,
             scripted: self.scripted,
             steps: self.steps,
@@ -327,7 +328,7 @@ impl ServerBuilder {
 #[derive(Debug)]
 pub struct Server {
     local_addr: SocketAddr,
-    shared: Arc<Shared>,
+    shared: Arc<State>,
     stop: Option<oneshot::Sender<()>>,
     task: Option<JoinHandle<()>>,
 }

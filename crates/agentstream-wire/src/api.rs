@@ -50,6 +50,8 @@ struct Facts {
     pi_api: &'static str,
     default_base_url: Option<&'static str>,
     default_key_env: &'static str,
+    /// The path a call is posted to, where the path names no model.
+    call_path: Option<&'static str>,
 }
 
 /// Every protocol's facts: one line each.
@@ -60,6 +62,7 @@ const FACTS: [Facts; 4] = [
         pi_api: crate::openai::OPENAI_COMPLETIONS_API,
         default_base_url: None,
         default_key_env: "OPENAI_API_KEY",
+        call_path: Some("/v1/chat/completions"),
     },
     Facts {
         api: Api::Anthropic,
@@ -67,6 +70,7 @@ const FACTS: [Facts; 4] = [
         pi_api: crate::anthropic::ANTHROPIC_MESSAGES_API,
         default_base_url: Some(crate::anthropic::ANTHROPIC_BASE_URL),
         default_key_env: "ANTHROPIC_API_KEY",
+        call_path: Some("/v1/messages"),
     },
     Facts {
         api: Api::Responses,
@@ -74,6 +78,7 @@ const FACTS: [Facts; 4] = [
         pi_api: crate::responses::OPENAI_RESPONSES_API,
         default_base_url: Some(crate::responses::OPENAI_BASE_URL),
         default_key_env: "OPENAI_API_KEY",
+        call_path: Some("/v1/responses"),
     },
     Facts {
         api: Api::Google,
@@ -81,6 +86,7 @@ const FACTS: [Facts; 4] = [
         pi_api: crate::google::GOOGLE_API,
         default_base_url: Some(crate::google::GEMINI_BASE_URL),
         default_key_env: "GEMINI_API_KEY",
+        call_path: None,
     },
 ];
 
@@ -132,6 +138,26 @@ impl Api {
     /// convention.
     pub fn default_key_env(self) -> &'static str {
         self.facts().default_key_env
+    }
+
+    /// The path a call is posted to, where the protocol's path names no
+    /// model: `/v1/chat/completions`, `/v1/messages`, `/v1/responses`.
+    /// `None` for Gemini, whose path names the model and whether the call
+    /// streams (`/v1beta/models/{model}:streamGenerateContent`).
+    ///
+    /// ```
+    /// use agentstream_wire::Api;
+    /// assert_eq!(Api::Anthropic.call_path(), Some("/v1/messages"));
+    /// assert_eq!(Api::Google.call_path(), None);
+    /// ```
+    pub fn call_path(self) -> Option<&'static str> {
+        self.facts().call_path
+    }
+
+    /// The methods a call's route takes, as an HTTP `Allow` header lists
+    /// them: every protocol posts its calls.
+    pub fn call_methods(self) -> &'static str {
+        "POST"
     }
 
     /// The protocol a request to `path` speaks: `…/chat/completions`,

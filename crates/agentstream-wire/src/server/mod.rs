@@ -21,6 +21,10 @@
 //! - [`Encoder`]: the four stream encoders as one value, with
 //!   [`answer_id`], [`whole_answer`] and [`decode_body`] the other choices
 //!   a server makes by protocol;
+//! - [`Route`], [`answering_api`] and [`route_name`]: a served request's
+//!   route read from its path (the protocol, Gemini's model and
+//!   streaming), and the protocol a path that names no call is answered
+//!   in;
 //! - [`Wire`] and [`message_steps`]: a model event as the encoders read
 //!   it, and a whole message as the steps its stream would play.
 //!
@@ -38,6 +42,7 @@ pub(crate) mod events;
 pub(crate) mod options;
 pub(crate) mod prelude;
 pub(crate) mod request;
+pub(crate) mod route;
 pub(crate) mod steps;
 pub(crate) mod tokens;
 pub(crate) mod view;
@@ -47,4 +52,5 @@ pub use error::ApiError;
 pub use events::Events;
 pub use options::options_json;
 pub use request::DecodedRequest;
+pub use route::{answering_api, route_name, Route};
 pub use steps::{message_steps, Blocks, Kind, Wire};

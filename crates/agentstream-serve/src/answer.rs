@@ -1,0 +1,414 @@
+//! What answers a call: the script's step, the model's events or a
+//! scripted turn's message, the upstream through the recording proxy, or
+//! a cassette; written as the protocol's stream or its one JSON body.
+
+use std::io;
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use agentstream::message::AssistantMessage;
+use agentstream::model::{
+    AbortController, AbortSignal, DoneReason, ModelEvent, ModelStream, ScriptedReply, ScriptedTurn,
+    StreamOptions, EXHAUSTED_MESSAGE,
+};
+use bytes::Bytes;
+use http_body_util::{BodyExt, StreamBody};
+use hyper::body::Frame;
+use hyper::header::{HeaderValue, CACHE_CONTROL, CONTENT_TYPE};
+use hyper::http::request::Parts;
+use hyper::{Response, StatusCode};
+
+use crate::cassette::Recorded;
+use crate::limits::{BLOCKING_BODY, EXHAUSTED_CODE, EXHAUSTED_STATUS};
+use crate::pump::{next_event, Pump, EVENTS_CAPACITY};
+use crate::response::{error_response, json_response, Body};
+use crate::route::Target;
+use crate::script::Step;
+use crate::state::{Source, State};
+use agentstream_wire::server::{self, ApiError, DecodedRequest, Encoder, Events};
+use agentstream_wire::Api;
+
+/// What a call gets: its number and how it is answered.
+pub(crate) struct Call {
+    pub(crate) index: usize,
+    pub(crate) answer: Answer,
+}
+
+/// How a call is answered.
+pub(crate) enum Answer {
+    /// With the script's HTTP error; the model is not called.
+    Refused(ApiError),
+    /// With the model's events, cut short as the script's `step` says.
+    Events { events: ModelStream, step: Step },
+    /// With a scripted turn's message, written as the events the turn
+    /// would play (see [`plain`]).
+    Message {
+        message: Arc<AssistantMessage>,
+        reason: DoneReason,
+        full_sequence: bool,
+    },
+}
+
+/// The answer of a turn that needs no playing; `None` for a turn that
+/// must be played (chunked, delayed, failing after some content, or
+/// ending with a stop reason that has no `done`).
+///
+/// A failure with nothing to stream is refused as a failed provider
+/// request is, with its error message (the short trace's `start →
+/// error` is not put on the wire as a stream that starts and fails). A
+/// turn that plays straight through to `done` in one chunk, when nothing
+/// delays its events (`undelayed`), is written from its message.
+fn unplayed(turn: &ScriptedTurn, undelayed: bool) -> Option<Answer> {
+    if turn.is_empty_failure() {
+        return Some(Answer::Refused(ApiError::model_failure(
+            &turn.final_message(),
+        )));
+    }
+    let ScriptedReply::Message(message) = turn.reply() else {
+        return None;
+    };
+    let reason = DoneReason::from_stop_reason(&message.stop_reason)?;
+    (undelayed && turn.chunks().get() == 1).then(|| Answer::Message {
+        message: message.clone(),
+        reason,
+        full_sequence: turn.is_full_sequence(),
+    })
+}
+
+/// Records the request and takes the next step, under one lock so the
+/// call numbers, the recordings and the model's turns share one order.
+/// What the log keeps (a copy of `body`, or the request's line when
+/// a file needs it at once) is made before the lock is taken; only
+/// its call number is added under it. A model that streams gets the
+/// request's options, moved out of it.
+pub(crate) fn take_call(
+    state: &State,
+    target: &Target,
+    body: &[u8],
+    request: &mut DecodedRequest,
+    signal: agentstream::model::AbortSignal,
+) -> Result<Call, ApiError> {
+    let kept = state.keeping(target, body, request);
+    let mut options: StreamOptions = std::mem::take(&mut request.options);
+    options.signal = Some(signal);
+    let mut calls = state.calls();
+    let index = calls.number(kept)?;
+    let step = state.steps.get(index).cloned().unwrap_or(Step::Model);
+    let answer = match (step, &state.scripted) {
+        (Step::Http(error), _) => Answer::Refused(error),
+        // A plain turn's events would all be ready at once: its message
+        // gives the same bytes without them. A delay or a step needs the
+        // events one by one.
+        (Step::Model, Some(scripted)) => {
+            let turn = scripted.take_turn(&request.context);
+            let undelayed = state.delay.is_zero();
+            match turn.as_deref().and_then(|turn| unplayed(turn, undelayed)) {
+                Some(answer) => answer,
+                None => Answer::Events {
+                    events: scripted.play(turn, options),
+                    step: Step::Model,
+                },
+            }
+        }
+        (step, _) => Answer::Events {
+            events: state.model.stream(&request.context, options),
+            step,
+        },
+    };
+    Ok(Call { index, answer })
+}
+
+/// A body that fails at once: the connection is closed mid-response.
+fn cut_body() -> Body {
+    let items = [Err::<Frame<Bytes>, _>(io::Error::other(
+        "the script cut the connection",
+    ))];
+    StreamBody::new(futures_util::stream::iter(items)).boxed_unsync()
+}
+
+/// Aborts the call's signal when the response is dropped (the client
+/// went away) or finished.
+struct AbortOnDrop(AbortController);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// The error answer for a model that failed before its first event: the
+/// script ran out, or the model refused the call.
+fn failed_call(event: &ModelEvent) -> ApiError {
+    let error = match event.terminal_message() {
+        Some(message) => ApiError::model_failure(message),
+        None => ApiError::new(500, "the model failed"),
+    };
+    if error.message == EXHAUSTED_MESSAGE {
+        ApiError::new(EXHAUSTED_STATUS, error.message).with_code(EXHAUSTED_CODE)
+    } else {
+        error
+    }
+}
+
+/// A decoded call: what the response needs of the request, and the call.
+struct Taken {
+    model: String,
+    stream: bool,
+    include_usage: bool,
+    call: Call,
+}
+
+/// Decodes the body and takes the call. The decoded context is dropped
+/// here: the log holds a copy of the body (or its JSON line), the model
+/// what it needs of the context.
+fn take(
+    shared: &State,
+    target: &Target,
+    body: &[u8],
+    signal: AbortSignal,
+) -> Result<Taken, ApiError> {
+    let mut decoded = target.decode(body)?;
+    let call = take_call(shared, target, body, &mut decoded, signal)?;
+    Ok(Taken {
+        model: decoded.model,
+        stream: decoded.stream,
+        include_usage: decoded.include_usage,
+        call,
+    })
+}
+
+/// Runs `work` on the body: on tokio's blocking pool when it is large.
+async fn off_the_thread<T: Send + 'static>(
+    body: &Bytes,
+    work: impl FnOnce(&[u8]) -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
+    if body.len() <= BLOCKING_BODY {
+        return work(body);
+    }
+    let body = body.clone();
+    tokio::task::spawn_blocking(move || work(&body))
+        .await
+        .unwrap_or_else(|_| Err(ApiError::new(500, "decoding the request failed")))
+}
+
+/// Answers a call whose body was read: from the model (through the
+/// script's steps), the upstream (recorded as it passes) or a cassette.
+pub(crate) async fn answer(
+    shared: &Arc<State>,
+    target: Target,
+    parts: Parts,
+    body: Bytes,
+) -> Response<Body> {
+    let api = target.api;
+    match &shared.source {
+        Source::Model => {}
+        Source::Upstream(proxy) => {
+            let decoding = target.clone();
+            let decoded = off_the_thread(&body, move |body| decoding.decode(body)).await;
+            if let Ok(decoded) = &decoded {
+                if let Err(error) = shared.record(&target, &body, decoded) {
+                    return error_response(api, &error);
+                }
+            }
+            return proxy
+                .forward(api, &target.upstream, &parts, body, decoded.ok())
+                .await;
+        }
+        Source::Replay(player) => {
+            let decoding = target.clone();
+            let decoded = match off_the_thread(&body, move |body| decoding.decode(body)).await {
+                Ok(decoded) => decoded,
+                Err(error) => return error_response(api, &error),
+            };
+            if let Err(error) = shared.record(&target, &body, &decoded) {
+                return error_response(api, &error);
+            }
+            return match player.pick(api, decoded.stream, &decoded.context) {
+                Ok((cassette, answer)) => replayed(cassette, answer.clone()),
+                Err(error) => error_response(api, &error),
+            };
+        }
+    }
+    let controller = AbortController::new();
+    let taken = if body.len() > BLOCKING_BODY {
+        let (shared, signal) = (shared.clone(), controller.signal());
+        tokio::task::spawn_blocking(move || take(&shared, &target, &body, signal))
+            .await
+            .unwrap_or_else(|_| Err(ApiError::new(500, "decoding the request failed")))
+    } else {
+        take(shared, &target, &body, controller.signal())
+    };
+    let Taken {
+        model,
+        stream,
+        include_usage,
+        call,
+    } = match taken {
+        Ok(taken) => taken,
+        Err(error) => return error_response(api, &error),
+    };
+    let name = if model.is_empty() {
+        shared.model_name.clone()
+    } else {
+        model
+    };
+    let created = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let id = server::answer_id(api, call.index);
+    let (step, mut events) = match call.answer {
+        Answer::Refused(error) => return error_response(api, &error),
+        Answer::Events { events, step } => (step, events),
+        Answer::Message {
+            message,
+            reason,
+            full_sequence,
+        } => {
+            if !stream {
+                return completed(api, &id, &name, created, reason, &message);
+            }
+            // The events the turn would play, encoded as the pump would
+            // have encoded them, without the events. The pump too would
+            // have sent them at once (in frames of up to 64 KiB; here one
+            // frame).
+            let mut encoder = encoder(shared, api, id, name, created, include_usage);
+            let mut out = Events::with_capacity(EVENTS_CAPACITY);
+            server::message_steps(&message, reason, full_sequence, |step| {
+                encoder.encode(step, &mut out);
+            });
+            let frame = out.take(out.len());
+            let frames = futures_util::stream::iter([Ok(Frame::data(frame))]);
+            return event_stream(StreamBody::new(frames).boxed_unsync());
+        }
+    };
+    let guard = AbortOnDrop(controller);
+    let first = match next_event(&mut events).await {
+        Some(event @ ModelEvent::Error { .. }) => return error_response(api, &failed_call(&event)),
+        Some(event) => event,
+        None => return error_response(api, &ApiError::new(500, "the model sent no events")),
+    };
+    if !stream {
+        return whole(api, step, &id, &name, created, first, events).await;
+    }
+    let encoder = encoder(shared, api, id, name, created, include_usage);
+    let frames = Pump::new(encoder, step, shared.delay, &first, events, guard).frames();
+    event_stream(StreamBody::new(frames).boxed_unsync())
+}
+
+/// The encoder of a streamed answer in `api`'s protocol.
+fn encoder(
+    shared: &State,
+    api: Api,
+    id: String,
+    name: String,
+    created: u64,
+    include_usage: bool,
+) -> Encoder {
+    Encoder::new(api, id, name, created)
+        .with_chunks(shared.chunks)
+        .with_ping(shared.pings)
+        .with_usage(include_usage)
+}
+
+/// A streamed answer with `body`.
+fn event_stream(body: Body) -> Response<Body> {
+    let mut response = Response::new(body);
+    let headers = response.headers_mut();
+    headers.insert(
+        CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream; charset=utf-8"),
+    );
+    headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    response
+}
+
+/// A cassette's answer: its status and headers, and its body in the
+/// pieces it arrived in, each written on its own as a view of the one
+/// copy of the body (a request holds no copy, whatever the pieces); a
+/// cut cassette's body then breaks off, as it did when it was recorded.
+fn replayed(cassette: &crate::cassette::Cassette, answer: Recorded) -> Response<Body> {
+    let cut = cassette.cut;
+    let frames = futures_util::stream::unfold(
+        (answer, 0usize, 0usize),
+        move |(answer, k, at)| async move {
+            if k > answer.len() || (k == answer.len() && !cut) {
+                return None;
+            }
+            // A pause between pieces lets the connection write each one
+            // out (before a break too, which would drop what it holds).
+            if k > 0 {
+                tokio::task::yield_now().await;
+            }
+            if k == answer.len() {
+                // A cut exchange breaks off here, as it did live: the
+                // connection closes without the body's end.
+                let error = std::io::Error::other("the recorded exchange was cut here");
+                return Some((Err(error), (answer, k + 1, at)));
+            }
+            let piece = answer.piece(k, at);
+            let next = at + piece.len();
+            Some((Ok(Frame::data(piece)), (answer, k + 1, next)))
+        },
+    );
+    let mut response = Response::new(StreamBody::new(frames).boxed_unsync());
+    *response.status_mut() =
+        StatusCode::from_u16(cassette.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    for (name, value) in &cassette.headers {
+        if let (Ok(name), Ok(value)) = (
+            hyper::header::HeaderName::from_bytes(name.as_bytes()),
+            HeaderValue::from_str(value),
+        ) {
+            // The body's framing and the connection are this server's.
+            if crate::proxy::forwarded(&name) {
+                response.headers_mut().append(name, value);
+            }
+        }
+    }
+    response
+}
+
+/// The non-streaming answer: the whole message as one JSON body.
+async fn whole(
+    api: Api,
+    step: Step,
+    id: &str,
+    name: &str,
+    created: u64,
+    first: ModelEvent,
+    mut events: ModelStream,
+) -> Response<Body> {
+    match step {
+        Step::Cut { .. } => {
+            let mut response = Response::new(cut_body());
+            response
+                .headers_mut()
+                .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+            return response;
+        }
+        Step::StreamError { error, .. } => return error_response(api, &error),
+        _ => {}
+    }
+    let mut terminal = first;
+    while let Some(event) = next_event(&mut events).await {
+        terminal = event;
+    }
+    match &terminal {
+        ModelEvent::Done { reason, message } => completed(api, id, name, created, *reason, message),
+        _ => error_response(api, &failed_call(&terminal)),
+    }
+}
+
+/// The non-streaming answer of a call that ended well.
+fn completed(
+    api: Api,
+    id: &str,
+    name: &str,
+    created: u64,
+    reason: DoneReason,
+    message: &AssistantMessage,
+) -> Response<Body> {
+    json_response(
+        StatusCode::OK,
+        server::whole_answer(api, id, name, created, reason, message),
+    )
+}
