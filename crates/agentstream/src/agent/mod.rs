@@ -161,7 +161,6 @@
 // `MaybeSend`), so the `Arc`s that share them are not either: by design.
 #![cfg_attr(target_family = "wasm", allow(clippy::arc_with_non_send_sync))]
 
-mod agent_object;
 mod events;
 mod execute;
 mod gate;
@@ -172,12 +171,12 @@ mod options;
 mod progress;
 mod run;
 mod state;
+mod stateful;
 mod subscribe;
 mod tool;
 mod toolset;
 mod validate;
 
-pub use agent_object::{Agent, WaitForIdle};
 pub use events::AgentEvent;
 pub use execute::TOOL_ABORTED_MESSAGE;
 pub use gate::{GateHandle, GatedTool};
@@ -192,6 +191,7 @@ pub use model_turn::NO_TERMINAL_MESSAGE;
 pub use options::{AgentOptions, AgentOutcome, AgentStop, ArgumentValidator, ToolExecution};
 pub use run::{agent_loop, run_agent, AgentEventStream, NOT_EXECUTED_MESSAGE};
 pub use state::{AgentError, AgentFailure, AgentState, QueueMode};
+pub use stateful::{Agent, WaitForIdle};
 pub use subscribe::{Lagged, SubscriberId, Subscription, DEFAULT_SUBSCRIBER_CAPACITY};
 pub use tool::{
     parse_args, AgentTool, ProgressReporter, SendExecution, ToolContext, ToolError,
