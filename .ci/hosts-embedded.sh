@@ -3,7 +3,7 @@
 # thumbv7em-none-eabihf (always), then boots it on QEMU's mps2-an386 board
 # and checks its semihosting exit status, that every conformance body
 # printed `ok`, and that the demo's transcript equals the one the native
-# executors produce (crates/agentstream-conformance/transcripts/demo.txt).
+# executors produce (crates/agentstream-testkit/transcripts/demo.txt).
 # If qemu-system-arm cannot be installed, the run is skipped with a
 # `SKIPPED:` line; the build still counts.
 #
@@ -12,7 +12,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 firmware_dir="$root/examples/embedded"
-expected="$root/crates/agentstream-conformance/transcripts/demo.txt"
+expected="$root/crates/agentstream-testkit/transcripts/demo.txt"
 target_dir="${CARGO_TARGET_DIR:-$firmware_dir/target}"
 elf="$target_dir/thumbv7em-none-eabihf/release/agentstream-embedded-example"
 

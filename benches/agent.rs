@@ -35,7 +35,7 @@ use agentstream::message::{
     assistant, text, tool_call, user, AssistantMessage, Context, StopReason,
 };
 use agentstream::model::{Model, ScriptedModel, StreamOptions};
-use agentstream_test_support::{measure, CountingAllocator};
+use agentstream_testkit::{measure, CountingAllocator};
 use criterion::{criterion_group, Criterion, Throughput};
 use futures_util::StreamExt;
 use serde_json::{json, Map, Value};

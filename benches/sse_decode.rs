@@ -20,7 +20,7 @@ use std::convert::Infallible;
 use std::hint::black_box;
 use std::time::Instant;
 
-use agentstream_test_support::{allocations as allocations_so_far, CountingAllocator};
+use agentstream_testkit::{allocations as allocations_so_far, CountingAllocator};
 use agentstream_wire::anthropic::AnthropicStream;
 use agentstream_wire::google::GeminiProjector;
 use agentstream_wire::http::ResponseStream;

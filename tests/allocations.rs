@@ -9,7 +9,7 @@ use std::pin::{pin, Pin};
 use std::task::Context;
 
 use agentstream_suite::{expect_event, for_each_flavor, Flavor};
-use agentstream_test_support::{measure, CountingAllocator};
+use agentstream_testkit::{measure, CountingAllocator};
 
 /// The workspace's one counting allocator; `measure` counts this thread only.
 #[global_allocator]

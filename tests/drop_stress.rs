@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use agentstream::message::{assistant, text, tool_call, user, Context, StopReason};
 use agentstream::model::{Model, ModelStream, ScriptedModel, ScriptedTurn, StreamOptions};
-use agentstream_test_support::{live_bytes, CountingAllocator};
+use agentstream_testkit::{live_bytes, CountingAllocator};
 use futures_util::future::join_all;
 use futures_util::StreamExt;
 use serde_json::json;

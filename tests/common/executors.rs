@@ -29,7 +29,7 @@ use agentstream::model::ModelStream;
 use agentstream::Producer;
 use futures_util::future::{self, Either, FutureExt};
 
-pub use agentstream_conformance::{ready, BoxFut, Rt};
+pub use agentstream_testkit::conformance::{ready, BoxFut, Rt};
 
 /// How long a body may run before the guard calls it a hang. It catches
 /// hangs; nothing asserts on speed.

@@ -2,7 +2,7 @@
 //! executor (`Rt::spawn`: on a worker thread where the runtime has them)
 //! and its transcript must equal the golden file the core's tests check,
 //! so every executor produces the identical transcript. The bodies are
-//! `agentstream_conformance::agent::<scenario>`; the scenarios live in
+//! `agentstream_testkit::conformance::agent::<scenario>`; the scenarios live in
 //! `crates/agentstream/tests/agent_scenarios` and use only the core and
 //! futures-util.
 
@@ -20,7 +20,7 @@ macro_rules! agent_conformance {
         fn every_scenario_runs_on_every_executor() {
             let mut listed = [$(stringify!($name)),*];
             listed.sort_unstable();
-            let mut known = agentstream_conformance::agent::SCENARIOS.to_vec();
+            let mut known = agentstream_testkit::conformance::agent::SCENARIOS.to_vec();
             known.sort_unstable();
             assert_eq!(listed.as_slice(), known.as_slice());
         }
@@ -30,7 +30,7 @@ macro_rules! agent_conformance {
             $(
                 #[test]
                 fn $name() {
-                    crate::executors::$executor(agentstream_conformance::agent::$name);
+                    crate::executors::$executor(agentstream_testkit::conformance::agent::$name);
                 }
             )*
         }
@@ -54,4 +54,4 @@ macro_rules! on_every_executor {
     };
 }
 
-agentstream_conformance::for_each_agent_body!(on_every_executor);
+agentstream_testkit::for_each_agent_body!(on_every_executor);

@@ -1,4 +1,4 @@
-//! The conformance suite: every body of `agentstream-conformance` runs
+//! The conformance suite: every body of `agentstream-testkit`'s `conformance` runs
 //! under every executor in `common/executors.rs`, as one `#[test]` per pair
 //! (`<executor>::<body>`; the agent scenarios as
 //! `agent::<executor>::<scenario>`, see `agent_bodies.rs`). The bodies and
@@ -21,7 +21,7 @@ macro_rules! conformance {
             $(
                 #[test]
                 fn $body() {
-                    crate::executors::$executor(agentstream_conformance::$body);
+                    crate::executors::$executor(agentstream_testkit::conformance::$body);
                 }
             )*
         }
@@ -45,4 +45,4 @@ macro_rules! on_every_executor {
     };
 }
 
-agentstream_conformance::for_each_body!(on_every_executor);
+agentstream_testkit::for_each_body!(on_every_executor);

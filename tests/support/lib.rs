@@ -15,7 +15,7 @@
 //!
 //! The executors and scripted-model helpers that only the tests use stay in
 //! `tests/common/` (each test binary includes the files it needs), and the
-//! counting global allocator lives in the `agentstream-test-support` crate,
+//! counting global allocator lives in the `agentstream-testkit` crate,
 //! which the core's own tests use too.
 #![forbid(unsafe_code)]
 #![cfg(not(loom))]

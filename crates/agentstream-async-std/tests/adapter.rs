@@ -1,6 +1,6 @@
 //! The async-std adapter: spawned traces equal self-driven ones, timeouts cut
 //! calls off mid-stream, and a dropped consumer stops its spawned producer.
-//! The scenarios live in `agentstream_testserver::adapter_scenarios`; this
+//! The scenarios live in `agentstream_testkit::http::adapter_scenarios`; this
 //! file runs them on async-std.
 
 use std::future::Future;
@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use agentstream_async_std::agentstream::message::Context;
 use agentstream_async_std::{ModelStream, ScriptedModel, StreamOptions};
-use agentstream_testserver::adapter_scenarios::{self as scenarios, AdapterRuntime};
+use agentstream_testkit::http::adapter_scenarios::{self as scenarios, AdapterRuntime};
 
 /// The adapter's functions, for the shared scenarios.
 struct AsyncStd;

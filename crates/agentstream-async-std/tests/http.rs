@@ -1,4 +1,4 @@
-//! End to end: every HTTP scenario of `agentstream-testserver` (both
+//! End to end: every HTTP scenario of `agentstream-testkit`'s `http` (both
 //! providers, the typed causes, the request options, the base URLs,
 //! retry and replay) on smol's hyper host under async-std's executor, against the mock server on
 //! 127.0.0.1. Run with `cargo test -p agentstream-async-std --features http`.
@@ -51,7 +51,7 @@ fn run(scenario: impl Future<Output = ()>) {
     });
 }
 
-agentstream_testserver::http_scenario_tests! {
+agentstream_testkit::http_scenario_tests! {
     openai: model,
     anthropic: anthropic,
     responses: responses,

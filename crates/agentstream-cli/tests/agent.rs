@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use agentstream_testserver::{answer_payloads, sse_body, MockServer, Reply};
+use agentstream_testkit::http::{answer_payloads, sse_body, MockServer, Reply};
 use serde_json::{json, Value};
 
 fn agentstream() -> Command {

@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
-use agentstream_testserver::anthropic_scenarios::answer_payloads;
-use agentstream_testserver::{named_sse_body, MockServer, Reply};
+use agentstream_testkit::http::anthropic_scenarios::answer_payloads;
+use agentstream_testkit::http::{named_sse_body, MockServer, Reply};
 use serde_json::json;
 
 const KEY: &str = "sk-ant-chat-test-secret";

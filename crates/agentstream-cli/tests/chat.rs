@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-use agentstream_testserver::{answer_payloads, sse_body, BodyEnd, MockServer, Reply};
+use agentstream_testkit::http::{answer_payloads, sse_body, BodyEnd, MockServer, Reply};
 use serde_json::json;
 
 const KEY_VAR: &str = "AGENTSTREAM_TEST_CHAT_KEY";

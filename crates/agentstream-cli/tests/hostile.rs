@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
-use agentstream_testserver::{MockServer, Reply};
+use agentstream_testkit::http::{MockServer, Reply};
 use serde_json::json;
 
 fn run(args: &[&str]) -> Output {

@@ -5,8 +5,8 @@
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
-use agentstream_testserver::fixtures::{responses_sse, GOOGLE_TOOL, RESPONSES_REASONING_TOOLS};
-use agentstream_testserver::{sse_body, MockServer, Reply};
+use agentstream_testkit::http::fixtures::{responses_sse, GOOGLE_TOOL, RESPONSES_REASONING_TOOLS};
+use agentstream_testkit::http::{sse_body, MockServer, Reply};
 use serde_json::{json, Value};
 
 const KEY: &str = "sk-providers-test-secret";

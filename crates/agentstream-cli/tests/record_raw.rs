@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use agentstream::message::{user, Context};
 use agentstream::model::{Model, StreamOptions};
-use agentstream_testserver::{
+use agentstream_testkit::http::{
     answer_payloads, anthropic_scenarios, named_sse_body, split_randomly, sse_body, MockServer,
     Reply, Rng,
 };

@@ -10,7 +10,7 @@ use agentstream::message::{user, Context, Message, StopReason, UserContent};
 use agentstream::model::{Model, StreamOptions};
 use agentstream_serve::cassette::{Cassette, Match};
 use agentstream_serve::Server;
-use agentstream_testserver::{
+use agentstream_testkit::http::{
     answer_payloads, named_sse_body, split_randomly, sse_body, MockServer, Reply, Rng,
 };
 use agentstream_tokio::{AnthropicModel, GoogleModel, OpenAiCompatModel, ResponsesModel};

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use agentstream_serve::cassette::{Cassette, Match};
 use agentstream_serve::Server;
-use agentstream_testserver::{MockServer, Reply};
+use agentstream_testkit::http::{MockServer, Reply};
 use serde_json::json;
 
 mod handwritten;
@@ -205,7 +205,7 @@ fn asked(dir: &std::path::Path, name: &str) -> String {
 #[cfg(unix)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_recorder_writes_only_new_cassettes_beneath_its_directory() {
-    use agentstream_testserver::{answer_payloads, sse_body};
+    use agentstream_testkit::http::{answer_payloads, sse_body};
     use std::os::unix::fs::symlink;
 
     let upstream =

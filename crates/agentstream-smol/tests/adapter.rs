@@ -1,6 +1,6 @@
 //! The smol adapter: spawned traces equal self-driven ones, timeouts cut
 //! calls off mid-stream, and a dropped consumer stops its spawned producer.
-//! The scenarios live in `agentstream_testserver::adapter_scenarios`; this
+//! The scenarios live in `agentstream_testkit::http::adapter_scenarios`; this
 //! file runs them on smol.
 
 use std::future::Future;
@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use agentstream_smol::agentstream::message::Context;
 use agentstream_smol::{Executor, ModelStream, ScriptedModel, StreamOptions, Timer};
-use agentstream_testserver::adapter_scenarios::{self as scenarios, AdapterRuntime};
+use agentstream_testkit::http::adapter_scenarios::{self as scenarios, AdapterRuntime};
 
 /// One executor shared by the tests; every test thread runs it, so it is
 /// multi-threaded while tests run in parallel.

@@ -1,12 +1,12 @@
 //! The tokio adapter: spawned traces equal self-driven ones, timeouts cut
 //! calls off mid-stream, and a dropped consumer stops its spawned producer.
-//! The scenarios live in `agentstream_testserver::adapter_scenarios`; this
+//! The scenarios live in `agentstream_testkit::http::adapter_scenarios`; this
 //! file runs them on tokio.
 
 use std::future::Future;
 use std::time::Duration;
 
-use agentstream_testserver::adapter_scenarios::{self as scenarios, AdapterRuntime};
+use agentstream_testkit::http::adapter_scenarios::{self as scenarios, AdapterRuntime};
 use agentstream_tokio::agentstream::message::Context;
 use agentstream_tokio::{ModelStream, ScriptedModel, StreamOptions};
 

@@ -1,4 +1,4 @@
-//! End to end: every HTTP scenario of `agentstream-testserver` (both
+//! End to end: every HTTP scenario of `agentstream-testkit`'s `http` (both
 //! providers, the typed causes, the request options, the base URLs,
 //! retry and replay) on the reqwest host, against the mock server on
 //! 127.0.0.1. Run with `cargo test -p agentstream-tokio --features http`.
@@ -57,7 +57,7 @@ fn run(scenario: impl Future<Output = ()>) {
         });
 }
 
-agentstream_testserver::http_scenario_tests! {
+agentstream_testkit::http_scenario_tests! {
     openai: model,
     anthropic: anthropic,
     responses: responses,
@@ -71,9 +71,11 @@ agentstream_testserver::http_scenario_tests! {
 
 #[test]
 fn spawned_driver_gives_the_same_answer() {
-    run(agentstream_testserver::scenarios::random_chunk_boundaries(
-        |config| SpawnAll(model(config)),
-    ));
+    run(
+        agentstream_testkit::http::scenarios::random_chunk_boundaries(|config| {
+            SpawnAll(model(config))
+        }),
+    );
 }
 
 /// Spawns each call's producer as a tokio task.
@@ -90,7 +92,7 @@ impl Model for SpawnAll {
 /// shared `redirect_scenarios`).
 #[test]
 fn same_origin_redirects_are_followed() {
-    use agentstream_testserver::{answer_payloads, sse_body, MockServer, Reply};
+    use agentstream_testkit::http::{answer_payloads, sse_body, MockServer, Reply};
     run(async {
         let body = sse_body(&answer_payloads(&[], &["moved"]));
         let server = MockServer::start(move |request| {

@@ -1,10 +1,10 @@
-//! The runtime-neutral conformance bodies (`agentstream-conformance`, the
+//! The runtime-neutral conformance bodies (`agentstream-testkit`'s `conformance`, the
 //! ones the six native executors run) as a seventh executor: the JavaScript
 //! event loop, every task and every model driver spawned with
 //! `wasm_bindgen_futures::spawn_local`.
 #![cfg(target_arch = "wasm32")]
 
-use agentstream_conformance::Rt;
+use agentstream_testkit::conformance::Rt;
 use wasm_bindgen_test::wasm_bindgen_test;
 
 /// The event loop as the bodies' spawner: tasks and model drivers through
@@ -19,13 +19,13 @@ macro_rules! on_the_event_loop {
         $(
             #[wasm_bindgen_test]
             async fn $body() {
-                agentstream_conformance::$body(event_loop()).await;
+                agentstream_testkit::conformance::$body(event_loop()).await;
             }
         )*
     };
 }
 
-agentstream_conformance::for_each_body!(on_the_event_loop);
+agentstream_testkit::for_each_body!(on_the_event_loop);
 
 mod agent {
     use super::event_loop;
@@ -38,13 +38,13 @@ mod agent {
             $(
                 #[wasm_bindgen_test]
                 async fn $scenario() {
-                    agentstream_conformance::agent::$scenario(event_loop()).await;
+                    agentstream_testkit::conformance::agent::$scenario(event_loop()).await;
                 }
             )*
         };
     }
 
-    agentstream_conformance::for_each_agent_body!(on_the_event_loop);
+    agentstream_testkit::for_each_agent_body!(on_the_event_loop);
 }
 
 /// The demo's transcript on the JS event loop, byte for byte the checked-in
@@ -52,9 +52,9 @@ mod agent {
 /// it line by line; this compares the whole text).
 #[wasm_bindgen_test]
 async fn the_demo_transcript_is_the_checked_in_one() {
-    let transcript = agentstream_conformance::demo_transcript(event_loop()).await;
+    let transcript = agentstream_testkit::conformance::demo_transcript(event_loop()).await;
     assert_eq!(
         transcript,
-        include_str!("../../agentstream-conformance/transcripts/demo.txt")
+        include_str!("../../agentstream-testkit/transcripts/demo.txt")
     );
 }

@@ -4,7 +4,7 @@
 //! with what it holds proportional to that limit, not to what was sent.
 
 use agentstream::model::ModelEvent;
-use agentstream_test_support::{peak_bytes, CountingAllocator};
+use agentstream_testkit::{peak_bytes, CountingAllocator};
 use agentstream_wire::limits::Limits;
 use agentstream_wire::openai::OpenAiStream;
 
@@ -84,7 +84,7 @@ fn endless_deltas_stop_at_the_response_limit_and_hold_a_multiple_of_it() {
 /// (issue 42: 16,000 after 7 MiB took 10 s, quadratic).
 #[test]
 fn repeated_responses_argument_dones_copy_nothing() {
-    use agentstream_test_support::allocated_bytes;
+    use agentstream_testkit::allocated_bytes;
     use agentstream_wire::responses::ResponsesProjector;
 
     let mut projector = ResponsesProjector::new("gpt", "openai");

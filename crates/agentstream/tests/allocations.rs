@@ -4,7 +4,7 @@
 #![cfg(not(loom))]
 
 use agentstream::event_stream::EventStream;
-use agentstream_test_support::{measure, CountingAllocator};
+use agentstream_testkit::{measure, CountingAllocator};
 
 /// The documented retention limit: drained buffers keep room for at most
 /// this many events.

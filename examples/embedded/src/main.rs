@@ -2,7 +2,7 @@
 //! a 128 KiB heap, the core's `critical-section` lock and the embassy
 //! executor. The firmware plays the scripted two-turn demo (a `read` tool
 //! call, then an answer) and prints its transcript, then runs every
-//! conformance body of `agentstream-conformance`, printing `ok <name>` or
+//! conformance body of `agentstream-testkit`'s `conformance`, printing `ok <name>` or
 //! `FAILED <name>: <panic>` for each, and exits through semihosting with
 //! success only if all passed.
 //!
@@ -22,7 +22,7 @@ use core::future::Future;
 use core::panic::PanicInfo;
 use core::pin::Pin;
 
-use agentstream_conformance::{BoxFut, Rt};
+use agentstream_testkit::conformance::{BoxFut, Rt};
 use cortex_m_rt::entry;
 use cortex_m_semihosting::{debug, hprintln};
 use critical_section::Mutex;
@@ -46,21 +46,21 @@ type Body = fn(Rt) -> Pin<Box<dyn Future<Output = ()> + Send>>;
 /// The callback of `for_each_body!`: `(name, body)` pairs.
 macro_rules! root_bodies {
     ($($body:ident),* $(,)?) => {
-        &[$((stringify!($body), |rt| Box::pin(agentstream_conformance::$body(rt)))),*]
+        &[$((stringify!($body), |rt| Box::pin(agentstream_testkit::conformance::$body(rt)))),*]
     };
 }
 
 /// The callback of `for_each_agent_body!`: `(name, body)` pairs.
 macro_rules! agent_bodies {
     ($($body:ident),* $(,)?) => {
-        &[$((stringify!($body), |rt| Box::pin(agentstream_conformance::agent::$body(rt)))),*]
+        &[$((stringify!($body), |rt| Box::pin(agentstream_testkit::conformance::agent::$body(rt)))),*]
     };
 }
 
 /// Every body of `for_each_body!`.
-const BODIES: &[(&str, Body)] = agentstream_conformance::for_each_body!(root_bodies);
+const BODIES: &[(&str, Body)] = agentstream_testkit::for_each_body!(root_bodies);
 /// Every agent scenario of `for_each_agent_body!`.
-const AGENT_BODIES: &[(&str, Body)] = agentstream_conformance::for_each_agent_body!(agent_bodies);
+const AGENT_BODIES: &[(&str, Body)] = agentstream_testkit::for_each_agent_body!(agent_bodies);
 
 /// Runs a spawned future to its end: the task pool behind [`Rt`].
 #[embassy_executor::task(pool_size = 16)]
@@ -84,7 +84,7 @@ async fn run(spawner: Spawner) {
     set_current("demo");
     HEAP.reset_peak();
     let before = HEAP.in_use();
-    let transcript = agentstream_conformance::demo_transcript(rt.clone()).await;
+    let transcript = agentstream_testkit::conformance::demo_transcript(rt.clone()).await;
     let demo_peak = HEAP.peak() - before;
     hprintln!("transcript begin");
     for line in transcript.lines() {

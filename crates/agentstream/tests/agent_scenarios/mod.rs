@@ -8,7 +8,7 @@
 //! scenario's documented [`Difference`], if it has one.
 //!
 //! Used by `tests/agent_golden.rs` (everything is compared) and by the
-//! conformance suite (`agentstream-conformance`, which runs each scenario
+//! conformance suite (`agentstream-testkit`'s `conformance`, which runs each scenario
 //! on six executors, in WebAssembly and on the firmware, and compares the
 //! events). The file is `no_std + alloc` (no locks, no `std` paths); a
 //! crate that includes it declares `extern crate alloc`.

@@ -1,6 +1,6 @@
 //! The end-to-end scenarios of the Google Gemini model (the Gemini API and
 //! Vertex AI), written once against [`Model`] and run by every HTTP
-//! adapter, like [`responses_scenarios`](crate::responses_scenarios): the
+//! adapter, like [`responses_scenarios`](crate::http::responses_scenarios): the
 //! recorded streams at random chunk boundaries, the `thoughtSignature`
 //! round trip, the typed causes (HTTP statuses, an `error` payload and a
 //! safety stop after 200, a cut stream), retry on 429 and 503, the idle
@@ -11,12 +11,12 @@ use agentstream::model::{ErrorCause, Model, RetryPolicy};
 use agentstream_wire::google::GoogleConfig;
 use serde_json::{json, Value};
 
-use crate::fixtures::{
+use crate::http::fixtures::{
     google_sse, idle_timeout_after, play, provider_code, retries_429_and_503_then, scripted,
     GOOGLE_NO_ARGS_TOOL_CALL, GOOGLE_TEXT, GOOGLE_THINKING, GOOGLE_TOOL,
 };
-use crate::scenarios::TEST_KEY;
-use crate::{split_randomly, sse_body, BodyEnd, MockServer, Reply, Rng};
+use crate::http::scenarios::TEST_KEY;
+use crate::http::{split_randomly, sse_body, BodyEnd, MockServer, Reply, Rng};
 
 /// The model id every scenario asks for.
 const MODEL: &str = "gemini-test";

@@ -18,7 +18,6 @@
 //! Anthropic Messages model), and [`adapter_scenarios`] for the
 //! runtime pieces themselves (spawned producers, cancel on drop, timeouts).
 //! It depends on no runtime; the adapters' tests bring theirs.
-#![forbid(unsafe_code)]
 
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
@@ -566,7 +565,7 @@ macro_rules! for_each_http_scenario {
 /// `with_timeout` and `run`):
 ///
 /// ```no_run
-/// agentstream_testserver::http_scenario_tests! {
+/// agentstream_testkit::http_scenario_tests! {
 ///     openai: model,                 // fn(OpenAiConfig) -> impl Model
 ///     anthropic: anthropic,          // fn(AnthropicConfig) -> impl Model
 ///     responses: responses,          // fn(ResponsesConfig) -> impl Model
@@ -620,36 +619,36 @@ macro_rules! __http_scenario_tests {
         )*
     };
     (@run openai $module:ident $name:ident ($rs:path, $g:path) $o:path, $a:path, $t:path, $s:path, $w:path, $r:path, $run:path) => {
-        $run($crate::$module::$name($o))
+        $run($crate::http::$module::$name($o))
     };
     (@run anthropic $module:ident $name:ident ($rs:path, $g:path) $o:path, $a:path, $t:path, $s:path, $w:path, $r:path, $run:path) => {
-        $run($crate::$module::$name($a))
+        $run($crate::http::$module::$name($a))
     };
     (@run both $module:ident $name:ident ($rs:path, $g:path) $o:path, $a:path, $t:path, $s:path, $w:path, $r:path, $run:path) => {
-        $run($crate::$module::$name($o, $a))
+        $run($crate::http::$module::$name($o, $a))
     };
     (@run retry $module:ident $name:ident ($rs:path, $g:path) $o:path, $a:path, $t:path, $s:path, $w:path, $r:path, $run:path) => {
-        $run($crate::$module::$name($o, $s))
+        $run($crate::http::$module::$name($o, $s))
     };
     (@run timeout $module:ident $name:ident ($rs:path, $g:path) $o:path, $a:path, $t:path, $s:path, $w:path, $r:path, $run:path) => {
-        $run($crate::$module::$name($o, $w))
+        $run($crate::http::$module::$name($o, $w))
     };
     (@run with_retry $module:ident $name:ident ($rs:path, $g:path) $o:path, $a:path, $t:path, $s:path, $w:path, $r:path, $run:path) => {
-        $run($crate::$module::$name(|config, policy| $r($o(config), policy)))
+        $run($crate::http::$module::$name(|config, policy| $r($o(config), policy)))
     };
     (@run responses $module:ident $name:ident ($rs:path, $g:path) $o:path, $a:path, $t:path, $s:path, $w:path, $r:path, $run:path) => {
-        $run($crate::$module::$name($rs))
+        $run($crate::http::$module::$name($rs))
     };
     (@run google $module:ident $name:ident ($rs:path, $g:path) $o:path, $a:path, $t:path, $s:path, $w:path, $r:path, $run:path) => {
-        $run($crate::$module::$name($g))
+        $run($crate::http::$module::$name($g))
     };
     (@run responses_retry $module:ident $name:ident ($rs:path, $g:path) $o:path, $a:path, $t:path, $s:path, $w:path, $r:path, $run:path) => {
-        $run($crate::$module::$name(|config, policy| $r($rs(config), policy)))
+        $run($crate::http::$module::$name(|config, policy| $r($rs(config), policy)))
     };
     (@run google_retry $module:ident $name:ident ($rs:path, $g:path) $o:path, $a:path, $t:path, $s:path, $w:path, $r:path, $run:path) => {
-        $run($crate::$module::$name(|config, policy| $r($g(config), policy)))
+        $run($crate::http::$module::$name(|config, policy| $r($g(config), policy)))
     };
     (@run tap $module:ident $name:ident ($rs:path, $g:path) $o:path, $a:path, $t:path, $s:path, $w:path, $r:path, $run:path) => {
-        $run($crate::$module::$name($t))
+        $run($crate::http::$module::$name($t))
     };
 }

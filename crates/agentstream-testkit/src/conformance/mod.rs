@@ -13,11 +13,11 @@
 //! is one line here:
 //!
 //! - [`for_each_body!`]`(m)` expands `m! { name, … }` with every body at
-//!   this crate's root (`agentstream_conformance::<name>`): the event
+//!   this crate's root (`agentstream_testkit::conformance::<name>`): the event
 //!   stream's semantics, the scripted model's traces, mid-stream aborts,
 //!   and the trace body [`trace_demo_transcript`].
 //! - [`for_each_agent_body!`]`(m)` expands `m! { name, … }` with the agent
-//!   scenarios (`agentstream_conformance::agent::<name>`), each compared
+//!   scenarios (`agentstream_testkit::conformance::agent::<name>`), each compared
 //!   with its golden file.
 //!
 //! What they need: every body spawns only `Send` futures through [`Rt`]
@@ -32,20 +32,15 @@
 //! 64 KiB heap (the README's "Embedded" section).
 //!
 //! ```
-//! use agentstream_conformance::Rt;
+//! use agentstream_testkit::conformance::Rt;
 //!
 //! macro_rules! run_all {
 //!     ($($body:ident),* $(,)?) => {
-//!         $( futures_executor::block_on(agentstream_conformance::$body(Rt::inline())); )*
+//!         $( futures_executor::block_on(agentstream_testkit::conformance::$body(Rt::inline())); )*
 //!     };
 //! }
-//! agentstream_conformance::for_each_body!(run_all);
+//! agentstream_testkit::for_each_body!(run_all);
 //! ```
-#![forbid(unsafe_code)]
-#![no_std]
-
-extern crate alloc;
-
 pub mod agent;
 mod rt;
 mod scripted_bodies;
@@ -66,7 +61,7 @@ pub use trace::{canonical_json, demo_transcript, trace_demo_transcript, DEMO_TRA
 /// macro_rules! count {
 ///     ($($body:ident),* $(,)?) => { [$(stringify!($body)),*].len() };
 /// }
-/// assert_eq!(agentstream_conformance::for_each_body!(count), agentstream_conformance::BODY_NAMES.len());
+/// assert_eq!(agentstream_testkit::for_each_body!(count), agentstream_testkit::conformance::BODY_NAMES.len());
 /// ```
 #[macro_export]
 macro_rules! for_each_body {
@@ -95,7 +90,7 @@ macro_rules! for_each_body {
 }
 
 /// Expands `$callback! { name, … }` with every agent scenario; the body of
-/// each is `agentstream_conformance::agent::<name>` (an `async fn(Rt)`).
+/// each is `agentstream_testkit::conformance::agent::<name>` (an `async fn(Rt)`).
 /// The names are the Pi oracle's scenarios ([`agent::SCENARIOS`]).
 #[macro_export]
 macro_rules! for_each_agent_body {

@@ -1,6 +1,6 @@
 //! The end-to-end scenarios of the Anthropic Messages model, written once
 //! against [`Model`] and run by every HTTP adapter (tokio, smol,
-//! async-std), like [`scenarios`](crate::scenarios) for OpenAI.
+//! async-std), like [`scenarios`](crate::http::scenarios) for OpenAI.
 //!
 //! The server answers with Anthropic-shaped bodies (`event:` + `data:`
 //! SSE). None of the checks depends on wall-clock timing: pauses only slow
@@ -16,8 +16,8 @@ use agentstream_wire::anthropic::AnthropicConfig;
 use futures_util::StreamExt;
 use serde_json::{json, Value};
 
-use crate::scenarios::{call, TEST_KEY};
-use crate::{named_sse_body, split_randomly, BodyEnd, MockServer, Reply, Rng};
+use crate::http::scenarios::{call, TEST_KEY};
+use crate::http::{named_sse_body, split_randomly, BodyEnd, MockServer, Reply, Rng};
 
 fn config(server: &MockServer) -> AnthropicConfig {
     AnthropicConfig::new("claude-test")

@@ -1,6 +1,6 @@
 //! The end-to-end scenarios of the OpenAI Responses model, written once
 //! against [`Model`] and run by every HTTP adapter, like
-//! [`anthropic_scenarios`](crate::anthropic_scenarios): the recorded
+//! [`anthropic_scenarios`](crate::http::anthropic_scenarios): the recorded
 //! streams at random chunk boundaries, the reasoning round trip, the
 //! typed causes (HTTP statuses, `error` and `response.failed` after 200,
 //! a cut stream), retry on 429 and 503, the idle timeout and the base URL
@@ -11,12 +11,12 @@ use agentstream::model::{ErrorCause, Model, RetryPolicy};
 use agentstream_wire::responses::ResponsesConfig;
 use serde_json::{json, Value};
 
-use crate::fixtures::{
+use crate::http::fixtures::{
     idle_timeout_after, play, provider_code, responses_sse, retries_429_and_503_then, scripted,
     RESPONSES_ERROR, RESPONSES_ID_ROTATION, RESPONSES_REASONING_TEXT, RESPONSES_REASONING_TOOLS,
 };
-use crate::scenarios::TEST_KEY;
-use crate::{split_randomly, BodyEnd, MockServer, Reply, Rng};
+use crate::http::scenarios::TEST_KEY;
+use crate::http::{split_randomly, BodyEnd, MockServer, Reply, Rng};
 
 /// The model id every scenario asks for.
 const MODEL: &str = "gpt-5-test";

@@ -13,8 +13,8 @@ use agentstream_wire::openai::OpenAiConfig;
 use agentstream_wire::pricing::Pricing;
 use serde_json::{json, Value};
 
-use crate::scenarios::{call, TEST_KEY};
-use crate::{answer_payloads, named_sse_body, sse_body, MockServer, Reply};
+use crate::http::scenarios::{call, TEST_KEY};
+use crate::http::{answer_payloads, named_sse_body, sse_body, MockServer, Reply};
 
 fn now_ms() -> u64 {
     SystemTime::now()

@@ -14,10 +14,10 @@ use alloc::vec::Vec;
 
 use serde_json::Value;
 
-use crate::Rt;
+use crate::conformance::Rt;
 
 /// The demo's expected transcript (`transcripts/demo.txt`).
-pub const DEMO_TRANSCRIPT: &str = include_str!("../transcripts/demo.txt");
+pub const DEMO_TRANSCRIPT: &str = include_str!("../../transcripts/demo.txt");
 
 /// Renders one JSON text canonically: no whitespace, object keys sorted.
 /// Text that is not JSON is returned unchanged.
@@ -25,7 +25,7 @@ pub const DEMO_TRANSCRIPT: &str = include_str!("../transcripts/demo.txt");
 /// ```
 /// let line = r#"{"b": 1, "a": {"d": [true, null], "c": "x"}}"#;
 /// assert_eq!(
-///     agentstream_conformance::canonical_json(line),
+///     agentstream_testkit::conformance::canonical_json(line),
 ///     r#"{"a":{"c":"x","d":[true,null]},"b":1}"#
 /// );
 /// ```
@@ -76,7 +76,7 @@ pub async fn demo_transcript(rt: Rt) -> String {
     let (slot, mut played) = agentstream::channel::<String, (), ()>();
     rt.spawn(async move {
         let mut transcript = String::new();
-        for line in crate::agent::demo_lines().await {
+        for line in crate::conformance::agent::demo_lines().await {
             transcript.push_str(&canonical_json(&line));
             transcript.push('\n');
         }
@@ -96,7 +96,8 @@ pub async fn demo_transcript(rt: Rt) -> String {
 pub async fn trace_demo_transcript(rt: Rt) {
     let transcript = demo_transcript(rt).await;
     let lines: Vec<String> = transcript.lines().map(String::from).collect();
-    if let Some(difference) = crate::agent::first_difference(DEMO_TRANSCRIPT, &lines, |e, a| e == a)
+    if let Some(difference) =
+        crate::conformance::agent::first_difference(DEMO_TRANSCRIPT, &lines, |e, a| e == a)
     {
         panic!("the demo's transcript differs from transcripts/demo.txt at {difference}");
     }

@@ -29,10 +29,10 @@ type SpawnModelFn = dyn Fn(&mut ModelStream) -> BoxFut + Send + Sync;
 /// (`join`), so the same body is correct on all three.
 ///
 /// ```
-/// use agentstream_conformance::Rt;
+/// use agentstream_testkit::conformance::Rt;
 ///
 /// // The single-task host: every "task" runs when its join is awaited.
-/// futures_executor::block_on(agentstream_conformance::events_keep_push_order(Rt::inline()));
+/// futures_executor::block_on(agentstream_testkit::conformance::events_keep_push_order(Rt::inline()));
 /// ```
 #[derive(Clone)]
 pub struct Rt {

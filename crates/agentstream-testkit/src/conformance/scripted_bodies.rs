@@ -14,10 +14,10 @@ use futures_util::future::join;
 use futures_util::StreamExt;
 use serde_json::json;
 
-use crate::support::{
+use crate::conformance::support::{
     assert_valid, context, indexes, play, slow_turn, stalling_pacer, tool_turn, types,
 };
-use crate::Rt;
+use crate::conformance::Rt;
 
 // ---- ScriptedModel traces ----
 

@@ -1,7 +1,7 @@
 //! The checked-in demo transcript is the real Pi's, and equals this
 //! build's, played on one task.
 
-use agentstream_conformance::{canonical_json, demo_transcript, Rt, DEMO_TRANSCRIPT};
+use agentstream_testkit::conformance::{canonical_json, demo_transcript, Rt, DEMO_TRANSCRIPT};
 
 #[test]
 fn the_checked_in_transcript_is_this_builds() {

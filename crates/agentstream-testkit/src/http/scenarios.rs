@@ -20,7 +20,7 @@ use agentstream_wire::openai::OpenAiConfig;
 use futures_util::StreamExt;
 use serde_json::json;
 
-use crate::{answer_payloads, split_randomly, sse_body, BodyEnd, MockServer, Reply, Rng};
+use crate::http::{answer_payloads, split_randomly, sse_body, BodyEnd, MockServer, Reply, Rng};
 
 /// The API key the scenarios configure.
 pub const TEST_KEY: &str = "sk-test-not-a-secret";

@@ -13,12 +13,12 @@ use agentstream_wire::config::{EndpointConfig, Protocol};
 use agentstream_wire::sse::{encode_event, SseEvent};
 use serde_json::json;
 
-use crate::{BodyEnd, MockServer, Reply};
+use crate::http::{BodyEnd, MockServer, Reply};
 
 /// The folder of the wire crate's fixtures.
 macro_rules! fixture {
     ($path:literal) => {
-        include_str!(concat!("../../agentstream-wire/tests/fixtures/", $path))
+        include_str!(concat!("../../../agentstream-wire/tests/fixtures/", $path))
     };
 }
 
@@ -65,7 +65,7 @@ pub fn responses_sse(lines: &str) -> Vec<u8> {
 /// The SSE body of one payload a line, `data:` only, as Gemini sends them.
 pub fn google_sse(lines: &str) -> Vec<u8> {
     let payloads: Vec<&str> = lines.lines().filter(|l| !l.trim().is_empty()).collect();
-    crate::sse_body(&payloads)
+    crate::http::sse_body(&payloads)
 }
 
 /// Streams one call of `model` on `context` to its end and checks the

@@ -16,8 +16,8 @@ use agentstream_wire::openai::OpenAiConfig;
 use agentstream_wire::responses::ResponsesConfig;
 use serde_json::json;
 
-use crate::fixtures::play;
-use crate::{MockServer, Reply};
+use crate::http::fixtures::play;
+use crate::http::{MockServer, Reply};
 
 /// The secret of every scenario: the API key, a custom header's value and
 /// a query parameter's.

@@ -1,6 +1,6 @@
 //! The typed error causes, end to end: every kind of
 //! [`ErrorCause`] produced by a real HTTP model against the mock server,
-//! written once and run by each adapter (like [`scenarios`](crate::scenarios)).
+//! written once and run by each adapter (like [`scenarios`](crate::http::scenarios)).
 //!
 //! Each check reads the cause from
 //! [`ModelStream::error_cause`](agentstream::model::ModelStream::error_cause)
@@ -23,8 +23,8 @@ use agentstream_wire::openai::OpenAiConfig;
 use futures_util::StreamExt;
 use serde_json::json;
 
-use crate::scenarios::TEST_KEY;
-use crate::{answer_payloads, named_sse_body, sse_body, BodyEnd, MockServer, Reply};
+use crate::http::scenarios::TEST_KEY;
+use crate::http::{answer_payloads, named_sse_body, sse_body, BodyEnd, MockServer, Reply};
 
 fn context() -> Context {
     Context::from_messages([user("Say hello").into()])

@@ -14,8 +14,8 @@ use agentstream_wire::replay::{Recording, ReplayModel};
 use agentstream_wire::tap::TapEndpoint;
 use futures_util::StreamExt;
 
-use crate::scenarios::TEST_KEY;
-use crate::{answer_payloads, split_randomly, sse_body, MockServer, Reply, Rng};
+use crate::http::scenarios::TEST_KEY;
+use crate::http::{answer_payloads, split_randomly, sse_body, MockServer, Reply, Rng};
 
 /// The body served in random pieces with pauses; the tapped pieces join
 /// to it, and replaying them gives the live events.

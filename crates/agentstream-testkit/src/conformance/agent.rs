@@ -17,9 +17,9 @@ use core::sync::atomic::{AtomicUsize, Ordering};
 
 use futures_util::StreamExt;
 
-use crate::Rt;
+use crate::conformance::Rt;
 
-#[path = "../../agentstream/tests/agent_scenarios/mod.rs"]
+#[path = "../../../agentstream/tests/agent_scenarios/mod.rs"]
 mod agent_scenarios;
 
 /// The scenario names the core knows (its golden files'), for hosts that
@@ -113,7 +113,7 @@ macro_rules! agent_bodies {
                     rt,
                     stringify!($name),
                     include_str!(concat!(
-                        "../../agentstream/tests/golden/pi/",
+                        "../../../agentstream/tests/golden/pi/",
                         stringify!($name),
                         ".jsonl"
                     )),

@@ -10,7 +10,7 @@ use agentstream::yield_now;
 use futures_util::future::{join, join_all};
 use futures_util::StreamExt;
 
-use crate::Rt;
+use crate::conformance::Rt;
 
 type Numbers = EventStream<u32, u32, String>;
 

@@ -11,8 +11,10 @@ use agentstream_wire::anthropic::AnthropicConfig;
 use agentstream_wire::openai::OpenAiConfig;
 use serde_json::json;
 
-use crate::scenarios::{call, TEST_KEY};
-use crate::{answer_payloads, anthropic_scenarios, named_sse_body, sse_body, MockServer, Reply};
+use crate::http::scenarios::{call, TEST_KEY};
+use crate::http::{
+    answer_payloads, anthropic_scenarios, named_sse_body, sse_body, MockServer, Reply,
+};
 
 /// Both providers on the four forms of one base, then on a wrong base
 /// and on a closed port.

@@ -20,9 +20,9 @@ use agentstream_wire::openai::OpenAiConfig;
 use futures_util::StreamExt;
 use serde_json::json;
 
-use crate::fixtures::scripted;
-use crate::scenarios::TEST_KEY;
-use crate::{answer_payloads, sse_body, BodyEnd, MockServer, Reply};
+use crate::http::fixtures::scripted;
+use crate::http::scenarios::TEST_KEY;
+use crate::http::{answer_payloads, sse_body, BodyEnd, MockServer, Reply};
 
 fn context() -> Context {
     Context::from_messages([user("Say hello").into()])

@@ -1,7 +1,5 @@
-//! Unpublished support for agentstream's allocation-counting tests and
-//! benches: [`CountingAllocator`], the one counting global allocator of the
-//! workspace; and [`golden`], the golden-file comparison of the transcript
-//! tests.
+//! [`CountingAllocator`], the one counting global allocator of the
+//! workspace, for the allocation-counting tests and benches.
 //!
 //! It depends on `std` alone (no runtime, no networking), so the core's
 //! tests can use it on every target they run on, `wasm32-wasip1` included.
@@ -10,7 +8,7 @@
 //! them:
 //!
 //! ```
-//! use agentstream_test_support::{measure, CountingAllocator};
+//! use agentstream_testkit::{measure, CountingAllocator};
 //!
 //! #[global_allocator]
 //! static ALLOCATOR: CountingAllocator = CountingAllocator;
@@ -33,7 +31,8 @@
 //!
 //! Without the allocator installed, every figure stays zero.
 
-pub mod golden;
+// A global allocator implements `GlobalAlloc`, an unsafe trait.
+#![allow(unsafe_code)]
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -154,7 +153,7 @@ pub fn measure<T>(f: impl FnOnce() -> T) -> (usize, isize) {
 /// thread (its high-water mark, relative to the start), with its output.
 ///
 /// ```
-/// use agentstream_test_support::{peak_bytes, CountingAllocator};
+/// use agentstream_testkit::{peak_bytes, CountingAllocator};
 ///
 /// #[global_allocator]
 /// static ALLOCATOR: CountingAllocator = CountingAllocator;
