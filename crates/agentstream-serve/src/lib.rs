@@ -7,10 +7,12 @@
 //! - [`Server`] (tokio + hyper 1): start on port 0, read [`Server::url`],
 //!   run the code under test, read [`Server::requests`] (each request
 //!   decoded into Pi's context), [`Server::shutdown`].
-//! - [`openai`], [`anthropic`], [`responses`] (OpenAI Responses) and
-//!   [`google`] (Gemini): the protocols without IO (request body → Pi
-//!   context; model events → SSE chunks or one JSON body), re-exported
-//!   from the wire crate's server halves (its `server` feature).
+//! - The protocols without IO (request body → Pi context; model events
+//!   → SSE chunks or one JSON body) are the wire crate's server halves
+//!   (its `server` feature): each provider folder's `decode` and `encode`
+//!   ([`agentstream_wire::openai::encode`], …), chosen by [`Api`], and
+//!   the routes ([`agentstream_wire::server::Route`]). This crate carries
+//!   their bytes over hyper and tokio.
 //! - [`ServeTurn`] and [`Step`]: `play`'s script format plus HTTP-level
 //!   failures (an error status and body, a mid-stream error event, a cut
 //!   connection) and turns picked by the request (`byRequest`).
@@ -74,11 +76,6 @@ mod route;
 mod script;
 mod server;
 mod state;
-
-pub mod anthropic;
-pub mod google;
-pub mod openai;
-pub mod responses;
 
 pub use agentstream_wire::server::{options_json, ApiError, DecodedRequest};
 /// Which provider's wire format a request speaks: the wire crate's one

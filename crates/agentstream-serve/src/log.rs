@@ -289,7 +289,7 @@ mod tests {
 
     fn line(call: usize, text: &str) -> Bytes {
         let body = json!({"messages": [{"role": "user", "content": text}], "temperature": 0.5});
-        let decoded = crate::openai::decode_request(&body).unwrap();
+        let decoded = agentstream_wire::openai::decode::decode_request(&body).unwrap();
         Line::new(Api::OpenAi, &decoded).numbered(call)
     }
 

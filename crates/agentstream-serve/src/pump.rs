@@ -189,8 +189,11 @@ mod tests {
         let context = Context::from_messages([user("weather?").into()]);
         let stream =
             || ScriptedModel::new([turn.clone()]).stream(&context, StreamOptions::default());
-        let encoder =
-            || Encoder::OpenAi(crate::openai::StreamEncoder::new("id", "m", 0).with_chunks(3));
+        let encoder = || {
+            Encoder::OpenAi(
+                agentstream_wire::openai::encode::StreamEncoder::new("id", "m", 0).with_chunks(3),
+            )
+        };
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_time()
             .build()
