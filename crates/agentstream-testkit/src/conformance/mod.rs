@@ -12,11 +12,11 @@
 //! Hosts generate their tests from two callback macros, so adding a body
 //! is one line here:
 //!
-//! - [`for_each_body!`]`(m)` expands `m! { name, … }` with every body at
+//! - [`for_each_body!`](crate::for_each_body!)`(m)` expands `m! { name, … }` with every body at
 //!   this crate's root (`agentstream_testkit::conformance::<name>`): the event
 //!   stream's semantics, the scripted model's traces, mid-stream aborts,
 //!   and the trace body [`trace_demo_transcript`].
-//! - [`for_each_agent_body!`]`(m)` expands `m! { name, … }` with the agent
+//! - [`for_each_agent_body!`](crate::for_each_agent_body!)`(m)` expands `m! { name, … }` with the agent
 //!   scenarios (`agentstream_testkit::conformance::agent::<name>`), each compared
 //!   with its golden file.
 //!
@@ -122,7 +122,7 @@ macro_rules! for_each_agent_body {
 /// Names every listed body (checking that each exists).
 macro_rules! body_names {
     ($($name:ident),* $(,)?) => {
-        /// The names [`for_each_body!`] lists, in list order.
+        /// The names [`for_each_body!`](crate::for_each_body!) lists, in list order.
         pub const BODY_NAMES: &[&str] = &[$(stringify!($name)),*];
 
         #[allow(dead_code)]

@@ -505,7 +505,7 @@ pub fn split_randomly(bytes: &[u8], rng: &mut Rng, max_piece: usize) -> Vec<Vec<
 /// - `responses`: `fn(ResponsesConfig) -> M`; `google`: `fn(GoogleConfig) -> M`;
 /// - `responses_retry`, `google_retry`: `|config, policy| with_retry(model(config), policy)`.
 ///
-/// [`http_scenario_tests!`] turns the list into one `#[test]` each, so
+/// [`http_scenario_tests!`](crate::http_scenario_tests!) turns the list into one `#[test]` each, so
 /// every native host runs every scenario.
 #[macro_export]
 macro_rules! for_each_http_scenario {
@@ -559,7 +559,7 @@ macro_rules! for_each_http_scenario {
     };
 }
 
-/// One `#[test]` for every scenario of [`for_each_http_scenario!`], each
+/// One `#[test]` for every scenario of [`for_each_http_scenario!`](crate::for_each_http_scenario!), each
 /// `run(scenario)`, in a module named after the scenario's module. With
 /// tokio (`crates/agentstream-tokio/tests/http.rs` defines the makers,
 /// `with_timeout` and `run`):
