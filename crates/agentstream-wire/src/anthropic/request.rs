@@ -57,8 +57,21 @@ use agentstream::model::{ReasoningEffort, StreamOptions, ToolChoice};
 use super::ids::ToolIds;
 use super::projector::ANTHROPIC_MESSAGES_API;
 use crate::config::Call;
-use crate::request::blocking_diagnostics;
 pub use crate::request::RequestError;
+use crate::request::{blocking_diagnostics, OptionFields};
+
+/// Where the Messages API carries each per-call option: all top-level;
+/// `thinking` holds `{"type": "enabled", "budget_tokens"}` and
+/// `output_config` holds `{"format": {"type": "json_schema", "schema"}}`.
+pub(crate) const FIELDS: OptionFields = OptionFields {
+    max_tokens: "max_tokens",
+    temperature: "temperature",
+    top_p: "top_p",
+    stop: Some("stop_sequences"),
+    tool_choice: "tool_choice",
+    reasoning: "thinking",
+    response_format: "output_config",
+};
 
 /// The output token limit sent when none is set.
 pub const DEFAULT_MAX_TOKENS: u64 = 4096;
@@ -171,17 +184,17 @@ pub(crate) fn build_request(context: &Context, call: &Call<'_>) -> Result<Value,
             max_tokens = budget.saturating_add(max_tokens);
         }
         body.insert(
-            "thinking".into(),
+            FIELDS.reasoning.into(),
             json!({"type": "enabled", "budget_tokens": budget}),
         );
     }
-    body.insert("max_tokens".into(), Value::from(max_tokens));
+    body.insert(FIELDS.max_tokens.into(), Value::from(max_tokens));
     body.insert("stream".into(), Value::Bool(true));
     if let Some(system) = context.system_prompt.as_ref().filter(|s| !s.is_empty()) {
         body.insert("system".into(), Value::String(system.clone()));
     }
     if let Some(temperature) = call.temperature {
-        body.insert("temperature".into(), Value::from(temperature));
+        body.insert(FIELDS.temperature.into(), Value::from(temperature));
     }
     if let Some(tools) = context.tools.as_ref().filter(|t| !t.is_empty()) {
         let tools = tools
@@ -197,17 +210,17 @@ pub(crate) fn build_request(context: &Context, call: &Call<'_>) -> Result<Value,
         body.insert("tools".into(), Value::Array(tools));
     }
     if let Some(choice) = &call.tool_choice {
-        body.insert("tool_choice".into(), tool_choice_json(choice));
+        body.insert(FIELDS.tool_choice.into(), tool_choice_json(choice));
     }
     if let Some(top_p) = call.top_p {
-        body.insert("top_p".into(), Value::from(top_p));
+        body.insert(FIELDS.top_p.into(), Value::from(top_p));
     }
-    if let Some(stop) = call.stop.as_ref().filter(|s| !s.is_empty()) {
-        body.insert("stop_sequences".into(), Value::from(stop.clone()));
+    if let (Some(stop), Some(field)) = (call.stop.as_ref().filter(|s| !s.is_empty()), FIELDS.stop) {
+        body.insert(field.into(), Value::from(stop.clone()));
     }
     if let Some(format) = &call.response_format {
         body.insert(
-            "output_config".into(),
+            FIELDS.response_format.into(),
             json!({"format": {"type": "json_schema", "schema": format.schema}}),
         );
     }

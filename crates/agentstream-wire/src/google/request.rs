@@ -65,8 +65,30 @@ use agentstream::model::{ReasoningEffort, ToolChoice};
 use super::config::Gemini;
 use super::schema::to_openapi;
 use crate::config::Call;
-use crate::request::blocking_diagnostics;
 pub use crate::request::RequestError;
+use crate::request::{blocking_diagnostics, OptionFields};
+
+/// Where Gemini carries each per-call option: inside [`GENERATION_CONFIG`]
+/// but the tool choice, which is top-level (`{"functionCallingConfig":
+/// {"mode", "allowedFunctionNames"?}}`); `thinkingConfig` holds the
+/// [`Thinking`] setting; the format is `responseJsonSchema` (or
+/// [`RESPONSE_SCHEMA`] in [`SchemaMode::OpenApi`]) beside
+/// `responseMimeType: "application/json"`.
+pub(crate) const FIELDS: OptionFields = OptionFields {
+    max_tokens: "maxOutputTokens",
+    temperature: "temperature",
+    top_p: "topP",
+    stop: Some("stopSequences"),
+    tool_choice: "toolConfig",
+    reasoning: "thinkingConfig",
+    response_format: "responseJsonSchema",
+};
+
+/// The object holding the generation options.
+pub(crate) const GENERATION_CONFIG: &str = "generationConfig";
+
+/// The format's field in [`SchemaMode::OpenApi`].
+pub(crate) const RESPONSE_SCHEMA: &str = "responseSchema";
 
 /// How tool and response schemas are sent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -408,26 +430,26 @@ pub(crate) fn build_request(
                 _ => json!({"mode": "AUTO"}),
             };
             body.insert(
-                "toolConfig".into(),
+                FIELDS.tool_choice.into(),
                 json!({ "functionCallingConfig": config }),
             );
         }
     }
     let mut config = Map::new();
     if let Some(max) = call.max_tokens {
-        config.insert("maxOutputTokens".into(), Value::from(max));
+        config.insert(FIELDS.max_tokens.into(), Value::from(max));
     }
     if let Some(temperature) = call.temperature {
-        config.insert("temperature".into(), Value::from(temperature));
+        config.insert(FIELDS.temperature.into(), Value::from(temperature));
     }
     if let Some(top_p) = call.top_p {
-        config.insert("topP".into(), Value::from(top_p));
+        config.insert(FIELDS.top_p.into(), Value::from(top_p));
     }
-    if let Some(stop) = call.stop.as_ref().filter(|s| !s.is_empty()) {
-        config.insert("stopSequences".into(), Value::from(stop.clone()));
+    if let (Some(stop), Some(field)) = (call.stop.as_ref().filter(|s| !s.is_empty()), FIELDS.stop) {
+        config.insert(field.into(), Value::from(stop.clone()));
     }
     if let Some(thinking) = thinking {
-        config.insert("thinkingConfig".into(), thinking_config(model, thinking));
+        config.insert(FIELDS.reasoning.into(), thinking_config(model, thinking));
     }
     if let Some(format) = &call.response_format {
         config.insert(
@@ -435,13 +457,13 @@ pub(crate) fn build_request(
             Value::String("application/json".into()),
         );
         if openapi {
-            config.insert("responseSchema".into(), to_openapi(&format.schema));
+            config.insert(RESPONSE_SCHEMA.into(), to_openapi(&format.schema));
         } else {
-            config.insert("responseJsonSchema".into(), format.schema.clone());
+            config.insert(FIELDS.response_format.into(), format.schema.clone());
         }
     }
     if !config.is_empty() {
-        body.insert("generationConfig".into(), Value::Object(config));
+        body.insert(GENERATION_CONFIG.into(), Value::Object(config));
     }
     Ok(Value::Object(body))
 }

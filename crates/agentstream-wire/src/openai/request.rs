@@ -55,8 +55,8 @@ use agentstream::model::{ResponseFormat, ToolChoice};
 
 use super::projector::OPENAI_COMPLETIONS_API;
 use crate::config::Call;
-use crate::request::blocking_diagnostics;
 pub use crate::request::RequestError;
+use crate::request::{blocking_diagnostics, OptionFields};
 use agentstream::message::transform::{transform_messages, TargetModel};
 use agentstream::message::{
     AssistantMessage, ContentBlock, Context, Message, ThinkingContent, ToolCall, ToolResultMessage,
@@ -110,6 +110,22 @@ impl Compat {
         self
     }
 }
+
+/// Where Chat Completions carries each per-call option: all top-level,
+/// the token limit as `max_tokens`, or [`MAX_COMPLETION_TOKENS`] with
+/// [`Compat::max_completion_tokens`].
+pub(crate) const FIELDS: OptionFields = OptionFields {
+    max_tokens: "max_tokens",
+    temperature: "temperature",
+    top_p: "top_p",
+    stop: Some("stop"),
+    tool_choice: "tool_choice",
+    reasoning: "reasoning_effort",
+    response_format: "response_format",
+};
+
+/// OpenAI's current name of the token limit (see [`Compat`]).
+pub(crate) const MAX_COMPLETION_TOKENS: &str = "max_completion_tokens";
 
 /// The `tool_choice` value of Chat Completions.
 fn tool_choice_json(choice: &ToolChoice) -> Value {
@@ -229,29 +245,31 @@ pub(crate) fn build_request(
     }
     if let Some(max) = options.max_tokens {
         let key = if compat.max_completion_tokens {
-            "max_completion_tokens"
+            MAX_COMPLETION_TOKENS
         } else {
-            "max_tokens"
+            FIELDS.max_tokens
         };
         body.insert(key.into(), Value::from(max));
     }
     if let Some(temperature) = options.temperature {
-        body.insert("temperature".into(), Value::from(temperature));
+        body.insert(FIELDS.temperature.into(), Value::from(temperature));
     }
     if let Some(top_p) = options.top_p {
-        body.insert("top_p".into(), Value::from(top_p));
+        body.insert(FIELDS.top_p.into(), Value::from(top_p));
     }
-    if let Some(stop) = options.stop.as_ref().filter(|s| !s.is_empty()) {
-        body.insert("stop".into(), Value::from(stop.clone()));
+    if let (Some(stop), Some(field)) =
+        (options.stop.as_ref().filter(|s| !s.is_empty()), FIELDS.stop)
+    {
+        body.insert(field.into(), Value::from(stop.clone()));
     }
     if let Some(choice) = &options.tool_choice {
-        body.insert("tool_choice".into(), tool_choice_json(choice));
+        body.insert(FIELDS.tool_choice.into(), tool_choice_json(choice));
     }
     if let Some(effort) = options.reasoning_effort {
-        body.insert("reasoning_effort".into(), Value::from(effort.as_str()));
+        body.insert(FIELDS.reasoning.into(), Value::from(effort.as_str()));
     }
     if let Some(format) = &options.response_format {
-        body.insert("response_format".into(), response_format_json(format));
+        body.insert(FIELDS.response_format.into(), response_format_json(format));
     }
     if let Some(tools) = context.tools.as_ref().filter(|t| !t.is_empty()) {
         let tools = tools

@@ -73,8 +73,8 @@ use agentstream::model::{ReasoningEffort, ToolChoice};
 use super::config::OpenAiResponses;
 use super::projector::OPENAI_RESPONSES_API;
 use crate::config::Call;
-use crate::request::blocking_diagnostics;
 pub use crate::request::RequestError;
+use crate::request::{blocking_diagnostics, OptionFields};
 
 /// How a reasoning model summarizes its reasoning (`reasoning.summary`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,6 +98,19 @@ impl ReasoningSummary {
         }
     }
 }
+
+/// Where the Responses API carries each per-call option: all top-level,
+/// no stop sequences; `reasoning` holds `{effort, summary}` and `text`
+/// holds `{"format": {"type": "json_schema", …}}`.
+pub(crate) const FIELDS: OptionFields = OptionFields {
+    max_tokens: "max_output_tokens",
+    temperature: "temperature",
+    top_p: "top_p",
+    stop: None,
+    tool_choice: "tool_choice",
+    reasoning: "reasoning",
+    response_format: "text",
+};
 
 /// The providers whose tool-call ids take Pi's `CALL_ID|ITEM_ID` form.
 const PAIRED_ID_PROVIDERS: [&str; 3] = ["openai", "openai-codex", "opencode"];
@@ -260,13 +273,13 @@ pub(crate) fn build_request(
     }
     let call = call.options;
     if let Some(max) = call.max_tokens {
-        body.insert("max_output_tokens".into(), Value::from(max));
+        body.insert(FIELDS.max_tokens.into(), Value::from(max));
     }
     if let Some(temperature) = call.temperature {
-        body.insert("temperature".into(), Value::from(temperature));
+        body.insert(FIELDS.temperature.into(), Value::from(temperature));
     }
     if let Some(top_p) = call.top_p {
-        body.insert("top_p".into(), Value::from(top_p));
+        body.insert(FIELDS.top_p.into(), Value::from(top_p));
     }
     if let Some(tools) = context.tools.as_ref().filter(|t| !t.is_empty()) {
         let tools = tools
@@ -290,13 +303,13 @@ pub(crate) fn build_request(
             ToolChoice::Tool(name) => json!({"type": "function", "name": name}),
             _ => json!("auto"),
         };
-        body.insert("tool_choice".into(), choice);
+        body.insert(FIELDS.tool_choice.into(), choice);
     }
     if call.reasoning_effort.is_some() || settings.reasoning_summary.is_some() {
         let effort = call.reasoning_effort.unwrap_or(ReasoningEffort::Medium);
         let summary = settings.reasoning_summary.unwrap_or(ReasoningSummary::Auto);
         body.insert(
-            "reasoning".into(),
+            FIELDS.reasoning.into(),
             json!({"effort": effort.as_str(), "summary": summary.as_str()}),
         );
     }
@@ -310,7 +323,7 @@ pub(crate) fn build_request(
         if let Some(description) = &format.description {
             spec["description"] = Value::String(description.clone());
         }
-        body.insert("text".into(), json!({ "format": spec }));
+        body.insert(FIELDS.response_format.into(), json!({ "format": spec }));
     }
     Ok(Value::Object(body))
 }
