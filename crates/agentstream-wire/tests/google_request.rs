@@ -77,6 +77,11 @@ fn same_model_history_matches_pi() {
     assert_eq!(body, pi_body("google-same-model.plain.pi.json"));
 }
 
+/// The body of the golden context `name` to `model`, with `call`.
+fn golden_context_body(model: &str, name: &str, call: &StreamOptions) -> Value {
+    request_body_with(&Gemini::default(), model, &context(name), call).unwrap()
+}
+
 #[test]
 fn sampling_tool_choice_and_budget_match_pi() {
     let call = StreamOptions::default()
@@ -84,14 +89,7 @@ fn sampling_tool_choice_and_budget_match_pi() {
         .with_temperature(0.5)
         .with_tool_choice(ToolChoice::Required)
         .with_thinking_budget(1024);
-    let gemini = Gemini::default();
-    let body = request_body_with(
-        &gemini,
-        "gemini-2.5-flash",
-        &context("google-same-model"),
-        &call,
-    )
-    .unwrap();
+    let body = golden_context_body("gemini-2.5-flash", "google-same-model", &call);
     assert_eq!(body, pi_body("google-same-model.options.pi.json"));
 }
 
@@ -112,14 +110,7 @@ fn foreign_history_matches_pi_on_gemini_2_and_3() {
     .unwrap();
     assert_eq!(body, pi_body("google-foreign.plain.pi.json"));
     let call = StreamOptions::default().with_reasoning_effort(ReasoningEffort::Low);
-    let gemini = Gemini::default();
-    let body = request_body_with(
-        &gemini,
-        "gemini-3-pro-preview",
-        &context("google-foreign"),
-        &call,
-    )
-    .unwrap();
+    let body = golden_context_body("gemini-3-pro-preview", "google-foreign", &call);
     assert_eq!(
         body["generationConfig"]["thinkingConfig"],
         json!({"includeThoughts": true, "thinkingLevel": "LOW"})
