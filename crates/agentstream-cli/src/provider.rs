@@ -116,7 +116,7 @@ where
         config = config.with_idle_timeout(timeout);
     }
     if let Some(max) = settings.max_tokens {
-        config = config.with_max_tokens(max);
+        config.defaults.max_tokens = Some(max);
     }
     Ok(match settings.raw {
         Some(sink) => Box::new(EndpointModel::new(TapEndpoint::new(config, sink))?),

@@ -47,7 +47,7 @@ pub type OpenAiCompatModel = EndpointModel<OpenAiConfig>;
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 /// let config = AnthropicConfig::new("claude-sonnet-4-5")
 ///     .with_api_key(std::env::var("ANTHROPIC_API_KEY")?)
-///     .with_max_tokens(1024);
+///     .with_defaults(StreamOptions::default().with_max_tokens(1024));
 /// let model = AnthropicModel::new(config)?;
 /// let context = Context::from_messages([user("Hello!").into()]);
 /// let mut stream = model.stream(&context, StreamOptions::default());

@@ -16,7 +16,7 @@ use core::fmt;
 use core::time::Duration;
 
 use agentstream::message::Context;
-use agentstream::model::{AbortSignal, StreamOptions, ToolChoice};
+use agentstream::model::{AbortSignal, StreamOptions};
 use serde_json::Value;
 
 pub use crate::endpoint::BasePath;
@@ -35,7 +35,7 @@ use crate::sse::{SseProjector, SseStream};
 /// default budget would otherwise hide the call's effort). This is the one
 /// place per-call options meet defaults: [`EndpointConfig`] layers its
 /// [`defaults`](EndpointConfig::defaults) and a call's options with it,
-/// and every request builder's `with_call` does too.
+/// and hands the result to the protocol in a [`Call`].
 ///
 /// ```
 /// use agentstream::model::StreamOptions;
@@ -71,6 +71,28 @@ pub fn layered(defaults: &StreamOptions, call: &StreamOptions) -> StreamOptions 
     options
 }
 
+/// One call as a protocol's body writer reads it, borrowed: the model,
+/// the provider, and the call's options already [`layered`] over the
+/// configuration's defaults. [`EndpointConfig::prepare_call`] builds it
+/// once per request and hands it to [`Protocol::body`].
+///
+/// `model` is sent (as `model`, or in Gemini's URL); with `provider` and
+/// the protocol's API it decides which assistant messages of the history
+/// are "the same model" (see
+/// [`transform`](agentstream::message::transform)). What the protocol
+/// sends of `options`, and under which field names, each provider's
+/// request module lists.
+#[derive(Debug, Clone, Copy)]
+pub struct Call<'a> {
+    /// The model id.
+    pub model: &'a str,
+    /// The provider name recorded in the messages (`openai`,
+    /// `anthropic`, `google`, `google-vertex`, a compatible server's).
+    pub provider: &'a str,
+    /// The call's options, over the defaults.
+    pub options: &'a StreamOptions,
+}
+
 /// What one wire protocol adds to an [`EndpointConfig`]: its own
 /// settings (OpenAI's [`Compat`](crate::openai::Compat), Anthropic's
 /// version header) and how it builds a request and reads the response.
@@ -84,18 +106,28 @@ pub trait Protocol: Clone + fmt::Debug {
     /// How a base URL whose path is neither empty nor `/v1` is read.
     const BASE_PATH: BasePath;
 
-    /// The JSON body for `context`, `model` of `provider`, with `options`:
-    /// the configuration's defaults with the call's options [`layered`]
-    /// over them.
+    /// The JSON body of `call` for `context`: the protocol's body writer,
+    /// which reads the call's options (the configuration's defaults with
+    /// the call's own [`layered`] over them, once) and this protocol's
+    /// settings.
+    ///
+    /// ```
+    /// use agentstream::message::{user, Context};
+    /// use agentstream::model::StreamOptions;
+    /// use agentstream_wire::config::{Call, Protocol};
+    /// use agentstream_wire::openai::OpenAiChat;
+    ///
+    /// let context = Context::from_messages([user("hi").into()]);
+    /// let options = StreamOptions::default().with_max_tokens(64);
+    /// let call = Call { model: "gpt-4o", provider: "openai", options: &options };
+    /// let body = OpenAiChat::default().body(&context, &call).unwrap();
+    /// assert_eq!((body["model"].as_str(), body["max_tokens"].as_u64()), (Some("gpt-4o"), Some(64)));
+    /// ```
     ///
     /// # Errors
-    /// A [`RequestError`] when the context cannot be sent.
-    fn body(
-        &self,
-        context: &Context,
-        target: (&str, &str),
-        options: &StreamOptions,
-    ) -> Result<Value, RequestError>;
+    /// A [`RequestError`] when the context cannot be sent (its tool calls
+    /// and results do not pair up).
+    fn body(&self, context: &Context, call: &Call<'_>) -> Result<Value, RequestError>;
 
     /// The URL calls for `model` go to under `base_url` (see
     /// [`EndpointConfig::endpoint_url`]). Default: [`ENDPOINT`](Self::ENDPOINT)
@@ -132,8 +164,9 @@ pub trait Protocol: Clone + fmt::Debug {
 /// use agentstream_wire::openai::OpenAiConfig;
 ///
 /// // The same builders on every provider.
-/// let openai = OpenAiConfig::new("http://127.0.0.1:8080", "gpt-4o").with_max_tokens(512);
-/// let anthropic = AnthropicConfig::new("claude").with_base_url("http://127.0.0.1:8080").with_max_tokens(512);
+/// let defaults = StreamOptions::default().with_max_tokens(512);
+/// let openai = OpenAiConfig::new("http://127.0.0.1:8080", "gpt-4o").with_defaults(defaults.clone());
+/// let anthropic = AnthropicConfig::new("claude").with_base_url("http://127.0.0.1:8080").with_defaults(defaults);
 /// assert_eq!(openai.defaults.max_tokens, anthropic.defaults.max_tokens);
 /// assert_eq!(openai.endpoint_url(), "http://127.0.0.1:8080/v1/chat/completions");
 /// assert_eq!(anthropic.endpoint_url(), "http://127.0.0.1:8080/v1/messages");
@@ -220,34 +253,19 @@ impl<P: Protocol> EndpointConfig<P> {
         self
     }
 
-    /// Sets the defaults of every call (see [`defaults`](Self::defaults)).
+    /// Sets the defaults of every call (see [`defaults`](Self::defaults)),
+    /// built with [`StreamOptions`]' own builders:
+    ///
+    /// ```
+    /// use agentstream::model::StreamOptions;
+    /// use agentstream_wire::anthropic::AnthropicConfig;
+    ///
+    /// let config = AnthropicConfig::new("claude")
+    ///     .with_defaults(StreamOptions::default().with_max_tokens(512).with_temperature(0.2));
+    /// assert_eq!(config.defaults.max_tokens, Some(512));
+    /// ```
     pub fn with_defaults(mut self, defaults: StreamOptions) -> Self {
         self.defaults = defaults;
-        self
-    }
-
-    /// Sets the default output token limit.
-    pub fn with_max_tokens(mut self, max_tokens: u64) -> Self {
-        self.defaults.max_tokens = Some(max_tokens);
-        self
-    }
-
-    /// Sets the default sampling temperature.
-    pub fn with_temperature(mut self, temperature: f64) -> Self {
-        self.defaults.temperature = Some(temperature);
-        self
-    }
-
-    /// Sets the default thinking budget (where the API takes one:
-    /// Anthropic's extended thinking).
-    pub fn with_thinking_budget(mut self, tokens: u64) -> Self {
-        self.defaults.thinking_budget = Some(tokens);
-        self
-    }
-
-    /// Sets the default tool choice.
-    pub fn with_tool_choice(mut self, choice: ToolChoice) -> Self {
-        self.defaults.tool_choice = Some(choice);
         self
     }
 
@@ -355,9 +373,13 @@ impl<P: Protocol> EndpointConfig<P> {
         context: &Context,
         call: &StreamOptions,
     ) -> Result<PreparedRequest, RequestError> {
-        let target = (self.model.as_str(), self.provider.as_str());
         let options = layered(&self.defaults, call);
-        let mut body = self.protocol.body(context, target, &options)?;
+        let call = Call {
+            model: &self.model,
+            provider: &self.provider,
+            options: &options,
+        };
+        let mut body = self.protocol.body(context, &call)?;
         if let Some(extra) = &self.extra_body {
             merge_body(&mut body, extra);
         }

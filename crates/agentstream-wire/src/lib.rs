@@ -13,7 +13,8 @@
 //! - [`host`]: [`Host`](host::Host), what a runtime implements (send,
 //!   sleep, wall clock).
 //! - [`config`]: [`EndpointConfig`](config::EndpointConfig), every
-//!   provider's configuration, generic over its [`Protocol`](config::Protocol).
+//!   provider's configuration, generic over its [`Protocol`](config::Protocol),
+//!   whose body writer takes one borrowed [`Call`](config::Call).
 //! - [`sse`]: the incremental SSE decoder, its encoder, and
 //!   [`SseStream`](sse::SseStream), the decoder over a provider's projector.
 //! - [`openai`]: OpenAI-compatible Chat Completions: the request builder,
@@ -25,11 +26,13 @@
 //!   [`AnthropicStream`](anthropic::AnthropicStream) and
 //!   [`AnthropicConfig`](anthropic::AnthropicConfig).
 //! - [`responses`]: OpenAI Responses: the request builder
-//!   (`responses::build_request`), the
+//!   (written by
+//!   [`OpenAiResponses`](responses::OpenAiResponses)), the
 //!   [`ResponsesProjector`](responses::ResponsesProjector) and
 //!   [`ResponsesConfig`](responses::ResponsesConfig).
 //! - [`google`]: Google Gemini `streamGenerateContent` (the Gemini API or
-//!   Vertex AI): the request builder (`google::build_request`), the
+//!   Vertex AI): the request builder
+//!   (written by [`Gemini`](google::Gemini)), the
 //!   [`GeminiProjector`](google::GeminiProjector) and
 //!   [`GoogleConfig`](google::GoogleConfig).
 //! - [`http`]: [`exchange`](http::exchange), the response loop, with

@@ -1,6 +1,7 @@
 //! What every provider's request builder shares: the check that a
-//! context can be sent (`blocking_diagnostics`) and [`RequestError`],
-//! why it cannot.
+//! context can be sent (`blocking_diagnostics`), [`RequestError`], why it
+//! cannot, and the shape of each provider's table of option field names
+//! (`OptionFields`).
 
 use alloc::vec::Vec;
 use core::fmt;
@@ -36,6 +37,31 @@ impl fmt::Display for RequestError {
 /// The diagnostics are findings about the context, not errors of their
 /// own, so there is no [`source`](core::error::Error::source).
 impl core::error::Error for RequestError {}
+
+/// Where a provider's body carries each per-call option: the one table
+/// of field names per provider (`FIELDS` in each provider's `request`
+/// module), which its body writer writes and the server's reading of a
+/// request (`server::options`) reads. An option the provider has no field
+/// for is `None` (the writer does not send it; the reader leaves it
+/// unset). A field holding an object names the object; what goes inside
+/// it is the provider's shape, written beside the table.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct OptionFields {
+    /// The output token limit.
+    pub max_tokens: &'static str,
+    /// The sampling temperature.
+    pub temperature: &'static str,
+    /// Nucleus sampling.
+    pub top_p: &'static str,
+    /// The stop sequences (an array).
+    pub stop: Option<&'static str>,
+    /// The tool choice.
+    pub tool_choice: &'static str,
+    /// The reasoning effort or thinking budget.
+    pub reasoning: &'static str,
+    /// The structured output format.
+    pub response_format: &'static str,
+}
 
 /// The linkage findings that would make the request invalid.
 pub(crate) fn blocking_diagnostics<'m>(

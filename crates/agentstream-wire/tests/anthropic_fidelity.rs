@@ -4,8 +4,11 @@
 
 use agentstream::message::{user, ContentBlock, Context, Message};
 use agentstream::model::{validate_events, ModelEvent};
-use agentstream_wire::anthropic::{build_request, AnthropicStream, EventProjector, RequestOptions};
+use agentstream_wire::anthropic::{AnthropicMessages, AnthropicStream, EventProjector};
 use agentstream_wire::pricing::Pricing;
+
+mod body_support;
+use body_support::request_body;
 
 fn fixture(name: &str) -> String {
     let path = format!(
@@ -100,11 +103,11 @@ fn recorded_thinking_goes_back_signed_to_its_model_and_as_text_elsewhere() {
         Message::Assistant(message),
         user("again").into(),
     ]);
-    let body = build_request(&context, &RequestOptions::new(model)).unwrap();
+    let body = request_body(&AnthropicMessages::default(), model, &context).unwrap();
     let first = &body["messages"][1]["content"][0];
     assert_eq!(first["type"], "thinking");
     assert_eq!(first["signature"], signature.as_str());
-    let body = build_request(&context, &RequestOptions::new("claude-opus-4-1")).unwrap();
+    let body = request_body(&AnthropicMessages::default(), "claude-opus-4-1", &context).unwrap();
     let first = &body["messages"][1]["content"][0];
     assert_eq!(first["type"], "text");
     assert_eq!(first["text"], text.as_str());

@@ -6,14 +6,18 @@ use agentstream::message::{
     assistant, image, text, thinking, tool_call, tool_result, user, user_blocks, ContentBlock,
     Context, Message, StopReason, ThinkingContent, Tool,
 };
-use agentstream::model::{validate_events, ModelEvent, ToolChoice};
+use agentstream::model::{validate_events, ModelEvent, StreamOptions, ToolChoice};
 use agentstream_wire::anthropic::{
-    build_request, is_valid_tool_id, AnthropicConfig, AnthropicStream, RequestOptions,
+    is_valid_tool_id, AnthropicConfig, AnthropicMessages, AnthropicStream,
 };
 use serde_json::{json, Value};
 
-fn body(context: &Context, options: &RequestOptions) -> Value {
-    build_request(context, options).expect("valid context")
+mod body_support;
+use body_support::{request_body, request_body_with};
+
+fn body(context: &Context, model: &str, options: &StreamOptions) -> Value {
+    request_body_with(&AnthropicMessages::default(), model, context, options)
+        .expect("valid context")
 }
 
 /// The message as if `claude-x` on the Anthropic API wrote it, so its
@@ -70,12 +74,12 @@ fn every_block_kind_is_sent_as_anthropic_content() {
         }]),
         extra: Default::default(),
     };
-    let options = RequestOptions::new("claude-x")
+    let options = StreamOptions::default()
         .with_max_tokens(1000)
         .with_thinking_budget(2000)
         .with_tool_choice(ToolChoice::Tool("look".into()))
         .with_temperature(1.0);
-    let body = body(&context, &options);
+    let body = body(&context, "claude-x", &options);
     assert_eq!(body["model"], "claude-x");
     assert_eq!(body["stream"], true);
     assert_eq!(body["system"], "Be brief.");
@@ -128,7 +132,7 @@ fn every_block_kind_is_sent_as_anthropic_content() {
 #[test]
 fn without_options_only_the_required_fields_are_sent() {
     let context = Context::from_messages([user("hi").into()]);
-    let body = body(&context, &RequestOptions::new("m"));
+    let body = body(&context, "m", &StreamOptions::default());
     assert_eq!(
         body,
         json!({"model": "m", "max_tokens": 4096, "stream": true, "messages": [{"role": "user", "content": "hi"}]})
@@ -150,7 +154,11 @@ fn ids_anthropic_would_refuse_are_rewritten_in_calls_and_results() {
     for id in ids {
         messages.push(tool_result(id, "f", "done", false).into());
     }
-    let body = body(&Context::from_messages(messages), &RequestOptions::new("m"));
+    let body = body(
+        &Context::from_messages(messages),
+        "m",
+        &StreamOptions::default(),
+    );
     let calls: Vec<&str> = body["messages"][1]["content"]
         .as_array()
         .unwrap()
@@ -177,7 +185,7 @@ fn unpaired_tool_calls_are_refused() {
         user("hi").into(),
         assistant([tool_call("c1", "f", json!({}))], StopReason::ToolUse).into(),
     ]);
-    let error = build_request(&context, &RequestOptions::new("m")).unwrap_err();
+    let error = request_body(&AnthropicMessages::default(), "m", &context).unwrap_err();
     assert_eq!(error.diagnostics[0].code, "unanswered-tool-call");
 }
 
@@ -186,7 +194,7 @@ fn the_config_prepares_url_headers_and_body() {
     let config = AnthropicConfig::new("claude-x")
         .with_base_url("http://127.0.0.1:9/?beta=1")
         .with_api_key("sk-ant")
-        .with_max_tokens(77);
+        .with_defaults(StreamOptions::default().with_max_tokens(77));
     let request = config
         .prepare(&Context::from_messages([user("hi").into()]))
         .unwrap();

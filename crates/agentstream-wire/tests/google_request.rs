@@ -5,11 +5,22 @@
 
 use agentstream::message::{user, Context, StopReason};
 use agentstream::model::{ReasoningEffort, ResponseFormat, StreamOptions, ToolChoice};
+use agentstream_wire::config::Call;
 use agentstream_wire::google::{
-    build_request, GoogleApi, GoogleConfig, RequestOptions, SchemaMode, Thinking, ThinkingLevel,
-    GOOGLE_API, GOOGLE_VERTEX_API,
+    Gemini, GoogleApi, GoogleConfig, SchemaMode, Thinking, ThinkingLevel, GOOGLE_API,
+    GOOGLE_VERTEX_API,
 };
 use serde_json::{json, Map, Value};
+
+mod body_support;
+use body_support::{request_body, request_body_as, request_body_with};
+
+/// The Gemini settings with a default thinking setting.
+fn thinking(thinking: Thinking) -> Gemini {
+    let mut gemini = Gemini::default();
+    gemini.thinking = Some(thinking);
+    gemini
+}
 
 fn golden(name: &str) -> Value {
     let path = format!(
@@ -57,12 +68,18 @@ fn pi_body(name: &str) -> Value {
 
 #[test]
 fn same_model_history_matches_pi() {
-    let body = build_request(
+    let body = request_body(
+        &Gemini::default(),
+        "gemini-2.5-flash",
         &context("google-same-model"),
-        &RequestOptions::new("gemini-2.5-flash"),
     )
     .unwrap();
     assert_eq!(body, pi_body("google-same-model.plain.pi.json"));
+}
+
+/// The body of the golden context `name` to `model`, with `call`.
+fn golden_context_body(model: &str, name: &str, call: &StreamOptions) -> Value {
+    request_body_with(&Gemini::default(), model, &context(name), call).unwrap()
 }
 
 #[test]
@@ -72,29 +89,28 @@ fn sampling_tool_choice_and_budget_match_pi() {
         .with_temperature(0.5)
         .with_tool_choice(ToolChoice::Required)
         .with_thinking_budget(1024);
-    let options = RequestOptions::new("gemini-2.5-flash").with_call(&call);
-    let body = build_request(&context("google-same-model"), &options).unwrap();
+    let body = golden_context_body("gemini-2.5-flash", "google-same-model", &call);
     assert_eq!(body, pi_body("google-same-model.options.pi.json"));
 }
 
 #[test]
 fn thinking_off_matches_pi() {
-    let options = RequestOptions::new("gemini-2.5-flash").with_thinking(Thinking::Off);
-    let body = build_request(&context("google-same-model"), &options).unwrap();
+    let gemini = thinking(Thinking::Off);
+    let body = request_body(&gemini, "gemini-2.5-flash", &context("google-same-model")).unwrap();
     assert_eq!(body, pi_body("google-same-model.off.pi.json"));
 }
 
 #[test]
 fn foreign_history_matches_pi_on_gemini_2_and_3() {
-    let body = build_request(
+    let body = request_body(
+        &Gemini::default(),
+        "gemini-2.5-flash",
         &context("google-foreign"),
-        &RequestOptions::new("gemini-2.5-flash"),
     )
     .unwrap();
     assert_eq!(body, pi_body("google-foreign.plain.pi.json"));
     let call = StreamOptions::default().with_reasoning_effort(ReasoningEffort::Low);
-    let options = RequestOptions::new("gemini-3-pro-preview").with_call(&call);
-    let body = build_request(&context("google-foreign"), &options).unwrap();
+    let body = golden_context_body("gemini-3-pro-preview", "google-foreign", &call);
     assert_eq!(
         body["generationConfig"]["thinkingConfig"],
         json!({"includeThoughts": true, "thinkingLevel": "LOW"})
@@ -118,11 +134,8 @@ fn top_p_stop_and_tool_choice_of_one_tool() {
         .with_top_p(0.9)
         .with_stop(["END"])
         .with_tool_choice(ToolChoice::Tool("weather".into()));
-    let body = build_request(
-        &with_tool(),
-        &RequestOptions::new("gemini-2.5-flash").with_call(&call),
-    )
-    .unwrap();
+    let body =
+        request_body_with(&Gemini::default(), "gemini-2.5-flash", &with_tool(), &call).unwrap();
     assert_eq!(
         body["generationConfig"],
         json!({"topP": 0.9, "stopSequences": ["END"]})
@@ -133,13 +146,13 @@ fn top_p_stop_and_tool_choice_of_one_tool() {
     );
     for (choice, mode) in [(ToolChoice::Auto, "AUTO"), (ToolChoice::None, "NONE")] {
         let call = StreamOptions::default().with_tool_choice(choice);
-        let body = build_request(&with_tool(), &RequestOptions::new("g").with_call(&call)).unwrap();
+        let body = request_body_with(&Gemini::default(), "g", &with_tool(), &call).unwrap();
         assert_eq!(body["toolConfig"]["functionCallingConfig"]["mode"], mode);
     }
     // No tools: no toolConfig, as Pi.
     let call = StreamOptions::default().with_tool_choice(ToolChoice::Required);
     let context = Context::from_messages([user("hi").into()]);
-    let body = build_request(&context, &RequestOptions::new("g").with_call(&call)).unwrap();
+    let body = request_body_with(&Gemini::default(), "g", &context, &call).unwrap();
     assert!(body.get("toolConfig").is_none());
 }
 
@@ -149,15 +162,14 @@ fn structured_output_and_the_openapi_schema_subset() {
         "properties": {"a": {"type": ["string", "null"]}, "b": {"oneOf": [{"type": "integer"}, {"const": "x"}]}}});
     let call = StreamOptions::default()
         .with_response_format(ResponseFormat::json_schema("r", schema.clone()));
-    let body = build_request(&with_tool(), &RequestOptions::new("g").with_call(&call)).unwrap();
+    let body = request_body_with(&Gemini::default(), "g", &with_tool(), &call).unwrap();
     assert_eq!(
         body["generationConfig"],
         json!({"responseMimeType": "application/json", "responseJsonSchema": schema})
     );
-    let options = RequestOptions::new("g")
-        .with_call(&call)
-        .with_schema_mode(SchemaMode::OpenApi);
-    let body = build_request(&with_tool(), &options).unwrap();
+    let mut openapi = Gemini::default();
+    openapi.schema_mode = SchemaMode::OpenApi;
+    let body = request_body_with(&openapi, "g", &with_tool(), &call).unwrap();
     let reduced = json!({"type": "object", "properties": {
         "a": {"type": "string", "nullable": true},
         "b": {"anyOf": [{"type": "integer"}, {"enum": ["x"]}]}}});
@@ -206,11 +218,14 @@ fn effort_maps_to_pi_levels_and_budgets() {
         ),
     ];
     for (model, effort, expected) in cases {
-        let call = StreamOptions::default().with_reasoning_effort(effort);
+        let options = StreamOptions::default().with_reasoning_effort(effort);
+        let call = Call {
+            model,
+            provider: "google",
+            options: &options,
+        };
         assert_eq!(
-            RequestOptions::new(model)
-                .with_call(&call)
-                .effective_thinking(),
+            Gemini::default().thinking_for(&call),
             Some(expected),
             "{model}"
         );
@@ -222,8 +237,7 @@ fn effort_maps_to_pi_levels_and_budgets() {
             json!({"thinkingLevel": "MINIMAL"}),
         ),
     ] {
-        let options = RequestOptions::new(model).with_thinking(Thinking::Off);
-        let body = build_request(&with_tool(), &options).unwrap();
+        let body = request_body(&thinking(Thinking::Off), model, &with_tool()).unwrap();
         assert_eq!(body["generationConfig"]["thinkingConfig"], off, "{model}");
     }
 }
@@ -242,11 +256,12 @@ fn vertex_keeps_signatures_only_for_its_own_provider_and_api_as_pi_does() {
         "google-vertex-mixed",
     ] {
         let expected = pi_body(&format!("{name}.vertex.pi.json"));
-        let options = RequestOptions::new("gemini-2.5-flash")
-            .with_provider("google-vertex")
-            .with_api(GoogleApi::Vertex);
+        let mut on_vertex = Gemini::default();
+        on_vertex.api = GoogleApi::Vertex;
+        let options = StreamOptions::default();
+        let model = "gemini-2.5-flash";
         assert_eq!(
-            build_request(&context(name), &options).unwrap(),
+            request_body_as(&on_vertex, "google-vertex", model, &context(name), &options).unwrap(),
             expected,
             "{name}"
         );

@@ -7,9 +7,12 @@ use agentstream::message::{
     assistant, text, user, AssistantMessage, ContentBlock, Context, StopReason, ThinkingContent,
 };
 use agentstream::model::{validate_events, ModelEvent};
-use agentstream_wire::openai::{build_request, ChunkProjector, OpenAiStream, RequestOptions};
+use agentstream_wire::openai::{ChunkProjector, OpenAiChat, OpenAiStream};
 use agentstream_wire::pricing::Pricing;
 use serde_json::{json, Value};
+
+mod body_support;
+use body_support::request_body;
 
 fn fixture(name: &str) -> String {
     let path = format!(
@@ -187,7 +190,7 @@ fn with_thinking(model: &str, signature: Option<&str>) -> AssistantMessage {
 
 fn sent_assistant(message: AssistantMessage, model: &str) -> Value {
     let context = Context::from_messages([user("q").into(), message.into(), user("q2").into()]);
-    let body = build_request(&context, &RequestOptions::new(model)).unwrap();
+    let body = request_body(&OpenAiChat::default(), model, &context).unwrap();
     body["messages"][1].clone()
 }
 

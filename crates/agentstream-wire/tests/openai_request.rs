@@ -4,8 +4,12 @@ use agentstream::message::{
     assistant, image, text, thinking, tool_call, tool_result, user, user_blocks, Context, Message,
     StopReason, Tool,
 };
-use agentstream_wire::openai::{build_request, Compat, RequestOptions};
+use agentstream::model::StreamOptions;
+use agentstream_wire::openai::{Compat, OpenAiChat};
 use serde_json::json;
+
+mod body_support;
+use body_support::{request_body, request_body_with};
 
 /// The message as if gpt-4o on OpenAI wrote it: its unsigned thinking is
 /// not sent back (another model's would be sent as text).
@@ -53,7 +57,7 @@ fn conversation() -> Context {
 
 #[test]
 fn a_full_conversation_becomes_the_expected_body() {
-    let body = build_request(&conversation(), &RequestOptions::new("gpt-4o")).unwrap();
+    let body = request_body(&OpenAiChat::default(), "gpt-4o", &conversation()).unwrap();
     assert_eq!(
         body,
         json!({
@@ -95,8 +99,8 @@ fn a_full_conversation_becomes_the_expected_body() {
 #[test]
 fn compat_switches_the_token_field_the_system_role_and_stream_options() {
     let context = conversation();
-    let options = RequestOptions::new("o3").with_max_tokens(512);
-    let body = build_request(&context, &options).unwrap();
+    let options = StreamOptions::default().with_max_tokens(512);
+    let body = request_body_with(&OpenAiChat::default(), "o3", &context, &options).unwrap();
     assert_eq!(body["max_tokens"], 512);
     assert!(body.get("max_completion_tokens").is_none());
 
@@ -104,7 +108,9 @@ fn compat_switches_the_token_field_the_system_role_and_stream_options() {
         .with_max_completion_tokens(true)
         .with_developer_role(true)
         .with_stream_options(false);
-    let body = build_request(&context, &options.with_compat(compat).with_temperature(0.5)).unwrap();
+    let mut chat = OpenAiChat::default();
+    chat.compat = compat;
+    let body = request_body_with(&chat, "o3", &context, &options.with_temperature(0.5)).unwrap();
     assert_eq!(body["max_completion_tokens"], 512);
     assert!(body.get("max_tokens").is_none());
     assert_eq!(body["messages"][0]["role"], "developer");
@@ -116,7 +122,7 @@ fn compat_switches_the_token_field_the_system_role_and_stream_options() {
 #[test]
 fn no_tools_and_no_system_prompt_leave_their_keys_out() {
     let context = Context::from_messages([user("hi").into()]);
-    let body = build_request(&context, &RequestOptions::new("m")).unwrap();
+    let body = request_body(&OpenAiChat::default(), "m", &context).unwrap();
     assert!(body.get("tools").is_none());
     assert_eq!(body["messages"], json!([{"role": "user", "content": "hi"}]));
 }
@@ -129,12 +135,12 @@ fn broken_linkage_is_returned_as_diagnostics_never_sent() {
     // A call answered by nothing before the next user message gets an
     // error result (the portability transform), so the request builds.
     let context = Context::from_messages([call("c1"), user("never mind").into()]);
-    let body = build_request(&context, &RequestOptions::new("m")).unwrap();
+    let body = request_body(&OpenAiChat::default(), "m", &context).unwrap();
     assert_eq!(body["messages"][1]["content"], "No result provided");
 
     // A call still waiting at the end of the history.
     let context = Context::from_messages([user("go").into(), call("c1")]);
-    let error = build_request(&context, &RequestOptions::new("m")).unwrap_err();
+    let error = request_body(&OpenAiChat::default(), "m", &context).unwrap_err();
     assert_eq!(error.diagnostics[0].code, "unanswered-tool-call");
     assert_eq!(error.diagnostics[0].message_index, 1);
     assert!(error.to_string().contains("unanswered-tool-call"));
@@ -144,11 +150,11 @@ fn broken_linkage_is_returned_as_diagnostics_never_sent() {
         user("go").into(),
         tool_result("zz", "read", "x", false).into(),
     ]);
-    let error = build_request(&context, &RequestOptions::new("m")).unwrap_err();
+    let error = request_body(&OpenAiChat::default(), "m", &context).unwrap_err();
     assert_eq!(error.diagnostics[0].code, "orphan-tool-result");
 
     // A mismatched tool name does not break the request.
     let context =
         Context::from_messages([call("c1"), tool_result("c1", "other", "x", false).into()]);
-    assert!(build_request(&context, &RequestOptions::new("m")).is_ok());
+    assert!(request_body(&OpenAiChat::default(), "m", &context).is_ok());
 }

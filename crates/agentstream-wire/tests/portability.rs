@@ -9,6 +9,9 @@ use agentstream::message::{
 use agentstream_wire::{anthropic, openai};
 use serde_json::{json, Value};
 
+mod body_support;
+use body_support::request_body;
+
 /// A turn that streamed one complete tool call, then was aborted before
 /// its `done`.
 fn aborted_after_tool_call(provider: &str, api: &str, model: &str) -> AssistantMessage {
@@ -50,8 +53,8 @@ fn openai_survives_an_abort_after_a_complete_tool_call() {
         "openai-completions",
         "gpt-4o",
     ));
-    let options = openai::RequestOptions::new("gpt-4o");
-    let body = openai::build_request(&context, &options).expect("the request builds");
+    let chat = openai::OpenAiChat::default();
+    let body = request_body(&chat, "gpt-4o", &context).expect("the request builds");
     assert_eq!(roles(&body), ["user", "user"]);
     let sent = body.to_string();
     assert!(!sent.contains("tool_calls"), "{sent}");
@@ -62,7 +65,7 @@ fn openai_survives_an_abort_after_a_complete_tool_call() {
         .messages
         .push(assistant([text("hi")], StopReason::Stop).into());
     context.messages.push(user("again").into());
-    assert!(openai::build_request(&context, &options).is_ok());
+    assert!(request_body(&chat, "gpt-4o", &context).is_ok());
 }
 
 #[test]
@@ -72,8 +75,8 @@ fn anthropic_survives_an_abort_after_a_complete_tool_call() {
         "anthropic-messages",
         "claude-sonnet-4-5",
     ));
-    let options = anthropic::RequestOptions::new("claude-sonnet-4-5");
-    let body = anthropic::build_request(&context, &options).expect("the request builds");
+    let messages = anthropic::AnthropicMessages::default();
+    let body = request_body(&messages, "claude-sonnet-4-5", &context).expect("the request builds");
     assert_eq!(roles(&body), ["user", "user"]);
     let text = body.to_string();
     assert!(!text.contains("tool_use"), "{text}");
@@ -95,14 +98,13 @@ fn a_tool_call_interrupted_by_the_user_gets_an_error_result_on_both_providers() 
         call_turn.into(),
         user("stop, do something else").into(),
     ]);
-    let body = openai::build_request(&context, &openai::RequestOptions::new("gpt-4o")).unwrap();
+    let body = request_body(&openai::OpenAiChat::default(), "gpt-4o", &context).unwrap();
     assert_eq!(roles(&body), ["user", "assistant", "tool", "user"]);
     assert_eq!(
         body["messages"][2],
         json!({"role": "tool", "tool_call_id": "call_1", "content": "No result provided"})
     );
-    let body =
-        anthropic::build_request(&context, &anthropic::RequestOptions::new("claude")).unwrap();
+    let body = request_body(&anthropic::AnthropicMessages::default(), "claude", &context).unwrap();
     assert_eq!(roles(&body), ["user", "assistant", "user", "user"]);
     assert_eq!(
         body["messages"][2]["content"][0],
@@ -140,8 +142,8 @@ fn anthropic_thinking_from_another_model_becomes_text() {
         thinking_turn("anthropic", "anthropic-messages", "claude", "sig"),
         user("q2").into(),
     ]);
-    let options = anthropic::RequestOptions::new("claude");
-    let body = anthropic::build_request(&same, &options).unwrap();
+    let messages = anthropic::AnthropicMessages::default();
+    let body = request_body(&messages, "claude", &same).unwrap();
     assert_eq!(
         body["messages"][1]["content"],
         json!([
@@ -160,7 +162,7 @@ fn anthropic_thinking_from_another_model_becomes_text() {
         ),
         user("q2").into(),
     ]);
-    let body = anthropic::build_request(&other, &options).unwrap();
+    let body = request_body(&messages, "claude", &other).unwrap();
     assert_eq!(
         body["messages"][1]["content"],
         json!([

@@ -8,6 +8,9 @@ use agentstream_wire::openai::{self, OpenAiConfig};
 use agentstream_wire::options::HeaderErrorKind;
 use serde_json::{json, Value};
 
+mod body_support;
+use body_support::{request_body, request_body_with};
+
 fn context() -> Context {
     Context::from_messages([user("hi").into()])
 }
@@ -30,8 +33,7 @@ fn openai_sends_every_option() {
         .with_reasoning_effort(ReasoningEffort::Minimal)
         .with_thinking_budget(999)
         .with_response_format(format());
-    let options = openai::RequestOptions::new("m").with_call(&call);
-    let body = openai::build_request(&context(), &options).unwrap();
+    let body = request_body_with(&openai::OpenAiChat::default(), "m", &context(), &call).unwrap();
     assert_eq!(body["max_tokens"], 10);
     assert_eq!(body["temperature"], 0.1);
     assert_eq!(body["top_p"], 0.5);
@@ -44,7 +46,7 @@ fn openai_sends_every_option() {
     // No thinking-budget field in Chat Completions.
     assert!(!body.to_string().contains("999"));
     // Nothing set, nothing sent.
-    let body = openai::build_request(&context(), &openai::RequestOptions::new("m")).unwrap();
+    let body = request_body(&openai::OpenAiChat::default(), "m", &context()).unwrap();
     for key in [
         "max_tokens",
         "temperature",
@@ -70,11 +72,8 @@ fn openai_tool_choices() {
         ),
     ] {
         let call = StreamOptions::default().with_tool_choice(choice);
-        let body = openai::build_request(
-            &context(),
-            &openai::RequestOptions::new("m").with_call(&call),
-        )
-        .unwrap();
+        let body =
+            request_body_with(&openai::OpenAiChat::default(), "m", &context(), &call).unwrap();
         assert_eq!(body["tool_choice"], expected);
     }
 }
@@ -82,8 +81,11 @@ fn openai_tool_choices() {
 #[test]
 fn the_call_overrides_the_configuration_and_keeps_the_rest() {
     let config = OpenAiConfig::new("http://h/v1", "m")
-        .with_max_tokens(500)
-        .with_temperature(0.7)
+        .with_defaults(
+            StreamOptions::default()
+                .with_max_tokens(500)
+                .with_temperature(0.7),
+        )
         .with_compat(openai::Compat::default().with_max_completion_tokens(true));
     let call = StreamOptions::default().with_max_tokens(20);
     let body = body_of(&config.prepare_call(&context(), &call).unwrap());
@@ -92,10 +94,12 @@ fn the_call_overrides_the_configuration_and_keeps_the_rest() {
     let body = body_of(&config.prepare(&context()).unwrap());
     assert_eq!(body["max_completion_tokens"], 500);
 
-    let config = AnthropicConfig::new("claude")
-        .with_max_tokens(300)
-        .with_thinking_budget(5000)
-        .with_tool_choice(ToolChoice::Required);
+    let config = AnthropicConfig::new("claude").with_defaults(
+        StreamOptions::default()
+            .with_max_tokens(300)
+            .with_thinking_budget(5000)
+            .with_tool_choice(ToolChoice::Required),
+    );
     let body = body_of(&config.prepare(&context()).unwrap());
     assert_eq!(body["thinking"]["budget_tokens"], 5000);
     assert_eq!(body["tool_choice"], json!({"type": "any"}));
@@ -127,8 +131,8 @@ fn anthropic_maps_every_option() {
         .with_stop(["STOP"])
         .with_tool_choice(ToolChoice::Required)
         .with_response_format(format().with_strict(true));
-    let options = anthropic::RequestOptions::new("claude").with_call(&call);
-    let body = anthropic::build_request(&context(), &options).unwrap();
+    let messages = anthropic::AnthropicMessages::default();
+    let body = request_body_with(&messages, "claude", &context(), &call).unwrap();
     assert_eq!(body["thinking"]["budget_tokens"], 3000);
     assert_eq!(body["top_p"], 0.8);
     assert_eq!(body["stop_sequences"], json!(["STOP"]));
@@ -142,8 +146,7 @@ fn anthropic_maps_every_option() {
         (ToolChoice::None, json!({"type": "none"})),
     ] {
         let call = StreamOptions::default().with_tool_choice(choice);
-        let options = anthropic::RequestOptions::new("claude").with_call(&call);
-        let body = anthropic::build_request(&context(), &options).unwrap();
+        let body = request_body_with(&messages, "claude", &context(), &call).unwrap();
         assert_eq!(body["tool_choice"], expected);
     }
 }

@@ -367,7 +367,8 @@ fn every_cut_of_a_fixture_ends_cleanly() {
 fn the_projectors_and_options_are_send_and_sync() {
     fn check<T: Send + Sync + std::fmt::Debug>() {}
     check::<ResponsesProjector>();
-    check::<agentstream_wire::responses::RequestOptions>();
+    check::<agentstream_wire::responses::OpenAiResponses>();
     check::<agentstream_wire::google::GeminiProjector>();
-    check::<agentstream_wire::google::RequestOptions>();
+    check::<agentstream_wire::google::Gemini>();
+    check::<agentstream_wire::config::Call<'static>>();
 }

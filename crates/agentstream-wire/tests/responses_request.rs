@@ -5,8 +5,18 @@
 
 use agentstream::message::{user, Context};
 use agentstream::model::{ReasoningEffort, ResponseFormat, StreamOptions, ToolChoice};
-use agentstream_wire::responses::{build_request, ReasoningSummary, RequestOptions};
+use agentstream_wire::responses::{OpenAiResponses, ReasoningSummary};
 use serde_json::{json, Value};
+
+mod body_support;
+use body_support::{request_body, request_body_with};
+
+/// The Responses settings with `reasoning.summary` set.
+fn summarized(summary: ReasoningSummary) -> OpenAiResponses {
+    let mut responses = OpenAiResponses::default();
+    responses.reasoning_summary = Some(summary);
+    responses
+}
 
 fn golden(name: &str) -> Value {
     let path = format!(
@@ -39,9 +49,10 @@ fn pi_body(name: &str) -> Value {
 
 #[test]
 fn same_model_history_matches_pi() {
-    let body = build_request(
+    let body = request_body(
+        &OpenAiResponses::default(),
+        "gpt-5",
         &context("responses-same-model"),
-        &RequestOptions::new("gpt-5"),
     )
     .unwrap();
     assert_eq!(body, pi_body("responses-same-model.plain.pi.json"));
@@ -53,26 +64,33 @@ fn reasoning_and_sampling_options_match_pi() {
         .with_max_tokens(100)
         .with_temperature(0.5)
         .with_reasoning_effort(ReasoningEffort::High);
-    let options = RequestOptions::new("gpt-5")
-        .with_call(&call)
-        .with_reasoning_summary(ReasoningSummary::Detailed);
-    let body = build_request(&context("responses-same-model"), &options).unwrap();
+    let responses = summarized(ReasoningSummary::Detailed);
+    let body =
+        request_body_with(&responses, "gpt-5", &context("responses-same-model"), &call).unwrap();
     assert_eq!(body, pi_body("responses-same-model.options.pi.json"));
 }
 
 #[test]
 fn foreign_history_matches_pi() {
-    let body = build_request(&context("responses-foreign"), &RequestOptions::new("gpt-5")).unwrap();
+    let body = request_body(
+        &OpenAiResponses::default(),
+        "gpt-5",
+        &context("responses-foreign"),
+    )
+    .unwrap();
     assert_eq!(body, pi_body("responses-foreign.plain.pi.json"));
 }
 
-fn simple(options: &RequestOptions) -> Value {
-    build_request(&Context::from_messages([user("hi").into()]), options).unwrap()
+fn simple(responses: &OpenAiResponses, call: &StreamOptions) -> Value {
+    let context = Context::from_messages([user("hi").into()]);
+    request_body_with(responses, "gpt-5", &context, call).unwrap()
 }
 
 #[test]
 fn store_true_sends_no_include() {
-    let body = simple(&RequestOptions::new("gpt-5").with_store(true));
+    let mut responses = OpenAiResponses::default();
+    responses.store = true;
+    let body = simple(&responses, &StreamOptions::default());
     assert_eq!(body["store"], true);
     assert!(body.get("include").is_none());
 }
@@ -86,7 +104,7 @@ fn top_p_tool_choice_and_structured_output() {
         .with_top_p(0.9)
         .with_tool_choice(ToolChoice::Tool("weather".into()))
         .with_response_format(format);
-    let body = simple(&RequestOptions::new("gpt-5").with_call(&call));
+    let body = simple(&OpenAiResponses::default(), &call);
     assert_eq!(body["top_p"], 0.9);
     assert_eq!(
         body["tool_choice"],
@@ -103,7 +121,7 @@ fn top_p_tool_choice_and_structured_output() {
     ] {
         let call = StreamOptions::default().with_tool_choice(choice);
         assert_eq!(
-            simple(&RequestOptions::new("gpt-5").with_call(&call))["tool_choice"],
+            simple(&OpenAiResponses::default(), &call)["tool_choice"],
             expected
         );
     }
@@ -112,10 +130,7 @@ fn top_p_tool_choice_and_structured_output() {
 #[test]
 fn a_summary_alone_asks_for_medium_effort_and_stop_sequences_are_not_sent() {
     let call = StreamOptions::default().with_stop(["END"]);
-    let options = RequestOptions::new("gpt-5")
-        .with_call(&call)
-        .with_reasoning_summary(ReasoningSummary::Concise);
-    let body = simple(&options);
+    let body = simple(&summarized(ReasoningSummary::Concise), &call);
     assert_eq!(
         body["reasoning"],
         json!({"effort": "medium", "summary": "concise"})
@@ -131,5 +146,5 @@ fn unpaired_tool_calls_are_refused() {
         tool_result("nobody", "x", "orphan", false).into(),
         assistant([agentstream::message::text("ok")], StopReason::Stop).into(),
     ]);
-    assert!(build_request(&context, &RequestOptions::new("gpt-5")).is_err());
+    assert!(request_body(&OpenAiResponses::default(), "gpt-5", &context).is_err());
 }

@@ -22,7 +22,9 @@ use agentstream_wire::{google, responses};
 use futures_util::StreamExt;
 use serde_json::{json, Map, Value};
 
+mod body_support;
 mod server_support;
+use body_support::request_body_with;
 use server_support::read_with;
 
 fn call(id: &str, name: &str, arguments: Value) -> ContentBlock {
@@ -108,15 +110,15 @@ fn call_options() -> StreamOptions {
 
 #[test]
 fn responses_requests_our_builder_writes_decode_back() {
-    use agentstream_wire::responses::{build_request, RequestOptions};
     let context = conversation("openai-responses", "openai", "gpt-5", "call_1|fc_1");
-    let options = RequestOptions::new("gpt-5").with_call(&call_options());
-    let body = build_request(&context, &options).unwrap();
+    let (settings, options) = (responses::OpenAiResponses::default(), call_options());
+    let build_request = |context| request_body_with(&settings, "gpt-5", context, &options);
+    let body = build_request(&context).unwrap();
     let decoded = responses::decode::decode_request(&body).unwrap();
     assert_eq!((decoded.model.as_str(), decoded.stream), ("gpt-5", true));
     // The builder writes the decoded context as it wrote the original:
     // reasoning items, item ids and call ids come back unchanged.
-    assert_eq!(build_request(&decoded.context, &options).unwrap(), body);
+    assert_eq!(build_request(&decoded.context).unwrap(), body);
     let messages = &decoded.context.messages;
     assert_eq!(messages.len(), 4, "{messages:?}");
     let Message::Assistant(answer) = &messages[1] else {
@@ -157,7 +159,6 @@ fn responses_requests_our_builder_writes_decode_back() {
 
 #[test]
 fn gemini_requests_our_builder_writes_decode_back() {
-    use agentstream_wire::google::{build_request, RequestOptions};
     let model = "gemini-2.5-flash";
     let mut context = conversation("google-generative-ai", "google", model, "weather_1");
     if let Message::Assistant(answer) = &mut context.messages[1] {
@@ -165,10 +166,11 @@ fn gemini_requests_our_builder_writes_decode_back() {
             call.thought_signature = Some("Y2FsbHNpZw==".into());
         }
     }
-    let options = RequestOptions::new(model).with_call(&call_options());
-    let body = build_request(&context, &options).unwrap();
+    let (settings, options) = (google::Gemini::default(), call_options());
+    let build_request = |context| request_body_with(&settings, model, context, &options);
+    let body = build_request(&context).unwrap();
     let decoded = google::decode::decode_request(&body, model, true).unwrap();
-    assert_eq!(build_request(&decoded.context, &options).unwrap(), body);
+    assert_eq!(build_request(&decoded.context).unwrap(), body);
     let Message::Assistant(answer) = &decoded.context.messages[1] else {
         panic!()
     };

@@ -27,7 +27,9 @@ use agentstream_wire::{anthropic, google, openai, responses, Api};
 use futures_util::StreamExt;
 use proptest::prelude::*;
 
+mod body_support;
 mod server_support;
+use body_support::request_body;
 use serde_json::{json, Map, Value};
 use server_support::{
     arguments, read_with, some_text, stop_reason, text_block, thinking_block, usage,
@@ -267,18 +269,14 @@ fn context(protocol: Protocol) -> impl Strategy<Value = Context> {
 fn build(protocol: Protocol, context: &Context) -> Value {
     let (_, _, model) = protocol.target();
     match protocol {
-        Protocol::OpenAi => {
-            openai::build_request(context, &openai::RequestOptions::new(model)).unwrap()
-        }
+        Protocol::OpenAi => request_body(&openai::OpenAiChat::default(), model, context).unwrap(),
         Protocol::Anthropic => {
-            anthropic::build_request(context, &anthropic::RequestOptions::new(model)).unwrap()
+            request_body(&anthropic::AnthropicMessages::default(), model, context).unwrap()
         }
         Protocol::Responses => {
-            responses::build_request(context, &responses::RequestOptions::new(model)).unwrap()
+            request_body(&responses::OpenAiResponses::default(), model, context).unwrap()
         }
-        Protocol::Google => {
-            google::build_request(context, &google::RequestOptions::new(model)).unwrap()
-        }
+        Protocol::Google => request_body(&google::Gemini::default(), model, context).unwrap(),
     }
 }
 

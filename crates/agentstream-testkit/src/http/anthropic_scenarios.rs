@@ -106,7 +106,7 @@ pub async fn random_chunk_boundaries<M: Model>(make: impl Fn(AnthropicConfig) ->
         Reply::sse(split_randomly(&body, &mut Rng::new(seed), 64))
     })
     .expect("server");
-    let model = make(config(&server).with_max_tokens(321));
+    let model = make(config(&server).with_defaults(StreamOptions::default().with_max_tokens(321)));
     for _ in 0..12 {
         let (events, message) = call(&model, StreamOptions::default()).await;
         check_answer(&message);

@@ -49,8 +49,11 @@ pub async fn openai_request_options<M: Model>(make: impl Fn(OpenAiConfig) -> M) 
     let server = MockServer::start(move |_| Reply::sse(vec![body.clone()])).expect("server");
     let config = OpenAiConfig::new(server.base_url(), "test-model")
         .with_api_key(TEST_KEY)
-        .with_max_tokens(1000)
-        .with_temperature(0.25)
+        .with_defaults(
+            StreamOptions::default()
+                .with_max_tokens(1000)
+                .with_temperature(0.25),
+        )
         .with_extra_body(json!({
             "stream_options": {"include_obfuscation": false},
             "provider": {"order": ["a", "b"]},
@@ -132,7 +135,7 @@ pub async fn anthropic_request_options<M: Model>(make: impl Fn(AnthropicConfig) 
     let config = AnthropicConfig::new("claude-test")
         .with_base_url(server.origin())
         .with_api_key(TEST_KEY)
-        .with_temperature(1.0)
+        .with_defaults(StreamOptions::default().with_temperature(1.0))
         .with_extra_body(json!({"metadata": {"user_id": "u-1"}}))
         .with_header("anthropic-beta", "some-beta-2025-01-01")
         .expect("a valid header")

@@ -6,13 +6,12 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use agentstream::message::Context;
-use agentstream::model::StreamOptions;
 use serde_json::Value;
 
 use super::projector::EventProjector;
-use super::request::{build_request, RequestOptions};
+use super::request::build_request;
 pub use crate::config::EndpointConfig;
-use crate::config::{BasePath, Protocol};
+use crate::config::{BasePath, Call, Protocol};
 use crate::request::RequestError;
 
 /// Anthropic's API base URL.
@@ -47,7 +46,38 @@ pub type AnthropicConfig = EndpointConfig<AnthropicMessages>;
 /// What Anthropic Messages add to an [`EndpointConfig`]: the
 /// `anthropic-version` header, the key in `x-api-key`, and `max_tokens`
 /// always sent ([`DEFAULT_MAX_TOKENS`](super::DEFAULT_MAX_TOKENS) unless
-/// set).
+/// set). Its [`Protocol::body`] writes the request body (see
+/// [`request`](super::request)):
+///
+/// ```
+/// use agentstream::message::{assistant, tool_call, tool_result, user, Context, StopReason};
+/// use agentstream::model::StreamOptions;
+/// use agentstream_wire::anthropic::AnthropicMessages;
+/// use agentstream_wire::config::{Call, Protocol};
+/// use serde_json::json;
+///
+/// let mut context = Context::from_messages([
+///     user("Weather in Paris?").into(),
+///     assistant([tool_call("c1", "weather", json!({"city": "Paris"}))], StopReason::ToolUse).into(),
+///     tool_result("c1", "weather", "18°C", false).into(),
+/// ]);
+/// context.system_prompt = Some("Be brief.".into());
+/// let options = StreamOptions::default();
+/// let call = Call { model: "claude-sonnet-4-5", provider: "anthropic", options: &options };
+/// let body = AnthropicMessages::default().body(&context, &call).unwrap();
+/// assert_eq!(body["system"], "Be brief.");
+/// assert_eq!(body["max_tokens"], 4096);
+/// assert_eq!(
+///     body["messages"][1]["content"][0],
+///     json!({"type": "tool_use", "id": "c1", "name": "weather", "input": {"city": "Paris"}})
+/// );
+/// assert_eq!(
+///     body["messages"][2],
+///     json!({"role": "user", "content": [
+///         {"type": "tool_result", "tool_use_id": "c1", "content": "18°C", "is_error": false}
+///     ]})
+/// );
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct AnthropicMessages {
@@ -83,16 +113,8 @@ impl Protocol for AnthropicMessages {
     const ENDPOINT: &'static str = "/messages";
     const BASE_PATH: BasePath = BasePath::Prefix;
 
-    fn body(
-        &self,
-        context: &Context,
-        (model, provider): (&str, &str),
-        options: &StreamOptions,
-    ) -> Result<Value, RequestError> {
-        let options = RequestOptions::new(model)
-            .with_provider(provider)
-            .with_call(options);
-        build_request(context, &options)
+    fn body(&self, context: &Context, call: &Call<'_>) -> Result<Value, RequestError> {
+        build_request(context, call)
     }
 
     fn headers(&self, api_key: Option<&str>, headers: &mut Vec<(&'static str, String)>) {

@@ -1,6 +1,6 @@
 //! Anthropic Messages, the server's reading of a request: a request body
 //! to a Pi [`Context`](agentstream::message::Context) and options (what
-//! [`build_request`](crate::anthropic::build_request) writes, read back).
+//! [`AnthropicMessages`](crate::anthropic::AnthropicMessages)'s body writer writes, read back).
 //!
 //! # What is read
 //!

@@ -10,7 +10,8 @@
 //!   joined, plus the HTTP error mapping; the
 //!   [`ResponseStream`](crate::http::ResponseStream) that
 //!   [`http::exchange`](crate::http::exchange) drives.
-//! - [`request`]: [`build_request`] with [`RequestOptions`] and
+//! - [`request`]: the request body of one call (written by
+//!   [`AnthropicMessages`]), with
 //!   the core's [`ToolChoice`](agentstream::model::ToolChoice) (`Required`
 //!   is sent as `any`); tool-call ids are made acceptable by [`ToolIds`].
 //! - [`config`]: [`AnthropicConfig`], an endpoint's settings, which
@@ -36,5 +37,5 @@ mod stream;
 pub use config::{AnthropicConfig, AnthropicMessages, ANTHROPIC_BASE_URL, ANTHROPIC_VERSION};
 pub use ids::{is_valid_tool_id, ToolIds, MAX_TOOL_ID_LEN};
 pub use projector::{EventProjector, ANTHROPIC_MESSAGES_API};
-pub use request::{build_request, effort_budget, RequestError, RequestOptions, DEFAULT_MAX_TOKENS};
+pub use request::{effort_budget, RequestError, DEFAULT_MAX_TOKENS};
 pub use stream::AnthropicStream;

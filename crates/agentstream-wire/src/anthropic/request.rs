@@ -1,5 +1,7 @@
-//! The request builder: a [`Context`] plus [`RequestOptions`] become the
-//! JSON body of a streaming `POST /v1/messages`.
+//! The request builder: a [`Context`] and one [`Call`] become the JSON
+//! body of a streaming `POST /v1/messages`
+//! ([`AnthropicMessages`](super::AnthropicMessages)'s
+//! [`Protocol::body`](crate::config::Protocol::body)).
 //!
 //! - The system prompt is the top-level `system` string.
 //! - A user message is a `user` message: string content as a string,
@@ -25,8 +27,11 @@
 //!   above the budget (the API requires `max_tokens` > budget).
 //! - The tools as `{name, description, input_schema}`, and `stream: true`;
 //!   when set, the tool choice, `temperature`, `top_p`, `stop_sequences`
-//!   and structured output as `output_config.format` (see
-//!   [`RequestOptions::with_call`] for the per-call options).
+//!   and structured output as `output_config.format`: `output_config:
+//!   {"format": {"type": "json_schema", "schema": …}}`, the Messages
+//!   API's JSON outputs (generally available for current Claude models;
+//!   the schema's name, description and `strict` have no field there and
+//!   are not sent). `Required` tool choice is Anthropic's `any`.
 //!
 //! Before anything else the history goes through
 //! [`transform_messages`](agentstream::message::transform) for this
@@ -38,7 +43,6 @@
 //! [linkage validator](agentstream::message::linkage), as for OpenAI: a
 //! request whose tool calls and results do not pair up is never built.
 
-use alloc::string::String;
 use alloc::vec::Vec;
 
 use serde_json::{json, Map, Value};
@@ -52,8 +56,22 @@ use agentstream::model::{ReasoningEffort, StreamOptions, ToolChoice};
 
 use super::ids::ToolIds;
 use super::projector::ANTHROPIC_MESSAGES_API;
-use crate::request::blocking_diagnostics;
+use crate::config::Call;
 pub use crate::request::RequestError;
+use crate::request::{blocking_diagnostics, OptionFields};
+
+/// Where the Messages API carries each per-call option: all top-level;
+/// `thinking` holds `{"type": "enabled", "budget_tokens"}` and
+/// `output_config` holds `{"format": {"type": "json_schema", "schema"}}`.
+pub(crate) const FIELDS: OptionFields = OptionFields {
+    max_tokens: "max_tokens",
+    temperature: "temperature",
+    top_p: "top_p",
+    stop: Some("stop_sequences"),
+    tool_choice: "tool_choice",
+    reasoning: "thinking",
+    response_format: "output_config",
+};
 
 /// The output token limit sent when none is set.
 pub const DEFAULT_MAX_TOKENS: u64 = 4096;
@@ -70,110 +88,21 @@ fn tool_choice_json(choice: &ToolChoice) -> Value {
     }
 }
 
-/// What a request asks for besides the context.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub struct RequestOptions {
-    /// The model id, sent as `model`.
-    pub model: String,
-    /// The provider the request goes to (`anthropic` from
-    /// [`new`](Self::new)): with the API and the model id, it decides
-    /// which assistant messages are "the same model" (see
-    /// [`transform`](agentstream::message::transform)).
-    pub provider: String,
-    /// The call's options: `max_tokens` (always sent,
-    /// [`DEFAULT_MAX_TOKENS`] when unset), `temperature`, `top_p`, `stop`
-    /// (as `stop_sequences`), `tool_choice` (`Required` is Anthropic's
-    /// `any`), the thinking budget (see
-    /// [`thinking_budget`](Self::thinking_budget)) and `response_format`
-    /// (as `output_config.format`).
-    pub call: StreamOptions,
+/// The output token limit sent: the call's, else [`DEFAULT_MAX_TOKENS`]
+/// (before the raise above a thinking budget, see the
+/// [module documentation](self)).
+fn max_tokens(options: &StreamOptions) -> u64 {
+    options.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS)
 }
 
-impl RequestOptions {
-    /// Options for `model` with [`DEFAULT_MAX_TOKENS`] and nothing else.
-    pub fn new(model: impl Into<String>) -> Self {
-        Self {
-            model: model.into(),
-            provider: "anthropic".into(),
-            call: StreamOptions::default(),
-        }
-    }
-
-    /// Sets the provider name (see [`provider`](Self::provider)).
-    pub fn with_provider(mut self, provider: impl Into<String>) -> Self {
-        self.provider = provider.into();
-        self
-    }
-
-    /// Sets the output token limit.
-    pub fn with_max_tokens(mut self, max_tokens: u64) -> Self {
-        self.call.max_tokens = Some(max_tokens);
-        self
-    }
-
-    /// Sets the temperature.
-    pub fn with_temperature(mut self, temperature: f64) -> Self {
-        self.call.temperature = Some(temperature);
-        self
-    }
-
-    /// Turns extended thinking on with a budget of `tokens`.
-    pub fn with_thinking_budget(mut self, tokens: u64) -> Self {
-        self.call.thinking_budget = Some(tokens);
-        self
-    }
-
-    /// Sets the tool choice.
-    pub fn with_tool_choice(mut self, choice: ToolChoice) -> Self {
-        self.call.tool_choice = Some(choice);
-        self
-    }
-
-    /// These options with the request options of one call
-    /// [`layered`](crate::config::layered) over [`call`](Self::call):
-    /// every option the call sets replaces this one; the others stay.
-    ///
-    /// The response format is sent as `output_config: {"format": {"type":
-    /// "json_schema", "schema": …}}`, the Messages API's JSON outputs
-    /// (generally available for current Claude models; the schema's name,
-    /// description and `strict` have no field there and are not sent).
-    ///
-    /// ```
-    /// use agentstream::model::{ReasoningEffort, StreamOptions, ToolChoice};
-    /// use agentstream_wire::anthropic::RequestOptions;
-    ///
-    /// let call = StreamOptions::default()
-    ///     .with_tool_choice(ToolChoice::Required)
-    ///     .with_reasoning_effort(ReasoningEffort::Medium);
-    /// let options = RequestOptions::new("claude").with_thinking_budget(1024).with_call(&call);
-    /// assert_eq!(options.call.tool_choice, Some(ToolChoice::Required));
-    /// // The call's effort replaces the default budget.
-    /// assert_eq!(options.thinking_budget(), Some(8192));
-    /// assert_eq!(options.max_tokens(), 4096);
-    /// ```
-    pub fn with_call(mut self, call: &StreamOptions) -> Self {
-        self.call = crate::config::layered(&self.call, call);
-        self
-    }
-
-    /// The output token limit sent: the call's, else [`DEFAULT_MAX_TOKENS`]
-    /// (before the raise above a thinking budget, see the
-    /// [module documentation](self)).
-    pub fn max_tokens(&self) -> u64 {
-        self.call.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS)
-    }
-
-    /// The extended-thinking budget sent, if thinking is on: the call's
-    /// [`thinking_budget`](StreamOptions::thinking_budget), else the
-    /// budget Pi uses for its
-    /// [`reasoning_effort`](StreamOptions::reasoning_effort)
-    /// ([`effort_budget`]).
-    pub fn thinking_budget(&self) -> Option<u64> {
-        self.call
-            .thinking_budget
-            .or(self.call.reasoning_effort.map(effort_budget))
-    }
+/// The extended-thinking budget sent, if thinking is on: the call's
+/// [`thinking_budget`](StreamOptions::thinking_budget), else the budget Pi
+/// uses for its [`reasoning_effort`](StreamOptions::reasoning_effort)
+/// ([`effort_budget`]).
+fn thinking_budget(options: &StreamOptions) -> Option<u64> {
+    options
+        .thinking_budget
+        .or(options.reasoning_effort.map(effort_budget))
 }
 
 /// The thinking budget of a reasoning effort, Pi's defaults: `minimal`
@@ -200,40 +129,14 @@ fn tool_ids<'m>(messages: impl IntoIterator<Item = &'m Message>) -> ToolIds {
     ToolIds::new(ids.iter().copied())
 }
 
-/// Builds the JSON body of a streaming Messages request. See the
-/// [module documentation](self).
-///
-/// ```
-/// use agentstream::message::{assistant, tool_call, tool_result, user, Context, StopReason};
-/// use agentstream_wire::anthropic::{build_request, RequestOptions};
-/// use serde_json::json;
-///
-/// let mut context = Context::from_messages([
-///     user("Weather in Paris?").into(),
-///     assistant([tool_call("c1", "weather", json!({"city": "Paris"}))], StopReason::ToolUse).into(),
-///     tool_result("c1", "weather", "18°C", false).into(),
-/// ]);
-/// context.system_prompt = Some("Be brief.".into());
-/// let body = build_request(&context, &RequestOptions::new("claude-sonnet-4-5")).unwrap();
-/// assert_eq!(body["system"], "Be brief.");
-/// assert_eq!(body["max_tokens"], 4096);
-/// assert_eq!(
-///     body["messages"][1]["content"][0],
-///     json!({"type": "tool_use", "id": "c1", "name": "weather", "input": {"city": "Paris"}})
-/// );
-/// assert_eq!(
-///     body["messages"][2],
-///     json!({"role": "user", "content": [
-///         {"type": "tool_result", "tool_use_id": "c1", "content": "18°C", "is_error": false}
-///     ]})
-/// );
-/// ```
+/// Builds the JSON body of a streaming Messages request for `call`. See
+/// the [module documentation](self).
 ///
 /// # Errors
 /// A [`RequestError`] with the linkage diagnostics when tool calls and
 /// results do not pair up.
-pub fn build_request(context: &Context, options: &RequestOptions) -> Result<Value, RequestError> {
-    let target = TargetModel::new(&options.provider, ANTHROPIC_MESSAGES_API, &options.model);
+pub(crate) fn build_request(context: &Context, call: &Call<'_>) -> Result<Value, RequestError> {
+    let target = TargetModel::new(call.provider, ANTHROPIC_MESSAGES_API, call.model);
     // Ids are rewritten below, for every message alike.
     let history = transform_messages(&context.messages, &target, |id: &str| id.into());
     let diagnostics = blocking_diagnostics(history.iter().map(|m| &**m));
@@ -272,26 +175,26 @@ pub fn build_request(context: &Context, options: &RequestOptions) -> Result<Valu
         messages.push(json!({"role": "user", "content": results}));
     }
     let mut body = Map::new();
-    body.insert("model".into(), Value::String(options.model.clone()));
+    body.insert("model".into(), Value::String(call.model.into()));
     body.insert("messages".into(), Value::Array(messages));
-    let call = &options.call;
-    let mut max_tokens = options.max_tokens();
-    if let Some(budget) = options.thinking_budget() {
+    let call = call.options;
+    let mut max_tokens = max_tokens(call);
+    if let Some(budget) = thinking_budget(call) {
         if max_tokens <= budget {
             max_tokens = budget.saturating_add(max_tokens);
         }
         body.insert(
-            "thinking".into(),
+            FIELDS.reasoning.into(),
             json!({"type": "enabled", "budget_tokens": budget}),
         );
     }
-    body.insert("max_tokens".into(), Value::from(max_tokens));
+    body.insert(FIELDS.max_tokens.into(), Value::from(max_tokens));
     body.insert("stream".into(), Value::Bool(true));
     if let Some(system) = context.system_prompt.as_ref().filter(|s| !s.is_empty()) {
         body.insert("system".into(), Value::String(system.clone()));
     }
     if let Some(temperature) = call.temperature {
-        body.insert("temperature".into(), Value::from(temperature));
+        body.insert(FIELDS.temperature.into(), Value::from(temperature));
     }
     if let Some(tools) = context.tools.as_ref().filter(|t| !t.is_empty()) {
         let tools = tools
@@ -307,17 +210,17 @@ pub fn build_request(context: &Context, options: &RequestOptions) -> Result<Valu
         body.insert("tools".into(), Value::Array(tools));
     }
     if let Some(choice) = &call.tool_choice {
-        body.insert("tool_choice".into(), tool_choice_json(choice));
+        body.insert(FIELDS.tool_choice.into(), tool_choice_json(choice));
     }
     if let Some(top_p) = call.top_p {
-        body.insert("top_p".into(), Value::from(top_p));
+        body.insert(FIELDS.top_p.into(), Value::from(top_p));
     }
-    if let Some(stop) = call.stop.as_ref().filter(|s| !s.is_empty()) {
-        body.insert("stop_sequences".into(), Value::from(stop.clone()));
+    if let (Some(stop), Some(field)) = (call.stop.as_ref().filter(|s| !s.is_empty()), FIELDS.stop) {
+        body.insert(field.into(), Value::from(stop.clone()));
     }
     if let Some(format) = &call.response_format {
         body.insert(
-            "output_config".into(),
+            FIELDS.response_format.into(),
             json!({"format": {"type": "json_schema", "schema": format.schema}}),
         );
     }
@@ -421,4 +324,22 @@ fn tool_result(result: &ToolResultMessage, ids: &ToolIds) -> Value {
         "content": content,
         "is_error": result.is_error,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agentstream::model::ReasoningEffort;
+
+    #[test]
+    fn a_call_effort_replaces_the_default_budget() {
+        let defaults = StreamOptions::default().with_thinking_budget(1024);
+        let call = StreamOptions::default()
+            .with_tool_choice(ToolChoice::Required)
+            .with_reasoning_effort(ReasoningEffort::Medium);
+        let options = crate::config::layered(&defaults, &call);
+        assert_eq!(options.tool_choice, Some(ToolChoice::Required));
+        assert_eq!(thinking_budget(&options), Some(8192));
+        assert_eq!(max_tokens(&options), 4096);
+    }
 }

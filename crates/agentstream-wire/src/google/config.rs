@@ -8,13 +8,12 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use agentstream::message::Context;
-use agentstream::model::StreamOptions;
 use serde_json::Value;
 
 use super::projector::{GeminiProjector, GoogleApi};
-use super::request::{build_request, RequestOptions, SchemaMode, Thinking};
+use super::request::{build_request, SchemaMode, Thinking};
 pub use crate::config::EndpointConfig;
-use crate::config::{BasePath, Protocol};
+use crate::config::{BasePath, Call, Protocol};
 use crate::endpoint::api_url_at;
 use crate::request::RequestError;
 
@@ -71,7 +70,34 @@ pub enum GoogleAuth {
 
 /// What Gemini adds to an [`EndpointConfig`]: which API serves it, how
 /// the credential is sent, the thinking setting when a call asks for none,
-/// and how schemas are sent.
+/// and how schemas are sent. Its [`Protocol::body`] writes the request
+/// body (see [`request`](super::request)):
+///
+/// ```
+/// use agentstream::message::{assistant, tool_call, tool_result, user, Context, StopReason};
+/// use agentstream::model::StreamOptions;
+/// use agentstream_wire::config::{Call, Protocol};
+/// use agentstream_wire::google::Gemini;
+/// use serde_json::json;
+///
+/// let mut context = Context::from_messages([
+///     user("Weather in Paris?").into(),
+///     assistant([tool_call("c1", "weather", json!({"city": "Paris"}))], StopReason::ToolUse).into(),
+///     tool_result("c1", "weather", "18°C", false).into(),
+/// ]);
+/// context.system_prompt = Some("Be brief.".into());
+/// let options = StreamOptions::default();
+/// let call = Call { model: "gemini-2.5-flash", provider: "google", options: &options };
+/// let body = Gemini::default().body(&context, &call).unwrap();
+/// assert_eq!(body["systemInstruction"], json!({"parts": [{"text": "Be brief."}]}));
+/// assert_eq!(body["contents"][1]["parts"][0]["functionCall"]["name"], "weather");
+/// assert_eq!(
+///     body["contents"][2],
+///     json!({"role": "user", "parts": [
+///         {"functionResponse": {"name": "weather", "response": {"output": "18°C"}}}
+///     ]})
+/// );
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Gemini {
@@ -82,7 +108,7 @@ pub struct Gemini {
     /// How the credential is sent. Default [`GoogleAuth::ApiKey`].
     pub auth: GoogleAuth,
     /// The thinking setting when a call sets no thinking budget and no
-    /// reasoning effort (see [`RequestOptions::thinking`]).
+    /// reasoning effort (see [`thinking_for`](Gemini::thinking_for)).
     pub thinking: Option<Thinking>,
     /// How schemas are sent. Default [`SchemaMode::JsonSchema`].
     pub schema_mode: SchemaMode,
@@ -182,19 +208,8 @@ impl Protocol for Gemini {
         )
     }
 
-    fn body(
-        &self,
-        context: &Context,
-        (model, provider): (&str, &str),
-        options: &StreamOptions,
-    ) -> Result<Value, RequestError> {
-        let mut request = RequestOptions::new(model)
-            .with_provider(provider)
-            .with_api(self.api)
-            .with_schema_mode(self.schema_mode)
-            .with_call(options);
-        request.thinking = self.thinking;
-        build_request(context, &request)
+    fn body(&self, context: &Context, call: &Call<'_>) -> Result<Value, RequestError> {
+        build_request(context, self, call)
     }
 
     fn projector(&self, model: String, provider: String) -> GeminiProjector {
@@ -216,6 +231,7 @@ impl Protocol for Gemini {
 mod tests {
     use super::*;
     use agentstream::message::user;
+    use agentstream::model::StreamOptions;
 
     fn url(base: &str, model: &str) -> String {
         GoogleConfig::new(model).with_base_url(base).endpoint_url()
@@ -255,7 +271,7 @@ mod tests {
     #[test]
     fn defaults_then_call_options_reach_the_body() {
         let config = GoogleConfig::new("gemini-2.5-flash")
-            .with_max_tokens(100)
+            .with_defaults(StreamOptions::default().with_max_tokens(100))
             .with_thinking(Thinking::Off);
         let call = StreamOptions::default().with_temperature(0.25);
         let request = config

@@ -1,6 +1,6 @@
 //! Google Gemini, the server's reading of a request: a request body
 //! to a Pi [`Context`](agentstream::message::Context) and options (what
-//! [`build_request`](crate::google::build_request) writes, read back).
+//! [`Gemini`](crate::google::Gemini)'s body writer writes, read back).
 //!
 //! # What is read
 //!

@@ -7,7 +7,7 @@
 //!   `GenerateContentResponse` each) to the event protocol; its
 //!   documentation lists every rule (parts, Gemini 3 streamed calls,
 //!   signatures, finish and block reasons, usage).
-//! - [`request`]: [`build_request`] with [`RequestOptions`]: `contents`,
+//! - [`request`]: the request body of one call (written by [`Gemini`]): `contents`,
 //!   `systemInstruction`, `tools`, `toolConfig` and `generationConfig`.
 //! - [`schema`]: the JSON Schema subset of Gemini's OpenAPI-style
 //!   `Schema`, for [`SchemaMode::OpenApi`].
@@ -32,6 +32,4 @@ pub mod schema;
 
 pub use config::{Gemini, GoogleAuth, GoogleConfig, GEMINI_BASE_URL};
 pub use projector::{GeminiProjector, GoogleApi, GOOGLE_API, GOOGLE_VERTEX_API};
-pub use request::{
-    build_request, RequestError, RequestOptions, SchemaMode, Thinking, ThinkingLevel,
-};
+pub use request::{RequestError, SchemaMode, Thinking, ThinkingLevel};

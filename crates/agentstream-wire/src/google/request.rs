@@ -1,6 +1,7 @@
-//! The request builder: a [`Context`] plus [`RequestOptions`] become the
-//! JSON body of `POST models/{model}:streamGenerateContent?alt=sse` (the
-//! REST body: the model is in the URL, not the body).
+//! The request builder: a [`Context`] and one [`Call`] become the JSON
+//! body of `POST models/{model}:streamGenerateContent?alt=sse` (the REST
+//! body: the model is in the URL, not the body), [`Gemini`]'s
+//! [`Protocol::body`](crate::config::Protocol::body).
 //!
 //! The `contents` follow Pi's `convertMessages` (google-shared):
 //!
@@ -25,7 +26,7 @@
 //!   with the text `Tool result image:`.
 //! - Before that, the history goes through
 //!   [`transform_messages`](agentstream::message::transform) for this
-//!   provider, API ([`RequestOptions::api`]: `google-generative-ai`, or
+//!   provider, API ([`Gemini::api`]: `google-generative-ai`, or
 //!   `google-vertex` on Vertex AI) and model, and the tool-call
 //!   linkage is checked, as for the other providers.
 //!
@@ -36,7 +37,8 @@
 //! {"functionCallingConfig": {"mode"}}` when there are tools and a tool
 //! choice (`AUTO`, `NONE`, `ANY`, or `ANY` with `allowedFunctionNames` for
 //! one tool); `generationConfig` with `maxOutputTokens`, `temperature`,
-//! `topP`, `stopSequences`, `thinkingConfig` and, for structured output,
+//! `topP`, `stopSequences`, `thinkingConfig` (see [`Gemini::thinking_for`])
+//! and, for structured output,
 //! `responseMimeType: "application/json"` with `responseJsonSchema` (or
 //! `responseSchema`).
 //!
@@ -58,12 +60,35 @@ use serde_json::{json, Map, Value};
 
 use agentstream::message::transform::{transform_messages, TargetModel};
 use agentstream::message::{ContentBlock, Context, Message, ToolResultMessage, UserContent};
-use agentstream::model::{ReasoningEffort, StreamOptions, ToolChoice};
+use agentstream::model::{ReasoningEffort, ToolChoice};
 
-use super::projector::GoogleApi;
+use super::config::Gemini;
 use super::schema::to_openapi;
-use crate::request::blocking_diagnostics;
+use crate::config::Call;
 pub use crate::request::RequestError;
+use crate::request::{blocking_diagnostics, OptionFields};
+
+/// Where Gemini carries each per-call option: inside [`GENERATION_CONFIG`]
+/// but the tool choice, which is top-level (`{"functionCallingConfig":
+/// {"mode", "allowedFunctionNames"?}}`); `thinkingConfig` holds the
+/// [`Thinking`] setting; the format is `responseJsonSchema` (or
+/// [`RESPONSE_SCHEMA`] in [`SchemaMode::OpenApi`]) beside
+/// `responseMimeType: "application/json"`.
+pub(crate) const FIELDS: OptionFields = OptionFields {
+    max_tokens: "maxOutputTokens",
+    temperature: "temperature",
+    top_p: "topP",
+    stop: Some("stopSequences"),
+    tool_choice: "toolConfig",
+    reasoning: "thinkingConfig",
+    response_format: "responseJsonSchema",
+};
+
+/// The object holding the generation options.
+pub(crate) const GENERATION_CONFIG: &str = "generationConfig";
+
+/// The format's field in [`SchemaMode::OpenApi`].
+pub(crate) const RESPONSE_SCHEMA: &str = "responseSchema";
 
 /// How tool and response schemas are sent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -119,102 +144,35 @@ pub enum Thinking {
     Level(ThinkingLevel),
 }
 
-/// What a request asks for besides the context.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub struct RequestOptions {
-    /// The model id (it goes in the URL; it decides the "same model" and
-    /// the model-dependent rules above).
-    pub model: String,
-    /// The provider (`google` from [`new`](Self::new)).
-    pub provider: String,
-    /// The API: with the provider and the model, it decides which
-    /// assistant messages are "the same model" (see
-    /// [`transform`](agentstream::message::transform)). Default
-    /// [`GoogleApi::GenerativeAi`].
-    pub api: GoogleApi,
-    /// The call's options: `max_tokens` is `maxOutputTokens`, then
-    /// `temperature`, `topP`, `stop` (`stopSequences`), the tool choice
-    /// (sent only when there are tools) and the response format. A
-    /// thinking budget or reasoning effort here gives the thinking setting
-    /// (see [`thinking`](Self::thinking)).
-    pub call: StreamOptions,
-    /// The thinking setting when the call's options ask for none (no
-    /// thinking budget and no reasoning effort). A thinking budget is
-    /// [`Thinking::Budget`]; a reasoning effort is, as Pi maps it, a
-    /// `thinkingLevel` for Gemini 3 Pro (`minimal`/`low` → `LOW`, else
-    /// `HIGH`), Gemma 4 (`MINIMAL` or `HIGH`) and Gemini 3 Flash (the same
-    /// name), and otherwise a budget: Pi's table for Gemini 2.5 Pro (128,
-    /// 2048, 8192, 32768), 2.5 Flash-Lite (512, 2048, 8192, 24576) and 2.5
-    /// Flash (128, 2048, 8192, 24576), `-1` (dynamic) for other models.
-    pub thinking: Option<Thinking>,
-    /// How schemas are sent. Default [`SchemaMode::JsonSchema`].
-    pub schema_mode: SchemaMode,
-}
-
-impl RequestOptions {
-    /// Options for `model` of provider `google` and nothing else.
-    pub fn new(model: impl Into<String>) -> Self {
-        Self {
-            model: model.into(),
-            provider: "google".into(),
-            api: GoogleApi::GenerativeAi,
-            call: StreamOptions::default(),
-            thinking: None,
-            schema_mode: SchemaMode::JsonSchema,
-        }
-    }
-
-    /// Sets the provider name.
-    pub fn with_provider(mut self, provider: impl Into<String>) -> Self {
-        self.provider = provider.into();
-        self
-    }
-
-    /// Sets the API (see [`api`](Self::api)).
-    pub fn with_api(mut self, api: GoogleApi) -> Self {
-        self.api = api;
-        self
-    }
-
-    /// Sets the thinking setting.
-    pub fn with_thinking(mut self, thinking: Thinking) -> Self {
-        self.thinking = Some(thinking);
-        self
-    }
-
-    /// Sets the schema mode.
-    pub fn with_schema_mode(mut self, mode: SchemaMode) -> Self {
-        self.schema_mode = mode;
-        self
-    }
-
-    /// These options with the request options of one call
-    /// [`layered`](crate::config::layered) over [`call`](Self::call).
+impl Gemini {
+    /// The thinking setting sent for `call`: its thinking budget
+    /// ([`Thinking::Budget`]), else its reasoning effort as Pi maps it for
+    /// the model (a `thinkingLevel` for Gemini 3 Pro: `minimal`/`low` →
+    /// `LOW`, else `HIGH`; for Gemma 4: `MINIMAL` or `HIGH`; for Gemini 3
+    /// Flash: the same name; otherwise a budget: Pi's table for Gemini 2.5
+    /// Pro (128, 2048, 8192, 32768), 2.5 Flash-Lite (512, 2048, 8192,
+    /// 24576) and 2.5 Flash (128, 2048, 8192, 24576), `-1` (dynamic) for
+    /// other models), else [`thinking`](Gemini::thinking).
     ///
     /// ```
     /// use agentstream::model::{ReasoningEffort, StreamOptions};
-    /// use agentstream_wire::google::{RequestOptions, Thinking, ThinkingLevel};
+    /// use agentstream_wire::config::Call;
+    /// use agentstream_wire::google::{Gemini, Thinking, ThinkingLevel};
     ///
-    /// let call = StreamOptions::default().with_reasoning_effort(ReasoningEffort::Low);
-    /// let flash = RequestOptions::new("gemini-2.5-flash").with_call(&call);
-    /// assert_eq!(flash.effective_thinking(), Some(Thinking::Budget(2048)));
-    /// let pro3 = RequestOptions::new("gemini-3-pro-preview").with_call(&call);
-    /// assert_eq!(pro3.effective_thinking(), Some(Thinking::Level(ThinkingLevel::Low)));
+    /// let options = StreamOptions::default().with_reasoning_effort(ReasoningEffort::Low);
+    /// let call = |model| Call { model, provider: "google", options: &options };
+    /// let gemini = Gemini::default();
+    /// assert_eq!(gemini.thinking_for(&call("gemini-2.5-flash")), Some(Thinking::Budget(2048)));
+    /// assert_eq!(
+    ///     gemini.thinking_for(&call("gemini-3-pro-preview")),
+    ///     Some(Thinking::Level(ThinkingLevel::Low))
+    /// );
     /// ```
-    pub fn with_call(mut self, call: &StreamOptions) -> Self {
-        self.call = crate::config::layered(&self.call, call);
-        self
-    }
-
-    /// The thinking setting sent: the call's thinking budget, else its
-    /// reasoning effort mapped for the model, else
-    /// [`thinking`](Self::thinking).
-    pub fn effective_thinking(&self) -> Option<Thinking> {
-        if let Some(budget) = self.call.thinking_budget {
+    pub fn thinking_for(&self, call: &Call<'_>) -> Option<Thinking> {
+        if let Some(budget) = call.options.thinking_budget {
             Some(Thinking::Budget(i64::try_from(budget).unwrap_or(i64::MAX)))
-        } else if let Some(effort) = self.call.reasoning_effort {
-            Some(effort_thinking(&self.model, effort))
+        } else if let Some(effort) = call.options.reasoning_effort {
+            Some(effort_thinking(call.model, effort))
         } else {
             self.thinking
         }
@@ -333,37 +291,20 @@ fn valid_signature(signature: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/')
 }
 
-/// Builds the JSON body of a `streamGenerateContent` request. See the
-/// [module documentation](self).
-///
-/// ```
-/// use agentstream::message::{assistant, tool_call, tool_result, user, Context, StopReason};
-/// use agentstream_wire::google::{build_request, RequestOptions};
-/// use serde_json::json;
-///
-/// let mut context = Context::from_messages([
-///     user("Weather in Paris?").into(),
-///     assistant([tool_call("c1", "weather", json!({"city": "Paris"}))], StopReason::ToolUse).into(),
-///     tool_result("c1", "weather", "18°C", false).into(),
-/// ]);
-/// context.system_prompt = Some("Be brief.".into());
-/// let body = build_request(&context, &RequestOptions::new("gemini-2.5-flash")).unwrap();
-/// assert_eq!(body["systemInstruction"], json!({"parts": [{"text": "Be brief."}]}));
-/// assert_eq!(body["contents"][1]["parts"][0]["functionCall"]["name"], "weather");
-/// assert_eq!(
-///     body["contents"][2],
-///     json!({"role": "user", "parts": [
-///         {"functionResponse": {"name": "weather", "response": {"output": "18°C"}}}
-///     ]})
-/// );
-/// ```
+/// Builds the JSON body of a `streamGenerateContent` request for `call`
+/// with the protocol's settings (the API, the default thinking, the
+/// schema mode). See the [module documentation](self).
 ///
 /// # Errors
 /// A [`RequestError`] with the linkage diagnostics when tool calls and
 /// results do not pair up.
-pub fn build_request(context: &Context, options: &RequestOptions) -> Result<Value, RequestError> {
-    let model = options.model.as_str();
-    let target = TargetModel::new(&options.provider, options.api.name(), model);
+pub(crate) fn build_request(
+    context: &Context,
+    settings: &Gemini,
+    call: &Call<'_>,
+) -> Result<Value, RequestError> {
+    let model = call.model;
+    let target = TargetModel::new(call.provider, settings.api.name(), model);
     let with_ids = requires_call_id(model);
     let history = transform_messages(&context.messages, &target, |id: &str| {
         if with_ids {
@@ -398,7 +339,7 @@ pub fn build_request(context: &Context, options: &RequestOptions) -> Result<Valu
                 }
             }
             Message::Assistant(m) => {
-                let same = m.provider == options.provider && m.model == options.model;
+                let same = m.provider == call.provider && m.model == call.model;
                 let signature = |s: &Option<String>| {
                     s.as_deref()
                         .filter(|s| same && valid_signature(s))
@@ -460,7 +401,9 @@ pub fn build_request(context: &Context, options: &RequestOptions) -> Result<Valu
             json!({"parts": [{"text": system}]}),
         );
     }
-    let openapi = options.schema_mode == SchemaMode::OpenApi;
+    let openapi = settings.schema_mode == SchemaMode::OpenApi;
+    let thinking = settings.thinking_for(call);
+    let call = call.options;
     let tools = context.tools.as_ref().filter(|t| !t.is_empty());
     if let Some(tools) = tools {
         let declarations: Vec<Value> = tools
@@ -479,7 +422,7 @@ pub fn build_request(context: &Context, options: &RequestOptions) -> Result<Valu
             "tools".into(),
             json!([{ "functionDeclarations": declarations }]),
         );
-        if let Some(choice) = &options.call.tool_choice {
+        if let Some(choice) = &call.tool_choice {
             let config = match choice {
                 ToolChoice::None => json!({"mode": "NONE"}),
                 ToolChoice::Required => json!({"mode": "ANY"}),
@@ -487,27 +430,26 @@ pub fn build_request(context: &Context, options: &RequestOptions) -> Result<Valu
                 _ => json!({"mode": "AUTO"}),
             };
             body.insert(
-                "toolConfig".into(),
+                FIELDS.tool_choice.into(),
                 json!({ "functionCallingConfig": config }),
             );
         }
     }
     let mut config = Map::new();
-    let call = &options.call;
     if let Some(max) = call.max_tokens {
-        config.insert("maxOutputTokens".into(), Value::from(max));
+        config.insert(FIELDS.max_tokens.into(), Value::from(max));
     }
     if let Some(temperature) = call.temperature {
-        config.insert("temperature".into(), Value::from(temperature));
+        config.insert(FIELDS.temperature.into(), Value::from(temperature));
     }
     if let Some(top_p) = call.top_p {
-        config.insert("topP".into(), Value::from(top_p));
+        config.insert(FIELDS.top_p.into(), Value::from(top_p));
     }
-    if let Some(stop) = call.stop.as_ref().filter(|s| !s.is_empty()) {
-        config.insert("stopSequences".into(), Value::from(stop.clone()));
+    if let (Some(stop), Some(field)) = (call.stop.as_ref().filter(|s| !s.is_empty()), FIELDS.stop) {
+        config.insert(field.into(), Value::from(stop.clone()));
     }
-    if let Some(thinking) = options.effective_thinking() {
-        config.insert("thinkingConfig".into(), thinking_config(model, thinking));
+    if let Some(thinking) = thinking {
+        config.insert(FIELDS.reasoning.into(), thinking_config(model, thinking));
     }
     if let Some(format) = &call.response_format {
         config.insert(
@@ -515,13 +457,13 @@ pub fn build_request(context: &Context, options: &RequestOptions) -> Result<Valu
             Value::String("application/json".into()),
         );
         if openapi {
-            config.insert("responseSchema".into(), to_openapi(&format.schema));
+            config.insert(RESPONSE_SCHEMA.into(), to_openapi(&format.schema));
         } else {
-            config.insert("responseJsonSchema".into(), format.schema.clone());
+            config.insert(FIELDS.response_format.into(), format.schema.clone());
         }
     }
     if !config.is_empty() {
-        body.insert("generationConfig".into(), Value::Object(config));
+        body.insert(GENERATION_CONFIG.into(), Value::Object(config));
     }
     Ok(Value::Object(body))
 }

@@ -6,13 +6,12 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use agentstream::message::Context;
-use agentstream::model::StreamOptions;
 use serde_json::Value;
 
 use super::projector::ChunkProjector;
-use super::request::{build_request, Compat, RequestOptions};
+use super::request::{build_request, Compat};
 pub use crate::config::EndpointConfig;
-use crate::config::{BasePath, Protocol};
+use crate::config::{BasePath, Call, Protocol};
 pub use crate::endpoint::PreparedRequest;
 use crate::request::RequestError;
 
@@ -38,7 +37,35 @@ pub type OpenAiConfig = EndpointConfig<OpenAiChat>;
 
 /// What OpenAI-compatible Chat Completions add to an [`EndpointConfig`]:
 /// the provider differences in the request body, and a bearer token in
-/// `Authorization`.
+/// `Authorization`. Its [`Protocol::body`] writes the request body (see
+/// [`request`](super::request)):
+///
+/// ```
+/// use agentstream::message::{assistant, tool_call, tool_result, user, Context, StopReason};
+/// use agentstream::model::StreamOptions;
+/// use agentstream_wire::config::{Call, Protocol};
+/// use agentstream_wire::openai::OpenAiChat;
+/// use serde_json::json;
+///
+/// let mut context = Context::from_messages([
+///     user("Weather in Paris?").into(),
+///     assistant([tool_call("c1", "weather", json!({"city": "Paris"}))], StopReason::ToolUse).into(),
+///     tool_result("c1", "weather", "18°C", false).into(),
+/// ]);
+/// context.system_prompt = Some("Be brief.".into());
+/// let options = StreamOptions::default();
+/// let call = Call { model: "gpt-4o", provider: "openai", options: &options };
+/// let body = OpenAiChat::default().body(&context, &call).unwrap();
+/// assert_eq!(body["messages"][0], json!({"role": "system", "content": "Be brief."}));
+/// assert_eq!(body["messages"][2]["tool_calls"][0]["function"]["arguments"], "{\"city\":\"Paris\"}");
+/// assert_eq!(body["messages"][3], json!({"role": "tool", "tool_call_id": "c1", "content": "18°C"}));
+/// assert_eq!(body["stream_options"], json!({"include_usage": true}));
+///
+/// // Without the tool result, the request would be broken: it is refused.
+/// context.messages.pop();
+/// let error = OpenAiChat::default().body(&context, &call).unwrap_err();
+/// assert_eq!(error.diagnostics[0].code, "unanswered-tool-call");
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct OpenAiChat {
@@ -67,17 +94,8 @@ impl Protocol for OpenAiChat {
     const ENDPOINT: &'static str = "/chat/completions";
     const BASE_PATH: BasePath = BasePath::Root;
 
-    fn body(
-        &self,
-        context: &Context,
-        (model, provider): (&str, &str),
-        options: &StreamOptions,
-    ) -> Result<Value, RequestError> {
-        let options = RequestOptions::new(model)
-            .with_compat(self.compat)
-            .with_provider(provider)
-            .with_call(options);
-        build_request(context, &options)
+    fn body(&self, context: &Context, call: &Call<'_>) -> Result<Value, RequestError> {
+        build_request(context, self.compat, call)
     }
 
     fn headers(&self, api_key: Option<&str>, headers: &mut Vec<(&'static str, String)>) {

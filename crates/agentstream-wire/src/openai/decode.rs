@@ -1,6 +1,6 @@
 //! OpenAI Chat Completions, the server's reading of a request: a request body
 //! to a Pi [`Context`](agentstream::message::Context) and options (what
-//! [`build_request`](crate::openai::build_request) writes, read back).
+//! [`OpenAiChat`](crate::openai::OpenAiChat)'s body writer writes, read back).
 //!
 //! # What is read
 //!

@@ -4,7 +4,8 @@
 //! This covers every server that speaks the Chat Completions streaming
 //! protocol (OpenAI, Groq, OpenRouter, DeepSeek, xAI, Mistral, vLLM,
 //! Ollama, llama.cpp, …). Nothing here opens a socket: the HTTP adapters
-//! send the body of [`build_request`] (prepared by [`OpenAiConfig`]), feed
+//! send the request [`OpenAiConfig`] prepares (its body written by
+//! [`OpenAiChat`]), feed
 //! the response body to an [`OpenAiStream`] (through
 //! [`http::exchange`](crate::http::exchange)) and push the events it
 //! returns into their
@@ -17,7 +18,8 @@
 //! - [`OpenAiStream`]: the [SSE decoder](crate::sse) and the projector
 //!   joined, plus the HTTP error mapping (status, provider message,
 //!   `Retry-After`) and the abort helpers.
-//! - [`request`]: [`build_request`] with [`RequestOptions`] and [`Compat`].
+//! - [`request`]: the request body of one call, and the provider
+//!   differences, [`Compat`].
 //! - [`config`]: [`OpenAiConfig`], an endpoint's settings, and the
 //!   [`PreparedRequest`] an adapter sends.
 //!
@@ -38,5 +40,5 @@ pub(crate) mod wire;
 
 pub use config::{OpenAiChat, OpenAiConfig, PreparedRequest};
 pub use projector::{ChunkProjector, OPENAI_COMPLETIONS_API};
-pub use request::{build_request, Compat, RequestError, RequestOptions};
+pub use request::{Compat, RequestError};
 pub use stream::OpenAiStream;

@@ -1,5 +1,6 @@
-//! The request builder: a [`Context`] plus [`RequestOptions`] become the
-//! JSON body of a streaming `POST /chat/completions`.
+//! The request builder: a [`Context`] and one [`Call`] become the JSON
+//! body of a streaming `POST /chat/completions`
+//! ([`OpenAiChat`](super::OpenAiChat)'s [`Protocol::body`](crate::config::Protocol::body)).
 //!
 //! - The system prompt is the first message, with role `system` (or
 //!   `developer`, see [`Compat`]).
@@ -27,8 +28,10 @@
 //!   (`"auto"`, `"none"`, `"required"` or `{"type": "function",
 //!   "function": {"name"}}`), `reasoning_effort` and `response_format`
 //!   (`{"type": "json_schema", "json_schema": {name, description?,
-//!   schema, strict}}`). See [`RequestOptions::with_call`] for how the
-//!   per-call [`StreamOptions`] override the configuration.
+//!   schema, strict}}`). The thinking budget has no Chat Completions
+//!   field and is not sent. The call's options are the configuration's
+//!   defaults with the call's [`StreamOptions`](agentstream::model::StreamOptions)
+//!   [layered](crate::config::layered) over them.
 //!
 //! Before anything else the history goes through
 //! [`transform_messages`](agentstream::message::transform) for this
@@ -40,7 +43,7 @@
 //! The history is then checked with the tool-call
 //! [linkage validator](agentstream::message::linkage): a request whose tool calls
 //! and tool results do not pair up is rejected by the endpoints, so it is
-//! never built. [`build_request`] returns the diagnostics instead.
+//! never built: the body writer returns the diagnostics instead.
 
 use alloc::format;
 use alloc::string::String;
@@ -48,11 +51,12 @@ use alloc::vec::Vec;
 
 use serde_json::{json, Map, Value};
 
-use agentstream::model::{ResponseFormat, StreamOptions, ToolChoice};
+use agentstream::model::{ResponseFormat, ToolChoice};
 
 use super::projector::OPENAI_COMPLETIONS_API;
-use crate::request::blocking_diagnostics;
+use crate::config::Call;
 pub use crate::request::RequestError;
+use crate::request::{blocking_diagnostics, OptionFields};
 use agentstream::message::transform::{transform_messages, TargetModel};
 use agentstream::message::{
     AssistantMessage, ContentBlock, Context, Message, ThinkingContent, ToolCall, ToolResultMessage,
@@ -107,79 +111,21 @@ impl Compat {
     }
 }
 
-/// What a request asks for besides the context.
-#[derive(Debug, Clone, Default)]
-#[non_exhaustive]
-pub struct RequestOptions {
-    /// The model id, sent as `model`.
-    pub model: String,
-    /// The provider the request goes to (`openai` from [`new`](Self::new)):
-    /// with the API and the model id, it decides which assistant messages
-    /// are "the same model" (see
-    /// [`transform`](agentstream::message::transform)).
-    pub provider: String,
-    /// The call's options: `max_tokens` (or `max_completion_tokens`, see
-    /// [`Compat`]), `temperature`, `top_p`, `stop` (an array),
-    /// `tool_choice`, `reasoning_effort` and `response_format` (of type
-    /// `json_schema`). The thinking budget has no Chat Completions field
-    /// and is not sent.
-    pub call: StreamOptions,
-    /// Provider differences.
-    pub compat: Compat,
-}
+/// Where Chat Completions carries each per-call option: all top-level,
+/// the token limit as `max_tokens`, or [`MAX_COMPLETION_TOKENS`] with
+/// [`Compat::max_completion_tokens`].
+pub(crate) const FIELDS: OptionFields = OptionFields {
+    max_tokens: "max_tokens",
+    temperature: "temperature",
+    top_p: "top_p",
+    stop: Some("stop"),
+    tool_choice: "tool_choice",
+    reasoning: "reasoning_effort",
+    response_format: "response_format",
+};
 
-impl RequestOptions {
-    /// Options for `model` with no limits and the default [`Compat`].
-    pub fn new(model: impl Into<String>) -> Self {
-        Self {
-            model: model.into(),
-            provider: "openai".into(),
-            ..Self::default()
-        }
-    }
-
-    /// Sets the provider name (see [`provider`](Self::provider)).
-    pub fn with_provider(mut self, provider: impl Into<String>) -> Self {
-        self.provider = provider.into();
-        self
-    }
-
-    /// Sets the output token limit.
-    pub fn with_max_tokens(mut self, max_tokens: u64) -> Self {
-        self.call.max_tokens = Some(max_tokens);
-        self
-    }
-
-    /// Sets the temperature.
-    pub fn with_temperature(mut self, temperature: f64) -> Self {
-        self.call.temperature = Some(temperature);
-        self
-    }
-
-    /// Sets the provider differences.
-    pub fn with_compat(mut self, compat: Compat) -> Self {
-        self.compat = compat;
-        self
-    }
-
-    /// These options with the request options of one call
-    /// [`layered`](crate::config::layered) over [`call`](Self::call):
-    /// every option the call sets replaces this one; the others stay.
-    ///
-    /// ```
-    /// use agentstream::model::StreamOptions;
-    /// use agentstream_wire::openai::RequestOptions;
-    ///
-    /// let defaults = RequestOptions::new("gpt-4o").with_max_tokens(1000).with_temperature(0.7);
-    /// let call = StreamOptions::default().with_max_tokens(50);
-    /// let options = defaults.with_call(&call);
-    /// assert_eq!((options.call.max_tokens, options.call.temperature), (Some(50), Some(0.7)));
-    /// ```
-    pub fn with_call(mut self, call: &StreamOptions) -> Self {
-        self.call = crate::config::layered(&self.call, call);
-        self
-    }
-}
+/// OpenAI's current name of the token limit (see [`Compat`]).
+pub(crate) const MAX_COMPLETION_TOKENS: &str = "max_completion_tokens";
 
 /// The `tool_choice` value of Chat Completions.
 fn tool_choice_json(choice: &ToolChoice) -> Value {
@@ -251,43 +197,24 @@ pub fn openai_tool_id(id: &str) -> String {
     format!("{}_{hash:016x}", &clean[..clean.len().min(23)])
 }
 
-/// Builds the JSON body of a streaming Chat Completions request. See the
+/// Builds the JSON body of a streaming Chat Completions request for
+/// `call` with the provider differences `compat`. See the
 /// [module documentation](self).
-///
-/// ```
-/// use agentstream::message::{assistant, tool_call, tool_result, user, Context, StopReason};
-/// use agentstream_wire::openai::{build_request, RequestOptions};
-/// use serde_json::json;
-///
-/// let mut context = Context::from_messages([
-///     user("Weather in Paris?").into(),
-///     assistant([tool_call("c1", "weather", json!({"city": "Paris"}))], StopReason::ToolUse).into(),
-///     tool_result("c1", "weather", "18°C", false).into(),
-/// ]);
-/// context.system_prompt = Some("Be brief.".into());
-/// let body = build_request(&context, &RequestOptions::new("gpt-4o")).unwrap();
-/// assert_eq!(body["messages"][0], json!({"role": "system", "content": "Be brief."}));
-/// assert_eq!(body["messages"][2]["tool_calls"][0]["function"]["arguments"], "{\"city\":\"Paris\"}");
-/// assert_eq!(body["messages"][3], json!({"role": "tool", "tool_call_id": "c1", "content": "18°C"}));
-/// assert_eq!(body["stream_options"], json!({"include_usage": true}));
-///
-/// // Without the tool result, the request would be broken: it is refused.
-/// context.messages.pop();
-/// let error = build_request(&context, &RequestOptions::new("gpt-4o")).unwrap_err();
-/// assert_eq!(error.diagnostics[0].code, "unanswered-tool-call");
-/// ```
 ///
 /// # Errors
 /// A [`RequestError`] with the linkage diagnostics when tool calls and
 /// results do not pair up.
-pub fn build_request(context: &Context, options: &RequestOptions) -> Result<Value, RequestError> {
-    let target = TargetModel::new(&options.provider, OPENAI_COMPLETIONS_API, &options.model);
+pub(crate) fn build_request(
+    context: &Context,
+    compat: Compat,
+    call: &Call<'_>,
+) -> Result<Value, RequestError> {
+    let target = TargetModel::new(call.provider, OPENAI_COMPLETIONS_API, call.model);
     let history = transform_messages(&context.messages, &target, openai_tool_id);
     let diagnostics = blocking_diagnostics(history.iter().map(|m| &**m));
     if !diagnostics.is_empty() {
         return Err(RequestError { diagnostics });
     }
-    let compat = options.compat;
     let mut messages = Vec::with_capacity(context.messages.len() + 1);
     if let Some(system) = &context.system_prompt {
         let role = if compat.developer_role {
@@ -309,37 +236,40 @@ pub fn build_request(context: &Context, options: &RequestOptions) -> Result<Valu
         }
     }
     let mut body = Map::new();
-    body.insert("model".into(), Value::String(options.model.clone()));
+    body.insert("model".into(), Value::String(call.model.into()));
+    let options = call.options;
     body.insert("messages".into(), Value::Array(messages));
     body.insert("stream".into(), Value::Bool(true));
     if compat.stream_options {
         body.insert("stream_options".into(), json!({"include_usage": true}));
     }
-    if let Some(max) = options.call.max_tokens {
+    if let Some(max) = options.max_tokens {
         let key = if compat.max_completion_tokens {
-            "max_completion_tokens"
+            MAX_COMPLETION_TOKENS
         } else {
-            "max_tokens"
+            FIELDS.max_tokens
         };
         body.insert(key.into(), Value::from(max));
     }
-    if let Some(temperature) = options.call.temperature {
-        body.insert("temperature".into(), Value::from(temperature));
+    if let Some(temperature) = options.temperature {
+        body.insert(FIELDS.temperature.into(), Value::from(temperature));
     }
-    if let Some(top_p) = options.call.top_p {
-        body.insert("top_p".into(), Value::from(top_p));
+    if let Some(top_p) = options.top_p {
+        body.insert(FIELDS.top_p.into(), Value::from(top_p));
     }
-    if let Some(stop) = options.call.stop.as_ref().filter(|s| !s.is_empty()) {
-        body.insert("stop".into(), Value::from(stop.clone()));
+    if let (Some(stop), Some(field)) =
+        (options.stop.as_ref().filter(|s| !s.is_empty()), FIELDS.stop)
+    {
+        body.insert(field.into(), Value::from(stop.clone()));
     }
-    if let Some(choice) = &options.call.tool_choice {
-        body.insert("tool_choice".into(), tool_choice_json(choice));
+    if let Some(choice) = &options.tool_choice {
+        body.insert(FIELDS.tool_choice.into(), tool_choice_json(choice));
     }
-    if let Some(effort) = options.call.reasoning_effort {
-        body.insert("reasoning_effort".into(), Value::from(effort.as_str()));
+    if let Some(effort) = options.reasoning_effort {
+        body.insert(FIELDS.reasoning.into(), Value::from(effort.as_str()));
     }
-    if let Some(format) = &options.call.response_format {
-        body.insert("response_format".into(), response_format_json(format));
+    if let Some(format) = &options.response_format {
+        body.insert(FIELDS.response_format.into(), response_format_json(format));
     }
     if let Some(tools) = context.tools.as_ref().filter(|t| !t.is_empty()) {
         let tools = tools

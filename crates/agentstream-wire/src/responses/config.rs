@@ -6,13 +6,12 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use agentstream::message::Context;
-use agentstream::model::StreamOptions;
 use serde_json::Value;
 
 use super::projector::ResponsesProjector;
-use super::request::{build_request, ReasoningSummary, RequestOptions};
+use super::request::{build_request, ReasoningSummary};
 pub use crate::config::EndpointConfig;
-use crate::config::{BasePath, Protocol};
+use crate::config::{BasePath, Call, Protocol};
 use crate::request::RequestError;
 
 /// OpenAI's own API root: the default base URL of the Responses API.
@@ -41,7 +40,33 @@ pub type ResponsesConfig = EndpointConfig<OpenAiResponses>;
 
 /// What OpenAI Responses add to an [`EndpointConfig`]: the reasoning
 /// summary, whether OpenAI stores the response, and a bearer token in
-/// `Authorization`.
+/// `Authorization`. Its [`Protocol::body`] writes the request body (see
+/// [`request`](super::request)):
+///
+/// ```
+/// use agentstream::message::{assistant, tool_call, tool_result, user, Context, StopReason};
+/// use agentstream::model::StreamOptions;
+/// use agentstream_wire::config::{Call, Protocol};
+/// use agentstream_wire::responses::OpenAiResponses;
+/// use serde_json::json;
+///
+/// let mut context = Context::from_messages([
+///     user("Weather in Paris?").into(),
+///     assistant([tool_call("call_1|fc_1", "weather", json!({"city": "Paris"}))], StopReason::ToolUse).into(),
+///     tool_result("call_1|fc_1", "weather", "18°C", false).into(),
+/// ]);
+/// context.system_prompt = Some("Be brief.".into());
+/// let options = StreamOptions::default();
+/// let call = Call { model: "gpt-5", provider: "openai", options: &options };
+/// let body = OpenAiResponses::default().body(&context, &call).unwrap();
+/// assert_eq!(body["instructions"], "Be brief.");
+/// assert_eq!(body["store"], false);
+/// assert_eq!(body["input"][1]["call_id"], "call_1");
+/// assert_eq!(
+///     body["input"][2],
+///     json!({"type": "function_call_output", "call_id": "call_1", "output": "18°C"})
+/// );
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct OpenAiResponses {
@@ -78,18 +103,8 @@ impl Protocol for OpenAiResponses {
     const ENDPOINT: &'static str = "/responses";
     const BASE_PATH: BasePath = BasePath::Root;
 
-    fn body(
-        &self,
-        context: &Context,
-        (model, provider): (&str, &str),
-        options: &StreamOptions,
-    ) -> Result<Value, RequestError> {
-        let mut request = RequestOptions::new(model)
-            .with_provider(provider)
-            .with_store(self.store)
-            .with_call(options);
-        request.reasoning_summary = self.reasoning_summary;
-        build_request(context, &request)
+    fn body(&self, context: &Context, call: &Call<'_>) -> Result<Value, RequestError> {
+        build_request(context, self, call)
     }
 
     fn headers(&self, api_key: Option<&str>, headers: &mut Vec<(&'static str, String)>) {
@@ -103,6 +118,7 @@ impl Protocol for OpenAiResponses {
 mod tests {
     use super::*;
     use agentstream::message::user;
+    use agentstream::model::StreamOptions;
 
     #[test]
     fn base_url_forms_give_the_responses_endpoint() {
@@ -127,8 +143,11 @@ mod tests {
     #[test]
     fn defaults_then_call_options_reach_the_body() {
         let config = ResponsesConfig::new("http://h/v1", "gpt-5")
-            .with_max_tokens(100)
-            .with_temperature(0.5)
+            .with_defaults(
+                StreamOptions::default()
+                    .with_max_tokens(100)
+                    .with_temperature(0.5),
+            )
             .with_reasoning_summary(ReasoningSummary::Detailed);
         let call = StreamOptions::default().with_max_tokens(7);
         let request = config

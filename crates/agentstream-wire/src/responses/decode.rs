@@ -1,6 +1,6 @@
 //! OpenAI Responses, the server's reading of a request: a request body
 //! to a Pi [`Context`](agentstream::message::Context) and options (what
-//! [`build_request`](crate::responses::build_request) writes, read back).
+//! [`OpenAiResponses`](crate::responses::OpenAiResponses)'s body writer writes, read back).
 //!
 //! # What is read
 //!

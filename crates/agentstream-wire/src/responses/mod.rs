@@ -7,7 +7,8 @@
 //!   `data:` SSE stream to the event protocol; its documentation lists
 //!   every rule (output items by `output_index`, the reasoning signature,
 //!   stop reasons, usage, failure shapes).
-//! - [`request`]: [`build_request`] with [`RequestOptions`]: Pi's `input`
+//! - [`request`]: the request body of one call (written by
+//!   [`OpenAiResponses`]): Pi's `input`
 //!   items, `instructions`, tools, the per-call options, and the reasoning
 //!   round trip (`store: false` with the encrypted reasoning included).
 //!
@@ -30,4 +31,4 @@ pub mod request;
 
 pub use config::{OpenAiResponses, ResponsesConfig, OPENAI_BASE_URL};
 pub use projector::{ResponsesProjector, OPENAI_RESPONSES_API};
-pub use request::{build_request, ReasoningSummary, RequestError, RequestOptions};
+pub use request::{ReasoningSummary, RequestError};

@@ -1,5 +1,6 @@
-//! The request builder: a [`Context`] plus [`RequestOptions`] become the
-//! JSON body of a streaming `POST /v1/responses`.
+//! The request builder: a [`Context`] and one [`Call`] become the JSON
+//! body of a streaming `POST /v1/responses`
+//! ([`OpenAiResponses`]' [`Protocol::body`](crate::config::Protocol::body)).
 //!
 //! The `input` items follow Pi's `convertResponsesMessages`:
 //!
@@ -40,7 +41,8 @@
 //! tools as `{"type": "function", name, description, parameters, "strict":
 //! false}`; and when set `max_output_tokens`, `temperature`, `top_p`,
 //! `tool_choice`, `reasoning: {effort, summary}` and `text: {"format":
-//! {"type": "json_schema", …}}` (see [`RequestOptions::with_call`]).
+//! {"type": "json_schema", …}}`. The stop sequences and the thinking
+//! budget have no Responses field and are not sent.
 //!
 //! # Where this differs from Pi
 //!
@@ -66,11 +68,13 @@ use serde_json::{json, Map, Value};
 
 use agentstream::message::transform::{transform_messages, TargetModel};
 use agentstream::message::{AssistantMessage, ContentBlock, Context, Message, UserContent};
-use agentstream::model::{ReasoningEffort, StreamOptions, ToolChoice};
+use agentstream::model::{ReasoningEffort, ToolChoice};
 
+use super::config::OpenAiResponses;
 use super::projector::OPENAI_RESPONSES_API;
-use crate::request::blocking_diagnostics;
+use crate::config::Call;
 pub use crate::request::RequestError;
+use crate::request::{blocking_diagnostics, OptionFields};
 
 /// How a reasoning model summarizes its reasoning (`reasoning.summary`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -95,78 +99,18 @@ impl ReasoningSummary {
     }
 }
 
-/// What a request asks for besides the context.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub struct RequestOptions {
-    /// The model id, sent as `model`.
-    pub model: String,
-    /// The provider the request goes to (`openai` from [`new`](Self::new)):
-    /// with the API and the model id it decides which assistant messages
-    /// are "the same model", and whether ids take Pi's `CALL|ITEM` form.
-    pub provider: String,
-    /// The call's options: `max_tokens` is `max_output_tokens`, then
-    /// `temperature`, `top_p`, `tool_choice`, the reasoning effort
-    /// (`reasoning.effort`) and the response format (`text.format`). The
-    /// stop sequences and the thinking budget have no Responses field and
-    /// are not sent.
-    pub call: StreamOptions,
-    /// `reasoning.summary`, if any (`auto` when only an effort is set).
-    pub reasoning_summary: Option<ReasoningSummary>,
-    /// `store`: whether OpenAI keeps the response. Default `false`, with
-    /// the encrypted reasoning included in the stream instead.
-    pub store: bool,
-}
-
-impl RequestOptions {
-    /// Options for `model` of provider `openai`, not stored, nothing else.
-    pub fn new(model: impl Into<String>) -> Self {
-        Self {
-            model: model.into(),
-            provider: "openai".into(),
-            call: StreamOptions::default(),
-            reasoning_summary: None,
-            store: false,
-        }
-    }
-
-    /// Sets the provider name (see [`provider`](Self::provider)).
-    pub fn with_provider(mut self, provider: impl Into<String>) -> Self {
-        self.provider = provider.into();
-        self
-    }
-
-    /// Sets the reasoning summary.
-    pub fn with_reasoning_summary(mut self, summary: ReasoningSummary) -> Self {
-        self.reasoning_summary = Some(summary);
-        self
-    }
-
-    /// Sets `store`.
-    pub fn with_store(mut self, store: bool) -> Self {
-        self.store = store;
-        self
-    }
-
-    /// These options with the request options of one call
-    /// [`layered`](crate::config::layered) over [`call`](Self::call).
-    ///
-    /// ```
-    /// use agentstream::model::{ReasoningEffort, StreamOptions};
-    /// use agentstream_wire::responses::RequestOptions;
-    ///
-    /// let call = StreamOptions::default()
-    ///     .with_max_tokens(256)
-    ///     .with_reasoning_effort(ReasoningEffort::High);
-    /// let options = RequestOptions::new("gpt-5").with_call(&call);
-    /// assert_eq!(options.call.max_tokens, Some(256));
-    /// assert_eq!(options.call.reasoning_effort, Some(ReasoningEffort::High));
-    /// ```
-    pub fn with_call(mut self, call: &StreamOptions) -> Self {
-        self.call = crate::config::layered(&self.call, call);
-        self
-    }
-}
+/// Where the Responses API carries each per-call option: all top-level,
+/// no stop sequences; `reasoning` holds `{effort, summary}` and `text`
+/// holds `{"format": {"type": "json_schema", …}}`.
+pub(crate) const FIELDS: OptionFields = OptionFields {
+    max_tokens: "max_output_tokens",
+    temperature: "temperature",
+    top_p: "top_p",
+    stop: None,
+    tool_choice: "tool_choice",
+    reasoning: "reasoning",
+    response_format: "text",
+};
 
 /// The providers whose tool-call ids take Pi's `CALL_ID|ITEM_ID` form.
 const PAIRED_ID_PROVIDERS: [&str; 3] = ["openai", "openai-codex", "opencode"];
@@ -234,37 +178,21 @@ fn normalize_foreign_id(id: &str, provider: &str) -> String {
     format!("{}|{item_id}", normalize_id_part(call))
 }
 
-/// Builds the JSON body of a streaming Responses request. See the
+/// Builds the JSON body of a streaming Responses request for `call` with
+/// the protocol's settings (`store`, the reasoning summary). See the
 /// [module documentation](self).
-///
-/// ```
-/// use agentstream::message::{assistant, tool_call, tool_result, user, Context, StopReason};
-/// use agentstream_wire::responses::{build_request, RequestOptions};
-/// use serde_json::json;
-///
-/// let mut context = Context::from_messages([
-///     user("Weather in Paris?").into(),
-///     assistant([tool_call("call_1|fc_1", "weather", json!({"city": "Paris"}))], StopReason::ToolUse).into(),
-///     tool_result("call_1|fc_1", "weather", "18°C", false).into(),
-/// ]);
-/// context.system_prompt = Some("Be brief.".into());
-/// let body = build_request(&context, &RequestOptions::new("gpt-5")).unwrap();
-/// assert_eq!(body["instructions"], "Be brief.");
-/// assert_eq!(body["store"], false);
-/// assert_eq!(body["input"][1]["call_id"], "call_1");
-/// assert_eq!(
-///     body["input"][2],
-///     json!({"type": "function_call_output", "call_id": "call_1", "output": "18°C"})
-/// );
-/// ```
 ///
 /// # Errors
 /// A [`RequestError`] with the linkage diagnostics when tool calls and
 /// results do not pair up.
-pub fn build_request(context: &Context, options: &RequestOptions) -> Result<Value, RequestError> {
-    let target = TargetModel::new(&options.provider, OPENAI_RESPONSES_API, &options.model);
+pub(crate) fn build_request(
+    context: &Context,
+    settings: &OpenAiResponses,
+    call: &Call<'_>,
+) -> Result<Value, RequestError> {
+    let target = TargetModel::new(call.provider, OPENAI_RESPONSES_API, call.model);
     let history = transform_messages(&context.messages, &target, |id: &str| {
-        normalize_foreign_id(id, &options.provider)
+        normalize_foreign_id(id, call.provider)
     });
     let diagnostics = blocking_diagnostics(history.iter().map(|m| &**m));
     if !diagnostics.is_empty() {
@@ -288,8 +216,8 @@ pub fn build_request(context: &Context, options: &RequestOptions) -> Result<Valu
                 input.push(json!({"role": "user", "content": parts}));
             }
             Message::Assistant(m) => {
-                let same_provider_other_model = m.model != options.model
-                    && m.provider == options.provider
+                let same_provider_other_model = m.model != call.model
+                    && m.provider == call.provider
                     && m.api == OPENAI_RESPONSES_API;
                 let before = input.len();
                 assistant_items(m, position, same_provider_other_model, &mut input);
@@ -333,25 +261,25 @@ pub fn build_request(context: &Context, options: &RequestOptions) -> Result<Valu
         position += 1;
     }
     let mut body = Map::new();
-    body.insert("model".into(), Value::String(options.model.clone()));
+    body.insert("model".into(), Value::String(call.model.into()));
     body.insert("input".into(), Value::Array(input));
     body.insert("stream".into(), Value::Bool(true));
-    body.insert("store".into(), Value::Bool(options.store));
-    if !options.store {
+    body.insert("store".into(), Value::Bool(settings.store));
+    if !settings.store {
         body.insert("include".into(), json!(["reasoning.encrypted_content"]));
     }
     if let Some(system) = context.system_prompt.as_ref().filter(|s| !s.is_empty()) {
         body.insert("instructions".into(), Value::String(system.clone()));
     }
-    let call = &options.call;
+    let call = call.options;
     if let Some(max) = call.max_tokens {
-        body.insert("max_output_tokens".into(), Value::from(max));
+        body.insert(FIELDS.max_tokens.into(), Value::from(max));
     }
     if let Some(temperature) = call.temperature {
-        body.insert("temperature".into(), Value::from(temperature));
+        body.insert(FIELDS.temperature.into(), Value::from(temperature));
     }
     if let Some(top_p) = call.top_p {
-        body.insert("top_p".into(), Value::from(top_p));
+        body.insert(FIELDS.top_p.into(), Value::from(top_p));
     }
     if let Some(tools) = context.tools.as_ref().filter(|t| !t.is_empty()) {
         let tools = tools
@@ -375,13 +303,13 @@ pub fn build_request(context: &Context, options: &RequestOptions) -> Result<Valu
             ToolChoice::Tool(name) => json!({"type": "function", "name": name}),
             _ => json!("auto"),
         };
-        body.insert("tool_choice".into(), choice);
+        body.insert(FIELDS.tool_choice.into(), choice);
     }
-    if call.reasoning_effort.is_some() || options.reasoning_summary.is_some() {
+    if call.reasoning_effort.is_some() || settings.reasoning_summary.is_some() {
         let effort = call.reasoning_effort.unwrap_or(ReasoningEffort::Medium);
-        let summary = options.reasoning_summary.unwrap_or(ReasoningSummary::Auto);
+        let summary = settings.reasoning_summary.unwrap_or(ReasoningSummary::Auto);
         body.insert(
-            "reasoning".into(),
+            FIELDS.reasoning.into(),
             json!({"effort": effort.as_str(), "summary": summary.as_str()}),
         );
     }
@@ -395,7 +323,7 @@ pub fn build_request(context: &Context, options: &RequestOptions) -> Result<Valu
         if let Some(description) = &format.description {
             spec["description"] = Value::String(description.clone());
         }
-        body.insert("text".into(), json!({ "format": spec }));
+        body.insert(FIELDS.response_format.into(), json!({ "format": spec }));
     }
     Ok(Value::Object(body))
 }

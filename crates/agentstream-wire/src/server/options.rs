@@ -1,10 +1,12 @@
 //! The per-call options of a request body, read into the
 //! [`StreamOptions`] the model gets (and the log records): each
 //! provider's spelling of the token limit, temperature, `top_p`, stop
-//! sequences, tool choice, reasoning and response format. Values of the
-//! wrong type are ignored, as the rest of the decoding ignores what it
-//! does not know.
+//! sequences, tool choice, reasoning and response format, at the field
+//! names of the provider's table (`FIELDS` in its `request` module, which
+//! the body writer writes). Values of the wrong type are ignored, as the
+//! rest of the decoding ignores what it does not know.
 
+use crate::request::OptionFields;
 use crate::server::prelude::*;
 use agentstream::model::{ReasoningEffort, ResponseFormat, StreamOptions, ToolChoice};
 use serde_json::{json, Map, Value};
@@ -16,14 +18,15 @@ use serde_json::{json, Map, Value};
 /// "json_schema", "json_schema": {"name", "description"?, "schema",
 /// "strict"?}}`).
 pub(crate) fn openai(object: &Map<String, Value>) -> StreamOptions {
-    let mut options = common(object);
-    options.max_tokens = u64_at(object, "max_completion_tokens").or(options.max_tokens);
-    options.stop = match object.get("stop") {
+    use crate::openai::request::{FIELDS, MAX_COMPLETION_TOKENS};
+    let mut options = common(object, &FIELDS);
+    options.max_tokens = u64_at(object, MAX_COMPLETION_TOKENS).or(options.max_tokens);
+    options.stop = match FIELDS.stop.and_then(|field| object.get(field)) {
         Some(Value::String(stop)) => Some(vec![stop.clone()]),
         Some(Value::Array(stops)) => Some(strings(stops)),
         _ => None,
     };
-    options.tool_choice = match object.get("tool_choice") {
+    options.tool_choice = match object.get(FIELDS.tool_choice) {
         Some(Value::String(choice)) => named_choice(choice),
         Some(Value::Object(choice)) => choice
             .get("function")
@@ -33,11 +36,11 @@ pub(crate) fn openai(object: &Map<String, Value>) -> StreamOptions {
         _ => None,
     };
     options.reasoning_effort = object
-        .get("reasoning_effort")
+        .get(FIELDS.reasoning)
         .and_then(Value::as_str)
         .and_then(effort);
     options.response_format = object
-        .get("response_format")
+        .get(FIELDS.response_format)
         .filter(|f| f.get("type").and_then(Value::as_str) == Some("json_schema"))
         .and_then(|f| f.get("json_schema"))
         .map(|schema| {
@@ -61,14 +64,12 @@ pub(crate) fn openai(object: &Map<String, Value>) -> StreamOptions {
 /// `output_config.format` (`{"type": "json_schema", "schema"}`; its name
 /// is empty, as Anthropic's format has none).
 pub(crate) fn anthropic(object: &Map<String, Value>) -> StreamOptions {
-    let mut options = common(object);
-    options.stop = object
-        .get("stop_sequences")
-        .and_then(Value::as_array)
-        .map(|stops| strings(stops));
+    use crate::anthropic::request::FIELDS;
+    let mut options = common(object, &FIELDS);
+    options.stop = stops(object, &FIELDS);
     options.tool_choice =
         object
-            .get("tool_choice")
+            .get(FIELDS.tool_choice)
             .and_then(|c| match c.get("type").and_then(Value::as_str) {
                 Some("any") => Some(ToolChoice::Required),
                 Some("tool") => Some(ToolChoice::Tool(str_of(c.get("name")))),
@@ -76,12 +77,12 @@ pub(crate) fn anthropic(object: &Map<String, Value>) -> StreamOptions {
                 None => None,
             });
     options.thinking_budget = object
-        .get("thinking")
+        .get(FIELDS.reasoning)
         .filter(|t| t.get("type").and_then(Value::as_str) == Some("enabled"))
         .and_then(|t| t.get("budget_tokens"))
         .and_then(Value::as_u64);
     options.response_format = object
-        .get("output_config")
+        .get(FIELDS.response_format)
         .and_then(|c| c.get("format"))
         .filter(|f| f.get("type").and_then(Value::as_str) == Some("json_schema"))
         .map(|f| ResponseFormat::json_schema("", f.get("schema").cloned().unwrap_or(Value::Null)));
@@ -94,9 +95,9 @@ pub(crate) fn anthropic(object: &Map<String, Value>) -> StreamOptions {
 /// is not kept), `text.format` (`{"type": "json_schema", "name", "schema",
 /// "description"?, "strict"?}`).
 pub(crate) fn responses(object: &Map<String, Value>) -> StreamOptions {
-    let mut options = common(object);
-    options.max_tokens = u64_at(object, "max_output_tokens");
-    options.tool_choice = match object.get("tool_choice") {
+    use crate::responses::request::FIELDS;
+    let mut options = common(object, &FIELDS);
+    options.tool_choice = match object.get(FIELDS.tool_choice) {
         Some(Value::String(choice)) => named_choice(choice),
         Some(Value::Object(choice)) => choice
             .get("name")
@@ -105,12 +106,12 @@ pub(crate) fn responses(object: &Map<String, Value>) -> StreamOptions {
         _ => None,
     };
     options.reasoning_effort = object
-        .get("reasoning")
+        .get(FIELDS.reasoning)
         .and_then(|r| r.get("effort"))
         .and_then(Value::as_str)
         .and_then(effort);
     options.response_format = object
-        .get("text")
+        .get(FIELDS.response_format)
         .and_then(|t| t.get("format"))
         .filter(|f| f.get("type").and_then(Value::as_str) == Some("json_schema"))
         .map(|f| {
@@ -132,20 +133,15 @@ pub(crate) fn responses(object: &Map<String, Value>) -> StreamOptions {
 /// a name), `toolConfig.functionCallingConfig` (`mode` `AUTO`, `NONE`,
 /// `ANY`; `ANY` with one `allowedFunctionNames` is that tool).
 pub(crate) fn google(object: &Map<String, Value>) -> StreamOptions {
-    let mut options = StreamOptions::default();
+    use crate::google::request::{FIELDS, GENERATION_CONFIG, RESPONSE_SCHEMA};
     let empty = Map::new();
     let config = object
-        .get("generationConfig")
+        .get(GENERATION_CONFIG)
         .and_then(Value::as_object)
         .unwrap_or(&empty);
-    options.max_tokens = u64_at(config, "maxOutputTokens");
-    options.temperature = config.get("temperature").and_then(Value::as_f64);
-    options.top_p = config.get("topP").and_then(Value::as_f64);
-    options.stop = config
-        .get("stopSequences")
-        .and_then(Value::as_array)
-        .map(|stops| strings(stops));
-    let thinking = config.get("thinkingConfig");
+    let mut options = common(config, &FIELDS);
+    options.stop = stops(config, &FIELDS);
+    let thinking = config.get(FIELDS.reasoning);
     options.thinking_budget = thinking
         .and_then(|t| t.get("thinkingBudget"))
         .and_then(Value::as_u64);
@@ -154,11 +150,11 @@ pub(crate) fn google(object: &Map<String, Value>) -> StreamOptions {
         .and_then(Value::as_str)
         .and_then(|level| effort(&level.to_ascii_lowercase()));
     options.response_format = config
-        .get("responseJsonSchema")
-        .or_else(|| config.get("responseSchema"))
+        .get(FIELDS.response_format)
+        .or_else(|| config.get(RESPONSE_SCHEMA))
         .map(|schema| ResponseFormat::json_schema("", schema.clone()));
     let calling = object
-        .get("toolConfig")
+        .get(FIELDS.tool_choice)
         .and_then(|c| c.get("functionCallingConfig"));
     options.tool_choice = calling.and_then(|c| {
         let allowed = c.get("allowedFunctionNames").and_then(Value::as_array);
@@ -175,13 +171,23 @@ pub(crate) fn google(object: &Map<String, Value>) -> StreamOptions {
     options
 }
 
-/// The options both protocols spell the same way.
-fn common(object: &Map<String, Value>) -> StreamOptions {
+/// The numbers every protocol sends as they are: the token limit, the
+/// temperature and `top_p`, at `fields`' names in `object`.
+fn common(object: &Map<String, Value>, fields: &OptionFields) -> StreamOptions {
     let mut options = StreamOptions::default();
-    options.max_tokens = u64_at(object, "max_tokens");
-    options.temperature = object.get("temperature").and_then(Value::as_f64);
-    options.top_p = object.get("top_p").and_then(Value::as_f64);
+    options.max_tokens = u64_at(object, fields.max_tokens);
+    options.temperature = object.get(fields.temperature).and_then(Value::as_f64);
+    options.top_p = object.get(fields.top_p).and_then(Value::as_f64);
     options
+}
+
+/// The stop sequences, an array at `fields`' name in `object`.
+fn stops(object: &Map<String, Value>, fields: &OptionFields) -> Option<Vec<String>> {
+    fields
+        .stop
+        .and_then(|field| object.get(field))
+        .and_then(Value::as_array)
+        .map(|stops| strings(stops))
 }
 
 fn u64_at(object: &Map<String, Value>, key: &str) -> Option<u64> {
