@@ -42,7 +42,8 @@ use std::time::{Duration, Instant};
 
 use agentstream::message::{assistant, text, tool_call, StopReason};
 use agentstream::model::{Model, ScriptStep, ScriptedModel, ScriptedTurn};
-use agentstream_serve::{anthropic, openai, ApiError, DecodedRequest, Server};
+use agentstream_serve::{ApiError, DecodedRequest, Server};
+use agentstream_wire::{anthropic, openai};
 use bytes::Bytes;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use futures_util::{FutureExt, StreamExt};
@@ -289,14 +290,14 @@ fn bench(c: &mut Criterion) {
             "/v1/chat/completions",
             json!({"model": "gpt-test", "stream": true,
                    "messages": [{"role": "user", "content": "What is the weather in Paris?"}]}),
-            openai::decode_body as Decoder,
+            openai::decode::decode_body as Decoder,
         ),
         (
             "anthropic",
             "/v1/messages",
             json!({"model": "claude-test", "stream": true, "max_tokens": 1024,
                    "messages": [{"role": "user", "content": "What is the weather in Paris?"}]}),
-            anthropic::decode_body,
+            anthropic::decode::decode_body,
         ),
     ];
     if let Ok(only) = std::env::var(PROFILE_VAR) {
