@@ -59,7 +59,7 @@ where
         } else {
             started = true;
             emit(AgentEvent::MessageStart {
-                message: SharedMessage::Assistant(Arc::new(partial.to_message())),
+                message: SharedMessage::Assistant(partial.to_shared()),
             });
         }
     }
