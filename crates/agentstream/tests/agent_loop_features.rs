@@ -517,20 +517,15 @@ fn the_events_share_each_message_instead_of_copying_it() {
     ]);
     let tools = ToolSet::new().with(Counted(Arc::default()));
     let (outcome, events) = block_on(collect(&model, &tools, AgentOptions::default()));
-    let starts: Vec<&SharedMessage> = events
-        .iter()
-        .filter_map(|event| match event {
-            AgentEvent::MessageStart { message } => Some(message),
-            _ => None,
-        })
-        .collect();
-    let ends: Vec<&SharedMessage> = events
-        .iter()
-        .filter_map(|event| match event {
-            AgentEvent::MessageEnd { message } => Some(message),
-            _ => None,
-        })
-        .collect();
+    // Each message's `message_start` and `message_end`, in order.
+    let (mut starts, mut ends) = (Vec::new(), Vec::new());
+    for event in &events {
+        match event {
+            AgentEvent::MessageStart { message } => starts.push(message),
+            AgentEvent::MessageEnd { message } => ends.push(message),
+            _ => {}
+        }
+    }
     let Some(AgentEvent::AgentEnd { messages }) = events.last() else {
         panic!("agent_end last")
     };
