@@ -22,7 +22,7 @@
 use std::io::{self, Write};
 
 use agentstream::agent::{AgentEvent, AgentOutcome, AgentStop, ToolExecutionResult};
-use agentstream::message::{Message, UserContent};
+use agentstream::message::{SharedMessage, UserContent};
 use agentstream::model::ModelEvent;
 
 use crate::terminal::{escape_controls, escape_line};
@@ -68,7 +68,7 @@ impl Transcript {
                 writeln!(out, "turn {}", self.turns)
             }
             AgentEvent::MessageStart {
-                message: Message::User(user),
+                message: SharedMessage::User(user),
             } => {
                 self.close(out)?;
                 let text = match &user.content {
@@ -82,7 +82,7 @@ impl Transcript {
                 writeln!(out, "{INDENT}user: {}", indent(&escape_controls(&text)))
             }
             AgentEvent::MessageStart {
-                message: Message::Assistant(_),
+                message: SharedMessage::Assistant(_),
             } => {
                 self.streamed = false;
                 Ok(())
@@ -96,7 +96,7 @@ impl Transcript {
                 _ => Ok(()),
             },
             AgentEvent::MessageEnd {
-                message: Message::Assistant(message),
+                message: SharedMessage::Assistant(message),
             } => {
                 self.close(out)?;
                 let text = message.text();

@@ -10,7 +10,7 @@ use agentstream::agent::{
     ToolSet, NOT_EXECUTED_MESSAGE, SKIPPED_MESSAGE,
 };
 use agentstream::message::{
-    assistant, text, tool_call, user, validate_linkage, Context, Message, StopReason,
+    assistant, text, tool_call, user, validate_linkage, Context, Message, SharedMessage, StopReason,
 };
 use agentstream::model::{AbortController, ErrorReason, ScriptedModel, ScriptedTurn};
 use agentstream::{yield_now, EventStream, Producer};
@@ -159,7 +159,12 @@ async fn run(
     assert_eq!(
         events.last(),
         Some(&AgentEvent::AgentEnd {
-            messages: outcome.messages.clone()
+            messages: outcome
+                .messages
+                .iter()
+                .cloned()
+                .map(SharedMessage::from)
+                .collect()
         })
     );
     Run { outcome, events }

@@ -1,7 +1,8 @@
 //! What a real agent needs from the loop: async hooks, per-call model
 //! options, the typed cause of a failed turn, a run that stops when its
 //! event stream is dropped, an `FnMut` event callback, typed tools and
-//! tool errors with details and a source, typed results in the events.
+//! tool errors with details and a source, typed results in the events,
+//! messages shared (not copied) between the events that carry them.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -12,7 +13,7 @@ use agentstream::agent::{
     TransformContextHook, TypedTool,
 };
 use agentstream::message::{
-    assistant, text, tool_call, user, validate_linkage, Context, Message, StopReason,
+    assistant, text, tool_call, user, validate_linkage, Context, Message, SharedMessage, StopReason,
 };
 use agentstream::model::{
     ErrorCause, ErrorReason, HttpFailure, Model, ModelEvent, ModelStream, ReasoningEffort,
@@ -500,4 +501,65 @@ fn tools_and_their_calls_are_send_on_native_targets() {
     std::thread::scope(|scope| {
         scope.spawn(move || block_on(run));
     });
+}
+
+#[test]
+fn the_events_share_each_message_instead_of_copying_it() {
+    let model = ScriptedModel::new([
+        assistant(
+            [
+                tool_call("c1", "count", json!({})),
+                tool_call("c2", "count", json!({})),
+            ],
+            StopReason::ToolUse,
+        ),
+        assistant([text("done")], StopReason::Stop),
+    ]);
+    let tools = ToolSet::new().with(Counted(Arc::default()));
+    let (outcome, events) = block_on(collect(&model, &tools, AgentOptions::default()));
+    // Each message's `message_start` and `message_end`, in order.
+    let (mut starts, mut ends) = (Vec::new(), Vec::new());
+    for event in &events {
+        match event {
+            AgentEvent::MessageStart { message } => starts.push(message),
+            AgentEvent::MessageEnd { message } => ends.push(message),
+            _ => {}
+        }
+    }
+    let Some(AgentEvent::AgentEnd { messages }) = events.last() else {
+        panic!("agent_end last")
+    };
+    // Prompt, call, two results, answer: each `message_end` holds the
+    // message `agent_end` lists, not a copy of it.
+    assert_eq!(ends.len(), 5);
+    assert_eq!(messages.len(), 5);
+    for (end, listed) in ends.iter().zip(messages) {
+        assert!(end.ptr_eq(listed), "{} shared", end.role());
+    }
+    // A whole message's start is its end; a streamed one's is not.
+    for (start, end) in starts.iter().zip(&ends) {
+        assert_eq!(start.ptr_eq(end), end.role() != "assistant");
+    }
+    let turn_ends: Vec<_> = events
+        .iter()
+        .filter_map(|event| match event {
+            AgentEvent::TurnEnd {
+                message,
+                tool_results,
+            } => Some((message, tool_results)),
+            _ => None,
+        })
+        .collect();
+    let [(call, results), (answer, no_results)] = turn_ends[..] else {
+        panic!("two turns")
+    };
+    assert!(ends[1].ptr_eq(&SharedMessage::Assistant(call.clone())));
+    assert!(ends[4].ptr_eq(&SharedMessage::Assistant(answer.clone())));
+    assert_eq!(results.len(), 2);
+    for (result, end) in results.iter().zip(&ends[2..4]) {
+        assert!(end.ptr_eq(&SharedMessage::ToolResult(result.clone())));
+    }
+    assert!(no_results.is_empty());
+    // The outcome holds the same messages, owned.
+    assert_eq!(outcome.messages, *messages);
 }

@@ -1,6 +1,7 @@
 //! The agent events, in the JSON shape of Pi's agent package.
 
 use alloc::string::String;
+use alloc::sync::Arc;
 use alloc::vec::Vec;
 
 use serde::ser::{SerializeMap, Serializer};
@@ -8,7 +9,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::tool::ToolExecutionResult;
-use crate::message::{AssistantMessage, Message, ToolResultMessage};
+use crate::message::{AssistantMessage, SharedMessage, ToolResultMessage};
 use crate::model::{ModelEvent, PartialMessage};
 
 /// One event of an agent run.
@@ -17,6 +18,13 @@ use crate::model::{ModelEvent, PartialMessage};
 /// snake case and camelCase fields (`toolCallId`, `toolName`, `args`,
 /// `partialResult`, `result`, `isError`, `toolResults`,
 /// `assistantMessageEvent`).
+///
+/// The messages are shared, not copied, between the events that carry
+/// them ([`SharedMessage`], `Arc`): a message's `message_start` and
+/// `message_end`, an assistant message's `turn_end`, a tool result's
+/// place in `toolResults` and every message in `agent_end` are one
+/// allocation, so cloning an event is cheap and emitting one copies no
+/// message.
 ///
 /// ```
 /// use agentstream::agent::AgentEvent;
@@ -33,8 +41,8 @@ pub enum AgentEvent {
     /// A message enters the history: a prompt, an assistant message (its
     /// first streamed state) or a tool result.
     MessageStart {
-        /// The message.
-        message: Message,
+        /// The message (an assistant message's first streamed state).
+        message: SharedMessage,
     },
     /// The assistant message being streamed changed.
     MessageUpdate {
@@ -47,8 +55,8 @@ pub enum AgentEvent {
     },
     /// A message is complete.
     MessageEnd {
-        /// The message.
-        message: Message,
+        /// The message, shared with the events after it that carry it.
+        message: SharedMessage,
     },
     /// A tool call starts executing.
     ToolExecutionStart {
@@ -84,15 +92,18 @@ pub enum AgentEvent {
     },
     /// A turn ended.
     TurnEnd {
-        /// The turn's assistant message.
-        message: AssistantMessage,
-        /// Its tool results, in the order of the calls.
-        tool_results: Vec<ToolResultMessage>,
+        /// The turn's assistant message (shared with its `message_end`).
+        message: Arc<AssistantMessage>,
+        /// Its tool results, in the order of the calls (shared with their
+        /// `message_end`s).
+        tool_results: Vec<Arc<ToolResultMessage>>,
     },
     /// The run ended.
     AgentEnd {
-        /// The messages the run added.
-        messages: Vec<Message>,
+        /// The messages the run added (shared with their `message_end`s;
+        /// [`AgentOutcome::messages`](super::AgentOutcome::messages) holds
+        /// them too, owned).
+        messages: Vec<SharedMessage>,
     },
 }
 
@@ -165,13 +176,22 @@ impl Serialize for AgentEvent {
                 message,
                 tool_results,
             } => {
-                map.serialize_entry("message", message)?;
-                map.serialize_entry("toolResults", tool_results)?;
+                map.serialize_entry("message", &**message)?;
+                map.serialize_entry("toolResults", &Shared(tool_results))?;
             }
             Self::AgentEnd { messages } => {
                 map.serialize_entry("messages", messages)?;
             }
         }
         map.end()
+    }
+}
+
+/// Writes a list of shared values as the list of the values.
+struct Shared<'a, T>(&'a [Arc<T>]);
+
+impl<T: Serialize> Serialize for Shared<'_, T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.iter().map(|item| &**item))
     }
 }

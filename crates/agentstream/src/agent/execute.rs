@@ -3,6 +3,7 @@
 
 use alloc::format;
 use alloc::string::String;
+use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::future::Future;
 use core::marker::PhantomData;
@@ -17,7 +18,7 @@ use super::options::{AgentOptions, ToolExecution};
 use super::progress::ProgressReceiver;
 use super::tool::{ProgressReporter, ToolContext, ToolExecutionResult, ToolOutput};
 use super::toolset::ToolSet;
-use crate::message::{ContentBlock, Message, ToolCall, ToolResultMessage};
+use crate::message::{ContentBlock, Message, SharedMessage, ToolCall, ToolResultMessage};
 use crate::model::AbortSignal;
 
 /// The text of the result of a call that had not finished when the run was
@@ -44,7 +45,7 @@ pub(super) async fn run_calls<E>(
     signal: &AbortSignal,
     options: &AgentOptions,
     emit: &E,
-) -> (Vec<ToolResultMessage>, Vec<Message>)
+) -> (Vec<Arc<ToolResultMessage>>, Vec<Message>)
 where
     E: Fn(AgentEvent),
 {
@@ -104,7 +105,7 @@ async fn run_group<E>(
     signal: &AbortSignal,
     options: &AgentOptions,
     emit: &E,
-    results: &mut Vec<ToolResultMessage>,
+    results: &mut Vec<Arc<ToolResultMessage>>,
 ) where
     E: Fn(AgentEvent),
 {
@@ -172,7 +173,7 @@ pub(super) fn settle_unrun<E: Fn(AgentEvent)>(
     call: &ToolCall,
     text: &str,
     emit: &E,
-) -> ToolResultMessage {
+) -> Arc<ToolResultMessage> {
     emit_start(call, emit);
     let output = failure(text);
     emit_end(call, &output, emit);
@@ -181,7 +182,7 @@ pub(super) fn settle_unrun<E: Fn(AgentEvent)>(
 
 /// The error result of a call that is not executed and gets no events of
 /// its own (the calls of an `error` or `aborted` turn).
-pub(super) fn unrun_result(call: &ToolCall, text: &str) -> ToolResultMessage {
+pub(super) fn unrun_result(call: &ToolCall, text: &str) -> Arc<ToolResultMessage> {
     into_result(call, failure(text))
 }
 
@@ -203,17 +204,19 @@ fn emit_end<E: Fn(AgentEvent)>(call: &ToolCall, output: &ToolOutput, emit: &E) {
 }
 
 /// A `toolResult` message entering the history: `message_start`, then
-/// `message_end`.
-pub(super) fn emit_result_message<E: Fn(AgentEvent)>(result: &ToolResultMessage, emit: &E) {
-    let message = Message::from(result.clone());
+/// `message_end`, both sharing the message.
+pub(super) fn emit_result_message<E: Fn(AgentEvent)>(result: &Arc<ToolResultMessage>, emit: &E) {
     emit(AgentEvent::MessageStart {
-        message: message.clone(),
+        message: SharedMessage::ToolResult(result.clone()),
     });
-    emit(AgentEvent::MessageEnd { message });
+    emit(AgentEvent::MessageEnd {
+        message: SharedMessage::ToolResult(result.clone()),
+    });
 }
 
-fn into_result(call: &ToolCall, output: ToolOutput) -> ToolResultMessage {
-    ToolResultMessage {
+/// The `toolResult` message of a call, shared by its events from here on.
+fn into_result(call: &ToolCall, output: ToolOutput) -> Arc<ToolResultMessage> {
+    Arc::new(ToolResultMessage {
         tool_call_id: call.id.clone(),
         tool_name: call.name.clone(),
         content: output.content,
@@ -221,7 +224,7 @@ fn into_result(call: &ToolCall, output: ToolOutput) -> ToolResultMessage {
         is_error: output.is_error,
         timestamp: 0,
         extra: Default::default(),
-    }
+    })
 }
 
 /// Runs an allowed call: its execution under the abort's cutoff, its

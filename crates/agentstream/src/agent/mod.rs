@@ -10,7 +10,10 @@
 //! form) calls the model, runs the tool calls of its answer, appends one
 //! `toolResult` per call, and calls the model again until it answers
 //! without tool calls. It emits [`AgentEvent`]s in the JSON shape of Pi's
-//! agent package. It knows no runtime: the tools of a turn are polled
+//! agent package; the events share each message
+//! ([`SharedMessage`](crate::message::SharedMessage)) instead of copying it
+//! per event, and the history the model reads holds the one other copy.
+//! It knows no runtime: the tools of a turn are polled
 //! concurrently on the caller's task, or, with a [`ToolSet`] and a
 //! [`ToolSpawner`], run as tasks of a runtime
 //! ([`rt::tool_spawner`](crate::rt::tool_spawner); the grace period after

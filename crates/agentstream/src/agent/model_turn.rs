@@ -6,22 +6,23 @@ use alloc::sync::Arc;
 use futures_util::StreamExt;
 
 use super::events::AgentEvent;
-use crate::message::{AssistantMessage, Context, StopReason};
+use crate::message::{AssistantMessage, Context, SharedMessage, StopReason};
 use crate::model::{AbortSignal, ErrorCause, Model, ModelEvent, StreamOptions};
 
 /// The message a model stream ended without a terminal event gets.
 pub const NO_TERMINAL_MESSAGE: &str = "model stream ended without a terminal event";
 
 /// Streams one model call with `options` (the run's `signal` in place of
-/// theirs); returns its final message and, for a failed call, the typed
-/// cause the model recorded.
+/// theirs); returns its final message (shared with its `message_end`, and
+/// with the model's terminal event) and, for a failed call, the typed cause
+/// the model recorded.
 pub(super) async fn stream_turn<M, E>(
     model: &M,
     context: &Context,
     options: &StreamOptions,
     signal: &AbortSignal,
     emit: &E,
-) -> (AssistantMessage, Option<ErrorCause>)
+) -> (Arc<AssistantMessage>, Option<ErrorCause>)
 where
     M: Model + ?Sized,
     E: Fn(AgentEvent),
@@ -41,19 +42,10 @@ where
                 StopReason::Error | StopReason::Aborted => stream.error_cause(),
                 _ => None,
             };
-            // The stream's result shares the message: with the stream
-            // gone, the message is taken without a copy.
+            // The terminal event's message is shared as it is, never
+            // copied: by `message_end` here and `turn_end` later.
             drop(stream);
-            let message = Arc::unwrap_or_clone(message);
-            if !started {
-                emit(AgentEvent::MessageStart {
-                    message: message.clone().into(),
-                });
-            }
-            emit(AgentEvent::MessageEnd {
-                message: message.clone().into(),
-            });
-            return (message, cause);
+            return (end_message(message, started, emit), cause);
         }
         // Every non-terminal event carries the message so far.
         let Some(partial) = event.partial().cloned() else {
@@ -67,7 +59,7 @@ where
         } else {
             started = true;
             emit(AgentEvent::MessageStart {
-                message: partial.to_message().into(),
+                message: SharedMessage::Assistant(partial.to_shared()),
             });
         }
     }
@@ -75,13 +67,26 @@ where
     // the turn is an error rather than a hang or a panic.
     let mut message = crate::message::assistant([], StopReason::Error);
     message.error_message = Some(NO_TERMINAL_MESSAGE.to_owned());
+    (
+        end_message(Arc::new(message), started, emit),
+        Some(ErrorCause::Protocol),
+    )
+}
+
+/// The final message's `message_end`, after its `message_start` if the
+/// stream had none; returns the message, shared with the events.
+fn end_message<E: Fn(AgentEvent)>(
+    message: Arc<AssistantMessage>,
+    started: bool,
+    emit: &E,
+) -> Arc<AssistantMessage> {
     if !started {
         emit(AgentEvent::MessageStart {
-            message: message.clone().into(),
+            message: SharedMessage::Assistant(message.clone()),
         });
     }
     emit(AgentEvent::MessageEnd {
-        message: message.clone().into(),
+        message: SharedMessage::Assistant(message.clone()),
     });
-    (message, Some(ErrorCause::Protocol))
+    message
 }

@@ -10,7 +10,7 @@ use super::model_turn::stream_turn;
 use super::options::{AgentOptions, AgentOutcome, AgentStop};
 use super::toolset::ToolSet;
 use crate::event_stream::EventStream;
-use crate::message::{Context, Message, StopReason, ToolCall};
+use crate::message::{Context, Message, SharedMessage, StopReason, ToolCall};
 use crate::model::Model;
 use crate::sync::Lock;
 
@@ -95,8 +95,11 @@ where
     if !definitions.is_empty() {
         context.tools = Some(definitions);
     }
-    // The run's messages are the tail of the history from here on.
+    // The run's messages are the tail of the history from here on; the
+    // history holds them owned (the model is asked with it), the events
+    // share one more copy of each, collected here for `agent_end`.
     let base = context.messages.len();
+    let mut added = Vec::new();
     let mut turns = 0usize;
     let mut error_cause = None;
     emit(AgentEvent::AgentStart);
@@ -113,7 +116,7 @@ where
         }
         emit(AgentEvent::TurnStart);
         for message in pending.drain(..) {
-            record(message, &mut context, emit);
+            added.push(record(message, &mut context, emit));
         }
         turns += 1;
         let (assistant, cause) = match &options.hooks.transform_context {
@@ -125,7 +128,9 @@ where
             None => stream_turn(model, &context, &options.stream, &signal, emit).await,
         };
         error_cause = cause;
-        context.messages.push(assistant.clone().into());
+        context
+            .messages
+            .push(Message::Assistant((*assistant).clone()));
         // Borrowed from the turn's message, which outlives the batch.
         let calls: Vec<&ToolCall> = assistant.tool_calls().collect();
         let (results, steered) = match assistant.stop_reason {
@@ -159,14 +164,18 @@ where
             _ => run_calls(tools, &calls, &signal, &options, emit).await,
         };
         let no_calls = calls.is_empty();
-        context
-            .messages
-            .extend(results.iter().cloned().map(Message::from));
+        context.messages.extend(
+            results
+                .iter()
+                .map(|result| Message::ToolResult((**result).clone())),
+        );
         let failed = match assistant.stop_reason {
             StopReason::Error => Some(AgentStop::Error),
             StopReason::Aborted => Some(AgentStop::Aborted),
             _ => None,
         };
+        added.push(SharedMessage::Assistant(assistant.clone()));
+        added.extend(results.iter().cloned().map(SharedMessage::ToolResult));
         emit(AgentEvent::TurnEnd {
             message: assistant,
             tool_results: results,
@@ -183,12 +192,9 @@ where
             }
         }
     };
-    let added = context.messages.split_off(base);
-    emit(AgentEvent::AgentEnd {
-        messages: added.clone(),
-    });
+    emit(AgentEvent::AgentEnd { messages: added });
     AgentOutcome {
-        messages: added,
+        messages: context.messages.split_off(base),
         stop,
         turns,
         error_cause: match stop {
@@ -199,16 +205,22 @@ where
 }
 
 /// A message that enters the history whole (a prompt, a steering or
-/// follow-up message, a tool result): `message_start` and `message_end`,
-/// then appended to the history.
-fn record<E: Fn(AgentEvent) + ?Sized>(message: Message, context: &mut Context, emit: &E) {
+/// follow-up message): `message_start` and `message_end`, then appended to
+/// the history; returns the copy the events share.
+fn record<E: Fn(AgentEvent) + ?Sized>(
+    message: Message,
+    context: &mut Context,
+    emit: &E,
+) -> SharedMessage {
+    let shared = SharedMessage::from(message.clone());
     emit(AgentEvent::MessageStart {
-        message: message.clone(),
+        message: shared.clone(),
     });
     emit(AgentEvent::MessageEnd {
-        message: message.clone(),
+        message: shared.clone(),
     });
     context.messages.push(message);
+    shared
 }
 
 /// Like [`run_agent`], as an [`AgentEventStream`] and the future that

@@ -17,12 +17,12 @@ use super::run::run_agent;
 use super::state::{AgentError, AgentFailure, AgentState, QueueMode};
 use super::subscribe::{Hub, SubscriberId, Subscription, DEFAULT_SUBSCRIBER_CAPACITY};
 use super::toolset::ToolSet;
-use crate::message::{Context, Message};
+use crate::message::{Context, Message, SharedMessage};
 use crate::model::{AbortController, Model, PartialMessage};
 use crate::sync::{Lock, WakerSlab};
 
 enum Streaming {
-    Whole(alloc::boxed::Box<Message>),
+    Whole(SharedMessage),
     Partial(PartialMessage),
 }
 
@@ -31,7 +31,8 @@ struct Inner<M> {
     tools: Arc<ToolSet<'static>>,
     system_prompt: Option<String>,
     options: AgentOptions,
-    messages: Vec<Message>,
+    /// The transcript, shared with the `message_end` events it came from.
+    messages: Vec<SharedMessage>,
     running: bool,
     streaming: Option<Streaming>,
     pending: Vec<String>,
@@ -253,7 +254,11 @@ impl<M: Model> Agent<M> {
             inner.abort = Some(Arc::clone(&controller));
             let context = Context {
                 system_prompt: inner.system_prompt.clone(),
-                messages: inner.messages.clone(),
+                messages: inner
+                    .messages
+                    .iter()
+                    .map(SharedMessage::to_message)
+                    .collect(),
                 ..Context::default()
             };
             Ok((
@@ -317,7 +322,7 @@ impl<M: Model> Agent<M> {
     fn observe(&self, event: AgentEvent) {
         self.inner.with(|inner| match &event {
             AgentEvent::MessageStart { message } => {
-                inner.streaming = Some(Streaming::Whole(alloc::boxed::Box::new(message.clone())));
+                inner.streaming = Some(Streaming::Whole(message.clone()));
             }
             AgentEvent::MessageUpdate { message, .. } => {
                 inner.streaming = Some(Streaming::Partial(message.clone()));
@@ -421,10 +426,14 @@ impl<M> Agent<M> {
     pub fn state(&self) -> AgentState {
         self.inner.with(|inner| AgentState {
             system_prompt: inner.system_prompt.clone(),
-            messages: inner.messages.clone(),
+            messages: inner
+                .messages
+                .iter()
+                .map(SharedMessage::to_message)
+                .collect(),
             is_running: inner.running,
             streaming_message: inner.streaming.as_ref().map(|s| match s {
-                Streaming::Whole(message) => (**message).clone(),
+                Streaming::Whole(message) => message.to_message(),
                 Streaming::Partial(partial) => partial.to_message().into(),
             }),
             pending_tool_calls: inner.pending.clone(),
@@ -472,6 +481,7 @@ impl<M> Agent<M> {
 
     /// Replaces the transcript.
     pub fn set_messages(&self, messages: Vec<Message>) {
+        let messages = messages.into_iter().map(SharedMessage::from).collect();
         let old = self
             .inner
             .with(|inner| core::mem::replace(&mut inner.messages, messages));

@@ -63,6 +63,7 @@ mod diff;
 pub mod linkage;
 mod number;
 mod roles;
+mod shared;
 pub mod transform;
 mod usage;
 
@@ -77,6 +78,7 @@ pub use decode::DecodeError;
 pub use diff::json_diff;
 pub use linkage::{validate_linkage, LinkageChecker};
 pub use roles::{AssistantMessage, ToolResultMessage, UserContent, UserMessage};
+pub use shared::SharedMessage;
 pub use usage::{Cost, StopReason, Usage};
 
 use decode::{deserialize_via_from_value, object, Written};

@@ -339,6 +339,28 @@ impl PartialMessage {
         self.materialize(Block::to_content)
     }
 
+    /// Like [`to_message`](Self::to_message), shared: before the first
+    /// block (a `start` event's snapshot) it is the snapshot's own header,
+    /// without a copy; after, the materialized message in a new `Arc`.
+    ///
+    /// ```
+    /// use agentstream::message::{assistant, text, StopReason};
+    /// use agentstream::model::PartialBuilder;
+    ///
+    /// let mut builder = PartialBuilder::new(assistant([], StopReason::Stop));
+    /// let start = builder.snapshot();
+    /// assert!(std::sync::Arc::ptr_eq(&start.to_shared(), &start.to_shared()));
+    /// builder.push_complete(text("hi"));
+    /// assert_eq!(*builder.snapshot().to_shared(), builder.snapshot().to_message());
+    /// ```
+    pub fn to_shared(&self) -> Arc<AssistantMessage> {
+        if self.blocks.len == 0 {
+            Arc::clone(&self.header)
+        } else {
+            Arc::new(self.to_message())
+        }
+    }
+
     fn materialize(&self, block: fn(&Block) -> ContentBlock) -> AssistantMessage {
         let mut content: Vec<ContentBlock> = self.blocks.iter().map(block).collect();
         content.reverse();
