@@ -4,7 +4,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use agentstream::message::{assistant, text, tool_call, user, Context, StopReason};
+use agentstream::message::{assistant, text, tool_call, user, Context, Message, StopReason};
 use agentstream::model::{
     AbortSignal, Model, ModelStream, ScriptStep, ScriptedModel, ScriptedTurn, StreamOptions,
     EXHAUSTED_MESSAGE,
@@ -126,7 +126,7 @@ async fn openai_stream_looks_like_the_recordings() {
     assert!(usage["usage"]["total_tokens"].is_u64());
     let requests = server.requests();
     assert_eq!(requests.len(), 1);
-    assert_eq!(requests[0].context.messages, [user("weather?").into()]);
+    assert_eq!(requests[0].context.messages, [Message::from(user("weather?"))]);
     server.shutdown().await;
 }
 
