@@ -24,7 +24,9 @@
 //! UTF-8 characters wherever the network did, which is what the decoder
 //! must cope with. [`Recording::with_lengths`] reads the pair back, and
 //! [`Recording::from_cassette`] reads an exchange `agentstream serve
-//! --record` saved (the same pair, with the request naming the protocol).
+//! --record` saved (the same pair, with the request naming the protocol);
+//! [`Recording::from_cassette_files`] also reads its `response.json`, so
+//! an exchange recorded cut replays cut.
 //!
 //! ```
 //! use agentstream::message::{user, Context, StopReason};
@@ -118,6 +120,7 @@ fn first_payload(body: &[u8]) -> Option<&str> {
 pub struct Recording {
     pieces: Vec<Arc<[u8]>>,
     api: Option<Api>,
+    cut: bool,
 }
 
 impl Recording {
@@ -131,6 +134,7 @@ impl Recording {
         Self {
             pieces: pieces.into_iter().map(|p| Arc::from(p.as_ref())).collect(),
             api: None,
+            cut: false,
         }
     }
 
@@ -229,6 +233,56 @@ impl Recording {
         Ok(Self::with_lengths(body, lengths)?.with_api(api))
     }
 
+    /// A cassette's exchange as [`from_cassette`](Self::from_cassette)
+    /// reads it, and cut when its `response.json` says `"cut": true` (the
+    /// client left or the upstream's body broke off while it was
+    /// recorded): the replayed body then breaks off after its pieces, as
+    /// it did live, instead of ending as if complete.
+    ///
+    /// ```
+    /// use agentstream_wire::replay::Recording;
+    ///
+    /// let request = r#"{"path": "/v1/chat/completions"}"#;
+    /// let response = r#"{"status": 200, "headers": {}, "cut": true}"#;
+    /// let recording = Recording::from_cassette_files(request, response, b"data: {}\n\n", "").unwrap();
+    /// assert!(recording.is_cut());
+    /// ```
+    ///
+    /// # Errors
+    /// Those of [`from_cassette`](Self::from_cassette), and
+    /// [`RecordingError::BadResponse`] when `response.json` is not a JSON
+    /// object or its `cut` is not a boolean.
+    pub fn from_cassette_files(
+        request_json: &str,
+        response_json: &str,
+        body: &[u8],
+        lengths: &str,
+    ) -> Result<Self, RecordingError> {
+        let response: Value =
+            serde_json::from_str(response_json).map_err(|_| RecordingError::BadResponse)?;
+        let cut = match response.as_object().map(|head| head.get("cut")) {
+            Some(None) => false,
+            Some(Some(Value::Bool(cut))) => *cut,
+            _ => return Err(RecordingError::BadResponse),
+        };
+        Ok(Self::from_cassette(request_json, body, lengths)?.with_cut(cut))
+    }
+
+    /// Marks the body cut (or not): a cut body breaks off after its last
+    /// piece with a transport error, as a connection closed without the
+    /// body's end does, so the call ends in `error`.
+    #[must_use]
+    pub fn with_cut(mut self, cut: bool) -> Self {
+        self.cut = cut;
+        self
+    }
+
+    /// Whether the body breaks off after its pieces (see
+    /// [`with_cut`](Self::with_cut)).
+    pub fn is_cut(&self) -> bool {
+        self.cut
+    }
+
     /// The protocol: the one given, else the one the first event's `data`
     /// names (a Responses or Anthropic `type`, Gemini's `candidates`),
     /// else Anthropic when the body holds a `message_start` event, else
@@ -281,6 +335,9 @@ pub enum RecordingError {
     /// A cassette's `request.json` is not JSON naming the `path` of a
     /// protocol a replay knows.
     BadRequest,
+    /// A cassette's `response.json` is not a JSON object, or its `cut`
+    /// is not `true` or `false`.
+    BadResponse,
 }
 
 impl fmt::Display for RecordingError {
@@ -293,6 +350,9 @@ impl fmt::Display for RecordingError {
             ),
             Self::BadRequest => f.write_str(
                 "cassette request: not a JSON object whose path is a chat completions, messages, responses or Gemini endpoint",
+            ),
+            Self::BadResponse => f.write_str(
+                "cassette response: not a JSON object whose \"cut\", when present, is true or false",
             ),
         }
     }
@@ -570,13 +630,18 @@ impl<P: Protocol> Endpoint for Recorded<P> {
 pub struct ReplayBody {
     pieces: Vec<Arc<[u8]>>,
     next: usize,
+    cut: bool,
 }
+
+/// The error a cut recording's body ends with.
+const CUT_MESSAGE: &str = "replay: the recorded body was cut here";
 
 impl ReplayBody {
     fn of(recording: &Recording) -> Self {
         Self {
             pieces: recording.pieces.clone(),
             next: 0,
+            cut: recording.cut,
         }
     }
 }
@@ -586,6 +651,7 @@ impl fmt::Debug for ReplayBody {
         f.debug_struct("ReplayBody")
             .field("pieces", &self.pieces.len())
             .field("next", &self.next)
+            .field("cut", &self.cut)
             .finish()
     }
 }
@@ -598,6 +664,9 @@ impl ResponseBody for ReplayBody {
     ) -> impl Future<Output = Result<Option<Arc<[u8]>>, TransportError>> + Send {
         let piece = self.pieces.get(self.next).cloned();
         self.next = self.next.saturating_add(1);
-        future::ready(Ok(piece))
+        future::ready(match piece {
+            None if self.cut => Err(TransportError::failed(CUT_MESSAGE)),
+            piece => Ok(piece),
+        })
     }
 }

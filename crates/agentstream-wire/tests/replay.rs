@@ -305,3 +305,46 @@ fn a_replay_host_runs_the_live_call_path() {
         Some(ErrorCause::Transport(_))
     ));
 }
+
+/// A cassette whose `response.json` says `"cut": true` replays cut: the
+/// body breaks off after its pieces, and the call ends in an error rather
+/// than as a complete answer; the same files without the mark play
+/// complete, and a mark that is not a boolean is refused.
+#[test]
+fn a_cut_cassette_replays_cut() {
+    let request = r#"{"api": "openai-completions", "path": "/v1/chat/completions"}"#;
+    let body = concat!(
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hel\"}}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"lo\"},\"finish_reason\":\"stop\"}]}\n\n",
+    );
+    let lengths = format!("20\n{}\n", body.len() - 20);
+    let ended = |response: &str| {
+        let recording =
+            Recording::from_cassette_files(request, response, body.as_bytes(), &lengths).unwrap();
+        let cut = recording.is_cut();
+        let (events, _) = play(&ReplayModel::new([recording]), StreamOptions::default());
+        let Some(ModelEvent::Done { message, .. } | ModelEvent::Error { error: message, .. }) =
+            events.last()
+        else {
+            panic!("{events:?}");
+        };
+        (
+            cut,
+            message.stop_reason.clone(),
+            message.error_message.clone(),
+        )
+    };
+    let (cut, reason, error) = ended(r#"{"status": 200, "headers": {}, "cut": true}"#);
+    assert!(cut);
+    assert_eq!(reason, StopReason::Error);
+    assert!(
+        error.as_deref().unwrap_or_default().contains("cut"),
+        "{error:?}"
+    );
+    for complete in [r#"{"status": 200}"#, r#"{"status": 200, "cut": false}"#] {
+        assert_eq!(ended(complete), (false, StopReason::Stop, None));
+    }
+    for bad in [r#"{"cut": "yes"}"#, "[]", "not json"] {
+        assert!(Recording::from_cassette_files(request, bad, body.as_bytes(), &lengths).is_err());
+    }
+}
