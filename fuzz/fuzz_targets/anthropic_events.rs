@@ -10,5 +10,10 @@ use libfuzzer_sys::fuzz_target;
 fuzz_target!(|input: &[u8]| {
     let mut projector = EventProjector::new("m", "p");
     projector.set_limits(tight_limits());
-    check_projection(input, &mut projector, EventProjector::push_data, EventProjector::finish);
+    check_projection(
+        input,
+        &mut projector,
+        EventProjector::push_data,
+        EventProjector::finish,
+    );
 });

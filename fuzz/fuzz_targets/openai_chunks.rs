@@ -10,5 +10,10 @@ use libfuzzer_sys::fuzz_target;
 fuzz_target!(|input: &[u8]| {
     let mut projector = ChunkProjector::new("m", "p");
     projector.set_limits(tight_limits());
-    check_projection(input, &mut projector, ChunkProjector::push_data, ChunkProjector::finish);
+    check_projection(
+        input,
+        &mut projector,
+        ChunkProjector::push_data,
+        ChunkProjector::finish,
+    );
 });
