@@ -244,7 +244,7 @@ impl Recording {
     ///
     /// let request = r#"{"path": "/v1/chat/completions"}"#;
     /// let response = r#"{"status": 200, "headers": {}, "cut": true}"#;
-    /// let recording = Recording::from_cassette_files(request, response, b"data: {}\n\n", "").unwrap();
+    /// let recording = Recording::from_cassette_files(request, response, b"data: {}\n\n", "10\n").unwrap();
     /// assert!(recording.is_cut());
     /// ```
     ///
