@@ -224,7 +224,7 @@ pub(crate) async fn answer(
                 return error_response(api, &error);
             }
             return match player.pick(api, decoded.stream, &decoded.context) {
-                Ok((cassette, answer)) => replayed(cassette, answer.clone()),
+                Ok((cassette, answer)) => replayed(cassette, answer),
                 Err(error) => error_response(api, &error),
             };
         }
@@ -326,30 +326,8 @@ fn event_stream(body: Body) -> Response<Body> {
 /// pieces it arrived in, each written on its own as a view of the one
 /// copy of the body (a request holds no copy, whatever the pieces); a
 /// cut cassette's body then breaks off, as it did when it was recorded.
-fn replayed(cassette: &crate::cassette::Cassette, answer: Recorded) -> Response<Body> {
-    let cut = cassette.cut;
-    let frames = futures_util::stream::unfold(
-        (answer, 0usize, 0usize),
-        move |(answer, k, at)| async move {
-            if k > answer.len() || (k == answer.len() && !cut) {
-                return None;
-            }
-            // A pause between pieces lets the connection write each one
-            // out (before a break too, which would drop what it holds).
-            if k > 0 {
-                tokio::task::yield_now().await;
-            }
-            if k == answer.len() {
-                // A cut exchange breaks off here, as it did live: the
-                // connection closes without the body's end.
-                let error = std::io::Error::other("the recorded exchange was cut here");
-                return Some((Err(error), (answer, k + 1, at)));
-            }
-            let piece = answer.piece(k, at);
-            let next = at + piece.len();
-            Some((Ok(Frame::data(piece)), (answer, k + 1, next)))
-        },
-    );
+fn replayed(cassette: &crate::cassette::Entry, answer: Recorded) -> Response<Body> {
+    let frames = answer.frames();
     let mut response = Response::new(StreamBody::new(frames).boxed_unsync());
     *response.status_mut() =
         StatusCode::from_u16(cassette.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);

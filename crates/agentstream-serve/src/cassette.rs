@@ -58,18 +58,20 @@
 use std::fs;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 
 use agentstream::message::Context;
-use agentstream_beneath::{
-    create_dir, create_file, list_dir, open_file, Refusal, Resolver, RootDir,
-};
-use bytes::Bytes;
-use serde_json::{json, Map, Value};
+use agentstream_beneath::{list_dir, open_file, Refusal, Resolver, RootDir};
+use serde_json::{Map, Value};
 
-use agentstream_wire::server::ApiError;
 use agentstream_wire::Api;
+
+mod body;
+mod player;
+mod writer;
+
+pub(crate) use body::Recorded;
+pub(crate) use player::{Entry, Player};
+pub(crate) use writer::{length_line, next_number, response_json, Writer};
 
 /// How [`Server::replay`](crate::Server::replay) picks a cassette.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -217,6 +219,21 @@ impl std::fmt::Display for CassetteError {
     }
 }
 
+impl CassetteError {
+    /// Whether the file was not there.
+    fn is_not_found(&self) -> bool {
+        self.source.as_ref().map(io::Error::kind) == Some(io::ErrorKind::NotFound)
+    }
+
+    /// The error with its cause's text (`…: cannot read: No such file`).
+    pub(crate) fn report(&self) -> String {
+        match &self.source {
+            Some(source) => format!("{self}: {source}"),
+            None => self.to_string(),
+        }
+    }
+}
+
 impl std::error::Error for CassetteError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         self.source
@@ -254,11 +271,17 @@ impl CassetteDir {
         })
     }
 
+    /// The regular file at `relative` beneath the directory, opened
+    /// without blocking on what is not one, and its size.
+    fn file(&self, relative: &str) -> Result<(fs::File, u64), CassetteError> {
+        open_file(&self.root, relative, Resolver::best())
+            .map_err(|refusal| CassetteError::refused(&self.path.join(relative), refusal))
+    }
+
     /// The bytes of the regular file at `relative` beneath the directory.
     fn read(&self, relative: &str) -> Result<Vec<u8>, CassetteError> {
         let path = self.path.join(relative);
-        let (mut file, size) = open_file(&self.root, relative, Resolver::best())
-            .map_err(|refusal| CassetteError::refused(&path, refusal))?;
+        let (mut file, size) = self.file(relative)?;
         let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
         file.read_to_end(&mut bytes)
             .map_err(|e| CassetteError::io(&path, e))?;
@@ -319,9 +342,7 @@ impl Cassette {
         let lengths = match dir.read(&file("response.body.lengths")) {
             Ok(text) => Some(text),
             // Without the sidecar, the body is one piece.
-            Err(e) if e.source.as_ref().map(io::Error::kind) == Some(io::ErrorKind::NotFound) => {
-                None
-            }
+            Err(e) if e.is_not_found() => None,
             Err(e) => return Err(e),
         };
         let files = CassetteFiles {
@@ -358,66 +379,19 @@ impl Cassette {
         files: CassetteFiles<'_>,
         body: Vec<u8>,
     ) -> Result<Self, CassetteError> {
-        let path = |leaf: &str| dir.join(leaf);
-        let json = |bytes: &[u8], leaf: &str| -> Result<Value, CassetteError> {
-            serde_json::from_slice(bytes)
-                .map_err(|e| CassetteError::new(&path(leaf), format!("not JSON: {e}")))
-        };
-        let request = json(files.request_json, "request.json")?;
-        let api = match request
-            .get("api")
-            .and_then(Value::as_str)
-            .and_then(Api::from_pi_api)
-        {
-            Some(api) => api,
-            None => {
-                let names: Vec<String> = Api::ALL
-                    .iter()
-                    .map(|a| format!("\"{}\"", a.pi_api()))
-                    .collect();
-                return Err(CassetteError::new(
-                    &path("request.json"),
-                    format!("\"api\" must be one of {}", names.join(", ")),
-                ));
-            }
-        };
-        let context =
-            Context::from_value(request.get("context").cloned().unwrap_or(Value::Null))
-                .map_err(|e| CassetteError::new(&path("request.json"), format!("context: {e}")))?;
-        let response_path = path("response.json");
-        let response = json(files.response_json, "response.json")?;
-        let status = response
-            .get("status")
-            .and_then(Value::as_u64)
-            .and_then(|s| u16::try_from(s).ok())
-            // What an upstream may answer (HTTP's three digits, as hyper
-            // reads them), so whatever the proxy recorded plays back.
-            .filter(|s| (100..=999).contains(s))
-            .ok_or_else(|| {
-                CassetteError::new(&response_path, "\"status\" must be an HTTP status")
-            })?;
-        let headers = response
-            .get("headers")
-            .and_then(Value::as_object)
-            .into_iter()
-            .flatten()
-            .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
-            .collect();
-        let cut = match response.get("cut") {
-            None => false,
-            Some(Value::Bool(cut)) => *cut,
-            Some(_) => {
-                return Err(CassetteError::new(
-                    &response_path,
-                    "\"cut\" must be true or false",
-                ))
-            }
-        };
+        let Head {
+            api,
+            request,
+            context,
+            status,
+            headers,
+            cut,
+        } = parse_head(dir, files.request_json, files.response_json)?;
         let lengths = match files.lengths {
             Some(text) => {
                 parse_lengths(&String::from_utf8_lossy(text), body.len()).ok_or_else(|| {
                     CassetteError::new(
-                        &path("response.body.lengths"),
+                        &dir.join("response.body.lengths"),
                         "the lengths do not add up to the body",
                     )
                 })?
@@ -459,29 +433,8 @@ impl Cassette {
     /// As [`load_all`](Self::load_all).
     pub fn load_dir(dir: &Path) -> Result<Loaded, CassetteError> {
         let dir = CassetteDir::open(dir)?;
-        let (mut names, others) = dir.entries()?;
-        names.sort_by(|a, b| recording_order(a, b));
-        let mut skipped: Vec<Skipped> = others
-            .into_iter()
-            .map(|name| Skipped {
-                reason: "not a directory".into(),
-                name,
-            })
-            .collect();
-        let mut cassettes = Vec::with_capacity(names.len());
-        for name in names {
-            match Self::load_from(&dir, &name, name.clone()) {
-                Ok(cassette) => cassettes.push(cassette),
-                Err(error) if not_a_cassette(&error) && error.path.ends_with("request.json") => {
-                    skipped.push(Skipped {
-                        reason: "no request.json in it".into(),
-                        name,
-                    });
-                }
-                Err(error) => return Err(error),
-            }
-        }
-        skipped.sort_by(|a, b| recording_order(&a.name, &b.name));
+        let (cassettes, skipped) =
+            each_cassette(&dir, |name| Self::load_from(&dir, name, name.to_owned()))?;
         Ok(Loaded { cassettes, skipped })
     }
 
@@ -496,6 +449,119 @@ impl Cassette {
     }
 }
 
+/// A cassette but its body: what its `request.json` and `response.json`
+/// say.
+struct Head {
+    api: Api,
+    request: Value,
+    context: Context,
+    status: u16,
+    headers: Vec<(String, String)>,
+    cut: bool,
+}
+
+/// Reads a cassette's `request.json` and `response.json` (the cassette's
+/// directory `dir` names them in errors).
+fn parse_head(
+    dir: &Path,
+    request_json: &[u8],
+    response_json: &[u8],
+) -> Result<Head, CassetteError> {
+    let path = |leaf: &str| dir.join(leaf);
+    let json = |bytes: &[u8], leaf: &str| -> Result<Value, CassetteError> {
+        serde_json::from_slice(bytes)
+            .map_err(|e| CassetteError::new(&path(leaf), format!("not JSON: {e}")))
+    };
+    let request = json(request_json, "request.json")?;
+    let api = match request
+        .get("api")
+        .and_then(Value::as_str)
+        .and_then(Api::from_pi_api)
+    {
+        Some(api) => api,
+        None => {
+            let names: Vec<String> = Api::ALL
+                .iter()
+                .map(|a| format!("\"{}\"", a.pi_api()))
+                .collect();
+            return Err(CassetteError::new(
+                &path("request.json"),
+                format!("\"api\" must be one of {}", names.join(", ")),
+            ));
+        }
+    };
+    let context = Context::from_value(request.get("context").cloned().unwrap_or(Value::Null))
+        .map_err(|e| CassetteError::new(&path("request.json"), format!("context: {e}")))?;
+    let response_path = path("response.json");
+    let response = json(response_json, "response.json")?;
+    let status = response
+        .get("status")
+        .and_then(Value::as_u64)
+        .and_then(|s| u16::try_from(s).ok())
+        // What an upstream may answer (HTTP's three digits, as hyper
+        // reads them), so whatever the proxy recorded plays back.
+        .filter(|s| (100..=999).contains(s))
+        .ok_or_else(|| CassetteError::new(&response_path, "\"status\" must be an HTTP status"))?;
+    let headers = response
+        .get("headers")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
+        .collect();
+    let cut = match response.get("cut") {
+        None => false,
+        Some(Value::Bool(cut)) => *cut,
+        Some(_) => {
+            return Err(CassetteError::new(
+                &response_path,
+                "\"cut\" must be true or false",
+            ))
+        }
+    };
+    Ok(Head {
+        api,
+        request,
+        context,
+        status,
+        headers,
+        cut,
+    })
+}
+
+/// Calls `load` on each entry of `dir` that may be a cassette, in the
+/// order of their numbers, and names those that are not (a file, or a
+/// directory without a `request.json`).
+fn each_cassette<T>(
+    dir: &CassetteDir,
+    mut load: impl FnMut(&str) -> Result<T, CassetteError>,
+) -> Result<(Vec<T>, Vec<Skipped>), CassetteError> {
+    let (mut names, others) = dir.entries()?;
+    names.sort_by(|a, b| recording_order(a, b));
+    let mut skipped: Vec<Skipped> = others
+        .into_iter()
+        .map(|name| Skipped {
+            reason: "not a directory".into(),
+            name,
+        })
+        .collect();
+    let mut loaded = Vec::with_capacity(names.len());
+    for name in names {
+        match load(&name) {
+            Ok(cassette) => loaded.push(cassette),
+            Err(error) if not_a_cassette(&error) && error.path.ends_with("request.json") => {
+                skipped.push(Skipped {
+                    reason: "no request.json in it".into(),
+                    name,
+                });
+            }
+            Err(error) => return Err(error),
+        }
+    }
+    skipped.sort_by(|a, b| recording_order(&a.name, &b.name));
+    Ok((loaded, skipped))
+}
+
 fn parse_lengths(text: &str, total: usize) -> Option<Vec<usize>> {
     let lengths: Vec<usize> = text
         .lines()
@@ -505,46 +571,6 @@ fn parse_lengths(text: &str, total: usize) -> Option<Vec<usize>> {
         .collect::<Result<_, _>>()
         .ok()?;
     (lengths.iter().try_fold(0usize, |a, n| a.checked_add(*n)) == Some(total)).then_some(lengths)
-}
-
-/// A cassette being written by the proxy: the request and the response's
-/// head at once, then each piece of the body as it arrives, before the
-/// client gets it (so a client that has read an answer finds it saved).
-pub(crate) struct Writer {
-    body: fs::File,
-    lengths: fs::File,
-    /// `response.json`, kept open to mark the exchange cut.
-    response: fs::File,
-    head: Value,
-}
-
-/// `response.json` for the response's `head` (`{"status", "headers"}`,
-/// and `"cut"` once cut), as the recorder writes it.
-pub(crate) fn response_json(head: &Value) -> Vec<u8> {
-    let mut text = serde_json::to_vec_pretty(head).unwrap_or_default();
-    text.push(b'\n');
-    text
-}
-
-/// The line of `response.body.lengths` for a piece of `length` bytes.
-pub(crate) fn length_line(length: usize) -> String {
-    format!("{length}\n")
-}
-
-/// The number after the highest all-digit name in `dir` (`0` when there
-/// is none): where a recorder's numbering starts, so a cassette deleted
-/// before the last is never numbered again.
-pub(crate) fn next_number(dir: &RootDir) -> io::Result<usize> {
-    let mut next = 0usize;
-    list_dir(dir, ".", Resolver::best(), |mut name| {
-        if name.ends_with(['/', '@']) {
-            name.pop();
-        }
-        if let Some(number) = cassette_number(&name) {
-            next = next.max(number.saturating_add(1));
-        }
-    })?;
-    Ok(next)
 }
 
 /// The order of cassettes: numbered names by their number (`9999` before
@@ -571,326 +597,10 @@ fn cassette_number(name: &str) -> Option<usize> {
     name.parse().ok()
 }
 
-impl Writer {
-    /// Creates the next cassette in `dir` with the request's files and
-    /// `response.json`, and returns it with its name. The cassette's
-    /// directory takes the first number from `next` that no entry has
-    /// (created exclusively, so two recorders on one directory never
-    /// share one), and every file is created exclusively in it, never
-    /// through a symlink.
-    pub(crate) fn begin(
-        dir: &RootDir,
-        next: &AtomicUsize,
-        request: &Value,
-        request_body: &[u8],
-        status: u16,
-        headers: Value,
-    ) -> io::Result<(Self, String)> {
-        use std::io::Write;
-        let (cassette, name) = loop {
-            let name = format!("{:04}", next.fetch_add(1, Ordering::Relaxed));
-            match create_dir(dir, &name) {
-                Ok(cassette) => break (cassette, name),
-                // Taken: by a cassette of another recorder, or anything
-                // else someone put there. The next number is tried; each
-                // entry is passed over at most once.
-                Err(Refusal::Io(e)) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-                Err(refusal) => return Err(refusal.into()),
-            }
-        };
-        let pretty = |value: &Value| {
-            let mut text = serde_json::to_vec_pretty(value).unwrap_or_default();
-            text.push(b'\n');
-            text
-        };
-        let write = |file: &str, bytes: &[u8]| -> io::Result<()> {
-            create_file(&cassette, file)?.write_all(bytes)
-        };
-        write("request.json", &pretty(request))?;
-        write("request.body", request_body)?;
-        let head = json!({"status": status, "headers": headers});
-        let mut response = create_file(&cassette, "response.json")?;
-        response.write_all(&response_json(&head))?;
-        let writer = Self {
-            body: create_file(&cassette, "response.body")?,
-            lengths: create_file(&cassette, "response.body.lengths")?,
-            response,
-            head,
-        };
-        Ok((writer, name))
-    }
-
-    /// Appends one piece of the body.
-    pub(crate) fn piece(&mut self, piece: &[u8]) -> io::Result<()> {
-        use std::io::Write;
-        self.body.write_all(piece)?;
-        self.lengths.write_all(length_line(piece.len()).as_bytes())
-    }
-
-    /// Marks the exchange cut: `response.json` is written again (through
-    /// the handle it was created with) with `"cut": true`.
-    pub(crate) fn cut(&mut self) -> io::Result<()> {
-        use std::io::{Seek, Write};
-        self.head["cut"] = Value::Bool(true);
-        self.response.set_len(0)?;
-        self.response.rewind()?;
-        self.response.write_all(&response_json(&self.head))
-    }
-}
-
-/// A cassette's body in the pieces it arrived in, held once and shared by
-/// every request that plays it (cloning it clones two handles).
-#[derive(Debug, Clone)]
-pub(crate) struct Recorded {
-    body: Bytes,
-    /// Moved, not copied, from the cassette (a copy would double what a
-    /// body in 1-byte pieces costs while the server starts).
-    lengths: Arc<Vec<usize>>,
-}
-
-impl Recorded {
-    /// The number of pieces.
-    pub(crate) fn len(&self) -> usize {
-        self.lengths.len()
-    }
-
-    /// Piece `k` (of [`len`](Self::len)), which starts at byte `at` of
-    /// the body: a view of the body, not a copy.
-    pub(crate) fn piece(&self, k: usize, at: usize) -> Bytes {
-        self.body.slice(at..at + self.lengths[k])
-    }
-}
-
-/// The cassettes a replaying server answers from.
-pub(crate) struct Player {
-    dir: String,
-    /// The cassettes, their bodies and lengths moved to `answers`.
-    cassettes: Vec<Cassette>,
-    answers: Vec<Recorded>,
-    /// The contexts as JSON, compared with the requests'.
-    contexts: Vec<Value>,
-    mode: Match,
-    used: Mutex<(Vec<bool>, usize)>,
-}
-
-impl Player {
-    pub(crate) fn new(dir: &Path, mut cassettes: Vec<Cassette>, mode: Match) -> Self {
-        let answers = cassettes
-            .iter_mut()
-            .map(|c| Recorded {
-                body: Bytes::from(std::mem::take(&mut c.body)),
-                lengths: Arc::new(std::mem::take(&mut c.lengths)),
-            })
-            .collect();
-        let contexts = cassettes
-            .iter()
-            .map(|c| serde_json::to_value(&c.context).unwrap_or(Value::Null))
-            .collect();
-        let used = vec![false; cassettes.len()];
-        Self {
-            dir: dir.display().to_string(),
-            cassettes,
-            answers,
-            contexts,
-            mode,
-            used: Mutex::new((used, 0)),
-        }
-    }
-
-    /// The cassette for a request of `api` with `context`, or the error
-    /// naming the closest one.
-    pub(crate) fn pick(
-        &self,
-        api: Api,
-        stream: bool,
-        context: &Context,
-    ) -> Result<(&Cassette, &Recorded), ApiError> {
-        let wanted = serde_json::to_value(context).unwrap_or(Value::Null);
-        let mut used = self.used.lock().unwrap_or_else(|e| e.into_inner());
-        let (used, next) = &mut *used;
-        let same = |k: usize| -> bool {
-            self.cassettes[k].api == api
-                && self.cassettes[k]
-                    .request
-                    .get("stream")
-                    .and_then(Value::as_bool)
-                    == Some(stream)
-                && match self.mode {
-                    Match::LastMessage => last_message(&self.contexts[k]) == last_message(&wanted),
-                    _ => self.contexts[k] == wanted,
-                }
-        };
-        let found = match self.mode {
-            Match::Order => Some(*next).filter(|&k| k < self.cassettes.len() && same(k)),
-            _ => {
-                let matching: Vec<usize> = (0..self.cassettes.len()).filter(|&k| same(k)).collect();
-                matching
-                    .iter()
-                    .copied()
-                    .find(|&k| !used[k])
-                    .or(matching.last().copied())
-            }
-        };
-        if let Some(k) = found {
-            used[k] = true;
-            *next += 1;
-            return Ok((&self.cassettes[k], &self.answers[k]));
-        }
-        Err(ApiError::new(500, self.mismatch(api, &wanted, *next)))
-    }
-
-    /// The message of a request without a cassette.
-    fn mismatch(&self, api: Api, wanted: &Value, next: usize) -> String {
-        let mode = match self.mode {
-            Match::Exact => "exact context",
-            Match::LastMessage => "last message",
-            Match::Order => "recording order",
-        };
-        let head = format!(
-            "agentstream replay: no cassette in {} matches this request (match: {mode})",
-            self.dir
-        );
-        let candidates: Vec<usize> = match self.mode {
-            Match::Order if next >= self.cassettes.len() => {
-                return format!(
-                    "{head}: call {next} is past the last of {} cassettes",
-                    self.cassettes.len()
-                )
-            }
-            Match::Order => vec![next],
-            _ => (0..self.cassettes.len())
-                .filter(|&k| self.cassettes[k].api == api)
-                .collect(),
-        };
-        let closest = candidates
-            .iter()
-            .map(|&k| (k, first_difference(&self.contexts[k], wanted, "$".into())))
-            .max_by_key(|(k, d)| (d.as_ref().map_or(usize::MAX, |d| d.common), usize::MAX - k));
-        match closest {
-            Some((k, Some(difference))) => format!(
-                "{head}; the closest is {}: at {} the cassette has {} and the request has {}",
-                self.cassettes[k].name,
-                difference.path,
-                short(difference.recorded.as_ref()),
-                short(difference.requested.as_ref()),
-            ),
-            Some((k, None)) => format!(
-                "{head}; {} has this context but its {} was already played",
-                self.cassettes[k].name, "turn"
-            ),
-            None => format!("{head}: it holds no {} cassette", api.pi_api()),
-        }
-    }
-}
-
-fn last_message(context: &Value) -> Option<&Value> {
-    context
-        .get("messages")
-        .and_then(Value::as_array)
-        .and_then(|m| m.last())
-}
-
-/// Where two contexts first differ.
-struct Difference {
-    path: String,
-    /// How much of them is the same before it (the leading messages, then
-    /// the leading fields), to pick the closest cassette.
-    common: usize,
-    recorded: Option<Value>,
-    requested: Option<Value>,
-}
-
-fn first_difference(recorded: &Value, requested: &Value, path: String) -> Option<Difference> {
-    if recorded == requested {
-        return None;
-    }
-    let differ = |path: String, common| Difference {
-        path,
-        common,
-        recorded: Some(recorded.clone()),
-        requested: Some(requested.clone()),
-    };
-    match (recorded, requested) {
-        (Value::Array(a), Value::Array(b)) => {
-            let common = a.iter().zip(b).take_while(|(x, y)| x == y).count();
-            match (a.get(common), b.get(common)) {
-                (Some(x), Some(y)) => {
-                    first_difference(x, y, format!("{path}[{common}]")).map(|mut d| {
-                        d.common += common << 16;
-                        d
-                    })
-                }
-                (x, y) => Some(Difference {
-                    path: format!("{path}[{common}]"),
-                    common: common << 16,
-                    recorded: x.cloned(),
-                    requested: y.cloned(),
-                }),
-            }
-        }
-        (Value::Object(a), Value::Object(b)) => {
-            let mut keys: Vec<&String> = a.keys().chain(b.keys()).collect();
-            keys.sort();
-            keys.dedup();
-            // The conversation is what differs most often: look there first.
-            keys.sort_by_key(|k| *k != "messages");
-            for (same, key) in keys.into_iter().enumerate() {
-                let here = format!("{path}.{key}");
-                match (a.get(key), b.get(key)) {
-                    (Some(x), Some(y)) => {
-                        if let Some(mut d) = first_difference(x, y, here) {
-                            d.common += same;
-                            return Some(d);
-                        }
-                    }
-                    (x, y) => {
-                        return Some(Difference {
-                            path: here,
-                            common: same,
-                            recorded: x.cloned(),
-                            requested: y.cloned(),
-                        })
-                    }
-                }
-            }
-            None
-        }
-        _ => Some(differ(path, 0)),
-    }
-}
-
-/// A value for a message: its JSON, cut at 120 characters; `nothing` when
-/// absent.
-fn short(value: Option<&Value>) -> String {
-    let Some(value) = value else {
-        return "nothing".into();
-    };
-    let text = value.to_string();
-    match text.char_indices().nth(120) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_first_difference_is_named() {
-        let a = json!({"messages": [{"role": "user", "content": "hi"}, {"role": "user", "content": "a"}]});
-        let b = json!({"messages": [{"role": "user", "content": "hi"}, {"role": "user", "content": "b"}]});
-        let d = first_difference(&a, &b, "$".into()).unwrap();
-        assert_eq!(d.path, "$.messages[1].content");
-        assert_eq!(
-            (d.recorded, d.requested),
-            (Some(json!("a")), Some(json!("b")))
-        );
-        let c = json!({"messages": [{"role": "user", "content": "hi"}], "systemPrompt": "x"});
-        let d = first_difference(&a, &c, "$".into()).unwrap();
-        assert_eq!((d.path.as_str(), d.requested), ("$.messages[1]", None));
-        assert!(first_difference(&a, &a, "$".into()).is_none());
-    }
+    use serde_json::json;
 
     #[test]
     fn secrets_are_redacted() {

@@ -14,7 +14,7 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 use crate::accept;
-use crate::cassette::{Cassette, CassetteError, Loaded, Match, Player, Skipped};
+use crate::cassette::{CassetteError, Match, Player, Skipped};
 use crate::error::BindError;
 use crate::limits::{
     BODY_TIMEOUT, HEADER_TIMEOUT, MAX_BUFFERED_REQUEST_BYTES, MAX_CONNECTIONS, MAX_REQUEST_BYTES,
@@ -50,11 +50,10 @@ enum SourceConfig {
         dir: PathBuf,
     },
     Replay {
-        dir: PathBuf,
-        cassettes: Vec<Cassette>,
-        /// The entries of `dir` that are not cassettes.
+        /// The directory's index (bodies are read when played).
+        player: Player,
+        /// The entries of the directory that are not cassettes.
         skipped: Vec<Skipped>,
-        mode: Match,
     },
 }
 
@@ -251,12 +250,7 @@ impl ServerBuilder {
                 Proxy::new(&url, dir.clone(), self.limits.upstream_timeout)
                     .map_err(|e| BindError::new(dir.display().to_string(), e))?,
             ),
-            SourceConfig::Replay {
-                dir,
-                cassettes,
-                mode,
-                ..
-            } => Source::Replay(Player::new(&dir, cassettes, mode)),
+            SourceConfig::Replay { player, .. } => Source::Replay(player),
         };
         let listener = TcpListener::bind(address)
             .await
@@ -390,14 +384,9 @@ impl Server {
     /// A cassette that cannot be read.
     pub fn replay(dir: impl Into<PathBuf>, mode: Match) -> Result<ServerBuilder, CassetteError> {
         let dir = dir.into();
-        let Loaded { cassettes, skipped } = Cassette::load_dir(&dir)?;
+        let (player, skipped) = Player::load(&dir, mode)?;
         let mut builder = Self::builder(ScriptedModel::new(Vec::<ScriptedTurn>::new()));
-        builder.source = SourceConfig::Replay {
-            dir,
-            cassettes,
-            skipped,
-            mode,
-        };
+        builder.source = SourceConfig::Replay { player, skipped };
         Ok(builder)
     }
 

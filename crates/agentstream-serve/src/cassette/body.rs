@@ -1,0 +1,525 @@
+//! A cassette's answer at play time: its files checked against what they
+//! were when the server started, and its body read from disk when it is
+//! played (a small one kept in a bounded cache and shared, a large one
+//! streamed piece by piece), never read whole at startup.
+
+use std::collections::{HashMap, VecDeque};
+use std::fs;
+use std::hash::{Hash, Hasher};
+use std::io::{self, BufRead, BufReader, Read};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use bytes::{Bytes, BytesMut};
+use futures_util::Stream;
+use hyper::body::Frame;
+
+use super::{CassetteDir, CassetteError};
+
+/// A body (with its lengths) at most this large is read whole when
+/// played and kept in the [`Cache`]; a larger one is streamed from disk.
+pub(super) const CACHED_BODY: u64 = 1 << 20;
+
+/// The bytes of bodies and lengths the [`Cache`] holds at most.
+const CACHE_BYTES: usize = 64 << 20;
+
+/// The most bytes a streamed body reads from disk at once (a larger
+/// piece is sent as several frames of at most this size).
+const BATCH_BYTES: usize = 64 << 10;
+
+/// The most pieces a streamed body reads from disk at once.
+const BATCH_PIECES: usize = 4096;
+
+/// What one of a cassette's files was when the server started: its size
+/// and identity (inode, modification and change times), as a hash.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Stamp {
+    identity: u64,
+    /// The file's size.
+    pub(super) len: u64,
+}
+
+impl Stamp {
+    /// The stamp of the open `file`.
+    pub(super) fn of(file: &fs::File) -> io::Result<Self> {
+        let metadata = file.metadata()?;
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        metadata.len().hash(&mut hasher);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            (metadata.dev(), metadata.ino()).hash(&mut hasher);
+            (metadata.mtime(), metadata.mtime_nsec()).hash(&mut hasher);
+            (metadata.ctime(), metadata.ctime_nsec()).hash(&mut hasher);
+        }
+        #[cfg(not(unix))]
+        metadata.modified().ok().hash(&mut hasher);
+        Ok(Self {
+            identity: hasher.finish(),
+            len: metadata.len(),
+        })
+    }
+}
+
+/// The stamps of a cassette's four files (`None`: there was no
+/// `response.body.lengths`, and the body is one piece).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Stamps {
+    pub(super) request: Stamp,
+    pub(super) response: Stamp,
+    pub(super) body: Stamp,
+    pub(super) lengths: Option<Stamp>,
+}
+
+/// A body and its piece lengths, read whole: the lengths as LEB128
+/// varints (one byte per piece under 128 bytes, two under 16 KiB), not a
+/// machine word each.
+#[derive(Debug)]
+pub(super) struct Whole {
+    body: Bytes,
+    lengths: Box<[u8]>,
+}
+
+impl Whole {
+    /// The bytes it holds.
+    fn size(&self) -> usize {
+        self.body.len() + self.lengths.len()
+    }
+
+    /// `body` with the lengths of `text` (one decimal count per line,
+    /// blank lines skipped), or with one piece when there is none; `None`
+    /// when a line is not a count or the counts do not add up to the body.
+    pub(super) fn new(body: Vec<u8>, text: Option<&[u8]>) -> Option<Self> {
+        let mut lengths = Vec::new();
+        let mut total = 0usize;
+        let mut push = |n: usize| -> Option<()> {
+            total = total.checked_add(n)?;
+            let mut n = n as u64;
+            loop {
+                let byte = (n & 0x7f) as u8;
+                n >>= 7;
+                if n == 0 {
+                    lengths.push(byte);
+                    return Some(());
+                }
+                lengths.push(byte | 0x80);
+            }
+        };
+        match text {
+            Some(text) => {
+                for line in String::from_utf8_lossy(text).lines() {
+                    let line = line.trim();
+                    if !line.is_empty() {
+                        push(line.parse().ok()?)?;
+                    }
+                }
+            }
+            None => push(body.len())?,
+        }
+        (total == body.len()).then(|| Self {
+            body: Bytes::from(body),
+            lengths: lengths.into_boxed_slice(),
+        })
+    }
+
+    /// The pieces, each a view of the one copy of the body.
+    fn pieces(self: Arc<Self>) -> impl Iterator<Item = Bytes> + Send {
+        let (mut at, mut read) = (0usize, 0usize);
+        std::iter::from_fn(move || {
+            let mut n = 0u64;
+            let mut shift = 0;
+            loop {
+                let byte = *self.lengths.get(read)?;
+                read += 1;
+                n |= u64::from(byte & 0x7f) << shift.min(63);
+                shift += 7;
+                if byte & 0x80 == 0 {
+                    break;
+                }
+            }
+            // Checked when built: the lengths add up to the body.
+            let end = at.saturating_add(usize::try_from(n).unwrap_or(usize::MAX));
+            let end = end.min(self.body.len());
+            let start = std::mem::replace(&mut at, end);
+            Some(self.body.slice(start..end))
+        })
+    }
+}
+
+/// The bodies read whole lately, up to [`CACHE_BYTES`]: the oldest goes
+/// first.
+#[derive(Debug, Default)]
+pub(super) struct Cache {
+    held: Mutex<(HashMap<usize, Arc<Whole>>, VecDeque<usize>, usize)>,
+}
+
+impl Cache {
+    fn get(&self, k: usize) -> Option<Arc<Whole>> {
+        let held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+        held.0.get(&k).cloned()
+    }
+
+    fn put(&self, k: usize, whole: Arc<Whole>) {
+        let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+        let (map, order, bytes) = &mut *held;
+        if map.contains_key(&k) || whole.size() > CACHE_BYTES {
+            return;
+        }
+        while *bytes + whole.size() > CACHE_BYTES {
+            let Some(oldest) = order.pop_front() else {
+                break;
+            };
+            if let Some(gone) = map.remove(&oldest) {
+                *bytes -= gone.size();
+            }
+        }
+        *bytes += whole.size();
+        order.push_back(k);
+        map.insert(k, whole);
+    }
+}
+
+/// A cassette's body as a request plays it: shared from memory, or read
+/// from its file as the client takes it.
+#[derive(Debug)]
+pub(crate) struct Recorded {
+    source: Source,
+    /// Whether the body breaks off after its pieces.
+    cut: bool,
+}
+
+#[derive(Debug)]
+enum Source {
+    Whole(Arc<Whole>),
+    Disk(Box<DiskBody>),
+}
+
+/// A body streamed from its file, checked against its lengths as it goes.
+#[derive(Debug)]
+struct DiskBody {
+    body: fs::File,
+    /// `response.body.lengths`, or `None` for one piece.
+    lengths: Option<BufReader<fs::File>>,
+    /// Where the files are, for errors.
+    path: PathBuf,
+    /// The lines of the lengths read so far.
+    line: usize,
+    /// The body's bytes not yet read, and those of the current piece.
+    left: u64,
+    piece: u64,
+    /// Whether the one piece of a body without lengths was started.
+    started: bool,
+}
+
+/// Some pieces read from disk: `data` and where each piece ends in it.
+struct Batch {
+    data: Bytes,
+    ends: Vec<u32>,
+}
+
+impl DiskBody {
+    fn error(&self, leaf: &str, what: impl std::fmt::Display) -> io::Error {
+        io::Error::other(format!("{}: {what}", self.path.join(leaf).display()))
+    }
+
+    /// The next piece's length, `None` after the last.
+    fn next_length(&mut self) -> io::Result<Option<u64>> {
+        let Some(lengths) = self.lengths.as_mut() else {
+            let first = !self.started;
+            self.started = true;
+            return Ok(first.then_some(self.left));
+        };
+        loop {
+            let mut line = Vec::new();
+            // A count is a few digits: a longer line is not one (and
+            // is never read whole).
+            let read = lengths.by_ref().take(64).read_until(b'\n', &mut line)?;
+            if read == 0 {
+                return Ok(None);
+            }
+            self.line += 1;
+            let text = std::str::from_utf8(&line).unwrap_or("x").trim();
+            if text.is_empty() && line.ends_with(b"\n") {
+                continue;
+            }
+            return match text.parse() {
+                Ok(n) if line.ends_with(b"\n") || read < 64 => Ok(Some(n)),
+                _ => Err(self.error(
+                    "response.body.lengths",
+                    format_args!("line {} is not a byte count", self.line),
+                )),
+            };
+        }
+    }
+
+    /// Reads the next pieces; an empty batch after the last.
+    fn batch(&mut self) -> io::Result<Batch> {
+        let mut data = BytesMut::new();
+        let mut ends = Vec::new();
+        while data.len() < BATCH_BYTES && ends.len() < BATCH_PIECES {
+            if self.piece == 0 {
+                match self.next_length()? {
+                    Some(n) if n > self.left => {
+                        return Err(self.error(
+                            "response.body.lengths",
+                            "the lengths do not add up to the body",
+                        ))
+                    }
+                    Some(n) => self.piece = n,
+                    None if self.left > 0 => {
+                        return Err(self.error(
+                            "response.body.lengths",
+                            "the lengths do not add up to the body",
+                        ))
+                    }
+                    None => break,
+                }
+                if self.piece == 0 {
+                    ends.push(data.len() as u32);
+                    continue;
+                }
+            }
+            let room = (BATCH_BYTES - data.len()) as u64;
+            let take = self.piece.min(room) as usize;
+            let at = data.len();
+            data.resize(at + take, 0);
+            self.body.read_exact(&mut data[at..]).map_err(|e| {
+                self.error(
+                    "response.body",
+                    format_args!("shorter than when the server started ({e})"),
+                )
+            })?;
+            self.piece -= take as u64;
+            self.left -= take as u64;
+            // A piece larger than a batch goes out as several frames.
+            ends.push(data.len() as u32);
+        }
+        Ok(Batch {
+            data: data.freeze(),
+            ends,
+        })
+    }
+}
+
+impl Recorded {
+    /// A body read whole (see [`Whole`]).
+    pub(super) fn whole(whole: Arc<Whole>, cut: bool) -> Self {
+        Self {
+            source: Source::Whole(whole),
+            cut,
+        }
+    }
+
+    /// The body as frames: each piece on its own, with a pause between
+    /// pieces so the connection writes each one out; a cut body then
+    /// ends in an error, which breaks the connection without the body's
+    /// end, as it ended when it was recorded. An error reading a
+    /// streamed body (a file changed since the server started) also
+    /// breaks it off, naming the file.
+    pub(crate) fn frames(
+        self,
+    ) -> impl Stream<Item = Result<Frame<Bytes>, io::Error>> + Send + 'static {
+        enum State {
+            Whole(Box<dyn Iterator<Item = Bytes> + Send>),
+            Disk(Option<Box<DiskBody>>, Batch, usize),
+        }
+        let cut = self.cut;
+        let state = match self.source {
+            Source::Whole(whole) => State::Whole(Box::new(whole.pieces())),
+            Source::Disk(disk) => State::Disk(
+                Some(disk),
+                Batch {
+                    data: Bytes::new(),
+                    ends: Vec::new(),
+                },
+                0,
+            ),
+        };
+        futures_util::stream::unfold(
+            (state, 0usize, false),
+            move |(mut state, sent, ended)| async move {
+                if ended {
+                    return None;
+                }
+                if sent > 0 {
+                    tokio::task::yield_now().await;
+                }
+                let piece = match &mut state {
+                    State::Whole(pieces) => Ok(pieces.next()),
+                    State::Disk(disk, batch, next) => loop {
+                        if *next < batch.ends.len() {
+                            let start = match *next {
+                                0 => 0,
+                                k => batch.ends[k - 1] as usize,
+                            };
+                            let end = batch.ends[*next] as usize;
+                            *next += 1;
+                            break Ok(Some(batch.data.slice(start..end)));
+                        }
+                        let Some(mut body) = disk.take() else {
+                            break Ok(None);
+                        };
+                        let read = tokio::task::spawn_blocking(move || {
+                            let batch = body.batch();
+                            (body, batch)
+                        })
+                        .await;
+                        match read {
+                            Ok((body, Ok(read))) => {
+                                if !read.ends.is_empty() {
+                                    *disk = Some(body);
+                                }
+                                (*batch, *next) = (read, 0);
+                            }
+                            Ok((_, Err(error))) => break Err(error),
+                            Err(_) => break Err(io::Error::other("reading the body failed")),
+                        }
+                    },
+                };
+                match piece {
+                    Ok(Some(piece)) => Some((Ok(Frame::data(piece)), (state, sent + 1, false))),
+                    Ok(None) if cut => {
+                        let error = io::Error::other("the recorded exchange was cut here");
+                        Some((Err(error), (state, sent + 1, true)))
+                    }
+                    Ok(None) => None,
+                    Err(error) => Some((Err(error), (state, sent + 1, true))),
+                }
+            },
+        )
+    }
+}
+
+/// Opens the regular file `leaf` of cassette `name` beneath `dir` and
+/// checks it is what it was at startup (`stamp`; `None`: it did not
+/// exist, and must not now).
+pub(super) fn reopen(
+    dir: &CassetteDir,
+    name: &str,
+    leaf: &str,
+    stamp: Option<Stamp>,
+) -> Result<Option<fs::File>, CassetteError> {
+    let relative = format!("{name}/{leaf}");
+    let path = dir.path.join(&relative);
+    let changed = || {
+        CassetteError::new(
+            &path,
+            "changed since the server started; restart it to replay the directory as it is now",
+        )
+    };
+    let file = match (dir.file(&relative), stamp) {
+        (Ok((file, _)), Some(_)) => file,
+        (Err(error), None) if error.is_not_found() => return Ok(None),
+        (Ok(_), None) => return Err(changed()),
+        (Err(error), _) => return Err(error),
+    };
+    let now = Stamp::of(&file).map_err(|e| CassetteError::io(&path, e))?;
+    if Some(now) != stamp {
+        return Err(changed());
+    }
+    Ok(Some(file))
+}
+
+/// The body of cassette `k` (named `name`, with `stamps`) as a request
+/// plays it, after checking each of its files is as it was at startup:
+/// from `cache`, read whole when small, else streamed from disk.
+pub(super) fn play(
+    dir: &CassetteDir,
+    cache: &Cache,
+    k: usize,
+    name: &str,
+    stamps: &Stamps,
+    cut: bool,
+) -> Result<Recorded, CassetteError> {
+    reopen(dir, name, "request.json", Some(stamps.request))?;
+    reopen(dir, name, "response.json", Some(stamps.response))?;
+    let missing = |leaf: &str| {
+        CassetteError::new(
+            &dir.path.join(name).join(leaf),
+            "changed since the server started",
+        )
+    };
+    let body = reopen(dir, name, "response.body", Some(stamps.body))?
+        .ok_or_else(|| missing("response.body"))?;
+    let lengths = reopen(dir, name, "response.body.lengths", stamps.lengths)?;
+    let lengths_len = stamps.lengths.map_or(0, |s| s.len);
+    if stamps.body.len <= CACHED_BODY && lengths_len <= CACHED_BODY {
+        if let Some(whole) = cache.get(k) {
+            return Ok(Recorded::whole(whole, cut));
+        }
+        let read = |file: Option<fs::File>, leaf: &str| -> Result<Option<Vec<u8>>, CassetteError> {
+            let Some(mut file) = file else {
+                return Ok(None);
+            };
+            let mut bytes = Vec::new();
+            file.read_to_end(&mut bytes)
+                .map_err(|e| CassetteError::io(&dir.path.join(name).join(leaf), e))?;
+            Ok(Some(bytes))
+        };
+        let body = read(Some(body), "response.body")?.unwrap_or_default();
+        let text = read(lengths, "response.body.lengths")?;
+        let whole = Whole::new(body, text.as_deref()).ok_or_else(|| {
+            CassetteError::new(
+                &dir.path.join(name).join("response.body.lengths"),
+                "the lengths do not add up to the body",
+            )
+        })?;
+        let whole = Arc::new(whole);
+        cache.put(k, whole.clone());
+        return Ok(Recorded::whole(whole, cut));
+    }
+    Ok(Recorded {
+        source: Source::Disk(Box::new(DiskBody {
+            body,
+            lengths: lengths.map(BufReader::new),
+            path: dir.path.join(name),
+            line: 0,
+            left: stamps.body.len,
+            piece: 0,
+            started: false,
+        })),
+        cut,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pieces(whole: Whole) -> Vec<Vec<u8>> {
+        Arc::new(whole).pieces().map(|p| p.to_vec()).collect()
+    }
+
+    #[test]
+    fn lengths_are_kept_in_a_byte_or_two_each() {
+        let body: Vec<u8> = (0..=255u8).cycle().take(18_000).collect();
+        let whole = Whole::new(body.clone(), Some(b"1\n127\n128\n\n16383\n1361\n")).unwrap();
+        // 1 + 1 + 2 + 2 + 2 bytes for five pieces, not 40.
+        assert_eq!(whole.lengths.len(), 8);
+        let got = pieces(whole);
+        assert_eq!(
+            got.iter().map(Vec::len).collect::<Vec<_>>(),
+            [1, 127, 128, 16383, 1361]
+        );
+        assert_eq!(got.concat(), body);
+        assert_eq!(
+            pieces(Whole::new(body.clone(), None).unwrap()),
+            [body.clone()]
+        );
+        assert!(Whole::new(body.clone(), Some(b"1\n")).is_none());
+        assert!(Whole::new(body, Some(b"x\n")).is_none());
+    }
+
+    #[test]
+    fn the_cache_keeps_its_bound() {
+        let cache = Cache::default();
+        for k in 0..100 {
+            let whole = Whole::new(vec![0; 1 << 20], None).unwrap();
+            cache.put(k, Arc::new(whole));
+        }
+        let held = cache.held.lock().unwrap();
+        assert!(held.2 <= CACHE_BYTES, "{}", held.2);
+        assert_eq!(held.0.len(), held.1.len());
+        assert!(held.0.contains_key(&99) && !held.0.contains_key(&0));
+    }
+}

@@ -1,0 +1,118 @@
+//! The recorder's side of a cassette: each exchange written as it
+//! happens, beneath the directory and never over another cassette.
+
+use std::fs;
+use std::io;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use agentstream_beneath::{create_dir, create_file, list_dir, Refusal, Resolver, RootDir};
+use serde_json::{json, Value};
+
+use super::cassette_number;
+
+/// A cassette being written by the proxy: the request and the response's
+/// head at once, then each piece of the body as it arrives, before the
+/// client gets it (so a client that has read an answer finds it saved).
+pub(crate) struct Writer {
+    body: fs::File,
+    lengths: fs::File,
+    /// `response.json`, kept open to mark the exchange cut.
+    response: fs::File,
+    head: Value,
+}
+
+/// `response.json` for the response's `head` (`{"status", "headers"}`,
+/// and `"cut"` once cut), as the recorder writes it.
+pub(crate) fn response_json(head: &Value) -> Vec<u8> {
+    let mut text = serde_json::to_vec_pretty(head).unwrap_or_default();
+    text.push(b'\n');
+    text
+}
+
+/// The line of `response.body.lengths` for a piece of `length` bytes.
+pub(crate) fn length_line(length: usize) -> String {
+    format!("{length}\n")
+}
+
+/// The number after the highest all-digit name in `dir` (`0` when there
+/// is none): where a recorder's numbering starts, so a cassette deleted
+/// before the last is never numbered again.
+pub(crate) fn next_number(dir: &RootDir) -> io::Result<usize> {
+    let mut next = 0usize;
+    list_dir(dir, ".", Resolver::best(), |mut name| {
+        if name.ends_with(['/', '@']) {
+            name.pop();
+        }
+        if let Some(number) = cassette_number(&name) {
+            next = next.max(number.saturating_add(1));
+        }
+    })?;
+    Ok(next)
+}
+
+impl Writer {
+    /// Creates the next cassette in `dir` with the request's files and
+    /// `response.json`, and returns it with its name. The cassette's
+    /// directory takes the first number from `next` that no entry has
+    /// (created exclusively, so two recorders on one directory never
+    /// share one), and every file is created exclusively in it, never
+    /// through a symlink.
+    pub(crate) fn begin(
+        dir: &RootDir,
+        next: &AtomicUsize,
+        request: &Value,
+        request_body: &[u8],
+        status: u16,
+        headers: Value,
+    ) -> io::Result<(Self, String)> {
+        use std::io::Write;
+        let (cassette, name) = loop {
+            let name = format!("{:04}", next.fetch_add(1, Ordering::Relaxed));
+            match create_dir(dir, &name) {
+                Ok(cassette) => break (cassette, name),
+                // Taken: by a cassette of another recorder, or anything
+                // else someone put there. The next number is tried; each
+                // entry is passed over at most once.
+                Err(Refusal::Io(e)) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(refusal) => return Err(refusal.into()),
+            }
+        };
+        let pretty = |value: &Value| {
+            let mut text = serde_json::to_vec_pretty(value).unwrap_or_default();
+            text.push(b'\n');
+            text
+        };
+        let write = |file: &str, bytes: &[u8]| -> io::Result<()> {
+            create_file(&cassette, file)?.write_all(bytes)
+        };
+        write("request.json", &pretty(request))?;
+        write("request.body", request_body)?;
+        let head = json!({"status": status, "headers": headers});
+        let mut response = create_file(&cassette, "response.json")?;
+        response.write_all(&response_json(&head))?;
+        let writer = Self {
+            body: create_file(&cassette, "response.body")?,
+            lengths: create_file(&cassette, "response.body.lengths")?,
+            response,
+            head,
+        };
+        Ok((writer, name))
+    }
+
+    /// Appends one piece of the body.
+    pub(crate) fn piece(&mut self, piece: &[u8]) -> io::Result<()> {
+        use std::io::Write;
+        self.body.write_all(piece)?;
+        self.lengths.write_all(length_line(piece.len()).as_bytes())
+    }
+
+    /// Marks the exchange cut: `response.json` is written again (through
+    /// the handle it was created with) with `"cut": true`.
+    pub(crate) fn cut(&mut self) -> io::Result<()> {
+        use std::io::{Seek, Write};
+        self.head["cut"] = Value::Bool(true);
+        self.response.set_len(0)?;
+        self.response.rewind()?;
+        self.response.write_all(&response_json(&self.head))
+    }
+}
