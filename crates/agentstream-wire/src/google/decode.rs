@@ -70,13 +70,18 @@ pub fn decode_request(body: &Value, model: &str, stream: bool) -> Result<Decoded
 /// [`decode_request`] from the body's bytes, with memory proportional to
 /// the body: the contents are parsed one at a time.
 ///
+/// A lone UTF-16 surrogate escape in a string (`"\ud800"` alone) is
+/// read as U+FFFD, as the projectors read one.
+///
 /// # Errors
 /// As [`decode_request`], and a 400 for a body that is not JSON.
 pub fn decode_body(body: &[u8], model: &str, stream: bool) -> Result<DecodedRequest, ApiError> {
-    let mut request = request::common_bytes_at(body, "contents", false, contents_error)?;
-    request.model = model.to_owned();
-    request.stream = stream;
-    decode(request)
+    request::replacing_lone_surrogates(body, |body| {
+        let mut request = request::common_bytes_at(body, "contents", false, contents_error)?;
+        request.model = model.to_owned();
+        request.stream = stream;
+        decode(request)
+    })
 }
 
 fn contents_error(found: Option<&Value>) -> ApiError {

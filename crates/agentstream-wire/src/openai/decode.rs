@@ -59,10 +59,15 @@ pub fn decode_request(body: &Value) -> Result<DecodedRequest, ApiError> {
 /// [`decode_request`] from the body's bytes, with memory proportional to
 /// the body: the messages are parsed one at a time.
 ///
+/// A lone UTF-16 surrogate escape in a string (`"\ud800"` alone) is
+/// read as U+FFFD, as the projectors read one.
+///
 /// # Errors
 /// As [`decode_request`], and a 400 for a body that is not JSON.
 pub fn decode_body(body: &[u8]) -> Result<DecodedRequest, ApiError> {
-    decode(request::common_bytes(body, messages_error)?)
+    request::replacing_lone_surrogates(body, |body| {
+        decode(request::common_bytes(body, messages_error)?)
+    })
 }
 
 fn messages_error(found: Option<&Value>) -> ApiError {

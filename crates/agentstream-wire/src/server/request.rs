@@ -473,12 +473,43 @@ fn body_object(body: &Value) -> Result<&Map<String, Value>, ApiError> {
 }
 
 /// Tool-call arguments from their JSON text: an object, or `{}` with the
-/// text kept as `rawArguments` when it is not one.
+/// text kept as `rawArguments` when it is not one. A lone surrogate
+/// escape in the text (`\ud800` in the request, JSON inside a JSON
+/// string) becomes U+FFFD, as the client side's projectors make it.
 pub(crate) fn arguments_from_text(text: &str) -> (Map<String, Value>, Option<String>) {
-    match serde_json::from_str::<Value>(text) {
+    let parsed = serde_json::from_str::<Value>(text).or_else(|error| {
+        match crate::surrogates::replace_lone_surrogates(text) {
+            Some(fixed) => serde_json::from_str::<Value>(&fixed),
+            None => Err(error),
+        }
+    });
+    match parsed {
         Ok(Value::Object(map)) => (map, None),
         _ if text.trim().is_empty() => (Map::new(), None),
         _ => (Map::new(), Some(text.to_owned())),
+    }
+}
+
+/// `decode` on a request `body`; when that fails and the body has a lone
+/// UTF-16 surrogate escape (`"\ud800"` alone, which JavaScript's
+/// `JSON.stringify` writes for half an emoji and serde_json refuses), on
+/// the body with each one replaced by `\ufffd` (U+FFFD, the rule of Pi and
+/// of this crate's projectors, see [`surrogates`](crate::surrogates)). A
+/// body without one is decoded once, as it is.
+pub(crate) fn replacing_lone_surrogates<T>(
+    body: &[u8],
+    decode: impl Fn(&[u8]) -> Result<T, ApiError>,
+) -> Result<T, ApiError> {
+    let first = decode(body);
+    if first.is_ok() {
+        return first;
+    }
+    match core::str::from_utf8(body)
+        .ok()
+        .and_then(crate::surrogates::replace_lone_surrogates)
+    {
+        Some(fixed) => decode(fixed.as_bytes()),
+        None => first,
     }
 }
 
