@@ -48,7 +48,7 @@ fn generate(dir: &Path, n: usize) {
     }
     let lengths = {
         let mut text = format!("{PIECE}\n").repeat(body.len() / PIECE);
-        if body.len() % PIECE > 0 {
+        if !body.len().is_multiple_of(PIECE) {
             text.push_str(&format!("{}\n", body.len() % PIECE));
         }
         text

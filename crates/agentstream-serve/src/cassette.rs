@@ -55,19 +55,23 @@
 //! gets HTTP 500 in the provider's error shape, naming the closest
 //! cassette and the first point where the contexts differ.
 
-use std::fs;
-use std::io::{self, Read};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use agentstream::message::Context;
-use agentstream_beneath::{list_dir, open_file, Refusal, Resolver, RootDir};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use agentstream_wire::Api;
 
 mod body;
+mod dir;
 mod player;
+mod redact;
 mod writer;
+
+pub use dir::CassetteError;
+use dir::{not_a_cassette, CassetteDir};
+pub(crate) use redact::headers_json;
+pub use redact::{is_secret_header, REDACTED};
 
 pub(crate) use body::Recorded;
 pub(crate) use player::{Entry, Player};
@@ -85,41 +89,6 @@ pub enum Match {
     LastMessage,
     /// Call *k* gets cassette *k*, whose context must be the request's.
     Order,
-}
-
-/// The header value written for a secret.
-pub const REDACTED: &str = "[redacted]";
-
-/// Whether a header's value is a secret never written to a cassette: the
-/// wire crate's [secret headers](agentstream_wire::options::is_secret_header)
-/// (`Authorization`, `x-api-key`, `api-key`, any name with `key`,
-/// `token`, `secret` or `auth`) and cookies.
-pub fn is_secret_header(name: &str) -> bool {
-    let name = name.to_ascii_lowercase();
-    agentstream_wire::options::is_secret_header(&name) || name.contains("cookie")
-}
-
-/// Headers as a JSON object (a repeated header's values joined by `, `),
-/// secrets redacted.
-pub(crate) fn headers_json<'a>(headers: impl IntoIterator<Item = (&'a str, &'a [u8])>) -> Value {
-    let mut object = Map::new();
-    for (name, value) in headers {
-        let value = if is_secret_header(name) {
-            REDACTED.to_owned()
-        } else {
-            String::from_utf8_lossy(value).into_owned()
-        };
-        match object.get_mut(name) {
-            Some(Value::String(joined)) => {
-                joined.push_str(", ");
-                joined.push_str(&value);
-            }
-            _ => {
-                object.insert(name.to_owned(), Value::String(value));
-            }
-        }
-    }
-    Value::Object(object)
 }
 
 /// One recorded exchange.
@@ -185,137 +154,6 @@ impl std::fmt::Display for Skipped {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}: {}", self.name, self.reason)
     }
-}
-
-/// A cassette that cannot be read.
-#[derive(Debug)]
-pub struct CassetteError {
-    path: PathBuf,
-    message: String,
-    source: Option<io::Error>,
-}
-
-impl CassetteError {
-    fn new(path: &Path, message: impl Into<String>) -> Self {
-        Self {
-            path: path.to_owned(),
-            message: message.into(),
-            source: None,
-        }
-    }
-
-    fn io(path: &Path, source: io::Error) -> Self {
-        Self {
-            path: path.to_owned(),
-            message: "cannot read".into(),
-            source: Some(source),
-        }
-    }
-}
-
-impl std::fmt::Display for CassetteError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.path.display(), self.message)
-    }
-}
-
-impl CassetteError {
-    /// Whether the file was not there.
-    fn is_not_found(&self) -> bool {
-        self.source.as_ref().map(io::Error::kind) == Some(io::ErrorKind::NotFound)
-    }
-
-    /// The error with its cause's text (`…: cannot read: No such file`).
-    pub(crate) fn report(&self) -> String {
-        match &self.source {
-            Some(source) => format!("{self}: {source}"),
-            None => self.to_string(),
-        }
-    }
-}
-
-impl std::error::Error for CassetteError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        self.source
-            .as_ref()
-            .map(|e| e as &(dyn std::error::Error + 'static))
-    }
-}
-
-impl CassetteError {
-    /// The file at `path` was not opened: outside the directory, not a
-    /// regular file, or the system's error.
-    fn refused(path: &Path, refusal: Refusal) -> Self {
-        match refusal {
-            Refusal::Io(source) => Self::io(path, source),
-            refusal => Self::new(path, refusal.to_string()),
-        }
-    }
-}
-
-/// A cassette directory, opened once: every file of its cassettes is
-/// opened beneath this handle, never through a symlink that leads out of
-/// it, and only when it is a regular file (a FIFO or a device is refused
-/// without blocking).
-pub(crate) struct CassetteDir {
-    root: RootDir,
-    path: PathBuf,
-}
-
-impl CassetteDir {
-    /// Opens `dir` (following symlinks: the user chose it).
-    pub(crate) fn open(dir: &Path) -> Result<Self, CassetteError> {
-        Ok(Self {
-            root: RootDir::open(dir).map_err(|e| CassetteError::io(dir, e))?,
-            path: dir.to_owned(),
-        })
-    }
-
-    /// The regular file at `relative` beneath the directory, opened
-    /// without blocking on what is not one, and its size.
-    fn file(&self, relative: &str) -> Result<(fs::File, u64), CassetteError> {
-        open_file(&self.root, relative, Resolver::best())
-            .map_err(|refusal| CassetteError::refused(&self.path.join(relative), refusal))
-    }
-
-    /// The bytes of the regular file at `relative` beneath the directory.
-    fn read(&self, relative: &str) -> Result<Vec<u8>, CassetteError> {
-        let path = self.path.join(relative);
-        let (mut file, size) = self.file(relative)?;
-        let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
-        file.read_to_end(&mut bytes)
-            .map_err(|e| CassetteError::io(&path, e))?;
-        Ok(bytes)
-    }
-
-    /// The names of the entries that may be cassettes (directories, and
-    /// symlinks, which are resolved beneath the directory when opened),
-    /// and those of the others (files, FIFOs, sockets, devices), which
-    /// cannot be.
-    fn entries(&self) -> Result<(Vec<String>, Vec<String>), CassetteError> {
-        let (mut names, mut others) = (Vec::new(), Vec::new());
-        list_dir(&self.root, ".", Resolver::best(), |mut name| {
-            if name.ends_with('/') || name.ends_with('@') {
-                name.pop();
-                names.push(name);
-            } else {
-                others.push(name);
-            }
-        })
-        .map_err(|refusal| CassetteError::refused(&self.path, refusal))?;
-        Ok((names, others))
-    }
-}
-
-/// Whether a cassette's `request.json` was not found: the entry is not a
-/// cassette (a directory without one, or a symlink to a file).
-fn not_a_cassette(error: &CassetteError) -> bool {
-    error.source.as_ref().is_some_and(|e| {
-        matches!(
-            e.kind(),
-            io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
-        )
-    })
 }
 
 impl Cassette {
@@ -600,29 +438,6 @@ fn cassette_number(name: &str) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn secrets_are_redacted() {
-        for name in [
-            "Authorization",
-            "x-api-key",
-            "api-key",
-            "X-Goog-Api-Key",
-            "x-auth-token",
-            "x-password",
-            "x-signature",
-            "x-auth",
-            "apikey",
-            "x-amz-security-token",
-            "x-client-credential",
-        ] {
-            assert!(is_secret_header(name), "{name}");
-        }
-        assert!(!is_secret_header("content-type"));
-        let headers = headers_json([("authorization", &b"Bearer sk-1"[..]), ("accept", b"*/*")]);
-        assert_eq!(headers, json!({"authorization": REDACTED, "accept": "*/*"}));
-    }
 
     #[test]
     fn cassettes_are_in_the_order_of_their_numbers() {

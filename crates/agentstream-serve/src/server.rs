@@ -51,7 +51,7 @@ enum SourceConfig {
     },
     Replay {
         /// The directory's index (bodies are read when played).
-        player: Player,
+        player: Box<Player>,
         /// The entries of the directory that are not cassettes.
         skipped: Vec<Skipped>,
     },
@@ -250,7 +250,7 @@ impl ServerBuilder {
                 Proxy::new(&url, dir.clone(), self.limits.upstream_timeout)
                     .map_err(|e| BindError::new(dir.display().to_string(), e))?,
             ),
-            SourceConfig::Replay { player, .. } => Source::Replay(player),
+            SourceConfig::Replay { player, .. } => Source::Replay(*player),
         };
         let listener = TcpListener::bind(address)
             .await
@@ -386,7 +386,10 @@ impl Server {
         let dir = dir.into();
         let (player, skipped) = Player::load(&dir, mode)?;
         let mut builder = Self::builder(ScriptedModel::new(Vec::<ScriptedTurn>::new()));
-        builder.source = SourceConfig::Replay { player, skipped };
+        builder.source = SourceConfig::Replay {
+            player: Box::new(player),
+            skipped,
+        };
         Ok(builder)
     }
 

@@ -148,7 +148,8 @@ async fn a_streamed_body_plays_as_recorded_and_bad_lengths_break_it_off() {
 async fn a_file_changed_after_startup_is_a_clear_error_when_played() {
     let dir = temp_dir("changed");
     let body = b"data: [DONE]\n\n";
-    let cases: [(&str, &dyn Fn(&std::path::Path)); 5] = [
+    type Change<'a> = &'a dyn Fn(&std::path::Path);
+    let cases: [(&str, Change); 5] = [
         ("response.body", &|c| {
             std::fs::write(c.join("response.body"), b"data: [NOPE]\n\n").unwrap()
         }),
