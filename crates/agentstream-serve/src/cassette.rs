@@ -41,6 +41,16 @@
 //! is followed only while it stays inside, and a FIFO, device or socket
 //! is refused without blocking; the error names the cassette's file.
 //!
+//! At startup replay reads only each cassette's `request.json` and
+//! `response.json`, into an index for matching, and opens (without
+//! reading) its body; a body is read when it is played: up to 1 MiB read
+//! whole and kept in a cache of at most 64 MiB, a larger one streamed
+//! from disk (see `cassette/player.rs` and `cassette/body.rs`). A file
+//! changed or removed after startup is an HTTP 500 naming it when its
+//! cassette is played (or, once the body has started, the body breaks
+//! off), never an answer from the old file; so are lengths that do not
+//! add up to the body, found when it is first played.
+//!
 //! All four protocols are recorded, replayed and read back this way: Chat
 //! Completions, Anthropic Messages, OpenAI Responses (`/v1/responses`)
 //! and Gemini (`models/{model}:streamGenerateContent`, `:generateContent`).
