@@ -227,14 +227,7 @@ impl Cassette {
         files: CassetteFiles<'_>,
         body: Vec<u8>,
     ) -> Result<Self, CassetteError> {
-        let Head {
-            api,
-            request,
-            context,
-            status,
-            headers,
-            cut,
-        } = parse_head(dir, files.request_json, files.response_json)?;
+        let head = parse_head(dir, files.request_json, files.response_json)?;
         let lengths = match files.lengths {
             Some(text) => {
                 parse_lengths(&String::from_utf8_lossy(text), body.len()).ok_or_else(|| {
@@ -248,14 +241,14 @@ impl Cassette {
         };
         Ok(Self {
             name,
-            api,
-            request,
-            context,
-            status,
-            headers,
+            api: head.api,
+            request: head.request,
+            context: head.context,
+            status: head.status,
+            headers: head.headers,
             body,
             lengths,
-            cut,
+            cut: head.cut,
         })
     }
 

@@ -14,18 +14,7 @@ use agentstream_serve::Server;
 use serde_json::json;
 
 mod handwritten;
-use handwritten::write_cassette;
-
-fn resident() -> usize {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
-    line.split_whitespace()
-        .nth(1)
-        .unwrap()
-        .parse::<usize>()
-        .unwrap()
-        * 1024
-}
+use handwritten::{resident, write_cassette};
 
 fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!(
@@ -34,6 +23,15 @@ fn temp_dir(name: &str) -> PathBuf {
     ));
     let _ = std::fs::remove_dir_all(&dir);
     dir
+}
+
+/// A server replaying `dir`, matching the last message.
+async fn replay(dir: &std::path::Path) -> Server {
+    Server::replay(dir, Match::LastMessage)
+        .unwrap()
+        .bind("127.0.0.1:0")
+        .await
+        .unwrap()
 }
 
 /// The streamed Chat Completions call saying "Hi" (what
@@ -75,11 +73,7 @@ async fn startup_reads_no_body_and_a_large_one_streams_from_disk() {
         .set_len(BIG)
         .unwrap();
     let before = resident();
-    let server = Server::replay(&dir, Match::LastMessage)
-        .unwrap()
-        .bind("127.0.0.1:0")
-        .await
-        .unwrap();
+    let server = replay(&dir).await;
     let started = resident().saturating_sub(before);
     eprintln!("startup on a {BIG}-byte body: resident set grew {started} bytes");
     // Before: the whole body was read at startup.
@@ -109,11 +103,7 @@ async fn a_streamed_body_plays_as_recorded_and_bad_lengths_break_it_off() {
     let body: Vec<u8> = (0..3_000_000u32).map(|n| b'a' + (n % 26) as u8).collect();
     let lengths = "1000\n".repeat(3000);
     write_cassette(&dir, "0000", Some(&body), Some(&lengths));
-    let server = Server::replay(&dir, Match::LastMessage)
-        .unwrap()
-        .bind("127.0.0.1:0")
-        .await
-        .unwrap();
+    let server = replay(&dir).await;
     let (status, got) = answer(&server).await;
     assert_eq!(status, 200);
     assert!(got.unwrap() == body, "the body differs");
@@ -126,11 +116,7 @@ async fn a_streamed_body_plays_as_recorded_and_bad_lengths_break_it_off() {
         "1000\n".repeat(2999),
     )
     .unwrap();
-    let server = Server::replay(&dir, Match::LastMessage)
-        .unwrap()
-        .bind("127.0.0.1:0")
-        .await
-        .unwrap();
+    let server = replay(&dir).await;
     let (status, got) = answer(&server).await;
     assert_eq!(status, 200);
     assert!(
@@ -187,11 +173,7 @@ async fn a_file_changed_after_startup_is_a_clear_error_when_played() {
     // Lengths that do not add up, found when the body is first played.
     let _ = std::fs::remove_dir_all(&dir);
     write_cassette(&dir, "0000", Some(body), Some("3\n"));
-    let server = Server::replay(&dir, Match::LastMessage)
-        .unwrap()
-        .bind("127.0.0.1:0")
-        .await
-        .unwrap();
+    let server = replay(&dir).await;
     let (status, got) = answer(&server).await;
     let text = String::from_utf8_lossy(&got.unwrap()).into_owned();
     assert_eq!(status, 500, "{text}");

@@ -14,18 +14,7 @@ use agentstream_serve::Server;
 use serde_json::json;
 
 mod handwritten;
-use handwritten::write_cassette;
-
-fn resident() -> usize {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
-    line.split_whitespace()
-        .nth(1)
-        .unwrap()
-        .parse::<usize>()
-        .unwrap()
-        * 1024
-}
+use handwritten::{resident, write_cassette};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stalled_clients_share_one_copy_of_the_body() {

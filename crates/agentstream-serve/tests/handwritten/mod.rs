@@ -38,3 +38,16 @@ pub fn write_cassette(
     }
     cassette
 }
+
+/// The process's resident set (`VmRSS`), in bytes. Linux only.
+#[allow(dead_code)] // Not every test binary measures memory.
+pub fn resident() -> usize {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
+    line.split_whitespace()
+        .nth(1)
+        .unwrap()
+        .parse::<usize>()
+        .unwrap()
+        * 1024
+}
