@@ -23,7 +23,7 @@ fi
 corpus=fuzz/corpus
 rm -rf "$corpus"
 mkdir -p "$corpus/sse_decoder" "$corpus/openai_chunks" "$corpus/anthropic_events" "$corpus/message_decode" \
-    "$corpus/cassette_files" "$corpus/proxy_upstream"
+    "$corpus/cassette_files" "$corpus/proxy_upstream" "$corpus/server_decode"
 python3 - crates/agentstream-wire/tests/fixtures "$corpus" <<'PY'
 # Cassettes made of the committed SSE fixtures: each body with a
 # request.json, a response.json (plain, with secrets, cut) and its pieces.
@@ -92,7 +92,25 @@ for name in sorted(os.listdir(sessions)) if os.path.isdir(sessions) else []:
 PY
 
 status=0
-for target in sse_decoder openai_chunks anthropic_events message_decode cassette_files proxy_upstream; do
+# Request bodies of each protocol (the first byte picks it), with lone
+# surrogate escapes, for the server half's decoders.
+python3 - "$corpus" <<'PY'
+import hashlib, os, sys
+corpus = sys.argv[1]
+said = r'"half \ud800 here, whole \ud83d\ude00"'
+bodies = [
+    (0, '{"model": "m", "stream": true, "messages": [{"role": "user", "content": %s}, {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{\\"x\\": \\"\\\\ud800\\"}"}}]}]}' % said),
+    (1, '{"model": "m", "max_tokens": 9, "messages": [{"role": "user", "content": [{"type": "text", "text": %s}]}]}' % said),
+    (2, '{"model": "m", "input": [{"role": "user", "content": %s}, {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"}]}' % said),
+    (3, '{"contents": [{"role": "user", "parts": [{"text": %s}]}]}' % said),
+]
+for pick, body in bodies:
+    data = bytes([pick]) + body.encode()
+    with open(os.path.join(corpus, "server_decode", hashlib.sha1(data).hexdigest()), "wb") as f:
+        f.write(data)
+PY
+
+for target in sse_decoder openai_chunks anthropic_events message_decode cassette_files proxy_upstream server_decode; do
     echo "fuzz: $target for ${seconds}s"
     if ! cargo +nightly fuzz run "$target" "$corpus/$target" -- \
         -max_total_time="$seconds" -rss_limit_mb=2048 -max_len=65536 2>&1 | tail -n 25; then
