@@ -251,12 +251,14 @@ impl DiskBody {
                 return Ok(None);
             }
             self.line += 1;
+            // A whole line: its end, or the file's.
+            let whole = line.ends_with(b"\n") || read < 64;
             let text = std::str::from_utf8(&line).unwrap_or("x").trim();
-            if text.is_empty() && line.ends_with(b"\n") {
+            if whole && text.is_empty() {
                 continue;
             }
             return match text.parse() {
-                Ok(n) if line.ends_with(b"\n") || read < 64 => Ok(Some(n)),
+                Ok(n) if whole => Ok(Some(n)),
                 _ => Err(self.error(
                     "response.body.lengths",
                     format_args!("line {} is not a byte count", self.line),
@@ -290,6 +292,10 @@ impl DiskBody {
                 if self.piece == 0 {
                     ends.push(data.len() as u32);
                     continue;
+                }
+                // A piece that does not fit starts the next batch.
+                if self.piece > (BATCH_BYTES - data.len()) as u64 && !data.is_empty() {
+                    break;
                 }
             }
             let room = (BATCH_BYTES - data.len()) as u64;
@@ -519,6 +525,80 @@ mod tests {
         assert_eq!((one.len(), one.concat() == body), (1, true));
         assert!(Whole::new(body.clone(), Some(b"1\n")).is_none());
         assert!(Whole::new(body, Some(b"x\n")).is_none());
+    }
+
+    /// The frames a body streamed from disk gives: `body` in the pieces
+    /// `lengths` lists, or the error naming the file.
+    fn streamed(name: &str, body: &[u8], lengths: Option<&str>) -> Result<Vec<usize>, String> {
+        let dir =
+            std::env::temp_dir().join(format!("agentstream-body-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("response.body"), body).unwrap();
+        let lengths = lengths.map(|text| {
+            std::fs::write(dir.join("response.body.lengths"), text).unwrap();
+            BufReader::new(fs::File::open(dir.join("response.body.lengths")).unwrap())
+        });
+        let mut disk = DiskBody {
+            body: fs::File::open(dir.join("response.body")).unwrap(),
+            lengths,
+            path: dir.clone(),
+            line: 0,
+            left: body.len() as u64,
+            piece: 0,
+            started: false,
+        };
+        let mut sizes = Vec::new();
+        let mut joined = Vec::new();
+        let result = loop {
+            match disk.batch() {
+                Ok(batch) if batch.ends.is_empty() => break Ok(sizes),
+                Ok(batch) => {
+                    let mut start = 0;
+                    for end in batch.ends {
+                        sizes.push(end as usize - start);
+                        start = end as usize;
+                    }
+                    joined.extend_from_slice(&batch.data);
+                }
+                Err(error) => break Err(error.to_string()),
+            }
+        };
+        if result.is_ok() {
+            assert_eq!(joined, body);
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+        result
+    }
+
+    #[test]
+    fn a_body_streams_from_disk_in_its_pieces() {
+        let body = vec![7u8; 200_000];
+        let lengths = "1\n\n  99999 \n100000\n";
+        // A piece that does not fit in the batch starts the next; one
+        // larger than a batch goes out in frames of 64 KiB.
+        assert_eq!(
+            streamed("pieces", &body, Some(lengths)),
+            Ok(vec![1, 65_536, 34_463, 65_536, 34_464])
+        );
+        assert_eq!(
+            streamed("one", &body, None).unwrap().iter().sum::<usize>(),
+            200_000
+        );
+        assert_eq!(streamed("empty", b"", None), Ok(vec![0]));
+        for (name, lengths, error) in [
+            ("bad", "1\nx\n", "line 2 is not a byte count"),
+            (
+                "long",
+                &*format!("{}\n", "1".repeat(80)),
+                "line 1 is not a byte count",
+            ),
+            ("short", "1\n", "do not add up"),
+            ("past", "300000\n", "do not add up"),
+        ] {
+            let error_text = streamed(name, &body, Some(lengths)).unwrap_err();
+            assert!(error_text.contains(error), "{name}: {error_text}");
+            assert!(error_text.contains("response.body.lengths"), "{error_text}");
+        }
     }
 
     #[test]
