@@ -23,7 +23,9 @@
 //! chat --record-raw`. `agentstream decode DIR/0000` reads it in the
 //! protocol the `path` in `request.json` names, and so does the library's
 //! `agentstream_wire::replay::Recording::from_cassette` (for a
-//! `ReplayModel`), so one recording drives a Rust test and a Python one.
+//! `ReplayModel`; `Recording::from_cassette_files` also reads
+//! `response.json`, so a cut exchange replays cut), so one recording
+//! drives a Rust test and a Python one.
 //! `agentstream decode` prints the final message: that is a script turn
 //! for `agentstream serve`, to edit by hand.
 //!
