@@ -126,7 +126,10 @@ async fn openai_stream_looks_like_the_recordings() {
     assert!(usage["usage"]["total_tokens"].is_u64());
     let requests = server.requests();
     assert_eq!(requests.len(), 1);
-    assert_eq!(requests[0].context.messages, [Message::from(user("weather?"))]);
+    assert_eq!(
+        requests[0].context.messages,
+        [Message::from(user("weather?"))]
+    );
     server.shutdown().await;
 }
 
