@@ -12,7 +12,7 @@
 
 use alloc::borrow::Cow;
 use alloc::format;
-use alloc::string::{String, ToString};
+use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
@@ -21,10 +21,11 @@ use agentstream::message::{
 };
 use serde_json::{Map, Value};
 
-use agentstream::model::{DoneReason, ErrorReason, ModelEvent, PartialBuilder, ABORTED_MESSAGE};
+use agentstream::model::{DoneReason, ErrorCause, ErrorReason, ModelEvent, PartialBuilder};
 
 use crate::json::{clip, is_json_blank, parse_arguments, saturate_numbers};
 use crate::lenient::completion;
+use crate::cause::Failure;
 use crate::limits::{Limit, LimitExceeded, Limits};
 use crate::pricing::Pricing;
 use crate::surrogates::{
@@ -77,6 +78,8 @@ pub(crate) struct Emitter {
     pub(crate) marked: bool,
     /// Header fields learnt after `start`, set on the terminal message.
     late_extra: Map<String, Value>,
+    /// The cause the terminal `error` carried, once there was one.
+    cause: Option<ErrorCause>,
 }
 
 impl Emitter {
@@ -95,6 +98,7 @@ impl Emitter {
             joiner: SurrogateJoiner::default(),
             marked: false,
             late_extra: Map::new(),
+            cause: None,
         }
     }
 
@@ -135,6 +139,11 @@ impl Emitter {
         self.finished
     }
 
+    /// The cause the terminal `error` carried, if any.
+    pub(crate) fn error_cause(&self) -> Option<ErrorCause> {
+        self.cause.clone()
+    }
+
     pub(crate) fn has_tool_calls(&self) -> bool {
         self.has_tool_calls
     }
@@ -157,9 +166,9 @@ impl Emitter {
             .map(|o| o.args.as_str())
     }
 
-    /// The limit message of `limit`.
-    pub(crate) fn exceeded(&self, limit: Limit) -> String {
-        LimitExceeded::new(limit, &self.limits).to_string()
+    /// The failure of exceeding `limit`.
+    pub(crate) fn exceeded(&self, limit: Limit) -> Failure {
+        LimitExceeded::new(limit, &self.limits).into()
     }
 
     pub(crate) fn start(&mut self, out: &mut Vec<ModelEvent>) {
@@ -171,7 +180,7 @@ impl Emitter {
         }
     }
 
-    fn count_block(&mut self, tool: bool) -> Result<(), String> {
+    fn count_block(&mut self, tool: bool) -> Result<(), Failure> {
         if self.blocks >= self.limits.max_content_blocks {
             return Err(self.exceeded(Limit::ContentBlocks));
         }
@@ -191,7 +200,7 @@ impl Emitter {
         &mut self,
         kind: Kind,
         out: &mut Vec<ModelEvent>,
-    ) -> Result<(), String> {
+    ) -> Result<(), Failure> {
         self.start(out);
         self.close(out)?;
         self.count_block(false)?;
@@ -232,7 +241,7 @@ impl Emitter {
         name: String,
         thought_signature: Option<String>,
         out: &mut Vec<ModelEvent>,
-    ) -> Result<(), String> {
+    ) -> Result<(), Failure> {
         let id = self.unmarked(id);
         let name = self.unmarked(name);
         let thought_signature = thought_signature.map(|s| self.unmarked(s));
@@ -279,7 +288,7 @@ impl Emitter {
     /// Appends `text` to the open block (a tool call's argument text, its
     /// lone surrogates, marked or escaped, replaced by U+FFFD; or text with
     /// its marked surrogate halves joined).
-    pub(crate) fn append(&mut self, text: &str, out: &mut Vec<ModelEvent>) -> Result<(), String> {
+    pub(crate) fn append(&mut self, text: &str, out: &mut Vec<ModelEvent>) -> Result<(), Failure> {
         let max = self.limits.max_tool_argument_bytes;
         let marked = self.marked;
         let Some(open) = &mut self.open else {
@@ -319,7 +328,7 @@ impl Emitter {
         &mut self,
         full: &str,
         out: &mut Vec<ModelEvent>,
-    ) -> Result<(), String> {
+    ) -> Result<(), Failure> {
         let Some(open) = self.open.as_ref().filter(|o| o.kind == Kind::Tool) else {
             return Ok(());
         };
@@ -371,7 +380,7 @@ impl Emitter {
 
     /// Ends the open block, if any. A tool call's argument text, blank
     /// meaning `{}`, must be a JSON object.
-    pub(crate) fn close(&mut self, out: &mut Vec<ModelEvent>) -> Result<(), String> {
+    pub(crate) fn close(&mut self, out: &mut Vec<ModelEvent>) -> Result<(), Failure> {
         self.flush_escapes(false, out);
         let Some(open) = self.open.take() else {
             return Ok(());
@@ -427,7 +436,7 @@ impl Emitter {
                         );
                         // Kept open so the error leaves the call out.
                         self.open = Some(open);
-                        return Err(message);
+                        return Err(message.into());
                     }
                 };
                 if is_json_blank(&open.args) {
@@ -457,7 +466,7 @@ impl Emitter {
     /// with the completion as its last delta, then closed. A text that is
     /// not the start of a JSON object fails to close, as in
     /// [`close`](Self::close).
-    pub(crate) fn close_cut(&mut self, out: &mut Vec<ModelEvent>) -> Result<(), String> {
+    pub(crate) fn close_cut(&mut self, out: &mut Vec<ModelEvent>) -> Result<(), Failure> {
         self.flush_escapes(true, out);
         if let Some(args) = self.open_arguments() {
             if !is_json_blank(args) && parse_arguments(args).is_err() {
@@ -488,7 +497,7 @@ impl Emitter {
         &mut self,
         reason: DoneReason,
         out: &mut Vec<ModelEvent>,
-    ) -> Result<(), String> {
+    ) -> Result<(), Failure> {
         if self.finished {
             return Ok(());
         }
@@ -509,6 +518,7 @@ impl Emitter {
         &mut self,
         reason: ErrorReason,
         text: String,
+        cause: Option<ErrorCause>,
         out: &mut Vec<ModelEvent>,
     ) {
         if self.finished {
@@ -548,19 +558,17 @@ impl Emitter {
             }
         }
         let message = self.final_message(message);
-        out.push(ModelEvent::error(reason, message));
+        self.cause.clone_from(&cause);
+        out.push(ModelEvent::Error {
+            reason,
+            error: Arc::new(message),
+            cause: cause.into(),
+        });
     }
 
-    pub(crate) fn fail(&mut self, text: impl Into<String>, out: &mut Vec<ModelEvent>) {
-        self.terminate(ErrorReason::Error, text.into(), out);
-    }
-
-    pub(crate) fn abort(&mut self, out: &mut Vec<ModelEvent>) {
-        self.terminate(ErrorReason::Aborted, ABORTED_MESSAGE.into(), out);
-    }
-
-    pub(crate) fn interrupt(&mut self, text: impl Into<String>, out: &mut Vec<ModelEvent>) {
-        self.terminate(ErrorReason::Aborted, text.into(), out);
+    /// Ends in `error` with `failure`'s message and cause.
+    pub(crate) fn fail_with(&mut self, failure: Failure, out: &mut Vec<ModelEvent>) {
+        self.terminate(ErrorReason::Error, failure.message, Some(failure.cause), out);
     }
 }
 
@@ -627,10 +635,28 @@ macro_rules! emitter_projector {
                 self.emit.is_started()
             }
 
-            /// Ends the stream in `error` with reason `aborted` and
-            /// [`ABORTED_MESSAGE`](agentstream::model::ABORTED_MESSAGE).
+            /// The typed cause the terminal `error` carries (see
+            /// [`ModelEvent::error_cause`](agentstream::model::ModelEvent::error_cause)),
+            /// once the projector ended in one with a cause: a failure it
+            /// found in the response (a provider's error or failing stop
+            /// reason, with its code; a limit; a protocol violation) or an
+            /// [`abort`](Self::abort). `None` before, after `done`, and for
+            /// [`fail`](Self::fail) and [`interrupt`](Self::interrupt),
+            /// whose caller knows the cause.
+            pub fn error_cause(&self) -> Option<agentstream::model::ErrorCause> {
+                self.emit.error_cause()
+            }
+
+            /// Ends the stream in `error` with reason `aborted`,
+            /// [`ABORTED_MESSAGE`](agentstream::model::ABORTED_MESSAGE) and
+            /// the cause [`Aborted`](agentstream::model::ErrorCause::Aborted).
             pub fn abort(&mut self, out: &mut alloc::vec::Vec<agentstream::model::ModelEvent>) {
-                self.emit.abort(out);
+                self.emit.terminate(
+                    agentstream::model::ErrorReason::Aborted,
+                    agentstream::model::ABORTED_MESSAGE.into(),
+                    Some(agentstream::model::ErrorCause::Aborted),
+                    out,
+                );
             }
 
             /// Ends the stream in `error` with reason `aborted` and
@@ -641,17 +667,28 @@ macro_rules! emitter_projector {
                 message: impl Into<alloc::string::String>,
                 out: &mut alloc::vec::Vec<agentstream::model::ModelEvent>,
             ) {
-                self.emit.interrupt(message, out);
+                self.emit.terminate(
+                    agentstream::model::ErrorReason::Aborted,
+                    message.into(),
+                    None,
+                    out,
+                );
             }
 
             /// Ends the stream in `error` with `message`, unless it already
-            /// ended.
+            /// ended. The event carries no cause: the caller knows it (see
+            /// [`ModelEvent::attach_cause`](agentstream::model::ModelEvent::attach_cause)).
             pub fn fail(
                 &mut self,
                 message: impl Into<alloc::string::String>,
                 out: &mut alloc::vec::Vec<agentstream::model::ModelEvent>,
             ) {
-                self.emit.fail(message, out);
+                self.emit.terminate(
+                    agentstream::model::ErrorReason::Error,
+                    message.into(),
+                    None,
+                    out,
+                );
             }
         }
 
@@ -684,24 +721,14 @@ macro_rules! emitter_projector {
                 $ty::finish(self, out);
             }
 
-            fn abort(&mut self, out: &mut alloc::vec::Vec<agentstream::model::ModelEvent>) {
-                $ty::abort(self, out);
-            }
-
-            fn interrupt(
+            fn terminate(
                 &mut self,
+                reason: agentstream::model::ErrorReason,
                 message: alloc::string::String,
+                cause: Option<agentstream::model::ErrorCause>,
                 out: &mut alloc::vec::Vec<agentstream::model::ModelEvent>,
             ) {
-                $ty::interrupt(self, message, out);
-            }
-
-            fn fail(
-                &mut self,
-                message: alloc::string::String,
-                out: &mut alloc::vec::Vec<agentstream::model::ModelEvent>,
-            ) {
-                $ty::fail(self, message, out);
+                self.emit.terminate(reason, message, cause, out);
             }
 
             fn is_finished(&self) -> bool {
@@ -710,10 +737,6 @@ macro_rules! emitter_projector {
 
             fn set_limits(&mut self, limits: crate::limits::Limits) {
                 $ty::set_limits(self, limits);
-            }
-
-            fn error_cause(&self) -> Option<agentstream::model::ErrorCause> {
-                $ty::error_cause(self)
             }
         }
     };

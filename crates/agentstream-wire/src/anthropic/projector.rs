@@ -134,17 +134,21 @@
 use alloc::borrow::Cow;
 use alloc::format;
 use alloc::string::String;
+use alloc::sync::Arc;
 use alloc::vec::Vec;
 
 use serde_json::Value;
 
 use agentstream::message::{assistant, AssistantMessage, StopReason, Usage};
-use agentstream::model::{DoneReason, ErrorReason, ModelEvent, PartialBuilder, ABORTED_MESSAGE};
+use agentstream::model::{
+    DoneReason, ErrorCause, ErrorReason, ModelEvent, PartialBuilder, ABORTED_MESSAGE,
+};
 
 use crate::pricing::Pricing;
 
 use super::blocks::Blocks;
 use super::payload::{error_text, quick_delta, Payload, QUOTE};
+use crate::cause::Failure;
 use crate::json::{clip, count, saturate_numbers};
 use crate::limits::Limits;
 use crate::surrogates::{mark_lone_surrogates, replace_markers};
@@ -274,8 +278,8 @@ impl EventProjector {
                 usage: None,
                 error: None,
             };
-            if let Err(message) = self.push_event(&payload, out) {
-                self.fail(message, out);
+            if let Err(failure) = self.push_event(&payload, out) {
+                self.fail_with(failure, out);
             }
             return;
         }
@@ -288,8 +292,8 @@ impl EventProjector {
         // have unexpected types falls back to the lenient reading of a
         // `Value`, so odd shapes are tolerated as before.
         if let Ok(payload) = serde_json::from_str::<Payload<'_>>(data) {
-            if let Err(message) = self.push_event(&payload, out) {
-                self.fail(message, out);
+            if let Err(failure) = self.push_event(&payload, out) {
+                self.fail_with(failure, out);
             }
             return;
         }
@@ -305,7 +309,7 @@ impl EventProjector {
                     "the provider sent data that is not JSON: {}",
                     clip(data, QUOTE)
                 );
-                self.fail(message, out);
+                self.fail_with(message.into(), out);
                 return;
             }
         };
@@ -314,11 +318,11 @@ impl EventProjector {
                 "the provider sent JSON that is not a Messages stream event: {}",
                 clip(data, QUOTE)
             );
-            self.fail(message, out);
+            self.fail_with(message.into(), out);
             return;
         };
-        if let Err(message) = self.push_event(&payload, out) {
-            self.fail(message, out);
+        if let Err(failure) = self.push_event(&payload, out) {
+            self.fail_with(failure, out);
         }
     }
 
@@ -326,13 +330,20 @@ impl EventProjector {
         &mut self,
         payload: &Payload<'_>,
         out: &mut Vec<ModelEvent>,
-    ) -> Result<(), String> {
+    ) -> Result<(), Failure> {
         let kind = &*payload.kind;
         match kind {
             "ping" => return Ok(()),
-            "error" => return Err(error_text(payload.error.as_ref())),
+            "error" => {
+                let message = error_text(payload.error.as_ref());
+                return Err(match payload.error.as_ref() {
+                    Some(error) => Failure::reported(message, Some(error), None),
+                    // An error event without its `error`: its type is the code.
+                    None => Failure::provider(message, Some("error".into())),
+                });
+            }
             "message_start" if self.started => {
-                return Err("the provider sent a second message_start".into())
+                return Err(String::from("the provider sent a second message_start").into())
             }
             "message_start" => {
                 self.start(payload.message.as_ref(), out);
@@ -345,7 +356,7 @@ impl EventProjector {
             | "message_stop"
                 if !self.started =>
             {
-                return Err(format!("the provider sent {kind} before message_start"));
+                return Err(format!("the provider sent {kind} before message_start").into());
             }
             "content_block_start" | "content_block_delta" | "content_block_stop"
                 if self.blocks.take_cut_candidate() =>
@@ -452,17 +463,18 @@ impl EventProjector {
         );
     }
 
-    fn end(&mut self, out: &mut Vec<ModelEvent>) -> Result<(), String> {
+    fn end(&mut self, out: &mut Vec<ModelEvent>) -> Result<(), Failure> {
         let reason = match self.stop_reason.as_deref() {
             Some("end_turn" | "stop_sequence" | "pause_turn") => Some(DoneReason::Stop),
             Some("max_tokens") => Some(DoneReason::Length),
             Some("tool_use") => Some(DoneReason::ToolUse),
             None => None,
             Some(other) => {
-                return Err(format!(
-                    "the provider ended the response with stop_reason \"{other}\"{}",
-                    self.stop_details.as_deref().unwrap_or("")
-                ))
+                let mut failure = Failure::stop("stop_reason", other);
+                failure
+                    .message
+                    .push_str(self.stop_details.as_deref().unwrap_or(""));
+                return Err(failure);
             }
         };
         self.blocks
@@ -496,28 +508,43 @@ impl EventProjector {
             ),
             None => "the stream ended before message_stop: the response is truncated".into(),
         };
-        self.fail(message, out);
+        self.fail_with(message.into(), out);
     }
 
-    /// Ends the stream in `error` with reason `aborted` and
-    /// [`ABORTED_MESSAGE`].
+    /// Ends the stream in `error` with reason `aborted`,
+    /// [`ABORTED_MESSAGE`] and the cause [`Aborted`](ErrorCause::Aborted).
     pub fn abort(&mut self, out: &mut Vec<ModelEvent>) {
-        self.terminate(ErrorReason::Aborted, ABORTED_MESSAGE.into(), out);
+        let cause = Some(ErrorCause::Aborted);
+        self.terminate(ErrorReason::Aborted, ABORTED_MESSAGE.into(), cause, out);
     }
 
     /// Ends the stream in `error` with reason `aborted` and `message`: the
     /// call was cut short by something other than the caller's signal,
     /// such as a timeout, and `message` says what.
     pub fn interrupt(&mut self, message: impl Into<String>, out: &mut Vec<ModelEvent>) {
-        self.terminate(ErrorReason::Aborted, message.into(), out);
+        self.terminate(ErrorReason::Aborted, message.into(), None, out);
     }
 
-    /// Ends the stream in `error` with `message`, unless it already ended.
+    /// Ends the stream in `error` with `message`, unless it already ended;
+    /// the caller attaches its cause.
     pub fn fail(&mut self, message: impl Into<String>, out: &mut Vec<ModelEvent>) {
-        self.terminate(ErrorReason::Error, message.into(), out);
+        self.terminate(ErrorReason::Error, message.into(), None, out);
     }
 
-    fn terminate(&mut self, reason: ErrorReason, text: String, out: &mut Vec<ModelEvent>) {
+    /// Ends in `error` with a failure found in the payloads, its cause on
+    /// the event.
+    fn fail_with(&mut self, failure: Failure, out: &mut Vec<ModelEvent>) {
+        let cause = Some(failure.cause);
+        self.terminate(ErrorReason::Error, failure.message, cause, out);
+    }
+
+    pub(crate) fn terminate(
+        &mut self,
+        reason: ErrorReason,
+        text: String,
+        cause: Option<ErrorCause>,
+        out: &mut Vec<ModelEvent>,
+    ) {
         if self.finished {
             return;
         }
@@ -530,7 +557,11 @@ impl EventProjector {
                 pricing.apply(&mut message.usage);
             }
         }
-        out.push(ModelEvent::error(reason, message));
+        out.push(ModelEvent::Error {
+            reason,
+            error: Arc::new(message),
+            cause: cause.into(),
+        });
     }
 }
 

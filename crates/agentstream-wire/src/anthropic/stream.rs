@@ -5,7 +5,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use agentstream::message::AssistantMessage;
-use agentstream::model::ModelEvent;
+use agentstream::model::{ErrorCause, ErrorReason, ModelEvent};
 
 use super::projector::EventProjector;
 use crate::limits::Limits;
@@ -60,16 +60,14 @@ impl SseProjector for EventProjector {
         EventProjector::finish(self, out);
     }
 
-    fn abort(&mut self, out: &mut Vec<ModelEvent>) {
-        EventProjector::abort(self, out);
-    }
-
-    fn interrupt(&mut self, message: String, out: &mut Vec<ModelEvent>) {
-        EventProjector::interrupt(self, message, out);
-    }
-
-    fn fail(&mut self, message: String, out: &mut Vec<ModelEvent>) {
-        EventProjector::fail(self, message, out);
+    fn terminate(
+        &mut self,
+        reason: ErrorReason,
+        message: String,
+        cause: Option<ErrorCause>,
+        out: &mut Vec<ModelEvent>,
+    ) {
+        EventProjector::terminate(self, reason, message, cause, out);
     }
 
     fn is_finished(&self) -> bool {

@@ -173,7 +173,7 @@
 
 use alloc::borrow::Cow;
 use alloc::format;
-use alloc::string::{String, ToString};
+use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
@@ -181,13 +181,16 @@ use serde_json::Value;
 
 use super::calls::{Calls, QUOTE};
 use super::wire::{clip, error_text, map_usage, trim_json, Choice, Chunk, ToolCallDelta};
+use crate::cause::Failure;
 use crate::json::saturate_numbers;
 use crate::limits::{Limit, LimitExceeded, Limits};
 use crate::surrogates::{mark_lone_surrogates, replace_markers, SurrogateJoiner};
 use agentstream::message::{
     assistant, AssistantMessage, ContentBlock, StopReason, TextContent, ThinkingContent, Usage,
 };
-use agentstream::model::{DoneReason, ErrorReason, ModelEvent, PartialBuilder, ABORTED_MESSAGE};
+use agentstream::model::{
+    DoneReason, ErrorCause, ErrorReason, ModelEvent, PartialBuilder, ABORTED_MESSAGE,
+};
 
 use crate::pricing::Pricing;
 
@@ -310,9 +313,9 @@ impl ChunkProjector {
     }
 
     /// Counts a new content block against the limit.
-    fn count_block(&mut self) -> Result<(), String> {
+    fn count_block(&mut self) -> Result<(), Failure> {
         if self.blocks >= self.limits.max_content_blocks {
-            return Err(LimitExceeded::new(Limit::ContentBlocks, &self.limits).to_string());
+            return Err(LimitExceeded::new(Limit::ContentBlocks, &self.limits).into());
         }
         self.blocks += 1;
         Ok(())
@@ -359,7 +362,7 @@ impl ChunkProjector {
         match parsed {
             Ok(chunk) => self.push_chunk(chunk, out),
             Err(e) => {
-                let message = if serde_json::from_str::<serde::de::IgnoredAny>(data).is_err() {
+                let message: String = if serde_json::from_str::<serde::de::IgnoredAny>(data).is_err() {
                     format!(
                         "the provider sent data that is not JSON: {}",
                         clip(data, QUOTE)
@@ -370,7 +373,7 @@ impl ChunkProjector {
                         clip(data, QUOTE)
                     )
                 };
-                self.fail(message, out);
+                self.fail_with(message.into(), out);
             }
         }
     }
@@ -378,7 +381,8 @@ impl ChunkProjector {
     fn push_chunk(&mut self, chunk: Chunk<'_>, out: &mut Vec<ModelEvent>) {
         if let Some(error) = &chunk.error {
             let message = error_text(error);
-            self.fail(message, out);
+            let failure = Failure::reported(message, Some(error), chunk.code.as_ref());
+            self.fail_with(failure, out);
             return;
         }
         let unmark = |text: &str| replace_markers(text, self.marked).into_owned();
@@ -415,8 +419,8 @@ impl ChunkProjector {
         }
         let choice = chunk.choices.and_then(|choices| choices.chosen);
         if let Some(choice) = choice.as_ref().filter(|c| self.follows(c.index)) {
-            if let Err(message) = self.push_choice(choice, out) {
-                self.fail(message, out);
+            if let Err(failure) = self.push_choice(choice, out) {
+                self.fail_with(failure, out);
             }
         }
     }
@@ -438,7 +442,7 @@ impl ChunkProjector {
         &mut self,
         choice: &Choice<'_>,
         out: &mut Vec<ModelEvent>,
-    ) -> Result<(), String> {
+    ) -> Result<(), Failure> {
         if let Some(delta) = &choice.delta {
             if let Some((field, reasoning)) = delta.reasoning() {
                 self.push_prose(Some(field), reasoning, out)?;
@@ -468,7 +472,7 @@ impl ChunkProjector {
         thinking: Option<&'static str>,
         delta: &str,
         out: &mut Vec<ModelEvent>,
-    ) -> Result<(), String> {
+    ) -> Result<(), Failure> {
         let open = match (self.open, thinking) {
             (Open::Text(index), None) | (Open::Thinking(index), Some(_)) => Some(index),
             _ => None,
@@ -569,15 +573,13 @@ impl ChunkProjector {
             None | Some("stop" | "end" | "tool_calls" | "function_call") => None,
             Some("length") => Some(DoneReason::Length),
             Some(other) => {
-                let message =
-                    format!("the provider ended the response with finish_reason \"{other}\"");
-                self.fail(message, out);
+                self.fail_with(Failure::stop("finish_reason", other), out);
                 return;
             }
         };
         self.cut = matches!(reason, Some(DoneReason::Length));
-        if let Err(message) = self.close_all(out) {
-            self.fail(message, out);
+        if let Err(failure) = self.close_all(out) {
+            self.fail_with(failure, out);
             return;
         }
         let reason = reason.unwrap_or(if self.calls.is_empty() {
@@ -607,33 +609,47 @@ impl ChunkProjector {
         if self.finish_reason.is_some() {
             self.end(out);
         } else {
-            self.fail(
-                "the stream ended before [DONE] or a finish_reason: the response is truncated",
-                out,
-            );
+            let message =
+                "the stream ended before [DONE] or a finish_reason: the response is truncated";
+            self.fail_with(String::from(message).into(), out);
         }
     }
 
-    /// Ends in `error` with reason `aborted` and [`ABORTED_MESSAGE`].
+    /// Ends in `error` with reason `aborted`, [`ABORTED_MESSAGE`] and the
+    /// cause [`Aborted`](ErrorCause::Aborted).
     pub fn abort(&mut self, out: &mut Vec<ModelEvent>) {
-        self.terminate(ErrorReason::Aborted, ABORTED_MESSAGE.into(), out);
+        let cause = Some(ErrorCause::Aborted);
+        self.terminate(ErrorReason::Aborted, ABORTED_MESSAGE.into(), cause, out);
     }
 
     /// Ends in `error` with reason `aborted` and `message`: the call was
     /// cut short by something other than the caller's signal, such as a
     /// timeout, and `message` says what.
     pub fn interrupt(&mut self, message: impl Into<String>, out: &mut Vec<ModelEvent>) {
-        self.terminate(ErrorReason::Aborted, message.into(), out);
+        self.terminate(ErrorReason::Aborted, message.into(), None, out);
     }
 
     /// Ends in `error` with `message`, for failures found outside the
-    /// payloads (an HTTP status, a broken connection). Does nothing once
-    /// finished.
+    /// payloads (an HTTP status, a broken connection); the caller attaches
+    /// their cause. Does nothing once finished.
     pub fn fail(&mut self, message: impl Into<String>, out: &mut Vec<ModelEvent>) {
-        self.terminate(ErrorReason::Error, message.into(), out);
+        self.terminate(ErrorReason::Error, message.into(), None, out);
     }
 
-    fn terminate(&mut self, reason: ErrorReason, text: String, out: &mut Vec<ModelEvent>) {
+    /// Ends in `error` with a failure found in the payloads, its cause on
+    /// the event.
+    pub(crate) fn fail_with(&mut self, failure: Failure, out: &mut Vec<ModelEvent>) {
+        let cause = Some(failure.cause);
+        self.terminate(ErrorReason::Error, failure.message, cause, out);
+    }
+
+    pub(crate) fn terminate(
+        &mut self,
+        reason: ErrorReason,
+        text: String,
+        cause: Option<ErrorCause>,
+        out: &mut Vec<ModelEvent>,
+    ) {
         if self.finished {
             return;
         }
@@ -649,7 +665,11 @@ impl ChunkProjector {
             pricing.apply(&mut message.usage);
         }
         self.note_response_model(&mut message);
-        out.push(ModelEvent::error(reason, message));
+        out.push(ModelEvent::Error {
+            reason,
+            error: Arc::new(message),
+            cause: cause.into(),
+        });
     }
 
     /// Records a served model learned after `start` in the final message.
@@ -669,7 +689,7 @@ impl ChunkProjector {
         &mut self,
         fragment: &ToolCallDelta<'_>,
         out: &mut Vec<ModelEvent>,
-    ) -> Result<(), String> {
+    ) -> Result<(), Failure> {
         let fragment = self
             .calls
             .push_fragment(fragment, self.marked, &self.limits)?;
@@ -687,7 +707,7 @@ impl ChunkProjector {
     /// `target` just arrived: blocks close and calls open until `target` is
     /// live or must wait. Without, every block closes and every call is
     /// streamed and ended.
-    fn advance(&mut self, target: Option<usize>, out: &mut Vec<ModelEvent>) -> Result<(), String> {
+    fn advance(&mut self, target: Option<usize>, out: &mut Vec<ModelEvent>) -> Result<(), Failure> {
         loop {
             match self.open {
                 Open::Tool(live) => {
@@ -723,7 +743,7 @@ impl ChunkProjector {
                         if target.is_some() {
                             return Ok(());
                         }
-                        return Err(self.calls.unnamed_error());
+                        return Err(self.calls.unnamed_error().into());
                     }
                     self.count_block()?;
                     let slot = self.calls.open_next(&mut self.builder, out);
@@ -734,7 +754,7 @@ impl ChunkProjector {
     }
 
     /// Closes the open block and ends every call.
-    fn close_all(&mut self, out: &mut Vec<ModelEvent>) -> Result<(), String> {
+    fn close_all(&mut self, out: &mut Vec<ModelEvent>) -> Result<(), Failure> {
         self.advance(None, out)
     }
 }

@@ -7,9 +7,10 @@ use alloc::vec::Vec;
 use serde_json::Value;
 
 use agentstream::message::AssistantMessage;
-use agentstream::model::ModelEvent;
+use agentstream::model::{ErrorCause, ErrorReason, ModelEvent};
 
 use super::projector::ChunkProjector;
+use crate::cause::Failure;
 use crate::error_body::{error_text, BODY_QUOTE};
 use crate::json::clip;
 use crate::limits::Limits;
@@ -37,11 +38,12 @@ impl SseProjector for ChunkProjector {
         match event.event_type() {
             "message" => self.push_data(&event.data, out),
             "error" => {
-                let message = match serde_json::from_str::<Value>(&event.data) {
-                    Ok(value) => error_text(value.get("error").unwrap_or(&value)),
-                    Err(_) => clip(&event.data, BODY_QUOTE),
+                let value = serde_json::from_str::<Value>(&event.data).ok();
+                let message = match &value {
+                    Some(value) => error_text(value.get("error").unwrap_or(value)),
+                    None => clip(&event.data, BODY_QUOTE),
                 };
-                self.fail(message, out);
+                self.fail_with(Failure::in_payload(message, value.as_ref()), out);
             }
             _ => {}
         }
@@ -51,16 +53,14 @@ impl SseProjector for ChunkProjector {
         ChunkProjector::finish(self, out);
     }
 
-    fn abort(&mut self, out: &mut Vec<ModelEvent>) {
-        ChunkProjector::abort(self, out);
-    }
-
-    fn interrupt(&mut self, message: String, out: &mut Vec<ModelEvent>) {
-        ChunkProjector::interrupt(self, message, out);
-    }
-
-    fn fail(&mut self, message: String, out: &mut Vec<ModelEvent>) {
-        ChunkProjector::fail(self, message, out);
+    fn terminate(
+        &mut self,
+        reason: ErrorReason,
+        message: String,
+        cause: Option<ErrorCause>,
+        out: &mut Vec<ModelEvent>,
+    ) {
+        ChunkProjector::terminate(self, reason, message, cause, out);
     }
 
     fn is_finished(&self) -> bool {
