@@ -26,8 +26,8 @@ use agentstream::model::{DoneReason, ErrorCause, ErrorReason, ModelEvent, Partia
 use crate::json::{clip, is_json_blank, parse_arguments, saturate_numbers};
 use crate::lenient::completion;
 use crate::cause::Failure;
-use crate::limits::{Limit, LimitExceeded, Limits};
-use crate::pricing::Pricing;
+use crate::limits::{Limit, LimitExceeded};
+use crate::sse::Frame;
 use crate::surrogates::{
     replace_lone_surrogates, replace_markers, unmarked, EscapeJoiner, SurrogateJoiner,
 };
@@ -62,15 +62,12 @@ struct Open {
 /// See the [module documentation](self).
 #[derive(Debug)]
 pub(crate) struct Emitter {
-    builder: PartialBuilder,
-    started: bool,
-    finished: bool,
+    /// The lifecycle every projector shares.
+    pub(crate) frame: Frame,
     open: Option<Open>,
     has_tool_calls: bool,
     /// The usage, once the provider sent any.
     pub(crate) usage: Option<Usage>,
-    pricing: Option<Pricing>,
-    pub(crate) limits: Limits,
     blocks: usize,
     tool_calls: usize,
     joiner: SurrogateJoiner,
@@ -78,27 +75,20 @@ pub(crate) struct Emitter {
     pub(crate) marked: bool,
     /// Header fields learnt after `start`, set on the terminal message.
     late_extra: Map<String, Value>,
-    /// The cause the terminal `error` carried, once there was one.
-    cause: Option<ErrorCause>,
 }
 
 impl Emitter {
     pub(crate) fn new(header: AssistantMessage) -> Self {
         Self {
-            builder: PartialBuilder::new(header),
-            started: false,
-            finished: false,
+            frame: Frame::new(header),
             open: None,
             has_tool_calls: false,
             usage: None,
-            pricing: None,
-            limits: Limits::DEFAULT,
             blocks: 0,
             tool_calls: 0,
             joiner: SurrogateJoiner::default(),
             marked: false,
             late_extra: Map::new(),
-            cause: None,
         }
     }
 
@@ -109,39 +99,21 @@ impl Emitter {
         if let Value::String(text) = &mut value {
             *text = unmarked(core::mem::take(text), self.marked);
         }
-        if self.started {
+        if self.frame.is_started() {
             self.late_extra.insert(key.into(), value);
         } else {
-            self.edit_header(|h| {
+            self.frame.edit_header(|h| {
                 h.extra.insert(key.into(), value);
             });
         }
     }
 
-    /// Changes the message header; only before `start`.
-    pub(crate) fn edit_header(&mut self, edit: impl FnOnce(&mut AssistantMessage)) {
-        if !self.started {
-            let mut header = self.builder.snapshot().to_message();
-            edit(&mut header);
-            self.builder = PartialBuilder::new(header);
-        }
-    }
-
-    pub(crate) fn set_pricing(&mut self, pricing: Option<Pricing>) {
-        self.pricing = pricing;
-    }
-
     pub(crate) fn is_started(&self) -> bool {
-        self.started
+        self.frame.is_started()
     }
 
     pub(crate) fn is_finished(&self) -> bool {
-        self.finished
-    }
-
-    /// The cause the terminal `error` carried, if any.
-    pub(crate) fn error_cause(&self) -> Option<ErrorCause> {
-        self.cause.clone()
+        self.frame.is_finished()
     }
 
     pub(crate) fn has_tool_calls(&self) -> bool {
@@ -168,23 +140,18 @@ impl Emitter {
 
     /// The failure of exceeding `limit`.
     pub(crate) fn exceeded(&self, limit: Limit) -> Failure {
-        LimitExceeded::new(limit, &self.limits).into()
+        LimitExceeded::new(limit, &self.frame.limits).into()
     }
 
     pub(crate) fn start(&mut self, out: &mut Vec<ModelEvent>) {
-        if !self.started {
-            self.started = true;
-            out.push(ModelEvent::Start {
-                partial: self.builder.snapshot(),
-            });
-        }
+        self.frame.start(out);
     }
 
     fn count_block(&mut self, tool: bool) -> Result<(), Failure> {
-        if self.blocks >= self.limits.max_content_blocks {
+        if self.blocks >= self.frame.limits.max_content_blocks {
             return Err(self.exceeded(Limit::ContentBlocks));
         }
-        if tool && self.tool_calls >= self.limits.max_tool_calls {
+        if tool && self.tool_calls >= self.frame.limits.max_tool_calls {
             return Err(self.exceeded(Limit::ToolCalls));
         }
         self.blocks += 1;
@@ -205,9 +172,9 @@ impl Emitter {
         self.close(out)?;
         self.count_block(false)?;
         let index = if kind == Kind::Thinking {
-            self.builder.start_thinking(ThinkingContent::default())
+            self.frame.builder.start_thinking(ThinkingContent::default())
         } else {
-            self.builder.start_text(TextContent::default())
+            self.frame.builder.start_text(TextContent::default())
         };
         self.open = Some(Open {
             kind,
@@ -218,7 +185,7 @@ impl Emitter {
             args: String::new(),
             escapes: EscapeJoiner::default(),
         });
-        let partial = self.builder.snapshot();
+        let partial = self.frame.builder.snapshot();
         out.push(if kind == Kind::Thinking {
             ModelEvent::ThinkingStart {
                 content_index: index,
@@ -248,7 +215,7 @@ impl Emitter {
         self.start(out);
         self.close(out)?;
         self.count_block(true)?;
-        let index = self.builder.start_tool_call(ToolCall {
+        let index = self.frame.builder.start_tool_call(ToolCall {
             id: id.clone(),
             name: name.clone(),
             ..ToolCall::default()
@@ -264,7 +231,7 @@ impl Emitter {
         });
         out.push(ModelEvent::ToolCallStart {
             content_index: index,
-            partial: self.builder.snapshot(),
+            partial: self.frame.builder.snapshot(),
         });
         Ok(())
     }
@@ -289,7 +256,7 @@ impl Emitter {
     /// lone surrogates, marked or escaped, replaced by U+FFFD; or text with
     /// its marked surrogate halves joined).
     pub(crate) fn append(&mut self, text: &str, out: &mut Vec<ModelEvent>) -> Result<(), Failure> {
-        let max = self.limits.max_tool_argument_bytes;
+        let max = self.frame.limits.max_tool_argument_bytes;
         let marked = self.marked;
         let Some(open) = &mut self.open else {
             return Ok(());
@@ -315,7 +282,7 @@ impl Emitter {
     }
 
     fn push_delta(&mut self, kind: Kind, index: usize, text: &str, out: &mut Vec<ModelEvent>) {
-        push_delta_event(&mut self.builder, index, text, kind, out);
+        push_delta_event(&mut self.frame.builder, index, text, kind, out);
     }
 
     /// Appends the part of `full` (the open tool call's whole argument
@@ -371,7 +338,7 @@ impl Emitter {
         let Some(open) = &self.open else {
             return String::new();
         };
-        match self.builder.snapshot().content_block(open.index) {
+        match self.frame.builder.snapshot().content_block(open.index) {
             Some(ContentBlock::Text(t)) => t.text,
             Some(ContentBlock::Thinking(t)) => t.thinking,
             _ => String::new(),
@@ -392,7 +359,7 @@ impl Emitter {
                     let mut buf = [0; 4];
                     self.push_delta(open.kind, index, replacement.encode_utf8(&mut buf), out);
                 }
-                let text = match self.builder.snapshot().content_block(index) {
+                let text = match self.frame.builder.snapshot().content_block(index) {
                     Some(ContentBlock::Text(t)) => t.text,
                     Some(ContentBlock::Thinking(t)) => t.thinking,
                     _ => String::new(),
@@ -403,11 +370,11 @@ impl Emitter {
                         text_signature: open.signature,
                         ..TextContent::default()
                     };
-                    self.builder.complete(index, ContentBlock::Text(block));
+                    self.frame.builder.complete(index, ContentBlock::Text(block));
                     out.push(ModelEvent::TextEnd {
                         content_index: index,
                         content: text,
-                        partial: self.builder.snapshot(),
+                        partial: self.frame.builder.snapshot(),
                     });
                 } else {
                     let block = ThinkingContent {
@@ -415,11 +382,11 @@ impl Emitter {
                         thinking_signature: open.signature,
                         ..ThinkingContent::default()
                     };
-                    self.builder.complete(index, ContentBlock::Thinking(block));
+                    self.frame.builder.complete(index, ContentBlock::Thinking(block));
                     out.push(ModelEvent::ThinkingEnd {
                         content_index: index,
                         content: text,
-                        partial: self.builder.snapshot(),
+                        partial: self.frame.builder.snapshot(),
                     });
                 }
                 Ok(())
@@ -450,11 +417,11 @@ impl Emitter {
                     ..ToolCall::default()
                 };
                 let call = Arc::new(call);
-                self.builder.complete_tool_call(index, call.clone());
+                self.frame.builder.complete_tool_call(index, call.clone());
                 out.push(ModelEvent::ToolCallEnd {
                     content_index: index,
                     tool_call: call,
-                    partial: self.builder.snapshot(),
+                    partial: self.frame.builder.snapshot(),
                 });
                 Ok(())
             }
@@ -485,9 +452,7 @@ impl Emitter {
         }
         if let Some(usage) = &self.usage {
             message.usage = usage.clone();
-            if let Some(pricing) = &self.pricing {
-                pricing.apply(&mut message.usage);
-            }
+            self.frame.price(&mut message.usage);
         }
         message
     }
@@ -498,15 +463,14 @@ impl Emitter {
         reason: DoneReason,
         out: &mut Vec<ModelEvent>,
     ) -> Result<(), Failure> {
-        if self.finished {
+        if self.frame.is_finished() {
             return Ok(());
         }
         self.start(out);
         self.close(out)?;
-        let mut message = self.final_message(self.builder.snapshot().to_message());
+        let mut message = self.final_message(self.frame.builder.snapshot().to_message());
         message.stop_reason = reason.stop_reason();
-        self.finished = true;
-        out.push(ModelEvent::done(reason, message));
+        self.frame.end_done(reason, message, out);
         Ok(())
     }
 
@@ -521,14 +485,13 @@ impl Emitter {
         cause: Option<ErrorCause>,
         out: &mut Vec<ModelEvent>,
     ) {
-        if self.finished {
+        if self.frame.is_finished() {
             return;
         }
-        self.finished = true;
         // The provider's words in it (an error event's message) may hold
         // lone surrogates.
         let text = self.unmarked(text);
-        let mut message = self.builder.to_error_message(reason.stop_reason(), text);
+        let mut message = self.frame.error_message(reason, text);
         if let Some(open) = &self.open {
             match open.kind {
                 Kind::Tool => match parse_arguments(&open.args) {
@@ -558,12 +521,7 @@ impl Emitter {
             }
         }
         let message = self.final_message(message);
-        self.cause.clone_from(&cause);
-        out.push(ModelEvent::Error {
-            reason,
-            error: Arc::new(message),
-            cause: cause.into(),
-        });
+        self.frame.end_error(reason, message, cause, out);
     }
 
     /// Ends in `error` with `failure`'s message and cause.
@@ -609,20 +567,20 @@ macro_rules! emitter_projector {
             /// Sets the prices that fill `usage.cost` of the final message
             /// (see [`Pricing`](crate::pricing::Pricing)).
             pub fn set_pricing(&mut self, pricing: Option<crate::pricing::Pricing>) {
-                self.emit.set_pricing(pricing);
+                self.emit.frame.set_pricing(pricing);
             }
 
             /// Sets the timestamp (Unix milliseconds) of the messages. Only
             /// has an effect before `start`.
             pub fn set_timestamp(&mut self, timestamp_ms: u64) {
-                self.emit.edit_header(|h| h.timestamp = timestamp_ms);
+                self.emit.frame.set_timestamp(timestamp_ms);
             }
 
             /// Sets the limits on content blocks, tool calls and argument
             /// text (see [`Limits`](crate::limits::Limits)); a message past
             /// one ends in `error` naming it, with what came before kept.
             pub fn set_limits(&mut self, limits: crate::limits::Limits) {
-                self.emit.limits = limits;
+                self.emit.frame.limits = limits;
             }
 
             /// Whether a terminal event was produced; later input is ignored.
@@ -644,7 +602,7 @@ macro_rules! emitter_projector {
             /// [`fail`](Self::fail) and [`interrupt`](Self::interrupt),
             /// whose caller knows the cause.
             pub fn error_cause(&self) -> Option<agentstream::model::ErrorCause> {
-                self.emit.error_cause()
+                self.emit.frame.error_cause()
             }
 
             /// Ends the stream in `error` with reason `aborted`,

@@ -134,17 +134,17 @@
 use alloc::borrow::Cow;
 use alloc::format;
 use alloc::string::String;
-use alloc::sync::Arc;
 use alloc::vec::Vec;
 
 use serde_json::Value;
 
 use agentstream::message::{assistant, AssistantMessage, StopReason, Usage};
 use agentstream::model::{
-    DoneReason, ErrorCause, ErrorReason, ModelEvent, PartialBuilder, ABORTED_MESSAGE,
+    DoneReason, ErrorCause, ErrorReason, ModelEvent, ABORTED_MESSAGE,
 };
 
 use crate::pricing::Pricing;
+use crate::sse::Frame;
 
 use super::blocks::Blocks;
 use super::payload::{error_text, quick_delta, Payload, QUOTE};
@@ -180,15 +180,12 @@ pub const ANTHROPIC_MESSAGES_API: &str = "anthropic-messages";
 /// ```
 #[derive(Debug)]
 pub struct EventProjector {
-    builder: PartialBuilder,
-    started: bool,
-    finished: bool,
+    /// The lifecycle every projector shares.
+    frame: Frame,
     blocks: Blocks,
     stop_reason: Option<String>,
     usage: Usage,
     usage_seen: bool,
-    /// Prices that fill the cost of the final usage.
-    pricing: Option<Pricing>,
     /// The payload being projected had lone surrogate escapes.
     marked: bool,
     /// What `stop_details` says (a refusal's category and explanation),
@@ -211,14 +208,11 @@ impl EventProjector {
     /// ignored; its usage and stop reason are replaced at the end).
     pub fn with_header(header: AssistantMessage) -> Self {
         Self {
-            builder: PartialBuilder::new(header),
-            started: false,
-            finished: false,
+            frame: Frame::new(header),
             blocks: Blocks::default(),
             stop_reason: None,
             usage: Usage::default(),
             usage_seen: false,
-            pricing: None,
             marked: false,
             stop_details: None,
         }
@@ -227,17 +221,13 @@ impl EventProjector {
     /// Sets the prices that fill `usage.cost` of the final message (see
     /// [`Pricing`]). Without them the costs stay 0.
     pub fn set_pricing(&mut self, pricing: Option<Pricing>) {
-        self.pricing = pricing;
+        self.frame.set_pricing(pricing);
     }
 
     /// Sets the timestamp (Unix milliseconds) of the messages. Only has an
     /// effect before `start`.
     pub fn set_timestamp(&mut self, timestamp_ms: u64) {
-        if !self.started {
-            let mut header = self.builder.snapshot().to_message();
-            header.timestamp = timestamp_ms;
-            self.builder = PartialBuilder::new(header);
-        }
+        self.frame.set_timestamp(timestamp_ms);
     }
 
     /// Sets the limits on content blocks, tool calls and argument text
@@ -251,17 +241,28 @@ impl EventProjector {
 
     /// Whether a terminal event was produced; later input is ignored.
     pub fn is_finished(&self) -> bool {
-        self.finished
+        self.frame.is_finished()
     }
 
     /// Whether `start` was produced.
     pub fn is_started(&self) -> bool {
-        self.started
+        self.frame.is_started()
+    }
+
+    /// The typed cause the terminal `error` carries (see
+    /// [`ModelEvent::error_cause`]), once the projector ended in one with
+    /// a cause: a failure it found in the events (an `error` event or a
+    /// failing `stop_reason`, with its code; a limit; a protocol
+    /// violation) or an [`abort`](Self::abort). `None` before, after
+    /// `done`, and for [`fail`](Self::fail) and
+    /// [`interrupt`](Self::interrupt), whose caller knows the cause.
+    pub fn error_cause(&self) -> Option<ErrorCause> {
+        self.frame.error_cause()
     }
 
     /// Handles the `data` of one SSE event: one event payload's JSON.
     pub fn push_data(&mut self, data: &str, out: &mut Vec<ModelEvent>) {
-        if self.finished {
+        if self.frame.is_finished() {
             return;
         }
         // Most of a stream is content block deltas in one exact shape: read
@@ -342,7 +343,7 @@ impl EventProjector {
                     None => Failure::provider(message, Some("error".into())),
                 });
             }
-            "message_start" if self.started => {
+            "message_start" if self.frame.is_started() => {
                 return Err(String::from("the provider sent a second message_start").into())
             }
             "message_start" => {
@@ -354,7 +355,7 @@ impl EventProjector {
             | "content_block_stop"
             | "message_delta"
             | "message_stop"
-                if !self.started =>
+                if !self.frame.is_started() =>
             {
                 return Err(format!("the provider sent {kind} before message_start").into());
             }
@@ -363,18 +364,18 @@ impl EventProjector {
             {
                 // More content after a tool call that stopped unparsable:
                 // it was not cut off, and its end fails as usual.
-                self.blocks.end_live(&mut self.builder, out)?;
+                self.blocks.end_live(&mut self.frame.builder, out)?;
             }
             _ => {}
         }
         match kind {
             "content_block_start" => {
                 let block = payload.content_block.as_ref();
-                (self.blocks).open_block(&mut self.builder, self.marked, payload.index, block, out)
+                (self.blocks).open_block(&mut self.frame.builder, self.marked, payload.index, block, out)
             }
             "content_block_delta" => match &payload.delta {
                 Some(delta) => (self.blocks).push_delta(
-                    &mut self.builder,
+                    &mut self.frame.builder,
                     self.marked,
                     payload.index,
                     delta,
@@ -384,7 +385,7 @@ impl EventProjector {
             },
             "content_block_stop" => self
                 .blocks
-                .stop_block(&mut self.builder, payload.index, out),
+                .stop_block(&mut self.frame.builder, payload.index, out),
             "message_delta" => {
                 if let Some(reason) = payload
                     .delta
@@ -422,23 +423,20 @@ impl EventProjector {
                 .filter(|s| !s.is_empty())
                 .map(|s| replace_markers(s, marked).into_owned())
         };
-        let mut header = self.builder.snapshot().to_message();
-        if let Some(id) = string("id") {
-            header.extra.insert("responseId".into(), Value::String(id));
-        }
-        if let Some(served) = string("model").filter(|served| *served != header.model) {
-            header
-                .extra
-                .insert("responseModel".into(), Value::String(served));
-        }
-        self.builder = PartialBuilder::new(header);
+        self.frame.edit_header(|header| {
+            if let Some(id) = string("id") {
+                header.extra.insert("responseId".into(), Value::String(id));
+            }
+            if let Some(served) = string("model").filter(|served| *served != header.model) {
+                header
+                    .extra
+                    .insert("responseModel".into(), Value::String(served));
+            }
+        });
         if let Some(usage) = message.and_then(|m| m.get("usage")) {
             self.merge_usage(usage);
         }
-        self.started = true;
-        out.push(ModelEvent::Start {
-            partial: self.builder.snapshot(),
-        });
+        self.frame.start(out);
     }
 
     fn merge_usage(&mut self, usage: &Value) {
@@ -479,22 +477,16 @@ impl EventProjector {
         };
         self.blocks
             .set_cut(matches!(reason, Some(DoneReason::Length)));
-        self.blocks.close_all(&mut self.builder, out)?;
+        self.blocks.close_all(&mut self.frame.builder, out)?;
         let reason = reason.unwrap_or(if self.blocks.has_tool_calls() {
             DoneReason::ToolUse
         } else {
             DoneReason::Stop
         });
-        let mut message = self.builder.snapshot().to_message();
+        let mut message = self.frame.builder.snapshot().to_message();
         message.stop_reason = reason.stop_reason();
-        if self.usage_seen {
-            message.usage = self.usage.clone();
-            if let Some(pricing) = &self.pricing {
-                pricing.apply(&mut message.usage);
-            }
-        }
-        self.finished = true;
-        out.push(ModelEvent::done(reason, message));
+        self.settle_usage(&mut message);
+        self.frame.end_done(reason, message, out);
         Ok(())
     }
 
@@ -545,23 +537,22 @@ impl EventProjector {
         cause: Option<ErrorCause>,
         out: &mut Vec<ModelEvent>,
     ) {
-        if self.finished {
+        if self.frame.is_finished() {
             return;
         }
-        self.finished = true;
-        let mut message = self.builder.to_error_message(reason.stop_reason(), text);
+        let mut message = self.frame.error_message(reason, text);
         self.blocks.settle_live(&mut message.content);
+        self.settle_usage(&mut message);
+        self.frame.end_error(reason, message, cause, out);
+    }
+
+    /// The final message's usage, with its cost, once the provider sent
+    /// any.
+    fn settle_usage(&self, message: &mut AssistantMessage) {
         if self.usage_seen {
             message.usage = self.usage.clone();
-            if let Some(pricing) = &self.pricing {
-                pricing.apply(&mut message.usage);
-            }
+            self.frame.price(&mut message.usage);
         }
-        out.push(ModelEvent::Error {
-            reason,
-            error: Arc::new(message),
-            cause: cause.into(),
-        });
     }
 }
 

@@ -251,7 +251,7 @@ impl GeminiProjector {
             if let Some(id) = chunk.response_id.as_deref().filter(|id| !id.is_empty()) {
                 let id = self.emit.unmarked(String::from(id));
                 self.response_id = Some(id.clone());
-                self.emit.edit_header(|h| {
+                self.emit.frame.edit_header(|h| {
                     h.extra.insert("responseId".into(), Value::String(id));
                 });
             }
@@ -383,7 +383,7 @@ impl GeminiProjector {
 
     /// Adds one `partialArgs` entry to the streamed call.
     fn merge(&mut self, entry: PartialArg) -> Result<(), Failure> {
-        let max = self.emit.limits.max_tool_argument_bytes;
+        let max = self.emit.frame.limits.max_tool_argument_bytes;
         let exceeded = self.emit.exceeded(Limit::ToolArgumentBytes);
         let Some(streamed) = self.streamed.as_mut() else {
             return Ok(());

@@ -189,10 +189,11 @@ use agentstream::message::{
     assistant, AssistantMessage, ContentBlock, StopReason, TextContent, ThinkingContent, Usage,
 };
 use agentstream::model::{
-    DoneReason, ErrorCause, ErrorReason, ModelEvent, PartialBuilder, ABORTED_MESSAGE,
+    DoneReason, ErrorCause, ErrorReason, ModelEvent, ABORTED_MESSAGE,
 };
 
 use crate::pricing::Pricing;
+use crate::sse::Frame;
 
 /// The `api` of messages from an OpenAI-compatible Chat Completions
 /// endpoint, as Pi names it.
@@ -225,14 +226,12 @@ enum Open {
 /// ```
 #[derive(Debug)]
 pub struct ChunkProjector {
-    builder: PartialBuilder,
-    started: bool,
-    finished: bool,
+    /// The lifecycle every projector shares.
+    frame: Frame,
     open: Open,
     calls: Calls,
     /// How many content blocks have started.
     blocks: usize,
-    limits: Limits,
     /// Joins surrogate halves split across the open block's deltas.
     joiner: SurrogateJoiner,
     /// The payload being projected had lone surrogate escapes.
@@ -245,8 +244,6 @@ pub struct ChunkProjector {
     model: String,
     /// The first `model` of a chunk that differs from the requested one.
     response_model: Option<String>,
-    /// Prices that fill the cost of the final usage.
-    pricing: Option<Pricing>,
     /// The provider stopped for length: calls ended now complete their
     /// cut argument text (see [`lenient`](crate::lenient)).
     cut: bool,
@@ -273,14 +270,10 @@ impl ChunkProjector {
         Self {
             model: header.model.clone(),
             response_model: None,
-            pricing: None,
-            builder: PartialBuilder::new(header),
-            started: false,
-            finished: false,
+            frame: Frame::new(header),
             open: Open::None,
             calls: Calls::default(),
             blocks: 0,
-            limits: Limits::DEFAULT,
             joiner: SurrogateJoiner::default(),
             marked: false,
             choice_index: None,
@@ -293,29 +286,25 @@ impl ChunkProjector {
     /// Sets the prices that fill `usage.cost` of the final message (see
     /// [`Pricing`]). Without them the costs stay 0.
     pub fn set_pricing(&mut self, pricing: Option<Pricing>) {
-        self.pricing = pricing;
+        self.frame.set_pricing(pricing);
     }
 
     /// Sets the timestamp (Unix milliseconds) of the messages. Only has an
     /// effect before `start`.
     pub fn set_timestamp(&mut self, timestamp_ms: u64) {
-        if !self.started {
-            let mut header = self.builder.snapshot().to_message();
-            header.timestamp = timestamp_ms;
-            self.builder = PartialBuilder::new(header);
-        }
+        self.frame.set_timestamp(timestamp_ms);
     }
 
     /// Sets the limits on blocks, tool calls and argument text (see
     /// [Limits](self#limits)). Default: [`Limits::DEFAULT`].
     pub fn set_limits(&mut self, limits: Limits) {
-        self.limits = limits;
+        self.frame.limits = limits;
     }
 
     /// Counts a new content block against the limit.
     fn count_block(&mut self) -> Result<(), Failure> {
-        if self.blocks >= self.limits.max_content_blocks {
-            return Err(LimitExceeded::new(Limit::ContentBlocks, &self.limits).into());
+        if self.blocks >= self.frame.limits.max_content_blocks {
+            return Err(LimitExceeded::new(Limit::ContentBlocks, &self.frame.limits).into());
         }
         self.blocks += 1;
         Ok(())
@@ -323,17 +312,28 @@ impl ChunkProjector {
 
     /// Whether a terminal event was produced; later input is ignored.
     pub fn is_finished(&self) -> bool {
-        self.finished
+        self.frame.is_finished()
     }
 
     /// Whether `start` was produced.
     pub fn is_started(&self) -> bool {
-        self.started
+        self.frame.is_started()
+    }
+
+    /// The typed cause the terminal `error` carries (see
+    /// [`ModelEvent::error_cause`]), once the projector ended in one with
+    /// a cause: a failure it found in the chunks (the provider's error or
+    /// failing `finish_reason`, with its code; a limit; a protocol
+    /// violation) or an [`abort`](Self::abort). `None` before, after
+    /// `done`, and for [`fail`](Self::fail) and
+    /// [`interrupt`](Self::interrupt), whose caller knows the cause.
+    pub fn error_cause(&self) -> Option<ErrorCause> {
+        self.frame.error_cause()
     }
 
     /// Handles the `data` of one SSE event: a chunk's JSON, or `[DONE]`.
     pub fn push_data(&mut self, data: &str, out: &mut Vec<ModelEvent>) {
-        if self.finished {
+        if self.frame.is_finished() {
             return;
         }
         if trim_json(data) == "[DONE]" {
@@ -395,24 +395,22 @@ impl ChunkProjector {
                 self.response_model = served.map(Cow::into_owned);
             }
         }
-        if !self.started {
+        if !self.frame.is_started() {
             let id = chunk.id.as_deref().filter(|id| !id.is_empty()).map(unmark);
             if id.is_some() || self.response_model.is_some() {
-                let mut header = self.builder.snapshot().to_message();
-                if let Some(id) = id {
-                    header.extra.insert("responseId".into(), Value::String(id));
-                }
-                if let Some(served) = &self.response_model {
-                    header
-                        .extra
-                        .insert(RESPONSE_MODEL.into(), Value::String(served.clone()));
-                }
-                self.builder = PartialBuilder::new(header);
+                let served = &self.response_model;
+                self.frame.edit_header(|header| {
+                    if let Some(id) = id {
+                        header.extra.insert("responseId".into(), Value::String(id));
+                    }
+                    if let Some(served) = served {
+                        header
+                            .extra
+                            .insert(RESPONSE_MODEL.into(), Value::String(served.clone()));
+                    }
+                });
             }
-            self.started = true;
-            out.push(ModelEvent::Start {
-                partial: self.builder.snapshot(),
-            });
+            self.frame.start(out);
         }
         if let Some(usage) = chunk.usage.as_ref().and_then(map_usage) {
             self.usage = Some(usage);
@@ -490,11 +488,11 @@ impl ChunkProjector {
                 self.count_block()?;
                 let (index, open) = match thinking {
                     None => {
-                        let index = self.builder.start_text(TextContent::default());
+                        let index = self.frame.builder.start_text(TextContent::default());
                         (index, Open::Text(index))
                     }
                     Some(field) => {
-                        let index = self.builder.start_thinking(ThinkingContent {
+                        let index = self.frame.builder.start_thinking(ThinkingContent {
                             thinking_signature: Some(field.into()),
                             ..ThinkingContent::default()
                         });
@@ -502,7 +500,7 @@ impl ChunkProjector {
                     }
                 };
                 self.open = open;
-                let partial = self.builder.snapshot();
+                let partial = self.frame.builder.snapshot();
                 out.push(match thinking {
                     None => ModelEvent::TextStart {
                         content_index: index,
@@ -526,8 +524,8 @@ impl ChunkProjector {
     /// Appends `delta` to text or thinking block `index` (the open one)
     /// and emits its delta event.
     fn push_prose_delta(&mut self, index: usize, delta: Arc<str>, out: &mut Vec<ModelEvent>) {
-        self.builder.append(index, delta.clone());
-        let partial = self.builder.snapshot();
+        self.frame.builder.append(index, delta.clone());
+        let partial = self.frame.builder.snapshot();
         out.push(match self.open {
             Open::Thinking(_) => ModelEvent::ThinkingDelta {
                 content_index: index,
@@ -554,7 +552,7 @@ impl ChunkProjector {
     }
 
     fn block_text(&self, index: usize) -> String {
-        match self.builder.snapshot().content_block(index) {
+        match self.frame.builder.snapshot().content_block(index) {
             Some(ContentBlock::Text(t)) => t.text,
             Some(ContentBlock::Thinking(t)) => t.thinking,
             _ => String::new(),
@@ -563,12 +561,7 @@ impl ChunkProjector {
 
     /// `[DONE]`, or the end of input after a `finish_reason`.
     fn end(&mut self, out: &mut Vec<ModelEvent>) {
-        if !self.started {
-            self.started = true;
-            out.push(ModelEvent::Start {
-                partial: self.builder.snapshot(),
-            });
-        }
+        self.frame.start(out);
         let reason = match self.finish_reason.as_deref() {
             None | Some("stop" | "end" | "tool_calls" | "function_call") => None,
             Some("length") => Some(DoneReason::Length),
@@ -587,23 +580,16 @@ impl ChunkProjector {
         } else {
             DoneReason::ToolUse
         });
-        let mut message = self.builder.snapshot().to_message();
+        let mut message = self.frame.builder.snapshot().to_message();
         message.stop_reason = reason.stop_reason();
-        if let Some(usage) = self.usage.take() {
-            message.usage = usage;
-        }
-        if let Some(pricing) = &self.pricing {
-            pricing.apply(&mut message.usage);
-        }
-        self.note_response_model(&mut message);
-        self.finished = true;
-        out.push(ModelEvent::done(reason, message));
+        self.settle_usage(&mut message);
+        self.frame.end_done(reason, message, out);
     }
 
     /// Ends the input. Without `[DONE]` or a `finish_reason` so far, the
     /// stream was truncated and ends in `error`.
     pub fn finish(&mut self, out: &mut Vec<ModelEvent>) {
-        if self.finished {
+        if self.frame.is_finished() {
             return;
         }
         if self.finish_reason.is_some() {
@@ -650,30 +636,24 @@ impl ChunkProjector {
         cause: Option<ErrorCause>,
         out: &mut Vec<ModelEvent>,
     ) {
-        if self.finished {
+        if self.frame.is_finished() {
             return;
         }
-        self.finished = true;
-        let mut message = self.builder.to_error_message(reason.stop_reason(), text);
+        let mut message = self.frame.error_message(reason, text);
         if let Open::Tool(live) = self.open {
             self.calls.settle(live, &mut message.content);
         }
+        self.settle_usage(&mut message);
+        self.frame.end_error(reason, message, cause, out);
+    }
+
+    /// The final message's usage (with its cost) and a served model
+    /// learned after `start`.
+    fn settle_usage(&mut self, message: &mut AssistantMessage) {
         if let Some(usage) = self.usage.take() {
             message.usage = usage;
         }
-        if let Some(pricing) = &self.pricing {
-            pricing.apply(&mut message.usage);
-        }
-        self.note_response_model(&mut message);
-        out.push(ModelEvent::Error {
-            reason,
-            error: Arc::new(message),
-            cause: cause.into(),
-        });
-    }
-
-    /// Records a served model learned after `start` in the final message.
-    fn note_response_model(&self, message: &mut AssistantMessage) {
+        self.frame.price(&mut message.usage);
         if let Some(served) = &self.response_model {
             if !message.extra.contains_key(RESPONSE_MODEL) {
                 message
@@ -692,13 +672,13 @@ impl ChunkProjector {
     ) -> Result<(), Failure> {
         let fragment = self
             .calls
-            .push_fragment(fragment, self.marked, &self.limits)?;
+            .push_fragment(fragment, self.marked, &self.frame.limits)?;
         let Some(slot) = fragment else {
             return Ok(());
         };
         self.advance(Some(slot), out)?;
         if self.open == Open::Tool(slot) {
-            self.calls.flush(&mut self.builder, slot, out);
+            self.calls.flush(&mut self.frame.builder, slot, out);
         }
         Ok(())
     }
@@ -714,13 +694,13 @@ impl ChunkProjector {
                     if Some(live) == target || (target.is_some() && !self.calls.is_complete(live)) {
                         return Ok(());
                     }
-                    self.calls.end(&mut self.builder, live, self.cut, out)?;
+                    self.calls.end(&mut self.frame.builder, live, self.cut, out)?;
                     self.open = Open::None;
                 }
                 Open::Text(index) | Open::Thinking(index) => {
                     self.flush_surrogate(index, out);
                     let content = self.block_text(index);
-                    let partial = self.builder.snapshot();
+                    let partial = self.frame.builder.snapshot();
                     out.push(match self.open {
                         Open::Thinking(_) => ModelEvent::ThinkingEnd {
                             content_index: index,
@@ -746,7 +726,7 @@ impl ChunkProjector {
                         return Err(self.calls.unnamed_error().into());
                     }
                     self.count_block()?;
-                    let slot = self.calls.open_next(&mut self.builder, out);
+                    let slot = self.calls.open_next(&mut self.frame.builder, out);
                     self.open = Open::Tool(slot);
                 }
             }

@@ -1,0 +1,156 @@
+//! [`Frame`]: the lifecycle of one projected message, the same for every
+//! provider: the message being built, whether `start` and the terminal
+//! event were produced, the limits, the prices, the timestamp, and the
+//! typed cause the terminal `error` carried.
+//!
+//! A provider's projector reads its wire format and owns one `Frame`; the
+//! frame produces `start` once, at most one terminal event (`done`, or
+//! `error` with its cause on the event), and nothing after it.
+
+use alloc::string::String;
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+
+use agentstream::message::{AssistantMessage, Usage};
+use agentstream::model::{DoneReason, ErrorCause, ErrorReason, ModelEvent, PartialBuilder};
+
+use crate::limits::Limits;
+use crate::pricing::Pricing;
+
+/// See the [module documentation](self).
+#[derive(Debug)]
+pub(crate) struct Frame {
+    /// The message so far.
+    pub(crate) builder: PartialBuilder,
+    started: bool,
+    finished: bool,
+    /// The limits on blocks, calls and argument text.
+    pub(crate) limits: Limits,
+    pricing: Option<Pricing>,
+    /// The cause the terminal `error` carried, once there was one.
+    cause: Option<ErrorCause>,
+}
+
+impl Frame {
+    /// A frame whose messages start from `header`, with [`Limits::DEFAULT`].
+    pub(crate) fn new(header: AssistantMessage) -> Self {
+        Self {
+            builder: PartialBuilder::new(header),
+            started: false,
+            finished: false,
+            limits: Limits::DEFAULT,
+            pricing: None,
+            cause: None,
+        }
+    }
+
+    /// Whether `start` was produced.
+    pub(crate) fn is_started(&self) -> bool {
+        self.started
+    }
+
+    /// Whether the terminal event was produced; later input is ignored.
+    pub(crate) fn is_finished(&self) -> bool {
+        self.finished
+    }
+
+    /// Sets the prices that fill `usage.cost` of the final message.
+    pub(crate) fn set_pricing(&mut self, pricing: Option<Pricing>) {
+        self.pricing = pricing;
+    }
+
+    /// Fills the costs of `usage` when the frame has prices.
+    pub(crate) fn price(&self, usage: &mut Usage) {
+        if let Some(pricing) = &self.pricing {
+            pricing.apply(usage);
+        }
+    }
+
+    /// Changes the message header; only before `start`.
+    pub(crate) fn edit_header(&mut self, edit: impl FnOnce(&mut AssistantMessage)) {
+        if !self.started {
+            let mut header = self.builder.snapshot().to_message();
+            edit(&mut header);
+            self.builder = PartialBuilder::new(header);
+        }
+    }
+
+    /// Sets the timestamp (Unix milliseconds) of the messages; only
+    /// before `start`.
+    pub(crate) fn set_timestamp(&mut self, timestamp_ms: u64) {
+        self.edit_header(|h| h.timestamp = timestamp_ms);
+    }
+
+    /// Produces `start`, the first time only.
+    pub(crate) fn start(&mut self, out: &mut Vec<ModelEvent>) {
+        if !self.started {
+            self.started = true;
+            out.push(ModelEvent::Start {
+                partial: self.builder.snapshot(),
+            });
+        }
+    }
+
+    /// The message so far as the message of an `error` with `reason` and
+    /// `text` (open blocks as far as they got).
+    pub(crate) fn error_message(&self, reason: ErrorReason, text: String) -> AssistantMessage {
+        self.builder.to_error_message(reason.stop_reason(), text)
+    }
+
+    /// Ends in `done` with `reason` and `message`.
+    pub(crate) fn end_done(
+        &mut self,
+        reason: DoneReason,
+        message: AssistantMessage,
+        out: &mut Vec<ModelEvent>,
+    ) {
+        self.finished = true;
+        out.push(ModelEvent::done(reason, message));
+    }
+
+    /// Ends in `error` with `reason` and `message`, `cause` on the event.
+    pub(crate) fn end_error(
+        &mut self,
+        reason: ErrorReason,
+        message: AssistantMessage,
+        cause: Option<ErrorCause>,
+        out: &mut Vec<ModelEvent>,
+    ) {
+        self.finished = true;
+        self.cause.clone_from(&cause);
+        out.push(ModelEvent::Error {
+            reason,
+            error: Arc::new(message),
+            cause: cause.into(),
+        });
+    }
+
+    /// The cause the terminal `error` carried, if any.
+    pub(crate) fn error_cause(&self) -> Option<ErrorCause> {
+        self.cause.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agentstream::message::{assistant, StopReason};
+
+    #[test]
+    fn one_start_one_terminal_event_with_its_cause() {
+        let mut frame = Frame::new(assistant([], StopReason::Stop));
+        let mut out = Vec::new();
+        frame.set_timestamp(7);
+        frame.start(&mut out);
+        frame.start(&mut out);
+        frame.set_timestamp(9);
+        assert_eq!(out.len(), 1);
+        assert!(frame.is_started() && !frame.is_finished());
+        let message = frame.error_message(ErrorReason::Error, "boom".into());
+        assert_eq!(message.timestamp, 7);
+        frame.end_error(ErrorReason::Error, message, Some(ErrorCause::Protocol), &mut out);
+        assert!(frame.is_finished());
+        assert!(matches!(out[1].error_cause(), Some(ErrorCause::Protocol)));
+        assert!(matches!(frame.error_cause(), Some(ErrorCause::Protocol)));
+    }
+}
