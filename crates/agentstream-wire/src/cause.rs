@@ -18,7 +18,7 @@
 //! | connect / idle timeout | [`Timeout`](ErrorCause::Timeout) `Connect` / `Idle` |
 //! | caller's signal | [`Aborted`](ErrorCause::Aborted) |
 //! | not an event stream, not JSON, truncated | [`Protocol`](ErrorCause::Protocol) |
-//! | a [`Limits`] cap | [`LimitExceeded`](ErrorCause::LimitExceeded), the [`LimitExceeded`] as source |
+//! | a [`Limits`](crate::limits::Limits) cap | [`LimitExceeded`](ErrorCause::LimitExceeded), the [`LimitExceeded`] as source |
 
 use alloc::format;
 use alloc::string::{String, ToString};

@@ -108,10 +108,6 @@ impl Emitter {
         }
     }
 
-    pub(crate) fn is_started(&self) -> bool {
-        self.frame.is_started()
-    }
-
     pub(crate) fn is_finished(&self) -> bool {
         self.frame.is_finished()
     }
@@ -524,10 +520,6 @@ impl Emitter {
         self.frame.end_error(reason, message, cause, out);
     }
 
-    /// Ends in `error` with `failure`'s message and cause.
-    pub(crate) fn fail_with(&mut self, failure: Failure, out: &mut Vec<ModelEvent>) {
-        self.terminate(ErrorReason::Error, failure.message, Some(failure.cause), out);
-    }
 }
 
 /// Reads one payload of type `T` from `data` (already surrogate-marked),
@@ -564,18 +556,6 @@ pub(crate) fn read_payload<'a, T: serde::Deserialize<'a>>(
 macro_rules! emitter_projector {
     ($ty:ident) => {
         impl $ty {
-            /// Sets the prices that fill `usage.cost` of the final message
-            /// (see [`Pricing`](crate::pricing::Pricing)).
-            pub fn set_pricing(&mut self, pricing: Option<crate::pricing::Pricing>) {
-                self.emit.frame.set_pricing(pricing);
-            }
-
-            /// Sets the timestamp (Unix milliseconds) of the messages. Only
-            /// has an effect before `start`.
-            pub fn set_timestamp(&mut self, timestamp_ms: u64) {
-                self.emit.frame.set_timestamp(timestamp_ms);
-            }
-
             /// Sets the limits on content blocks, tool calls and argument
             /// text (see [`Limits`](crate::limits::Limits)); a message past
             /// one ends in `error` naming it, with what came before kept.
@@ -583,70 +563,18 @@ macro_rules! emitter_projector {
                 self.emit.frame.limits = limits;
             }
 
-            /// Whether a terminal event was produced; later input is ignored.
-            pub fn is_finished(&self) -> bool {
-                self.emit.is_finished()
-            }
+            crate::sse::frame_verbs!(emit.frame);
 
-            /// Whether `start` was produced.
-            pub fn is_started(&self) -> bool {
-                self.emit.is_started()
-            }
-
-            /// The typed cause the terminal `error` carries (see
-            /// [`ModelEvent::error_cause`](agentstream::model::ModelEvent::error_cause)),
-            /// once the projector ended in one with a cause: a failure it
-            /// found in the response (a provider's error or failing stop
-            /// reason, with its code; a limit; a protocol violation) or an
-            /// [`abort`](Self::abort). `None` before, after `done`, and for
-            /// [`fail`](Self::fail) and [`interrupt`](Self::interrupt),
-            /// whose caller knows the cause.
-            pub fn error_cause(&self) -> Option<agentstream::model::ErrorCause> {
-                self.emit.frame.error_cause()
-            }
-
-            /// Ends the stream in `error` with reason `aborted`,
-            /// [`ABORTED_MESSAGE`](agentstream::model::ABORTED_MESSAGE) and
-            /// the cause [`Aborted`](agentstream::model::ErrorCause::Aborted).
-            pub fn abort(&mut self, out: &mut alloc::vec::Vec<agentstream::model::ModelEvent>) {
-                self.emit.terminate(
-                    agentstream::model::ErrorReason::Aborted,
-                    agentstream::model::ABORTED_MESSAGE.into(),
-                    Some(agentstream::model::ErrorCause::Aborted),
-                    out,
-                );
-            }
-
-            /// Ends the stream in `error` with reason `aborted` and
-            /// `message`: the call was cut short by something other than the
-            /// caller's signal, such as a timeout.
-            pub fn interrupt(
+            /// The frame's one terminal verb (see
+            /// [`SseProjector::terminate`](crate::sse::SseProjector::terminate)).
+            fn terminate(
                 &mut self,
-                message: impl Into<alloc::string::String>,
+                reason: agentstream::model::ErrorReason,
+                message: alloc::string::String,
+                cause: Option<agentstream::model::ErrorCause>,
                 out: &mut alloc::vec::Vec<agentstream::model::ModelEvent>,
             ) {
-                self.emit.terminate(
-                    agentstream::model::ErrorReason::Aborted,
-                    message.into(),
-                    None,
-                    out,
-                );
-            }
-
-            /// Ends the stream in `error` with `message`, unless it already
-            /// ended. The event carries no cause: the caller knows it (see
-            /// [`ModelEvent::attach_cause`](agentstream::model::ModelEvent::attach_cause)).
-            pub fn fail(
-                &mut self,
-                message: impl Into<alloc::string::String>,
-                out: &mut alloc::vec::Vec<agentstream::model::ModelEvent>,
-            ) {
-                self.emit.terminate(
-                    agentstream::model::ErrorReason::Error,
-                    message.into(),
-                    None,
-                    out,
-                );
+                self.emit.terminate(reason, message, cause, out);
             }
         }
 
@@ -686,7 +614,7 @@ macro_rules! emitter_projector {
                 cause: Option<agentstream::model::ErrorCause>,
                 out: &mut alloc::vec::Vec<agentstream::model::ModelEvent>,
             ) {
-                self.emit.terminate(reason, message, cause, out);
+                $ty::terminate(self, reason, message, cause, out);
             }
 
             fn is_finished(&self) -> bool {

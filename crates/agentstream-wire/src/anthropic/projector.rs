@@ -105,7 +105,7 @@
 //!   `cache_read_input_tokens` → `cacheRead`,
 //!   `cache_creation_input_tokens` → `cacheWrite`, and `totalTokens` is
 //!   their sum, as Pi computes it. Costs are zero unless the projector has
-//!   a [`Pricing`] ([`set_pricing`](EventProjector::set_pricing)).
+//!   a [`Pricing`](crate::pricing::Pricing) ([`set_pricing`](EventProjector::set_pricing)).
 //!
 //! # Errors and abort
 //!
@@ -140,11 +140,10 @@ use serde_json::Value;
 
 use agentstream::message::{assistant, AssistantMessage, StopReason, Usage};
 use agentstream::model::{
-    DoneReason, ErrorCause, ErrorReason, ModelEvent, ABORTED_MESSAGE,
+    DoneReason, ErrorCause, ErrorReason, ModelEvent,
 };
 
-use crate::pricing::Pricing;
-use crate::sse::Frame;
+use crate::sse::{frame_verbs, Frame};
 
 use super::blocks::Blocks;
 use super::payload::{error_text, quick_delta, Payload, QUOTE};
@@ -218,18 +217,6 @@ impl EventProjector {
         }
     }
 
-    /// Sets the prices that fill `usage.cost` of the final message (see
-    /// [`Pricing`]). Without them the costs stay 0.
-    pub fn set_pricing(&mut self, pricing: Option<Pricing>) {
-        self.frame.set_pricing(pricing);
-    }
-
-    /// Sets the timestamp (Unix milliseconds) of the messages. Only has an
-    /// effect before `start`.
-    pub fn set_timestamp(&mut self, timestamp_ms: u64) {
-        self.frame.set_timestamp(timestamp_ms);
-    }
-
     /// Sets the limits on content blocks, tool calls and argument text
     /// (see [`Limits`]); a message past one ends in `error` naming it, with
     /// what came before kept. Default: [`Limits::DEFAULT`]. The text and
@@ -237,27 +224,6 @@ impl EventProjector {
     /// feeds the projector.
     pub fn set_limits(&mut self, limits: Limits) {
         self.blocks.set_limits(limits);
-    }
-
-    /// Whether a terminal event was produced; later input is ignored.
-    pub fn is_finished(&self) -> bool {
-        self.frame.is_finished()
-    }
-
-    /// Whether `start` was produced.
-    pub fn is_started(&self) -> bool {
-        self.frame.is_started()
-    }
-
-    /// The typed cause the terminal `error` carries (see
-    /// [`ModelEvent::error_cause`]), once the projector ended in one with
-    /// a cause: a failure it found in the events (an `error` event or a
-    /// failing `stop_reason`, with its code; a limit; a protocol
-    /// violation) or an [`abort`](Self::abort). `None` before, after
-    /// `done`, and for [`fail`](Self::fail) and
-    /// [`interrupt`](Self::interrupt), whose caller knows the cause.
-    pub fn error_cause(&self) -> Option<ErrorCause> {
-        self.frame.error_cause()
     }
 
     /// Handles the `data` of one SSE event: one event payload's JSON.
@@ -503,32 +469,7 @@ impl EventProjector {
         self.fail_with(message.into(), out);
     }
 
-    /// Ends the stream in `error` with reason `aborted`,
-    /// [`ABORTED_MESSAGE`] and the cause [`Aborted`](ErrorCause::Aborted).
-    pub fn abort(&mut self, out: &mut Vec<ModelEvent>) {
-        let cause = Some(ErrorCause::Aborted);
-        self.terminate(ErrorReason::Aborted, ABORTED_MESSAGE.into(), cause, out);
-    }
-
-    /// Ends the stream in `error` with reason `aborted` and `message`: the
-    /// call was cut short by something other than the caller's signal,
-    /// such as a timeout, and `message` says what.
-    pub fn interrupt(&mut self, message: impl Into<String>, out: &mut Vec<ModelEvent>) {
-        self.terminate(ErrorReason::Aborted, message.into(), None, out);
-    }
-
-    /// Ends the stream in `error` with `message`, unless it already ended;
-    /// the caller attaches its cause.
-    pub fn fail(&mut self, message: impl Into<String>, out: &mut Vec<ModelEvent>) {
-        self.terminate(ErrorReason::Error, message.into(), None, out);
-    }
-
-    /// Ends in `error` with a failure found in the payloads, its cause on
-    /// the event.
-    fn fail_with(&mut self, failure: Failure, out: &mut Vec<ModelEvent>) {
-        let cause = Some(failure.cause);
-        self.terminate(ErrorReason::Error, failure.message, cause, out);
-    }
+    frame_verbs!(frame);
 
     pub(crate) fn terminate(
         &mut self,

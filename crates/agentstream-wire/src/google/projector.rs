@@ -234,12 +234,12 @@ impl GeminiProjector {
             match read_payload::<Chunk<'_>>(data, &mut saturated, "a GenerateContentResponse") {
                 Ok(value) => value,
                 Err(message) => {
-                    self.emit.fail_with(message.into(), out);
+                    self.fail_with(message.into(), out);
                     return;
                 }
             };
         if let Err(failure) = self.push_chunk(chunk, out) {
-            self.emit.fail_with(failure, out);
+            self.fail_with(failure, out);
         }
     }
 
@@ -538,7 +538,7 @@ impl GeminiProjector {
             }
         };
         if let Err(failure) = result {
-            self.emit.fail_with(failure, out);
+            self.fail_with(failure, out);
         }
     }
 }

@@ -113,7 +113,7 @@
 //!   `prompt_tokens_details.cache_write_tokens`) `cacheWrite`, reasoning
 //!   tokens are counted once in `output`, `totalTokens` is the provider's
 //!   `total_tokens`, and costs are zero unless the stream has a
-//!   [`Pricing`].
+//!   [`Pricing`](crate::pricing::Pricing).
 //!   *Differs from Pi:* Pi 0.73.1 takes `completion_tokens` alone (they
 //!   include reasoning for OpenAI and most providers), which leaves out
 //!   the reasoning of a provider that reports it beside them (xAI, whose
@@ -163,7 +163,7 @@
 //!   not a chunk ends in `error` with the provider's message (or the start
 //!   of the data).
 //! - [`abort`](ChunkProjector::abort) ends in `error` with reason `aborted`
-//!   and [`ABORTED_MESSAGE`].
+//!   and [`ABORTED_MESSAGE`](agentstream::model::ABORTED_MESSAGE).
 //! - **Open blocks on error or abort get no `*_end`**: the terminal event
 //!   follows the last delta. Its message holds everything received so far:
 //!   ended blocks, the open text or thinking block with its text so far,
@@ -189,11 +189,10 @@ use agentstream::message::{
     assistant, AssistantMessage, ContentBlock, StopReason, TextContent, ThinkingContent, Usage,
 };
 use agentstream::model::{
-    DoneReason, ErrorCause, ErrorReason, ModelEvent, ABORTED_MESSAGE,
+    DoneReason, ErrorCause, ErrorReason, ModelEvent,
 };
 
-use crate::pricing::Pricing;
-use crate::sse::Frame;
+use crate::sse::{frame_verbs, Frame};
 
 /// The `api` of messages from an OpenAI-compatible Chat Completions
 /// endpoint, as Pi names it.
@@ -283,18 +282,6 @@ impl ChunkProjector {
         }
     }
 
-    /// Sets the prices that fill `usage.cost` of the final message (see
-    /// [`Pricing`]). Without them the costs stay 0.
-    pub fn set_pricing(&mut self, pricing: Option<Pricing>) {
-        self.frame.set_pricing(pricing);
-    }
-
-    /// Sets the timestamp (Unix milliseconds) of the messages. Only has an
-    /// effect before `start`.
-    pub fn set_timestamp(&mut self, timestamp_ms: u64) {
-        self.frame.set_timestamp(timestamp_ms);
-    }
-
     /// Sets the limits on blocks, tool calls and argument text (see
     /// [Limits](self#limits)). Default: [`Limits::DEFAULT`].
     pub fn set_limits(&mut self, limits: Limits) {
@@ -308,27 +295,6 @@ impl ChunkProjector {
         }
         self.blocks += 1;
         Ok(())
-    }
-
-    /// Whether a terminal event was produced; later input is ignored.
-    pub fn is_finished(&self) -> bool {
-        self.frame.is_finished()
-    }
-
-    /// Whether `start` was produced.
-    pub fn is_started(&self) -> bool {
-        self.frame.is_started()
-    }
-
-    /// The typed cause the terminal `error` carries (see
-    /// [`ModelEvent::error_cause`]), once the projector ended in one with
-    /// a cause: a failure it found in the chunks (the provider's error or
-    /// failing `finish_reason`, with its code; a limit; a protocol
-    /// violation) or an [`abort`](Self::abort). `None` before, after
-    /// `done`, and for [`fail`](Self::fail) and
-    /// [`interrupt`](Self::interrupt), whose caller knows the cause.
-    pub fn error_cause(&self) -> Option<ErrorCause> {
-        self.frame.error_cause()
     }
 
     /// Handles the `data` of one SSE event: a chunk's JSON, or `[DONE]`.
@@ -601,33 +567,7 @@ impl ChunkProjector {
         }
     }
 
-    /// Ends in `error` with reason `aborted`, [`ABORTED_MESSAGE`] and the
-    /// cause [`Aborted`](ErrorCause::Aborted).
-    pub fn abort(&mut self, out: &mut Vec<ModelEvent>) {
-        let cause = Some(ErrorCause::Aborted);
-        self.terminate(ErrorReason::Aborted, ABORTED_MESSAGE.into(), cause, out);
-    }
-
-    /// Ends in `error` with reason `aborted` and `message`: the call was
-    /// cut short by something other than the caller's signal, such as a
-    /// timeout, and `message` says what.
-    pub fn interrupt(&mut self, message: impl Into<String>, out: &mut Vec<ModelEvent>) {
-        self.terminate(ErrorReason::Aborted, message.into(), None, out);
-    }
-
-    /// Ends in `error` with `message`, for failures found outside the
-    /// payloads (an HTTP status, a broken connection); the caller attaches
-    /// their cause. Does nothing once finished.
-    pub fn fail(&mut self, message: impl Into<String>, out: &mut Vec<ModelEvent>) {
-        self.terminate(ErrorReason::Error, message.into(), None, out);
-    }
-
-    /// Ends in `error` with a failure found in the payloads, its cause on
-    /// the event.
-    pub(crate) fn fail_with(&mut self, failure: Failure, out: &mut Vec<ModelEvent>) {
-        let cause = Some(failure.cause);
-        self.terminate(ErrorReason::Error, failure.message, cause, out);
-    }
+    frame_verbs!(frame);
 
     pub(crate) fn terminate(
         &mut self,

@@ -177,12 +177,12 @@ impl ResponsesProjector {
             match read_payload::<Payload<'_>>(data, &mut saturated, "a Responses stream event") {
                 Ok(value) => value,
                 Err(message) => {
-                    self.emit.fail_with(message.into(), out);
+                    self.fail_with(message.into(), out);
                     return;
                 }
             };
         if let Err(failure) = self.push_event(&payload, out) {
-            self.emit.fail_with(failure, out);
+            self.fail_with(failure, out);
         }
     }
 
@@ -502,7 +502,7 @@ impl ResponsesProjector {
     /// is truncated and ends in `error`.
     pub fn finish(&mut self, out: &mut Vec<ModelEvent>) {
         let message = "the stream ended before response.completed: the response is truncated";
-        self.emit.fail_with(String::from(message).into(), out);
+        self.fail_with(String::from(message).into(), out);
     }
 }
 

@@ -131,6 +131,102 @@ impl Frame {
     }
 }
 
+/// The public methods every projector has over its [`Frame`], written
+/// once: `set_pricing`, `set_timestamp`, `is_finished`, `is_started`,
+/// `error_cause`, and the terminal verbs `abort`, `interrupt`, `fail` (and
+/// the crate's `fail_with`, a failure with its cause), each a call of the
+/// projector's `terminate(reason, message, cause, out)`.
+/// Expanded inside the projector's `impl` block with the path to its
+/// frame (`frame_verbs!(frame)`, `frame_verbs!(emit.frame)`).
+macro_rules! frame_verbs {
+    ($($frame:ident).+) => {
+        /// Sets the prices that fill `usage.cost` of the final message (see
+        /// [`Pricing`](crate::pricing::Pricing)). Without them the costs
+        /// stay 0.
+        pub fn set_pricing(&mut self, pricing: Option<crate::pricing::Pricing>) {
+            self.$($frame).+.set_pricing(pricing);
+        }
+
+        /// Sets the timestamp (Unix milliseconds) of the messages. Only has
+        /// an effect before `start`.
+        pub fn set_timestamp(&mut self, timestamp_ms: u64) {
+            self.$($frame).+.set_timestamp(timestamp_ms);
+        }
+
+        /// Whether a terminal event was produced; later input is ignored.
+        pub fn is_finished(&self) -> bool {
+            self.$($frame).+.is_finished()
+        }
+
+        /// Whether `start` was produced.
+        pub fn is_started(&self) -> bool {
+            self.$($frame).+.is_started()
+        }
+
+        /// The typed cause the terminal `error` carries (see
+        /// [`ModelEvent::error_cause`](agentstream::model::ModelEvent::error_cause)),
+        /// once the projector ended in one with a cause: a failure it found
+        /// in the response (the provider's error or failing stop reason,
+        /// with its code; a limit; a protocol violation) or an
+        /// [`abort`](Self::abort). `None` before, after `done`, and for
+        /// [`fail`](Self::fail) and [`interrupt`](Self::interrupt), whose
+        /// caller knows the cause.
+        pub fn error_cause(&self) -> Option<agentstream::model::ErrorCause> {
+            self.$($frame).+.error_cause()
+        }
+
+        /// Ends the stream in `error` with reason `aborted`,
+        /// [`ABORTED_MESSAGE`](agentstream::model::ABORTED_MESSAGE) and the
+        /// cause [`Aborted`](agentstream::model::ErrorCause::Aborted).
+        pub fn abort(&mut self, out: &mut alloc::vec::Vec<agentstream::model::ModelEvent>) {
+            self.terminate(
+                agentstream::model::ErrorReason::Aborted,
+                agentstream::model::ABORTED_MESSAGE.into(),
+                Some(agentstream::model::ErrorCause::Aborted),
+                out,
+            );
+        }
+
+        /// Ends the stream in `error` with reason `aborted` and `message`:
+        /// the call was cut short by something other than the caller's
+        /// signal, such as a timeout, and `message` says what.
+        pub fn interrupt(
+            &mut self,
+            message: impl Into<alloc::string::String>,
+            out: &mut alloc::vec::Vec<agentstream::model::ModelEvent>,
+        ) {
+            let reason = agentstream::model::ErrorReason::Aborted;
+            self.terminate(reason, message.into(), None, out);
+        }
+
+        /// Ends the stream in `error` with `message`, for failures found
+        /// outside the payloads (an HTTP status, a broken connection), unless
+        /// it already ended. The event carries no cause: the caller knows it
+        /// (see
+        /// [`ModelEvent::attach_cause`](agentstream::model::ModelEvent::attach_cause)).
+        pub fn fail(
+            &mut self,
+            message: impl Into<alloc::string::String>,
+            out: &mut alloc::vec::Vec<agentstream::model::ModelEvent>,
+        ) {
+            let reason = agentstream::model::ErrorReason::Error;
+            self.terminate(reason, message.into(), None, out);
+        }
+
+        /// Ends in `error` with a failure found in the payloads, its cause
+        /// on the event.
+        pub(crate) fn fail_with(
+            &mut self,
+            failure: crate::cause::Failure,
+            out: &mut alloc::vec::Vec<agentstream::model::ModelEvent>,
+        ) {
+            let reason = agentstream::model::ErrorReason::Error;
+            self.terminate(reason, failure.message, Some(failure.cause), out);
+        }
+    };
+}
+pub(crate) use frame_verbs;
+
 #[cfg(test)]
 mod tests {
     use super::*;

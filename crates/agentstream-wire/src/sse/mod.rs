@@ -67,7 +67,7 @@ mod stream;
 
 pub use decoder::{EndOfInput, SseDecoder};
 pub use encoder::{encode_comment, encode_event, encode_retry, SseEncodeError};
-pub(crate) use frame::Frame;
+pub(crate) use frame::{frame_verbs, Frame};
 pub use stream::{SseProjector, SseStream};
 
 /// One dispatched event.
