@@ -27,9 +27,9 @@ use alloc::sync::Arc;
 use agentstream::model::{ErrorCause, ProviderFailure};
 use serde_json::Value;
 
-use crate::limits::{Limit, LimitExceeded};
 #[cfg(test)]
 use crate::limits::Limits;
+use crate::limits::{Limit, LimitExceeded};
 
 /// The provider's error code in an error body: `error.code` when it is a
 /// string or number, else `error.type` (OpenAI's `{"error": {"code",
@@ -127,7 +127,12 @@ impl Failure {
     /// as [`error_code`] reads one.
     pub(crate) fn reported(message: String, error: Option<&Value>, code: Option<&Value>) -> Self {
         let code = error
-            .and_then(|error| ["code", "type"].iter().filter_map(|key| error.get(key)).find_map(code_text))
+            .and_then(|error| {
+                ["code", "type"]
+                    .iter()
+                    .filter_map(|key| error.get(key))
+                    .find_map(code_text)
+            })
             .or_else(|| code.and_then(code_text));
         Self::provider(message, code)
     }
@@ -185,7 +190,8 @@ mod tests {
         let failure = Failure::from(exceeded);
         assert_eq!(failure.message, exceeded.to_string());
         assert_eq!(limit_of(&failure.cause), Some(Limit::ToolCalls));
-        let error: Value = serde_json::from_str(r#"{"type":"overloaded_error","message":"x"}"#).unwrap();
+        let error: Value =
+            serde_json::from_str(r#"{"type":"overloaded_error","message":"x"}"#).unwrap();
         match Failure::reported("x".into(), Some(&error), None).cause {
             ErrorCause::Provider(p) => assert_eq!(p.code.as_deref(), Some("overloaded_error")),
             other => panic!("{other:?}"),
@@ -200,9 +206,15 @@ mod tests {
             ErrorCause::Provider(p) => assert_eq!(p.code.as_deref(), Some("busy")),
             other => panic!("{other:?}"),
         }
-        assert!(matches!(Failure::from(String::from("not JSON")).cause, ErrorCause::Protocol));
+        assert!(matches!(
+            Failure::from(String::from("not JSON")).cause,
+            ErrorCause::Protocol
+        ));
         let stop = Failure::stop("stop_reason", "refusal");
-        assert_eq!(stop.message, "the provider ended the response with stop_reason \"refusal\"");
+        assert_eq!(
+            stop.message,
+            "the provider ended the response with stop_reason \"refusal\""
+        );
         match stop.cause {
             ErrorCause::Provider(p) => assert_eq!(p.code.as_deref(), Some("refusal")),
             other => panic!("{other:?}"),

@@ -21,11 +21,11 @@ use agentstream::message::{
 };
 use serde_json::{Map, Value};
 
-use agentstream::model::{DoneReason, ErrorCause, ErrorReason, ModelEvent, PartialBuilder};
+use agentstream::model::{DoneReason, ModelEvent, PartialBuilder};
 
+use crate::cause::Failure;
 use crate::json::{clip, is_json_blank, parse_arguments, saturate_numbers};
 use crate::lenient::completion;
-use crate::cause::Failure;
 use crate::limits::{Limit, LimitExceeded};
 use crate::sse::Frame;
 use crate::surrogates::{
@@ -168,7 +168,9 @@ impl Emitter {
         self.close(out)?;
         self.count_block(false)?;
         let index = if kind == Kind::Thinking {
-            self.frame.builder.start_thinking(ThinkingContent::default())
+            self.frame
+                .builder
+                .start_thinking(ThinkingContent::default())
         } else {
             self.frame.builder.start_text(TextContent::default())
         };
@@ -366,7 +368,9 @@ impl Emitter {
                         text_signature: open.signature,
                         ..TextContent::default()
                     };
-                    self.frame.builder.complete(index, ContentBlock::Text(block));
+                    self.frame
+                        .builder
+                        .complete(index, ContentBlock::Text(block));
                     out.push(ModelEvent::TextEnd {
                         content_index: index,
                         content: text,
@@ -378,7 +382,9 @@ impl Emitter {
                         thinking_signature: open.signature,
                         ..ThinkingContent::default()
                     };
-                    self.frame.builder.complete(index, ContentBlock::Thinking(block));
+                    self.frame
+                        .builder
+                        .complete(index, ContentBlock::Thinking(block));
                     out.push(ModelEvent::ThinkingEnd {
                         content_index: index,
                         content: text,
@@ -441,8 +447,9 @@ impl Emitter {
         self.close(out)
     }
 
-    /// The final message with the usage (and its cost).
-    fn final_message(&self, mut message: AssistantMessage) -> AssistantMessage {
+    /// Sets the late header fields and the usage (with its cost) on the
+    /// final message.
+    fn finish_message(&self, message: &mut AssistantMessage) {
         for (key, value) in &self.late_extra {
             message.extra.insert(key.clone(), value.clone());
         }
@@ -450,7 +457,6 @@ impl Emitter {
             message.usage = usage.clone();
             self.frame.price(&mut message.usage);
         }
-        message
     }
 
     /// Closes the open block and ends in `done` with `reason`.
@@ -464,30 +470,23 @@ impl Emitter {
         }
         self.start(out);
         self.close(out)?;
-        let mut message = self.final_message(self.frame.builder.snapshot().to_message());
+        let mut message = self.frame.builder.snapshot().to_message();
+        self.finish_message(&mut message);
         message.stop_reason = reason.stop_reason();
         self.frame.end_done(reason, message, out);
         Ok(())
     }
 
-    /// Ends in `error` with `reason` and `text`, unless already ended. An
-    /// open text or thinking block keeps its text so far (and its
-    /// signature); an open tool call is kept only if its argument text is
-    /// already a JSON object.
-    pub(crate) fn terminate(
-        &mut self,
-        reason: ErrorReason,
-        text: String,
-        cause: Option<ErrorCause>,
-        out: &mut Vec<ModelEvent>,
-    ) {
-        if self.frame.is_finished() {
-            return;
-        }
+    /// Completes the message of an `error`: an open text or thinking
+    /// block keeps its text so far (and its signature); an open tool call
+    /// is kept only if its argument text is already a JSON object; the
+    /// late header fields and the usage (with its cost) are set.
+    pub(crate) fn settle(&self, message: &mut AssistantMessage) {
         // The provider's words in it (an error event's message) may hold
         // lone surrogates.
-        let text = self.unmarked(text);
-        let mut message = self.frame.error_message(reason, text);
+        if let Some(text) = message.error_message.take() {
+            message.error_message = Some(self.unmarked(text));
+        }
         if let Some(open) = &self.open {
             match open.kind {
                 Kind::Tool => match parse_arguments(&open.args) {
@@ -516,10 +515,8 @@ impl Emitter {
                 }
             }
         }
-        let message = self.final_message(message);
-        self.frame.end_error(reason, message, cause, out);
+        self.finish_message(message);
     }
-
 }
 
 /// Reads one payload of type `T` from `data` (already surrogate-marked),
@@ -565,16 +562,9 @@ macro_rules! emitter_projector {
 
             crate::sse::frame_verbs!(emit.frame);
 
-            /// The frame's one terminal verb (see
-            /// [`SseProjector::terminate`](crate::sse::SseProjector::terminate)).
-            fn terminate(
-                &mut self,
-                reason: agentstream::model::ErrorReason,
-                message: alloc::string::String,
-                cause: Option<agentstream::model::ErrorCause>,
-                out: &mut alloc::vec::Vec<agentstream::model::ModelEvent>,
-            ) {
-                self.emit.terminate(reason, message, cause, out);
+            /// What the emitter adds to the message of an `error`.
+            fn settle(&mut self, message: &mut agentstream::message::AssistantMessage) {
+                self.emit.settle(message);
             }
         }
 

@@ -25,10 +25,10 @@ use agentstream::message::{ContentBlock, TextContent, ThinkingContent, ToolCall}
 use agentstream::model::{ModelEvent, PartialBuilder};
 
 use super::payload::{Delta, QUOTE};
+use crate::cause::Failure;
 use crate::emit::{push_delta_event, Kind as DeltaKind};
 use crate::json::{clip, is_json_blank, parse_arguments};
 use crate::lenient::cut_completion;
-use crate::cause::Failure;
 use crate::limits::{Limit, LimitExceeded, Limits};
 use crate::surrogates::{replace_markers, EscapeJoiner, SurrogateJoiner};
 
@@ -150,7 +150,8 @@ impl Blocks {
         if self.open.contains_key(&wire) {
             return Err(format!(
                 "the provider started content block {wire} while a block with that index is open"
-            ).into());
+            )
+            .into());
         }
         let kind = block.and_then(|b| b.get("type")).and_then(Value::as_str);
         if matches!(
@@ -320,7 +321,8 @@ impl Blocks {
             return Err(format!(
                 "the provider sent a {} for content block {wire}, which is not open",
                 kind.unwrap_or("delta")
-            ).into());
+            )
+            .into());
         };
         let fits = match (&block.kind, kind) {
             (Kind::Skipped, _) => return Ok(()),
@@ -338,7 +340,8 @@ impl Blocks {
                 "the provider sent a {} for content block {wire}, which is a {} block",
                 kind.unwrap_or("delta"),
                 block.kind.name()
-            ).into());
+            )
+            .into());
         }
         let field = match kind {
             Some("text_delta") => &delta.text,
@@ -417,9 +420,9 @@ impl Blocks {
     ) -> Result<(), Failure> {
         let wire = self.route(wire, "content_block_stop")?;
         let Some(block) = self.open.get_mut(&wire) else {
-            return Err(format!(
-                "the provider stopped content block {wire}, which is not open"
-            ).into());
+            return Err(
+                format!("the provider stopped content block {wire}, which is not open").into(),
+            );
         };
         if matches!(block.kind, Kind::Skipped) {
             self.open.remove(&wire);

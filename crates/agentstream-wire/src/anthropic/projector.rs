@@ -139,9 +139,7 @@ use alloc::vec::Vec;
 use serde_json::Value;
 
 use agentstream::message::{assistant, AssistantMessage, StopReason, Usage};
-use agentstream::model::{
-    DoneReason, ErrorCause, ErrorReason, ModelEvent,
-};
+use agentstream::model::{DoneReason, ModelEvent};
 
 use crate::sse::{frame_verbs, Frame};
 
@@ -337,7 +335,13 @@ impl EventProjector {
         match kind {
             "content_block_start" => {
                 let block = payload.content_block.as_ref();
-                (self.blocks).open_block(&mut self.frame.builder, self.marked, payload.index, block, out)
+                (self.blocks).open_block(
+                    &mut self.frame.builder,
+                    self.marked,
+                    payload.index,
+                    block,
+                    out,
+                )
             }
             "content_block_delta" => match &payload.delta {
                 Some(delta) => (self.blocks).push_delta(
@@ -349,9 +353,10 @@ impl EventProjector {
                 ),
                 None => Ok(()),
             },
-            "content_block_stop" => self
-                .blocks
-                .stop_block(&mut self.frame.builder, payload.index, out),
+            "content_block_stop" => {
+                self.blocks
+                    .stop_block(&mut self.frame.builder, payload.index, out)
+            }
             "message_delta" => {
                 if let Some(reason) = payload
                     .delta
@@ -471,20 +476,10 @@ impl EventProjector {
 
     frame_verbs!(frame);
 
-    pub(crate) fn terminate(
-        &mut self,
-        reason: ErrorReason,
-        text: String,
-        cause: Option<ErrorCause>,
-        out: &mut Vec<ModelEvent>,
-    ) {
-        if self.frame.is_finished() {
-            return;
-        }
-        let mut message = self.frame.error_message(reason, text);
+    /// The open block's part of an `error`'s message, and its usage.
+    fn settle(&mut self, message: &mut AssistantMessage) {
         self.blocks.settle_live(&mut message.content);
-        self.settle_usage(&mut message);
-        self.frame.end_error(reason, message, cause, out);
+        self.settle_usage(message);
     }
 
     /// The final message's usage, with its cost, once the provider sent

@@ -188,9 +188,7 @@ use crate::surrogates::{mark_lone_surrogates, replace_markers, SurrogateJoiner};
 use agentstream::message::{
     assistant, AssistantMessage, ContentBlock, StopReason, TextContent, ThinkingContent, Usage,
 };
-use agentstream::model::{
-    DoneReason, ErrorCause, ErrorReason, ModelEvent,
-};
+use agentstream::model::{DoneReason, ModelEvent};
 
 use crate::sse::{frame_verbs, Frame};
 
@@ -328,17 +326,18 @@ impl ChunkProjector {
         match parsed {
             Ok(chunk) => self.push_chunk(chunk, out),
             Err(e) => {
-                let message: String = if serde_json::from_str::<serde::de::IgnoredAny>(data).is_err() {
-                    format!(
-                        "the provider sent data that is not JSON: {}",
-                        clip(data, QUOTE)
-                    )
-                } else {
-                    format!(
-                        "the provider sent JSON that is not a chat.completion.chunk ({e}): {}",
-                        clip(data, QUOTE)
-                    )
-                };
+                let message: String =
+                    if serde_json::from_str::<serde::de::IgnoredAny>(data).is_err() {
+                        format!(
+                            "the provider sent data that is not JSON: {}",
+                            clip(data, QUOTE)
+                        )
+                    } else {
+                        format!(
+                            "the provider sent JSON that is not a chat.completion.chunk ({e}): {}",
+                            clip(data, QUOTE)
+                        )
+                    };
                 self.fail_with(message.into(), out);
             }
         }
@@ -569,22 +568,12 @@ impl ChunkProjector {
 
     frame_verbs!(frame);
 
-    pub(crate) fn terminate(
-        &mut self,
-        reason: ErrorReason,
-        text: String,
-        cause: Option<ErrorCause>,
-        out: &mut Vec<ModelEvent>,
-    ) {
-        if self.frame.is_finished() {
-            return;
-        }
-        let mut message = self.frame.error_message(reason, text);
+    /// The open call's part of an `error`'s message, and its usage.
+    fn settle(&mut self, message: &mut AssistantMessage) {
         if let Open::Tool(live) = self.open {
             self.calls.settle(live, &mut message.content);
         }
-        self.settle_usage(&mut message);
-        self.frame.end_error(reason, message, cause, out);
+        self.settle_usage(message);
     }
 
     /// The final message's usage (with its cost) and a served model
@@ -634,7 +623,8 @@ impl ChunkProjector {
                     if Some(live) == target || (target.is_some() && !self.calls.is_complete(live)) {
                         return Ok(());
                     }
-                    self.calls.end(&mut self.frame.builder, live, self.cut, out)?;
+                    self.calls
+                        .end(&mut self.frame.builder, live, self.cut, out)?;
                     self.open = Open::None;
                 }
                 Open::Text(index) | Open::Thinking(index) => {

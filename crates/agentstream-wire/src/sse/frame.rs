@@ -175,6 +175,25 @@ macro_rules! frame_verbs {
             self.$($frame).+.error_cause()
         }
 
+        /// Ends in `error` with `reason`, `text` as its `errorMessage` and
+        /// `cause` on the event, unless already ended: the message so far,
+        /// completed by the projector's `settle` (its open block, its
+        /// usage), is the event's message.
+        pub(crate) fn terminate(
+            &mut self,
+            reason: agentstream::model::ErrorReason,
+            text: alloc::string::String,
+            cause: Option<agentstream::model::ErrorCause>,
+            out: &mut alloc::vec::Vec<agentstream::model::ModelEvent>,
+        ) {
+            if self.$($frame).+.is_finished() {
+                return;
+            }
+            let mut message = self.$($frame).+.error_message(reason, text);
+            self.settle(&mut message);
+            self.$($frame).+.end_error(reason, message, cause, out);
+        }
+
         /// Ends the stream in `error` with reason `aborted`,
         /// [`ABORTED_MESSAGE`](agentstream::model::ABORTED_MESSAGE) and the
         /// cause [`Aborted`](agentstream::model::ErrorCause::Aborted).
@@ -244,7 +263,12 @@ mod tests {
         assert!(frame.is_started() && !frame.is_finished());
         let message = frame.error_message(ErrorReason::Error, "boom".into());
         assert_eq!(message.timestamp, 7);
-        frame.end_error(ErrorReason::Error, message, Some(ErrorCause::Protocol), &mut out);
+        frame.end_error(
+            ErrorReason::Error,
+            message,
+            Some(ErrorCause::Protocol),
+            &mut out,
+        );
         assert!(frame.is_finished());
         assert!(matches!(out[1].error_cause(), Some(ErrorCause::Protocol)));
         assert!(matches!(frame.error_cause(), Some(ErrorCause::Protocol)));

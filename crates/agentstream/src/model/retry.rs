@@ -369,7 +369,9 @@ where
                     message.stop_reason = StopReason::Aborted;
                     message.error_message = Some(ABORTED_MESSAGE.into());
                     let event = ModelEvent::error(ErrorReason::Aborted, message);
-                    let cause = signal.as_ref().map_or(ErrorCause::Aborted, AbortSignal::cause);
+                    let cause = signal
+                        .as_ref()
+                        .map_or(ErrorCause::Aborted, AbortSignal::cause);
                     let _ = producer.push_error(event, cause);
                     return;
                 }

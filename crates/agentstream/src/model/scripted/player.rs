@@ -31,7 +31,9 @@ pub(super) async fn play(
     if signal.as_ref().is_some_and(AbortSignal::is_aborted) {
         let mut error = assistant([], StopReason::Aborted);
         error.error_message = Some(ABORTED_MESSAGE.into());
-        let cause = signal.as_ref().map_or(ErrorCause::Aborted, AbortSignal::cause);
+        let cause = signal
+            .as_ref()
+            .map_or(ErrorCause::Aborted, AbortSignal::cause);
         let _ = out.push(ModelEvent::error(ErrorReason::Aborted, error).with_cause(cause));
         return;
     }
