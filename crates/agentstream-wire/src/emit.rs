@@ -549,7 +549,8 @@ pub(crate) fn read_payload<'a, T: serde::Deserialize<'a>>(
 
 /// The methods every projector over an [`Emitter`] (field `emit`) shares,
 /// and its [`SseProjector`](crate::sse::SseProjector) implementation
-/// (each SSE event's data goes to `push_data`, whatever its `event:` name).
+/// (`sse_projector!`; each SSE event's data goes to `push_data`, whatever
+/// its `event:` name).
 macro_rules! emitter_projector {
     ($ty:ident) => {
         impl $ty {
@@ -566,55 +567,18 @@ macro_rules! emitter_projector {
             fn settle(&mut self, message: &mut agentstream::message::AssistantMessage) {
                 self.emit.settle(message);
             }
-        }
 
-        impl crate::sse::SseProjector for $ty {
-            fn for_model(model_id: alloc::string::String, provider: alloc::string::String) -> Self {
-                $ty::new(model_id, provider)
-            }
-
-            fn from_header(header: agentstream::message::AssistantMessage) -> Self {
-                $ty::with_header(header)
-            }
-
-            fn set_pricing(&mut self, pricing: Option<crate::pricing::Pricing>) {
-                $ty::set_pricing(self, pricing);
-            }
-
-            fn set_timestamp(&mut self, timestamp_ms: u64) {
-                $ty::set_timestamp(self, timestamp_ms);
-            }
-
-            fn push_event(
+            /// One SSE event: its data, whatever its `event:` name.
+            fn on_event(
                 &mut self,
                 event: &crate::sse::SseEvent,
                 out: &mut alloc::vec::Vec<agentstream::model::ModelEvent>,
             ) {
                 self.push_data(&event.data, out);
             }
-
-            fn finish(&mut self, out: &mut alloc::vec::Vec<agentstream::model::ModelEvent>) {
-                $ty::finish(self, out);
-            }
-
-            fn terminate(
-                &mut self,
-                reason: agentstream::model::ErrorReason,
-                message: alloc::string::String,
-                cause: Option<agentstream::model::ErrorCause>,
-                out: &mut alloc::vec::Vec<agentstream::model::ModelEvent>,
-            ) {
-                $ty::terminate(self, reason, message, cause, out);
-            }
-
-            fn is_finished(&self) -> bool {
-                $ty::is_finished(self)
-            }
-
-            fn set_limits(&mut self, limits: crate::limits::Limits) {
-                $ty::set_limits(self, limits);
-            }
         }
+
+        crate::sse::sse_projector!($ty);
     };
 }
 pub(crate) use emitter_projector;

@@ -1,21 +1,17 @@
 //! [`OpenAiStream`]: the SSE stream over the chunk projector, and how the
 //! projector reads SSE events.
 
-use alloc::string::String;
 use alloc::vec::Vec;
 
 use serde_json::Value;
 
-use agentstream::message::AssistantMessage;
-use agentstream::model::{ErrorCause, ErrorReason, ModelEvent};
+use agentstream::model::ModelEvent;
 
 use super::projector::ChunkProjector;
 use crate::cause::Failure;
 use crate::error_body::{error_text, BODY_QUOTE};
 use crate::json::clip;
-use crate::limits::Limits;
-use crate::pricing::Pricing;
-use crate::sse::{SseEvent, SseProjector, SseStream};
+use crate::sse::{SseEvent, SseStream};
 
 /// One streaming Chat Completions response, bytes in, [`ModelEvent`]s out:
 /// the [`SseStream`] over the [`ChunkProjector`] (see [`SseStream`] for
@@ -25,16 +21,11 @@ use crate::sse::{SseEvent, SseProjector, SseStream};
 /// named events (such as `ping`) are skipped.
 pub type OpenAiStream = SseStream<ChunkProjector>;
 
-impl SseProjector for ChunkProjector {
-    fn for_model(model_id: String, provider: String) -> Self {
-        ChunkProjector::new(model_id, provider)
-    }
-
-    fn from_header(header: AssistantMessage) -> Self {
-        ChunkProjector::with_header(header)
-    }
-
-    fn push_event(&mut self, event: &SseEvent, out: &mut Vec<ModelEvent>) {
+impl ChunkProjector {
+    /// One SSE event: a `message`'s data is a chunk (or `[DONE]`), an
+    /// `error` ends the stream with the provider's message; other named
+    /// events are skipped.
+    fn on_event(&mut self, event: &SseEvent, out: &mut Vec<ModelEvent>) {
         match event.event_type() {
             "message" => self.push_data(&event.data, out),
             "error" => {
@@ -48,34 +39,6 @@ impl SseProjector for ChunkProjector {
             _ => {}
         }
     }
-
-    fn finish(&mut self, out: &mut Vec<ModelEvent>) {
-        ChunkProjector::finish(self, out);
-    }
-
-    fn terminate(
-        &mut self,
-        reason: ErrorReason,
-        message: String,
-        cause: Option<ErrorCause>,
-        out: &mut Vec<ModelEvent>,
-    ) {
-        ChunkProjector::terminate(self, reason, message, cause, out);
-    }
-
-    fn is_finished(&self) -> bool {
-        ChunkProjector::is_finished(self)
-    }
-
-    fn set_limits(&mut self, limits: Limits) {
-        ChunkProjector::set_limits(self, limits);
-    }
-
-    fn set_pricing(&mut self, pricing: Option<Pricing>) {
-        ChunkProjector::set_pricing(self, pricing);
-    }
-
-    fn set_timestamp(&mut self, timestamp_ms: u64) {
-        ChunkProjector::set_timestamp(self, timestamp_ms);
-    }
 }
+
+crate::sse::sse_projector!(ChunkProjector);

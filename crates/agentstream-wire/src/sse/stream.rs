@@ -64,6 +64,63 @@ pub trait SseProjector {
     fn set_timestamp(&mut self, timestamp_ms: u64);
 }
 
+/// The [`SseProjector`] implementation of a projector, written once: each
+/// method is the projector's own (`new`, `with_header`, the
+/// [`frame_verbs!`](super::frame_verbs) ones, `set_limits`, `finish`), and
+/// an SSE event goes to its `on_event`, its one input verb.
+macro_rules! sse_projector {
+    ($ty:ident) => {
+        impl crate::sse::SseProjector for $ty {
+            fn for_model(model_id: alloc::string::String, provider: alloc::string::String) -> Self {
+                $ty::new(model_id, provider)
+            }
+
+            fn from_header(header: agentstream::message::AssistantMessage) -> Self {
+                $ty::with_header(header)
+            }
+
+            fn set_pricing(&mut self, pricing: Option<crate::pricing::Pricing>) {
+                $ty::set_pricing(self, pricing);
+            }
+
+            fn set_timestamp(&mut self, timestamp_ms: u64) {
+                $ty::set_timestamp(self, timestamp_ms);
+            }
+
+            fn push_event(
+                &mut self,
+                event: &crate::sse::SseEvent,
+                out: &mut alloc::vec::Vec<agentstream::model::ModelEvent>,
+            ) {
+                $ty::on_event(self, event, out);
+            }
+
+            fn finish(&mut self, out: &mut alloc::vec::Vec<agentstream::model::ModelEvent>) {
+                $ty::finish(self, out);
+            }
+
+            fn terminate(
+                &mut self,
+                reason: agentstream::model::ErrorReason,
+                message: alloc::string::String,
+                cause: Option<agentstream::model::ErrorCause>,
+                out: &mut alloc::vec::Vec<agentstream::model::ModelEvent>,
+            ) {
+                $ty::terminate(self, reason, message, cause, out);
+            }
+
+            fn is_finished(&self) -> bool {
+                $ty::is_finished(self)
+            }
+
+            fn set_limits(&mut self, limits: crate::limits::Limits) {
+                $ty::set_limits(self, limits);
+            }
+        }
+    };
+}
+pub(crate) use sse_projector;
+
 /// One streaming SSE response, bytes in, [`ModelEvent`]s out: the SSE
 /// decoder and a provider's projector `P` joined, with the response
 /// limits. The provider's [`ResponseStream`], driven by
