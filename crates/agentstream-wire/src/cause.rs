@@ -3,8 +3,11 @@
 //! cause of a failure found while decoding a stream, and [`limit_of`] to
 //! read back which [`Limit`] a call exceeded.
 //!
-//! The HTTP [`exchange`](crate::http::exchange) records the cause of every
-//! `error` it ends a call with, so a program reads it from
+//! Every terminal `error` the wire crate produces carries its cause (see
+//! [`ModelEvent::error_cause`](agentstream::model::ModelEvent::error_cause)):
+//! a projector attaches the cause of a failure it finds in the response,
+//! the HTTP [`exchange`](crate::http::exchange) the cause of the others, so
+//! a program reads it from
 //! [`ModelStream::error_cause`](agentstream::model::ModelStream::error_cause):
 //!
 //! | failure | cause |
@@ -15,15 +18,18 @@
 //! | connect / idle timeout | [`Timeout`](ErrorCause::Timeout) `Connect` / `Idle` |
 //! | caller's signal | [`Aborted`](ErrorCause::Aborted) |
 //! | not an event stream, not JSON, truncated | [`Protocol`](ErrorCause::Protocol) |
-//! | a [`Limits`] cap | [`LimitExceeded`](ErrorCause::LimitExceeded), the [`LimitExceeded`] as source |
+//! | a [`Limits`](crate::limits::Limits) cap | [`LimitExceeded`](ErrorCause::LimitExceeded), the [`LimitExceeded`] as source |
 
+use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::sync::Arc;
 
-use agentstream::model::{ErrorCause, ModelEvent, ProviderFailure};
+use agentstream::model::{ErrorCause, ProviderFailure};
 use serde_json::Value;
 
-use crate::limits::{Limit, LimitExceeded, Limits};
+#[cfg(test)]
+use crate::limits::Limits;
+use crate::limits::{Limit, LimitExceeded};
 
 /// The provider's error code in an error body: `error.code` when it is a
 /// string or number, else `error.type` (OpenAI's `{"error": {"code",
@@ -88,48 +94,89 @@ pub(crate) fn limit_cause(exceeded: LimitExceeded) -> ErrorCause {
     ErrorCause::LimitExceeded(Arc::new(exceeded))
 }
 
-/// The limits a projector checks itself, whose messages it reports.
-const PROJECTOR_LIMITS: [Limit; 3] = [
-    Limit::ContentBlocks,
-    Limit::ToolCalls,
-    Limit::ToolArgumentBytes,
-];
+/// A failure a projector found in a response: the `errorMessage` of its
+/// terminal `error` and the typed cause that event carries, travelling
+/// together from where the failure is known (nothing is read back from
+/// the text).
+#[derive(Debug)]
+pub(crate) struct Failure {
+    pub(crate) message: String,
+    pub(crate) cause: ErrorCause,
+}
 
-/// The prefix of the message a projector fails with on a stop reason the
-/// protocol treats as a failure.
-const STOP_PREFIX: &str = "the provider ended the response with ";
-
-/// The cause of the terminal `error` a projector produced, from its
-/// `errorMessage` and the `data` of the SSE event that caused it (`None`
-/// when the body ended).
-pub(crate) fn projector_cause(message: &str, data: Option<&str>, limits: &Limits) -> ErrorCause {
-    if let Some(rest) = message.strip_prefix(STOP_PREFIX) {
-        let code = rest.split('"').nth(1).map(String::from);
-        return ErrorCause::Provider(ProviderFailure::new(code));
-    }
-    for limit in PROJECTOR_LIMITS {
-        let exceeded = LimitExceeded::new(limit, limits);
-        if message == exceeded.to_string() {
-            return limit_cause(exceeded);
+impl Failure {
+    /// The provider reported an error, or ended the response with a stop
+    /// reason the protocol treats as one (`code`, when it named one).
+    pub(crate) fn provider(message: String, code: Option<String>) -> Self {
+        Self {
+            message,
+            cause: ErrorCause::Provider(ProviderFailure::new(code)),
         }
     }
-    let reported = data
-        .and_then(|data| serde_json::from_str::<Value>(data.trim()).ok())
-        .filter(|value| {
+
+    /// The provider ended the response with `value` in its stop-reason
+    /// `field` (`finish_reason`, `stop_reason`, `status`, …), a value the
+    /// protocol treats as a failure; `value` is the cause's code.
+    pub(crate) fn stop(field: &str, value: &str) -> Self {
+        let message = format!("the provider ended the response with {field} \"{value}\"");
+        Self::provider(message, Some(value.into()))
+    }
+
+    /// The provider's error value `error` (the `error` member of a
+    /// payload, with the payload's top-level `code` beside it): its code
+    /// as [`error_code`] reads one.
+    pub(crate) fn reported(message: String, error: Option<&Value>, code: Option<&Value>) -> Self {
+        let code = error
+            .and_then(|error| {
+                ["code", "type"]
+                    .iter()
+                    .filter_map(|key| error.get(key))
+                    .find_map(code_text)
+            })
+            .or_else(|| code.and_then(code_text));
+        Self::provider(message, code)
+    }
+
+    /// A failure reported by the payload `value` (an `event: error`'s
+    /// data): the provider's error when it has a non-null `error` member
+    /// or `"type": "error"` (its code as [`error_code`] reads one), else a
+    /// protocol violation.
+    pub(crate) fn in_payload(message: String, value: Option<&Value>) -> Self {
+        let reported = value.filter(|value| {
             value.get("error").is_some_and(|e| !e.is_null())
                 || value.get("type").and_then(Value::as_str) == Some("error")
         });
-    match reported {
-        Some(value) => ErrorCause::Provider(ProviderFailure::new(code_in(&value))),
-        None => ErrorCause::Protocol,
+        match reported {
+            Some(value) => Self::provider(message, code_in(value)),
+            None => message.into(),
+        }
     }
 }
 
-/// The `errorMessage` of `event` when it is a terminal `error`.
-pub(crate) fn error_message_of(event: &ModelEvent) -> Option<&str> {
-    match event {
-        ModelEvent::Error { error, .. } => Some(error.error_message.as_deref().unwrap_or("")),
-        _ => None,
+impl From<String> for Failure {
+    /// A protocol violation: data that is not JSON, an event out of
+    /// order, a truncated stream, arguments that are not an object.
+    fn from(message: String) -> Self {
+        Self {
+            message,
+            cause: ErrorCause::Protocol,
+        }
+    }
+}
+
+impl From<&str> for Failure {
+    /// A protocol violation (see [`From<String>`](#impl-From<String>-for-Failure)).
+    fn from(message: &str) -> Self {
+        String::from(message).into()
+    }
+}
+
+impl From<LimitExceeded> for Failure {
+    fn from(exceeded: LimitExceeded) -> Self {
+        Self {
+            message: exceeded.to_string(),
+            cause: limit_cause(exceeded),
+        }
     }
 }
 
@@ -138,29 +185,39 @@ mod tests {
     use super::*;
 
     #[test]
-    fn projector_failures_are_classified() {
-        let limits = Limits::DEFAULT;
-        let stop = "the provider ended the response with stop_reason \"refusal\"";
-        match projector_cause(stop, None, &limits) {
-            ErrorCause::Provider(p) => assert_eq!(p.code.as_deref(), Some("refusal")),
-            other => panic!("{other:?}"),
-        }
-        let message = LimitExceeded::new(Limit::ToolCalls, &limits).to_string();
-        let cause = projector_cause(&message, Some("{}"), &limits);
-        assert_eq!(limit_of(&cause), Some(Limit::ToolCalls));
-        let data = r#"{"type":"error","error":{"type":"overloaded_error","message":"x"}}"#;
-        match projector_cause("overloaded_error: x", Some(data), &limits) {
+    fn failures_carry_their_causes() {
+        let exceeded = LimitExceeded::new(Limit::ToolCalls, &Limits::DEFAULT);
+        let failure = Failure::from(exceeded);
+        assert_eq!(failure.message, exceeded.to_string());
+        assert_eq!(limit_of(&failure.cause), Some(Limit::ToolCalls));
+        let error: Value =
+            serde_json::from_str(r#"{"type":"overloaded_error","message":"x"}"#).unwrap();
+        match Failure::reported("x".into(), Some(&error), None).cause {
             ErrorCause::Provider(p) => assert_eq!(p.code.as_deref(), Some("overloaded_error")),
             other => panic!("{other:?}"),
         }
-        let data = r#"{"error":{"message":"quota","code":429}}"#;
-        match projector_cause("quota (code: 429)", Some(data), &limits) {
+        let error: Value = serde_json::from_str(r#"{"message":"quota","code":429}"#).unwrap();
+        match Failure::reported("quota".into(), Some(&error), None).cause {
             ErrorCause::Provider(p) => assert_eq!(p.code.as_deref(), Some("429")),
             other => panic!("{other:?}"),
         }
+        let top = Value::from("busy");
+        match Failure::reported("busy".into(), Some(&Value::Null), Some(&top)).cause {
+            ErrorCause::Provider(p) => assert_eq!(p.code.as_deref(), Some("busy")),
+            other => panic!("{other:?}"),
+        }
         assert!(matches!(
-            projector_cause("not JSON", Some("{oops"), &limits),
+            Failure::from(String::from("not JSON")).cause,
             ErrorCause::Protocol
         ));
+        let stop = Failure::stop("stop_reason", "refusal");
+        assert_eq!(
+            stop.message,
+            "the provider ended the response with stop_reason \"refusal\""
+        );
+        match stop.cause {
+            ErrorCause::Provider(p) => assert_eq!(p.code.as_deref(), Some("refusal")),
+            other => panic!("{other:?}"),
+        }
     }
 }

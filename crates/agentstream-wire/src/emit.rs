@@ -12,7 +12,7 @@
 
 use alloc::borrow::Cow;
 use alloc::format;
-use alloc::string::{String, ToString};
+use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
@@ -21,12 +21,13 @@ use agentstream::message::{
 };
 use serde_json::{Map, Value};
 
-use agentstream::model::{DoneReason, ErrorReason, ModelEvent, PartialBuilder, ABORTED_MESSAGE};
+use agentstream::model::{DoneReason, ModelEvent, PartialBuilder};
 
+use crate::cause::Failure;
 use crate::json::{clip, is_json_blank, parse_arguments, saturate_numbers};
 use crate::lenient::completion;
-use crate::limits::{Limit, LimitExceeded, Limits};
-use crate::pricing::Pricing;
+use crate::limits::{Limit, LimitExceeded};
+use crate::sse::Frame;
 use crate::surrogates::{
     replace_lone_surrogates, replace_markers, unmarked, EscapeJoiner, SurrogateJoiner,
 };
@@ -61,15 +62,12 @@ struct Open {
 /// See the [module documentation](self).
 #[derive(Debug)]
 pub(crate) struct Emitter {
-    builder: PartialBuilder,
-    started: bool,
-    finished: bool,
+    /// The lifecycle every projector shares.
+    pub(crate) frame: Frame,
     open: Option<Open>,
     has_tool_calls: bool,
     /// The usage, once the provider sent any.
     pub(crate) usage: Option<Usage>,
-    pricing: Option<Pricing>,
-    pub(crate) limits: Limits,
     blocks: usize,
     tool_calls: usize,
     joiner: SurrogateJoiner,
@@ -82,14 +80,10 @@ pub(crate) struct Emitter {
 impl Emitter {
     pub(crate) fn new(header: AssistantMessage) -> Self {
         Self {
-            builder: PartialBuilder::new(header),
-            started: false,
-            finished: false,
+            frame: Frame::new(header),
             open: None,
             has_tool_calls: false,
             usage: None,
-            pricing: None,
-            limits: Limits::DEFAULT,
             blocks: 0,
             tool_calls: 0,
             joiner: SurrogateJoiner::default(),
@@ -105,34 +99,17 @@ impl Emitter {
         if let Value::String(text) = &mut value {
             *text = unmarked(core::mem::take(text), self.marked);
         }
-        if self.started {
+        if self.frame.is_started() {
             self.late_extra.insert(key.into(), value);
         } else {
-            self.edit_header(|h| {
+            self.frame.edit_header(|h| {
                 h.extra.insert(key.into(), value);
             });
         }
     }
 
-    /// Changes the message header; only before `start`.
-    pub(crate) fn edit_header(&mut self, edit: impl FnOnce(&mut AssistantMessage)) {
-        if !self.started {
-            let mut header = self.builder.snapshot().to_message();
-            edit(&mut header);
-            self.builder = PartialBuilder::new(header);
-        }
-    }
-
-    pub(crate) fn set_pricing(&mut self, pricing: Option<Pricing>) {
-        self.pricing = pricing;
-    }
-
-    pub(crate) fn is_started(&self) -> bool {
-        self.started
-    }
-
     pub(crate) fn is_finished(&self) -> bool {
-        self.finished
+        self.frame.is_finished()
     }
 
     pub(crate) fn has_tool_calls(&self) -> bool {
@@ -157,25 +134,20 @@ impl Emitter {
             .map(|o| o.args.as_str())
     }
 
-    /// The limit message of `limit`.
-    pub(crate) fn exceeded(&self, limit: Limit) -> String {
-        LimitExceeded::new(limit, &self.limits).to_string()
+    /// The failure of exceeding `limit`.
+    pub(crate) fn exceeded(&self, limit: Limit) -> Failure {
+        LimitExceeded::new(limit, &self.frame.limits).into()
     }
 
     pub(crate) fn start(&mut self, out: &mut Vec<ModelEvent>) {
-        if !self.started {
-            self.started = true;
-            out.push(ModelEvent::Start {
-                partial: self.builder.snapshot(),
-            });
-        }
+        self.frame.start(out);
     }
 
-    fn count_block(&mut self, tool: bool) -> Result<(), String> {
-        if self.blocks >= self.limits.max_content_blocks {
+    fn count_block(&mut self, tool: bool) -> Result<(), Failure> {
+        if self.blocks >= self.frame.limits.max_content_blocks {
             return Err(self.exceeded(Limit::ContentBlocks));
         }
-        if tool && self.tool_calls >= self.limits.max_tool_calls {
+        if tool && self.tool_calls >= self.frame.limits.max_tool_calls {
             return Err(self.exceeded(Limit::ToolCalls));
         }
         self.blocks += 1;
@@ -191,14 +163,16 @@ impl Emitter {
         &mut self,
         kind: Kind,
         out: &mut Vec<ModelEvent>,
-    ) -> Result<(), String> {
+    ) -> Result<(), Failure> {
         self.start(out);
         self.close(out)?;
         self.count_block(false)?;
         let index = if kind == Kind::Thinking {
-            self.builder.start_thinking(ThinkingContent::default())
+            self.frame
+                .builder
+                .start_thinking(ThinkingContent::default())
         } else {
-            self.builder.start_text(TextContent::default())
+            self.frame.builder.start_text(TextContent::default())
         };
         self.open = Some(Open {
             kind,
@@ -209,7 +183,7 @@ impl Emitter {
             args: String::new(),
             escapes: EscapeJoiner::default(),
         });
-        let partial = self.builder.snapshot();
+        let partial = self.frame.builder.snapshot();
         out.push(if kind == Kind::Thinking {
             ModelEvent::ThinkingStart {
                 content_index: index,
@@ -232,14 +206,14 @@ impl Emitter {
         name: String,
         thought_signature: Option<String>,
         out: &mut Vec<ModelEvent>,
-    ) -> Result<(), String> {
+    ) -> Result<(), Failure> {
         let id = self.unmarked(id);
         let name = self.unmarked(name);
         let thought_signature = thought_signature.map(|s| self.unmarked(s));
         self.start(out);
         self.close(out)?;
         self.count_block(true)?;
-        let index = self.builder.start_tool_call(ToolCall {
+        let index = self.frame.builder.start_tool_call(ToolCall {
             id: id.clone(),
             name: name.clone(),
             ..ToolCall::default()
@@ -255,7 +229,7 @@ impl Emitter {
         });
         out.push(ModelEvent::ToolCallStart {
             content_index: index,
-            partial: self.builder.snapshot(),
+            partial: self.frame.builder.snapshot(),
         });
         Ok(())
     }
@@ -279,8 +253,8 @@ impl Emitter {
     /// Appends `text` to the open block (a tool call's argument text, its
     /// lone surrogates, marked or escaped, replaced by U+FFFD; or text with
     /// its marked surrogate halves joined).
-    pub(crate) fn append(&mut self, text: &str, out: &mut Vec<ModelEvent>) -> Result<(), String> {
-        let max = self.limits.max_tool_argument_bytes;
+    pub(crate) fn append(&mut self, text: &str, out: &mut Vec<ModelEvent>) -> Result<(), Failure> {
+        let max = self.frame.limits.max_tool_argument_bytes;
         let marked = self.marked;
         let Some(open) = &mut self.open else {
             return Ok(());
@@ -306,7 +280,7 @@ impl Emitter {
     }
 
     fn push_delta(&mut self, kind: Kind, index: usize, text: &str, out: &mut Vec<ModelEvent>) {
-        push_delta_event(&mut self.builder, index, text, kind, out);
+        push_delta_event(&mut self.frame.builder, index, text, kind, out);
     }
 
     /// Appends the part of `full` (the open tool call's whole argument
@@ -319,7 +293,7 @@ impl Emitter {
         &mut self,
         full: &str,
         out: &mut Vec<ModelEvent>,
-    ) -> Result<(), String> {
+    ) -> Result<(), Failure> {
         let Some(open) = self.open.as_ref().filter(|o| o.kind == Kind::Tool) else {
             return Ok(());
         };
@@ -362,7 +336,7 @@ impl Emitter {
         let Some(open) = &self.open else {
             return String::new();
         };
-        match self.builder.snapshot().content_block(open.index) {
+        match self.frame.builder.snapshot().content_block(open.index) {
             Some(ContentBlock::Text(t)) => t.text,
             Some(ContentBlock::Thinking(t)) => t.thinking,
             _ => String::new(),
@@ -371,7 +345,7 @@ impl Emitter {
 
     /// Ends the open block, if any. A tool call's argument text, blank
     /// meaning `{}`, must be a JSON object.
-    pub(crate) fn close(&mut self, out: &mut Vec<ModelEvent>) -> Result<(), String> {
+    pub(crate) fn close(&mut self, out: &mut Vec<ModelEvent>) -> Result<(), Failure> {
         self.flush_escapes(false, out);
         let Some(open) = self.open.take() else {
             return Ok(());
@@ -383,7 +357,7 @@ impl Emitter {
                     let mut buf = [0; 4];
                     self.push_delta(open.kind, index, replacement.encode_utf8(&mut buf), out);
                 }
-                let text = match self.builder.snapshot().content_block(index) {
+                let text = match self.frame.builder.snapshot().content_block(index) {
                     Some(ContentBlock::Text(t)) => t.text,
                     Some(ContentBlock::Thinking(t)) => t.thinking,
                     _ => String::new(),
@@ -394,11 +368,13 @@ impl Emitter {
                         text_signature: open.signature,
                         ..TextContent::default()
                     };
-                    self.builder.complete(index, ContentBlock::Text(block));
+                    self.frame
+                        .builder
+                        .complete(index, ContentBlock::Text(block));
                     out.push(ModelEvent::TextEnd {
                         content_index: index,
                         content: text,
-                        partial: self.builder.snapshot(),
+                        partial: self.frame.builder.snapshot(),
                     });
                 } else {
                     let block = ThinkingContent {
@@ -406,11 +382,13 @@ impl Emitter {
                         thinking_signature: open.signature,
                         ..ThinkingContent::default()
                     };
-                    self.builder.complete(index, ContentBlock::Thinking(block));
+                    self.frame
+                        .builder
+                        .complete(index, ContentBlock::Thinking(block));
                     out.push(ModelEvent::ThinkingEnd {
                         content_index: index,
                         content: text,
-                        partial: self.builder.snapshot(),
+                        partial: self.frame.builder.snapshot(),
                     });
                 }
                 Ok(())
@@ -427,7 +405,7 @@ impl Emitter {
                         );
                         // Kept open so the error leaves the call out.
                         self.open = Some(open);
-                        return Err(message);
+                        return Err(message.into());
                     }
                 };
                 if is_json_blank(&open.args) {
@@ -441,11 +419,11 @@ impl Emitter {
                     ..ToolCall::default()
                 };
                 let call = Arc::new(call);
-                self.builder.complete_tool_call(index, call.clone());
+                self.frame.builder.complete_tool_call(index, call.clone());
                 out.push(ModelEvent::ToolCallEnd {
                     content_index: index,
                     tool_call: call,
-                    partial: self.builder.snapshot(),
+                    partial: self.frame.builder.snapshot(),
                 });
                 Ok(())
             }
@@ -457,7 +435,7 @@ impl Emitter {
     /// with the completion as its last delta, then closed. A text that is
     /// not the start of a JSON object fails to close, as in
     /// [`close`](Self::close).
-    pub(crate) fn close_cut(&mut self, out: &mut Vec<ModelEvent>) -> Result<(), String> {
+    pub(crate) fn close_cut(&mut self, out: &mut Vec<ModelEvent>) -> Result<(), Failure> {
         self.flush_escapes(true, out);
         if let Some(args) = self.open_arguments() {
             if !is_json_blank(args) && parse_arguments(args).is_err() {
@@ -469,18 +447,16 @@ impl Emitter {
         self.close(out)
     }
 
-    /// The final message with the usage (and its cost).
-    fn final_message(&self, mut message: AssistantMessage) -> AssistantMessage {
+    /// Sets the late header fields and the usage (with its cost) on the
+    /// final message.
+    fn finish_message(&self, message: &mut AssistantMessage) {
         for (key, value) in &self.late_extra {
             message.extra.insert(key.clone(), value.clone());
         }
         if let Some(usage) = &self.usage {
             message.usage = usage.clone();
-            if let Some(pricing) = &self.pricing {
-                pricing.apply(&mut message.usage);
-            }
+            self.frame.price(&mut message.usage);
         }
-        message
     }
 
     /// Closes the open block and ends in `done` with `reason`.
@@ -488,37 +464,29 @@ impl Emitter {
         &mut self,
         reason: DoneReason,
         out: &mut Vec<ModelEvent>,
-    ) -> Result<(), String> {
-        if self.finished {
+    ) -> Result<(), Failure> {
+        if self.frame.is_finished() {
             return Ok(());
         }
         self.start(out);
         self.close(out)?;
-        let mut message = self.final_message(self.builder.snapshot().to_message());
+        let mut message = self.frame.builder.snapshot().to_message();
+        self.finish_message(&mut message);
         message.stop_reason = reason.stop_reason();
-        self.finished = true;
-        out.push(ModelEvent::done(reason, message));
+        self.frame.end_done(reason, message, out);
         Ok(())
     }
 
-    /// Ends in `error` with `reason` and `text`, unless already ended. An
-    /// open text or thinking block keeps its text so far (and its
-    /// signature); an open tool call is kept only if its argument text is
-    /// already a JSON object.
-    pub(crate) fn terminate(
-        &mut self,
-        reason: ErrorReason,
-        text: String,
-        out: &mut Vec<ModelEvent>,
-    ) {
-        if self.finished {
-            return;
-        }
-        self.finished = true;
+    /// Completes the message of an `error`: an open text or thinking
+    /// block keeps its text so far (and its signature); an open tool call
+    /// is kept only if its argument text is already a JSON object; the
+    /// late header fields and the usage (with its cost) are set.
+    pub(crate) fn settle(&self, message: &mut AssistantMessage) {
         // The provider's words in it (an error event's message) may hold
         // lone surrogates.
-        let text = self.unmarked(text);
-        let mut message = self.builder.to_error_message(reason.stop_reason(), text);
+        if let Some(text) = message.error_message.take() {
+            message.error_message = Some(self.unmarked(text));
+        }
         if let Some(open) = &self.open {
             match open.kind {
                 Kind::Tool => match parse_arguments(&open.args) {
@@ -547,20 +515,7 @@ impl Emitter {
                 }
             }
         }
-        let message = self.final_message(message);
-        out.push(ModelEvent::error(reason, message));
-    }
-
-    pub(crate) fn fail(&mut self, text: impl Into<String>, out: &mut Vec<ModelEvent>) {
-        self.terminate(ErrorReason::Error, text.into(), out);
-    }
-
-    pub(crate) fn abort(&mut self, out: &mut Vec<ModelEvent>) {
-        self.terminate(ErrorReason::Aborted, ABORTED_MESSAGE.into(), out);
-    }
-
-    pub(crate) fn interrupt(&mut self, text: impl Into<String>, out: &mut Vec<ModelEvent>) {
-        self.terminate(ErrorReason::Aborted, text.into(), out);
+        self.finish_message(message);
     }
 }
 
@@ -594,128 +549,36 @@ pub(crate) fn read_payload<'a, T: serde::Deserialize<'a>>(
 
 /// The methods every projector over an [`Emitter`] (field `emit`) shares,
 /// and its [`SseProjector`](crate::sse::SseProjector) implementation
-/// (each SSE event's data goes to `push_data`, whatever its `event:` name).
+/// (`sse_projector!`; each SSE event's data goes to `push_data`, whatever
+/// its `event:` name).
 macro_rules! emitter_projector {
     ($ty:ident) => {
         impl $ty {
-            /// Sets the prices that fill `usage.cost` of the final message
-            /// (see [`Pricing`](crate::pricing::Pricing)).
-            pub fn set_pricing(&mut self, pricing: Option<crate::pricing::Pricing>) {
-                self.emit.set_pricing(pricing);
-            }
-
-            /// Sets the timestamp (Unix milliseconds) of the messages. Only
-            /// has an effect before `start`.
-            pub fn set_timestamp(&mut self, timestamp_ms: u64) {
-                self.emit.edit_header(|h| h.timestamp = timestamp_ms);
-            }
-
             /// Sets the limits on content blocks, tool calls and argument
             /// text (see [`Limits`](crate::limits::Limits)); a message past
             /// one ends in `error` naming it, with what came before kept.
             pub fn set_limits(&mut self, limits: crate::limits::Limits) {
-                self.emit.limits = limits;
+                self.emit.frame.limits = limits;
             }
 
-            /// Whether a terminal event was produced; later input is ignored.
-            pub fn is_finished(&self) -> bool {
-                self.emit.is_finished()
+            crate::sse::frame_verbs!(emit.frame);
+
+            /// What the emitter adds to the message of an `error`.
+            fn settle(&mut self, message: &mut agentstream::message::AssistantMessage) {
+                self.emit.settle(message);
             }
 
-            /// Whether `start` was produced.
-            pub fn is_started(&self) -> bool {
-                self.emit.is_started()
-            }
-
-            /// Ends the stream in `error` with reason `aborted` and
-            /// [`ABORTED_MESSAGE`](agentstream::model::ABORTED_MESSAGE).
-            pub fn abort(&mut self, out: &mut alloc::vec::Vec<agentstream::model::ModelEvent>) {
-                self.emit.abort(out);
-            }
-
-            /// Ends the stream in `error` with reason `aborted` and
-            /// `message`: the call was cut short by something other than the
-            /// caller's signal, such as a timeout.
-            pub fn interrupt(
-                &mut self,
-                message: impl Into<alloc::string::String>,
-                out: &mut alloc::vec::Vec<agentstream::model::ModelEvent>,
-            ) {
-                self.emit.interrupt(message, out);
-            }
-
-            /// Ends the stream in `error` with `message`, unless it already
-            /// ended.
-            pub fn fail(
-                &mut self,
-                message: impl Into<alloc::string::String>,
-                out: &mut alloc::vec::Vec<agentstream::model::ModelEvent>,
-            ) {
-                self.emit.fail(message, out);
-            }
-        }
-
-        impl crate::sse::SseProjector for $ty {
-            fn for_model(model_id: alloc::string::String, provider: alloc::string::String) -> Self {
-                $ty::new(model_id, provider)
-            }
-
-            fn from_header(header: agentstream::message::AssistantMessage) -> Self {
-                $ty::with_header(header)
-            }
-
-            fn set_pricing(&mut self, pricing: Option<crate::pricing::Pricing>) {
-                $ty::set_pricing(self, pricing);
-            }
-
-            fn set_timestamp(&mut self, timestamp_ms: u64) {
-                $ty::set_timestamp(self, timestamp_ms);
-            }
-
-            fn push_event(
+            /// One SSE event: its data, whatever its `event:` name.
+            fn on_event(
                 &mut self,
                 event: &crate::sse::SseEvent,
                 out: &mut alloc::vec::Vec<agentstream::model::ModelEvent>,
             ) {
                 self.push_data(&event.data, out);
             }
-
-            fn finish(&mut self, out: &mut alloc::vec::Vec<agentstream::model::ModelEvent>) {
-                $ty::finish(self, out);
-            }
-
-            fn abort(&mut self, out: &mut alloc::vec::Vec<agentstream::model::ModelEvent>) {
-                $ty::abort(self, out);
-            }
-
-            fn interrupt(
-                &mut self,
-                message: alloc::string::String,
-                out: &mut alloc::vec::Vec<agentstream::model::ModelEvent>,
-            ) {
-                $ty::interrupt(self, message, out);
-            }
-
-            fn fail(
-                &mut self,
-                message: alloc::string::String,
-                out: &mut alloc::vec::Vec<agentstream::model::ModelEvent>,
-            ) {
-                $ty::fail(self, message, out);
-            }
-
-            fn is_finished(&self) -> bool {
-                $ty::is_finished(self)
-            }
-
-            fn set_limits(&mut self, limits: crate::limits::Limits) {
-                $ty::set_limits(self, limits);
-            }
-
-            fn error_cause(&self) -> Option<agentstream::model::ErrorCause> {
-                $ty::error_cause(self)
-            }
         }
+
+        crate::sse::sse_projector!($ty);
     };
 }
 pub(crate) use emitter_projector;

@@ -128,8 +128,9 @@ where
             let request = match prepared {
                 Ok(request) => request,
                 Err(error) => {
-                    producer.set_error_cause(ErrorCause::InvalidRequest);
-                    push_all(&mut producer, stream.fail(error));
+                    let events = stream.fail(error);
+                    let events = events.map(|event| event.with_cause(ErrorCause::InvalidRequest));
+                    push_all(&mut producer, events);
                     return;
                 }
             };

@@ -10,7 +10,7 @@ use core::fmt;
 use core::time::Duration;
 
 use agentstream::message::Context;
-use agentstream::model::{AbortSignal, ErrorCause, ModelEvent, StreamOptions};
+use agentstream::model::{AbortSignal, ModelEvent, StreamOptions};
 
 use crate::endpoint::{Endpoint, PreparedRequest};
 use crate::http::ResponseStream;
@@ -122,10 +122,6 @@ impl<S: fmt::Debug> fmt::Debug for Tapped<S> {
 impl<S: ResponseStream> ResponseStream for Tapped<S> {
     fn is_finished(&self) -> bool {
         self.stream.is_finished()
-    }
-
-    fn error_cause(&self) -> Option<ErrorCause> {
-        self.stream.error_cause()
     }
 
     fn feed(&mut self, bytes: &[u8]) -> Drain<'_, ModelEvent> {

@@ -408,7 +408,7 @@ fn abort_mid_text_keeps_the_text_without_text_end() {
     events.extend(stream.finish_input());
     let events = checked(events);
     assert_eq!(trace(&events), "start text_start text_delta error");
-    let ModelEvent::Error { reason, error } = events.last().unwrap() else {
+    let ModelEvent::Error { reason, error, .. } = events.last().unwrap() else {
         panic!("not an error")
     };
     assert_eq!(*reason, ErrorReason::Aborted);

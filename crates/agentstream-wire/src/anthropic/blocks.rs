@@ -15,7 +15,7 @@
 use alloc::borrow::Cow;
 use alloc::collections::{BTreeMap, VecDeque};
 use alloc::format;
-use alloc::string::{String, ToString};
+use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
@@ -25,6 +25,7 @@ use agentstream::message::{ContentBlock, TextContent, ThinkingContent, ToolCall}
 use agentstream::model::{ModelEvent, PartialBuilder};
 
 use super::payload::{Delta, QUOTE};
+use crate::cause::Failure;
 use crate::emit::{push_delta_event, Kind as DeltaKind};
 use crate::json::{clip, is_json_blank, parse_arguments};
 use crate::lenient::cut_completion;
@@ -130,8 +131,8 @@ impl Blocks {
         self.cut = cut;
     }
 
-    fn exceeded(&self, limit: Limit) -> String {
-        LimitExceeded::new(limit, &self.limits).to_string()
+    fn exceeded(&self, limit: Limit) -> Failure {
+        LimitExceeded::new(limit, &self.limits).into()
     }
 }
 
@@ -144,12 +145,13 @@ impl Blocks {
         wire: Option<u64>,
         block: Option<&Value>,
         out: &mut Vec<ModelEvent>,
-    ) -> Result<(), String> {
+    ) -> Result<(), Failure> {
         let wire = wire.ok_or("the provider sent a content_block_start without an index")?;
         if self.open.contains_key(&wire) {
             return Err(format!(
                 "the provider started content block {wire} while a block with that index is open"
-            ));
+            )
+            .into());
         }
         let kind = block.and_then(|b| b.get("type")).and_then(Value::as_str);
         if matches!(
@@ -231,7 +233,7 @@ impl Blocks {
         builder: &mut PartialBuilder,
         wire: u64,
         out: &mut Vec<ModelEvent>,
-    ) -> Result<(), String> {
+    ) -> Result<(), Failure> {
         let Some(block) = self.open.get_mut(&wire) else {
             return Ok(());
         };
@@ -292,7 +294,7 @@ impl Blocks {
         &mut self,
         builder: &mut PartialBuilder,
         out: &mut Vec<ModelEvent>,
-    ) -> Result<(), String> {
+    ) -> Result<(), Failure> {
         let Some(wire) = self.live else {
             return Ok(());
         };
@@ -312,14 +314,15 @@ impl Blocks {
         wire: Option<u64>,
         delta: &Delta<'_>,
         out: &mut Vec<ModelEvent>,
-    ) -> Result<(), String> {
+    ) -> Result<(), Failure> {
         let kind = delta.kind.as_deref();
         let wire = self.route(wire, "content_block_delta")?;
         let Some(block) = self.open.get_mut(&wire) else {
             return Err(format!(
                 "the provider sent a {} for content block {wire}, which is not open",
                 kind.unwrap_or("delta")
-            ));
+            )
+            .into());
         };
         let fits = match (&block.kind, kind) {
             (Kind::Skipped, _) => return Ok(()),
@@ -337,7 +340,8 @@ impl Blocks {
                 "the provider sent a {} for content block {wire}, which is a {} block",
                 kind.unwrap_or("delta"),
                 block.kind.name()
-            ));
+            )
+            .into());
         }
         let field = match kind {
             Some("text_delta") => &delta.text,
@@ -361,9 +365,9 @@ impl Blocks {
 
     /// The block an event is for: its `index`, or without one (or with
     /// one that is not a number) the live block.
-    fn route(&self, wire: Option<u64>, event: &str) -> Result<u64, String> {
+    fn route(&self, wire: Option<u64>, event: &str) -> Result<u64, Failure> {
         wire.or(self.live).ok_or_else(|| {
-            format!("the provider sent a {event} without an index and no block is open")
+            format!("the provider sent a {event} without an index and no block is open").into()
         })
     }
 
@@ -376,7 +380,7 @@ impl Blocks {
         wire: u64,
         text: &str,
         out: &mut Vec<ModelEvent>,
-    ) -> Result<(), String> {
+    ) -> Result<(), Failure> {
         let max_arguments = self.limits.max_tool_argument_bytes;
         let Some(block) = self.open.get_mut(&wire) else {
             return Ok(());
@@ -413,12 +417,12 @@ impl Blocks {
         builder: &mut PartialBuilder,
         wire: Option<u64>,
         out: &mut Vec<ModelEvent>,
-    ) -> Result<(), String> {
+    ) -> Result<(), Failure> {
         let wire = self.route(wire, "content_block_stop")?;
         let Some(block) = self.open.get_mut(&wire) else {
-            return Err(format!(
-                "the provider stopped content block {wire}, which is not open"
-            ));
+            return Err(
+                format!("the provider stopped content block {wire}, which is not open").into(),
+            );
         };
         if matches!(block.kind, Kind::Skipped) {
             self.open.remove(&wire);
@@ -450,7 +454,7 @@ impl Blocks {
         &mut self,
         builder: &mut PartialBuilder,
         out: &mut Vec<ModelEvent>,
-    ) -> Result<(), String> {
+    ) -> Result<(), Failure> {
         for block in self.open.values_mut() {
             block.stopped = true;
         }
@@ -467,7 +471,7 @@ impl Blocks {
         builder: &mut PartialBuilder,
         wire: u64,
         out: &mut Vec<ModelEvent>,
-    ) -> Result<(), String> {
+    ) -> Result<(), Failure> {
         self.cut_candidate = false;
         let cut = self.cut;
         let Some(block) = self.open.get_mut(&wire) else {

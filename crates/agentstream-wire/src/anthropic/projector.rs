@@ -105,7 +105,7 @@
 //!   `cache_read_input_tokens` → `cacheRead`,
 //!   `cache_creation_input_tokens` → `cacheWrite`, and `totalTokens` is
 //!   their sum, as Pi computes it. Costs are zero unless the projector has
-//!   a [`Pricing`] ([`set_pricing`](EventProjector::set_pricing)).
+//!   a [`Pricing`](crate::pricing::Pricing) ([`set_pricing`](EventProjector::set_pricing)).
 //!
 //! # Errors and abort
 //!
@@ -139,12 +139,13 @@ use alloc::vec::Vec;
 use serde_json::Value;
 
 use agentstream::message::{assistant, AssistantMessage, StopReason, Usage};
-use agentstream::model::{DoneReason, ErrorReason, ModelEvent, PartialBuilder, ABORTED_MESSAGE};
+use agentstream::model::{DoneReason, ModelEvent};
 
-use crate::pricing::Pricing;
+use crate::sse::{frame_verbs, Frame};
 
 use super::blocks::Blocks;
 use super::payload::{error_text, quick_delta, Payload, QUOTE};
+use crate::cause::Failure;
 use crate::json::{clip, count, saturate_numbers};
 use crate::limits::Limits;
 use crate::surrogates::{mark_lone_surrogates, replace_markers};
@@ -176,15 +177,12 @@ pub const ANTHROPIC_MESSAGES_API: &str = "anthropic-messages";
 /// ```
 #[derive(Debug)]
 pub struct EventProjector {
-    builder: PartialBuilder,
-    started: bool,
-    finished: bool,
+    /// The lifecycle every projector shares.
+    frame: Frame,
     blocks: Blocks,
     stop_reason: Option<String>,
     usage: Usage,
     usage_seen: bool,
-    /// Prices that fill the cost of the final usage.
-    pricing: Option<Pricing>,
     /// The payload being projected had lone surrogate escapes.
     marked: bool,
     /// What `stop_details` says (a refusal's category and explanation),
@@ -207,32 +205,13 @@ impl EventProjector {
     /// ignored; its usage and stop reason are replaced at the end).
     pub fn with_header(header: AssistantMessage) -> Self {
         Self {
-            builder: PartialBuilder::new(header),
-            started: false,
-            finished: false,
+            frame: Frame::new(header),
             blocks: Blocks::default(),
             stop_reason: None,
             usage: Usage::default(),
             usage_seen: false,
-            pricing: None,
             marked: false,
             stop_details: None,
-        }
-    }
-
-    /// Sets the prices that fill `usage.cost` of the final message (see
-    /// [`Pricing`]). Without them the costs stay 0.
-    pub fn set_pricing(&mut self, pricing: Option<Pricing>) {
-        self.pricing = pricing;
-    }
-
-    /// Sets the timestamp (Unix milliseconds) of the messages. Only has an
-    /// effect before `start`.
-    pub fn set_timestamp(&mut self, timestamp_ms: u64) {
-        if !self.started {
-            let mut header = self.builder.snapshot().to_message();
-            header.timestamp = timestamp_ms;
-            self.builder = PartialBuilder::new(header);
         }
     }
 
@@ -245,19 +224,9 @@ impl EventProjector {
         self.blocks.set_limits(limits);
     }
 
-    /// Whether a terminal event was produced; later input is ignored.
-    pub fn is_finished(&self) -> bool {
-        self.finished
-    }
-
-    /// Whether `start` was produced.
-    pub fn is_started(&self) -> bool {
-        self.started
-    }
-
     /// Handles the `data` of one SSE event: one event payload's JSON.
     pub fn push_data(&mut self, data: &str, out: &mut Vec<ModelEvent>) {
-        if self.finished {
+        if self.frame.is_finished() {
             return;
         }
         // Most of a stream is content block deltas in one exact shape: read
@@ -274,8 +243,8 @@ impl EventProjector {
                 usage: None,
                 error: None,
             };
-            if let Err(message) = self.push_event(&payload, out) {
-                self.fail(message, out);
+            if let Err(failure) = self.push_event(&payload, out) {
+                self.fail_with(failure, out);
             }
             return;
         }
@@ -288,8 +257,8 @@ impl EventProjector {
         // have unexpected types falls back to the lenient reading of a
         // `Value`, so odd shapes are tolerated as before.
         if let Ok(payload) = serde_json::from_str::<Payload<'_>>(data) {
-            if let Err(message) = self.push_event(&payload, out) {
-                self.fail(message, out);
+            if let Err(failure) = self.push_event(&payload, out) {
+                self.fail_with(failure, out);
             }
             return;
         }
@@ -305,7 +274,7 @@ impl EventProjector {
                     "the provider sent data that is not JSON: {}",
                     clip(data, QUOTE)
                 );
-                self.fail(message, out);
+                self.fail_with(message.into(), out);
                 return;
             }
         };
@@ -314,11 +283,11 @@ impl EventProjector {
                 "the provider sent JSON that is not a Messages stream event: {}",
                 clip(data, QUOTE)
             );
-            self.fail(message, out);
+            self.fail_with(message.into(), out);
             return;
         };
-        if let Err(message) = self.push_event(&payload, out) {
-            self.fail(message, out);
+        if let Err(failure) = self.push_event(&payload, out) {
+            self.fail_with(failure, out);
         }
     }
 
@@ -326,13 +295,20 @@ impl EventProjector {
         &mut self,
         payload: &Payload<'_>,
         out: &mut Vec<ModelEvent>,
-    ) -> Result<(), String> {
+    ) -> Result<(), Failure> {
         let kind = &*payload.kind;
         match kind {
             "ping" => return Ok(()),
-            "error" => return Err(error_text(payload.error.as_ref())),
-            "message_start" if self.started => {
-                return Err("the provider sent a second message_start".into())
+            "error" => {
+                let message = error_text(payload.error.as_ref());
+                return Err(match payload.error.as_ref() {
+                    Some(error) => Failure::reported(message, Some(error), None),
+                    // An error event without its `error`: its type is the code.
+                    None => Failure::provider(message, Some("error".into())),
+                });
+            }
+            "message_start" if self.frame.is_started() => {
+                return Err(String::from("the provider sent a second message_start").into())
             }
             "message_start" => {
                 self.start(payload.message.as_ref(), out);
@@ -343,27 +319,33 @@ impl EventProjector {
             | "content_block_stop"
             | "message_delta"
             | "message_stop"
-                if !self.started =>
+                if !self.frame.is_started() =>
             {
-                return Err(format!("the provider sent {kind} before message_start"));
+                return Err(format!("the provider sent {kind} before message_start").into());
             }
             "content_block_start" | "content_block_delta" | "content_block_stop"
                 if self.blocks.take_cut_candidate() =>
             {
                 // More content after a tool call that stopped unparsable:
                 // it was not cut off, and its end fails as usual.
-                self.blocks.end_live(&mut self.builder, out)?;
+                self.blocks.end_live(&mut self.frame.builder, out)?;
             }
             _ => {}
         }
         match kind {
             "content_block_start" => {
                 let block = payload.content_block.as_ref();
-                (self.blocks).open_block(&mut self.builder, self.marked, payload.index, block, out)
+                (self.blocks).open_block(
+                    &mut self.frame.builder,
+                    self.marked,
+                    payload.index,
+                    block,
+                    out,
+                )
             }
             "content_block_delta" => match &payload.delta {
                 Some(delta) => (self.blocks).push_delta(
-                    &mut self.builder,
+                    &mut self.frame.builder,
                     self.marked,
                     payload.index,
                     delta,
@@ -371,9 +353,10 @@ impl EventProjector {
                 ),
                 None => Ok(()),
             },
-            "content_block_stop" => self
-                .blocks
-                .stop_block(&mut self.builder, payload.index, out),
+            "content_block_stop" => {
+                self.blocks
+                    .stop_block(&mut self.frame.builder, payload.index, out)
+            }
             "message_delta" => {
                 if let Some(reason) = payload
                     .delta
@@ -411,23 +394,20 @@ impl EventProjector {
                 .filter(|s| !s.is_empty())
                 .map(|s| replace_markers(s, marked).into_owned())
         };
-        let mut header = self.builder.snapshot().to_message();
-        if let Some(id) = string("id") {
-            header.extra.insert("responseId".into(), Value::String(id));
-        }
-        if let Some(served) = string("model").filter(|served| *served != header.model) {
-            header
-                .extra
-                .insert("responseModel".into(), Value::String(served));
-        }
-        self.builder = PartialBuilder::new(header);
+        self.frame.edit_header(|header| {
+            if let Some(id) = string("id") {
+                header.extra.insert("responseId".into(), Value::String(id));
+            }
+            if let Some(served) = string("model").filter(|served| *served != header.model) {
+                header
+                    .extra
+                    .insert("responseModel".into(), Value::String(served));
+            }
+        });
         if let Some(usage) = message.and_then(|m| m.get("usage")) {
             self.merge_usage(usage);
         }
-        self.started = true;
-        out.push(ModelEvent::Start {
-            partial: self.builder.snapshot(),
-        });
+        self.frame.start(out);
     }
 
     fn merge_usage(&mut self, usage: &Value) {
@@ -452,37 +432,32 @@ impl EventProjector {
         );
     }
 
-    fn end(&mut self, out: &mut Vec<ModelEvent>) -> Result<(), String> {
+    fn end(&mut self, out: &mut Vec<ModelEvent>) -> Result<(), Failure> {
         let reason = match self.stop_reason.as_deref() {
             Some("end_turn" | "stop_sequence" | "pause_turn") => Some(DoneReason::Stop),
             Some("max_tokens") => Some(DoneReason::Length),
             Some("tool_use") => Some(DoneReason::ToolUse),
             None => None,
             Some(other) => {
-                return Err(format!(
-                    "the provider ended the response with stop_reason \"{other}\"{}",
-                    self.stop_details.as_deref().unwrap_or("")
-                ))
+                let mut failure = Failure::stop("stop_reason", other);
+                failure
+                    .message
+                    .push_str(self.stop_details.as_deref().unwrap_or(""));
+                return Err(failure);
             }
         };
         self.blocks
             .set_cut(matches!(reason, Some(DoneReason::Length)));
-        self.blocks.close_all(&mut self.builder, out)?;
+        self.blocks.close_all(&mut self.frame.builder, out)?;
         let reason = reason.unwrap_or(if self.blocks.has_tool_calls() {
             DoneReason::ToolUse
         } else {
             DoneReason::Stop
         });
-        let mut message = self.builder.snapshot().to_message();
+        let mut message = self.frame.builder.snapshot().to_message();
         message.stop_reason = reason.stop_reason();
-        if self.usage_seen {
-            message.usage = self.usage.clone();
-            if let Some(pricing) = &self.pricing {
-                pricing.apply(&mut message.usage);
-            }
-        }
-        self.finished = true;
-        out.push(ModelEvent::done(reason, message));
+        self.settle_usage(&mut message);
+        self.frame.end_done(reason, message, out);
         Ok(())
     }
 
@@ -496,41 +471,24 @@ impl EventProjector {
             ),
             None => "the stream ended before message_stop: the response is truncated".into(),
         };
-        self.fail(message, out);
+        self.fail_with(message.into(), out);
     }
 
-    /// Ends the stream in `error` with reason `aborted` and
-    /// [`ABORTED_MESSAGE`].
-    pub fn abort(&mut self, out: &mut Vec<ModelEvent>) {
-        self.terminate(ErrorReason::Aborted, ABORTED_MESSAGE.into(), out);
-    }
+    frame_verbs!(frame);
 
-    /// Ends the stream in `error` with reason `aborted` and `message`: the
-    /// call was cut short by something other than the caller's signal,
-    /// such as a timeout, and `message` says what.
-    pub fn interrupt(&mut self, message: impl Into<String>, out: &mut Vec<ModelEvent>) {
-        self.terminate(ErrorReason::Aborted, message.into(), out);
-    }
-
-    /// Ends the stream in `error` with `message`, unless it already ended.
-    pub fn fail(&mut self, message: impl Into<String>, out: &mut Vec<ModelEvent>) {
-        self.terminate(ErrorReason::Error, message.into(), out);
-    }
-
-    fn terminate(&mut self, reason: ErrorReason, text: String, out: &mut Vec<ModelEvent>) {
-        if self.finished {
-            return;
-        }
-        self.finished = true;
-        let mut message = self.builder.to_error_message(reason.stop_reason(), text);
+    /// The open block's part of an `error`'s message, and its usage.
+    fn settle(&mut self, message: &mut AssistantMessage) {
         self.blocks.settle_live(&mut message.content);
+        self.settle_usage(message);
+    }
+
+    /// The final message's usage, with its cost, once the provider sent
+    /// any.
+    fn settle_usage(&self, message: &mut AssistantMessage) {
         if self.usage_seen {
             message.usage = self.usage.clone();
-            if let Some(pricing) = &self.pricing {
-                pricing.apply(&mut message.usage);
-            }
+            self.frame.price(&mut message.usage);
         }
-        out.push(ModelEvent::error(reason, message));
     }
 }
 

@@ -1,16 +1,12 @@
 //! [`AnthropicStream`]: the SSE stream over the event projector, and how the
 //! projector reads SSE events.
 
-use alloc::string::String;
 use alloc::vec::Vec;
 
-use agentstream::message::AssistantMessage;
 use agentstream::model::ModelEvent;
 
 use super::projector::EventProjector;
-use crate::limits::Limits;
-use crate::pricing::Pricing;
-use crate::sse::{SseEvent, SseProjector, SseStream};
+use crate::sse::{SseEvent, SseStream};
 
 /// One streaming Messages response, bytes in, [`ModelEvent`]s out: the
 /// [`SseStream`] over the [`EventProjector`] (see [`SseStream`] for the
@@ -43,48 +39,11 @@ use crate::sse::{SseEvent, SseProjector, SseStream};
 /// ```
 pub type AnthropicStream = SseStream<EventProjector>;
 
-impl SseProjector for EventProjector {
-    fn for_model(model_id: String, provider: String) -> Self {
-        EventProjector::new(model_id, provider)
-    }
-
-    fn from_header(header: AssistantMessage) -> Self {
-        EventProjector::with_header(header)
-    }
-
-    fn push_event(&mut self, event: &SseEvent, out: &mut Vec<ModelEvent>) {
+impl EventProjector {
+    /// One SSE event: its data, whatever its `event:` name.
+    fn on_event(&mut self, event: &SseEvent, out: &mut Vec<ModelEvent>) {
         self.push_data(&event.data, out);
     }
-
-    fn finish(&mut self, out: &mut Vec<ModelEvent>) {
-        EventProjector::finish(self, out);
-    }
-
-    fn abort(&mut self, out: &mut Vec<ModelEvent>) {
-        EventProjector::abort(self, out);
-    }
-
-    fn interrupt(&mut self, message: String, out: &mut Vec<ModelEvent>) {
-        EventProjector::interrupt(self, message, out);
-    }
-
-    fn fail(&mut self, message: String, out: &mut Vec<ModelEvent>) {
-        EventProjector::fail(self, message, out);
-    }
-
-    fn is_finished(&self) -> bool {
-        EventProjector::is_finished(self)
-    }
-
-    fn set_limits(&mut self, limits: Limits) {
-        EventProjector::set_limits(self, limits);
-    }
-
-    fn set_pricing(&mut self, pricing: Option<Pricing>) {
-        EventProjector::set_pricing(self, pricing);
-    }
-
-    fn set_timestamp(&mut self, timestamp_ms: u64) {
-        EventProjector::set_timestamp(self, timestamp_ms);
-    }
 }
+
+crate::sse::sse_projector!(EventProjector);

@@ -95,7 +95,9 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use agentstream::message::{assistant, AssistantMessage, StopReason, Usage};
-use agentstream::model::{DoneReason, ErrorCause, ModelEvent, ProviderFailure};
+use agentstream::model::{DoneReason, ModelEvent};
+
+use crate::cause::Failure;
 
 use crate::emit::{emitter_projector, read_payload, Emitter, Kind};
 use crate::json::{borrowed_str, clip, lenient_count};
@@ -151,10 +153,6 @@ const QUOTE: usize = 200;
 /// projector writes always read back as they were assembled.
 pub(crate) const MAX_ARGUMENT_DEPTH: usize = 127;
 
-/// The prefix of a failure on a stop reason, as [`cause`](crate::cause)
-/// reads it.
-const STOP_PREFIX: &str = "the provider ended the response with";
-
 /// A Gemini 3 streamed call being assembled.
 #[derive(Debug, Default)]
 struct Streamed {
@@ -189,7 +187,6 @@ pub struct GeminiProjector {
     finish_message: Option<String>,
     /// The ids of the message's calls, for duplicates.
     ids: Vec<String>,
-    cause: Option<ErrorCause>,
 }
 
 emitter_projector!(GeminiProjector);
@@ -221,16 +218,7 @@ impl GeminiProjector {
             finish_reason: None,
             finish_message: None,
             ids: Vec::new(),
-            cause: None,
         }
-    }
-
-    /// The provider's failure when the stream ended in `error` because of a
-    /// failing `finishReason`, a `blockReason` or an `error` payload:
-    /// [`ErrorCause::Provider`] with the reason (`SAFETY`) or the error's
-    /// code. `None` otherwise.
-    pub fn error_cause(&self) -> Option<ErrorCause> {
-        self.cause.clone()
     }
 
     /// Handles the `data` of one SSE event: one `GenerateContentResponse`.
@@ -246,16 +234,16 @@ impl GeminiProjector {
             match read_payload::<Chunk<'_>>(data, &mut saturated, "a GenerateContentResponse") {
                 Ok(value) => value,
                 Err(message) => {
-                    self.emit.fail(message, out);
+                    self.fail_with(message.into(), out);
                     return;
                 }
             };
-        if let Err(message) = self.push_chunk(chunk, out) {
-            self.emit.fail(message, out);
+        if let Err(failure) = self.push_chunk(chunk, out) {
+            self.fail_with(failure, out);
         }
     }
 
-    fn push_chunk(&mut self, chunk: Chunk<'_>, out: &mut Vec<ModelEvent>) -> Result<(), String> {
+    fn push_chunk(&mut self, chunk: Chunk<'_>, out: &mut Vec<ModelEvent>) -> Result<(), Failure> {
         if let Some(error) = chunk.error.as_ref().filter(|e| !e.is_null()) {
             return Err(self.error_payload(error));
         }
@@ -263,7 +251,7 @@ impl GeminiProjector {
             if let Some(id) = chunk.response_id.as_deref().filter(|id| !id.is_empty()) {
                 let id = self.emit.unmarked(String::from(id));
                 self.response_id = Some(id.clone());
-                self.emit.edit_header(|h| {
+                self.emit.frame.edit_header(|h| {
                     h.extra.insert("responseId".into(), Value::String(id));
                 });
             }
@@ -304,7 +292,7 @@ impl GeminiProjector {
         Ok(())
     }
 
-    fn push_part(&mut self, part: Part<'_>, out: &mut Vec<ModelEvent>) -> Result<(), String> {
+    fn push_part(&mut self, part: Part<'_>, out: &mut Vec<ModelEvent>) -> Result<(), Failure> {
         let signature = part
             .thought_signature
             .as_deref()
@@ -340,7 +328,7 @@ impl GeminiProjector {
         call: FunctionCall,
         signature: Option<String>,
         out: &mut Vec<ModelEvent>,
-    ) -> Result<(), String> {
+    ) -> Result<(), Failure> {
         let name = call
             .name
             .filter(|n| !n.is_empty())
@@ -394,8 +382,8 @@ impl GeminiProjector {
     }
 
     /// Adds one `partialArgs` entry to the streamed call.
-    fn merge(&mut self, entry: PartialArg) -> Result<(), String> {
-        let max = self.emit.limits.max_tool_argument_bytes;
+    fn merge(&mut self, entry: PartialArg) -> Result<(), Failure> {
+        let max = self.emit.frame.limits.max_tool_argument_bytes;
         let exceeded = self.emit.exceeded(Limit::ToolArgumentBytes);
         let Some(streamed) = self.streamed.as_mut() else {
             return Ok(());
@@ -428,7 +416,7 @@ impl GeminiProjector {
             return Err(format!(
                 "the provider sent tool-call arguments nested deeper than {MAX_ARGUMENT_DEPTH} levels (more than a JSON parser reads back) at partialArgs jsonPath {}",
                 clip(&path_text, QUOTE)
-            ));
+            ).into());
         }
         let size = match &value {
             Value::String(s) => s.len(),
@@ -457,7 +445,7 @@ impl GeminiProjector {
     }
 
     /// Ends the open streamed call: its assembled arguments as one delta.
-    fn end_streamed(&mut self, out: &mut Vec<ModelEvent>) -> Result<(), String> {
+    fn end_streamed(&mut self, out: &mut Vec<ModelEvent>) -> Result<(), Failure> {
         let Some(streamed) = self.streamed.take() else {
             return Ok(());
         };
@@ -493,31 +481,32 @@ impl GeminiProjector {
         });
     }
 
-    fn error_payload(&mut self, error: &Value) -> String {
+    fn error_payload(&mut self, error: &Value) -> Failure {
         let text = |key: &str| error.get(key).and_then(Value::as_str);
         let code = match error.get("code") {
             Some(Value::Number(n)) => Some(n.to_string()),
             Some(Value::String(s)) if !s.is_empty() => Some(s.clone()),
             _ => text("status").map(String::from),
         };
-        self.cause = Some(ErrorCause::Provider(ProviderFailure::new(code.clone())));
         let message = text("message").unwrap_or("the provider sent an error");
-        match (text("status"), code) {
+        let message = match (text("status"), &code) {
             (Some(status), Some(code)) => format!("{status}: {message} (code: {code})"),
             (None, Some(code)) => format!("{message} (code: {code})"),
             (Some(status), None) => format!("{status}: {message}"),
             (None, None) => String::from(message),
-        }
+        };
+        Failure::provider(message, code)
     }
 
-    fn stop_failure(&mut self, field: &str, reason: &str, detail: Option<&str>) -> String {
-        self.cause = Some(ErrorCause::Provider(ProviderFailure::new(Some(
-            reason.into(),
-        ))));
-        match detail.filter(|d| !d.is_empty()) {
-            Some(detail) => format!("{STOP_PREFIX} {field} \"{reason}\": {detail}"),
-            None => format!("{STOP_PREFIX} {field} \"{reason}\""),
+    /// The failure of a `field` (`finishReason`, `blockReason`) with
+    /// `reason`, followed by the provider's `detail` when it gave one.
+    fn stop_failure(&mut self, field: &str, reason: &str, detail: Option<&str>) -> Failure {
+        let mut failure = Failure::stop(field, reason);
+        if let Some(detail) = detail.filter(|d| !d.is_empty()) {
+            failure.message.push_str(": ");
+            failure.message.push_str(detail);
         }
+        failure
     }
 
     /// Handles the end of the body: the last `finishReason` decides how
@@ -529,7 +518,8 @@ impl GeminiProjector {
         let result = match self.finish_reason.clone().as_deref() {
             None => Err(String::from(
                 "the stream ended without a finishReason: the response is truncated",
-            )),
+            )
+            .into()),
             Some("STOP") => self.end_streamed(out).and_then(|()| {
                 let reason = if self.emit.has_tool_calls() {
                     DoneReason::ToolUse
@@ -547,8 +537,8 @@ impl GeminiProjector {
                 Err(self.stop_failure("finishReason", other, detail.as_deref()))
             }
         };
-        if let Err(message) = result {
-            self.emit.fail(message, out);
+        if let Err(failure) = result {
+            self.fail_with(failure, out);
         }
     }
 }

@@ -41,17 +41,6 @@ pub trait ResponseStream {
     /// Whether the terminal event was returned.
     fn is_finished(&self) -> bool;
 
-    /// The typed cause of a terminal `error` the stream produced itself
-    /// while decoding (in [`feed`](Self::feed) or
-    /// [`finish_input`](Self::finish_input)): a protocol violation, a
-    /// limit, an error the provider sent in the stream. [`exchange`] records
-    /// it on the call; when this returns `None` (the default) it records
-    /// [`ErrorCause::Protocol`]. Causes of the other failures (HTTP status,
-    /// transport, timeouts, abort) [`exchange`] knows itself.
-    fn error_cause(&self) -> Option<ErrorCause> {
-        None
-    }
-
     /// Decodes the next piece of a 2xx body.
     fn feed(&mut self, bytes: &[u8]) -> Drain<'_, ModelEvent>;
 
@@ -276,7 +265,7 @@ pub(crate) async fn exchange_at<P, B, R, S>(
     S: Future<Output = ()>,
 {
     if signal.as_ref().is_some_and(AbortSignal::is_aborted) {
-        end_with(&mut producer, ErrorCause::Aborted, stream.abort());
+        end_with(&mut producer, abort_cause(signal.as_ref()), stream.abort());
         return;
     }
     let (head, mut body) = match step(response, signal.as_ref(), idle_timeout, &sleep).await {
@@ -292,7 +281,7 @@ pub(crate) async fn exchange_at<P, B, R, S>(
             return;
         }
         Step::Aborted => {
-            end_with(&mut producer, ErrorCause::Aborted, stream.abort());
+            end_with(&mut producer, abort_cause(signal.as_ref()), stream.abort());
             return;
         }
         Step::Idle => {
@@ -317,7 +306,7 @@ pub(crate) async fn exchange_at<P, B, R, S>(
                 // The status is what matters: report it with what was read.
                 Step::Ready(Ok(None) | Err(_)) | Step::Idle => break,
                 Step::Aborted => {
-                    end_with(&mut producer, ErrorCause::Aborted, stream.abort());
+                    end_with(&mut producer, abort_cause(signal.as_ref()), stream.abort());
                     return;
                 }
             }
@@ -368,17 +357,18 @@ pub(crate) async fn exchange_at<P, B, R, S>(
                     let cause = ErrorCause::Timeout(TimeoutKind::Idle, error.after);
                     (Some(cause), stream.interrupt(error_report(&error)))
                 }
-                Step::Aborted => (Some(ErrorCause::Aborted), stream.abort()),
+                Step::Aborted => (Some(abort_cause(signal.as_ref())), stream.abort()),
                 Step::Idle => (
                     Some(ErrorCause::Timeout(TimeoutKind::Idle, idle_timeout)),
                     stream.interrupt(idle_message(idle_timeout)),
                 ),
             };
         buffer.extend(events);
-        if buffer.last().is_some_and(ModelEvent::is_terminal) {
-            let cause = cause
-                .or_else(|| stream.error_cause())
-                .unwrap_or(ErrorCause::Protocol);
+        if let Some(last) = buffer.last().filter(|e| e.is_terminal()) {
+            // A failure the stream found in the body carries its cause;
+            // one the exchange caused, the exchange's.
+            let cause = cause.or_else(|| last.error_cause().cloned());
+            let cause = cause.unwrap_or(ErrorCause::Protocol);
             if !end_with(&mut producer, cause, buffer.drain(..)) {
                 return;
             }
@@ -396,17 +386,24 @@ fn transport_cause(error: TransportError) -> ErrorCause {
     ErrorCause::Transport(alloc::sync::Arc::new(error))
 }
 
-/// Pushes `events`, recording `cause` first for the terminal `error` among
-/// them (a terminal `done` ignores it).
+/// The cause of a call `signal` aborted: the signal's (a deadline gives
+/// its timeout), else [`ErrorCause::Aborted`].
+fn abort_cause(signal: Option<&AbortSignal>) -> ErrorCause {
+    signal.map_or(ErrorCause::Aborted, AbortSignal::cause)
+}
+
+/// Pushes `events`, attaching `cause` to the terminal `error` among them
+/// (a terminal `done` ignores it).
 fn end_with(
     producer: &mut AssistantMessageProducer,
     cause: ErrorCause,
     events: impl IntoIterator<Item = ModelEvent>,
 ) -> bool {
     let mut pushed = true;
-    for event in events {
-        if matches!(event, ModelEvent::Error { .. }) {
-            producer.set_error_cause(cause.clone());
+    let mut cause = Some(cause);
+    for mut event in events {
+        if let (ModelEvent::Error { .. }, Some(cause)) = (&event, cause.take()) {
+            event.attach_cause(cause);
         }
         pushed = pushed && producer.push(event).is_ok();
         if !pushed {

@@ -8,7 +8,7 @@
 use alloc::borrow::Cow;
 use alloc::collections::BTreeMap;
 use alloc::format;
-use alloc::string::{String, ToString};
+use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
@@ -16,6 +16,7 @@ use agentstream::message::{ContentBlock, ToolCall};
 use agentstream::model::{ModelEvent, PartialBuilder};
 
 use super::wire::{clip, is_json_blank, ToolCallDelta};
+use crate::cause::Failure;
 use crate::json::parse_arguments;
 use crate::lenient::cut_completion;
 use crate::limits::{Limit, LimitExceeded, Limits};
@@ -128,7 +129,7 @@ impl Calls {
         key: Option<u64>,
         id: Option<&str>,
         limits: &Limits,
-    ) -> Result<usize, String> {
+    ) -> Result<usize, Failure> {
         let id = id.filter(|id| !id.is_empty());
         if let Some(key) = key {
             if let Some(&slot) = self.by_key.get(&key) {
@@ -153,7 +154,7 @@ impl Calls {
             return Ok(self.calls.len() - 1);
         }
         if self.calls.len() >= limits.max_tool_calls {
-            return Err(LimitExceeded::new(Limit::ToolCalls, limits).to_string());
+            return Err(LimitExceeded::new(Limit::ToolCalls, limits).into());
         }
         let slot = self.calls.len();
         self.calls.push(Call {
@@ -176,7 +177,7 @@ impl Calls {
         fragment: &ToolCallDelta<'_>,
         marked: bool,
         limits: &Limits,
-    ) -> Result<Option<usize>, String> {
+    ) -> Result<Option<usize>, Failure> {
         let slot = self.resolve(fragment.index, fragment.id.as_deref(), limits)?;
         let name = fragment.function.as_ref().and_then(|f| f.name.as_deref());
         let args = fragment
@@ -208,10 +209,11 @@ impl Calls {
                 call.id,
                 call.name,
                 clip(&args, QUOTE)
-            ));
+            )
+            .into());
         }
         if call.args.len().saturating_add(args.len()) > limits.max_tool_argument_bytes {
-            return Err(LimitExceeded::new(Limit::ToolArgumentBytes, limits).to_string());
+            return Err(LimitExceeded::new(Limit::ToolArgumentBytes, limits).into());
         }
         call.args.push_str(&args);
         call.scan.feed(&args);
@@ -277,7 +279,7 @@ impl Calls {
         slot: usize,
         cut: bool,
         out: &mut Vec<ModelEvent>,
-    ) -> Result<(), String> {
+    ) -> Result<(), Failure> {
         let call = &mut self.calls[slot];
         if let Some(tail) = call.escapes.finish_as(cut) {
             call.scan.feed(&tail);
@@ -295,12 +297,12 @@ impl Calls {
             return Ok(());
         };
         let arguments = parse_arguments(&call.args).map_err(|e| {
-            format!(
+            Failure::from(format!(
                 "the arguments of tool call \"{}\" ({}) are not a JSON object: {e}; received: {}",
                 call.id,
                 call.name,
                 clip(&call.args, QUOTE)
-            )
+            ))
         })?;
         call.ended = true;
         if is_json_blank(&call.args) {

@@ -113,7 +113,7 @@
 //!   `prompt_tokens_details.cache_write_tokens`) `cacheWrite`, reasoning
 //!   tokens are counted once in `output`, `totalTokens` is the provider's
 //!   `total_tokens`, and costs are zero unless the stream has a
-//!   [`Pricing`].
+//!   [`Pricing`](crate::pricing::Pricing).
 //!   *Differs from Pi:* Pi 0.73.1 takes `completion_tokens` alone (they
 //!   include reasoning for OpenAI and most providers), which leaves out
 //!   the reasoning of a provider that reports it beside them (xAI, whose
@@ -163,7 +163,7 @@
 //!   not a chunk ends in `error` with the provider's message (or the start
 //!   of the data).
 //! - [`abort`](ChunkProjector::abort) ends in `error` with reason `aborted`
-//!   and [`ABORTED_MESSAGE`].
+//!   and [`ABORTED_MESSAGE`](agentstream::model::ABORTED_MESSAGE).
 //! - **Open blocks on error or abort get no `*_end`**: the terminal event
 //!   follows the last delta. Its message holds everything received so far:
 //!   ended blocks, the open text or thinking block with its text so far,
@@ -173,7 +173,7 @@
 
 use alloc::borrow::Cow;
 use alloc::format;
-use alloc::string::{String, ToString};
+use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
@@ -181,15 +181,16 @@ use serde_json::Value;
 
 use super::calls::{Calls, QUOTE};
 use super::wire::{clip, error_text, map_usage, trim_json, Choice, Chunk, ToolCallDelta};
+use crate::cause::Failure;
 use crate::json::saturate_numbers;
 use crate::limits::{Limit, LimitExceeded, Limits};
 use crate::surrogates::{mark_lone_surrogates, replace_markers, SurrogateJoiner};
 use agentstream::message::{
     assistant, AssistantMessage, ContentBlock, StopReason, TextContent, ThinkingContent, Usage,
 };
-use agentstream::model::{DoneReason, ErrorReason, ModelEvent, PartialBuilder, ABORTED_MESSAGE};
+use agentstream::model::{DoneReason, ModelEvent};
 
-use crate::pricing::Pricing;
+use crate::sse::{frame_verbs, Frame};
 
 /// The `api` of messages from an OpenAI-compatible Chat Completions
 /// endpoint, as Pi names it.
@@ -222,14 +223,12 @@ enum Open {
 /// ```
 #[derive(Debug)]
 pub struct ChunkProjector {
-    builder: PartialBuilder,
-    started: bool,
-    finished: bool,
+    /// The lifecycle every projector shares.
+    frame: Frame,
     open: Open,
     calls: Calls,
     /// How many content blocks have started.
     blocks: usize,
-    limits: Limits,
     /// Joins surrogate halves split across the open block's deltas.
     joiner: SurrogateJoiner,
     /// The payload being projected had lone surrogate escapes.
@@ -242,8 +241,6 @@ pub struct ChunkProjector {
     model: String,
     /// The first `model` of a chunk that differs from the requested one.
     response_model: Option<String>,
-    /// Prices that fill the cost of the final usage.
-    pricing: Option<Pricing>,
     /// The provider stopped for length: calls ended now complete their
     /// cut argument text (see [`lenient`](crate::lenient)).
     cut: bool,
@@ -270,14 +267,10 @@ impl ChunkProjector {
         Self {
             model: header.model.clone(),
             response_model: None,
-            pricing: None,
-            builder: PartialBuilder::new(header),
-            started: false,
-            finished: false,
+            frame: Frame::new(header),
             open: Open::None,
             calls: Calls::default(),
             blocks: 0,
-            limits: Limits::DEFAULT,
             joiner: SurrogateJoiner::default(),
             marked: false,
             choice_index: None,
@@ -287,50 +280,24 @@ impl ChunkProjector {
         }
     }
 
-    /// Sets the prices that fill `usage.cost` of the final message (see
-    /// [`Pricing`]). Without them the costs stay 0.
-    pub fn set_pricing(&mut self, pricing: Option<Pricing>) {
-        self.pricing = pricing;
-    }
-
-    /// Sets the timestamp (Unix milliseconds) of the messages. Only has an
-    /// effect before `start`.
-    pub fn set_timestamp(&mut self, timestamp_ms: u64) {
-        if !self.started {
-            let mut header = self.builder.snapshot().to_message();
-            header.timestamp = timestamp_ms;
-            self.builder = PartialBuilder::new(header);
-        }
-    }
-
     /// Sets the limits on blocks, tool calls and argument text (see
     /// [Limits](self#limits)). Default: [`Limits::DEFAULT`].
     pub fn set_limits(&mut self, limits: Limits) {
-        self.limits = limits;
+        self.frame.limits = limits;
     }
 
     /// Counts a new content block against the limit.
-    fn count_block(&mut self) -> Result<(), String> {
-        if self.blocks >= self.limits.max_content_blocks {
-            return Err(LimitExceeded::new(Limit::ContentBlocks, &self.limits).to_string());
+    fn count_block(&mut self) -> Result<(), Failure> {
+        if self.blocks >= self.frame.limits.max_content_blocks {
+            return Err(LimitExceeded::new(Limit::ContentBlocks, &self.frame.limits).into());
         }
         self.blocks += 1;
         Ok(())
     }
 
-    /// Whether a terminal event was produced; later input is ignored.
-    pub fn is_finished(&self) -> bool {
-        self.finished
-    }
-
-    /// Whether `start` was produced.
-    pub fn is_started(&self) -> bool {
-        self.started
-    }
-
     /// Handles the `data` of one SSE event: a chunk's JSON, or `[DONE]`.
     pub fn push_data(&mut self, data: &str, out: &mut Vec<ModelEvent>) {
-        if self.finished {
+        if self.frame.is_finished() {
             return;
         }
         if trim_json(data) == "[DONE]" {
@@ -359,18 +326,19 @@ impl ChunkProjector {
         match parsed {
             Ok(chunk) => self.push_chunk(chunk, out),
             Err(e) => {
-                let message = if serde_json::from_str::<serde::de::IgnoredAny>(data).is_err() {
-                    format!(
-                        "the provider sent data that is not JSON: {}",
-                        clip(data, QUOTE)
-                    )
-                } else {
-                    format!(
-                        "the provider sent JSON that is not a chat.completion.chunk ({e}): {}",
-                        clip(data, QUOTE)
-                    )
-                };
-                self.fail(message, out);
+                let message: String =
+                    if serde_json::from_str::<serde::de::IgnoredAny>(data).is_err() {
+                        format!(
+                            "the provider sent data that is not JSON: {}",
+                            clip(data, QUOTE)
+                        )
+                    } else {
+                        format!(
+                            "the provider sent JSON that is not a chat.completion.chunk ({e}): {}",
+                            clip(data, QUOTE)
+                        )
+                    };
+                self.fail_with(message.into(), out);
             }
         }
     }
@@ -378,7 +346,8 @@ impl ChunkProjector {
     fn push_chunk(&mut self, chunk: Chunk<'_>, out: &mut Vec<ModelEvent>) {
         if let Some(error) = &chunk.error {
             let message = error_text(error);
-            self.fail(message, out);
+            let failure = Failure::reported(message, Some(error), chunk.code.as_ref());
+            self.fail_with(failure, out);
             return;
         }
         let unmark = |text: &str| replace_markers(text, self.marked).into_owned();
@@ -391,32 +360,30 @@ impl ChunkProjector {
                 self.response_model = served.map(Cow::into_owned);
             }
         }
-        if !self.started {
+        if !self.frame.is_started() {
             let id = chunk.id.as_deref().filter(|id| !id.is_empty()).map(unmark);
             if id.is_some() || self.response_model.is_some() {
-                let mut header = self.builder.snapshot().to_message();
-                if let Some(id) = id {
-                    header.extra.insert("responseId".into(), Value::String(id));
-                }
-                if let Some(served) = &self.response_model {
-                    header
-                        .extra
-                        .insert(RESPONSE_MODEL.into(), Value::String(served.clone()));
-                }
-                self.builder = PartialBuilder::new(header);
+                let served = &self.response_model;
+                self.frame.edit_header(|header| {
+                    if let Some(id) = id {
+                        header.extra.insert("responseId".into(), Value::String(id));
+                    }
+                    if let Some(served) = served {
+                        header
+                            .extra
+                            .insert(RESPONSE_MODEL.into(), Value::String(served.clone()));
+                    }
+                });
             }
-            self.started = true;
-            out.push(ModelEvent::Start {
-                partial: self.builder.snapshot(),
-            });
+            self.frame.start(out);
         }
         if let Some(usage) = chunk.usage.as_ref().and_then(map_usage) {
             self.usage = Some(usage);
         }
         let choice = chunk.choices.and_then(|choices| choices.chosen);
         if let Some(choice) = choice.as_ref().filter(|c| self.follows(c.index)) {
-            if let Err(message) = self.push_choice(choice, out) {
-                self.fail(message, out);
+            if let Err(failure) = self.push_choice(choice, out) {
+                self.fail_with(failure, out);
             }
         }
     }
@@ -438,7 +405,7 @@ impl ChunkProjector {
         &mut self,
         choice: &Choice<'_>,
         out: &mut Vec<ModelEvent>,
-    ) -> Result<(), String> {
+    ) -> Result<(), Failure> {
         if let Some(delta) = &choice.delta {
             if let Some((field, reasoning)) = delta.reasoning() {
                 self.push_prose(Some(field), reasoning, out)?;
@@ -468,7 +435,7 @@ impl ChunkProjector {
         thinking: Option<&'static str>,
         delta: &str,
         out: &mut Vec<ModelEvent>,
-    ) -> Result<(), String> {
+    ) -> Result<(), Failure> {
         let open = match (self.open, thinking) {
             (Open::Text(index), None) | (Open::Thinking(index), Some(_)) => Some(index),
             _ => None,
@@ -486,11 +453,11 @@ impl ChunkProjector {
                 self.count_block()?;
                 let (index, open) = match thinking {
                     None => {
-                        let index = self.builder.start_text(TextContent::default());
+                        let index = self.frame.builder.start_text(TextContent::default());
                         (index, Open::Text(index))
                     }
                     Some(field) => {
-                        let index = self.builder.start_thinking(ThinkingContent {
+                        let index = self.frame.builder.start_thinking(ThinkingContent {
                             thinking_signature: Some(field.into()),
                             ..ThinkingContent::default()
                         });
@@ -498,7 +465,7 @@ impl ChunkProjector {
                     }
                 };
                 self.open = open;
-                let partial = self.builder.snapshot();
+                let partial = self.frame.builder.snapshot();
                 out.push(match thinking {
                     None => ModelEvent::TextStart {
                         content_index: index,
@@ -522,8 +489,8 @@ impl ChunkProjector {
     /// Appends `delta` to text or thinking block `index` (the open one)
     /// and emits its delta event.
     fn push_prose_delta(&mut self, index: usize, delta: Arc<str>, out: &mut Vec<ModelEvent>) {
-        self.builder.append(index, delta.clone());
-        let partial = self.builder.snapshot();
+        self.frame.builder.append(index, delta.clone());
+        let partial = self.frame.builder.snapshot();
         out.push(match self.open {
             Open::Thinking(_) => ModelEvent::ThinkingDelta {
                 content_index: index,
@@ -550,7 +517,7 @@ impl ChunkProjector {
     }
 
     fn block_text(&self, index: usize) -> String {
-        match self.builder.snapshot().content_block(index) {
+        match self.frame.builder.snapshot().content_block(index) {
             Some(ContentBlock::Text(t)) => t.text,
             Some(ContentBlock::Thinking(t)) => t.thinking,
             _ => String::new(),
@@ -559,25 +526,18 @@ impl ChunkProjector {
 
     /// `[DONE]`, or the end of input after a `finish_reason`.
     fn end(&mut self, out: &mut Vec<ModelEvent>) {
-        if !self.started {
-            self.started = true;
-            out.push(ModelEvent::Start {
-                partial: self.builder.snapshot(),
-            });
-        }
+        self.frame.start(out);
         let reason = match self.finish_reason.as_deref() {
             None | Some("stop" | "end" | "tool_calls" | "function_call") => None,
             Some("length") => Some(DoneReason::Length),
             Some(other) => {
-                let message =
-                    format!("the provider ended the response with finish_reason \"{other}\"");
-                self.fail(message, out);
+                self.fail_with(Failure::stop("finish_reason", other), out);
                 return;
             }
         };
         self.cut = matches!(reason, Some(DoneReason::Length));
-        if let Err(message) = self.close_all(out) {
-            self.fail(message, out);
+        if let Err(failure) = self.close_all(out) {
+            self.fail_with(failure, out);
             return;
         }
         let reason = reason.unwrap_or(if self.calls.is_empty() {
@@ -585,75 +545,44 @@ impl ChunkProjector {
         } else {
             DoneReason::ToolUse
         });
-        let mut message = self.builder.snapshot().to_message();
+        let mut message = self.frame.builder.snapshot().to_message();
         message.stop_reason = reason.stop_reason();
-        if let Some(usage) = self.usage.take() {
-            message.usage = usage;
-        }
-        if let Some(pricing) = &self.pricing {
-            pricing.apply(&mut message.usage);
-        }
-        self.note_response_model(&mut message);
-        self.finished = true;
-        out.push(ModelEvent::done(reason, message));
+        self.settle_usage(&mut message);
+        self.frame.end_done(reason, message, out);
     }
 
     /// Ends the input. Without `[DONE]` or a `finish_reason` so far, the
     /// stream was truncated and ends in `error`.
     pub fn finish(&mut self, out: &mut Vec<ModelEvent>) {
-        if self.finished {
+        if self.frame.is_finished() {
             return;
         }
         if self.finish_reason.is_some() {
             self.end(out);
         } else {
-            self.fail(
-                "the stream ended before [DONE] or a finish_reason: the response is truncated",
-                out,
-            );
+            let message =
+                "the stream ended before [DONE] or a finish_reason: the response is truncated";
+            self.fail_with(String::from(message).into(), out);
         }
     }
 
-    /// Ends in `error` with reason `aborted` and [`ABORTED_MESSAGE`].
-    pub fn abort(&mut self, out: &mut Vec<ModelEvent>) {
-        self.terminate(ErrorReason::Aborted, ABORTED_MESSAGE.into(), out);
-    }
+    frame_verbs!(frame);
 
-    /// Ends in `error` with reason `aborted` and `message`: the call was
-    /// cut short by something other than the caller's signal, such as a
-    /// timeout, and `message` says what.
-    pub fn interrupt(&mut self, message: impl Into<String>, out: &mut Vec<ModelEvent>) {
-        self.terminate(ErrorReason::Aborted, message.into(), out);
-    }
-
-    /// Ends in `error` with `message`, for failures found outside the
-    /// payloads (an HTTP status, a broken connection). Does nothing once
-    /// finished.
-    pub fn fail(&mut self, message: impl Into<String>, out: &mut Vec<ModelEvent>) {
-        self.terminate(ErrorReason::Error, message.into(), out);
-    }
-
-    fn terminate(&mut self, reason: ErrorReason, text: String, out: &mut Vec<ModelEvent>) {
-        if self.finished {
-            return;
-        }
-        self.finished = true;
-        let mut message = self.builder.to_error_message(reason.stop_reason(), text);
+    /// The open call's part of an `error`'s message, and its usage.
+    fn settle(&mut self, message: &mut AssistantMessage) {
         if let Open::Tool(live) = self.open {
             self.calls.settle(live, &mut message.content);
         }
+        self.settle_usage(message);
+    }
+
+    /// The final message's usage (with its cost) and a served model
+    /// learned after `start`.
+    fn settle_usage(&mut self, message: &mut AssistantMessage) {
         if let Some(usage) = self.usage.take() {
             message.usage = usage;
         }
-        if let Some(pricing) = &self.pricing {
-            pricing.apply(&mut message.usage);
-        }
-        self.note_response_model(&mut message);
-        out.push(ModelEvent::error(reason, message));
-    }
-
-    /// Records a served model learned after `start` in the final message.
-    fn note_response_model(&self, message: &mut AssistantMessage) {
+        self.frame.price(&mut message.usage);
         if let Some(served) = &self.response_model {
             if !message.extra.contains_key(RESPONSE_MODEL) {
                 message
@@ -669,16 +598,16 @@ impl ChunkProjector {
         &mut self,
         fragment: &ToolCallDelta<'_>,
         out: &mut Vec<ModelEvent>,
-    ) -> Result<(), String> {
+    ) -> Result<(), Failure> {
         let fragment = self
             .calls
-            .push_fragment(fragment, self.marked, &self.limits)?;
+            .push_fragment(fragment, self.marked, &self.frame.limits)?;
         let Some(slot) = fragment else {
             return Ok(());
         };
         self.advance(Some(slot), out)?;
         if self.open == Open::Tool(slot) {
-            self.calls.flush(&mut self.builder, slot, out);
+            self.calls.flush(&mut self.frame.builder, slot, out);
         }
         Ok(())
     }
@@ -687,20 +616,21 @@ impl ChunkProjector {
     /// `target` just arrived: blocks close and calls open until `target` is
     /// live or must wait. Without, every block closes and every call is
     /// streamed and ended.
-    fn advance(&mut self, target: Option<usize>, out: &mut Vec<ModelEvent>) -> Result<(), String> {
+    fn advance(&mut self, target: Option<usize>, out: &mut Vec<ModelEvent>) -> Result<(), Failure> {
         loop {
             match self.open {
                 Open::Tool(live) => {
                     if Some(live) == target || (target.is_some() && !self.calls.is_complete(live)) {
                         return Ok(());
                     }
-                    self.calls.end(&mut self.builder, live, self.cut, out)?;
+                    self.calls
+                        .end(&mut self.frame.builder, live, self.cut, out)?;
                     self.open = Open::None;
                 }
                 Open::Text(index) | Open::Thinking(index) => {
                     self.flush_surrogate(index, out);
                     let content = self.block_text(index);
-                    let partial = self.builder.snapshot();
+                    let partial = self.frame.builder.snapshot();
                     out.push(match self.open {
                         Open::Thinking(_) => ModelEvent::ThinkingEnd {
                             content_index: index,
@@ -723,10 +653,10 @@ impl ChunkProjector {
                         if target.is_some() {
                             return Ok(());
                         }
-                        return Err(self.calls.unnamed_error());
+                        return Err(self.calls.unnamed_error().into());
                     }
                     self.count_block()?;
-                    let slot = self.calls.open_next(&mut self.builder, out);
+                    let slot = self.calls.open_next(&mut self.frame.builder, out);
                     self.open = Open::Tool(slot);
                 }
             }
@@ -734,7 +664,7 @@ impl ChunkProjector {
     }
 
     /// Closes the open block and ends every call.
-    fn close_all(&mut self, out: &mut Vec<ModelEvent>) -> Result<(), String> {
+    fn close_all(&mut self, out: &mut Vec<ModelEvent>) -> Result<(), Failure> {
         self.advance(None, out)
     }
 }

@@ -1,20 +1,17 @@
 //! [`OpenAiStream`]: the SSE stream over the chunk projector, and how the
 //! projector reads SSE events.
 
-use alloc::string::String;
 use alloc::vec::Vec;
 
 use serde_json::Value;
 
-use agentstream::message::AssistantMessage;
 use agentstream::model::ModelEvent;
 
 use super::projector::ChunkProjector;
+use crate::cause::Failure;
 use crate::error_body::{error_text, BODY_QUOTE};
 use crate::json::clip;
-use crate::limits::Limits;
-use crate::pricing::Pricing;
-use crate::sse::{SseEvent, SseProjector, SseStream};
+use crate::sse::{SseEvent, SseStream};
 
 /// One streaming Chat Completions response, bytes in, [`ModelEvent`]s out:
 /// the [`SseStream`] over the [`ChunkProjector`] (see [`SseStream`] for
@@ -24,58 +21,24 @@ use crate::sse::{SseEvent, SseProjector, SseStream};
 /// named events (such as `ping`) are skipped.
 pub type OpenAiStream = SseStream<ChunkProjector>;
 
-impl SseProjector for ChunkProjector {
-    fn for_model(model_id: String, provider: String) -> Self {
-        ChunkProjector::new(model_id, provider)
-    }
-
-    fn from_header(header: AssistantMessage) -> Self {
-        ChunkProjector::with_header(header)
-    }
-
-    fn push_event(&mut self, event: &SseEvent, out: &mut Vec<ModelEvent>) {
+impl ChunkProjector {
+    /// One SSE event: a `message`'s data is a chunk (or `[DONE]`), an
+    /// `error` ends the stream with the provider's message; other named
+    /// events are skipped.
+    fn on_event(&mut self, event: &SseEvent, out: &mut Vec<ModelEvent>) {
         match event.event_type() {
             "message" => self.push_data(&event.data, out),
             "error" => {
-                let message = match serde_json::from_str::<Value>(&event.data) {
-                    Ok(value) => error_text(value.get("error").unwrap_or(&value)),
-                    Err(_) => clip(&event.data, BODY_QUOTE),
+                let value = serde_json::from_str::<Value>(&event.data).ok();
+                let message = match &value {
+                    Some(value) => error_text(value.get("error").unwrap_or(value)),
+                    None => clip(&event.data, BODY_QUOTE),
                 };
-                self.fail(message, out);
+                self.fail_with(Failure::in_payload(message, value.as_ref()), out);
             }
             _ => {}
         }
     }
-
-    fn finish(&mut self, out: &mut Vec<ModelEvent>) {
-        ChunkProjector::finish(self, out);
-    }
-
-    fn abort(&mut self, out: &mut Vec<ModelEvent>) {
-        ChunkProjector::abort(self, out);
-    }
-
-    fn interrupt(&mut self, message: String, out: &mut Vec<ModelEvent>) {
-        ChunkProjector::interrupt(self, message, out);
-    }
-
-    fn fail(&mut self, message: String, out: &mut Vec<ModelEvent>) {
-        ChunkProjector::fail(self, message, out);
-    }
-
-    fn is_finished(&self) -> bool {
-        ChunkProjector::is_finished(self)
-    }
-
-    fn set_limits(&mut self, limits: Limits) {
-        ChunkProjector::set_limits(self, limits);
-    }
-
-    fn set_pricing(&mut self, pricing: Option<Pricing>) {
-        ChunkProjector::set_pricing(self, pricing);
-    }
-
-    fn set_timestamp(&mut self, timestamp_ms: u64) {
-        ChunkProjector::set_timestamp(self, timestamp_ms);
-    }
 }
+
+crate::sse::sse_projector!(ChunkProjector);

@@ -26,6 +26,10 @@ pub(crate) struct Chunk<'a> {
     pub usage: Option<Value>,
     #[serde(default)]
     pub error: Option<Value>,
+    /// A top-level error `code` beside `error` (its code when `error`
+    /// names none).
+    #[serde(default)]
+    pub code: Option<Value>,
 }
 
 /// The `choices` array, reduced while parsing to the one choice the

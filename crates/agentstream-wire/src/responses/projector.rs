@@ -86,18 +86,15 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use agentstream::message::{assistant, AssistantMessage, StopReason, Usage};
-use agentstream::model::{DoneReason, ErrorCause, ModelEvent, ProviderFailure};
+use agentstream::model::{DoneReason, ModelEvent};
 
+use crate::cause::Failure;
 use crate::emit::{emitter_projector, read_payload, Emitter, Kind};
 use crate::json::{borrowed_str, count};
 use crate::surrogates::mark_lone_surrogates;
 
 /// The `api` of messages from the OpenAI Responses API, as Pi names it.
 pub const OPENAI_RESPONSES_API: &str = "openai-responses";
-
-/// The prefix of a failure on a stop reason, as [`cause`](crate::cause)
-/// reads it.
-const STOP_PREFIX: &str = "the provider ended the response with";
 
 /// The item that is open.
 #[derive(Debug)]
@@ -142,7 +139,6 @@ pub struct ResponsesProjector {
     current: Option<Current>,
     /// The highest `output_index` seen in `response.output_item.added`.
     last_index: Option<u64>,
-    cause: Option<ErrorCause>,
 }
 
 emitter_projector!(ResponsesProjector);
@@ -165,16 +161,7 @@ impl ResponsesProjector {
             emit: Emitter::new(header),
             current: None,
             last_index: None,
-            cause: None,
         }
-    }
-
-    /// The provider's failure when the stream ended in `error` because of
-    /// an `error` event, `response.failed`, or a failing status or
-    /// incomplete reason: [`ErrorCause::Provider`] with the code
-    /// (`insufficient_quota`, `content_filter`, …). `None` otherwise.
-    pub fn error_cause(&self) -> Option<ErrorCause> {
-        self.cause.clone()
     }
 
     /// Handles the `data` of one SSE event: one event payload's JSON.
@@ -190,12 +177,12 @@ impl ResponsesProjector {
             match read_payload::<Payload<'_>>(data, &mut saturated, "a Responses stream event") {
                 Ok(value) => value,
                 Err(message) => {
-                    self.emit.fail(message, out);
+                    self.fail_with(message.into(), out);
                     return;
                 }
             };
-        if let Err(message) = self.push_event(&payload, out) {
-            self.emit.fail(message, out);
+        if let Err(failure) = self.push_event(&payload, out) {
+            self.fail_with(failure, out);
         }
     }
 
@@ -206,7 +193,7 @@ impl ResponsesProjector {
             .is_some_and(|c| c.kind == kind && index.map_or(true, |i| i == c.output_index))
     }
 
-    fn push_event(&mut self, p: &Payload<'_>, out: &mut Vec<ModelEvent>) -> Result<(), String> {
+    fn push_event(&mut self, p: &Payload<'_>, out: &mut Vec<ModelEvent>) -> Result<(), Failure> {
         let delta = p.delta.as_deref().unwrap_or("");
         match &*p.kind {
             "response.created" | "response.in_progress" => {
@@ -261,7 +248,7 @@ impl ResponsesProjector {
                 match status {
                     None | Some("completed" | "in_progress" | "queued") => self.stop(out)?,
                     Some("incomplete") => self.length(out)?,
-                    Some(other) => return Err(self.stop_failure("status", other)),
+                    Some(other) => return Err(Failure::stop("status", other)),
                 }
             }
             "response.incomplete" => {
@@ -274,7 +261,7 @@ impl ResponsesProjector {
                     .and_then(Value::as_str);
                 match reason {
                     Some("content_filter") => {
-                        return Err(self.stop_failure("incomplete_details.reason", "content_filter"))
+                        return Err(Failure::stop("incomplete_details.reason", "content_filter"))
                     }
                     _ => self.length(out)?,
                 }
@@ -305,8 +292,7 @@ impl ResponsesProjector {
                     (None, Some(reason)) => format!("incomplete: {reason}"),
                     (None, None) => "Unknown error (no error details in response)".into(),
                 };
-                self.cause = Some(ErrorCause::Provider(ProviderFailure::new(code)));
-                return Err(message);
+                return Err(Failure::provider(message, code));
             }
             "error" => {
                 self.emit.start(out);
@@ -330,8 +316,8 @@ impl ResponsesProjector {
                     })
                     .unwrap_or_else(|| "the provider sent an error event".into());
                 let shown = code.as_deref().unwrap_or("unknown");
-                self.cause = Some(ErrorCause::Provider(ProviderFailure::new(code.clone())));
-                return Err(format!("Error Code {shown}: {message}"));
+                let message = format!("Error Code {shown}: {message}");
+                return Err(Failure::provider(message, code));
             }
             _ => {}
         }
@@ -346,14 +332,7 @@ impl ResponsesProjector {
         }
     }
 
-    fn stop_failure(&mut self, field: &str, value: &str) -> String {
-        self.cause = Some(ErrorCause::Provider(ProviderFailure::new(Some(
-            value.into(),
-        ))));
-        format!("{STOP_PREFIX} {field} \"{value}\"")
-    }
-
-    fn item_added(&mut self, p: &Payload<'_>, out: &mut Vec<ModelEvent>) -> Result<(), String> {
+    fn item_added(&mut self, p: &Payload<'_>, out: &mut Vec<ModelEvent>) -> Result<(), Failure> {
         self.emit.start(out);
         let Some(item) = p.item.as_ref() else {
             return Ok(());
@@ -401,7 +380,7 @@ impl ResponsesProjector {
     /// `full` extends it. For a call's arguments this copies nothing and
     /// looks at the arguments only when `full` is longer, so repeated
     /// `function_call_arguments.done` events cost what they hold.
-    fn extend_to(&mut self, full: &str, out: &mut Vec<ModelEvent>) -> Result<(), String> {
+    fn extend_to(&mut self, full: &str, out: &mut Vec<ModelEvent>) -> Result<(), Failure> {
         match self.emit.open_block() {
             Some((Kind::Tool, _)) => self.emit.extend_arguments(full, out),
             Some(_) => {
@@ -415,7 +394,7 @@ impl ResponsesProjector {
         }
     }
 
-    fn item_done(&mut self, p: &Payload<'_>, out: &mut Vec<ModelEvent>) -> Result<(), String> {
+    fn item_done(&mut self, p: &Payload<'_>, out: &mut Vec<ModelEvent>) -> Result<(), Failure> {
         let Some(item) = p.item.as_ref() else {
             return Ok(());
         };
@@ -502,7 +481,7 @@ impl ResponsesProjector {
         self.emit.usage = Some(result);
     }
 
-    fn stop(&mut self, out: &mut Vec<ModelEvent>) -> Result<(), String> {
+    fn stop(&mut self, out: &mut Vec<ModelEvent>) -> Result<(), Failure> {
         self.current = None;
         self.emit.close(out)?;
         let reason = if self.emit.has_tool_calls() {
@@ -513,7 +492,7 @@ impl ResponsesProjector {
         self.emit.done(reason, out)
     }
 
-    fn length(&mut self, out: &mut Vec<ModelEvent>) -> Result<(), String> {
+    fn length(&mut self, out: &mut Vec<ModelEvent>) -> Result<(), Failure> {
         self.current = None;
         self.emit.close_cut(out)?;
         self.emit.done(DoneReason::Length, out)
@@ -522,10 +501,8 @@ impl ResponsesProjector {
     /// Handles the end of the body. Without a terminal event the response
     /// is truncated and ends in `error`.
     pub fn finish(&mut self, out: &mut Vec<ModelEvent>) {
-        self.emit.fail(
-            "the stream ended before response.completed: the response is truncated",
-            out,
-        );
+        let message = "the stream ended before response.completed: the response is truncated";
+        self.fail_with(String::from(message).into(), out);
     }
 }
 

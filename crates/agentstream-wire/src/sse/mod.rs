@@ -62,10 +62,13 @@ use alloc::sync::Arc;
 
 mod decoder;
 mod encoder;
+mod frame;
 mod stream;
 
 pub use decoder::{EndOfInput, SseDecoder};
 pub use encoder::{encode_comment, encode_event, encode_retry, SseEncodeError};
+pub(crate) use frame::{frame_verbs, Frame};
+pub(crate) use stream::sse_projector;
 pub use stream::{SseProjector, SseStream};
 
 /// One dispatched event.

@@ -6,14 +6,14 @@
 //! over their projectors.
 
 use alloc::format;
-use alloc::string::{String, ToString};
+use alloc::string::String;
 use alloc::vec::{Drain, Vec};
 
 use agentstream::message::AssistantMessage;
-use agentstream::model::{AbortSignal, ErrorCause, ModelEvent};
+use agentstream::model::{AbortSignal, ErrorCause, ErrorReason, ModelEvent, ABORTED_MESSAGE};
 
 use super::{SseDecoder, SseEvent};
-use crate::cause::{error_message_of, limit_cause, projector_cause};
+use crate::cause::Failure;
 use crate::error_body::{body_message, http_error_message};
 use crate::http::ResponseStream;
 use crate::limits::{Limit, LimitExceeded, Limits};
@@ -40,12 +40,20 @@ pub trait SseProjector {
     fn push_event(&mut self, event: &SseEvent, out: &mut Vec<ModelEvent>);
     /// The body ended.
     fn finish(&mut self, out: &mut Vec<ModelEvent>);
-    /// `error(aborted)` with the abort message.
-    fn abort(&mut self, out: &mut Vec<ModelEvent>);
-    /// `error(aborted)` with `message`.
-    fn interrupt(&mut self, message: String, out: &mut Vec<ModelEvent>);
-    /// `error` with `message`.
-    fn fail(&mut self, message: String, out: &mut Vec<ModelEvent>);
+    /// Ends in `error` with `reason`, `message` as its `errorMessage` and
+    /// `cause` on the event (see
+    /// [`ModelEvent::error_cause`](agentstream::model::ModelEvent::error_cause)),
+    /// unless already finished: the one terminal verb for a failure found
+    /// outside the payloads (an abort, a timeout, a transport error, a
+    /// limit of the stream). A failure the projector finds in a payload
+    /// carries its own cause.
+    fn terminate(
+        &mut self,
+        reason: ErrorReason,
+        message: String,
+        cause: Option<ErrorCause>,
+        out: &mut Vec<ModelEvent>,
+    );
     /// Whether the terminal event was produced.
     fn is_finished(&self) -> bool;
     /// Sets the limits on blocks, calls and arguments.
@@ -54,14 +62,64 @@ pub trait SseProjector {
     fn set_pricing(&mut self, pricing: Option<Pricing>);
     /// Sets the timestamp (Unix milliseconds) of the messages.
     fn set_timestamp(&mut self, timestamp_ms: u64);
-    /// The typed cause of the terminal `error` the projector produced, when
-    /// it knows one (a provider's code it read, which the error text alone
-    /// may not carry). [`SseStream`] prefers it to the cause it reads from
-    /// the message. Default: `None`.
-    fn error_cause(&self) -> Option<ErrorCause> {
-        None
-    }
 }
+
+/// The [`SseProjector`] implementation of a projector, written once: each
+/// method is the projector's own (`new`, `with_header`, the
+/// [`frame_verbs!`](super::frame_verbs) ones, `set_limits`, `finish`), and
+/// an SSE event goes to its `on_event`, its one input verb.
+macro_rules! sse_projector {
+    ($ty:ident) => {
+        impl crate::sse::SseProjector for $ty {
+            fn for_model(model_id: alloc::string::String, provider: alloc::string::String) -> Self {
+                $ty::new(model_id, provider)
+            }
+
+            fn from_header(header: agentstream::message::AssistantMessage) -> Self {
+                $ty::with_header(header)
+            }
+
+            fn set_pricing(&mut self, pricing: Option<crate::pricing::Pricing>) {
+                $ty::set_pricing(self, pricing);
+            }
+
+            fn set_timestamp(&mut self, timestamp_ms: u64) {
+                $ty::set_timestamp(self, timestamp_ms);
+            }
+
+            fn push_event(
+                &mut self,
+                event: &crate::sse::SseEvent,
+                out: &mut alloc::vec::Vec<agentstream::model::ModelEvent>,
+            ) {
+                $ty::on_event(self, event, out);
+            }
+
+            fn finish(&mut self, out: &mut alloc::vec::Vec<agentstream::model::ModelEvent>) {
+                $ty::finish(self, out);
+            }
+
+            fn terminate(
+                &mut self,
+                reason: agentstream::model::ErrorReason,
+                message: alloc::string::String,
+                cause: Option<agentstream::model::ErrorCause>,
+                out: &mut alloc::vec::Vec<agentstream::model::ModelEvent>,
+            ) {
+                $ty::terminate(self, reason, message, cause, out);
+            }
+
+            fn is_finished(&self) -> bool {
+                $ty::is_finished(self)
+            }
+
+            fn set_limits(&mut self, limits: crate::limits::Limits) {
+                $ty::set_limits(self, limits);
+            }
+        }
+    };
+}
+pub(crate) use sse_projector;
 
 /// One streaming SSE response, bytes in, [`ModelEvent`]s out: the SSE
 /// decoder and a provider's projector `P` joined, with the response
@@ -125,8 +183,6 @@ pub struct SseStream<P> {
     limits: Limits,
     /// Body bytes fed so far.
     received: u64,
-    /// The typed cause of the terminal `error`, once the stream knows it.
-    cause: Option<ErrorCause>,
 }
 
 impl<P: SseProjector> SseStream<P> {
@@ -157,7 +213,6 @@ impl<P: SseProjector> SseStream<P> {
             prefix: Some(Vec::new()),
             limits: Limits::DEFAULT,
             received: 0,
-            cause: None,
         }
     }
 
@@ -203,29 +258,6 @@ impl<P: SseProjector> SseStream<P> {
         self
     }
 
-    /// The typed cause of the terminal `error` this stream produced while
-    /// decoding (a protocol violation, a limit, an error the provider sent
-    /// in the stream) or of an abort it saw; `None` otherwise. See
-    /// [`cause`](crate::cause).
-    pub fn error_cause(&self) -> Option<ErrorCause> {
-        self.cause.clone()
-    }
-
-    /// Records the cause of a terminal `error` the projector just pushed.
-    fn note_failure(
-        cause: &mut Option<ErrorCause>,
-        projected: Option<ErrorCause>,
-        out: &[ModelEvent],
-        data: Option<&str>,
-        limits: &Limits,
-    ) {
-        if cause.is_none() {
-            if let Some(message) = out.last().and_then(error_message_of) {
-                *cause = Some(projected.unwrap_or_else(|| projector_cause(message, data, limits)));
-            }
-        }
-    }
-
     /// Whether the terminal event was returned.
     pub fn is_finished(&self) -> bool {
         self.projector.is_finished()
@@ -261,23 +293,11 @@ impl<P: SseProjector> SseStream<P> {
             projector,
             out,
             prefix,
-            cause,
-            limits,
             ..
         } = self;
         let decoded = decoder.feed_ref(bytes, |event| {
             *prefix = None;
-            let finished = projector.is_finished();
             projector.push_event(event, out);
-            if !finished && projector.is_finished() {
-                Self::note_failure(
-                    cause,
-                    projector.error_cause(),
-                    out,
-                    Some(&event.data),
-                    limits,
-                );
-            }
         });
         let exceeded = match decoded {
             Err(exceeded) => Some(exceeded),
@@ -286,10 +306,9 @@ impl<P: SseProjector> SseStream<P> {
         };
         if let Some(exceeded) = exceeded {
             self.prefix = None;
-            if !self.projector.is_finished() {
-                self.cause.get_or_insert(limit_cause(exceeded));
-            }
-            self.projector.fail(exceeded.to_string(), &mut self.out);
+            let Failure { message, cause } = exceeded.into();
+            self.projector
+                .terminate(ErrorReason::Error, message, Some(cause), &mut self.out);
         }
         self.out.drain(..)
     }
@@ -306,52 +325,44 @@ impl<P: SseProjector> SseStream<P> {
             projector,
             out,
             prefix,
-            cause,
-            limits,
             ..
         } = self;
         decoder.finish_ref(|event| {
             *prefix = None;
-            let finished = projector.is_finished();
             projector.push_event(event, out);
-            if !finished && projector.is_finished() {
-                Self::note_failure(
-                    cause,
-                    projector.error_cause(),
-                    out,
-                    Some(&event.data),
-                    limits,
-                );
-            }
         });
-        let finished = self.projector.is_finished();
         match self.prefix.take() {
             Some(body) if !body.iter().all(u8::is_ascii_whitespace) => {
                 let message = format!(
                     "the response is not an event stream: {}",
                     body_message(&body)
                 );
-                if !finished {
-                    self.cause.get_or_insert(ErrorCause::Protocol);
-                }
-                self.projector.fail(message, &mut self.out);
+                self.projector.terminate(
+                    ErrorReason::Error,
+                    message,
+                    Some(ErrorCause::Protocol),
+                    &mut self.out,
+                );
             }
-            _ => {
-                self.projector.finish(&mut self.out);
-                if !finished && self.projector.is_finished() {
-                    let projected = self.projector.error_cause();
-                    Self::note_failure(&mut self.cause, projected, &self.out, None, &self.limits);
-                }
-            }
+            _ => self.projector.finish(&mut self.out),
         }
         self.out.drain(..)
     }
 
+    /// Ends in `error(aborted)` with the signal's
+    /// [`cause`](AbortSignal::cause) ([`ErrorCause::Aborted`] unless a
+    /// deadline gave another).
     fn abort_now(&mut self) {
-        if !self.projector.is_finished() {
-            self.cause.get_or_insert(ErrorCause::Aborted);
-        }
-        self.projector.abort(&mut self.out);
+        let cause = self
+            .signal
+            .as_ref()
+            .map_or(ErrorCause::Aborted, AbortSignal::cause);
+        self.projector.terminate(
+            ErrorReason::Aborted,
+            ABORTED_MESSAGE.into(),
+            Some(cause),
+            &mut self.out,
+        );
     }
 
     /// The caller aborted: returns the `error` event with reason `aborted`
@@ -365,14 +376,16 @@ impl<P: SseProjector> SseStream<P> {
     /// signal): returns the `error` event with reason `aborted`, `message`
     /// as its `errorMessage`, and everything received so far.
     pub fn interrupt(&mut self, message: impl Into<String>) -> Drain<'_, ModelEvent> {
-        self.projector.interrupt(message.into(), &mut self.out);
+        self.projector
+            .terminate(ErrorReason::Aborted, message.into(), None, &mut self.out);
         self.out.drain(..)
     }
 
     /// A transport failure (connection reset, TLS error, …): returns an
     /// `error` event with `message` and everything received so far.
     pub fn fail(&mut self, message: impl Into<String>) -> Drain<'_, ModelEvent> {
-        self.projector.fail(message.into(), &mut self.out);
+        self.projector
+            .terminate(ErrorReason::Error, message.into(), None, &mut self.out);
         self.out.drain(..)
     }
 
@@ -409,7 +422,8 @@ impl<P: SseProjector> SseStream<P> {
         retry_after: Option<&str>,
     ) -> Drain<'_, ModelEvent> {
         let message = http_error_message(status, body, retry_after);
-        self.projector.fail(message, &mut self.out);
+        self.projector
+            .terminate(ErrorReason::Error, message, None, &mut self.out);
         self.out.drain(..)
     }
 }
@@ -417,10 +431,6 @@ impl<P: SseProjector> SseStream<P> {
 impl<P: SseProjector> ResponseStream for SseStream<P> {
     fn is_finished(&self) -> bool {
         SseStream::is_finished(self)
-    }
-
-    fn error_cause(&self) -> Option<ErrorCause> {
-        SseStream::error_cause(self)
     }
 
     fn feed(&mut self, bytes: &[u8]) -> Drain<'_, ModelEvent> {

@@ -108,7 +108,7 @@ use futures_core::{FusedStream, Stream};
 pub use error::{RefusalReason, RefusedError, StreamError};
 pub use producer::{Closed, Producer};
 pub use result::ResultFuture;
-use shared::{Shared, State};
+use shared::{Observed, Shared, State};
 
 use alloc::sync::Arc;
 
@@ -170,6 +170,15 @@ impl<E, R, F> EventStream<E, R, F> {
         F: 'static,
     {
         ResultFuture::new(self.shared.clone())
+    }
+
+    /// The result once the producer finished with one (a copy), without
+    /// waiting: see [`ResultFuture::peek`].
+    pub fn peek_result(&self) -> Option<R>
+    where
+        R: Clone,
+    {
+        self.shared.peek_result()
     }
 
     /// Number of events pushed and not yet yielded.

@@ -57,6 +57,15 @@ impl<R, F> ResultFuture<R, F> {
     }
 }
 
+impl<R: Clone, F> ResultFuture<R, F> {
+    /// The result once the producer finished with one (a copy), without
+    /// waiting or parking: `None` while the stream is open and when it
+    /// failed or its producer went away.
+    pub fn peek(&self) -> Option<R> {
+        self.shared.peek_result()
+    }
+}
+
 impl<R: Clone, F: Clone> Future for ResultFuture<R, F> {
     type Output = Result<R, StreamError<F>>;
 

@@ -189,6 +189,12 @@ pub(crate) trait Observed<R, F> {
         R: Clone,
         F: Clone;
 
+    /// The terminal result when the stream finished with one, without
+    /// parking anything.
+    fn peek_result(&self) -> Option<R>
+    where
+        R: Clone;
+
     /// Unregisters a result handle parked in `key`, if any.
     fn drop_result_handle(&self, key: Option<usize>);
 
@@ -217,6 +223,16 @@ impl<E, R, F> Observed<R, F> for Shared<E, R, F> {
         });
         drop(replaced);
         poll
+    }
+
+    fn peek_result(&self) -> Option<R>
+    where
+        R: Clone,
+    {
+        self.with(|inner| match &inner.state {
+            State::Finished(result) => Some(result.clone()),
+            _ => None,
+        })
     }
 
     fn drop_result_handle(&self, key: Option<usize>) {

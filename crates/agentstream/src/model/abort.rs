@@ -9,6 +9,7 @@ use futures_core::FusedFuture;
 
 use alloc::sync::Arc;
 
+use super::cause::ErrorCause;
 use crate::sync::{AtomicBool, Lock, Ordering, WakerSlab};
 
 /// The error message of a call ended by its [`AbortSignal`].
@@ -52,8 +53,9 @@ struct AbortState {
     /// park is missed. Readers outside the lock (`is_aborted`) need no lock:
     /// the flag never goes back to `false`.
     aborted: AtomicBool,
-    /// Parked [`Aborted`] futures. Emptied, once, by the abort.
-    waiters: Lock<WakerSlab>,
+    /// Parked [`Aborted`] futures, emptied once by the abort, and the
+    /// cause the abort gave (see [`AbortController::abort_with`]).
+    waiters: Lock<(WakerSlab, Option<ErrorCause>)>,
 }
 
 impl AbortController {
@@ -70,11 +72,29 @@ impl AbortController {
     /// Aborts, waking every task parked on [`AbortSignal::aborted`].
     /// Aborting again does nothing.
     pub fn abort(&self) {
+        self.end(None);
+    }
+
+    /// Aborts for `cause`: like [`abort`](Self::abort), and a model that
+    /// ends the call because of it attaches `cause` (see
+    /// [`AbortSignal::cause`]) to its `error` event instead of
+    /// [`ErrorCause::Aborted`]. A deadline aborts with
+    /// [`Timeout`](ErrorCause::Timeout) this way. Aborting again does
+    /// nothing.
+    pub fn abort_with(&self, cause: ErrorCause) {
+        self.end(Some(cause));
+    }
+
+    fn end(&self, cause: Option<ErrorCause>) {
         let state = &self.signal.shared;
         if state.aborted.load(Ordering::Acquire) {
             return;
         }
-        let waiters = state.waiters.with(|waiters| {
+        let waiters = state.waiters.with(|(waiters, slot)| {
+            if state.aborted.load(Ordering::Acquire) {
+                return WakerSlab::new();
+            }
+            *slot = cause;
             state.aborted.store(true, Ordering::Release);
             core::mem::take(waiters)
         });
@@ -93,7 +113,7 @@ impl Default for AbortSignal {
         Self {
             shared: Arc::new(AbortState {
                 aborted: AtomicBool::new(false),
-                waiters: Lock::new(WakerSlab::new()),
+                waiters: Lock::new((WakerSlab::new(), None)),
             }),
         }
     }
@@ -104,6 +124,29 @@ impl AbortSignal {
     #[inline]
     pub fn is_aborted(&self) -> bool {
         self.shared.aborted.load(Ordering::Acquire)
+    }
+
+    /// The cause a model attaches to the `error` event of a call this
+    /// signal aborted: the one given to
+    /// [`abort_with`](AbortController::abort_with), else
+    /// [`ErrorCause::Aborted`] (also before any abort).
+    ///
+    /// ```
+    /// use agentstream::model::{AbortController, ErrorCause, TimeoutKind};
+    ///
+    /// let controller = AbortController::new();
+    /// controller.abort_with(ErrorCause::Timeout(TimeoutKind::Total, None));
+    /// assert!(matches!(controller.signal().cause(), ErrorCause::Timeout(TimeoutKind::Total, None)));
+    /// assert!(matches!(AbortController::new().signal().cause(), ErrorCause::Aborted));
+    /// ```
+    pub fn cause(&self) -> ErrorCause {
+        if !self.is_aborted() {
+            return ErrorCause::Aborted;
+        }
+        self.shared
+            .waiters
+            .with(|(_, cause)| cause.clone())
+            .unwrap_or(ErrorCause::Aborted)
     }
 
     /// A future that resolves once the controller aborts.
@@ -135,7 +178,7 @@ impl Future for Aborted {
         let (aborted, replaced) = if state.aborted.load(Ordering::Acquire) {
             (true, None)
         } else {
-            state.waiters.with(|waiters| {
+            state.waiters.with(|(waiters, _)| {
                 // Relaxed suffices: the abort stores under this same lock.
                 if state.aborted.load(Ordering::Relaxed) {
                     (true, None)
@@ -167,7 +210,7 @@ impl Drop for Aborted {
                 .signal
                 .shared
                 .waiters
-                .with(|waiters| waiters.remove(key));
+                .with(|(waiters, _)| waiters.remove(key));
             drop(waker);
         }
     }

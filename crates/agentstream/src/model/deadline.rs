@@ -33,7 +33,6 @@ where
     }
     options.signal = Some(controller.signal());
     let mut stream = model.stream(context, options);
-    let pin_cause = stream.cause_pinner();
     let watchdog = async move {
         let caller_aborted = async move {
             match caller {
@@ -41,11 +40,12 @@ where
                 None => future::pending().await,
             }
         };
-        if let Either::Left(_) = future::select(pin!(deadline), pin!(caller_aborted)).await {
-            // The deadline, not the caller, ends the call.
-            pin_cause(ErrorCause::Timeout(TimeoutKind::Total, None));
+        match future::select(pin!(deadline), pin!(caller_aborted)).await {
+            // The deadline, not the caller, ends the call: the model
+            // attaches the signal's cause to its `error`.
+            Either::Left(_) => controller.abort_with(ErrorCause::Timeout(TimeoutKind::Total, None)),
+            Either::Right(_) => controller.abort(),
         }
-        controller.abort();
     };
     let driver: ModelDriver = match stream.take_driver() {
         Some(driver) => Box::pin(run_until_done(watchdog, driver)),

@@ -1,11 +1,13 @@
 //! The model event protocol: Pi's `AssistantMessageEvent`.
 
+use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::sync::Arc;
 use core::fmt;
 
 use serde::ser::SerializeMap;
 
+use super::cause::ErrorCause;
 use super::partial::PartialMessage;
 use crate::message::{AssistantMessage, StopReason, ToolCall};
 
@@ -132,7 +134,64 @@ pub enum ModelEvent {
         /// The message as far as it got, with `stopReason` `error` or
         /// `aborted` and an `errorMessage`.
         error: Arc<AssistantMessage>,
+        /// Why the call failed, when the producer knows (see
+        /// [`EventCause`]): not part of Pi's JSON nor of the event's
+        /// equality.
+        cause: EventCause,
     },
+}
+
+/// The typed [`ErrorCause`] an `error` event carries, attached where the
+/// failure is known (a projector, the HTTP exchange, a deadline's
+/// signal) so it travels with the event and the result, as an outcome
+/// travels with its value through a oneshot channel.
+///
+/// It is not serialized (Pi's event has no such field) and takes no part
+/// in equality: two events that differ only in their cause are equal, so
+/// an event compares with Pi's golden events whatever its producer knew.
+/// Boxed, so it adds one word to the event.
+#[derive(Clone, Debug, Default)]
+pub struct EventCause(Option<Box<ErrorCause>>);
+
+impl EventCause {
+    /// No cause: the producer gave none (the event's `errorMessage` is
+    /// always there).
+    pub const NONE: Self = Self(None);
+
+    /// The cause `cause`.
+    pub fn new(cause: ErrorCause) -> Self {
+        Self(Some(Box::new(cause)))
+    }
+
+    /// The cause, if any.
+    pub fn get(&self) -> Option<&ErrorCause> {
+        self.0.as_deref()
+    }
+
+    /// Whether a cause is attached.
+    pub fn is_some(&self) -> bool {
+        self.0.is_some()
+    }
+}
+
+impl From<ErrorCause> for EventCause {
+    fn from(cause: ErrorCause) -> Self {
+        Self::new(cause)
+    }
+}
+
+impl From<Option<ErrorCause>> for EventCause {
+    fn from(cause: Option<ErrorCause>) -> Self {
+        Self(cause.map(Box::new))
+    }
+}
+
+impl PartialEq for EventCause {
+    /// Always true: the cause is not part of an event's value (see the
+    /// type's documentation).
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
 }
 
 /// Why a call ended with `done`.
@@ -242,6 +301,32 @@ impl ModelEvent {
         Self::Error {
             reason,
             error: Arc::new(error),
+            cause: EventCause::NONE,
+        }
+    }
+
+    /// The same event with `cause` attached, when it is an `error`
+    /// (other events are returned as they are).
+    #[must_use]
+    pub fn with_cause(mut self, cause: ErrorCause) -> Self {
+        self.attach_cause(cause);
+        self
+    }
+
+    /// Attaches `cause` to this event when it is an `error`, replacing
+    /// any cause it had; other events are left alone.
+    pub fn attach_cause(&mut self, cause: ErrorCause) {
+        if let Self::Error { cause: slot, .. } = self {
+            *slot = EventCause::new(cause);
+        }
+    }
+
+    /// The typed cause of an `error` event, when its producer attached
+    /// one; `None` for every other event.
+    pub fn error_cause(&self) -> Option<&ErrorCause> {
+        match self {
+            Self::Error { cause, .. } => cause.get(),
+            _ => None,
         }
     }
 
@@ -348,7 +433,7 @@ impl fmt::Debug for ModelEvent {
             Self::Done { reason, message } => {
                 s.field("reason", reason).field("message", message);
             }
-            Self::Error { reason, error } => {
+            Self::Error { reason, error, .. } => {
                 s.field("reason", reason).field("error", error);
             }
             _ => {}
@@ -426,7 +511,7 @@ impl ModelEvent {
                 map.serialize_entry("reason", reason.as_str())?;
                 map.serialize_entry("message", &**message)?;
             }
-            Self::Error { reason, error } => {
+            Self::Error { reason, error, .. } => {
                 map.serialize_entry("reason", reason.as_str())?;
                 map.serialize_entry("error", &**error)?;
             }

@@ -26,7 +26,7 @@ pub use cause::{
     ErrorCause, HttpFailure, ProviderFailure, RetryAfter, SharedError, TimeoutKind, RETRY_AFTER_MAX,
 };
 pub(crate) use deadline::stream_with_deadline;
-pub use event::{DoneReason, ErrorReason, ModelEvent, WithoutPartial};
+pub use event::{DoneReason, ErrorReason, EventCause, ModelEvent, WithoutPartial};
 pub use options::{ReasoningEffort, ResponseFormat, ToolChoice};
 pub use partial::{BlockShape, PartialBuilder, PartialMessage};
 pub use protocol::validate_events;

@@ -346,9 +346,8 @@ where
                 let Some(first) = stream.next().await else {
                     return;
                 };
-                let cause = stream.error_cause();
-                let wait = match (&first, &cause) {
-                    (ModelEvent::Error { .. }, Some(cause)) => {
+                let wait = match first.error_cause() {
+                    Some(cause) => {
                         // A clock reading 0 is no clock.
                         let now_ms = timer.now_unix_ms();
                         let now = (now_ms != 0).then_some(now_ms / 1000);
@@ -357,7 +356,7 @@ where
                     _ => None,
                 };
                 let Some(wait) = wait else {
-                    forward(&mut producer, first, cause, stream).await;
+                    forward(&mut producer, first, stream).await;
                     return;
                 };
                 drop(stream);
@@ -370,7 +369,10 @@ where
                     message.stop_reason = StopReason::Aborted;
                     message.error_message = Some(ABORTED_MESSAGE.into());
                     let event = ModelEvent::error(ErrorReason::Aborted, message);
-                    let _ = producer.push_error(event, ErrorCause::Aborted);
+                    let cause = signal
+                        .as_ref()
+                        .map_or(ErrorCause::Aborted, AbortSignal::cause);
+                    let _ = producer.push_error(event, cause);
                     return;
                 }
                 retry += 1;
@@ -379,33 +381,21 @@ where
     }
 }
 
-/// Forwards `first` and the rest of `stream`, with the cause of its
-/// terminal `error`.
+/// Forwards `first` and the rest of `stream` (a terminal `error` with the
+/// cause it carries).
 async fn forward(
     producer: &mut super::AssistantMessageProducer,
     first: ModelEvent,
-    cause: Option<ErrorCause>,
     mut stream: ModelStream,
 ) {
     let mut event = first;
-    let mut cause = cause;
     loop {
-        if let (ModelEvent::Error { .. }, Some(cause)) = (&event, cause.take()) {
-            producer.set_error_cause(cause);
-        }
         let terminal = event.is_terminal();
         if producer.push(event).is_err() || terminal {
             return;
         }
         match stream.next().await {
-            Some(next) => {
-                cause = if next.is_terminal() {
-                    stream.error_cause()
-                } else {
-                    None
-                };
-                event = next;
-            }
+            Some(next) => event = next,
             None => return,
         }
     }

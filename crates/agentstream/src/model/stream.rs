@@ -13,36 +13,20 @@ use core::task::{Context, Poll};
 use futures_core::{FusedFuture, FusedStream, Stream};
 
 use super::cause::ErrorCause;
-use super::event::{ErrorReason, ModelEvent};
+use super::event::{ErrorReason, EventCause, ModelEvent};
 use super::partial::PartialBuilder;
 use crate::event_stream::{Closed, EventStream, Producer, RefusedError, ResultFuture, StreamError};
 use crate::message::{assistant, AssistantMessage, StopReason};
-use crate::sync::Lock;
-
-/// Where the producer leaves the [`ErrorCause`] of a terminal `error`, for
-/// the stream and its result handles to read.
-#[derive(Default)]
-struct CauseSlot {
-    cause: Option<ErrorCause>,
-    /// Set by a wrapper (a deadline) that knows better than the producer:
-    /// the producer's own cause no longer replaces it.
-    pinned: bool,
-}
-
-type SharedCause = Arc<Lock<CauseSlot>>;
-
-fn read_cause(slot: &SharedCause) -> Option<ErrorCause> {
-    slot.with(|slot| slot.cause.clone())
-}
 
 /// The error message of a stream whose producer went away without a
 /// terminal event.
 pub const PRODUCER_DROPPED_MESSAGE: &str = "model stream ended without a terminal event";
 
 /// The [`EventStream`] specialised for model calls. It never fails: errors
-/// travel as `error` events, and the result is always an
-/// [`AssistantMessage`].
-pub type AssistantMessageEventStream = EventStream<ModelEvent, Arc<AssistantMessage>, Infallible>;
+/// travel as `error` events, and its result is the terminal event itself
+/// (`done` or `error`), so the final [`AssistantMessage`] and an `error`'s
+/// [`cause`](ModelEvent::error_cause) reach every result awaiter together.
+pub type AssistantMessageEventStream = EventStream<ModelEvent, ModelEvent, Infallible>;
 
 /// A boxed producer future that a [`ModelStream`] drives, or that a runtime
 /// adapter spawns.
@@ -68,10 +52,9 @@ pub type LocalModelStream = ModelStream<dyn Future<Output = ()>>;
 /// an `error` event carrying the last partial it pushed and the message
 /// [`PRODUCER_DROPPED_MESSAGE`], so no consumer is left without one.
 pub struct AssistantMessageProducer {
-    inner: Producer<ModelEvent, Arc<AssistantMessage>, Infallible>,
+    inner: Producer<ModelEvent, ModelEvent, Infallible>,
     /// The last partial pushed, to build the message of a forced `error`.
     last: Option<PartialBuilder>,
-    cause: SharedCause,
 }
 
 pin_project_lite::pin_project! {
@@ -79,7 +62,7 @@ pin_project_lite::pin_project! {
     struct UntilClosed<D> {
         #[pin]
         driver: D,
-        closed: Closed<Arc<AssistantMessage>, Infallible>,
+        closed: Closed<ModelEvent, Infallible>,
     }
 }
 
@@ -96,22 +79,20 @@ impl<D: Future<Output = ()>> Future for UntilClosed<D> {
 }
 
 impl AssistantMessageProducer {
-    /// Pushes an event. A `done` or `error` event also resolves the result.
+    /// Pushes an event. A `done` or `error` event also resolves the result
+    /// (with the event's message and, for an `error`, the cause it
+    /// carries: see [`ModelEvent::with_cause`]).
     ///
     /// # Errors
     /// Refused once a terminal event was pushed, or when nobody observes the
     /// stream any more (see [`Producer::push`]).
     pub fn push(&mut self, event: ModelEvent) -> Result<(), RefusedError<ModelEvent>> {
-        if let Some(message) = event.shared_terminal_message() {
-            if matches!(event, ModelEvent::Done { .. }) && !self.inner.is_terminal() {
-                // A call that ended well has no error cause.
-                self.cause.with(|slot| slot.cause = None);
-            }
-            // The result shares the event's message.
-            let message = Arc::clone(message);
+        if event.is_terminal() {
+            // The result shares the event's message (and its cause).
+            let outcome = event.clone();
             let pushed = self.inner.push(event);
             // Resolve the result even if nobody reads events any more.
-            let finished = self.inner.finish(message);
+            let finished = self.inner.finish(outcome);
             return match (pushed, finished) {
                 (Err(refused), Err(_)) => Err(refused),
                 _ => Ok(()),
@@ -123,24 +104,11 @@ impl AssistantMessageProducer {
         self.inner.push(event)
     }
 
-    /// Records why the call is failing, before its terminal `error` is
-    /// pushed: the stream's [`error_cause`](ModelStream::error_cause)
-    /// then returns it. A later call replaces it; once a terminal event was
-    /// pushed, this does nothing.
-    pub fn set_error_cause(&mut self, cause: ErrorCause) {
-        if self.inner.is_terminal() {
-            return;
-        }
-        self.cause.with(|slot| {
-            if !slot.pinned {
-                slot.cause = Some(cause);
-            }
-        });
-    }
-
     /// Pushes the terminal `error` event `event` with its `cause`: a
-    /// shorthand for [`set_error_cause`](Self::set_error_cause) then
-    /// [`push`](Self::push).
+    /// shorthand for `push(event.with_cause(cause))` (see
+    /// [`ModelEvent::with_cause`]). The cause travels on the event, so the
+    /// stream's [`error_cause`](ModelStream::error_cause) and every result
+    /// handle read it from there.
     ///
     /// # Errors
     /// As [`push`](Self::push).
@@ -149,8 +117,7 @@ impl AssistantMessageProducer {
         event: ModelEvent,
         cause: ErrorCause,
     ) -> Result<(), RefusedError<ModelEvent>> {
-        self.set_error_cause(cause);
-        self.push(event)
+        self.push(event.with_cause(cause))
     }
 
     /// Whether a terminal event was pushed.
@@ -164,7 +131,7 @@ impl AssistantMessageProducer {
     }
 
     /// Resolves once nobody observes the stream any more.
-    pub fn closed(&self) -> Closed<Arc<AssistantMessage>, Infallible> {
+    pub fn closed(&self) -> Closed<ModelEvent, Infallible> {
         self.inner.closed()
     }
 
@@ -185,6 +152,7 @@ impl AssistantMessageProducer {
         let _ = self.push(ModelEvent::Error {
             reason: ErrorReason::Error,
             error: Arc::new(error),
+            cause: EventCause::NONE,
         });
     }
 }
@@ -220,7 +188,9 @@ impl fmt::Debug for AssistantMessageProducer {
 pub struct ModelStream<D: ?Sized = dyn Future<Output = ()> + Send> {
     events: AssistantMessageEventStream,
     driver: Option<Pin<Box<D>>>,
-    cause: SharedCause,
+    /// The cause the terminal `error` carried, once this stream yielded
+    /// it (the result may be resolved a moment later on another thread).
+    cause: EventCause,
 }
 
 impl ModelStream {
@@ -228,18 +198,13 @@ impl ModelStream {
     /// is run by the caller.
     pub fn channel() -> (AssistantMessageProducer, Self) {
         let (inner, events) = EventStream::channel();
-        let cause: SharedCause = Arc::new(Lock::new(CauseSlot::default()));
-        let producer = AssistantMessageProducer {
-            inner,
-            last: None,
-            cause: cause.clone(),
-        };
+        let producer = AssistantMessageProducer { inner, last: None };
         (
             producer,
             Self {
                 events,
                 driver: None,
-                cause,
+                cause: EventCause::NONE,
             },
         )
     }
@@ -313,19 +278,6 @@ impl ModelStream {
     pub(crate) fn set_driver(&mut self, driver: ModelDriver) {
         self.driver = Some(driver);
     }
-
-    /// A function that pins `cause` as this call's error cause: the
-    /// producer's own cause no longer replaces it. Used by a wrapper that
-    /// ends the call for its own reason (a deadline aborting it).
-    pub(crate) fn cause_pinner(&self) -> impl Fn(ErrorCause) + Send + Sync + 'static {
-        let slot = self.cause.clone();
-        move |cause| {
-            slot.with(|slot| {
-                slot.cause = Some(cause);
-                slot.pinned = true;
-            });
-        }
-    }
 }
 
 impl<D: Future<Output = ()> + ?Sized> ModelStream<D> {
@@ -353,17 +305,16 @@ impl<D: Future<Output = ()> + ?Sized> ModelStream<D> {
     pub fn result_handle(&self) -> ResultHandle {
         ResultHandle {
             inner: self.events.result(),
-            cause: self.cause.clone(),
         }
     }
 
-    /// The typed cause of the call's terminal `error`, once the producer
-    /// recorded one (just before it pushes that event, so it is there when
-    /// the consumer sees the event): `None` before, after `done`, and for a
-    /// model that gives no cause (the event's `errorMessage` is always
-    /// there). HTTP models built on the wire crate record one for every
-    /// failure they report; the scripted model records
-    /// [`Aborted`](ErrorCause::Aborted) for an abort.
+    /// The typed cause of the call's terminal `error`: the one that event
+    /// carries ([`ModelEvent::error_cause`]), read once this stream
+    /// yielded the event or its result resolved: `None` before, after
+    /// `done`, and for a model that gives no cause (the event's
+    /// `errorMessage` is always there). HTTP models built on the wire crate
+    /// attach one to every failure they report; the scripted model attaches
+    /// its signal's [`cause`](super::AbortSignal::cause) to an abort.
     ///
     /// ```
     /// use agentstream::message::{assistant, StopReason};
@@ -380,7 +331,10 @@ impl<D: Future<Output = ()> + ?Sized> ModelStream<D> {
     /// assert!(matches!(stream.error_cause(), Some(ErrorCause::Aborted)));
     /// ```
     pub fn error_cause(&self) -> Option<ErrorCause> {
-        read_cause(&self.cause)
+        self.cause
+            .get()
+            .cloned()
+            .or_else(|| outcome_cause(self.events.peek_result()))
     }
 
     fn poll_driver(driver: &mut Option<Pin<Box<D>>>, cx: &mut Context<'_>) {
@@ -414,12 +368,18 @@ impl<D: Future<Output = ()> + ?Sized> Stream for ModelStream<D> {
             polled = this.events.poll_event(Some(cx.waker()));
         }
         match polled {
-            Poll::Ready(Some(Ok(event))) => Poll::Ready(Some(event)),
+            Poll::Ready(Some(Ok(event))) => {
+                if let ModelEvent::Error { cause, .. } = &event {
+                    this.cause.clone_from(cause);
+                }
+                Poll::Ready(Some(event))
+            }
             // Only reachable if the producer was leaked past its drop glue.
             Poll::Ready(Some(Err(StreamError::ProducerDropped))) => {
                 Poll::Ready(Some(ModelEvent::Error {
                     reason: ErrorReason::Error,
                     error: Arc::new(producer_dropped()),
+                    cause: EventCause::NONE,
                 }))
             }
             Poll::Ready(Some(Err(StreamError::Failed(never)))) => match never {},
@@ -440,16 +400,31 @@ impl<D: ?Sized> fmt::Debug for ModelStream<D> {
         f.debug_struct("ModelStream")
             .field("events", &self.events)
             .field("self_driven", &self.driver.is_some())
-            .field("error_cause", &read_cause(&self.cause))
+            .field(
+                "error_cause",
+                &self
+                    .cause
+                    .get()
+                    .cloned()
+                    .or_else(|| outcome_cause(self.events.peek_result())),
+            )
             .finish()
     }
 }
 
+/// The cause a resolved result (the terminal event) carries.
+fn outcome_cause(outcome: Option<ModelEvent>) -> Option<ErrorCause> {
+    outcome.as_ref().and_then(ModelEvent::error_cause).cloned()
+}
+
 /// The result's message: taken out of its `Arc` without a copy when the
 /// terminal event and every other handle are gone.
-fn settle(outcome: Result<Arc<AssistantMessage>, StreamError<Infallible>>) -> AssistantMessage {
+fn settle(outcome: Result<ModelEvent, StreamError<Infallible>>) -> AssistantMessage {
     match outcome {
-        Ok(message) => Arc::unwrap_or_clone(message),
+        Ok(ModelEvent::Done { message, .. }) => Arc::unwrap_or_clone(message),
+        Ok(ModelEvent::Error { error, .. }) => Arc::unwrap_or_clone(error),
+        // Only terminal events resolve the result.
+        Ok(_) => producer_dropped(),
         Err(StreamError::ProducerDropped) => producer_dropped(),
         Err(StreamError::Failed(never)) => match never {},
     }
@@ -486,15 +461,15 @@ impl<D: ?Sized> fmt::Debug for ModelResult<'_, D> {
 #[derive(Clone)]
 #[must_use = "futures do nothing unless polled"]
 pub struct ResultHandle {
-    inner: ResultFuture<Arc<AssistantMessage>, Infallible>,
-    cause: SharedCause,
+    inner: ResultFuture<ModelEvent, Infallible>,
 }
 
 impl ResultHandle {
-    /// The typed cause of the call's terminal `error`; see
+    /// The typed cause of the call's terminal `error`, once the result
+    /// resolved (it is the cause that event carries); see
     /// [`ModelStream::error_cause`].
     pub fn error_cause(&self) -> Option<ErrorCause> {
-        read_cause(&self.cause)
+        outcome_cause(self.inner.peek())
     }
 }
 

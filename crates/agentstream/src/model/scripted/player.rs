@@ -14,7 +14,7 @@ use crate::message::{
 };
 use crate::model::abort::{AbortSignal, ABORTED_MESSAGE};
 use crate::model::cause::ErrorCause;
-use crate::model::event::{terminal_reason, ErrorReason, ModelEvent};
+use crate::model::event::{terminal_reason, ErrorReason, EventCause, ModelEvent};
 use crate::model::partial::{PartialBuilder, PartialMessage};
 use crate::model::stream::AssistantMessageProducer;
 use crate::rt::Pause;
@@ -31,20 +31,16 @@ pub(super) async fn play(
     if signal.as_ref().is_some_and(AbortSignal::is_aborted) {
         let mut error = assistant([], StopReason::Aborted);
         error.error_message = Some(ABORTED_MESSAGE.into());
-        out.set_error_cause(ErrorCause::Aborted);
-        let _ = out.push(ModelEvent::Error {
-            reason: ErrorReason::Aborted,
-            error: Arc::new(error),
-        });
+        let cause = signal
+            .as_ref()
+            .map_or(ErrorCause::Aborted, AbortSignal::cause);
+        let _ = out.push(ModelEvent::error(ErrorReason::Aborted, error).with_cause(cause));
         return;
     }
     let Some(turn) = turn else {
         let mut error = assistant([], StopReason::Error);
         error.error_message = Some(EXHAUSTED_MESSAGE.into());
-        let _ = out.push(ModelEvent::Error {
-            reason: ErrorReason::Error,
-            error: Arc::new(error),
-        });
+        let _ = out.push(ModelEvent::error(ErrorReason::Error, error));
         return;
     };
     let message = turn.shared_final_message();
@@ -54,12 +50,11 @@ pub(super) async fn play(
             // one lone `error`, as when a provider's HTTP request itself
             // fails (pi-ai's shape). The short trace plays it through the
             // normal projection (`start → error`), as chapter 04 does.
-            if reason == ErrorReason::Aborted {
-                out.set_error_cause(ErrorCause::Aborted);
-            }
+            let cause = (reason == ErrorReason::Aborted).then_some(ErrorCause::Aborted);
             let _ = out.push(ModelEvent::Error {
                 reason,
                 error: message,
+                cause: cause.into(),
             });
             return;
         }
@@ -93,11 +88,11 @@ pub(super) async fn play(
             let error = player
                 .builder
                 .to_error_message(StopReason::Aborted, ABORTED_MESSAGE);
-            player.out.set_error_cause(ErrorCause::Aborted);
-            player.emit(ModelEvent::Error {
-                reason: ErrorReason::Aborted,
-                error: Arc::new(error),
-            });
+            let cause = player
+                .signal
+                .as_ref()
+                .map_or(ErrorCause::Aborted, AbortSignal::cause);
+            player.emit(ModelEvent::error(ErrorReason::Aborted, error).with_cause(cause));
             return;
         }
     }
@@ -106,6 +101,7 @@ pub(super) async fn play(
         Some(Err(reason)) => ModelEvent::Error {
             reason,
             error: message,
+            cause: EventCause::NONE,
         },
         None => {
             let error_message = alloc::format!(
@@ -115,10 +111,7 @@ pub(super) async fn play(
             let error = player
                 .builder
                 .to_error_message(StopReason::Error, error_message);
-            ModelEvent::Error {
-                reason: ErrorReason::Error,
-                error: Arc::new(error),
-            }
+            ModelEvent::error(ErrorReason::Error, error)
         }
     };
     player.emit(terminal);
