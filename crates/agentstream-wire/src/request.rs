@@ -34,6 +34,36 @@ impl fmt::Display for RequestError {
     }
 }
 
+impl RequestError {
+    /// The check every body writer makes before writing: `Err` with the
+    /// linkage findings that block the request (see [`RequestError`]) when
+    /// `messages`, sent as the next turn, do not pair up. For a provider
+    /// written outside this crate, which cannot build a `RequestError`
+    /// otherwise.
+    ///
+    /// ```
+    /// use agentstream::message::{assistant, tool_call, Message, StopReason};
+    /// use agentstream_wire::request::RequestError;
+    /// use serde_json::json;
+    ///
+    /// let call = assistant([tool_call("c1", "ls", json!({}))], StopReason::ToolUse);
+    /// let error = RequestError::check(&[Message::Assistant(call)]).unwrap_err();
+    /// assert_eq!(error.diagnostics[0].code, "unanswered-tool-call");
+    /// assert!(RequestError::check(&[]).is_ok());
+    /// ```
+    ///
+    /// # Errors
+    /// The `RequestError` holding the findings, when there are any.
+    pub fn check<'m>(messages: impl IntoIterator<Item = &'m Message>) -> Result<(), Self> {
+        let diagnostics = blocking_diagnostics(messages);
+        if diagnostics.is_empty() {
+            Ok(())
+        } else {
+            Err(Self { diagnostics })
+        }
+    }
+}
+
 /// The diagnostics are findings about the context, not errors of their
 /// own, so there is no [`source`](core::error::Error::source).
 impl core::error::Error for RequestError {}

@@ -43,6 +43,22 @@ pub struct DecodedRequest {
     pub options: StreamOptions,
 }
 
+impl DecodedRequest {
+    /// A decoded request of `model` for `context` with `options`,
+    /// streaming or not (`include_usage` false): what a protocol's
+    /// decoder written outside this crate returns (the structure is
+    /// `#[non_exhaustive]`).
+    pub fn new(context: Context, model: String, stream: bool, options: StreamOptions) -> Self {
+        Self {
+            context,
+            model,
+            stream,
+            include_usage: false,
+            options,
+        }
+    }
+}
+
 impl PartialEq for DecodedRequest {
     fn eq(&self, other: &Self) -> bool {
         // `StreamOptions` has no `PartialEq` (its abort signal has no

@@ -39,8 +39,10 @@ impl<'a> Blocks<'a> {
         }
     }
 
-    /// Block `index`, borrowed (see [`PartialMessage::block_shape`]).
-    pub(crate) fn shape(self, index: usize) -> Option<BlockShape<'a>> {
+    /// Block `index`, borrowed (see [`PartialMessage::block_shape`]): what
+    /// an encoder reads of a block when it starts (a tool call's id and
+    /// name).
+    pub fn shape(self, index: usize) -> Option<BlockShape<'a>> {
         match self {
             Self::Partial(partial) => partial.block_shape(index),
             Self::Message { message, len } => {
