@@ -15,9 +15,10 @@ use std::num::NonZeroUsize;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use agentstream::message::transform::{transform_messages, TargetModel};
 use agentstream::message::{
-    assistant, text, thinking, tool_call, user, AssistantMessage, ContentBlock, Context,
-    StopReason, TextContent, ThinkingContent, Tool, ToolCall, Usage,
+    assistant, text, thinking, tool_call, tool_result, user, AssistantMessage, ContentBlock,
+    Context, StopReason, TextContent, ThinkingContent, Tool, ToolCall, Usage,
 };
 use agentstream::model::{
     BlockShape, DoneReason, ErrorCause, ErrorReason, Model, ModelEvent, PartialBuilder,
@@ -32,7 +33,7 @@ use agentstream_wire::limits::Limits;
 use agentstream_wire::model::EndpointModel;
 use agentstream_wire::pricing::Pricing;
 use agentstream_wire::request::RequestError;
-use agentstream_wire::server::{ApiError, DecodedRequest, Events, Kind, Wire};
+use agentstream_wire::server::{ApiError, Blocks, DecodedRequest, Events, Kind, Wire};
 use agentstream_wire::sse::{SseEvent, SseProjector};
 use futures_util::StreamExt;
 use serde_json::{json, Map, Value};
@@ -46,13 +47,19 @@ const TOY_API: &str = "toy-protocol";
 const MAX_TOKENS: &str = "max_tokens";
 const TEMPERATURE: &str = "temperature";
 
-/// The body of `call` for `context`.
+/// The body of `call` for `context`: the history rewritten for the
+/// target model (other models' thinking and failed turns), checked, and
+/// sent as Pi's JSON.
 fn build_request(context: &Context, call: &Call<'_>) -> Result<Value, RequestError> {
-    RequestError::check(&context.messages)?;
+    let target = TargetModel::new(call.provider, TOY_API, call.model);
+    let history = transform_messages(&context.messages, &target, str::to_owned);
+    RequestError::check(history.iter().map(|m| &**m))?;
+    let mut sent = json!(context);
+    sent["messages"] = json!(history);
     let mut body = Map::new();
     body.insert("model".into(), call.model.into());
     body.insert("stream".into(), true.into());
-    body.insert("context".into(), json!(context));
+    body.insert("context".into(), sent);
     if let Some(max) = call.options.max_tokens {
         body.insert(MAX_TOKENS.into(), max.into());
     }
@@ -353,11 +360,59 @@ fn decode_body(body: &[u8]) -> Result<DecodedRequest, ApiError> {
     Ok(DecodedRequest::new(context, model, stream, options))
 }
 
-/// Model events written as the toy's SSE.
+/// Model events written as the toy's SSE. It takes the short trace (a
+/// block's first delta opens it, no block ends: what `ScriptedModel`
+/// plays by default) as well as the full sequence, and always writes the
+/// wire's `block` and `end` events.
 #[derive(Debug, Default)]
-struct StreamEncoder;
+struct StreamEncoder {
+    /// Per block index: its kind while it is open and whether any delta
+    /// of it was written.
+    open: Vec<Option<(Kind, bool)>>,
+}
 
 impl StreamEncoder {
+    /// Writes the `block` event of block `index` unless it is open.
+    fn open(&mut self, kind: Kind, index: usize, blocks: Blocks<'_>, out: &mut Events) {
+        if self.open.len() <= index {
+            self.open.resize(index + 1, None);
+        }
+        if self.open[index].is_some() {
+            return;
+        }
+        // One block at a time: the one before ends here (the short trace
+        // has no block ends).
+        self.end_open_blocks(out);
+        self.open[index] = Some((kind, false));
+        let mut block = json!({"index": index, "kind": match kind {
+            Kind::Text => "text",
+            Kind::Thinking => "thinking",
+            Kind::ToolCall => "tool_call",
+        }});
+        if let Some(BlockShape::ToolCall(call)) = blocks.shape(index) {
+            block["id"] = call.id.as_str().into();
+            block["name"] = call.name.as_str().into();
+        }
+        out.json(Some("block"), &block);
+    }
+
+    /// Writes a delta of the open block `index`.
+    fn delta(&mut self, index: usize, text: &str, out: &mut Events) {
+        if let Some(Some((_, streamed))) = self.open.get_mut(index) {
+            *streamed = true;
+        }
+        out.json(Some("delta"), &json!({"index": index, "text": text}));
+    }
+
+    /// Writes the `end` of every open text or thinking block.
+    fn end_open_blocks(&mut self, out: &mut Events) {
+        for (index, open) in self.open.iter_mut().enumerate() {
+            if let Some((Kind::Text | Kind::Thinking, _)) = open.take() {
+                out.json(Some("end"), &json!({"index": index}));
+            }
+        }
+    }
+
     fn encode_into(&mut self, step: Wire<'_>, out: &mut Events) {
         match step {
             Wire::Start(_) => {}
@@ -365,33 +420,49 @@ impl StreamEncoder {
                 kind,
                 index,
                 blocks,
+            } => self.open(kind, index, blocks, out),
+            Wire::Delta {
+                kind,
+                index,
+                delta,
+                blocks,
             } => {
-                let mut block = json!({"index": index, "kind": match kind {
-                    Kind::Text => "text",
-                    Kind::Thinking => "thinking",
-                    Kind::ToolCall => "tool_call",
-                }});
-                if let Some(BlockShape::ToolCall(call)) = blocks.shape(index) {
-                    block["id"] = call.id.as_str().into();
-                    block["name"] = call.name.as_str().into();
+                self.open(kind, index, blocks, out);
+                self.delta(index, delta, out);
+            }
+            Wire::BlockEnd { index, .. } => {
+                if self.open.get_mut(index).and_then(Option::take).is_some() {
+                    out.json(Some("end"), &json!({"index": index}));
                 }
-                out.json(Some("block"), &block);
             }
-            Wire::Delta { index, delta, .. } => {
-                out.json(Some("delta"), &json!({"index": index, "text": delta}));
-            }
-            Wire::BlockEnd { index, .. } => out.json(Some("end"), &json!({"index": index})),
-            // The arguments stream as `delta`s, then travel whole.
-            Wire::ToolCallEnd { index, call, .. } => {
+            // The arguments stream as `delta`s (one, if none streamed),
+            // then travel whole.
+            Wire::ToolCallEnd {
+                index,
+                call,
+                blocks,
+            } => {
+                self.open(Kind::ToolCall, index, blocks, out);
+                if let Some(Some((_, false))) = self.open.get(index) {
+                    self.delta(
+                        index,
+                        &Value::Object(call.arguments.clone()).to_string(),
+                        out,
+                    );
+                }
+                self.open[index] = None;
                 out.json(
                     Some("call"),
                     &json!({"index": index, "arguments": call.arguments}),
                 );
             }
-            Wire::Done { reason, message } => out.json(
-                Some("done"),
-                &json!({"reason": reason.as_str(), "usage": message.usage}),
-            ),
+            Wire::Done { reason, message } => {
+                self.end_open_blocks(out);
+                out.json(
+                    Some("done"),
+                    &json!({"reason": reason.as_str(), "usage": message.usage}),
+                );
+            }
             Wire::Error(message) => self.error_into(&ApiError::model_failure(message), out),
         }
     }
@@ -470,7 +541,7 @@ impl Host for ToyHost {
                 Ok(mut stream) => {
                     let events: Vec<ModelEvent> = stream.by_ref().collect().await;
                     let mut out = Events::default();
-                    let mut encoder = StreamEncoder;
+                    let mut encoder = StreamEncoder::default();
                     for event in &events {
                         encoder.encode_into(Wire::from(event), &mut out);
                     }
@@ -510,8 +581,27 @@ fn toy_model(turns: Vec<ScriptedTurn>, piece: usize) -> ToyModel {
     ToyModel::with_host(config, ToyHost::new(ScriptedModel::new(turns), piece))
 }
 
+/// A history with an earlier turn of the toy model (a tool call and its
+/// result), which the body writer sends as it is.
 fn context() -> Context {
-    let mut context = Context::from_messages([user("list the files").into()]);
+    let earlier = AssistantMessage {
+        api: TOY_API.into(),
+        provider: "toy".into(),
+        model: "toy-1".into(),
+        ..assistant(
+            [
+                thinking("Look first."),
+                tool_call("call_0", "ls", json!({"path": "/"})),
+            ],
+            StopReason::ToolUse,
+        )
+    };
+    let mut context = Context::from_messages([
+        user("what is in /?").into(),
+        earlier.into(),
+        tool_result("call_0", "ls", "etc home", false).into(),
+        user("list the files").into(),
+    ]);
     context.system_prompt = Some("You are terse.".into());
     context.tools = Some(vec![Tool {
         name: "ls".into(),
@@ -549,17 +639,20 @@ fn scripted_answer() -> AssistantMessage {
 
 #[test]
 fn the_toy_request_and_answer_round_trip_through_the_call_path() {
-    for piece in [1, 7, 4096] {
-        let turn = ScriptedTurn::message(scripted_answer())
-            .full_sequence()
-            .chunked(NonZeroUsize::new(3).unwrap());
+    for (piece, full) in [(1, true), (7, true), (4096, true), (5, false)] {
+        let turn = ScriptedTurn::message(scripted_answer()).chunked(NonZeroUsize::new(3).unwrap());
+        let turn = if full { turn.full_sequence() } else { turn };
         let model = toy_model(vec![turn], piece);
         let options = StreamOptions::default().with_temperature(0.5);
         let mut stream = model.stream(&context(), options);
         let events: Vec<ModelEvent> = futures_executor::block_on(stream.by_ref().collect());
         let message = futures_executor::block_on(stream.result());
 
-        assert_eq!(message, scripted_answer(), "pieces of {piece} bytes");
+        assert_eq!(
+            message,
+            scripted_answer(),
+            "pieces of {piece} bytes, full: {full}"
+        );
         let problems = agentstream::model::validate_events(&events);
         assert!(problems.is_empty(), "{problems:?}");
         let mut kinds: Vec<&str> = events.iter().map(ModelEvent::type_name).collect();
