@@ -18,14 +18,15 @@ use agentstream::message::{
     Tool, Usage,
 };
 use agentstream::model::{
-    ErrorCause, ErrorReason, Model, ModelEvent, ScriptedModel, ScriptedTurn, StreamOptions,
+    DoneReason, ErrorCause, ErrorReason, Model, ModelEvent, ScriptedModel, ScriptedTurn,
+    StreamOptions,
 };
 use agentstream::rt::Timer;
 use agentstream_wire::endpoint::PreparedRequest;
 use agentstream_wire::host::{ClientError, Host};
 use agentstream_wire::http::{ResponseBody, ResponseHead, TransportError};
 use agentstream_wire::model::EndpointModel;
-use agentstream_wire::server::{DecodedRequest, Events, Wire};
+use agentstream_wire::server::{message_steps, DecodedRequest, Events, Wire};
 use agentstream_wire::sse::{SseEvent, SseProjector};
 use futures_util::StreamExt;
 use serde_json::{json, Map};
@@ -297,4 +298,33 @@ fn a_stream_cut_before_done_is_a_protocol_violation() {
         Some(ErrorCause::Protocol)
     ));
     assert!(projector.is_finished());
+}
+
+/// What `agentstream serve` does for a scripted message: the steps of
+/// the message (`message_steps`), not the model's events. The toy's
+/// encoder writes the same bytes either way, for both traces.
+#[test]
+fn the_toy_encoder_writes_the_same_bytes_from_events_and_from_message_steps() {
+    for full in [false, true] {
+        let turn = ScriptedTurn::message(scripted_answer());
+        let turn = if full { turn.full_sequence() } else { turn };
+        let model = ScriptedModel::new([turn]);
+        let events: Vec<ModelEvent> = futures_executor::block_on(
+            model.stream(&context(), StreamOptions::default()).collect(),
+        );
+        let mut from_events = Events::default();
+        let mut encoder = StreamEncoder::default();
+        for event in &events {
+            encoder.encode_into(Wire::from(event), &mut from_events);
+        }
+        let mut from_steps = Events::default();
+        let mut encoder = StreamEncoder::default();
+        let message = scripted_answer();
+        message_steps(&message, DoneReason::ToolUse, full, |step| {
+            encoder.encode_into(step, &mut from_steps);
+        });
+        let (events, steps) = (from_events.into_strings(), from_steps.into_strings());
+        assert_eq!(events, steps, "full sequence: {full}");
+        assert_eq!(steps.len(), 10, "{steps:?}");
+    }
 }
