@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use agentstream::message::{assistant, tool_call, tool_result, Message, StopReason};
 use agentstream::model::{validate_events, ModelEvent, PartialBuilder};
 use agentstream_wire::limits::Limits;
-use agentstream_wire::openai::ChunkProjector;
+use agentstream_wire::openai::OpenAiProjector;
 use criterion::{criterion_group, Criterion, Throughput};
 use serde_json::json;
 
@@ -43,7 +43,7 @@ fn payloads(calls: usize) -> Vec<String> {
 }
 
 fn project(payloads: &[String]) -> usize {
-    let mut projector = ChunkProjector::new("m", "p");
+    let mut projector = OpenAiProjector::new("m", "p");
     projector.set_limits(Limits::UNLIMITED);
     let mut events = Vec::new();
     for payload in payloads {

@@ -22,7 +22,7 @@ use std::time::Instant;
 
 use agentstream_testkit::{allocations as allocations_so_far, CountingAllocator};
 use agentstream_wire::anthropic::AnthropicStream;
-use agentstream_wire::google::GeminiProjector;
+use agentstream_wire::gemini::GeminiProjector;
 use agentstream_wire::http::ResponseStream;
 use agentstream_wire::openai::OpenAiStream;
 use agentstream_wire::responses::ResponsesProjector;

@@ -4,16 +4,16 @@
 #![no_main]
 
 use agentstream_fuzz::{check_projection, tight_limits};
-use agentstream_wire::anthropic::EventProjector;
+use agentstream_wire::anthropic::AnthropicProjector;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|input: &[u8]| {
-    let mut projector = EventProjector::new("m", "p");
+    let mut projector = AnthropicProjector::new("m", "p");
     projector.set_limits(tight_limits());
     check_projection(
         input,
         &mut projector,
-        EventProjector::push_data,
-        EventProjector::finish,
+        AnthropicProjector::push_data,
+        AnthropicProjector::finish,
     );
 });

@@ -4,16 +4,16 @@
 #![no_main]
 
 use agentstream_fuzz::{check_projection, tight_limits};
-use agentstream_wire::openai::ChunkProjector;
+use agentstream_wire::openai::OpenAiProjector;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|input: &[u8]| {
-    let mut projector = ChunkProjector::new("m", "p");
+    let mut projector = OpenAiProjector::new("m", "p");
     projector.set_limits(tight_limits());
     check_projection(
         input,
         &mut projector,
-        ChunkProjector::push_data,
-        ChunkProjector::finish,
+        OpenAiProjector::push_data,
+        OpenAiProjector::finish,
     );
 });

@@ -14,7 +14,7 @@ fuzz_target!(|input: &[u8]| {
         return;
     };
     let api = Api::ALL[usize::from(pick) % Api::ALL.len()];
-    let gemini = (api == Api::Google).then_some(("m", pick & 0x80 != 0));
+    let gemini = (api == Api::Gemini).then_some(("m", pick & 0x80 != 0));
     let decoded = decode_body(api, gemini, body);
     let replaced = std::str::from_utf8(body)
         .ok()

@@ -20,7 +20,7 @@
 //! - [`tool_spawner`], [`with_retry`]: tool calls as async-std tasks;
 //!   retries waiting on async-std's timer.
 //! - With the `http` feature, `OpenAiCompatModel`, `AnthropicModel`,
-//!   `ResponsesModel` and `GoogleModel`: the clients of
+//!   `ResponsesModel` and `GeminiModel`: the clients of
 //!   `agentstream-smol` (hyper's HTTP/1.1 client on smol's reactor, which
 //!   needs no smol executor), re-exported; it works the same on async-std.
 //! - Cancel on drop: a spawned producer stops as soon as the consumer has
@@ -101,11 +101,11 @@ pub use async_std;
 /// [`stream_with_timeout`], [`pause`], [`tool_spawner`] and
 /// [`with_retry`], and, with the `http` feature,
 /// `OpenAiCompatModel`, `AnthropicModel`, `ResponsesModel` and
-/// `GoogleModel`.
+/// `GeminiModel`.
 pub mod prelude {
     pub use crate::{pause, spawn, stream_with_timeout, tool_spawner, with_retry, AsyncStd};
     #[cfg(feature = "http")]
-    pub use crate::{AnthropicModel, GoogleModel, OpenAiCompatModel, ResponsesModel};
+    pub use crate::{AnthropicModel, GeminiModel, OpenAiCompatModel, ResponsesModel};
     pub use agentstream_wire::prelude::*;
 }
 
@@ -113,9 +113,14 @@ pub mod prelude {
 /// async-std's executor unchanged (its IO and timers are smol's reactor).
 #[cfg(feature = "http")]
 pub use agentstream_smol::{
-    AnthropicModel, ClientError, EndpointModel, GoogleModel, Hyper, OpenAiCompatModel,
+    AnthropicModel, ClientError, EndpointModel, GeminiModel, Hyper, OpenAiCompatModel,
     ResponsesModel,
 };
+
+/// The old name of [`GeminiModel`].
+#[cfg(feature = "http")]
+#[deprecated(note = "renamed to `GeminiModel`")]
+pub type GoogleModel = GeminiModel;
 
 /// async-std as agentstream's [`Timer`] ([`async_std::task::sleep`] and
 /// the system clock) and [`Spawn`] ([`async_std::task::spawn`]): what the

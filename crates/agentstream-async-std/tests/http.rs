@@ -8,7 +8,7 @@ use std::future::Future;
 use std::time::Duration;
 
 use agentstream_wire::openai::OpenAiConfig as Config;
-use agentstream_wire::tap::TapEndpoint;
+use agentstream_wire::recording::RecordingEndpoint;
 // The prelude is what users import; the tests use it so it stays complete.
 use agentstream_async_std::prelude::*;
 use agentstream_async_std::EndpointModel;
@@ -25,11 +25,11 @@ fn responses(config: ResponsesConfig) -> ResponsesModel {
     ResponsesModel::new(config).expect("client")
 }
 
-fn google(config: GoogleConfig) -> GoogleModel {
-    GoogleModel::new(config).expect("client")
+fn gemini(config: GeminiConfig) -> GeminiModel {
+    GeminiModel::new(config).expect("client")
 }
 
-fn tapped(endpoint: TapEndpoint<Config>) -> EndpointModel<TapEndpoint<Config>> {
+fn recording(endpoint: RecordingEndpoint<Config>) -> EndpointModel<RecordingEndpoint<Config>> {
     EndpointModel::new(endpoint).expect("client")
 }
 
@@ -55,8 +55,8 @@ agentstream_testkit::http_scenario_tests! {
     openai: model,
     anthropic: anthropic,
     responses: responses,
-    google: google,
-    tap: tapped,
+    gemini: gemini,
+    recording: recording,
     timer: agentstream_async_std::AsyncStd,
     with_timeout: with_timeout,
     with_retry: agentstream_async_std::with_retry,

@@ -13,7 +13,7 @@ use agentstream::message::{user, AssistantMessage, Context, StopReason};
 use agentstream::model::{
     AbortController, ErrorCause, Model, ModelEvent, StreamOptions, TimeoutKind,
 };
-use agentstream_wire::tap::BodySink;
+use agentstream_wire::recording::BodySink;
 use futures_util::StreamExt;
 
 use crate::provider::{self, api_parser, Api, Settings};

@@ -7,7 +7,7 @@ use std::time::Duration;
 use agentstream::model::Model;
 use agentstream_tokio::{ClientError, EndpointModel};
 use agentstream_wire::config::{EndpointConfig, Protocol};
-use agentstream_wire::tap::{BodySink, TapEndpoint};
+use agentstream_wire::recording::{BodySink, RecordingEndpoint};
 pub use agentstream_wire::Api;
 use agentstream_wire::ProtocolVisitor;
 
@@ -119,7 +119,7 @@ where
         config.defaults.max_tokens = Some(max);
     }
     Ok(match settings.raw {
-        Some(sink) => Box::new(EndpointModel::new(TapEndpoint::new(config, sink))?),
+        Some(sink) => Box::new(EndpointModel::new(RecordingEndpoint::new(config, sink))?),
         None => Box::new(EndpointModel::new(config)?),
     })
 }

@@ -11,8 +11,8 @@ use std::process::{Command, Output};
 
 use agentstream::message::{user, AssistantMessage, Context, StopReason};
 use agentstream::model::{Model, StreamOptions};
-use agentstream_tokio::{GoogleModel, ResponsesModel};
-use agentstream_wire::google::GoogleConfig;
+use agentstream_tokio::{GeminiModel, ResponsesModel};
+use agentstream_wire::gemini::GeminiConfig;
 use agentstream_wire::replay::{Recording, ReplayModel};
 use agentstream_wire::responses::ResponsesConfig;
 use agentstream_wire::Api;
@@ -93,8 +93,8 @@ async fn responses_and_gemini_cassettes_decode_and_replay_as_recorded() {
         .stream(&question(), StreamOptions::default())
         .result()
         .await;
-    let gemini = GoogleModel::new(
-        GoogleConfig::new("gemini-2.5-flash")
+    let gemini = GeminiModel::new(
+        GeminiConfig::new("gemini-2.5-flash")
             .with_base_url(base)
             .with_api_key(KEY),
     )
@@ -119,7 +119,7 @@ async fn responses_and_gemini_cassettes_decode_and_replay_as_recorded() {
     // The library: the same message, the protocol read from the request.
     for (exchange, live, api) in [
         (&responses_dir, &live_responses, Api::Responses),
-        (&gemini_dir, &live_gemini, Api::Google),
+        (&gemini_dir, &live_gemini, Api::Gemini),
     ] {
         let (detected, message) = replayed(exchange, live).await;
         assert_eq!(detected, api);

@@ -13,9 +13,9 @@ use agentstream_serve::Server;
 use agentstream_testkit::http::{
     answer_payloads, named_sse_body, split_randomly, sse_body, MockServer, Reply, Rng,
 };
-use agentstream_tokio::{AnthropicModel, GoogleModel, OpenAiCompatModel, ResponsesModel};
+use agentstream_tokio::{AnthropicModel, GeminiModel, OpenAiCompatModel, ResponsesModel};
 use agentstream_wire::anthropic::AnthropicConfig;
-use agentstream_wire::google::{GeminiProjector, GoogleConfig};
+use agentstream_wire::gemini::{GeminiConfig, GeminiProjector};
 use agentstream_wire::openai::OpenAiConfig;
 use agentstream_wire::replay::{Recording, ReplayModel};
 use agentstream_wire::responses::{ResponsesConfig, ResponsesProjector};
@@ -335,8 +335,8 @@ async fn responses_and_gemini_cassettes_replay_through_replay_model() {
         .unwrap();
     let responses =
         ResponsesModel::new(ResponsesConfig::new(proxy.url(), "gpt-5").with_api_key(KEY)).unwrap();
-    let gemini = GoogleModel::new(
-        GoogleConfig::new("gemini-2.5-flash")
+    let gemini = GeminiModel::new(
+        GeminiConfig::new("gemini-2.5-flash")
             .with_base_url(proxy.url().trim_end_matches("/v1"))
             .with_api_key(KEY),
     )
@@ -369,7 +369,7 @@ async fn responses_and_gemini_cassettes_replay_through_replay_model() {
 
     for (exchange, live, api, body) in [
         ("0000", &live_responses, Api::Responses, &responses_body),
-        ("0001", &live_gemini, Api::Google, &gemini_body),
+        ("0001", &live_gemini, Api::Gemini, &gemini_body),
     ] {
         let read = |name: &str| std::fs::read(dir.join(exchange).join(name)).unwrap();
         let request = String::from_utf8(read("request.json")).unwrap();

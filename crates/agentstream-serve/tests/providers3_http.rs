@@ -10,7 +10,7 @@ use agentstream::message::{assistant, text, tool_call, AssistantMessage, StopRea
 use agentstream::model::ScriptedModel;
 use agentstream_serve::cassette::{Cassette, Match};
 use agentstream_serve::Server;
-use agentstream_wire::google::GeminiProjector;
+use agentstream_wire::gemini::GeminiProjector;
 use agentstream_wire::responses::ResponsesProjector;
 use serde_json::{json, Value};
 

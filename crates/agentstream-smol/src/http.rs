@@ -14,7 +14,7 @@ use agentstream_wire::host::{ClientError, Host};
 use agentstream_wire::http::{ResponseBody, ResponseHead, TransportError};
 use agentstream_wire::model::{parse_url, HttpUrl};
 use agentstream_wire::openai::OpenAiConfig;
-use agentstream_wire::{google::GoogleConfig, responses::ResponsesConfig};
+use agentstream_wire::{gemini::GeminiConfig, responses::ResponsesConfig};
 use bytes::Bytes;
 use futures_rustls::pki_types::ServerName;
 use futures_rustls::rustls::{self, ClientConfig, RootCertStore};
@@ -78,15 +78,15 @@ pub type ResponsesModel = EndpointModel<ResponsesConfig>;
 
 /// A [`Model`](agentstream::model::Model) that streams from Google Gemini
 /// (the Gemini API, or Vertex AI with
-/// [`GoogleConfig::vertex`](agentstream_wire::google::GoogleConfig::vertex))
+/// [`GeminiConfig::vertex`](agentstream_wire::gemini::GeminiConfig::vertex))
 /// over hyper, with the behaviour of [`OpenAiCompatModel`].
-pub type GoogleModel = EndpointModel<GoogleConfig>;
+pub type GeminiModel = EndpointModel<GeminiConfig>;
 
 /// A [`Model`](agentstream::model::Model) for any
 /// [`Endpoint`](agentstream_wire::endpoint::Endpoint) over hyper, with the
 /// behaviour of [`OpenAiCompatModel`]: for an endpoint that wraps a
 /// provider's config, such as a
-/// [`TapEndpoint`](agentstream_wire::tap::TapEndpoint).
+/// [`RecordingEndpoint`](agentstream_wire::recording::RecordingEndpoint).
 pub type EndpointModel<E> = agentstream_wire::model::EndpointModel<E, Hyper>;
 
 /// The smol [`Host`]: hyper's HTTP/1.1 client connection over smol's TCP,

@@ -19,7 +19,7 @@
 //! - [`pause`]: a pause for [`ScriptedModel::with_pacer`], so scripted calls
 //!   take real time, or for the agent loop's abort grace.
 //! - With the `http` feature, `OpenAiCompatModel`, `AnthropicModel`,
-//!   `ResponsesModel` and `GoogleModel`:
+//!   `ResponsesModel` and `GeminiModel`:
 //!   real models behind the same boundary, streaming from any
 //!   OpenAI-compatible endpoint, Anthropic's Messages API, OpenAI's
 //!   Responses API or Google Gemini over hyper's HTTP/1.1 client on smol's networking.
@@ -81,8 +81,13 @@ mod http;
 pub use agentstream_wire::host::ClientError;
 #[cfg(feature = "http")]
 pub use http::{
-    AnthropicModel, EndpointModel, GoogleModel, Hyper, HyperBody, OpenAiCompatModel, ResponsesModel,
+    AnthropicModel, EndpointModel, GeminiModel, Hyper, HyperBody, OpenAiCompatModel, ResponsesModel,
 };
+
+/// The old name of [`GeminiModel`].
+#[cfg(feature = "http")]
+#[deprecated(note = "renamed to `GeminiModel`")]
+pub type GoogleModel = GeminiModel;
 
 pub use agentstream;
 pub use agentstream::model::{
@@ -111,11 +116,11 @@ pub use smol::{Executor, Task, Timer};
 /// [`stream_with_timeout`], [`pause`], [`tool_spawner`] and
 /// [`with_retry`], and, with the `http` feature,
 /// `OpenAiCompatModel`, `AnthropicModel`, `ResponsesModel` and
-/// `GoogleModel`.
+/// `GeminiModel`.
 pub mod prelude {
     pub use crate::{pause, spawn, stream_with_timeout, tool_spawner, with_retry, Smol};
     #[cfg(feature = "http")]
-    pub use crate::{AnthropicModel, GoogleModel, OpenAiCompatModel, ResponsesModel};
+    pub use crate::{AnthropicModel, GeminiModel, OpenAiCompatModel, ResponsesModel};
     pub use agentstream_wire::prelude::*;
 }
 

@@ -16,7 +16,7 @@ use agentstream_smol::prelude::{
 #[cfg(feature = "http")]
 #[allow(unused_imports)]
 use agentstream_smol::prelude::{
-    AnthropicConfig, AnthropicModel, GoogleConfig, GoogleModel, OpenAiCompatModel, OpenAiConfig,
+    AnthropicConfig, AnthropicModel, GeminiConfig, GeminiModel, OpenAiCompatModel, OpenAiConfig,
     ResponsesConfig, ResponsesModel,
 };
 

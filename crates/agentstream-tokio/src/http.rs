@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use agentstream_wire::anthropic::AnthropicConfig;
 use agentstream_wire::endpoint::PreparedRequest;
-use agentstream_wire::google::GoogleConfig;
+use agentstream_wire::gemini::GeminiConfig;
 use agentstream_wire::host::response_head;
 use agentstream_wire::host::{ClientError, Host};
 use agentstream_wire::http::{ResponseBody, ResponseHead, TransportError};
@@ -64,27 +64,27 @@ pub type ResponsesModel = EndpointModel<ResponsesConfig>;
 
 /// A [`Model`](agentstream::model::Model) that streams from Google Gemini
 /// (the Gemini API, or Vertex AI with
-/// [`GoogleConfig::vertex`](agentstream_wire::google::GoogleConfig::vertex))
+/// [`GeminiConfig::vertex`](agentstream_wire::gemini::GeminiConfig::vertex))
 /// over reqwest, with the behaviour of [`OpenAiCompatModel`].
-pub type GoogleModel = EndpointModel<GoogleConfig>;
+pub type GeminiModel = EndpointModel<GeminiConfig>;
 
 /// A [`Model`](agentstream::model::Model) for any
 /// [`Endpoint`](agentstream_wire::endpoint::Endpoint) over reqwest, with
 /// the behaviour of [`OpenAiCompatModel`]: for an endpoint that wraps a
 /// provider's config, such as a
-/// [`TapEndpoint`](agentstream_wire::tap::TapEndpoint) recording the
+/// [`RecordingEndpoint`](agentstream_wire::recording::RecordingEndpoint) recording the
 /// response bodies.
 ///
 /// ```no_run
 /// use std::sync::Arc;
 /// use agentstream_tokio::prelude::*;
 /// use agentstream_tokio::EndpointModel;
-/// use agentstream_wire::tap::TapEndpoint;
+/// use agentstream_wire::recording::RecordingEndpoint;
 ///
 /// # fn build() -> Result<(), Box<dyn std::error::Error>> {
 /// let config = OpenAiConfig::new("https://api.openai.com/v1", "gpt-4o-mini");
-/// let tapped = TapEndpoint::new(config, Arc::new(|piece: &[u8]| eprintln!("{} bytes", piece.len())));
-/// let model = EndpointModel::new(tapped)?;
+/// let recording = RecordingEndpoint::new(config, Arc::new(|piece: &[u8]| eprintln!("{} bytes", piece.len())));
+/// let model = EndpointModel::new(recording)?;
 /// # let _ = model;
 /// # Ok(())
 /// # }

@@ -23,7 +23,7 @@
 //!   never leaks and does no further work.
 //!
 //! - With the `http` feature, `OpenAiCompatModel`, `AnthropicModel`,
-//!   `ResponsesModel` and `GoogleModel`:
+//!   `ResponsesModel` and `GeminiModel`:
 //!   real models behind the same boundary, streaming from any
 //!   OpenAI-compatible endpoint, Anthropic's Messages API, OpenAI's
 //!   Responses API or Google Gemini over
@@ -84,8 +84,13 @@ mod http;
 pub use agentstream_wire::host::ClientError;
 #[cfg(feature = "http")]
 pub use http::{
-    AnthropicModel, Body, EndpointModel, GoogleModel, OpenAiCompatModel, Reqwest, ResponsesModel,
+    AnthropicModel, Body, EndpointModel, GeminiModel, OpenAiCompatModel, Reqwest, ResponsesModel,
 };
+
+/// The old name of [`GeminiModel`].
+#[cfg(feature = "http")]
+#[deprecated(note = "renamed to `GeminiModel`")]
+pub type GoogleModel = GeminiModel;
 
 pub use agentstream;
 pub use agentstream::model::{
@@ -113,11 +118,11 @@ pub use agentstream_wire;
 /// [`stream_with_timeout`], [`pause`], [`tool_spawner`] and
 /// [`with_retry`], and, with the `http` feature,
 /// `OpenAiCompatModel`, `AnthropicModel`, `ResponsesModel` and
-/// `GoogleModel`.
+/// `GeminiModel`.
 pub mod prelude {
     pub use crate::{pause, spawn, stream_with_timeout, tool_spawner, with_retry, Tokio};
     #[cfg(feature = "http")]
-    pub use crate::{AnthropicModel, GoogleModel, OpenAiCompatModel, ResponsesModel};
+    pub use crate::{AnthropicModel, GeminiModel, OpenAiCompatModel, ResponsesModel};
     pub use agentstream_wire::prelude::*;
 }
 

@@ -16,7 +16,7 @@ use agentstream_tokio::prelude::{
 #[cfg(feature = "http")]
 #[allow(unused_imports)]
 use agentstream_tokio::prelude::{
-    AnthropicConfig, AnthropicModel, GoogleConfig, GoogleModel, OpenAiCompatModel, OpenAiConfig,
+    AnthropicConfig, AnthropicModel, GeminiConfig, GeminiModel, OpenAiCompatModel, OpenAiConfig,
     ResponsesConfig, ResponsesModel,
 };
 

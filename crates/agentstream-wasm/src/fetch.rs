@@ -85,7 +85,7 @@ pub type ResponsesModel = EndpointModel<agentstream_wire::responses::ResponsesCo
 /// A [`Model`](agentstream::model::Model) that streams from Google Gemini
 /// (`models/{model}:streamGenerateContent`, or Vertex AI) through the
 /// host's `fetch`, with exactly the behaviour of [`OpenAiCompatModel`].
-pub type GoogleModel = EndpointModel<agentstream_wire::google::GoogleConfig>;
+pub type GeminiModel = EndpointModel<agentstream_wire::gemini::GeminiConfig>;
 
 /// A [`Model`](agentstream::model::Model) for any
 /// [`Endpoint`](agentstream_wire::endpoint::Endpoint) through `fetch`.

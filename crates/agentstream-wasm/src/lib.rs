@@ -21,7 +21,7 @@ use agentstream::rt::{self, Spawn, Timer};
 pub use abort::{to_js_signal, JsAbortBridge};
 pub use agentstream_wire::host::ClientError;
 pub use fetch::{AnthropicModel, EndpointModel, Fetch, FetchBody, OpenAiCompatModel};
-pub use fetch::{GoogleModel, ResponsesModel};
+pub use fetch::{GeminiModel, ResponsesModel};
 pub use timer::{pause, sleep, stream_with_timeout, Sleep, MAX_SLEEP};
 pub use tools::tool_spawner;
 
@@ -51,7 +51,7 @@ pub use agentstream_wire;
 /// models.
 pub mod prelude {
     pub use crate::{pause, spawn, stream_with_timeout, tool_spawner, EventLoop, JsAbortBridge};
-    pub use crate::{AnthropicModel, GoogleModel, OpenAiCompatModel, ResponsesModel};
+    pub use crate::{AnthropicModel, GeminiModel, OpenAiCompatModel, ResponsesModel};
     pub use agentstream_wire::prelude::*;
 }
 

@@ -9,7 +9,7 @@
 
 use crate::anthropic::AnthropicMessages;
 use crate::config::Protocol;
-use crate::google::Gemini;
+use crate::gemini::Gemini;
 use crate::openai::OpenAiChat;
 use crate::responses::OpenAiResponses;
 
@@ -38,7 +38,7 @@ pub enum Api {
     Responses,
     /// Google Gemini (`POST …/models/{model}:streamGenerateContent` and
     /// `:generateContent`; the Gemini API or Vertex AI).
-    Google,
+    Gemini,
 }
 
 /// One protocol's facts, in the order of [`Api::ALL`].
@@ -81,10 +81,10 @@ const FACTS: [Facts; 4] = [
         call_path: Some("/v1/responses"),
     },
     Facts {
-        api: Api::Google,
+        api: Api::Gemini,
         name: "google",
-        pi_api: crate::google::GOOGLE_API,
-        default_base_url: Some(crate::google::GEMINI_BASE_URL),
+        pi_api: crate::gemini::GEMINI_API,
+        default_base_url: Some(crate::gemini::GEMINI_BASE_URL),
         default_key_env: "GEMINI_API_KEY",
         call_path: None,
     },
@@ -92,7 +92,12 @@ const FACTS: [Facts; 4] = [
 
 impl Api {
     /// Every protocol, in declaration order.
-    pub const ALL: [Api; 4] = [Api::OpenAi, Api::Anthropic, Api::Responses, Api::Google];
+    pub const ALL: [Api; 4] = [Api::OpenAi, Api::Anthropic, Api::Responses, Api::Gemini];
+
+    /// The old name of [`Api::Gemini`].
+    #[deprecated(note = "renamed to `Api::Gemini`")]
+    #[allow(non_upper_case_globals)]
+    pub const Google: Api = Api::Gemini;
 
     fn facts(self) -> &'static Facts {
         // `FACTS` lists the protocols in declaration order (a test checks).
@@ -148,7 +153,7 @@ impl Api {
     /// ```
     /// use agentstream_wire::Api;
     /// assert_eq!(Api::Anthropic.call_path(), Some("/v1/messages"));
-    /// assert_eq!(Api::Google.call_path(), None);
+    /// assert_eq!(Api::Gemini.call_path(), None);
     /// ```
     pub fn call_path(self) -> Option<&'static str> {
         self.facts().call_path
@@ -170,14 +175,14 @@ impl Api {
     ///
     /// assert_eq!(Api::from_path("/v1/responses"), Some(Api::Responses));
     /// let gemini = "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse";
-    /// assert_eq!(Api::from_path(gemini), Some(Api::Google));
+    /// assert_eq!(Api::from_path(gemini), Some(Api::Gemini));
     /// assert_eq!(Api::from_path("/v1/models"), None);
     /// ```
     pub fn from_path(path: &str) -> Option<Api> {
         let path = path.split(['?', '#']).next().unwrap_or_default();
         let path = path.trim_end_matches('/');
         if path.ends_with(":streamGenerateContent") || path.ends_with(":generateContent") {
-            Some(Api::Google)
+            Some(Api::Gemini)
         } else if path.ends_with("/chat/completions") {
             Some(Api::OpenAi)
         } else if path.ends_with("/messages") {
@@ -226,7 +231,7 @@ impl Api {
             Api::OpenAi => visitor.visit(OpenAiChat::default()),
             Api::Anthropic => visitor.visit(AnthropicMessages::default()),
             Api::Responses => visitor.visit(OpenAiResponses::default()),
-            Api::Google => visitor.visit(Gemini::default()),
+            Api::Gemini => visitor.visit(Gemini::default()),
         }
     }
 }

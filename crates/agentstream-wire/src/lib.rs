@@ -8,7 +8,7 @@
 //! - [`model`]: [`EndpointModel`](model::EndpointModel), the call path:
 //!   the timestamp, the request with the call's options, the URL check,
 //!   the exchange, the typed cause; `OpenAiCompatModel<H>`,
-//!   `AnthropicModel<H>`, `ResponsesModel<H>` and `GoogleModel<H>` name it
+//!   `AnthropicModel<H>`, `ResponsesModel<H>` and `GeminiModel<H>` name it
 //!   per provider.
 //! - [`host`]: [`Host`](host::Host), what a runtime implements (send,
 //!   sleep, wall clock).
@@ -18,11 +18,11 @@
 //! - [`sse`]: the incremental SSE decoder, its encoder, and
 //!   [`SseStream`](sse::SseStream), the decoder over a provider's projector.
 //! - [`openai`]: OpenAI-compatible Chat Completions: the request builder,
-//!   the [`ChunkProjector`](openai::ChunkProjector),
+//!   the [`OpenAiProjector`](openai::OpenAiProjector),
 //!   [`OpenAiStream`](openai::OpenAiStream) and
 //!   [`OpenAiConfig`](openai::OpenAiConfig).
 //! - [`anthropic`]: Anthropic Messages: the request builder, the
-//!   [`EventProjector`](anthropic::EventProjector),
+//!   [`AnthropicProjector`](anthropic::AnthropicProjector),
 //!   [`AnthropicStream`](anthropic::AnthropicStream) and
 //!   [`AnthropicConfig`](anthropic::AnthropicConfig).
 //! - [`responses`]: OpenAI Responses: the request builder
@@ -30,17 +30,17 @@
 //!   [`OpenAiResponses`](responses::OpenAiResponses)), the
 //!   [`ResponsesProjector`](responses::ResponsesProjector) and
 //!   [`ResponsesConfig`](responses::ResponsesConfig).
-//! - [`google`]: Google Gemini `streamGenerateContent` (the Gemini API or
+//! - [`gemini`]: Google Gemini `streamGenerateContent` (the Gemini API or
 //!   Vertex AI): the request builder
-//!   (written by [`Gemini`](google::Gemini)), the
-//!   [`GeminiProjector`](google::GeminiProjector) and
-//!   [`GoogleConfig`](google::GoogleConfig).
+//!   (written by [`Gemini`](gemini::Gemini)), the
+//!   [`GeminiProjector`](gemini::GeminiProjector) and
+//!   [`GeminiConfig`](gemini::GeminiConfig).
 //! - [`http`]: [`exchange`](http::exchange), the response loop, with
 //!   [`ResponseHead`](http::ResponseHead), [`ResponseBody`](http::ResponseBody)
 //!   and [`TransportError`](http::TransportError).
 //! - [`endpoint`]: [`Endpoint`](endpoint::Endpoint), what the call path
 //!   needs from a configuration, and the [`PreparedRequest`](endpoint::PreparedRequest).
-//! - [`tap`] and [`replay`]: recording response bodies, and
+//! - [`recording`] and [`replay`]: recording response bodies, and
 //!   [`ReplayModel`](replay::ReplayModel) replaying them through the real
 //!   exchange.
 //! - `server` (the `server` feature): the protocols' server halves. Each
@@ -78,21 +78,22 @@ pub mod anthropic;
 mod api;
 pub mod cause;
 pub mod config;
-mod emit;
+mod cut_json;
 pub mod endpoint;
 mod error_body;
+mod event_writer;
 pub mod fidelity;
-pub mod google;
+pub mod gemini;
 pub mod host;
 pub mod http;
 mod json;
-mod lenient;
 pub mod limits;
 pub mod model;
 pub mod openai;
 pub mod options;
 pub mod prelude;
 pub mod pricing;
+pub mod recording;
 pub mod replay;
 pub mod request;
 pub mod responses;
@@ -100,7 +101,6 @@ pub mod responses;
 pub mod server;
 pub mod sse;
 pub mod surrogates;
-pub mod tap;
 
 pub use api::{Api, ProtocolVisitor};
 

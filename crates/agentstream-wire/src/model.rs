@@ -20,7 +20,7 @@ use agentstream::rt::Timer;
 
 use crate::anthropic::AnthropicConfig;
 use crate::endpoint::Endpoint;
-use crate::google::GoogleConfig;
+use crate::gemini::GeminiConfig;
 use crate::host::{ClientError, Host};
 use crate::http::{exchange_at, push_all, ResponseStream, TransportError};
 use crate::openai::OpenAiConfig;
@@ -53,7 +53,11 @@ pub type AnthropicModel<H> = EndpointModel<AnthropicConfig, H>;
 pub type ResponsesModel<H> = EndpointModel<ResponsesConfig, H>;
 
 /// A Google Gemini model (the Gemini API or Vertex AI) on the host `H`.
-pub type GoogleModel<H> = EndpointModel<GoogleConfig, H>;
+pub type GeminiModel<H> = EndpointModel<GeminiConfig, H>;
+
+/// The old name of [`GeminiModel`].
+#[deprecated(note = "renamed to `GeminiModel`")]
+pub type GoogleModel<H> = EndpointModel<GeminiConfig, H>;
 
 impl<E: Endpoint, H: Host> EndpointModel<E, H> {
     /// A model for `endpoint` with the host's own client, which connects

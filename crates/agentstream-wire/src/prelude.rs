@@ -32,6 +32,6 @@ pub use agentstream::model::{
 };
 
 pub use crate::anthropic::AnthropicConfig;
-pub use crate::google::GoogleConfig;
+pub use crate::gemini::GeminiConfig;
 pub use crate::openai::OpenAiConfig;
 pub use crate::responses::ResponsesConfig;

@@ -2,7 +2,7 @@
 //! recorded response body, decoded exactly as a live call decodes it.
 //!
 //! A [`Recording`] is a body in the pieces the HTTP client delivered
-//! (recorded with a [`TapEndpoint`](crate::tap::TapEndpoint), for example
+//! (recorded with a [`RecordingEndpoint`](crate::recording::RecordingEndpoint), for example
 //! by `agentstream chat --record-raw`), or one payload per line as some
 //! projects store their fixtures. A replay is a [`Host`] ([`ReplayHost`]),
 //! so each recording runs through the one call path of a live call
@@ -100,7 +100,7 @@ fn api_of_first_payload(payload: &str) -> Option<Api> {
     ["candidates", "usageMetadata", "promptFeedback"]
         .iter()
         .any(|key| event.contains_key(*key))
-        .then_some(Api::Google)
+        .then_some(Api::Gemini)
 }
 
 /// The `data` of the first event of an SSE `body` that has one (one
@@ -368,7 +368,7 @@ impl core::error::Error for RecordingError {}
 ///
 /// A replay is a host like any other, so it runs the one call path of a
 /// live call ([`EndpointModel`]: per-call options, the exchange loop, the
-/// tap, the typed error cause). [`ReplayModel`] uses it for bodies of
+/// recording, the typed error cause). [`ReplayModel`] uses it for bodies of
 /// any protocol without building a request; pair it with a real
 /// provider configuration to replay through that provider's request
 /// building too:

@@ -4,7 +4,7 @@
 
 use agentstream::message::{user, ContentBlock, Context, Message};
 use agentstream::model::{validate_events, ModelEvent};
-use agentstream_wire::anthropic::{AnthropicMessages, AnthropicStream, EventProjector};
+use agentstream_wire::anthropic::{AnthropicMessages, AnthropicProjector, AnthropicStream};
 use agentstream_wire::pricing::Pricing;
 
 mod body_support;
@@ -31,7 +31,7 @@ fn sse(stream: AnthropicStream, body: &str) -> Vec<ModelEvent> {
     checked(events)
 }
 
-fn chunks(mut projector: EventProjector, body: &str) -> Vec<ModelEvent> {
+fn chunks(mut projector: AnthropicProjector, body: &str) -> Vec<ModelEvent> {
     let mut events = Vec::new();
     for line in body.lines().filter(|l| !l.trim().is_empty()) {
         projector.push_data(line, &mut events);
@@ -91,7 +91,7 @@ fn timestamps_and_costs_on_a_recorded_stream() {
 fn recorded_thinking_goes_back_signed_to_its_model_and_as_text_elsewhere() {
     let body = fixture("anthropic-thinking-signature.chunks.jsonl");
     let model = "claude-sonnet-4-5-20250929";
-    let events = chunks(EventProjector::new(model, "anthropic"), &body);
+    let events = chunks(AnthropicProjector::new(model, "anthropic"), &body);
     let message = last(&events).clone();
     let ContentBlock::Thinking(thinking) = &message.content[0] else {
         panic!("{message:?}")

@@ -4,7 +4,7 @@
 
 use agentstream::message::{ContentBlock, StopReason};
 use agentstream::model::{validate_events, ModelEvent};
-use agentstream_wire::anthropic::EventProjector;
+use agentstream_wire::anthropic::AnthropicProjector;
 use agentstream_wire::sse::SseDecoder;
 
 fn fixture(name: &str) -> String {
@@ -16,7 +16,7 @@ fn fixture(name: &str) -> String {
 }
 
 fn run_payloads<'a>(payloads: impl IntoIterator<Item = &'a str>, finish: bool) -> Vec<ModelEvent> {
-    let mut p = EventProjector::new("claude", "anthropic");
+    let mut p = AnthropicProjector::new("claude", "anthropic");
     let mut out = Vec::new();
     for data in payloads {
         p.push_data(data, &mut out);
@@ -222,7 +222,7 @@ fn redacted_thinking_is_kept() {
 
 #[test]
 fn abort_and_garbage() {
-    let mut p = EventProjector::new("claude", "anthropic");
+    let mut p = AnthropicProjector::new("claude", "anthropic");
     let mut out = Vec::new();
     p.push_data(START, &mut out);
     p.abort(&mut out);

@@ -9,8 +9,8 @@
 use std::collections::BTreeMap;
 
 use agentstream::model::{validate_events, ModelEvent};
-use agentstream_wire::anthropic::EventProjector;
-use agentstream_wire::openai::ChunkProjector;
+use agentstream_wire::anthropic::AnthropicProjector;
+use agentstream_wire::openai::OpenAiProjector;
 use agentstream_wire::sse::SseDecoder;
 use agentstream_wire::surrogates::replace_lone_surrogates;
 use serde_json::{json, Value};
@@ -30,13 +30,13 @@ fn decode(file: &str) -> Vec<ModelEvent> {
     sse.extend(decoder.finish_to_vec());
     let mut out = Vec::new();
     if file.starts_with("anthropic-") {
-        let mut projector = EventProjector::new("recorded", "recorded");
+        let mut projector = AnthropicProjector::new("recorded", "recorded");
         for event in &sse {
             projector.push_data(&event.data, &mut out);
         }
         projector.finish(&mut out);
     } else {
-        let mut projector = ChunkProjector::new("recorded", "recorded");
+        let mut projector = OpenAiProjector::new("recorded", "recorded");
         for event in &sse {
             projector.push_data(&event.data, &mut out);
         }
@@ -266,7 +266,7 @@ fn a_stream_without_any_stop_reason_is_still_an_error() {
 
 /// Anthropic payloads pushed one by one, then the end of the body.
 fn anthropic(payloads: &[Value], finish: bool) -> Vec<ModelEvent> {
-    let mut projector = EventProjector::new("recorded", "recorded");
+    let mut projector = AnthropicProjector::new("recorded", "recorded");
     let mut out = Vec::new();
     for payload in payloads {
         projector.push_data(&payload.to_string(), &mut out);

@@ -6,7 +6,7 @@
 use agentstream::message::{ContentBlock, StopReason};
 use agentstream::model::{validate_events, ModelEvent};
 use agentstream_wire::limits::{Limit, LimitExceeded, Limits};
-use agentstream_wire::openai::{ChunkProjector, OpenAiStream};
+use agentstream_wire::openai::{OpenAiProjector, OpenAiStream};
 use serde_json::json;
 
 fn checked(events: Vec<ModelEvent>) -> Vec<ModelEvent> {
@@ -16,7 +16,7 @@ fn checked(events: Vec<ModelEvent>) -> Vec<ModelEvent> {
 }
 
 fn project(limits: Limits, payloads: &[String]) -> Vec<ModelEvent> {
-    let mut projector = ChunkProjector::new("m", "p");
+    let mut projector = OpenAiProjector::new("m", "p");
     projector.set_limits(limits);
     let mut events = Vec::new();
     for payload in payloads {
@@ -58,7 +58,7 @@ fn usage_numbers_at_u64_max_saturate_instead_of_overflowing() {
         "completion_tokens_details": {"reasoning_tokens": max},
     }})
     .to_string();
-    let mut projector = ChunkProjector::new("m", "p");
+    let mut projector = OpenAiProjector::new("m", "p");
     let mut events = Vec::new();
     for payload in [chunk(json!({"content": "hi"})), usage, finish("stop")] {
         projector.push_data(&payload, &mut events);
@@ -147,7 +147,7 @@ fn unicode_spaces_are_not_json_whitespace_in_tool_arguments() {
 
 #[test]
 fn done_with_nbsp_around_it_is_not_done() {
-    let mut projector = ChunkProjector::new("m", "p");
+    let mut projector = OpenAiProjector::new("m", "p");
     let mut events = Vec::new();
     projector.push_data(&chunk(json!({"content": "hi"})), &mut events);
     projector.push_data("\u{a0}[DONE]", &mut events);
@@ -383,7 +383,7 @@ fn a_half_held_back_when_the_block_switches_is_flushed_in_its_own_block() {
 
 #[test]
 fn the_anthropic_projector_keeps_the_same_limits() {
-    use agentstream_wire::anthropic::EventProjector;
+    use agentstream_wire::anthropic::AnthropicProjector;
     let tool = |i: usize| {
         [
             json!({"type": "content_block_start", "index": i,
@@ -394,7 +394,7 @@ fn the_anthropic_projector_keeps_the_same_limits() {
         ]
     };
     let run = |limits: Limits, payloads: Vec<serde_json::Value>| {
-        let mut projector = EventProjector::new("m", "p");
+        let mut projector = AnthropicProjector::new("m", "p");
         projector.set_limits(limits);
         let mut events = Vec::new();
         projector.push_data(

@@ -6,19 +6,19 @@
 
 use agentstream::message::{AssistantMessage, ContentBlock, StopReason};
 use agentstream::model::ModelEvent;
-use agentstream_wire::anthropic::EventProjector;
-use agentstream_wire::openai::ChunkProjector;
+use agentstream_wire::anthropic::AnthropicProjector;
+use agentstream_wire::openai::OpenAiProjector;
 use serde_json::json;
 
 mod hostile_support;
 use hostile_support::{assert_replaced_call, project, terminal, tool_use_without_markers};
 
 fn anthropic(payloads: &[&str]) -> Vec<ModelEvent> {
-    project::<EventProjector>("claude", "anthropic", payloads)
+    project::<AnthropicProjector>("claude", "anthropic", payloads)
 }
 
 fn openai(payloads: &[&str]) -> Vec<ModelEvent> {
-    project::<ChunkProjector>("gpt", "openai", payloads)
+    project::<OpenAiProjector>("gpt", "openai", payloads)
 }
 
 fn error_message(events: &[ModelEvent]) -> String {

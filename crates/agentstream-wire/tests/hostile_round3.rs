@@ -7,7 +7,7 @@
 
 use agentstream::message::{ContentBlock, StopReason};
 use agentstream::model::ModelEvent;
-use agentstream_wire::google::GeminiProjector;
+use agentstream_wire::gemini::GeminiProjector;
 use agentstream_wire::responses::ResponsesProjector;
 
 mod hostile_support;

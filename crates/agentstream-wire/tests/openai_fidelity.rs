@@ -7,7 +7,7 @@ use agentstream::message::{
     assistant, text, user, AssistantMessage, ContentBlock, Context, StopReason, ThinkingContent,
 };
 use agentstream::model::{validate_events, ModelEvent};
-use agentstream_wire::openai::{ChunkProjector, OpenAiChat, OpenAiStream};
+use agentstream_wire::openai::{OpenAiChat, OpenAiProjector, OpenAiStream};
 use agentstream_wire::pricing::Pricing;
 use serde_json::{json, Value};
 
@@ -36,7 +36,7 @@ fn sse(stream: OpenAiStream, body: &str) -> Vec<ModelEvent> {
 }
 
 fn chunks(model: &str, payloads: &[Value]) -> Vec<ModelEvent> {
-    let mut projector = ChunkProjector::new(model, "openai");
+    let mut projector = OpenAiProjector::new(model, "openai");
     let mut events = Vec::new();
     for payload in payloads {
         projector.push_data(&payload.to_string(), &mut events);
@@ -287,7 +287,7 @@ fn costs_follow_the_price_table_on_every_terminal() {
     let pricing = Pricing::new(1.0, 2.0)
         .with_cache_read(0.5)
         .with_cache_write(4.0);
-    let mut projector = ChunkProjector::new("m", "openai");
+    let mut projector = OpenAiProjector::new("m", "openai");
     projector.set_pricing(Some(pricing));
     let mut events = Vec::new();
     for payload in [

@@ -4,7 +4,7 @@
 
 use agentstream::message::{AssistantMessage, ContentBlock, StopReason};
 use agentstream::model::{validate_events, AbortController, ErrorReason, ModelEvent};
-use agentstream_wire::openai::{ChunkProjector, OpenAiStream};
+use agentstream_wire::openai::{OpenAiProjector, OpenAiStream};
 use serde_json::json;
 
 macro_rules! fixture {
@@ -27,9 +27,9 @@ fn sse(body: &str) -> Vec<ModelEvent> {
     checked(events)
 }
 
-/// One payload per line, through `ChunkProjector`.
+/// One payload per line, through `OpenAiProjector`.
 fn chunks(text: &str) -> Vec<ModelEvent> {
-    let mut projector = ChunkProjector::new("m", "p");
+    let mut projector = OpenAiProjector::new("m", "p");
     let mut events = Vec::new();
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
         projector.push_data(line, &mut events);

@@ -5,7 +5,7 @@
 
 use agentstream::message::AssistantMessage;
 use agentstream::model::ModelEvent;
-use agentstream_wire::google::GeminiProjector;
+use agentstream_wire::gemini::GeminiProjector;
 use agentstream_wire::responses::ResponsesProjector;
 use agentstream_wire::sse::SseDecoder;
 use serde_json::Value;

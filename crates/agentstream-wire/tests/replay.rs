@@ -9,9 +9,9 @@ use agentstream::message::{user, Context, StopReason};
 use agentstream::model::{
     validate_events, AbortController, ErrorCause, Model, ModelEvent, StreamOptions,
 };
-use agentstream_wire::anthropic::EventProjector;
-use agentstream_wire::google::GeminiProjector;
-use agentstream_wire::openai::ChunkProjector;
+use agentstream_wire::anthropic::AnthropicProjector;
+use agentstream_wire::gemini::GeminiProjector;
+use agentstream_wire::openai::OpenAiProjector;
 use agentstream_wire::replay::{Recording, ReplayModel, RECORDED, REPLAY_EXHAUSTED_MESSAGE};
 use agentstream_wire::responses::ResponsesProjector;
 use agentstream_wire::sse::{SseEvent, SseProjector, SseStream};
@@ -50,10 +50,10 @@ fn play(model: &ReplayModel, options: StreamOptions) -> (Vec<ModelEvent>, Option
 /// body through the stream, or each line through the projector.
 fn decode_directly(path: &PathBuf, api: Api) -> Vec<ModelEvent> {
     match api {
-        Api::OpenAi => decode_with::<ChunkProjector>(path),
-        Api::Anthropic => decode_with::<EventProjector>(path),
+        Api::OpenAi => decode_with::<OpenAiProjector>(path),
+        Api::Anthropic => decode_with::<AnthropicProjector>(path),
         Api::Responses => decode_with::<ResponsesProjector>(path),
-        Api::Google => decode_with::<GeminiProjector>(path),
+        Api::Gemini => decode_with::<GeminiProjector>(path),
         other => panic!("no projector for {other:?}"),
     }
 }
@@ -163,7 +163,7 @@ fn responses_recordings_replay_as_they_decode() {
 
 #[test]
 fn gemini_recordings_replay_as_they_decode() {
-    check_dir("google-sse", Api::Google);
+    check_dir("google-sse", Api::Gemini);
 }
 
 /// The protocol of a cassette comes from its request's path; the body's
@@ -177,11 +177,11 @@ fn a_cassette_names_its_protocol() {
         ("/v1/responses", Api::Responses),
         (
             "/v1beta/models/gemini-2.5-flash:streamGenerateContent",
-            Api::Google,
+            Api::Gemini,
         ),
         (
             "/v1/projects/p/locations/l/publishers/google/models/g:generateContent",
-            Api::Google,
+            Api::Gemini,
         ),
     ] {
         let request = serde_json::json!({"api": "x", "path": path}).to_string();
@@ -206,7 +206,7 @@ fn a_cassette_names_its_protocol() {
             r#"{"type":"response.created","response":{}}"#,
             Api::Responses,
         ),
-        (r#"{"usageMetadata":{}}"#, Api::Google),
+        (r#"{"usageMetadata":{}}"#, Api::Gemini),
     ] {
         assert_eq!(Recording::payloads([payload]).api(), api, "{payload}");
     }
@@ -252,8 +252,8 @@ fn chunk_lengths_are_checked() {
     }
 }
 
-/// A replay is a host: beside a real provider configuration and the tap it
-/// runs the call path of a live call (the tap sees the recorded pieces in
+/// A replay is a host: beside a real provider configuration and the recording endpoint it
+/// runs the call path of a live call (the recording endpoint sees the recorded pieces in
 /// order, the messages carry the replay's clock), and a request past the
 /// last recording fails as a transport error naming the URL.
 #[test]
@@ -262,20 +262,20 @@ fn a_replay_host_runs_the_live_call_path() {
 
     use agentstream_wire::model::EndpointModel;
     use agentstream_wire::openai::OpenAiConfig;
+    use agentstream_wire::recording::RecordingEndpoint;
     use agentstream_wire::replay::ReplayHost;
-    use agentstream_wire::tap::TapEndpoint;
 
     let path = &fixtures("openai-sse")[0];
     let recorded = in_pieces(&recording(path), 7);
     let seen = Arc::new(Mutex::new(Vec::new()));
     let sink = Arc::clone(&seen);
     let config = OpenAiConfig::new("http://127.0.0.1:9/v1", "m");
-    let tapped = TapEndpoint::new(
+    let recording = RecordingEndpoint::new(
         config,
         Arc::new(move |piece: &[u8]| sink.lock().unwrap().push(piece.len())),
     );
     let host = ReplayHost::new([recorded.clone()]).with_timestamp(42);
-    let model = EndpointModel::with_host(tapped, host);
+    let model = EndpointModel::with_host(recording, host);
     let mut stream = model.stream(&context(), StreamOptions::default());
     let events: Vec<ModelEvent> = futures_executor::block_on(stream.by_ref().collect());
     assert!(validate_events(&events).is_empty());

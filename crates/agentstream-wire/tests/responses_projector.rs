@@ -368,7 +368,7 @@ fn the_projectors_and_options_are_send_and_sync() {
     fn check<T: Send + Sync + std::fmt::Debug>() {}
     check::<ResponsesProjector>();
     check::<agentstream_wire::responses::OpenAiResponses>();
-    check::<agentstream_wire::google::GeminiProjector>();
-    check::<agentstream_wire::google::Gemini>();
+    check::<agentstream_wire::gemini::GeminiProjector>();
+    check::<agentstream_wire::gemini::Gemini>();
     check::<agentstream_wire::config::Call<'static>>();
 }

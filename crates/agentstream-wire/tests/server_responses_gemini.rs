@@ -14,11 +14,11 @@ use agentstream::model::{
     DoneReason, ModelEvent, ReasoningEffort, ResponseFormat, ScriptedModel, StreamOptions,
     ToolChoice,
 };
-use agentstream_wire::google::GeminiProjector;
+use agentstream_wire::gemini::GeminiProjector;
 use agentstream_wire::responses::ResponsesProjector;
 use agentstream_wire::server::options_json;
 use agentstream_wire::sse::SseDecoder;
-use agentstream_wire::{google, responses};
+use agentstream_wire::{gemini, responses};
 use futures_util::StreamExt;
 use serde_json::{json, Map, Value};
 
@@ -166,10 +166,10 @@ fn gemini_requests_our_builder_writes_decode_back() {
             call.thought_signature = Some("Y2FsbHNpZw==".into());
         }
     }
-    let (settings, options) = (google::Gemini::default(), call_options());
+    let (settings, options) = (gemini::Gemini::default(), call_options());
     let build_request = |context| request_body_with(&settings, model, context, &options);
     let body = build_request(&context).unwrap();
-    let decoded = google::decode::decode_request(&body, model, true).unwrap();
+    let decoded = gemini::decode::decode_request(&body, model, true).unwrap();
     assert_eq!(build_request(&decoded.context).unwrap(), body);
     let Message::Assistant(answer) = &decoded.context.messages[1] else {
         panic!()
@@ -210,7 +210,7 @@ fn gemini_pairs_responses_by_name_and_position() {
             {"functionResponse": {"name": "weather", "response": {"output": "A: sun"}}},
             {"functionResponse": {"name": "weather", "response": {"error": "B: unknown"}}}]},
     ]});
-    let decoded = google::decode::decode_request(&body, "gemini-2.5-pro", false).unwrap();
+    let decoded = gemini::decode::decode_request(&body, "gemini-2.5-pro", false).unwrap();
     let results: Vec<(String, String, bool)> = decoded
         .context
         .messages
@@ -432,7 +432,7 @@ fn the_whole_response_object_carries_the_same_items() {
 
 fn gemini_played(message: AssistantMessage, chunks: usize) -> (Vec<String>, AssistantMessage) {
     let mut encoder =
-        google::encode::StreamEncoder::new("r1", "gemini-2.5-flash").with_chunks(chunks);
+        gemini::encode::StreamEncoder::new("r1", "gemini-2.5-flash").with_chunks(chunks);
     let mut frames = Vec::new();
     for event in events_of(message) {
         encoder.encode(&event, &mut frames);
@@ -487,7 +487,7 @@ fn gemini_length_and_error_turns() {
 #[test]
 fn the_whole_gemini_response_reads_back_too() {
     let message = scripted("dGhpbmtzaWc=", "weather_r1_1");
-    let body = google::encode::generate_content_response(
+    let body = gemini::encode::generate_content_response(
         "r1",
         "gemini-2.5-flash",
         DoneReason::ToolUse,
@@ -517,16 +517,16 @@ fn bad_requests_get_each_providers_errors() {
     assert!(
         matches!(&string.context.messages[0], Message::User(u) if matches!(&u.content, UserContent::Text(t) if t == "Hello"))
     );
-    let error = google::decode::decode_request(&json!({}), "g", true).unwrap_err();
+    let error = gemini::decode::decode_request(&json!({}), "g", true).unwrap_err();
     assert_eq!(
-        error.body(Api::Google),
+        error.body(Api::Gemini),
         json!({"error": {"code": 400, "message": error.message, "status": "INVALID_ARGUMENT"}})
     );
     let error =
-        google::decode::decode_request(&json!({"contents": [{"role": "system"}]}), "g", true)
+        gemini::decode::decode_request(&json!({"contents": [{"role": "system"}]}), "g", true)
             .unwrap_err();
     assert_eq!(error.status, 400);
-    assert!(google::decode::decode_body(b"{\"contents\": [", "g", true).is_err());
+    assert!(gemini::decode::decode_body(b"{\"contents\": [", "g", true).is_err());
 }
 
 #[test]
@@ -545,7 +545,7 @@ fn many_calls_of_one_name_pair_in_order() {
         {"role": "model", "parts": calls},
         {"role": "user", "parts": answers},
     ]});
-    let decoded = google::decode::decode_request(&body, "gemini-2.5-flash", true).unwrap();
+    let decoded = gemini::decode::decode_request(&body, "gemini-2.5-flash", true).unwrap();
     let messages = &decoded.context.messages;
     assert_eq!(messages.len(), 2 + n);
     let Message::ToolResult(last) = &messages[n + 1] else {
@@ -567,7 +567,7 @@ fn gemini_calls_with_ids_pair_by_id_first() {
             {"functionResponse": {"name": "f", "id": "b", "response": {"output": "B"}}},
             {"functionResponse": {"name": "f", "response": {"output": "A"}}}]},
     ]});
-    let decoded = google::decode::decode_request(&body, "claude-x", true).unwrap();
+    let decoded = gemini::decode::decode_request(&body, "claude-x", true).unwrap();
     let results: Vec<(String, String)> = decoded
         .context
         .messages

@@ -23,7 +23,7 @@ use agentstream::message::{
 use agentstream::model::{Model, ModelEvent, ScriptedModel, ScriptedTurn, StreamOptions};
 use agentstream_wire::server::{Encoder, Events, Wire};
 use agentstream_wire::sse::SseProjector;
-use agentstream_wire::{anthropic, google, openai, responses, Api};
+use agentstream_wire::{anthropic, gemini, openai, responses, Api};
 use futures_util::StreamExt;
 use proptest::prelude::*;
 
@@ -41,7 +41,7 @@ enum Protocol {
     OpenAi,
     Anthropic,
     Responses,
-    Google,
+    Gemini,
 }
 
 impl Protocol {
@@ -50,7 +50,7 @@ impl Protocol {
             Protocol::OpenAi => Api::OpenAi,
             Protocol::Anthropic => Api::Anthropic,
             Protocol::Responses => Api::Responses,
-            Protocol::Google => Api::Google,
+            Protocol::Gemini => Api::Gemini,
         }
     }
 
@@ -65,7 +65,7 @@ impl Protocol {
                 "claude-test",
             ),
             Protocol::Responses => (responses::OPENAI_RESPONSES_API, "openai", "gpt-test"),
-            Protocol::Google => (google::GOOGLE_API, "google", "gemini-test"),
+            Protocol::Gemini => (gemini::GEMINI_API, "google", "gemini-test"),
         }
     }
 }
@@ -100,12 +100,12 @@ enum Piece {
 fn piece(protocol: Protocol) -> BoxedStrategy<Piece> {
     let signature = match protocol {
         Protocol::Anthropic => proptest::option::of("[A-Za-z0-9+/=]{8,40}").boxed(),
-        Protocol::Google => proptest::option::of(base64()).boxed(),
+        Protocol::Gemini => proptest::option::of(base64()).boxed(),
         _ => Just(None).boxed(),
     };
     // Anthropic's text blocks carry no signature.
     let text_signature = match protocol {
-        Protocol::Google => signature.clone(),
+        Protocol::Gemini => signature.clone(),
         _ => Just(None).boxed(),
     };
     let text = (some_text(), text_signature).prop_map(|(t, s)| Piece::Text(t, s));
@@ -131,7 +131,7 @@ fn piece(protocol: Protocol) -> BoxedStrategy<Piece> {
 /// message ids as signatures, Gemini the projector's `NAME_r1_N`.
 fn blocks(protocol: Protocol, pieces: Vec<Piece>) -> Vec<ContentBlock> {
     let mut pieces = pieces;
-    if matches!(protocol, Protocol::OpenAi | Protocol::Google) {
+    if matches!(protocol, Protocol::OpenAi | Protocol::Gemini) {
         pieces.sort_by_key(|p| matches!(p, Piece::Call(..)));
         let mut last: Option<bool> = None;
         pieces.retain(|p| {
@@ -174,7 +174,7 @@ fn blocks(protocol: Protocol, pieces: Vec<Piece>) -> Vec<ContentBlock> {
                 calls += 1;
                 let id = match protocol {
                     Protocol::Responses => format!("call_{i}|fc_{i}"),
-                    Protocol::Google => format!("{name}_r1_{calls}"),
+                    Protocol::Gemini => format!("{name}_r1_{calls}"),
                     _ => format!("call_{i}"),
                 };
                 call_block(id, name, a)
@@ -276,7 +276,7 @@ fn build(protocol: Protocol, context: &Context) -> Value {
         Protocol::Responses => {
             request_body(&responses::OpenAiResponses::default(), model, context).unwrap()
         }
-        Protocol::Google => request_body(&google::Gemini::default(), model, context).unwrap(),
+        Protocol::Gemini => request_body(&gemini::Gemini::default(), model, context).unwrap(),
     }
 }
 
@@ -286,7 +286,7 @@ fn decode(protocol: Protocol, body: &Value) -> agentstream_wire::server::Decoded
         Protocol::OpenAi => openai::decode::decode_request(body),
         Protocol::Anthropic => anthropic::decode::decode_request(body),
         Protocol::Responses => responses::decode::decode_request(body),
-        Protocol::Google => google::decode::decode_request(body, model, true),
+        Protocol::Gemini => gemini::decode::decode_request(body, model, true),
     };
     decoded.unwrap_or_else(|e| panic!("{e}: {body}"))
 }
@@ -443,16 +443,16 @@ fn stream_round_trip(
 ) -> Result<(), TestCaseError> {
     let read = match protocol {
         Protocol::OpenAi => {
-            played::<openai::ChunkProjector>(protocol, message, model_chunks, chunks)
+            played::<openai::OpenAiProjector>(protocol, message, model_chunks, chunks)
         }
         Protocol::Anthropic => {
-            played::<anthropic::EventProjector>(protocol, message, model_chunks, chunks)
+            played::<anthropic::AnthropicProjector>(protocol, message, model_chunks, chunks)
         }
         Protocol::Responses => {
             played::<responses::ResponsesProjector>(protocol, message, model_chunks, chunks)
         }
-        Protocol::Google => {
-            played::<google::GeminiProjector>(protocol, message, model_chunks, chunks)
+        Protocol::Gemini => {
+            played::<gemini::GeminiProjector>(protocol, message, model_chunks, chunks)
         }
     };
     prop_assert_eq!(&read.error_message, &None);
@@ -464,7 +464,7 @@ const PROTOCOLS: [Protocol; 4] = [
     Protocol::OpenAi,
     Protocol::Anthropic,
     Protocol::Responses,
-    Protocol::Google,
+    Protocol::Gemini,
 ];
 
 fn config() -> ProptestConfig {

@@ -8,7 +8,7 @@
 
 use agentstream::message::{AssistantMessage, ContentBlock, Message};
 use agentstream_wire::server::DecodedRequest;
-use agentstream_wire::{anthropic, google, openai, responses};
+use agentstream_wire::{anthropic, gemini, openai, responses};
 use serde_json::json;
 
 /// The user's text in every request below, as JSON text.
@@ -98,7 +98,7 @@ fn gemini() {
         r#"{{"contents": [{{"role": "user", "parts": [{{"text": {SAID}}}]}},
             {{"role": "model", "parts": [{{"functionCall": {{"name": "f", "args": {{"x": "a\ud800b"}}}}}}]}}]}}"#
     );
-    let request = google::decode::decode_body(body.as_bytes(), "m", true);
+    let request = gemini::decode::decode_body(body.as_bytes(), "m", true);
     check("gemini", request.clone());
     tool_call("gemini", &request.unwrap());
 }

@@ -34,7 +34,7 @@ pub mod anthropic_scenarios;
 pub mod base_url_scenarios;
 pub mod error_scenarios;
 pub mod fixtures;
-pub mod google_scenarios;
+pub mod gemini_scenarios;
 pub mod redirect_scenarios;
 pub mod replay_scenarios;
 pub mod request_scenarios;
@@ -501,9 +501,9 @@ pub fn split_randomly(bytes: &[u8], rng: &mut Rng, max_piece: usize) -> Vec<Vec<
 /// - `retry`: the OpenAI maker and the runtime's [`Timer`](agentstream::rt::Timer);
 /// - `timeout`: the OpenAI maker and the adapter's `stream_with_timeout`;
 /// - `with_retry`: `|config, policy| with_retry(model(config), policy)`;
-/// - `tap`: `fn(TapEndpoint<OpenAiConfig>) -> M`;
-/// - `responses`: `fn(ResponsesConfig) -> M`; `google`: `fn(GoogleConfig) -> M`;
-/// - `responses_retry`, `google_retry`: `|config, policy| with_retry(model(config), policy)`.
+/// - `recording`: `fn(RecordingEndpoint<OpenAiConfig>) -> M`;
+/// - `responses`: `fn(ResponsesConfig) -> M`; `gemini`: `fn(GeminiConfig) -> M`;
+/// - `responses_retry`, `gemini_retry`: `|config, policy| with_retry(model(config), policy)`.
 ///
 /// [`http_scenario_tests!`](crate::http_scenario_tests!) turns the list into one `#[test]` each, so
 /// every native host runs every scenario.
@@ -538,22 +538,22 @@ macro_rules! for_each_http_scenario {
                 retry what_is_not_retried, retry abort_during_the_wait,
                 retry transport_failures_and_seeded_jitter, with_retry adapter_with_retry,
             ],
-            replay_scenarios [tap tapped_bodies_replay_as_received],
+            replay_scenarios [recording recorded_bodies_replay_as_received],
             redirect_scenarios [
                 openai openai_keys_stay_on_their_origin,
                 anthropic anthropic_keys_stay_on_their_origin,
                 responses responses_keys_stay_on_their_origin,
-                google google_keys_stay_on_their_origin,
+                gemini gemini_keys_stay_on_their_origin,
             ],
             responses_scenarios [
                 responses recorded_streams, responses reasoning_round_trip,
                 responses error_causes, responses_retry retries_429_and_503,
                 responses idle_timeout, responses base_url_forms,
             ],
-            google_scenarios [
-                google recorded_streams, google signature_round_trip,
-                google error_causes, google_retry retries_429_and_503,
-                google idle_timeout, google base_url_forms,
+            gemini_scenarios [
+                gemini recorded_streams, gemini signature_round_trip,
+                gemini error_causes, gemini_retry retries_429_and_503,
+                gemini idle_timeout, gemini base_url_forms,
             ],
         }
     };
@@ -569,8 +569,8 @@ macro_rules! for_each_http_scenario {
 ///     openai: model,                 // fn(OpenAiConfig) -> impl Model
 ///     anthropic: anthropic,          // fn(AnthropicConfig) -> impl Model
 ///     responses: responses,          // fn(ResponsesConfig) -> impl Model
-///     google: google,                // fn(GoogleConfig) -> impl Model
-///     tap: tapped,                   // fn(TapEndpoint<OpenAiConfig>) -> impl Model
+///     gemini: gemini,                // fn(GeminiConfig) -> impl Model
+///     recording: recording,          // fn(RecordingEndpoint<OpenAiConfig>) -> impl Model
 ///     timer: agentstream_tokio::Tokio, // the runtime's timer
 ///     with_timeout: with_timeout,    // the adapter's stream_with_timeout for the OpenAI model
 ///     with_retry: agentstream_tokio::with_retry,
@@ -597,8 +597,8 @@ macro_rules! __http_scenario_tests {
         openai: $o:path,
         anthropic: $a:path,
         responses: $rs:path,
-        google: $g:path,
-        tap: $t:path,
+        gemini: $g:path,
+        recording: $t:path,
         timer: $s:path,
         with_timeout: $w:path,
         with_retry: $r:path,
@@ -639,16 +639,16 @@ macro_rules! __http_scenario_tests {
     (@run responses $module:ident $name:ident ($rs:path, $g:path) $o:path, $a:path, $t:path, $s:path, $w:path, $r:path, $run:path) => {
         $run($crate::http::$module::$name($rs))
     };
-    (@run google $module:ident $name:ident ($rs:path, $g:path) $o:path, $a:path, $t:path, $s:path, $w:path, $r:path, $run:path) => {
+    (@run gemini $module:ident $name:ident ($rs:path, $g:path) $o:path, $a:path, $t:path, $s:path, $w:path, $r:path, $run:path) => {
         $run($crate::http::$module::$name($g))
     };
     (@run responses_retry $module:ident $name:ident ($rs:path, $g:path) $o:path, $a:path, $t:path, $s:path, $w:path, $r:path, $run:path) => {
         $run($crate::http::$module::$name(|config, policy| $r($rs(config), policy)))
     };
-    (@run google_retry $module:ident $name:ident ($rs:path, $g:path) $o:path, $a:path, $t:path, $s:path, $w:path, $r:path, $run:path) => {
+    (@run gemini_retry $module:ident $name:ident ($rs:path, $g:path) $o:path, $a:path, $t:path, $s:path, $w:path, $r:path, $run:path) => {
         $run($crate::http::$module::$name(|config, policy| $r($g(config), policy)))
     };
-    (@run tap $module:ident $name:ident ($rs:path, $g:path) $o:path, $a:path, $t:path, $s:path, $w:path, $r:path, $run:path) => {
+    (@run recording $module:ident $name:ident ($rs:path, $g:path) $o:path, $a:path, $t:path, $s:path, $w:path, $r:path, $run:path) => {
         $run($crate::http::$module::$name($t))
     };
 }

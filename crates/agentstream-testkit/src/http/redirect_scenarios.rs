@@ -11,7 +11,7 @@ use agentstream::message::{user, Context, StopReason};
 use agentstream::model::Model;
 use agentstream_wire::anthropic::AnthropicConfig;
 use agentstream_wire::config::{EndpointConfig, Protocol};
-use agentstream_wire::google::GoogleConfig;
+use agentstream_wire::gemini::GeminiConfig;
 use agentstream_wire::openai::OpenAiConfig;
 use agentstream_wire::responses::ResponsesConfig;
 use serde_json::json;
@@ -103,9 +103,9 @@ pub async fn responses_keys_stay_on_their_origin<M: Model>(make: impl Fn(Respons
 
 /// Gemini: `x-goog-api-key`, a custom secret header and `?key=` in the
 /// base URL's query.
-pub async fn google_keys_stay_on_their_origin<M: Model>(make: impl Fn(GoogleConfig) -> M) {
+pub async fn gemini_keys_stay_on_their_origin<M: Model>(make: impl Fn(GeminiConfig) -> M) {
     check(
-        |origin| GoogleConfig::new("gemini-test").with_base_url(format!("{origin}?key={SECRET}")),
+        |origin| GeminiConfig::new("gemini-test").with_base_url(format!("{origin}?key={SECRET}")),
         make,
     )
     .await;

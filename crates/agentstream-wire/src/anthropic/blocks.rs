@@ -1,4 +1,4 @@
-//! The content blocks of the [`EventProjector`](super::EventProjector):
+//! The content blocks of the [`AnthropicProjector`](super::AnthropicProjector):
 //! [`Blocks`] owns them and their counts, and the projector hands it the
 //! message builder with each event: opening one from its
 //! `content_block_start`, routing each delta and stop to the block its
@@ -26,9 +26,9 @@ use agentstream::model::{ModelEvent, PartialBuilder};
 
 use super::payload::{Delta, QUOTE};
 use crate::cause::Failure;
-use crate::emit::{push_delta_event, Kind as DeltaKind};
+use crate::cut_json::cut_completion;
+use crate::event_writer::{push_delta_event, Kind as DeltaKind};
 use crate::json::{clip, is_json_blank, parse_arguments};
-use crate::lenient::cut_completion;
 use crate::limits::{Limit, LimitExceeded, Limits};
 use crate::surrogates::{replace_markers, EscapeJoiner, SurrogateJoiner};
 
@@ -99,7 +99,7 @@ pub(super) struct Blocks {
     /// waits for the stop reason (`max_tokens` completes it leniently).
     cut_candidate: bool,
     /// The provider stopped for length: blocks ended now complete a cut
-    /// tool call's argument text (see [`lenient`](crate::lenient)).
+    /// tool call's argument text (see [`cut_json`](crate::cut_json)).
     cut: bool,
 }
 

@@ -8,7 +8,7 @@ use alloc::vec::Vec;
 use agentstream::message::Context;
 use serde_json::Value;
 
-use super::projector::EventProjector;
+use super::projector::AnthropicProjector;
 use super::request::build_request;
 pub use crate::config::EndpointConfig;
 use crate::config::{BasePath, Call, Protocol};
@@ -108,7 +108,7 @@ impl AnthropicConfig {
 }
 
 impl Protocol for AnthropicMessages {
-    type Projector = EventProjector;
+    type Projector = AnthropicProjector;
     const PROVIDER: &'static str = "anthropic";
     const ENDPOINT: &'static str = "/messages";
     const BASE_PATH: BasePath = BasePath::Prefix;

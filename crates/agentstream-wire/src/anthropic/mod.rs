@@ -2,7 +2,7 @@
 //! [`ModelEvent`](agentstream::model::ModelEvent)s out, like the
 //! [`openai`](crate::openai) path.
 //!
-//! - [`projector`]: [`EventProjector`], the payloads of the `event:` +
+//! - [`projector`]: [`AnthropicProjector`], the payloads of the `event:` +
 //!   `data:` SSE stream of `POST /v1/messages` (`stream: true`) to the
 //!   event protocol; its documentation lists every rule (blocks, stop
 //!   reasons, usage, failure shapes).
@@ -36,6 +36,10 @@ mod stream;
 
 pub use config::{AnthropicConfig, AnthropicMessages, ANTHROPIC_BASE_URL, ANTHROPIC_VERSION};
 pub use ids::{is_valid_tool_id, ToolIds, MAX_TOOL_ID_LEN};
-pub use projector::{EventProjector, ANTHROPIC_MESSAGES_API};
+pub use projector::{AnthropicProjector, ANTHROPIC_MESSAGES_API};
 pub use request::{effort_budget, RequestError, DEFAULT_MAX_TOKENS};
 pub use stream::AnthropicStream;
+
+/// The old name of [`AnthropicProjector`].
+#[deprecated(note = "renamed to `AnthropicProjector`")]
+pub type EventProjector = AnthropicProjector;

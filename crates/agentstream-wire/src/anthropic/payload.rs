@@ -1,4 +1,4 @@
-//! The payload reader of the [`EventProjector`](super::EventProjector):
+//! The payload reader of the [`AnthropicProjector`](super::AnthropicProjector):
 //! the fields of one Messages stream event, read by serde (typed, with a
 //! lenient fallback over a `Value`) or, for the content block deltas that
 //! make up most of a stream, by a quick path without serde.

@@ -1,12 +1,12 @@
-//! [`EventProjector`]: from Anthropic Messages stream payloads to
+//! [`AnthropicProjector`]: from Anthropic Messages stream payloads to
 //! [`ModelEvent`]s.
 //!
 //! The projector is a sans-IO state machine, like the OpenAI
-//! [`ChunkProjector`](crate::openai::ChunkProjector). It is given the
-//! `data` of each SSE event ([`push_data`](EventProjector::push_data); the
+//! [`OpenAiProjector`](crate::openai::OpenAiProjector). It is given the
+//! `data` of each SSE event ([`push_data`](AnthropicProjector::push_data); the
 //! payload's own `type` names the event, so the SSE `event:` line is not
-//! needed), told when the body ends ([`finish`](EventProjector::finish)) or
-//! the call is aborted ([`abort`](EventProjector::abort)), and appends the
+//! needed), told when the body ends ([`finish`](AnthropicProjector::finish)) or
+//! the call is aborted ([`abort`](AnthropicProjector::abort)), and appends the
 //! events of the full protocol to a `Vec`. Every sequence it produces
 //! passes [`validate_events`](agentstream::model::validate_events).
 //!
@@ -105,7 +105,7 @@
 //!   `cache_read_input_tokens` → `cacheRead`,
 //!   `cache_creation_input_tokens` → `cacheWrite`, and `totalTokens` is
 //!   their sum, as Pi computes it. Costs are zero unless the projector has
-//!   a [`Pricing`](crate::pricing::Pricing) ([`set_pricing`](EventProjector::set_pricing)).
+//!   a [`Pricing`](crate::pricing::Pricing) ([`set_pricing`](AnthropicProjector::set_pricing)).
 //!
 //! # Errors and abort
 //!
@@ -156,10 +156,10 @@ pub const ANTHROPIC_MESSAGES_API: &str = "anthropic-messages";
 /// The projector. See the [module documentation](self) for every rule.
 ///
 /// ```
-/// use agentstream_wire::anthropic::EventProjector;
+/// use agentstream_wire::anthropic::AnthropicProjector;
 /// use agentstream::model::validate_events;
 ///
-/// let mut projector = EventProjector::new("claude-sonnet-4-5", "anthropic");
+/// let mut projector = AnthropicProjector::new("claude-sonnet-4-5", "anthropic");
 /// let mut events = Vec::new();
 /// for data in [
 ///     r#"{"type":"message_start","message":{"id":"msg_1","usage":{"input_tokens":5}}}"#,
@@ -176,7 +176,7 @@ pub const ANTHROPIC_MESSAGES_API: &str = "anthropic-messages";
 /// assert!(validate_events(&events).is_empty());
 /// ```
 #[derive(Debug)]
-pub struct EventProjector {
+pub struct AnthropicProjector {
     /// The lifecycle every projector shares.
     frame: Frame,
     blocks: Blocks,
@@ -190,7 +190,7 @@ pub struct EventProjector {
     stop_details: Option<String>,
 }
 
-impl EventProjector {
+impl AnthropicProjector {
     /// A projector for messages of `model` from `provider`, with `api`
     /// [`ANTHROPIC_MESSAGES_API`] and timestamp 0.
     pub fn new(model: impl Into<String>, provider: impl Into<String>) -> Self {

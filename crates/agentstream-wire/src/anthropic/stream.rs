@@ -5,11 +5,11 @@ use alloc::vec::Vec;
 
 use agentstream::model::ModelEvent;
 
-use super::projector::EventProjector;
+use super::projector::AnthropicProjector;
 use crate::sse::{SseEvent, SseStream};
 
 /// One streaming Messages response, bytes in, [`ModelEvent`]s out: the
-/// [`SseStream`] over the [`EventProjector`] (see [`SseStream`] for the
+/// [`SseStream`] over the [`AnthropicProjector`] (see [`SseStream`] for the
 /// rules and examples).
 ///
 /// Each SSE event's data goes to the projector whatever its `event:` name
@@ -37,13 +37,13 @@ use crate::sse::{SseEvent, SseStream};
 /// let message = events.last().and_then(ModelEvent::terminal_message).unwrap();
 /// assert_eq!((message.text().as_str(), message.usage.total_tokens), ("Hi", Some(4)));
 /// ```
-pub type AnthropicStream = SseStream<EventProjector>;
+pub type AnthropicStream = SseStream<AnthropicProjector>;
 
-impl EventProjector {
+impl AnthropicProjector {
     /// One SSE event: its data, whatever its `event:` name.
     fn on_event(&mut self, event: &SseEvent, out: &mut Vec<ModelEvent>) {
         self.push_data(&event.data, out);
     }
 }
 
-crate::sse::sse_projector!(EventProjector);
+crate::sse::sse_projector!(AnthropicProjector);

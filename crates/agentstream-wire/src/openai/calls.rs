@@ -1,4 +1,4 @@
-//! The tool calls the [`ChunkProjector`](super::ChunkProjector) tracks:
+//! The tool calls the [`OpenAiProjector`](super::OpenAiProjector) tracks:
 //! [`Calls`] owns their slots (argument text, whether it is already a
 //! complete JSON value), finds the call a fragment belongs to, and opens,
 //! streams and ends one call at a time in the message the projector hands
@@ -17,8 +17,8 @@ use agentstream::model::{ModelEvent, PartialBuilder};
 
 use super::wire::{clip, is_json_blank, ToolCallDelta};
 use crate::cause::Failure;
+use crate::cut_json::cut_completion;
 use crate::json::parse_arguments;
-use crate::lenient::cut_completion;
 use crate::limits::{Limit, LimitExceeded, Limits};
 use crate::surrogates::{replace_markers, EscapeJoiner};
 
@@ -272,7 +272,7 @@ impl Calls {
     /// Ends open call `slot`: its last text, then `toolcall_end` with the
     /// parsed arguments, or `Err` when they are not a JSON object. With
     /// `cut` (the provider stopped for length) a cut argument text is
-    /// completed first (see [`lenient`](crate::lenient)).
+    /// completed first (see [`cut_json`](crate::cut_json)).
     pub(super) fn end(
         &mut self,
         builder: &mut PartialBuilder,

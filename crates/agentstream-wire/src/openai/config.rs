@@ -8,7 +8,7 @@ use alloc::vec::Vec;
 use agentstream::message::Context;
 use serde_json::Value;
 
-use super::projector::ChunkProjector;
+use super::projector::OpenAiProjector;
 use super::request::{build_request, Compat};
 pub use crate::config::EndpointConfig;
 use crate::config::{BasePath, Call, Protocol};
@@ -89,7 +89,7 @@ impl OpenAiConfig {
 }
 
 impl Protocol for OpenAiChat {
-    type Projector = ChunkProjector;
+    type Projector = OpenAiProjector;
     const PROVIDER: &'static str = "openai";
     const ENDPOINT: &'static str = "/chat/completions";
     const BASE_PATH: BasePath = BasePath::Root;

@@ -11,7 +11,7 @@
 //! returns into their
 //! [`AssistantMessageProducer`](agentstream::model::AssistantMessageProducer).
 //!
-//! - [`projector`]: [`ChunkProjector`], `chat.completion.chunk` payloads to
+//! - [`projector`]: [`OpenAiProjector`], `chat.completion.chunk` payloads to
 //!   the event protocol; its documentation lists every rule (tool-call
 //!   ordering, unparsable arguments, finish reasons, usage, truncation,
 //!   abort).
@@ -39,6 +39,10 @@ mod stream;
 pub(crate) mod wire;
 
 pub use config::{OpenAiChat, OpenAiConfig, PreparedRequest};
-pub use projector::{ChunkProjector, OPENAI_COMPLETIONS_API};
+pub use projector::{OpenAiProjector, OPENAI_COMPLETIONS_API};
 pub use request::{Compat, RequestError};
 pub use stream::OpenAiStream;
+
+/// The old name of [`OpenAiProjector`].
+#[deprecated(note = "renamed to `OpenAiProjector`")]
+pub type ChunkProjector = OpenAiProjector;

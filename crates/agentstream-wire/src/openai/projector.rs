@@ -1,10 +1,10 @@
-//! [`ChunkProjector`]: from `chat.completion.chunk` payloads to
+//! [`OpenAiProjector`]: from `chat.completion.chunk` payloads to
 //! [`ModelEvent`]s.
 //!
 //! The projector is a sans-IO state machine. It is given the `data` of each
-//! SSE event ([`push_data`](ChunkProjector::push_data)), told when the body
-//! ends ([`finish`](ChunkProjector::finish)) or the call is aborted
-//! ([`abort`](ChunkProjector::abort)), and appends the events of the full
+//! SSE event ([`push_data`](OpenAiProjector::push_data)), told when the body
+//! ends ([`finish`](OpenAiProjector::finish)) or the call is aborted
+//! ([`abort`](OpenAiProjector::abort)), and appends the events of the full
 //! protocol to a `Vec`: `start`, each block's `*_start`, `*_delta` and
 //! `*_end`, then one `done` or `error`. Every sequence it produces passes
 //! [`validate_events`](agentstream::model::validate_events).
@@ -162,7 +162,7 @@
 //! - A chunk with an `error` member, data that is not JSON, or JSON that is
 //!   not a chunk ends in `error` with the provider's message (or the start
 //!   of the data).
-//! - [`abort`](ChunkProjector::abort) ends in `error` with reason `aborted`
+//! - [`abort`](OpenAiProjector::abort) ends in `error` with reason `aborted`
 //!   and [`ABORTED_MESSAGE`](agentstream::model::ABORTED_MESSAGE).
 //! - **Open blocks on error or abort get no `*_end`**: the terminal event
 //!   follows the last delta. Its message holds everything received so far:
@@ -209,10 +209,10 @@ enum Open {
 /// The projector. See the [module documentation](self) for every rule.
 ///
 /// ```
-/// use agentstream_wire::openai::ChunkProjector;
+/// use agentstream_wire::openai::OpenAiProjector;
 /// use agentstream::model::validate_events;
 ///
-/// let mut projector = ChunkProjector::new("gpt-4o", "openai");
+/// let mut projector = OpenAiProjector::new("gpt-4o", "openai");
 /// let mut events = Vec::new();
 /// projector.push_data(r#"{"choices":[{"index":0,"delta":{"content":"Hi"}}]}"#, &mut events);
 /// projector.push_data(r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#, &mut events);
@@ -222,7 +222,7 @@ enum Open {
 /// assert!(validate_events(&events).is_empty());
 /// ```
 #[derive(Debug)]
-pub struct ChunkProjector {
+pub struct OpenAiProjector {
     /// The lifecycle every projector shares.
     frame: Frame,
     open: Open,
@@ -242,7 +242,7 @@ pub struct ChunkProjector {
     /// The first `model` of a chunk that differs from the requested one.
     response_model: Option<String>,
     /// The provider stopped for length: calls ended now complete their
-    /// cut argument text (see [`lenient`](crate::lenient)).
+    /// cut argument text (see [`cut_json`](crate::cut_json)).
     cut: bool,
 }
 
@@ -250,7 +250,7 @@ pub struct ChunkProjector {
 /// name another one than the request (Pi's `responseModel`).
 pub const RESPONSE_MODEL: &str = "responseModel";
 
-impl ChunkProjector {
+impl OpenAiProjector {
     /// A projector for messages of `model` from `provider`, with `api`
     /// [`OPENAI_COMPLETIONS_API`] and timestamp 0.
     pub fn new(model: impl Into<String>, provider: impl Into<String>) -> Self {
@@ -593,7 +593,7 @@ impl ChunkProjector {
     }
 }
 
-impl ChunkProjector {
+impl OpenAiProjector {
     fn push_tool_fragment(
         &mut self,
         fragment: &ToolCallDelta<'_>,

@@ -7,21 +7,21 @@ use serde_json::Value;
 
 use agentstream::model::ModelEvent;
 
-use super::projector::ChunkProjector;
+use super::projector::OpenAiProjector;
 use crate::cause::Failure;
 use crate::error_body::{error_text, BODY_QUOTE};
 use crate::json::clip;
 use crate::sse::{SseEvent, SseStream};
 
 /// One streaming Chat Completions response, bytes in, [`ModelEvent`]s out:
-/// the [`SseStream`] over the [`ChunkProjector`] (see [`SseStream`] for
+/// the [`SseStream`] over the [`OpenAiProjector`] (see [`SseStream`] for
 /// the rules and examples).
 ///
 /// `event: error` SSE events are reported as errors with their data; other
 /// named events (such as `ping`) are skipped.
-pub type OpenAiStream = SseStream<ChunkProjector>;
+pub type OpenAiStream = SseStream<OpenAiProjector>;
 
-impl ChunkProjector {
+impl OpenAiProjector {
     /// One SSE event: a `message`'s data is a chunk (or `[DONE]`), an
     /// `error` ends the stream with the provider's message; other named
     /// events are skipped.
@@ -41,4 +41,4 @@ impl ChunkProjector {
     }
 }
 
-crate::sse::sse_projector!(ChunkProjector);
+crate::sse::sse_projector!(OpenAiProjector);

@@ -18,7 +18,7 @@
 //! The projector has the methods the SSE driver calls on the other
 //! projectors (`push_data`, `finish`, `abort`, `interrupt`, `fail`,
 //! `is_finished`, `set_limits`), so the generic SSE stream drives it as it
-//! drives [`EventProjector`](crate::anthropic::EventProjector).
+//! drives [`AnthropicProjector`](crate::anthropic::AnthropicProjector).
 
 pub mod config;
 #[cfg(feature = "server")]

@@ -2,7 +2,7 @@
 //! [`ModelEvent`]s.
 //!
 //! A sans-IO state machine with the methods of the other projectors
-//! ([`EventProjector`](crate::anthropic::EventProjector)): it is given the
+//! ([`AnthropicProjector`](crate::anthropic::AnthropicProjector)): it is given the
 //! `data` of each SSE event ([`push_data`](ResponsesProjector::push_data);
 //! the payload's `type` names the event, the `event:` line is not needed),
 //! told when the body ends ([`finish`](ResponsesProjector::finish)) or the
@@ -89,7 +89,7 @@ use agentstream::message::{assistant, AssistantMessage, StopReason, Usage};
 use agentstream::model::{DoneReason, ModelEvent};
 
 use crate::cause::Failure;
-use crate::emit::{emitter_projector, read_payload, Emitter, Kind};
+use crate::event_writer::{event_writer_projector, read_payload, EventWriter, Kind};
 use crate::json::{borrowed_str, count};
 use crate::surrogates::mark_lone_surrogates;
 
@@ -135,13 +135,13 @@ enum ItemKind {
 /// ```
 #[derive(Debug)]
 pub struct ResponsesProjector {
-    emit: Emitter,
+    writer: EventWriter,
     current: Option<Current>,
     /// The highest `output_index` seen in `response.output_item.added`.
     last_index: Option<u64>,
 }
 
-emitter_projector!(ResponsesProjector);
+event_writer_projector!(ResponsesProjector);
 
 impl ResponsesProjector {
     /// A projector for messages of `model` from `provider`, with `api`
@@ -158,7 +158,7 @@ impl ResponsesProjector {
     /// ignored; its usage and stop reason are replaced at the end).
     pub fn with_header(header: AssistantMessage) -> Self {
         Self {
-            emit: Emitter::new(header),
+            writer: EventWriter::new(header),
             current: None,
             last_index: None,
         }
@@ -166,11 +166,11 @@ impl ResponsesProjector {
 
     /// Handles the `data` of one SSE event: one event payload's JSON.
     pub fn push_data(&mut self, data: &str, out: &mut Vec<ModelEvent>) {
-        if self.emit.is_finished() {
+        if self.writer.is_finished() {
             return;
         }
         let marked = mark_lone_surrogates(data);
-        self.emit.marked = marked.is_some();
+        self.writer.marked = marked.is_some();
         let data = marked.as_deref().unwrap_or(data);
         let mut saturated = None;
         let payload =
@@ -198,7 +198,7 @@ impl ResponsesProjector {
         match &*p.kind {
             "response.created" | "response.in_progress" => {
                 self.read_id(p);
-                self.emit.start(out);
+                self.writer.start(out);
             }
             "response.output_item.added" => self.item_added(p, out)?,
             "response.reasoning_summary_part.added"
@@ -207,7 +207,7 @@ impl ResponsesProjector {
                 if let Some(current) = &mut self.current {
                     current.summary_parts += 1;
                     if current.summary_parts > 1 {
-                        self.emit.append("\n\n", out)?;
+                        self.writer.append("\n\n", out)?;
                     }
                 }
             }
@@ -217,17 +217,17 @@ impl ResponsesProjector {
                 if let Some(current) = &mut self.current {
                     current.summary_parts = current.summary_parts.max(1);
                 }
-                self.emit.append(delta, out)?;
+                self.writer.append(delta, out)?;
             }
             "response.output_text.delta" | "response.refusal.delta"
                 if self.addressed(p.output_index, ItemKind::Message) =>
             {
-                self.emit.append(delta, out)?;
+                self.writer.append(delta, out)?;
             }
             "response.function_call_arguments.delta"
                 if self.addressed(p.output_index, ItemKind::Call) =>
             {
-                self.emit.append(delta, out)?;
+                self.writer.append(delta, out)?;
             }
             "response.function_call_arguments.done"
                 if self.addressed(p.output_index, ItemKind::Call) =>
@@ -239,7 +239,7 @@ impl ResponsesProjector {
             "response.output_item.done" => self.item_done(p, out)?,
             "response.completed" => {
                 self.read_id(p);
-                self.emit.start(out);
+                self.writer.start(out);
                 let response = p.response.as_ref();
                 self.read_usage(response);
                 let status = response
@@ -252,7 +252,7 @@ impl ResponsesProjector {
                 }
             }
             "response.incomplete" => {
-                self.emit.start(out);
+                self.writer.start(out);
                 let response = p.response.as_ref();
                 self.read_usage(response);
                 let reason = response
@@ -267,7 +267,7 @@ impl ResponsesProjector {
                 }
             }
             "response.failed" => {
-                self.emit.start(out);
+                self.writer.start(out);
                 let response = p.response.as_ref();
                 self.read_usage(response);
                 let error = response
@@ -295,7 +295,7 @@ impl ResponsesProjector {
                 return Err(Failure::provider(message, code));
             }
             "error" => {
-                self.emit.start(out);
+                self.writer.start(out);
                 let code = p.code.as_ref().and_then(code_text).or_else(|| {
                     p.error.as_ref().and_then(|e| {
                         e.get("code")
@@ -328,12 +328,13 @@ impl ResponsesProjector {
     /// `response.completed` wins, as in Pi.
     fn read_id(&mut self, p: &Payload<'_>) {
         if let Some(id) = p.response_field("id").and_then(Value::as_str) {
-            self.emit.set_extra("responseId", Value::String(id.into()));
+            self.writer
+                .set_extra("responseId", Value::String(id.into()));
         }
     }
 
     fn item_added(&mut self, p: &Payload<'_>, out: &mut Vec<ModelEvent>) -> Result<(), Failure> {
-        self.emit.start(out);
+        self.writer.start(out);
         let Some(item) = p.item.as_ref() else {
             return Ok(());
         };
@@ -360,12 +361,12 @@ impl ResponsesProjector {
         self.last_index = Some(index);
         self.current = None;
         match kind {
-            ItemKind::Reasoning => self.emit.open_text(Kind::Thinking, out)?,
-            ItemKind::Message => self.emit.open_text(Kind::Text, out)?,
+            ItemKind::Reasoning => self.writer.open_text(Kind::Thinking, out)?,
+            ItemKind::Message => self.writer.open_text(Kind::Text, out)?,
             ItemKind::Call => {
                 let id = format!("{}|{}", text("call_id"), text("id"));
-                self.emit.open_tool(id, text("name").into(), None, out)?;
-                self.emit.append(text("arguments"), out)?;
+                self.writer.open_tool(id, text("name").into(), None, out)?;
+                self.writer.append(text("arguments"), out)?;
             }
         }
         self.current = Some(Current {
@@ -381,12 +382,12 @@ impl ResponsesProjector {
     /// looks at the arguments only when `full` is longer, so repeated
     /// `function_call_arguments.done` events cost what they hold.
     fn extend_to(&mut self, full: &str, out: &mut Vec<ModelEvent>) -> Result<(), Failure> {
-        match self.emit.open_block() {
-            Some((Kind::Tool, _)) => self.emit.extend_arguments(full, out),
+        match self.writer.open_block() {
+            Some((Kind::Tool, _)) => self.writer.extend_arguments(full, out),
             Some(_) => {
-                let so_far = self.emit.open_text_so_far();
+                let so_far = self.writer.open_text_so_far();
                 match full.strip_prefix(so_far.as_str()) {
-                    Some(more) if !more.is_empty() => self.emit.append(more, out),
+                    Some(more) if !more.is_empty() => self.writer.append(more, out),
                     _ => Ok(()),
                 }
             }
@@ -425,7 +426,7 @@ impl ResponsesProjector {
                     summary
                 };
                 self.extend_to(&final_text, out)?;
-                self.emit.set_signature(item.to_string());
+                self.writer.set_signature(item.to_string());
             }
             ItemKind::Message => {
                 let parts: Vec<&str> = item
@@ -447,7 +448,7 @@ impl ResponsesProjector {
                 if let Some(phase) = item.get("phase").and_then(Value::as_str) {
                     signature["phase"] = Value::String(phase.into());
                 }
-                self.emit.set_signature(signature.to_string());
+                self.writer.set_signature(signature.to_string());
             }
             ItemKind::Call => {
                 if let Some(full) = item.get("arguments").and_then(Value::as_str) {
@@ -456,7 +457,7 @@ impl ResponsesProjector {
             }
         }
         self.current = None;
-        self.emit.close(out)
+        self.writer.close(out)
     }
 
     fn read_usage(&mut self, response: Option<&Value>) {
@@ -478,24 +479,24 @@ impl ResponsesProjector {
         };
         let sum = result.input.saturating_add(output).saturating_add(cached);
         result.total_tokens = Some(n(usage.get("total_tokens")).max(sum));
-        self.emit.usage = Some(result);
+        self.writer.usage = Some(result);
     }
 
     fn stop(&mut self, out: &mut Vec<ModelEvent>) -> Result<(), Failure> {
         self.current = None;
-        self.emit.close(out)?;
-        let reason = if self.emit.has_tool_calls() {
+        self.writer.close(out)?;
+        let reason = if self.writer.has_tool_calls() {
             DoneReason::ToolUse
         } else {
             DoneReason::Stop
         };
-        self.emit.done(reason, out)
+        self.writer.done(reason, out)
     }
 
     fn length(&mut self, out: &mut Vec<ModelEvent>) -> Result<(), Failure> {
         self.current = None;
-        self.emit.close_cut(out)?;
-        self.emit.done(DoneReason::Length, out)
+        self.writer.close_cut(out)?;
+        self.writer.done(DoneReason::Length, out)
     }
 
     /// Handles the end of the body. Without a terminal event the response

@@ -11,7 +11,7 @@ use agentstream::model::DoneReason;
 use serde_json::Value;
 
 use crate::server::{ApiError, DecodedRequest, Events, Wire};
-use crate::{anthropic, google, openai, responses, Api};
+use crate::{anthropic, gemini, openai, responses, Api};
 
 /// The protocol a stream is encoded in.
 #[non_exhaustive]
@@ -23,7 +23,7 @@ pub enum Encoder {
     /// OpenAI Responses.
     Responses(responses::encode::StreamEncoder),
     /// Google Gemini.
-    Google(google::encode::StreamEncoder),
+    Gemini(gemini::encode::StreamEncoder),
 }
 
 impl Encoder {
@@ -37,7 +37,7 @@ impl Encoder {
             Api::Responses => {
                 Self::Responses(responses::encode::StreamEncoder::new(id, model, created))
             }
-            Api::Google => Self::Google(google::encode::StreamEncoder::new(id, model)),
+            Api::Gemini => Self::Gemini(gemini::encode::StreamEncoder::new(id, model)),
         }
     }
 
@@ -48,7 +48,7 @@ impl Encoder {
             Self::OpenAi(e) => Self::OpenAi(e.with_chunks(chunks)),
             Self::Anthropic(e) => Self::Anthropic(e.with_chunks(chunks)),
             Self::Responses(e) => Self::Responses(e.with_chunks(chunks)),
-            Self::Google(e) => Self::Google(e.with_chunks(chunks)),
+            Self::Gemini(e) => Self::Gemini(e.with_chunks(chunks)),
         }
     }
 
@@ -78,7 +78,7 @@ impl Encoder {
             Encoder::OpenAi(e) => e.encode_into(step, out),
             Encoder::Anthropic(e) => e.encode_into(step, out),
             Encoder::Responses(e) => e.encode_into(step, out),
-            Encoder::Google(e) => e.encode_into(step, out),
+            Encoder::Gemini(e) => e.encode_into(step, out),
         }
     }
 
@@ -88,7 +88,7 @@ impl Encoder {
             Encoder::OpenAi(e) => e.error_into(error, out),
             Encoder::Anthropic(e) => e.error_into(error, out),
             Encoder::Responses(e) => e.error_into(error, out),
-            Encoder::Google(e) => e.error_into(error, out),
+            Encoder::Gemini(e) => e.error_into(error, out),
         }
     }
 }
@@ -100,7 +100,7 @@ pub fn answer_id(api: Api, index: usize) -> String {
         Api::OpenAi => format!("chatcmpl-agentstream-{index}"),
         Api::Anthropic => format!("msg_agentstream_{index:08}"),
         Api::Responses => format!("resp_agentstream_{index}"),
-        Api::Google => format!("agentstream-{index}"),
+        Api::Gemini => format!("agentstream-{index}"),
     }
 }
 
@@ -119,13 +119,13 @@ pub fn whole_answer(
         Api::OpenAi => openai::encode::completion(id, model, created, reason, message),
         Api::Anthropic => anthropic::encode::message(id, model, reason, message),
         Api::Responses => responses::encode::response(id, model, created, reason, message),
-        Api::Google => google::encode::generate_content_response(id, model, reason, message),
+        Api::Gemini => gemini::encode::generate_content_response(id, model, reason, message),
     }
 }
 
 /// Decodes a request body in `api`'s form; Gemini's model and whether it
 /// streams come from its route (`gemini`, see
-/// [`google::decode::route`]; without it the body is read as Chat
+/// [`gemini::decode::route`]; without it the body is read as Chat
 /// Completions).
 ///
 /// # Errors
@@ -138,7 +138,7 @@ pub fn decode_body(
     match (api, gemini) {
         (Api::Anthropic, _) => anthropic::decode::decode_body(body),
         (Api::Responses, _) => responses::decode::decode_body(body),
-        (Api::Google, Some((model, stream))) => google::decode::decode_body(body, model, stream),
+        (Api::Gemini, Some((model, stream))) => gemini::decode::decode_body(body, model, stream),
         _ => openai::decode::decode_body(body),
     }
 }

@@ -16,7 +16,7 @@ pub(crate) use crate::Api;
 /// - Anthropic: `{"type": "error", "error": {"type", "message"}}`;
 /// - OpenAI Responses: as OpenAI;
 /// - Google: `{"error": {"code", "message", "status"}}`, the status the
-///   gRPC name of the HTTP status (see [`ApiError::google_status_for`]).
+///   gRPC name of the HTTP status (see [`ApiError::gemini_status_for`]).
 ///
 /// Without an explicit `error_type`, the type follows the status (see
 /// [`ApiError::error_type_for`]).
@@ -110,7 +110,7 @@ impl ApiError {
     /// ```
     pub fn error_type_for(api: Api, status: u16) -> &'static str {
         match (api, status) {
-            (Api::Google, _) => Self::google_status_for(status),
+            (Api::Gemini, _) => Self::gemini_status_for(status),
             (Api::Anthropic, 401) => "authentication_error",
             (Api::Anthropic, 403) => "permission_error",
             (Api::Anthropic, 404) => "not_found_error",
@@ -124,6 +124,12 @@ impl ApiError {
             (_, 500..) => "server_error",
             (_, _) => "invalid_request_error",
         }
+    }
+
+    /// The old name of [`gemini_status_for`](Self::gemini_status_for).
+    #[deprecated(note = "renamed to `gemini_status_for`")]
+    pub fn google_status_for(status: u16) -> &'static str {
+        Self::gemini_status_for(status)
     }
 
     /// Google's `status` for an HTTP status, as the Gemini API names it:
@@ -144,9 +150,9 @@ impl ApiError {
     ///
     /// ```
     /// use agentstream_wire::server::ApiError;
-    /// assert_eq!(ApiError::google_status_for(429), "RESOURCE_EXHAUSTED");
+    /// assert_eq!(ApiError::gemini_status_for(429), "RESOURCE_EXHAUSTED");
     /// ```
-    pub fn google_status_for(status: u16) -> &'static str {
+    pub fn gemini_status_for(status: u16) -> &'static str {
         match status {
             400 | 413 => "INVALID_ARGUMENT",
             401 => "UNAUTHENTICATED",
@@ -177,7 +183,7 @@ impl ApiError {
                 "type": self.type_for(api),
                 "message": self.message,
             }),
-            Api::Google => json!({
+            Api::Gemini => json!({
                 "code": self.status,
                 "message": self.message,
                 "status": self.type_for(api),

@@ -8,7 +8,7 @@
 //! the provider's SSE events or its one JSON answer: what the projector
 //! reads). They are re-exported from the provider modules
 //! ([`openai`](crate::openai), [`anthropic`](crate::anthropic),
-//! [`responses`](crate::responses), [`google`](crate::google)) as
+//! [`responses`](crate::responses), [`gemini`](crate::gemini)) as
 //! `decode_request`, `decode_body`, `StreamEncoder`, `usage_json` and the
 //! whole answer's function. What they share is here:
 //!

@@ -132,8 +132,8 @@ pub(crate) fn responses(object: &Map<String, Value>) -> StreamOptions {
 /// `responseJsonSchema` or `responseSchema` as a response format without
 /// a name), `toolConfig.functionCallingConfig` (`mode` `AUTO`, `NONE`,
 /// `ANY`; `ANY` with one `allowedFunctionNames` is that tool).
-pub(crate) fn google(object: &Map<String, Value>) -> StreamOptions {
-    use crate::google::request::{FIELDS, GENERATION_CONFIG, RESPONSE_SCHEMA};
+pub(crate) fn gemini(object: &Map<String, Value>) -> StreamOptions {
+    use crate::gemini::request::{FIELDS, GENERATION_CONFIG, RESPONSE_SCHEMA};
     let empty = Map::new();
     let config = object
         .get(GENERATION_CONFIG)
@@ -327,7 +327,7 @@ mod tests {
     }
 
     #[test]
-    fn responses_and_google_options_are_read() {
+    fn responses_and_gemini_options_are_read() {
         let options = responses(&object(json!({
             "max_output_tokens": 99, "temperature": 0.5, "top_p": 0.25,
             "tool_choice": {"type": "function", "name": "ls"},
@@ -341,7 +341,7 @@ mod tests {
                    "reasoningEffort": "high", "responseFormat": {"name": "w", "description": "d",
                    "schema": {"type": "object"}, "strict": true}})
         );
-        let options = google(&object(json!({
+        let options = gemini(&object(json!({
             "generationConfig": {"maxOutputTokens": 7, "temperature": 1, "topP": 0.5,
                 "stopSequences": ["X"], "thinkingConfig": {"includeThoughts": true,
                 "thinkingBudget": 128, "thinkingLevel": "LOW"},
@@ -354,7 +354,7 @@ mod tests {
                    "toolChoice": {"tool": "ls"}, "reasoningEffort": "low", "thinkingBudget": 128,
                    "responseFormat": {"name": "", "schema": {"type": "object"}, "strict": false}})
         );
-        let any = google(&object(
+        let any = gemini(&object(
             json!({"toolConfig": {"functionCallingConfig": {"mode": "ANY"}},
                    "generationConfig": {"thinkingConfig": {"thinkingBudget": -1}}}),
         ));

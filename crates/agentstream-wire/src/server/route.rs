@@ -6,7 +6,7 @@
 use alloc::format;
 
 use crate::server::{decode_body, ApiError, DecodedRequest};
-use crate::{google, Api};
+use crate::{gemini, Api};
 
 /// What a call's path says: its protocol and, where the protocol's path
 /// carries them (Gemini), the model and whether the call streams.
@@ -20,7 +20,7 @@ use crate::{google, Api};
 /// // The `/v1` and a trailing `/` may be left out or added.
 /// assert_eq!(Route::of_call("/messages/").unwrap().api, Api::Anthropic);
 /// let gemini = Route::of_call("/v1beta/models/g:streamGenerateContent").unwrap();
-/// assert_eq!((gemini.api, gemini.in_path), (Api::Google, Some(("g", true))));
+/// assert_eq!((gemini.api, gemini.in_path), (Api::Gemini, Some(("g", true))));
 /// assert_eq!(Route::of_call("/v1/models"), None);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,7 +29,7 @@ pub struct Route<'a> {
     /// The protocol the call speaks.
     pub api: Api,
     /// The model and whether the call streams, where the path says them
-    /// (see [`google::decode::route`]); `None` where the body does.
+    /// (see [`gemini::decode::route`]); `None` where the body does.
     pub in_path: Option<(&'a str, bool)>,
 }
 
@@ -39,9 +39,9 @@ impl<'a> Route<'a> {
     /// any trailing `/`, or a Gemini model method. `None` for a path that
     /// names no call.
     pub fn of_call(path: &'a str) -> Option<Self> {
-        if let Some(in_path) = google::decode::route(path) {
+        if let Some(in_path) = gemini::decode::route(path) {
             return Some(Self {
-                api: Api::Google,
+                api: Api::Gemini,
                 in_path: Some(in_path),
             });
         }
@@ -85,12 +85,12 @@ pub fn route_name(path: &str) -> &str {
 /// use agentstream_wire::Api;
 ///
 /// assert_eq!(answering_api("/v1/nope", |h| h == "x-api-key"), Api::Anthropic);
-/// assert_eq!(answering_api("/v1beta/nope", |_| true), Api::Google);
+/// assert_eq!(answering_api("/v1beta/nope", |_| true), Api::Gemini);
 /// assert_eq!(answering_api("/v1/nope", |_| false), Api::OpenAi);
 /// ```
 pub fn answering_api(path: &str, has_header: impl Fn(&str) -> bool) -> Api {
     if path.starts_with("/v1beta/") {
-        Api::Google
+        Api::Gemini
     } else if has_header("anthropic-version") || has_header("x-api-key") {
         Api::Anthropic
     } else {
@@ -137,7 +137,7 @@ mod tests {
         let route = Route::of_call("/v1/models/m:generateContent").unwrap();
         assert_eq!(
             (route.api, route.in_path),
-            (Api::Google, Some(("m", false)))
+            (Api::Gemini, Some(("m", false)))
         );
         for other in [
             "/v1/models",
@@ -154,7 +154,7 @@ mod tests {
     fn route_errors_carry_each_providers_message() {
         let error = ApiError::not_found(Api::Anthropic, "GET", "/v1/x");
         assert_eq!((error.status, error.message.as_str()), (404, "Not Found"));
-        let error = ApiError::not_found(Api::Google, "GET", "/v1/x");
+        let error = ApiError::not_found(Api::Gemini, "GET", "/v1/x");
         assert_eq!(error.message, "Invalid URL (GET /v1/x)");
         let error = ApiError::method_not_allowed("PUT", "/v1/messages");
         assert_eq!(error.status, 405);

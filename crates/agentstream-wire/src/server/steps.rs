@@ -290,7 +290,7 @@ mod tests {
 
     use super::*;
     use crate::server::{Encoder, Events};
-    use crate::{anthropic, google, openai, responses};
+    use crate::{anthropic, gemini, openai, responses};
     use alloc::string::String;
     use alloc::vec::Vec;
 
@@ -311,7 +311,7 @@ mod tests {
             Encoder::Responses(
                 responses::encode::StreamEncoder::new("id", "m", 7).with_chunks(chunks),
             ),
-            Encoder::Google(google::encode::StreamEncoder::new("id", "m").with_chunks(chunks)),
+            Encoder::Gemini(gemini::encode::StreamEncoder::new("id", "m").with_chunks(chunks)),
         ]
     }
 

@@ -137,7 +137,7 @@ impl Frame {
 /// the crate's `fail_with`, a failure with its cause), each a call of the
 /// projector's `terminate(reason, message, cause, out)`.
 /// Expanded inside the projector's `impl` block with the path to its
-/// frame (`frame_verbs!(frame)`, `frame_verbs!(emit.frame)`).
+/// frame (`frame_verbs!(frame)`, `frame_verbs!(writer.frame)`).
 macro_rules! frame_verbs {
     ($($frame:ident).+) => {
         /// Sets the prices that fill `usage.cost` of the final message (see

@@ -23,8 +23,8 @@ use crate::pricing::Pricing;
 const NON_SSE_PREFIX: usize = 4096;
 
 /// A provider's projector: the payloads of its SSE events to the event
-/// protocol. Implemented by [`ChunkProjector`](crate::openai::ChunkProjector)
-/// and [`EventProjector`](crate::anthropic::EventProjector); a new SSE
+/// protocol. Implemented by [`OpenAiProjector`](crate::openai::OpenAiProjector)
+/// and [`AnthropicProjector`](crate::anthropic::AnthropicProjector); a new SSE
 /// provider implements it for its projector and gets [`SseStream`].
 pub trait SseProjector {
     /// A projector for a response of `model_id` from `provider`, whose

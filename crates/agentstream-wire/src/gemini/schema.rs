@@ -54,7 +54,7 @@ const MAX_DEPTH: usize = 64;
 /// the [module documentation](self).
 ///
 /// ```
-/// use agentstream_wire::google::schema::to_openapi;
+/// use agentstream_wire::gemini::schema::to_openapi;
 /// use serde_json::json;
 ///
 /// let schema = json!({

@@ -1,4 +1,4 @@
-//! [`TapEndpoint`]: an [`Endpoint`] that hands every piece of a response
+//! [`RecordingEndpoint`]: an [`Endpoint`] that hands every piece of a response
 //! body to a sink as the HTTP client delivered it, to record real
 //! responses for [`ReplayModel`](crate::replay::ReplayModel) and
 //! `agentstream decode`.
@@ -15,8 +15,15 @@ use agentstream::model::{AbortSignal, ModelEvent, StreamOptions};
 use crate::endpoint::{Endpoint, PreparedRequest};
 use crate::http::ResponseStream;
 
-/// Where a [`TapEndpoint`] sends each piece of a 2xx body, in order.
+/// Where a [`RecordingEndpoint`] sends each piece of a 2xx body, in order.
 pub type BodySink = Arc<dyn Fn(&[u8]) + Send + Sync>;
+
+/// The old name of [`RecordingEndpoint`].
+#[deprecated(note = "renamed to `RecordingEndpoint`")]
+pub type TapEndpoint<E> = RecordingEndpoint<E>;
+/// The old name of [`RecordingStream`].
+#[deprecated(note = "renamed to `RecordingStream`")]
+pub type Tapped<S> = RecordingStream<S>;
 
 /// `endpoint`, with every piece of each 2xx response body passed to a
 /// [`BodySink`] before it is decoded: the bytes exactly as the client
@@ -33,54 +40,54 @@ pub type BodySink = Arc<dyn Fn(&[u8]) + Send + Sync>;
 /// use agentstream_wire::endpoint::Endpoint;
 /// use agentstream_wire::http::ResponseStream;
 /// use agentstream_wire::openai::OpenAiConfig;
-/// use agentstream_wire::tap::TapEndpoint;
+/// use agentstream_wire::recording::RecordingEndpoint;
 ///
 /// let body = Arc::new(Mutex::new(Vec::new()));
 /// let sink = Arc::clone(&body);
-/// let tapped = TapEndpoint::new(OpenAiConfig::new("http://h/v1", "m"), Arc::new(move |piece: &[u8]| {
+/// let recording = RecordingEndpoint::new(OpenAiConfig::new("http://h/v1", "m"), Arc::new(move |piece: &[u8]| {
 ///     sink.lock().unwrap().extend_from_slice(piece);
 /// }));
-/// let mut stream = tapped.open_stream_at(None, 0);
+/// let mut stream = recording.open_stream_at(None, 0);
 /// let _ = stream.feed(b"data: [DONE]\n\n").count();
 /// assert_eq!(&*body.lock().unwrap(), b"data: [DONE]\n\n");
 /// ```
-pub struct TapEndpoint<E> {
+pub struct RecordingEndpoint<E> {
     endpoint: E,
     sink: BodySink,
 }
 
-impl<E> TapEndpoint<E> {
-    /// Taps `endpoint`'s response bodies into `sink`.
+impl<E> RecordingEndpoint<E> {
+    /// Records `endpoint`'s response bodies into `sink`.
     pub fn new(endpoint: E, sink: BodySink) -> Self {
         Self { endpoint, sink }
     }
 
-    /// The tapped endpoint.
+    /// The recorded endpoint.
     pub fn inner(&self) -> &E {
         &self.endpoint
     }
 }
 
-impl<E: fmt::Debug> fmt::Debug for TapEndpoint<E> {
+impl<E: fmt::Debug> fmt::Debug for RecordingEndpoint<E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("TapEndpoint")
+        f.debug_struct("RecordingEndpoint")
             .field("endpoint", &self.endpoint)
             .finish_non_exhaustive()
     }
 }
 
-impl<E> TapEndpoint<E> {
+impl<E> RecordingEndpoint<E> {
     /// `stream` with each piece passed to the sink first.
-    fn tapped<S>(&self, stream: S) -> Tapped<S> {
-        Tapped {
+    fn recorded<S>(&self, stream: S) -> RecordingStream<S> {
+        RecordingStream {
             stream,
             sink: Arc::clone(&self.sink),
         }
     }
 }
 
-impl<E: Endpoint> Endpoint for TapEndpoint<E> {
-    type Stream = Tapped<E::Stream>;
+impl<E: Endpoint> Endpoint for RecordingEndpoint<E> {
+    type Stream = RecordingStream<E::Stream>;
     type Error = E::Error;
 
     fn prepare_call(
@@ -92,7 +99,7 @@ impl<E: Endpoint> Endpoint for TapEndpoint<E> {
     }
 
     fn open_stream_at(&self, signal: Option<AbortSignal>, timestamp_ms: u64) -> Self::Stream {
-        self.tapped(self.endpoint.open_stream_at(signal, timestamp_ms))
+        self.recorded(self.endpoint.open_stream_at(signal, timestamp_ms))
     }
 
     fn connect_timeout(&self) -> Option<Duration> {
@@ -104,22 +111,22 @@ impl<E: Endpoint> Endpoint for TapEndpoint<E> {
     }
 }
 
-/// The stream of a [`TapEndpoint`]: `S`, with each fed piece passed to the
+/// The stream of a [`RecordingEndpoint`]: `S`, with each fed piece passed to the
 /// sink first.
-pub struct Tapped<S> {
+pub struct RecordingStream<S> {
     stream: S,
     sink: BodySink,
 }
 
-impl<S: fmt::Debug> fmt::Debug for Tapped<S> {
+impl<S: fmt::Debug> fmt::Debug for RecordingStream<S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Tapped")
+        f.debug_struct("RecordingStream")
             .field("stream", &self.stream)
             .finish_non_exhaustive()
     }
 }
 
-impl<S: ResponseStream> ResponseStream for Tapped<S> {
+impl<S: ResponseStream> ResponseStream for RecordingStream<S> {
     fn is_finished(&self) -> bool {
         self.stream.is_finished()
     }

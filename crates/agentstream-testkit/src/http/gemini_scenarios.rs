@@ -8,7 +8,7 @@
 
 use agentstream::message::{tool_result, user, ContentBlock, Context, StopReason};
 use agentstream::model::{ErrorCause, Model, RetryPolicy};
-use agentstream_wire::google::GoogleConfig;
+use agentstream_wire::gemini::GeminiConfig;
 use serde_json::{json, Value};
 
 use crate::http::fixtures::{
@@ -24,8 +24,8 @@ const MODEL: &str = "gemini-test";
 /// The path of a call to [`MODEL`] on the Gemini API.
 const STREAM_PATH: &str = "/v1beta/models/gemini-test:streamGenerateContent?alt=sse";
 
-fn config(origin: String) -> GoogleConfig {
-    GoogleConfig::new(MODEL)
+fn config(origin: String) -> GeminiConfig {
+    GeminiConfig::new(MODEL)
         .with_base_url(origin)
         .with_api_key(TEST_KEY)
 }
@@ -38,7 +38,7 @@ fn context() -> Context {
 /// streamed (`partialArgs`) calls and signatures arrive as recorded, and
 /// the request goes to `models/{model}:streamGenerateContent?alt=sse` with
 /// `x-goog-api-key`.
-pub async fn recorded_streams<M: Model>(make: impl Fn(GoogleConfig) -> M) {
+pub async fn recorded_streams<M: Model>(make: impl Fn(GeminiConfig) -> M) {
     let mut rng = Rng::new(24);
     for seed in 0..3 {
         let tool = split_randomly(GOOGLE_TOOL.as_bytes(), &mut rng, 40 + seed);
@@ -120,7 +120,7 @@ pub async fn recorded_streams<M: Model>(make: impl Fn(GoogleConfig) -> M) {
 /// A call's `thoughtSignature` goes back on that call's part in the next
 /// request to the same model, followed by the `functionResponse` matched
 /// by name.
-pub async fn signature_round_trip<M: Model>(make: impl Fn(GoogleConfig) -> M) {
+pub async fn signature_round_trip<M: Model>(make: impl Fn(GeminiConfig) -> M) {
     let server = scripted(vec![
         Reply::sse(vec![GOOGLE_TOOL.as_bytes().to_vec()]),
         Reply::sse(vec![GOOGLE_THINKING.as_bytes().to_vec()]),
@@ -162,7 +162,7 @@ pub async fn signature_round_trip<M: Model>(make: impl Fn(GoogleConfig) -> M) {
 
 /// The typed causes: an HTTP status, an `error` payload and a `SAFETY`
 /// stop after HTTP 200 (the reason named), and a cut stream.
-pub async fn error_causes<M: Model>(make: impl Fn(GoogleConfig) -> M) {
+pub async fn error_causes<M: Model>(make: impl Fn(GeminiConfig) -> M) {
     let error = json!({"error": {"code": 500, "message": "Internal error", "status": "INTERNAL"}});
     let safety = json!({"candidates": [{"content": {"parts": [{"text": "partial"}], "role": "model"}, "finishReason": "SAFETY"}]});
     let cut = GOOGLE_THINKING.as_bytes()[..GOOGLE_THINKING.len() / 2].to_vec();
@@ -217,14 +217,14 @@ pub async fn error_causes<M: Model>(make: impl Fn(GoogleConfig) -> M) {
 }
 
 /// 429, then 503, then the answer: three attempts, the answer only.
-pub async fn retries_429_and_503<R: Model>(make: impl Fn(GoogleConfig, RetryPolicy) -> R) {
+pub async fn retries_429_and_503<R: Model>(make: impl Fn(GeminiConfig, RetryPolicy) -> R) {
     let answer = GOOGLE_THINKING.as_bytes().to_vec();
     retries_429_and_503_then(answer, |server| config(server.origin()), make).await;
 }
 
 /// A body that goes silent after its first events: the idle timeout ends
 /// the call with `error(aborted)` naming it.
-pub async fn idle_timeout<M: Model>(make: impl Fn(GoogleConfig) -> M) {
+pub async fn idle_timeout<M: Model>(make: impl Fn(GeminiConfig) -> M) {
     let head = GOOGLE_THINKING.as_bytes()[..GOOGLE_THINKING.len() / 3].to_vec();
     idle_timeout_after(head, |server| config(server.origin()), make).await;
 }
@@ -232,7 +232,7 @@ pub async fn idle_timeout<M: Model>(make: impl Fn(GoogleConfig) -> M) {
 /// `http://host:port` and `…/v1beta`, with or without a trailing slash,
 /// reach `/v1beta/models/{model}:streamGenerateContent?alt=sse`; Vertex
 /// AI's base reaches its publisher path with a bearer token.
-pub async fn base_url_forms<M: Model>(make: impl Fn(GoogleConfig) -> M) {
+pub async fn base_url_forms<M: Model>(make: impl Fn(GeminiConfig) -> M) {
     const VERTEX: &str = "/v1/projects/p/locations/l/publishers/google";
     let body = GOOGLE_THINKING.as_bytes().to_vec();
     let server = MockServer::start(move |request| {
@@ -259,7 +259,7 @@ pub async fn base_url_forms<M: Model>(make: impl Fn(GoogleConfig) -> M) {
             message.error_message
         );
     }
-    let vertex = GoogleConfig::vertex("p", "l", MODEL)
+    let vertex = GeminiConfig::vertex("p", "l", MODEL)
         .with_base_url(format!("{origin}{VERTEX}"))
         .with_api_key("ya29.test-token");
     let (_, message, _) = play(&make(vertex), &context()).await;

@@ -1,4 +1,4 @@
-//! [`Emitter`]: the event-protocol side a projector shares with every
+//! [`EventWriter`]: the event-protocol side a projector shares with every
 //! other: the partial snapshots, one open block at a time, the limits on
 //! blocks, calls and argument bytes, lone surrogate halves joined across
 //! deltas (and U+FFFD for every other one: in tool-call ids, names,
@@ -6,8 +6,8 @@
 //! [`surrogates`](crate::surrogates) describes), and the terminal `done` or
 //! `error` with the usage and its cost.
 //!
-//! A provider's projector reads its wire format and drives an `Emitter`;
-//! every sequence an `Emitter` produces passes
+//! A provider's projector reads its wire format and drives an `EventWriter`;
+//! every sequence an `EventWriter` produces passes
 //! [`validate_events`](agentstream::model::validate_events).
 
 use alloc::borrow::Cow;
@@ -24,8 +24,8 @@ use serde_json::{Map, Value};
 use agentstream::model::{DoneReason, ModelEvent, PartialBuilder};
 
 use crate::cause::Failure;
+use crate::cut_json::completion;
 use crate::json::{clip, is_json_blank, parse_arguments, saturate_numbers};
-use crate::lenient::completion;
 use crate::limits::{Limit, LimitExceeded};
 use crate::sse::Frame;
 use crate::surrogates::{
@@ -61,7 +61,7 @@ struct Open {
 
 /// See the [module documentation](self).
 #[derive(Debug)]
-pub(crate) struct Emitter {
+pub(crate) struct EventWriter {
     /// The lifecycle every projector shares.
     pub(crate) frame: Frame,
     open: Option<Open>,
@@ -77,7 +77,7 @@ pub(crate) struct Emitter {
     late_extra: Map<String, Value>,
 }
 
-impl Emitter {
+impl EventWriter {
     pub(crate) fn new(header: AssistantMessage) -> Self {
         Self {
             frame: Frame::new(header),
@@ -431,7 +431,7 @@ impl Emitter {
     }
 
     /// The provider stopped for length: an open tool call whose argument
-    /// text was cut is completed leniently (see [`lenient`](crate::lenient))
+    /// text was cut is completed leniently (see [`cut_json`](crate::cut_json))
     /// with the completion as its last delta, then closed. A text that is
     /// not the start of a JSON object fails to close, as in
     /// [`close`](Self::close).
@@ -547,25 +547,25 @@ pub(crate) fn read_payload<'a, T: serde::Deserialize<'a>>(
     })
 }
 
-/// The methods every projector over an [`Emitter`] (field `emit`) shares,
+/// The methods every projector over an [`EventWriter`] (field `writer`) shares,
 /// and its [`SseProjector`](crate::sse::SseProjector) implementation
 /// (`sse_projector!`; each SSE event's data goes to `push_data`, whatever
 /// its `event:` name).
-macro_rules! emitter_projector {
+macro_rules! event_writer_projector {
     ($ty:ident) => {
         impl $ty {
             /// Sets the limits on content blocks, tool calls and argument
             /// text (see [`Limits`](crate::limits::Limits)); a message past
             /// one ends in `error` naming it, with what came before kept.
             pub fn set_limits(&mut self, limits: crate::limits::Limits) {
-                self.emit.frame.limits = limits;
+                self.writer.frame.limits = limits;
             }
 
-            crate::sse::frame_verbs!(emit.frame);
+            crate::sse::frame_verbs!(writer.frame);
 
-            /// What the emitter adds to the message of an `error`.
+            /// What the writer adds to the message of an `error`.
             fn settle(&mut self, message: &mut agentstream::message::AssistantMessage) {
-                self.emit.settle(message);
+                self.writer.settle(message);
             }
 
             /// One SSE event: its data, whatever its `event:` name.
@@ -581,7 +581,7 @@ macro_rules! emitter_projector {
         crate::sse::sse_projector!($ty);
     };
 }
-pub(crate) use emitter_projector;
+pub(crate) use event_writer_projector;
 
 /// Appends `text` to block `index` of the message and emits the delta
 /// event of `kind` (every projector's one way to stream a fragment).

@@ -6,7 +6,7 @@
 
 use agentstream::message::{AssistantMessage, ContentBlock, StopReason};
 use agentstream::model::{validate_events, ErrorCause, ModelEvent};
-use agentstream_wire::google::GeminiProjector;
+use agentstream_wire::gemini::GeminiProjector;
 use agentstream_wire::limits::Limits;
 use agentstream_wire::sse::SseDecoder;
 use serde_json::{json, Value};

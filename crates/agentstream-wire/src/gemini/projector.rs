@@ -2,7 +2,7 @@
 //! (`GenerateContentResponse`s, one per SSE `data:`) to [`ModelEvent`]s.
 //!
 //! A sans-IO state machine with the methods of the other projectors
-//! ([`EventProjector`](crate::anthropic::EventProjector)). Every sequence
+//! ([`AnthropicProjector`](crate::anthropic::AnthropicProjector)). Every sequence
 //! it produces passes
 //! [`validate_events`](agentstream::model::validate_events).
 //!
@@ -99,7 +99,7 @@ use agentstream::model::{DoneReason, ModelEvent};
 
 use crate::cause::Failure;
 
-use crate::emit::{emitter_projector, read_payload, Emitter, Kind};
+use crate::event_writer::{event_writer_projector, read_payload, EventWriter, Kind};
 use crate::json::{borrowed_str, clip, lenient_count};
 use crate::limits::Limit;
 use crate::surrogates::{mark_lone_surrogates, unmarked};
@@ -107,11 +107,11 @@ use crate::surrogates::{mark_lone_surrogates, unmarked};
 use super::partial_args::{parse_path, slot_at};
 
 /// The `api` of messages from the Gemini API, as Pi names it.
-pub const GOOGLE_API: &str = "google-generative-ai";
+pub const GEMINI_API: &str = "google-generative-ai";
 
 /// The `api` of messages from Gemini on Vertex AI, as Pi's
 /// `google-vertex` provider names it.
-pub const GOOGLE_VERTEX_API: &str = "google-vertex";
+pub const GEMINI_VERTEX_API: &str = "google-vertex";
 
 /// Which of Google's two APIs serves Gemini: the `api` its messages
 /// record and the one a request checks for "the same model" (see
@@ -119,27 +119,27 @@ pub const GOOGLE_VERTEX_API: &str = "google-vertex";
 /// same.
 ///
 /// ```
-/// use agentstream_wire::google::GoogleApi;
+/// use agentstream_wire::gemini::GeminiApi;
 ///
-/// assert_eq!(GoogleApi::GenerativeAi.name(), "google-generative-ai");
-/// assert_eq!(GoogleApi::Vertex.name(), "google-vertex");
+/// assert_eq!(GeminiApi::GenerativeAi.name(), "google-generative-ai");
+/// assert_eq!(GeminiApi::Vertex.name(), "google-vertex");
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
-pub enum GoogleApi {
-    /// The Gemini API ([`GOOGLE_API`]).
+pub enum GeminiApi {
+    /// The Gemini API ([`GEMINI_API`]).
     #[default]
     GenerativeAi,
-    /// Vertex AI ([`GOOGLE_VERTEX_API`]).
+    /// Vertex AI ([`GEMINI_VERTEX_API`]).
     Vertex,
 }
 
-impl GoogleApi {
-    /// The `api` name Pi records: [`GOOGLE_API`] or [`GOOGLE_VERTEX_API`].
+impl GeminiApi {
+    /// The `api` name Pi records: [`GEMINI_API`] or [`GEMINI_VERTEX_API`].
     pub fn name(self) -> &'static str {
         match self {
-            Self::GenerativeAi => GOOGLE_API,
-            Self::Vertex => GOOGLE_VERTEX_API,
+            Self::GenerativeAi => GEMINI_API,
+            Self::Vertex => GEMINI_VERTEX_API,
         }
     }
 }
@@ -167,7 +167,7 @@ struct Streamed {
 ///
 /// ```
 /// use agentstream::model::validate_events;
-/// use agentstream_wire::google::GeminiProjector;
+/// use agentstream_wire::gemini::GeminiProjector;
 ///
 /// let mut projector = GeminiProjector::new("gemini-2.5-flash", "google");
 /// let mut events = Vec::new();
@@ -180,7 +180,7 @@ struct Streamed {
 /// ```
 #[derive(Debug)]
 pub struct GeminiProjector {
-    emit: Emitter,
+    writer: EventWriter,
     streamed: Option<Streamed>,
     response_id: Option<String>,
     finish_reason: Option<String>,
@@ -189,18 +189,18 @@ pub struct GeminiProjector {
     ids: Vec<String>,
 }
 
-emitter_projector!(GeminiProjector);
+event_writer_projector!(GeminiProjector);
 
 impl GeminiProjector {
     /// A projector for messages of `model` from `provider`, with `api`
-    /// [`GOOGLE_API`] and timestamp 0.
+    /// [`GEMINI_API`] and timestamp 0.
     pub fn new(model: impl Into<String>, provider: impl Into<String>) -> Self {
-        Self::for_api(GoogleApi::GenerativeAi, model, provider)
+        Self::for_api(GeminiApi::GenerativeAi, model, provider)
     }
 
     /// A projector for messages of `model` from `provider` through `api`
-    /// (whose [`name`](GoogleApi::name) they record), with timestamp 0.
-    pub fn for_api(api: GoogleApi, model: impl Into<String>, provider: impl Into<String>) -> Self {
+    /// (whose [`name`](GeminiApi::name) they record), with timestamp 0.
+    pub fn for_api(api: GeminiApi, model: impl Into<String>, provider: impl Into<String>) -> Self {
         let mut header = assistant([], StopReason::Stop);
         header.api = api.name().into();
         header.provider = provider.into();
@@ -212,7 +212,7 @@ impl GeminiProjector {
     /// ignored; its usage and stop reason are replaced at the end).
     pub fn with_header(header: AssistantMessage) -> Self {
         Self {
-            emit: Emitter::new(header),
+            writer: EventWriter::new(header),
             streamed: None,
             response_id: None,
             finish_reason: None,
@@ -223,11 +223,11 @@ impl GeminiProjector {
 
     /// Handles the `data` of one SSE event: one `GenerateContentResponse`.
     pub fn push_data(&mut self, data: &str, out: &mut Vec<ModelEvent>) {
-        if self.emit.is_finished() {
+        if self.writer.is_finished() {
             return;
         }
         let marked = mark_lone_surrogates(data);
-        self.emit.marked = marked.is_some();
+        self.writer.marked = marked.is_some();
         let data = marked.as_deref().unwrap_or(data);
         let mut saturated = None;
         let chunk =
@@ -249,14 +249,14 @@ impl GeminiProjector {
         }
         if self.response_id.is_none() {
             if let Some(id) = chunk.response_id.as_deref().filter(|id| !id.is_empty()) {
-                let id = self.emit.unmarked(String::from(id));
+                let id = self.writer.unmarked(String::from(id));
                 self.response_id = Some(id.clone());
-                self.emit.frame.edit_header(|h| {
+                self.writer.frame.edit_header(|h| {
                     h.extra.insert("responseId".into(), Value::String(id));
                 });
             }
         }
-        self.emit.start(out);
+        self.writer.start(out);
         if let Some(usage) = &chunk.usage_metadata {
             self.read_usage(usage);
         }
@@ -286,8 +286,8 @@ impl GeminiProjector {
         }
         // Kept for the end, after this payload's markers are forgotten.
         if let Some(reason) = candidate.finish_reason {
-            self.finish_reason = Some(self.emit.unmarked(reason.into_owned()));
-            self.finish_message = candidate.finish_message.map(|m| self.emit.unmarked(m));
+            self.finish_reason = Some(self.writer.unmarked(reason.into_owned()));
+            self.finish_message = candidate.finish_message.map(|m| self.writer.unmarked(m));
         }
         Ok(())
     }
@@ -313,12 +313,12 @@ impl GeminiProjector {
             return Ok(());
         }
         self.end_streamed(out)?;
-        if self.emit.open_block().map(|(k, _)| k) != Some(kind) {
-            self.emit.open_text(kind, out)?;
+        if self.writer.open_block().map(|(k, _)| k) != Some(kind) {
+            self.writer.open_text(kind, out)?;
         }
-        self.emit.append(&text, out)?;
+        self.writer.append(&text, out)?;
         if let Some(signature) = signature {
-            self.emit.set_signature(signature);
+            self.writer.set_signature(signature);
         }
         Ok(())
     }
@@ -332,7 +332,7 @@ impl GeminiProjector {
         let name = call
             .name
             .filter(|n| !n.is_empty())
-            .map(|n| self.emit.unmarked(n));
+            .map(|n| self.writer.unmarked(n));
         let continues = call.will_continue == Some(true);
         let Some(name) = name else {
             // A piece of the streamed call, if one is open.
@@ -349,13 +349,13 @@ impl GeminiProjector {
         self.end_streamed(out)?;
         let id = match call
             .id
-            .map(|id| self.emit.unmarked(id))
+            .map(|id| self.writer.unmarked(id))
             .filter(|id| !id.is_empty() && !self.ids.contains(id))
         {
             Some(id) => id,
             // Numbered after the calls so far, past any id the provider
             // sent that has the same form (at most one step per call).
-            None => (self.emit.tool_call_count() + 1..)
+            None => (self.writer.tool_call_count() + 1..)
                 .map(|n| match &self.response_id {
                     Some(response) => format!("{name}_{response}_{n}"),
                     None => format!("{name}_{n}"),
@@ -363,7 +363,7 @@ impl GeminiProjector {
                 .find(|id| !self.ids.contains(id))
                 .unwrap_or_default(),
         };
-        self.emit.open_tool(id.clone(), name, signature, out)?;
+        self.writer.open_tool(id.clone(), name, signature, out)?;
         self.ids.push(id);
         if continues {
             self.streamed = Some(Streamed::default());
@@ -377,21 +377,21 @@ impl GeminiProjector {
             _ => Map::new(),
         };
         let text = Value::Object(arguments).to_string();
-        self.emit.append(&text, out)?;
-        self.emit.close(out)
+        self.writer.append(&text, out)?;
+        self.writer.close(out)
     }
 
     /// Adds one `partialArgs` entry to the streamed call.
     fn merge(&mut self, entry: PartialArg) -> Result<(), Failure> {
-        let max = self.emit.frame.limits.max_tool_argument_bytes;
-        let exceeded = self.emit.exceeded(Limit::ToolArgumentBytes);
+        let max = self.writer.frame.limits.max_tool_argument_bytes;
+        let exceeded = self.writer.exceeded(Limit::ToolArgumentBytes);
         let Some(streamed) = self.streamed.as_mut() else {
             return Ok(());
         };
         // The arguments are assembled across payloads: their lone
         // surrogates become U+FFFD now, while this payload's are known.
-        let marked = self.emit.marked;
-        let path_text = self.emit.unmarked(entry.json_path.unwrap_or_default());
+        let marked = self.writer.marked;
+        let path_text = self.writer.unmarked(entry.json_path.unwrap_or_default());
         let path = parse_path(&path_text).ok_or_else(|| {
             format!(
                 "the provider sent a partialArgs jsonPath this client cannot read: {}",
@@ -399,7 +399,7 @@ impl GeminiProjector {
             )
         })?;
         let (value, is_string) = if let Some(s) = entry.string_value {
-            (Value::String(self.emit.unmarked(s)), true)
+            (Value::String(self.writer.unmarked(s)), true)
         } else if let Some(v) = entry.number_value {
             (v, false)
         } else if let Some(b) = entry.bool_value {
@@ -450,8 +450,8 @@ impl GeminiProjector {
             return Ok(());
         };
         let text = Value::Object(streamed.args).to_string();
-        self.emit.append(&text, out)?;
-        self.emit.close(out)
+        self.writer.append(&text, out)?;
+        self.writer.close(out)
     }
 
     fn read_usage(&mut self, usage: &UsageMetadata) {
@@ -472,7 +472,7 @@ impl GeminiProjector {
             .saturating_add(usage.thoughts_token_count.unwrap_or(0));
         let input = prompt.saturating_sub(cached);
         let sum = input.saturating_add(output).saturating_add(cached);
-        self.emit.usage = Some(Usage {
+        self.writer.usage = Some(Usage {
             input,
             output,
             cache_read: cached,
@@ -512,7 +512,7 @@ impl GeminiProjector {
     /// Handles the end of the body: the last `finishReason` decides how
     /// the message ends (see the [module documentation](self)).
     pub fn finish(&mut self, out: &mut Vec<ModelEvent>) {
-        if self.emit.is_finished() {
+        if self.writer.is_finished() {
             return;
         }
         let result = match self.finish_reason.clone().as_deref() {
@@ -521,17 +521,17 @@ impl GeminiProjector {
             )
             .into()),
             Some("STOP") => self.end_streamed(out).and_then(|()| {
-                let reason = if self.emit.has_tool_calls() {
+                let reason = if self.writer.has_tool_calls() {
                     DoneReason::ToolUse
                 } else {
                     DoneReason::Stop
                 };
-                self.emit.done(reason, out)
+                self.writer.done(reason, out)
             }),
             Some("MAX_TOKENS") => self
                 .end_streamed(out)
-                .and_then(|()| self.emit.close_cut(out))
-                .and_then(|()| self.emit.done(DoneReason::Length, out)),
+                .and_then(|()| self.writer.close_cut(out))
+                .and_then(|()| self.writer.done(DoneReason::Length, out)),
             Some(other) => {
                 let detail = self.finish_message.clone();
                 Err(self.stop_failure("finishReason", other, detail.as_deref()))

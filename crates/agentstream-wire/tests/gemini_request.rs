@@ -6,9 +6,9 @@
 use agentstream::message::{user, Context, StopReason};
 use agentstream::model::{ReasoningEffort, ResponseFormat, StreamOptions, ToolChoice};
 use agentstream_wire::config::Call;
-use agentstream_wire::google::{
-    Gemini, GoogleApi, GoogleConfig, SchemaMode, Thinking, ThinkingLevel, GOOGLE_API,
-    GOOGLE_VERTEX_API,
+use agentstream_wire::gemini::{
+    Gemini, GeminiApi, GeminiConfig, SchemaMode, Thinking, ThinkingLevel, GEMINI_API,
+    GEMINI_VERTEX_API,
 };
 use serde_json::{json, Map, Value};
 
@@ -249,7 +249,7 @@ fn effort_maps_to_pi_levels_and_budgets() {
 /// api: the same as the Gemini API's history).
 #[test]
 fn vertex_keeps_signatures_only_for_its_own_provider_and_api_as_pi_does() {
-    let vertex = GoogleConfig::vertex("p", "us-central1", "gemini-2.5-flash");
+    let vertex = GeminiConfig::vertex("p", "us-central1", "gemini-2.5-flash");
     for name in [
         "google-vertex-same-model",
         "google-same-model",
@@ -257,7 +257,7 @@ fn vertex_keeps_signatures_only_for_its_own_provider_and_api_as_pi_does() {
     ] {
         let expected = pi_body(&format!("{name}.vertex.pi.json"));
         let mut on_vertex = Gemini::default();
-        on_vertex.api = GoogleApi::Vertex;
+        on_vertex.api = GeminiApi::Vertex;
         let options = StreamOptions::default();
         let model = "gemini-2.5-flash";
         assert_eq!(
@@ -267,7 +267,7 @@ fn vertex_keeps_signatures_only_for_its_own_provider_and_api_as_pi_does() {
         );
         let request = vertex.prepare(&context(name)).unwrap();
         let body: Value = serde_json::from_slice(&request.body).unwrap();
-        assert_eq!(body, expected, "{name} through GoogleConfig::vertex");
+        assert_eq!(body, expected, "{name} through GeminiConfig::vertex");
     }
     let kept = pi_body("google-vertex-same-model.vertex.pi.json");
     assert_eq!(
@@ -287,8 +287,8 @@ fn vertex_keeps_signatures_only_for_its_own_provider_and_api_as_pi_does() {
 /// signature goes back), through the Gemini API it is not.
 #[test]
 fn a_vertex_message_records_google_vertex_and_round_trips_only_there() {
-    let vertex = GoogleConfig::vertex("p", "us-central1", "gemini-2.5-flash");
-    let record = |config: &GoogleConfig| {
+    let vertex = GeminiConfig::vertex("p", "us-central1", "gemini-2.5-flash");
+    let record = |config: &GeminiConfig| {
         let mut stream = config.open_stream(None);
         let body = concat!(
             "data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[",
@@ -303,17 +303,17 @@ fn a_vertex_message_records_google_vertex_and_round_trips_only_there() {
     let message = record(&vertex);
     assert_eq!(
         (message.api.as_str(), message.provider.as_str()),
-        (GOOGLE_VERTEX_API, "google-vertex")
+        (GEMINI_VERTEX_API, "google-vertex")
     );
     assert_eq!(message.stop_reason, StopReason::Stop);
-    let other = record(&GoogleConfig::new("gemini-2.5-flash"));
+    let other = record(&GeminiConfig::new("gemini-2.5-flash"));
     assert_eq!(
         (other.api.as_str(), other.provider.as_str()),
-        (GOOGLE_API, "google")
+        (GEMINI_API, "google")
     );
 
     let context = Context::from_messages([user("hi").into(), message.into(), user("again").into()]);
-    let thought = |config: &GoogleConfig| -> Value {
+    let thought = |config: &GeminiConfig| -> Value {
         let request = config.prepare(&context).unwrap();
         let body: Value = serde_json::from_slice(&request.body).unwrap();
         body["contents"][1]["parts"][0].clone()
@@ -324,10 +324,10 @@ fn a_vertex_message_records_google_vertex_and_round_trips_only_there() {
     );
     // Another provider and api: the thinking goes as text, unsigned.
     assert_eq!(
-        thought(&GoogleConfig::new("gemini-2.5-flash")),
+        thought(&GeminiConfig::new("gemini-2.5-flash")),
         json!({"text": "Hmm."})
     );
     // Vertex's provider name on the Gemini API is still another api.
-    let renamed = GoogleConfig::new("gemini-2.5-flash").with_provider("google-vertex");
+    let renamed = GeminiConfig::new("gemini-2.5-flash").with_provider("google-vertex");
     assert_eq!(thought(&renamed), json!({"text": "Hmm."}));
 }

@@ -1,6 +1,6 @@
 //! Google Gemini, the server's reading of a request: a request body
 //! to a Pi [`Context`](agentstream::message::Context) and options (what
-//! [`Gemini`](crate::google::Gemini)'s body writer writes, read back).
+//! [`Gemini`](crate::gemini::Gemini)'s body writer writes, read back).
 //!
 //! # What is read
 //!
@@ -49,7 +49,7 @@ fn field<'a>(value: &'a Value, camel: &str, snake: &str) -> Option<&'a Value> {
 /// documentation](super).
 ///
 /// ```
-/// use agentstream_wire::google::decode::decode_request;
+/// use agentstream_wire::gemini::decode::decode_request;
 /// use serde_json::json;
 ///
 /// let body = json!({"systemInstruction": {"parts": [{"text": "Be brief."}]},
@@ -304,7 +304,7 @@ fn inline_image(part: &Value) -> Option<ContentBlock> {
 
 fn decode(request: request::Common<'_>) -> Result<DecodedRequest, ApiError> {
     let mut decoder = Decoder {
-        history: History::new(Api::Google, PROVIDER, &request.model),
+        history: History::new(Api::Gemini, PROVIDER, &request.model),
         pending: Pending::default(),
     };
     request
@@ -340,7 +340,7 @@ fn decode(request: request::Common<'_>) -> Result<DecodedRequest, ApiError> {
         })
         .collect();
     let tools = (!tools.is_empty()).then_some(tools);
-    let options = options::google(&request.object);
+    let options = options::gemini(&request.object);
     Ok(decoder
         .history
         .finish(request, system, tools, false, options))
@@ -351,7 +351,7 @@ fn decode(request: request::Common<'_>) -> Result<DecodedRequest, ApiError> {
 /// `:generateContent`, under `/v1beta` or `/v1`; `None` for another path.
 ///
 /// ```
-/// use agentstream_wire::google::decode::route;
+/// use agentstream_wire::gemini::decode::route;
 /// assert_eq!(
 ///     route("/v1beta/models/gemini-2.5-flash:streamGenerateContent"),
 ///     Some(("gemini-2.5-flash", true))

@@ -17,7 +17,7 @@
 //!
 //! The projector has the methods the SSE driver calls on the other
 //! projectors, so the generic SSE stream drives it as it drives
-//! [`EventProjector`](crate::anthropic::EventProjector).
+//! [`AnthropicProjector`](crate::anthropic::AnthropicProjector).
 
 pub mod config;
 #[cfg(feature = "server")]
@@ -30,6 +30,22 @@ pub mod projector;
 pub mod request;
 pub mod schema;
 
-pub use config::{Gemini, GoogleAuth, GoogleConfig, GEMINI_BASE_URL};
-pub use projector::{GeminiProjector, GoogleApi, GOOGLE_API, GOOGLE_VERTEX_API};
+pub use config::{Gemini, GeminiAuth, GeminiConfig, GEMINI_BASE_URL};
+pub use projector::{GeminiApi, GeminiProjector, GEMINI_API, GEMINI_VERTEX_API};
 pub use request::{RequestError, SchemaMode, Thinking, ThinkingLevel};
+
+/// The old name of [`GeminiConfig`].
+#[deprecated(note = "renamed to `GeminiConfig`")]
+pub type GoogleConfig = GeminiConfig;
+/// The old name of [`GeminiApi`].
+#[deprecated(note = "renamed to `GeminiApi`")]
+pub type GoogleApi = GeminiApi;
+/// The old name of [`GeminiAuth`].
+#[deprecated(note = "renamed to `GeminiAuth`")]
+pub type GoogleAuth = GeminiAuth;
+/// The old name of [`GEMINI_API`].
+#[deprecated(note = "renamed to `GEMINI_API`")]
+pub const GOOGLE_API: &str = GEMINI_API;
+/// The old name of [`GEMINI_VERTEX_API`].
+#[deprecated(note = "renamed to `GEMINI_VERTEX_API`")]
+pub const GOOGLE_VERTEX_API: &str = GEMINI_VERTEX_API;

@@ -111,7 +111,7 @@ fn chunk(
 /// ```
 /// use agentstream::message::{assistant, text, StopReason};
 /// use agentstream::model::DoneReason;
-/// use agentstream_wire::google::encode::generate_content_response;
+/// use agentstream_wire::gemini::encode::generate_content_response;
 ///
 /// let message = assistant([text("hi")], StopReason::Stop);
 /// let body = generate_content_response("r1", "gemini-2.5-flash", DoneReason::Stop, &message);
@@ -143,7 +143,7 @@ pub fn generate_content_response(
 /// ```
 /// use agentstream::message::{assistant, text, user, Context, StopReason};
 /// use agentstream::model::{Model, ScriptedModel, StreamOptions};
-/// use agentstream_wire::google::encode::StreamEncoder;
+/// use agentstream_wire::gemini::encode::StreamEncoder;
 /// use futures_util::StreamExt;
 ///
 /// let model = ScriptedModel::new([assistant([text("hi")], StopReason::Stop)]);
@@ -285,6 +285,6 @@ impl StreamEncoder {
 
     /// [`error`](Self::error) into one buffer.
     pub(crate) fn error_into(&mut self, error: &ApiError, out: &mut Events) {
-        out.json(None, &error.body(Api::Google));
+        out.json(None, &error.body(Api::Gemini));
     }
 }

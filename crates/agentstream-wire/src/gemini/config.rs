@@ -1,4 +1,4 @@
-//! [`GoogleConfig`]: the [`EndpointConfig`] of a Gemini
+//! [`GeminiConfig`]: the [`EndpointConfig`] of a Gemini
 //! `streamGenerateContent` endpoint (the Gemini API, or Vertex AI), and
 //! [`Gemini`], what the protocol adds.
 
@@ -10,7 +10,7 @@ use alloc::vec::Vec;
 use agentstream::message::Context;
 use serde_json::Value;
 
-use super::projector::{GeminiProjector, GoogleApi};
+use super::projector::{GeminiApi, GeminiProjector};
 use super::request::{build_request, SchemaMode, Thinking};
 pub use crate::config::EndpointConfig;
 use crate::config::{BasePath, Call, Protocol};
@@ -24,7 +24,7 @@ pub const GEMINI_BASE_URL: &str = "https://generativelanguage.googleapis.com/v1b
 const GEMINI_VERSION: &str = "/v1beta";
 
 /// The configuration of a Gemini endpoint, shared by every adapter's
-/// `GoogleModel` (the builders and fields every provider has are
+/// `GeminiModel` (the builders and fields every provider has are
 /// [`EndpointConfig`]'s).
 ///
 /// Calls go to `{base}/models/{model}:streamGenerateContent?alt=sse`. A
@@ -36,9 +36,9 @@ const GEMINI_VERSION: &str = "/v1beta";
 ///
 /// ```
 /// use agentstream::message::{user, Context};
-/// use agentstream_wire::google::GoogleConfig;
+/// use agentstream_wire::gemini::GeminiConfig;
 ///
-/// let config = GoogleConfig::new("gemini-2.5-flash").with_api_key("AIza-secret");
+/// let config = GeminiConfig::new("gemini-2.5-flash").with_api_key("AIza-secret");
 /// assert_eq!(
 ///     config.endpoint_url(),
 ///     "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
@@ -47,7 +47,7 @@ const GEMINI_VERSION: &str = "/v1beta";
 /// assert_eq!(request.header("x-goog-api-key"), Some("AIza-secret"));
 /// assert!(!format!("{config:?} {request:?}").contains("AIza-secret"));
 ///
-/// let vertex = GoogleConfig::vertex("my-project", "us-central1", "gemini-2.5-pro").with_api_key("ya29.token");
+/// let vertex = GeminiConfig::vertex("my-project", "us-central1", "gemini-2.5-pro").with_api_key("ya29.token");
 /// assert_eq!(
 ///     vertex.endpoint_url(),
 ///     "https://us-central1-aiplatform.googleapis.com/v1/projects/my-project/locations/us-central1/publishers/google/models/gemini-2.5-pro:streamGenerateContent?alt=sse"
@@ -55,12 +55,12 @@ const GEMINI_VERSION: &str = "/v1beta";
 /// let request = vertex.prepare(&Context::from_messages([user("hi").into()])).unwrap();
 /// assert_eq!(request.header("authorization"), Some("Bearer ya29.token"));
 /// ```
-pub type GoogleConfig = EndpointConfig<Gemini>;
+pub type GeminiConfig = EndpointConfig<Gemini>;
 
 /// How a Gemini endpoint takes its credential.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum GoogleAuth {
+pub enum GeminiAuth {
     /// The Gemini API: the key in `x-goog-api-key`.
     #[default]
     ApiKey,
@@ -77,7 +77,7 @@ pub enum GoogleAuth {
 /// use agentstream::message::{assistant, tool_call, tool_result, user, Context, StopReason};
 /// use agentstream::model::StreamOptions;
 /// use agentstream_wire::config::{Call, Protocol};
-/// use agentstream_wire::google::Gemini;
+/// use agentstream_wire::gemini::Gemini;
 /// use serde_json::json;
 ///
 /// let mut context = Context::from_messages([
@@ -102,11 +102,11 @@ pub enum GoogleAuth {
 #[non_exhaustive]
 pub struct Gemini {
     /// The API the messages record (and the one "the same model" is
-    /// checked against). Default [`GoogleApi::GenerativeAi`];
-    /// [`GoogleConfig::vertex`] sets [`GoogleApi::Vertex`].
-    pub api: GoogleApi,
-    /// How the credential is sent. Default [`GoogleAuth::ApiKey`].
-    pub auth: GoogleAuth,
+    /// checked against). Default [`GeminiApi::GenerativeAi`];
+    /// [`GeminiConfig::vertex`] sets [`GeminiApi::Vertex`].
+    pub api: GeminiApi,
+    /// How the credential is sent. Default [`GeminiAuth::ApiKey`].
+    pub auth: GeminiAuth,
     /// The thinking setting when a call sets no thinking budget and no
     /// reasoning effort (see [`thinking_for`](Gemini::thinking_for)).
     pub thinking: Option<Thinking>,
@@ -114,7 +114,7 @@ pub struct Gemini {
     pub schema_mode: SchemaMode,
 }
 
-impl GoogleConfig {
+impl GeminiConfig {
     /// A configuration for `model` on the Gemini API
     /// ([`GEMINI_BASE_URL`]), without API key or timeouts.
     pub fn new(model: impl Into<String>) -> Self {
@@ -142,21 +142,21 @@ impl GoogleConfig {
         let base =
             format!("https://{host}/v1/projects/{project}/locations/{location}/publishers/google");
         let protocol = Gemini {
-            api: GoogleApi::Vertex,
-            auth: GoogleAuth::Bearer,
+            api: GeminiApi::Vertex,
+            auth: GeminiAuth::Bearer,
             ..Gemini::default()
         };
         Self::with_protocol(base, model, protocol).with_provider("google-vertex")
     }
 
     /// Sets the API (see [`Gemini::api`]).
-    pub fn with_api(mut self, api: GoogleApi) -> Self {
+    pub fn with_api(mut self, api: GeminiApi) -> Self {
         self.protocol.api = api;
         self
     }
 
     /// Sets how the credential is sent.
-    pub fn with_auth(mut self, auth: GoogleAuth) -> Self {
+    pub fn with_auth(mut self, auth: GeminiAuth) -> Self {
         self.protocol.auth = auth;
         self
     }
@@ -219,7 +219,7 @@ impl Protocol for Gemini {
     fn headers(&self, api_key: Option<&str>, headers: &mut Vec<(&'static str, String)>) {
         match (api_key, self.auth) {
             (None, _) => {}
-            (Some(key), GoogleAuth::Bearer) => {
+            (Some(key), GeminiAuth::Bearer) => {
                 headers.push(("authorization", format!("Bearer {key}")));
             }
             (Some(key), _) => headers.push(("x-goog-api-key", key.to_owned())),
@@ -234,7 +234,7 @@ mod tests {
     use agentstream::model::StreamOptions;
 
     fn url(base: &str, model: &str) -> String {
-        GoogleConfig::new(model).with_base_url(base).endpoint_url()
+        GeminiConfig::new(model).with_base_url(base).endpoint_url()
     }
 
     #[test]
@@ -259,18 +259,18 @@ mod tests {
             url("http://h", "a/b?c"),
             "http://h/v1beta/models/a%2Fb%3Fc:streamGenerateContent?alt=sse"
         );
-        let global = GoogleConfig::vertex("p", "global", "g");
+        let global = GeminiConfig::vertex("p", "global", "g");
         assert!(global
             .endpoint_url()
             .starts_with("https://aiplatform.googleapis.com/v1/projects/p/locations/global/"));
         assert_eq!(global.provider, "google-vertex");
-        assert_eq!(global.protocol.api, GoogleApi::Vertex);
-        assert_eq!(GoogleConfig::new("g").protocol.api, GoogleApi::GenerativeAi);
+        assert_eq!(global.protocol.api, GeminiApi::Vertex);
+        assert_eq!(GeminiConfig::new("g").protocol.api, GeminiApi::GenerativeAi);
     }
 
     #[test]
     fn defaults_then_call_options_reach_the_body() {
-        let config = GoogleConfig::new("gemini-2.5-flash")
+        let config = GeminiConfig::new("gemini-2.5-flash")
             .with_defaults(StreamOptions::default().with_max_tokens(100))
             .with_thinking(Thinking::Off);
         let call = StreamOptions::default().with_temperature(0.25);

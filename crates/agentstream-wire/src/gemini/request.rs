@@ -157,7 +157,7 @@ impl Gemini {
     /// ```
     /// use agentstream::model::{ReasoningEffort, StreamOptions};
     /// use agentstream_wire::config::Call;
-    /// use agentstream_wire::google::{Gemini, Thinking, ThinkingLevel};
+    /// use agentstream_wire::gemini::{Gemini, Thinking, ThinkingLevel};
     ///
     /// let options = StreamOptions::default().with_reasoning_effort(ReasoningEffort::Low);
     /// let call = |model| Call { model, provider: "google", options: &options };
