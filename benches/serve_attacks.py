@@ -16,6 +16,11 @@ C. 1,100 idle connections against a 1,024 file-descriptor limit, then a
 D. `GET /v1/models` probes while B's request is being answered.
 E. `Expect: 100-continue` with a 40 MB `Content-Length`: the first line
    of the answer (an early 413, not `100 Continue`).
+F. 100 connections each declaring a 30,000,000-byte body and sending
+   25 MB of it, then closing (issue 42, High 5): resident memory idle,
+   at its peak, and 2 s and 12 s after they closed, with each one's
+   ratio to the idle figure (the body bound refuses most of them with
+   503; what matters is that the memory is given back).
 
 The tests that hold serve to these bounds in CI are in
 crates/agentstream-serve/tests/bad_clients.rs and
@@ -125,4 +130,35 @@ s = socket.create_connection(("127.0.0.1", port)); s.settimeout(5)
 s.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 40000000\r\nExpect: 100-continue\r\n\r\n")
 print("E Expect: 100-continue, 40 MB:", s.recv(200).split(b"\r\n")[0].decode())
 s.close()
+p.terminate(); p.wait()
+
+# F: 100 connections each sending 25 MB of a 30 MB body, then closing.
+p, port = start()
+time.sleep(0.3)
+idle_rss = status(p.pid, "VmRSS")
+head = b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 30000000\r\n\r\n"
+piece = b" " * (1 << 20)
+def partial(s, total=25_000_000):
+    sent = 0
+    try:
+        while sent < total:
+            n = min(len(piece), total - sent)
+            s.sendall(piece[:n]); sent += n
+    except OSError:
+        pass  # refused with 503 and closed: the bound at work
+senders = []
+for _ in range(100):
+    s = socket.create_connection(("127.0.0.1", port)); s.sendall(head)
+    senders.append((s, threading.Thread(target=partial, args=(s,))))
+for _, th in senders: th.start()
+for _, th in senders: th.join()
+time.sleep(1.0)
+peak = status(p.pid, "VmHWM")
+for s, _ in senders: s.close()
+time.sleep(2.0)
+after2 = status(p.pid, "VmRSS")
+time.sleep(10.0)
+after12 = status(p.pid, "VmRSS")
+print(f"F 100 partial 25 MB bodies: idle {idle_rss} MB, peak {peak} MB ({peak/idle_rss:.1f}x), "
+      f"2 s after close {after2} MB ({after2/idle_rss:.1f}x), 12 s after {after12} MB ({after12/idle_rss:.1f}x)")
 p.terminate(); p.wait()

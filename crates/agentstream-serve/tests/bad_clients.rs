@@ -305,3 +305,58 @@ async fn unfinished_bodies_across_connections_are_bounded() {
     );
     server.shutdown().await;
 }
+
+/// Every connection's share of the bound is given back when it closes
+/// (issue 42, High 5: memory kept after the connections closed): eight
+/// unfinished bodies fill the bound together, all eight close, and then
+/// one body as large as all of them together is read, which it cannot be
+/// while any of their bytes are still counted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_closed_connections_give_all_their_bytes_back() {
+    const BOUND: usize = 1 << 20;
+    const SENDERS: usize = 8;
+    const SHARE: usize = (BOUND - 64) / SENDERS;
+    let server = Server::builder(model())
+        .max_request_bytes(BOUND)
+        .max_buffered_request_bytes(BOUND)
+        .bind("127.0.0.1:0")
+        .await
+        .unwrap();
+    let address = server.local_addr();
+    let head =
+        format!("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: {BOUND}\r\n\r\n");
+    let mut unfinished = Vec::new();
+    for _ in 0..SENDERS {
+        let mut stream = TcpStream::connect(address).await.unwrap();
+        stream.write_all(head.as_bytes()).await.unwrap();
+        stream.write_all(&vec![b' '; SHARE]).await.unwrap();
+        unfinished.push(stream);
+    }
+    // Probes until the server has read all eight shares (the number of
+    // tries only guards against a hang).
+    let probe = chat("probe").to_string();
+    assert!(probe.len() > 64);
+    let mut full = false;
+    for _ in 0..10_000 {
+        if status_of(address, &probe).await == 503 {
+            full = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    assert!(full, "the eight unfinished bodies never filled the bound");
+    drop(unfinished);
+    // One body of all eight shares together, padded with whitespace.
+    let mut large = chat("large").to_string();
+    large.push_str(&" ".repeat(SHARE * SENDERS - large.len()));
+    let mut last = 0;
+    for _ in 0..10_000 {
+        last = status_of(address, &large).await;
+        if last != 503 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    assert_eq!(last, 200, "some closed connection's bytes were never given back");
+    server.shutdown().await;
+}
