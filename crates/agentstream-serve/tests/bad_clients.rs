@@ -255,6 +255,17 @@ async fn status_of(address: std::net::SocketAddr, body: &str) -> u16 {
     head.get(9..12).and_then(|s| s.parse().ok()).unwrap_or(0)
 }
 
+/// A server whose request limit and bound on bodies still arriving are
+/// both `bound`.
+async fn bounded_server(bound: usize) -> Server {
+    Server::builder(model())
+        .max_request_bytes(bound)
+        .max_buffered_request_bytes(bound)
+        .bind("127.0.0.1:0")
+        .await
+        .unwrap()
+}
+
 /// Bodies still arriving are bounded across all connections (round 2 and
 /// issue 42: 100 connections each sending part of a large body held
 /// 3.2 GB): while one unfinished body holds nearly the bound, a request
@@ -263,12 +274,7 @@ async fn status_of(address: std::net::SocketAddr, body: &str) -> u16 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unfinished_bodies_across_connections_are_bounded() {
     const BOUND: usize = 1 << 20;
-    let server = Server::builder(model())
-        .max_request_bytes(BOUND)
-        .max_buffered_request_bytes(BOUND)
-        .bind("127.0.0.1:0")
-        .await
-        .unwrap();
+    let server = bounded_server(BOUND).await;
     let address = server.local_addr();
     let probe = chat("probe").to_string();
     assert!(probe.len() > 50);
@@ -316,12 +322,7 @@ async fn many_closed_connections_give_all_their_bytes_back() {
     const BOUND: usize = 1 << 20;
     const SENDERS: usize = 8;
     const SHARE: usize = (BOUND - 64) / SENDERS;
-    let server = Server::builder(model())
-        .max_request_bytes(BOUND)
-        .max_buffered_request_bytes(BOUND)
-        .bind("127.0.0.1:0")
-        .await
-        .unwrap();
+    let server = bounded_server(BOUND).await;
     let address = server.local_addr();
     let head =
         format!("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: {BOUND}\r\n\r\n");
@@ -357,6 +358,9 @@ async fn many_closed_connections_give_all_their_bytes_back() {
         }
         tokio::time::sleep(Duration::from_millis(1)).await;
     }
-    assert_eq!(last, 200, "some closed connection's bytes were never given back");
+    assert_eq!(
+        last, 200,
+        "some closed connection's bytes were never given back"
+    );
     server.shutdown().await;
 }
