@@ -107,9 +107,9 @@ pub use async_std;
 /// `OpenAiCompatModel`, `AnthropicModel`, `ResponsesModel` and
 /// `GeminiModel`.
 pub mod prelude {
-    pub use crate::{AsyncStd, Runtime};
     #[cfg(feature = "http")]
     pub use crate::{AnthropicModel, GeminiModel, OpenAiCompatModel, ResponsesModel};
+    pub use crate::{AsyncStd, Runtime};
     pub use agentstream_wire::prelude::*;
 }
 

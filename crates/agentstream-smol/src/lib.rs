@@ -122,9 +122,9 @@ pub use smol::{Executor, Task, Timer};
 /// `OpenAiCompatModel`, `AnthropicModel`, `ResponsesModel` and
 /// `GeminiModel`.
 pub mod prelude {
-    pub use crate::{Runtime, Smol};
     #[cfg(feature = "http")]
     pub use crate::{AnthropicModel, GeminiModel, OpenAiCompatModel, ResponsesModel};
+    pub use crate::{Runtime, Smol};
     pub use agentstream_wire::prelude::*;
 }
 

@@ -124,9 +124,9 @@ pub use agentstream_wire;
 /// `OpenAiCompatModel`, `AnthropicModel`, `ResponsesModel` and
 /// `GeminiModel`.
 pub mod prelude {
-    pub use crate::{Runtime, Tokio};
     #[cfg(feature = "http")]
     pub use crate::{AnthropicModel, GeminiModel, OpenAiCompatModel, ResponsesModel};
+    pub use crate::{Runtime, Tokio};
     pub use agentstream_wire::prelude::*;
 }
 
