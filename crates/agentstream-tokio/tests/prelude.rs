@@ -33,6 +33,11 @@ async fn the_prelude_runs_a_scripted_call() {
 async fn the_runtime_methods_come_with_the_prelude() {
     let model = ScriptedModel::new([assistant([text("hi")], StopReason::Stop)])
         .with_pacer(Tokio.pause(std::time::Duration::from_millis(1)));
+    let retried = Tokio.with_retry(
+        ScriptedModel::new(Vec::<ScriptedTurn>::new()),
+        agentstream::model::RetryPolicy::default(),
+    );
+    assert_eq!(retried.policy().max_retries, 2);
     let context = Context::from_messages([user("hello").into()]);
     let mut stream = Tokio.spawn_stream(model.stream(&context, StreamOptions::default()));
     assert_eq!(stream.result().await.text(), "hi");
