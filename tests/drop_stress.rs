@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use agentstream::message::{assistant, text, tool_call, user, Context, StopReason};
 use agentstream::model::{Model, ModelStream, ScriptedModel, ScriptedTurn, StreamOptions};
+use agentstream::rt::Runtime as _;
 use agentstream_testkit::{live_bytes, CountingAllocator};
 use futures_util::future::join_all;
 use futures_util::StreamExt;
@@ -146,8 +147,9 @@ impl Spawner for Tokio {
         &self,
         stream: &mut ModelStream,
     ) -> Box<dyn Future<Output = ()> + Unpin + Send> {
-        let handle =
-            agentstream_tokio::spawn_driver(stream).expect("scripted streams have drivers");
+        let handle = agentstream_tokio::Tokio
+            .spawn_driver(stream)
+            .expect("scripted streams have drivers");
         Box::new(Box::pin(async move {
             handle.await.expect("the producer task completed")
         }))

@@ -13,6 +13,7 @@ use agentstream::message::{assistant, text, StopReason};
 use agentstream::model::{
     AbortController, Model, ModelEvent, ScriptedModel, ScriptedTurn, StreamOptions,
 };
+use agentstream::rt::Runtime as _;
 use futures_util::future::join_all;
 use futures_util::StreamExt;
 use models::{assert_valid, context, play, slow_turn, stalling_pacer, tool_turn, types};
@@ -43,8 +44,8 @@ fn two_turn_model() -> ScriptedModel {
 fn futures_stream_ext_next_map_take_and_select() {
     run(async {
         let model = two_turn_model();
-        let mut stream =
-            agentstream_tokio::spawn(model.stream(&context("x"), StreamOptions::default()));
+        let mut stream = agentstream_tokio::Tokio
+            .spawn_stream(model.stream(&context("x"), StreamOptions::default()));
         assert_eq!(stream.next().await.map(|e| e.type_name()), Some("start"));
         let two: Vec<_> = stream
             .by_ref()
@@ -60,8 +61,8 @@ fn futures_stream_ext_next_map_take_and_select() {
         // `select` interleaves two calls; each one's own order survives.
         let model = two_turn_model();
         let first = model.stream(&context("a"), StreamOptions::default());
-        let second =
-            agentstream_tokio::spawn(model.stream(&context("b"), StreamOptions::default()));
+        let second = agentstream_tokio::Tokio
+            .spawn_stream(model.stream(&context("b"), StreamOptions::default()));
         let tagged = futures_util::stream::select(first.map(|e| (0, e)), second.map(|e| (1, e)));
         let merged: Vec<(usize, ModelEvent)> = tagged.collect().await;
         for call in 0..2 {
@@ -82,7 +83,7 @@ fn tokio_stream_timeout_reports_a_stall_and_the_call_can_still_be_aborted() {
         let model = ScriptedModel::new([slow_turn()]).with_pacer(stalling_pacer(1));
         let controller = AbortController::new();
         let options = StreamOptions::default().with_signal(controller.signal());
-        let stream = agentstream_tokio::spawn(model.stream(&context("x"), options));
+        let stream = agentstream_tokio::Tokio.spawn_stream(model.stream(&context("x"), options));
         let mut timed = std::pin::pin!(tokio_stream::StreamExt::timeout(
             stream,
             Duration::from_millis(20)
@@ -111,10 +112,10 @@ fn tokio_stream_timeout_reports_a_stall_and_the_call_can_still_be_aborted() {
 fn tokio_select_over_two_model_streams() {
     run(async {
         let model = two_turn_model();
-        let mut first =
-            agentstream_tokio::spawn(model.stream(&context("a"), StreamOptions::default()));
-        let mut second =
-            agentstream_tokio::spawn(model.stream(&context("b"), StreamOptions::default()));
+        let mut first = agentstream_tokio::Tokio
+            .spawn_stream(model.stream(&context("a"), StreamOptions::default()));
+        let mut second = agentstream_tokio::Tokio
+            .spawn_stream(model.stream(&context("b"), StreamOptions::default()));
         let (mut a, mut b) = (Vec::new(), Vec::new());
         let (mut a_done, mut b_done) = (false, false);
         while !(a_done && b_done) {
@@ -151,7 +152,8 @@ fn join_all_over_many_results_and_result_handles() {
         // Spawned streams: detached handles, several per call.
         let spawned: Vec<_> = (0..CALLS / 2)
             .map(|_| {
-                agentstream_tokio::spawn(model.stream(&context("y"), StreamOptions::default()))
+                agentstream_tokio::Tokio
+                    .spawn_stream(model.stream(&context("y"), StreamOptions::default()))
             })
             .collect();
         let handles = spawned

@@ -26,6 +26,7 @@ use std::time::{Duration, Instant};
 
 use agentstream::event_stream::EventStream;
 use agentstream::model::ModelStream;
+use agentstream::rt::Runtime as _;
 use agentstream::Producer;
 use futures_util::future::{self, Either, FutureExt};
 
@@ -110,7 +111,9 @@ fn driver_task(task: agentstream::rt::DriverTask) -> BoxFut {
 pub fn tokio_rt_plain() -> Rt {
     Rt::new(|future| tokio_rt(tokio::spawn(future))).with_model_spawner(
         |stream: &mut ModelStream| {
-            agentstream_tokio::spawn_driver(stream).map_or_else(ready, driver_task)
+            agentstream_tokio::Tokio
+                .spawn_driver(stream)
+                .map_or_else(ready, driver_task)
         },
     )
 }
@@ -274,7 +277,7 @@ where
     Fut: Future<Output = ()> + Send + 'static,
 {
     let rt = Rt::new(|future| Box::pin(async_std::task::spawn(future))).with_model_spawner(
-        |stream: &mut ModelStream| match agentstream_async_std::spawn_driver(stream) {
+        |stream: &mut ModelStream| match agentstream_async_std::AsyncStd.spawn_driver(stream) {
             Some(task) => driver_task(task),
             None => ready(),
         },

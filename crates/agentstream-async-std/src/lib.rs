@@ -5,20 +5,24 @@
 //! `agentstream-smol` crate. This adapter is kept for code bases that still
 //! run on async-std; it offers the same things as the other adapters:
 //!
-//! - [`AsyncStd`]: the runtime as the core's [`Timer`] and [`Spawn`]. The
-//!   functions below are the core's runtime-generic ones
-//!   ([`agentstream::rt`]) on it, each one line.
-//! - [`spawn`] / [`spawn_driver`]: run a call's producer as an async-std
-//!   task, so it keeps going while the consumer is busy elsewhere. The
-//!   events, the result and the trace are those of the self-driven stream.
-//! - [`stream_with_timeout`]: start a call that is aborted after a duration,
-//!   measured with async-std's timer, through the call's [`AbortSignal`]. A
-//!   call cut off mid-stream ends with `error(aborted)` carrying the text
-//!   produced so far.
-//! - [`pause`]: a pause for [`ScriptedModel::with_pacer`], so scripted calls
-//!   take real time, or for the agent loop's abort grace.
-//! - [`tool_spawner`], [`with_retry`]: tool calls as async-std tasks;
-//!   retries waiting on async-std's timer.
+//! - [`AsyncStd`]: the runtime as the core's [`Timer`] and [`Spawn`], and
+//!   so a [`Runtime`], whose methods are the core's runtime-generic code
+//!   ([`agentstream::rt`]) on async-std:
+//!   - [`spawn_stream`](Runtime::spawn_stream) /
+//!     [`spawn_driver`](Runtime::spawn_driver): run a call's producer as an
+//!     async-std task, so it keeps going while the consumer is busy
+//!     elsewhere. The events, the result and the trace are those of the
+//!     self-driven stream.
+//!   - [`stream_with_timeout`](Runtime::stream_with_timeout): start a call
+//!     that is aborted after a duration, measured with async-std's timer,
+//!     through the call's [`AbortSignal`]. A call cut off mid-stream ends
+//!     with `error(aborted)` carrying the text produced so far.
+//!   - [`pause`](Runtime::pause): a pause for
+//!     [`ScriptedModel::with_pacer`], so scripted calls take real time, or
+//!     for the agent loop's abort grace.
+//!   - [`tool_spawner`](Runtime::tool_spawner),
+//!     [`with_retry`](Runtime::with_retry): tool calls as async-std tasks;
+//!     retries waiting on async-std's timer.
 //! - With the `http` feature, `OpenAiCompatModel`, `AnthropicModel`,
 //!   `ResponsesModel` and `GeminiModel`: the clients of
 //!   `agentstream-smol` (hyper's HTTP/1.1 client on smol's reactor, which
@@ -45,17 +49,17 @@
 //!         ScriptedTurn::message(assistant([text("a long answer")], StopReason::Stop))
 //!             .chunked(NonZeroUsize::new(10).unwrap()),
 //!     ])
-//!     .with_pacer(pause(Duration::from_secs(60)));
+//!     .with_pacer(AsyncStd.pause(Duration::from_secs(60)));
 //!     let context = Context::from_messages([user("hi").into()]);
 //!
-//!     let mut first = spawn(model.stream(&context, StreamOptions::default()));
+//!     let mut first = AsyncStd.spawn_stream(model.stream(&context, StreamOptions::default()));
 //!     while let Some(event) = first.next().await {
 //!         println!("{}", event.type_name());
 //!     }
 //!     assert_eq!(first.result().await.text(), "hello");
 //!
 //!     let options = StreamOptions::default();
-//!     let mut second = stream_with_timeout(&model, &context, options, Duration::from_secs(1));
+//!     let mut second = AsyncStd.stream_with_timeout(&model, &context, options, Duration::from_secs(1));
 //!     let result = second.result().await;
 //!     assert_eq!(result.stop_reason, StopReason::Aborted);
 //!     assert_eq!(result.text(), "a "); // the first of ten deltas
@@ -70,9 +74,8 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 
-use agentstream::agent::ToolSpawner;
-use agentstream::model::{RetryModel, RetryPolicy};
-use agentstream::rt::{self, DriverTask, Pause, Spawn, Timer};
+pub use agentstream::rt::Runtime;
+use agentstream::rt::{Spawn, Timer};
 
 pub use agentstream;
 pub use agentstream::model::{
@@ -97,15 +100,16 @@ pub use async_std;
 /// ([`agentstream_wire::prelude`]: the [`Model`] trait and its types, the
 /// scripted test double, the agent loop and its tools, the
 /// [`Context`](agentstream::message::Context) and the message builders,
-/// the providers' configurations), this crate's [`AsyncStd`], [`spawn`],
-/// [`stream_with_timeout`], [`pause`], [`tool_spawner`] and
-/// [`with_retry`], and, with the `http` feature,
+/// the providers' configurations), this crate's [`AsyncStd`] and the
+/// [`Runtime`] trait that gives it its methods (`AsyncStd.spawn_stream`,
+/// `AsyncStd.stream_with_timeout`, `AsyncStd.pause`,
+/// `AsyncStd.tool_spawner`, `AsyncStd.with_retry`), and, with the `http` feature,
 /// `OpenAiCompatModel`, `AnthropicModel`, `ResponsesModel` and
 /// `GeminiModel`.
 pub mod prelude {
-    pub use crate::{pause, spawn, stream_with_timeout, tool_spawner, with_retry, AsyncStd};
     #[cfg(feature = "http")]
     pub use crate::{AnthropicModel, GeminiModel, OpenAiCompatModel, ResponsesModel};
+    pub use crate::{AsyncStd, Runtime};
     pub use agentstream_wire::prelude::*;
 }
 
@@ -124,8 +128,8 @@ pub type GoogleModel = GeminiModel;
 
 /// async-std as agentstream's [`Timer`] ([`async_std::task::sleep`] and
 /// the system clock) and [`Spawn`] ([`async_std::task::spawn`]): what the
-/// core's runtime-generic code ([`agentstream::rt`]) runs on here. The
-/// functions of this crate are that code with `AsyncStd` filled in.
+/// core's runtime-generic code ([`agentstream::rt`]) runs on here, through
+/// the methods of [`Runtime`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct AsyncStd;
 
@@ -149,57 +153,4 @@ impl Spawn for AsyncStd {
     {
         drop(async_std::task::spawn(task));
     }
-}
-
-/// [`rt::spawn`] on [`AsyncStd`]: runs the stream's producer as an
-/// async-std task and returns the stream, which no longer drives it.
-pub fn spawn(stream: ModelStream) -> ModelStream {
-    rt::spawn(&AsyncStd, stream)
-}
-
-/// [`rt::spawn_driver`] on [`AsyncStd`]: like [`spawn`], but leaves the
-/// stream in place and returns a [`DriverTask`] that completes when the
-/// producer has stopped.
-pub fn spawn_driver(stream: &mut ModelStream) -> Option<DriverTask> {
-    rt::spawn_driver(&AsyncStd, stream)
-}
-
-/// [`rt::stream_with_timeout`] on [`AsyncStd`], [`spawn`]ed: a call on
-/// `model` aborted after `timeout`, its producer an async-std task.
-pub fn stream_with_timeout<M: Model + ?Sized>(
-    model: &M,
-    context: &agentstream::message::Context,
-    options: StreamOptions,
-    timeout: Duration,
-) -> ModelStream {
-    spawn(rt::stream_with_timeout(
-        &AsyncStd, model, context, options, timeout,
-    ))
-}
-
-/// A [`Pause`] of `length` on [`AsyncStd`]'s timer: the pacer of
-/// [`ScriptedModel::with_pacer`] or the grace of
-/// [`AgentOptions::with_abort_grace`](agentstream::agent::AgentOptions::with_abort_grace).
-pub fn pause(length: Duration) -> Pause {
-    Pause::new(AsyncStd, length)
-}
-
-/// [`rt::tool_spawner`] on [`AsyncStd`]: every tool call runs as an
-/// async-std task.
-pub fn tool_spawner() -> ToolSpawner {
-    rt::tool_spawner(AsyncStd)
-}
-
-/// [`rt::with_retry`] on [`AsyncStd`]: `model` retried as `policy` says,
-/// waiting on async-std's timer.
-///
-/// ```
-/// use agentstream_async_std::prelude::*;
-/// use agentstream::model::RetryPolicy;
-///
-/// let model = with_retry(ScriptedModel::new(Vec::<ScriptedTurn>::new()), RetryPolicy::default());
-/// assert_eq!(model.policy().max_retries, 2);
-/// ```
-pub fn with_retry<M>(model: M, policy: RetryPolicy) -> RetryModel<M, AsyncStd> {
-    rt::with_retry(model, policy, AsyncStd)
 }

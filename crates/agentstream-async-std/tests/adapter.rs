@@ -7,7 +7,7 @@ use std::future::Future;
 use std::time::Duration;
 
 use agentstream_async_std::agentstream::message::Context;
-use agentstream_async_std::{ModelStream, ScriptedModel, StreamOptions};
+use agentstream_async_std::{ModelStream, Runtime as _, ScriptedModel, StreamOptions};
 use agentstream_testkit::http::adapter_scenarios::{self as scenarios, AdapterRuntime};
 
 /// The adapter's functions, for the shared scenarios.
@@ -15,11 +15,11 @@ struct AsyncStd;
 
 impl AdapterRuntime for AsyncStd {
     fn spawn(stream: ModelStream) -> ModelStream {
-        agentstream_async_std::spawn(stream)
+        agentstream_async_std::AsyncStd.spawn_stream(stream)
     }
 
     fn spawn_driver(stream: &mut ModelStream) -> Option<impl Future<Output = ()> + Send + 'static> {
-        let task = agentstream_async_std::spawn_driver(stream)?;
+        let task = agentstream_async_std::AsyncStd.spawn_driver(stream)?;
         Some(async move {
             task.await
                 .expect("the producer task completes, it is not cancelled");
@@ -32,7 +32,7 @@ impl AdapterRuntime for AsyncStd {
         options: StreamOptions,
         timeout: Duration,
     ) -> ModelStream {
-        agentstream_async_std::stream_with_timeout(model, context, options, timeout)
+        agentstream_async_std::AsyncStd.stream_with_timeout(model, context, options, timeout)
     }
 
     fn sleep(duration: Duration) -> impl Future<Output = ()> + Send + 'static {

@@ -11,6 +11,7 @@ use agentstream::message::{
     assistant, text, tool_call, user, validate_linkage, Context, Message, StopReason,
 };
 use agentstream::model::{AbortController, ScriptedModel};
+use agentstream::rt::Runtime as _;
 use serde_json::{json, Map, Value};
 
 /// Finishes after `ms` milliseconds of async-std sleep.
@@ -57,7 +58,7 @@ fn within_the_grace_period_a_short_tool_finishes_and_a_long_one_is_aborted() {
     let controller = AbortController::new();
     let options = AgentOptions::default()
         .with_signal(controller.signal())
-        .with_abort_grace(agentstream_async_std::pause(Duration::from_millis(500)));
+        .with_abort_grace(agentstream_async_std::AsyncStd.pause(Duration::from_millis(500)));
     let outcome = async_std::task::block_on(async {
         let run = run_agent(
             &model,

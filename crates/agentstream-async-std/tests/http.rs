@@ -39,7 +39,7 @@ fn with_timeout(
     options: StreamOptions,
     timeout: Duration,
 ) -> ModelStream {
-    stream_with_timeout(model, context, options, timeout)
+    AsyncStd.stream_with_timeout(model, context, options, timeout)
 }
 
 /// Runs a scenario on async-std, with a generous guard against hangs.
@@ -59,6 +59,5 @@ agentstream_testkit::http_scenario_tests! {
     recording: recording,
     timer: agentstream_async_std::AsyncStd,
     with_timeout: with_timeout,
-    with_retry: agentstream_async_std::with_retry,
     run: run,
 }

@@ -4,11 +4,11 @@
 
 #[allow(unused_imports)]
 use agentstream_async_std::prelude::{
-    agent_loop, assistant, image, pause, run_agent, spawn, stream_with_timeout, text, thinking,
-    tool_call, tool_result, user, user_blocks, validate_events, AbortController, AbortSignal,
-    AfterToolCallHook, Agent, AgentError, AgentEvent, AgentHooks, AgentOptions, AgentOutcome,
-    AgentState, AgentStop, AgentTool, AssistantMessage, BeforeToolCallHook, ContentBlock, Context,
-    Message, Model, ModelEvent, ModelStream, ScriptedModel, ScriptedTurn, StopReason,
+    agent_loop, assistant, image, run_agent, text, thinking, tool_call, tool_result, user,
+    user_blocks, validate_events, AbortController, AbortSignal, AfterToolCallHook, Agent,
+    AgentError, AgentEvent, AgentHooks, AgentOptions, AgentOutcome, AgentState, AgentStop,
+    AgentTool, AssistantMessage, AsyncStd, BeforeToolCallHook, ContentBlock, Context, Message,
+    Model, ModelEvent, ModelStream, Runtime, ScriptedModel, ScriptedTurn, StopReason,
     StreamOptions, Subscription, Tool, ToolCallDecision, ToolContext, ToolError, ToolExecution,
     ToolOutput, ToolSet, TransformContextHook, TypedTool,
 };
@@ -27,4 +27,18 @@ fn the_prelude_runs_a_scripted_call() {
     let mut stream: ModelStream = model.stream(&context, StreamOptions::default());
     let message = async_std::task::block_on(stream.result());
     assert_eq!(message.text(), "hi");
+}
+
+#[test]
+fn the_runtime_methods_come_with_the_prelude() {
+    let model = ScriptedModel::new([assistant([text("hi")], StopReason::Stop)])
+        .with_pacer(AsyncStd.pause(std::time::Duration::from_millis(1)));
+    let retried = AsyncStd.with_retry(
+        ScriptedModel::new(Vec::<ScriptedTurn>::new()),
+        agentstream::model::RetryPolicy::default(),
+    );
+    assert_eq!(retried.policy().max_retries, 2);
+    let context = Context::from_messages([user("hello").into()]);
+    let mut stream = AsyncStd.spawn_stream(model.stream(&context, StreamOptions::default()));
+    assert_eq!(async_std::task::block_on(stream.result()).text(), "hi");
 }

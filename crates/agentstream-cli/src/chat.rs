@@ -13,6 +13,8 @@ use agentstream::message::{user, AssistantMessage, Context, StopReason};
 use agentstream::model::{
     AbortController, ErrorCause, Model, ModelEvent, StreamOptions, TimeoutKind,
 };
+use agentstream::rt::Runtime;
+use agentstream_tokio::Tokio;
 use agentstream_wire::recording::BodySink;
 use futures_util::StreamExt;
 
@@ -258,7 +260,7 @@ async fn stream(
     let controller = AbortController::new();
     let options = StreamOptions::default().with_signal(controller.signal());
     let mut stream = match shown.total {
-        Some(total) => agentstream_tokio::stream_with_timeout(model, context, options, total),
+        Some(total) => Tokio.stream_with_timeout(model, context, options, total),
         None => model.stream(context, options),
     };
     let stdout = io::stdout();

@@ -10,7 +10,7 @@ use agentstream::model::{
     EXHAUSTED_MESSAGE,
 };
 use agentstream_serve::{ServeTurn, Server};
-use agentstream_tokio::{AnthropicModel, OpenAiCompatModel};
+use agentstream_tokio::{AnthropicModel, OpenAiCompatModel, Runtime as _};
 use agentstream_wire::anthropic::AnthropicConfig;
 use agentstream_wire::openai::OpenAiConfig;
 use serde_json::{json, Value};
@@ -394,7 +394,7 @@ async fn a_client_that_disconnects_stops_its_turn() {
             StopReason::Stop,
         ))
         .chunked(200.try_into().unwrap())])
-        .with_pacer(agentstream_tokio::pause(Duration::from_millis(20))),
+        .with_pacer(agentstream_tokio::Tokio.pause(Duration::from_millis(20))),
         signals: signals.clone(),
     };
     let server = Server::builder(model).bind("127.0.0.1:0").await.unwrap();

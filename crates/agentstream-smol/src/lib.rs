@@ -5,19 +5,23 @@
 //! expects on top:
 //!
 //! - [`Smol`]: the runtime as the core's [`Timer`](agentstream::rt::Timer)
-//!   and [`Spawn`]. [`spawn`], [`stream_with_timeout`], [`pause`],
-//!   [`tool_spawner`] and [`with_retry`] are the core's runtime-generic
-//!   functions ([`agentstream::rt`]) on it, each one line.
-//! - [`spawn`] / [`spawn_on`] / [`spawn_driver_on`]: run a call's producer
-//!   as a task on smol's global executor or on an [`Executor`] of your own,
-//!   so it keeps going while the consumer is busy elsewhere. The events, the
-//!   result and the trace are those of the self-driven stream.
-//! - [`stream_with_timeout`]: start a call that is aborted after a duration,
-//!   measured with smol's [`Timer`], through the call's [`AbortSignal`]. A
-//!   call cut off mid-stream ends with `error(aborted)` carrying the text
-//!   produced so far.
-//! - [`pause`]: a pause for [`ScriptedModel::with_pacer`], so scripted calls
-//!   take real time, or for the agent loop's abort grace.
+//!   and [`Spawn`], and so a [`Runtime`], whose methods are the core's
+//!   runtime-generic code ([`agentstream::rt`]) on smol:
+//!   - [`spawn_stream`](Runtime::spawn_stream): run a call's producer as a
+//!     task on smol's global executor ([`spawn_on`] / [`spawn_driver_on`]:
+//!     on an [`Executor`] of your own), so it keeps going while the
+//!     consumer is busy elsewhere. The events, the result and the trace are
+//!     those of the self-driven stream.
+//!   - [`stream_with_timeout`](Runtime::stream_with_timeout): start a call
+//!     that is aborted after a duration, measured with smol's [`Timer`],
+//!     through the call's [`AbortSignal`]. A call cut off mid-stream ends
+//!     with `error(aborted)` carrying the text produced so far.
+//!   - [`pause`](Runtime::pause): a pause for
+//!     [`ScriptedModel::with_pacer`], so scripted calls take real time, or
+//!     for the agent loop's abort grace.
+//!   - [`tool_spawner`](Runtime::tool_spawner),
+//!     [`with_retry`](Runtime::with_retry): tool calls as smol tasks;
+//!     retries waiting on smol's timer.
 //! - With the `http` feature, `OpenAiCompatModel`, `AnthropicModel`,
 //!   `ResponsesModel` and `GeminiModel`:
 //!   real models behind the same boundary, streaming from any
@@ -45,17 +49,17 @@
 //!         ScriptedTurn::message(assistant([text("a long answer")], StopReason::Stop))
 //!             .chunked(NonZeroUsize::new(10).unwrap()),
 //!     ])
-//!     .with_pacer(pause(Duration::from_secs(60)));
+//!     .with_pacer(Smol.pause(Duration::from_secs(60)));
 //!     let context = Context::from_messages([user("hi").into()]);
 //!
-//!     let mut first = spawn(model.stream(&context, StreamOptions::default()));
+//!     let mut first = Smol.spawn_stream(model.stream(&context, StreamOptions::default()));
 //!     while let Some(event) = first.next().await {
 //!         println!("{}", event.type_name());
 //!     }
 //!     assert_eq!(first.result().await.text(), "hello");
 //!
 //!     let options = StreamOptions::default();
-//!     let mut second = stream_with_timeout(&model, &context, options, Duration::from_secs(1));
+//!     let mut second = Smol.stream_with_timeout(&model, &context, options, Duration::from_secs(1));
 //!     let result = second.result().await;
 //!     assert_eq!(result.stop_reason, StopReason::Aborted);
 //!     assert_eq!(result.text(), "a "); // the first of ten deltas
@@ -71,9 +75,8 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use agentstream::agent::ToolSpawner;
-use agentstream::model::{RetryModel, RetryPolicy};
-use agentstream::rt::{self, Pause, Spawn};
+pub use agentstream::rt::Runtime;
+use agentstream::rt::Spawn;
 
 #[cfg(feature = "http")]
 mod http;
@@ -112,23 +115,24 @@ pub use smol::{Executor, Task, Timer};
 /// ([`agentstream_wire::prelude`]: the [`Model`] trait and its types, the
 /// scripted test double, the agent loop and its tools, the
 /// [`Context`](agentstream::message::Context) and the message builders,
-/// the providers' configurations), this crate's [`Smol`], [`spawn`],
-/// [`stream_with_timeout`], [`pause`], [`tool_spawner`] and
-/// [`with_retry`], and, with the `http` feature,
+/// the providers' configurations), this crate's [`Smol`] and the
+/// [`Runtime`] trait that gives it its methods (`Smol.spawn_stream`,
+/// `Smol.stream_with_timeout`, `Smol.pause`, `Smol.tool_spawner`,
+/// `Smol.with_retry`), and, with the `http` feature,
 /// `OpenAiCompatModel`, `AnthropicModel`, `ResponsesModel` and
 /// `GeminiModel`.
 pub mod prelude {
-    pub use crate::{pause, spawn, stream_with_timeout, tool_spawner, with_retry, Smol};
     #[cfg(feature = "http")]
     pub use crate::{AnthropicModel, GeminiModel, OpenAiCompatModel, ResponsesModel};
+    pub use crate::{Runtime, Smol};
     pub use agentstream_wire::prelude::*;
 }
 
 /// smol as agentstream's [`Timer`](agentstream::rt::Timer) (smol's [`Timer`] and the
 /// system clock) and [`Spawn`] (detached tasks on smol's global executor,
 /// [`smol::spawn`]): what the core's runtime-generic code
-/// ([`agentstream::rt`]) runs on here. The functions of this crate are
-/// that code with `Smol` filled in.
+/// ([`agentstream::rt`]) runs on here, through the methods of
+/// [`Runtime`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct Smol;
 
@@ -153,14 +157,8 @@ impl Spawn for Smol {
     }
 }
 
-/// [`rt::spawn`] on [`Smol`]: runs the stream's producer as a detached
-/// task on smol's global executor and returns the stream, which no longer
-/// drives it.
-pub fn spawn(stream: ModelStream) -> ModelStream {
-    rt::spawn(&Smol, stream)
-}
-
-/// Like [`spawn`], on `executor` instead of the global one.
+/// Like [`Runtime::spawn_stream`] on [`Smol`], on `executor` instead of
+/// the global one.
 pub fn spawn_on(executor: &Executor<'_>, mut stream: ModelStream) -> ModelStream {
     if let Some(task) = spawn_driver_on(executor, &mut stream) {
         task.detach();
@@ -177,46 +175,6 @@ pub fn spawn_on(executor: &Executor<'_>, mut stream: ModelStream) -> ModelStream
 /// [`detach`](Task::detach) it to let the producer run on its own.
 pub fn spawn_driver_on(executor: &Executor<'_>, stream: &mut ModelStream) -> Option<Task<()>> {
     stream.take_driver().map(|driver| executor.spawn(driver))
-}
-
-/// [`rt::stream_with_timeout`] on [`Smol`], [`spawn`]ed: a call on `model`
-/// aborted after `timeout`, its producer a task of smol's global executor.
-pub fn stream_with_timeout<M: Model + ?Sized>(
-    model: &M,
-    context: &agentstream::message::Context,
-    options: StreamOptions,
-    timeout: Duration,
-) -> ModelStream {
-    spawn(rt::stream_with_timeout(
-        &Smol, model, context, options, timeout,
-    ))
-}
-
-/// A [`Pause`] of `length` on [`Smol`]'s timer: the pacer of
-/// [`ScriptedModel::with_pacer`] or the grace of
-/// [`AgentOptions::with_abort_grace`](agentstream::agent::AgentOptions::with_abort_grace).
-pub fn pause(length: Duration) -> Pause {
-    Pause::new(Smol, length)
-}
-
-/// [`rt::tool_spawner`] on [`Smol`]: every tool call runs as a task on
-/// smol's global executor (its own threads).
-pub fn tool_spawner() -> ToolSpawner {
-    rt::tool_spawner(Smol)
-}
-
-/// [`rt::with_retry`] on [`Smol`]: `model` retried as `policy` says,
-/// waiting on smol's timer.
-///
-/// ```
-/// use agentstream_smol::prelude::*;
-/// use agentstream::model::RetryPolicy;
-///
-/// let model = with_retry(ScriptedModel::new(Vec::<ScriptedTurn>::new()), RetryPolicy::default());
-/// assert_eq!(model.policy().max_retries, 2);
-/// ```
-pub fn with_retry<M>(model: M, policy: RetryPolicy) -> RetryModel<M, Smol> {
-    rt::with_retry(model, policy, Smol)
 }
 
 /// One sleep of [`Smol`]'s timer: a smol [`Timer`] whose output is `()`.

@@ -7,7 +7,7 @@ use std::future::Future;
 use std::time::Duration;
 
 use agentstream_smol::agentstream::message::Context;
-use agentstream_smol::{Executor, ModelStream, ScriptedModel, StreamOptions, Timer};
+use agentstream_smol::{Executor, ModelStream, Runtime as _, ScriptedModel, StreamOptions, Timer};
 use agentstream_testkit::http::adapter_scenarios::{self as scenarios, AdapterRuntime};
 
 /// One executor shared by the tests; every test thread runs it, so it is
@@ -34,7 +34,7 @@ impl AdapterRuntime for Smol {
         options: StreamOptions,
         timeout: Duration,
     ) -> ModelStream {
-        agentstream_smol::stream_with_timeout(model, context, options, timeout)
+        agentstream_smol::Smol.stream_with_timeout(model, context, options, timeout)
     }
 
     async fn sleep(duration: Duration) {

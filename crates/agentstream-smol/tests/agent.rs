@@ -12,6 +12,7 @@ use agentstream::message::{
     assistant, text, tool_call, user, validate_linkage, Context, Message, StopReason,
 };
 use agentstream::model::{AbortController, ScriptedModel};
+use agentstream::rt::Runtime as _;
 use serde_json::{json, Map, Value};
 
 /// Counts its calls; with `hang`, never finishes by itself.
@@ -76,7 +77,7 @@ fn tool_calls_run_as_smol_tasks() {
             calls: Arc::clone(&calls),
             hang: false,
         })
-        .with_spawner(agentstream_smol::tool_spawner());
+        .with_spawner(agentstream_smol::Smol.tool_spawner());
     let model = model();
     let outcome = smol::block_on(run_agent(
         &model,
@@ -103,12 +104,12 @@ fn a_tool_still_running_after_the_grace_period_gets_an_aborted_result() {
             calls: Arc::clone(&calls),
             hang: true,
         })
-        .with_spawner(agentstream_smol::tool_spawner());
+        .with_spawner(agentstream_smol::Smol.tool_spawner());
     let model = model();
     let controller = AbortController::new();
     let options = AgentOptions::default()
         .with_signal(controller.signal())
-        .with_abort_grace(agentstream_smol::pause(Duration::from_millis(20)));
+        .with_abort_grace(agentstream_smol::Smol.pause(Duration::from_millis(20)));
     let outcome = smol::block_on(async {
         let run = run_agent(
             &model,

@@ -39,7 +39,7 @@ fn with_timeout(
     options: StreamOptions,
     timeout: Duration,
 ) -> ModelStream {
-    stream_with_timeout(model, context, options, timeout)
+    Smol.stream_with_timeout(model, context, options, timeout)
 }
 
 /// Runs a scenario on smol, with a generous guard against hangs.
@@ -58,6 +58,5 @@ agentstream_testkit::http_scenario_tests! {
     recording: recording,
     timer: agentstream_smol::Smol,
     with_timeout: with_timeout,
-    with_retry: agentstream_smol::with_retry,
     run: run,
 }

@@ -24,16 +24,16 @@ async fn main() {
         ))
         .chunked(NonZeroUsize::new(12).unwrap()),
     ])
-    .with_pacer(pause(Duration::from_millis(40)));
+    .with_pacer(Tokio.pause(Duration::from_millis(40)));
     let context = Context::from_messages([user("hi").into()]);
 
     println!("turn 1 (spawned producer):");
-    let first = spawn(model.stream(&context, StreamOptions::default()));
+    let first = Tokio.spawn_stream(model.stream(&context, StreamOptions::default()));
     print_call(first).await;
 
     println!("turn 2 (150 ms timeout, 40 ms between deltas):");
     let options = StreamOptions::default();
-    let second = stream_with_timeout(&model, &context, options, Duration::from_millis(150));
+    let second = Tokio.stream_with_timeout(&model, &context, options, Duration::from_millis(150));
     print_call(second).await;
 }
 

@@ -18,7 +18,8 @@ use agentstream_wire::responses::ResponsesConfig;
 /// ([`agentstream_wire::model::EndpointModel`]) on the [`Reqwest`] host.
 ///
 /// The returned streams must be polled inside a tokio runtime with its
-/// timer and IO enabled (or spawned with [`spawn`](crate::spawn)).
+/// timer and IO enabled (or spawned with
+/// [`Tokio.spawn_stream`](crate::Runtime::spawn_stream)).
 /// Dropping the stream and its result handles drops the request, which
 /// closes the connection.
 ///

@@ -4,20 +4,24 @@
 //! (its *driver*) whenever it is polled. This crate adds what a tokio user
 //! expects on top:
 //!
-//! - [`Tokio`]: the runtime as the core's [`Timer`] and [`Spawn`]. The
-//!   functions below are the core's runtime-generic ones ([`agentstream::rt`])
-//!   on it, each one line.
-//! - [`spawn`] / [`spawn_driver`]: run a call's producer as a tokio task, so
-//!   it keeps going while the consumer is busy elsewhere. The events, the
-//!   result and the trace are those of the self-driven stream.
-//! - [`stream_with_timeout`]: start a call that is aborted after a duration,
-//!   measured with tokio's timer, through the call's
-//!   [`AbortSignal`]. A call cut off mid-stream ends
-//!   with `error(aborted)` carrying the text produced so far.
-//! - [`pause`]: a pause for [`ScriptedModel::with_pacer`], so scripted calls
-//!   take real time, or for the agent loop's abort grace.
-//! - [`tool_spawner`], [`with_retry`]: tool calls as tokio tasks; retries
-//!   waiting on tokio's timer.
+//! - [`Tokio`]: the runtime as the core's [`Timer`] and [`Spawn`], and so
+//!   a [`Runtime`], whose methods are the core's runtime-generic code
+//!   ([`agentstream::rt`]) on tokio:
+//!   - [`spawn_stream`](Runtime::spawn_stream) /
+//!     [`spawn_driver`](Runtime::spawn_driver): run a call's producer as a
+//!     tokio task, so it keeps going while the consumer is busy elsewhere.
+//!     The events, the result and the trace are those of the self-driven
+//!     stream.
+//!   - [`stream_with_timeout`](Runtime::stream_with_timeout): start a call
+//!     that is aborted after a duration, measured with tokio's timer,
+//!     through the call's [`AbortSignal`]. A call cut off mid-stream ends
+//!     with `error(aborted)` carrying the text produced so far.
+//!   - [`pause`](Runtime::pause): a pause for
+//!     [`ScriptedModel::with_pacer`], so scripted calls take real time, or
+//!     for the agent loop's abort grace.
+//!   - [`tool_spawner`](Runtime::tool_spawner),
+//!     [`with_retry`](Runtime::with_retry): tool calls as tokio tasks;
+//!     retries waiting on tokio's timer.
 //! - Cancel on drop: a spawned producer stops as soon as the consumer has
 //!   dropped the stream and every result handle. The task then completes; it
 //!   never leaks and does no further work.
@@ -50,17 +54,17 @@
 //!     ScriptedTurn::message(assistant([text("a long answer")], StopReason::Stop))
 //!         .chunked(NonZeroUsize::new(10).unwrap()),
 //! ])
-//! .with_pacer(pause(Duration::from_secs(60)));
+//! .with_pacer(Tokio.pause(Duration::from_secs(60)));
 //! let context = Context::from_messages([user("hi").into()]);
 //!
-//! let mut first = spawn(model.stream(&context, StreamOptions::default()));
+//! let mut first = Tokio.spawn_stream(model.stream(&context, StreamOptions::default()));
 //! while let Some(event) = first.next().await {
 //!     println!("{}", event.type_name());
 //! }
 //! assert_eq!(first.result().await.text(), "hello");
 //!
 //! let options = StreamOptions::default();
-//! let mut second = stream_with_timeout(&model, &context, options, Duration::from_secs(1));
+//! let mut second = Tokio.stream_with_timeout(&model, &context, options, Duration::from_secs(1));
 //! let result = second.result().await;
 //! assert_eq!(result.stop_reason, StopReason::Aborted);
 //! assert_eq!(result.text(), "a "); // the first of ten deltas
@@ -74,9 +78,8 @@
 use std::future::Future;
 use std::time::Duration;
 
-use agentstream::agent::ToolSpawner;
-use agentstream::model::{RetryModel, RetryPolicy};
-use agentstream::rt::{self, DriverTask, Pause, Spawn, Timer};
+pub use agentstream::rt::Runtime;
+use agentstream::rt::{Spawn, Timer};
 
 #[cfg(feature = "http")]
 mod http;
@@ -114,22 +117,23 @@ pub use agentstream_wire;
 /// ([`agentstream_wire::prelude`]: the [`Model`] trait and its types, the
 /// scripted test double, the agent loop and its tools, the
 /// [`Context`](agentstream::message::Context) and the message builders,
-/// the providers' configurations), this crate's [`Tokio`], [`spawn`],
-/// [`stream_with_timeout`], [`pause`], [`tool_spawner`] and
-/// [`with_retry`], and, with the `http` feature,
+/// the providers' configurations), this crate's [`Tokio`] and the
+/// [`Runtime`] trait that gives it its methods (`Tokio.spawn_stream`,
+/// `Tokio.stream_with_timeout`, `Tokio.pause`, `Tokio.tool_spawner`,
+/// `Tokio.with_retry`), and, with the `http` feature,
 /// `OpenAiCompatModel`, `AnthropicModel`, `ResponsesModel` and
 /// `GeminiModel`.
 pub mod prelude {
-    pub use crate::{pause, spawn, stream_with_timeout, tool_spawner, with_retry, Tokio};
     #[cfg(feature = "http")]
     pub use crate::{AnthropicModel, GeminiModel, OpenAiCompatModel, ResponsesModel};
+    pub use crate::{Runtime, Tokio};
     pub use agentstream_wire::prelude::*;
 }
 
 /// The tokio runtime as agentstream's [`Timer`] ([`tokio::time::sleep`]
 /// and the system clock) and [`Spawn`] ([`tokio::spawn`]): what the
-/// core's runtime-generic code ([`agentstream::rt`]) runs on here. The
-/// functions of this crate are that code with `Tokio` filled in.
+/// core's runtime-generic code ([`agentstream::rt`]) runs on here, through
+/// the methods of [`Runtime`].
 ///
 /// Its sleeps and tasks need a tokio runtime with the timer enabled; used
 /// outside one, they panic like [`tokio::spawn`].
@@ -155,72 +159,6 @@ impl Spawn for Tokio {
     {
         drop(tokio::spawn(task));
     }
-}
-
-/// [`rt::spawn`] on [`Tokio`]: runs the stream's producer as a tokio task
-/// and returns the stream, which no longer drives it.
-///
-/// # Panics
-/// Outside a tokio runtime, like [`tokio::spawn`].
-pub fn spawn(stream: ModelStream) -> ModelStream {
-    rt::spawn(&Tokio, stream)
-}
-
-/// [`rt::spawn_driver`] on [`Tokio`]: like [`spawn`], but leaves the
-/// stream in place and returns a [`DriverTask`] that completes when the
-/// producer has stopped.
-///
-/// # Panics
-/// Outside a tokio runtime, like [`tokio::spawn`].
-pub fn spawn_driver(stream: &mut ModelStream) -> Option<DriverTask> {
-    rt::spawn_driver(&Tokio, stream)
-}
-
-/// [`rt::stream_with_timeout`] on [`Tokio`], [`spawn`]ed: a call on
-/// `model` aborted after `timeout`, its producer a tokio task.
-///
-/// # Panics
-/// Outside a tokio runtime, or without its timer enabled.
-pub fn stream_with_timeout<M: Model + ?Sized>(
-    model: &M,
-    context: &agentstream::message::Context,
-    options: StreamOptions,
-    timeout: Duration,
-) -> ModelStream {
-    spawn(rt::stream_with_timeout(
-        &Tokio, model, context, options, timeout,
-    ))
-}
-
-/// A [`Pause`] of `length` on [`Tokio`]'s timer: the pacer of
-/// [`ScriptedModel::with_pacer`] or the grace of
-/// [`AgentOptions::with_abort_grace`](agentstream::agent::AgentOptions::with_abort_grace).
-pub fn pause(length: Duration) -> Pause {
-    Pause::new(Tokio, length)
-}
-
-/// [`rt::tool_spawner`] on [`Tokio`]: every tool call runs as a tokio
-/// task, so on a multi-threaded runtime the calls of a turn run on its
-/// worker threads.
-///
-/// # Panics
-/// The spawner panics outside a tokio runtime, like [`tokio::spawn`].
-pub fn tool_spawner() -> ToolSpawner {
-    rt::tool_spawner(Tokio)
-}
-
-/// [`rt::with_retry`] on [`Tokio`]: `model` retried as `policy` says,
-/// waiting on tokio's timer.
-///
-/// ```
-/// use agentstream_tokio::prelude::*;
-/// use agentstream::model::RetryPolicy;
-///
-/// let model = with_retry(ScriptedModel::new(Vec::<ScriptedTurn>::new()), RetryPolicy::default());
-/// assert_eq!(model.policy().max_retries, 2);
-/// ```
-pub fn with_retry<M>(model: M, policy: RetryPolicy) -> RetryModel<M, Tokio> {
-    rt::with_retry(model, policy, Tokio)
 }
 
 /// The README's example, compiled and run as a doctest.

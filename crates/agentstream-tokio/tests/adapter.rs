@@ -8,18 +8,18 @@ use std::time::Duration;
 
 use agentstream_testkit::http::adapter_scenarios::{self as scenarios, AdapterRuntime};
 use agentstream_tokio::agentstream::message::Context;
-use agentstream_tokio::{ModelStream, ScriptedModel, StreamOptions};
+use agentstream_tokio::{ModelStream, Runtime as _, ScriptedModel, StreamOptions};
 
 /// The adapter's functions, for the shared scenarios.
 struct Tokio;
 
 impl AdapterRuntime for Tokio {
     fn spawn(stream: ModelStream) -> ModelStream {
-        agentstream_tokio::spawn(stream)
+        agentstream_tokio::Tokio.spawn_stream(stream)
     }
 
     fn spawn_driver(stream: &mut ModelStream) -> Option<impl Future<Output = ()> + Send + 'static> {
-        let task = agentstream_tokio::spawn_driver(stream)?;
+        let task = agentstream_tokio::Tokio.spawn_driver(stream)?;
         Some(async move {
             task.await
                 .expect("the producer task completes, it is not cancelled");
@@ -32,7 +32,7 @@ impl AdapterRuntime for Tokio {
         options: StreamOptions,
         timeout: Duration,
     ) -> ModelStream {
-        agentstream_tokio::stream_with_timeout(model, context, options, timeout)
+        agentstream_tokio::Tokio.stream_with_timeout(model, context, options, timeout)
     }
 
     fn sleep(duration: Duration) -> impl Future<Output = ()> + Send + 'static {

@@ -13,6 +13,7 @@ use agentstream::message::{
     assistant, text, tool_call, user, validate_linkage, Context, Message, StopReason,
 };
 use agentstream::model::{AbortController, ScriptedModel};
+use agentstream::rt::Runtime as _;
 use serde_json::{json, Map, Value};
 
 /// Records the thread it runs on; with `hang`, never finishes by itself.
@@ -73,7 +74,7 @@ fn tool_calls_run_on_the_runtime_worker_threads() {
             threads: Arc::clone(&threads),
             hang: false,
         })
-        .with_spawner(agentstream_tokio::tool_spawner());
+        .with_spawner(agentstream_tokio::Tokio.tool_spawner());
     let model = model();
     let outcome = runtime.block_on(run_agent(
         &model,
@@ -106,12 +107,12 @@ fn a_tool_still_running_after_the_grace_period_gets_an_aborted_result() {
             threads: Arc::clone(&threads),
             hang: true,
         })
-        .with_spawner(agentstream_tokio::tool_spawner());
+        .with_spawner(agentstream_tokio::Tokio.tool_spawner());
     let model = model();
     let controller = AbortController::new();
     let options = AgentOptions::default()
         .with_signal(controller.signal())
-        .with_abort_grace(agentstream_tokio::pause(Duration::from_millis(20)));
+        .with_abort_grace(agentstream_tokio::Tokio.pause(Duration::from_millis(20)));
     let outcome = runtime.block_on(async {
         let run = run_agent(
             &model,

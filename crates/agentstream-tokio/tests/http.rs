@@ -39,7 +39,7 @@ fn with_timeout(
     options: StreamOptions,
     timeout: Duration,
 ) -> ModelStream {
-    stream_with_timeout(model, context, options, timeout)
+    Tokio.stream_with_timeout(model, context, options, timeout)
 }
 
 /// Runs a scenario on a multi-thread runtime, with a generous guard
@@ -65,7 +65,6 @@ agentstream_testkit::http_scenario_tests! {
     recording: recording,
     timer: agentstream_tokio::Tokio,
     with_timeout: with_timeout,
-    with_retry: agentstream_tokio::with_retry,
     run: run,
 }
 
@@ -83,7 +82,7 @@ struct SpawnAll(OpenAiCompatModel);
 
 impl Model for SpawnAll {
     fn stream(&self, context: &Context, options: StreamOptions) -> ModelStream {
-        spawn(self.0.stream(context, options))
+        Tokio.spawn_stream(self.0.stream(context, options))
     }
 }
 

@@ -24,7 +24,7 @@ pub async fn play() -> String {
         StopReason::Stop,
     )]);
     let context = Context::from_messages([user("hi").into()]);
-    let mut stream = spawn(model.stream(&context, StreamOptions::default()));
+    let mut stream = EventLoop.spawn_stream(model.stream(&context, StreamOptions::default()));
     let events = stream.by_ref().count().await;
     let message = stream.result().await;
     format!("{} ({events} events)", message.text())

@@ -32,7 +32,7 @@ extern "C" {
 /// ([`agentstream_wire::model::EndpointModel`]) on the [`Fetch`] host.
 ///
 /// Its [`ModelStream`](agentstream::model::ModelStream)s are self-driven
-/// like every other model's: poll them, or [`spawn`](crate::spawn) their
+/// like every other model's: poll them, or [`spawn_stream`](crate::Runtime::spawn_stream) their
 /// producer on the event loop. The response body is read incrementally
 /// from its `ReadableStream`; the call's
 /// [`AbortSignal`](agentstream::model::AbortSignal) aborts the `fetch`
@@ -51,7 +51,7 @@ extern "C" {
 ///     let config = OpenAiConfig::new("http://127.0.0.1:11434/v1", "llama3.2");
 ///     let model = OpenAiCompatModel::new(config).expect("fetch needs no client");
 ///     let context = Context::from_messages([user("Hello!").into()]);
-///     let mut stream = spawn(model.stream(&context, StreamOptions::default()));
+///     let mut stream = EventLoop.spawn_stream(model.stream(&context, StreamOptions::default()));
 ///     let message = stream.result().await;
 ///     let _answer = message.text();
 /// });
@@ -71,7 +71,7 @@ pub type OpenAiCompatModel = EndpointModel<agentstream_wire::openai::OpenAiConfi
 ///         .with_api_key("key");
 ///     let model = AnthropicModel::new(config).expect("fetch needs no client");
 ///     let context = Context::from_messages([user("Hello!").into()]);
-///     let mut stream = spawn(model.stream(&context, StreamOptions::default()));
+///     let mut stream = EventLoop.spawn_stream(model.stream(&context, StreamOptions::default()));
 ///     let _message = stream.result().await;
 /// });
 /// ```

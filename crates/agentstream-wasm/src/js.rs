@@ -15,6 +15,7 @@ use std::rc::Rc;
 
 use agentstream::message::{user, Context};
 use agentstream::model::{Model, ModelStream, ScriptedTurn, StreamOptions};
+use agentstream::rt::Runtime;
 use futures_util::StreamExt;
 use js_sys::{Function, Object, Promise, Reflect, Symbol};
 use wasm_bindgen::prelude::wasm_bindgen;
@@ -89,7 +90,8 @@ impl JsScriptedModel {
     /// Leaving the loop early cancels the call.
     pub fn stream(&self, prompt: &str) -> JsValue {
         let context = Context::from_messages([user(prompt).into()]);
-        let stream = crate::spawn(self.model.stream(&context, StreamOptions::default()));
+        let stream =
+            crate::EventLoop.spawn_stream(self.model.stream(&context, StreamOptions::default()));
         let iterator = JsValue::from(JsEventIterator {
             state: Rc::new(RefCell::new(Iteration {
                 stream: Some(stream),

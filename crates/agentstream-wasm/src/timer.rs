@@ -1,17 +1,14 @@
-//! The host's timer: [`sleep`], and what the core builds from it
-//! ([`pause`], [`stream_with_timeout`]).
+//! The host's timer: [`sleep`], the [`EventLoop`](crate::EventLoop)'s
+//! [`Timer`](agentstream::rt::Timer).
 
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use agentstream::model::{Model, ModelStream, StreamOptions};
-use agentstream::rt::{self, Pause};
 use gloo_timers::future::TimeoutFuture;
 
 use crate::local::Local;
-use crate::EventLoop;
 
 /// The longest pause one `setTimeout` takes: 2³¹ − 1 ms, about 24.8 days.
 /// Hosts fire a longer timeout at once, so [`sleep`] clamps to this.
@@ -53,50 +50,4 @@ impl Future for Sleep {
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         Pin::new(&mut self.0).poll(cx)
     }
-}
-
-/// A [`Pause`] of `length` on the event loop's timer (a [`sleep`]): the
-/// pacer of
-/// [`ScriptedModel::with_pacer`](agentstream::model::ScriptedModel::with_pacer),
-/// so scripted calls take real time on the JavaScript event loop, or the
-/// grace of
-/// [`AgentOptions::with_abort_grace`](agentstream::agent::AgentOptions::with_abort_grace).
-///
-/// ```no_run
-/// use std::time::Duration;
-/// use agentstream_wasm::prelude::*;
-///
-/// let model = ScriptedModel::new([assistant([text("slowly")], StopReason::Stop)])
-///     .with_pacer(pause(Duration::from_millis(50)));
-/// let options = AgentOptions::default().with_abort_grace(pause(Duration::from_secs(1)));
-/// ```
-pub fn pause(length: Duration) -> Pause {
-    Pause::new(EventLoop, length)
-}
-
-/// [`rt::stream_with_timeout`] on the [`EventLoop`], [`spawn`](crate::spawn)ed:
-/// a call on `model` aborted after `timeout` (a [`sleep`]), its producer a
-/// task of the JavaScript event loop.
-///
-/// ```no_run
-/// use std::time::Duration;
-/// use agentstream_wasm::prelude::*;
-///
-/// wasm_bindgen_futures::spawn_local(async {
-///     let model = ScriptedModel::new([assistant([text("hi")], StopReason::Stop)]);
-///     let context = Context::from_messages([user("hello").into()]);
-///     let options = StreamOptions::default();
-///     let mut stream = stream_with_timeout(&model, &context, options, Duration::from_secs(5));
-///     assert_eq!(stream.result().await.text(), "hi");
-/// });
-/// ```
-pub fn stream_with_timeout<M: Model + ?Sized>(
-    model: &M,
-    context: &agentstream::message::Context,
-    options: StreamOptions,
-    timeout: Duration,
-) -> ModelStream {
-    crate::spawn(rt::stream_with_timeout(
-        &EventLoop, model, context, options, timeout,
-    ))
 }

@@ -51,7 +51,7 @@ async fn the_producer_runs_after_the_synchronous_code() {
     let context = Context::from_messages([user("hello").into()]);
 
     log.push("synchronous code");
-    let mut stream = spawn(logged(
+    let mut stream = EventLoop.spawn_stream(logged(
         model.stream(&context, StreamOptions::default()),
         log.clone(),
     ));
@@ -113,9 +113,9 @@ async fn a_timeout_aborts_a_paced_call_mid_stream() {
         StopReason::Stop,
     ))
     .chunked(NonZeroUsize::new(10).unwrap())])
-    .with_pacer(pause(Duration::from_secs(60)));
+    .with_pacer(EventLoop.pause(Duration::from_secs(60)));
     let context = Context::from_messages([user("hi").into()]);
-    let mut stream = stream_with_timeout(
+    let mut stream = EventLoop.stream_with_timeout(
         &model,
         &context,
         StreamOptions::default(),
@@ -134,9 +134,9 @@ async fn a_paced_call_within_its_timeout_completes() {
             ScriptedTurn::message(assistant([text("abcdef")], StopReason::Stop))
                 .chunked(NonZeroUsize::new(3).unwrap()),
         ])
-        .with_pacer(pause(Duration::from_millis(1)));
+        .with_pacer(EventLoop.pause(Duration::from_millis(1)));
     let context = Context::from_messages([user("hi").into()]);
-    let mut stream = stream_with_timeout(
+    let mut stream = EventLoop.stream_with_timeout(
         &model,
         &context,
         StreamOptions::default(),
@@ -166,7 +166,7 @@ async fn a_javascript_abort_aborts_our_signal() {
     let model = ScriptedModel::new([assistant([text("hi")], StopReason::Stop)]);
     let context = Context::from_messages([user("hello").into()]);
     let options = StreamOptions::default().with_signal(signal);
-    let mut stream = spawn(model.stream(&context, options));
+    let mut stream = EventLoop.spawn_stream(model.stream(&context, options));
     assert_eq!(stream.result().await.stop_reason, StopReason::Aborted);
 
     // A signal that had aborted before it was bridged.
@@ -208,7 +208,7 @@ async fn a_spawned_tool_call_hands_back_its_outcome() {
     use agentstream_wasm::agentstream::agent::ToolOutput;
 
     let log = Log::default();
-    let spawner = agentstream_wasm::tool_spawner();
+    let spawner = agentstream_wasm::EventLoop.tool_spawner();
     let inside = log.clone();
     let call = spawner(Box::pin(async move {
         inside.push("tool runs");
@@ -231,7 +231,7 @@ async fn dropping_a_spawned_tool_call_cancels_it() {
     }
 
     let log = Log::default();
-    let spawner = agentstream_wasm::tool_spawner();
+    let spawner = agentstream_wasm::EventLoop.tool_spawner();
     let guard = OnDrop(log.clone());
     let inside = log.clone();
     let call = spawner(Box::pin(async move {

@@ -40,7 +40,7 @@ fn context() -> Context {
 #[wasm_bindgen_test]
 async fn streams_text_incrementally() {
     let model = openai("text", "1");
-    let mut stream = spawn(model.stream(&context(), StreamOptions::default()));
+    let mut stream = EventLoop.spawn_stream(model.stream(&context(), StreamOptions::default()));
     let events: Vec<ModelEvent> = stream.by_ref().collect().await;
     assert!(validate_events(&events).is_empty(), "{events:?}");
     let deltas: Vec<_> = events.iter().filter_map(ModelEvent::delta).collect();
@@ -62,7 +62,7 @@ async fn sends_the_call_options_and_the_extras_and_stamps_the_time() {
         .expect("a valid header");
     let model = OpenAiCompatModel::new(config).expect("client");
     let options = StreamOptions::default().with_max_tokens(7);
-    let mut stream = spawn(model.stream(&context(), options));
+    let mut stream = EventLoop.spawn_stream(model.stream(&context(), options));
     let message = stream.result().await;
     assert_eq!(
         message.stop_reason,
@@ -85,7 +85,7 @@ async fn sends_the_call_options_and_the_extras_and_stamps_the_time() {
 #[wasm_bindgen_test]
 async fn streams_a_tool_call() {
     let model = openai("tool", "1");
-    let mut stream = spawn(model.stream(&context(), StreamOptions::default()));
+    let mut stream = EventLoop.spawn_stream(model.stream(&context(), StreamOptions::default()));
     let events: Vec<ModelEvent> = stream.by_ref().collect().await;
     assert!(validate_events(&events).is_empty(), "{events:?}");
     let message = stream.result().await;
@@ -115,7 +115,7 @@ async fn streams_a_tool_call() {
 #[wasm_bindgen_test]
 async fn an_http_error_is_one_error_event() {
     let model = openai("error", "1");
-    let mut stream = spawn(model.stream(&context(), StreamOptions::default()));
+    let mut stream = EventLoop.spawn_stream(model.stream(&context(), StreamOptions::default()));
     let events: Vec<ModelEvent> = stream.by_ref().collect().await;
     let types: Vec<_> = events.iter().map(ModelEvent::type_name).collect();
     assert_eq!(types, ["error"]);
@@ -135,7 +135,7 @@ async fn a_refused_connection_is_an_error_with_the_hosts_cause() {
     let port = get_text(&format!("{}/closed-port/-", server())).await;
     let url = format!("http://127.0.0.1:{port}/v1");
     let config = OpenAiConfig::new(url.as_str(), "mock");
-    let mut stream = spawn(
+    let mut stream = EventLoop.spawn_stream(
         OpenAiCompatModel::new(config)
             .expect("client")
             .stream(&context(), StreamOptions::default()),
@@ -206,7 +206,7 @@ async fn an_abort_cancels_the_fetch() {
     let model = openai("hang", id);
     let controller = AbortController::new();
     let options = StreamOptions::default().with_signal(controller.signal());
-    let mut stream = spawn(model.stream(&context(), options));
+    let mut stream = EventLoop.spawn_stream(model.stream(&context(), options));
     // Wait for the delta the server sends before it hangs.
     while let Some(event) = stream.next().await {
         if event.delta().is_some() {
@@ -234,7 +234,7 @@ async fn an_abort_cancels_the_fetch() {
 async fn dropping_the_stream_cancels_the_fetch() {
     let id = &unique_id("drop");
     let model = openai("hang", id);
-    let mut stream = spawn(model.stream(&context(), StreamOptions::default()));
+    let mut stream = EventLoop.spawn_stream(model.stream(&context(), StreamOptions::default()));
     while let Some(event) = stream.next().await {
         if event.delta().is_some() {
             break;
@@ -254,7 +254,7 @@ async fn streams_from_an_anthropic_endpoint() {
         .with_base_url(format!("{}/anthropic/1", server()))
         .with_api_key("test-key");
     let model = AnthropicModel::new(config).expect("client");
-    let mut stream = spawn(model.stream(&context(), StreamOptions::default()));
+    let mut stream = EventLoop.spawn_stream(model.stream(&context(), StreamOptions::default()));
     let events: Vec<ModelEvent> = stream.by_ref().collect().await;
     assert!(validate_events(&events).is_empty(), "{events:?}");
     let message = stream.result().await;

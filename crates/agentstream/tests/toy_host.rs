@@ -1,10 +1,13 @@
 //! "Adding a host" (docs/design.md) done in a test: a toy runtime is two
 //! trait impls, [`Timer`] (a manual clock that the executor moves on when
 //! every task is idle, like tokio's paused time) and [`Spawn`] (a queue of
-//! tasks), and the core's generic code gives it a retry that honours a
-//! `Retry-After` date on that clock, a timeout that cuts a paced call off,
-//! a spawned producer and spawned tool calls. Nothing here is specific to
-//! the toy runtime but the two impls.
+//! tasks), and the core's generic code, through the methods of
+//! [`Runtime`] that the two impls give it, gives it a retry that honours a
+//! `Retry-After` date on that clock (`with_retry`), a timeout that cuts a
+//! paced call off (`stream_with_timeout`, `pause`), a spawned producer
+//! (`spawn_stream`, `spawn_driver`) and spawned tool calls
+//! (`tool_spawner`). Nothing here is specific to the toy runtime but the
+//! two impls.
 //!
 //! Not on `wasm` targets: there `Spawn` takes tasks that are not `Send`
 //! (`MaybeSend` bounds nothing) while a `Model` stays `Send + Sync`, so a
@@ -26,9 +29,9 @@ use agentstream::agent::{MaybeSend, ToolError, ToolOutput};
 use agentstream::message::{assistant, text, user, Context, StopReason};
 use agentstream::model::{
     DoneReason, ErrorCause, ErrorReason, HttpFailure, Model, ModelEvent, ModelStream, RetryAfter,
-    RetryModel, RetryPolicy, ScriptedModel, ScriptedTurn, StreamOptions, TimeoutKind,
+    RetryPolicy, ScriptedModel, ScriptedTurn, StreamOptions, TimeoutKind,
 };
-use agentstream::rt::{self, Pause, Spawn, Timer};
+use agentstream::rt::{Runtime, Spawn, Timer};
 
 type Task = Pin<Box<dyn Future<Output = ()> + Send>>;
 
@@ -191,8 +194,8 @@ fn a_retry_waits_on_the_toy_timer_for_a_retry_after_date_read_on_its_clock() {
         toy: toy.clone(),
         calls: AtomicUsize::new(0),
     };
-    let model = RetryModel::new(inner, RetryPolicy::default(), toy.clone());
-    let mut stream = rt::spawn(&toy, model.stream(&context(), StreamOptions::default()));
+    let model = toy.with_retry(inner, RetryPolicy::default());
+    let mut stream = toy.spawn_stream(model.stream(&context(), StreamOptions::default()));
     let message = toy.block_on(stream.result());
     assert_eq!(message.text(), "at last");
     assert_eq!(model.inner().calls.load(Ordering::SeqCst), 2);
@@ -210,15 +213,13 @@ fn a_timeout_cuts_a_paced_call_off_on_the_toy_timer() {
             ScriptedTurn::message(assistant([text("abcdef")], StopReason::Stop))
                 .chunked(NonZeroUsize::new(3).unwrap()),
         ])
-        .with_pacer(Pause::new(toy.clone(), Duration::from_secs(10)));
-    let timed = rt::stream_with_timeout(
-        &toy,
+        .with_pacer(toy.pause(Duration::from_secs(10)));
+    let mut stream = toy.stream_with_timeout(
         &model,
         &context(),
         StreamOptions::default(),
         Duration::from_secs(15),
     );
-    let mut stream = rt::spawn(&toy, timed);
     let message = toy.block_on(stream.result());
     assert_eq!(message.stop_reason, StopReason::Aborted);
     assert_eq!(message.text(), "abcd");
@@ -234,11 +235,13 @@ fn a_spawned_driver_and_spawned_tool_calls_run_as_toy_tasks() {
     let toy = Toy::new();
     let model = ScriptedModel::new([assistant([text("hi")], StopReason::Stop)]);
     let mut stream = model.stream(&context(), StreamOptions::default());
-    let task = rt::spawn_driver(&toy, &mut stream).expect("a scripted stream has a driver");
+    let task = toy
+        .spawn_driver(&mut stream)
+        .expect("a scripted stream has a driver");
     assert_eq!(toy.block_on(task), Ok(()));
     assert_eq!(toy.block_on(stream.result()).text(), "hi");
 
-    let spawner = rt::tool_spawner(toy.clone());
+    let spawner = toy.tool_spawner();
     let sleeper = toy.clone();
     let call = spawner(Box::pin(async move {
         sleeper.sleep(Duration::from_secs(2)).await;
@@ -258,7 +261,7 @@ fn a_spawned_driver_and_spawned_tool_calls_run_as_toy_tasks() {
         Ok::<_, ToolError>(ToolOutput::text("late"))
     }));
     drop(call);
-    toy.block_on(Pause::new(toy.clone(), Duration::from_secs(1)).start());
+    toy.block_on(toy.pause(Duration::from_secs(1)).start());
     assert!(
         dropped.load(Ordering::SeqCst),
         "the dropped call's task stopped"

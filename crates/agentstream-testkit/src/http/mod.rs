@@ -26,6 +26,9 @@ use std::sync::{Arc, Mutex};
 use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
+/// The runtime's methods, for what [`http_scenario_tests!`](crate::http_scenario_tests!) expands to.
+#[doc(hidden)]
+pub use agentstream::rt::Runtime as __Runtime;
 use agentstream_wire::sse::{encode_comment, encode_event, SseEvent};
 use serde_json::{json, Value};
 
@@ -500,10 +503,11 @@ pub fn split_randomly(bytes: &[u8], rng: &mut Rng, max_piece: usize) -> Vec<Vec<
 /// - `both`: the OpenAI maker, then the Anthropic one;
 /// - `retry`: the OpenAI maker and the runtime's [`Timer`](agentstream::rt::Timer);
 /// - `timeout`: the OpenAI maker and the adapter's `stream_with_timeout`;
-/// - `with_retry`: `|config, policy| with_retry(model(config), policy)`;
+/// - `with_retry`: `|config, policy| timer.with_retry(model(config), policy)`
+///   ([`Runtime::with_retry`](agentstream::rt::Runtime::with_retry) on the runtime);
 /// - `recording`: `fn(RecordingEndpoint<OpenAiConfig>) -> M`;
 /// - `responses`: `fn(ResponsesConfig) -> M`; `gemini`: `fn(GeminiConfig) -> M`;
-/// - `responses_retry`, `gemini_retry`: `|config, policy| with_retry(model(config), policy)`.
+/// - `responses_retry`, `gemini_retry`: `|config, policy| timer.with_retry(model(config), policy)`.
 ///
 /// [`http_scenario_tests!`](crate::http_scenario_tests!) turns the list into one `#[test]` each, so
 /// every native host runs every scenario.
@@ -573,7 +577,6 @@ macro_rules! for_each_http_scenario {
 ///     recording: recording,          // fn(RecordingEndpoint<OpenAiConfig>) -> impl Model
 ///     timer: agentstream_tokio::Tokio, // the runtime's timer
 ///     with_timeout: with_timeout,    // the adapter's stream_with_timeout for the OpenAI model
-///     with_retry: agentstream_tokio::with_retry,
 ///     run: run,                      // fn(impl Future<Output = ()>)
 /// }
 /// ```
@@ -601,7 +604,6 @@ macro_rules! __http_scenario_tests {
         recording: $t:path,
         timer: $s:path,
         with_timeout: $w:path,
-        with_retry: $r:path,
         run: $run:path $(,)? ;
         $($module:ident [$($group:ident $name:ident),* $(,)?]),* $(,)?
     ) => {
@@ -612,43 +614,43 @@ macro_rules! __http_scenario_tests {
                 $(
                     #[test]
                     fn $name() {
-                        $crate::__http_scenario_tests!(@run $group $module $name ($rs, $g) $o, $a, $t, $s, $w, $r, $run);
+                        $crate::__http_scenario_tests!(@run $group $module $name ($rs, $g) $o, $a, $t, $s, $w, $run);
                     }
                 )*
             }
         )*
     };
-    (@run openai $module:ident $name:ident ($rs:path, $g:path) $o:path, $a:path, $t:path, $s:path, $w:path, $r:path, $run:path) => {
+    (@run openai $module:ident $name:ident ($rs:path, $g:path) $o:path, $a:path, $t:path, $s:path, $w:path, $run:path) => {
         $run($crate::http::$module::$name($o))
     };
-    (@run anthropic $module:ident $name:ident ($rs:path, $g:path) $o:path, $a:path, $t:path, $s:path, $w:path, $r:path, $run:path) => {
+    (@run anthropic $module:ident $name:ident ($rs:path, $g:path) $o:path, $a:path, $t:path, $s:path, $w:path, $run:path) => {
         $run($crate::http::$module::$name($a))
     };
-    (@run both $module:ident $name:ident ($rs:path, $g:path) $o:path, $a:path, $t:path, $s:path, $w:path, $r:path, $run:path) => {
+    (@run both $module:ident $name:ident ($rs:path, $g:path) $o:path, $a:path, $t:path, $s:path, $w:path, $run:path) => {
         $run($crate::http::$module::$name($o, $a))
     };
-    (@run retry $module:ident $name:ident ($rs:path, $g:path) $o:path, $a:path, $t:path, $s:path, $w:path, $r:path, $run:path) => {
+    (@run retry $module:ident $name:ident ($rs:path, $g:path) $o:path, $a:path, $t:path, $s:path, $w:path, $run:path) => {
         $run($crate::http::$module::$name($o, $s))
     };
-    (@run timeout $module:ident $name:ident ($rs:path, $g:path) $o:path, $a:path, $t:path, $s:path, $w:path, $r:path, $run:path) => {
+    (@run timeout $module:ident $name:ident ($rs:path, $g:path) $o:path, $a:path, $t:path, $s:path, $w:path, $run:path) => {
         $run($crate::http::$module::$name($o, $w))
     };
-    (@run with_retry $module:ident $name:ident ($rs:path, $g:path) $o:path, $a:path, $t:path, $s:path, $w:path, $r:path, $run:path) => {
-        $run($crate::http::$module::$name(|config, policy| $r($o(config), policy)))
+    (@run with_retry $module:ident $name:ident ($rs:path, $g:path) $o:path, $a:path, $t:path, $s:path, $w:path, $run:path) => {
+        $run($crate::http::$module::$name(|config, policy| $crate::http::__Runtime::with_retry(&$s, $o(config), policy)))
     };
-    (@run responses $module:ident $name:ident ($rs:path, $g:path) $o:path, $a:path, $t:path, $s:path, $w:path, $r:path, $run:path) => {
+    (@run responses $module:ident $name:ident ($rs:path, $g:path) $o:path, $a:path, $t:path, $s:path, $w:path, $run:path) => {
         $run($crate::http::$module::$name($rs))
     };
-    (@run gemini $module:ident $name:ident ($rs:path, $g:path) $o:path, $a:path, $t:path, $s:path, $w:path, $r:path, $run:path) => {
+    (@run gemini $module:ident $name:ident ($rs:path, $g:path) $o:path, $a:path, $t:path, $s:path, $w:path, $run:path) => {
         $run($crate::http::$module::$name($g))
     };
-    (@run responses_retry $module:ident $name:ident ($rs:path, $g:path) $o:path, $a:path, $t:path, $s:path, $w:path, $r:path, $run:path) => {
-        $run($crate::http::$module::$name(|config, policy| $r($rs(config), policy)))
+    (@run responses_retry $module:ident $name:ident ($rs:path, $g:path) $o:path, $a:path, $t:path, $s:path, $w:path, $run:path) => {
+        $run($crate::http::$module::$name(|config, policy| $crate::http::__Runtime::with_retry(&$s, $rs(config), policy)))
     };
-    (@run gemini_retry $module:ident $name:ident ($rs:path, $g:path) $o:path, $a:path, $t:path, $s:path, $w:path, $r:path, $run:path) => {
-        $run($crate::http::$module::$name(|config, policy| $r($g(config), policy)))
+    (@run gemini_retry $module:ident $name:ident ($rs:path, $g:path) $o:path, $a:path, $t:path, $s:path, $w:path, $run:path) => {
+        $run($crate::http::$module::$name(|config, policy| $crate::http::__Runtime::with_retry(&$s, $g(config), policy)))
     };
-    (@run recording $module:ident $name:ident ($rs:path, $g:path) $o:path, $a:path, $t:path, $s:path, $w:path, $r:path, $run:path) => {
+    (@run recording $module:ident $name:ident ($rs:path, $g:path) $o:path, $a:path, $t:path, $s:path, $w:path, $run:path) => {
         $run($crate::http::$module::$name($t))
     };
 }

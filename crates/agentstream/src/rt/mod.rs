@@ -16,6 +16,10 @@
 //!   with `Retry-After` dates read on its clock ([`with_retry`] seeds its
 //!   jitter from the OS).
 //!
+//! [`Runtime`] puts them all on the runtime type as methods
+//! (`Tokio.spawn_stream(stream)`, `Smol.pause(length)`), for every type
+//! that implements both traits.
+//!
 //! On `wasm` targets nothing needs to be `Send` (the bounds are
 //! [`MaybeSend`]): a JavaScript event loop's timer and `spawn_local` fit.
 //!
@@ -23,12 +27,14 @@
 //! task.
 
 mod pause;
+mod runtime;
 mod task;
 
 use core::future::Future;
 use core::time::Duration;
 
 pub use pause::Pause;
+pub use runtime::Runtime;
 #[cfg(feature = "std")]
 pub use task::with_retry;
 pub use task::{spawn, spawn_driver, stream_with_timeout, tool_spawner, DriverTask, TaskFailed};
