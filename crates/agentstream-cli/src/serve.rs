@@ -166,8 +166,7 @@ fn source(args: &Args) -> Result<ServerBuilder, ExitCode> {
                 let error = InputError::new(e.line(), format!("invalid JSON: {e}"));
                 (name.clone(), error)
             })?;
-            Script::from_value(value)
-                .map_err(|e| (name.clone(), InputError::decode(1, "$", &e)))
+            Script::from_value(value).map_err(|e| (name.clone(), InputError::decode(1, "$", &e)))
         } else {
             let turns = parse_array(&name, &text, "turns", ServeTurn::from_value)?;
             let mut script = Script::default();

@@ -76,6 +76,7 @@ mod proxy;
 mod pump;
 mod response;
 mod route;
+mod matching;
 pub mod rules;
 mod script;
 mod server;

@@ -86,11 +86,9 @@ impl Script {
                 })
             }
             Value::Object(object) => object,
-            other => {
-                return Err(DecodeError::new(format!(
-                    "expected an array of turns or an object {{\"rules\", \"turns\"}}, found {other}"
-                )))
-            }
+            other => return Err(DecodeError::new(format!(
+                "expected an array of turns or an object {{\"rules\", \"turns\"}}, found {other}"
+            ))),
         };
         let mut list = |key: &str| match object.remove(key) {
             None => Ok(Vec::new()),
@@ -102,7 +100,7 @@ impl Script {
         let (rules, turns) = (list("rules")?, list("turns")?);
         if let Some(key) = object.keys().next() {
             return Err(
-                DecodeError::new("unknown script key (known: rules, turns)").within_key(key),
+                DecodeError::new("unknown script key (known: rules, turns)").within_key(key)
             );
         }
         Ok(Script {

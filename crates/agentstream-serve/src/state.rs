@@ -9,15 +9,15 @@ use agentstream::model::{Model, ScriptedModel};
 use bytes::Bytes;
 
 use crate::cassette::Player;
+use crate::limits::{EXHAUSTED_STATUS, UNMATCHED_CODE};
 use crate::log::{Kept, Line, RequestLog};
 use crate::proxy::Proxy;
 use crate::route::Target;
 use crate::rules::{Counts, Facts, Rules};
 use crate::script::Step;
-use crate::limits::{EXHAUSTED_STATUS, UNMATCHED_CODE};
-use serde_json::{json, Value};
 use agentstream_wire::server::ApiError;
 use agentstream_wire::server::DecodedRequest;
+use serde_json::{json, Value};
 
 /// How a server answers; shared by every connection.
 pub(crate) struct State {

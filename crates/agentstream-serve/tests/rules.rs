@@ -220,9 +220,27 @@ async fn every_match_key_picks_its_rule_through_all_four_apis() {
                 vec![Said::User("hi"), Said::Call("t"), Said::User("and?")],
                 "turn one",
             ),
-            ("m", "talk like a pirate", &["t"], vec![Said::User("hi")], "system"),
-            ("m", "x", &["weather", "calendar"], vec![Said::User("hi")], "tool"),
-            ("m", "x", &["t"], vec![Said::User("the weather?")], "last user text"),
+            (
+                "m",
+                "talk like a pirate",
+                &["t"],
+                vec![Said::User("hi")],
+                "system",
+            ),
+            (
+                "m",
+                "x",
+                &["weather", "calendar"],
+                vec![Said::User("hi")],
+                "tool",
+            ),
+            (
+                "m",
+                "x",
+                &["t"],
+                vec![Said::User("the weather?")],
+                "last user text",
+            ),
         ];
         for (model, system, tools, said, want) in cases {
             let request = body(api, model, system, tools, &said);
@@ -246,7 +264,10 @@ async fn regex_times_and_a_reply_list_whose_last_turn_repeats() {
     .await;
     // The list is played in order, then its last turn repeats.
     for want in ["one", "two", "two", "two"] {
-        assert_eq!(ask(&server, &[Said::User("weather")]).await, (200, want.into()));
+        assert_eq!(
+            ask(&server, &[Said::User("weather")]).await,
+            (200, want.into())
+        );
     }
     // Anchored: a longer text does not match; it goes to the turns.
     assert_eq!(
@@ -254,7 +275,10 @@ async fn regex_times_and_a_reply_list_whose_last_turn_repeats() {
         (200, "ordered".into())
     );
     // `times: 1`: once, then the rule is passed over (the turns are used up).
-    assert_eq!(ask(&server, &[Said::User("limited")]).await, (200, "a".into()));
+    assert_eq!(
+        ask(&server, &[Said::User("limited")]).await,
+        (200, "a".into())
+    );
     let (status, message) = ask(&server, &[Said::User("limited")]).await;
     assert_eq!((status, message.as_str()), (400, EXHAUSTED_MESSAGE));
     server.shutdown().await;
@@ -352,7 +376,10 @@ async fn strict_names_the_nearest_rule_in_each_providers_error_shape() {
     assert_eq!(ask(&server, &[Said::User("hi")]).await.0, 200);
     let (status, message) = ask(&server, &[Said::User("hi")]).await;
     assert_eq!(status, 400);
-    assert!(message.contains("rules[0]: it already answered its 1 times"), "{message}");
+    assert!(
+        message.contains("rules[0]: it already answered its 1 times"),
+        "{message}"
+    );
     server.shutdown().await;
 }
 
@@ -373,7 +400,10 @@ async fn a_call_past_the_end_gets_a_status_the_sdks_do_not_retry() {
     // The SDKs retry 408, 409, 429 and 5xx.
     assert!(![408, 409, 429].contains(&EXHAUSTED_STATUS) && EXHAUSTED_STATUS < 500);
     let server = serve(json!(["only"]), false).await;
-    assert_eq!(ask(&server, &[Said::User("hi")]).await, (200, "only".into()));
+    assert_eq!(
+        ask(&server, &[Said::User("hi")]).await,
+        (200, "only".into())
+    );
     for api in APIS {
         let request = body(api, "m", "x", &["t"], &[Said::User("again")]);
         let (status, reply) = call(&server, api, "m", &request).await;
@@ -385,9 +415,15 @@ async fn a_call_past_the_end_gets_a_status_the_sdks_do_not_retry() {
     // Our own client, streaming, sees the same answer and does not retry.
     let model = support::client(support::Protocol::OpenAi, &server);
     let context = Context::from_messages([user("more").into()]);
-    let message = model.stream(&context, StreamOptions::default()).result().await;
+    let message = model
+        .stream(&context, StreamOptions::default())
+        .result()
+        .await;
     let error = message.error_message.unwrap_or_default();
-    assert!(error.contains("400") && error.contains(EXHAUSTED_MESSAGE), "{error}");
+    assert!(
+        error.contains("400") && error.contains(EXHAUSTED_MESSAGE),
+        "{error}"
+    );
     assert_eq!(server.calls(), 6);
     server.shutdown().await;
 }
@@ -437,7 +473,10 @@ async fn rule_replies_stream_fail_and_give_tool_calls_their_ids() {
         true,
     )
     .await;
-    assert_eq!(ask(&server, &[Said::User("limit")]).await, (429, "slow".into()));
+    assert_eq!(
+        ask(&server, &[Said::User("limit")]).await,
+        (429, "slow".into())
+    );
     let model = support::client(support::Protocol::OpenAi, &server);
     let streamed = model
         .stream(
@@ -536,7 +575,11 @@ fn hostile_scripts_are_refused_when_they_load() {
         (json!({"turn": []}), "$.turn", "unknown script key"),
         (json!({"turns": [{"role": "user"}]}), "$.turns[0].role", ""),
         (json!([{"role": "user"}]), "$[0].role", ""),
-        (json!("text"), "$", "expected an array of turns or an object"),
+        (
+            json!("text"),
+            "$",
+            "expected an array of turns or an object",
+        ),
     ] {
         let error = Script::from_value(script.clone()).unwrap_err();
         assert_eq!(error.path(), path, "{script}: {error}");
