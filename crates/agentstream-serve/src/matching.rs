@@ -10,6 +10,7 @@ use regex::{Regex, RegexBuilder};
 use serde_json::Value;
 
 use crate::rules::MAX_REGEX_BYTES;
+use crate::script::count;
 use agentstream_wire::server::DecodedRequest;
 
 /// The longest `{"regex": …}` pattern accepted, in bytes.
@@ -309,13 +310,6 @@ impl Matcher {
             + usize::from(self.turn == Some(facts.turn))
             + usize::from(self.has_tool_result == Some(facts.has_tool_result))
     }
-}
-
-pub(crate) fn count(value: Value) -> Result<usize, DecodeError> {
-    value
-        .as_u64()
-        .and_then(|n| usize::try_from(n).ok())
-        .ok_or_else(|| DecodeError::new(format!("expected a count, found {value}")))
 }
 
 /// `text` as a JSON string.

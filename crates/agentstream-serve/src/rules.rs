@@ -52,7 +52,8 @@ use agentstream::model::{ScriptedReply, ScriptedTurn};
 use serde_json::{Map, Value};
 
 pub(crate) use crate::matching::Facts;
-use crate::matching::{count, quoted, Matcher};
+use crate::matching::{quoted, Matcher};
+use crate::script::count;
 use crate::script::{ServeTurn, Step};
 
 /// The most memory one `{"regex": …}` pattern may compile to (its
@@ -307,4 +308,3 @@ pub(crate) fn with_call_ids(turn: &Arc<ScriptedTurn>, call: usize) -> Arc<Script
     }
     Arc::new(copy)
 }
-

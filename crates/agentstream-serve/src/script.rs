@@ -86,9 +86,11 @@ impl Script {
                 })
             }
             Value::Object(object) => object,
-            other => return Err(DecodeError::new(format!(
+            other => {
+                return Err(DecodeError::new(format!(
                 "expected an array of turns or an object {{\"rules\", \"turns\"}}, found {other}"
-            ))),
+            )))
+            }
         };
         let mut list = |key: &str| match object.remove(key) {
             None => Ok(Vec::new()),
@@ -367,7 +369,7 @@ fn alone(object: &Map<String, Value>, beside: &str) -> Result<(), DecodeError> {
     }
 }
 
-fn count(value: Value) -> Result<usize, DecodeError> {
+pub(crate) fn count(value: Value) -> Result<usize, DecodeError> {
     value
         .as_u64()
         .and_then(|n| usize::try_from(n).ok())

@@ -173,6 +173,10 @@ async fn ask(server: &Server, said: &[Said<'_>]) -> (u16, String) {
     }
 }
 
+/// A model, a system prompt, the tools offered, the conversation, and the
+/// answer wanted.
+type Case<'a> = (&'a str, &'a str, &'a [&'a str], Vec<Said<'a>>, &'a str);
+
 #[tokio::test]
 async fn every_match_key_picks_its_rule_through_all_four_apis() {
     let server = serve(
@@ -189,7 +193,7 @@ async fn every_match_key_picks_its_rule_through_all_four_apis() {
     )
     .await;
     for api in APIS {
-        let cases: [(&str, &str, &[&str], Vec<Said<'_>>, &str); 7] = [
+        let cases: [Case<'_>; 7] = [
             ("special-1", "x", &["t"], vec![Said::User("hi")], "model"),
             (
                 "m",
