@@ -117,7 +117,7 @@ readme_block() {
 readme_example() {
     local dir="$work/readme" name
     mkdir -p "$dir"
-    for name in path.sh script.json test_agent.py; do
+    for name in path.sh script.json test_agent.py rules.json test_rules.py; do
         readme_block "$name" >"$dir/$name"
         if [ ! -s "$dir/$name" ]; then
             echo "README.md has no block after <!-- serve-example: $name -->"
@@ -128,7 +128,7 @@ readme_example() {
         # shellcheck disable=SC1091
         cd "$root" && . "$dir/path.sh" &&
             echo "agentstream on PATH: $(command -v agentstream)" &&
-            cd "$dir" && timeout 120 "$1" -m pytest -q -p no:cacheprovider test_agent.py
+            cd "$dir" && timeout 120 "$1" -m pytest -q -p no:cacheprovider test_agent.py test_rules.py
     )
 }
 

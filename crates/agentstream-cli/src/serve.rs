@@ -8,9 +8,10 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use agentstream_serve::cassette::Match;
-use agentstream_serve::{ServeTurn, Server, ServerBuilder};
+use agentstream_serve::{Script, ServeTurn, Server, ServerBuilder};
 use agentstream_wire::http::error_report;
 
+use crate::input::InputError;
 use crate::play::{parse_array, read};
 use crate::terminal::escape_line;
 
@@ -22,9 +23,13 @@ pub struct Args {
     /// `{"turn", "streamError": {"message", "type"?}, "afterEvents": N}` and
     /// `{"turn", "cutAfterEvents": N}` and `{"byRequest": [{"ifContains"?,
     /// "turn"}, ...]}` (the first alternative whose text occurs in the
-    /// request's last message). A call past the last turn gets HTTP
-    /// 500 with the provider's error body and the message "ScriptedModel
-    /// has no more responses". Not given with --upstream or --replay.
+    /// request's last message). Or an object {"rules": [...], "turns":
+    /// [...]}: rules {"match", "reply", "times"?, "name"?} tried in order
+    /// before the turns (see the agentstream-serve crate's `rules`). A
+    /// call past the last turn gets HTTP 400 (a status the SDKs do not
+    /// retry) with the provider's error body and the message
+    /// "ScriptedModel has no more responses". Not given with --upstream or
+    /// --replay.
     #[arg(required_unless_present_any = ["upstream", "replay"], conflicts_with_all = ["upstream", "replay"])]
     script: Option<PathBuf>,
     /// Be a recording proxy in front of the endpoint at URL (a base URL,
@@ -54,6 +59,12 @@ pub struct Args {
         requires = "replay"
     )]
     match_: MatchMode,
+    /// A call no rule or turn answers gets HTTP 400 naming the nearest
+    /// rule and its first difference (instead of the past-the-end
+    /// answer). GET /v1/unused lists the rules and turns that never
+    /// answered, strict or not.
+    #[arg(long, requires = "script")]
+    strict: bool,
     /// The port (0 picks a free one).
     #[arg(long, default_value_t = 0)]
     port: u16,
@@ -148,10 +159,23 @@ fn source(args: &Args) -> Result<ServerBuilder, ExitCode> {
         return Err(ExitCode::from(2));
     };
     let name = path.display().to_string();
-    let loaded =
-        read(path).and_then(|text| parse_array(&name, &text, "turns", ServeTurn::from_value));
+    let loaded = read(path).and_then(|text| {
+        if text.trim_start().starts_with('{') {
+            // The object form: rules and turns.
+            let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+                let error = InputError::new(e.line(), format!("invalid JSON: {e}"));
+                (name.clone(), error)
+            })?;
+            Script::from_value(value).map_err(|e| (name.clone(), InputError::decode(1, "$", &e)))
+        } else {
+            let turns = parse_array(&name, &text, "turns", ServeTurn::from_value)?;
+            let mut script = Script::default();
+            script.turns = turns;
+            Ok(script)
+        }
+    });
     match loaded {
-        Ok(script) => Ok(Server::from_script(script)),
+        Ok(script) => Ok(Server::from_rules_script(script).strict(args.strict)),
         Err((file, error)) => {
             eprintln!("{file}:{}", escape_line(&error.to_string()));
             Err(ExitCode::from(2))

@@ -93,7 +93,8 @@ async fn serves_the_script_in_order_and_appends_the_requests() {
         .await;
     assert_eq!(second.text(), "two");
 
-    // The script is used up: HTTP 500 with the documented message.
+    // The script is used up: HTTP 400 (a status the SDKs do not retry,
+    // #37) with the documented message.
     let exhausted = openai
         .stream(&context, StreamOptions::default())
         .result()
@@ -101,7 +102,7 @@ async fn serves_the_script_in_order_and_appends_the_requests() {
     assert_eq!(exhausted.stop_reason, StopReason::Error);
     let error = exhausted.error_message.unwrap_or_default();
     assert!(
-        error.contains("500") && error.contains(EXHAUSTED_MESSAGE),
+        error.contains("400") && error.contains(EXHAUSTED_MESSAGE),
         "{error}"
     );
 
@@ -258,4 +259,125 @@ fn a_bad_cassette_directory_exits_2() {
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(2));
+}
+
+/// One HTTP/1.1 exchange with the server at `url` (its `/v1` base) on a
+/// connection of its own: the status and the JSON body (read to its
+/// `content-length`).
+fn exchange(url: &str, method: &str, path: &str, body: &str) -> (u16, Value) {
+    use std::io::{Read, Write};
+    let address = url.trim_start_matches("http://").trim_end_matches("/v1");
+    let mut stream = std::net::TcpStream::connect(address).unwrap();
+    write!(
+        stream,
+        "{method} /v1{path} HTTP/1.1\r\nhost: {address}\r\nconnection: close\r\n\
+         content-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut reader = BufReader::new(stream);
+    let mut line = String::new();
+    reader.read_line(&mut line).unwrap();
+    let status = line.split(' ').nth(1).unwrap().parse().unwrap();
+    let mut length = None;
+    loop {
+        line.clear();
+        reader.read_line(&mut line).unwrap();
+        if line.trim().is_empty() {
+            break;
+        }
+        if let Some((name, value)) = line.split_once(':') {
+            if name.eq_ignore_ascii_case("content-length") {
+                length = Some(value.trim().parse().unwrap());
+            }
+        }
+    }
+    let mut body = Vec::new();
+    match length {
+        Some(length) => {
+            body.resize(length, 0);
+            reader.read_exact(&mut body).unwrap();
+        }
+        // Chunked: each chunk's size in hex on its line, then the chunk.
+        None => loop {
+            line.clear();
+            reader.read_line(&mut line).unwrap();
+            let size = usize::from_str_radix(line.trim(), 16).unwrap();
+            if size == 0 {
+                break;
+            }
+            let mut chunk = vec![0; size + 2];
+            reader.read_exact(&mut chunk).unwrap();
+            body.extend_from_slice(&chunk[..size]);
+        },
+    }
+    (status, serde_json::from_slice(&body).unwrap())
+}
+
+/// An OpenAI chat call whose user says `text`.
+fn ask_openai(url: &str, text: &str) -> (u16, Value) {
+    let body = json!({"model": "m", "messages": [{"role": "user", "content": text}]});
+    exchange(url, "POST", "/chat/completions", &body.to_string())
+}
+
+#[test]
+fn strict_rules_name_the_nearest_rule_and_unused_lists_the_rest() {
+    let script = json!({
+        "rules": [
+            {"name": "weather", "match": {"lastUserText": "weather"}, "reply": "sunny"},
+            {"name": "never", "match": {"lastUserText": "zzz"}, "reply": "z"},
+        ],
+        "turns": [message("ordered")],
+    });
+    let script = file("rules.json", &script.to_string());
+    let (_strict, url) = serve(&[script.as_os_str(), "--strict".as_ref()]);
+    assert_eq!(
+        ask_openai(&url, "the weather?").1["choices"][0]["message"]["content"],
+        "sunny"
+    );
+    assert_eq!(
+        ask_openai(&url, "hello").1["choices"][0]["message"]["content"],
+        "ordered"
+    );
+    let (status, body) = ask_openai(&url, "hello");
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(body["error"]["code"], "script_unmatched");
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(
+        message
+            .contains(r#"rules[0] ("weather"): lastUserText "hello" does not contain "weather""#),
+        "{message}"
+    );
+    let (status, unused) = exchange(&url, "GET", "/unused", "");
+    assert_eq!(status, 200);
+    assert_eq!(
+        unused,
+        json!({"rules": [{"index": 1, "name": "never"}], "turns": []})
+    );
+
+    // Without --strict, the same call gets the plain past-the-end answer.
+    let (_plain, url) = serve(&[script.as_os_str()]);
+    ask_openai(&url, "hello");
+    let (status, body) = ask_openai(&url, "hello");
+    assert_eq!(
+        (status, &body["error"]["message"]),
+        (400, &json!(EXHAUSTED_MESSAGE))
+    );
+}
+
+#[test]
+fn a_bad_rule_exits_2_naming_the_rule_and_the_key() {
+    let script = file(
+        "bad_rule.json",
+        r#"{"rules": [{"reply": "x"}, {"match": {"lastUser": "x"}, "reply": "y"}]}"#,
+    );
+    let output = Command::new(env!("CARGO_BIN_EXE_agentstream"))
+        .arg("serve")
+        .arg(&script)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(stderr.contains("$.rules[1].match.lastUser"), "{stderr}");
+    assert!(stderr.contains("unknown match key"), "{stderr}");
 }

@@ -68,13 +68,15 @@ def test_4_answer_without_streaming():
     assert len(harness.recorded()) == 4
 
 
-def test_5_exhausted_script_is_a_server_error():
+def test_5_exhausted_script_is_a_client_error_not_retried():
     try:
-        client.with_options(max_retries=0).messages.create(model="scripted-model", max_tokens=10, messages=QUESTION)
-    except anthropic.InternalServerError as error:
-        assert error.status_code == 500, error
+        # The SDK's own retries (2 by default) are left on: 400 is not retried.
+        client.with_options(max_retries=2).messages.create(model="scripted-model", max_tokens=10, messages=QUESTION)
+    except anthropic.BadRequestError as error:
+        assert error.status_code == 400 and "no more responses" in str(error), error
     else:
-        raise AssertionError("expected HTTP 500")
+        raise AssertionError("expected HTTP 400")
+    assert len(harness.recorded()) == 5
 
 
 if __name__ == "__main__":

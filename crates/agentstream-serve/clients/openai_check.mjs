@@ -91,9 +91,13 @@ const tests = {
     assert.equal(completion.choices[0].message.content, want.text);
     checkUsage(completion.usage, want.usage);
   },
-  async exhaustedScriptIsAServerError() {
-    await assert.rejects(client.chat.completions.create({ model: "scripted-model", messages: question }),
-      (error) => error.status === 500 && /no more responses/.test(error.message));
+  async exhaustedScriptIsAClientErrorNotRetried() {
+    // The SDK's own retries are turned on for this call: 400 is not retried.
+    await assert.rejects(client.chat.completions.create({ model: "scripted-model", messages: question },
+      { maxRetries: 2 }),
+      (error) => error.status === 400 && /no more responses/.test(error.message));
+    const recorded = await (await fetch(`${url}/requests`)).json();
+    assert.equal(recorded.length, 5);
   },
 };
 

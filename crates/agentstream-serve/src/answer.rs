@@ -23,6 +23,7 @@ use crate::limits::{BLOCKING_BODY, EXHAUSTED_CODE, EXHAUSTED_STATUS};
 use crate::pump::{next_event, Pump, EVENTS_CAPACITY};
 use crate::response::{error_response, json_response, Body};
 use crate::route::Target;
+use crate::rules::{with_call_ids, Facts, Reply};
 use crate::script::Step;
 use crate::state::{Source, State};
 use agentstream_wire::server::{self, ApiError, DecodedRequest, Encoder, Events};
@@ -91,9 +92,23 @@ pub(crate) fn take_call(
     let kept = state.keeping(target, body, request);
     let mut options: StreamOptions = std::mem::take(&mut request.options);
     options.signal = Some(signal);
+    // Which rules' keys hold is worked out before the lock: under it, only
+    // their counters move.
+    let holding = if state.rules.is_empty() {
+        Vec::new()
+    } else {
+        state.rules.holding(&Facts::of(request))
+    };
     let mut calls = state.calls();
     let index = calls.number(kept)?;
-    let step = state.steps.get(index).cloned().unwrap_or(Step::Model);
+    if let Some(reply) = state.rules.pick(&holding, &mut calls.rule_counts) {
+        drop(calls);
+        let answer = ruled(state, reply, index, options);
+        return Ok(Call { index, answer });
+    }
+    let element = calls.ordered;
+    calls.ordered += 1;
+    let step = state.steps.get(element).cloned().unwrap_or(Step::Model);
     let answer = match (step, &state.scripted) {
         (Step::Http(error), _) => Answer::Refused(error),
         // A plain turn's events would all be ready at once: its message
@@ -104,6 +119,9 @@ pub(crate) fn take_call(
             let undelayed = state.delay.is_zero();
             match turn.as_deref().and_then(|turn| unplayed(turn, undelayed)) {
                 Some(answer) => answer,
+                None if turn.is_none() && state.strict => {
+                    Answer::Refused(state.unmatched(request, &calls))
+                }
                 None => Answer::Events {
                     events: scripted.play(turn, options),
                     step: Step::Model,
@@ -116,6 +134,28 @@ pub(crate) fn take_call(
         },
     };
     Ok(Call { index, answer })
+}
+
+/// The answer of a rule's reply to call `index`: its HTTP error, or its
+/// turn (shared; copied only to give tool calls without an id theirs)
+/// played with its step.
+fn ruled(state: &State, reply: &Reply, index: usize, options: StreamOptions) -> Answer {
+    let turn = match (&reply.step, &reply.turn) {
+        (Step::Http(error), _) => return Answer::Refused(error.clone()),
+        (_, Some(turn)) => with_call_ids(turn, index),
+        // A reply is parsed from an element with a turn, unless it is an
+        // HTTP error.
+        (_, None) => return Answer::Refused(ApiError::new(500, "the rule has no turn")),
+    };
+    if reply.step == Step::Model {
+        if let Some(answer) = unplayed(&turn, state.delay.is_zero()) {
+            return answer;
+        }
+    }
+    Answer::Events {
+        events: state.player.play(Some(turn), options),
+        step: reply.step.clone(),
+    }
 }
 
 /// A body that fails at once: the connection is closed mid-response.

@@ -1,6 +1,6 @@
 //! The HTTP edge: a request's route and method, its body read within the
 //! size and time limits, and the answers that need no call (`GET
-//! /v1/models`, `GET /v1/requests`, 404, 405, 408, 413, 503). Which
+//! /v1/models`, `GET /v1/requests`, `GET /v1/unused`, 404, 405, 408, 413, 503). Which
 //! protocol a path speaks is the wire crate's [`Route`]; what answers a
 //! call is [`crate::answer`].
 
@@ -56,7 +56,8 @@ pub(crate) async fn handle(
     Ok(match (route_name(&path), &method) {
         ("/models", &Method::GET) => json_response(StatusCode::OK, models(&shared.model_name)),
         ("/requests", &Method::GET) => requests(&shared),
-        ("/models" | "/requests", _) => not_allowed(fallback, "GET"),
+        ("/unused", &Method::GET) => json_response(StatusCode::OK, shared.unused()),
+        ("/models" | "/requests" | "/unused", _) => not_allowed(fallback, "GET"),
         _ => error_response(
             fallback,
             &ApiError::not_found(fallback, method.as_str(), &path),

@@ -15,7 +15,9 @@
 //!   their bytes over hyper and tokio.
 //! - [`ServeTurn`] and [`Step`]: `play`'s script format plus HTTP-level
 //!   failures (an error status and body, a mid-stream error event, a cut
-//!   connection) and turns picked by the request (`byRequest`).
+//!   connection) and turns picked by the request (`byRequest`); [`Script`]
+//!   adds [`rules`]: replies picked by what the request says (its model,
+//!   last user text, system prompt, tools, tool result, turn).
 //! - [`cassette`]: a real provider recorded once through
 //!   [`Server::proxy`] and answered again by [`Server::replay`], from
 //!   plain files a team commits.
@@ -49,7 +51,8 @@
 //! | body not received within [`BODY_TIMEOUT`] (or the configured one) | 408 |
 //! | proxy: the upstream cannot be reached | 502 |
 //! | replay: no cassette matches (the message names the closest and the first difference) | 500 |
-//! | script exhausted (the message is [`agentstream::model::EXHAUSTED_MESSAGE`], OpenAI `code` [`EXHAUSTED_CODE`]) | [`EXHAUSTED_STATUS`] (500) |
+//! | script exhausted (the message is [`agentstream::model::EXHAUSTED_MESSAGE`], OpenAI `code` [`EXHAUSTED_CODE`]) | [`EXHAUSTED_STATUS`] (400, not retried by the SDKs) |
+//! | strict ([`ServerBuilder::strict`]): no rule or turn answers (the message names the nearest rule and its first difference, OpenAI `code` [`UNMATCHED_CODE`]) | [`EXHAUSTED_STATUS`] (400) |
 //! | no `byRequest` alternative matches (the message is [`NO_MATCH_MESSAGE`]) | 500 |
 //! | the model failed before its first event; a non-streaming call whose turn fails | 500 |
 //!
@@ -69,10 +72,12 @@ mod error;
 mod limits;
 mod listing;
 mod log;
+mod matching;
 mod proxy;
 mod pump;
 mod response;
 mod route;
+pub mod rules;
 mod script;
 mod server;
 mod state;
@@ -84,10 +89,11 @@ pub use agentstream_wire::Api;
 pub use error::BindError;
 pub use limits::{
     BODY_TIMEOUT, EXHAUSTED_CODE, EXHAUSTED_STATUS, HEADER_TIMEOUT, MAX_BUFFERED_REQUEST_BYTES,
-    MAX_CONNECTIONS, MAX_REQUEST_BYTES, UPSTREAM_TIMEOUT,
+    MAX_CONNECTIONS, MAX_REQUEST_BYTES, UNMATCHED_CODE, UPSTREAM_TIMEOUT,
 };
 pub use log::{RecordedRequest, MAX_KEPT_BYTES, MAX_KEPT_REQUESTS};
-pub use script::{Alternative, ServeTurn, Step, NO_MATCH_MESSAGE};
+pub use rules::{Rule, MAX_REGEX_BYTES};
+pub use script::{Alternative, Script, ServeTurn, Step, NO_MATCH_MESSAGE};
 pub use server::{Server, ServerBuilder};
 
 /// What the fuzz targets (`fuzz/`) reach that is not public API.

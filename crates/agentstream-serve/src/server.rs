@@ -22,7 +22,8 @@ use crate::limits::{
 };
 use crate::log::{RecordedRequest, RequestLog, MAX_KEPT_BYTES, MAX_KEPT_REQUESTS};
 use crate::proxy::Proxy;
-use crate::script::{ServeTurn, Step};
+use crate::rules::{Counts, Rule, Rules};
+use crate::script::{Script, ServeTurn, Step};
 use crate::state::{Calls, Source, State};
 
 /// Sets up a [`Server`]; see [`Server::builder`].
@@ -30,6 +31,8 @@ pub struct ServerBuilder {
     model: Arc<dyn Model + Send + Sync>,
     scripted: Option<Arc<ScriptedModel>>,
     steps: Vec<Step>,
+    rules: Vec<Rule>,
+    strict: bool,
     chunks: usize,
     delay: Duration,
     pings: bool,
@@ -72,6 +75,8 @@ impl std::fmt::Debug for ServerBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ServerBuilder")
             .field("steps", &self.steps)
+            .field("rules", &self.rules.len())
+            .field("strict", &self.strict)
             .field("chunks", &self.chunks)
             .field("delay", &self.delay)
             .field("pings", &self.pings)
@@ -99,11 +104,34 @@ impl ServerBuilder {
         }
     }
 
-    /// The server's steps by call number (see [`Step`]); calls past the
-    /// end, and every call without steps, go to the model unchanged.
+    /// The server's steps by call number, counting the calls no rule
+    /// answered (see [`Step`]); calls past the end, and every call without
+    /// steps, go to the model unchanged.
     #[must_use]
     pub fn steps(mut self, steps: impl IntoIterator<Item = Step>) -> Self {
         self.steps = steps.into_iter().collect();
+        self
+    }
+
+    /// The rules, tried in order before the steps and the model's turns
+    /// (see [`rules`](crate::rules)): a call a rule answers takes no step
+    /// and no turn.
+    #[must_use]
+    pub fn rules(mut self, rules: impl IntoIterator<Item = Rule>) -> Self {
+        self.rules = rules.into_iter().collect();
+        self
+    }
+
+    /// Strict: a call no rule answers, when the scripted model has no turn
+    /// left for it, fails with HTTP [`EXHAUSTED_STATUS`](crate::EXHAUSTED_STATUS)
+    /// in the provider's error shape, the message naming the nearest rule
+    /// and its first difference (OpenAI `code`
+    /// [`UNMATCHED_CODE`](crate::UNMATCHED_CODE)), instead of the plain
+    /// past-the-end answer. Default off. A model that is not a
+    /// `ScriptedModel` answers every call the rules leave, strict or not.
+    #[must_use]
+    pub fn strict(mut self, strict: bool) -> Self {
+        self.strict = strict;
         self
     }
 
@@ -257,10 +285,23 @@ impl ServerBuilder {
             .map_err(|e| BindError::new(name.clone(), e))?;
         let local_addr = listener.local_addr().map_err(|e| BindError::new(name, e))?;
         let limits = self.limits;
+        let scripted_turns = self
+            .scripted
+            .as_ref()
+            .map_or(0, |model| model.calls() + model.remaining());
+        let player = self
+            .scripted
+            .clone()
+            .unwrap_or_else(|| Arc::new(ScriptedModel::new(Vec::<ScriptedTurn>::new())));
+        let rule_counts = vec![Counts::default(); self.rules.len()];
         let shared = Arc::new(State {
             model: self.model,
             scripted: self.scripted,
             steps: self.steps,
+            rules: Rules::new(self.rules),
+            player,
+            strict: self.strict,
+            scripted_turns,
             chunks: self.chunks,
             delay: self.delay,
             pings: self.pings,
@@ -273,6 +314,8 @@ impl ServerBuilder {
             source,
             calls: Mutex::new(Calls {
                 next: 0,
+                ordered: 0,
+                rule_counts,
                 log: RequestLog::new(limits.kept_requests, limits.kept_bytes, file),
             }),
         });
@@ -300,7 +343,8 @@ impl ServerBuilder {
 /// aborts its call's signal and drops its stream.
 ///
 /// Routes: `POST /v1/chat/completions`, `POST /v1/messages`,
-/// `GET /v1/models`, and `GET /v1/requests` (the recorded requests as a
+/// `GET /v1/models`, `GET /v1/unused` (see [`Server::unused`]), and
+/// `GET /v1/requests` (the recorded requests as a
 /// JSON array). The `/v1` prefix is optional.
 ///
 /// ```
@@ -339,6 +383,8 @@ impl Server {
             model,
             scripted,
             steps: Vec::new(),
+            rules: Vec::new(),
+            strict: false,
             chunks: 1,
             delay: Duration::ZERO,
             pings: false,
@@ -418,6 +464,58 @@ impl Server {
             Some(name) => builder.model_name(name),
             None => builder,
         }
+    }
+
+    /// A builder serving a [`Script`]: its rules (see
+    /// [`ServerBuilder::rules`]), then its turns as
+    /// [`from_script`](Self::from_script) serves them. The model name is
+    /// the first message turn's `model`, the turns' before the rules'.
+    ///
+    /// ```
+    /// use agentstream_serve::{Script, Server};
+    /// use serde_json::json;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let script = Script::from_value(json!({"rules": [
+    ///     {"name": "weather", "match": {"lastUserText": "weather"}, "reply": "sunny"},
+    /// ]}))?;
+    /// let server = Server::from_rules_script(script).strict(true).bind("127.0.0.1:0").await?;
+    /// // ... every request whose last user text mentions the weather gets "sunny";
+    /// // any other gets HTTP 400 naming rules[0] ("weather") and why it did not match.
+    /// server.shutdown().await;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn from_rules_script(script: Script) -> ServerBuilder {
+        let Script { rules, turns } = script;
+        let named = turns.iter().any(|element| {
+            element
+                .turn
+                .iter()
+                .chain(element.alternatives.iter().map(|a| &a.turn))
+                .any(|turn| matches!(turn.reply(), ScriptedReply::Message(_)))
+        });
+        let rule_name = rules
+            .iter()
+            .flat_map(Rule::turns)
+            .find_map(|turn| match turn.reply() {
+                ScriptedReply::Message(message) => Some(message.model.clone()),
+                ScriptedReply::Failure(_) => None,
+            });
+        let builder = Self::from_script(turns).rules(rules);
+        match rule_name {
+            Some(name) if !named => builder.model_name(name),
+            _ => builder,
+        }
+    }
+
+    /// The rules that never answered a call and the ordered elements no
+    /// call reached, as `GET /v1/unused` lists them: `{"rules": [{"index",
+    /// "name"}, …], "turns": [index, …]}` (empty lists when the script was
+    /// used up).
+    pub fn unused(&self) -> serde_json::Value {
+        self.shared.unused()
     }
 
     /// The base URL clients use: `http://ADDRESS:PORT/v1`.

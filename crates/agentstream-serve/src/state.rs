@@ -9,12 +9,15 @@ use agentstream::model::{Model, ScriptedModel};
 use bytes::Bytes;
 
 use crate::cassette::Player;
+use crate::limits::{EXHAUSTED_STATUS, UNMATCHED_CODE};
 use crate::log::{Kept, Line, RequestLog};
 use crate::proxy::Proxy;
 use crate::route::Target;
+use crate::rules::{Counts, Facts, Rules};
 use crate::script::Step;
 use agentstream_wire::server::ApiError;
 use agentstream_wire::server::DecodedRequest;
+use serde_json::{json, Value};
 
 /// How a server answers; shared by every connection.
 pub(crate) struct State {
@@ -23,6 +26,14 @@ pub(crate) struct State {
     /// are written straight from their messages.
     pub(crate) scripted: Option<Arc<ScriptedModel>>,
     pub(crate) steps: Vec<Step>,
+    /// The rules, tried before the ordered turns.
+    pub(crate) rules: Rules,
+    /// What plays a rule's turn: the scripted model, or one of no turns.
+    pub(crate) player: Arc<ScriptedModel>,
+    /// A call no rule or turn answers gets [`State::unmatched`].
+    pub(crate) strict: bool,
+    /// How many turns the scripted model had when the server started.
+    pub(crate) scripted_turns: usize,
     pub(crate) chunks: usize,
     pub(crate) delay: Duration,
     pub(crate) pings: bool,
@@ -53,6 +64,10 @@ pub(crate) enum Source {
 /// The calls so far.
 pub(crate) struct Calls {
     pub(crate) next: usize,
+    /// The calls no rule answered: the index of the next ordered element.
+    pub(crate) ordered: usize,
+    /// Each rule's counters.
+    pub(crate) rule_counts: Vec<Counts>,
     pub(crate) log: RequestLog,
 }
 
@@ -117,6 +132,44 @@ impl State {
     ) -> Result<usize, ApiError> {
         let kept = self.keeping(target, body, request);
         self.calls().number(kept)
+    }
+
+    /// How many ordered elements the script has: its steps, or the
+    /// scripted model's turns.
+    fn ordered_len(&self) -> usize {
+        self.steps.len().max(self.scripted_turns)
+    }
+
+    /// The error of a call no rule or turn answers, under `--strict`:
+    /// the nearest rule and its first difference.
+    pub(crate) fn unmatched(&self, request: &DecodedRequest, calls: &Calls) -> ApiError {
+        let turns = match self.ordered_len() {
+            0 => "the script has no ordered turns".to_owned(),
+            1 => "its one ordered turn was played".to_owned(),
+            n => format!("its {n} ordered turns were all played"),
+        };
+        let message = if self.rules.is_empty() {
+            format!("agentstream serve (strict): no turn answers this request: {turns}")
+        } else {
+            let facts = Facts::of(request);
+            let nearest = self
+                .rules
+                .nearest(&facts, &calls.rule_counts)
+                .unwrap_or_default();
+            format!(
+                "agentstream serve (strict): no rule or turn answers this request ({turns}); nearest rule {nearest}"
+            )
+        };
+        ApiError::new(EXHAUSTED_STATUS, message).with_code(UNMATCHED_CODE)
+    }
+
+    /// `GET /v1/unused`: the rules that never answered and the ordered
+    /// elements no call reached.
+    pub(crate) fn unused(&self) -> Value {
+        let calls = self.calls();
+        let rules = self.rules.unused(&calls.rule_counts);
+        let turns: Vec<usize> = (calls.ordered..self.ordered_len()).collect();
+        json!({"rules": rules, "turns": turns})
     }
 
     /// The requests kept, oldest first, and how many were dropped.

@@ -285,13 +285,14 @@ async fn scripted_http_errors_and_exhaustion() {
     assert_eq!(status, 200);
     assert_eq!(body["choices"][0]["message"]["content"], "finally");
 
+    // Past the end: a status the SDKs do not retry (#37).
     let (status, _, body) = post(&openai, request.clone()).await;
-    assert_eq!(status, 500);
+    assert_eq!(status, 400);
     assert_eq!(body["error"]["message"], EXHAUSTED_MESSAGE);
     assert_eq!(body["error"]["code"], "script_exhausted");
     let (status, _, body) = post(&anthropic, request).await;
-    assert_eq!(status, 500);
-    assert_eq!(body["error"]["type"], "api_error");
+    assert_eq!(status, 400);
+    assert_eq!(body["error"]["type"], "invalid_request_error");
 
     // Every call was recorded, the failed ones too, and GET returns them.
     assert_eq!(server.requests().len(), 5);

@@ -1,0 +1,326 @@
+//! What a rule's `match` reads of a request and how its keys hold: the
+//! request's facts, gathered once per call, and the patterns (a substring
+//! or a size-limited regular expression). See [`crate::rules`] for the
+//! format.
+
+use std::borrow::Cow;
+
+use agentstream::message::{ContentBlock, Context, DecodeError, Message, UserContent};
+use regex::{Regex, RegexBuilder};
+use serde_json::Value;
+
+use crate::rules::MAX_REGEX_BYTES;
+use crate::script::count;
+use agentstream_wire::server::DecodedRequest;
+
+/// The longest `{"regex": …}` pattern accepted, in bytes.
+const MAX_PATTERN_LEN: usize = 4 << 10;
+
+/// The keys a rule's `match` knows, in the order their differences are
+/// reported.
+const MATCH_KEYS: [&str; 8] = [
+    "model",
+    "lastUserText",
+    "system",
+    "tool",
+    "toolResult",
+    "turn",
+    "hasToolResult",
+    "nth",
+];
+
+/// A text key's value: a substring or a regular expression.
+#[derive(Debug, Clone)]
+pub(crate) enum Pattern {
+    Contains(String),
+    Regex(Regex),
+}
+
+impl Pattern {
+    fn holds(&self, text: &str) -> bool {
+        match self {
+            Pattern::Contains(part) => text.contains(part.as_str()),
+            Pattern::Regex(regex) => regex.is_match(text),
+        }
+    }
+
+    /// How a text that does not hold is told: `does not contain "…"`.
+    fn describe(&self) -> String {
+        match self {
+            Pattern::Contains(part) => format!("does not contain {}", quoted(part)),
+            Pattern::Regex(regex) => format!("does not match /{}/", regex.as_str()),
+        }
+    }
+
+    fn parse(value: Value) -> Result<Self, DecodeError> {
+        match value {
+            Value::String(part) => Ok(Pattern::Contains(part)),
+            Value::Object(mut object) => {
+                let Some(pattern) = object.remove("regex") else {
+                    return Err(DecodeError::new(
+                        "expected a string or {\"regex\": PATTERN}",
+                    ));
+                };
+                if let Some(key) = object.keys().next() {
+                    return Err(DecodeError::new(format!(
+                        "unknown key {} beside \"regex\"",
+                        quoted(key)
+                    ))
+                    .within_key(key));
+                }
+                let Value::String(pattern) = pattern else {
+                    return Err(DecodeError::new(format!(
+                        "expected a pattern string, found {pattern}"
+                    ))
+                    .within_key("regex"));
+                };
+                compile(&pattern).map_err(|e| e.within_key("regex"))
+            }
+            other => Err(DecodeError::new(format!(
+                "expected a string or {{\"regex\": PATTERN}}, found {other}"
+            ))),
+        }
+    }
+}
+
+/// `pattern` compiled within the size limits.
+fn compile(pattern: &str) -> Result<Pattern, DecodeError> {
+    if pattern.len() > MAX_PATTERN_LEN {
+        return Err(DecodeError::new(format!(
+            "the pattern is {} bytes long, past the limit of {MAX_PATTERN_LEN}",
+            pattern.len()
+        )));
+    }
+    RegexBuilder::new(pattern)
+        .size_limit(MAX_REGEX_BYTES)
+        .dfa_size_limit(MAX_REGEX_BYTES)
+        .build()
+        .map(Pattern::Regex)
+        .map_err(|e| match e {
+            regex::Error::CompiledTooBig(limit) => DecodeError::new(format!(
+                "the pattern compiles to more than {limit} bytes (the limit); simplify it"
+            )),
+            other => DecodeError::new(format!("invalid regular expression: {other}")),
+        })
+}
+
+/// What a rule's keys read of a request, gathered once per call.
+pub(crate) struct Facts<'a> {
+    model: &'a str,
+    last_user_text: Option<Cow<'a, str>>,
+    system: Option<&'a str>,
+    tools: Vec<&'a str>,
+    tool_result: Option<String>,
+    turn: usize,
+    has_tool_result: bool,
+}
+
+impl<'a> Facts<'a> {
+    /// The facts of `request`: one pass over its messages.
+    pub(crate) fn of(request: &'a DecodedRequest) -> Self {
+        let context: &Context = &request.context;
+        let mut turn = 0;
+        let (mut last_user, mut last_result) = (None, None);
+        for message in &context.messages {
+            match message {
+                Message::User(user) => last_user = Some(&user.content),
+                Message::ToolResult(result) => last_result = Some(&result.content),
+                Message::Assistant(_) => turn += 1,
+                _ => {}
+            }
+        }
+        let last_user_text = last_user.map(|content| match content {
+            UserContent::Text(text) => Cow::Borrowed(text.as_str()),
+            UserContent::Blocks(blocks) => Cow::Owned(texts(blocks)),
+        });
+        Facts {
+            model: &request.model,
+            last_user_text,
+            system: context.system_prompt.as_deref(),
+            tools: context
+                .tools
+                .iter()
+                .flatten()
+                .map(|tool| tool.name.as_str())
+                .collect(),
+            tool_result: last_result.map(|blocks| texts(blocks)),
+            turn,
+            has_tool_result: last_result.is_some(),
+        }
+    }
+}
+
+/// The text blocks of `blocks`, joined by `\n`.
+fn texts(blocks: &[ContentBlock]) -> String {
+    let mut joined = String::new();
+    for block in blocks {
+        if let ContentBlock::Text(text) = block {
+            if !joined.is_empty() {
+                joined.push('\n');
+            }
+            joined.push_str(&text.text);
+        }
+    }
+    joined
+}
+
+/// A rule's `match`.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Matcher {
+    model: Option<Pattern>,
+    last_user_text: Option<Pattern>,
+    system: Option<Pattern>,
+    tool: Option<Pattern>,
+    tool_result: Option<Pattern>,
+    turn: Option<usize>,
+    has_tool_result: Option<bool>,
+    pub(crate) nth: Option<usize>,
+}
+
+impl Matcher {
+    pub(crate) fn parse(value: Value) -> Result<Self, DecodeError> {
+        let Value::Object(object) = value else {
+            return Err(DecodeError::new(format!(
+                "expected an object of match keys, found {value}"
+            )));
+        };
+        let mut matcher = Matcher::default();
+        for (key, value) in object {
+            let within = |e: DecodeError| e.within_key(&key);
+            match key.as_str() {
+                "model" => matcher.model = Some(Pattern::parse(value).map_err(within)?),
+                "lastUserText" => {
+                    matcher.last_user_text = Some(Pattern::parse(value).map_err(within)?);
+                }
+                "system" => matcher.system = Some(Pattern::parse(value).map_err(within)?),
+                "tool" => matcher.tool = Some(Pattern::parse(value).map_err(within)?),
+                "toolResult" => matcher.tool_result = Some(Pattern::parse(value).map_err(within)?),
+                "turn" => matcher.turn = Some(count(value).map_err(within)?),
+                "nth" => {
+                    let n = count(value).map_err(within)?;
+                    if n == 0 {
+                        return Err(within(DecodeError::new("nth counts from 1")));
+                    }
+                    matcher.nth = Some(n);
+                }
+                "hasToolResult" => match value {
+                    Value::Bool(b) => matcher.has_tool_result = Some(b),
+                    other => {
+                        return Err(within(DecodeError::new(format!(
+                            "expected true or false, found {other}"
+                        ))))
+                    }
+                },
+                _ => {
+                    return Err(within(DecodeError::new(format!(
+                        "unknown match key {} (known: {})",
+                        quoted(&key),
+                        MATCH_KEYS.join(", ")
+                    ))))
+                }
+            }
+        }
+        Ok(matcher)
+    }
+
+    /// The first key, but `nth`, that does not hold for `facts`, told as
+    /// `key "request's value" does not contain "…"`; `None` when all do.
+    pub(crate) fn difference(&self, facts: &Facts<'_>) -> Option<String> {
+        let text = |key: &str, pattern: &Option<Pattern>, value: Option<&str>| {
+            let pattern = pattern.as_ref()?;
+            match value {
+                Some(value) if pattern.holds(value) => None,
+                Some(value) => Some(format!(
+                    "{key} {} {}",
+                    quoted(&shortened(value)),
+                    pattern.describe()
+                )),
+                None => Some(format!("{key}: the request has none")),
+            }
+        };
+        text("model", &self.model, Some(facts.model))
+            .or_else(|| {
+                text(
+                    "lastUserText",
+                    &self.last_user_text,
+                    facts.last_user_text.as_deref(),
+                )
+            })
+            .or_else(|| text("system", &self.system, facts.system))
+            .or_else(|| {
+                let pattern = self.tool.as_ref()?;
+                if facts.tools.iter().any(|name| pattern.holds(name)) {
+                    return None;
+                }
+                let offered = if facts.tools.is_empty() {
+                    "the request offers no tools".to_owned()
+                } else {
+                    let names: Vec<String> = facts.tools.iter().map(|n| quoted(n)).collect();
+                    format!(
+                        "no tool offered ({}) {}",
+                        names.join(", "),
+                        pattern.describe()
+                    )
+                };
+                Some(format!("tool: {offered}"))
+            })
+            .or_else(|| {
+                text(
+                    "toolResult",
+                    &self.tool_result,
+                    facts.tool_result.as_deref(),
+                )
+            })
+            .or_else(|| {
+                let want = self.turn?;
+                (want != facts.turn).then(|| {
+                    format!(
+                        "turn: the conversation has {} assistant messages, not {want}",
+                        facts.turn
+                    )
+                })
+            })
+            .or_else(|| {
+                let want = self.has_tool_result?;
+                (want != facts.has_tool_result).then(|| {
+                    format!(
+                        "hasToolResult: the conversation {} a tool result",
+                        if facts.has_tool_result {
+                            "has"
+                        } else {
+                            "has no"
+                        }
+                    )
+                })
+            })
+    }
+
+    /// How many keys (but `nth`) hold for `facts`, for the nearest rule.
+    pub(crate) fn holding(&self, facts: &Facts<'_>) -> usize {
+        let text = |pattern: &Option<Pattern>, value: Option<&str>| matches!((pattern, value), (Some(p), Some(v)) if p.holds(v));
+        usize::from(text(&self.model, Some(facts.model)))
+            + usize::from(text(&self.last_user_text, facts.last_user_text.as_deref()))
+            + usize::from(text(&self.system, facts.system))
+            + usize::from(
+                self.tool
+                    .as_ref()
+                    .is_some_and(|p| facts.tools.iter().any(|n| p.holds(n))),
+            )
+            + usize::from(text(&self.tool_result, facts.tool_result.as_deref()))
+            + usize::from(self.turn == Some(facts.turn))
+            + usize::from(self.has_tool_result == Some(facts.has_tool_result))
+    }
+}
+
+/// `text` as a JSON string.
+pub(crate) fn quoted(text: &str) -> String {
+    Value::String(text.to_owned()).to_string()
+}
+
+/// `text`, cut to its first 80 characters (with `…`) for a message.
+fn shortened(text: &str) -> Cow<'_, str> {
+    match text.char_indices().nth(80) {
+        Some((at, _)) => Cow::Owned(format!("{}…", &text[..at])),
+        None => Cow::Borrowed(text),
+    }
+}
