@@ -79,7 +79,7 @@ fn body(api: Api, model: &str, system: &str, tools: &[&str], said: &[Said<'_>]) 
                 .collect();
             json!({"model": model, "instructions": system, "input": input, "tools": tools})
         }
-        Api::Google => {
+        Api::Gemini => {
             let contents: Vec<Value> = said
                 .iter()
                 .map(|s| match *s {
@@ -98,7 +98,7 @@ fn body(api: Api, model: &str, system: &str, tools: &[&str], said: &[Said<'_>]) 
     }
 }
 
-const APIS: [Api; 4] = [Api::OpenAi, Api::Anthropic, Api::Responses, Api::Google];
+const APIS: [Api; 4] = [Api::OpenAi, Api::Anthropic, Api::Responses, Api::Gemini];
 
 /// The non-streaming call URL for `api` (Gemini names the model in the path).
 fn call_url(server: &Server, api: Api, model: &str) -> String {
@@ -107,7 +107,7 @@ fn call_url(server: &Server, api: Api, model: &str) -> String {
         Api::OpenAi => format!("{base}/chat/completions"),
         Api::Anthropic => format!("{base}/messages"),
         Api::Responses => format!("{base}/responses"),
-        Api::Google => format!(
+        Api::Gemini => format!(
             "{}/v1beta/models/{model}:generateContent",
             base.trim_end_matches("/v1")
         ),
@@ -131,7 +131,7 @@ fn answer_text(api: Api, body: &Value) -> String {
         Api::OpenAi => &body["choices"][0]["message"]["content"],
         Api::Anthropic => &body["content"][0]["text"],
         Api::Responses => &body["output"][0]["content"][0]["text"],
-        Api::Google => &body["candidates"][0]["content"]["parts"][0]["text"],
+        Api::Gemini => &body["candidates"][0]["content"]["parts"][0]["text"],
         _ => unreachable!("the four APIs"),
     };
     text.as_str()
