@@ -29,7 +29,7 @@ use agentstream::agent::{MaybeSend, ToolError, ToolOutput};
 use agentstream::message::{assistant, text, user, Context, StopReason};
 use agentstream::model::{
     DoneReason, ErrorCause, ErrorReason, HttpFailure, Model, ModelEvent, ModelStream, RetryAfter,
-    RetryPolicy, ScriptedModel, ScriptedTurn, StreamOptions, TimeoutKind,
+    RetryModel, RetryPolicy, ScriptedModel, ScriptedTurn, StreamOptions, TimeoutKind,
 };
 use agentstream::rt::{Runtime, Spawn, Timer};
 
@@ -194,7 +194,9 @@ fn a_retry_waits_on_the_toy_timer_for_a_retry_after_date_read_on_its_clock() {
         toy: toy.clone(),
         calls: AtomicUsize::new(0),
     };
-    let model = toy.with_retry(inner, RetryPolicy::default());
+    // `RetryModel::new` rather than `Runtime::with_retry`: the latter seeds
+    // its jitter from the OS (feature `std`), and this test runs without it.
+    let model = RetryModel::new(inner, RetryPolicy::default(), toy.clone());
     let mut stream = toy.spawn_stream(model.stream(&context(), StreamOptions::default()));
     let message = toy.block_on(stream.result());
     assert_eq!(message.text(), "at last");
