@@ -13,6 +13,14 @@ pub const MAX_REQUEST_BYTES: usize = 32 << 20;
 /// connections at once, by default: 256 MiB. A request whose body would
 /// take more gets HTTP 503 (see
 /// [`ServerBuilder::max_buffered_request_bytes`](crate::ServerBuilder::max_buffered_request_bytes)).
+///
+/// Every byte counted against this bound is freed when its connection
+/// closes. Whether the process's resident memory falls with it is the
+/// allocator's choice: glibc's raises its mmap threshold after freeing
+/// large blocks and may then keep up to a few hundred MB after a burst.
+/// The `agentstream` binary fixes glibc's trim threshold at its default
+/// for that reason; a program embedding this crate can do the same with
+/// the environment variable `MALLOC_TRIM_THRESHOLD_=131072`.
 pub const MAX_BUFFERED_REQUEST_BYTES: usize = 256 << 20;
 
 /// The status of a call made after a
