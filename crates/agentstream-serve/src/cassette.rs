@@ -76,11 +76,13 @@ use agentstream_wire::Api;
 
 mod body;
 mod dir;
+mod pieces;
 mod player;
 mod redact;
 mod writer;
 
 pub use dir::CassetteError;
+pub use pieces::PieceLengths;
 use dir::{not_a_cassette, CassetteDir};
 pub(crate) use redact::headers_json;
 pub use redact::{is_secret_header, REDACTED};
@@ -122,7 +124,7 @@ pub struct Cassette {
     /// The response body.
     pub body: Vec<u8>,
     /// The sizes of the pieces the body arrived in.
-    pub lengths: Vec<usize>,
+    pub lengths: PieceLengths,
     /// Whether the exchange was cut (`"cut": true` in `response.json`):
     /// replay breaks the body off after its pieces, as it ended live.
     pub cut: bool,
@@ -231,15 +233,13 @@ impl Cassette {
     ) -> Result<Self, CassetteError> {
         let head = parse_head(dir, files.request_json, files.response_json)?;
         let lengths = match files.lengths {
-            Some(text) => {
-                parse_lengths(&String::from_utf8_lossy(text), body.len()).ok_or_else(|| {
-                    CassetteError::new(
-                        &dir.join("response.body.lengths"),
-                        "the lengths do not add up to the body",
-                    )
-                })?
-            }
-            None => vec![body.len()],
+            Some(text) => PieceLengths::parse(text, body.len()).ok_or_else(|| {
+                CassetteError::new(
+                    &dir.join("response.body.lengths"),
+                    "the lengths do not add up to the body",
+                )
+            })?,
+            None => PieceLengths::one(body.len()),
         };
         Ok(Self {
             name,
@@ -284,7 +284,7 @@ impl Cassette {
     /// The body in the pieces it arrived in.
     pub fn pieces(&self) -> impl Iterator<Item = &[u8]> + '_ {
         let mut at = 0;
-        self.lengths.iter().map(move |&n| {
+        self.lengths.iter().map(move |n| {
             let piece = &self.body[at..at + n];
             at += n;
             piece
@@ -405,17 +405,6 @@ fn each_cassette<T>(
     Ok((loaded, skipped))
 }
 
-fn parse_lengths(text: &str, total: usize) -> Option<Vec<usize>> {
-    let lengths: Vec<usize> = text
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .map(str::parse)
-        .collect::<Result<_, _>>()
-        .ok()?;
-    (lengths.iter().try_fold(0usize, |a, n| a.checked_add(*n)) == Some(total)).then_some(lengths)
-}
-
 /// The order of cassettes: numbered names by their number (`9999` before
 /// `10000`, which a plain sort puts first), then any other name by its
 /// text.
@@ -486,8 +475,11 @@ mod tests {
 
     #[test]
     fn lengths_must_add_up() {
-        assert_eq!(parse_lengths("1\n2\n\n", 3), Some(vec![1, 2]));
-        assert_eq!(parse_lengths("1\n", 3), None);
-        assert_eq!(parse_lengths("x\n", 1), None);
+        let lengths = |text: &[u8], total| {
+            PieceLengths::parse(text, total).map(|l| l.iter().collect::<Vec<_>>())
+        };
+        assert_eq!(lengths(b"1\n2\n\n", 3), Some(vec![1, 2]));
+        assert_eq!(lengths(b"1\n", 3), None);
+        assert_eq!(lengths(b"x\n", 1), None);
     }
 }

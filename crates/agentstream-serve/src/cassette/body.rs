@@ -14,7 +14,7 @@ use bytes::{Bytes, BytesMut};
 use futures_util::Stream;
 use hyper::body::Frame;
 
-use super::{CassetteDir, CassetteError};
+use super::{CassetteDir, CassetteError, PieceLengths};
 
 /// A body (with its lengths) at most this large is read whole when
 /// played and kept in the [`Cache`]; a larger one is streamed from disk.
@@ -71,54 +71,31 @@ pub(super) struct Stamps {
     pub(super) lengths: Option<Stamp>,
 }
 
-/// A body and its piece lengths, read whole: the lengths as LEB128
-/// varints (one byte per piece under 128 bytes, two under 16 KiB), not a
-/// machine word each.
+/// A body and its piece lengths, read whole: the lengths compact (see
+/// [`PieceLengths`]).
 #[derive(Debug)]
 pub(super) struct Whole {
     body: Bytes,
-    lengths: Box<[u8]>,
+    lengths: PieceLengths,
 }
 
 impl Whole {
     /// The bytes it holds.
     fn size(&self) -> usize {
-        self.body.len() + self.lengths.len()
+        self.body.len() + self.lengths.held()
     }
 
     /// `body` with the lengths of `text` (one decimal count per line,
     /// blank lines skipped), or with one piece when there is none; `None`
     /// when a line is not a count or the counts do not add up to the body.
     pub(super) fn new(body: Vec<u8>, text: Option<&[u8]>) -> Option<Self> {
-        let mut lengths = Vec::new();
-        let mut total = 0usize;
-        let mut push = |n: usize| -> Option<()> {
-            total = total.checked_add(n)?;
-            let mut n = n as u64;
-            loop {
-                let byte = (n & 0x7f) as u8;
-                n >>= 7;
-                if n == 0 {
-                    lengths.push(byte);
-                    return Some(());
-                }
-                lengths.push(byte | 0x80);
-            }
+        let lengths = match text {
+            Some(text) => PieceLengths::parse(text, body.len())?,
+            None => PieceLengths::one(body.len()),
         };
-        match text {
-            Some(text) => {
-                for line in String::from_utf8_lossy(text).lines() {
-                    let line = line.trim();
-                    if !line.is_empty() {
-                        push(line.parse().ok()?)?;
-                    }
-                }
-            }
-            None => push(body.len())?,
-        }
-        (total == body.len()).then(|| Self {
+        Some(Self {
             body: Bytes::from(body),
-            lengths: lengths.into_boxed_slice(),
+            lengths,
         })
     }
 
@@ -126,20 +103,9 @@ impl Whole {
     fn pieces(self: Arc<Self>) -> impl Iterator<Item = Bytes> + Send {
         let (mut at, mut read) = (0usize, 0usize);
         std::iter::from_fn(move || {
-            let mut n = 0u64;
-            let mut shift = 0;
-            loop {
-                let byte = *self.lengths.get(read)?;
-                read += 1;
-                n |= u64::from(byte & 0x7f) << shift.min(63);
-                shift += 7;
-                if byte & 0x80 == 0 {
-                    break;
-                }
-            }
+            let n = self.lengths.next_at(&mut read)?;
             // Checked when built: the lengths add up to the body.
-            let end = at.saturating_add(usize::try_from(n).unwrap_or(usize::MAX));
-            let end = end.min(self.body.len());
+            let end = at.saturating_add(n).min(self.body.len());
             let start = std::mem::replace(&mut at, end);
             Some(self.body.slice(start..end))
         })
@@ -514,7 +480,7 @@ mod tests {
         let body: Vec<u8> = (0..=255u8).cycle().take(18_000).collect();
         let whole = Whole::new(body.clone(), Some(b"1\n127\n128\n\n16383\n1361\n")).unwrap();
         // 1 + 1 + 2 + 2 + 2 bytes for five pieces, not 40.
-        assert_eq!(whole.lengths.len(), 8);
+        assert_eq!(whole.lengths.held(), 8);
         let got = pieces(whole);
         assert_eq!(
             got.iter().map(Vec::len).collect::<Vec<_>>(),
