@@ -231,7 +231,12 @@ impl Cassette {
         files: CassetteFiles<'_>,
         body: Vec<u8>,
     ) -> Result<Self, CassetteError> {
-        let head = parse_head(dir, files.request_json, files.response_json)?;
+        let head = parse_head(
+            dir,
+            files.request_json,
+            files.response_json,
+            KeepRequest::Whole,
+        )?;
         let lengths = match files.lengths {
             Some(text) => PieceLengths::parse(text, body.len()).ok_or_else(|| {
                 CassetteError::new(
@@ -296,11 +301,22 @@ impl Cassette {
 /// say.
 struct Head {
     api: Api,
+    /// `request.json`, without its `"context"` unless it was kept (see
+    /// [`parse_head`]).
     request: Value,
     context: Context,
     status: u16,
     headers: Vec<(String, String)>,
     cut: bool,
+}
+
+/// Whether [`parse_head`] keeps `request.json` whole: a [`Cassette`]
+/// gives it whole; the replay index needs only the decoded context, so
+/// the context is moved out of the parsed JSON rather than copied.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum KeepRequest {
+    Whole,
+    WithoutContext,
 }
 
 /// Reads a cassette's `request.json` and `response.json` (the cassette's
@@ -309,13 +325,14 @@ fn parse_head(
     dir: &Path,
     request_json: &[u8],
     response_json: &[u8],
+    keep: KeepRequest,
 ) -> Result<Head, CassetteError> {
     let path = |leaf: &str| dir.join(leaf);
     let json = |bytes: &[u8], leaf: &str| -> Result<Value, CassetteError> {
         serde_json::from_slice(bytes)
             .map_err(|e| CassetteError::new(&path(leaf), format!("not JSON: {e}")))
     };
-    let request = json(request_json, "request.json")?;
+    let mut request = json(request_json, "request.json")?;
     let api = match request
         .get("api")
         .and_then(Value::as_str)
@@ -333,7 +350,11 @@ fn parse_head(
             ));
         }
     };
-    let context = Context::from_value(request.get("context").cloned().unwrap_or(Value::Null))
+    let context = match keep {
+        KeepRequest::Whole => request.get("context").cloned(),
+        KeepRequest::WithoutContext => request.get_mut("context").map(Value::take),
+    };
+    let context = Context::from_value(context.unwrap_or(Value::Null))
         .map_err(|e| CassetteError::new(&path("request.json"), format!("context: {e}")))?;
     let response_path = path("response.json");
     let response = json(response_json, "response.json")?;

@@ -25,7 +25,7 @@ use agentstream_wire::server::ApiError;
 use agentstream_wire::Api;
 
 use super::body::{self, Cache, Recorded, Stamp, Stamps};
-use super::{each_cassette, CassetteDir, CassetteError, Match, Skipped};
+use super::{each_cassette, CassetteDir, CassetteError, KeepRequest, Match, Skipped};
 
 /// A 128-bit hash: two keyed 64-bit hashes.
 type Key = (u64, u64);
@@ -260,8 +260,13 @@ impl Player {
     fn context_of(&self, k: usize) -> Option<Value> {
         let name = &self.entries[k].name;
         let (request, _) = read_checked(&self.dir, name, "request.json").ok()?;
-        let head =
-            super::parse_head(&self.dir.path.join(&**name), &request, b"{\"status\": 200}").ok()?;
+        let head = super::parse_head(
+            &self.dir.path.join(&**name),
+            &request,
+            b"{\"status\": 200}",
+            KeepRequest::WithoutContext,
+        )
+        .ok()?;
         serde_json::to_value(&head.context).ok()
     }
 
@@ -360,7 +365,12 @@ fn index(dir: &CassetteDir, hashing: &Hashing, name: &str) -> Result<Entry, Cass
     };
     let body = stamp("response.body")?;
     let lengths = stamp("response.body.lengths")?;
-    let head = super::parse_head(&dir.path.join(name), &request, &response)?;
+    let head = super::parse_head(
+        &dir.path.join(name),
+        &request,
+        &response,
+        KeepRequest::WithoutContext,
+    )?;
     let context = serde_json::to_value(&head.context).unwrap_or(Value::Null);
     let stamps = Stamps {
         request: request_stamp,
