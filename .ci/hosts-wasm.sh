@@ -16,6 +16,8 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
+# Where cargo puts what it builds (CARGO_TARGET_DIR when set).
+built=${CARGO_TARGET_DIR:-$root/target}
 status=0
 wasm_bindgen_version=0.2.130
 target=wasm32-unknown-unknown
@@ -122,7 +124,7 @@ fi
 if [ "$have_runner" = 1 ] && command -v node >/dev/null; then
     step "the JavaScript API (feature js-api) from Node"
     if cargo build -p agentstream-wasm --target "$target" --features js-api --example js_api &&
-        wasm-bindgen --target nodejs --out-dir "$work/js-api" "$root/target/$target/debug/examples/js_api.wasm"; then
+        wasm-bindgen --target nodejs --out-dir "$work/js-api" "$built/$target/debug/examples/js_api.wasm"; then
         node crates/agentstream-wasm/tests/js/scripted.mjs "$work/js-api/js_api.js" || fail "JavaScript API tests"
     else
         fail "build of the js_api example"
