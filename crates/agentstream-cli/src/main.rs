@@ -21,6 +21,7 @@ mod provider;
 mod redact;
 mod sandbox;
 mod serve;
+mod session;
 mod terminal;
 mod transcript;
 mod validate;
@@ -65,6 +66,10 @@ enum Command {
     /// :generateContent) endpoint; prints the base URL on its first line
     /// and runs until Ctrl-C.
     Serve(serve::Args),
+    /// Read a Pi session file as Pi does: `context` prints what Pi's
+    /// buildSessionContext returns for a leaf (or, with --llm, the
+    /// messages after convertToLlm); `tree` draws the tree of entries.
+    Session(session::Args),
 }
 
 fn main() -> ExitCode {
@@ -77,6 +82,7 @@ fn main() -> ExitCode {
         Command::Chat(args) => chat::run(args),
         Command::Agent(args) => agent::run(args),
         Command::Serve(args) => serve::run(args),
+        Command::Session(args) => session::run(args),
     };
     match result {
         Ok(code) => code,

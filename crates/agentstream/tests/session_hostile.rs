@@ -121,6 +121,14 @@ fn missing_parents_duplicates_and_bad_lines() {
         texts,
         vec![json!("orphan"), json!("second copy"), json!("end")]
     );
+    // The shadowed first copy is no node of its own, not a cycle.
+    let shape = SessionTree::new(&session.entries).shape();
+    assert!(shape.unreachable.is_empty(), "{shape:?}");
+    assert_eq!(
+        shape.children[1],
+        vec![3, 3],
+        "Pi's getTree lists the last copy twice"
+    );
     // An unknown leaf id falls back to the last entry, as in Pi; null is empty.
     assert_eq!(
         build_session_context(&session.entries, Leaf::Id("zz")).unwrap(),

@@ -287,7 +287,7 @@ fn user_message(content: Value, timestamp: Option<&Value>) -> Message {
     }
     let value = Value::Object(fields.clone());
     Message::from_value(value).unwrap_or_else(|_| {
-        fields.remove("role");
+        fields.retain(|k, _| k != "role");
         Message::Unknown(UnknownMessage {
             role: "user".into(),
             fields,

@@ -213,10 +213,25 @@ pub enum SessionEntry {
     Malformed(RawEntry, DecodeError),
 }
 
-/// Takes a key out of a map (serde_json's default map is sorted, so removing
-/// does not reorder the rest).
+/// Takes a key out of a map, keeping the other keys in their order (a
+/// plain `remove` reorders them under serde_json's `preserve_order`).
 fn take(map: &mut Map<String, Value>, key: &str) -> Option<Value> {
-    map.remove(key)
+    if !map.contains_key(key) {
+        return None;
+    }
+    let mut found = None;
+    *map = core::mem::take(map)
+        .into_iter()
+        .filter_map(|(k, v)| {
+            if k == key {
+                found = Some(v);
+                None
+            } else {
+                Some((k, v))
+            }
+        })
+        .collect();
+    found
 }
 
 fn req_string(map: &mut Map<String, Value>, key: &str) -> Result<String, DecodeError> {
@@ -331,7 +346,7 @@ impl SessionEntry {
     }
 
     fn typed(ty: &str, mut map: Map<String, Value>) -> Result<Self, DecodeError> {
-        map.remove("type");
+        take(&mut map, "type");
         if ty == "session" {
             let mut extra = Map::new();
             let version = match take(&mut map, "version") {

@@ -108,6 +108,6 @@ fn v1_to_v2(entries: &mut [Map<String, Value>], new_id: &mut dyn FnMut() -> Stri
         if let Some(target) = target {
             entries[i].insert("firstKeptEntryId".into(), target);
         }
-        entries[i].remove("firstKeptEntryIndex");
+        entries[i].retain(|k, _| k != "firstKeptEntryIndex");
     }
 }

@@ -168,8 +168,11 @@ impl<'a> SessionTree<'a> {
             }
             stack.extend(children[i].iter().copied());
         }
+        // An entry whose id a later entry shares is no node of its own.
         let unreachable = (0..n)
-            .filter(|&i| !reached[i] && !matches!(self.entries[i], SessionEntry::Session(_)))
+            .filter(|&i| {
+                !reached[i] && node(i) == i && !matches!(self.entries[i], SessionEntry::Session(_))
+            })
             .collect();
         TreeShape {
             roots,
