@@ -9,6 +9,10 @@
 //!   with labels, the default leaf marked, and every control character of
 //!   the file escaped.
 //!
+//! - `session branch FILE --from ID|--from-root --summary TEXT`,
+//!   `session fork FILE --leaf ID` and `session label FILE ID [LABEL]`
+//!   write with Pi's policy (see [`crate::session_writer`]).
+//!
 //! Unlike Pi, an unknown `--leaf` id is an error (Pi falls back to the last
 //! entry silently), and so is a `parentId` cycle (Pi never returns).
 //! Exit status: 0, or 2 on an unreadable file, a file without a session
@@ -18,13 +22,14 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use agentstream::message::Message;
+use agentstream::message::{Context, Message};
 use agentstream::session::{
     build_session_context, convert_to_llm, parse_session, AgentMessage, Leaf, ParsedSession,
     SessionEntry, SessionTree,
 };
 use serde_json::Value;
 
+use crate::session_writer::{default_session_dir, most_recent_session, SessionWriter};
 use crate::terminal::escape_line;
 
 /// Arguments of `agentstream session`.
@@ -52,6 +57,41 @@ enum SessionCommand {
         /// A Pi session file.
         file: PathBuf,
     },
+    /// Leave the current branch: continue from entry ID (or, with
+    /// --from-root, before the first entry) with a branch_summary entry
+    /// holding SUMMARY, as Pi's /tree does; prints the new entry's id.
+    Branch {
+        /// A Pi session file.
+        file: PathBuf,
+        /// The entry to continue from.
+        #[arg(long, value_name = "ID", required_unless_present = "from_root")]
+        from: Option<String>,
+        /// Continue from before the first entry.
+        #[arg(long, conflicts_with = "from")]
+        from_root: bool,
+        /// The summary of the branch left behind.
+        #[arg(long)]
+        summary: String,
+    },
+    /// Copy the path to entry ID into a new session file beside FILE (its
+    /// header names FILE as parentSession), as Pi's /fork does; prints the
+    /// new file's path.
+    Fork {
+        /// A Pi session file.
+        file: PathBuf,
+        /// The last entry to copy.
+        #[arg(long, value_name = "ID")]
+        leaf: String,
+    },
+    /// Set (or, without LABEL, clear) the label of entry ID.
+    Label {
+        /// A Pi session file.
+        file: PathBuf,
+        /// The labelled entry.
+        id: String,
+        /// The label.
+        label: Option<String>,
+    },
 }
 
 /// Runs the command.
@@ -59,6 +99,25 @@ pub fn run(args: &Args) -> io::Result<ExitCode> {
     let (file, result) = match &args.command {
         SessionCommand::Context { file, leaf, llm } => (file, context(file, leaf.as_deref(), *llm)),
         SessionCommand::Tree { file } => (file, tree(file)),
+        SessionCommand::Branch {
+            file,
+            from,
+            summary,
+            ..
+        } => (
+            file,
+            edit(file, |w| w.branch_with_summary(from.as_deref(), summary)),
+        ),
+        SessionCommand::Fork { file, leaf } => (
+            file,
+            edit(file, |w| {
+                let new = w.create_branched_session(leaf)?;
+                Ok(new.path().display().to_string())
+            }),
+        ),
+        SessionCommand::Label { file, id, label } => {
+            (file, edit(file, |w| w.append_label(id, label.as_deref())))
+        }
     };
     match result {
         Ok(text) => {
@@ -83,6 +142,52 @@ pub fn run(args: &Args) -> io::Result<ExitCode> {
 pub fn read_session(path: &Path) -> Result<ParsedSession, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("cannot read: {e}"))?;
     parse_session(&String::from_utf8_lossy(&bytes)).map_err(|e| e.to_string())
+}
+
+/// Opens an existing session file for writing and runs `change`, whose
+/// result is printed on its own line.
+fn edit(
+    file: &Path,
+    change: impl FnOnce(&mut SessionWriter) -> Result<String, String>,
+) -> Result<String, String> {
+    if std::fs::symlink_metadata(file).is_err() {
+        return Err("no such session file".into());
+    }
+    let mut writer = SessionWriter::open(file, "")?;
+    change(&mut writer).map(|out| format!("{}\n", escape_line(&out)))
+}
+
+/// The session `agent` appends to: `--session FILE` (resumed, or started
+/// there), `--continue` (the newest of the current directory's sessions,
+/// or a new one there), or none.
+pub fn writer_for(
+    file: Option<&Path>,
+    continue_session: bool,
+) -> Result<Option<SessionWriter>, String> {
+    let cwd = std::env::current_dir()
+        .map_err(|e| format!("cannot read the current directory: {e}"))?
+        .display()
+        .to_string();
+    if let Some(file) = file {
+        return SessionWriter::open(file, &cwd).map(Some);
+    }
+    if !continue_session {
+        return Ok(None);
+    }
+    let dir = default_session_dir(&cwd)
+        .ok_or("no home directory for the sessions (set $PI_CODING_AGENT_DIR)")?;
+    match most_recent_session(&dir) {
+        Some(file) => SessionWriter::open(&file, &cwd).map(Some),
+        None => Ok(Some(SessionWriter::create(&dir, &cwd))),
+    }
+}
+
+/// The model's context from a session's leaf: Pi's buildSessionContext,
+/// then its default convertToLlm.
+pub fn llm_context(writer: &SessionWriter) -> Result<Context, String> {
+    let leaf = writer.leaf().map_or(Leaf::Last, Leaf::Id);
+    let ctx = build_session_context(writer.entries(), leaf).map_err(|e| e.to_string())?;
+    Ok(Context::from_messages(convert_to_llm(&ctx.messages)))
 }
 
 fn context(path: &Path, leaf: Option<&str>, llm: bool) -> Result<String, String> {

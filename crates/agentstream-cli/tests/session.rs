@@ -138,3 +138,58 @@ fn tree_draws_branches_labels_and_escapes_controls() {
     assert_eq!(out.lines().count(), 2, "{out:?}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn agent_session_starts_then_resumes_and_continue_finds_the_newest() {
+    let dir =
+        std::env::temp_dir().join(format!("agentstream-agent-session-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("README.md"), "# Title\n\nSome prose.\n").unwrap();
+    let file = dir.join("s.jsonl");
+    let agent = |extra: &[&str]| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_agentstream"));
+        cmd.current_dir(&dir)
+            .env("PI_CODING_AGENT_DIR", dir.join("agent-home"))
+            .arg("agent")
+            .args(extra)
+            .arg("What is in the README?");
+        cmd.output().unwrap()
+    };
+    let o = agent(&["--session", file.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    // The demo: the prompt, a read call, its result, the answer.
+    assert_eq!(std::fs::read_to_string(&file).unwrap().lines().count(), 5);
+    let o = agent(&["--session", file.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let o = run(&["session", "context", file.to_str().unwrap(), "--llm"]);
+    let messages: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let roles: Vec<&str> = messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        roles,
+        ["user", "assistant", "toolResult", "assistant"].repeat(2)
+    );
+
+    // --continue: no session yet, so one is started under the agent dir;
+    // the second run continues it.
+    for _ in 0..2 {
+        let o = agent(&["--continue"]);
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    }
+    let cwd = dir.canonicalize().unwrap().display().to_string();
+    let safe = cwd.trim_start_matches('/').replace(['/', '\\', ':'], "-");
+    let sessions = dir
+        .join("agent-home")
+        .join("sessions")
+        .join(format!("--{safe}--"));
+    let files: Vec<_> = std::fs::read_dir(&sessions).unwrap().collect();
+    assert_eq!(files.len(), 1, "{sessions:?}");
+    let path = files[0].as_ref().unwrap().path();
+    assert_eq!(std::fs::read_to_string(&path).unwrap().lines().count(), 9);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
