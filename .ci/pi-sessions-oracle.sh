@@ -37,3 +37,28 @@ echo "pi-coding-agent $version"
 fixtures="$root/crates/agentstream/tests/fixtures/pi-sessions"
 # shellcheck disable=SC2086
 TZ=UTC node contexts.mjs $mode "$fixtures/corpus" "$fixtures/real"
+[[ -z "$mode" ]] && exit 0
+
+# Both directions of the writer: sessions written by our CLI (new ones,
+# with a label, a branch summary and a fork) and a session Pi wrote that
+# our CLI resumed and appended to must open in Pi's SessionManager with the
+# contexts our `session context` prints, for every entry.
+(cd "$root" && cargo build -q -p agentstream-cli)
+bin="$root/target/debug/agentstream"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+printf '# Title\n\nSome prose.\n' >"$tmp/README.md"
+mkdir "$tmp/written"
+cp "$fixtures/corpus/v3-compaction.jsonl" "$tmp/written/pi-then-ours.jsonl"
+(
+    cd "$tmp"
+    "$bin" agent --session written/pi-then-ours.jsonl "What is in the README?" >/dev/null
+    "$bin" agent --session written/ours.jsonl "What is in the README?" >/dev/null
+    first=$(sed -n 2p written/ours.jsonl | node -p 'JSON.parse(require("fs").readFileSync(0, "utf8")).id')
+    second=$(sed -n 3p written/ours.jsonl | node -p 'JSON.parse(require("fs").readFileSync(0, "utf8")).id')
+    "$bin" session label written/ours.jsonl "$second" "the read call" >/dev/null
+    "$bin" session branch written/ours.jsonl --from "$first" --summary "Read it once already." >/dev/null
+    "$bin" agent --session written/ours.jsonl "Again, please." >/dev/null
+    "$bin" session fork written/ours.jsonl --leaf "$second" >/dev/null
+)
+TZ=UTC node contexts.mjs --ours "$bin" "$tmp/written"

@@ -6,15 +6,35 @@
 // files, whose migrated ids are random), and the shape of getTree().
 //
 //   node contexts.mjs [--check] DIR...
+//   node contexts.mjs --ours BIN DIR...   (also compares every record with
+//       what `BIN session context FILE [--leaf ID] [--llm]` prints)
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync, copyFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { spawnSync } from "node:child_process";
+import { isDeepStrictEqual } from "node:util";
 import { buildSessionContext, convertToLlm, SessionManager } from "@mariozechner/pi-coding-agent";
 
-const args = process.argv.slice(2);
+let args = process.argv.slice(2);
 const check = args[0] === "--check";
+let ours = null;
+if (args[0] === "--ours") { ours = args[1]; args = args.slice(2); }
 const dirs = check ? args.slice(1) : args;
-let differ = 0, files = 0, leaves = 0;
+let differ = 0, files = 0, leaves = 0, oursEqual = 0;
+
+function compareOurs(path, record) {
+  for (const llm of [false, true]) {
+    const argv = ["session", "context", path];
+    if (record.leaf !== null) argv.push("--leaf", record.leaf);
+    if (llm) argv.push("--llm");
+    const run = spawnSync(ours, argv, { encoding: "utf8", maxBuffer: 1 << 28 });
+    const want = llm ? record.llm : record.context;
+    let got = null;
+    try { got = JSON.parse(run.stdout); } catch {}
+    if (run.status === 0 && isDeepStrictEqual(got, JSON.parse(JSON.stringify(want)))) oursEqual++;
+    else { differ++; console.error(`ours differs: ${path} leaf ${record.leaf}${llm ? " --llm" : ""} ${run.stderr}`); }
+  }
+}
 
 function treeShape(sm) {
   // Preorder [depth, id, label] without recursion.
@@ -51,6 +71,7 @@ for (const dir of dirs) {
       const ids = entries.length > 300 ? entries.filter((e) => !parents.has(e.id)).map((e) => e.id) : entries.map((e) => e.id);
       for (const id of [...new Set(ids)]) contexts.push(record(id));
     }
+    if (ours) for (const r of contexts) compareOurs(path, r);
     const result = { file: name, version, entries: entries.length, contexts, tree: version >= 2 ? treeShape(sm) : null };
     const outPath = join(dir, name.replace(/\.jsonl$/, ".pi.json"));
     const json = JSON.stringify(result, null, 1) + "\n";
@@ -63,5 +84,6 @@ for (const dir of dirs) {
     }
   }
 }
-console.log(`${files} files, ${leaves} contexts${check ? `, ${differ} differ` : " written"}`);
+console.log(`${files} files, ${leaves} contexts${check ? `, ${differ} differ` : " written"}` +
+  (ours ? `, ${oursEqual}/${2 * leaves} of ours (context and --llm) equal` : ""));
 if (differ) process.exit(1);
