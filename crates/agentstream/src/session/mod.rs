@@ -18,6 +18,30 @@
 //!
 //! This module is `no_std` (with `alloc`); files, ids and clocks are the
 //! host's business.
+//!
+//! # Checked against Pi, and where it differs
+//!
+//! `tests/session_oracle.rs` compares [`build_session_context`],
+//! [`convert_to_llm`] and [`SessionTree::shape`] with what pi-coding-agent
+//! 0.73.1 returns for a corpus Pi generated (`tests/fixtures/pi-sessions/`)
+//! for every entry as the leaf. Differences, each by design and each shown
+//! by a test in `tests/session_hostile.rs` unless named otherwise:
+//!
+//! - a `parentId` cycle on the walked path is [`TreeError::Cycle`]; Pi's
+//!   walk never ends (`a_parent_cycle_is_an_error_not_a_hang`);
+//! - an entry of a known type whose fields do not decode is
+//!   [`SessionEntry::Malformed`]: kept, written back, walked through, but
+//!   it adds nothing to a context, where Pi would read whatever it has
+//!   (`unknown_and_malformed_entries_round_trip_and_stay_in_the_tree`);
+//! - a line that is JSON but not an object is skipped; Pi keeps it and
+//!   fails on it later (`missing_parents_duplicates_and_bad_lines`);
+//! - [`parse_session`] gives a version 1 file counter ids (`00000001`, ...)
+//!   so that reading twice gives the same ids; Pi draws random ones, as
+//!   [`parse_session_with_ids`] can
+//!   (`version_1_migration_is_deterministic_and_chains_entries`);
+//! - an entry time without a UTC offset is read as UTC, and V8's
+//!   non-ISO date formats give `null` (see [`js_date_millis`]; Pi writes
+//!   only `toISOString()` times).
 
 use alloc::format;
 use alloc::string::String;
@@ -30,6 +54,7 @@ mod agent_message;
 mod context;
 mod date;
 mod entry;
+mod entry_json;
 mod migrate;
 mod tree;
 
