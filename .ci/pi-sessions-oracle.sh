@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The session differential test's other half: recompute, with the real Pi
 # (pi-coding-agent 0.73.1 from npm), what buildSessionContext, convertToLlm
-# and getTree give for every session file under
+# and getTree give (and compaction.pi.json: isContextOverflow and
+# estimateTokens) for every session file under
 # crates/agentstream/tests/fixtures/pi-sessions/{corpus,real}, and check
 # that the committed FILE.pi.json goldens (which `cargo test -p agentstream
 # --test session_oracle` compares our reader against) are exactly Pi's.
@@ -25,7 +26,8 @@ fi
 work="$root/target/pi-coding-agent-oracle"
 mkdir -p "$work"
 cp "$root/oracle/pi-coding-agent/package.json" "$root/oracle/pi-coding-agent/package-lock.json" \
-    "$root/oracle/pi-coding-agent/contexts.mjs" "$root/oracle/pi-coding-agent/generate-corpus.mjs" "$work/"
+    "$root/oracle/pi-coding-agent/contexts.mjs" "$root/oracle/pi-coding-agent/generate-corpus.mjs" \
+    "$root/oracle/pi-coding-agent/compaction.mjs" "$work/"
 cd "$work"
 if [[ ! -d node_modules/@mariozechner/pi-coding-agent ]] ||
     ! cmp -s package-lock.json node_modules/.package-lock.json.copy; then
@@ -37,6 +39,8 @@ echo "pi-coding-agent $version"
 fixtures="$root/crates/agentstream/tests/fixtures/pi-sessions"
 # shellcheck disable=SC2086
 TZ=UTC node contexts.mjs $mode "$fixtures/corpus" "$fixtures/real"
+# shellcheck disable=SC2086
+TZ=UTC node compaction.mjs $mode "$fixtures/compaction.pi.json" "$fixtures/corpus" "$fixtures/real"
 [[ -z "$mode" ]] && exit 0
 
 # Both directions of the writer: sessions written by our CLI (new ones,

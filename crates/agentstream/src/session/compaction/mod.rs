@@ -1,0 +1,11 @@
+//! The deterministic parts of Pi's compaction: context-overflow detection
+//! ([`is_context_overflow`], pi-ai's `isContextOverflow`) and the token
+//! estimate ([`estimate_tokens`], pi-coding-agent's `estimateTokens`).
+//! `tests/compaction_oracle.rs` compares both with Pi 0.73.1's own
+//! functions on cases `oracle/pi-coding-agent/compaction.mjs` printed.
+
+mod estimate;
+mod overflow;
+
+pub use estimate::estimate_tokens;
+pub use overflow::{is_context_overflow, is_overflow_error};
