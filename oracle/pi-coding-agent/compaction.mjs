@@ -2,14 +2,15 @@
 // the deterministic parts of compaction: isContextOverflow on a list of
 // provider error texts and usages, and estimateTokens for every message of
 // the default-leaf context of each session file in the given directories
-// and for a few messages written here (floats, surrogate pairs, controls).
+// and for a few messages written here (floats, surrogate pairs, controls),
+// and findCutPoint on each file's default branch for several budgets.
 //
 //   node compaction.mjs [--check] OUT.json DIR...
 import { copyFileSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { isContextOverflow } from "@mariozechner/pi-ai";
-import { estimateTokens, SessionManager } from "@mariozechner/pi-coding-agent";
+import { estimateTokens, findCutPoint, SessionManager } from "@mariozechner/pi-coding-agent";
 
 let args = process.argv.slice(2);
 const check = args[0] === "--check";
@@ -89,15 +90,25 @@ const extra = [
 ].map((message) => ({ message, tokens: estimateTokens(message) }));
 
 const files = {};
+const cuts = {};
 for (const dir of dirs) {
   for (const name of readdirSync(dir).filter((f) => f.endsWith(".jsonl")).sort()) {
     const tmp = mkdtempSync(join(tmpdir(), "pi-est-"));
     copyFileSync(join(dir, name), join(tmp, name));
     const sm = SessionManager.open(join(tmp, name), tmp);
     files[name] = sm.buildSessionContext().messages.map(estimateTokens);
+    const branch = sm.getBranch();
+    let lastCompaction = -1;
+    branch.forEach((e, i) => { if (e.type === "compaction") lastCompaction = i; });
+    cuts[name] = [];
+    for (const start of new Set([0, lastCompaction + 1])) {
+      for (const keep of [0, 1, 5, 20, 50, 200, 1000, 20000, 1e9]) {
+        cuts[name].push({ start, keep, result: findCutPoint(branch, start, branch.length, keep) });
+      }
+    }
   }
 }
-const json = JSON.stringify({ overflow, estimate: { messages: extra, files } }, null, 1) + "\n";
+const json = JSON.stringify({ overflow, estimate: { messages: extra, files }, cuts }, null, 1) + "\n";
 if (check) {
   let old = null;
   try { old = readFileSync(out, "utf8"); } catch {}

@@ -63,7 +63,10 @@ pub use agent_message::{
     bash_execution_to_text, convert_to_llm, AgentMessage, AppMessage, BRANCH_SUMMARY_PREFIX,
     BRANCH_SUMMARY_SUFFIX, COMPACTION_SUMMARY_PREFIX, COMPACTION_SUMMARY_SUFFIX,
 };
-pub use compaction::{estimate_tokens, is_context_overflow, is_overflow_error};
+pub use compaction::{
+    estimate_tokens, find_cut_point, find_turn_start_index, is_context_overflow, is_overflow_error,
+    CutPoint,
+};
 pub use context::{build_from_path, build_session_context, Leaf, ModelRef, SessionContext};
 pub use date::js_date_millis;
 pub use entry::{
