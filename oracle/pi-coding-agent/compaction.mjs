@@ -3,14 +3,39 @@
 // provider error texts and usages, and estimateTokens for every message of
 // the default-leaf context of each session file in the given directories
 // and for a few messages written here (floats, surrogate pairs, controls),
-// and findCutPoint on each file's default branch for several budgets.
+// findCutPoint on each file's default branch for several budgets, and
+// serializeConversation and generateSummary's prompts (read from the
+// request a stand-in provider receives) for each file's default context.
 //
 //   node compaction.mjs [--check] OUT.json DIR...
 import { copyFileSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { isContextOverflow } from "@mariozechner/pi-ai";
-import { estimateTokens, findCutPoint, SessionManager } from "@mariozechner/pi-coding-agent";
+import { createAssistantMessageEventStream, isContextOverflow, registerApiProvider } from "@mariozechner/pi-ai";
+import {
+  convertToLlm, estimateTokens, findCutPoint, generateSummary, serializeConversation, SessionManager,
+} from "@mariozechner/pi-coding-agent";
+
+// A provider that answers at once and keeps the request, so that
+// generateSummary's prompts can be read without a model.
+let request = null;
+const answer = (model, context) => {
+  request = context;
+  const stream = createAssistantMessageEventStream();
+  const message = { role: "assistant", content: [{ type: "text", text: "summary" }], api: "oracle", provider: "oracle",
+    model: "oracle", usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0,
+      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } }, stopReason: "stop", timestamp: 0 };
+  stream.push({ type: "done", reason: "stop", message });
+  stream.end(message);
+  return stream;
+};
+registerApiProvider({ api: "oracle", stream: answer, streamSimple: answer });
+const oracleModel = { id: "oracle", name: "oracle", api: "oracle", provider: "oracle", baseUrl: "", reasoning: false,
+  input: ["text"], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 1000, maxTokens: 100 };
+async function prompts(messages, custom, previous) {
+  await generateSummary(messages, oracleModel, 1000, "key", undefined, undefined, custom, previous);
+  return { system: request.systemPrompt, prompt: request.messages[0].content[0].text };
+}
 
 let args = process.argv.slice(2);
 const check = args[0] === "--check";
@@ -91,12 +116,20 @@ const extra = [
 
 const files = {};
 const cuts = {};
+const serialized = {};
 for (const dir of dirs) {
   for (const name of readdirSync(dir).filter((f) => f.endsWith(".jsonl")).sort()) {
     const tmp = mkdtempSync(join(tmpdir(), "pi-est-"));
     copyFileSync(join(dir, name), join(tmp, name));
     const sm = SessionManager.open(join(tmp, name), tmp);
-    files[name] = sm.buildSessionContext().messages.map(estimateTokens);
+    const contextMessages = sm.buildSessionContext().messages;
+    files[name] = contextMessages.map(estimateTokens);
+    serialized[name] = { conversation: serializeConversation(convertToLlm(contextMessages)) };
+    // The prompts repeat the conversation: only for the small files.
+    if (sm.getEntries().length <= 300) {
+      serialized[name].plain = await prompts(contextMessages, undefined, undefined);
+      serialized[name].update = await prompts(contextMessages, "Focus on the tests.", "The previous summary.");
+    }
     const branch = sm.getBranch();
     let lastCompaction = -1;
     branch.forEach((e, i) => { if (e.type === "compaction") lastCompaction = i; });
@@ -108,7 +141,7 @@ for (const dir of dirs) {
     }
   }
 }
-const json = JSON.stringify({ overflow, estimate: { messages: extra, files }, cuts }, null, 1) + "\n";
+const json = JSON.stringify({ overflow, estimate: { messages: extra, files }, cuts, serialized }, null, 1) + "\n";
 if (check) {
   let old = null;
   try { old = readFileSync(out, "utf8"); } catch {}

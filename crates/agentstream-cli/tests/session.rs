@@ -193,3 +193,31 @@ fn agent_session_starts_then_resumes_and_continue_finds_the_newest() {
     assert_eq!(std::fs::read_to_string(&path).unwrap().lines().count(), 9);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// With serde_json's `preserve_order` (on in the CLI's build), tool-call
+/// arguments keep Pi's key order, so the serialized conversation of every
+/// corpus file is Pi's byte for byte.
+#[test]
+fn serialized_conversations_equal_pis_byte_for_byte_with_key_order() {
+    use agentstream::session::{
+        build_session_context, convert_to_llm, parse_session, serialize_conversation, Leaf,
+    };
+    let golden: Value =
+        serde_json::from_str(&std::fs::read_to_string(corpus("compaction.pi.json")).unwrap())
+            .unwrap();
+    let mut compared = 0;
+    for (name, want) in golden["serialized"].as_object().unwrap() {
+        let dir = if name.starts_with("large") {
+            "real"
+        } else {
+            "corpus"
+        };
+        let text = std::fs::read_to_string(corpus(&format!("{dir}/{name}"))).unwrap();
+        let session = parse_session(&text).unwrap();
+        let ctx = build_session_context(&session.entries, Leaf::Last).unwrap();
+        let ours = serialize_conversation(&convert_to_llm(&ctx.messages));
+        assert!(want["conversation"].as_str().unwrap() == ours, "{name}");
+        compared += 1;
+    }
+    assert!(compared >= 11);
+}

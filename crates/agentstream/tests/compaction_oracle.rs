@@ -3,15 +3,17 @@
 //! `isContextOverflow` on provider error texts and usages, and
 //! pi-coding-agent's `estimateTokens` for messages written for it and for
 //! every message of each session file's default context, and
-//! `findCutPoint` on each file's default branch, as
+//! `findCutPoint` on each file's default branch, and `serializeConversation`
+//! and `generateSummary`'s prompts for each file's default context, as
 //! `oracle/pi-coding-agent/compaction.mjs` printed them.
 
 use std::path::Path;
 
 use agentstream::message::{AssistantMessage, Message};
 use agentstream::session::{
-    build_session_context, estimate_tokens, find_cut_point, is_context_overflow, parse_session,
-    AgentMessage, Leaf, SessionEntry, SessionTree,
+    build_session_context, convert_to_llm, estimate_tokens, find_cut_point, is_context_overflow,
+    parse_session, serialize_conversation, summary_prompt, AgentMessage, Leaf, SessionEntry,
+    SessionTree, SUMMARIZATION_SYSTEM_PROMPT,
 };
 use serde_json::{json, Value};
 
@@ -126,4 +128,86 @@ fn cut_points_equal_pis() {
         compared >= 100 && split > 0,
         "{compared} cuts, {split} split turns"
     );
+}
+
+#[test]
+fn serialized_conversations_and_prompts_equal_pis_byte_for_byte() {
+    let golden = golden();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pi-sessions");
+    let (mut conversations, mut prompts) = (0, 0);
+    for (name, want) in golden["serialized"].as_object().unwrap() {
+        let dir = if name.starts_with("large") {
+            "real"
+        } else {
+            "corpus"
+        };
+        let session =
+            parse_session(&std::fs::read_to_string(root.join(dir).join(name)).unwrap()).unwrap();
+        let ctx = build_session_context(&session.entries, Leaf::Last).unwrap();
+        let conversation = serialize_conversation(&convert_to_llm(&ctx.messages));
+        same_text(want["conversation"].as_str().unwrap(), &conversation, name);
+        conversations += 1;
+        if want["plain"].is_object() {
+            assert_eq!(
+                want["plain"]["system"], SUMMARIZATION_SYSTEM_PROMPT,
+                "{name}"
+            );
+            let plain = summary_prompt(&ctx.messages, None, None);
+            same_text(want["plain"]["prompt"].as_str().unwrap(), &plain, name);
+            let update = summary_prompt(
+                &ctx.messages,
+                Some("Focus on the tests."),
+                Some("The previous summary."),
+            );
+            same_text(want["update"]["prompt"].as_str().unwrap(), &update, name);
+            prompts += 2;
+        }
+    }
+    assert!(
+        conversations >= 11 && prompts >= 20,
+        "{conversations} conversations, {prompts} prompts"
+    );
+}
+
+/// Whether serde_json keeps object keys in insertion order here (its
+/// `preserve_order` feature, which the CLI turns on for the workspace).
+fn keys_in_insertion_order() -> bool {
+    let map: serde_json::Map<String, Value> = serde_json::from_str(r#"{"b":1,"a":2}"#).unwrap();
+    map.keys().next().map(String::as_str) == Some("b")
+}
+
+/// Pi's text, byte for byte when serde_json keeps key order; without
+/// `preserve_order` the core sorts a tool call's argument keys, so a
+/// differing `[Assistant tool calls]` paragraph must then have the same
+/// length (the same arguments in another order) and everything else must
+/// be equal.
+fn same_text(pi: &str, ours: &str, name: &str) {
+    if keys_in_insertion_order() || pi == ours {
+        if pi != ours {
+            let at = pi
+                .bytes()
+                .zip(ours.bytes())
+                .position(|(a, b)| a != b)
+                .unwrap_or(pi.len().min(ours.len()));
+            let from = at.saturating_sub(80);
+            panic!(
+                "{name}: differs at byte {at}: Pi {:?}, ours {:?}",
+                &pi[from..(at + 80).min(pi.len())],
+                &ours[from..(at + 80).min(ours.len())]
+            );
+        }
+        return;
+    }
+    let (a, b): (Vec<&str>, Vec<&str>) = (pi.split("\n\n").collect(), ours.split("\n\n").collect());
+    assert_eq!(a.len(), b.len(), "{name}: paragraph count");
+    for (x, y) in a.iter().zip(&b) {
+        if x != y {
+            assert!(
+                x.trim_start_matches('\n')
+                    .starts_with("[Assistant tool calls]: ")
+                    && x.len() == y.len(),
+                "{name}: Pi {x:?}, ours {y:?}"
+            );
+        }
+    }
 }

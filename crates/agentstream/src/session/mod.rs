@@ -65,7 +65,8 @@ pub use agent_message::{
 };
 pub use compaction::{
     estimate_tokens, find_cut_point, find_turn_start_index, is_context_overflow, is_overflow_error,
-    CutPoint,
+    serialize_conversation, summary_prompt, CutPoint, SUMMARIZATION_PROMPT,
+    SUMMARIZATION_SYSTEM_PROMPT, UPDATE_SUMMARIZATION_PROMPT,
 };
 pub use context::{build_from_path, build_session_context, Leaf, ModelRef, SessionContext};
 pub use date::js_date_millis;
