@@ -23,6 +23,20 @@ fn golden() -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
+/// A session file of the corpus (or the real one) by name, read.
+fn load(name: &str) -> agentstream::session::ParsedSession {
+    let dir = if name.starts_with("large") {
+        "real"
+    } else {
+        "corpus"
+    };
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/pi-sessions")
+        .join(dir)
+        .join(name);
+    parse_session(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
 #[test]
 fn overflow_detection_equals_pis() {
     let golden = golden();
@@ -62,15 +76,8 @@ fn token_estimates_equal_pis() {
         );
         compared += 1;
     }
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pi-sessions");
     for (name, tokens) in golden["estimate"]["files"].as_object().unwrap() {
-        let dir = if name.starts_with("large") {
-            "real"
-        } else {
-            "corpus"
-        };
-        let session =
-            parse_session(&std::fs::read_to_string(root.join(dir).join(name)).unwrap()).unwrap();
+        let session = load(name);
         let ctx = build_session_context(&session.entries, Leaf::Last).unwrap();
         let ours: Vec<u64> = ctx.messages.iter().map(estimate_tokens).collect();
         assert_eq!(Value::from(ours), *tokens, "{name}");
@@ -85,16 +92,9 @@ fn token_estimates_equal_pis() {
 #[test]
 fn cut_points_equal_pis() {
     let golden = golden();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pi-sessions");
     let (mut compared, mut split) = (0, 0);
     for (name, cases) in golden["cuts"].as_object().unwrap() {
-        let dir = if name.starts_with("large") {
-            "real"
-        } else {
-            "corpus"
-        };
-        let session =
-            parse_session(&std::fs::read_to_string(root.join(dir).join(name)).unwrap()).unwrap();
+        let session = load(name);
         let entries: Vec<SessionEntry> = session
             .entries
             .into_iter()
@@ -133,16 +133,9 @@ fn cut_points_equal_pis() {
 #[test]
 fn serialized_conversations_and_prompts_equal_pis_byte_for_byte() {
     let golden = golden();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pi-sessions");
     let (mut conversations, mut prompts) = (0, 0);
     for (name, want) in golden["serialized"].as_object().unwrap() {
-        let dir = if name.starts_with("large") {
-            "real"
-        } else {
-            "corpus"
-        };
-        let session =
-            parse_session(&std::fs::read_to_string(root.join(dir).join(name)).unwrap()).unwrap();
+        let session = load(name);
         let ctx = build_session_context(&session.entries, Leaf::Last).unwrap();
         let conversation = serialize_conversation(&convert_to_llm(&ctx.messages));
         same_text(want["conversation"].as_str().unwrap(), &conversation, name);
