@@ -68,6 +68,15 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value = "20",
           value_parser = clap::value_parser!(u32).range(1..=1000))]
     max_turns: u32,
+    /// Resume the Pi session file FILE (or start one there) and append the
+    /// run's messages to it as they end, as `pi --session FILE` does.
+    #[arg(long, value_name = "FILE", conflicts_with = "continue_session")]
+    session: Option<PathBuf>,
+    /// Continue the newest session of the current directory as `pi -c`
+    /// picks it (in `$PI_CODING_AGENT_DIR/sessions/--<cwd>--/`, by default
+    /// under `~/.pi/agent`), or start one there.
+    #[arg(long = "continue", short = 'c')]
+    continue_session: bool,
 }
 
 /// Runs `agent`: exits 0 when the run completed, 1 when it ended in an
@@ -104,10 +113,35 @@ pub fn run(args: &Args) -> io::Result<ExitCode> {
     let options = AgentOptions::default()
         .with_max_turns(args.max_turns as usize)
         .with_signal(controller.signal());
-    let context = Context::default();
+    let mut writer =
+        match crate::session::writer_for(args.session.as_deref(), args.continue_session) {
+            Ok(writer) => writer,
+            Err(e) => {
+                eprintln!("agentstream: error: {}", escape_line(&e));
+                return Ok(ExitCode::from(2));
+            }
+        };
+    let context = match &writer {
+        Some(w) => match crate::session::llm_context(w) {
+            Ok(context) => context,
+            Err(e) => {
+                eprintln!("agentstream: error: {}", escape_line(&e));
+                return Ok(ExitCode::from(2));
+            }
+        },
+        None => Context::default(),
+    };
     let prompts = vec![user(prompt).into()];
     let printer = Printer::new(args.jsonl);
-    let emit = |event: AgentEvent| printer.event(&event);
+    let mut write_error: Option<String> = None;
+    let emit = |event: AgentEvent| {
+        if let (AgentEvent::MessageEnd { message }, Some(w)) = (&event, writer.as_mut()) {
+            if write_error.is_none() {
+                write_error = w.append_message(message.to_message().into()).err();
+            }
+        }
+        printer.event(&event)
+    };
     let outcome = match (&args.base_url, &args.model) {
         (Some(base_url), Some(model_id)) => {
             let key_var = args
@@ -144,6 +178,13 @@ pub fn run(args: &Args) -> io::Result<ExitCode> {
     // do not wait for it.
     runtime.shutdown_background();
     printer.finish(&outcome)?;
+    if let Some(e) = write_error {
+        eprintln!(
+            "agentstream: error: the session was not written: {}",
+            escape_line(&e)
+        );
+        return Ok(ExitCode::from(2));
+    }
     Ok(match outcome.stop {
         AgentStop::Completed => ExitCode::SUCCESS,
         _ => ExitCode::from(1),

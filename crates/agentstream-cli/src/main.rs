@@ -25,6 +25,8 @@ mod provider;
 mod redact;
 mod sandbox;
 mod serve;
+mod session;
+mod session_writer;
 mod terminal;
 mod transcript;
 mod validate;
@@ -69,6 +71,10 @@ enum Command {
     /// :generateContent) endpoint; prints the base URL on its first line
     /// and runs until Ctrl-C.
     Serve(serve::Args),
+    /// Read a Pi session file as Pi does: `context` prints what Pi's
+    /// buildSessionContext returns for a leaf (or, with --llm, the
+    /// messages after convertToLlm); `tree` draws the tree of entries.
+    Session(session::Args),
 }
 
 fn main() -> ExitCode {
@@ -84,6 +90,7 @@ fn main() -> ExitCode {
             heap::give_back_freed_memory();
             serve::run(args)
         }
+        Command::Session(args) => session::run(args),
     };
     match result {
         Ok(code) => code,

@@ -53,6 +53,7 @@ pub mod event_stream;
 pub mod message;
 pub mod model;
 pub mod rt;
+pub mod session;
 mod sync;
 mod yield_now;
 

@@ -1,0 +1,22 @@
+//! The deterministic parts of Pi's compaction: context-overflow detection
+//! ([`is_context_overflow`], pi-ai's `isContextOverflow`), the token
+//! estimate ([`estimate_tokens`], pi-coding-agent's `estimateTokens`) and
+//! the cut point ([`find_cut_point`], `findCutPoint`), the serialized
+//! conversation ([`serialize_conversation`]) and the summarization prompts
+//! ([`summary_prompt`], as `generateSummary` builds them).
+//! `tests/compaction_oracle.rs` compares both with Pi 0.73.1's own
+//! functions on cases `oracle/pi-coding-agent/compaction.mjs` printed.
+
+mod cut;
+mod estimate;
+mod overflow;
+mod prompts;
+mod serialize;
+
+pub use cut::{find_cut_point, find_turn_start_index, CutPoint};
+pub use estimate::estimate_tokens;
+pub use overflow::{is_context_overflow, is_overflow_error};
+pub use prompts::{
+    summary_prompt, SUMMARIZATION_PROMPT, SUMMARIZATION_SYSTEM_PROMPT, UPDATE_SUMMARIZATION_PROMPT,
+};
+pub use serialize::serialize_conversation;
