@@ -19,6 +19,7 @@ mod decode;
 mod heap;
 mod input;
 mod jsonl;
+mod models;
 mod normalize;
 mod play;
 mod provider;
@@ -69,6 +70,10 @@ enum Command {
     /// :generateContent) endpoint; prints the base URL on its first line
     /// and runs until Ctrl-C.
     Serve(serve::Args),
+    /// List pi-ai's model catalogue: every model (or one provider's) with
+    /// its context window and prices per million tokens; --json prints it
+    /// as pi-ai's objects.
+    Models(models::Args),
 }
 
 fn main() -> ExitCode {
@@ -80,6 +85,7 @@ fn main() -> ExitCode {
         Command::Decode(args) => decode::run(args),
         Command::Chat(args) => chat::run(args),
         Command::Agent(args) => agent::run(args),
+        Command::Models(args) => models::run(args),
         Command::Serve(args) => {
             heap::give_back_freed_memory();
             serve::run(args)
