@@ -13,6 +13,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod agent;
+mod catalogue;
 mod chat;
 mod decode;
 #[allow(unsafe_code)]

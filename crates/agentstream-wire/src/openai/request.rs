@@ -51,12 +51,12 @@ use alloc::vec::Vec;
 
 use serde_json::{json, Map, Value};
 
-use agentstream::model::{ResponseFormat, ToolChoice};
+use agentstream::model::{CacheRetention, ResponseFormat, StreamOptions, ToolChoice};
 
 use super::projector::OPENAI_COMPLETIONS_API;
 use crate::config::Call;
 pub use crate::request::RequestError;
-use crate::request::{blocking_diagnostics, OptionFields};
+use crate::request::{blocking_diagnostics, cache_control, caching, OptionFields};
 use agentstream::message::transform::{transform_messages, TargetModel};
 use agentstream::message::{
     AssistantMessage, ContentBlock, Context, Message, ThinkingContent, ToolCall, ToolResultMessage,
@@ -79,6 +79,22 @@ pub struct Compat {
     /// carries usage. Some servers reject the field; turn it off for them.
     /// Default: `true`.
     pub stream_options: bool,
+    /// Send the session id as `prompt_cache_key` whenever caching is on
+    /// (pi-ai does so for api.openai.com); otherwise only with a `Long`
+    /// retention. Default: `false`.
+    pub prompt_cache_key: bool,
+    /// The endpoint offers the long cache lifetime
+    /// (`prompt_cache_retention: "24h"`, `ttl: "1h"`): pi-ai's
+    /// `supportsLongCacheRetention`, off for Cloudflare. Default: `true`.
+    pub long_cache_retention: bool,
+    /// Mark the cache prefix with Anthropic-style `cache_control` (pi-ai's
+    /// `cacheControlFormat: "anthropic"`, OpenRouter's `anthropic/*`
+    /// models). Default: `false`.
+    pub anthropic_cache_control: bool,
+    /// Send the session id as `session_id`, `x-client-request-id` and
+    /// `x-session-affinity` headers (pi-ai's `sendSessionAffinityHeaders`).
+    /// Default: `false`.
+    pub session_affinity_headers: bool,
 }
 
 impl Default for Compat {
@@ -87,6 +103,10 @@ impl Default for Compat {
             max_completion_tokens: false,
             developer_role: false,
             stream_options: true,
+            prompt_cache_key: false,
+            long_cache_retention: true,
+            anthropic_cache_control: false,
+            session_affinity_headers: false,
         }
     }
 }
@@ -109,6 +129,92 @@ impl Compat {
         self.stream_options = on;
         self
     }
+
+    /// The prompt-cache flags pi-ai detects for a `provider`, `base_url`
+    /// and `model` id, over `self`: [`prompt_cache_key`](Self::prompt_cache_key)
+    /// for a base URL on `api.openai.com`, [`long_cache_retention`](Self::long_cache_retention)
+    /// off for Cloudflare, [`anthropic_cache_control`](Self::anthropic_cache_control)
+    /// for OpenRouter's `anthropic/*` models.
+    ///
+    /// ```
+    /// use agentstream_wire::openai::Compat;
+    ///
+    /// let c = Compat::default().with_detected_caching("openrouter", "https://openrouter.ai/api/v1", "anthropic/claude-sonnet-4");
+    /// assert!(c.anthropic_cache_control && !c.prompt_cache_key);
+    /// assert!(Compat::default().with_detected_caching("openai", "https://api.openai.com/v1", "gpt-4o").prompt_cache_key);
+    /// ```
+    pub fn with_detected_caching(mut self, provider: &str, base_url: &str, model: &str) -> Self {
+        let cloudflare = provider == "cloudflare-workers-ai"
+            || provider == "cloudflare-ai-gateway"
+            || base_url.contains("api.cloudflare.com")
+            || base_url.contains("gateway.ai.cloudflare.com");
+        self.prompt_cache_key = base_url.contains("api.openai.com");
+        self.long_cache_retention = !cloudflare;
+        self.anthropic_cache_control = provider == "openrouter" && model.starts_with("anthropic/");
+        self
+    }
+}
+
+/// The session id sent as `prompt_cache_key`, and the retention sent as
+/// `prompt_cache_retention`, under pi-ai's conditions.
+fn prompt_cache(compat: Compat, options: &StreamOptions) -> (Option<&str>, Option<&'static str>) {
+    let long = options.cache_retention == Some(CacheRetention::Long) && compat.long_cache_retention;
+    let key = if (compat.prompt_cache_key && caching(options.cache_retention)) || long {
+        options.session_id.as_deref()
+    } else {
+        None
+    };
+    (key, long.then_some("24h"))
+}
+
+/// pi-ai's Anthropic-style markers on a Chat Completions body: the system
+/// (or developer) message's last text, the last tool, and the last text of
+/// the last user or assistant message that has text.
+fn mark_cache_prefix(messages: &mut [Value], tools: Option<&mut Vec<Value>>, marker: &Value) {
+    if let Some(system) = messages.iter_mut().find(|m| {
+        matches!(
+            m.get("role").and_then(Value::as_str),
+            Some("system" | "developer")
+        )
+    }) {
+        mark_text(system, marker);
+    }
+    if let Some(Value::Object(tool)) = tools.and_then(|t| t.last_mut()) {
+        tool.insert("cache_control".into(), marker.clone());
+    }
+    for message in messages.iter_mut().rev() {
+        let role = message.get("role").and_then(Value::as_str);
+        if matches!(role, Some("user" | "assistant")) && mark_text(message, marker) {
+            return;
+        }
+    }
+}
+
+/// Marks the last text of `message`'s content (a non-empty string becomes
+/// one text part); `false` when it has none.
+fn mark_text(message: &mut Value, marker: &Value) -> bool {
+    let Some(content) = message.get_mut("content") else {
+        return false;
+    };
+    match content {
+        Value::String(text) if !text.is_empty() => {
+            let text = core::mem::take(text);
+            *content = json!([{"type": "text", "text": text, "cache_control": marker}]);
+            true
+        }
+        Value::Array(parts) => match parts
+            .iter_mut()
+            .rev()
+            .find(|p| p.get("type").and_then(Value::as_str) == Some("text"))
+        {
+            Some(Value::Object(part)) => {
+                part.insert("cache_control".into(), marker.clone());
+                true
+            }
+            _ => false,
+        },
+        _ => false,
+    }
 }
 
 /// Where Chat Completions carries each per-call option: all top-level,
@@ -122,6 +228,8 @@ pub(crate) const FIELDS: OptionFields = OptionFields {
     tool_choice: "tool_choice",
     reasoning: "reasoning_effort",
     response_format: "response_format",
+    cache_key: Some("prompt_cache_key"),
+    cache_retention: Some("prompt_cache_retention"),
 };
 
 /// OpenAI's current name of the token limit (see [`Compat`]).
@@ -238,8 +346,39 @@ pub(crate) fn build_request(
     let mut body = Map::new();
     body.insert("model".into(), Value::String(call.model.into()));
     let options = call.options;
+    let mut tools = context
+        .tools
+        .as_ref()
+        .filter(|t| !t.is_empty())
+        .map(|tools| {
+            tools
+                .iter()
+                .map(|tool| {
+                    json!({
+                        "type": "function",
+                        "function": {
+                            "name": tool.name,
+                            "description": tool.description,
+                            "parameters": tool.parameters,
+                        }
+                    })
+                })
+                .collect::<Vec<Value>>()
+        });
+    let marker = cache_control(options.cache_retention, compat.long_cache_retention)
+        .filter(|_| compat.anthropic_cache_control);
+    if let Some(marker) = &marker {
+        mark_cache_prefix(&mut messages, tools.as_mut(), marker);
+    }
     body.insert("messages".into(), Value::Array(messages));
     body.insert("stream".into(), Value::Bool(true));
+    let (cache_key, cache_retention) = prompt_cache(compat, options);
+    if let (Some(field), Some(key)) = (FIELDS.cache_key, cache_key) {
+        body.insert(field.into(), Value::from(key));
+    }
+    if let (Some(field), Some(retention)) = (FIELDS.cache_retention, cache_retention) {
+        body.insert(field.into(), Value::from(retention));
+    }
     if compat.stream_options {
         body.insert("stream_options".into(), json!({"include_usage": true}));
     }
@@ -271,20 +410,7 @@ pub(crate) fn build_request(
     if let Some(format) = &options.response_format {
         body.insert(FIELDS.response_format.into(), response_format_json(format));
     }
-    if let Some(tools) = context.tools.as_ref().filter(|t| !t.is_empty()) {
-        let tools = tools
-            .iter()
-            .map(|tool| {
-                json!({
-                    "type": "function",
-                    "function": {
-                        "name": tool.name,
-                        "description": tool.description,
-                        "parameters": tool.parameters,
-                    }
-                })
-            })
-            .collect();
+    if let Some(tools) = tools {
         body.insert("tools".into(), Value::Array(tools));
     }
     Ok(Value::Object(body))
