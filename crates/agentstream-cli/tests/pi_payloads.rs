@@ -113,7 +113,7 @@ fn dry_run_requests_equal_pi_ai_s_or_differ_as_listed() {
         }
         for path in found {
             let listed = entries.iter().position(|e| {
-                e["provider"].as_str().map_or(true, |p| p == provider)
+                !matches!(e["provider"].as_str(), Some(p) if p != provider)
                     && covers(e["path"].as_str().unwrap(), &path)
             });
             match listed {

@@ -33,6 +33,14 @@
 //!   the schema's name, description and `strict` have no field there and
 //!   are not sent). `Required` tool choice is Anthropic's `any`.
 //!
+//! - Prompt caching, as pi-ai places it, when the call sets a
+//!   [`CacheRetention`](agentstream::model::CacheRetention): the system
+//!   prompt becomes one `text` block, and with `Short` or `Long` that block,
+//!   the last tool and the last block of the last message (when it is a user
+//!   message, its text made a block) carry `cache_control: {"type":
+//!   "ephemeral"}`, with `"ttl": "1h"` for `Long`. Without a retention
+//!   nothing of this is sent.
+//!
 //! Before anything else the history goes through
 //! [`transform_messages`](agentstream::message::transform) for this
 //! provider and model: failed and aborted turns are left out, unanswered

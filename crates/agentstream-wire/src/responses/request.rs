@@ -35,6 +35,11 @@
 //!   the item part becomes `fc_` + a short hash of it.
 //! - The history is checked with the tool-call linkage validator.
 //!
+//! Prompt caching, as pi-ai does it: with a session id and a `Short` or
+//! `Long` [`CacheRetention`], `prompt_cache_key` is the session id (and the
+//! `session_id` and `x-client-request-id` headers carry it, see
+//! [`OpenAiResponses`]); `Long` adds `prompt_cache_retention: "24h"`.
+//!
 //! The body: `model`, `input`, `stream: true`, `store` (default `false`)
 //! and, when not storing, `include: ["reasoning.encrypted_content"]` so
 //! reasoning can be sent back; `instructions` for the system prompt; the
