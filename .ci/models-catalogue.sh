@@ -18,15 +18,8 @@ target="${CARGO_TARGET_DIR:-$root/target}"
 cargo build -p agentstream-cli --manifest-path "$root/Cargo.toml"
 binary="$target/debug/agentstream"
 
-work="$target/pi-ai-oracle"
-mkdir -p "$work"
-cp "$root/oracle/pi-ai/package.json" "$root/oracle/pi-ai/package-lock.json" "$work/"
-cd "$work"
-if [[ ! -d node_modules/@mariozechner/pi-ai ]] ||
-    ! cmp -s package-lock.json node_modules/.package-lock.json.copy; then
-    npm ci --no-audit --no-fund --ignore-scripts
-    cp package-lock.json node_modules/.package-lock.json.copy
-fi
+# shellcheck source=pi-ai-install.sh
+source "$root/.ci/pi-ai-install.sh"
 dist="$work/node_modules/@mariozechner/pi-ai/dist"
 
 fresh="$(mktemp)"

@@ -13,20 +13,12 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 command -v node >/dev/null || { echo "error: node (20+) is needed" >&2; exit 2; }
 target="${CARGO_TARGET_DIR:-$root/target}"
-work="$target/pi-ai-oracle"
-mkdir -p "$work"
-cp "$root/oracle/pi-ai/package.json" "$root/oracle/pi-ai/package-lock.json" \
-    "$root/oracle/pi-ai/payloads.mjs" "$work/"
-cd "$work"
-if [[ ! -d node_modules/@mariozechner/pi-ai ]] ||
-    ! cmp -s package-lock.json node_modules/.package-lock.json.copy; then
-    npm ci --no-audit --no-fund --ignore-scripts
-    cp package-lock.json node_modules/.package-lock.json.copy
-fi
+# shellcheck source=pi-ai-install.sh
+source "$root/.ci/pi-ai-install.sh" payloads.mjs
 golden="$root/oracle/pi-ai/golden/payloads.json"
 fresh="$(mktemp)"
 trap 'rm -f "$fresh"' EXIT
-# The user agents name node's version: written as the golden file has them.
+# The headers naming node's version or the OS are left out of the comparison below.
 CONTEXT_FILE="$root/oracle/pi-ai/golden/context.json" node payloads.mjs "$fresh"
 if [[ "${1:-}" == "--update" ]]; then
     cp "$fresh" "$golden"
