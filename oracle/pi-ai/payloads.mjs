@@ -21,7 +21,8 @@ const HERE = path.dirname(new URL(import.meta.url).pathname);
 const CONTEXT_FILE = process.env.CONTEXT_FILE || path.join(HERE, "golden", "context.json");
 
 // At least one model per api we speak, the OpenRouter anthropic/* cache
-// markers and a DeepSeek model.
+// markers (on a reasoning and a plain model), a plain OpenRouter model with
+// images and a DeepSeek model.
 export const MODELS = [
   ["anthropic", "claude-sonnet-4-5"],
   ["anthropic", "claude-opus-4-7"],
@@ -29,6 +30,8 @@ export const MODELS = [
   ["openai", "gpt-5"],
   ["groq", "llama-3.3-70b-versatile"],
   ["openrouter", "anthropic/claude-sonnet-4"],
+  ["openrouter", "anthropic/claude-3.5-haiku"],
+  ["openrouter", "meta-llama/llama-4-scout"],
   ["deepseek", "deepseek-v4-flash"],
   ["google", "gemini-2.5-flash"],
 ];

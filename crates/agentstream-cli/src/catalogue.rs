@@ -55,7 +55,15 @@ pub fn compat(m: &Model) -> Compat {
         .with_developer_role(m.reasoning && developer)
         .with_stream_options(flags.supports_usage_in_streaming != Some(false))
         .with_detected_caching(m.provider, url, m.id);
+    let deepseek = m.provider == "deepseek" || url.contains("deepseek.com");
     compat.session_affinity_headers = flags.send_session_affinity_headers.unwrap_or(false);
+    compat.store = flags.supports_store.unwrap_or(!non_standard);
+    compat.strict_tools = flags.supports_strict_mode.unwrap_or(!moonshot && !gateway);
+    compat.tool_result_name = flags.requires_tool_result_name.unwrap_or(false);
+    compat.reasoning_content_on_assistant = m.reasoning
+        && flags
+            .requires_reasoning_content_on_assistant_messages
+            .unwrap_or(deepseek);
     compat
 }
 

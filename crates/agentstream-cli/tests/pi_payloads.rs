@@ -74,7 +74,7 @@ fn dry_run_requests_equal_pi_ai_s_or_differ_as_listed() {
     let mut used = vec![false; entries.len()];
     let context = oracle().join("golden/context.json");
     let cases = golden.as_array().unwrap();
-    assert_eq!(cases.len(), 24, "8 models × 3 retentions");
+    assert_eq!(cases.len(), 30, "10 models × 3 retentions");
     let (mut equal, mut bodies_equal, mut unexplained) = (0, 0, Vec::new());
     for case in cases {
         let c = &case["case"];

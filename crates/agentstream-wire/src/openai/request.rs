@@ -59,12 +59,13 @@ use alloc::vec::Vec;
 
 use serde_json::{json, Map, Value};
 
-use agentstream::model::{CacheRetention, ResponseFormat, StreamOptions, ToolChoice};
+use agentstream::model::{ResponseFormat, ToolChoice};
 
+use super::cache::{mark_cache_prefix, prompt_cache};
 use super::projector::OPENAI_COMPLETIONS_API;
 use crate::config::Call;
 pub use crate::request::RequestError;
-use crate::request::{blocking_diagnostics, cache_control, caching, OptionFields};
+use crate::request::{blocking_diagnostics, cache_control, OptionFields};
 use agentstream::message::transform::{transform_messages, TargetModel};
 use agentstream::message::{
     AssistantMessage, ContentBlock, Context, Message, ThinkingContent, ToolCall, ToolResultMessage,
@@ -103,6 +104,18 @@ pub struct Compat {
     /// `x-session-affinity` headers (pi-ai's `sendSessionAffinityHeaders`).
     /// Default: `false`.
     pub session_affinity_headers: bool,
+    /// Send `store: false` (pi-ai's `supportsStore`). Default: `false`.
+    pub store: bool,
+    /// Send `strict: false` in each tool's function (pi-ai's
+    /// `supportsStrictMode`). Default: `false`.
+    pub strict_tools: bool,
+    /// Send the tool's `name` with each tool result (pi-ai's
+    /// `requiresToolResultName`). Default: `false`.
+    pub tool_result_name: bool,
+    /// Send `reasoning_content: ""` on assistant messages that carry no
+    /// reasoning (pi-ai's `requiresReasoningContentOnAssistantMessages`,
+    /// for reasoning models). Default: `false`.
+    pub reasoning_content_on_assistant: bool,
 }
 
 impl Default for Compat {
@@ -115,6 +128,10 @@ impl Default for Compat {
             long_cache_retention: true,
             anthropic_cache_control: false,
             session_affinity_headers: false,
+            store: false,
+            strict_tools: false,
+            tool_result_name: false,
+            reasoning_content_on_assistant: false,
         }
     }
 }
@@ -160,68 +177,6 @@ impl Compat {
         self.long_cache_retention = !cloudflare;
         self.anthropic_cache_control = provider == "openrouter" && model.starts_with("anthropic/");
         self
-    }
-}
-
-/// The session id sent as `prompt_cache_key`, and the retention sent as
-/// `prompt_cache_retention`, under pi-ai's conditions.
-fn prompt_cache(compat: Compat, options: &StreamOptions) -> (Option<&str>, Option<&'static str>) {
-    let long = options.cache_retention == Some(CacheRetention::Long) && compat.long_cache_retention;
-    let key = if (compat.prompt_cache_key && caching(options.cache_retention)) || long {
-        options.session_id.as_deref()
-    } else {
-        None
-    };
-    (key, long.then_some("24h"))
-}
-
-/// pi-ai's Anthropic-style markers on a Chat Completions body: the system
-/// (or developer) message's last text, the last tool, and the last text of
-/// the last user or assistant message that has text.
-fn mark_cache_prefix(messages: &mut [Value], tools: Option<&mut Vec<Value>>, marker: &Value) {
-    if let Some(system) = messages.iter_mut().find(|m| {
-        matches!(
-            m.get("role").and_then(Value::as_str),
-            Some("system" | "developer")
-        )
-    }) {
-        mark_text(system, marker);
-    }
-    if let Some(Value::Object(tool)) = tools.and_then(|t| t.last_mut()) {
-        tool.insert("cache_control".into(), marker.clone());
-    }
-    for message in messages.iter_mut().rev() {
-        let role = message.get("role").and_then(Value::as_str);
-        if matches!(role, Some("user" | "assistant")) && mark_text(message, marker) {
-            return;
-        }
-    }
-}
-
-/// Marks the last text of `message`'s content (a non-empty string becomes
-/// one text part); `false` when it has none.
-fn mark_text(message: &mut Value, marker: &Value) -> bool {
-    let Some(content) = message.get_mut("content") else {
-        return false;
-    };
-    match content {
-        Value::String(text) if !text.is_empty() => {
-            let text = core::mem::take(text);
-            *content = json!([{"type": "text", "text": text, "cache_control": marker}]);
-            true
-        }
-        Value::Array(parts) => match parts
-            .iter_mut()
-            .rev()
-            .find(|p| p.get("type").and_then(Value::as_str) == Some("text"))
-        {
-            Some(Value::Object(part)) => {
-                part.insert("cache_control".into(), marker.clone());
-                true
-            }
-            _ => false,
-        },
-        _ => false,
     }
 }
 
@@ -346,8 +301,24 @@ pub(crate) fn build_request(
                 "role": "user",
                 "content": user_content(&m.content),
             })),
-            Message::Assistant(m) => messages.extend(assistant_message(m)),
-            Message::ToolResult(m) => messages.push(tool_message(m)),
+            Message::Assistant(m) => messages.extend(assistant_message(m).map(|mut message| {
+                if compat.reasoning_content_on_assistant {
+                    if let Value::Object(fields) = &mut message {
+                        fields
+                            .entry("reasoning_content")
+                            .or_insert_with(|| Value::from(""));
+                    }
+                }
+                message
+            })),
+            Message::ToolResult(m) => {
+                let mut message = tool_message(m);
+                let named = compat.tool_result_name && !m.tool_name.is_empty();
+                if let (true, Value::Object(fields)) = (named, &mut message) {
+                    fields.insert("name".into(), Value::String(m.tool_name.clone()));
+                }
+                messages.push(message);
+            }
             Message::Unknown(_) => {}
         }
     }
@@ -362,14 +333,15 @@ pub(crate) fn build_request(
             tools
                 .iter()
                 .map(|tool| {
-                    json!({
-                        "type": "function",
-                        "function": {
-                            "name": tool.name,
-                            "description": tool.description,
-                            "parameters": tool.parameters,
-                        }
-                    })
+                    let mut function = json!({
+                        "name": tool.name,
+                        "description": tool.description,
+                        "parameters": tool.parameters,
+                    });
+                    if let (true, Value::Object(fields)) = (compat.strict_tools, &mut function) {
+                        fields.insert("strict".into(), Value::Bool(false));
+                    }
+                    json!({"type": "function", "function": function})
                 })
                 .collect::<Vec<Value>>()
         });
@@ -380,6 +352,9 @@ pub(crate) fn build_request(
     }
     body.insert("messages".into(), Value::Array(messages));
     body.insert("stream".into(), Value::Bool(true));
+    if compat.store {
+        body.insert("store".into(), Value::Bool(false));
+    }
     let (cache_key, cache_retention) = prompt_cache(compat, options);
     if let (Some(field), Some(key)) = (FIELDS.cache_key, cache_key) {
         body.insert(field.into(), Value::from(key));
