@@ -30,10 +30,10 @@
 //!   (`{"type": "json_schema", "json_schema": {name, description?,
 //!   schema, strict}}`). The thinking budget has no Chat Completions
 //!   field and is not sent. The call's options are the configuration's
-//!   defaults with the call's [`StreamOptions`]
+//!   defaults with the call's [`StreamOptions`](agentstream::model::StreamOptions)
 //!   [layered](crate::config::layered) over them.
 //! - Prompt caching, as pi-ai does it, when the call sets a
-//!   [`CacheRetention`] and a session id:
+//!   [`CacheRetention`](agentstream::model::CacheRetention) and a session id:
 //!   `prompt_cache_key` (the session id) for `Long`, or for any caching
 //!   with [`Compat::prompt_cache_key`]; `prompt_cache_retention: "24h"` for
 //!   `Long` where [`Compat::long_cache_retention`]; with
