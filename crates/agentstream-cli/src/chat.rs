@@ -11,14 +11,16 @@ use std::time::Duration;
 
 use agentstream::message::{user, AssistantMessage, Context, StopReason};
 use agentstream::model::{
-    AbortController, ErrorCause, Model, ModelEvent, StreamOptions, TimeoutKind,
+    AbortController, CacheRetention, ErrorCause, Model, ModelEvent, StreamOptions, TimeoutKind,
 };
 use agentstream::rt::Runtime;
 use agentstream_tokio::Tokio;
 use agentstream_wire::recording::BodySink;
 use futures_util::StreamExt;
 
-use crate::provider::{self, api_parser, Api, Settings};
+use crate::catalogue;
+use crate::provider::{self, api_parser, Api, Settings, Target};
+use agentstream_wire::options::is_secret_header;
 
 use crate::jsonl::{write_model_event, Shape};
 use crate::redact::Redactor;
@@ -33,8 +35,10 @@ const RESET: &str = "\x1b[0m";
 pub struct Args {
     /// The protocol: OpenAI-compatible Chat Completions, Anthropic
     /// Messages, OpenAI Responses, or Google Gemini.
-    #[arg(long, value_parser = api_parser(), default_value = "openai")]
-    api: Api,
+    /// Default: `openai`, or the api of a `--model PROVIDER/ID` from the
+    /// catalogue.
+    #[arg(long, value_parser = api_parser())]
+    api: Option<Api>,
     /// The endpoint's base URL, such as `https://api.openai.com/v1` (the
     /// request goes to `{URL}/chat/completions`); for `--api anthropic`
     /// `https://api.anthropic.com` (the default; `{URL}/v1/messages`); for
@@ -45,9 +49,29 @@ pub struct Args {
     /// `--api openai`.
     #[arg(long, value_name = "URL")]
     base_url: Option<String>,
-    /// The model id.
+    /// The model id; or, without `--api`, `PROVIDER/ID` of pi-ai's model
+    /// catalogue (`agentstream models`), which gives the api, base URL,
+    /// headers and key variable.
     #[arg(long, value_name = "ID")]
     model: String,
+    /// How long the provider should cache the request's prefix: `none`,
+    /// `short` or `long` (pi-ai's `cacheRetention`). Default: `short` for
+    /// a catalogue model, as pi-ai; otherwise no cache markers.
+    #[arg(long, value_name = "RETENTION", value_parser = retention)]
+    cache_retention: Option<CacheRetention>,
+    /// The session id: the prompt cache key and session headers where the
+    /// provider takes them.
+    #[arg(long, value_name = "ID")]
+    session_id: Option<String>,
+    /// Send this Pi context (`{"systemPrompt"?, "messages", "tools"?}`)
+    /// instead of a prompt.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["prompt", "system"])]
+    context: Option<PathBuf>,
+    /// Print the request it would send as one JSON object `{"method",
+    /// "url", "headers", "body"}` (secret header values redacted) and exit
+    /// without sending.
+    #[arg(long)]
+    dry_run: bool,
     /// The environment variable holding the API key (never printed). When
     /// it is unset or empty, no key is sent. Default: `OPENAI_API_KEY`,
     /// `ANTHROPIC_API_KEY` with `--api anthropic`, `GEMINI_API_KEY` with
@@ -93,23 +117,56 @@ pub struct Args {
           require_equals = true, default_missing_value = "pi")]
     jsonl: Option<Shape>,
     /// The user message.
-    prompt: String,
+    #[arg(required_unless_present = "context")]
+    prompt: Option<String>,
+}
+
+/// `--cache-retention`'s parser.
+fn retention(text: &str) -> Result<CacheRetention, String> {
+    CacheRetention::parse(text).ok_or_else(|| format!("`{text}` is not none, short or long"))
 }
 
 /// Runs `chat`: exits 0 when the model finished, 1 on an error, 130 when
 /// interrupted with Ctrl-C, 2 on bad arguments.
 pub fn run(args: &Args) -> io::Result<ExitCode> {
     let (connect, idle) = (args.connect_timeout, args.idle_timeout);
-    let key_env = args
-        .api_key_env
-        .as_deref()
-        .unwrap_or(args.api.default_key_env());
-    let key = match std::env::var(key_env) {
-        Ok(key) if !key.is_empty() => Some(key),
-        _ => {
-            eprintln!("agentstream: note: ${key_env} is not set; sending no API key");
-            None
+    let target = match (args.api, catalogue::lookup(&args.model)) {
+        (None, Some(m)) => Target::Catalogue(m),
+        (api, _) => Target::Api(api.unwrap_or(Api::OpenAi)),
+    };
+    let key_envs: Vec<&str> = match (&args.api_key_env, target) {
+        (Some(name), _) => vec![name.as_str()],
+        (None, Target::Api(api)) => vec![api.default_key_env()],
+        (None, Target::Catalogue(m)) => agentstream_models::api_key_env_vars(m.provider).to_vec(),
+    };
+    let key = key_envs
+        .iter()
+        .find_map(|name| std::env::var(name).ok().filter(|key| !key.is_empty()));
+    if key.is_none() {
+        let names = key_envs.iter().map(|n| format!("${n}")).collect::<Vec<_>>();
+        eprintln!(
+            "agentstream: note: {} is not set; sending no API key",
+            names.join(", ")
+        );
+    }
+    let context = match &args.context {
+        Some(path) => match read_context(path) {
+            Ok(context) => context,
+            Err(e) => {
+                eprintln!("agentstream: error: {}: {e}", path.display());
+                return Ok(ExitCode::from(2));
+            }
+        },
+        None => {
+            let prompt = args.prompt.as_deref().unwrap_or_default();
+            let mut context = Context::from_messages([user(prompt).into()]);
+            context.system_prompt = args.system.clone();
+            context
         }
+    };
+    let cache_retention = match target {
+        Target::Catalogue(_) => Some(args.cache_retention.unwrap_or_default()),
+        Target::Api(_) => args.cache_retention,
     };
     // Server text is printed with the key (and any secret header value a
     // server echoes back) redacted.
@@ -123,16 +180,20 @@ pub fn run(args: &Args) -> io::Result<ExitCode> {
         idle_timeout: Some(idle),
         max_tokens: args.max_tokens,
         raw: raw.as_ref().map(RawBody::sink),
+        cache_retention,
+        session_id: args.session_id.clone(),
+        ..Settings::default()
     };
-    let model = match provider::model(args.api, settings) {
+    if args.dry_run {
+        return dry_run(target, settings, &context);
+    }
+    let model = match provider::model(target, settings) {
         Ok(model) => model,
         Err(e) => {
             eprintln!("agentstream: error: {e}");
             return Ok(ExitCode::from(2));
         }
     };
-    let mut context = Context::from_messages([user(args.prompt.as_str()).into()]);
-    context.system_prompt = args.system.clone();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
@@ -187,6 +248,50 @@ pub fn run(args: &Args) -> io::Result<ExitCode> {
         StopReason::Error | StopReason::Aborted => ExitCode::from(1),
         _ => ExitCode::SUCCESS,
     })
+}
+
+/// `--dry-run`: prints the request as one JSON object; exits 2 when it
+/// cannot be built.
+fn dry_run(target: Target, settings: Settings, context: &Context) -> io::Result<ExitCode> {
+    let request = match provider::prepare(target, settings, context, &StreamOptions::default()) {
+        Ok(request) => request,
+        Err(e) => {
+            eprintln!("agentstream: error: {e}");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let mut headers = serde_json::Map::new();
+    let named = request.headers.iter().map(|(k, v)| (*k, v.as_str()));
+    let extra = request
+        .extra_headers
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()));
+    for (name, value) in named.chain(extra) {
+        let value = if is_secret_header(name) {
+            "<redacted>"
+        } else {
+            value
+        };
+        headers.insert(name.to_owned(), value.into());
+    }
+    let body: serde_json::Value =
+        serde_json::from_slice(&request.body).map_err(io::Error::other)?;
+    let printed = serde_json::json!({
+        "method": request.method,
+        "url": request.url,
+        "headers": headers,
+        "body": body,
+    });
+    let mut out = io::stdout().lock();
+    serde_json::to_writer(&mut out, &printed)?;
+    writeln!(out)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A Pi context read from `path`.
+fn read_context(path: &Path) -> Result<Context, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+    serde_json::from_str(&text).map_err(|e| e.to_string())
 }
 
 /// The response body of `--record-raw`, as the client delivered it.

@@ -13,12 +13,14 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod agent;
+mod catalogue;
 mod chat;
 mod decode;
 #[allow(unsafe_code)]
 mod heap;
 mod input;
 mod jsonl;
+mod models;
 mod normalize;
 mod play;
 mod provider;
@@ -75,6 +77,10 @@ enum Command {
     /// buildSessionContext returns for a leaf (or, with --llm, the
     /// messages after convertToLlm); `tree` draws the tree of entries.
     Session(session::Args),
+    /// List pi-ai's model catalogue: every model (or one provider's) with
+    /// its context window and prices per million tokens; --json prints it
+    /// as pi-ai's objects.
+    Models(models::Args),
 }
 
 fn main() -> ExitCode {
@@ -86,6 +92,7 @@ fn main() -> ExitCode {
         Command::Decode(args) => decode::run(args),
         Command::Chat(args) => chat::run(args),
         Command::Agent(args) => agent::run(args),
+        Command::Models(args) => models::run(args),
         Command::Serve(args) => {
             heap::give_back_freed_memory();
             serve::run(args)

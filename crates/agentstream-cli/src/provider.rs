@@ -4,9 +4,13 @@
 
 use std::time::Duration;
 
-use agentstream::model::Model;
+use agentstream::message::Context;
+use agentstream::model::{CacheRetention, Model, StreamOptions};
+use agentstream_models::Model as CatalogueModel;
 use agentstream_tokio::{ClientError, EndpointModel};
 use agentstream_wire::config::{EndpointConfig, Protocol};
+use agentstream_wire::endpoint::PreparedRequest;
+use agentstream_wire::openai::OpenAiChat;
 use agentstream_wire::recording::{BodySink, RecordingEndpoint};
 pub use agentstream_wire::Api;
 use agentstream_wire::ProtocolVisitor;
@@ -64,19 +68,114 @@ pub struct Settings {
     pub max_tokens: Option<u64>,
     /// With `--record-raw`: where the response body goes as it arrives.
     pub raw: Option<BodySink>,
+    /// The provider name the messages record (a catalogue model's).
+    pub provider: Option<String>,
+    /// Headers sent with every call (a catalogue model's).
+    pub headers: Vec<(String, String)>,
+    /// `--cache-retention`.
+    pub cache_retention: Option<CacheRetention>,
+    /// `--session-id`.
+    pub session_id: Option<String>,
 }
 
-/// The model of `api` for `settings`, or the message of a usage error.
-pub fn model(api: Api, mut settings: Settings) -> Result<Box<dyn Model>, String> {
-    let Some(base_url) = settings
-        .base_url
-        .take()
-        .or_else(|| api.default_base_url().map(Into::into))
-    else {
-        return Err(format!("--base-url is required with --api {api}"));
-    };
-    api.visit(Build { base_url, settings })
+/// Where the calls go: a protocol given with `--api` (and `--base-url`),
+/// or a model of pi-ai's catalogue, which names both.
+#[derive(Clone, Copy, Debug)]
+pub enum Target {
+    /// `--api`.
+    Api(Api),
+    /// `--model PROVIDER/ID` found in the catalogue.
+    Catalogue(&'static CatalogueModel),
+}
+
+/// The model of `target` for `settings`, or the message of a usage error.
+pub fn model(target: impl Into<Target>, settings: Settings) -> Result<Box<dyn Model>, String> {
+    let target = target.into();
+    let (base_url, settings) = resolve(target, settings)?;
+    visit(target, Build { base_url, settings })?
         .map_err(|e| agentstream_wire::http::error_report(&e))
+}
+
+/// The request a call with `context` and `options` would send, without
+/// sending it (`chat --dry-run`).
+pub fn prepare(
+    target: Target,
+    settings: Settings,
+    context: &Context,
+    options: &StreamOptions,
+) -> Result<PreparedRequest, String> {
+    let (base_url, settings) = resolve(target, settings)?;
+    let prepare = Prepare {
+        base_url,
+        settings,
+        context,
+        options,
+    };
+    visit(target, prepare)?
+}
+
+impl From<Api> for Target {
+    fn from(api: Api) -> Self {
+        Self::Api(api)
+    }
+}
+
+/// The base URL and settings of `target`: a catalogue model fills in the
+/// base URL (unless `--base-url` is given), the model id, the provider
+/// and its headers.
+fn resolve(target: Target, mut settings: Settings) -> Result<(String, Settings), String> {
+    match target {
+        Target::Api(api) => {
+            match settings
+                .base_url
+                .take()
+                .or_else(|| api.default_base_url().map(Into::into))
+            {
+                Some(base_url) => Ok((base_url, settings)),
+                None => Err(format!("--base-url is required with --api {api}")),
+            }
+        }
+        Target::Catalogue(m) => {
+            settings.model = m.id.to_owned();
+            settings.provider = Some(m.provider.to_owned());
+            settings.headers = m
+                .headers
+                .unwrap_or_default()
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect();
+            let base_url = settings
+                .base_url
+                .take()
+                .unwrap_or_else(|| m.base_url.to_owned());
+            Ok((base_url, settings))
+        }
+    }
+}
+
+/// Runs `visitor` with the protocol of `target`: `--api`'s default, or the
+/// catalogue model's api (Chat Completions with the model's compat flags).
+fn visit<V: ProtocolVisitor>(target: Target, visitor: V) -> Result<V::Output, String> {
+    let m = match target {
+        Target::Api(api) => return Ok(api.visit(visitor)),
+        Target::Catalogue(m) => m,
+    };
+    Ok(match m.api {
+        "openai-completions" => {
+            let mut protocol = OpenAiChat::default();
+            protocol.compat = crate::catalogue::compat(m);
+            visitor.visit(protocol)
+        }
+        "anthropic-messages" => Api::Anthropic.visit(visitor),
+        "openai-responses" => Api::Responses.visit(visitor),
+        "google-generative-ai" => Api::Gemini.visit(visitor),
+        api => {
+            return Err(format!(
+                "{}/{}: its api `{api}` is not one this tool speaks (openai-completions, anthropic-messages, openai-responses, google-generative-ai)",
+                m.provider, m.id
+            ))
+        }
+    })
 }
 
 /// The model of a protocol at `base_url` for `settings`.
@@ -90,24 +189,49 @@ impl ProtocolVisitor for Build {
 
     fn visit<P: Protocol + Send + Sync + 'static>(self, protocol: P) -> Self::Output {
         let model = self.settings.model.clone();
-        build(
-            EndpointConfig::with_protocol(self.base_url, model, protocol),
-            self.settings,
-        )
+        let config = EndpointConfig::with_protocol(self.base_url, model, protocol);
+        let (config, raw) = configure(config, self.settings).map_err(ClientError::new)?;
+        Ok(match raw {
+            Some(sink) => Box::new(EndpointModel::new(RecordingEndpoint::new(config, sink))?),
+            None => Box::new(EndpointModel::new(config)?),
+        })
     }
 }
 
-/// `config` with the settings laid over it, as a model on reqwest
-/// (tapped into the raw sink with `--record-raw`).
-fn build<P>(
+/// The request of one call, prepared but not sent.
+struct Prepare<'a> {
+    base_url: String,
+    settings: Settings,
+    context: &'a Context,
+    options: &'a StreamOptions,
+}
+
+impl ProtocolVisitor for Prepare<'_> {
+    type Output = Result<PreparedRequest, String>;
+
+    fn visit<P: Protocol + Send + Sync + 'static>(self, protocol: P) -> Self::Output {
+        let model = self.settings.model.clone();
+        let config = EndpointConfig::with_protocol(self.base_url, model, protocol);
+        let (config, _) = configure(config, self.settings)?;
+        config
+            .prepare_call(self.context, self.options)
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// `config` with the settings laid over it, and the `--record-raw` sink.
+fn configure<P: Protocol>(
     mut config: EndpointConfig<P>,
     settings: Settings,
-) -> Result<Box<dyn Model>, ClientError>
-where
-    P: Protocol + Send + Sync + 'static,
-{
+) -> Result<(EndpointConfig<P>, Option<BodySink>), String> {
     if let Some(key) = settings.key {
         config = config.with_api_key(key);
+    }
+    if let Some(provider) = settings.provider {
+        config = config.with_provider(provider);
+    }
+    for (name, value) in &settings.headers {
+        config = config.with_header(name, value).map_err(|e| e.to_string())?;
     }
     if let Some(timeout) = settings.connect_timeout {
         config = config.with_connect_timeout(timeout);
@@ -118,8 +242,7 @@ where
     if let Some(max) = settings.max_tokens {
         config.defaults.max_tokens = Some(max);
     }
-    Ok(match settings.raw {
-        Some(sink) => Box::new(EndpointModel::new(RecordingEndpoint::new(config, sink))?),
-        None => Box::new(EndpointModel::new(config)?),
-    })
+    config.defaults.cache_retention = settings.cache_retention;
+    config.defaults.session_id = settings.session_id;
+    Ok((config, settings.raw))
 }

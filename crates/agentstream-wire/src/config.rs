@@ -68,6 +68,10 @@ pub fn layered(defaults: &StreamOptions, call: &StreamOptions) -> StreamOptions 
             .response_format
             .clone_from(&defaults.response_format);
     }
+    options.cache_retention = call.cache_retention.or(defaults.cache_retention);
+    if call.session_id.is_none() {
+        options.session_id.clone_from(&defaults.session_id);
+    }
     options
 }
 
@@ -141,6 +145,12 @@ pub trait Protocol: Clone + fmt::Debug {
     /// Adds the protocol's headers (authentication with `api_key`, a
     /// version) after `content-type` and `accept`.
     fn headers(&self, api_key: Option<&str>, headers: &mut Vec<(&'static str, String)>);
+
+    /// Adds the headers that depend on the call (the session headers of
+    /// prompt caching), after [`headers`](Self::headers). None by default.
+    fn call_headers(&self, call: &Call<'_>, headers: &mut Vec<(&'static str, String)>) {
+        let _ = (call, headers);
+    }
 
     /// The projector of one response of `model` from `provider`, whose
     /// messages have timestamp 0. Default: the projector's
@@ -388,6 +398,7 @@ impl<P: Protocol> EndpointConfig<P> {
         headers.push(("accept", "text/event-stream".to_owned()));
         let key = self.api_key.as_deref().filter(|k| !k.is_empty());
         self.protocol.headers(key, &mut headers);
+        self.protocol.call_headers(&call, &mut headers);
         let mut extra_headers = Vec::new();
         self.extra_headers.apply(&mut headers, &mut extra_headers);
         // Serializing a `Value` cannot fail.

@@ -11,6 +11,8 @@ use agentstream::message::linkage::{
     DUPLICATE_TOOL_CALL_ID, DUPLICATE_TOOL_RESULT, ORPHAN_TOOL_RESULT, UNANSWERED_TOOL_CALL,
 };
 use agentstream::message::{user, LinkageChecker, Message};
+use agentstream::model::CacheRetention;
+use serde_json::{json, Value};
 
 /// A context that cannot be sent: its tool calls and tool results do not
 /// pair up. Holds the linkage diagnostics (`unanswered-tool-call`,
@@ -91,6 +93,10 @@ pub(crate) struct OptionFields {
     pub reasoning: &'static str,
     /// The structured output format.
     pub response_format: &'static str,
+    /// The prompt cache key (the session id), where the body carries one.
+    pub cache_key: Option<&'static str>,
+    /// The prompt cache lifetime, where the body carries one.
+    pub cache_retention: Option<&'static str>,
 }
 
 /// The linkage findings that would make the request invalid.
@@ -114,4 +120,26 @@ pub(crate) fn blocking_diagnostics<'m>(
         .contains(&d.code)
     });
     found
+}
+
+/// The Anthropic-style prompt-cache marker for `retention`, as pi-ai writes
+/// it: `{"type": "ephemeral"}`, with `"ttl": "1h"` for `Long` where the
+/// endpoint supports the long lifetime; none for `None` or no retention.
+pub(crate) fn cache_control(
+    retention: Option<CacheRetention>,
+    long_supported: bool,
+) -> Option<Value> {
+    match retention? {
+        CacheRetention::None => None,
+        CacheRetention::Long if long_supported => Some(json!({"type": "ephemeral", "ttl": "1h"})),
+        _ => Some(json!({"type": "ephemeral"})),
+    }
+}
+
+/// Whether `retention` asks for caching at all (`Short` or `Long`).
+pub(crate) fn caching(retention: Option<CacheRetention>) -> bool {
+    matches!(
+        retention,
+        Some(CacheRetention::Short | CacheRetention::Long)
+    )
 }

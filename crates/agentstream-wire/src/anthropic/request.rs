@@ -33,6 +33,14 @@
 //!   the schema's name, description and `strict` have no field there and
 //!   are not sent). `Required` tool choice is Anthropic's `any`.
 //!
+//! - Prompt caching, as pi-ai places it, when the call sets a
+//!   [`CacheRetention`](agentstream::model::CacheRetention): the system
+//!   prompt becomes one `text` block, and with `Short` or `Long` that block,
+//!   the last tool and the last block of the last message (when it is a user
+//!   message, its text made a block) carry `cache_control: {"type":
+//!   "ephemeral"}`, with `"ttl": "1h"` for `Long`. Without a retention
+//!   nothing of this is sent.
+//!
 //! Before anything else the history goes through
 //! [`transform_messages`](agentstream::message::transform) for this
 //! provider and model: failed and aborted turns are left out, unanswered
@@ -58,7 +66,7 @@ use super::ids::ToolIds;
 use super::projector::ANTHROPIC_MESSAGES_API;
 use crate::config::Call;
 pub use crate::request::RequestError;
-use crate::request::{blocking_diagnostics, OptionFields};
+use crate::request::{blocking_diagnostics, cache_control, OptionFields};
 
 /// Where the Messages API carries each per-call option: all top-level;
 /// `thinking` holds `{"type": "enabled", "budget_tokens"}` and
@@ -71,6 +79,8 @@ pub(crate) const FIELDS: OptionFields = OptionFields {
     tool_choice: "tool_choice",
     reasoning: "thinking",
     response_format: "output_config",
+    cache_key: None,
+    cache_retention: None,
 };
 
 /// The output token limit sent when none is set.
@@ -174,6 +184,9 @@ pub(crate) fn build_request(context: &Context, call: &Call<'_>) -> Result<Value,
     if !results.is_empty() {
         messages.push(json!({"role": "user", "content": results}));
     }
+    if let Some(marker) = cache_control(call.options.cache_retention, true) {
+        mark_last_user_message(&mut messages, &marker);
+    }
     let mut body = Map::new();
     body.insert("model".into(), Value::String(call.model.into()));
     body.insert("messages".into(), Value::Array(messages));
@@ -190,8 +203,19 @@ pub(crate) fn build_request(context: &Context, call: &Call<'_>) -> Result<Value,
     }
     body.insert(FIELDS.max_tokens.into(), Value::from(max_tokens));
     body.insert("stream".into(), Value::Bool(true));
+    // With a cache retention set, the system prompt is one text block (the
+    // marker's place), as pi-ai sends it; without, the plain string.
+    let marker = cache_control(call.cache_retention, true);
     if let Some(system) = context.system_prompt.as_ref().filter(|s| !s.is_empty()) {
-        body.insert("system".into(), Value::String(system.clone()));
+        let system = match call.cache_retention {
+            Some(_) => {
+                let mut block = json!({"type": "text", "text": system});
+                mark(&mut block, marker.as_ref());
+                Value::Array(alloc::vec![block])
+            }
+            None => Value::String(system.clone()),
+        };
+        body.insert("system".into(), system);
     }
     if let Some(temperature) = call.temperature {
         body.insert(FIELDS.temperature.into(), Value::from(temperature));
@@ -206,7 +230,11 @@ pub(crate) fn build_request(context: &Context, call: &Call<'_>) -> Result<Value,
                     "input_schema": tool.parameters,
                 })
             })
-            .collect();
+            .collect::<Vec<Value>>();
+        let mut tools = tools;
+        if let Some(last) = tools.last_mut() {
+            mark(last, marker.as_ref());
+        }
         body.insert("tools".into(), Value::Array(tools));
     }
     if let Some(choice) = &call.tool_choice {
@@ -225,6 +253,44 @@ pub(crate) fn build_request(context: &Context, call: &Call<'_>) -> Result<Value,
         );
     }
     Ok(Value::Object(body))
+}
+
+/// Sets `cache_control` on `block` (an object) when there is a marker.
+fn mark(block: &mut Value, marker: Option<&Value>) {
+    if let (Value::Object(block), Some(marker)) = (block, marker) {
+        block.insert("cache_control".into(), marker.clone());
+    }
+}
+
+/// Puts the marker on the last block of the last message when that is a
+/// user message (pi-ai's placement): a string content becomes one text
+/// block; a last block that is not text, an image or a tool result gets
+/// none.
+fn mark_last_user_message(messages: &mut [Value], marker: &Value) {
+    let Some(Value::Object(last)) = messages.last_mut() else {
+        return;
+    };
+    if last.get("role").and_then(Value::as_str) != Some("user") {
+        return;
+    }
+    match last.get_mut("content") {
+        Some(Value::String(text)) => {
+            let text = core::mem::take(text);
+            last.insert(
+                "content".into(),
+                json!([{"type": "text", "text": text, "cache_control": marker}]),
+            );
+        }
+        Some(Value::Array(blocks)) => {
+            if let Some(block) = blocks.last_mut() {
+                let kind = block.get("type").and_then(Value::as_str);
+                if matches!(kind, Some("text" | "image" | "tool_result")) {
+                    mark(block, Some(marker));
+                }
+            }
+        }
+        _ => {}
+    }
 }
 
 fn image_block(mime_type: &str, data: &str) -> Value {

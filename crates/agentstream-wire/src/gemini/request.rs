@@ -82,6 +82,8 @@ pub(crate) const FIELDS: OptionFields = OptionFields {
     tool_choice: "toolConfig",
     reasoning: "thinkingConfig",
     response_format: "responseJsonSchema",
+    cache_key: None,
+    cache_retention: None,
 };
 
 /// The object holding the generation options.

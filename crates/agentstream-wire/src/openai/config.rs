@@ -13,7 +13,7 @@ use super::request::{build_request, Compat};
 pub use crate::config::EndpointConfig;
 use crate::config::{BasePath, Call, Protocol};
 pub use crate::endpoint::PreparedRequest;
-use crate::request::RequestError;
+use crate::request::{caching, RequestError};
 
 /// The configuration of an OpenAI-compatible endpoint, shared by every
 /// adapter's `OpenAiCompatModel` (the builders and fields every provider
@@ -101,6 +101,19 @@ impl Protocol for OpenAiChat {
     fn headers(&self, api_key: Option<&str>, headers: &mut Vec<(&'static str, String)>) {
         if let Some(key) = api_key {
             headers.push(("authorization", format!("Bearer {key}")));
+        }
+    }
+
+    /// The session-affinity headers, when [`Compat::session_affinity_headers`]
+    /// is on and the call caches with a session id.
+    fn call_headers(&self, call: &Call<'_>, headers: &mut Vec<(&'static str, String)>) {
+        if !self.compat.session_affinity_headers || !caching(call.options.cache_retention) {
+            return;
+        }
+        if let Some(id) = &call.options.session_id {
+            for name in ["session_id", "x-client-request-id", "x-session-affinity"] {
+                headers.push((name, id.clone()));
+            }
         }
     }
 }

@@ -32,6 +32,14 @@
 //!   field and is not sent. The call's options are the configuration's
 //!   defaults with the call's [`StreamOptions`](agentstream::model::StreamOptions)
 //!   [layered](crate::config::layered) over them.
+//! - Prompt caching, as pi-ai does it, when the call sets a
+//!   [`CacheRetention`](agentstream::model::CacheRetention) and a session id:
+//!   `prompt_cache_key` (the session id) for `Long`, or for any caching
+//!   with [`Compat::prompt_cache_key`]; `prompt_cache_retention: "24h"` for
+//!   `Long` where [`Compat::long_cache_retention`]; with
+//!   [`Compat::anthropic_cache_control`], Anthropic-style markers on the
+//!   system message, the last tool and the last text of the last user or
+//!   assistant message.
 //!
 //! Before anything else the history goes through
 //! [`transform_messages`](agentstream::message::transform) for this
@@ -53,10 +61,11 @@ use serde_json::{json, Map, Value};
 
 use agentstream::model::{ResponseFormat, ToolChoice};
 
+use super::cache::{mark_cache_prefix, prompt_cache};
 use super::projector::OPENAI_COMPLETIONS_API;
 use crate::config::Call;
 pub use crate::request::RequestError;
-use crate::request::{blocking_diagnostics, OptionFields};
+use crate::request::{blocking_diagnostics, cache_control, OptionFields};
 use agentstream::message::transform::{transform_messages, TargetModel};
 use agentstream::message::{
     AssistantMessage, ContentBlock, Context, Message, ThinkingContent, ToolCall, ToolResultMessage,
@@ -79,6 +88,34 @@ pub struct Compat {
     /// carries usage. Some servers reject the field; turn it off for them.
     /// Default: `true`.
     pub stream_options: bool,
+    /// Send the session id as `prompt_cache_key` whenever caching is on
+    /// (pi-ai does so for api.openai.com); otherwise only with a `Long`
+    /// retention. Default: `false`.
+    pub prompt_cache_key: bool,
+    /// The endpoint offers the long cache lifetime
+    /// (`prompt_cache_retention: "24h"`, `ttl: "1h"`): pi-ai's
+    /// `supportsLongCacheRetention`, off for Cloudflare. Default: `true`.
+    pub long_cache_retention: bool,
+    /// Mark the cache prefix with Anthropic-style `cache_control` (pi-ai's
+    /// `cacheControlFormat: "anthropic"`, OpenRouter's `anthropic/*`
+    /// models). Default: `false`.
+    pub anthropic_cache_control: bool,
+    /// Send the session id as `session_id`, `x-client-request-id` and
+    /// `x-session-affinity` headers (pi-ai's `sendSessionAffinityHeaders`).
+    /// Default: `false`.
+    pub session_affinity_headers: bool,
+    /// Send `store: false` (pi-ai's `supportsStore`). Default: `false`.
+    pub store: bool,
+    /// Send `strict: false` in each tool's function (pi-ai's
+    /// `supportsStrictMode`). Default: `false`.
+    pub strict_tools: bool,
+    /// Send the tool's `name` with each tool result (pi-ai's
+    /// `requiresToolResultName`). Default: `false`.
+    pub tool_result_name: bool,
+    /// Send `reasoning_content: ""` on assistant messages that carry no
+    /// reasoning (pi-ai's `requiresReasoningContentOnAssistantMessages`,
+    /// for reasoning models). Default: `false`.
+    pub reasoning_content_on_assistant: bool,
 }
 
 impl Default for Compat {
@@ -87,6 +124,14 @@ impl Default for Compat {
             max_completion_tokens: false,
             developer_role: false,
             stream_options: true,
+            prompt_cache_key: false,
+            long_cache_retention: true,
+            anthropic_cache_control: false,
+            session_affinity_headers: false,
+            store: false,
+            strict_tools: false,
+            tool_result_name: false,
+            reasoning_content_on_assistant: false,
         }
     }
 }
@@ -109,6 +154,30 @@ impl Compat {
         self.stream_options = on;
         self
     }
+
+    /// The prompt-cache flags pi-ai detects for a `provider`, `base_url`
+    /// and `model` id, over `self`: [`prompt_cache_key`](Self::prompt_cache_key)
+    /// for a base URL on `api.openai.com`, [`long_cache_retention`](Self::long_cache_retention)
+    /// off for Cloudflare, [`anthropic_cache_control`](Self::anthropic_cache_control)
+    /// for OpenRouter's `anthropic/*` models.
+    ///
+    /// ```
+    /// use agentstream_wire::openai::Compat;
+    ///
+    /// let c = Compat::default().with_detected_caching("openrouter", "https://openrouter.ai/api/v1", "anthropic/claude-sonnet-4");
+    /// assert!(c.anthropic_cache_control && !c.prompt_cache_key);
+    /// assert!(Compat::default().with_detected_caching("openai", "https://api.openai.com/v1", "gpt-4o").prompt_cache_key);
+    /// ```
+    pub fn with_detected_caching(mut self, provider: &str, base_url: &str, model: &str) -> Self {
+        let cloudflare = provider == "cloudflare-workers-ai"
+            || provider == "cloudflare-ai-gateway"
+            || base_url.contains("api.cloudflare.com")
+            || base_url.contains("gateway.ai.cloudflare.com");
+        self.prompt_cache_key = base_url.contains("api.openai.com");
+        self.long_cache_retention = !cloudflare;
+        self.anthropic_cache_control = provider == "openrouter" && model.starts_with("anthropic/");
+        self
+    }
 }
 
 /// Where Chat Completions carries each per-call option: all top-level,
@@ -122,6 +191,8 @@ pub(crate) const FIELDS: OptionFields = OptionFields {
     tool_choice: "tool_choice",
     reasoning: "reasoning_effort",
     response_format: "response_format",
+    cache_key: Some("prompt_cache_key"),
+    cache_retention: Some("prompt_cache_retention"),
 };
 
 /// OpenAI's current name of the token limit (see [`Compat`]).
@@ -230,16 +301,67 @@ pub(crate) fn build_request(
                 "role": "user",
                 "content": user_content(&m.content),
             })),
-            Message::Assistant(m) => messages.extend(assistant_message(m)),
-            Message::ToolResult(m) => messages.push(tool_message(m)),
+            Message::Assistant(m) => messages.extend(assistant_message(m).map(|mut message| {
+                if compat.reasoning_content_on_assistant {
+                    if let Value::Object(fields) = &mut message {
+                        fields
+                            .entry("reasoning_content")
+                            .or_insert_with(|| Value::from(""));
+                    }
+                }
+                message
+            })),
+            Message::ToolResult(m) => {
+                let mut message = tool_message(m);
+                let named = compat.tool_result_name && !m.tool_name.is_empty();
+                if let (true, Value::Object(fields)) = (named, &mut message) {
+                    fields.insert("name".into(), Value::String(m.tool_name.clone()));
+                }
+                messages.push(message);
+            }
             Message::Unknown(_) => {}
         }
     }
     let mut body = Map::new();
     body.insert("model".into(), Value::String(call.model.into()));
     let options = call.options;
+    let mut tools = context
+        .tools
+        .as_ref()
+        .filter(|t| !t.is_empty())
+        .map(|tools| {
+            tools
+                .iter()
+                .map(|tool| {
+                    let mut function = json!({
+                        "name": tool.name,
+                        "description": tool.description,
+                        "parameters": tool.parameters,
+                    });
+                    if let (true, Value::Object(fields)) = (compat.strict_tools, &mut function) {
+                        fields.insert("strict".into(), Value::Bool(false));
+                    }
+                    json!({"type": "function", "function": function})
+                })
+                .collect::<Vec<Value>>()
+        });
+    let marker = cache_control(options.cache_retention, compat.long_cache_retention)
+        .filter(|_| compat.anthropic_cache_control);
+    if let Some(marker) = &marker {
+        mark_cache_prefix(&mut messages, tools.as_mut(), marker);
+    }
     body.insert("messages".into(), Value::Array(messages));
     body.insert("stream".into(), Value::Bool(true));
+    if compat.store {
+        body.insert("store".into(), Value::Bool(false));
+    }
+    let (cache_key, cache_retention) = prompt_cache(compat, options);
+    if let (Some(field), Some(key)) = (FIELDS.cache_key, cache_key) {
+        body.insert(field.into(), Value::from(key));
+    }
+    if let (Some(field), Some(retention)) = (FIELDS.cache_retention, cache_retention) {
+        body.insert(field.into(), Value::from(retention));
+    }
     if compat.stream_options {
         body.insert("stream_options".into(), json!({"include_usage": true}));
     }
@@ -271,20 +393,7 @@ pub(crate) fn build_request(
     if let Some(format) = &options.response_format {
         body.insert(FIELDS.response_format.into(), response_format_json(format));
     }
-    if let Some(tools) = context.tools.as_ref().filter(|t| !t.is_empty()) {
-        let tools = tools
-            .iter()
-            .map(|tool| {
-                json!({
-                    "type": "function",
-                    "function": {
-                        "name": tool.name,
-                        "description": tool.description,
-                        "parameters": tool.parameters,
-                    }
-                })
-            })
-            .collect();
+    if let Some(tools) = tools {
         body.insert("tools".into(), Value::Array(tools));
     }
     Ok(Value::Object(body))

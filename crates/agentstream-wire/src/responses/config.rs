@@ -12,7 +12,7 @@ use super::projector::ResponsesProjector;
 use super::request::{build_request, ReasoningSummary};
 pub use crate::config::EndpointConfig;
 use crate::config::{BasePath, Call, Protocol};
-use crate::request::RequestError;
+use crate::request::{caching, RequestError};
 
 /// OpenAI's own API root: the default base URL of the Responses API.
 pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
@@ -110,6 +110,18 @@ impl Protocol for OpenAiResponses {
     fn headers(&self, api_key: Option<&str>, headers: &mut Vec<(&'static str, String)>) {
         if let Some(key) = api_key {
             headers.push(("authorization", format!("Bearer {key}")));
+        }
+    }
+
+    /// pi-ai's session headers: `session_id` and `x-client-request-id`
+    /// carry the session id when the call caches.
+    fn call_headers(&self, call: &Call<'_>, headers: &mut Vec<(&'static str, String)>) {
+        if !caching(call.options.cache_retention) {
+            return;
+        }
+        if let Some(id) = &call.options.session_id {
+            headers.push(("session_id", id.clone()));
+            headers.push(("x-client-request-id", id.clone()));
         }
     }
 }

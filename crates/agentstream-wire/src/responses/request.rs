@@ -35,6 +35,11 @@
 //!   the item part becomes `fc_` + a short hash of it.
 //! - The history is checked with the tool-call linkage validator.
 //!
+//! Prompt caching, as pi-ai does it: with a session id and a `Short` or
+//! `Long` [`CacheRetention`], `prompt_cache_key` is the session id (and the
+//! `session_id` and `x-client-request-id` headers carry it, see
+//! [`OpenAiResponses`]); `Long` adds `prompt_cache_retention: "24h"`.
+//!
 //! The body: `model`, `input`, `stream: true`, `store` (default `false`)
 //! and, when not storing, `include: ["reasoning.encrypted_content"]` so
 //! reasoning can be sent back; `instructions` for the system prompt; the
@@ -68,13 +73,13 @@ use serde_json::{json, Map, Value};
 
 use agentstream::message::transform::{transform_messages, TargetModel};
 use agentstream::message::{AssistantMessage, ContentBlock, Context, Message, UserContent};
-use agentstream::model::{ReasoningEffort, ToolChoice};
+use agentstream::model::{CacheRetention, ReasoningEffort, ToolChoice};
 
 use super::config::OpenAiResponses;
 use super::projector::OPENAI_RESPONSES_API;
 use crate::config::Call;
 pub use crate::request::RequestError;
-use crate::request::{blocking_diagnostics, OptionFields};
+use crate::request::{blocking_diagnostics, caching, OptionFields};
 
 /// How a reasoning model summarizes its reasoning (`reasoning.summary`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,6 +115,8 @@ pub(crate) const FIELDS: OptionFields = OptionFields {
     tool_choice: "tool_choice",
     reasoning: "reasoning",
     response_format: "text",
+    cache_key: Some("prompt_cache_key"),
+    cache_retention: Some("prompt_cache_retention"),
 };
 
 /// The providers whose tool-call ids take Pi's `CALL_ID|ITEM_ID` form.
@@ -265,6 +272,19 @@ pub(crate) fn build_request(
     body.insert("input".into(), Value::Array(input));
     body.insert("stream".into(), Value::Bool(true));
     body.insert("store".into(), Value::Bool(settings.store));
+    // pi-ai: the session id is the cache key unless caching is off; the
+    // long retention is `"24h"`.
+    let retention = call.options.cache_retention;
+    if let (true, Some(field), Some(id)) = (
+        caching(retention),
+        FIELDS.cache_key,
+        &call.options.session_id,
+    ) {
+        body.insert(field.into(), Value::String(id.clone()));
+    }
+    if let (Some(CacheRetention::Long), Some(field)) = (retention, FIELDS.cache_retention) {
+        body.insert(field.into(), Value::from("24h"));
+    }
     if !settings.store {
         body.insert("include".into(), json!(["reasoning.encrypted_content"]));
     }

@@ -479,6 +479,22 @@ impl<M> Agent<M> {
         drop(old);
     }
 
+    /// Sets the session id (Pi's `sessionId`) every model call of the
+    /// next runs carries in its [`StreamOptions`](crate::model::StreamOptions):
+    /// the prompt cache key and session headers where the provider takes them.
+    pub fn set_session_id(&self, session_id: Option<String>) {
+        let old = self
+            .inner
+            .with(|inner| core::mem::replace(&mut inner.options.stream.session_id, session_id));
+        drop(old);
+    }
+
+    /// The session id the model calls carry, if set.
+    pub fn session_id(&self) -> Option<String> {
+        self.inner
+            .with(|inner| inner.options.stream.session_id.clone())
+    }
+
     /// Replaces the transcript.
     pub fn set_messages(&self, messages: Vec<Message>) {
         let messages = messages.into_iter().map(SharedMessage::from).collect();

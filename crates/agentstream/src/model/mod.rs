@@ -27,7 +27,7 @@ pub use cause::{
 };
 pub(crate) use deadline::stream_with_deadline;
 pub use event::{DoneReason, ErrorReason, EventCause, ModelEvent, WithoutPartial};
-pub use options::{ReasoningEffort, ResponseFormat, ToolChoice};
+pub use options::{CacheRetention, ReasoningEffort, ResponseFormat, ToolChoice};
 pub use partial::{BlockShape, PartialBuilder, PartialMessage};
 pub use protocol::validate_events;
 #[cfg(feature = "std")]
@@ -89,6 +89,13 @@ pub struct StreamOptions {
     pub thinking_budget: Option<u64>,
     /// Structured output: a JSON schema the response must match.
     pub response_format: Option<ResponseFormat>,
+    /// How long the provider should cache the request's prefix; `None`
+    /// places no cache markers (see [`CacheRetention`]).
+    pub cache_retention: Option<CacheRetention>,
+    /// The conversation's id (pi-ai's `sessionId`): the prompt cache key
+    /// and session headers where the provider takes them. The
+    /// [`Agent`](crate::agent::Agent) sends its own on every call.
+    pub session_id: Option<String>,
 }
 
 impl StreamOptions {
@@ -143,6 +150,18 @@ impl StreamOptions {
     /// Asks for structured output matching `format`.
     pub fn with_response_format(mut self, format: ResponseFormat) -> Self {
         self.response_format = Some(format);
+        self
+    }
+
+    /// Sets the prompt-cache retention.
+    pub fn with_cache_retention(mut self, retention: CacheRetention) -> Self {
+        self.cache_retention = Some(retention);
+        self
+    }
+
+    /// Sets the session id.
+    pub fn with_session_id(mut self, session_id: impl Into<String>) -> Self {
+        self.session_id = Some(session_id.into());
         self
     }
 }

@@ -105,3 +105,46 @@ impl ResponseFormat {
         self
     }
 }
+
+/// How long the provider should keep the request's prefix in its prompt
+/// cache (pi-ai's `cacheRetention`). [`Default`] is `Short`, Pi's default.
+///
+/// A [`StreamOptions`](super::StreamOptions) without one places no cache
+/// markers at all (the request bodies of earlier releases); set `Short` to
+/// send what pi-ai sends by default.
+///
+/// ```
+/// use agentstream::model::CacheRetention;
+/// assert_eq!(CacheRetention::default(), CacheRetention::Short);
+/// assert_eq!(CacheRetention::parse("long"), Some(CacheRetention::Long));
+/// assert_eq!(CacheRetention::Long.as_str(), "long");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CacheRetention {
+    /// No caching: no markers, no cache key.
+    None,
+    /// The provider's default lifetime (Anthropic's 5 minutes).
+    #[default]
+    Short,
+    /// The longest lifetime offered (Anthropic's `ttl: "1h"`, OpenAI's
+    /// `prompt_cache_retention: "24h"`).
+    Long,
+}
+
+impl CacheRetention {
+    /// pi-ai's name: `none`, `short` or `long`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::None => "none",
+            Self::Short => "short",
+            Self::Long => "long",
+        }
+    }
+
+    /// The retention named `name` (pi-ai's spelling), if any.
+    pub fn parse(name: &str) -> Option<Self> {
+        [Self::None, Self::Short, Self::Long]
+            .into_iter()
+            .find(|r| r.as_str() == name)
+    }
+}

@@ -1,0 +1,106 @@
+//! `agentstream models` and `agentstream chat --dry-run`: the catalogue on
+//! the command line, and the request printed without being sent.
+
+use std::process::Command;
+
+use serde_json::Value;
+
+fn agentstream() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_agentstream"))
+}
+
+#[test]
+fn models_lists_a_provider_and_refuses_an_unknown_one() {
+    let output = agentstream()
+        .args(["models", "anthropic"])
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("anthropic/claude-sonnet-4-5 ")),
+        "{text}"
+    );
+    assert!(!text.contains("openai/"));
+
+    let output = agentstream()
+        .args(["models", "--json", "google"])
+        .output()
+        .unwrap();
+    let json: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let models = json["google"].as_array().unwrap();
+    assert!(models
+        .iter()
+        .all(|m| m["api"] == "google-generative-ai" && m["cost"]["input"].is_number()));
+
+    let output = agentstream()
+        .args(["models", "no-such-provider"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("unknown provider"));
+}
+
+#[test]
+fn dry_run_prints_the_request_with_the_key_redacted_and_sends_nothing() {
+    // The base URL points at a port nothing listens on: a dry run never
+    // connects, so it succeeds all the same.
+    let output = agentstream()
+        .args([
+            "chat",
+            "--model",
+            "anthropic/claude-sonnet-4-5",
+            "--base-url",
+            "http://127.0.0.1:9",
+        ])
+        .args(["--session-id", "s-1", "--dry-run", "hello"])
+        .env("ANTHROPIC_API_KEY", "sk-ant-very-secret")
+        .env_remove("ANTHROPIC_OAUTH_TOKEN")
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(!text.contains("sk-ant-very-secret"));
+    let request: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(request["method"], "POST");
+    assert_eq!(request["url"], "http://127.0.0.1:9/v1/messages");
+    assert_eq!(request["headers"]["x-api-key"], "<redacted>");
+    assert_eq!(request["body"]["model"], "claude-sonnet-4-5");
+    // A catalogue model caches by default (pi-ai's `short`).
+    assert_eq!(
+        request["body"]["messages"][0]["content"][0]["cache_control"]["type"],
+        "ephemeral"
+    );
+
+    let output = agentstream()
+        .args([
+            "chat",
+            "--model",
+            "anthropic/claude-sonnet-4-5",
+            "--cache-retention",
+            "none",
+        ])
+        .args(["--dry-run", "hello"])
+        .output()
+        .unwrap();
+    let request: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert!(!request["body"].to_string().contains("cache_control"));
+
+    let output = agentstream()
+        .args([
+            "chat",
+            "--model",
+            "amazon-bedrock/amazon.nova-lite-v1:0",
+            "--dry-run",
+            "hi",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("bedrock-converse-stream"));
+}

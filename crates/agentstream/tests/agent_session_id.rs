@@ -1,0 +1,72 @@
+//! The `Agent` holds a session id (Pi's `sessionId`) and every model call
+//! of its runs carries it in its `StreamOptions`, tool-call turns included.
+
+use std::sync::{Arc, Mutex};
+
+use agentstream::agent::{Agent, AgentTool, ToolContext, ToolError, ToolOutput, ToolSet};
+use agentstream::message::{assistant, text, tool_call, Context, StopReason};
+use agentstream::model::{Model, ModelStream, ScriptedModel, StreamOptions};
+use serde_json::{json, Map, Value};
+
+/// A tool that answers `ok`.
+struct Noop;
+
+impl AgentTool for Noop {
+    fn name(&self) -> &str {
+        "noop"
+    }
+    fn description(&self) -> &str {
+        "does nothing"
+    }
+    fn parameters(&self) -> Value {
+        json!({"type": "object"})
+    }
+    async fn execute(
+        &self,
+        _: Map<String, Value>,
+        _: ToolContext<'_>,
+    ) -> Result<ToolOutput, ToolError> {
+        Ok(ToolOutput::text("ok"))
+    }
+}
+
+/// A scripted model that writes down each call's session id.
+struct Seen {
+    inner: ScriptedModel,
+    session_ids: Mutex<Vec<Option<String>>>,
+}
+
+impl Model for Seen {
+    fn stream(&self, context: &Context, options: StreamOptions) -> ModelStream {
+        self.session_ids
+            .lock()
+            .unwrap()
+            .push(options.session_id.clone());
+        self.inner.stream(context, options)
+    }
+}
+
+#[test]
+fn every_call_of_a_run_carries_the_agent_s_session_id() {
+    let model = Arc::new(Seen {
+        inner: ScriptedModel::new([
+            assistant([tool_call("c1", "noop", json!({}))], StopReason::ToolUse),
+            assistant([text("done")], StopReason::Stop),
+            assistant([text("again")], StopReason::Stop),
+        ]),
+        session_ids: Mutex::new(Vec::new()),
+    });
+    let tools = ToolSet::new().with(Noop);
+    let agent = Agent::new(Arc::clone(&model), tools);
+    assert_eq!(agent.session_id(), None);
+    agent.set_session_id(Some("s-42".into()));
+    assert_eq!(agent.session_id().as_deref(), Some("s-42"));
+    futures_executor::block_on(agent.prompt_text("go")).unwrap();
+    agent.set_session_id(None);
+    futures_executor::block_on(agent.prompt_text("more")).unwrap();
+    let seen = model.session_ids.lock().unwrap().clone();
+    assert_eq!(
+        seen,
+        [Some("s-42".to_owned()), Some("s-42".to_owned()), None]
+    );
+}
