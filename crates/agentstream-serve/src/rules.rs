@@ -291,17 +291,7 @@ pub(crate) fn with_call_ids(turn: &Arc<ScriptedTurn>, call: usize) -> Arc<Script
     if !message.content.iter().any(missing) {
         return turn.clone();
     }
-    let mut message = agentstream::message::AssistantMessage::clone(message);
-    for (block, content) in message.content.iter_mut().enumerate() {
-        if let ContentBlock::ToolCall(tool_call) = content {
-            if tool_call.id.is_empty() {
-                tool_call.id = format!("call_{call}_{block}");
-            }
-        }
-    }
-    let mut copy = ScriptedTurn::message(message).chunked(turn.chunks());
-    if turn.is_full_sequence() {
-        copy = copy.full_sequence();
-    }
+    let mut copy = ScriptedTurn::clone(turn);
+    copy.fill_call_ids(call);
     Arc::new(copy)
 }
