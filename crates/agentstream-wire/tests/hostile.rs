@@ -41,7 +41,7 @@ fn tool_fragment(index: u64, id: &str, name: &str, arguments: &str) -> String {
 }
 
 fn error_message(events: &[ModelEvent]) -> String {
-    let message = last_message(&events);
+    let message = last_message(events);
     assert_eq!(message.stop_reason, StopReason::Error, "{events:#?}");
     message.error_message.clone().unwrap_or_default()
 }
@@ -278,7 +278,7 @@ fn many_interleaved_tool_calls_keep_their_order_and_arguments() {
 }
 
 fn text_of(events: &[ModelEvent]) -> (String, Vec<String>) {
-    let message = last_message(&events);
+    let message = last_message(events);
     let deltas = events
         .iter()
         .filter_map(ModelEvent::delta)
