@@ -6,14 +6,16 @@
 use std::future::Future;
 use std::time::Duration;
 
-use agentstream_async_std::agentstream::message::Context;
-use agentstream_async_std::{ModelStream, Runtime as _, ScriptedModel, StreamOptions};
-use agentstream_testkit::http::adapter_scenarios::{self as scenarios, AdapterRuntime};
+use agentstream_async_std::{ModelStream, Runtime as _};
+use agentstream_testkit::http::adapter_scenarios::AdapterRuntime;
 
 /// The adapter's functions, for the shared scenarios.
 struct AsyncStd;
 
 impl AdapterRuntime for AsyncStd {
+    type Rt = agentstream_async_std::AsyncStd;
+    const RT: Self::Rt = agentstream_async_std::AsyncStd;
+
     fn spawn(stream: ModelStream) -> ModelStream {
         agentstream_async_std::AsyncStd.spawn_stream(stream)
     }
@@ -24,15 +26,6 @@ impl AdapterRuntime for AsyncStd {
             task.await
                 .expect("the producer task completes, it is not cancelled");
         })
-    }
-
-    fn stream_with_timeout(
-        model: &ScriptedModel,
-        context: &Context,
-        options: StreamOptions,
-        timeout: Duration,
-    ) -> ModelStream {
-        agentstream_async_std::AsyncStd.stream_with_timeout(model, context, options, timeout)
     }
 
     fn sleep(duration: Duration) -> impl Future<Output = ()> + Send + 'static {
@@ -50,32 +43,4 @@ fn run<F: Future<Output = ()> + Send + 'static>(body: F) {
     });
 }
 
-#[test]
-fn a_spawned_producer_gives_the_same_events_and_results_as_a_self_driven_one() {
-    run(scenarios::spawned_matches_self_driven::<AsyncStd>());
-}
-
-#[test]
-fn dropping_the_consumer_stops_the_spawned_producer_task() {
-    run(scenarios::dropping_the_consumer_stops_the_spawned_producer::<AsyncStd>());
-}
-
-#[test]
-fn dropping_a_paced_scripted_call_midway_ends_its_task() {
-    run(scenarios::dropping_a_paced_scripted_call_midway_ends_its_task::<AsyncStd>());
-}
-
-#[test]
-fn a_timeout_cuts_a_call_off_mid_stream_with_the_text_so_far() {
-    run(scenarios::a_timeout_cuts_a_call_off_mid_stream::<AsyncStd>());
-}
-
-#[test]
-fn a_call_that_ends_before_its_timeout_is_untouched() {
-    run(scenarios::a_call_that_ends_before_its_timeout_is_untouched::<AsyncStd>());
-}
-
-#[test]
-fn the_callers_own_signal_still_aborts_a_call_with_a_timeout() {
-    run(scenarios::the_callers_own_signal_still_aborts_a_call_with_a_timeout::<AsyncStd>());
-}
+agentstream_testkit::adapter_scenario_tests!(AsyncStd, run);

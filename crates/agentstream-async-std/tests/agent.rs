@@ -4,14 +4,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use agentstream::agent::{
-    run_agent, AgentOptions, AgentStop, AgentTool, ToolContext, ToolError, ToolOutput, ToolSet,
+    AgentOptions, AgentStop, AgentTool, ToolContext, ToolError, ToolOutput, ToolSet,
     TOOL_ABORTED_MESSAGE,
 };
-use agentstream::message::{
-    assistant, text, tool_call, user, validate_linkage, Context, Message, StopReason,
-};
+use agentstream::message::{assistant, text, tool_call, validate_linkage, StopReason};
 use agentstream::model::{AbortController, ScriptedModel};
 use agentstream::rt::Runtime as _;
+use agentstream_testkit::host::{abort_once, run_go, tool_results};
 use serde_json::{json, Map, Value};
 
 /// Finishes after `ms` milliseconds of async-std sleep.
@@ -59,40 +58,15 @@ fn within_the_grace_period_a_short_tool_finishes_and_a_long_one_is_aborted() {
     let options = AgentOptions::default()
         .with_signal(controller.signal())
         .with_abort_grace(agentstream_async_std::AsyncStd.pause(Duration::from_millis(500)));
-    let outcome = async_std::task::block_on(async {
-        let run = run_agent(
-            &model,
-            &tools,
-            Context::default(),
-            vec![user("go").into()],
-            options,
-            |_| {},
-        );
-        let abort = async {
-            while started.load(Ordering::SeqCst) < 2 {
-                async_std::task::yield_now().await;
-            }
-            controller.abort();
-        };
-        futures_util::future::join(run, abort).await.0
-    });
+    let run = run_go(&model, &tools, options);
+    let outcome = async_std::task::block_on(abort_once(run, &controller, || {
+        started.load(Ordering::SeqCst) >= 2
+    }));
     assert_eq!(outcome.stop, AgentStop::Aborted);
     assert_eq!(model.calls(), 1);
     assert!(validate_linkage(&outcome.messages).is_empty());
-    let results: Vec<_> = outcome
-        .messages
-        .iter()
-        .filter_map(|m| match m {
-            Message::ToolResult(r) => Some((
-                r.tool_call_id.as_str(),
-                r.content[0].as_text().unwrap(),
-                r.is_error,
-            )),
-            _ => None,
-        })
-        .collect();
     assert_eq!(
-        results,
+        tool_results(&outcome.messages),
         [
             ("short", "woke", false),
             ("long", TOOL_ABORTED_MESSAGE, true)
@@ -111,4 +85,13 @@ fn the_prelude_has_the_agent_types() {
     assert_eq!(outcome.stop, AgentStop::Completed);
     let _: Option<AgentHooks> = None;
     let _: Option<(AgentOptions, AgentEvent, ToolOutput, ToolCallDecision)> = None;
+}
+
+#[test]
+fn a_tool_still_running_after_the_grace_period_gets_an_aborted_result() {
+    async_std::task::block_on(
+        agentstream_testkit::host::a_hung_tool_is_aborted_after_the_grace(
+            agentstream_async_std::AsyncStd,
+        ),
+    );
 }

@@ -7,41 +7,6 @@
 use std::future::Future;
 use std::time::Duration;
 
-use agentstream_wire::openai::OpenAiConfig as Config;
-use agentstream_wire::recording::RecordingEndpoint;
-// The prelude is what users import; the tests use it so it stays complete.
-use agentstream_async_std::prelude::*;
-use agentstream_async_std::EndpointModel;
-
-fn model(config: OpenAiConfig) -> OpenAiCompatModel {
-    OpenAiCompatModel::new(config).expect("client")
-}
-
-fn anthropic(config: AnthropicConfig) -> AnthropicModel {
-    AnthropicModel::new(config).expect("client")
-}
-
-fn responses(config: ResponsesConfig) -> ResponsesModel {
-    ResponsesModel::new(config).expect("client")
-}
-
-fn gemini(config: GeminiConfig) -> GeminiModel {
-    GeminiModel::new(config).expect("client")
-}
-
-fn recording(endpoint: RecordingEndpoint<Config>) -> EndpointModel<RecordingEndpoint<Config>> {
-    EndpointModel::new(endpoint).expect("client")
-}
-
-fn with_timeout(
-    model: &OpenAiCompatModel,
-    context: &Context,
-    options: StreamOptions,
-    timeout: Duration,
-) -> ModelStream {
-    AsyncStd.stream_with_timeout(model, context, options, timeout)
-}
-
 /// Runs a scenario on async-std, with a generous guard against hangs.
 fn run(scenario: impl Future<Output = ()>) {
     async_std::task::block_on(async {
@@ -51,13 +16,9 @@ fn run(scenario: impl Future<Output = ()>) {
     });
 }
 
-agentstream_testkit::http_scenario_tests! {
-    openai: model,
-    anthropic: anthropic,
-    responses: responses,
-    gemini: gemini,
-    recording: recording,
-    timer: agentstream_async_std::AsyncStd,
-    with_timeout: with_timeout,
+// The makers name the prelude's types (what users import), so it stays complete.
+agentstream_testkit::http_host_tests! {
+    host: agentstream_async_std,
+    runtime: agentstream_async_std::AsyncStd,
     run: run,
 }

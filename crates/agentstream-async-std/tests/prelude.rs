@@ -20,25 +20,5 @@ use agentstream_async_std::prelude::{
     ResponsesConfig, ResponsesModel,
 };
 
-#[test]
-fn the_prelude_runs_a_scripted_call() {
-    let model = ScriptedModel::new([assistant([text("hi")], StopReason::Stop)]);
-    let context = Context::from_messages([user("hello").into()]);
-    let mut stream: ModelStream = model.stream(&context, StreamOptions::default());
-    let message = async_std::task::block_on(stream.result());
-    assert_eq!(message.text(), "hi");
-}
-
-#[test]
-fn the_runtime_methods_come_with_the_prelude() {
-    let model = ScriptedModel::new([assistant([text("hi")], StopReason::Stop)])
-        .with_pacer(AsyncStd.pause(std::time::Duration::from_millis(1)));
-    let retried = AsyncStd.with_retry(
-        ScriptedModel::new(Vec::<ScriptedTurn>::new()),
-        agentstream::model::RetryPolicy::default(),
-    );
-    assert_eq!(retried.policy().max_retries, 2);
-    let context = Context::from_messages([user("hello").into()]);
-    let mut stream = AsyncStd.spawn_stream(model.stream(&context, StreamOptions::default()));
-    assert_eq!(async_std::task::block_on(stream.result()).text(), "hi");
-}
+// The bodies name the prelude's items alone (`agentstream_testkit::host`).
+agentstream_testkit::prelude_tests!(host: agentstream_async_std, runtime: AsyncStd, block_on: async_std::task::block_on);

@@ -22,6 +22,7 @@ use crate::catalogue;
 use crate::provider::{self, api_parser, Api, Settings, Target};
 use agentstream_wire::options::is_secret_header;
 
+use crate::decode::write_usage;
 use crate::jsonl::{write_model_event, Shape};
 use crate::redact::Redactor;
 use crate::terminal::{escape_controls, escape_line};
@@ -214,19 +215,7 @@ pub fn run(args: &Args) -> io::Result<ExitCode> {
     let usage = &message.usage;
     // With `--jsonl` the events said it all, and stdout stays JSON lines.
     if args.jsonl.is_none() {
-        let total = usage
-            .total_tokens
-            .map_or_else(|| "-".to_string(), |t| t.to_string());
-        let cache_write = if usage.cache_write == 0 {
-            String::new()
-        } else {
-            format!(" cacheWrite={}", usage.cache_write)
-        };
-        writeln!(
-            out,
-            "usage: input={} output={} cacheRead={}{cache_write} totalTokens={total}",
-            usage.input, usage.output, usage.cache_read
-        )?;
+        write_usage(&mut out, usage)?;
         writeln!(out, "stopReason: {}", message.stop_reason)?;
     }
     out.flush()?;

@@ -134,20 +134,7 @@ fn summary(out: &mut impl Write, message: &AssistantMessage) -> io::Result<()> {
         writeln!(out, "toolCall: {id} {name} {arguments}")?;
     }
     writeln!(out, "stopReason: {}", message.stop_reason)?;
-    let usage = &message.usage;
-    let total = usage
-        .total_tokens
-        .map_or_else(|| "-".to_string(), |t| t.to_string());
-    let cache_write = if usage.cache_write == 0 {
-        String::new()
-    } else {
-        format!(" cacheWrite={}", usage.cache_write)
-    };
-    writeln!(
-        out,
-        "usage: input={} output={} cacheRead={}{cache_write} totalTokens={total}",
-        usage.input, usage.output, usage.cache_read
-    )?;
+    write_usage(out, &message.usage)?;
     if let Some(error) = &message.error_message {
         writeln!(out, "errorMessage: {}", escape_line(error))?;
     }
@@ -304,4 +291,26 @@ impl ProtocolVisitor for ProjectorOf {
     fn visit<P: Protocol + Send + Sync + 'static>(self, _: P) -> Self::Output {
         Box::new(P::Projector::for_model(RECORDED.into(), RECORDED.into()))
     }
+}
+
+/// The `usage:` line `decode` and `chat` print: input, output and cache
+/// read tokens, the cache write ones when there are any, and the total
+/// (`-` when the provider sent none).
+pub(crate) fn write_usage(
+    out: &mut impl Write,
+    usage: &agentstream::message::Usage,
+) -> io::Result<()> {
+    let total = usage
+        .total_tokens
+        .map_or_else(|| "-".to_string(), |t| t.to_string());
+    let cache_write = if usage.cache_write == 0 {
+        String::new()
+    } else {
+        format!(" cacheWrite={}", usage.cache_write)
+    };
+    writeln!(
+        out,
+        "usage: input={} output={} cacheRead={}{cache_write} totalTokens={total}",
+        usage.input, usage.output, usage.cache_read
+    )
 }

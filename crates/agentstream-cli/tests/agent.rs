@@ -12,6 +12,19 @@ fn agentstream() -> Command {
     Command::new(env!("CARGO_BIN_EXE_agentstream"))
 }
 
+/// Runs `agentstream agent FLAGS --root ROOT SCRIPT PROMPT` to its end.
+fn agent(root: &Path, flags: &[&str], script: &Path, prompt: &str) -> Output {
+    agentstream()
+        .arg("agent")
+        .args(flags)
+        .arg("--root")
+        .arg(root)
+        .arg(script)
+        .arg(prompt)
+        .output()
+        .unwrap()
+}
+
 /// A fresh directory under the target's scratch space.
 fn scratch(name: &str) -> PathBuf {
     let dir: PathBuf = [env!("CARGO_TARGET_TMPDIR"), "agent", name]
@@ -169,12 +182,7 @@ fn paths_that_leave_the_root_are_refused_and_never_followed() {
             ("missing", "read", json!({"path": "nope.txt"})),
         ],
     );
-    let output = agentstream()
-        .args(["agent", "--jsonl", "--root", root.to_str().unwrap()])
-        .arg(&script)
-        .arg("try to escape")
-        .output()
-        .unwrap();
+    let output = agent(&root, &["--jsonl"], &script, "try to escape");
     let (stdout, stderr) = text(&output);
     assert!(output.status.success(), "{stderr}");
     assert!(
@@ -234,12 +242,7 @@ fn large_files_are_cut_with_a_note_and_escapes_are_shown_not_obeyed() {
             ("ansi", "read", json!({"path": "ansi.txt"})),
         ],
     );
-    let jsonl = agentstream()
-        .args(["agent", "--jsonl", "--root", root.to_str().unwrap()])
-        .arg(&script)
-        .arg("read")
-        .output()
-        .unwrap();
+    let jsonl = agent(&root, &["--jsonl"], &script, "read");
     let (stdout, _) = text(&jsonl);
     let (_, is_error, big) = ends(&stdout).into_iter().find(|e| e.0 == "big").unwrap();
     assert!(!is_error);
@@ -253,12 +256,7 @@ fn large_files_are_cut_with_a_note_and_escapes_are_shown_not_obeyed() {
         65536 + "\n[cut: showing the first 65536 of 200000 bytes]".len()
     );
 
-    let summary = agentstream()
-        .args(["agent", "--root", root.to_str().unwrap()])
-        .arg(&script)
-        .arg("read")
-        .output()
-        .unwrap();
+    let summary = agent(&root, &[], &script, "read");
     let (stdout, stderr) = text(&summary);
     assert!(summary.status.success(), "{stderr}");
     assert!(

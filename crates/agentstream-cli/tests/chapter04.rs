@@ -4,18 +4,18 @@
 //! turns, its summary and its `--jsonl` events in Pi's JSON. The core's
 //! `tests/chapter04.rs` checks the same sections through the Rust API.
 
-use std::path::PathBuf;
 use std::process::Command;
 
 use serde_json::{json, Value};
 
+#[path = "support/run.rs"]
+mod run_support;
+use run_support::TOOL_TURN_THEN_ANSWER;
+
 /// Writes `script` to a fresh file and runs `agentstream play` on it with
 /// `args`; its stdout (the run must succeed).
 fn play(name: &str, script: &Value, args: &[&str]) -> String {
-    let dir: PathBuf = [env!("CARGO_TARGET_TMPDIR"), "chapter04"].iter().collect();
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    std::fs::write(&path, script.to_string()).unwrap();
+    let path = run_support::file("chapter04", name, script.to_string());
     let output = Command::new(env!("CARGO_BIN_EXE_agentstream"))
         .arg("play")
         .arg(&path)
@@ -93,19 +93,7 @@ fn how_a_plain_text_message_enters_the_stream() {
 #[test]
 fn the_first_turn_gains_a_tool_call() {
     let events = events("tool-call.json", &two_turns(), &[]);
-    assert_eq!(
-        types(&events),
-        [
-            "start",
-            "text_delta",
-            "toolcall_delta",
-            "toolcall_end",
-            "done",
-            "start",
-            "text_delta",
-            "done"
-        ]
-    );
+    assert_eq!(types(&events), TOOL_TURN_THEN_ANSWER);
     let delta = &events[2];
     assert_eq!(delta["contentIndex"], 1);
     assert_eq!(delta["delta"], r#"{"path":"README.md"}"#);

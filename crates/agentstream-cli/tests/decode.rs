@@ -1,29 +1,17 @@
 //! `agentstream decode`: recorded-style SSE bodies and chunk files, JSON
 //! output, and one clear error line for unreadable input.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
-
 use serde_json::Value;
 
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_agentstream"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8(bytes.to_vec()).unwrap()
-}
+#[path = "support/run.rs"]
+mod run_support;
+use run_support::{run, text};
 
 /// Writes `contents` to a fresh file under the target directory.
 fn file(name: &str, contents: &[u8]) -> String {
-    let dir: PathBuf = [env!("CARGO_TARGET_TMPDIR"), "decode"].iter().collect();
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    std::fs::write(&path, contents).unwrap();
-    path.display().to_string()
+    run_support::file("decode", name, contents)
+        .display()
+        .to_string()
 }
 
 const TOOL_SSE: &str = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Reading.\"}}]}\r\n\r\n\

@@ -2,28 +2,18 @@
 //! contexts, and one clear error per bad script.
 
 use std::path::PathBuf;
-use std::process::{Command, Output};
 
 use serde_json::Value;
 
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_agentstream"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8(bytes.to_vec()).unwrap()
-}
+#[path = "support/run.rs"]
+mod run_support;
+use run_support::{run, text, TOOL_TURN_THEN_ANSWER};
 
 /// Writes `contents` to a fresh file under the target directory.
 fn file(name: &str, contents: &str) -> String {
-    let dir: PathBuf = [env!("CARGO_TARGET_TMPDIR"), "play"].iter().collect();
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    std::fs::write(&path, contents).unwrap();
-    path.display().to_string()
+    run_support::file("play", name, contents)
+        .display()
+        .to_string()
 }
 
 const DEMO_TRACE: &str = "start → text_delta → toolcall_delta → toolcall_end → done
@@ -75,19 +65,7 @@ fn jsonl_prints_every_event_in_pi_shape() {
         .map(|line| serde_json::from_str(line).unwrap())
         .collect();
     let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
-    assert_eq!(
-        types,
-        [
-            "start",
-            "text_delta",
-            "toolcall_delta",
-            "toolcall_end",
-            "done",
-            "start",
-            "text_delta",
-            "done"
-        ]
-    );
+    assert_eq!(types, TOOL_TURN_THEN_ANSWER);
     // The default (short) trace shows a streaming call as chapter 04 does:
     // `arguments: {}` and the JSON text as `rawArguments`.
     let streaming = &events[2]["partial"]["content"][1];

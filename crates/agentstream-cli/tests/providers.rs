@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 
 use agentstream_testkit::http::fixtures::{responses_sse, GOOGLE_TOOL, RESPONSES_REASONING_TOOLS};
-use agentstream_testkit::http::{sse_body, MockServer, Reply};
+use agentstream_testkit::http::{sse_body, MockServer, Reply, Request};
 use serde_json::{json, Value};
 
 const KEY: &str = "sk-providers-test-secret";
@@ -146,18 +146,36 @@ fn decode_of_the_error_names_the_provider_code() {
     );
 }
 
-#[test]
-fn chat_streams_from_the_responses_api() {
-    let body = RESPONSES_REASONING_TOOLS.as_bytes().to_vec();
+/// Runs `chat --api API` with `args` against a server that answers
+/// `body`, the key in the variable `key_var`; checks that it succeeded
+/// without printing the key and sent one request; returns that request and
+/// the output.
+fn chat(api: &str, body: &str, key_var: &str, args: &[&str]) -> (Request, String) {
+    let body = body.as_bytes().to_vec();
     let server = MockServer::start(move |_| Reply::sse(vec![body.clone()])).expect("server");
     let output = agentstream()
-        .args(["chat", "--api", "responses", "--base-url", &server.origin()])
-        .args(["--model", "gpt-test", "--max-tokens", "77", "Weather?"])
-        .env("OPENAI_API_KEY", KEY)
+        .args(["chat", "--api", api, "--base-url", &server.origin()])
+        .args(args)
+        .env(key_var, KEY)
         .output()
         .expect("run");
     let (stdout, stderr) = text(&output);
     assert!(output.status.success(), "{stdout}\n{stderr}");
+    assert!(!stdout.contains(KEY) && !stderr.contains(KEY));
+    let mut requests = server.requests();
+    assert_eq!(requests.len(), 1);
+    (requests.remove(0), stdout)
+}
+
+#[test]
+fn chat_streams_from_the_responses_api() {
+    let args = ["--model", "gpt-test", "--max-tokens", "77", "Weather?"];
+    let (request, stdout) = chat(
+        "responses",
+        RESPONSES_REASONING_TOOLS,
+        "OPENAI_API_KEY",
+        &args,
+    );
     assert!(
         stdout.contains(" get_weather {\"city\":\"Paris\",\"country\":\"France\",\"unit\":\"C\"}"),
         "{stdout}"
@@ -167,15 +185,12 @@ fn chat_streams_from_the_responses_api() {
         "{stdout}"
     );
     assert!(stdout.contains("stopReason: toolUse"), "{stdout}");
-    assert!(!stdout.contains(KEY) && !stderr.contains(KEY));
-    let requests = server.requests();
-    assert_eq!(requests.len(), 1);
-    assert_eq!(requests[0].path, "/v1/responses");
+    assert_eq!(request.path, "/v1/responses");
     assert_eq!(
-        requests[0].header("authorization"),
+        request.header("authorization"),
         Some(format!("Bearer {KEY}").as_str())
     );
-    let body = requests[0].json();
+    let body = request.json();
     assert_eq!(
         (body["model"].clone(), body["max_output_tokens"].clone()),
         (json!("gpt-test"), json!(77))
@@ -188,27 +203,16 @@ fn chat_streams_from_the_responses_api() {
 
 #[test]
 fn chat_streams_from_gemini_with_the_key_from_its_variable() {
-    let body = GOOGLE_TOOL.as_bytes().to_vec();
-    let server = MockServer::start(move |_| Reply::sse(vec![body.clone()])).expect("server");
-    let output = agentstream()
-        .args(["chat", "--api", "google", "--base-url", &server.origin()])
-        .args(["--model", "gemini-test", "--max-tokens", "55", "Weather?"])
-        .env("GEMINI_API_KEY", KEY)
-        .output()
-        .expect("run");
-    let (stdout, stderr) = text(&output);
-    assert!(output.status.success(), "{stdout}\n{stderr}");
+    let args = ["--model", "gemini-test", "--max-tokens", "55", "Weather?"];
+    let (request, stdout) = chat("google", GOOGLE_TOOL, "GEMINI_API_KEY", &args);
     assert!(stdout.contains("toolCall: u959pftr get_weather {\"country\":\"Egypt\",\"unit\":\"C\",\"city\":\"Cairo\"}"), "{stdout}");
     assert!(stdout.contains("stopReason: toolUse"), "{stdout}");
-    assert!(!stdout.contains(KEY) && !stderr.contains(KEY));
-    let requests = server.requests();
-    assert_eq!(requests.len(), 1);
     assert_eq!(
-        requests[0].path,
+        request.path,
         "/v1beta/models/gemini-test:streamGenerateContent?alt=sse"
     );
-    assert_eq!(requests[0].header("x-goog-api-key"), Some(KEY));
-    let body = requests[0].json();
+    assert_eq!(request.header("x-goog-api-key"), Some(KEY));
+    let body = request.json();
     assert_eq!(body["generationConfig"]["maxOutputTokens"], 55);
     assert_eq!(
         body["contents"],
@@ -254,6 +258,33 @@ fn agent_reads_the_readme(api: &str, server: &MockServer, name: &str) {
     assert_eq!(server.requests().len(), 2);
 }
 
+/// The `name` of each tool in the JSON array `tools`.
+fn tool_names(tools: &Value) -> Vec<&str> {
+    tools
+        .as_array()
+        .expect("an array of tools")
+        .iter()
+        .map(|t| t["name"].as_str().expect("a name"))
+        .collect()
+}
+
+/// A server that answers `call` until `answered(request)` says the request
+/// carries the tool's result, then `answer`.
+fn two_turns(
+    call: Vec<u8>,
+    answer: Vec<u8>,
+    answered: impl Fn(&Request) -> bool + Send + Sync + 'static,
+) -> MockServer {
+    MockServer::start(move |request| {
+        Reply::sse(vec![if answered(request) {
+            answer.clone()
+        } else {
+            call.clone()
+        }])
+    })
+    .expect("server")
+}
+
 #[test]
 fn agent_runs_the_loop_against_the_responses_api() {
     let call = [
@@ -276,28 +307,17 @@ fn agent_runs_the_loop_against_the_responses_api() {
             .join("\n")
     };
     let (call, answer) = (responses_sse(&lines(&call)), responses_sse(&lines(&answer)));
-    let server = MockServer::start(move |request| {
+    let server = two_turns(call, answer, |request| {
         let input = request.json()["input"].clone();
-        let answered = input.as_array().is_some_and(|items| {
+        input.as_array().is_some_and(|items| {
             items
                 .iter()
                 .any(|item| item["type"] == "function_call_output" && item["call_id"] == "call_1")
-        });
-        Reply::sse(vec![if answered {
-            answer.clone()
-        } else {
-            call.clone()
-        }])
-    })
-    .expect("server");
+        })
+    });
     agent_reads_the_readme("responses", &server, "responses");
     let first = server.requests()[0].json();
-    let names: Vec<&str> = first["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
+    let names = tool_names(&first["tools"]);
     assert_eq!(names, ["read", "ls"]);
 }
 
@@ -309,16 +329,11 @@ fn agent_runs_the_loop_against_gemini() {
         sse_body(&[call.to_string()]),
         sse_body(&[answer.to_string()]),
     );
-    let server = MockServer::start(move |request| {
-        let contents = request.json()["contents"].to_string();
-        let answered = contents.contains("functionResponse");
-        Reply::sse(vec![if answered {
-            answer.clone()
-        } else {
-            call.clone()
-        }])
-    })
-    .expect("server");
+    let server = two_turns(call, answer, |request| {
+        request.json()["contents"]
+            .to_string()
+            .contains("functionResponse")
+    });
     agent_reads_the_readme("google", &server, "google");
     let second = server.requests()[1].json();
     assert_eq!(
@@ -326,11 +341,6 @@ fn agent_runs_the_loop_against_gemini() {
         "read"
     );
     let first = server.requests()[0].json();
-    let names: Vec<&str> = first["tools"][0]["functionDeclarations"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
+    let names = tool_names(&first["tools"][0]["functionDeclarations"]);
     assert_eq!(names, ["read", "ls"]);
 }

@@ -16,13 +16,12 @@ use agentstream_wire::openai::OpenAiConfig;
 use serde_json::{json, Value};
 use support::{serve, Served};
 
+#[path = "support/run.rs"]
+mod run_support;
+
 /// Writes `contents` to a fresh file under the target directory.
 fn file(name: &str, contents: &str) -> PathBuf {
-    let dir: PathBuf = [env!("CARGO_TARGET_TMPDIR"), "serve"].iter().collect();
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    std::fs::write(&path, contents).unwrap();
-    path
+    run_support::file("serve", name, contents)
 }
 
 fn message(text: &str) -> Value {
@@ -135,18 +134,24 @@ async fn serves_the_script_in_order_and_appends_the_requests() {
     assert_eq!(lines[1]["context"]["messages"][0]["content"], "hi");
 }
 
-#[test]
-fn a_bad_script_exits_2_naming_the_path() {
-    let script = file("bad.json", r#"[{"httpError": {"status": 200}}]"#);
+/// Runs `agentstream serve SCRIPT`, which must refuse the script (exit
+/// status 2); its stderr as text and its stdout.
+fn refused(script: &std::path::Path) -> (String, Vec<u8>) {
     let output = Command::new(env!("CARGO_BIN_EXE_agentstream"))
         .arg("serve")
-        .arg(&script)
+        .arg(script)
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(2));
-    let stderr = String::from_utf8(output.stderr).unwrap();
+    (String::from_utf8(output.stderr).unwrap(), output.stdout)
+}
+
+#[test]
+fn a_bad_script_exits_2_naming_the_path() {
+    let script = file("bad.json", r#"[{"httpError": {"status": 200}}]"#);
+    let (stderr, stdout) = refused(&script);
     assert!(stderr.contains("$[0].httpError.status"), "{stderr}");
-    assert!(output.stdout.is_empty());
+    assert!(stdout.is_empty());
 }
 
 #[tokio::test(flavor = "current_thread")]
@@ -371,13 +376,7 @@ fn a_bad_rule_exits_2_naming_the_rule_and_the_key() {
         "bad_rule.json",
         r#"{"rules": [{"reply": "x"}, {"match": {"lastUser": "x"}, "reply": "y"}]}"#,
     );
-    let output = Command::new(env!("CARGO_BIN_EXE_agentstream"))
-        .arg("serve")
-        .arg(&script)
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(2));
-    let stderr = String::from_utf8(output.stderr).unwrap();
+    let (stderr, _) = refused(&script);
     assert!(stderr.contains("$.rules[1].match.lastUser"), "{stderr}");
     assert!(stderr.contains("unknown match key"), "{stderr}");
 }

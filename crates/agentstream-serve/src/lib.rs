@@ -69,6 +69,7 @@ mod answer;
 pub mod cassette;
 mod edge;
 mod error;
+mod full_script;
 mod limits;
 mod listing;
 mod log;
@@ -87,13 +88,15 @@ pub use agentstream_wire::server::{options_json, ApiError, DecodedRequest};
 /// list of protocols.
 pub use agentstream_wire::Api;
 pub use error::BindError;
+pub use full_script::Script;
 pub use limits::{
     BODY_TIMEOUT, EXHAUSTED_CODE, EXHAUSTED_STATUS, HEADER_TIMEOUT, MAX_BUFFERED_REQUEST_BYTES,
     MAX_CONNECTIONS, MAX_REQUEST_BYTES, UNMATCHED_CODE, UPSTREAM_TIMEOUT,
 };
 pub use log::{RecordedRequest, MAX_KEPT_BYTES, MAX_KEPT_REQUESTS};
-pub use rules::{Rule, MAX_REGEX_BYTES};
-pub use script::{Alternative, Script, ServeTurn, Step, NO_MATCH_MESSAGE};
+pub use matching::MAX_REGEX_BYTES;
+pub use rules::Rule;
+pub use script::{Alternative, ServeTurn, Step, NO_MATCH_MESSAGE};
 pub use server::{Server, ServerBuilder};
 
 /// What the fuzz targets (`fuzz/`) reach that is not public API.

@@ -9,9 +9,12 @@ use agentstream::message::{ContentBlock, Context, DecodeError, Message, UserCont
 use regex::{Regex, RegexBuilder};
 use serde_json::Value;
 
-use crate::rules::MAX_REGEX_BYTES;
-use crate::script::count;
 use agentstream_wire::server::DecodedRequest;
+
+/// The most memory one `{"regex": …}` pattern may compile to (its
+/// program, and separately its lazy DFA's cache): 256 KiB. A pattern past
+/// it is an error when the script loads.
+pub const MAX_REGEX_BYTES: usize = 256 << 10;
 
 /// The longest `{"regex": …}` pattern accepted, in bytes.
 const MAX_PATTERN_LEN: usize = 4 << 10;
@@ -323,4 +326,13 @@ fn shortened(text: &str) -> Cow<'_, str> {
         Some((at, _)) => Cow::Owned(format!("{}…", &text[..at])),
         None => Cow::Borrowed(text),
     }
+}
+
+/// A non-negative integer that fits a `usize` (a rule's `times` or
+/// `turn`, a step's event count).
+pub(crate) fn count(value: Value) -> Result<usize, DecodeError> {
+    value
+        .as_u64()
+        .and_then(|n| usize::try_from(n).ok())
+        .ok_or_else(|| DecodeError::new(format!("expected a count, found {value}")))
 }

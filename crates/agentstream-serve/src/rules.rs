@@ -52,14 +52,11 @@ use agentstream::model::{ScriptedReply, ScriptedTurn};
 use serde_json::{Map, Value};
 
 pub(crate) use crate::matching::Facts;
-use crate::matching::{quoted, Matcher};
-use crate::script::count;
+/// The size limit of a `{"regex": …}` pattern, kept where the format is
+/// described (it lives with the patterns, in `matching.rs`).
+pub use crate::matching::MAX_REGEX_BYTES;
+use crate::matching::{count, quoted, Matcher};
 use crate::script::{ServeTurn, Step};
-
-/// The most memory one `{"regex": …}` pattern may compile to (its
-/// program, and separately its lazy DFA's cache): 256 KiB. A pattern past
-/// it is an error when the script loads.
-pub const MAX_REGEX_BYTES: usize = 256 << 10;
 
 /// One reply of a rule: the model's turn (none for an HTTP error) and the
 /// server's step, shared by every call it answers.
@@ -294,17 +291,7 @@ pub(crate) fn with_call_ids(turn: &Arc<ScriptedTurn>, call: usize) -> Arc<Script
     if !message.content.iter().any(missing) {
         return turn.clone();
     }
-    let mut message = agentstream::message::AssistantMessage::clone(message);
-    for (block, content) in message.content.iter_mut().enumerate() {
-        if let ContentBlock::ToolCall(tool_call) = content {
-            if tool_call.id.is_empty() {
-                tool_call.id = format!("call_{call}_{block}");
-            }
-        }
-    }
-    let mut copy = ScriptedTurn::message(message).chunked(turn.chunks());
-    if turn.is_full_sequence() {
-        copy = copy.full_sequence();
-    }
+    let mut copy = ScriptedTurn::clone(turn);
+    copy.fill_call_ids(call);
     Arc::new(copy)
 }

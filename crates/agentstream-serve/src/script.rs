@@ -46,83 +46,7 @@ use serde_json::{Map, Value};
 
 use agentstream_wire::server::ApiError;
 
-use crate::rules::Rule;
-
-/// A whole serve script: the rules, tried in order before the ordered
-/// turns (see [`rules`](crate::rules)), and the turns.
-#[derive(Debug, Clone, Default)]
-#[non_exhaustive]
-pub struct Script {
-    /// The rules, in the order they are tried.
-    pub rules: Vec<Rule>,
-    /// The ordered turns: call *k* no rule answered gets element *k*.
-    pub turns: Vec<ServeTurn>,
-}
-
-impl Script {
-    /// Parses a script: a JSON array of elements (the list form, no
-    /// rules), or an object `{"rules": [...], "turns": [...]}` (both
-    /// optional).
-    ///
-    /// ```
-    /// use agentstream_serve::Script;
-    /// use serde_json::json;
-    ///
-    /// let script = Script::from_value(json!({"rules": [{"match": {"tool": "weather"},
-    ///     "reply": "sunny"}], "turns": ["first"]})).unwrap();
-    /// assert_eq!((script.rules.len(), script.turns.len()), (1, 1));
-    /// let error = Script::from_value(json!({"rules": [{"reply": "x", "time": 1}]})).unwrap_err();
-    /// assert_eq!(error.path(), "$.rules[0].time");
-    /// ```
-    ///
-    /// # Errors
-    /// A [`DecodeError`] naming the JSON path of the bad value.
-    pub fn from_value(value: Value) -> Result<Self, DecodeError> {
-        let mut object = match value {
-            Value::Array(items) => {
-                return Ok(Script {
-                    rules: Vec::new(),
-                    turns: elements(items, ServeTurn::from_value)?,
-                })
-            }
-            Value::Object(object) => object,
-            other => {
-                return Err(DecodeError::new(format!(
-                "expected an array of turns or an object {{\"rules\", \"turns\"}}, found {other}"
-            )))
-            }
-        };
-        let mut list = |key: &str| match object.remove(key) {
-            None => Ok(Vec::new()),
-            Some(Value::Array(items)) => Ok(items),
-            Some(other) => {
-                Err(DecodeError::new(format!("expected an array, found {other}")).within_key(key))
-            }
-        };
-        let (rules, turns) = (list("rules")?, list("turns")?);
-        if let Some(key) = object.keys().next() {
-            return Err(
-                DecodeError::new("unknown script key (known: rules, turns)").within_key(key)
-            );
-        }
-        Ok(Script {
-            rules: elements(rules, Rule::from_value).map_err(|e| e.within_key("rules"))?,
-            turns: elements(turns, ServeTurn::from_value).map_err(|e| e.within_key("turns"))?,
-        })
-    }
-}
-
-/// Each of `items` decoded, an error naming its index.
-fn elements<T>(
-    items: Vec<Value>,
-    decode: impl Fn(Value) -> Result<T, DecodeError>,
-) -> Result<Vec<T>, DecodeError> {
-    items
-        .into_iter()
-        .enumerate()
-        .map(|(i, item)| decode(item).map_err(|e| e.within_index(i)))
-        .collect()
-}
+use crate::matching::count;
 
 /// What the server does with one call, besides asking the model.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -367,13 +291,6 @@ fn alone(object: &Map<String, Value>, beside: &str) -> Result<(), DecodeError> {
         }
         None => Ok(()),
     }
-}
-
-pub(crate) fn count(value: Value) -> Result<usize, DecodeError> {
-    value
-        .as_u64()
-        .and_then(|n| usize::try_from(n).ok())
-        .ok_or_else(|| DecodeError::new(format!("expected a count, found {value}")))
 }
 
 fn text(object: &Map<String, Value>, key: &str) -> Result<Option<String>, DecodeError> {

@@ -16,6 +16,7 @@ use tokio::task::JoinHandle;
 use crate::accept;
 use crate::cassette::{CassetteError, Match, Player, Skipped};
 use crate::error::BindError;
+use crate::full_script::Script;
 use crate::limits::{
     BODY_TIMEOUT, HEADER_TIMEOUT, MAX_BUFFERED_REQUEST_BYTES, MAX_CONNECTIONS, MAX_REQUEST_BYTES,
     UPSTREAM_TIMEOUT,
@@ -23,7 +24,7 @@ use crate::limits::{
 use crate::log::{RecordedRequest, RequestLog, MAX_KEPT_BYTES, MAX_KEPT_REQUESTS};
 use crate::proxy::Proxy;
 use crate::rules::{Counts, Rule, Rules};
-use crate::script::{Script, ServeTurn, Step};
+use crate::script::{ServeTurn, Step};
 use crate::state::{Calls, Source, State};
 
 /// Sets up a [`Server`]; see [`Server::builder`].

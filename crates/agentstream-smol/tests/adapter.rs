@@ -6,9 +6,8 @@
 use std::future::Future;
 use std::time::Duration;
 
-use agentstream_smol::agentstream::message::Context;
-use agentstream_smol::{Executor, ModelStream, Runtime as _, ScriptedModel, StreamOptions, Timer};
-use agentstream_testkit::http::adapter_scenarios::{self as scenarios, AdapterRuntime};
+use agentstream_smol::{Executor, ModelStream, Timer};
+use agentstream_testkit::http::adapter_scenarios::AdapterRuntime;
 
 /// One executor shared by the tests; every test thread runs it, so it is
 /// multi-threaded while tests run in parallel.
@@ -19,6 +18,9 @@ static EXECUTOR: Executor<'static> = Executor::new();
 struct Smol;
 
 impl AdapterRuntime for Smol {
+    type Rt = agentstream_smol::Smol;
+    const RT: Self::Rt = agentstream_smol::Smol;
+
     fn spawn(stream: ModelStream) -> ModelStream {
         agentstream_smol::spawn_on(&EXECUTOR, stream)
     }
@@ -26,15 +28,6 @@ impl AdapterRuntime for Smol {
     fn spawn_driver(stream: &mut ModelStream) -> Option<impl Future<Output = ()> + Send + 'static> {
         // A smol task yields `()`; it cannot report a cancellation.
         agentstream_smol::spawn_driver_on(&EXECUTOR, stream)
-    }
-
-    fn stream_with_timeout(
-        model: &ScriptedModel,
-        context: &Context,
-        options: StreamOptions,
-        timeout: Duration,
-    ) -> ModelStream {
-        agentstream_smol::Smol.stream_with_timeout(model, context, options, timeout)
     }
 
     async fn sleep(duration: Duration) {
@@ -56,32 +49,4 @@ fn run<F: Future<Output = ()> + Send + 'static>(body: F) {
     smol::block_on(EXECUTOR.run(guarded));
 }
 
-#[test]
-fn a_spawned_producer_gives_the_same_events_and_results_as_a_self_driven_one() {
-    run(scenarios::spawned_matches_self_driven::<Smol>());
-}
-
-#[test]
-fn dropping_the_consumer_stops_the_spawned_producer_task() {
-    run(scenarios::dropping_the_consumer_stops_the_spawned_producer::<Smol>());
-}
-
-#[test]
-fn dropping_a_paced_scripted_call_midway_ends_its_task() {
-    run(scenarios::dropping_a_paced_scripted_call_midway_ends_its_task::<Smol>());
-}
-
-#[test]
-fn a_timeout_cuts_a_call_off_mid_stream_with_the_text_so_far() {
-    run(scenarios::a_timeout_cuts_a_call_off_mid_stream::<Smol>());
-}
-
-#[test]
-fn a_call_that_ends_before_its_timeout_is_untouched() {
-    run(scenarios::a_call_that_ends_before_its_timeout_is_untouched::<Smol>());
-}
-
-#[test]
-fn the_callers_own_signal_still_aborts_a_call_with_a_timeout() {
-    run(scenarios::the_callers_own_signal_still_aborts_a_call_with_a_timeout::<Smol>());
-}
+agentstream_testkit::adapter_scenario_tests!(Smol, run);

@@ -7,6 +7,8 @@
 //! - [`http`] (feature `http`): the blocking HTTP/1.1 mock server on
 //!   `127.0.0.1` and the scenarios every adapter runs against it
 //!   ([`for_each_http_scenario!`], [`http_scenario_tests!`]);
+//! - [`host`] (feature `http`): what the native hosts' examples and agent
+//!   tests share (the example program, a probe tool, result helpers);
 //! - [`CountingAllocator`] and its figures ([`measure`], …; feature `std`,
 //!   no dependency): the one counting global allocator of the workspace;
 //! - [`golden`] (feature `std`): the golden-file comparison of the
@@ -26,6 +28,8 @@ pub mod conformance;
 mod counting;
 #[cfg(feature = "std")]
 pub mod golden;
+#[cfg(feature = "http")]
+pub mod host;
 #[cfg(feature = "http")]
 pub mod http;
 

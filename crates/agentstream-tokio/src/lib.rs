@@ -97,9 +97,12 @@ pub type GoogleModel = GeminiModel;
 
 pub use agentstream;
 pub use agentstream::model::{
-    validate_events, AbortController, AbortSignal, Model, ModelDriver, ModelEvent, ModelStream,
-    ResultHandle, ScriptedModel, ScriptedTurn, StreamOptions,
+    validate_events, AbortController, AbortSignal, Model, ModelEvent, ModelProducer, ModelResult,
+    ModelStream, ScriptedModel, ScriptedTurn, StreamOptions,
 };
+// The names the core deprecated (#36), re-exported for one release.
+#[allow(deprecated)]
+pub use agentstream::model::{ModelDriver, ResultHandle};
 pub use agentstream::{EventStream, Producer, StreamError};
 pub use agentstream_wire;
 

@@ -20,25 +20,15 @@ use agentstream_tokio::prelude::{
     ResponsesConfig, ResponsesModel,
 };
 
-#[tokio::test]
-async fn the_prelude_runs_a_scripted_call() {
-    let model = ScriptedModel::new([assistant([text("hi")], StopReason::Stop)]);
-    let context = Context::from_messages([user("hello").into()]);
-    let mut stream: ModelStream = model.stream(&context, StreamOptions::default());
-    let message = stream.result().await;
-    assert_eq!(message.text(), "hi");
+/// Runs `future` on a current-thread runtime with its timer (what
+/// `#[tokio::test]` gives a test).
+fn block_on<F: std::future::Future>(future: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime")
+        .block_on(future)
 }
 
-#[tokio::test]
-async fn the_runtime_methods_come_with_the_prelude() {
-    let model = ScriptedModel::new([assistant([text("hi")], StopReason::Stop)])
-        .with_pacer(Tokio.pause(std::time::Duration::from_millis(1)));
-    let retried = Tokio.with_retry(
-        ScriptedModel::new(Vec::<ScriptedTurn>::new()),
-        agentstream::model::RetryPolicy::default(),
-    );
-    assert_eq!(retried.policy().max_retries, 2);
-    let context = Context::from_messages([user("hello").into()]);
-    let mut stream = Tokio.spawn_stream(model.stream(&context, StreamOptions::default()));
-    assert_eq!(stream.result().await.text(), "hi");
-}
+// The bodies name the prelude's items alone (`agentstream_testkit::host`).
+agentstream_testkit::prelude_tests!(host: agentstream_tokio, runtime: Tokio, block_on: block_on);

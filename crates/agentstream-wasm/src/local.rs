@@ -17,7 +17,7 @@ pin_project_lite::pin_project! {
 #[derive(Debug)]
 /// Wraps a value that holds JavaScript handles (`JsValue`, closures,
 /// promises), which are `!Send`, so it can live in the `Send` futures the
-/// core asks for (a [`ModelDriver`](agentstream::model::ModelDriver), a
+/// core asks for (a `Send` driver, a
 /// [`Pause`](agentstream::rt::Pause)).
 ///
 /// Sound because of the target: `wasm32-unknown-unknown` without the

@@ -31,6 +31,24 @@ fn same_model(
     message
 }
 
+/// The final message of a call's events (its terminal event's).
+fn last_message(events: &[ModelEvent]) -> &agentstream::message::AssistantMessage {
+    events
+        .last()
+        .and_then(ModelEvent::terminal_message)
+        .expect("the events end with a terminal event")
+}
+
+/// Panics unless `message` stopped normally, showing its error message.
+fn assert_stopped(message: &agentstream::message::AssistantMessage) {
+    assert_eq!(
+        message.stop_reason,
+        StopReason::Stop,
+        "{:?}",
+        message.error_message
+    );
+}
+
 #[test]
 fn every_block_kind_is_sent_as_anthropic_content() {
     let signed = ContentBlock::Thinking(ThinkingContent {
@@ -253,16 +271,8 @@ fn surrogate_halves_split_across_deltas_are_joined() {
         .replace("\"text\":\"c\"", r#""text":"\ud83d""#);
     for piece in [1, 5, 64, 4096] {
         let events = decode(body.as_bytes(), piece);
-        let message = events
-            .last()
-            .and_then(ModelEvent::terminal_message)
-            .unwrap();
-        assert_eq!(
-            message.stop_reason,
-            StopReason::Stop,
-            "{:?}",
-            message.error_message
-        );
+        let message = last_message(&events);
+        assert_stopped(message);
         assert_eq!(message.text(), "x😀y\u{fffd}");
         assert_eq!(message.timestamp, 1234);
     }
@@ -287,10 +297,7 @@ fn a_body_that_is_not_an_event_stream_is_quoted() {
         br#"{"type":"error","error":{"type":"api_error","message":"boom"}}"#,
         7,
     );
-    let message = events
-        .last()
-        .and_then(ModelEvent::terminal_message)
-        .unwrap();
+    let message = last_message(&events);
     assert_eq!(
         message.error_message.as_deref(),
         Some("the response is not an event stream: boom (code: api_error)")
@@ -311,15 +318,7 @@ fn fields_of_unexpected_types_are_tolerated_as_absent() {
         json!({"type": "message_stop"}),
     ]);
     let events = decode(body.as_bytes(), 3);
-    let message = events
-        .last()
-        .and_then(ModelEvent::terminal_message)
-        .unwrap();
-    assert_eq!(
-        message.stop_reason,
-        StopReason::Stop,
-        "{:?}",
-        message.error_message
-    );
+    let message = last_message(&events);
+    assert_stopped(message);
     assert_eq!(message.text(), "b");
 }

@@ -13,26 +13,13 @@ use agentstream_wire::gemini::{
 use serde_json::{json, Map, Value};
 
 mod body_support;
-use body_support::{request_body, request_body_as, request_body_with};
+use body_support::{context, golden, request_body, request_body_as, request_body_with};
 
 /// The Gemini settings with a default thinking setting.
 fn thinking(thinking: Thinking) -> Gemini {
     let mut gemini = Gemini::default();
     gemini.thinking = Some(thinking);
     gemini
-}
-
-fn golden(name: &str) -> Value {
-    let path = format!(
-        "{}/tests/golden/requests/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("reading {path}: {e}"));
-    serde_json::from_str(&text).unwrap()
-}
-
-fn context(name: &str) -> Context {
-    serde_json::from_value(golden(&format!("{name}.context.json"))).unwrap()
 }
 
 /// Pi's SDK parameters as the REST body `@google/genai` sends: the system

@@ -41,12 +41,17 @@ fn tool_fragment(index: u64, id: &str, name: &str, arguments: &str) -> String {
 }
 
 fn error_message(events: &[ModelEvent]) -> String {
-    let message = events
-        .last()
-        .and_then(ModelEvent::terminal_message)
-        .unwrap();
+    let message = last_message(events);
     assert_eq!(message.stop_reason, StopReason::Error, "{events:#?}");
     message.error_message.clone().unwrap_or_default()
+}
+
+/// The final message of a call's events (its terminal event's).
+fn last_message(events: &[ModelEvent]) -> &agentstream::message::AssistantMessage {
+    events
+        .last()
+        .and_then(ModelEvent::terminal_message)
+        .expect("the events end with a terminal event")
 }
 
 #[test]
@@ -68,10 +73,7 @@ fn usage_numbers_at_u64_max_saturate_instead_of_overflowing() {
     // provider's figure is kept beside it, so the message passes the
     // checker (whose `implausible-usage` it would fail otherwise).
     let events = checked(events);
-    let message = events
-        .last()
-        .and_then(ModelEvent::terminal_message)
-        .unwrap();
+    let message = last_message(&events);
     assert_eq!(message.stop_reason, StopReason::Stop);
     // The cached count is capped at the prompt count.
     assert_eq!(
@@ -98,10 +100,7 @@ fn usage_numbers_at_u64_max_saturate_instead_of_overflowing() {
         Limits::DEFAULT,
         &[chunk(json!({"content": "hi"})), usage, finish("stop")],
     );
-    let message = events
-        .last()
-        .and_then(ModelEvent::terminal_message)
-        .unwrap();
+    let message = last_message(&events);
     assert_eq!(message.usage.total_tokens, Some(max));
 }
 
@@ -130,10 +129,7 @@ fn unicode_spaces_are_not_json_whitespace_in_tool_arguments() {
             finish("tool_calls"),
         ],
     );
-    let message = events
-        .last()
-        .and_then(ModelEvent::terminal_message)
-        .unwrap();
+    let message = last_message(&events);
     assert_eq!(message.stop_reason, StopReason::ToolUse);
     let events = project(
         Limits::DEFAULT,
@@ -171,10 +167,7 @@ fn more_tool_calls_than_the_limit_end_in_error_keeping_the_earlier_ones() {
         error_message(&events),
         "response limit exceeded: the message has more tool calls than max_tool_calls (3)"
     );
-    let message = events
-        .last()
-        .and_then(ModelEvent::terminal_message)
-        .unwrap();
+    let message = last_message(&events);
     // The first two ended; the third was live with complete arguments.
     assert_eq!(message.content.len(), 3, "{:#?}", message.content);
 }
@@ -190,10 +183,7 @@ fn more_content_blocks_than_the_limit_end_in_error() {
     ];
     let events = project(limits, &payloads);
     assert!(error_message(&events).contains("max_content_blocks (2)"));
-    let message = events
-        .last()
-        .and_then(ModelEvent::terminal_message)
-        .unwrap();
+    let message = last_message(&events);
     assert!(
         matches!(&message.content[..], [ContentBlock::Thinking(_), ContentBlock::Text(t)] if t.text == "text")
     );
@@ -232,10 +222,7 @@ fn a_body_past_the_response_limit_keeps_what_came_before_it() {
     let events = checked(events);
     assert!(stream.is_finished());
     assert!(error_message(&events).contains("max_response_bytes"));
-    let message = events
-        .last()
-        .and_then(ModelEvent::terminal_message)
-        .unwrap();
+    let message = last_message(&events);
     assert_eq!(message.text(), "kept");
     assert_eq!(stream.feed(b"data: more\n\n").count(), 0);
 }
@@ -258,10 +245,7 @@ fn an_endless_line_ends_the_stream_with_the_line_limit() {
         error_message(&events),
         "response limit exceeded: an SSE line is longer than max_line_bytes (4096)"
     );
-    let message = events
-        .last()
-        .and_then(ModelEvent::terminal_message)
-        .unwrap();
+    let message = last_message(&events);
     assert_eq!(message.text(), "kept");
 }
 
@@ -281,10 +265,7 @@ fn many_interleaved_tool_calls_keep_their_order_and_arguments() {
     payloads.push(finish("tool_calls"));
     let limits = Limits::default().with_max_tool_calls(4096);
     let events = project(limits, &payloads);
-    let message = events
-        .last()
-        .and_then(ModelEvent::terminal_message)
-        .unwrap();
+    let message = last_message(&events);
     assert_eq!(message.stop_reason, StopReason::ToolUse);
     assert_eq!(message.content.len(), n as usize);
     for (i, block) in message.content.iter().enumerate() {
@@ -297,10 +278,7 @@ fn many_interleaved_tool_calls_keep_their_order_and_arguments() {
 }
 
 fn text_of(events: &[ModelEvent]) -> (String, Vec<String>) {
-    let message = events
-        .last()
-        .and_then(ModelEvent::terminal_message)
-        .unwrap();
+    let message = last_message(events);
     let deltas = events
         .iter()
         .filter_map(ModelEvent::delta)
@@ -329,10 +307,7 @@ fn a_surrogate_pair_split_across_chunks_is_one_character_as_in_javascript() {
         finish("stop"),
     ];
     let events = project(Limits::DEFAULT, &payloads);
-    let message = events
-        .last()
-        .and_then(ModelEvent::terminal_message)
-        .unwrap();
+    let message = last_message(&events);
     assert!(matches!(&message.content[..], [ContentBlock::Thinking(t)] if t.thinking == "😀😀"));
 }
 
@@ -352,10 +327,7 @@ fn truly_lone_surrogates_become_replacement_characters_not_errors() {
     let (text, deltas) = text_of(&events);
     assert_eq!(text, "\u{fffd}xy\u{fffd}z\u{fffd}");
     assert_eq!(deltas.concat(), text);
-    let message = events
-        .last()
-        .and_then(ModelEvent::terminal_message)
-        .unwrap();
+    let message = last_message(&events);
     assert_eq!(message.stop_reason, StopReason::Stop);
 }
 
@@ -367,10 +339,7 @@ fn a_half_held_back_when_the_block_switches_is_flushed_in_its_own_block() {
         finish("stop"),
     ];
     let events = project(Limits::DEFAULT, &payloads);
-    let message = events
-        .last()
-        .and_then(ModelEvent::terminal_message)
-        .unwrap();
+    let message = last_message(&events);
     assert!(
         matches!(
             &message.content[..],
@@ -414,10 +383,7 @@ fn the_anthropic_projector_keeps_the_same_limits() {
         error_message(&events).contains("max_tool_calls (2)"),
         "{events:#?}"
     );
-    let message = events
-        .last()
-        .and_then(ModelEvent::terminal_message)
-        .unwrap();
+    let message = last_message(&events);
     assert_eq!(message.tool_calls().count(), 2);
     let events = run(Limits::default().with_max_content_blocks(1), calls.clone());
     assert!(error_message(&events).contains("max_content_blocks (1)"));

@@ -9,26 +9,13 @@ use agentstream_wire::responses::{OpenAiResponses, ReasoningSummary};
 use serde_json::{json, Value};
 
 mod body_support;
-use body_support::{request_body, request_body_with};
+use body_support::{context, golden, request_body, request_body_with};
 
 /// The Responses settings with `reasoning.summary` set.
 fn summarized(summary: ReasoningSummary) -> OpenAiResponses {
     let mut responses = OpenAiResponses::default();
     responses.reasoning_summary = Some(summary);
     responses
-}
-
-fn golden(name: &str) -> Value {
-    let path = format!(
-        "{}/tests/golden/requests/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("reading {path}: {e}"));
-    serde_json::from_str(&text).unwrap()
-}
-
-fn context(name: &str) -> Context {
-    serde_json::from_value(golden(&format!("{name}.context.json"))).unwrap()
 }
 
 /// Pi's body, with this crate's documented differences applied: the system

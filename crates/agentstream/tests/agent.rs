@@ -80,6 +80,9 @@ impl AgentTool for Gated<'_> {
     }
 }
 
+#[path = "support/agent.rs"]
+mod agent_support;
+
 struct Run {
     outcome: AgentOutcome,
     events: Vec<AgentEvent>,
@@ -117,18 +120,7 @@ impl Run {
     }
 
     fn results(&self) -> Vec<(String, String, bool)> {
-        self.outcome
-            .messages
-            .iter()
-            .filter_map(|m| match m {
-                Message::ToolResult(r) => Some((
-                    r.tool_call_id.clone(),
-                    r.content[0].as_text().unwrap_or("").to_owned(),
-                    r.is_error,
-                )),
-                _ => None,
-            })
-            .collect()
+        agent_support::tool_results(&self.outcome.messages)
     }
 }
 

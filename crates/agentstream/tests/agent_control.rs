@@ -2,7 +2,6 @@
 //! period, per-tool sequential calls, `Send` runs, scripted replies that
 //! read the request, deterministic ids.
 
-use std::cell::RefCell;
 use std::convert::Infallible;
 use std::num::NonZeroUsize;
 use std::sync::{Arc, Mutex};
@@ -24,6 +23,10 @@ use futures_util::future::{join, FutureExt};
 use futures_util::StreamExt;
 use serde_json::json;
 
+#[path = "support/agent.rs"]
+mod agent_support;
+use agent_support::run_go as run;
+
 fn block_on<F: std::future::Future>(f: F) -> F::Output {
     futures_executor::block_on(f)
 }
@@ -36,40 +39,8 @@ fn calls(ids: &[(&str, &str)]) -> AssistantMessage {
     )
 }
 
-/// Runs the loop, recording the events, and checks the linkage of the
-/// final history.
-async fn run(
-    model: &ScriptedModel,
-    tools: &ToolSet<'_>,
-    options: AgentOptions,
-) -> (AgentOutcome, Vec<AgentEvent>) {
-    let events = RefCell::new(Vec::new());
-    let outcome = run_agent(
-        model,
-        tools,
-        Context::default(),
-        vec![user("go").into()],
-        options,
-        |event| events.borrow_mut().push(event),
-    )
-    .await;
-    assert_eq!(validate_linkage(&outcome.messages), vec![], "linkage");
-    (outcome, events.into_inner())
-}
-
 fn results(outcome: &AgentOutcome) -> Vec<(String, String, bool)> {
-    outcome
-        .messages
-        .iter()
-        .filter_map(|m| match m {
-            Message::ToolResult(r) => Some((
-                r.tool_call_id.clone(),
-                r.content[0].as_text().unwrap_or("").to_owned(),
-                r.is_error,
-            )),
-            _ => None,
-        })
-        .collect()
+    agent_support::tool_results(&outcome.messages)
 }
 
 fn ends(events: &[AgentEvent]) -> Vec<String> {
@@ -186,11 +157,9 @@ fn a_sequential_tool_runs_alone_between_the_parallel_calls_around_it() {
 }
 
 #[cfg(not(target_family = "wasm"))] // MaybeSend is no bound there
-#[test]
-fn a_run_over_send_tools_is_a_send_future() {
-    fn assert_send<F: std::future::Future + Send>(f: F) -> F {
-        f
-    }
+/// A `wait` tool whose call `a` is released with `ok` at once, and a
+/// model that calls it, then answers `done`.
+fn one_released_call() -> (ToolSet<'static>, ScriptedModel) {
     let (gated, gate) = GatedTool::new("wait");
     gate.release("a", ToolOutput::text("ok"));
     let tools = ToolSet::new().with(gated);
@@ -198,6 +167,15 @@ fn a_run_over_send_tools_is_a_send_future() {
         calls(&[("a", "wait")]),
         assistant([text("done")], StopReason::Stop),
     ]);
+    (tools, model)
+}
+
+#[test]
+fn a_run_over_send_tools_is_a_send_future() {
+    fn assert_send<F: std::future::Future + Send>(f: F) -> F {
+        f
+    }
+    let (tools, model) = one_released_call();
     let events = Mutex::new(Vec::new());
     let future = assert_send(run_agent(
         &model,
@@ -305,13 +283,7 @@ fn agent_loop_over_send_tools_gives_a_send_future_and_stream() {
     fn assert_send<T: Send>(t: T) -> T {
         t
     }
-    let (gated, gate) = GatedTool::new("wait");
-    gate.release("a", ToolOutput::text("ok"));
-    let tools = ToolSet::new().with(gated);
-    let model = ScriptedModel::new([
-        calls(&[("a", "wait")]),
-        assistant([text("done")], StopReason::Stop),
-    ]);
+    let (tools, model) = one_released_call();
     let (events, run) = agentstream::agent::agent_loop(
         &model,
         &tools,

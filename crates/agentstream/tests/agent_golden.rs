@@ -81,27 +81,7 @@ macro_rules! differential {
     };
 }
 
-differential!(
-    demo,
-    parallel,
-    unknown_tool,
-    invalid_args,
-    tool_throws,
-    steering,
-    follow_up,
-    abort_tool_honours_signal,
-    abort_tool_ignores_signal,
-    length_with_tool_call,
-    unknown_and_slow_parallel,
-    unfixable_args,
-    error_turn,
-    error_turn_with_text,
-    before_tool_call_block_and_rewrite,
-    after_tool_call,
-    transform_context,
-    follow_up_and_steering,
-    max_turns,
-);
+crate::for_each_agent_scenario!(differential);
 
 /// The differences are exactly the documented ones: every scenario not
 /// listed here is identical to Pi.

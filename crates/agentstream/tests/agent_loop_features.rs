@@ -13,14 +13,17 @@ use agentstream::agent::{
     TransformContextHook, TypedTool,
 };
 use agentstream::message::{
-    assistant, text, tool_call, user, validate_linkage, Context, Message, SharedMessage, StopReason,
+    assistant, text, tool_call, user, Context, Message, SharedMessage, StopReason,
 };
 use agentstream::model::{
-    ErrorCause, ErrorReason, HttpFailure, Model, ModelEvent, ModelStream, ReasoningEffort,
-    ScriptedModel, StreamOptions, ToolChoice,
+    Model, ModelStream, ReasoningEffort, ScriptedModel, StreamOptions, ToolChoice,
 };
 use agentstream::yield_now;
 use serde_json::{json, Map, Value};
+
+#[path = "support/agent.rs"]
+mod agent_support;
+use agent_support::{run_go as collect, Failing};
 
 fn block_on<F: std::future::Future>(f: F) -> F::Output {
     futures_executor::block_on(f)
@@ -54,36 +57,11 @@ fn call_turn(id: &str, name: &str, args: Value) -> agentstream::message::Assista
     assistant([tool_call(id, name, args)], StopReason::ToolUse)
 }
 
-async fn collect(
-    model: &dyn Model,
-    tools: &ToolSet<'_>,
-    options: AgentOptions,
-) -> (agentstream::agent::AgentOutcome, Vec<AgentEvent>) {
-    let mut events = Vec::new();
-    let outcome = run_agent(
-        model,
-        tools,
-        Context::default(),
-        vec![user("go").into()],
-        options,
-        |event| events.push(event),
-    )
-    .await;
-    assert_eq!(validate_linkage(&outcome.messages), vec![]);
-    (outcome, events)
-}
-
 /// Each tool result's text and whether it is an error, in history order.
 fn result_texts(outcome: &agentstream::agent::AgentOutcome) -> Vec<(String, bool)> {
-    outcome
-        .messages
-        .iter()
-        .filter_map(|m| match m {
-            Message::ToolResult(r) => {
-                Some((r.content[0].as_text().unwrap().to_owned(), r.is_error))
-            }
-            _ => None,
-        })
+    agent_support::tool_results(&outcome.messages)
+        .into_iter()
+        .map(|(_, text, is_error)| (text, is_error))
         .collect()
 }
 
@@ -247,24 +225,6 @@ fn the_runs_stream_options_reach_every_model_call() {
         assert_eq!(options.reasoning_effort, Some(ReasoningEffort::Low));
         // The run's own signal is always there.
         assert!(options.signal.is_some());
-    }
-}
-
-/// Fails every call with HTTP `status`.
-struct Failing(u16);
-
-impl Model for Failing {
-    fn stream(&self, _: &Context, _: StreamOptions) -> ModelStream {
-        let (mut producer, stream) = ModelStream::channel();
-        let mut message = assistant([], StopReason::Error);
-        message.error_message = Some(format!("HTTP {}", self.0));
-        producer
-            .push_error(
-                ModelEvent::error(ErrorReason::Error, message),
-                ErrorCause::Http(HttpFailure::new(self.0)),
-            )
-            .unwrap();
-        stream
     }
 }
 

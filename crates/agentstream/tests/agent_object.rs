@@ -13,13 +13,14 @@ use agentstream::message::{
     assistant, text, tool_call, user, validate_linkage, AssistantMessage, Context, Message,
     StopReason,
 };
-use agentstream::model::{
-    ErrorCause, ErrorReason, HttpFailure, Model, ModelEvent, ModelStream, ScriptedModel,
-    StreamOptions,
-};
+use agentstream::model::{Model, ModelStream, ScriptedModel, StreamOptions};
 use futures_util::future::join;
 use futures_util::StreamExt;
 use serde_json::json;
+
+#[path = "support/agent.rs"]
+mod agent_support;
+use agent_support::Failing;
 
 fn block_on<F: std::future::Future>(f: F) -> F::Output {
     futures_executor::block_on(f)
@@ -297,24 +298,6 @@ fn reset_clears_the_transcript_the_queues_and_the_last_error() {
     assert!(state.messages.is_empty());
     assert!(state.last_error.is_none());
     assert!(!agent.has_queued_messages());
-}
-
-/// Fails every call with HTTP `status`.
-struct Failing(u16);
-
-impl Model for Failing {
-    fn stream(&self, _: &Context, _: StreamOptions) -> ModelStream {
-        let (mut producer, stream) = ModelStream::channel();
-        let mut message = assistant([], StopReason::Error);
-        message.error_message = Some(format!("HTTP {}", self.0));
-        producer
-            .push_error(
-                ModelEvent::error(ErrorReason::Error, message),
-                ErrorCause::Http(HttpFailure::new(self.0)),
-            )
-            .unwrap();
-        stream
-    }
 }
 
 #[test]

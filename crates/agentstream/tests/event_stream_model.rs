@@ -230,12 +230,11 @@ fn run(ops: Vec<Op>) {
     }
 }
 
+#[path = "support/props.rs"]
+mod props;
+
 proptest! {
-    #![proptest_config(ProptestConfig {
-        cases: if cfg!(miri) { 16 } else { 1000 },
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    })]
+    #![proptest_config(props::config(1000, 16))]
 
     #[test]
     fn event_stream_matches_the_reference_model(ops in proptest::collection::vec(op(), 0..60)) {

@@ -116,12 +116,11 @@ fn arb_json() -> impl Strategy<Value = Value> {
     })
 }
 
+#[path = "support/props.rs"]
+mod props;
+
 proptest! {
-    #![proptest_config(ProptestConfig {
-        cases: if cfg!(miri) { 8 } else { 256 },
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    })]
+    #![proptest_config(props::config(256, 8))]
 
     /// Arbitrary JSON never panics; whatever parses round-trips.
     #[test]

@@ -6,14 +6,11 @@ use core::time::Duration;
 use agentstream::model::{RetryAfter, RETRY_AFTER_MAX};
 use proptest::prelude::*;
 
+#[path = "support/props.rs"]
+mod props;
+
 proptest! {
-    // Few cases under Miri, and no failure files (Miri isolates the file
-    // system), as in the other property tests.
-    #![proptest_config(ProptestConfig {
-        cases: if cfg!(miri) { 8 } else { 256 },
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    })]
+    #![proptest_config(props::config(256, 8))]
 
     #[test]
     fn any_text_parses_or_is_refused(text in ".{0,64}", now in any::<u64>()) {

@@ -1,5 +1,5 @@
 //! ScriptedModel beyond chapter 04 (chunking, the full sequence, pacing,
-//! sharing, parsing), AssistantMessageEventStream semantics and the
+//! sharing, parsing), the model stream's semantics and the
 //! protocol checker, polled by hand with no runtime. The chapter's own
 //! cases are in `chapter04.rs`.
 #![cfg(not(loom))]
@@ -326,7 +326,7 @@ fn model_handles_are_send_and_sync() {
     send_sync::<ModelEvent>();
     send_sync::<agentstream::model::AbortSignal>();
     send::<ModelStream>();
-    send::<agentstream::model::ResultHandle>();
+    send::<agentstream::model::ModelResult<'static>>();
 }
 
 #[test]

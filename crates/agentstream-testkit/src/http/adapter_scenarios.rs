@@ -18,16 +18,15 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use agentstream::message::{
-    assistant, text, tool_call, user, AssistantMessage, Context, StopReason,
-};
+pub use crate::conformance::support::stalling_pacer;
+use crate::conformance::support::{play, slow_turn, tool_turn};
+use agentstream::message::{assistant, text, user, Context, StopReason};
 use agentstream::model::{
-    validate_events, AbortController, ErrorReason, Model, ModelEvent, ModelStream, ScriptedModel,
-    ScriptedTurn, StreamOptions, ABORTED_MESSAGE,
+    AbortController, ErrorReason, Model, ModelEvent, ModelStream, ScriptedModel, ScriptedTurn,
+    StreamOptions, ABORTED_MESSAGE,
 };
-use agentstream::rt::Pause;
+use agentstream::rt::Runtime;
 use futures_util::StreamExt;
-use serde_json::json;
 
 /// What the scenarios need from a runtime adapter. Implement it on a unit
 /// type in the adapter's test file, forwarding to the adapter's functions.
@@ -42,6 +41,12 @@ pub trait AdapterRuntime {
     /// cancelled or failed instead of completing.
     fn spawn_driver(stream: &mut ModelStream) -> Option<impl Future<Output = ()> + Send + 'static>;
 
+    /// The adapter's runtime type (`Tokio`, `Smol`, `AsyncStd`).
+    type Rt: Runtime<Sleep: Send>;
+
+    /// The adapter's runtime value.
+    const RT: Self::Rt;
+
     /// Starts a call that the adapter's timer aborts after `timeout` (the
     /// adapter's `stream_with_timeout`).
     fn stream_with_timeout(
@@ -49,7 +54,9 @@ pub trait AdapterRuntime {
         context: &Context,
         options: StreamOptions,
         timeout: Duration,
-    ) -> ModelStream;
+    ) -> ModelStream {
+        Self::RT.stream_with_timeout(model, context, options, timeout)
+    }
 
     /// Sleeps for `duration` on the runtime's timer.
     fn sleep(duration: Duration) -> impl Future<Output = ()> + Send + 'static;
@@ -64,47 +71,10 @@ fn context() -> Context {
 fn turns() -> Vec<ScriptedTurn> {
     let chunks = NonZeroUsize::new(3).unwrap();
     vec![
-        ScriptedTurn::message(assistant(
-            [
-                text("Let me look"),
-                tool_call("c1", "read", json!({"path": "README.md"})),
-            ],
-            StopReason::ToolUse,
-        ))
-        .chunked(chunks),
+        ScriptedTurn::message(tool_turn()).chunked(chunks),
         ScriptedTurn::message(assistant([text("A"), text("B")], StopReason::Stop)).full_sequence(),
         ScriptedTurn::failure(ErrorReason::Error, "rate limited").with_partial_text("Work"),
     ]
-}
-
-/// Plays a call to its end, checks the sequence and returns it with the
-/// result.
-async fn play(stream: &mut ModelStream) -> (Vec<ModelEvent>, AssistantMessage) {
-    let events: Vec<ModelEvent> = stream.by_ref().collect().await;
-    let diagnostics = validate_events(&events);
-    assert!(diagnostics.is_empty(), "{diagnostics:#?}");
-    (events, stream.result().await)
-}
-
-/// A pacer whose first `free` pauses end at once and later ones never end
-/// by themselves: only an abort (or a timeout) ends them.
-pub fn stalling_pacer(free: usize) -> Pause {
-    let calls = Arc::new(AtomicUsize::new(0));
-    Pause::from_fn(move || {
-        let call = calls.fetch_add(1, Ordering::SeqCst);
-        async move {
-            if call >= free {
-                futures_util::future::pending::<()>().await;
-            }
-        }
-    })
-}
-
-/// "abcdefgh" in four deltas of two characters, with a pacer pause between
-/// deltas.
-fn slow_turn() -> ScriptedTurn {
-    ScriptedTurn::message(assistant([text("abcdefgh")], StopReason::Stop))
-        .chunked(NonZeroUsize::new(4).unwrap())
 }
 
 /// Each of the three scripted turns, played self-driven and with its
@@ -244,4 +214,36 @@ pub async fn the_callers_own_signal_still_aborts_a_call_with_a_timeout<R: Adapte
     let (events, result) = play(&mut stream).await;
     assert_eq!(events.len(), 1);
     assert_eq!(result.stop_reason, StopReason::Aborted);
+}
+
+/// One `#[test]` per scenario of this module, each `run(scenario::<R>())`:
+/// an adapter's `tests/adapter.rs` implements [`AdapterRuntime`] on `R`,
+/// defines `run` (its runtime's entry, with a guard against hangs) and
+/// invokes `adapter_scenario_tests!(R, run)`.
+#[macro_export]
+macro_rules! adapter_scenario_tests {
+    ($rt:ty, $run:path) => {
+        $crate::adapter_scenario_tests!(@each $rt, $run;
+            a_spawned_producer_gives_the_same_events_and_results_as_a_self_driven_one
+                = spawned_matches_self_driven,
+            dropping_the_consumer_stops_the_spawned_producer_task
+                = dropping_the_consumer_stops_the_spawned_producer,
+            dropping_a_paced_scripted_call_midway_ends_its_task
+                = dropping_a_paced_scripted_call_midway_ends_its_task,
+            a_timeout_cuts_a_call_off_mid_stream_with_the_text_so_far
+                = a_timeout_cuts_a_call_off_mid_stream,
+            a_call_that_ends_before_its_timeout_is_untouched
+                = a_call_that_ends_before_its_timeout_is_untouched,
+            the_callers_own_signal_still_aborts_a_call_with_a_timeout
+                = the_callers_own_signal_still_aborts_a_call_with_a_timeout,
+        );
+    };
+    (@each $rt:ty, $run:path; $($test:ident = $scenario:ident),* $(,)?) => {
+        $(
+            #[test]
+            fn $test() {
+                $run($crate::http::adapter_scenarios::$scenario::<$rt>());
+            }
+        )*
+    };
 }

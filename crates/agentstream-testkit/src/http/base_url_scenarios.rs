@@ -11,6 +11,7 @@ use agentstream_wire::anthropic::AnthropicConfig;
 use agentstream_wire::openai::OpenAiConfig;
 use serde_json::json;
 
+use crate::http::base_url_spellings;
 use crate::http::scenarios::{call, TEST_KEY};
 use crate::http::{
     answer_payloads, anthropic_scenarios, named_sse_body, sse_body, MockServer, Reply,
@@ -31,12 +32,7 @@ pub async fn base_url_forms<A: Model, B: Model>(
     })
     .expect("server");
     let origin = server.origin();
-    for base in [
-        origin.clone(),
-        format!("{origin}/"),
-        format!("{origin}/v1"),
-        format!("{origin}/v1/"),
-    ] {
+    for base in base_url_spellings(&origin) {
         let model = openai(OpenAiConfig::new(&base, "test-model").with_api_key(TEST_KEY));
         let (_, message) = call(&model, StreamOptions::default()).await;
         assert_eq!(

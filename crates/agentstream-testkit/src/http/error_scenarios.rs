@@ -7,7 +7,6 @@
 //! and the result handle, and also checks that the `errorMessage` is what
 //! it was before causes existed.
 
-use std::net::TcpListener;
 use std::time::Duration;
 
 use agentstream::message::{assistant, tool_call, user, AssistantMessage, Context, StopReason};
@@ -25,6 +24,7 @@ use serde_json::json;
 
 use crate::http::scenarios::TEST_KEY;
 use crate::http::{answer_payloads, named_sse_body, sse_body, BodyEnd, MockServer, Reply};
+use crate::http::{refused_port, unanswered_tls};
 
 fn context() -> Context {
     Context::from_messages([user("Say hello").into()])
@@ -258,10 +258,7 @@ pub async fn limit_causes<M: Model>(make: impl Fn(OpenAiConfig) -> M) {
 /// A refused connection and a body cut off mid-stream are
 /// [`ErrorCause::Transport`] with the [`TransportError`] as source.
 pub async fn transport_causes<M: Model>(make: impl Fn(OpenAiConfig) -> M) {
-    let port = {
-        let listener = TcpListener::bind(("127.0.0.1", 0)).expect("bind");
-        listener.local_addr().expect("addr").port()
-    };
+    let port = refused_port();
     let refused = make(OpenAiConfig::new(
         format!("http://127.0.0.1:{port}/v1"),
         "test-model",
@@ -292,13 +289,8 @@ pub async fn timeout_and_abort_causes<M: Model>(
     make: impl Fn(OpenAiConfig) -> M,
     with_timeout: impl Fn(&M, &Context, StreamOptions, Duration) -> ModelStream,
 ) {
-    let listener = TcpListener::bind(("127.0.0.1", 0)).expect("bind");
-    let url = format!("https://{}/v1", listener.local_addr().expect("addr"));
-    let model = make(
-        OpenAiConfig::new(url, "test-model")
-            .with_api_key(TEST_KEY)
-            .with_connect_timeout(Duration::from_millis(150)),
-    );
+    let (listener, unanswered) = unanswered_tls();
+    let model = make(unanswered);
     let (message, cause) = call_once(&model).await;
     assert_eq!(message.stop_reason, StopReason::Aborted);
     assert!(

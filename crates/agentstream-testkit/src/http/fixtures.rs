@@ -13,6 +13,7 @@ use agentstream_wire::config::{EndpointConfig, Protocol};
 use agentstream_wire::sse::{encode_event, SseEvent};
 use serde_json::json;
 
+use crate::http::assert_stopped;
 use crate::http::{BodyEnd, MockServer, Reply};
 
 /// The folder of the wire crate's fixtures.
@@ -140,12 +141,7 @@ pub async fn retries_429_and_503_then<P: Protocol, R: Model>(
     let model = make(config(&server), fast_retries());
     let context = Context::from_messages([user("hi").into()]);
     let (_, message, cause) = play(&model, &context).await;
-    assert_eq!(
-        message.stop_reason,
-        StopReason::Stop,
-        "{:?}",
-        message.error_message
-    );
+    assert_stopped(&message);
     assert!(cause.is_none());
     assert_eq!(server.requests().len(), 3);
 }

@@ -11,6 +11,7 @@ use agentstream::model::{ErrorCause, Model, RetryPolicy};
 use agentstream_wire::gemini::GeminiConfig;
 use serde_json::{json, Value};
 
+use crate::http::assert_stopped;
 use crate::http::fixtures::{
     google_sse, idle_timeout_after, play, provider_code, retries_429_and_503_then, scripted,
     GOOGLE_NO_ARGS_TOOL_CALL, GOOGLE_TEXT, GOOGLE_THINKING, GOOGLE_TOOL,
@@ -263,12 +264,7 @@ pub async fn base_url_forms<M: Model>(make: impl Fn(GeminiConfig) -> M) {
         .with_base_url(format!("{origin}{VERTEX}"))
         .with_api_key("ya29.test-token");
     let (_, message, _) = play(&make(vertex), &context()).await;
-    assert_eq!(
-        message.stop_reason,
-        StopReason::Stop,
-        "{:?}",
-        message.error_message
-    );
+    assert_stopped(&message);
     assert_eq!(message.provider, "google-vertex");
     let requests = server.requests();
     assert_eq!(requests.len(), 5);

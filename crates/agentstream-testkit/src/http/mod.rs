@@ -29,6 +29,9 @@ use std::time::Duration;
 /// The runtime's methods, for what [`http_scenario_tests!`](crate::http_scenario_tests!) expands to.
 #[doc(hidden)]
 pub use agentstream::rt::Runtime as __Runtime;
+/// The wire crate, for what [`http_host_tests!`](crate::http_host_tests!) expands to.
+#[doc(hidden)]
+pub use agentstream_wire as __wire;
 use agentstream_wire::sse::{encode_comment, encode_event, SseEvent};
 use serde_json::{json, Value};
 
@@ -563,6 +566,47 @@ macro_rules! for_each_http_scenario {
     };
 }
 
+/// A port on `127.0.0.1` that nobody listens on: bound, then released.
+pub fn refused_port() -> u16 {
+    let listener = TcpListener::bind(("127.0.0.1", 0)).expect("bind");
+    listener.local_addr().expect("addr").port()
+}
+
+/// A listener on `127.0.0.1` that is never accepted (the kernel completes
+/// the TCP handshake, nobody reads: a TLS handshake never ends), and an
+/// OpenAI configuration for `https://` on it with the test key and a
+/// 150 ms connect timeout. Keep the listener alive while the call runs.
+pub fn unanswered_tls() -> (TcpListener, agentstream_wire::openai::OpenAiConfig) {
+    let listener = TcpListener::bind(("127.0.0.1", 0)).expect("bind");
+    let url = format!("https://{}/v1", listener.local_addr().expect("addr"));
+    let config = agentstream_wire::openai::OpenAiConfig::new(url, "test-model")
+        .with_api_key(scenarios::TEST_KEY)
+        .with_connect_timeout(Duration::from_millis(150));
+    (listener, config)
+}
+
+/// Panics unless `message` stopped normally (`stop`), showing its error
+/// message if it did not.
+pub fn assert_stopped(message: &agentstream::message::AssistantMessage) {
+    assert_eq!(
+        message.stop_reason,
+        agentstream::message::StopReason::Stop,
+        "{:?}",
+        message.error_message
+    );
+}
+
+/// The four spellings of a base URL on `origin` every adapter accepts:
+/// bare, with a trailing `/`, with `/v1`, and with `/v1/`.
+pub fn base_url_spellings(origin: &str) -> [String; 4] {
+    [
+        origin.to_owned(),
+        format!("{origin}/"),
+        format!("{origin}/v1"),
+        format!("{origin}/v1/"),
+    ]
+}
+
 /// One `#[test]` for every scenario of [`for_each_http_scenario!`](crate::for_each_http_scenario!), each
 /// `run(scenario)`, in a module named after the scenario's module. With
 /// tokio (`crates/agentstream-tokio/tests/http.rs` defines the makers,
@@ -652,5 +696,73 @@ macro_rules! __http_scenario_tests {
     };
     (@run recording $module:ident $name:ident ($rs:path, $g:path) $o:path, $a:path, $t:path, $s:path, $w:path, $run:path) => {
         $run($crate::http::$module::$name($t))
+    };
+}
+
+/// A native host's whole `tests/http.rs`: the model makers of
+/// [`http_scenario_tests!`](crate::http_scenario_tests!) (`model`,
+/// `anthropic`, `responses`, `gemini`, `recording`, each the host's HTTP
+/// model built from the names of its prelude, and `with_timeout`, its
+/// runtime's `stream_with_timeout`), then every scenario as a `#[test]`.
+/// The host names its crate, its runtime value and its `run`:
+///
+/// ```text
+/// agentstream_testkit::http_host_tests! {
+///     host: agentstream_tokio,          // the crate (its `prelude` and `EndpointModel`)
+///     runtime: agentstream_tokio::Tokio, // the runtime value
+///     run: run,                         // fn(impl Future<Output = ()>)
+/// }
+/// ```
+///
+/// The makers are items of the invoking module, so a host's own tests
+/// beside the macro call them too.
+#[macro_export]
+macro_rules! http_host_tests {
+    (host: $host:ident, runtime: $rt:path, run: $run:path $(,)?) => {
+        fn model(config: $host::prelude::OpenAiConfig) -> $host::prelude::OpenAiCompatModel {
+            $host::prelude::OpenAiCompatModel::new(config).expect("client")
+        }
+
+        fn anthropic(config: $host::prelude::AnthropicConfig) -> $host::prelude::AnthropicModel {
+            $host::prelude::AnthropicModel::new(config).expect("client")
+        }
+
+        fn responses(config: $host::prelude::ResponsesConfig) -> $host::prelude::ResponsesModel {
+            $host::prelude::ResponsesModel::new(config).expect("client")
+        }
+
+        fn gemini(config: $host::prelude::GeminiConfig) -> $host::prelude::GeminiModel {
+            $host::prelude::GeminiModel::new(config).expect("client")
+        }
+
+        fn recording(
+            endpoint: $crate::http::__wire::recording::RecordingEndpoint<
+                $host::prelude::OpenAiConfig,
+            >,
+        ) -> $host::EndpointModel<
+            $crate::http::__wire::recording::RecordingEndpoint<$host::prelude::OpenAiConfig>,
+        > {
+            $host::EndpointModel::new(endpoint).expect("client")
+        }
+
+        fn with_timeout(
+            model: &$host::prelude::OpenAiCompatModel,
+            context: &$host::prelude::Context,
+            options: $host::prelude::StreamOptions,
+            timeout: ::std::time::Duration,
+        ) -> $host::prelude::ModelStream {
+            $crate::http::__Runtime::stream_with_timeout(&$rt, model, context, options, timeout)
+        }
+
+        $crate::http_scenario_tests! {
+            openai: model,
+            anthropic: anthropic,
+            responses: responses,
+            gemini: gemini,
+            recording: recording,
+            timer: $rt,
+            with_timeout: with_timeout,
+            run: $run,
+        }
     };
 }

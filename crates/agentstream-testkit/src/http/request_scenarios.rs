@@ -6,13 +6,13 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use agentstream::message::StopReason;
 use agentstream::model::{Model, ResponseFormat, StreamOptions, ToolChoice};
 use agentstream_wire::anthropic::AnthropicConfig;
 use agentstream_wire::openai::OpenAiConfig;
 use agentstream_wire::pricing::Pricing;
 use serde_json::{json, Value};
 
+use crate::http::assert_stopped;
 use crate::http::scenarios::{call, TEST_KEY};
 use crate::http::{answer_payloads, named_sse_body, sse_body, MockServer, Reply};
 
@@ -68,12 +68,7 @@ pub async fn openai_request_options<M: Model>(make: impl Fn(OpenAiConfig) -> M) 
     let before = now_ms();
     let (_, message) = call(&model, call_options()).await;
     let after = now_ms();
-    assert_eq!(
-        message.stop_reason,
-        StopReason::Stop,
-        "{:?}",
-        message.error_message
-    );
+    assert_stopped(&message);
     let requests = server.requests();
     assert_eq!(requests.len(), 1);
     let sent = requests[0].json();
@@ -151,12 +146,7 @@ pub async fn anthropic_request_options<M: Model>(make: impl Fn(AnthropicConfig) 
     let options = call_options().with_thinking_budget(2048);
     let (_, message) = call(&model, options).await;
     let after = now_ms();
-    assert_eq!(
-        message.stop_reason,
-        StopReason::Stop,
-        "{:?}",
-        message.error_message
-    );
+    assert_stopped(&message);
     let requests = server.requests();
     assert_eq!(requests.len(), 1);
     let sent: Value = requests[0].json();

@@ -11,6 +11,7 @@ use agentstream::model::{ErrorCause, Model, RetryPolicy};
 use agentstream_wire::responses::ResponsesConfig;
 use serde_json::{json, Value};
 
+use crate::http::base_url_spellings;
 use crate::http::fixtures::{
     idle_timeout_after, play, provider_code, responses_sse, retries_429_and_503_then, scripted,
     RESPONSES_ERROR, RESPONSES_ID_ROTATION, RESPONSES_REASONING_TEXT, RESPONSES_REASONING_TOOLS,
@@ -227,13 +228,8 @@ pub async fn base_url_forms<M: Model>(make: impl Fn(ResponsesConfig) -> M) {
     })
     .expect("server");
     let origin = server.origin();
-    for base in [
-        origin.clone(),
-        format!("{origin}/"),
-        format!("{origin}/v1"),
-        format!("{origin}/v1/"),
-        format!("{origin}/proxy?api-version=1"),
-    ] {
+    let proxy = format!("{origin}/proxy?api-version=1");
+    for base in base_url_spellings(&origin).into_iter().chain([proxy]) {
         let (_, message, _) = play(&make(config(base.clone())), &context()).await;
         assert_eq!(
             message.stop_reason,

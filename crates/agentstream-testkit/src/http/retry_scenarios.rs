@@ -23,6 +23,7 @@ use serde_json::json;
 use crate::http::fixtures::scripted;
 use crate::http::scenarios::TEST_KEY;
 use crate::http::{answer_payloads, sse_body, BodyEnd, MockServer, Reply};
+use crate::http::{assert_stopped, refused_port};
 
 fn context() -> Context {
     Context::from_messages([user("Say hello").into()])
@@ -115,12 +116,7 @@ where
     let (waits, recorded) = recording(timer);
     let model = RetryModel::new(make(config(&server)), policy(), recorded);
     let (events, message, cause) = call(&model).await;
-    assert_eq!(
-        message.stop_reason,
-        StopReason::Stop,
-        "{:?}",
-        message.error_message
-    );
+    assert_stopped(&message);
     assert_eq!(message.text(), "at last");
     assert!(cause.is_none());
     assert_eq!(
@@ -265,10 +261,7 @@ where
     T: Timer + Clone + Send + Sync,
     T::Sleep: Send,
 {
-    let port = {
-        let listener = std::net::TcpListener::bind(("127.0.0.1", 0)).expect("bind");
-        listener.local_addr().expect("addr").port()
-    };
+    let port = refused_port();
     let refused = || OpenAiConfig::new(format!("http://127.0.0.1:{port}/v1"), "test-model");
     let mut runs = Vec::new();
     for seed in [1, 1, 2] {

@@ -8,7 +8,6 @@
 //! server down, and the abort and timeout scenarios hold the server open
 //! forever, so they can only end through the mechanism under test.
 
-use std::net::TcpListener;
 use std::time::Duration;
 
 use agentstream::message::{user, AssistantMessage, ContentBlock, Context, StopReason};
@@ -21,6 +20,7 @@ use futures_util::StreamExt;
 use serde_json::json;
 
 use crate::http::{answer_payloads, split_randomly, sse_body, BodyEnd, MockServer, Reply, Rng};
+use crate::http::{assert_stopped, refused_port, unanswered_tls};
 
 /// The API key the scenarios configure.
 pub const TEST_KEY: &str = "sk-test-not-a-secret";
@@ -85,12 +85,7 @@ pub async fn random_chunk_boundaries<M: Model>(make: impl Fn(OpenAiConfig) -> M)
     let model = make(config(&server));
     for _ in 0..12 {
         let (events, message) = call(&model, StreamOptions::default()).await;
-        assert_eq!(
-            message.stop_reason,
-            StopReason::Stop,
-            "{:?}",
-            message.error_message
-        );
+        assert_stopped(&message);
         assert_eq!(message.text(), TEXT.concat());
         assert_eq!(thinking(&message), REASONING.concat());
         assert_eq!(message.usage.input, 11);
@@ -143,12 +138,7 @@ pub async fn slow_drip<M: Model>(make: impl Fn(OpenAiConfig) -> M) {
     .expect("server");
     let model = make(config(&server));
     let (events, message) = call(&model, StreamOptions::default()).await;
-    assert_eq!(
-        message.stop_reason,
-        StopReason::Stop,
-        "{:?}",
-        message.error_message
-    );
+    assert_stopped(&message);
     assert_eq!(message.text(), "drip drop");
     assert_eq!(thinking(&message), "hmm");
     assert!(
@@ -352,13 +342,8 @@ pub async fn endless_deltas<M: Model>(make: impl Fn(OpenAiConfig) -> M) {
 /// connect timeout ends the call with `error(aborted)`.
 pub async fn connect_timeout<M: Model>(make: impl Fn(OpenAiConfig) -> M) {
     // Never accepted: the kernel completes the TCP handshake, nobody reads.
-    let listener = TcpListener::bind(("127.0.0.1", 0)).expect("bind");
-    let url = format!("https://{}/v1", listener.local_addr().expect("addr"));
-    let model = make(
-        OpenAiConfig::new(url, "test-model")
-            .with_api_key(TEST_KEY)
-            .with_connect_timeout(Duration::from_millis(150)),
-    );
+    let (listener, unanswered) = unanswered_tls();
+    let model = make(unanswered);
     let (events, message) = call(&model, StreamOptions::default()).await;
     assert_eq!(
         message.stop_reason,
@@ -377,10 +362,7 @@ pub async fn connect_timeout<M: Model>(make: impl Fn(OpenAiConfig) -> M) {
 
 /// Nobody listens on the port: a transport `error` (not an abort).
 pub async fn connection_refused<M: Model>(make: impl Fn(OpenAiConfig) -> M) {
-    let port = {
-        let listener = TcpListener::bind(("127.0.0.1", 0)).expect("bind");
-        listener.local_addr().expect("addr").port()
-    };
+    let port = refused_port();
     let model = make(OpenAiConfig::new(
         format!("http://127.0.0.1:{port}/v1"),
         "test-model",
@@ -419,12 +401,7 @@ pub async fn base_url_with_query<M: Model>(make: impl Fn(OpenAiConfig) -> M) {
     let base = format!("{}?api-version=2024-06-01", server.base_url());
     let model = make(OpenAiConfig::new(base, "test-model").with_api_key(TEST_KEY));
     let (_, message) = call(&model, StreamOptions::default()).await;
-    assert_eq!(
-        message.stop_reason,
-        StopReason::Stop,
-        "{:?}",
-        message.error_message
-    );
+    assert_stopped(&message);
     assert_eq!(message.text(), "routed");
     let requests = server.requests();
     assert_eq!(requests.len(), 1);

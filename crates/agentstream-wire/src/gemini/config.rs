@@ -11,7 +11,7 @@ use agentstream::message::Context;
 use serde_json::Value;
 
 use super::projector::{GeminiApi, GeminiProjector};
-use super::request::{build_request, SchemaMode, Thinking};
+use super::request::{build_request, effort_thinking, SchemaMode, Thinking};
 pub use crate::config::EndpointConfig;
 use crate::config::{BasePath, Call, Protocol};
 use crate::endpoint::api_url_at;
@@ -114,6 +114,41 @@ pub struct Gemini {
     pub schema_mode: SchemaMode,
 }
 
+impl Gemini {
+    /// The thinking setting sent for `call`: its thinking budget
+    /// ([`Thinking::Budget`]), else its reasoning effort as Pi maps it for
+    /// the model (a `thinkingLevel` for Gemini 3 Pro: `minimal`/`low` →
+    /// `LOW`, else `HIGH`; for Gemma 4: `MINIMAL` or `HIGH`; for Gemini 3
+    /// Flash: the same name; otherwise a budget: Pi's table for Gemini 2.5
+    /// Pro (128, 2048, 8192, 32768), 2.5 Flash-Lite (512, 2048, 8192,
+    /// 24576) and 2.5 Flash (128, 2048, 8192, 24576), `-1` (dynamic) for
+    /// other models), else [`thinking`](Gemini::thinking).
+    ///
+    /// ```
+    /// use agentstream::model::{ReasoningEffort, StreamOptions};
+    /// use agentstream_wire::config::Call;
+    /// use agentstream_wire::gemini::{Gemini, Thinking, ThinkingLevel};
+    ///
+    /// let options = StreamOptions::default().with_reasoning_effort(ReasoningEffort::Low);
+    /// let call = |model| Call { model, provider: "google", options: &options };
+    /// let gemini = Gemini::default();
+    /// assert_eq!(gemini.thinking_for(&call("gemini-2.5-flash")), Some(Thinking::Budget(2048)));
+    /// assert_eq!(
+    ///     gemini.thinking_for(&call("gemini-3-pro-preview")),
+    ///     Some(Thinking::Level(ThinkingLevel::Low))
+    /// );
+    /// ```
+    pub fn thinking_for(&self, call: &Call<'_>) -> Option<Thinking> {
+        if let Some(budget) = call.options.thinking_budget {
+            Some(Thinking::Budget(i64::try_from(budget).unwrap_or(i64::MAX)))
+        } else if let Some(effort) = call.options.reasoning_effort {
+            Some(effort_thinking(call.model, effort))
+        } else {
+            self.thinking
+        }
+    }
+}
+
 impl GeminiConfig {
     /// A configuration for `model` on the Gemini API
     /// ([`GEMINI_BASE_URL`]), without API key or timeouts.
@@ -209,7 +244,13 @@ impl Protocol for Gemini {
     }
 
     fn body(&self, context: &Context, call: &Call<'_>) -> Result<Value, RequestError> {
-        build_request(context, self, call)
+        build_request(
+            context,
+            self.api.name(),
+            self.schema_mode,
+            self.thinking_for(call),
+            call,
+        )
     }
 
     fn projector(&self, model: String, provider: String) -> GeminiProjector {

@@ -1,6 +1,6 @@
 //! The request builder: a [`Context`] and one [`Call`] become the JSON
 //! body of `POST models/{model}:streamGenerateContent?alt=sse` (the REST
-//! body: the model is in the URL, not the body), [`Gemini`]'s
+//! body: the model is in the URL, not the body), [`Gemini`](super::Gemini)'s
 //! [`Protocol::body`](crate::config::Protocol::body).
 //!
 //! The `contents` follow Pi's `convertMessages` (google-shared):
@@ -26,7 +26,7 @@
 //!   with the text `Tool result image:`.
 //! - Before that, the history goes through
 //!   [`transform_messages`](agentstream::message::transform) for this
-//!   provider, API ([`Gemini::api`]: `google-generative-ai`, or
+//!   provider, API ([`Gemini::api`](super::Gemini::api): `google-generative-ai`, or
 //!   `google-vertex` on Vertex AI) and model, and the tool-call
 //!   linkage is checked, as for the other providers.
 //!
@@ -37,7 +37,7 @@
 //! {"functionCallingConfig": {"mode"}}` when there are tools and a tool
 //! choice (`AUTO`, `NONE`, `ANY`, or `ANY` with `allowedFunctionNames` for
 //! one tool); `generationConfig` with `maxOutputTokens`, `temperature`,
-//! `topP`, `stopSequences`, `thinkingConfig` (see [`Gemini::thinking_for`])
+//! `topP`, `stopSequences`, `thinkingConfig` (see [`Gemini::thinking_for`](super::Gemini::thinking_for))
 //! and, for structured output,
 //! `responseMimeType: "application/json"` with `responseJsonSchema` (or
 //! `responseSchema`).
@@ -62,7 +62,6 @@ use agentstream::message::transform::{transform_messages, TargetModel};
 use agentstream::message::{ContentBlock, Context, Message, ToolResultMessage, UserContent};
 use agentstream::model::{ReasoningEffort, ToolChoice};
 
-use super::config::Gemini;
 use super::schema::to_openapi;
 use crate::config::Call;
 pub use crate::request::RequestError;
@@ -146,41 +145,6 @@ pub enum Thinking {
     Level(ThinkingLevel),
 }
 
-impl Gemini {
-    /// The thinking setting sent for `call`: its thinking budget
-    /// ([`Thinking::Budget`]), else its reasoning effort as Pi maps it for
-    /// the model (a `thinkingLevel` for Gemini 3 Pro: `minimal`/`low` →
-    /// `LOW`, else `HIGH`; for Gemma 4: `MINIMAL` or `HIGH`; for Gemini 3
-    /// Flash: the same name; otherwise a budget: Pi's table for Gemini 2.5
-    /// Pro (128, 2048, 8192, 32768), 2.5 Flash-Lite (512, 2048, 8192,
-    /// 24576) and 2.5 Flash (128, 2048, 8192, 24576), `-1` (dynamic) for
-    /// other models), else [`thinking`](Gemini::thinking).
-    ///
-    /// ```
-    /// use agentstream::model::{ReasoningEffort, StreamOptions};
-    /// use agentstream_wire::config::Call;
-    /// use agentstream_wire::gemini::{Gemini, Thinking, ThinkingLevel};
-    ///
-    /// let options = StreamOptions::default().with_reasoning_effort(ReasoningEffort::Low);
-    /// let call = |model| Call { model, provider: "google", options: &options };
-    /// let gemini = Gemini::default();
-    /// assert_eq!(gemini.thinking_for(&call("gemini-2.5-flash")), Some(Thinking::Budget(2048)));
-    /// assert_eq!(
-    ///     gemini.thinking_for(&call("gemini-3-pro-preview")),
-    ///     Some(Thinking::Level(ThinkingLevel::Low))
-    /// );
-    /// ```
-    pub fn thinking_for(&self, call: &Call<'_>) -> Option<Thinking> {
-        if let Some(budget) = call.options.thinking_budget {
-            Some(Thinking::Budget(i64::try_from(budget).unwrap_or(i64::MAX)))
-        } else if let Some(effort) = call.options.reasoning_effort {
-            Some(effort_thinking(call.model, effort))
-        } else {
-            self.thinking
-        }
-    }
-}
-
 /// Whether `model` (lower-cased) names `gemini-3[.N]-{kind}`.
 fn is_gemini3(model: &str, kind: &str) -> bool {
     let model = model.to_ascii_lowercase();
@@ -212,7 +176,7 @@ fn is_gemma4(model: &str) -> bool {
 }
 
 /// The thinking setting Pi gives a reasoning effort on `model`.
-fn effort_thinking(model: &str, effort: ReasoningEffort) -> Thinking {
+pub(super) fn effort_thinking(model: &str, effort: ReasoningEffort) -> Thinking {
     let low = matches!(effort, ReasoningEffort::Minimal | ReasoningEffort::Low);
     if is_gemini3(model, "pro") {
         return Thinking::Level(if low {
@@ -294,19 +258,22 @@ fn valid_signature(signature: &str) -> bool {
 }
 
 /// Builds the JSON body of a `streamGenerateContent` request for `call`
-/// with the protocol's settings (the API, the default thinking, the
-/// schema mode). See the [module documentation](self).
+/// with the protocol's settings: the API's name, the schema mode, and
+/// the thinking setting [`Gemini::thinking_for`](super::Gemini::thinking_for)
+/// chose for the call. See the [module documentation](self).
 ///
 /// # Errors
 /// A [`RequestError`] with the linkage diagnostics when tool calls and
 /// results do not pair up.
 pub(crate) fn build_request(
     context: &Context,
-    settings: &Gemini,
+    api: &str,
+    schema_mode: SchemaMode,
+    thinking: Option<Thinking>,
     call: &Call<'_>,
 ) -> Result<Value, RequestError> {
     let model = call.model;
-    let target = TargetModel::new(call.provider, settings.api.name(), model);
+    let target = TargetModel::new(call.provider, api, model);
     let with_ids = requires_call_id(model);
     let history = transform_messages(&context.messages, &target, |id: &str| {
         if with_ids {
@@ -403,8 +370,7 @@ pub(crate) fn build_request(
             json!({"parts": [{"text": system}]}),
         );
     }
-    let openapi = settings.schema_mode == SchemaMode::OpenApi;
-    let thinking = settings.thinking_for(call);
+    let openapi = schema_mode == SchemaMode::OpenApi;
     let call = call.options;
     let tools = context.tools.as_ref().filter(|t| !t.is_empty());
     if let Some(tools) = tools {

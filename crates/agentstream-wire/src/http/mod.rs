@@ -19,8 +19,7 @@ use core::pin::pin;
 use core::time::Duration;
 
 use agentstream::model::{
-    AbortSignal, AssistantMessageProducer, ErrorCause, HttpFailure, ModelEvent, RetryAfter,
-    TimeoutKind,
+    AbortSignal, ErrorCause, HttpFailure, ModelEvent, ModelProducer, RetryAfter, TimeoutKind,
 };
 use futures_util::future::{self, Either};
 
@@ -77,7 +76,7 @@ pub trait ResponseStream {
 /// Pushes `events` into `producer`; `false` when the producer refused one
 /// (the stream ended or nobody listens any more), so the caller can stop.
 pub fn push_all(
-    producer: &mut AssistantMessageProducer,
+    producer: &mut ModelProducer,
     events: impl IntoIterator<Item = ModelEvent>,
 ) -> bool {
     events.into_iter().all(|event| producer.push(event).is_ok())
@@ -225,7 +224,7 @@ fn idle_message(idle: Option<Duration>) -> String {
 ///
 /// It returns early when nobody listens to the stream any more.
 pub async fn exchange<P, B, R, S>(
-    producer: AssistantMessageProducer,
+    producer: ModelProducer,
     stream: P,
     signal: Option<AbortSignal>,
     idle_timeout: Option<Duration>,
@@ -251,7 +250,7 @@ pub async fn exchange<P, B, R, S>(
 
 /// [`exchange`] for a request to `url`, which a 404 names.
 pub(crate) async fn exchange_at<P, B, R, S>(
-    mut producer: AssistantMessageProducer,
+    mut producer: ModelProducer,
     mut stream: P,
     signal: Option<AbortSignal>,
     idle_timeout: Option<Duration>,
@@ -395,7 +394,7 @@ fn abort_cause(signal: Option<&AbortSignal>) -> ErrorCause {
 /// Pushes `events`, attaching `cause` to the terminal `error` among them
 /// (a terminal `done` ignores it).
 fn end_with(
-    producer: &mut AssistantMessageProducer,
+    producer: &mut ModelProducer,
     cause: ErrorCause,
     events: impl IntoIterator<Item = ModelEvent>,
 ) -> bool {

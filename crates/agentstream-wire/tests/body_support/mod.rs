@@ -47,3 +47,18 @@ pub fn request_body<P: Protocol>(
 ) -> Result<Value, RequestError> {
     request_body_with(protocol, model, context, &StreamOptions::default())
 }
+
+/// The JSON file `name` of `tests/golden/requests/`.
+pub fn golden(name: &str) -> Value {
+    let path = format!(
+        "{}/tests/golden/requests/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("reading {path}: {e}"));
+    serde_json::from_str(&text).unwrap()
+}
+
+/// The context of the golden request `name` (`<name>.context.json`).
+pub fn context(name: &str) -> Context {
+    serde_json::from_value(golden(&format!("{name}.context.json"))).unwrap()
+}

@@ -4,7 +4,7 @@
 //! reads. A program that wants to act on the failure (retry after a 429,
 //! report a timeout, stop on a 401) reads the cause instead, from
 //! [`ModelStream::error_cause`](super::ModelStream::error_cause) or
-//! [`ResultHandle::error_cause`](super::ResultHandle::error_cause). It
+//! [`ModelResult::error_cause`](super::ModelResult::error_cause). It
 //! travels beside the event, so the event and its JSON stay unchanged.
 
 use alloc::string::String;

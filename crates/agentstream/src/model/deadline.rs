@@ -9,7 +9,7 @@ use futures_util::future::{self, Either};
 
 use super::abort::{AbortController, AbortSignal};
 use super::cause::{ErrorCause, TimeoutKind};
-use super::stream::{ModelDriver, ModelStream};
+use super::stream::{ModelStream, SendDriver};
 use super::{Model, StreamOptions};
 use crate::message::Context;
 
@@ -47,7 +47,7 @@ where
             Either::Right(_) => controller.abort(),
         }
     };
-    let driver: ModelDriver = match stream.take_driver() {
+    let driver: SendDriver = match stream.take_driver() {
         Some(driver) => Box::pin(run_until_done(watchdog, driver)),
         None => Box::pin(watchdog),
     };
@@ -57,7 +57,7 @@ where
 
 /// Drives `driver` to its end while `watchdog` may abort it; the watchdog is
 /// dropped as soon as the driver is done.
-async fn run_until_done(watchdog: impl Future<Output = ()>, driver: ModelDriver) {
+async fn run_until_done(watchdog: impl Future<Output = ()>, driver: SendDriver) {
     let watchdog = async move {
         watchdog.await;
         // Aborted: keep the driver running until it has pushed its `error`.

@@ -36,9 +36,13 @@ pub use retry::{Jitter, RetryModel, RetryPolicy, DEFAULT_SEED};
 pub use scripted::{
     ScriptStep, ScriptedFailure, ScriptedModel, ScriptedReply, ScriptedTurn, EXHAUSTED_MESSAGE,
 };
+#[allow(deprecated)]
 pub use stream::{
-    AssistantMessageEventStream, AssistantMessageProducer, LocalModelDriver, LocalModelStream,
-    ModelDriver, ModelResult, ModelStream, ResultHandle, PRODUCER_DROPPED_MESSAGE,
+    AssistantMessageEventStream, AssistantMessageProducer, LocalModelDriver, ModelDriver,
+    ResultHandle,
+};
+pub use stream::{
+    LocalModelStream, ModelProducer, ModelResult, ModelStream, PRODUCER_DROPPED_MESSAGE,
 };
 
 use alloc::string::String;

@@ -383,11 +383,7 @@ where
 
 /// Forwards `first` and the rest of `stream` (a terminal `error` with the
 /// cause it carries).
-async fn forward(
-    producer: &mut super::AssistantMessageProducer,
-    first: ModelEvent,
-    mut stream: ModelStream,
-) {
+async fn forward(producer: &mut super::ModelProducer, first: ModelEvent, mut stream: ModelStream) {
     let mut event = first;
     loop {
         let terminal = event.is_terminal();

@@ -1,6 +1,16 @@
-//! `AssistantMessageEventStream`: the event stream specialised for model
-//! calls, and `ModelStream`, what [`Model::stream`](super::Model::stream)
-//! returns.
+//! The stream family of a model call, three names: [`ModelStream`], what
+//! [`Model::stream`](super::Model::stream) returns (the events, and the
+//! producer future when the stream drives itself), [`ModelProducer`], its
+//! producing side, and [`ModelResult`], the one future of the final
+//! message, which carries the terminal event's cause with it (value and
+//! completion travel together, as through a oneshot channel).
+//!
+//! The older names stay as deprecated aliases:
+//! `AssistantMessageProducer` (now [`ModelProducer`]), `ResultHandle` (a
+//! detached [`ModelResult`], `ModelResult<'static>`),
+//! `AssistantMessageEventStream` (the channel a [`ModelStream`] wraps), and
+//! `ModelDriver` / `LocalModelDriver` (the boxed producer futures, spelled
+//! out).
 
 use alloc::boxed::Box;
 use alloc::sync::Arc;
@@ -22,19 +32,35 @@ use crate::message::{assistant, AssistantMessage, StopReason};
 /// terminal event.
 pub const PRODUCER_DROPPED_MESSAGE: &str = "model stream ended without a terminal event";
 
-/// The [`EventStream`] specialised for model calls. It never fails: errors
+/// The [`EventStream`] a [`ModelStream`] wraps. It never fails: errors
 /// travel as `error` events, and its result is the terminal event itself
 /// (`done` or `error`), so the final [`AssistantMessage`] and an `error`'s
 /// [`cause`](ModelEvent::error_cause) reach every result awaiter together.
-pub type AssistantMessageEventStream = EventStream<ModelEvent, ModelEvent, Infallible>;
+type Events = EventStream<ModelEvent, ModelEvent, Infallible>;
 
-/// A boxed producer future that a [`ModelStream`] drives, or that a runtime
-/// adapter spawns.
-pub type ModelDriver = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
+/// The [`EventStream`] a [`ModelStream`] wraps.
+#[deprecated(
+    since = "0.4.0",
+    note = "the channel inside `ModelStream`: use `ModelStream`, or `EventStream<ModelEvent, ModelEvent, Infallible>`"
+)]
+pub type AssistantMessageEventStream = Events;
 
-/// A boxed producer future that need not be `Send`: what a
-/// [`LocalModelStream`] drives, or an adapter spawns on its local executor
-/// (`spawn_local`, a single-threaded embedded executor).
+/// A boxed `Send` producer future, as [`ModelStream::take_driver`] returns
+/// it from a `ModelStream` (and a runtime adapter spawns it).
+pub(crate) type SendDriver = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
+
+/// A boxed `Send` producer future.
+#[deprecated(
+    since = "0.4.0",
+    note = "spelled out: `Pin<Box<dyn Future<Output = ()> + Send>>`, what `ModelStream::take_driver` returns"
+)]
+pub type ModelDriver = SendDriver;
+
+/// A boxed producer future that need not be `Send`.
+#[deprecated(
+    since = "0.4.0",
+    note = "spelled out: `Pin<Box<dyn Future<Output = ()>>>`, what `LocalModelStream::take_driver` returns"
+)]
 pub type LocalModelDriver = Pin<Box<dyn Future<Output = ()> + 'static>>;
 
 /// A [`ModelStream`] whose driver need not be `Send`, for providers built on
@@ -51,7 +77,7 @@ pub type LocalModelStream = ModelStream<dyn Future<Output = ()>>;
 /// which is idempotent. Dropping the producer before a terminal event pushes
 /// an `error` event carrying the last partial it pushed and the message
 /// [`PRODUCER_DROPPED_MESSAGE`], so no consumer is left without one.
-pub struct AssistantMessageProducer {
+pub struct ModelProducer {
     inner: Producer<ModelEvent, ModelEvent, Infallible>,
     /// The last partial pushed, to build the message of a forced `error`.
     last: Option<PartialBuilder>,
@@ -78,7 +104,7 @@ impl<D: Future<Output = ()>> Future for UntilClosed<D> {
     }
 }
 
-impl AssistantMessageProducer {
+impl ModelProducer {
     /// Pushes an event. A `done` or `error` event also resolves the result
     /// (with the event's message and, for an `error`, the cause it
     /// carries: see [`ModelEvent::with_cause`]).
@@ -157,15 +183,19 @@ impl AssistantMessageProducer {
     }
 }
 
-impl Drop for AssistantMessageProducer {
+impl Drop for ModelProducer {
     fn drop(&mut self) {
         self.close(PRODUCER_DROPPED_MESSAGE);
     }
 }
 
-impl fmt::Debug for AssistantMessageProducer {
+/// The producing side of a model call.
+#[deprecated(since = "0.4.0", note = "renamed to `ModelProducer`")]
+pub type AssistantMessageProducer = ModelProducer;
+
+impl fmt::Debug for ModelProducer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("AssistantMessageProducer")
+        f.debug_struct("ModelProducer")
             .field("terminal", &self.is_terminal())
             .finish_non_exhaustive()
     }
@@ -186,7 +216,7 @@ impl fmt::Debug for AssistantMessageProducer {
 /// makes the stream `Send`; [`LocalModelStream`] carries a `!Send` driver.
 #[must_use = "streams do nothing unless polled"]
 pub struct ModelStream<D: ?Sized = dyn Future<Output = ()> + Send> {
-    events: AssistantMessageEventStream,
+    events: Events,
     driver: Option<Pin<Box<D>>>,
     /// The cause the terminal `error` carried, once this stream yielded
     /// it (the result may be resolved a moment later on another thread).
@@ -196,9 +226,9 @@ pub struct ModelStream<D: ?Sized = dyn Future<Output = ()> + Send> {
 impl ModelStream {
     /// A stream and the producer that feeds it, with no driver: the producer
     /// is run by the caller.
-    pub fn channel() -> (AssistantMessageProducer, Self) {
+    pub fn channel() -> (ModelProducer, Self) {
         let (inner, events) = EventStream::channel();
-        let producer = AssistantMessageProducer { inner, last: None };
+        let producer = ModelProducer { inner, last: None };
         (
             producer,
             Self {
@@ -215,7 +245,7 @@ impl ModelStream {
     /// The driver stops early, dropping the producer, as soon as nobody
     /// observes the stream any more (the stream and every result handle are
     /// gone), so a spawned driver never outlives its consumer.
-    pub fn driven<D>(make_driver: impl FnOnce(AssistantMessageProducer) -> D) -> Self
+    pub fn driven<D>(make_driver: impl FnOnce(ModelProducer) -> D) -> Self
     where
         D: Future<Output = ()> + Send + 'static,
     {
@@ -237,7 +267,7 @@ impl ModelStream {
     /// use agentstream::model::{DoneReason, LocalModelStream, ModelEvent, ModelStream};
     /// use futures_util::StreamExt;
     ///
-    /// // A producer holding an `Rc` is `!Send`, so it cannot be a `ModelDriver`.
+    /// // A producer holding an `Rc` is `!Send`, so its future is not `Send`.
     /// let shared = Rc::new("hi");
     /// let mut stream: LocalModelStream = ModelStream::driven_local(move |mut producer| async move {
     ///     let message = assistant([text(*shared)], StopReason::Stop);
@@ -246,9 +276,7 @@ impl ModelStream {
     /// let types: Vec<_> = futures_executor::block_on(stream.by_ref().map(|e| e.type_name()).collect());
     /// assert_eq!(types, ["done"]);
     /// ```
-    pub fn driven_local<D>(
-        make_driver: impl FnOnce(AssistantMessageProducer) -> D,
-    ) -> LocalModelStream
+    pub fn driven_local<D>(make_driver: impl FnOnce(ModelProducer) -> D) -> LocalModelStream
     where
         D: Future<Output = ()> + 'static,
     {
@@ -267,7 +295,9 @@ impl ModelStream {
     pub fn into_local(self) -> LocalModelStream {
         ModelStream {
             events: self.events,
-            driver: self.driver.map(|driver| driver as LocalModelDriver),
+            driver: self
+                .driver
+                .map(|driver| driver as Pin<Box<dyn Future<Output = ()>>>),
             cause: self.cause,
         }
     }
@@ -275,7 +305,7 @@ impl ModelStream {
     /// Installs `driver` as the future this stream runs when polled,
     /// replacing (and dropping) any previous one. Used to wrap a driver, for
     /// example with a deadline.
-    pub(crate) fn set_driver(&mut self, driver: ModelDriver) {
+    pub(crate) fn set_driver(&mut self, driver: SendDriver) {
         self.driver = Some(driver);
     }
 }
@@ -292,18 +322,18 @@ impl<D: Future<Output = ()> + ?Sized> ModelStream<D> {
     /// Resolves to the final message, driving the producer if this stream
     /// carries it. Events are not consumed: they stay readable.
     pub fn result(&mut self) -> ModelResult<'_, D> {
-        let handle = self.result_handle();
         ModelResult {
-            driver: &mut self.driver,
-            handle,
+            driver: Some(&mut self.driver),
+            inner: self.events.result(),
         }
     }
 
-    /// A detached future for the final message, for another task. It does
-    /// not drive the producer: something else must (this stream being
-    /// polled, or a spawned driver).
-    pub fn result_handle(&self) -> ResultHandle {
-        ResultHandle {
+    /// A detached [`ModelResult`] for another task: `'static`, `Send` and
+    /// cloneable. It does not drive the producer: something else must (this
+    /// stream being polled, or a spawned driver).
+    pub fn result_handle(&self) -> ModelResult<'static> {
+        ModelResult {
+            driver: None,
             inner: self.events.result(),
         }
     }
@@ -430,41 +460,36 @@ fn settle(outcome: Result<ModelEvent, StreamError<Infallible>>) -> AssistantMess
     }
 }
 
-/// Resolves to a call's final message, driving its producer. Created by
-/// [`ModelStream::result`].
+/// The final message of a call, with the cause of its terminal `error`
+/// ([`error_cause`](Self::error_cause)) once it resolved: value and
+/// completion travel together.
+///
+/// [`ModelStream::result`] gives one that drives the stream's producer
+/// while it is awaited (when the stream carries it);
+/// [`ModelStream::result_handle`] a detached one, `ModelResult<'static>`
+/// (`'static`, `Send`, cloneable), for another task, which does not drive
+/// the producer. A clone is always detached.
+///
+/// ```
+/// use agentstream::message::{assistant, text, StopReason};
+/// use agentstream::model::{Model, ModelResult, ScriptedModel, StreamOptions};
+///
+/// let model = ScriptedModel::new([assistant([text("hi")], StopReason::Stop)]);
+/// let mut stream = model.stream(&Default::default(), StreamOptions::default());
+/// let detached: ModelResult<'static> = stream.result_handle();
+/// let message = futures_executor::block_on(stream.result());
+/// assert_eq!(message.text(), "hi");
+/// assert_eq!(futures_executor::block_on(detached).text(), "hi");
+/// ```
 #[must_use = "futures do nothing unless polled"]
 pub struct ModelResult<'a, D: ?Sized = dyn Future<Output = ()> + Send> {
-    driver: &'a mut Option<Pin<Box<D>>>,
-    handle: ResultHandle,
-}
-
-impl<D: Future<Output = ()> + ?Sized> Future for ModelResult<'_, D> {
-    type Output = AssistantMessage;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<AssistantMessage> {
-        let this = self.get_mut();
-        ModelStream::poll_driver(this.driver, cx);
-        Pin::new(&mut this.handle).poll(cx)
-    }
-}
-
-impl<D: ?Sized> fmt::Debug for ModelResult<'_, D> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ModelResult")
-            .field("self_driven", &self.driver.is_some())
-            .finish_non_exhaustive()
-    }
-}
-
-/// A detached future for a call's final message. Created by
-/// [`ModelStream::result_handle`]; cloneable, `Send`, `'static`.
-#[derive(Clone)]
-#[must_use = "futures do nothing unless polled"]
-pub struct ResultHandle {
+    /// The stream's driver slot, polled while the result is awaited; `None`
+    /// for a detached result.
+    driver: Option<&'a mut Option<Pin<Box<D>>>>,
     inner: ResultFuture<ModelEvent, Infallible>,
 }
 
-impl ResultHandle {
+impl<D: ?Sized> ModelResult<'_, D> {
     /// The typed cause of the call's terminal `error`, once the result
     /// resolved (it is the cause that event carries); see
     /// [`ModelStream::error_cause`].
@@ -473,22 +498,48 @@ impl ResultHandle {
     }
 }
 
-impl Future for ResultHandle {
+impl<D: Future<Output = ()> + ?Sized> Future for ModelResult<'_, D> {
     type Output = AssistantMessage;
 
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<AssistantMessage> {
-        Pin::new(&mut self.inner).poll(cx).map(settle)
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<AssistantMessage> {
+        let this = self.get_mut();
+        if let Some(driver) = this.driver.as_deref_mut() {
+            ModelStream::poll_driver(driver, cx);
+        }
+        Pin::new(&mut this.inner).poll(cx).map(settle)
     }
 }
 
-impl FusedFuture for ResultHandle {
+impl<D: Future<Output = ()> + ?Sized> FusedFuture for ModelResult<'_, D> {
     fn is_terminated(&self) -> bool {
         self.inner.is_terminated()
     }
 }
 
-impl fmt::Debug for ResultHandle {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ResultHandle").finish_non_exhaustive()
+impl<D: ?Sized> Clone for ModelResult<'_, D> {
+    /// A detached copy: it reads the same result but drives nothing.
+    fn clone(&self) -> Self {
+        ModelResult {
+            driver: None,
+            inner: self.inner.clone(),
+        }
     }
 }
+
+impl<D: ?Sized> fmt::Debug for ModelResult<'_, D> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ModelResult")
+            .field(
+                "self_driven",
+                &self.driver.as_ref().is_some_and(|driver| driver.is_some()),
+            )
+            .finish_non_exhaustive()
+    }
+}
+
+/// A detached future for a call's final message.
+#[deprecated(
+    since = "0.4.0",
+    note = "merged into `ModelResult`: `ModelStream::result_handle` returns a detached `ModelResult<'static>`"
+)]
+pub type ResultHandle = ModelResult<'static>;

@@ -93,6 +93,37 @@ pub const NAMES: &[&str] = &[
     "max_turns",
 ];
 
+/// Expands `$callback! { name, … }` with every scenario, as identifiers:
+/// the core's differential test (`tests/agent_golden.rs`) and the test
+/// kit's agent bodies (`for_each_agent_body!`) generate their tests from
+/// it, and each checks its list against [`NAMES`].
+#[macro_export]
+macro_rules! for_each_agent_scenario {
+    ($callback:ident) => {
+        $callback! {
+            demo,
+            parallel,
+            unknown_tool,
+            invalid_args,
+            tool_throws,
+            steering,
+            follow_up,
+            abort_tool_honours_signal,
+            abort_tool_ignores_signal,
+            length_with_tool_call,
+            unknown_and_slow_parallel,
+            unfixable_args,
+            error_turn,
+            error_turn_with_text,
+            before_tool_call_block_and_rewrite,
+            after_tool_call,
+            transform_context,
+            follow_up_and_steering,
+            max_turns,
+        }
+    };
+}
+
 /// Where a scenario deliberately differs from Pi; each is listed, with its
 /// reason, in the agent module docs ("Where we deliberately differ").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -16,13 +16,13 @@ use crate::model::abort::{AbortSignal, ABORTED_MESSAGE};
 use crate::model::cause::ErrorCause;
 use crate::model::event::{terminal_reason, ErrorReason, EventCause, ModelEvent};
 use crate::model::partial::{PartialBuilder, PartialMessage};
-use crate::model::stream::AssistantMessageProducer;
+use crate::model::stream::ModelProducer;
 use crate::rt::Pause;
 use crate::yield_now::yield_now;
 
 /// The producer of one scripted call.
 pub(super) async fn play(
-    mut out: AssistantMessageProducer,
+    mut out: ModelProducer,
     turn: Option<Arc<ScriptedTurn>>,
     signal: Option<AbortSignal>,
     pacer: Option<Pause>,
@@ -119,7 +119,7 @@ pub(super) async fn play(
 
 /// Projects one scripted message onto events.
 struct Player {
-    out: AssistantMessageProducer,
+    out: ModelProducer,
     builder: PartialBuilder,
     chunks: usize,
     full_sequence: bool,

@@ -92,8 +92,42 @@ impl ScriptedTurn {
         self
     }
 
-    /// Gives every tool call with an empty id the id `call_<call>_<block>`.
-    pub(super) fn fill_call_ids(&mut self, call: usize) {
+    /// Gives every tool call with an empty id the id `call_<call>_<block>`
+    /// (`call`, the index of the call that plays the turn; `block`, the
+    /// call's index in the message's content), as a [`ScriptedModel`]
+    /// does before it plays a turn; calls that have an id keep it, and a
+    /// failure turn is left as it is. Only the message is copied, and only
+    /// when it is shared with another turn (it sits behind an `Arc`).
+    ///
+    /// A server that shares one turn between calls (as `agentstream-serve`'s
+    /// rules do) fills a copy per call with the same ids:
+    ///
+    /// ```
+    /// use agentstream::message::{assistant, tool_call, ContentBlock, StopReason};
+    /// use agentstream::model::{ScriptedReply, ScriptedTurn};
+    /// use serde_json::json;
+    ///
+    /// let shared = ScriptedTurn::message(assistant(
+    ///     [tool_call("", "read", json!({})), tool_call("mine", "ls", json!({}))],
+    ///     StopReason::ToolUse,
+    /// ));
+    /// let mut turn = shared.clone();
+    /// turn.fill_call_ids(3);
+    /// let ScriptedReply::Message(message) = turn.reply() else { unreachable!() };
+    /// let ids: Vec<&str> = message
+    ///     .content
+    ///     .iter()
+    ///     .filter_map(|block| match block {
+    ///         ContentBlock::ToolCall(call) => Some(call.id.as_str()),
+    ///         _ => None,
+    ///     })
+    ///     .collect();
+    /// assert_eq!(ids, ["call_3_0", "mine"]);
+    /// assert_ne!(turn, shared, "the shared turn keeps its empty id");
+    /// ```
+    ///
+    /// [`ScriptedModel`]: crate::model::ScriptedModel
+    pub fn fill_call_ids(&mut self, call: usize) {
         if let ScriptedReply::Message(message) = &mut self.reply {
             for (block, content) in Arc::make_mut(message).content.iter_mut().enumerate() {
                 if let crate::message::ContentBlock::ToolCall(tool_call) = content {
