@@ -607,12 +607,12 @@ fn block_kind(blocks: &Blocks, wire: u64) -> Option<&Kind> {
     blocks.open.get(&wire).map(|b| &b.kind)
 }
 
-/// The text so far of text or thinking block `index`.
 /// The failure of exceeding `limit`, one of the frame's limits.
 fn exceeded(frame: &Frame, limit: Limit) -> Failure {
     LimitExceeded::new(limit, &frame.limits).into()
 }
 
+/// The text so far of text or thinking block `index`.
 fn block_text(builder: &PartialBuilder, index: usize) -> String {
     match builder.snapshot().content_block(index) {
         Some(ContentBlock::Text(t)) => t.text,

@@ -142,15 +142,13 @@ impl OpenAiProjection {
         fragment: &ToolCallDelta<'_>,
         out: &mut Vec<ModelEvent>,
     ) -> Result<(), Failure> {
-        let fragment = self
-            .calls
-            .push_fragment(fragment, self.marked, &frame.limits)?;
+        let fragment = self.calls.push_fragment(fragment, self.marked, frame)?;
         let Some(slot) = fragment else {
             return Ok(());
         };
         self.advance(frame, Some(slot), out)?;
         if self.open == Open::Tool(slot) {
-            self.calls.flush(&mut frame.builder, slot, out);
+            self.calls.flush(frame, slot, out);
         }
         Ok(())
     }
@@ -171,7 +169,7 @@ impl OpenAiProjection {
                     if Some(live) == target || (target.is_some() && !self.calls.is_complete(live)) {
                         return Ok(());
                     }
-                    self.calls.end(&mut frame.builder, live, self.cut, out)?;
+                    self.calls.end(frame, live, self.cut, out)?;
                     self.open = Open::None;
                 }
                 Open::Text(index) | Open::Thinking(index) => {
@@ -203,7 +201,7 @@ impl OpenAiProjection {
                         return Err(self.calls.unnamed_error().into());
                     }
                     self.count_block(frame)?;
-                    let slot = self.calls.open_next(&mut frame.builder, out);
+                    let slot = self.calls.open_next(frame, out);
                     self.open = Open::Tool(slot);
                 }
             }
