@@ -138,7 +138,7 @@ use alloc::vec::Vec;
 
 use serde_json::Value;
 
-use agentstream::message::{assistant, AssistantMessage, StopReason, Usage};
+use agentstream::message::{AssistantMessage, Usage};
 use agentstream::model::{DoneReason, ModelEvent};
 
 use crate::sse::{Fail, Frame, Projection, Projector, SseEvent};
@@ -195,15 +195,7 @@ pub struct AnthropicProjection {
 }
 
 impl Projection for AnthropicProjection {
-    /// The header of messages of `model` from `provider`, with `api`
-    /// [`ANTHROPIC_MESSAGES_API`] and timestamp 0.
-    fn header(model: String, provider: String) -> AssistantMessage {
-        let mut header = assistant([], StopReason::Stop);
-        header.api = ANTHROPIC_MESSAGES_API.into();
-        header.provider = provider;
-        header.model = model;
-        header
-    }
+    const API: &'static str = ANTHROPIC_MESSAGES_API;
 
     fn for_header(_header: &AssistantMessage) -> Self {
         Self {

@@ -92,7 +92,7 @@ use alloc::vec::Vec;
 
 use serde_json::{Map, Value};
 
-use agentstream::message::{assistant, AssistantMessage, StopReason, Usage};
+use agentstream::message::{AssistantMessage, Usage};
 use agentstream::model::{DoneReason, ModelEvent};
 
 use crate::cause::Failure;
@@ -101,9 +101,9 @@ use crate::event_writer::{read_payload, EventWriter, Kind};
 use crate::json::clip;
 use crate::limits::Limit;
 use crate::sse::{Fail, Frame, Projection, Projector, SseEvent};
-use crate::surrogates::{mark_lone_surrogates, unmarked};
+use crate::surrogates::mark_lone_surrogates;
 
-use super::partial_args::{parse_path, slot_at};
+use super::partial_args::{nesting, parse_path, slot_at, unmark_value};
 use super::payload::{Chunk, FunctionCall, Part, PartialArg, UsageMetadata};
 
 /// The `api` of messages from the Gemini API, as Pi names it.
@@ -207,15 +207,7 @@ impl GeminiProjector {
 }
 
 impl Projection for GeminiProjection {
-    /// The header of messages of `model` from `provider`, with `api`
-    /// [`GEMINI_API`] and timestamp 0.
-    fn header(model: String, provider: String) -> AssistantMessage {
-        let mut header = assistant([], StopReason::Stop);
-        header.api = GEMINI_API.into();
-        header.provider = provider;
-        header.model = model;
-        header
-    }
+    const API: &'static str = GEMINI_API;
 
     fn for_header(_header: &AssistantMessage) -> Self {
         Self {
@@ -569,32 +561,5 @@ impl GeminiProjection {
             failure.message.push_str(detail);
         }
         failure
-    }
-}
-
-/// How many levels of arrays and objects `value` nests (`0` for a
-/// scalar; its depth is the parser's, so the recursion is bounded).
-fn nesting(value: &Value) -> usize {
-    let deepest = |items: &mut dyn Iterator<Item = &Value>| items.map(nesting).max().unwrap_or(0);
-    match value {
-        Value::Array(items) => 1 + deepest(&mut items.iter()),
-        Value::Object(map) => 1 + deepest(&mut map.values()),
-        _ => 0,
-    }
-}
-
-/// `value` with the markers in its strings and keys replaced by U+FFFD
-/// (its depth is the parser's, so the recursion is bounded).
-fn unmark_value(value: Value) -> Value {
-    let unmark = |text: String| unmarked(text, true);
-    match value {
-        Value::String(text) => Value::String(unmark(text)),
-        Value::Array(items) => Value::Array(items.into_iter().map(unmark_value).collect()),
-        Value::Object(map) => Value::Object(
-            map.into_iter()
-                .map(|(key, value)| (unmark(key), unmark_value(value)))
-                .collect(),
-        ),
-        other => other,
     }
 }

@@ -86,10 +86,13 @@
 //!
 //! # Limits
 //!
-//! A message with more content blocks or tool calls than its [`Limits`]
+//! A message with more content blocks or tool calls than its
+//! [`Limits`](crate::limits::Limits)
 //! allow, or a call whose argument text grows past
-//! [`Limits::max_tool_argument_bytes`], ends in `error` with the
-//! [`LimitExceeded`] message, keeping what came before.
+//! [`Limits::max_tool_argument_bytes`](crate::limits::Limits::max_tool_argument_bytes),
+//! ends in `error` with the
+//! [`LimitExceeded`](crate::limits::LimitExceeded) message, keeping what
+//! came before.
 //!
 //! # End of the message
 //!
@@ -183,7 +186,7 @@ use super::wire::{clip, error_text, map_usage, trim_json, Choice, Chunk};
 use crate::cause::Failure;
 use crate::json::saturate_numbers;
 use crate::surrogates::{mark_lone_surrogates, replace_markers, SurrogateJoiner};
-use agentstream::message::{assistant, AssistantMessage, StopReason, Usage};
+use agentstream::message::{AssistantMessage, Usage};
 use agentstream::model::{DoneReason, ModelEvent};
 
 use crate::error_body::BODY_QUOTE;
@@ -253,15 +256,7 @@ pub struct OpenAiProjection {
 pub const RESPONSE_MODEL: &str = "responseModel";
 
 impl Projection for OpenAiProjection {
-    /// The header of messages of `model` from `provider`, with `api`
-    /// [`OPENAI_COMPLETIONS_API`] and timestamp 0.
-    fn header(model: String, provider: String) -> AssistantMessage {
-        let mut header = assistant([], StopReason::Stop);
-        header.api = OPENAI_COMPLETIONS_API.into();
-        header.provider = provider;
-        header.model = model;
-        header
-    }
+    const API: &'static str = OPENAI_COMPLETIONS_API;
 
     fn for_header(header: &AssistantMessage) -> Self {
         Self {
@@ -299,33 +294,6 @@ impl Projection for OpenAiProjection {
 
     /// The `data` of one SSE event: a chunk's JSON, or `[DONE]`.
     fn on_data(&mut self, frame: &mut Frame, data: &str, out: &mut Vec<ModelEvent>) {
-        self.push_data(frame, data, out);
-    }
-
-    /// Ends the input. Without `[DONE]` or a `finish_reason` so far, the
-    /// stream was truncated and ends in `error`.
-    fn on_end(&mut self, frame: &mut Frame, out: &mut Vec<ModelEvent>) {
-        if self.finish_reason.is_some() {
-            self.end(frame, out);
-        } else {
-            let message =
-                "the stream ended before [DONE] or a finish_reason: the response is truncated";
-            self.fail(frame, String::from(message).into(), out);
-        }
-    }
-
-    /// The open call's part of an `error`'s message, and its usage.
-    fn settle(&mut self, frame: &Frame, message: &mut AssistantMessage) {
-        if let Open::Tool(live) = self.open {
-            self.calls.settle(live, &mut message.content);
-        }
-        self.settle_usage(frame, message);
-    }
-}
-
-impl OpenAiProjection {
-    /// The `data` of one SSE event: a chunk's JSON, or `[DONE]`.
-    fn push_data(&mut self, frame: &mut Frame, data: &str, out: &mut Vec<ModelEvent>) {
         if trim_json(data) == "[DONE]" {
             self.end(frame, out);
             return;
@@ -369,6 +337,28 @@ impl OpenAiProjection {
         }
     }
 
+    /// Ends the input. Without `[DONE]` or a `finish_reason` so far, the
+    /// stream was truncated and ends in `error`.
+    fn on_end(&mut self, frame: &mut Frame, out: &mut Vec<ModelEvent>) {
+        if self.finish_reason.is_some() {
+            self.end(frame, out);
+        } else {
+            let message =
+                "the stream ended before [DONE] or a finish_reason: the response is truncated";
+            self.fail(frame, String::from(message).into(), out);
+        }
+    }
+
+    /// The open call's part of an `error`'s message, and its usage.
+    fn settle(&mut self, frame: &Frame, message: &mut AssistantMessage) {
+        if let Open::Tool(live) = self.open {
+            self.calls.settle(live, &mut message.content);
+        }
+        self.settle_usage(frame, message);
+    }
+}
+
+impl OpenAiProjection {
     fn push_chunk(&mut self, frame: &mut Frame, chunk: Chunk<'_>, out: &mut Vec<ModelEvent>) {
         if let Some(error) = &chunk.error {
             let message = error_text(error);

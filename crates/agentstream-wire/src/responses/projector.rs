@@ -85,7 +85,7 @@ use alloc::vec::Vec;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use agentstream::message::{assistant, AssistantMessage, StopReason, Usage};
+use agentstream::message::{AssistantMessage, Usage};
 use agentstream::model::{DoneReason, ModelEvent};
 
 use crate::cause::Failure;
@@ -150,15 +150,7 @@ pub struct ResponsesProjection {
 }
 
 impl Projection for ResponsesProjection {
-    /// The header of messages of `model` from `provider`, with `api`
-    /// [`OPENAI_RESPONSES_API`] and timestamp 0.
-    fn header(model: String, provider: String) -> AssistantMessage {
-        let mut header = assistant([], StopReason::Stop);
-        header.api = OPENAI_RESPONSES_API.into();
-        header.provider = provider;
-        header.model = model;
-        header
-    }
+    const API: &'static str = OPENAI_RESPONSES_API;
 
     fn for_header(_header: &AssistantMessage) -> Self {
         Self {

@@ -19,9 +19,14 @@ use crate::cause::Failure;
 use crate::limits::Limits;
 use crate::pricing::Pricing;
 
-/// The lifecycle of one projected message. See the
-/// [module documentation](self); [`Projection`](super::Projection) shows
-/// one in use.
+/// The lifecycle of one projected message, the same for every provider:
+/// the message being built, whether `start` and the terminal event were
+/// produced, the limits, the prices, the timestamp, and the typed cause
+/// the terminal `error` carried. A [`Projector`](super::Projector) owns
+/// one and lends it to its [`Projection`](super::Projection) (which shows
+/// one in use) with every input; the frame produces `start` once, at most
+/// one terminal event (`done`, or `error` with its cause on the event),
+/// and nothing after it.
 ///
 /// ```
 /// use agentstream::message::{assistant, StopReason};

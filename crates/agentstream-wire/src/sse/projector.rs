@@ -10,7 +10,7 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use agentstream::message::AssistantMessage;
+use agentstream::message::{assistant, AssistantMessage, StopReason};
 use agentstream::model::{ErrorCause, ErrorReason, ModelEvent, ABORTED_MESSAGE};
 
 use super::{Frame, SseEvent, SseProjector};
@@ -35,7 +35,7 @@ use crate::pricing::Pricing;
 /// ```
 /// use std::sync::Arc;
 ///
-/// use agentstream::message::{assistant, AssistantMessage, StopReason, TextContent};
+/// use agentstream::message::{AssistantMessage, StopReason, TextContent};
 /// use agentstream::model::{validate_events, DoneReason, ErrorReason, ModelEvent};
 /// use agentstream_wire::sse::{Frame, Projection, Projector, SseEvent};
 ///
@@ -46,9 +46,7 @@ use crate::pricing::Pricing;
 /// }
 ///
 /// impl Projection for Lines {
-///     fn header(model: String, provider: String) -> AssistantMessage {
-///         AssistantMessage { api: "lines".into(), model, provider, ..assistant([], StopReason::Stop) }
-///     }
+///     const API: &'static str = "lines";
 ///
 ///     fn for_header(_header: &AssistantMessage) -> Self {
 ///         Self::default()
@@ -92,11 +90,22 @@ use crate::pricing::Pricing;
 /// assert!(projector.is_finished());
 /// ```
 pub trait Projection {
-    /// The header of the messages of `model` from `provider`: Pi's `api`
-    /// of the protocol, timestamp 0.
+    /// The `api` the messages record: Pi's name of the protocol.
+    const API: &'static str;
+
+    /// The header of the messages of `model` from `provider`: `api`
+    /// [`API`](Self::API), timestamp 0, no content.
     fn header(model: String, provider: String) -> AssistantMessage
     where
-        Self: Sized;
+        Self: Sized,
+    {
+        AssistantMessage {
+            api: Self::API.into(),
+            provider,
+            model,
+            ..assistant([], StopReason::Stop)
+        }
+    }
 
     /// The projection of one response whose messages start from
     /// `header`.
@@ -153,7 +162,7 @@ pub struct Projector<P> {
 
 impl<P: Projection> Projector<P> {
     /// A projector for messages of `model` from `provider`, with the
-    /// protocol's [`header`](Projection::header) (timestamp 0).
+    /// protocol's [`header`](Projection::header) (its `api`, timestamp 0).
     pub fn new(model: impl Into<String>, provider: impl Into<String>) -> Self {
         Self::with_header(P::header(model.into(), provider.into()))
     }

@@ -15,8 +15,7 @@ use std::sync::Arc;
 
 use agentstream::message::transform::{transform_messages, TargetModel};
 use agentstream::message::{
-    assistant, AssistantMessage, ContentBlock, Context, StopReason, TextContent, ThinkingContent,
-    ToolCall, Usage,
+    AssistantMessage, ContentBlock, Context, TextContent, ThinkingContent, ToolCall, Usage,
 };
 use agentstream::model::{DoneReason, ErrorCause, ErrorReason, ModelEvent, ProviderFailure};
 use agentstream_wire::config::{BasePath, Call, EndpointConfig, Protocol};
@@ -221,14 +220,7 @@ impl ToyProjection {
 }
 
 impl Projection for ToyProjection {
-    fn header(model: String, provider: String) -> AssistantMessage {
-        AssistantMessage {
-            api: TOY_API.into(),
-            provider,
-            model,
-            ..assistant([], StopReason::Stop)
-        }
-    }
+    const API: &'static str = TOY_API;
 
     fn for_header(_header: &AssistantMessage) -> Self {
         Self
