@@ -430,13 +430,7 @@ impl EventWriter {
                     thought_signature: open.signature,
                     ..ToolCall::default()
                 };
-                let call = Arc::new(call);
-                frame.builder.complete_tool_call(index, call.clone());
-                out.push(ModelEvent::ToolCallEnd {
-                    content_index: index,
-                    tool_call: call,
-                    partial: frame.builder.snapshot(),
-                });
+                frame.end_tool_call(index, call, out);
                 Ok(())
             }
         }

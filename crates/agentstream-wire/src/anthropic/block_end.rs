@@ -6,7 +6,6 @@
 
 use alloc::format;
 use alloc::string::String;
-use alloc::sync::Arc;
 use alloc::vec::Vec;
 
 use agentstream::message::{ContentBlock, ThinkingContent, ToolCall};
@@ -118,13 +117,7 @@ impl Blocks {
                 if blank {
                     push_delta_event(&mut frame.builder, index, "{}", DeltaKind::Tool, out);
                 }
-                let tool_call = Arc::new(tool_call);
-                frame.builder.complete_tool_call(index, tool_call.clone());
-                out.push(ModelEvent::ToolCallEnd {
-                    content_index: index,
-                    tool_call,
-                    partial: frame.builder.snapshot(),
-                });
+                frame.end_tool_call(index, tool_call, out);
             }
             Kind::Skipped => {}
         }

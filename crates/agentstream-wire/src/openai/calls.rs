@@ -318,13 +318,7 @@ impl Calls {
             arguments,
             ..ToolCall::default()
         };
-        let tool_call = Arc::new(tool_call);
-        frame.builder.complete_tool_call(index, tool_call.clone());
-        out.push(ModelEvent::ToolCallEnd {
-            content_index: index,
-            tool_call,
-            partial: frame.builder.snapshot(),
-        });
+        frame.end_tool_call(index, tool_call, out);
         Ok(())
     }
 

@@ -12,7 +12,7 @@ use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
-use agentstream::message::{AssistantMessage, Usage};
+use agentstream::message::{AssistantMessage, ToolCall, Usage};
 use agentstream::model::{DoneReason, ErrorCause, ErrorReason, ModelEvent, PartialBuilder};
 
 use crate::cause::Failure;
@@ -133,6 +133,18 @@ impl Frame {
     /// before `start`.
     pub fn set_timestamp(&mut self, timestamp_ms: u64) {
         self.edit_header(|h| h.timestamp = timestamp_ms);
+    }
+
+    /// Completes tool call block `index` with `call` (its parsed
+    /// arguments) and produces its `toolcall_end`.
+    pub fn end_tool_call(&mut self, index: usize, call: ToolCall, out: &mut Vec<ModelEvent>) {
+        let call = Arc::new(call);
+        self.builder.complete_tool_call(index, call.clone());
+        out.push(ModelEvent::ToolCallEnd {
+            content_index: index,
+            tool_call: call,
+            partial: self.builder.snapshot(),
+        });
     }
 
     /// Produces `start`, the first time only.

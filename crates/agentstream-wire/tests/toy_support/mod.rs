@@ -168,9 +168,8 @@ impl ToyProjection {
             }
             "call" => {
                 let content_index = index.ok_or("a call without index")?;
-                let builder = frame.builder_mut();
                 let Some(ContentBlock::ToolCall(call)) =
-                    builder.snapshot().content_block(content_index)
+                    frame.builder().snapshot().content_block(content_index)
                 else {
                     return Err("a call of no tool call block".into());
                 };
@@ -178,17 +177,12 @@ impl ToyProjection {
                     Value::Object(arguments) => arguments.clone(),
                     _ => return Err("arguments that are no object".into()),
                 };
-                let tool_call = Arc::new(ToolCall {
+                let tool_call = ToolCall {
                     arguments,
                     raw_arguments: None,
                     ..call
-                });
-                builder.complete_tool_call(content_index, Arc::clone(&tool_call));
-                out.push(ModelEvent::ToolCallEnd {
-                    content_index,
-                    tool_call,
-                    partial: builder.snapshot(),
-                });
+                };
+                frame.end_tool_call(content_index, tool_call, out);
             }
             "done" => {
                 let reason = match data["reason"].as_str() {
