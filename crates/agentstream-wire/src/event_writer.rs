@@ -62,8 +62,6 @@ struct Open {
 /// See the [module documentation](self).
 #[derive(Debug)]
 pub(crate) struct EventWriter {
-    /// The lifecycle every projector shares.
-    pub(crate) frame: Frame,
     open: Option<Open>,
     has_tool_calls: bool,
     /// The usage, once the provider sent any.
@@ -78,9 +76,8 @@ pub(crate) struct EventWriter {
 }
 
 impl EventWriter {
-    pub(crate) fn new(header: AssistantMessage) -> Self {
+    pub(crate) fn new() -> Self {
         Self {
-            frame: Frame::new(header),
             open: None,
             has_tool_calls: false,
             usage: None,
@@ -95,21 +92,17 @@ impl EventWriter {
     /// Sets header field `key` of the message: in the header before
     /// `start`, on the terminal message after it. A string's lone
     /// surrogates become U+FFFD.
-    pub(crate) fn set_extra(&mut self, key: &str, mut value: Value) {
+    pub(crate) fn set_extra(&mut self, frame: &mut Frame, key: &str, mut value: Value) {
         if let Value::String(text) = &mut value {
             *text = unmarked(core::mem::take(text), self.marked);
         }
-        if self.frame.is_started() {
+        if frame.is_started() {
             self.late_extra.insert(key.into(), value);
         } else {
-            self.frame.edit_header(|h| {
+            frame.edit_header(|h| {
                 h.extra.insert(key.into(), value);
             });
         }
-    }
-
-    pub(crate) fn is_finished(&self) -> bool {
-        self.frame.is_finished()
     }
 
     pub(crate) fn has_tool_calls(&self) -> bool {
@@ -135,20 +128,20 @@ impl EventWriter {
     }
 
     /// The failure of exceeding `limit`.
-    pub(crate) fn exceeded(&self, limit: Limit) -> Failure {
-        LimitExceeded::new(limit, &self.frame.limits).into()
+    pub(crate) fn exceeded(&self, frame: &Frame, limit: Limit) -> Failure {
+        LimitExceeded::new(limit, &frame.limits).into()
     }
 
-    pub(crate) fn start(&mut self, out: &mut Vec<ModelEvent>) {
-        self.frame.start(out);
+    pub(crate) fn start(&mut self, frame: &mut Frame, out: &mut Vec<ModelEvent>) {
+        frame.start(out);
     }
 
-    fn count_block(&mut self, tool: bool) -> Result<(), Failure> {
-        if self.blocks >= self.frame.limits.max_content_blocks {
-            return Err(self.exceeded(Limit::ContentBlocks));
+    fn count_block(&mut self, frame: &mut Frame, tool: bool) -> Result<(), Failure> {
+        if self.blocks >= frame.limits.max_content_blocks {
+            return Err(self.exceeded(frame, Limit::ContentBlocks));
         }
-        if tool && self.tool_calls >= self.frame.limits.max_tool_calls {
-            return Err(self.exceeded(Limit::ToolCalls));
+        if tool && self.tool_calls >= frame.limits.max_tool_calls {
+            return Err(self.exceeded(frame, Limit::ToolCalls));
         }
         self.blocks += 1;
         if tool {
@@ -161,18 +154,17 @@ impl EventWriter {
     /// Closes the open block and opens a text or thinking block.
     pub(crate) fn open_text(
         &mut self,
+        frame: &mut Frame,
         kind: Kind,
         out: &mut Vec<ModelEvent>,
     ) -> Result<(), Failure> {
-        self.start(out);
-        self.close(out)?;
-        self.count_block(false)?;
+        self.start(frame, out);
+        self.close(frame, out)?;
+        self.count_block(frame, false)?;
         let index = if kind == Kind::Thinking {
-            self.frame
-                .builder
-                .start_thinking(ThinkingContent::default())
+            frame.builder.start_thinking(ThinkingContent::default())
         } else {
-            self.frame.builder.start_text(TextContent::default())
+            frame.builder.start_text(TextContent::default())
         };
         self.open = Some(Open {
             kind,
@@ -183,7 +175,7 @@ impl EventWriter {
             args: String::new(),
             escapes: EscapeJoiner::default(),
         });
-        let partial = self.frame.builder.snapshot();
+        let partial = frame.builder.snapshot();
         out.push(if kind == Kind::Thinking {
             ModelEvent::ThinkingStart {
                 content_index: index,
@@ -202,6 +194,7 @@ impl EventWriter {
     /// id, name and signature become U+FFFD.
     pub(crate) fn open_tool(
         &mut self,
+        frame: &mut Frame,
         id: String,
         name: String,
         thought_signature: Option<String>,
@@ -210,10 +203,10 @@ impl EventWriter {
         let id = self.unmarked(id);
         let name = self.unmarked(name);
         let thought_signature = thought_signature.map(|s| self.unmarked(s));
-        self.start(out);
-        self.close(out)?;
-        self.count_block(true)?;
-        let index = self.frame.builder.start_tool_call(ToolCall {
+        self.start(frame, out);
+        self.close(frame, out)?;
+        self.count_block(frame, true)?;
+        let index = frame.builder.start_tool_call(ToolCall {
             id: id.clone(),
             name: name.clone(),
             ..ToolCall::default()
@@ -229,7 +222,7 @@ impl EventWriter {
         });
         out.push(ModelEvent::ToolCallStart {
             content_index: index,
-            partial: self.frame.builder.snapshot(),
+            partial: frame.builder.snapshot(),
         });
         Ok(())
     }
@@ -253,8 +246,13 @@ impl EventWriter {
     /// Appends `text` to the open block (a tool call's argument text, its
     /// lone surrogates, marked or escaped, replaced by U+FFFD; or text with
     /// its marked surrogate halves joined).
-    pub(crate) fn append(&mut self, text: &str, out: &mut Vec<ModelEvent>) -> Result<(), Failure> {
-        let max = self.frame.limits.max_tool_argument_bytes;
+    pub(crate) fn append(
+        &mut self,
+        frame: &mut Frame,
+        text: &str,
+        out: &mut Vec<ModelEvent>,
+    ) -> Result<(), Failure> {
+        let max = frame.limits.max_tool_argument_bytes;
         let marked = self.marked;
         let Some(open) = &mut self.open else {
             return Ok(());
@@ -263,24 +261,31 @@ impl EventWriter {
         if kind == Kind::Tool {
             let text = open.escapes.push_arguments(text, marked);
             if open.args.len().saturating_add(text.len()) > max {
-                return Err(self.exceeded(Limit::ToolArgumentBytes));
+                return Err(self.exceeded(frame, Limit::ToolArgumentBytes));
             }
             open.args.push_str(&text);
             if !text.is_empty() {
-                self.push_delta(kind, index, &text, out);
+                self.push_delta(frame, kind, index, &text, out);
             }
             return Ok(());
         }
         let joined = self.joiner.join(text, self.marked);
         let text = joined.as_deref().unwrap_or(text);
         if !text.is_empty() {
-            self.push_delta(kind, index, text, out);
+            self.push_delta(frame, kind, index, text, out);
         }
         Ok(())
     }
 
-    fn push_delta(&mut self, kind: Kind, index: usize, text: &str, out: &mut Vec<ModelEvent>) {
-        push_delta_event(&mut self.frame.builder, index, text, kind, out);
+    fn push_delta(
+        &mut self,
+        frame: &mut Frame,
+        kind: Kind,
+        index: usize,
+        text: &str,
+        out: &mut Vec<ModelEvent>,
+    ) {
+        push_delta_event(&mut frame.builder, index, text, kind, out);
     }
 
     /// Appends the part of `full` (the open tool call's whole argument
@@ -291,6 +296,7 @@ impl EventWriter {
     /// input.
     pub(crate) fn extend_arguments(
         &mut self,
+        frame: &mut Frame,
         full: &str,
         out: &mut Vec<ModelEvent>,
     ) -> Result<(), Failure> {
@@ -313,30 +319,30 @@ impl EventWriter {
             return Ok(());
         }
         match full.get(received..) {
-            Some(more) => self.append(more, out),
+            Some(more) => self.append(frame, more, out),
             None => Ok(()),
         }
     }
 
     /// Hands on what the open tool call's escapes hold back (`cut`: the
     /// provider stopped for length) as its last delta.
-    fn flush_escapes(&mut self, cut: bool, out: &mut Vec<ModelEvent>) {
+    fn flush_escapes(&mut self, frame: &mut Frame, cut: bool, out: &mut Vec<ModelEvent>) {
         let Some(open) = self.open.as_mut().filter(|o| o.kind == Kind::Tool) else {
             return;
         };
         if let Some(tail) = open.escapes.finish_as(cut) {
             open.args.push_str(&tail);
             let index = open.index;
-            self.push_delta(Kind::Tool, index, &tail, out);
+            self.push_delta(frame, Kind::Tool, index, &tail, out);
         }
     }
 
     /// The text of the open text or thinking block so far.
-    pub(crate) fn open_text_so_far(&self) -> String {
+    pub(crate) fn open_text_so_far(&self, frame: &Frame) -> String {
         let Some(open) = &self.open else {
             return String::new();
         };
-        match self.frame.builder.snapshot().content_block(open.index) {
+        match frame.builder.snapshot().content_block(open.index) {
             Some(ContentBlock::Text(t)) => t.text,
             Some(ContentBlock::Thinking(t)) => t.thinking,
             _ => String::new(),
@@ -345,8 +351,12 @@ impl EventWriter {
 
     /// Ends the open block, if any. A tool call's argument text, blank
     /// meaning `{}`, must be a JSON object.
-    pub(crate) fn close(&mut self, out: &mut Vec<ModelEvent>) -> Result<(), Failure> {
-        self.flush_escapes(false, out);
+    pub(crate) fn close(
+        &mut self,
+        frame: &mut Frame,
+        out: &mut Vec<ModelEvent>,
+    ) -> Result<(), Failure> {
+        self.flush_escapes(frame, false, out);
         let Some(open) = self.open.take() else {
             return Ok(());
         };
@@ -355,9 +365,15 @@ impl EventWriter {
             Kind::Text | Kind::Thinking => {
                 if let Some(replacement) = self.joiner.finish() {
                     let mut buf = [0; 4];
-                    self.push_delta(open.kind, index, replacement.encode_utf8(&mut buf), out);
+                    self.push_delta(
+                        frame,
+                        open.kind,
+                        index,
+                        replacement.encode_utf8(&mut buf),
+                        out,
+                    );
                 }
-                let text = match self.frame.builder.snapshot().content_block(index) {
+                let text = match frame.builder.snapshot().content_block(index) {
                     Some(ContentBlock::Text(t)) => t.text,
                     Some(ContentBlock::Thinking(t)) => t.thinking,
                     _ => String::new(),
@@ -368,13 +384,11 @@ impl EventWriter {
                         text_signature: open.signature,
                         ..TextContent::default()
                     };
-                    self.frame
-                        .builder
-                        .complete(index, ContentBlock::Text(block));
+                    frame.builder.complete(index, ContentBlock::Text(block));
                     out.push(ModelEvent::TextEnd {
                         content_index: index,
                         content: text,
-                        partial: self.frame.builder.snapshot(),
+                        partial: frame.builder.snapshot(),
                     });
                 } else {
                     let block = ThinkingContent {
@@ -382,13 +396,11 @@ impl EventWriter {
                         thinking_signature: open.signature,
                         ..ThinkingContent::default()
                     };
-                    self.frame
-                        .builder
-                        .complete(index, ContentBlock::Thinking(block));
+                    frame.builder.complete(index, ContentBlock::Thinking(block));
                     out.push(ModelEvent::ThinkingEnd {
                         content_index: index,
                         content: text,
-                        partial: self.frame.builder.snapshot(),
+                        partial: frame.builder.snapshot(),
                     });
                 }
                 Ok(())
@@ -409,7 +421,7 @@ impl EventWriter {
                     }
                 };
                 if is_json_blank(&open.args) {
-                    self.push_delta(Kind::Tool, index, "{}", out);
+                    self.push_delta(frame, Kind::Tool, index, "{}", out);
                 }
                 let call = ToolCall {
                     id: open.id,
@@ -418,13 +430,7 @@ impl EventWriter {
                     thought_signature: open.signature,
                     ..ToolCall::default()
                 };
-                let call = Arc::new(call);
-                self.frame.builder.complete_tool_call(index, call.clone());
-                out.push(ModelEvent::ToolCallEnd {
-                    content_index: index,
-                    tool_call: call,
-                    partial: self.frame.builder.snapshot(),
-                });
+                frame.end_tool_call(index, call, out);
                 Ok(())
             }
         }
@@ -435,45 +441,50 @@ impl EventWriter {
     /// with the completion as its last delta, then closed. A text that is
     /// not the start of a JSON object fails to close, as in
     /// [`close`](Self::close).
-    pub(crate) fn close_cut(&mut self, out: &mut Vec<ModelEvent>) -> Result<(), Failure> {
-        self.flush_escapes(true, out);
+    pub(crate) fn close_cut(
+        &mut self,
+        frame: &mut Frame,
+        out: &mut Vec<ModelEvent>,
+    ) -> Result<(), Failure> {
+        self.flush_escapes(frame, true, out);
         if let Some(args) = self.open_arguments() {
             if !is_json_blank(args) && parse_arguments(args).is_err() {
                 if let Some(suffix) = completion(args) {
-                    self.append(&suffix, out)?;
+                    self.append(frame, &suffix, out)?;
                 }
             }
         }
-        self.close(out)
+        self.close(frame, out)
     }
 
     /// Sets the late header fields and the usage (with its cost) on the
     /// final message.
-    fn finish_message(&self, message: &mut AssistantMessage) {
+    fn finish_message(&self, frame: &Frame, message: &mut AssistantMessage) {
         for (key, value) in &self.late_extra {
             message.extra.insert(key.clone(), value.clone());
         }
         if let Some(usage) = &self.usage {
             message.usage = usage.clone();
-            self.frame.price(&mut message.usage);
+            frame.price(&mut message.usage);
         }
     }
 
     /// Closes the open block and ends in `done` with `reason`.
     pub(crate) fn done(
         &mut self,
+        frame: &mut Frame,
         reason: DoneReason,
         out: &mut Vec<ModelEvent>,
     ) -> Result<(), Failure> {
-        if self.frame.is_finished() {
+        if frame.is_finished() {
             return Ok(());
         }
-        self.start(out);
-        self.close(out)?;
-        let mut message = self.frame.builder.snapshot().to_message();
-        self.finish_message(&mut message);
+        self.start(frame, out);
+        self.close(frame, out)?;
+        let mut message = frame.builder.snapshot().to_message();
+        self.finish_message(frame, &mut message);
         message.stop_reason = reason.stop_reason();
-        self.frame.end_done(reason, message, out);
+        frame.end_done(reason, message, out);
         Ok(())
     }
 
@@ -481,7 +492,7 @@ impl EventWriter {
     /// block keeps its text so far (and its signature); an open tool call
     /// is kept only if its argument text is already a JSON object; the
     /// late header fields and the usage (with its cost) are set.
-    pub(crate) fn settle(&self, message: &mut AssistantMessage) {
+    pub(crate) fn settle(&self, frame: &Frame, message: &mut AssistantMessage) {
         // The provider's words in it (an error event's message) may hold
         // lone surrogates.
         if let Some(text) = message.error_message.take() {
@@ -515,7 +526,7 @@ impl EventWriter {
                 }
             }
         }
-        self.finish_message(message);
+        self.finish_message(frame, message);
     }
 }
 
@@ -546,42 +557,6 @@ pub(crate) fn read_payload<'a, T: serde::Deserialize<'a>>(
         format!("the provider sent {kind}: {}", clip(data, QUOTE))
     })
 }
-
-/// The methods every projector over an [`EventWriter`] (field `writer`) shares,
-/// and its [`SseProjector`](crate::sse::SseProjector) implementation
-/// (`sse_projector!`; each SSE event's data goes to `push_data`, whatever
-/// its `event:` name).
-macro_rules! event_writer_projector {
-    ($ty:ident) => {
-        impl $ty {
-            /// Sets the limits on content blocks, tool calls and argument
-            /// text (see [`Limits`](crate::limits::Limits)); a message past
-            /// one ends in `error` naming it, with what came before kept.
-            pub fn set_limits(&mut self, limits: crate::limits::Limits) {
-                self.writer.frame.limits = limits;
-            }
-
-            crate::sse::frame_verbs!(writer.frame);
-
-            /// What the writer adds to the message of an `error`.
-            fn settle(&mut self, message: &mut agentstream::message::AssistantMessage) {
-                self.writer.settle(message);
-            }
-
-            /// One SSE event: its data, whatever its `event:` name.
-            fn on_event(
-                &mut self,
-                event: &crate::sse::SseEvent,
-                out: &mut alloc::vec::Vec<agentstream::model::ModelEvent>,
-            ) {
-                self.push_data(&event.data, out);
-            }
-        }
-
-        crate::sse::sse_projector!($ty);
-    };
-}
-pub(crate) use event_writer_projector;
 
 /// Appends `text` to block `index` of the message and emits the delta
 /// event of `kind` (every projector's one way to stream a fragment).

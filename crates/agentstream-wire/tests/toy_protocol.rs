@@ -27,7 +27,7 @@ use agentstream_wire::host::{ClientError, Host};
 use agentstream_wire::http::{ResponseBody, ResponseHead, TransportError};
 use agentstream_wire::model::EndpointModel;
 use agentstream_wire::server::{message_steps, DecodedRequest, Events, Wire};
-use agentstream_wire::sse::{SseEvent, SseProjector};
+use agentstream_wire::sse::SseEvent;
 use futures_util::StreamExt;
 use serde_json::{json, Map};
 
@@ -286,7 +286,7 @@ fn a_request_the_body_writer_refuses_ends_in_invalid_request() {
 
 #[test]
 fn a_stream_cut_before_done_is_a_protocol_violation() {
-    let mut projector = ToyProjector::for_model("toy-1".into(), "toy".into());
+    let mut projector = ToyProjector::new("toy-1", "toy");
     let mut out = Vec::new();
     projector.push_event(
         &SseEvent::message(r#"{"index":0,"kind":"text"}"#).with_event("block"),

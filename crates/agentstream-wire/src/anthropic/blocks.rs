@@ -1,6 +1,7 @@
 //! The content blocks of the [`AnthropicProjector`](super::AnthropicProjector):
-//! [`Blocks`] owns them and their counts, and the projector hands it the
-//! message builder with each event: opening one from its
+//! [`Blocks`] owns them and their counts, a front-end feeding the
+//! projector's [`Frame`] (its message and its limits), which the projector
+//! hands it with each event: opening one from its
 //! `content_block_start`, routing each delta and stop to the block its
 //! `index` names, and ending it (a tool call's argument text parsed into
 //! its arguments).
@@ -16,20 +17,19 @@ use alloc::borrow::Cow;
 use alloc::collections::{BTreeMap, VecDeque};
 use alloc::format;
 use alloc::string::String;
-use alloc::sync::Arc;
 use alloc::vec::Vec;
 
 use serde_json::Value;
 
-use agentstream::message::{ContentBlock, TextContent, ThinkingContent, ToolCall};
-use agentstream::model::{ModelEvent, PartialBuilder};
+use agentstream::message::{TextContent, ThinkingContent, ToolCall};
+use agentstream::model::ModelEvent;
 
-use super::payload::{Delta, QUOTE};
+use super::payload::Delta;
 use crate::cause::Failure;
-use crate::cut_json::cut_completion;
 use crate::event_writer::{push_delta_event, Kind as DeltaKind};
-use crate::json::{clip, is_json_blank, parse_arguments};
-use crate::limits::{Limit, LimitExceeded, Limits};
+use crate::json::{is_json_blank, parse_arguments};
+use crate::limits::{Limit, LimitExceeded};
+use crate::sse::Frame;
 use crate::surrogates::{replace_markers, EscapeJoiner, SurrogateJoiner};
 
 /// What a block is, with what it has gathered.
@@ -75,9 +75,9 @@ pub(super) struct Block {
     /// Text or thinking received while it waited.
     waiting_text: String,
     /// Joins surrogate halves split across its deltas.
-    joiner: SurrogateJoiner,
+    pub(super) joiner: SurrogateJoiner,
     /// Its `content_block_stop` came while it waited.
-    stopped: bool,
+    pub(super) stopped: bool,
 }
 
 /// The open blocks: by wire index, the live one, and the waiting ones in
@@ -85,11 +85,9 @@ pub(super) struct Block {
 /// stop reason decides about a cut tool call.
 #[derive(Debug, Default)]
 pub(super) struct Blocks {
-    open: BTreeMap<u64, Block>,
+    pub(super) open: BTreeMap<u64, Block>,
     live: Option<u64>,
     waiting: VecDeque<u64>,
-    /// Default: [`Limits::DEFAULT`].
-    limits: Limits,
     /// Content blocks and tool calls started so far, for the limits.
     block_count: usize,
     tool_calls: usize,
@@ -97,21 +95,16 @@ pub(super) struct Blocks {
     has_tool_calls: bool,
     /// The live tool call stopped with argument text that is not JSON: it
     /// waits for the stop reason (`max_tokens` completes it leniently).
-    cut_candidate: bool,
+    pub(super) cut_candidate: bool,
     /// The provider stopped for length: blocks ended now complete a cut
     /// tool call's argument text (see [`cut_json`](crate::cut_json)).
-    cut: bool,
+    pub(super) cut: bool,
 }
 
 impl Blocks {
     /// The live block, if any.
-    fn live(&self) -> Option<&Block> {
+    pub(super) fn live(&self) -> Option<&Block> {
         self.open.get(&self.live?)
-    }
-
-    /// Sets the limits on content blocks, tool calls and argument text.
-    pub(super) fn set_limits(&mut self, limits: Limits) {
-        self.limits = limits;
     }
 
     /// Whether a tool call has started.
@@ -130,17 +123,13 @@ impl Blocks {
     pub(super) fn set_cut(&mut self, cut: bool) {
         self.cut = cut;
     }
-
-    fn exceeded(&self, limit: Limit) -> Failure {
-        LimitExceeded::new(limit, &self.limits).into()
-    }
 }
 
 impl Blocks {
     /// `content_block_start` for wire index `wire`.
     pub(super) fn open_block(
         &mut self,
-        builder: &mut PartialBuilder,
+        frame: &mut Frame,
         marked: bool,
         wire: Option<u64>,
         block: Option<&Value>,
@@ -158,14 +147,14 @@ impl Blocks {
             kind,
             Some("text" | "thinking" | "redacted_thinking" | "tool_use")
         ) {
-            if self.block_count >= self.limits.max_content_blocks {
-                return Err(self.exceeded(Limit::ContentBlocks));
+            if self.block_count >= frame.limits.max_content_blocks {
+                return Err(exceeded(frame, Limit::ContentBlocks));
             }
             self.block_count += 1;
         }
         if kind == Some("tool_use") {
-            if self.tool_calls >= self.limits.max_tool_calls {
-                return Err(self.exceeded(Limit::ToolCalls));
+            if self.tool_calls >= frame.limits.max_tool_calls {
+                return Err(exceeded(frame, Limit::ToolCalls));
             }
             self.tool_calls += 1;
         }
@@ -212,7 +201,7 @@ impl Blocks {
         if self.live.is_some() {
             self.waiting.push_back(wire);
         } else {
-            self.go_live(builder, wire, out)?;
+            self.go_live(frame, wire, out)?;
         }
         // A text or thinking block may start with some text.
         let initial = match block.map(|b| (b.get("type"), b)) {
@@ -221,7 +210,7 @@ impl Blocks {
             _ => None,
         };
         if let Some(initial) = initial.and_then(Value::as_str).filter(|t| !t.is_empty()) {
-            self.append(builder, marked, wire, initial, out)?;
+            self.append(frame, marked, wire, initial, out)?;
         }
         Ok(())
     }
@@ -230,7 +219,7 @@ impl Blocks {
     /// waited.
     fn go_live(
         &mut self,
-        builder: &mut PartialBuilder,
+        frame: &mut Frame,
         wire: u64,
         out: &mut Vec<ModelEvent>,
     ) -> Result<(), Failure> {
@@ -240,15 +229,15 @@ impl Blocks {
         self.live = Some(wire);
         let (index, event) = match &block.kind {
             Kind::Text => {
-                let index = builder.start_text(TextContent::default());
+                let index = frame.builder.start_text(TextContent::default());
                 (index, DeltaKind::Text)
             }
             Kind::Thinking { .. } | Kind::Redacted { .. } => {
-                let index = builder.start_thinking(ThinkingContent::default());
+                let index = frame.builder.start_thinking(ThinkingContent::default());
                 (index, DeltaKind::Thinking)
             }
             Kind::Tool { id, name, .. } => {
-                let index = builder.start_tool_call(ToolCall {
+                let index = frame.builder.start_tool_call(ToolCall {
                     id: id.clone(),
                     name: name.clone(),
                     ..ToolCall::default()
@@ -263,7 +252,7 @@ impl Blocks {
             _ => core::mem::take(&mut block.waiting_text),
         };
         let stopped = block.stopped;
-        let partial = builder.snapshot();
+        let partial = frame.builder.snapshot();
         out.push(match event {
             DeltaKind::Text => ModelEvent::TextStart {
                 content_index: index,
@@ -279,12 +268,12 @@ impl Blocks {
             },
         });
         if !gathered.is_empty() {
-            push_delta_event(builder, index, &gathered, event, out);
+            push_delta_event(&mut frame.builder, index, &gathered, event, out);
         }
         if stopped || matches!(block_kind(self, wire), Some(Kind::Redacted { .. })) {
             // A redacted block is complete at once; its stop only removes
             // it.
-            self.end_live(builder, out)?;
+            self.end_live(frame, out)?;
         }
         Ok(())
     }
@@ -292,16 +281,16 @@ impl Blocks {
     /// Ends the live block and makes the next waiting one live.
     pub(super) fn end_live(
         &mut self,
-        builder: &mut PartialBuilder,
+        frame: &mut Frame,
         out: &mut Vec<ModelEvent>,
     ) -> Result<(), Failure> {
         let Some(wire) = self.live else {
             return Ok(());
         };
-        self.end_block(builder, wire, out)?;
+        self.end_block(frame, wire, out)?;
         self.live = None;
         if let Some(next) = self.waiting.pop_front() {
-            self.go_live(builder, next, out)?;
+            self.go_live(frame, next, out)?;
         }
         Ok(())
     }
@@ -309,7 +298,7 @@ impl Blocks {
     /// A delta for wire index `wire`.
     pub(super) fn push_delta(
         &mut self,
-        builder: &mut PartialBuilder,
+        frame: &mut Frame,
         marked: bool,
         wire: Option<u64>,
         delta: &Delta<'_>,
@@ -358,7 +347,7 @@ impl Blocks {
             return Ok(());
         }
         if !part.is_empty() {
-            self.append(builder, marked, wire, part, out)?;
+            self.append(frame, marked, wire, part, out)?;
         }
         Ok(())
     }
@@ -375,13 +364,13 @@ impl Blocks {
     /// for later when it waits.
     fn append(
         &mut self,
-        builder: &mut PartialBuilder,
+        frame: &mut Frame,
         marked: bool,
         wire: u64,
         text: &str,
         out: &mut Vec<ModelEvent>,
     ) -> Result<(), Failure> {
-        let max_arguments = self.limits.max_tool_argument_bytes;
+        let max_arguments = frame.limits.max_tool_argument_bytes;
         let Some(block) = self.open.get_mut(&wire) else {
             return Ok(());
         };
@@ -391,7 +380,7 @@ impl Blocks {
             Kind::Tool { args, escapes, .. } => {
                 let text = escapes.push(text);
                 if args.len().saturating_add(text.len()) > max_arguments {
-                    return Err(self.exceeded(Limit::ToolArgumentBytes));
+                    return Err(exceeded(frame, Limit::ToolArgumentBytes));
                 }
                 args.push_str(&text);
                 (text, DeltaKind::Tool)
@@ -403,7 +392,7 @@ impl Blocks {
             return Ok(());
         }
         match block.content {
-            Some(index) => push_delta_event(builder, index, &text, event, out),
+            Some(index) => push_delta_event(&mut frame.builder, index, &text, event, out),
             None if !matches!(event, DeltaKind::Tool) => block.waiting_text.push_str(&text),
             // A waiting tool call's text is in its `args`.
             None => {}
@@ -414,7 +403,7 @@ impl Blocks {
     /// `content_block_stop` for wire index `wire`.
     pub(super) fn stop_block(
         &mut self,
-        builder: &mut PartialBuilder,
+        frame: &mut Frame,
         wire: Option<u64>,
         out: &mut Vec<ModelEvent>,
     ) -> Result<(), Failure> {
@@ -438,7 +427,7 @@ impl Blocks {
                     return Ok(());
                 }
             }
-            return self.end_live(builder, out);
+            return self.end_live(frame, out);
         }
         if block.content.is_some() {
             // A redacted block that already went out.
@@ -452,163 +441,17 @@ impl Blocks {
     /// Ends every open block, in order (`message_stop` with blocks open).
     pub(super) fn close_all(
         &mut self,
-        builder: &mut PartialBuilder,
+        frame: &mut Frame,
         out: &mut Vec<ModelEvent>,
     ) -> Result<(), Failure> {
         for block in self.open.values_mut() {
             block.stopped = true;
         }
         while self.live.is_some() {
-            self.end_live(builder, out)?;
+            self.end_live(frame, out)?;
         }
         self.open.clear();
         Ok(())
-    }
-
-    /// Emits the end of live block `wire` and forgets it.
-    fn end_block(
-        &mut self,
-        builder: &mut PartialBuilder,
-        wire: u64,
-        out: &mut Vec<ModelEvent>,
-    ) -> Result<(), Failure> {
-        self.cut_candidate = false;
-        let cut = self.cut;
-        let Some(block) = self.open.get_mut(&wire) else {
-            return Ok(());
-        };
-        let Some(index) = block.content else {
-            return Ok(());
-        };
-        let tail = block.joiner.finish();
-        let (event, tail) = match &mut block.kind {
-            Kind::Tool { args, escapes, .. } => {
-                let mut tail = escapes.finish_as(cut);
-                if let Some(tail) = &tail {
-                    args.push_str(tail);
-                }
-                // Cut off: the completion goes out as the last delta.
-                if let Some(suffix) = cut.then(|| cut_completion(args)).flatten() {
-                    args.push_str(&suffix);
-                    tail.get_or_insert_with(String::new).push_str(&suffix);
-                }
-                (DeltaKind::Tool, tail)
-            }
-            Kind::Thinking { .. } => (DeltaKind::Thinking, tail.map(String::from)),
-            _ => (DeltaKind::Text, tail.map(String::from)),
-        };
-        if let Some(tail) = tail {
-            push_delta_event(builder, index, &tail, event, out);
-        }
-        let Some(block) = self.open.get(&wire) else {
-            return Ok(());
-        };
-        match &block.kind {
-            Kind::Text => {
-                let content = block_text(builder, index);
-                out.push(ModelEvent::TextEnd {
-                    content_index: index,
-                    content,
-                    partial: builder.snapshot(),
-                });
-            }
-            Kind::Thinking { signature } => {
-                let thinking = block_text(builder, index);
-                let block = ThinkingContent {
-                    thinking: thinking.clone(),
-                    thinking_signature: signature.clone(),
-                    ..ThinkingContent::default()
-                };
-                builder.complete(index, ContentBlock::Thinking(block));
-                out.push(ModelEvent::ThinkingEnd {
-                    content_index: index,
-                    content: thinking,
-                    partial: builder.snapshot(),
-                });
-            }
-            Kind::Redacted { data } => {
-                let stopped = block.stopped;
-                let block = ThinkingContent {
-                    thinking_signature: Some(data.clone()),
-                    redacted: Some(true),
-                    ..ThinkingContent::default()
-                };
-                builder.complete(index, ContentBlock::Thinking(block));
-                out.push(ModelEvent::ThinkingEnd {
-                    content_index: index,
-                    content: String::new(),
-                    partial: builder.snapshot(),
-                });
-                if !stopped {
-                    // Its stop is still to come: it stays open until then,
-                    // marked as out by its content index.
-                    return Ok(());
-                }
-            }
-            Kind::Tool { id, name, args, .. } => {
-                let arguments = parse_arguments(args).map_err(|e| {
-                    format!(
-                        "the arguments of tool call \"{id}\" ({name}) are not a JSON object: {e}; received: {}",
-                        clip(args, QUOTE)
-                    )
-                })?;
-                let blank = is_json_blank(args);
-                let tool_call = ToolCall {
-                    id: id.clone(),
-                    name: name.clone(),
-                    arguments,
-                    ..ToolCall::default()
-                };
-                if blank {
-                    push_delta_event(builder, index, "{}", DeltaKind::Tool, out);
-                }
-                let tool_call = Arc::new(tool_call);
-                builder.complete_tool_call(index, tool_call.clone());
-                out.push(ModelEvent::ToolCallEnd {
-                    content_index: index,
-                    tool_call,
-                    partial: builder.snapshot(),
-                });
-            }
-            Kind::Skipped => {}
-        }
-        self.open.remove(&wire);
-        Ok(())
-    }
-
-    /// The live block's part of an error's message: an open tool call is
-    /// kept only when its argument text is already a JSON object, and an
-    /// open thinking block keeps its signature.
-    pub(super) fn settle_live(&self, content: &mut Vec<ContentBlock>) {
-        let Some(block) = self.live() else {
-            return;
-        };
-        let Some(index) = block.content else {
-            return;
-        };
-        match &block.kind {
-            Kind::Tool { id, name, args, .. } => match parse_arguments(args) {
-                Ok(arguments) if !is_json_blank(args) => {
-                    if let Some(slot) = content.get_mut(index) {
-                        *slot = ContentBlock::ToolCall(ToolCall {
-                            id: id.clone(),
-                            name: name.clone(),
-                            arguments,
-                            ..ToolCall::default()
-                        });
-                    }
-                }
-                _ => content.truncate(index),
-            },
-            Kind::Thinking {
-                signature: Some(signature),
-            } => {
-                if let Some(ContentBlock::Thinking(t)) = content.get_mut(index) {
-                    t.thinking_signature = Some(signature.clone());
-                }
-            }
-            _ => {}
-        }
     }
 }
 
@@ -616,11 +459,7 @@ fn block_kind(blocks: &Blocks, wire: u64) -> Option<&Kind> {
     blocks.open.get(&wire).map(|b| &b.kind)
 }
 
-/// The text so far of text or thinking block `index`.
-fn block_text(builder: &PartialBuilder, index: usize) -> String {
-    match builder.snapshot().content_block(index) {
-        Some(ContentBlock::Text(t)) => t.text,
-        Some(ContentBlock::Thinking(t)) => t.thinking,
-        _ => String::new(),
-    }
+/// The failure of exceeding `limit`, one of the frame's limits.
+fn exceeded(frame: &Frame, limit: Limit) -> Failure {
+    LimitExceeded::new(limit, &frame.limits).into()
 }

@@ -21,6 +21,7 @@
 //! How each field of the final message and each stop reason compares with
 //! Pi's provider: [`fidelity`](crate::fidelity).
 
+mod block_end;
 mod blocks;
 pub mod config;
 #[cfg(feature = "server")]

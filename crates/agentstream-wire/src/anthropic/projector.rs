@@ -138,22 +138,23 @@ use alloc::vec::Vec;
 
 use serde_json::Value;
 
-use agentstream::message::{assistant, AssistantMessage, StopReason, Usage};
+use agentstream::message::{AssistantMessage, Usage};
 use agentstream::model::{DoneReason, ModelEvent};
 
-use crate::sse::{frame_verbs, Frame};
+use crate::sse::{Fail, Frame, Projection, Projector, SseEvent};
 
 use super::blocks::Blocks;
 use super::payload::{error_text, quick_delta, Payload, QUOTE};
 use crate::cause::Failure;
 use crate::json::{clip, count, saturate_numbers};
-use crate::limits::Limits;
 use crate::surrogates::{mark_lone_surrogates, replace_markers};
 
 /// The `api` of messages from the Anthropic Messages API, as Pi names it.
 pub const ANTHROPIC_MESSAGES_API: &str = "anthropic-messages";
 
-/// The projector. See the [module documentation](self) for every rule.
+/// The projector: the shared [`Projector`] over the
+/// [`AnthropicProjection`]. See the [module documentation](self) for
+/// every rule.
 ///
 /// ```
 /// use agentstream_wire::anthropic::AnthropicProjector;
@@ -175,10 +176,13 @@ pub const ANTHROPIC_MESSAGES_API: &str = "anthropic-messages";
 /// assert_eq!(types, ["start", "text_start", "text_delta", "text_end", "done"]);
 /// assert!(validate_events(&events).is_empty());
 /// ```
+pub type AnthropicProjector = Projector<AnthropicProjection>;
+
+/// What the Messages stream events say beyond the [`Frame`]: the blocks
+/// (a front-end feeding the frame), the stop reason and its details, the
+/// usage. See the [module documentation](self).
 #[derive(Debug)]
-pub struct AnthropicProjector {
-    /// The lifecycle every projector shares.
-    frame: Frame,
+pub struct AnthropicProjection {
     blocks: Blocks,
     stop_reason: Option<String>,
     usage: Usage,
@@ -190,22 +194,11 @@ pub struct AnthropicProjector {
     stop_details: Option<String>,
 }
 
-impl AnthropicProjector {
-    /// A projector for messages of `model` from `provider`, with `api`
-    /// [`ANTHROPIC_MESSAGES_API`] and timestamp 0.
-    pub fn new(model: impl Into<String>, provider: impl Into<String>) -> Self {
-        let mut header = assistant([], StopReason::Stop);
-        header.api = ANTHROPIC_MESSAGES_API.into();
-        header.provider = provider.into();
-        header.model = model.into();
-        Self::with_header(header)
-    }
+impl Projection for AnthropicProjection {
+    const API: &'static str = ANTHROPIC_MESSAGES_API;
 
-    /// A projector whose messages start from `header` (its content is
-    /// ignored; its usage and stop reason are replaced at the end).
-    pub fn with_header(header: AssistantMessage) -> Self {
+    fn for_header(_header: &AssistantMessage) -> Self {
         Self {
-            frame: Frame::new(header),
             blocks: Blocks::default(),
             stop_reason: None,
             usage: Usage::default(),
@@ -215,20 +208,14 @@ impl AnthropicProjector {
         }
     }
 
-    /// Sets the limits on content blocks, tool calls and argument text
-    /// (see [`Limits`]); a message past one ends in `error` naming it, with
-    /// what came before kept. Default: [`Limits::DEFAULT`]. The text and
-    /// signatures are bounded by the response limit of the stream that
-    /// feeds the projector.
-    pub fn set_limits(&mut self, limits: Limits) {
-        self.blocks.set_limits(limits);
+    /// One SSE event: its data, whatever its `event:` name (the payload's
+    /// `type` names it).
+    fn on_event(&mut self, frame: &mut Frame, event: &SseEvent, out: &mut Vec<ModelEvent>) {
+        self.on_data(frame, &event.data, out);
     }
 
-    /// Handles the `data` of one SSE event: one event payload's JSON.
-    pub fn push_data(&mut self, data: &str, out: &mut Vec<ModelEvent>) {
-        if self.frame.is_finished() {
-            return;
-        }
+    /// The `data` of one SSE event: one event payload's JSON.
+    fn on_data(&mut self, frame: &mut Frame, data: &str, out: &mut Vec<ModelEvent>) {
         // Most of a stream is content block deltas in one exact shape: read
         // those without serde (the text is borrowed, and a text without
         // `\u` escapes has no lone surrogate to mark).
@@ -243,8 +230,8 @@ impl AnthropicProjector {
                 usage: None,
                 error: None,
             };
-            if let Err(failure) = self.push_event(&payload, out) {
-                self.fail_with(failure, out);
+            if let Err(failure) = self.push_event(frame, &payload, out) {
+                self.fail(frame, failure, out);
             }
             return;
         }
@@ -257,8 +244,8 @@ impl AnthropicProjector {
         // have unexpected types falls back to the lenient reading of a
         // `Value`, so odd shapes are tolerated as before.
         if let Ok(payload) = serde_json::from_str::<Payload<'_>>(data) {
-            if let Err(failure) = self.push_event(&payload, out) {
-                self.fail_with(failure, out);
+            if let Err(failure) = self.push_event(frame, &payload, out) {
+                self.fail(frame, failure, out);
             }
             return;
         }
@@ -274,7 +261,7 @@ impl AnthropicProjector {
                     "the provider sent data that is not JSON: {}",
                     clip(data, QUOTE)
                 );
-                self.fail_with(message.into(), out);
+                self.fail(frame, message.into(), out);
                 return;
             }
         };
@@ -283,16 +270,38 @@ impl AnthropicProjector {
                 "the provider sent JSON that is not a Messages stream event: {}",
                 clip(data, QUOTE)
             );
-            self.fail_with(message.into(), out);
+            self.fail(frame, message.into(), out);
             return;
         };
-        if let Err(failure) = self.push_event(&payload, out) {
-            self.fail_with(failure, out);
+        if let Err(failure) = self.push_event(frame, &payload, out) {
+            self.fail(frame, failure, out);
         }
     }
 
+    /// The end of the body. Without `message_stop` the response is
+    /// truncated and ends in `error`.
+    fn on_end(&mut self, frame: &mut Frame, out: &mut Vec<ModelEvent>) {
+        let message = match &self.stop_reason {
+            Some(reason) => format!(
+                "the stream ended before message_stop (after stop_reason \"{}\"): the response is truncated",
+                clip(reason, QUOTE)
+            ),
+            None => "the stream ended before message_stop: the response is truncated".into(),
+        };
+        self.fail(frame, message.into(), out);
+    }
+
+    /// The open block's part of an `error`'s message, and its usage.
+    fn settle(&mut self, frame: &Frame, message: &mut AssistantMessage) {
+        self.blocks.settle_live(&mut message.content);
+        self.settle_usage(frame, message);
+    }
+}
+
+impl AnthropicProjection {
     fn push_event(
         &mut self,
+        frame: &mut Frame,
         payload: &Payload<'_>,
         out: &mut Vec<ModelEvent>,
     ) -> Result<(), Failure> {
@@ -307,11 +316,11 @@ impl AnthropicProjector {
                     None => Failure::provider(message, Some("error".into())),
                 });
             }
-            "message_start" if self.frame.is_started() => {
+            "message_start" if frame.is_started() => {
                 return Err(String::from("the provider sent a second message_start").into())
             }
             "message_start" => {
-                self.start(payload.message.as_ref(), out);
+                self.start(frame, payload.message.as_ref(), out);
                 return Ok(());
             }
             "content_block_start"
@@ -319,7 +328,7 @@ impl AnthropicProjector {
             | "content_block_stop"
             | "message_delta"
             | "message_stop"
-                if !self.frame.is_started() =>
+                if !frame.is_started() =>
             {
                 return Err(format!("the provider sent {kind} before message_start").into());
             }
@@ -328,35 +337,22 @@ impl AnthropicProjector {
             {
                 // More content after a tool call that stopped unparsable:
                 // it was not cut off, and its end fails as usual.
-                self.blocks.end_live(&mut self.frame.builder, out)?;
+                self.blocks.end_live(frame, out)?;
             }
             _ => {}
         }
         match kind {
             "content_block_start" => {
                 let block = payload.content_block.as_ref();
-                (self.blocks).open_block(
-                    &mut self.frame.builder,
-                    self.marked,
-                    payload.index,
-                    block,
-                    out,
-                )
+                (self.blocks).open_block(frame, self.marked, payload.index, block, out)
             }
             "content_block_delta" => match &payload.delta {
-                Some(delta) => (self.blocks).push_delta(
-                    &mut self.frame.builder,
-                    self.marked,
-                    payload.index,
-                    delta,
-                    out,
-                ),
+                Some(delta) => {
+                    (self.blocks).push_delta(frame, self.marked, payload.index, delta, out)
+                }
                 None => Ok(()),
             },
-            "content_block_stop" => {
-                self.blocks
-                    .stop_block(&mut self.frame.builder, payload.index, out)
-            }
+            "content_block_stop" => self.blocks.stop_block(frame, payload.index, out),
             "message_delta" => {
                 if let Some(reason) = payload
                     .delta
@@ -378,14 +374,14 @@ impl AnthropicProjector {
                 }
                 Ok(())
             }
-            "message_stop" => self.end(out),
+            "message_stop" => self.end(frame, out),
             _ => Ok(()),
         }
     }
 
     /// `message_start`: the message's id, served model and first usage,
     /// then `start`.
-    fn start(&mut self, message: Option<&Value>, out: &mut Vec<ModelEvent>) {
+    fn start(&mut self, frame: &mut Frame, message: Option<&Value>, out: &mut Vec<ModelEvent>) {
         let marked = self.marked;
         let string = |name: &str| {
             message
@@ -394,7 +390,7 @@ impl AnthropicProjector {
                 .filter(|s| !s.is_empty())
                 .map(|s| replace_markers(s, marked).into_owned())
         };
-        self.frame.edit_header(|header| {
+        frame.edit_header(|header| {
             if let Some(id) = string("id") {
                 header.extra.insert("responseId".into(), Value::String(id));
             }
@@ -407,7 +403,7 @@ impl AnthropicProjector {
         if let Some(usage) = message.and_then(|m| m.get("usage")) {
             self.merge_usage(usage);
         }
-        self.frame.start(out);
+        frame.start(out);
     }
 
     fn merge_usage(&mut self, usage: &Value) {
@@ -432,7 +428,7 @@ impl AnthropicProjector {
         );
     }
 
-    fn end(&mut self, out: &mut Vec<ModelEvent>) -> Result<(), Failure> {
+    fn end(&mut self, frame: &mut Frame, out: &mut Vec<ModelEvent>) -> Result<(), Failure> {
         let reason = match self.stop_reason.as_deref() {
             Some("end_turn" | "stop_sequence" | "pause_turn") => Some(DoneReason::Stop),
             Some("max_tokens") => Some(DoneReason::Length),
@@ -448,46 +444,25 @@ impl AnthropicProjector {
         };
         self.blocks
             .set_cut(matches!(reason, Some(DoneReason::Length)));
-        self.blocks.close_all(&mut self.frame.builder, out)?;
+        self.blocks.close_all(frame, out)?;
         let reason = reason.unwrap_or(if self.blocks.has_tool_calls() {
             DoneReason::ToolUse
         } else {
             DoneReason::Stop
         });
-        let mut message = self.frame.builder.snapshot().to_message();
+        let mut message = frame.builder.snapshot().to_message();
         message.stop_reason = reason.stop_reason();
-        self.settle_usage(&mut message);
-        self.frame.end_done(reason, message, out);
+        self.settle_usage(frame, &mut message);
+        frame.end_done(reason, message, out);
         Ok(())
-    }
-
-    /// Handles the end of the body. Without `message_stop` the response is
-    /// truncated and ends in `error`.
-    pub fn finish(&mut self, out: &mut Vec<ModelEvent>) {
-        let message = match &self.stop_reason {
-            Some(reason) => format!(
-                "the stream ended before message_stop (after stop_reason \"{}\"): the response is truncated",
-                clip(reason, QUOTE)
-            ),
-            None => "the stream ended before message_stop: the response is truncated".into(),
-        };
-        self.fail_with(message.into(), out);
-    }
-
-    frame_verbs!(frame);
-
-    /// The open block's part of an `error`'s message, and its usage.
-    fn settle(&mut self, message: &mut AssistantMessage) {
-        self.blocks.settle_live(&mut message.content);
-        self.settle_usage(message);
     }
 
     /// The final message's usage, with its cost, once the provider sent
     /// any.
-    fn settle_usage(&self, message: &mut AssistantMessage) {
+    fn settle_usage(&self, frame: &Frame, message: &mut AssistantMessage) {
         if self.usage_seen {
             message.usage = self.usage.clone();
-            self.frame.price(&mut message.usage);
+            frame.price(&mut message.usage);
         }
     }
 }

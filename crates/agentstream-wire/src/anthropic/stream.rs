@@ -1,14 +1,10 @@
-//! [`AnthropicStream`]: the SSE stream over the event projector, and how the
-//! projector reads SSE events.
-
-use alloc::vec::Vec;
-
-use agentstream::model::ModelEvent;
+//! [`AnthropicStream`]: the SSE stream over the event projector.
 
 use super::projector::AnthropicProjector;
-use crate::sse::{SseEvent, SseStream};
+use crate::sse::SseStream;
 
-/// One streaming Messages response, bytes in, [`ModelEvent`]s out: the
+/// One streaming Messages response, bytes in,
+/// [`ModelEvent`](agentstream::model::ModelEvent)s out: the
 /// [`SseStream`] over the [`AnthropicProjector`] (see [`SseStream`] for the
 /// rules and examples).
 ///
@@ -38,12 +34,3 @@ use crate::sse::{SseEvent, SseStream};
 /// assert_eq!((message.text().as_str(), message.usage.total_tokens), ("Hi", Some(4)));
 /// ```
 pub type AnthropicStream = SseStream<AnthropicProjector>;
-
-impl AnthropicProjector {
-    /// One SSE event: its data, whatever its `event:` name.
-    fn on_event(&mut self, event: &SseEvent, out: &mut Vec<ModelEvent>) {
-        self.push_data(&event.data, out);
-    }
-}
-
-crate::sse::sse_projector!(AnthropicProjector);

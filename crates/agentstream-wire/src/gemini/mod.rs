@@ -15,8 +15,9 @@
 //! - [`config`]: the [`EndpointConfig`](crate::config::EndpointConfig) of
 //!   the protocol, which every host's model takes.
 //!
-//! The projector has the methods the SSE driver calls on the other
-//! projectors, so the generic SSE stream drives it as it drives
+//! The projector is the shared [`Projector`](crate::sse::Projector) over
+//! its [`GeminiProjection`](projector::GeminiProjection), so the generic
+//! SSE stream drives it as it drives
 //! [`AnthropicProjector`](crate::anthropic::AnthropicProjector).
 
 pub mod config;
@@ -26,6 +27,7 @@ pub mod decode;
 #[cfg(feature = "server")]
 pub mod encode;
 mod partial_args;
+mod payload;
 pub mod projector;
 pub mod request;
 pub mod schema;

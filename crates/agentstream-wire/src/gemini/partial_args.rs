@@ -1,11 +1,14 @@
 //! Gemini 3's streamed call arguments: the `jsonPath` of a `partialArgs`
 //! entry (`$`, `$.a.b`, `$['a']`, `$.a[0]`) and the slot it names in the
-//! arguments assembled so far.
+//! arguments assembled so far, how deep a value nests, and its lone
+//! surrogates replaced.
 
 use alloc::string::String;
 use alloc::vec::Vec;
 
 use serde_json::{Map, Value};
+
+use crate::surrogates::unmarked;
 
 /// The most segments a `jsonPath` may have.
 const MAX_PATH_SEGMENTS: usize = 64;
@@ -85,6 +88,33 @@ pub(super) fn slot_at<'a>(
         };
     }
     Some(slot)
+}
+
+/// How many levels of arrays and objects `value` nests (`0` for a
+/// scalar; its depth is the parser's, so the recursion is bounded).
+pub(super) fn nesting(value: &Value) -> usize {
+    let deepest = |items: &mut dyn Iterator<Item = &Value>| items.map(nesting).max().unwrap_or(0);
+    match value {
+        Value::Array(items) => 1 + deepest(&mut items.iter()),
+        Value::Object(map) => 1 + deepest(&mut map.values()),
+        _ => 0,
+    }
+}
+
+/// `value` with the markers in its strings and keys replaced by U+FFFD
+/// (its depth is the parser's, so the recursion is bounded).
+pub(super) fn unmark_value(value: Value) -> Value {
+    let unmark = |text: String| unmarked(text, true);
+    match value {
+        Value::String(text) => Value::String(unmark(text)),
+        Value::Array(items) => Value::Array(items.into_iter().map(unmark_value).collect()),
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .map(|(key, value)| (unmark(key), unmark_value(value)))
+                .collect(),
+        ),
+        other => other,
+    }
 }
 
 #[cfg(test)]

@@ -86,25 +86,25 @@
 //!   `MAX_TOKENS` or safety stop with tool calls as `toolUse`, a blocked
 //!   prompt and a body without `finishReason` as `done` with `stop`.
 
-use alloc::borrow::Cow;
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
-use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use agentstream::message::{assistant, AssistantMessage, StopReason, Usage};
+use agentstream::message::{AssistantMessage, Usage};
 use agentstream::model::{DoneReason, ModelEvent};
 
 use crate::cause::Failure;
 
-use crate::event_writer::{event_writer_projector, read_payload, EventWriter, Kind};
-use crate::json::{borrowed_str, clip, lenient_count};
+use crate::event_writer::{read_payload, EventWriter, Kind};
+use crate::json::clip;
 use crate::limits::Limit;
-use crate::surrogates::{mark_lone_surrogates, unmarked};
+use crate::sse::{Fail, Frame, Projection, Projector, SseEvent};
+use crate::surrogates::mark_lone_surrogates;
 
-use super::partial_args::{parse_path, slot_at};
+use super::partial_args::{nesting, parse_path, slot_at, unmark_value};
+use super::payload::{Chunk, FunctionCall, Part, PartialArg, UsageMetadata};
 
 /// The `api` of messages from the Gemini API, as Pi names it.
 pub const GEMINI_API: &str = "google-generative-ai";
@@ -163,7 +163,9 @@ struct Streamed {
     bytes: usize,
 }
 
-/// The projector. See the [module documentation](self) for every rule.
+/// The projector: the shared [`Projector`] over the
+/// [`GeminiProjection`]. See the [module documentation](self) for every
+/// rule.
 ///
 /// ```
 /// use agentstream::model::validate_events;
@@ -178,8 +180,13 @@ struct Streamed {
 /// assert_eq!(types, ["start", "text_start", "text_delta", "text_delta", "text_end", "done"]);
 /// assert!(validate_events(&events).is_empty());
 /// ```
+pub type GeminiProjector = Projector<GeminiProjection>;
+
+/// What the `GenerateContentResponse`s say beyond the [`Frame`]: the
+/// blocks and usage they wrote, a streamed call being assembled, the
+/// finish reason. See the [module documentation](self).
 #[derive(Debug)]
-pub struct GeminiProjector {
+pub struct GeminiProjection {
     writer: EventWriter,
     streamed: Option<Streamed>,
     response_id: Option<String>,
@@ -189,30 +196,22 @@ pub struct GeminiProjector {
     ids: Vec<String>,
 }
 
-event_writer_projector!(GeminiProjector);
-
 impl GeminiProjector {
-    /// A projector for messages of `model` from `provider`, with `api`
-    /// [`GEMINI_API`] and timestamp 0.
-    pub fn new(model: impl Into<String>, provider: impl Into<String>) -> Self {
-        Self::for_api(GeminiApi::GenerativeAi, model, provider)
-    }
-
     /// A projector for messages of `model` from `provider` through `api`
     /// (whose [`name`](GeminiApi::name) they record), with timestamp 0.
     pub fn for_api(api: GeminiApi, model: impl Into<String>, provider: impl Into<String>) -> Self {
-        let mut header = assistant([], StopReason::Stop);
+        let mut header = GeminiProjection::header(model.into(), provider.into());
         header.api = api.name().into();
-        header.provider = provider.into();
-        header.model = model.into();
         Self::with_header(header)
     }
+}
 
-    /// A projector whose messages start from `header` (its content is
-    /// ignored; its usage and stop reason are replaced at the end).
-    pub fn with_header(header: AssistantMessage) -> Self {
+impl Projection for GeminiProjection {
+    const API: &'static str = GEMINI_API;
+
+    fn for_header(_header: &AssistantMessage) -> Self {
         Self {
-            writer: EventWriter::new(header),
+            writer: EventWriter::new(),
             streamed: None,
             response_id: None,
             finish_reason: None,
@@ -221,11 +220,13 @@ impl GeminiProjector {
         }
     }
 
-    /// Handles the `data` of one SSE event: one `GenerateContentResponse`.
-    pub fn push_data(&mut self, data: &str, out: &mut Vec<ModelEvent>) {
-        if self.writer.is_finished() {
-            return;
-        }
+    /// One SSE event: its data, whatever its `event:` name.
+    fn on_event(&mut self, frame: &mut Frame, event: &SseEvent, out: &mut Vec<ModelEvent>) {
+        self.on_data(frame, &event.data, out);
+    }
+
+    /// The `data` of one SSE event: one `GenerateContentResponse`.
+    fn on_data(&mut self, frame: &mut Frame, data: &str, out: &mut Vec<ModelEvent>) {
         let marked = mark_lone_surrogates(data);
         self.writer.marked = marked.is_some();
         let data = marked.as_deref().unwrap_or(data);
@@ -234,16 +235,58 @@ impl GeminiProjector {
             match read_payload::<Chunk<'_>>(data, &mut saturated, "a GenerateContentResponse") {
                 Ok(value) => value,
                 Err(message) => {
-                    self.fail_with(message.into(), out);
+                    self.fail(frame, message.into(), out);
                     return;
                 }
             };
-        if let Err(failure) = self.push_chunk(chunk, out) {
-            self.fail_with(failure, out);
+        if let Err(failure) = self.push_chunk(frame, chunk, out) {
+            self.fail(frame, failure, out);
         }
     }
 
-    fn push_chunk(&mut self, chunk: Chunk<'_>, out: &mut Vec<ModelEvent>) -> Result<(), Failure> {
+    /// The end of the body: the last `finishReason` decides how the
+    /// message ends (see the [module documentation](self)).
+    fn on_end(&mut self, frame: &mut Frame, out: &mut Vec<ModelEvent>) {
+        let result = match self.finish_reason.clone().as_deref() {
+            None => Err(String::from(
+                "the stream ended without a finishReason: the response is truncated",
+            )
+            .into()),
+            Some("STOP") => self.end_streamed(frame, out).and_then(|()| {
+                let reason = if self.writer.has_tool_calls() {
+                    DoneReason::ToolUse
+                } else {
+                    DoneReason::Stop
+                };
+                self.writer.done(frame, reason, out)
+            }),
+            Some("MAX_TOKENS") => self
+                .end_streamed(frame, out)
+                .and_then(|()| self.writer.close_cut(frame, out))
+                .and_then(|()| self.writer.done(frame, DoneReason::Length, out)),
+            Some(other) => {
+                let detail = self.finish_message.clone();
+                Err(self.stop_failure("finishReason", other, detail.as_deref()))
+            }
+        };
+        if let Err(failure) = result {
+            self.fail(frame, failure, out);
+        }
+    }
+
+    /// What the writer adds to the message of an `error`.
+    fn settle(&mut self, frame: &Frame, message: &mut AssistantMessage) {
+        self.writer.settle(frame, message);
+    }
+}
+
+impl GeminiProjection {
+    fn push_chunk(
+        &mut self,
+        frame: &mut Frame,
+        chunk: Chunk<'_>,
+        out: &mut Vec<ModelEvent>,
+    ) -> Result<(), Failure> {
         if let Some(error) = chunk.error.as_ref().filter(|e| !e.is_null()) {
             return Err(self.error_payload(error));
         }
@@ -251,12 +294,12 @@ impl GeminiProjector {
             if let Some(id) = chunk.response_id.as_deref().filter(|id| !id.is_empty()) {
                 let id = self.writer.unmarked(String::from(id));
                 self.response_id = Some(id.clone());
-                self.writer.frame.edit_header(|h| {
+                frame.edit_header(|h| {
                     h.extra.insert("responseId".into(), Value::String(id));
                 });
             }
         }
-        self.writer.start(out);
+        self.writer.start(frame, out);
         if let Some(usage) = &chunk.usage_metadata {
             self.read_usage(usage);
         }
@@ -282,7 +325,7 @@ impl GeminiProjector {
             .into_iter()
             .flatten()
         {
-            self.push_part(part, out)?;
+            self.push_part(frame, part, out)?;
         }
         // Kept for the end, after this payload's markers are forgotten.
         if let Some(reason) = candidate.finish_reason {
@@ -292,14 +335,19 @@ impl GeminiProjector {
         Ok(())
     }
 
-    fn push_part(&mut self, part: Part<'_>, out: &mut Vec<ModelEvent>) -> Result<(), Failure> {
+    fn push_part(
+        &mut self,
+        frame: &mut Frame,
+        part: Part<'_>,
+        out: &mut Vec<ModelEvent>,
+    ) -> Result<(), Failure> {
         let signature = part
             .thought_signature
             .as_deref()
             .filter(|s| !s.is_empty())
             .map(String::from);
         if let Some(call) = part.function_call {
-            return self.push_call(call, signature, out);
+            return self.push_call(frame, call, signature, out);
         }
         let Some(text) = part.text else {
             return Ok(());
@@ -312,11 +360,11 @@ impl GeminiProjector {
         if text.is_empty() && signature.is_none() {
             return Ok(());
         }
-        self.end_streamed(out)?;
+        self.end_streamed(frame, out)?;
         if self.writer.open_block().map(|(k, _)| k) != Some(kind) {
-            self.writer.open_text(kind, out)?;
+            self.writer.open_text(frame, kind, out)?;
         }
-        self.writer.append(&text, out)?;
+        self.writer.append(frame, &text, out)?;
         if let Some(signature) = signature {
             self.writer.set_signature(signature);
         }
@@ -325,6 +373,7 @@ impl GeminiProjector {
 
     fn push_call(
         &mut self,
+        frame: &mut Frame,
         call: FunctionCall,
         signature: Option<String>,
         out: &mut Vec<ModelEvent>,
@@ -338,15 +387,15 @@ impl GeminiProjector {
             // A piece of the streamed call, if one is open.
             if self.streamed.is_some() {
                 for entry in call.partial_args.into_iter().flatten() {
-                    self.merge(entry)?;
+                    self.merge(frame, entry)?;
                 }
                 if !continues {
-                    self.end_streamed(out)?;
+                    self.end_streamed(frame, out)?;
                 }
             }
             return Ok(());
         };
-        self.end_streamed(out)?;
+        self.end_streamed(frame, out)?;
         let id = match call
             .id
             .map(|id| self.writer.unmarked(id))
@@ -363,12 +412,13 @@ impl GeminiProjector {
                 .find(|id| !self.ids.contains(id))
                 .unwrap_or_default(),
         };
-        self.writer.open_tool(id.clone(), name, signature, out)?;
+        self.writer
+            .open_tool(frame, id.clone(), name, signature, out)?;
         self.ids.push(id);
         if continues {
             self.streamed = Some(Streamed::default());
             for entry in call.partial_args.into_iter().flatten() {
-                self.merge(entry)?;
+                self.merge(frame, entry)?;
             }
             return Ok(());
         }
@@ -377,14 +427,14 @@ impl GeminiProjector {
             _ => Map::new(),
         };
         let text = Value::Object(arguments).to_string();
-        self.writer.append(&text, out)?;
-        self.writer.close(out)
+        self.writer.append(frame, &text, out)?;
+        self.writer.close(frame, out)
     }
 
     /// Adds one `partialArgs` entry to the streamed call.
-    fn merge(&mut self, entry: PartialArg) -> Result<(), Failure> {
-        let max = self.writer.frame.limits.max_tool_argument_bytes;
-        let exceeded = self.writer.exceeded(Limit::ToolArgumentBytes);
+    fn merge(&mut self, frame: &mut Frame, entry: PartialArg) -> Result<(), Failure> {
+        let max = frame.limits.max_tool_argument_bytes;
+        let exceeded = self.writer.exceeded(frame, Limit::ToolArgumentBytes);
         let Some(streamed) = self.streamed.as_mut() else {
             return Ok(());
         };
@@ -445,13 +495,17 @@ impl GeminiProjector {
     }
 
     /// Ends the open streamed call: its assembled arguments as one delta.
-    fn end_streamed(&mut self, out: &mut Vec<ModelEvent>) -> Result<(), Failure> {
+    fn end_streamed(
+        &mut self,
+        frame: &mut Frame,
+        out: &mut Vec<ModelEvent>,
+    ) -> Result<(), Failure> {
         let Some(streamed) = self.streamed.take() else {
             return Ok(());
         };
         let text = Value::Object(streamed.args).to_string();
-        self.writer.append(&text, out)?;
-        self.writer.close(out)
+        self.writer.append(frame, &text, out)?;
+        self.writer.close(frame, out)
     }
 
     fn read_usage(&mut self, usage: &UsageMetadata) {
@@ -507,162 +561,5 @@ impl GeminiProjector {
             failure.message.push_str(detail);
         }
         failure
-    }
-
-    /// Handles the end of the body: the last `finishReason` decides how
-    /// the message ends (see the [module documentation](self)).
-    pub fn finish(&mut self, out: &mut Vec<ModelEvent>) {
-        if self.writer.is_finished() {
-            return;
-        }
-        let result = match self.finish_reason.clone().as_deref() {
-            None => Err(String::from(
-                "the stream ended without a finishReason: the response is truncated",
-            )
-            .into()),
-            Some("STOP") => self.end_streamed(out).and_then(|()| {
-                let reason = if self.writer.has_tool_calls() {
-                    DoneReason::ToolUse
-                } else {
-                    DoneReason::Stop
-                };
-                self.writer.done(reason, out)
-            }),
-            Some("MAX_TOKENS") => self
-                .end_streamed(out)
-                .and_then(|()| self.writer.close_cut(out))
-                .and_then(|()| self.writer.done(DoneReason::Length, out)),
-            Some(other) => {
-                let detail = self.finish_message.clone();
-                Err(self.stop_failure("finishReason", other, detail.as_deref()))
-            }
-        };
-        if let Err(failure) = result {
-            self.fail_with(failure, out);
-        }
-    }
-}
-
-/// One `GenerateContentResponse`: the fields the projector reads.
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Chunk<'a> {
-    #[serde(borrow, default)]
-    candidates: Option<Vec<Candidate<'a>>>,
-    #[serde(default)]
-    usage_metadata: Option<UsageMetadata>,
-    #[serde(borrow, default, deserialize_with = "borrowed_str")]
-    response_id: Option<Cow<'a, str>>,
-    #[serde(default)]
-    prompt_feedback: Option<Value>,
-    #[serde(default)]
-    error: Option<Value>,
-}
-
-/// The counts of `usageMetadata` the projector reads (the per-modality
-/// details are skipped without being built).
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct UsageMetadata {
-    #[serde(default, deserialize_with = "lenient_count")]
-    prompt_token_count: Option<u64>,
-    #[serde(default, deserialize_with = "lenient_count")]
-    candidates_token_count: Option<u64>,
-    #[serde(default, deserialize_with = "lenient_count")]
-    total_token_count: Option<u64>,
-    #[serde(default, deserialize_with = "lenient_count")]
-    thoughts_token_count: Option<u64>,
-    #[serde(default, deserialize_with = "lenient_count")]
-    cached_content_token_count: Option<u64>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Candidate<'a> {
-    #[serde(borrow, default)]
-    content: Option<Content<'a>>,
-    #[serde(borrow, default, deserialize_with = "borrowed_str")]
-    finish_reason: Option<Cow<'a, str>>,
-    #[serde(default)]
-    finish_message: Option<String>,
-}
-
-#[derive(Debug, Deserialize)]
-struct Content<'a> {
-    #[serde(borrow, default)]
-    parts: Option<Vec<Part<'a>>>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Part<'a> {
-    #[serde(borrow, default, deserialize_with = "borrowed_str")]
-    text: Option<Cow<'a, str>>,
-    #[serde(default)]
-    thought: Option<bool>,
-    #[serde(borrow, default, deserialize_with = "borrowed_str")]
-    thought_signature: Option<Cow<'a, str>>,
-    #[serde(default)]
-    function_call: Option<FunctionCall>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct FunctionCall {
-    #[serde(default)]
-    name: Option<String>,
-    #[serde(default)]
-    id: Option<String>,
-    #[serde(default)]
-    args: Option<Value>,
-    #[serde(default)]
-    will_continue: Option<bool>,
-    #[serde(default)]
-    partial_args: Option<Vec<PartialArg>>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct PartialArg {
-    #[serde(default)]
-    json_path: Option<String>,
-    #[serde(default)]
-    string_value: Option<String>,
-    #[serde(default)]
-    number_value: Option<Value>,
-    #[serde(default)]
-    bool_value: Option<bool>,
-    #[serde(default)]
-    struct_value: Option<Value>,
-    #[serde(default)]
-    list_value: Option<Value>,
-    #[serde(default)]
-    will_continue: Option<bool>,
-}
-
-/// How many levels of arrays and objects `value` nests (`0` for a
-/// scalar; its depth is the parser's, so the recursion is bounded).
-fn nesting(value: &Value) -> usize {
-    let deepest = |items: &mut dyn Iterator<Item = &Value>| items.map(nesting).max().unwrap_or(0);
-    match value {
-        Value::Array(items) => 1 + deepest(&mut items.iter()),
-        Value::Object(map) => 1 + deepest(&mut map.values()),
-        _ => 0,
-    }
-}
-
-/// `value` with the markers in its strings and keys replaced by U+FFFD
-/// (its depth is the parser's, so the recursion is bounded).
-fn unmark_value(value: Value) -> Value {
-    let unmark = |text: String| unmarked(text, true);
-    match value {
-        Value::String(text) => Value::String(unmark(text)),
-        Value::Array(items) => Value::Array(items.into_iter().map(unmark_value).collect()),
-        Value::Object(map) => Value::Object(
-            map.into_iter()
-                .map(|(key, value)| (unmark(key), unmark_value(value)))
-                .collect(),
-        ),
-        other => other,
     }
 }

@@ -1,8 +1,9 @@
 //! The tool calls the [`OpenAiProjector`](super::OpenAiProjector) tracks:
 //! [`Calls`] owns their slots (argument text, whether it is already a
 //! complete JSON value), finds the call a fragment belongs to, and opens,
-//! streams and ends one call at a time in the message the projector hands
-//! it (the projector decides when; see
+//! streams and ends one call at a time: a front-end feeding the
+//! projector's [`Frame`] (its message and its limits), which the
+//! projector hands it (and decides when; see
 //! [Tool calls](super::projector#tool-calls)).
 
 use alloc::borrow::Cow;
@@ -13,13 +14,14 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 
 use agentstream::message::{ContentBlock, ToolCall};
-use agentstream::model::{ModelEvent, PartialBuilder};
+use agentstream::model::ModelEvent;
 
 use super::wire::{clip, is_json_blank, ToolCallDelta};
 use crate::cause::Failure;
 use crate::cut_json::cut_completion;
 use crate::json::parse_arguments;
-use crate::limits::{Limit, LimitExceeded, Limits};
+use crate::limits::{Limit, LimitExceeded};
+use crate::sse::Frame;
 use crate::surrogates::{replace_markers, EscapeJoiner};
 
 /// How many characters of offending data an error message quotes.
@@ -128,7 +130,7 @@ impl Calls {
         &mut self,
         key: Option<u64>,
         id: Option<&str>,
-        limits: &Limits,
+        frame: &Frame,
     ) -> Result<usize, Failure> {
         let id = id.filter(|id| !id.is_empty());
         if let Some(key) = key {
@@ -153,8 +155,8 @@ impl Calls {
         } else if !self.calls.is_empty() {
             return Ok(self.calls.len() - 1);
         }
-        if self.calls.len() >= limits.max_tool_calls {
-            return Err(LimitExceeded::new(Limit::ToolCalls, limits).into());
+        if self.calls.len() >= frame.limits.max_tool_calls {
+            return Err(LimitExceeded::new(Limit::ToolCalls, &frame.limits).into());
         }
         let slot = self.calls.len();
         self.calls.push(Call {
@@ -176,9 +178,9 @@ impl Calls {
         &mut self,
         fragment: &ToolCallDelta<'_>,
         marked: bool,
-        limits: &Limits,
+        frame: &Frame,
     ) -> Result<Option<usize>, Failure> {
-        let slot = self.resolve(fragment.index, fragment.id.as_deref(), limits)?;
+        let slot = self.resolve(fragment.index, fragment.id.as_deref(), frame)?;
         let name = fragment.function.as_ref().and_then(|f| f.name.as_deref());
         let args = fragment
             .function
@@ -212,8 +214,8 @@ impl Calls {
             )
             .into());
         }
-        if call.args.len().saturating_add(args.len()) > limits.max_tool_argument_bytes {
-            return Err(LimitExceeded::new(Limit::ToolArgumentBytes, limits).into());
+        if call.args.len().saturating_add(args.len()) > frame.limits.max_tool_argument_bytes {
+            return Err(LimitExceeded::new(Limit::ToolArgumentBytes, &frame.limits).into());
         }
         call.args.push_str(&args);
         call.scan.feed(&args);
@@ -223,15 +225,11 @@ impl Calls {
     /// Opens the next call (the one [`next_is_named`](Self::next_is_named)
     /// looks at) as a block of the message, with what it gathered so far, and
     /// returns its slot.
-    pub(super) fn open_next(
-        &mut self,
-        builder: &mut PartialBuilder,
-        out: &mut Vec<ModelEvent>,
-    ) -> usize {
+    pub(super) fn open_next(&mut self, frame: &mut Frame, out: &mut Vec<ModelEvent>) -> usize {
         let slot = self.opened;
         self.opened += 1;
         let call = &self.calls[slot];
-        let index = builder.start_tool_call(ToolCall {
+        let index = frame.builder.start_tool_call(ToolCall {
             id: call.id.clone(),
             name: call.name.clone(),
             ..ToolCall::default()
@@ -239,19 +237,14 @@ impl Calls {
         self.calls[slot].content_index = Some(index);
         out.push(ModelEvent::ToolCallStart {
             content_index: index,
-            partial: builder.snapshot(),
+            partial: frame.builder.snapshot(),
         });
-        self.flush(builder, slot, out);
+        self.flush(frame, slot, out);
         slot
     }
 
     /// Emits the argument text of an open call not yet sent.
-    pub(super) fn flush(
-        &mut self,
-        builder: &mut PartialBuilder,
-        slot: usize,
-        out: &mut Vec<ModelEvent>,
-    ) {
+    pub(super) fn flush(&mut self, frame: &mut Frame, slot: usize, out: &mut Vec<ModelEvent>) {
         let call = &mut self.calls[slot];
         let Some(index) = call.content_index else {
             return;
@@ -261,11 +254,11 @@ impl Calls {
         }
         let delta: Arc<str> = Arc::from(&call.args[call.emitted..]);
         call.emitted = call.args.len();
-        builder.append(index, delta.clone());
+        frame.builder.append(index, delta.clone());
         out.push(ModelEvent::ToolCallDelta {
             content_index: index,
             delta,
-            partial: builder.snapshot(),
+            partial: frame.builder.snapshot(),
         });
     }
 
@@ -275,7 +268,7 @@ impl Calls {
     /// completed first (see [`cut_json`](crate::cut_json)).
     pub(super) fn end(
         &mut self,
-        builder: &mut PartialBuilder,
+        frame: &mut Frame,
         slot: usize,
         cut: bool,
         out: &mut Vec<ModelEvent>,
@@ -290,7 +283,7 @@ impl Calls {
             call.scan.feed(&suffix);
             call.args.push_str(&suffix);
         }
-        self.flush(builder, slot, out);
+        self.flush(frame, slot, out);
         let position = slot;
         let call = &mut self.calls[slot];
         let Some(index) = call.content_index else {
@@ -307,11 +300,11 @@ impl Calls {
         call.ended = true;
         if is_json_blank(&call.args) {
             let delta: Arc<str> = Arc::from("{}");
-            builder.append(index, delta.clone());
+            frame.builder.append(index, delta.clone());
             out.push(ModelEvent::ToolCallDelta {
                 content_index: index,
                 delta,
-                partial: builder.snapshot(),
+                partial: frame.builder.snapshot(),
             });
         }
         let call = &self.calls[slot];
@@ -325,13 +318,7 @@ impl Calls {
             arguments,
             ..ToolCall::default()
         };
-        let tool_call = Arc::new(tool_call);
-        builder.complete_tool_call(index, tool_call.clone());
-        out.push(ModelEvent::ToolCallEnd {
-            content_index: index,
-            tool_call,
-            partial: builder.snapshot(),
-        });
+        frame.end_tool_call(index, tool_call, out);
         Ok(())
     }
 

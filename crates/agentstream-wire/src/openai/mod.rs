@@ -26,6 +26,7 @@
 //! How each field of the final message and each stop reason compares with
 //! Pi's provider: [`fidelity`](crate::fidelity).
 
+mod blocks;
 mod cache;
 mod calls;
 pub mod config;

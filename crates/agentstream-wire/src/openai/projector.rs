@@ -86,10 +86,13 @@
 //!
 //! # Limits
 //!
-//! A message with more content blocks or tool calls than its [`Limits`]
+//! A message with more content blocks or tool calls than its
+//! [`Limits`](crate::limits::Limits)
 //! allow, or a call whose argument text grows past
-//! [`Limits::max_tool_argument_bytes`], ends in `error` with the
-//! [`LimitExceeded`] message, keeping what came before.
+//! [`Limits::max_tool_argument_bytes`](crate::limits::Limits::max_tool_argument_bytes),
+//! ends in `error` with the
+//! [`LimitExceeded`](crate::limits::LimitExceeded) message, keeping what
+//! came before.
 //!
 //! # End of the message
 //!
@@ -174,23 +177,20 @@
 use alloc::borrow::Cow;
 use alloc::format;
 use alloc::string::String;
-use alloc::sync::Arc;
 use alloc::vec::Vec;
 
 use serde_json::Value;
 
 use super::calls::{Calls, QUOTE};
-use super::wire::{clip, error_text, map_usage, trim_json, Choice, Chunk, ToolCallDelta};
+use super::wire::{clip, error_text, map_usage, trim_json, Choice, Chunk};
 use crate::cause::Failure;
 use crate::json::saturate_numbers;
-use crate::limits::{Limit, LimitExceeded, Limits};
 use crate::surrogates::{mark_lone_surrogates, replace_markers, SurrogateJoiner};
-use agentstream::message::{
-    assistant, AssistantMessage, ContentBlock, StopReason, TextContent, ThinkingContent, Usage,
-};
+use agentstream::message::{AssistantMessage, Usage};
 use agentstream::model::{DoneReason, ModelEvent};
 
-use crate::sse::{frame_verbs, Frame};
+use crate::error_body::BODY_QUOTE;
+use crate::sse::{Fail, Frame, Projection, Projector, SseEvent};
 
 /// The `api` of messages from an OpenAI-compatible Chat Completions
 /// endpoint, as Pi names it.
@@ -198,7 +198,7 @@ pub const OPENAI_COMPLETIONS_API: &str = "openai-completions";
 
 /// The block that is open.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Open {
+pub(super) enum Open {
     None,
     Text(usize),
     Thinking(usize),
@@ -206,7 +206,9 @@ enum Open {
     Tool(usize),
 }
 
-/// The projector. See the [module documentation](self) for every rule.
+/// The projector: the shared [`Projector`] over the
+/// [`OpenAiProjection`]. See the [module documentation](self) for every
+/// rule.
 ///
 /// ```
 /// use agentstream_wire::openai::OpenAiProjector;
@@ -221,18 +223,21 @@ enum Open {
 /// assert_eq!(types, ["start", "text_start", "text_delta", "text_end", "done"]);
 /// assert!(validate_events(&events).is_empty());
 /// ```
+pub type OpenAiProjector = Projector<OpenAiProjection>;
+
+/// What the Chat Completions chunks say beyond the [`Frame`]: the open
+/// block, the calls, the followed choice, the finish reason, the usage
+/// and the served model. See the [module documentation](self).
 #[derive(Debug)]
-pub struct OpenAiProjector {
-    /// The lifecycle every projector shares.
-    frame: Frame,
-    open: Open,
-    calls: Calls,
+pub struct OpenAiProjection {
+    pub(super) open: Open,
+    pub(super) calls: Calls,
     /// How many content blocks have started.
-    blocks: usize,
+    pub(super) blocks: usize,
     /// Joins surrogate halves split across the open block's deltas.
-    joiner: SurrogateJoiner,
+    pub(super) joiner: SurrogateJoiner,
     /// The payload being projected had lone surrogate escapes.
-    marked: bool,
+    pub(super) marked: bool,
     /// The `index` of the choice followed, once a chunk named one.
     choice_index: Option<u64>,
     finish_reason: Option<String>,
@@ -243,31 +248,20 @@ pub struct OpenAiProjector {
     response_model: Option<String>,
     /// The provider stopped for length: calls ended now complete their
     /// cut argument text (see [`cut_json`](crate::cut_json)).
-    cut: bool,
+    pub(super) cut: bool,
 }
 
 /// The message field that names the model that answered, when the chunks
 /// name another one than the request (Pi's `responseModel`).
 pub const RESPONSE_MODEL: &str = "responseModel";
 
-impl OpenAiProjector {
-    /// A projector for messages of `model` from `provider`, with `api`
-    /// [`OPENAI_COMPLETIONS_API`] and timestamp 0.
-    pub fn new(model: impl Into<String>, provider: impl Into<String>) -> Self {
-        let mut header = assistant([], StopReason::Stop);
-        header.api = OPENAI_COMPLETIONS_API.into();
-        header.provider = provider.into();
-        header.model = model.into();
-        Self::with_header(header)
-    }
+impl Projection for OpenAiProjection {
+    const API: &'static str = OPENAI_COMPLETIONS_API;
 
-    /// A projector whose messages start from `header` (its content is
-    /// ignored; its usage and stop reason are replaced at the end).
-    pub fn with_header(header: AssistantMessage) -> Self {
+    fn for_header(header: &AssistantMessage) -> Self {
         Self {
             model: header.model.clone(),
             response_model: None,
-            frame: Frame::new(header),
             open: Open::None,
             calls: Calls::default(),
             blocks: 0,
@@ -280,28 +274,28 @@ impl OpenAiProjector {
         }
     }
 
-    /// Sets the limits on blocks, tool calls and argument text (see
-    /// [Limits](self#limits)). Default: [`Limits::DEFAULT`].
-    pub fn set_limits(&mut self, limits: Limits) {
-        self.frame.limits = limits;
+    /// One SSE event: a `message`'s data is a chunk (or `[DONE]`), an
+    /// `error` ends the stream with the provider's message; other named
+    /// events are skipped.
+    fn on_event(&mut self, frame: &mut Frame, event: &SseEvent, out: &mut Vec<ModelEvent>) {
+        match event.event_type() {
+            "message" => self.on_data(frame, &event.data, out),
+            "error" => {
+                let value = serde_json::from_str::<Value>(&event.data).ok();
+                let message = match &value {
+                    Some(value) => error_text(value.get("error").unwrap_or(value)),
+                    None => clip(&event.data, BODY_QUOTE),
+                };
+                self.fail(frame, Failure::in_payload(message, value.as_ref()), out);
+            }
+            _ => {}
+        }
     }
 
-    /// Counts a new content block against the limit.
-    fn count_block(&mut self) -> Result<(), Failure> {
-        if self.blocks >= self.frame.limits.max_content_blocks {
-            return Err(LimitExceeded::new(Limit::ContentBlocks, &self.frame.limits).into());
-        }
-        self.blocks += 1;
-        Ok(())
-    }
-
-    /// Handles the `data` of one SSE event: a chunk's JSON, or `[DONE]`.
-    pub fn push_data(&mut self, data: &str, out: &mut Vec<ModelEvent>) {
-        if self.frame.is_finished() {
-            return;
-        }
+    /// The `data` of one SSE event: a chunk's JSON, or `[DONE]`.
+    fn on_data(&mut self, frame: &mut Frame, data: &str, out: &mut Vec<ModelEvent>) {
         if trim_json(data) == "[DONE]" {
-            self.end(out);
+            self.end(frame, out);
             return;
         }
         // Lone UTF-16 surrogates (JavaScript writes them) would fail the
@@ -311,7 +305,7 @@ impl OpenAiProjector {
         let data = marked.as_deref().unwrap_or(data);
         let parsed = serde_json::from_str::<Chunk<'_>>(data);
         if let Ok(chunk) = parsed {
-            self.push_chunk(chunk, out);
+            self.push_chunk(frame, chunk, out);
             return;
         }
         // A number too large for an `f64` (a usage count of `1e400`) fails
@@ -324,7 +318,7 @@ impl OpenAiProjector {
             None => parsed,
         };
         match parsed {
-            Ok(chunk) => self.push_chunk(chunk, out),
+            Ok(chunk) => self.push_chunk(frame, chunk, out),
             Err(e) => {
                 let message: String =
                     if serde_json::from_str::<serde::de::IgnoredAny>(data).is_err() {
@@ -338,16 +332,38 @@ impl OpenAiProjector {
                             clip(data, QUOTE)
                         )
                     };
-                self.fail_with(message.into(), out);
+                self.fail(frame, message.into(), out);
             }
         }
     }
 
-    fn push_chunk(&mut self, chunk: Chunk<'_>, out: &mut Vec<ModelEvent>) {
+    /// Ends the input. Without `[DONE]` or a `finish_reason` so far, the
+    /// stream was truncated and ends in `error`.
+    fn on_end(&mut self, frame: &mut Frame, out: &mut Vec<ModelEvent>) {
+        if self.finish_reason.is_some() {
+            self.end(frame, out);
+        } else {
+            let message =
+                "the stream ended before [DONE] or a finish_reason: the response is truncated";
+            self.fail(frame, String::from(message).into(), out);
+        }
+    }
+
+    /// The open call's part of an `error`'s message, and its usage.
+    fn settle(&mut self, frame: &Frame, message: &mut AssistantMessage) {
+        if let Open::Tool(live) = self.open {
+            self.calls.settle(live, &mut message.content);
+        }
+        self.settle_usage(frame, message);
+    }
+}
+
+impl OpenAiProjection {
+    fn push_chunk(&mut self, frame: &mut Frame, chunk: Chunk<'_>, out: &mut Vec<ModelEvent>) {
         if let Some(error) = &chunk.error {
             let message = error_text(error);
             let failure = Failure::reported(message, Some(error), chunk.code.as_ref());
-            self.fail_with(failure, out);
+            self.fail(frame, failure, out);
             return;
         }
         let unmark = |text: &str| replace_markers(text, self.marked).into_owned();
@@ -360,11 +376,11 @@ impl OpenAiProjector {
                 self.response_model = served.map(Cow::into_owned);
             }
         }
-        if !self.frame.is_started() {
+        if !frame.is_started() {
             let id = chunk.id.as_deref().filter(|id| !id.is_empty()).map(unmark);
             if id.is_some() || self.response_model.is_some() {
                 let served = &self.response_model;
-                self.frame.edit_header(|header| {
+                frame.edit_header(|header| {
                     if let Some(id) = id {
                         header.extra.insert("responseId".into(), Value::String(id));
                     }
@@ -375,15 +391,15 @@ impl OpenAiProjector {
                     }
                 });
             }
-            self.frame.start(out);
+            frame.start(out);
         }
         if let Some(usage) = chunk.usage.as_ref().and_then(map_usage) {
             self.usage = Some(usage);
         }
         let choice = chunk.choices.and_then(|choices| choices.chosen);
         if let Some(choice) = choice.as_ref().filter(|c| self.follows(c.index)) {
-            if let Err(failure) = self.push_choice(choice, out) {
-                self.fail_with(failure, out);
+            if let Err(failure) = self.push_choice(frame, choice, out) {
+                self.fail(frame, failure, out);
             }
         }
     }
@@ -403,18 +419,19 @@ impl OpenAiProjector {
 
     fn push_choice(
         &mut self,
+        frame: &mut Frame,
         choice: &Choice<'_>,
         out: &mut Vec<ModelEvent>,
     ) -> Result<(), Failure> {
         if let Some(delta) = &choice.delta {
             if let Some((field, reasoning)) = delta.reasoning() {
-                self.push_prose(Some(field), reasoning, out)?;
+                self.push_prose(frame, Some(field), reasoning, out)?;
             }
             if let Some(content) = delta.content.as_deref().filter(|c| !c.is_empty()) {
-                self.push_prose(None, content, out)?;
+                self.push_prose(frame, None, content, out)?;
             }
             for fragment in delta.tool_calls.iter().flatten() {
-                self.push_tool_fragment(fragment, out)?;
+                self.push_tool_fragment(frame, fragment, out)?;
             }
         }
         if let Some(reason) = choice.finish_reason.as_deref().filter(|r| !r.is_empty()) {
@@ -428,116 +445,20 @@ impl OpenAiProjector {
         Ok(())
     }
 
-    /// Text (`thinking` `None`) or reasoning from the delta field
-    /// `thinking` names: into the open block of that kind, or a new one.
-    fn push_prose(
-        &mut self,
-        thinking: Option<&'static str>,
-        delta: &str,
-        out: &mut Vec<ModelEvent>,
-    ) -> Result<(), Failure> {
-        let open = match (self.open, thinking) {
-            (Open::Text(index), None) | (Open::Thinking(index), Some(_)) => Some(index),
-            _ => None,
-        };
-        if open.is_none() {
-            // Closing first, so a half held back by the old block is
-            // flushed there.
-            self.close_all(out)?;
-        }
-        let joined = self.joiner.join(delta, self.marked);
-        let delta = joined.as_deref().unwrap_or(delta);
-        let index = match open {
-            Some(index) => index,
-            None => {
-                self.count_block()?;
-                let (index, open) = match thinking {
-                    None => {
-                        let index = self.frame.builder.start_text(TextContent::default());
-                        (index, Open::Text(index))
-                    }
-                    Some(field) => {
-                        let index = self.frame.builder.start_thinking(ThinkingContent {
-                            thinking_signature: Some(field.into()),
-                            ..ThinkingContent::default()
-                        });
-                        (index, Open::Thinking(index))
-                    }
-                };
-                self.open = open;
-                let partial = self.frame.builder.snapshot();
-                out.push(match thinking {
-                    None => ModelEvent::TextStart {
-                        content_index: index,
-                        partial,
-                    },
-                    Some(_) => ModelEvent::ThinkingStart {
-                        content_index: index,
-                        partial,
-                    },
-                });
-                index
-            }
-        };
-        if delta.is_empty() {
-            return Ok(());
-        }
-        self.push_prose_delta(index, Arc::from(delta), out);
-        Ok(())
-    }
-
-    /// Appends `delta` to text or thinking block `index` (the open one)
-    /// and emits its delta event.
-    fn push_prose_delta(&mut self, index: usize, delta: Arc<str>, out: &mut Vec<ModelEvent>) {
-        self.frame.builder.append(index, delta.clone());
-        let partial = self.frame.builder.snapshot();
-        out.push(match self.open {
-            Open::Thinking(_) => ModelEvent::ThinkingDelta {
-                content_index: index,
-                delta,
-                partial,
-            },
-            _ => ModelEvent::TextDelta {
-                content_index: index,
-                delta,
-                partial,
-            },
-        });
-    }
-
-    /// A surrogate half held back at the end of text or thinking block
-    /// `index` becomes a last U+FFFD delta.
-    fn flush_surrogate(&mut self, index: usize, out: &mut Vec<ModelEvent>) {
-        let Some(replacement) = self.joiner.finish() else {
-            return;
-        };
-        let mut buf = [0; 4];
-        let delta: Arc<str> = Arc::from(&*replacement.encode_utf8(&mut buf));
-        self.push_prose_delta(index, delta, out);
-    }
-
-    fn block_text(&self, index: usize) -> String {
-        match self.frame.builder.snapshot().content_block(index) {
-            Some(ContentBlock::Text(t)) => t.text,
-            Some(ContentBlock::Thinking(t)) => t.thinking,
-            _ => String::new(),
-        }
-    }
-
     /// `[DONE]`, or the end of input after a `finish_reason`.
-    fn end(&mut self, out: &mut Vec<ModelEvent>) {
-        self.frame.start(out);
+    fn end(&mut self, frame: &mut Frame, out: &mut Vec<ModelEvent>) {
+        frame.start(out);
         let reason = match self.finish_reason.as_deref() {
             None | Some("stop" | "end" | "tool_calls" | "function_call") => None,
             Some("length") => Some(DoneReason::Length),
             Some(other) => {
-                self.fail_with(Failure::stop("finish_reason", other), out);
+                self.fail(frame, Failure::stop("finish_reason", other), out);
                 return;
             }
         };
         self.cut = matches!(reason, Some(DoneReason::Length));
-        if let Err(failure) = self.close_all(out) {
-            self.fail_with(failure, out);
+        if let Err(failure) = self.close_all(frame, out) {
+            self.fail(frame, failure, out);
             return;
         }
         let reason = reason.unwrap_or(if self.calls.is_empty() {
@@ -545,44 +466,19 @@ impl OpenAiProjector {
         } else {
             DoneReason::ToolUse
         });
-        let mut message = self.frame.builder.snapshot().to_message();
+        let mut message = frame.builder.snapshot().to_message();
         message.stop_reason = reason.stop_reason();
-        self.settle_usage(&mut message);
-        self.frame.end_done(reason, message, out);
-    }
-
-    /// Ends the input. Without `[DONE]` or a `finish_reason` so far, the
-    /// stream was truncated and ends in `error`.
-    pub fn finish(&mut self, out: &mut Vec<ModelEvent>) {
-        if self.frame.is_finished() {
-            return;
-        }
-        if self.finish_reason.is_some() {
-            self.end(out);
-        } else {
-            let message =
-                "the stream ended before [DONE] or a finish_reason: the response is truncated";
-            self.fail_with(String::from(message).into(), out);
-        }
-    }
-
-    frame_verbs!(frame);
-
-    /// The open call's part of an `error`'s message, and its usage.
-    fn settle(&mut self, message: &mut AssistantMessage) {
-        if let Open::Tool(live) = self.open {
-            self.calls.settle(live, &mut message.content);
-        }
-        self.settle_usage(message);
+        self.settle_usage(frame, &mut message);
+        frame.end_done(reason, message, out);
     }
 
     /// The final message's usage (with its cost) and a served model
     /// learned after `start`.
-    fn settle_usage(&mut self, message: &mut AssistantMessage) {
+    fn settle_usage(&mut self, frame: &Frame, message: &mut AssistantMessage) {
         if let Some(usage) = self.usage.take() {
             message.usage = usage;
         }
-        self.frame.price(&mut message.usage);
+        frame.price(&mut message.usage);
         if let Some(served) = &self.response_model {
             if !message.extra.contains_key(RESPONSE_MODEL) {
                 message
@@ -590,81 +486,5 @@ impl OpenAiProjector {
                     .insert(RESPONSE_MODEL.into(), Value::String(served.clone()));
             }
         }
-    }
-}
-
-impl OpenAiProjector {
-    fn push_tool_fragment(
-        &mut self,
-        fragment: &ToolCallDelta<'_>,
-        out: &mut Vec<ModelEvent>,
-    ) -> Result<(), Failure> {
-        let fragment = self
-            .calls
-            .push_fragment(fragment, self.marked, &self.frame.limits)?;
-        let Some(slot) = fragment else {
-            return Ok(());
-        };
-        self.advance(Some(slot), out)?;
-        if self.open == Open::Tool(slot) {
-            self.calls.flush(&mut self.frame.builder, slot, out);
-        }
-        Ok(())
-    }
-
-    /// Moves the open block forward. With `target`, a fragment of call
-    /// `target` just arrived: blocks close and calls open until `target` is
-    /// live or must wait. Without, every block closes and every call is
-    /// streamed and ended.
-    fn advance(&mut self, target: Option<usize>, out: &mut Vec<ModelEvent>) -> Result<(), Failure> {
-        loop {
-            match self.open {
-                Open::Tool(live) => {
-                    if Some(live) == target || (target.is_some() && !self.calls.is_complete(live)) {
-                        return Ok(());
-                    }
-                    self.calls
-                        .end(&mut self.frame.builder, live, self.cut, out)?;
-                    self.open = Open::None;
-                }
-                Open::Text(index) | Open::Thinking(index) => {
-                    self.flush_surrogate(index, out);
-                    let content = self.block_text(index);
-                    let partial = self.frame.builder.snapshot();
-                    out.push(match self.open {
-                        Open::Thinking(_) => ModelEvent::ThinkingEnd {
-                            content_index: index,
-                            content,
-                            partial,
-                        },
-                        _ => ModelEvent::TextEnd {
-                            content_index: index,
-                            content,
-                            partial,
-                        },
-                    });
-                    self.open = Open::None;
-                }
-                Open::None => {
-                    let Some(named) = self.calls.next_is_named() else {
-                        return Ok(());
-                    };
-                    if !named {
-                        if target.is_some() {
-                            return Ok(());
-                        }
-                        return Err(self.calls.unnamed_error().into());
-                    }
-                    self.count_block()?;
-                    let slot = self.calls.open_next(&mut self.frame.builder, out);
-                    self.open = Open::Tool(slot);
-                }
-            }
-        }
-    }
-
-    /// Closes the open block and ends every call.
-    fn close_all(&mut self, out: &mut Vec<ModelEvent>) -> Result<(), Failure> {
-        self.advance(None, out)
     }
 }

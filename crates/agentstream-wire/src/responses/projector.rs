@@ -85,12 +85,13 @@ use alloc::vec::Vec;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use agentstream::message::{assistant, AssistantMessage, StopReason, Usage};
+use agentstream::message::{AssistantMessage, Usage};
 use agentstream::model::{DoneReason, ModelEvent};
 
 use crate::cause::Failure;
-use crate::event_writer::{event_writer_projector, read_payload, EventWriter, Kind};
+use crate::event_writer::{read_payload, EventWriter, Kind};
 use crate::json::{borrowed_str, count};
+use crate::sse::{Fail, Frame, Projection, Projector, SseEvent};
 use crate::surrogates::mark_lone_surrogates;
 
 /// The `api` of messages from the OpenAI Responses API, as Pi names it.
@@ -112,7 +113,9 @@ enum ItemKind {
     Call,
 }
 
-/// The projector. See the [module documentation](self) for every rule.
+/// The projector: the shared [`Projector`] over the
+/// [`ResponsesProjection`]. See the [module documentation](self) for
+/// every rule.
 ///
 /// ```
 /// use agentstream::model::validate_events;
@@ -133,42 +136,38 @@ enum ItemKind {
 /// assert_eq!(types, ["start", "text_start", "text_delta", "text_end", "done"]);
 /// assert!(validate_events(&events).is_empty());
 /// ```
+pub type ResponsesProjector = Projector<ResponsesProjection>;
+
+/// What the Responses stream events say beyond the [`Frame`]: the open
+/// output item, the blocks and usage its events wrote. See the
+/// [module documentation](self).
 #[derive(Debug)]
-pub struct ResponsesProjector {
+pub struct ResponsesProjection {
     writer: EventWriter,
     current: Option<Current>,
     /// The highest `output_index` seen in `response.output_item.added`.
     last_index: Option<u64>,
 }
 
-event_writer_projector!(ResponsesProjector);
+impl Projection for ResponsesProjection {
+    const API: &'static str = OPENAI_RESPONSES_API;
 
-impl ResponsesProjector {
-    /// A projector for messages of `model` from `provider`, with `api`
-    /// [`OPENAI_RESPONSES_API`] and timestamp 0.
-    pub fn new(model: impl Into<String>, provider: impl Into<String>) -> Self {
-        let mut header = assistant([], StopReason::Stop);
-        header.api = OPENAI_RESPONSES_API.into();
-        header.provider = provider.into();
-        header.model = model.into();
-        Self::with_header(header)
-    }
-
-    /// A projector whose messages start from `header` (its content is
-    /// ignored; its usage and stop reason are replaced at the end).
-    pub fn with_header(header: AssistantMessage) -> Self {
+    fn for_header(_header: &AssistantMessage) -> Self {
         Self {
-            writer: EventWriter::new(header),
+            writer: EventWriter::new(),
             current: None,
             last_index: None,
         }
     }
 
-    /// Handles the `data` of one SSE event: one event payload's JSON.
-    pub fn push_data(&mut self, data: &str, out: &mut Vec<ModelEvent>) {
-        if self.writer.is_finished() {
-            return;
-        }
+    /// One SSE event: its data, whatever its `event:` name (the payload's
+    /// `type` names it).
+    fn on_event(&mut self, frame: &mut Frame, event: &SseEvent, out: &mut Vec<ModelEvent>) {
+        self.on_data(frame, &event.data, out);
+    }
+
+    /// The `data` of one SSE event: one event payload's JSON.
+    fn on_data(&mut self, frame: &mut Frame, data: &str, out: &mut Vec<ModelEvent>) {
         let marked = mark_lone_surrogates(data);
         self.writer.marked = marked.is_some();
         let data = marked.as_deref().unwrap_or(data);
@@ -177,15 +176,29 @@ impl ResponsesProjector {
             match read_payload::<Payload<'_>>(data, &mut saturated, "a Responses stream event") {
                 Ok(value) => value,
                 Err(message) => {
-                    self.fail_with(message.into(), out);
+                    self.fail(frame, message.into(), out);
                     return;
                 }
             };
-        if let Err(failure) = self.push_event(&payload, out) {
-            self.fail_with(failure, out);
+        if let Err(failure) = self.push_event(frame, &payload, out) {
+            self.fail(frame, failure, out);
         }
     }
 
+    /// The end of the body. Without a terminal event the response is
+    /// truncated and ends in `error`.
+    fn on_end(&mut self, frame: &mut Frame, out: &mut Vec<ModelEvent>) {
+        let message = "the stream ended before response.completed: the response is truncated";
+        self.fail(frame, String::from(message).into(), out);
+    }
+
+    /// What the writer adds to the message of an `error`.
+    fn settle(&mut self, frame: &Frame, message: &mut AssistantMessage) {
+        self.writer.settle(frame, message);
+    }
+}
+
+impl ResponsesProjection {
     /// Whether an event addressed to `index` belongs to the open item.
     fn addressed(&self, index: Option<u64>, kind: ItemKind) -> bool {
         self.current
@@ -193,21 +206,26 @@ impl ResponsesProjector {
             .is_some_and(|c| c.kind == kind && index.map_or(true, |i| i == c.output_index))
     }
 
-    fn push_event(&mut self, p: &Payload<'_>, out: &mut Vec<ModelEvent>) -> Result<(), Failure> {
+    fn push_event(
+        &mut self,
+        frame: &mut Frame,
+        p: &Payload<'_>,
+        out: &mut Vec<ModelEvent>,
+    ) -> Result<(), Failure> {
         let delta = p.delta.as_deref().unwrap_or("");
         match &*p.kind {
             "response.created" | "response.in_progress" => {
-                self.read_id(p);
-                self.writer.start(out);
+                self.read_id(frame, p);
+                self.writer.start(frame, out);
             }
-            "response.output_item.added" => self.item_added(p, out)?,
+            "response.output_item.added" => self.item_added(frame, p, out)?,
             "response.reasoning_summary_part.added"
                 if self.addressed(p.output_index, ItemKind::Reasoning) =>
             {
                 if let Some(current) = &mut self.current {
                     current.summary_parts += 1;
                     if current.summary_parts > 1 {
-                        self.writer.append("\n\n", out)?;
+                        self.writer.append(frame, "\n\n", out)?;
                     }
                 }
             }
@@ -217,42 +235,42 @@ impl ResponsesProjector {
                 if let Some(current) = &mut self.current {
                     current.summary_parts = current.summary_parts.max(1);
                 }
-                self.writer.append(delta, out)?;
+                self.writer.append(frame, delta, out)?;
             }
             "response.output_text.delta" | "response.refusal.delta"
                 if self.addressed(p.output_index, ItemKind::Message) =>
             {
-                self.writer.append(delta, out)?;
+                self.writer.append(frame, delta, out)?;
             }
             "response.function_call_arguments.delta"
                 if self.addressed(p.output_index, ItemKind::Call) =>
             {
-                self.writer.append(delta, out)?;
+                self.writer.append(frame, delta, out)?;
             }
             "response.function_call_arguments.done"
                 if self.addressed(p.output_index, ItemKind::Call) =>
             {
                 if let Some(full) = p.arguments.as_deref() {
-                    self.extend_to(full, out)?;
+                    self.extend_to(frame, full, out)?;
                 }
             }
-            "response.output_item.done" => self.item_done(p, out)?,
+            "response.output_item.done" => self.item_done(frame, p, out)?,
             "response.completed" => {
-                self.read_id(p);
-                self.writer.start(out);
+                self.read_id(frame, p);
+                self.writer.start(frame, out);
                 let response = p.response.as_ref();
                 self.read_usage(response);
                 let status = response
                     .and_then(|r| r.get("status"))
                     .and_then(Value::as_str);
                 match status {
-                    None | Some("completed" | "in_progress" | "queued") => self.stop(out)?,
-                    Some("incomplete") => self.length(out)?,
+                    None | Some("completed" | "in_progress" | "queued") => self.stop(frame, out)?,
+                    Some("incomplete") => self.length(frame, out)?,
                     Some(other) => return Err(Failure::stop("status", other)),
                 }
             }
             "response.incomplete" => {
-                self.writer.start(out);
+                self.writer.start(frame, out);
                 let response = p.response.as_ref();
                 self.read_usage(response);
                 let reason = response
@@ -263,11 +281,11 @@ impl ResponsesProjector {
                     Some("content_filter") => {
                         return Err(Failure::stop("incomplete_details.reason", "content_filter"))
                     }
-                    _ => self.length(out)?,
+                    _ => self.length(frame, out)?,
                 }
             }
             "response.failed" => {
-                self.writer.start(out);
+                self.writer.start(frame, out);
                 let response = p.response.as_ref();
                 self.read_usage(response);
                 let error = response
@@ -295,7 +313,7 @@ impl ResponsesProjector {
                 return Err(Failure::provider(message, code));
             }
             "error" => {
-                self.writer.start(out);
+                self.writer.start(frame, out);
                 let code = p.code.as_ref().and_then(code_text).or_else(|| {
                     p.error.as_ref().and_then(|e| {
                         e.get("code")
@@ -326,15 +344,20 @@ impl ResponsesProjector {
 
     /// `response.id` is the message's `responseId`; the one of
     /// `response.completed` wins, as in Pi.
-    fn read_id(&mut self, p: &Payload<'_>) {
+    fn read_id(&mut self, frame: &mut Frame, p: &Payload<'_>) {
         if let Some(id) = p.response_field("id").and_then(Value::as_str) {
             self.writer
-                .set_extra("responseId", Value::String(id.into()));
+                .set_extra(frame, "responseId", Value::String(id.into()));
         }
     }
 
-    fn item_added(&mut self, p: &Payload<'_>, out: &mut Vec<ModelEvent>) -> Result<(), Failure> {
-        self.writer.start(out);
+    fn item_added(
+        &mut self,
+        frame: &mut Frame,
+        p: &Payload<'_>,
+        out: &mut Vec<ModelEvent>,
+    ) -> Result<(), Failure> {
+        self.writer.start(frame, out);
         let Some(item) = p.item.as_ref() else {
             return Ok(());
         };
@@ -361,12 +384,13 @@ impl ResponsesProjector {
         self.last_index = Some(index);
         self.current = None;
         match kind {
-            ItemKind::Reasoning => self.writer.open_text(Kind::Thinking, out)?,
-            ItemKind::Message => self.writer.open_text(Kind::Text, out)?,
+            ItemKind::Reasoning => self.writer.open_text(frame, Kind::Thinking, out)?,
+            ItemKind::Message => self.writer.open_text(frame, Kind::Text, out)?,
             ItemKind::Call => {
                 let id = format!("{}|{}", text("call_id"), text("id"));
-                self.writer.open_tool(id, text("name").into(), None, out)?;
-                self.writer.append(text("arguments"), out)?;
+                self.writer
+                    .open_tool(frame, id, text("name").into(), None, out)?;
+                self.writer.append(frame, text("arguments"), out)?;
             }
         }
         self.current = Some(Current {
@@ -381,13 +405,18 @@ impl ResponsesProjector {
     /// `full` extends it. For a call's arguments this copies nothing and
     /// looks at the arguments only when `full` is longer, so repeated
     /// `function_call_arguments.done` events cost what they hold.
-    fn extend_to(&mut self, full: &str, out: &mut Vec<ModelEvent>) -> Result<(), Failure> {
+    fn extend_to(
+        &mut self,
+        frame: &mut Frame,
+        full: &str,
+        out: &mut Vec<ModelEvent>,
+    ) -> Result<(), Failure> {
         match self.writer.open_block() {
-            Some((Kind::Tool, _)) => self.writer.extend_arguments(full, out),
+            Some((Kind::Tool, _)) => self.writer.extend_arguments(frame, full, out),
             Some(_) => {
-                let so_far = self.writer.open_text_so_far();
+                let so_far = self.writer.open_text_so_far(frame);
                 match full.strip_prefix(so_far.as_str()) {
-                    Some(more) if !more.is_empty() => self.writer.append(more, out),
+                    Some(more) if !more.is_empty() => self.writer.append(frame, more, out),
                     _ => Ok(()),
                 }
             }
@@ -395,7 +424,12 @@ impl ResponsesProjector {
         }
     }
 
-    fn item_done(&mut self, p: &Payload<'_>, out: &mut Vec<ModelEvent>) -> Result<(), Failure> {
+    fn item_done(
+        &mut self,
+        frame: &mut Frame,
+        p: &Payload<'_>,
+        out: &mut Vec<ModelEvent>,
+    ) -> Result<(), Failure> {
         let Some(item) = p.item.as_ref() else {
             return Ok(());
         };
@@ -425,7 +459,7 @@ impl ResponsesProjector {
                 } else {
                     summary
                 };
-                self.extend_to(&final_text, out)?;
+                self.extend_to(frame, &final_text, out)?;
                 self.writer.set_signature(item.to_string());
             }
             ItemKind::Message => {
@@ -442,7 +476,7 @@ impl ResponsesProjector {
                             .collect()
                     })
                     .unwrap_or_default();
-                self.extend_to(&parts.concat(), out)?;
+                self.extend_to(frame, &parts.concat(), out)?;
                 let mut signature =
                     json!({"v": 1, "id": item.get("id").and_then(Value::as_str).unwrap_or("")});
                 if let Some(phase) = item.get("phase").and_then(Value::as_str) {
@@ -452,12 +486,12 @@ impl ResponsesProjector {
             }
             ItemKind::Call => {
                 if let Some(full) = item.get("arguments").and_then(Value::as_str) {
-                    self.extend_to(full, out)?;
+                    self.extend_to(frame, full, out)?;
                 }
             }
         }
         self.current = None;
-        self.writer.close(out)
+        self.writer.close(frame, out)
     }
 
     fn read_usage(&mut self, response: Option<&Value>) {
@@ -482,28 +516,21 @@ impl ResponsesProjector {
         self.writer.usage = Some(result);
     }
 
-    fn stop(&mut self, out: &mut Vec<ModelEvent>) -> Result<(), Failure> {
+    fn stop(&mut self, frame: &mut Frame, out: &mut Vec<ModelEvent>) -> Result<(), Failure> {
         self.current = None;
-        self.writer.close(out)?;
+        self.writer.close(frame, out)?;
         let reason = if self.writer.has_tool_calls() {
             DoneReason::ToolUse
         } else {
             DoneReason::Stop
         };
-        self.writer.done(reason, out)
+        self.writer.done(frame, reason, out)
     }
 
-    fn length(&mut self, out: &mut Vec<ModelEvent>) -> Result<(), Failure> {
+    fn length(&mut self, frame: &mut Frame, out: &mut Vec<ModelEvent>) -> Result<(), Failure> {
         self.current = None;
-        self.writer.close_cut(out)?;
-        self.writer.done(DoneReason::Length, out)
-    }
-
-    /// Handles the end of the body. Without a terminal event the response
-    /// is truncated and ends in `error`.
-    pub fn finish(&mut self, out: &mut Vec<ModelEvent>) {
-        let message = "the stream ended before response.completed: the response is truncated";
-        self.fail_with(String::from(message).into(), out);
+        self.writer.close_cut(frame, out)?;
+        self.writer.done(frame, DoneReason::Length, out)
     }
 }
 

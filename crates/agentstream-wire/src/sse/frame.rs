@@ -3,7 +3,8 @@
 //! event were produced, the limits, the prices, the timestamp, and the
 //! typed cause the terminal `error` carried.
 //!
-//! A provider's projector reads its wire format and owns one `Frame`; the
+//! A [`Projector`](super::Projector) owns one `Frame` and lends it to its
+//! provider's [`Projection`](super::Projection) with every input; the
 //! frame produces `start` once, at most one terminal event (`done`, or
 //! `error` with its cause on the event), and nothing after it.
 
@@ -11,15 +12,41 @@ use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
-use agentstream::message::{AssistantMessage, Usage};
+use agentstream::message::{AssistantMessage, ToolCall, Usage};
 use agentstream::model::{DoneReason, ErrorCause, ErrorReason, ModelEvent, PartialBuilder};
 
+use crate::cause::Failure;
 use crate::limits::Limits;
 use crate::pricing::Pricing;
 
-/// See the [module documentation](self).
+/// The lifecycle of one projected message, the same for every provider:
+/// the message being built, whether `start` and the terminal event were
+/// produced, the limits, the prices, the timestamp, and the typed cause
+/// the terminal `error` carried. A [`Projector`](super::Projector) owns
+/// one and lends it to its [`Projection`](super::Projection) (which shows
+/// one in use) with every input; the frame produces `start` once, at most
+/// one terminal event (`done`, or `error` with its cause on the event),
+/// and nothing after it.
+///
+/// ```
+/// use agentstream::message::{assistant, StopReason};
+/// use agentstream::model::{DoneReason, ErrorReason, ModelEvent};
+/// use agentstream_wire::sse::Frame;
+///
+/// let mut frame = Frame::new(assistant([], StopReason::Stop));
+/// let mut out = Vec::new();
+/// frame.start(&mut out);
+/// frame.start(&mut out); // `start` is produced once
+/// let message = frame.builder().snapshot().to_message();
+/// frame.end_done(DoneReason::Stop, message, &mut out);
+/// // Nothing after the terminal event.
+/// frame.terminate(ErrorReason::Error, "late".into(), None, |_, _| {}, &mut out);
+/// let types: Vec<&str> = out.iter().map(ModelEvent::type_name).collect();
+/// assert_eq!(types, ["start", "done"]);
+/// assert!(frame.is_finished());
+/// ```
 #[derive(Debug)]
-pub(crate) struct Frame {
+pub struct Frame {
     /// The message so far.
     pub(crate) builder: PartialBuilder,
     started: bool,
@@ -33,7 +60,7 @@ pub(crate) struct Frame {
 
 impl Frame {
     /// A frame whose messages start from `header`, with [`Limits::DEFAULT`].
-    pub(crate) fn new(header: AssistantMessage) -> Self {
+    pub fn new(header: AssistantMessage) -> Self {
         Self {
             builder: PartialBuilder::new(header),
             started: false,
@@ -44,30 +71,57 @@ impl Frame {
         }
     }
 
+    /// The message so far.
+    pub fn builder(&self) -> &PartialBuilder {
+        &self.builder
+    }
+
+    /// The message so far, to add content to: a projection opens,
+    /// appends to and completes blocks here (see [`PartialBuilder`]) and
+    /// pushes the matching events.
+    pub fn builder_mut(&mut self) -> &mut PartialBuilder {
+        &mut self.builder
+    }
+
+    /// The limits on blocks, calls and argument text.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// Sets the limits on blocks, calls and argument text (see
+    /// [`Limits`]). Default: [`Limits::DEFAULT`].
+    pub fn set_limits(&mut self, limits: Limits) {
+        self.limits = limits;
+    }
+
     /// Whether `start` was produced.
-    pub(crate) fn is_started(&self) -> bool {
+    pub fn is_started(&self) -> bool {
         self.started
     }
 
     /// Whether the terminal event was produced; later input is ignored.
-    pub(crate) fn is_finished(&self) -> bool {
+    pub fn is_finished(&self) -> bool {
         self.finished
     }
 
-    /// Sets the prices that fill `usage.cost` of the final message.
-    pub(crate) fn set_pricing(&mut self, pricing: Option<Pricing>) {
+    /// Sets the prices that fill `usage.cost` of the final message (see
+    /// [`Pricing`]); the projection applies them with
+    /// [`price`](Self::price). Without them the costs stay 0.
+    pub fn set_pricing(&mut self, pricing: Option<Pricing>) {
         self.pricing = pricing;
     }
 
-    /// Fills the costs of `usage` when the frame has prices.
-    pub(crate) fn price(&self, usage: &mut Usage) {
+    /// Fills the costs of `usage` when the frame has prices (see
+    /// [`set_pricing`](Self::set_pricing)).
+    pub fn price(&self, usage: &mut Usage) {
         if let Some(pricing) = &self.pricing {
             pricing.apply(usage);
         }
     }
 
-    /// Changes the message header; only before `start`.
-    pub(crate) fn edit_header(&mut self, edit: impl FnOnce(&mut AssistantMessage)) {
+    /// Changes the message header (its `extra` fields, say); only before
+    /// `start`.
+    pub fn edit_header(&mut self, edit: impl FnOnce(&mut AssistantMessage)) {
         if !self.started {
             let mut header = self.builder.snapshot().to_message();
             edit(&mut header);
@@ -77,12 +131,24 @@ impl Frame {
 
     /// Sets the timestamp (Unix milliseconds) of the messages; only
     /// before `start`.
-    pub(crate) fn set_timestamp(&mut self, timestamp_ms: u64) {
+    pub fn set_timestamp(&mut self, timestamp_ms: u64) {
         self.edit_header(|h| h.timestamp = timestamp_ms);
     }
 
+    /// Completes tool call block `index` with `call` (its parsed
+    /// arguments) and produces its `toolcall_end`.
+    pub fn end_tool_call(&mut self, index: usize, call: ToolCall, out: &mut Vec<ModelEvent>) {
+        let call = Arc::new(call);
+        self.builder.complete_tool_call(index, call.clone());
+        out.push(ModelEvent::ToolCallEnd {
+            content_index: index,
+            tool_call: call,
+            partial: self.builder.snapshot(),
+        });
+    }
+
     /// Produces `start`, the first time only.
-    pub(crate) fn start(&mut self, out: &mut Vec<ModelEvent>) {
+    pub fn start(&mut self, out: &mut Vec<ModelEvent>) {
         if !self.started {
             self.started = true;
             out.push(ModelEvent::Start {
@@ -92,13 +158,16 @@ impl Frame {
     }
 
     /// The message so far as the message of an `error` with `reason` and
-    /// `text` (open blocks as far as they got).
-    pub(crate) fn error_message(&self, reason: ErrorReason, text: String) -> AssistantMessage {
+    /// `text` (open blocks as far as they got); what
+    /// [`terminate`](Self::terminate) starts from.
+    pub fn error_message(&self, reason: ErrorReason, text: String) -> AssistantMessage {
         self.builder.to_error_message(reason.stop_reason(), text)
     }
 
-    /// Ends in `done` with `reason` and `message`.
-    pub(crate) fn end_done(
+    /// Ends in `done` with `reason` and `message` (the projection's final
+    /// message, usually [`builder`](Self::builder)'s snapshot with its
+    /// stop reason and usage set).
+    pub fn end_done(
         &mut self,
         reason: DoneReason,
         message: AssistantMessage,
@@ -108,8 +177,9 @@ impl Frame {
         out.push(ModelEvent::done(reason, message));
     }
 
-    /// Ends in `error` with `reason` and `message`, `cause` on the event.
-    pub(crate) fn end_error(
+    /// Ends in `error` with `reason` and `message`, `cause` on the event
+    /// (see [`ModelEvent::error_cause`]).
+    pub fn end_error(
         &mut self,
         reason: ErrorReason,
         message: AssistantMessage,
@@ -125,126 +195,48 @@ impl Frame {
         });
     }
 
-    /// The cause the terminal `error` carried, if any.
-    pub(crate) fn error_cause(&self) -> Option<ErrorCause> {
+    /// Ends in `error` with `reason`, `text` as its `errorMessage` and
+    /// `cause` on the event, unless already ended: the message so far
+    /// (open blocks as far as they got), completed by `settle` (what the
+    /// projection adds: its open block, its usage), is the event's message.
+    pub fn terminate(
+        &mut self,
+        reason: ErrorReason,
+        text: String,
+        cause: Option<ErrorCause>,
+        settle: impl FnOnce(&Self, &mut AssistantMessage),
+        out: &mut Vec<ModelEvent>,
+    ) {
+        if self.finished {
+            return;
+        }
+        let mut message = self.error_message(reason, text);
+        settle(self, &mut message);
+        self.end_error(reason, message, cause, out);
+    }
+
+    /// Ends in `error` with a failure found in the payloads, its cause on
+    /// the event (see [`terminate`](Self::terminate)).
+    pub(crate) fn fail_with(
+        &mut self,
+        failure: Failure,
+        settle: impl FnOnce(&Self, &mut AssistantMessage),
+        out: &mut Vec<ModelEvent>,
+    ) {
+        let reason = ErrorReason::Error;
+        self.terminate(reason, failure.message, Some(failure.cause), settle, out);
+    }
+
+    /// The typed cause the terminal `error` carries (see
+    /// [`ModelEvent::error_cause`]), once the frame ended in one with a
+    /// cause: a failure found in the response (the provider's error or
+    /// failing stop reason, with its code; a limit; a protocol violation)
+    /// or an abort. `None` before, after `done`, and for a failure whose
+    /// caller knows the cause (a transport error, an interruption).
+    pub fn error_cause(&self) -> Option<ErrorCause> {
         self.cause.clone()
     }
 }
-
-/// The public methods every projector has over its [`Frame`], written
-/// once: `set_pricing`, `set_timestamp`, `is_finished`, `is_started`,
-/// `error_cause`, and the terminal verbs `abort`, `interrupt`, `fail` (and
-/// the crate's `fail_with`, a failure with its cause), each a call of the
-/// projector's `terminate(reason, message, cause, out)`.
-/// Expanded inside the projector's `impl` block with the path to its
-/// frame (`frame_verbs!(frame)`, `frame_verbs!(writer.frame)`).
-macro_rules! frame_verbs {
-    ($($frame:ident).+) => {
-        /// Sets the prices that fill `usage.cost` of the final message (see
-        /// [`Pricing`](crate::pricing::Pricing)). Without them the costs
-        /// stay 0.
-        pub fn set_pricing(&mut self, pricing: Option<crate::pricing::Pricing>) {
-            self.$($frame).+.set_pricing(pricing);
-        }
-
-        /// Sets the timestamp (Unix milliseconds) of the messages. Only has
-        /// an effect before `start`.
-        pub fn set_timestamp(&mut self, timestamp_ms: u64) {
-            self.$($frame).+.set_timestamp(timestamp_ms);
-        }
-
-        /// Whether a terminal event was produced; later input is ignored.
-        pub fn is_finished(&self) -> bool {
-            self.$($frame).+.is_finished()
-        }
-
-        /// Whether `start` was produced.
-        pub fn is_started(&self) -> bool {
-            self.$($frame).+.is_started()
-        }
-
-        /// The typed cause the terminal `error` carries (see
-        /// [`ModelEvent::error_cause`](agentstream::model::ModelEvent::error_cause)),
-        /// once the projector ended in one with a cause: a failure it found
-        /// in the response (the provider's error or failing stop reason,
-        /// with its code; a limit; a protocol violation) or an
-        /// [`abort`](Self::abort). `None` before, after `done`, and for
-        /// [`fail`](Self::fail) and [`interrupt`](Self::interrupt), whose
-        /// caller knows the cause.
-        pub fn error_cause(&self) -> Option<agentstream::model::ErrorCause> {
-            self.$($frame).+.error_cause()
-        }
-
-        /// Ends in `error` with `reason`, `text` as its `errorMessage` and
-        /// `cause` on the event, unless already ended: the message so far,
-        /// completed by the projector's `settle` (its open block, its
-        /// usage), is the event's message.
-        pub(crate) fn terminate(
-            &mut self,
-            reason: agentstream::model::ErrorReason,
-            text: alloc::string::String,
-            cause: Option<agentstream::model::ErrorCause>,
-            out: &mut alloc::vec::Vec<agentstream::model::ModelEvent>,
-        ) {
-            if self.$($frame).+.is_finished() {
-                return;
-            }
-            let mut message = self.$($frame).+.error_message(reason, text);
-            self.settle(&mut message);
-            self.$($frame).+.end_error(reason, message, cause, out);
-        }
-
-        /// Ends the stream in `error` with reason `aborted`,
-        /// [`ABORTED_MESSAGE`](agentstream::model::ABORTED_MESSAGE) and the
-        /// cause [`Aborted`](agentstream::model::ErrorCause::Aborted).
-        pub fn abort(&mut self, out: &mut alloc::vec::Vec<agentstream::model::ModelEvent>) {
-            self.terminate(
-                agentstream::model::ErrorReason::Aborted,
-                agentstream::model::ABORTED_MESSAGE.into(),
-                Some(agentstream::model::ErrorCause::Aborted),
-                out,
-            );
-        }
-
-        /// Ends the stream in `error` with reason `aborted` and `message`:
-        /// the call was cut short by something other than the caller's
-        /// signal, such as a timeout, and `message` says what.
-        pub fn interrupt(
-            &mut self,
-            message: impl Into<alloc::string::String>,
-            out: &mut alloc::vec::Vec<agentstream::model::ModelEvent>,
-        ) {
-            let reason = agentstream::model::ErrorReason::Aborted;
-            self.terminate(reason, message.into(), None, out);
-        }
-
-        /// Ends the stream in `error` with `message`, for failures found
-        /// outside the payloads (an HTTP status, a broken connection), unless
-        /// it already ended. The event carries no cause: the caller knows it
-        /// (see
-        /// [`ModelEvent::attach_cause`](agentstream::model::ModelEvent::attach_cause)).
-        pub fn fail(
-            &mut self,
-            message: impl Into<alloc::string::String>,
-            out: &mut alloc::vec::Vec<agentstream::model::ModelEvent>,
-        ) {
-            let reason = agentstream::model::ErrorReason::Error;
-            self.terminate(reason, message.into(), None, out);
-        }
-
-        /// Ends in `error` with a failure found in the payloads, its cause
-        /// on the event.
-        pub(crate) fn fail_with(
-            &mut self,
-            failure: crate::cause::Failure,
-            out: &mut alloc::vec::Vec<agentstream::model::ModelEvent>,
-        ) {
-            let reason = agentstream::model::ErrorReason::Error;
-            self.terminate(reason, failure.message, Some(failure.cause), out);
-        }
-    };
-}
-pub(crate) use frame_verbs;
 
 #[cfg(test)]
 mod tests {

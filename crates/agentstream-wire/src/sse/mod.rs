@@ -1,7 +1,10 @@
 //! Server-Sent Events: the incremental [`SseDecoder`] (`decoder.rs`), a
-//! matching encoder ([`encode_event`], `encoder.rs`), and [`SseStream`]
+//! matching encoder ([`encode_event`], `encoder.rs`), [`SseStream`]
 //! (`stream.rs`), the decoder joined with a provider's [`SseProjector`]:
-//! the response stream of every SSE provider.
+//! the response stream of every SSE provider, and the one projector frame
+//! every provider shares: [`Frame`] (`frame.rs`, the message's lifecycle)
+//! owned by [`Projector`] (`projector.rs`) over the provider's
+//! [`Projection`] (what only its payloads say).
 //!
 //! [`SseDecoder`] follows the WHATWG HTML standard, section "Interpreting an
 //! event stream", on a byte stream fed in arbitrary pieces:
@@ -63,12 +66,14 @@ use alloc::sync::Arc;
 mod decoder;
 mod encoder;
 mod frame;
+mod projector;
 mod stream;
 
 pub use decoder::{EndOfInput, SseDecoder};
 pub use encoder::{encode_comment, encode_event, encode_retry, SseEncodeError};
-pub(crate) use frame::{frame_verbs, Frame};
-pub(crate) use stream::sse_projector;
+pub use frame::Frame;
+pub(crate) use projector::Fail;
+pub use projector::{Projection, Projector};
 pub use stream::{SseProjector, SseStream};
 
 /// One dispatched event.

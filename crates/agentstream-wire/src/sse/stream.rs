@@ -22,10 +22,10 @@ use crate::pricing::Pricing;
 /// How much of a body that is not an event stream is kept to report it.
 const NON_SSE_PREFIX: usize = 4096;
 
-/// A provider's projector: the payloads of its SSE events to the event
-/// protocol. Implemented by [`OpenAiProjector`](crate::openai::OpenAiProjector)
-/// and [`AnthropicProjector`](crate::anthropic::AnthropicProjector); a new SSE
-/// provider implements it for its projector and gets [`SseStream`].
+/// A provider's projector as the stream drives it: the payloads of its SSE
+/// events to the event protocol. Implemented once, by
+/// [`Projector`](super::Projector) over any [`Projection`](super::Projection);
+/// a new SSE provider writes a `Projection` and gets the rest.
 pub trait SseProjector {
     /// A projector for a response of `model_id` from `provider`, whose
     /// messages have timestamp 0.
@@ -63,63 +63,6 @@ pub trait SseProjector {
     /// Sets the timestamp (Unix milliseconds) of the messages.
     fn set_timestamp(&mut self, timestamp_ms: u64);
 }
-
-/// The [`SseProjector`] implementation of a projector, written once: each
-/// method is the projector's own (`new`, `with_header`, the
-/// [`frame_verbs!`](super::frame_verbs) ones, `set_limits`, `finish`), and
-/// an SSE event goes to its `on_event`, its one input verb.
-macro_rules! sse_projector {
-    ($ty:ident) => {
-        impl crate::sse::SseProjector for $ty {
-            fn for_model(model_id: alloc::string::String, provider: alloc::string::String) -> Self {
-                $ty::new(model_id, provider)
-            }
-
-            fn from_header(header: agentstream::message::AssistantMessage) -> Self {
-                $ty::with_header(header)
-            }
-
-            fn set_pricing(&mut self, pricing: Option<crate::pricing::Pricing>) {
-                $ty::set_pricing(self, pricing);
-            }
-
-            fn set_timestamp(&mut self, timestamp_ms: u64) {
-                $ty::set_timestamp(self, timestamp_ms);
-            }
-
-            fn push_event(
-                &mut self,
-                event: &crate::sse::SseEvent,
-                out: &mut alloc::vec::Vec<agentstream::model::ModelEvent>,
-            ) {
-                $ty::on_event(self, event, out);
-            }
-
-            fn finish(&mut self, out: &mut alloc::vec::Vec<agentstream::model::ModelEvent>) {
-                $ty::finish(self, out);
-            }
-
-            fn terminate(
-                &mut self,
-                reason: agentstream::model::ErrorReason,
-                message: alloc::string::String,
-                cause: Option<agentstream::model::ErrorCause>,
-                out: &mut alloc::vec::Vec<agentstream::model::ModelEvent>,
-            ) {
-                $ty::terminate(self, reason, message, cause, out);
-            }
-
-            fn is_finished(&self) -> bool {
-                $ty::is_finished(self)
-            }
-
-            fn set_limits(&mut self, limits: crate::limits::Limits) {
-                $ty::set_limits(self, limits);
-            }
-        }
-    };
-}
-pub(crate) use sse_projector;
 
 /// One streaming SSE response, bytes in, [`ModelEvent`]s out: the SSE
 /// decoder and a provider's projector `P` joined, with the response

@@ -15,17 +15,12 @@ use std::sync::Arc;
 
 use agentstream::message::transform::{transform_messages, TargetModel};
 use agentstream::message::{
-    assistant, AssistantMessage, ContentBlock, Context, StopReason, TextContent, ThinkingContent,
-    ToolCall, Usage,
+    AssistantMessage, ContentBlock, Context, TextContent, ThinkingContent, ToolCall, Usage,
 };
-use agentstream::model::{
-    DoneReason, ErrorCause, ErrorReason, ModelEvent, PartialBuilder, ProviderFailure,
-};
+use agentstream::model::{DoneReason, ErrorCause, ErrorReason, ModelEvent, ProviderFailure};
 use agentstream_wire::config::{BasePath, Call, EndpointConfig, Protocol};
-use agentstream_wire::limits::Limits;
-use agentstream_wire::pricing::Pricing;
 use agentstream_wire::request::RequestError;
-use agentstream_wire::sse::{SseEvent, SseProjector};
+use agentstream_wire::sse::{Frame, Projection, Projector, SseEvent};
 use serde_json::{json, Map, Value};
 
 pub const TOY_API: &str = "toy-protocol";
@@ -58,55 +53,51 @@ pub fn build_request(context: &Context, call: &Call<'_>) -> Result<Value, Reques
     Ok(Value::Object(body))
 }
 
-// Step 2: the projector, the SSE payloads to `ModelEvent`s over the
-// public `SseProjector` trait (the crate's `Frame` and its macros are
-// crate-private, so the lifecycle is written here by hand).
+// Step 2: the projector, the SSE payloads to `ModelEvent`s: a
+// `Projection` over the `Frame` the shared `Projector` owns (the
+// lifecycle, limits, prices and terminal verbs are the frame's).
 
 /// The toy's projector.
+pub type ToyProjector = Projector<ToyProjection>;
+
+/// What the toy's events say beyond the frame: nothing to remember.
 #[derive(Debug)]
-pub struct ToyProjector {
-    builder: PartialBuilder,
-    started: bool,
-    finished: bool,
-    limits: Limits,
-    pricing: Option<Pricing>,
-}
+pub struct ToyProjection;
 
-impl ToyProjector {
-    fn start(&mut self, out: &mut Vec<ModelEvent>) {
-        if !self.started {
-            self.started = true;
-            out.push(ModelEvent::Start {
-                partial: self.builder.snapshot(),
-            });
-        }
-    }
-
-    fn protocol_error(&mut self, text: &str, out: &mut Vec<ModelEvent>) {
+impl ToyProjection {
+    fn protocol_error(&mut self, frame: &mut Frame, text: &str, out: &mut Vec<ModelEvent>) {
+        frame.start(out);
         let message = format!("toy protocol: {text}");
-        self.terminate(ErrorReason::Error, message, Some(ErrorCause::Protocol), out);
+        let cause = Some(ErrorCause::Protocol);
+        frame.terminate(ErrorReason::Error, message, cause, |_, _| {}, out);
     }
 
-    fn on_event(&mut self, event: &SseEvent, out: &mut Vec<ModelEvent>) -> Result<(), String> {
+    fn read(
+        &mut self,
+        frame: &mut Frame,
+        event: &SseEvent,
+        out: &mut Vec<ModelEvent>,
+    ) -> Result<(), String> {
         let data: Value = serde_json::from_str(&event.data).map_err(|e| e.to_string())?;
         let index = data["index"].as_u64().map(|i| i as usize);
-        self.start(out);
+        frame.start(out);
         match event.event_type() {
             "block" => {
-                if self.builder.content_len() >= self.limits.max_content_blocks {
+                if frame.builder().content_len() >= frame.limits().max_content_blocks {
                     return Err("too many blocks".into());
                 }
+                let builder = frame.builder_mut();
                 let content_index = match data["kind"].as_str() {
-                    Some("text") => self.builder.start_text(TextContent::default()),
-                    Some("thinking") => self.builder.start_thinking(ThinkingContent::default()),
-                    Some("tool_call") => self.builder.start_tool_call(ToolCall {
+                    Some("text") => builder.start_text(TextContent::default()),
+                    Some("thinking") => builder.start_thinking(ThinkingContent::default()),
+                    Some("tool_call") => builder.start_tool_call(ToolCall {
                         id: data["id"].as_str().unwrap_or_default().into(),
                         name: data["name"].as_str().unwrap_or_default().into(),
                         ..ToolCall::default()
                     }),
                     _ => return Err("a block of no known kind".into()),
                 };
-                let partial = self.builder.snapshot();
+                let partial = builder.snapshot();
                 out.push(match data["kind"].as_str() {
                     Some("text") => ModelEvent::TextStart {
                         content_index,
@@ -125,10 +116,11 @@ impl ToyProjector {
             "delta" => {
                 let content_index = index.ok_or("a delta without index")?;
                 let delta: Arc<str> = data["text"].as_str().ok_or("a delta without text")?.into();
-                if !self.builder.append(content_index, Arc::clone(&delta)) {
+                let builder = frame.builder_mut();
+                if !builder.append(content_index, Arc::clone(&delta)) {
                     return Err("a delta of no open block".into());
                 }
-                let partial = self.builder.snapshot();
+                let partial = builder.snapshot();
                 out.push(match partial.content_block(content_index) {
                     Some(ContentBlock::Thinking(_)) => ModelEvent::ThinkingDelta {
                         content_index,
@@ -149,16 +141,17 @@ impl ToyProjector {
             }
             "end" => {
                 let content_index = index.ok_or("an end without index")?;
-                let block = self.builder.snapshot().content_block(content_index);
+                let builder = frame.builder_mut();
+                let block = builder.snapshot().content_block(content_index);
                 let (content, is_text) = match &block {
                     Some(ContentBlock::Text(t)) => (t.text.clone(), true),
                     Some(ContentBlock::Thinking(t)) => (t.thinking.clone(), false),
                     _ => return Err("an end of no text or thinking block".into()),
                 };
                 if let Some(block) = block {
-                    self.builder.complete(content_index, block);
+                    builder.complete(content_index, block);
                 }
-                let partial = self.builder.snapshot();
+                let partial = builder.snapshot();
                 out.push(if is_text {
                     ModelEvent::TextEnd {
                         content_index,
@@ -176,7 +169,7 @@ impl ToyProjector {
             "call" => {
                 let content_index = index.ok_or("a call without index")?;
                 let Some(ContentBlock::ToolCall(call)) =
-                    self.builder.snapshot().content_block(content_index)
+                    frame.builder().snapshot().content_block(content_index)
                 else {
                     return Err("a call of no tool call block".into());
                 };
@@ -184,18 +177,12 @@ impl ToyProjector {
                     Value::Object(arguments) => arguments.clone(),
                     _ => return Err("arguments that are no object".into()),
                 };
-                let tool_call = Arc::new(ToolCall {
+                let tool_call = ToolCall {
                     arguments,
                     raw_arguments: None,
                     ..call
-                });
-                self.builder
-                    .complete_tool_call(content_index, Arc::clone(&tool_call));
-                out.push(ModelEvent::ToolCallEnd {
-                    content_index,
-                    tool_call,
-                    partial: self.builder.snapshot(),
-                });
+                };
+                frame.end_tool_call(content_index, tool_call, out);
             }
             "done" => {
                 let reason = match data["reason"].as_str() {
@@ -204,15 +191,12 @@ impl ToyProjector {
                     Some("toolUse") => DoneReason::ToolUse,
                     _ => return Err("a done of no known reason".into()),
                 };
-                let mut message = self.builder.snapshot().to_message();
+                let mut message = frame.builder().snapshot().to_message();
                 message.stop_reason = reason.stop_reason();
                 message.usage = serde_json::from_value::<Usage>(data["usage"].clone())
                     .map_err(|e| e.to_string())?;
-                if let Some(pricing) = &self.pricing {
-                    pricing.apply(&mut message.usage);
-                }
-                self.finished = true;
-                out.push(ModelEvent::done(reason, message));
+                frame.price(&mut message.usage);
+                frame.end_done(reason, message, out);
             }
             "error" => {
                 let text = data["message"]
@@ -220,8 +204,8 @@ impl ToyProjector {
                     .unwrap_or("the provider failed")
                     .to_owned();
                 let code = data["code"].as_str().map(str::to_owned);
-                let cause = ErrorCause::Provider(ProviderFailure::new(code));
-                self.terminate(ErrorReason::Error, text, Some(cause), out);
+                let cause = Some(ErrorCause::Provider(ProviderFailure::new(code)));
+                frame.terminate(ErrorReason::Error, text, cause, |_, _| {}, out);
             }
             other => return Err(format!("an event of no known type ({other})")),
         }
@@ -229,79 +213,21 @@ impl ToyProjector {
     }
 }
 
-impl SseProjector for ToyProjector {
-    fn for_model(model_id: String, provider: String) -> Self {
-        let header = AssistantMessage {
-            api: TOY_API.into(),
-            provider,
-            model: model_id,
-            ..assistant([], StopReason::Stop)
-        };
-        Self::from_header(header)
+impl Projection for ToyProjection {
+    const API: &'static str = TOY_API;
+
+    fn for_header(_header: &AssistantMessage) -> Self {
+        Self
     }
 
-    fn from_header(header: AssistantMessage) -> Self {
-        Self {
-            builder: PartialBuilder::new(header),
-            started: false,
-            finished: false,
-            limits: Limits::DEFAULT,
-            pricing: None,
+    fn on_event(&mut self, frame: &mut Frame, event: &SseEvent, out: &mut Vec<ModelEvent>) {
+        if let Err(text) = self.read(frame, event, out) {
+            self.protocol_error(frame, &text, out);
         }
     }
 
-    fn push_event(&mut self, event: &SseEvent, out: &mut Vec<ModelEvent>) {
-        if self.finished {
-            return;
-        }
-        if let Err(text) = self.on_event(event, out) {
-            self.protocol_error(&text, out);
-        }
-    }
-
-    fn finish(&mut self, out: &mut Vec<ModelEvent>) {
-        self.start(out);
-        self.protocol_error("the stream ended before `done`", out);
-    }
-
-    fn terminate(
-        &mut self,
-        reason: ErrorReason,
-        message: String,
-        cause: Option<ErrorCause>,
-        out: &mut Vec<ModelEvent>,
-    ) {
-        if self.finished {
-            return;
-        }
-        self.start(out);
-        self.finished = true;
-        let error = self.builder.to_error_message(reason.stop_reason(), message);
-        out.push(ModelEvent::Error {
-            reason,
-            error: Arc::new(error),
-            cause: cause.into(),
-        });
-    }
-
-    fn is_finished(&self) -> bool {
-        self.finished
-    }
-
-    fn set_limits(&mut self, limits: Limits) {
-        self.limits = limits;
-    }
-
-    fn set_pricing(&mut self, pricing: Option<Pricing>) {
-        self.pricing = pricing;
-    }
-
-    fn set_timestamp(&mut self, timestamp_ms: u64) {
-        if !self.started {
-            let mut header = self.builder.snapshot().to_message();
-            header.timestamp = timestamp_ms;
-            self.builder = PartialBuilder::new(header);
-        }
+    fn on_end(&mut self, frame: &mut Frame, out: &mut Vec<ModelEvent>) {
+        self.protocol_error(frame, "the stream ended before `done`", out);
     }
 }
 
