@@ -19,6 +19,7 @@ use hyper::http::request::Parts;
 use hyper::{Response, StatusCode};
 
 use crate::cassette::Recorded;
+use crate::lanes::{test_id, Play};
 use crate::limits::{BLOCKING_BODY, EXHAUSTED_CODE, EXHAUSTED_STATUS};
 use crate::pump::{next_event, Pump, EVENTS_CAPACITY};
 use crate::response::{error_response, json_response, Body};
@@ -84,6 +85,7 @@ fn unplayed(turn: &ScriptedTurn, undelayed: bool) -> Option<Answer> {
 /// request's options, moved out of it.
 pub(crate) fn take_call(
     state: &State,
+    test: Option<&str>,
     target: &Target,
     body: &[u8],
     request: &mut DecodedRequest,
@@ -92,24 +94,34 @@ pub(crate) fn take_call(
     let kept = state.keeping(target, body, request);
     let mut options: StreamOptions = std::mem::take(&mut request.options);
     options.signal = Some(signal);
-    // Which rules' keys hold is worked out before the lock: under it, only
-    // their counters move.
-    let holding = if state.rules.is_empty() {
-        Vec::new()
-    } else {
-        state.rules.holding(&Facts::of(request))
+    // Which rules' keys hold is worked out before the numbering lock:
+    // under it, only their counters move. The lane's script is looked up
+    // first; should it be replaced in between, the keys are checked again
+    // under the lock.
+    let play = state.calls().lane(test).play.clone();
+    let facts = (!play.rules.is_empty()).then(|| Facts::of(request));
+    let mut holding = match &facts {
+        Some(facts) => play.rules.holding(facts),
+        None => Vec::new(),
     };
     let mut calls = state.calls();
-    let index = calls.number(kept)?;
-    if let Some(reply) = state.rules.pick(&holding, &mut calls.rule_counts) {
+    let lane = calls.number(test, kept)?;
+    let index = lane.next - 1;
+    let play = if Arc::ptr_eq(&play, &lane.play) {
+        play
+    } else {
+        holding = lane.play.rules.holding(&Facts::of(request));
+        lane.play.clone()
+    };
+    if let Some(reply) = play.rules.pick(&holding, &mut lane.rule_counts) {
         drop(calls);
-        let answer = ruled(state, reply, index, options);
+        let answer = ruled(state, &play, reply, index, options);
         return Ok(Call { index, answer });
     }
-    let element = calls.ordered;
-    calls.ordered += 1;
-    let step = state.steps.get(element).cloned().unwrap_or(Step::Model);
-    let answer = match (step, &state.scripted) {
+    let element = lane.ordered;
+    lane.ordered += 1;
+    let step = play.steps.get(element).cloned().unwrap_or(Step::Model);
+    let answer = match (step, &play.scripted) {
         (Step::Http(error), _) => Answer::Refused(error),
         // A plain turn's events would all be ready at once: its message
         // gives the same bytes without them. A delay or a step needs the
@@ -120,7 +132,7 @@ pub(crate) fn take_call(
             match turn.as_deref().and_then(|turn| unplayed(turn, undelayed)) {
                 Some(answer) => answer,
                 None if turn.is_none() && state.strict => {
-                    Answer::Refused(state.unmatched(request, &calls))
+                    Answer::Refused(state.unmatched(request, lane))
                 }
                 None => Answer::Events {
                     events: scripted.play(turn, options),
@@ -129,7 +141,7 @@ pub(crate) fn take_call(
             }
         }
         (step, _) => Answer::Events {
-            events: state.model.stream(&request.context, options),
+            events: play.model.stream(&request.context, options),
             step,
         },
     };
@@ -139,7 +151,13 @@ pub(crate) fn take_call(
 /// The answer of a rule's reply to call `index`: its HTTP error, or its
 /// turn (shared; copied only to give tool calls without an id theirs)
 /// played with its step.
-fn ruled(state: &State, reply: &Reply, index: usize, options: StreamOptions) -> Answer {
+fn ruled(
+    state: &State,
+    play: &Play,
+    reply: &Reply,
+    index: usize,
+    options: StreamOptions,
+) -> Answer {
     let turn = match (&reply.step, &reply.turn) {
         (Step::Http(error), _) => return Answer::Refused(error.clone()),
         (_, Some(turn)) => with_call_ids(turn, index),
@@ -153,7 +171,7 @@ fn ruled(state: &State, reply: &Reply, index: usize, options: StreamOptions) -> 
         }
     }
     Answer::Events {
-        events: state.player.play(Some(turn), options),
+        events: play.player.play(Some(turn), options),
         step: reply.step.clone(),
     }
 }
@@ -203,12 +221,13 @@ struct Taken {
 /// what it needs of the context.
 fn take(
     shared: &State,
+    test: Option<&str>,
     target: &Target,
     body: &[u8],
     signal: AbortSignal,
 ) -> Result<Taken, ApiError> {
     let mut decoded = target.decode(body)?;
-    let call = take_call(shared, target, body, &mut decoded, signal)?;
+    let call = take_call(shared, test, target, body, &mut decoded, signal)?;
     Ok(Taken {
         model: decoded.model,
         stream: decoded.stream,
@@ -240,13 +259,15 @@ pub(crate) async fn answer(
     body: Bytes,
 ) -> Response<Body> {
     let api = target.api;
+    // The edge checked the header; a bad one never comes this far.
+    let test = test_id(&parts.headers).ok().flatten();
     match &shared.source {
         Source::Model => {}
         Source::Upstream(proxy) => {
             let decoding = target.clone();
             let decoded = off_the_thread(&body, move |body| decoding.decode(body)).await;
             if let Ok(decoded) = &decoded {
-                if let Err(error) = shared.record(&target, &body, decoded) {
+                if let Err(error) = shared.record(test, &target, &body, decoded) {
                     return error_response(api, &error);
                 }
             }
@@ -260,7 +281,7 @@ pub(crate) async fn answer(
                 Ok(decoded) => decoded,
                 Err(error) => return error_response(api, &error),
             };
-            if let Err(error) = shared.record(&target, &body, &decoded) {
+            if let Err(error) = shared.record(test, &target, &body, &decoded) {
                 return error_response(api, &error);
             }
             return match player.pick(api, decoded.stream, &decoded.context) {
@@ -272,11 +293,15 @@ pub(crate) async fn answer(
     let controller = AbortController::new();
     let taken = if body.len() > BLOCKING_BODY {
         let (shared, signal) = (shared.clone(), controller.signal());
-        tokio::task::spawn_blocking(move || take(&shared, &target, &body, signal))
-            .await
-            .unwrap_or_else(|_| Err(ApiError::new(500, "decoding the request failed")))
+        let test = parts.headers.get(crate::lanes::TEST_HEADER).cloned();
+        tokio::task::spawn_blocking(move || {
+            let test = test.as_ref().and_then(|value| value.to_str().ok());
+            take(&shared, test, &target, &body, signal)
+        })
+        .await
+        .unwrap_or_else(|_| Err(ApiError::new(500, "decoding the request failed")))
     } else {
-        take(shared, &target, &body, controller.signal())
+        take(shared, test, &target, &body, controller.signal())
     };
     let Taken {
         model,

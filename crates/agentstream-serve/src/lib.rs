@@ -67,8 +67,10 @@
 mod accept;
 mod answer;
 pub mod cassette;
+mod control;
 mod edge;
 mod error;
+mod lanes;
 mod limits;
 mod listing;
 mod log;
@@ -86,7 +88,9 @@ pub use agentstream_wire::server::{options_json, ApiError, DecodedRequest};
 /// Which provider's wire format a request speaks: the wire crate's one
 /// list of protocols.
 pub use agentstream_wire::Api;
+pub use control::parse_script;
 pub use error::BindError;
+pub use lanes::{MAX_TEST_IDS, MAX_TEST_ID_BYTES, TEST_HEADER};
 pub use limits::{
     BODY_TIMEOUT, EXHAUSTED_CODE, EXHAUSTED_STATUS, HEADER_TIMEOUT, MAX_BUFFERED_REQUEST_BYTES,
     MAX_CONNECTIONS, MAX_REQUEST_BYTES, UNMATCHED_CODE, UPSTREAM_TIMEOUT,

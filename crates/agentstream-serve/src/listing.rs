@@ -44,8 +44,8 @@ pub(crate) fn models(name: &str) -> Value {
 /// by piece as the client reads it: each request's line is written when
 /// its piece is due (a large body decoded on tokio's blocking pool), so
 /// the reply is never built whole.
-pub(crate) fn requests(shared: &State) -> Response<Body> {
-    let (kept, dropped) = shared.kept();
+pub(crate) fn requests(shared: &State, test: Option<&str>) -> Response<Body> {
+    let (kept, dropped) = shared.kept(test);
     let list = List {
         requests: kept.into_iter(),
         piece: BytesMut::from(&b"["[..]),

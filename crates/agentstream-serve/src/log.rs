@@ -20,6 +20,7 @@
 use std::collections::VecDeque;
 use std::fs::File;
 use std::io::Write;
+use std::sync::Arc;
 
 use agentstream::message::Context;
 use bytes::{Buf, Bytes};
@@ -221,7 +222,8 @@ impl Kept {
 
 /// Where recorded requests go.
 pub(crate) struct RequestLog {
-    kept: VecDeque<Kept>,
+    /// Each request kept, with its test id.
+    kept: VecDeque<(Option<Arc<str>>, Kept)>,
     bytes: usize,
     max_count: usize,
     max_bytes: usize,
@@ -244,7 +246,7 @@ impl RequestLog {
     /// Records a request (its line written to the file, if any); drops
     /// the oldest requests past the bounds. A request larger than the
     /// byte bound alone is not kept in memory at all.
-    pub(crate) fn push(&mut self, request: Kept) -> std::io::Result<()> {
+    pub(crate) fn push(&mut self, test: Option<Arc<str>>, request: Kept) -> std::io::Result<()> {
         if let Some(file) = &mut self.file {
             let line = request.line();
             // One write per call, so a test reading the file mid-run sees
@@ -255,9 +257,9 @@ impl RequestLog {
             file.write_all(&whole)?;
         }
         self.bytes += request.len();
-        self.kept.push_back(request);
+        self.kept.push_back((test, request));
         while self.kept.len() > self.max_count || self.bytes > self.max_bytes {
-            let Some(old) = self.kept.pop_front() else {
+            let Some((_, old)) = self.kept.pop_front() else {
                 break;
             };
             self.bytes -= old.len();
@@ -266,9 +268,38 @@ impl RequestLog {
         Ok(())
     }
 
-    /// The requests kept, oldest first.
-    pub(crate) fn snapshot(&self) -> Vec<Kept> {
-        self.kept.iter().cloned().collect()
+    /// The requests of `test` kept (those without a test id for
+    /// `None`), oldest first.
+    pub(crate) fn snapshot(&self, test: Option<&str>) -> Vec<Kept> {
+        self.kept
+            .iter()
+            .filter(|(id, _)| id.as_deref() == test)
+            .map(|(_, kept)| kept.clone())
+            .collect()
+    }
+
+    /// Forgets the requests of one test id (`Some(None)`: those without
+    /// one), or all of them (`None`); how many.
+    pub(crate) fn clear(&mut self, which: Option<Option<&str>>) -> usize {
+        let before = self.kept.len();
+        match which {
+            None => {
+                self.kept.clear();
+                self.bytes = 0;
+            }
+            Some(test) => {
+                let mut bytes = self.bytes;
+                self.kept.retain(|(id, kept)| {
+                    let keep = id.as_deref() != test;
+                    if !keep {
+                        bytes -= kept.len();
+                    }
+                    keep
+                });
+                self.bytes = bytes;
+            }
+        }
+        before - self.kept.len()
     }
 
     /// How many requests were dropped from memory so far.
@@ -317,10 +348,10 @@ mod tests {
     fn the_log_keeps_the_newest_within_both_bounds() {
         let mut log = RequestLog::new(3, 10_000, None);
         for k in 0..5 {
-            log.push(Kept::Line(line(k, "x"))).unwrap();
+            log.push(None, Kept::Line(line(k, "x"))).unwrap();
         }
         let calls: Vec<usize> = log
-            .snapshot()
+            .snapshot(None)
             .iter()
             .map(|kept| RecordedRequest::from_line(&kept.line()).unwrap().call)
             .collect();
@@ -329,15 +360,16 @@ mod tests {
         let big = "y".repeat(400);
         let mut log = RequestLog::new(100, 1_000, None);
         for k in 0..5 {
-            log.push(Kept::Line(line(k, &big))).unwrap();
+            log.push(None, Kept::Line(line(k, &big))).unwrap();
         }
         assert!(log.bytes() <= 1_000, "{}", log.bytes());
-        assert_eq!(log.snapshot().len() + log.dropped(), 5);
-        let last = log.snapshot().last().unwrap().line();
+        assert_eq!(log.snapshot(None).len() + log.dropped(), 5);
+        let last = log.snapshot(None).last().unwrap().line();
         assert_eq!(RecordedRequest::from_line(&last).unwrap().call, 4);
         // Alone larger than the bound: not kept.
-        log.push(Kept::Line(line(5, &"z".repeat(2_000)))).unwrap();
-        assert_eq!((log.snapshot().len(), log.dropped()), (0, 6));
+        log.push(None, Kept::Line(line(5, &"z".repeat(2_000))))
+            .unwrap();
+        assert_eq!((log.snapshot(None).len(), log.dropped()), (0, 6));
     }
 
     #[test]

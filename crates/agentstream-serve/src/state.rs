@@ -2,38 +2,27 @@
 //! limits, and the calls so far (numbered and recorded).
 
 use std::sync::atomic::AtomicUsize;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
-use agentstream::model::{Model, ScriptedModel};
 use bytes::Bytes;
 
 use crate::cassette::Player;
+pub(crate) use crate::lanes::Calls;
+use crate::lanes::Lane;
 use crate::limits::{EXHAUSTED_STATUS, UNMATCHED_CODE};
-use crate::log::{Kept, Line, RequestLog};
+use crate::log::{Kept, Line};
 use crate::proxy::Proxy;
 use crate::route::Target;
-use crate::rules::{Counts, Facts, Rules};
-use crate::script::Step;
+use crate::rules::Facts;
 use agentstream_wire::server::ApiError;
 use agentstream_wire::server::DecodedRequest;
 use serde_json::{json, Value};
 
 /// How a server answers; shared by every connection.
 pub(crate) struct State {
-    pub(crate) model: Arc<dyn Model + Send + Sync>,
-    /// The same model, when it is a [`ScriptedModel`]: its plain turns
-    /// are written straight from their messages.
-    pub(crate) scripted: Option<Arc<ScriptedModel>>,
-    pub(crate) steps: Vec<Step>,
-    /// The rules, tried before the ordered turns.
-    pub(crate) rules: Rules,
-    /// What plays a rule's turn: the scripted model, or one of no turns.
-    pub(crate) player: Arc<ScriptedModel>,
     /// A call no rule or turn answers gets [`State::unmatched`].
     pub(crate) strict: bool,
-    /// How many turns the scripted model had when the server started.
-    pub(crate) scripted_turns: usize,
     pub(crate) chunks: usize,
     pub(crate) delay: Duration,
     pub(crate) pings: bool,
@@ -48,6 +37,7 @@ pub(crate) struct State {
     /// `--requests` file), instead of when the log is read.
     pub(crate) lines_at_once: bool,
     pub(crate) source: Source,
+    /// The lanes (the server's and each test id's) and the request log.
     pub(crate) calls: Mutex<Calls>,
 }
 
@@ -59,35 +49,6 @@ pub(crate) enum Source {
     Upstream(Proxy),
     /// Recorded cassettes.
     Replay(Player),
-}
-
-/// The calls so far.
-pub(crate) struct Calls {
-    pub(crate) next: usize,
-    /// The calls no rule answered: the index of the next ordered element.
-    pub(crate) ordered: usize,
-    /// Each rule's counters.
-    pub(crate) rule_counts: Vec<Counts>,
-    pub(crate) log: RequestLog,
-}
-
-impl Calls {
-    /// Numbers the next call and records `request` (given the number);
-    /// the number.
-    pub(crate) fn number(
-        &mut self,
-        request: impl FnOnce(usize) -> Kept,
-    ) -> Result<usize, ApiError> {
-        let index = self.next;
-        self.log.push(request(index)).map_err(|e| {
-            ApiError::new(
-                500,
-                format!("agentstream serve cannot record the request: {e}"),
-            )
-        })?;
-        self.next += 1;
-        Ok(index)
-    }
 }
 
 impl std::fmt::Debug for State {
@@ -126,35 +87,31 @@ impl State {
     /// a cassette); its call number.
     pub(crate) fn record(
         &self,
+        test: Option<&str>,
         target: &Target,
         body: &[u8],
         request: &DecodedRequest,
     ) -> Result<usize, ApiError> {
         let kept = self.keeping(target, body, request);
-        self.calls().number(kept)
-    }
-
-    /// How many ordered elements the script has: its steps, or the
-    /// scripted model's turns.
-    fn ordered_len(&self) -> usize {
-        self.steps.len().max(self.scripted_turns)
+        Ok(self.calls().number(test, kept)?.next - 1)
     }
 
     /// The error of a call no rule or turn answers, under `--strict`:
     /// the nearest rule and its first difference.
-    pub(crate) fn unmatched(&self, request: &DecodedRequest, calls: &Calls) -> ApiError {
-        let turns = match self.ordered_len() {
+    pub(crate) fn unmatched(&self, request: &DecodedRequest, lane: &Lane) -> ApiError {
+        let play = &lane.play;
+        let turns = match play.ordered_len() {
             0 => "the script has no ordered turns".to_owned(),
             1 => "its one ordered turn was played".to_owned(),
             n => format!("its {n} ordered turns were all played"),
         };
-        let message = if self.rules.is_empty() {
+        let message = if play.rules.is_empty() {
             format!("agentstream serve (strict): no turn answers this request: {turns}")
         } else {
             let facts = Facts::of(request);
-            let nearest = self
+            let nearest = play
                 .rules
-                .nearest(&facts, &calls.rule_counts)
+                .nearest(&facts, &lane.rule_counts)
                 .unwrap_or_default();
             format!(
                 "agentstream serve (strict): no rule or turn answers this request ({turns}); nearest rule {nearest}"
@@ -165,16 +122,18 @@ impl State {
 
     /// `GET /v1/unused`: the rules that never answered and the ordered
     /// elements no call reached.
-    pub(crate) fn unused(&self) -> Value {
-        let calls = self.calls();
-        let rules = self.rules.unused(&calls.rule_counts);
-        let turns: Vec<usize> = (calls.ordered..self.ordered_len()).collect();
+    pub(crate) fn unused(&self, test: Option<&str>) -> Value {
+        let mut calls = self.calls();
+        let lane = calls.lane(test);
+        let rules = lane.play.rules.unused(&lane.rule_counts);
+        let turns: Vec<usize> = (lane.ordered..lane.play.ordered_len()).collect();
         json!({"rules": rules, "turns": turns})
     }
 
-    /// The requests kept, oldest first, and how many were dropped.
-    pub(crate) fn kept(&self) -> (Vec<Kept>, usize) {
+    /// The requests of `test` kept (those without a test id for `None`),
+    /// oldest first, and how many requests were dropped.
+    pub(crate) fn kept(&self, test: Option<&str>) -> (Vec<Kept>, usize) {
         let calls = self.calls();
-        (calls.log.snapshot(), calls.log.dropped())
+        (calls.log.snapshot(test), calls.log.dropped())
     }
 }
