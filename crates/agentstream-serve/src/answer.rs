@@ -91,7 +91,7 @@ pub(crate) fn take_call(
     request: &mut DecodedRequest,
     signal: agentstream::model::AbortSignal,
 ) -> Result<Call, ApiError> {
-    let kept = state.keeping(target, body, request);
+    let kept = state.keeping(test, target, body, request);
     let mut options: StreamOptions = std::mem::take(&mut request.options);
     options.signal = Some(signal);
     // Which rules' keys hold is worked out before the numbering lock:

@@ -65,7 +65,13 @@ pub(crate) async fn handle(
     let test = test_id(headers).ok().flatten();
     Ok(match (route_name(&path), &method) {
         ("/models", &Method::GET) => json_response(StatusCode::OK, models(&shared.model_name)),
-        ("/requests", &Method::GET) => requests(&shared, test),
+        ("/requests", &Method::GET) => {
+            let raw = request
+                .uri()
+                .query()
+                .is_some_and(|query| query.split('&').any(|pair| pair == "raw=1"));
+            requests(&shared, test, raw)
+        }
         ("/unused", &Method::GET) => json_response(StatusCode::OK, shared.unused(test)),
         ("/reset", &Method::POST) => post_reset(&shared, fallback, test),
         ("/script", &Method::POST) => {

@@ -59,20 +59,34 @@ pub struct RecordedRequest {
     /// reasoning effort, thinking budget and response format the request
     /// asked for (an empty object when it set none).
     pub options: Value,
+    /// The test id it came with (the
+    /// [`TEST_HEADER`](crate::TEST_HEADER)), if any.
+    pub test: Option<String>,
+    /// The body as received, when asked for (`GET /v1/requests?raw=1`, a
+    /// `--requests` line): its JSON, or a string if it was not JSON.
+    pub raw: Option<Value>,
 }
 
 impl RecordedRequest {
-    /// `{"call", "api", "model", "stream", "context", "options"}`, the
-    /// line `--requests` writes and an element of `GET /v1/requests`.
+    /// `{"call", "api", "model", "stream", "context", "options",
+    /// "test"?, "raw"?}`, the line `--requests` writes and an element of
+    /// `GET /v1/requests` (see the [crate's schema](crate#the-request-log)).
     pub fn to_json(&self) -> Value {
-        json!({
+        let mut line = json!({
             "call": self.call,
             "api": self.api.pi_api(),
             "model": self.model,
             "stream": self.stream,
             "context": self.context,
             "options": self.options,
-        })
+        });
+        if let Some(test) = &self.test {
+            line["test"] = Value::String(test.clone());
+        }
+        if let Some(raw) = &self.raw {
+            line["raw"] = raw.clone();
+        }
+        line
     }
 
     /// Reads back a line the log wrote; `None` for anything else.
@@ -92,6 +106,10 @@ impl RecordedRequest {
             stream: object.get("stream")?.as_bool()?,
             context: Context::from_value(object.remove("context")?).ok()?,
             options: object.remove("options").unwrap_or_else(|| json!({})),
+            test: object
+                .remove("test")
+                .and_then(|t| t.as_str().map(str::to_owned)),
+            raw: object.remove("raw"),
         })
     }
 }
@@ -117,16 +135,34 @@ struct Fields<'a> {
     stream: bool,
     context: &'a Context,
     options: Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    test: Option<&'a str>,
 }
 
 impl Line {
+    /// The line of `request`, without a test id or its body.
+    #[cfg(test)]
     pub(crate) fn new(api: Api, request: &DecodedRequest) -> Self {
+        Self::with_raw(api, request, None, None).0
+    }
+
+    /// The line of `request`, with its test id and, when given, its body
+    /// as received (`"raw"`, always the last field); with the length of
+    /// the `,"raw":…}` ending it (0 without), so it can be cut off (see
+    /// [`Kept::Raw`]).
+    pub(crate) fn with_raw(
+        api: Api,
+        request: &DecodedRequest,
+        test: Option<&str>,
+        raw: Option<&[u8]>,
+    ) -> (Self, usize) {
         let fields = Fields {
             api: api.pi_api(),
             model: &request.model,
             stream: request.stream,
             context: &request.context,
             options: options_json(&request.options),
+            test,
         };
         // Room for a short conversation at once, not a series of regrowths.
         let mut line = Vec::with_capacity(LINE_CAPACITY);
@@ -134,9 +170,18 @@ impl Line {
         // Serializing plain data into memory cannot fail; the fields are
         // an object, so the line goes on with `{`.
         if serde_json::to_writer(&mut line, &fields).is_err() || line.len() == NUMBER_ROOM {
-            return Self::empty();
+            return (Self::empty(), 0);
         }
-        Self(line)
+        let mut tail = 0;
+        if let Some(body) = raw {
+            line.pop();
+            let start = line.len();
+            line.extend_from_slice(RAW_KEY);
+            write_raw(&mut line, body);
+            line.push(b'}');
+            tail = line.len() - start;
+        }
+        (Self(line), tail)
     }
 
     /// A line with no fields: `{"call": index}` once numbered.
@@ -172,11 +217,39 @@ impl Line {
     }
 }
 
+/// The key of a line's `raw` field, with the comma before it.
+const RAW_KEY: &[u8] = b",\"raw\":";
+
+/// Writes a body as received as one line of JSON: its JSON (written
+/// again without line breaks when it has any), or a string of its bytes
+/// (invalid UTF-8 replaced) if it is not JSON.
+fn write_raw(line: &mut Vec<u8>, body: &[u8]) {
+    let one_line = !body.iter().any(|&b| b == b'\n' || b == b'\r');
+    match serde_json::from_slice::<&serde_json::value::RawValue>(body) {
+        Ok(raw) if one_line => line.extend_from_slice(raw.get().trim().as_bytes()),
+        _ => {
+            let written = match serde_json::from_slice::<Value>(body) {
+                Ok(value) => serde_json::to_writer(&mut *line, &value),
+                Err(_) => serde_json::to_writer(&mut *line, &String::from_utf8_lossy(body)),
+            };
+            if written.is_err() {
+                line.extend_from_slice(b"null");
+            }
+        }
+    }
+}
+
 /// A request as the memory log keeps it.
 #[derive(Debug, Clone)]
 pub(crate) enum Kept {
-    /// Its JSON line, written when it came.
+    /// Its JSON line, written when it came (the unit tests' lines: the
+    /// server keeps [`Kept::Raw`]).
+    #[cfg_attr(not(test), allow(dead_code))]
     Line(Bytes),
+    /// Its JSON line with its body as received (`raw`, the last field),
+    /// written when it came: `tail` is the length of `,"raw":…}` at its
+    /// end, cut off when the line is read without it.
+    Raw { line: Bytes, tail: usize },
     /// Its body as it came (a copy: never a slice pinning a connection's
     /// read buffer), written as its line when the log is read.
     Body {
@@ -190,7 +263,7 @@ impl Kept {
     /// The bytes the log holds for the request.
     fn len(&self) -> usize {
         match self {
-            Self::Line(line) => line.len(),
+            Self::Line(line) | Self::Raw { line, .. } => line.len(),
             Self::Body { route, body, .. } => body.len() + route.held(),
         }
     }
@@ -198,20 +271,36 @@ impl Kept {
     /// The bytes writing its line decodes (0 for a line kept whole).
     pub(crate) fn to_decode(&self) -> usize {
         match self {
-            Self::Line(_) => 0,
+            Self::Line(_) | Self::Raw { .. } => 0,
             Self::Body { body, .. } => body.len(),
         }
     }
 
-    /// The request's JSON line.
+    /// The request's JSON line, without a test id or its body.
+    #[cfg(test)]
     pub(crate) fn line(&self) -> Bytes {
+        self.line_as(None, false)
+    }
+
+    /// The request's JSON line, for a request of `test`, with its body
+    /// as received when `raw`.
+    pub(crate) fn line_as(&self, test: Option<&str>, raw: bool) -> Bytes {
         match self {
             Self::Line(line) => line.clone(),
+            Self::Raw { line, .. } if raw => line.clone(),
+            Self::Raw { line, tail } => {
+                let mut cut = Vec::with_capacity(line.len() - tail + 1);
+                cut.extend_from_slice(&line[..line.len() - tail]);
+                cut.push(b'}');
+                cut.into()
+            }
             Self::Body { call, route, body } => {
                 // The body was decoded when it came, so it decodes again
                 // to the same request; the number alone if it did not.
                 let line = match route.decode(body) {
-                    Ok(request) => Line::new(route.api, &request),
+                    Ok(request) => {
+                        Line::with_raw(route.api, &request, test, raw.then_some(&body[..])).0
+                    }
                     Err(_) => Line::empty(),
                 };
                 line.numbered(*call)
@@ -248,7 +337,7 @@ impl RequestLog {
     /// byte bound alone is not kept in memory at all.
     pub(crate) fn push(&mut self, test: Option<Arc<str>>, request: Kept) -> std::io::Result<()> {
         if let Some(file) = &mut self.file {
-            let line = request.line();
+            let line = request.line_as(test.as_deref(), true);
             // One write per call, so a test reading the file mid-run sees
             // every call so far, each line whole.
             let mut whole = Vec::with_capacity(line.len() + 1);

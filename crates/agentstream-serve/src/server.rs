@@ -351,7 +351,11 @@ impl ServerBuilder {
 /// Routes: `POST /v1/chat/completions`, `POST /v1/messages`,
 /// `GET /v1/models`, `GET /v1/unused` (see [`Server::unused`]), and
 /// `GET /v1/requests` (the recorded requests as a
-/// JSON array). The `/v1` prefix is optional.
+/// JSON array; see [the request log](crate#the-request-log)),
+/// `POST /v1/script` and `POST /v1/reset` (see [control at run
+/// time](crate#control-at-run-time)). The `/v1` prefix is optional. A
+/// request's [`TEST_HEADER`](crate::TEST_HEADER) picks its test's own
+/// script and log (see [per-test isolation](crate#per-test-isolation)).
 ///
 /// ```
 /// use agentstream::message::{assistant, text, StopReason};
@@ -534,19 +538,19 @@ impl Server {
     /// bounds of [`ServerBuilder::kept_requests`] arrived: then the
     /// newest), in arrival order.
     pub fn requests(&self) -> Vec<RecordedRequest> {
-        Self::read_back(self.shared.kept(None).0)
+        Self::read_back(self.shared.kept(None).0, None)
     }
 
     /// The requests kept of one test id (those that came with the
     /// [`TEST_HEADER`](crate::TEST_HEADER) `test`), in arrival order; the
     /// calls are numbered from 0 for each id.
     pub fn test_requests(&self, test: &str) -> Vec<RecordedRequest> {
-        Self::read_back(self.shared.kept(Some(test)).0)
+        Self::read_back(self.shared.kept(Some(test)).0, Some(test))
     }
 
-    fn read_back(kept: Vec<crate::log::Kept>) -> Vec<RecordedRequest> {
+    fn read_back(kept: Vec<crate::log::Kept>, test: Option<&str>) -> Vec<RecordedRequest> {
         kept.iter()
-            .filter_map(|request| RecordedRequest::from_line(&request.line()))
+            .filter_map(|request| RecordedRequest::from_line(&request.line_as(test, false)))
             .collect()
     }
 

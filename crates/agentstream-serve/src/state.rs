@@ -68,17 +68,21 @@ impl State {
     /// What the log keeps of a request, given its call number.
     pub(crate) fn keeping(
         &self,
+        test: Option<&str>,
         target: &Target,
         body: &[u8],
         request: &DecodedRequest,
     ) -> impl FnOnce(usize) -> Kept {
         let kept = if self.lines_at_once {
-            Ok(Line::new(target.api, request))
+            Ok(Line::with_raw(target.api, request, test, Some(body)))
         } else {
             Err((target.decoding(), Bytes::copy_from_slice(body)))
         };
         move |call| match kept {
-            Ok(line) => Kept::Line(line.numbered(call)),
+            Ok((line, tail)) => Kept::Raw {
+                line: line.numbered(call),
+                tail,
+            },
             Err((route, body)) => Kept::Body { call, route, body },
         }
     }
@@ -92,7 +96,7 @@ impl State {
         body: &[u8],
         request: &DecodedRequest,
     ) -> Result<usize, ApiError> {
-        let kept = self.keeping(target, body, request);
+        let kept = self.keeping(test, target, body, request);
         Ok(self.calls().number(test, kept)?.next - 1)
     }
 
