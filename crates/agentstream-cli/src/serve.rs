@@ -71,19 +71,23 @@ pub struct Args {
     /// Be a recording proxy in front of the endpoint at URL (a base URL,
     /// with or without its /v1): every call streams through live and
     /// unchanged and is saved as a cassette in the --record directory.
-    #[arg(
-        long,
-        value_name = "URL",
-        requires = "record",
-        conflicts_with = "replay"
-    )]
+    /// With --replay instead: record on miss (a call no cassette matches
+    /// goes to URL and is saved in the --replay directory; the next
+    /// identical call replays it).
+    #[arg(long, value_name = "URL")]
     upstream: Option<String>,
     /// The directory the proxy saves its cassettes in (one directory per
     /// exchange; secrets in headers redacted).
-    #[arg(long, value_name = "DIR", requires = "upstream")]
+    #[arg(
+        long,
+        value_name = "DIR",
+        requires = "upstream",
+        conflicts_with = "replay"
+    )]
     record: Option<PathBuf>,
     /// Answer every call from the cassettes in DIR (recorded with
-    /// --upstream/--record), matched on the decoded Pi context.
+    /// --upstream/--record), matched on the decoded Pi context; with
+    /// --upstream, record what no cassette matches into DIR.
     #[arg(long, value_name = "DIR")]
     replay: Option<PathBuf>,
     /// How --replay picks a cassette: the whole context, the last message
@@ -180,11 +184,18 @@ fn source(args: &Args) -> Result<ServerBuilder, ExitCode> {
     if let (Some(url), Some(dir)) = (&args.upstream, &args.record) {
         return Ok(Server::proxy(url, dir));
     }
+    if let (Some(_), None) = (&args.upstream, &args.replay) {
+        eprintln!("agentstream: error: --upstream needs --record DIR (a recording proxy) or --replay DIR (record on miss)");
+        return Err(ExitCode::from(2));
+    }
     if let Some(dir) = &args.replay {
-        let builder = Server::replay(dir, args.match_.into()).map_err(|error| {
+        let mut builder = Server::replay(dir, args.match_.into()).map_err(|error| {
             eprintln!("agentstream: error: {}", error_report(&error));
             ExitCode::from(2)
         })?;
+        if let Some(url) = &args.upstream {
+            builder = builder.record_misses(url);
+        }
         // Said once at startup: an entry that was meant to be a cassette
         // and is not would otherwise be missed only when a request fails.
         for skipped in builder.skipped_cassettes() {

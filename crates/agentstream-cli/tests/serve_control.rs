@@ -106,3 +106,24 @@ fn a_bad_posted_script_gets_the_text_of_a_bad_file() {
         assert_eq!(body["error"]["message"], printed, "{name}");
     }
 }
+
+#[test]
+fn replay_with_upstream_records_what_it_misses() {
+    let script = file("upstream.json", r#"["from upstream", "again"]"#);
+    let (_upstream, upstream_url) = serve(&[script.as_os_str()]);
+    let dir: PathBuf = [env!("CARGO_TARGET_TMPDIR"), "serve-control", "misses"]
+        .iter()
+        .collect();
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let (_served, url) = serve(&[
+        "--replay".as_ref(),
+        dir.as_os_str(),
+        "--upstream".as_ref(),
+        upstream_url.as_ref(),
+    ]);
+    assert_eq!(call(&url, None), (200, "from upstream".into()));
+    // Replayed: the upstream's next turn ("again") is not asked for.
+    assert_eq!(call(&url, None), (200, "from upstream".into()));
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+}

@@ -289,6 +289,38 @@ pub(crate) async fn answer(
                 Err(error) => error_response(api, &error),
             };
         }
+        Source::ReplayOrRecord(misses) => {
+            let decoding = target.clone();
+            let decoded = match off_the_thread(&body, move |body| decoding.decode(body)).await {
+                Ok(decoded) => decoded,
+                Err(error) => return error_response(api, &error),
+            };
+            if let Err(error) = shared.record(test, &target, &body, &decoded) {
+                return error_response(api, &error);
+            }
+            let player = misses.player();
+            if let Ok((cassette, answer)) = player.pick(api, decoded.stream, &decoded.context) {
+                return replayed(cassette, answer);
+            }
+            // Missed: recorded, then indexed.
+            let reloading = shared.clone();
+            let saved: Box<dyn FnOnce() + Send> = Box::new(move || {
+                if let Source::ReplayOrRecord(misses) = &reloading.source {
+                    misses.reload();
+                }
+            });
+            return misses
+                .proxy
+                .forward_then(
+                    api,
+                    &target.upstream,
+                    &parts,
+                    body,
+                    Some(decoded),
+                    Some(saved),
+                )
+                .await;
+        }
     }
     let controller = AbortController::new();
     let taken = if body.len() > BLOCKING_BODY {

@@ -79,7 +79,7 @@ fn not_scripted(api: Api, shared: &State, what: &str) -> Option<Response<Body>> 
     let source = match shared.source {
         Source::Model => return None,
         Source::Upstream(_) => "a recording proxy (--upstream)",
-        Source::Replay(_) => "a replaying server (--replay)",
+        Source::Replay(_) | Source::ReplayOrRecord(_) => "a replaying server (--replay)",
     };
     let message = format!("{what} needs a scripted server; this one is {source}");
     Some(error_response(api, &ApiError::new(409, message)))

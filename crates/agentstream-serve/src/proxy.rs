@@ -197,6 +197,21 @@ impl Proxy {
         body: Bytes,
         decoded: Option<DecodedRequest>,
     ) -> Response<Body> {
+        self.forward_then(api, upstream_path, parts, body, decoded, None)
+            .await
+    }
+
+    /// [`forward`](Self::forward), calling `saved` once the exchange is
+    /// saved whole (not cut, every piece written).
+    pub(crate) async fn forward_then(
+        &self,
+        api: Api,
+        upstream_path: &str,
+        parts: &Parts,
+        body: Bytes,
+        decoded: Option<DecodedRequest>,
+        saved: Option<Box<dyn FnOnce() + Send>>,
+    ) -> Response<Body> {
         let url = format!("{}{upstream_path}", self.base);
         let headers = only_forwarded(&parts.headers);
         let sent = self
@@ -285,6 +300,13 @@ impl Proxy {
                     cannot_save(path, &error);
                 }
             }
+            // Before the client's body ends (with `tx`): a client that
+            // has read its answer finds the exchange indexed.
+            if let (false, Some(_), Some(saved)) = (cut, &recorded, saved) {
+                drop(recorded);
+                saved();
+            }
+            drop(tx);
         });
         let frames = futures_util::stream::unfold(rx, |mut rx| async move {
             let item = rx.recv().await?;

@@ -5,7 +5,7 @@ use std::fs::OpenOptions;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicUsize;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use agentstream::model::{Model, ScriptStep, ScriptedModel, ScriptedReply, ScriptedTurn};
@@ -25,7 +25,7 @@ use crate::log::{RecordedRequest, RequestLog, MAX_KEPT_BYTES, MAX_KEPT_REQUESTS}
 use crate::proxy::Proxy;
 use crate::rules::Rule;
 use crate::script::{Script, ServeTurn, Step};
-use crate::state::{Calls, Source, State};
+use crate::state::{Calls, Misses, Source, State};
 
 /// Sets up a [`Server`]; see [`Server::builder`].
 pub struct ServerBuilder {
@@ -59,6 +59,11 @@ enum SourceConfig {
     Replay {
         /// The directory's index (bodies are read when played).
         player: Box<Player>,
+        /// The directory.
+        dir: PathBuf,
+        /// Where the requests no cassette matches go, recorded into the
+        /// directory ([`ServerBuilder::record_misses`]).
+        upstream: Option<String>,
         /// The entries of the directory that are not cassettes.
         skipped: Vec<Skipped>,
     },
@@ -106,6 +111,21 @@ impl ServerBuilder {
             SourceConfig::Replay { skipped, .. } => skipped,
             _ => &[],
         }
+    }
+
+    /// Record on miss, for a replaying server ([`Server::replay`]): a
+    /// request no cassette matches goes on to `upstream` (a base URL, as
+    /// [`Server::proxy`] takes it) and the exchange is saved in the
+    /// replay directory, whose index is then read again, so the next
+    /// identical request replays it (an exchange that was cut is not
+    /// indexed until the directory is indexed again). No effect on any
+    /// other server.
+    #[must_use]
+    pub fn record_misses(mut self, upstream: impl Into<String>) -> Self {
+        if let SourceConfig::Replay { upstream: to, .. } = &mut self.source {
+            *to = Some(upstream.into());
+        }
+        self
     }
 
     /// The server's steps by call number, counting the calls no rule
@@ -293,7 +313,21 @@ impl ServerBuilder {
                 Proxy::new(&url, dir.clone(), self.limits.upstream_timeout)
                     .map_err(|e| BindError::new(dir.display().to_string(), e))?,
             ),
-            SourceConfig::Replay { player, .. } => Source::Replay(*player),
+            SourceConfig::Replay {
+                player,
+                upstream: None,
+                ..
+            } => Source::Replay(*player),
+            SourceConfig::Replay {
+                player,
+                dir,
+                upstream: Some(url),
+                ..
+            } => Source::ReplayOrRecord(Box::new(Misses {
+                player: RwLock::new(Arc::from(player)),
+                proxy: Proxy::new(&url, dir.clone(), self.limits.upstream_timeout)
+                    .map_err(|e| BindError::new(dir.display().to_string(), e))?,
+            })),
         };
         let listener = TcpListener::bind(address)
             .await
@@ -446,6 +480,8 @@ impl Server {
         let mut builder = Self::builder(ScriptedModel::new(Vec::<ScriptedTurn>::new()));
         builder.source = SourceConfig::Replay {
             player: Box::new(player),
+            dir,
+            upstream: None,
             skipped,
         };
         Ok(builder)

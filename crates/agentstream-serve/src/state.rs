@@ -2,7 +2,7 @@
 //! limits, and the calls so far (numbered and recorded).
 
 use std::sync::atomic::AtomicUsize;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -49,6 +49,42 @@ pub(crate) enum Source {
     Upstream(Proxy),
     /// Recorded cassettes.
     Replay(Player),
+    /// Recorded cassettes, and for a request none matches the upstream,
+    /// through the recording proxy into the same directory (record on
+    /// miss).
+    ReplayOrRecord(Box<Misses>),
+}
+
+/// A replay that records what it misses.
+pub(crate) struct Misses {
+    /// The directory's index, indexed again after each exchange saved.
+    pub(crate) player: RwLock<Arc<Player>>,
+    pub(crate) proxy: Proxy,
+}
+
+impl Misses {
+    /// The index as it stands.
+    pub(crate) fn player(&self) -> Arc<Player> {
+        self.player
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Indexes the directory again, with the cassette just saved (the
+    /// cassettes played stay played); on failure the index stays as it
+    /// was and the error is said on stderr.
+    pub(crate) fn reload(&self) {
+        match self.player().reloaded() {
+            Ok(player) => {
+                *self.player.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(player);
+            }
+            Err(error) => eprintln!(
+                "agentstream replay: cannot index the cassette just recorded: {}",
+                error.report()
+            ),
+        }
+    }
 }
 
 impl std::fmt::Debug for State {
