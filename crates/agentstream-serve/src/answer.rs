@@ -176,6 +176,14 @@ fn ruled(
     }
 }
 
+/// The error of a test id whose cassette subdirectory cannot be made.
+fn cannot_record(error: &io::Error) -> ApiError {
+    ApiError::new(
+        500,
+        format!("agentstream proxy: cannot make the test's cassette directory: {error}"),
+    )
+}
+
 /// A body that fails at once: the connection is closed mid-response.
 fn cut_body() -> Body {
     let items = [Err::<Frame<Bytes>, _>(io::Error::other(
@@ -271,6 +279,16 @@ pub(crate) async fn answer(
                     return error_response(api, &error);
                 }
             }
+            let own = match test {
+                None => None,
+                Some(test) => match crate::lanes::cassette_subdir(test)
+                    .and_then(|name| proxy.for_test(name).map_err(|e| cannot_record(&e)))
+                {
+                    Ok(proxy) => Some(proxy),
+                    Err(error) => return error_response(api, &error),
+                },
+            };
+            let proxy = own.as_deref().unwrap_or(proxy);
             return proxy
                 .forward(api, &target.upstream, &parts, body, decoded.ok())
                 .await;
@@ -284,6 +302,12 @@ pub(crate) async fn answer(
             if let Err(error) = shared.record(test, &target, &body, &decoded) {
                 return error_response(api, &error);
             }
+            let own = match test.map(|test| shared.test_player(player, test)) {
+                Some(Ok(own)) => own,
+                Some(Err(error)) => return error_response(api, &error),
+                None => None,
+            };
+            let player = own.as_deref().unwrap_or(player);
             return match player.pick(api, decoded.stream, &decoded.context) {
                 Ok((cassette, answer)) => replayed(cassette, answer),
                 Err(error) => error_response(api, &error),

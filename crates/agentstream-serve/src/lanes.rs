@@ -60,6 +60,31 @@ pub(crate) fn test_id(headers: &HeaderMap) -> Result<Option<&str>, ApiError> {
     Ok(value.to_str().ok())
 }
 
+/// `test` as the name of its cassette subdirectory (`DIR/<ID>`, for a
+/// recording or replaying server): one path component, never `.` or
+/// `..`, with no `/`, `\\` or `..` in it (a test id never holds NUL or
+/// a space).
+///
+/// # Errors
+/// HTTP 400 naming the header.
+pub(crate) fn cassette_subdir(test: &str) -> Result<&str, ApiError> {
+    if test.contains(['/', '\\']) || test.contains("..") || test == "." {
+        return Err(ApiError::new(
+            400,
+            format!(
+                "the {TEST_HEADER} header names a cassette subdirectory here: it cannot hold '/', '\\' or '..', nor be '.'"
+            ),
+        ));
+    }
+    Ok(test)
+}
+
+/// Whether `path` is a directory itself (not a symlink to one): the only
+/// subdirectory a test id's cassettes are read from or written to.
+pub(crate) fn is_real_dir(path: &std::path::Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_dir())
+}
+
 /// A script as a lane plays it: the model and the server's steps by
 /// ordered element, the rules, and (for a script the server was given as
 /// data) its turns as loaded, from which fresh copies are made.

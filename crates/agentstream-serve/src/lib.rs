@@ -33,7 +33,14 @@
 //! its own request log (`GET /v1/requests` with the header lists only its
 //! requests; without the header, only the requests that came without
 //! one) and its own `GET /v1/unused`. Parallel tests on one server never
-//! see each other. At most [`MAX_TEST_IDS`] ids are kept
+//! see each other. A recording proxy ([`Server::proxy`]) saves a test
+//! id's exchanges in the subdirectory `DIR/<ID>` (created beneath `DIR`;
+//! an id holding `/`, `\` or `..`, or `.`, gets 400; an entry there that
+//! is not a directory itself, a symlink included, gets 500 and is never
+//! followed), and does not send the header upstream; a replay
+//! ([`Server::replay`]) answers a test id from `DIR/<ID>` when that
+//! subdirectory exists (indexed the first time the id comes), else from
+//! `DIR`. (Record on miss uses `DIR` for every id.) At most [`MAX_TEST_IDS`] ids are kept
 //! ([`ServerBuilder::max_test_ids`]); past it the least recently used is
 //! dropped with its requests, and starts afresh if it comes back. A
 //! server given a [`Model`](agentstream::model::Model) as code (not a

@@ -358,6 +358,7 @@ impl ServerBuilder {
                 self.max_test_ids,
                 RequestLog::new(limits.kept_requests, limits.kept_bytes, file),
             )),
+            test_players: Mutex::new(std::collections::HashMap::new()),
         });
         let (stop, stopped) = oneshot::channel();
         let accepting = accept::Limits {

@@ -1,6 +1,7 @@
 //! The server's state, shared by every connection: how it answers, its
 //! limits, and the calls so far (numbered and recorded).
 
+use std::collections::HashMap;
 use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::time::Duration;
@@ -39,6 +40,9 @@ pub(crate) struct State {
     pub(crate) source: Source,
     /// The lanes (the server's and each test id's) and the request log.
     pub(crate) calls: Mutex<Calls>,
+    /// A replaying server's test ids seen: the cassettes of `DIR/<ID>`,
+    /// or `None` where there is no such subdirectory.
+    pub(crate) test_players: Mutex<HashMap<String, Option<Arc<Player>>>>,
 }
 
 /// Where the answers come from.
@@ -168,6 +172,27 @@ impl State {
         let rules = lane.play.rules.unused(&lane.rule_counts);
         let turns: Vec<usize> = (lane.ordered..lane.play.ordered_len()).collect();
         json!({"rules": rules, "turns": turns})
+    }
+
+    /// The cassettes a request of `test` replays from: `DIR/<ID>`'s when
+    /// that subdirectory exists (indexed the first time the id is seen),
+    /// else `player`'s.
+    pub(crate) fn test_player(
+        &self,
+        player: &Player,
+        test: &str,
+    ) -> Result<Option<Arc<Player>>, ApiError> {
+        let name = crate::lanes::cassette_subdir(test)?;
+        let mut players = self.test_players.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(found) = players.get(name) {
+            return Ok(found.clone());
+        }
+        let loaded = player
+            .subdir(name)
+            .map_err(|e| ApiError::new(500, format!("agentstream replay: {}", e.report())))?
+            .map(Arc::new);
+        players.insert(name.to_owned(), loaded.clone());
+        Ok(loaded)
     }
 
     /// The requests of `test` kept (those without a test id for `None`),

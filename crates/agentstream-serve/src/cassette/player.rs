@@ -189,6 +189,20 @@ impl Player {
         Ok((player, skipped))
     }
 
+    /// The cassettes of the subdirectory `name` (a test id's), played as
+    /// this directory's are; `None` when there is no such directory
+    /// (a symlink is never followed).
+    ///
+    /// # Errors
+    /// As [`load`](Self::load).
+    pub(crate) fn subdir(&self, name: &str) -> Result<Option<Self>, CassetteError> {
+        let path = self.dir.path.join(name);
+        if !crate::lanes::is_real_dir(&path) {
+            return Ok(None);
+        }
+        Self::load(&path, self.mode).map(|(player, _)| Some(player))
+    }
+
     /// The directory indexed again (with the cassettes recorded since),
     /// each cassette that was already played still marked played, and
     /// the order mode's count kept.
