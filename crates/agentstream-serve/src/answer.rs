@@ -98,20 +98,26 @@ pub(crate) fn take_call(
     // under it, only their counters move. The lane's script is looked up
     // first; should it be replaced in between, the keys are checked again
     // under the lock.
-    let play = state.calls().lane(test).play.clone();
-    let facts = (!play.rules.is_empty()).then(|| Facts::of(request));
-    let mut holding = match &facts {
-        Some(facts) => play.rules.holding(facts),
-        None => Vec::new(),
+    // A server whose scripts have no rules skips this lookup.
+    let looked = state
+        .ruled
+        .load(std::sync::atomic::Ordering::Acquire)
+        .then(|| state.calls().lane(test).play.clone());
+    let mut holding = match &looked {
+        Some(play) if !play.rules.is_empty() => play.rules.holding(&Facts::of(request)),
+        _ => Vec::new(),
     };
     let mut calls = state.calls();
     let lane = calls.number(test, kept)?;
     let index = lane.next - 1;
-    let play = if Arc::ptr_eq(&play, &lane.play) {
-        play
-    } else {
-        holding = lane.play.rules.holding(&Facts::of(request));
-        lane.play.clone()
+    let play = match looked {
+        Some(play) if Arc::ptr_eq(&play, &lane.play) => play,
+        _ => {
+            if !lane.play.rules.is_empty() {
+                holding = lane.play.rules.holding(&Facts::of(request));
+            }
+            lane.play.clone()
+        }
     };
     if let Some(reply) = play.rules.pick(&holding, &mut lane.rule_counts) {
         drop(calls);

@@ -118,6 +118,11 @@ pub(crate) fn post_script(
         let message = "this server's model was given as code, not as a script: it cannot be extended; POST the whole script";
         return error_response(api, &ApiError::new(409, message));
     }
+    if calls.ruled {
+        shared
+            .ruled
+            .store(true, std::sync::atomic::Ordering::Release);
+    }
     let play = &calls.lane(test).play;
     let answer = json!({
         "test": test,

@@ -42,7 +42,9 @@ pub const MAX_TEST_IDS: usize = 1024;
 /// HTTP 400 naming the header, when its value is not 1 to
 /// [`MAX_TEST_ID_BYTES`] visible ASCII bytes, or it is given twice.
 pub(crate) fn test_id(headers: &HeaderMap) -> Result<Option<&str>, ApiError> {
-    let mut values = headers.get_all(TEST_HEADER).iter();
+    // A static name: looked up without parsing it.
+    let name = hyper::header::HeaderName::from_static(TEST_HEADER);
+    let mut values = headers.get_all(name).iter();
     let Some(value) = values.next() else {
         return Ok(None);
     };
@@ -290,6 +292,9 @@ pub(crate) struct Calls {
     max_tests: usize,
     /// Every call numbered so far, across lanes.
     pub(crate) total: usize,
+    /// Whether any lane's script has rules: until one has, a call looks
+    /// up no script before it is numbered.
+    pub(crate) ruled: bool,
     pub(crate) log: RequestLog,
 }
 
@@ -297,6 +302,7 @@ impl Calls {
     pub(crate) fn new(play: Play, max_tests: usize, log: RequestLog) -> Self {
         let play = Arc::new(play);
         Calls {
+            ruled: !play.rules.is_empty(),
             server: Lane::new(None, play.clone()),
             tests: HashMap::new(),
             template: play,
@@ -371,6 +377,8 @@ impl Calls {
         if test.is_none() {
             self.template = self.server.play.clone();
         }
+        let ruled = !self.lane(test).play.rules.is_empty();
+        self.ruled |= ruled;
         true
     }
 

@@ -334,6 +334,7 @@ impl ServerBuilder {
             .map_err(|e| BindError::new(name.clone(), e))?;
         let local_addr = listener.local_addr().map_err(|e| BindError::new(name, e))?;
         let limits = self.limits;
+        let ruled = !self.rules.is_empty();
         let play = Play::new(
             self.model,
             self.scripted,
@@ -359,6 +360,7 @@ impl ServerBuilder {
                 RequestLog::new(limits.kept_requests, limits.kept_bytes, file),
             )),
             test_players: Mutex::new(std::collections::HashMap::new()),
+            ruled: std::sync::atomic::AtomicBool::new(ruled),
         });
         let (stop, stopped) = oneshot::channel();
         let accepting = accept::Limits {

@@ -40,6 +40,9 @@ pub(crate) struct State {
     pub(crate) source: Source,
     /// The lanes (the server's and each test id's) and the request log.
     pub(crate) calls: Mutex<Calls>,
+    /// Whether any lane's script has rules ([`Calls::ruled`], read
+    /// without the lock).
+    pub(crate) ruled: std::sync::atomic::AtomicBool,
     /// A replaying server's test ids seen: the cassettes of `DIR/<ID>`,
     /// or `None` where there is no such subdirectory.
     pub(crate) test_players: Mutex<HashMap<String, Option<Arc<Player>>>>,
