@@ -19,7 +19,7 @@ use hyper::http::request::Parts;
 use hyper::{Response, StatusCode};
 
 use crate::cassette::Recorded;
-use crate::lanes::{test_id, Play};
+use crate::lanes::Play;
 use crate::limits::{BLOCKING_BODY, EXHAUSTED_CODE, EXHAUSTED_STATUS};
 use crate::pump::{next_event, Pump, EVENTS_CAPACITY};
 use crate::response::{error_response, json_response, Body};
@@ -271,10 +271,11 @@ pub(crate) async fn answer(
     target: Target,
     parts: Parts,
     body: Bytes,
+    test_header: Option<HeaderValue>,
 ) -> Response<Body> {
     let api = target.api;
-    // The edge checked the header; a bad one never comes this far.
-    let test = test_id(&parts.headers).ok().flatten();
+    // The edge checked the header: visible ASCII.
+    let test = test_header.as_ref().and_then(|value| value.to_str().ok());
     match &shared.source {
         Source::Model => {}
         Source::Upstream(proxy) => {
@@ -355,7 +356,7 @@ pub(crate) async fn answer(
     let controller = AbortController::new();
     let taken = if body.len() > BLOCKING_BODY {
         let (shared, signal) = (shared.clone(), controller.signal());
-        let test = parts.headers.get(crate::lanes::TEST_HEADER).cloned();
+        let test = test_header.clone();
         tokio::task::spawn_blocking(move || {
             let test = test.as_ref().and_then(|value| value.to_str().ok());
             take(&shared, test, &target, &body, signal)

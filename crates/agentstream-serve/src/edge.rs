@@ -18,7 +18,7 @@ use hyper::{Method, Request, Response, StatusCode};
 
 use crate::answer::answer;
 use crate::control::{post_reset, post_script};
-use crate::lanes::test_id;
+use crate::lanes::{test_id, TEST_HEADER};
 use crate::listing::{models, requests};
 use crate::response::{error_response, json_response, Body};
 use crate::route::Target;
@@ -43,26 +43,32 @@ pub(crate) async fn handle(
         response
     };
     let headers = request.headers();
-    let fallback = answering_api(&path, |name| headers.contains_key(name));
+    let fallback = || answering_api(&path, |name| headers.contains_key(name));
     let call = Route::of_call(&path);
     // A bad test id is refused before anything else, in the shape of the
     // protocol the call speaks.
-    if let Err(error) = test_id(headers) {
-        return Ok(error_response(call.map_or(fallback, |r| r.api), &error));
-    }
+    let test = match test_id(headers) {
+        Ok(test) => test,
+        Err(error) => {
+            let api = call.as_ref().map_or_else(fallback, |r| r.api);
+            return Ok(error_response(api, &error));
+        }
+    };
     if let Some(route) = call {
         if method != Method::POST {
             return Ok(not_allowed(route.api, route.api.call_methods()));
         }
+        // Kept as the header's value (a shared view of its bytes).
+        let test = test.and_then(|_| request.headers().get(TEST_HEADER).cloned());
         let target = Target::new(route, &path, request.uri().query());
         let (parts, body) = request.into_parts();
         let body = match read_body(&shared, target.api, &parts.headers, body).await {
             Ok(body) => body,
             Err(response) => return Ok(response),
         };
-        return Ok(answer(&shared, target, parts, body).await);
+        return Ok(answer(&shared, target, parts, body, test).await);
     }
-    let test = test_id(headers).ok().flatten();
+    let fallback = fallback();
     Ok(match (route_name(&path), &method) {
         ("/models", &Method::GET) => json_response(StatusCode::OK, models(&shared.model_name)),
         ("/requests", &Method::GET) => {
