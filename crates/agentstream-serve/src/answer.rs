@@ -264,6 +264,20 @@ async fn off_the_thread<T: Send + 'static>(
         .unwrap_or_else(|_| Err(ApiError::new(500, "decoding the request failed")))
 }
 
+/// Decodes a call answered without the model (by a cassette) and
+/// records it in the log.
+async fn recorded(
+    shared: &State,
+    test: Option<&str>,
+    target: &Target,
+    body: &Bytes,
+) -> Result<DecodedRequest, ApiError> {
+    let decoding = target.clone();
+    let decoded = off_the_thread(body, move |body| decoding.decode(body)).await?;
+    shared.record(test, target, body, &decoded)?;
+    Ok(decoded)
+}
+
 /// Answers a call whose body was read: from the model (through the
 /// script's steps), the upstream (recorded as it passes) or a cassette.
 pub(crate) async fn answer(
@@ -297,18 +311,14 @@ pub(crate) async fn answer(
             };
             let proxy = own.as_deref().unwrap_or(proxy);
             return proxy
-                .forward(api, &target.upstream, &parts, body, decoded.ok())
+                .forward(api, &target.upstream, &parts, body, decoded.ok(), None)
                 .await;
         }
         Source::Replay(player) => {
-            let decoding = target.clone();
-            let decoded = match off_the_thread(&body, move |body| decoding.decode(body)).await {
+            let decoded = match recorded(shared, test, &target, &body).await {
                 Ok(decoded) => decoded,
                 Err(error) => return error_response(api, &error),
             };
-            if let Err(error) = shared.record(test, &target, &body, &decoded) {
-                return error_response(api, &error);
-            }
             let own = match test.map(|test| shared.test_player(player, test)) {
                 Some(Ok(own)) => own,
                 Some(Err(error)) => return error_response(api, &error),
@@ -321,14 +331,10 @@ pub(crate) async fn answer(
             };
         }
         Source::ReplayOrRecord(misses) => {
-            let decoding = target.clone();
-            let decoded = match off_the_thread(&body, move |body| decoding.decode(body)).await {
+            let decoded = match recorded(shared, test, &target, &body).await {
                 Ok(decoded) => decoded,
                 Err(error) => return error_response(api, &error),
             };
-            if let Err(error) = shared.record(test, &target, &body, &decoded) {
-                return error_response(api, &error);
-            }
             let player = misses.player();
             if let Ok((cassette, answer)) = player.pick(api, decoded.stream, &decoded.context) {
                 return replayed(cassette, answer);
@@ -342,7 +348,7 @@ pub(crate) async fn answer(
             });
             return misses
                 .proxy
-                .forward_then(
+                .forward(
                     api,
                     &target.upstream,
                     &parts,

@@ -317,17 +317,24 @@ impl Calls {
     /// server's script the first time the id is seen; the least recently
     /// used id dropped (with its requests) past the bound.
     pub(crate) fn lane(&mut self, test: Option<&str>) -> &mut Lane {
-        lane_in(
+        self.lane_and_log(test).0
+    }
+
+    /// [`lane`](Self::lane), and the log and the count of calls beside it.
+    fn lane_and_log(&mut self, test: Option<&str>) -> (&mut Lane, &mut RequestLog, &mut usize) {
+        let lanes = Lanes {
+            template: &self.template,
+            clock: &mut self.clock,
+            max: self.max_tests,
+        };
+        let lane = lane_in(
             &mut self.server,
             &mut self.tests,
             &mut self.log,
-            Lanes {
-                template: &self.template,
-                clock: &mut self.clock,
-                max: self.max_tests,
-            },
+            lanes,
             test,
-        )
+        );
+        (lane, &mut self.log, &mut self.total)
     }
 
     /// Numbers the next call of `test`'s lane and records `request`
@@ -337,27 +344,15 @@ impl Calls {
         test: Option<&str>,
         request: impl FnOnce(usize) -> Kept,
     ) -> Result<&mut Lane, ApiError> {
-        let lane = lane_in(
-            &mut self.server,
-            &mut self.tests,
-            &mut self.log,
-            Lanes {
-                template: &self.template,
-                clock: &mut self.clock,
-                max: self.max_tests,
-            },
-            test,
-        );
-        self.log
-            .push(lane.id.clone(), request(lane.next))
-            .map_err(|e| {
-                ApiError::new(
-                    500,
-                    format!("agentstream serve cannot record the request: {e}"),
-                )
-            })?;
+        let (lane, log, total) = self.lane_and_log(test);
+        log.push(lane.id.clone(), request(lane.next)).map_err(|e| {
+            ApiError::new(
+                500,
+                format!("agentstream serve cannot record the request: {e}"),
+            )
+        })?;
         lane.next += 1;
-        self.total += 1;
+        *total += 1;
         Ok(lane)
     }
 

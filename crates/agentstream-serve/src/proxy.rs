@@ -230,22 +230,10 @@ impl Proxy {
     /// `upstream_path`: the route's path and query) and streams the answer back, saving the
     /// exchange when the answer has ended. A request that could not be
     /// decoded is forwarded (the upstream says what is wrong with it) and
-    /// not saved: a replay could never match it.
+    /// not saved: a replay could never match it. `saved`, if given, is
+    /// called once the exchange is saved whole (not cut, every piece
+    /// written).
     pub(crate) async fn forward(
-        &self,
-        api: Api,
-        upstream_path: &str,
-        parts: &Parts,
-        body: Bytes,
-        decoded: Option<DecodedRequest>,
-    ) -> Response<Body> {
-        self.forward_then(api, upstream_path, parts, body, decoded, None)
-            .await
-    }
-
-    /// [`forward`](Self::forward), calling `saved` once the exchange is
-    /// saved whole (not cut, every piece written).
-    pub(crate) async fn forward_then(
         &self,
         api: Api,
         upstream_path: &str,
