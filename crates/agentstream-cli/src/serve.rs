@@ -15,8 +15,44 @@ use crate::input::InputError;
 use crate::play::{parse_array, read};
 use crate::terminal::escape_line;
 
+/// What `serve --help` says after the options: per-test isolation, the
+/// control routes, and the request log's schema.
+const AFTER_HELP: &str = "\
+Per-test isolation: a request with the header `x-agentstream-test: ID` (1 to 128
+visible ASCII characters; anything else gets HTTP 400) plays its own copy of the
+script (own cursor, rule counts and call numbers), and GET /v1/requests and
+GET /v1/unused with the same header list only that test's requests and unused
+rules and turns (without the header: the requests that came without one). At
+most --max-test-ids ids are kept; past it the least recently used is dropped.
+
+Control at run time (scripted servers only; 409 with --upstream or --replay):
+  POST /v1/script          body: a script, as the SCRIPT file. Replaces the
+                           script of the header's test id, or without the
+                           header the server's (new ids start from it).
+                           ?append=1 appends its turns and rules instead.
+                           Answers {\"test\", \"rules\", \"turns\", \"appended\"};
+                           a bad script gets 400 with this command's error text.
+  POST /v1/reset           rewinds the header's test id (or, without it, every
+                           id and the server) and clears its requests. Answers
+                           {\"test\", \"reset\": true, \"clearedRequests\"}.
+A SCRIPT of [] is valid: every call answers past-the-end until one is posted.
+
+The request log (GET /v1/requests, a JSON array; each --requests line):
+  call     the call's number from 0 (each test id numbers its own)
+  api      openai-completions, anthropic-messages, openai-responses or
+           google-generative-ai
+  model    the request's model
+  stream   whether it asked for a stream
+  context  the request decoded into Pi's context (Pi's roles: an OpenAI
+           `tool` message is a `toolResult`)
+  options  the options it set (max tokens, temperature, ...), {} for none
+  test     its x-agentstream-test id (absent without one)
+  raw      the body as received (its JSON, or a string if it was not JSON):
+           with GET /v1/requests?raw=1, and always in --requests lines";
+
 /// Arguments of `serve`.
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = AFTER_HELP)]
 pub struct Args {
     /// A JSON array of turns, as `play` reads them, plus
     /// `{"httpError": {"status", "message", "type"?, "retryAfter"?}}`,
@@ -35,19 +71,23 @@ pub struct Args {
     /// Be a recording proxy in front of the endpoint at URL (a base URL,
     /// with or without its /v1): every call streams through live and
     /// unchanged and is saved as a cassette in the --record directory.
-    #[arg(
-        long,
-        value_name = "URL",
-        requires = "record",
-        conflicts_with = "replay"
-    )]
+    /// With --replay instead: record on miss (a call no cassette matches
+    /// goes to URL and is saved in the --replay directory; the next
+    /// identical call replays it).
+    #[arg(long, value_name = "URL")]
     upstream: Option<String>,
     /// The directory the proxy saves its cassettes in (one directory per
     /// exchange; secrets in headers redacted).
-    #[arg(long, value_name = "DIR", requires = "upstream")]
+    #[arg(
+        long,
+        value_name = "DIR",
+        requires = "upstream",
+        conflicts_with = "replay"
+    )]
     record: Option<PathBuf>,
     /// Answer every call from the cassettes in DIR (recorded with
-    /// --upstream/--record), matched on the decoded Pi context.
+    /// --upstream/--record), matched on the decoded Pi context; with
+    /// --upstream, record what no cassette matches into DIR.
     #[arg(long, value_name = "DIR")]
     replay: Option<PathBuf>,
     /// How --replay picks a cassette: the whole context, the last message
@@ -81,9 +121,11 @@ pub struct Args {
     /// Send a `ping` in Anthropic streams.
     #[arg(long)]
     pings: bool,
-    /// Append every request, decoded into Pi's context and options, to
-    /// FILE as JSON lines, as it arrives (the file keeps every request;
-    /// GET /v1/requests only the newest, see --keep-requests).
+    /// Append every request, decoded into Pi's context and options, with
+    /// its body as received ("raw") and its test id ("test"), to FILE as
+    /// JSON lines, as it arrives (the file keeps every request; GET
+    /// /v1/requests only the newest, see --keep-requests). The fields are
+    /// listed at the end of --help.
     #[arg(long, value_name = "FILE")]
     requests: Option<PathBuf>,
     /// Keep at most N requests in memory for GET /v1/requests; older ones
@@ -104,6 +146,11 @@ pub struct Args {
     /// milliseconds.
     #[arg(long, value_name = "MS", default_value_t = millis(agentstream_serve::BODY_TIMEOUT))]
     body_timeout_ms: u64,
+    /// Keep at most N test ids (x-agentstream-test) at once, each with
+    /// its own script copy and requests; past it the least recently used
+    /// is dropped.
+    #[arg(long, value_name = "N", default_value_t = agentstream_serve::MAX_TEST_IDS)]
+    max_test_ids: usize,
     /// Keep at most N connections open; past it the oldest idle one is
     /// closed.
     #[arg(long, value_name = "N", default_value_t = agentstream_serve::MAX_CONNECTIONS)]
@@ -137,11 +184,18 @@ fn source(args: &Args) -> Result<ServerBuilder, ExitCode> {
     if let (Some(url), Some(dir)) = (&args.upstream, &args.record) {
         return Ok(Server::proxy(url, dir));
     }
+    if let (Some(_), None) = (&args.upstream, &args.replay) {
+        eprintln!("agentstream: error: --upstream needs --record DIR (a recording proxy) or --replay DIR (record on miss)");
+        return Err(ExitCode::from(2));
+    }
     if let Some(dir) = &args.replay {
-        let builder = Server::replay(dir, args.match_.into()).map_err(|error| {
+        let mut builder = Server::replay(dir, args.match_.into()).map_err(|error| {
             eprintln!("agentstream: error: {}", error_report(&error));
             ExitCode::from(2)
         })?;
+        if let Some(url) = &args.upstream {
+            builder = builder.record_misses(url);
+        }
         // Said once at startup: an entry that was meant to be a cassette
         // and is not would otherwise be missed only when a request fails.
         for skipped in builder.skipped_cassettes() {
@@ -209,7 +263,8 @@ pub fn run(args: &Args) -> io::Result<ExitCode> {
             )
             .header_timeout(Duration::from_millis(args.header_timeout_ms))
             .body_timeout(Duration::from_millis(args.body_timeout_ms))
-            .max_connections(args.max_connections);
+            .max_connections(args.max_connections)
+            .max_test_ids(args.max_test_ids);
         if let Some(chunks) = args.chunks {
             builder = builder.chunks(chunks.get());
         }

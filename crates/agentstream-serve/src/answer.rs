@@ -19,6 +19,7 @@ use hyper::http::request::Parts;
 use hyper::{Response, StatusCode};
 
 use crate::cassette::Recorded;
+use crate::lanes::Play;
 use crate::limits::{BLOCKING_BODY, EXHAUSTED_CODE, EXHAUSTED_STATUS};
 use crate::pump::{next_event, Pump, EVENTS_CAPACITY};
 use crate::response::{error_response, json_response, Body};
@@ -84,32 +85,49 @@ fn unplayed(turn: &ScriptedTurn, undelayed: bool) -> Option<Answer> {
 /// request's options, moved out of it.
 pub(crate) fn take_call(
     state: &State,
+    test: Option<&str>,
     target: &Target,
     body: &[u8],
     request: &mut DecodedRequest,
     signal: agentstream::model::AbortSignal,
 ) -> Result<Call, ApiError> {
-    let kept = state.keeping(target, body, request);
+    let kept = state.keeping(test, target, body, request);
     let mut options: StreamOptions = std::mem::take(&mut request.options);
     options.signal = Some(signal);
-    // Which rules' keys hold is worked out before the lock: under it, only
-    // their counters move.
-    let holding = if state.rules.is_empty() {
-        Vec::new()
-    } else {
-        state.rules.holding(&Facts::of(request))
+    // Which rules' keys hold is worked out before the numbering lock:
+    // under it, only their counters move. The lane's script is looked up
+    // first; should it be replaced in between, the keys are checked again
+    // under the lock.
+    // A server whose scripts have no rules skips this lookup.
+    let looked = state
+        .ruled
+        .load(std::sync::atomic::Ordering::Acquire)
+        .then(|| state.calls().lane(test).play.clone());
+    let mut holding = match &looked {
+        Some(play) if !play.rules.is_empty() => play.rules.holding(&Facts::of(request)),
+        _ => Vec::new(),
     };
     let mut calls = state.calls();
-    let index = calls.number(kept)?;
-    if let Some(reply) = state.rules.pick(&holding, &mut calls.rule_counts) {
+    let lane = calls.number(test, kept)?;
+    let index = lane.next - 1;
+    let play = match looked {
+        Some(play) if Arc::ptr_eq(&play, &lane.play) => play,
+        _ => {
+            if !lane.play.rules.is_empty() {
+                holding = lane.play.rules.holding(&Facts::of(request));
+            }
+            lane.play.clone()
+        }
+    };
+    if let Some(reply) = play.rules.pick(&holding, &mut lane.rule_counts) {
         drop(calls);
-        let answer = ruled(state, reply, index, options);
+        let answer = ruled(state, &play, reply, index, options);
         return Ok(Call { index, answer });
     }
-    let element = calls.ordered;
-    calls.ordered += 1;
-    let step = state.steps.get(element).cloned().unwrap_or(Step::Model);
-    let answer = match (step, &state.scripted) {
+    let element = lane.ordered;
+    lane.ordered += 1;
+    let step = play.steps.get(element).cloned().unwrap_or(Step::Model);
+    let answer = match (step, &play.scripted) {
         (Step::Http(error), _) => Answer::Refused(error),
         // A plain turn's events would all be ready at once: its message
         // gives the same bytes without them. A delay or a step needs the
@@ -120,7 +138,7 @@ pub(crate) fn take_call(
             match turn.as_deref().and_then(|turn| unplayed(turn, undelayed)) {
                 Some(answer) => answer,
                 None if turn.is_none() && state.strict => {
-                    Answer::Refused(state.unmatched(request, &calls))
+                    Answer::Refused(state.unmatched(request, lane))
                 }
                 None => Answer::Events {
                     events: scripted.play(turn, options),
@@ -129,7 +147,7 @@ pub(crate) fn take_call(
             }
         }
         (step, _) => Answer::Events {
-            events: state.model.stream(&request.context, options),
+            events: play.model.stream(&request.context, options),
             step,
         },
     };
@@ -139,7 +157,13 @@ pub(crate) fn take_call(
 /// The answer of a rule's reply to call `index`: its HTTP error, or its
 /// turn (shared; copied only to give tool calls without an id theirs)
 /// played with its step.
-fn ruled(state: &State, reply: &Reply, index: usize, options: StreamOptions) -> Answer {
+fn ruled(
+    state: &State,
+    play: &Play,
+    reply: &Reply,
+    index: usize,
+    options: StreamOptions,
+) -> Answer {
     let turn = match (&reply.step, &reply.turn) {
         (Step::Http(error), _) => return Answer::Refused(error.clone()),
         (_, Some(turn)) => with_call_ids(turn, index),
@@ -153,9 +177,17 @@ fn ruled(state: &State, reply: &Reply, index: usize, options: StreamOptions) -> 
         }
     }
     Answer::Events {
-        events: state.player.play(Some(turn), options),
+        events: play.player.play(Some(turn), options),
         step: reply.step.clone(),
     }
+}
+
+/// The error of a test id whose cassette subdirectory cannot be made.
+fn cannot_record(error: &io::Error) -> ApiError {
+    ApiError::new(
+        500,
+        format!("agentstream proxy: cannot make the test's cassette directory: {error}"),
+    )
 }
 
 /// A body that fails at once: the connection is closed mid-response.
@@ -203,12 +235,13 @@ struct Taken {
 /// what it needs of the context.
 fn take(
     shared: &State,
+    test: Option<&str>,
     target: &Target,
     body: &[u8],
     signal: AbortSignal,
 ) -> Result<Taken, ApiError> {
     let mut decoded = target.decode(body)?;
-    let call = take_call(shared, target, body, &mut decoded, signal)?;
+    let call = take_call(shared, test, target, body, &mut decoded, signal)?;
     Ok(Taken {
         model: decoded.model,
         stream: decoded.stream,
@@ -231,6 +264,20 @@ async fn off_the_thread<T: Send + 'static>(
         .unwrap_or_else(|_| Err(ApiError::new(500, "decoding the request failed")))
 }
 
+/// Decodes a call answered without the model (by a cassette) and
+/// records it in the log.
+async fn recorded(
+    shared: &State,
+    test: Option<&str>,
+    target: &Target,
+    body: &Bytes,
+) -> Result<DecodedRequest, ApiError> {
+    let decoding = target.clone();
+    let decoded = off_the_thread(body, move |body| decoding.decode(body)).await?;
+    shared.record(test, target, body, &decoded)?;
+    Ok(decoded)
+}
+
 /// Answers a call whose body was read: from the model (through the
 /// script's steps), the upstream (recorded as it passes) or a cassette.
 pub(crate) async fn answer(
@@ -238,45 +285,92 @@ pub(crate) async fn answer(
     target: Target,
     parts: Parts,
     body: Bytes,
+    test_header: Option<HeaderValue>,
 ) -> Response<Body> {
     let api = target.api;
+    // The edge checked the header: visible ASCII.
+    let test = test_header.as_ref().and_then(|value| value.to_str().ok());
     match &shared.source {
         Source::Model => {}
         Source::Upstream(proxy) => {
             let decoding = target.clone();
             let decoded = off_the_thread(&body, move |body| decoding.decode(body)).await;
             if let Ok(decoded) = &decoded {
-                if let Err(error) = shared.record(&target, &body, decoded) {
+                if let Err(error) = shared.record(test, &target, &body, decoded) {
                     return error_response(api, &error);
                 }
             }
+            let own = match test {
+                None => None,
+                Some(test) => match crate::lanes::cassette_subdir(test)
+                    .and_then(|name| proxy.for_test(name).map_err(|e| cannot_record(&e)))
+                {
+                    Ok(proxy) => Some(proxy),
+                    Err(error) => return error_response(api, &error),
+                },
+            };
+            let proxy = own.as_deref().unwrap_or(proxy);
             return proxy
-                .forward(api, &target.upstream, &parts, body, decoded.ok())
+                .forward(api, &target.upstream, &parts, body, decoded.ok(), None)
                 .await;
         }
         Source::Replay(player) => {
-            let decoding = target.clone();
-            let decoded = match off_the_thread(&body, move |body| decoding.decode(body)).await {
+            let decoded = match recorded(shared, test, &target, &body).await {
                 Ok(decoded) => decoded,
                 Err(error) => return error_response(api, &error),
             };
-            if let Err(error) = shared.record(&target, &body, &decoded) {
-                return error_response(api, &error);
-            }
+            let own = match test.map(|test| shared.test_player(player, test)) {
+                Some(Ok(own)) => own,
+                Some(Err(error)) => return error_response(api, &error),
+                None => None,
+            };
+            let player = own.as_deref().unwrap_or(player);
             return match player.pick(api, decoded.stream, &decoded.context) {
                 Ok((cassette, answer)) => replayed(cassette, answer),
                 Err(error) => error_response(api, &error),
             };
         }
+        Source::ReplayOrRecord(misses) => {
+            let decoded = match recorded(shared, test, &target, &body).await {
+                Ok(decoded) => decoded,
+                Err(error) => return error_response(api, &error),
+            };
+            let player = misses.player();
+            if let Ok((cassette, answer)) = player.pick(api, decoded.stream, &decoded.context) {
+                return replayed(cassette, answer);
+            }
+            // Missed: recorded, then indexed.
+            let reloading = shared.clone();
+            let saved: Box<dyn FnOnce() + Send> = Box::new(move || {
+                if let Source::ReplayOrRecord(misses) = &reloading.source {
+                    misses.reload();
+                }
+            });
+            return misses
+                .proxy
+                .forward(
+                    api,
+                    &target.upstream,
+                    &parts,
+                    body,
+                    Some(decoded),
+                    Some(saved),
+                )
+                .await;
+        }
     }
     let controller = AbortController::new();
     let taken = if body.len() > BLOCKING_BODY {
         let (shared, signal) = (shared.clone(), controller.signal());
-        tokio::task::spawn_blocking(move || take(&shared, &target, &body, signal))
-            .await
-            .unwrap_or_else(|_| Err(ApiError::new(500, "decoding the request failed")))
+        let test = test_header.clone();
+        tokio::task::spawn_blocking(move || {
+            let test = test.as_ref().and_then(|value| value.to_str().ok());
+            take(&shared, test, &target, &body, signal)
+        })
+        .await
+        .unwrap_or_else(|_| Err(ApiError::new(500, "decoding the request failed")))
     } else {
-        take(shared, &target, &body, controller.signal())
+        take(shared, test, &target, &body, controller.signal())
     };
     let Taken {
         model,

@@ -82,8 +82,8 @@ mod redact;
 mod writer;
 
 pub use dir::CassetteError;
-pub use pieces::PieceLengths;
 use dir::{not_a_cassette, CassetteDir};
+pub use pieces::PieceLengths;
 pub(crate) use redact::headers_json;
 pub use redact::{is_secret_header, REDACTED};
 

@@ -1,6 +1,7 @@
 //! The HTTP edge: a request's route and method, its body read within the
 //! size and time limits, and the answers that need no call (`GET
-//! /v1/models`, `GET /v1/requests`, `GET /v1/unused`, 404, 405, 408, 413, 503). Which
+//! /v1/models`, `GET /v1/requests`, `GET /v1/unused`, `POST /v1/script`,
+//! `POST /v1/reset`, 404, 405, 408, 413, 503). Which
 //! protocol a path speaks is the wire crate's [`Route`]; what answers a
 //! call is [`crate::answer`].
 
@@ -16,6 +17,8 @@ use hyper::header::{HeaderValue, ALLOW, CONNECTION, CONTENT_LENGTH};
 use hyper::{Method, Request, Response, StatusCode};
 
 use crate::answer::answer;
+use crate::control::{post_reset, post_script};
+use crate::lanes::{test_id, TEST_HEADER};
 use crate::listing::{models, requests};
 use crate::response::{error_response, json_response, Body};
 use crate::route::Target;
@@ -39,25 +42,55 @@ pub(crate) async fn handle(
             .insert(ALLOW, HeaderValue::from_static(allow));
         response
     };
-    if let Some(route) = Route::of_call(&path) {
+    let headers = request.headers();
+    let fallback = || answering_api(&path, |name| headers.contains_key(name));
+    let call = Route::of_call(&path);
+    // A bad test id is refused before anything else, in the shape of the
+    // protocol the call speaks.
+    let test = match test_id(headers) {
+        Ok(test) => test,
+        Err(error) => {
+            let api = call.as_ref().map_or_else(fallback, |r| r.api);
+            return Ok(error_response(api, &error));
+        }
+    };
+    if let Some(route) = call {
         if method != Method::POST {
             return Ok(not_allowed(route.api, route.api.call_methods()));
         }
+        // Kept as the header's value (a shared view of its bytes).
+        let test = test.and_then(|_| request.headers().get(TEST_HEADER).cloned());
         let target = Target::new(route, &path, request.uri().query());
         let (parts, body) = request.into_parts();
         let body = match read_body(&shared, target.api, &parts.headers, body).await {
             Ok(body) => body,
             Err(response) => return Ok(response),
         };
-        return Ok(answer(&shared, target, parts, body).await);
+        return Ok(answer(&shared, target, parts, body, test).await);
     }
-    let headers = request.headers();
-    let fallback = answering_api(&path, |name| headers.contains_key(name));
+    let fallback = fallback();
     Ok(match (route_name(&path), &method) {
         ("/models", &Method::GET) => json_response(StatusCode::OK, models(&shared.model_name)),
-        ("/requests", &Method::GET) => requests(&shared),
-        ("/unused", &Method::GET) => json_response(StatusCode::OK, shared.unused()),
+        ("/requests", &Method::GET) => {
+            let raw = request
+                .uri()
+                .query()
+                .is_some_and(|query| query.split('&').any(|pair| pair == "raw=1"));
+            requests(&shared, test, raw)
+        }
+        ("/unused", &Method::GET) => json_response(StatusCode::OK, shared.unused(test)),
+        ("/reset", &Method::POST) => post_reset(&shared, fallback, test),
+        ("/script", &Method::POST) => {
+            let (parts, body) = request.into_parts();
+            let body = match read_body(&shared, fallback, &parts.headers, body).await {
+                Ok(body) => body,
+                Err(response) => return Ok(response),
+            };
+            let test = test_id(&parts.headers).ok().flatten();
+            post_script(&shared, fallback, &parts, test, &body)
+        }
         ("/models" | "/requests" | "/unused", _) => not_allowed(fallback, "GET"),
+        ("/reset" | "/script", _) => not_allowed(fallback, "POST"),
         _ => error_response(
             fallback,
             &ApiError::not_found(fallback, method.as_str(), &path),

@@ -22,6 +22,73 @@
 //!   [`Server::proxy`] and answered again by [`Server::replay`], from
 //!   plain files a team commits.
 //!
+//! # Per-test isolation
+//!
+//! A request with the header [`TEST_HEADER`] (`x-agentstream-test: ID`,
+//! 1 to [`MAX_TEST_ID_BYTES`] visible ASCII bytes) belongs to the test
+//! `ID`, which plays its own copy of the server's script, made the first
+//! time the id is seen (the turns are shared, not copied): its own
+//! cursor, rule counts (`times`, `nth`) and call numbers (from 0, so its
+//! answers' ids and tool-call ids are the same however tests interleave),
+//! its own request log (`GET /v1/requests` with the header lists only its
+//! requests; without the header, only the requests that came without
+//! one) and its own `GET /v1/unused`. Parallel tests on one server never
+//! see each other. A recording proxy ([`Server::proxy`]) saves a test
+//! id's exchanges in the subdirectory `DIR/<ID>` (created beneath `DIR`;
+//! an id holding `/`, `\` or `..`, or `.`, gets 400; an entry there that
+//! is not a directory itself, a symlink included, gets 500 and is never
+//! followed), and does not send the header upstream; a replay
+//! ([`Server::replay`]) answers a test id from `DIR/<ID>` when that
+//! subdirectory exists (indexed the first time the id comes), else from
+//! `DIR`. (Record on miss uses `DIR` for every id.) At most [`MAX_TEST_IDS`] ids are kept
+//! ([`ServerBuilder::max_test_ids`]); past it the least recently used is
+//! dropped with its requests, and starts afresh if it comes back. A
+//! server given a [`Model`](agentstream::model::Model) as code (not a
+//! script) shares that model between ids; each still has its own log
+//! and rule counts.
+//!
+//! # Control at run time
+//!
+//! On a scripted server (not a proxy or a replay, which answer both with
+//! 409):
+//!
+//! - `POST /v1/script`, the body a script as the CLI's file holds it (a
+//!   JSON array of elements, or `{"rules", "turns"}`; see
+//!   [`parse_script`]): replaces the script of the test id of the header,
+//!   or, without it, the server's (which the ids seen afterwards start
+//!   from; the ids already seen keep theirs). The lane starts the new
+//!   script from its first turn; its call numbers and requests stay.
+//!   `?append=1` extends the script instead: its turns after the turns,
+//!   its rules after the rules, the cursor where it was. The answer is
+//!   `{"test": ID|null, "rules": N, "turns": N, "appended": bool}` (the
+//!   counts after the change). A bad script gets 400 with the CLI's text
+//!   for a bad script file (`LINE: error: PATH: reason`), and nothing
+//!   changes.
+//! - `POST /v1/reset`: with the header, rewinds that id (cursor, rule
+//!   counts, call numbers) and clears its requests; without it, every id
+//!   and the server's own. The answer is `{"test": ID|null, "reset":
+//!   true, "clearedRequests": N}`.
+//!
+//! A server may start with an empty script (`[]`): every call gets the
+//! past-the-end answer until a script is posted.
+//!
+//! # The request log
+//!
+//! `GET /v1/requests` (and each line of the `--requests` file,
+//! [`ServerBuilder::requests_file`]) gives each request as a JSON object
+//! ([`RecordedRequest`]):
+//!
+//! | field | what |
+//! |---|---|
+//! | `call` | its number, from 0, in arrival order (each test id numbers its own) |
+//! | `api` | the protocol it spoke, as Pi names it (`openai-completions`, `anthropic-messages`, `openai-responses`, `google-generative-ai`) |
+//! | `model` | the request's model (Gemini's from its path) |
+//! | `stream` | whether it asked for a stream |
+//! | `context` | the request decoded into Pi's `Context` (`systemPrompt`, `messages`, `tools`): Pi's roles, not the SDK's (an OpenAI `tool` message is a `toolResult`) |
+//! | `options` | the options it set, as [`options_json`] writes them (`{}` for none) |
+//! | `test` | its test id; absent without one |
+//! | `raw` | the body as received (its JSON, or a string if it was not JSON): with `?raw=1`, and always in the `--requests` file |
+//!
 //! # Clients that misbehave
 //!
 //! The server faces the network as a test tool does: the requests it
@@ -44,6 +111,9 @@
 //! | case | status |
 //! |---|---|
 //! | body not JSON, not an object, `messages` missing or malformed | 400 |
+//! | a [`TEST_HEADER`] that is not 1 to [`MAX_TEST_ID_BYTES`] visible ASCII bytes, or given twice (the message names the header) | 400 |
+//! | `POST /v1/script` with a bad script (the CLI's error text) | 400 |
+//! | `POST /v1/script` or `/v1/reset` on a proxy or a replay | 409 |
 //! | unknown route | 404 |
 //! | wrong method on a route | 405 (with `Allow`) |
 //! | body larger than [`MAX_REQUEST_BYTES`] (or the configured limit) | 413 |
@@ -67,9 +137,11 @@
 mod accept;
 mod answer;
 pub mod cassette;
+mod control;
 mod edge;
 mod error;
 mod full_script;
+mod lanes;
 mod limits;
 mod listing;
 mod log;
@@ -87,8 +159,10 @@ pub use agentstream_wire::server::{options_json, ApiError, DecodedRequest};
 /// Which provider's wire format a request speaks: the wire crate's one
 /// list of protocols.
 pub use agentstream_wire::Api;
+pub use control::parse_script;
 pub use error::BindError;
 pub use full_script::Script;
+pub use lanes::{MAX_TEST_IDS, MAX_TEST_ID_BYTES, TEST_HEADER};
 pub use limits::{
     BODY_TIMEOUT, EXHAUSTED_CODE, EXHAUSTED_STATUS, HEADER_TIMEOUT, MAX_BUFFERED_REQUEST_BYTES,
     MAX_CONNECTIONS, MAX_REQUEST_BYTES, UNMATCHED_CODE, UPSTREAM_TIMEOUT,

@@ -1,6 +1,8 @@
 //! What the server lists: `GET /v1/models` (the one model it plays) and
 //! `GET /v1/requests` (the calls it kept, written piece by piece).
 
+use std::sync::Arc;
+
 use bytes::{Bytes, BytesMut};
 use futures_util::StreamExt;
 use http_body_util::{BodyExt, StreamBody};
@@ -44,10 +46,12 @@ pub(crate) fn models(name: &str) -> Value {
 /// by piece as the client reads it: each request's line is written when
 /// its piece is due (a large body decoded on tokio's blocking pool), so
 /// the reply is never built whole.
-pub(crate) fn requests(shared: &State) -> Response<Body> {
-    let (kept, dropped) = shared.kept();
+pub(crate) fn requests(shared: &State, test: Option<&str>, raw: bool) -> Response<Body> {
+    let (kept, dropped) = shared.kept(test);
     let list = List {
         requests: kept.into_iter(),
+        test: test.map(Arc::from),
+        raw,
         piece: BytesMut::from(&b"["[..]),
         first: true,
         ended: false,
@@ -64,6 +68,10 @@ pub(crate) fn requests(shared: &State) -> Response<Body> {
 /// The JSON array of `GET /v1/requests`, on its way out.
 struct List {
     requests: std::vec::IntoIter<Kept>,
+    /// The test id whose requests they are.
+    test: Option<Arc<str>>,
+    /// Whether each carries its body as received.
+    raw: bool,
     /// The piece being gathered.
     piece: BytesMut,
     /// No request was written yet.
@@ -87,11 +95,12 @@ impl List {
             let line = if to_decode > BLOCKING_BODY {
                 // `null` only if the pool is gone (the runtime shutting
                 // down): writing a line does not panic.
-                tokio::task::spawn_blocking(move || request.line())
+                let (test, raw) = (self.test.clone(), self.raw);
+                tokio::task::spawn_blocking(move || request.line_as(test.as_deref(), raw))
                     .await
                     .unwrap_or_else(|_| Bytes::from_static(b"null"))
             } else {
-                request.line()
+                request.line_as(self.test.as_deref(), self.raw)
             };
             if !std::mem::take(&mut self.first) {
                 self.piece.extend_from_slice(b",");

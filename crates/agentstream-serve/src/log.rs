@@ -20,6 +20,7 @@
 use std::collections::VecDeque;
 use std::fs::File;
 use std::io::Write;
+use std::sync::Arc;
 
 use agentstream::message::Context;
 use bytes::{Buf, Bytes};
@@ -58,20 +59,34 @@ pub struct RecordedRequest {
     /// reasoning effort, thinking budget and response format the request
     /// asked for (an empty object when it set none).
     pub options: Value,
+    /// The test id it came with (the
+    /// [`TEST_HEADER`](crate::TEST_HEADER)), if any.
+    pub test: Option<String>,
+    /// The body as received, when asked for (`GET /v1/requests?raw=1`, a
+    /// `--requests` line): its JSON, or a string if it was not JSON.
+    pub raw: Option<Value>,
 }
 
 impl RecordedRequest {
-    /// `{"call", "api", "model", "stream", "context", "options"}`, the
-    /// line `--requests` writes and an element of `GET /v1/requests`.
+    /// `{"call", "api", "model", "stream", "context", "options",
+    /// "test"?, "raw"?}`, the line `--requests` writes and an element of
+    /// `GET /v1/requests` (see the [crate's schema](crate#the-request-log)).
     pub fn to_json(&self) -> Value {
-        json!({
+        let mut line = json!({
             "call": self.call,
             "api": self.api.pi_api(),
             "model": self.model,
             "stream": self.stream,
             "context": self.context,
             "options": self.options,
-        })
+        });
+        if let Some(test) = &self.test {
+            line["test"] = Value::String(test.clone());
+        }
+        if let Some(raw) = &self.raw {
+            line["raw"] = raw.clone();
+        }
+        line
     }
 
     /// Reads back a line the log wrote; `None` for anything else.
@@ -91,6 +106,10 @@ impl RecordedRequest {
             stream: object.get("stream")?.as_bool()?,
             context: Context::from_value(object.remove("context")?).ok()?,
             options: object.remove("options").unwrap_or_else(|| json!({})),
+            test: object
+                .remove("test")
+                .and_then(|t| t.as_str().map(str::to_owned)),
+            raw: object.remove("raw"),
         })
     }
 }
@@ -116,16 +135,34 @@ struct Fields<'a> {
     stream: bool,
     context: &'a Context,
     options: Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    test: Option<&'a str>,
 }
 
 impl Line {
+    /// The line of `request`, without a test id or its body.
+    #[cfg(test)]
     pub(crate) fn new(api: Api, request: &DecodedRequest) -> Self {
+        Self::with_raw(api, request, None, None).0
+    }
+
+    /// The line of `request`, with its test id and, when given, its body
+    /// as received (`"raw"`, always the last field); with the length of
+    /// the `,"raw":…}` ending it (0 without), so it can be cut off (see
+    /// [`Kept::Raw`]).
+    pub(crate) fn with_raw(
+        api: Api,
+        request: &DecodedRequest,
+        test: Option<&str>,
+        raw: Option<&[u8]>,
+    ) -> (Self, usize) {
         let fields = Fields {
             api: api.pi_api(),
             model: &request.model,
             stream: request.stream,
             context: &request.context,
             options: options_json(&request.options),
+            test,
         };
         // Room for a short conversation at once, not a series of regrowths.
         let mut line = Vec::with_capacity(LINE_CAPACITY);
@@ -133,9 +170,18 @@ impl Line {
         // Serializing plain data into memory cannot fail; the fields are
         // an object, so the line goes on with `{`.
         if serde_json::to_writer(&mut line, &fields).is_err() || line.len() == NUMBER_ROOM {
-            return Self::empty();
+            return (Self::empty(), 0);
         }
-        Self(line)
+        let mut tail = 0;
+        if let Some(body) = raw {
+            line.pop();
+            let start = line.len();
+            line.extend_from_slice(RAW_KEY);
+            write_raw(&mut line, body);
+            line.push(b'}');
+            tail = line.len() - start;
+        }
+        (Self(line), tail)
     }
 
     /// A line with no fields: `{"call": index}` once numbered.
@@ -171,11 +217,39 @@ impl Line {
     }
 }
 
+/// The key of a line's `raw` field, with the comma before it.
+const RAW_KEY: &[u8] = b",\"raw\":";
+
+/// Writes a body as received as one line of JSON: its JSON (written
+/// again without line breaks when it has any), or a string of its bytes
+/// (invalid UTF-8 replaced) if it is not JSON.
+fn write_raw(line: &mut Vec<u8>, body: &[u8]) {
+    let one_line = !body.iter().any(|&b| b == b'\n' || b == b'\r');
+    match serde_json::from_slice::<&serde_json::value::RawValue>(body) {
+        Ok(raw) if one_line => line.extend_from_slice(raw.get().trim().as_bytes()),
+        _ => {
+            let written = match serde_json::from_slice::<Value>(body) {
+                Ok(value) => serde_json::to_writer(&mut *line, &value),
+                Err(_) => serde_json::to_writer(&mut *line, &String::from_utf8_lossy(body)),
+            };
+            if written.is_err() {
+                line.extend_from_slice(b"null");
+            }
+        }
+    }
+}
+
 /// A request as the memory log keeps it.
 #[derive(Debug, Clone)]
 pub(crate) enum Kept {
-    /// Its JSON line, written when it came.
+    /// Its JSON line, written when it came (the unit tests' lines: the
+    /// server keeps [`Kept::Raw`]).
+    #[cfg_attr(not(test), allow(dead_code))]
     Line(Bytes),
+    /// Its JSON line with its body as received (`raw`, the last field),
+    /// written when it came: `tail` is the length of `,"raw":…}` at its
+    /// end, cut off when the line is read without it.
+    Raw { line: Bytes, tail: usize },
     /// Its body as it came (a copy: never a slice pinning a connection's
     /// read buffer), written as its line when the log is read.
     Body {
@@ -189,7 +263,7 @@ impl Kept {
     /// The bytes the log holds for the request.
     fn len(&self) -> usize {
         match self {
-            Self::Line(line) => line.len(),
+            Self::Line(line) | Self::Raw { line, .. } => line.len(),
             Self::Body { route, body, .. } => body.len() + route.held(),
         }
     }
@@ -197,20 +271,36 @@ impl Kept {
     /// The bytes writing its line decodes (0 for a line kept whole).
     pub(crate) fn to_decode(&self) -> usize {
         match self {
-            Self::Line(_) => 0,
+            Self::Line(_) | Self::Raw { .. } => 0,
             Self::Body { body, .. } => body.len(),
         }
     }
 
-    /// The request's JSON line.
+    /// The request's JSON line, without a test id or its body.
+    #[cfg(test)]
     pub(crate) fn line(&self) -> Bytes {
+        self.line_as(None, false)
+    }
+
+    /// The request's JSON line, for a request of `test`, with its body
+    /// as received when `raw`.
+    pub(crate) fn line_as(&self, test: Option<&str>, raw: bool) -> Bytes {
         match self {
             Self::Line(line) => line.clone(),
+            Self::Raw { line, .. } if raw => line.clone(),
+            Self::Raw { line, tail } => {
+                let mut cut = Vec::with_capacity(line.len() - tail + 1);
+                cut.extend_from_slice(&line[..line.len() - tail]);
+                cut.push(b'}');
+                cut.into()
+            }
             Self::Body { call, route, body } => {
                 // The body was decoded when it came, so it decodes again
                 // to the same request; the number alone if it did not.
                 let line = match route.decode(body) {
-                    Ok(request) => Line::new(route.api, &request),
+                    Ok(request) => {
+                        Line::with_raw(route.api, &request, test, raw.then_some(&body[..])).0
+                    }
                     Err(_) => Line::empty(),
                 };
                 line.numbered(*call)
@@ -221,7 +311,8 @@ impl Kept {
 
 /// Where recorded requests go.
 pub(crate) struct RequestLog {
-    kept: VecDeque<Kept>,
+    /// Each request kept, with its test id.
+    kept: VecDeque<(Option<Arc<str>>, Kept)>,
     bytes: usize,
     max_count: usize,
     max_bytes: usize,
@@ -244,9 +335,9 @@ impl RequestLog {
     /// Records a request (its line written to the file, if any); drops
     /// the oldest requests past the bounds. A request larger than the
     /// byte bound alone is not kept in memory at all.
-    pub(crate) fn push(&mut self, request: Kept) -> std::io::Result<()> {
+    pub(crate) fn push(&mut self, test: Option<Arc<str>>, request: Kept) -> std::io::Result<()> {
         if let Some(file) = &mut self.file {
-            let line = request.line();
+            let line = request.line_as(test.as_deref(), true);
             // One write per call, so a test reading the file mid-run sees
             // every call so far, each line whole.
             let mut whole = Vec::with_capacity(line.len() + 1);
@@ -255,9 +346,9 @@ impl RequestLog {
             file.write_all(&whole)?;
         }
         self.bytes += request.len();
-        self.kept.push_back(request);
+        self.kept.push_back((test, request));
         while self.kept.len() > self.max_count || self.bytes > self.max_bytes {
-            let Some(old) = self.kept.pop_front() else {
+            let Some((_, old)) = self.kept.pop_front() else {
                 break;
             };
             self.bytes -= old.len();
@@ -266,9 +357,38 @@ impl RequestLog {
         Ok(())
     }
 
-    /// The requests kept, oldest first.
-    pub(crate) fn snapshot(&self) -> Vec<Kept> {
-        self.kept.iter().cloned().collect()
+    /// The requests of `test` kept (those without a test id for
+    /// `None`), oldest first.
+    pub(crate) fn snapshot(&self, test: Option<&str>) -> Vec<Kept> {
+        self.kept
+            .iter()
+            .filter(|(id, _)| id.as_deref() == test)
+            .map(|(_, kept)| kept.clone())
+            .collect()
+    }
+
+    /// Forgets the requests of one test id (`Some(None)`: those without
+    /// one), or all of them (`None`); how many.
+    pub(crate) fn clear(&mut self, which: Option<Option<&str>>) -> usize {
+        let before = self.kept.len();
+        match which {
+            None => {
+                self.kept.clear();
+                self.bytes = 0;
+            }
+            Some(test) => {
+                let mut bytes = self.bytes;
+                self.kept.retain(|(id, kept)| {
+                    let keep = id.as_deref() != test;
+                    if !keep {
+                        bytes -= kept.len();
+                    }
+                    keep
+                });
+                self.bytes = bytes;
+            }
+        }
+        before - self.kept.len()
     }
 
     /// How many requests were dropped from memory so far.
@@ -317,10 +437,10 @@ mod tests {
     fn the_log_keeps_the_newest_within_both_bounds() {
         let mut log = RequestLog::new(3, 10_000, None);
         for k in 0..5 {
-            log.push(Kept::Line(line(k, "x"))).unwrap();
+            log.push(None, Kept::Line(line(k, "x"))).unwrap();
         }
         let calls: Vec<usize> = log
-            .snapshot()
+            .snapshot(None)
             .iter()
             .map(|kept| RecordedRequest::from_line(&kept.line()).unwrap().call)
             .collect();
@@ -329,15 +449,16 @@ mod tests {
         let big = "y".repeat(400);
         let mut log = RequestLog::new(100, 1_000, None);
         for k in 0..5 {
-            log.push(Kept::Line(line(k, &big))).unwrap();
+            log.push(None, Kept::Line(line(k, &big))).unwrap();
         }
         assert!(log.bytes() <= 1_000, "{}", log.bytes());
-        assert_eq!(log.snapshot().len() + log.dropped(), 5);
-        let last = log.snapshot().last().unwrap().line();
+        assert_eq!(log.snapshot(None).len() + log.dropped(), 5);
+        let last = log.snapshot(None).last().unwrap().line();
         assert_eq!(RecordedRequest::from_line(&last).unwrap().call, 4);
         // Alone larger than the bound: not kept.
-        log.push(Kept::Line(line(5, &"z".repeat(2_000)))).unwrap();
-        assert_eq!((log.snapshot().len(), log.dropped()), (0, 6));
+        log.push(None, Kept::Line(line(5, &"z".repeat(2_000))))
+            .unwrap();
+        assert_eq!((log.snapshot(None).len(), log.dropped()), (0, 6));
     }
 
     #[test]

@@ -151,6 +151,8 @@ pub(crate) struct Proxy {
     next: AtomicUsize,
     /// How long to wait to connect and for each read.
     timeout: Duration,
+    /// The proxies of the test ids seen, recording into `dir/<ID>`.
+    tests: std::sync::Mutex<std::collections::HashMap<String, std::sync::Arc<Proxy>>>,
 }
 
 impl Proxy {
@@ -181,14 +183,56 @@ impl Proxy {
             root,
             next: AtomicUsize::new(next),
             timeout,
+            tests: Default::default(),
         })
+    }
+
+    /// The proxy recording the exchanges of test id `name` (a checked
+    /// [`cassette_subdir`](crate::lanes::cassette_subdir)) into
+    /// `dir/<name>`, created beneath `dir` (an entry there that is not a
+    /// directory itself, a symlink included, is refused).
+    pub(crate) fn for_test(&self, name: &str) -> io::Result<std::sync::Arc<Proxy>> {
+        let mut tests = self.tests.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(proxy) = tests.get(name) {
+            return Ok(proxy.clone());
+        }
+        let dir = self.dir.join(name);
+        let root = match agentstream_beneath::create_dir(&self.root, name) {
+            Ok(root) => root,
+            Err(agentstream_beneath::Refusal::Io(e))
+                if e.kind() == io::ErrorKind::AlreadyExists =>
+            {
+                if !crate::lanes::is_real_dir(&dir) {
+                    return Err(io::Error::other(format!(
+                        "{} is not a directory (a symlink is never followed)",
+                        dir.display()
+                    )));
+                }
+                RootDir::open(&dir)?
+            }
+            Err(refusal) => return Err(refusal.into()),
+        };
+        let next = next_number(&root)?;
+        let proxy = std::sync::Arc::new(Proxy {
+            client: self.client.clone(),
+            base: self.base.clone(),
+            dir,
+            root,
+            next: AtomicUsize::new(next),
+            timeout: self.timeout,
+            tests: Default::default(),
+        });
+        tests.insert(name.to_owned(), proxy.clone());
+        Ok(proxy)
     }
 
     /// Sends the request on (to the upstream's origin and prefix, then
     /// `upstream_path`: the route's path and query) and streams the answer back, saving the
     /// exchange when the answer has ended. A request that could not be
     /// decoded is forwarded (the upstream says what is wrong with it) and
-    /// not saved: a replay could never match it.
+    /// not saved: a replay could never match it. `saved`, if given, is
+    /// called once the exchange is saved whole (not cut, every piece
+    /// written).
     pub(crate) async fn forward(
         &self,
         api: Api,
@@ -196,9 +240,12 @@ impl Proxy {
         parts: &Parts,
         body: Bytes,
         decoded: Option<DecodedRequest>,
+        saved: Option<Box<dyn FnOnce() + Send>>,
     ) -> Response<Body> {
         let url = format!("{}{upstream_path}", self.base);
-        let headers = only_forwarded(&parts.headers);
+        let mut headers = only_forwarded(&parts.headers);
+        // The test id is this server's business, not the provider's.
+        headers.remove(crate::lanes::TEST_HEADER);
         let sent = self
             .client
             .request(parts.method.clone(), &url)
@@ -285,6 +332,13 @@ impl Proxy {
                     cannot_save(path, &error);
                 }
             }
+            // Before the client's body ends (with `tx`): a client that
+            // has read its answer finds the exchange indexed.
+            if let (false, Some(_), Some(saved)) = (cut, &recorded, saved) {
+                drop(recorded);
+                saved();
+            }
+            drop(tx);
         });
         let frames = futures_util::stream::unfold(rx, |mut rx| async move {
             let item = rx.recv().await?;

@@ -207,6 +207,18 @@ impl Rules {
         self.rules.is_empty()
     }
 
+    /// How many rules there are.
+    pub(crate) fn len(&self) -> usize {
+        self.rules.len()
+    }
+
+    /// These rules, then `more` (`POST /v1/script?append=1`).
+    pub(crate) fn appended(&self, more: Vec<Rule>) -> Self {
+        let mut rules = self.rules.clone();
+        rules.extend(more);
+        Rules { rules }
+    }
+
     /// Which rules' keys (but `nth`) hold for `facts`: worked out before
     /// the server's lock is taken.
     pub(crate) fn holding(&self, facts: &Facts<'_>) -> Vec<bool> {

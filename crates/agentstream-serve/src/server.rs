@@ -5,10 +5,10 @@ use std::fs::OpenOptions;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicUsize;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
-use agentstream::model::{Model, ScriptedModel, ScriptedReply, ScriptedTurn};
+use agentstream::model::{Model, ScriptStep, ScriptedModel, ScriptedReply, ScriptedTurn};
 use tokio::net::{TcpListener, ToSocketAddrs};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
@@ -17,23 +17,27 @@ use crate::accept;
 use crate::cassette::{CassetteError, Match, Player, Skipped};
 use crate::error::BindError;
 use crate::full_script::Script;
+use crate::lanes::{split_script, Play, MAX_TEST_IDS};
 use crate::limits::{
     BODY_TIMEOUT, HEADER_TIMEOUT, MAX_BUFFERED_REQUEST_BYTES, MAX_CONNECTIONS, MAX_REQUEST_BYTES,
     UPSTREAM_TIMEOUT,
 };
 use crate::log::{RecordedRequest, RequestLog, MAX_KEPT_BYTES, MAX_KEPT_REQUESTS};
 use crate::proxy::Proxy;
-use crate::rules::{Counts, Rule, Rules};
+use crate::rules::Rule;
 use crate::script::{ServeTurn, Step};
-use crate::state::{Calls, Source, State};
+use crate::state::{Calls, Misses, Source, State};
 
 /// Sets up a [`Server`]; see [`Server::builder`].
 pub struct ServerBuilder {
     model: Arc<dyn Model + Send + Sync>,
     scripted: Option<Arc<ScriptedModel>>,
+    /// The script's turns as loaded, when the server was given a script.
+    pristine: Option<Arc<[ScriptStep]>>,
     steps: Vec<Step>,
     rules: Vec<Rule>,
     strict: bool,
+    max_test_ids: usize,
     chunks: usize,
     delay: Duration,
     pings: bool,
@@ -56,6 +60,11 @@ enum SourceConfig {
     Replay {
         /// The directory's index (bodies are read when played).
         player: Box<Player>,
+        /// The directory.
+        dir: PathBuf,
+        /// Where the requests no cassette matches go, recorded into the
+        /// directory ([`ServerBuilder::record_misses`]).
+        upstream: Option<String>,
         /// The entries of the directory that are not cassettes.
         skipped: Vec<Skipped>,
     },
@@ -105,6 +114,21 @@ impl ServerBuilder {
         }
     }
 
+    /// Record on miss, for a replaying server ([`Server::replay`]): a
+    /// request no cassette matches goes on to `upstream` (a base URL, as
+    /// [`Server::proxy`] takes it) and the exchange is saved in the
+    /// replay directory, whose index is then read again, so the next
+    /// identical request replays it (an exchange that was cut is not
+    /// indexed until the directory is indexed again). No effect on any
+    /// other server.
+    #[must_use]
+    pub fn record_misses(mut self, upstream: impl Into<String>) -> Self {
+        if let SourceConfig::Replay { upstream: to, .. } = &mut self.source {
+            *to = Some(upstream.into());
+        }
+        self
+    }
+
     /// The server's steps by call number, counting the calls no rule
     /// answered (see [`Step`]); calls past the end, and every call without
     /// steps, go to the model unchanged.
@@ -133,6 +157,17 @@ impl ServerBuilder {
     #[must_use]
     pub fn strict(mut self, strict: bool) -> Self {
         self.strict = strict;
+        self
+    }
+
+    /// How many test ids (the [`TEST_HEADER`](crate::TEST_HEADER) of a
+    /// request; see [`lanes`](crate#per-test-isolation)) the server keeps
+    /// at once (default [`MAX_TEST_IDS`](crate::MAX_TEST_IDS), at least
+    /// 1); past it the least recently used id is dropped with its
+    /// requests.
+    #[must_use]
+    pub fn max_test_ids(mut self, ids: usize) -> Self {
+        self.max_test_ids = ids.max(1);
         self
     }
 
@@ -279,30 +314,37 @@ impl ServerBuilder {
                 Proxy::new(&url, dir.clone(), self.limits.upstream_timeout)
                     .map_err(|e| BindError::new(dir.display().to_string(), e))?,
             ),
-            SourceConfig::Replay { player, .. } => Source::Replay(*player),
+            SourceConfig::Replay {
+                player,
+                upstream: None,
+                ..
+            } => Source::Replay(*player),
+            SourceConfig::Replay {
+                player,
+                dir,
+                upstream: Some(url),
+                ..
+            } => Source::ReplayOrRecord(Box::new(Misses {
+                player: RwLock::new(Arc::from(player)),
+                proxy: Proxy::new(&url, dir.clone(), self.limits.upstream_timeout)
+                    .map_err(|e| BindError::new(dir.display().to_string(), e))?,
+            })),
         };
         let listener = TcpListener::bind(address)
             .await
             .map_err(|e| BindError::new(name.clone(), e))?;
         let local_addr = listener.local_addr().map_err(|e| BindError::new(name, e))?;
         let limits = self.limits;
-        let scripted_turns = self
-            .scripted
-            .as_ref()
-            .map_or(0, |model| model.calls() + model.remaining());
-        let player = self
-            .scripted
-            .clone()
-            .unwrap_or_else(|| Arc::new(ScriptedModel::new(Vec::<ScriptedTurn>::new())));
-        let rule_counts = vec![Counts::default(); self.rules.len()];
+        let ruled = !self.rules.is_empty();
+        let play = Play::new(
+            self.model,
+            self.scripted,
+            self.steps,
+            self.rules,
+            self.pristine,
+        );
         let shared = Arc::new(State {
-            model: self.model,
-            scripted: self.scripted,
-            steps: self.steps,
-            rules: Rules::new(self.rules),
-            player,
             strict: self.strict,
-            scripted_turns,
             chunks: self.chunks,
             delay: self.delay,
             pings: self.pings,
@@ -313,12 +355,13 @@ impl ServerBuilder {
             body_timeout: limits.body_timeout,
             lines_at_once: file.is_some(),
             source,
-            calls: Mutex::new(Calls {
-                next: 0,
-                ordered: 0,
-                rule_counts,
-                log: RequestLog::new(limits.kept_requests, limits.kept_bytes, file),
-            }),
+            calls: Mutex::new(Calls::new(
+                play,
+                self.max_test_ids,
+                RequestLog::new(limits.kept_requests, limits.kept_bytes, file),
+            )),
+            test_players: Mutex::new(std::collections::HashMap::new()),
+            ruled: std::sync::atomic::AtomicBool::new(ruled),
         });
         let (stop, stopped) = oneshot::channel();
         let accepting = accept::Limits {
@@ -346,7 +389,11 @@ impl ServerBuilder {
 /// Routes: `POST /v1/chat/completions`, `POST /v1/messages`,
 /// `GET /v1/models`, `GET /v1/unused` (see [`Server::unused`]), and
 /// `GET /v1/requests` (the recorded requests as a
-/// JSON array). The `/v1` prefix is optional.
+/// JSON array; see [the request log](crate#the-request-log)),
+/// `POST /v1/script` and `POST /v1/reset` (see [control at run
+/// time](crate#control-at-run-time)). The `/v1` prefix is optional. A
+/// request's [`TEST_HEADER`](crate::TEST_HEADER) picks its test's own
+/// script and log (see [per-test isolation](crate#per-test-isolation)).
 ///
 /// ```
 /// use agentstream::message::{assistant, text, StopReason};
@@ -383,9 +430,11 @@ impl Server {
         ServerBuilder {
             model,
             scripted,
+            pristine: None,
             steps: Vec::new(),
             rules: Vec::new(),
             strict: false,
+            max_test_ids: MAX_TEST_IDS,
             chunks: 1,
             delay: Duration::ZERO,
             pings: false,
@@ -435,6 +484,8 @@ impl Server {
         let mut builder = Self::builder(ScriptedModel::new(Vec::<ScriptedTurn>::new()));
         builder.source = SourceConfig::Replay {
             player: Box::new(player),
+            dir,
+            upstream: None,
             skipped,
         };
         Ok(builder)
@@ -444,23 +495,12 @@ impl Server {
     /// the steps to the server. The model name is the first message
     /// turn's `model`.
     pub fn from_script(script: impl IntoIterator<Item = ServeTurn>) -> ServerBuilder {
-        let (mut turns, mut steps, mut name) = (Vec::new(), Vec::new(), None);
-        for element in script {
-            let played = element
-                .turn
-                .iter()
-                .chain(element.alternatives.iter().map(|a| &a.turn));
-            for turn in played {
-                if let (None, ScriptedReply::Message(message)) = (&name, turn.reply()) {
-                    name = Some(message.model.clone());
-                }
-            }
-            // Moved, not copied: the script's turns are not in memory twice.
-            let (model, step) = element.into_parts();
-            turns.extend(model);
-            steps.push(step);
-        }
-        let builder = Self::builder(ScriptedModel::new(turns)).steps(steps);
+        let (turns, steps, name) = split_script(script);
+        // The turns shared, not copied: a test id's lane plays a copy of
+        // their pointers.
+        let pristine: Arc<[ScriptStep]> = turns.clone().into();
+        let mut builder = Self::builder(ScriptedModel::new(turns)).steps(steps);
+        builder.pristine = Some(pristine);
         match name {
             Some(name) => builder.model_name(name),
             None => builder,
@@ -516,7 +556,12 @@ impl Server {
     /// "name"}, …], "turns": [index, …]}` (empty lists when the script was
     /// used up).
     pub fn unused(&self) -> serde_json::Value {
-        self.shared.unused()
+        self.shared.unused(None)
+    }
+
+    /// [`unused`](Self::unused) for one test id's lane.
+    pub fn test_unused(&self, test: &str) -> serde_json::Value {
+        self.shared.unused(Some(test))
     }
 
     /// The base URL clients use: `http://ADDRESS:PORT/v1`.
@@ -533,21 +578,32 @@ impl Server {
     /// bounds of [`ServerBuilder::kept_requests`] arrived: then the
     /// newest), in arrival order.
     pub fn requests(&self) -> Vec<RecordedRequest> {
-        let (kept, _) = self.shared.kept();
+        Self::read_back(self.shared.kept(None).0, None)
+    }
+
+    /// The requests kept of one test id (those that came with the
+    /// [`TEST_HEADER`](crate::TEST_HEADER) `test`), in arrival order; the
+    /// calls are numbered from 0 for each id.
+    pub fn test_requests(&self, test: &str) -> Vec<RecordedRequest> {
+        Self::read_back(self.shared.kept(Some(test)).0, Some(test))
+    }
+
+    fn read_back(kept: Vec<crate::log::Kept>, test: Option<&str>) -> Vec<RecordedRequest> {
         kept.iter()
-            .filter_map(|request| RecordedRequest::from_line(&request.line()))
+            .filter_map(|request| RecordedRequest::from_line(&request.line_as(test, false)))
             .collect()
     }
 
     /// How many requests so far were dropped from the memory log (the
     /// oldest, past the bounds of [`ServerBuilder::kept_requests`]).
     pub fn dropped_requests(&self) -> usize {
-        self.shared.kept().1
+        self.shared.kept(None).1
     }
 
-    /// How many calls the server numbered so far.
+    /// How many calls the server numbered so far (with a test id or
+    /// without).
     pub fn calls(&self) -> usize {
-        self.shared.calls().next
+        self.shared.calls().total
     }
 
     /// Stops listening and closes every open connection.

@@ -1,39 +1,29 @@
 //! The server's state, shared by every connection: how it answers, its
 //! limits, and the calls so far (numbered and recorded).
 
+use std::collections::HashMap;
 use std::sync::atomic::AtomicUsize;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::time::Duration;
 
-use agentstream::model::{Model, ScriptedModel};
 use bytes::Bytes;
 
 use crate::cassette::Player;
+pub(crate) use crate::lanes::Calls;
+use crate::lanes::Lane;
 use crate::limits::{EXHAUSTED_STATUS, UNMATCHED_CODE};
-use crate::log::{Kept, Line, RequestLog};
+use crate::log::{Kept, Line};
 use crate::proxy::Proxy;
 use crate::route::Target;
-use crate::rules::{Counts, Facts, Rules};
-use crate::script::Step;
+use crate::rules::Facts;
 use agentstream_wire::server::ApiError;
 use agentstream_wire::server::DecodedRequest;
 use serde_json::{json, Value};
 
 /// How a server answers; shared by every connection.
 pub(crate) struct State {
-    pub(crate) model: Arc<dyn Model + Send + Sync>,
-    /// The same model, when it is a [`ScriptedModel`]: its plain turns
-    /// are written straight from their messages.
-    pub(crate) scripted: Option<Arc<ScriptedModel>>,
-    pub(crate) steps: Vec<Step>,
-    /// The rules, tried before the ordered turns.
-    pub(crate) rules: Rules,
-    /// What plays a rule's turn: the scripted model, or one of no turns.
-    pub(crate) player: Arc<ScriptedModel>,
     /// A call no rule or turn answers gets [`State::unmatched`].
     pub(crate) strict: bool,
-    /// How many turns the scripted model had when the server started.
-    pub(crate) scripted_turns: usize,
     pub(crate) chunks: usize,
     pub(crate) delay: Duration,
     pub(crate) pings: bool,
@@ -48,7 +38,14 @@ pub(crate) struct State {
     /// `--requests` file), instead of when the log is read.
     pub(crate) lines_at_once: bool,
     pub(crate) source: Source,
+    /// The lanes (the server's and each test id's) and the request log.
     pub(crate) calls: Mutex<Calls>,
+    /// Whether any lane's script has rules ([`Calls::ruled`], read
+    /// without the lock).
+    pub(crate) ruled: std::sync::atomic::AtomicBool,
+    /// A replaying server's test ids seen: the cassettes of `DIR/<ID>`,
+    /// or `None` where there is no such subdirectory.
+    pub(crate) test_players: Mutex<HashMap<String, Option<Arc<Player>>>>,
 }
 
 /// Where the answers come from.
@@ -59,34 +56,41 @@ pub(crate) enum Source {
     Upstream(Proxy),
     /// Recorded cassettes.
     Replay(Player),
+    /// Recorded cassettes, and for a request none matches the upstream,
+    /// through the recording proxy into the same directory (record on
+    /// miss).
+    ReplayOrRecord(Box<Misses>),
 }
 
-/// The calls so far.
-pub(crate) struct Calls {
-    pub(crate) next: usize,
-    /// The calls no rule answered: the index of the next ordered element.
-    pub(crate) ordered: usize,
-    /// Each rule's counters.
-    pub(crate) rule_counts: Vec<Counts>,
-    pub(crate) log: RequestLog,
+/// A replay that records what it misses.
+pub(crate) struct Misses {
+    /// The directory's index, indexed again after each exchange saved.
+    pub(crate) player: RwLock<Arc<Player>>,
+    pub(crate) proxy: Proxy,
 }
 
-impl Calls {
-    /// Numbers the next call and records `request` (given the number);
-    /// the number.
-    pub(crate) fn number(
-        &mut self,
-        request: impl FnOnce(usize) -> Kept,
-    ) -> Result<usize, ApiError> {
-        let index = self.next;
-        self.log.push(request(index)).map_err(|e| {
-            ApiError::new(
-                500,
-                format!("agentstream serve cannot record the request: {e}"),
-            )
-        })?;
-        self.next += 1;
-        Ok(index)
+impl Misses {
+    /// The index as it stands.
+    pub(crate) fn player(&self) -> Arc<Player> {
+        self.player
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Indexes the directory again, with the cassette just saved (the
+    /// cassettes played stay played); on failure the index stays as it
+    /// was and the error is said on stderr.
+    pub(crate) fn reload(&self) {
+        match self.player().reloaded() {
+            Ok(player) => {
+                *self.player.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(player);
+            }
+            Err(error) => eprintln!(
+                "agentstream replay: cannot index the cassette just recorded: {}",
+                error.report()
+            ),
+        }
     }
 }
 
@@ -107,17 +111,21 @@ impl State {
     /// What the log keeps of a request, given its call number.
     pub(crate) fn keeping(
         &self,
+        test: Option<&str>,
         target: &Target,
         body: &[u8],
         request: &DecodedRequest,
     ) -> impl FnOnce(usize) -> Kept {
         let kept = if self.lines_at_once {
-            Ok(Line::new(target.api, request))
+            Ok(Line::with_raw(target.api, request, test, Some(body)))
         } else {
             Err((target.decoding(), Bytes::copy_from_slice(body)))
         };
         move |call| match kept {
-            Ok(line) => Kept::Line(line.numbered(call)),
+            Ok((line, tail)) => Kept::Raw {
+                line: line.numbered(call),
+                tail,
+            },
             Err((route, body)) => Kept::Body { call, route, body },
         }
     }
@@ -126,35 +134,31 @@ impl State {
     /// a cassette); its call number.
     pub(crate) fn record(
         &self,
+        test: Option<&str>,
         target: &Target,
         body: &[u8],
         request: &DecodedRequest,
     ) -> Result<usize, ApiError> {
-        let kept = self.keeping(target, body, request);
-        self.calls().number(kept)
-    }
-
-    /// How many ordered elements the script has: its steps, or the
-    /// scripted model's turns.
-    fn ordered_len(&self) -> usize {
-        self.steps.len().max(self.scripted_turns)
+        let kept = self.keeping(test, target, body, request);
+        Ok(self.calls().number(test, kept)?.next - 1)
     }
 
     /// The error of a call no rule or turn answers, under `--strict`:
     /// the nearest rule and its first difference.
-    pub(crate) fn unmatched(&self, request: &DecodedRequest, calls: &Calls) -> ApiError {
-        let turns = match self.ordered_len() {
+    pub(crate) fn unmatched(&self, request: &DecodedRequest, lane: &Lane) -> ApiError {
+        let play = &lane.play;
+        let turns = match play.ordered_len() {
             0 => "the script has no ordered turns".to_owned(),
             1 => "its one ordered turn was played".to_owned(),
             n => format!("its {n} ordered turns were all played"),
         };
-        let message = if self.rules.is_empty() {
+        let message = if play.rules.is_empty() {
             format!("agentstream serve (strict): no turn answers this request: {turns}")
         } else {
             let facts = Facts::of(request);
-            let nearest = self
+            let nearest = play
                 .rules
-                .nearest(&facts, &calls.rule_counts)
+                .nearest(&facts, &lane.rule_counts)
                 .unwrap_or_default();
             format!(
                 "agentstream serve (strict): no rule or turn answers this request ({turns}); nearest rule {nearest}"
@@ -165,16 +169,39 @@ impl State {
 
     /// `GET /v1/unused`: the rules that never answered and the ordered
     /// elements no call reached.
-    pub(crate) fn unused(&self) -> Value {
-        let calls = self.calls();
-        let rules = self.rules.unused(&calls.rule_counts);
-        let turns: Vec<usize> = (calls.ordered..self.ordered_len()).collect();
+    pub(crate) fn unused(&self, test: Option<&str>) -> Value {
+        let mut calls = self.calls();
+        let lane = calls.lane(test);
+        let rules = lane.play.rules.unused(&lane.rule_counts);
+        let turns: Vec<usize> = (lane.ordered..lane.play.ordered_len()).collect();
         json!({"rules": rules, "turns": turns})
     }
 
-    /// The requests kept, oldest first, and how many were dropped.
-    pub(crate) fn kept(&self) -> (Vec<Kept>, usize) {
+    /// The cassettes a request of `test` replays from: `DIR/<ID>`'s when
+    /// that subdirectory exists (indexed the first time the id is seen),
+    /// else `player`'s.
+    pub(crate) fn test_player(
+        &self,
+        player: &Player,
+        test: &str,
+    ) -> Result<Option<Arc<Player>>, ApiError> {
+        let name = crate::lanes::cassette_subdir(test)?;
+        let mut players = self.test_players.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(found) = players.get(name) {
+            return Ok(found.clone());
+        }
+        let loaded = player
+            .subdir(name)
+            .map_err(|e| ApiError::new(500, format!("agentstream replay: {}", e.report())))?
+            .map(Arc::new);
+        players.insert(name.to_owned(), loaded.clone());
+        Ok(loaded)
+    }
+
+    /// The requests of `test` kept (those without a test id for `None`),
+    /// oldest first, and how many requests were dropped.
+    pub(crate) fn kept(&self, test: Option<&str>) -> (Vec<Kept>, usize) {
         let calls = self.calls();
-        (calls.log.snapshot(), calls.log.dropped())
+        (calls.log.snapshot(test), calls.log.dropped())
     }
 }

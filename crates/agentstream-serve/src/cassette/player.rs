@@ -189,6 +189,46 @@ impl Player {
         Ok((player, skipped))
     }
 
+    /// The cassettes of the subdirectory `name` (a test id's), played as
+    /// this directory's are; `None` when there is no such directory
+    /// (a symlink is never followed).
+    ///
+    /// # Errors
+    /// As [`load`](Self::load).
+    pub(crate) fn subdir(&self, name: &str) -> Result<Option<Self>, CassetteError> {
+        let path = self.dir.path.join(name);
+        if !crate::lanes::is_real_dir(&path) {
+            return Ok(None);
+        }
+        Self::load(&path, self.mode).map(|(player, _)| Some(player))
+    }
+
+    /// The directory indexed again (with the cassettes recorded since),
+    /// each cassette that was already played still marked played, and
+    /// the order mode's count kept.
+    ///
+    /// # Errors
+    /// As [`load`](Self::load).
+    pub(crate) fn reloaded(&self) -> Result<Self, CassetteError> {
+        let (player, _) = Self::load(&self.dir.path, self.mode)?;
+        {
+            let old = self.used.lock().unwrap_or_else(|e| e.into_inner());
+            let mut new = player.used.lock().unwrap_or_else(|e| e.into_inner());
+            let played: std::collections::HashSet<&str> = self
+                .entries
+                .iter()
+                .zip(old.0.iter())
+                .filter(|(_, &used)| used)
+                .map(|(entry, _)| &*entry.name)
+                .collect();
+            for (entry, used) in player.entries.iter().zip(new.0.iter_mut()) {
+                *used = played.contains(&*entry.name);
+            }
+            new.1 = old.1;
+        }
+        Ok(player)
+    }
+
     /// The cassette for a request of `api` with `context` and its body,
     /// or the error naming the closest one (or the cassette's file that
     /// changed since the server started).

@@ -1,0 +1,102 @@
+//! Record on miss: a replaying server given an upstream answers what its
+//! cassettes match, and sends what they do not to the upstream, saving
+//! the exchange in the replay directory so the next identical request
+//! replays it.
+
+use agentstream_serve::cassette::Match;
+use agentstream_serve::{ServeTurn, Server};
+use serde_json::{json, Value};
+
+/// A Chat Completions call saying `text`: the status and the answer's
+/// text.
+async fn call(url: &str, text: &str, stream: bool) -> (u16, String) {
+    let body = json!({"model": "m", "stream": stream,
+        "messages": [{"role": "user", "content": text}]});
+    let response = reqwest::Client::new()
+        .post(format!("{url}/chat/completions"))
+        .header("content-type", "application/json")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    let status = response.status().as_u16();
+    let bytes = response.bytes().await.unwrap();
+    let text = if stream {
+        // The text deltas of the SSE body.
+        String::from_utf8_lossy(&bytes)
+            .lines()
+            .filter_map(|line| line.strip_prefix("data: "))
+            .filter_map(|data| serde_json::from_str::<Value>(data).ok())
+            .filter_map(|chunk| {
+                chunk["choices"][0]["delta"]["content"]
+                    .as_str()
+                    .map(str::to_owned)
+            })
+            .collect()
+    } else {
+        let body: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+        body["choices"][0]["message"]["content"]
+            .as_str()
+            .unwrap_or("")
+            .to_owned()
+    };
+    (status, text)
+}
+
+fn temp_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("agentstream-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn misses_are_recorded_and_then_replayed() {
+    let turns = ["first", "second", "third"].map(|t| ServeTurn::from_value(json!(t)).unwrap());
+    let upstream = Server::from_script(turns)
+        .bind("127.0.0.1:0")
+        .await
+        .unwrap();
+    let dir = temp_dir("record-on-miss");
+    let server = Server::replay(&dir, Match::Exact)
+        .unwrap()
+        .record_misses(upstream.url())
+        .bind("127.0.0.1:0")
+        .await
+        .unwrap();
+    let url = server.url();
+    assert_eq!(call(&url, "a", false).await, (200, "first".into()));
+    assert_eq!(upstream.calls(), 1);
+    // The same request again: replayed, the upstream not asked.
+    assert_eq!(call(&url, "a", false).await, (200, "first".into()));
+    assert_eq!(upstream.calls(), 1);
+    // A streamed one is another request: recorded, then replayed.
+    assert_eq!(call(&url, "b", true).await, (200, "second".into()));
+    assert_eq!(call(&url, "b", true).await, (200, "second".into()));
+    assert_eq!(call(&url, "a", false).await, (200, "first".into()));
+    assert_eq!(upstream.calls(), 2);
+    assert_eq!(server.requests().len(), 5, "every call is in the log");
+    let mut saved: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    saved.sort();
+    assert_eq!(saved, ["0000", "0001"]);
+    server.shutdown().await;
+
+    // A plain replay of the directory answers both without the upstream.
+    let replay = Server::replay(&dir, Match::Exact)
+        .unwrap()
+        .bind("127.0.0.1:0")
+        .await
+        .unwrap();
+    assert_eq!(call(&replay.url(), "b", true).await, (200, "second".into()));
+    assert_eq!(
+        call(&replay.url(), "c", false).await.0,
+        500,
+        "no cassette, no upstream"
+    );
+    replay.shutdown().await;
+    upstream.shutdown().await;
+    std::fs::remove_dir_all(&dir).unwrap();
+}
