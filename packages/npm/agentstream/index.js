@@ -101,7 +101,7 @@ class Server {
 
   async #call(method, path, body) {
     const headers = { ...this.headers };
-    if (body !== undefined) headers["content-type"] = "application/json";
+    if (body) headers["content-type"] = "application/json";
     let response;
     try {
       response = await fetch(this.root + path, { method, headers, body });

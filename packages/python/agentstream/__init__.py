@@ -267,7 +267,7 @@ class Server:
 
     def _call(self, method: str, path: str, body: Optional[bytes] = None) -> Any:
         request = urllib.request.Request(self.root + path, data=body, method=method, headers=dict(self.headers))
-        if body is not None:
+        if body:
             request.add_header("content-type", "application/json")
         try:
             with urllib.request.urlopen(request, timeout=30) as response:
