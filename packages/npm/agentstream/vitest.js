@@ -5,7 +5,7 @@ import { afterAll, test as base } from "vitest";
 import { startServer } from "./index.js";
 
 const idOf = (task) =>
-  (`${task.file?.name ?? ""}::${task.name}`.replace(/[^A-Za-z0-9._-]/g, "_").replace(/\.\./g, "_.") || "test").slice(0, 128);
+  (`${task.file?.name ?? ""}::${task.name}`.replace(/[^A-Za-z0-9._-]/g, "_").replace(/\.(?=\.)/g, "_") || "test").slice(0, 128);
 
 /**
  * A vitest `test` with an `agentstream` fixture: a server started for each

@@ -107,7 +107,7 @@ def isolation_id(nodeid: str) -> str:
     """A test's id for the ``x-agentstream-test`` header: its pytest node id
     with every byte but ``A-Za-z0-9._-`` replaced by ``_`` (also a safe
     cassette folder name), shortened with a hash past 128 bytes."""
-    safe = re.sub(r"[^A-Za-z0-9._-]", "_", nodeid).replace("..", "_.")
+    safe = re.sub(r"\.(?=\.)", "_", re.sub(r"[^A-Za-z0-9._-]", "_", nodeid))
     if len(safe) > 128:
         digest = hashlib.sha256(nodeid.encode("utf-8")).hexdigest()[:16]
         safe = safe[: 128 - 17] + "-" + digest

@@ -114,3 +114,12 @@ def test_without_a_marker_the_script_is_empty(agentstream_server):
     with pytest.raises(urllib.error.HTTPError) as error:
         ask(agentstream_server.url)
     assert error.value.code == 400
+
+
+def test_isolation_ids_are_safe_header_values_and_folder_names():
+    from agentstream.pytest_plugin import isolation_id
+
+    assert isolation_id("tests/test_a.py::test_x[café-1]") == "tests_test_a.py__test_x_caf_-1_"
+    assert ".." not in isolation_id("a/../b") and ".." not in isolation_id("a...b")
+    long = isolation_id("t::" + "x" * 300)
+    assert len(long) == 128 and long != isolation_id("t::" + "x" * 301)
