@@ -123,13 +123,17 @@ step "the npm tarballs (npm pack)"
 cp -r packages/npm "$work/npm-src"
 cp "$binary" "$work/npm-src/linux-x64/bin/agentstream"
 have_wasm=0
-if [ "$(wasm-bindgen --version 2>/dev/null)" = "wasm-bindgen 0.2.130" ] &&
-    cargo build --release -p agentstream-wasm --target wasm32-unknown-unknown --features js-api --example js_api &&
+# wasm-bindgen-cli is installed by .ci/hosts-wasm.sh (its version must be
+# the wasm-bindgen crate's).
+if [ "$(wasm-bindgen --version 2>/dev/null)" != "wasm-bindgen 0.2.130" ] ||
+    ! rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown; then
+    echo "SKIPPED: agentstream-wasm (no wasm-bindgen 0.2.130 or no wasm32-unknown-unknown target)"
+elif cargo build --release -p agentstream-wasm --target wasm32-unknown-unknown --features js-api --example js_api &&
     wasm-bindgen --target nodejs --out-name agentstream_wasm --out-dir "$work/npm-src/wasm" \
         "$target/wasm32-unknown-unknown/release/examples/js_api.wasm"; then
     have_wasm=1
 else
-    echo "SKIPPED: agentstream-wasm (no wasm-bindgen 0.2.130, or its build failed)"
+    fail "the agentstream-wasm build"
 fi
 rm -rf "$target/npm"
 mkdir -p "$target/npm"
@@ -143,7 +147,19 @@ done
 
 step "sizes"
 for artifact in "$wheel" "${tarballs[@]}"; do
-    echo "$(basename "$artifact"): $(stat -c %s "$artifact") bytes"
+    size=$(stat -c %s "$artifact")
+    echo "$(basename "$artifact"): $size bytes"
+    # The README states each size as printed here: within 10 %.
+    stated=$(sed -n "s/^$(basename "$artifact"): \([0-9]*\) bytes$/\1/p" README.md | head -n 1)
+    if [ -z "$stated" ]; then
+        fail "README.md states no size for $(basename "$artifact")"
+    elif [ $((size * 10)) -lt $((stated * 9)) ] || [ $((size * 10)) -gt $((stated * 11)) ]; then
+        fail "README.md states $stated bytes for $(basename "$artifact"), more than 10 % off"
+    fi
+done
+# Every artifact the README names is one this run built.
+for name in $(grep -o 'target/\(wheels\|npm\)/[A-Za-z0-9_.-]*\.\(whl\|tgz\)' README.md | sort -u); do
+    [ -f "$target/${name#target/}" ] || fail "README.md names $name, which this run did not build"
 done
 
 step "Python: install into a fresh virtual environment"
@@ -223,4 +239,5 @@ else
     echo "SKIPPED: vitest suite (could not npm install openai @mariozechner/pi-ai@0.73.1 vitest@3.2.4)"
 fi
 
+echo "packages.sh took $SECONDS s"
 exit "$status"
