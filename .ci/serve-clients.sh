@@ -5,10 +5,8 @@
 # OpenAI Node SDK, and pi-ai 0.73.1's openai-responses and google
 # providers, each streaming and not (pi-ai: streaming), with a tool call
 # and a tool-result round trip (crates/agentstream-serve/clients/). Each check gets its own server
-# on 127.0.0.1, port 0. Then the README's pytest example, exactly as the
-# README shows it: its `path.sh` block (the PATH step, run from the repo's
-# root), then its `script.json` and `test_agent.py` blocks in a fresh
-# folder. Then cassettes: each SDK check again through
+# on 127.0.0.1, port 0 (the README's pytest examples, now on the installed
+# wheel's fixture, are run by .ci/packages.sh). Then cassettes: each SDK check again through
 # `serve --upstream URL --record DIR` in front of `serve SCRIPT` (the mock
 # provider), then against `serve --replay DIR` alone (the same answers, so
 # the same check passes), the key it sent never in DIR, and a changed prompt
@@ -102,36 +100,6 @@ with_replay() {
     return "$result"
 }
 
-# readme_block NAME: the fenced block after `<!-- serve-example: NAME -->`
-# in README.md.
-readme_block() {
-    awk -v marker="<!-- serve-example: $1 -->" '
-        $0 == marker { found = 1; next }
-        found && /^```/ { if (inside) exit; inside = 1; next }
-        inside { print }' "$root/README.md"
-}
-
-# readme_example PYTHON: runs the README's PATH step from the repo's root,
-# then its pytest example in a fresh folder, with whatever PATH the step
-# gave (nothing else puts `agentstream` on it).
-readme_example() {
-    local dir="$work/readme" name
-    mkdir -p "$dir"
-    for name in path.sh script.json test_agent.py rules.json test_rules.py; do
-        readme_block "$name" >"$dir/$name"
-        if [ ! -s "$dir/$name" ]; then
-            echo "README.md has no block after <!-- serve-example: $name -->"
-            return 1
-        fi
-    done
-    (
-        # shellcheck disable=SC1091
-        cd "$root" && . "$dir/path.sh" &&
-            echo "agentstream on PATH: $(command -v agentstream)" &&
-            cd "$dir" && timeout 120 "$1" -m pytest -q -p no:cacheprovider test_agent.py test_rules.py
-    )
-}
-
 # check NAME [RUNNER ARGS...] -- CMD...: runs CMD through RUNNER
 # (with_server unless given) and reports.
 check() {
@@ -155,7 +123,7 @@ cassettes() {
 }
 
 if python3 -m venv "$work/venv" >/dev/null 2>&1 &&
-    "$work/venv/bin/pip" install --quiet --disable-pip-version-check openai anthropic google-genai pytest >"$work/pip.log" 2>&1; then
+    "$work/venv/bin/pip" install --quiet --disable-pip-version-check openai anthropic google-genai >"$work/pip.log" 2>&1; then
     py="$work/venv/bin/python"
     check "OpenAI Python SDK" with_server env PYTHONPATH="$clients" "$py" "$clients/openai_check.py"
     check "Anthropic Python SDK" with_server env PYTHONPATH="$clients" "$py" "$clients/anthropic_check.py"
@@ -167,16 +135,9 @@ if python3 -m venv "$work/venv" >/dev/null 2>&1 &&
     cassettes "Google Gen AI Python SDK" "$work/cassettes-genai" env PYTHONPATH="$clients" "$py" "$clients/genai_check.py"
     check "a changed prompt gets the mismatch error (both Python SDKs)" \
         with_replay "$work/cassettes-python" env PYTHONPATH="$clients" "$py" "$clients/mismatch_check.py"
-    echo "--- the README's pytest example"
-    if readme_example "$py"; then
-        echo "ok: the README's pytest example"
-    else
-        echo "FAILED: the README's pytest example"
-        status=1
-    fi
 else
     tail -n 3 "$work/pip.log" 2>/dev/null
-    echo "SKIPPED: serve with the OpenAI, Anthropic and Google Gen AI Python SDKs (could not create a venv or pip install openai anthropic google-genai pytest)"
+    echo "SKIPPED: serve with the OpenAI, Anthropic and Google Gen AI Python SDKs (could not create a venv or pip install openai anthropic google-genai)"
 fi
 
 if command -v npm >/dev/null && mkdir -p "$work/node" &&
