@@ -164,6 +164,7 @@
 // `MaybeSend`), so the `Arc`s that share them are not either: by design.
 #![cfg_attr(target_family = "wasm", allow(clippy::arc_with_non_send_sync))]
 
+mod event_access;
 mod events;
 mod execute;
 mod gate;
