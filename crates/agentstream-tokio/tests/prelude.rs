@@ -13,6 +13,10 @@ use agentstream_tokio::prelude::{
     ToolSet, TransformContextHook, TypedTool,
 };
 
+// What `with_retry` takes and returns, and what a subscription yields.
+#[allow(unused_imports)]
+use agentstream_tokio::prelude::{Lagged, RetryModel, RetryPolicy};
+
 #[cfg(feature = "http")]
 #[allow(unused_imports)]
 use agentstream_tokio::prelude::{
@@ -41,4 +45,15 @@ async fn the_runtime_methods_come_with_the_prelude() {
     let context = Context::from_messages([user("hello").into()]);
     let mut stream = Tokio.spawn_stream(model.stream(&context, StreamOptions::default()));
     assert_eq!(stream.result().await.text(), "hi");
+}
+
+#[tokio::test]
+async fn the_retry_types_and_lagged_come_with_the_prelude() {
+    let mut policy = RetryPolicy::default();
+    policy.max_retries = 5;
+    let retried: RetryModel<ScriptedModel, _> =
+        Tokio.with_retry(ScriptedModel::new(Vec::<ScriptedTurn>::new()), policy);
+    assert_eq!(retried.policy().max_retries, 5);
+    let missed: Result<std::sync::Arc<AgentEvent>, Lagged> = Err(Lagged { missed: 3 });
+    assert_eq!(missed.err().map(|lagged| lagged.missed), Some(3));
 }
