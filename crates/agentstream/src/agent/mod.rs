@@ -174,6 +174,8 @@ mod model_turn;
 mod options;
 mod progress;
 mod run;
+#[cfg(feature = "schemars")]
+mod schema;
 mod state;
 mod stateful;
 mod subscribe;
@@ -193,6 +195,8 @@ pub use maybe_send::Captures;
 pub use maybe_send::{BoxFuture, MaybeSend, MaybeSync};
 pub use model_turn::NO_TERMINAL_MESSAGE;
 pub use options::{AgentOptions, AgentOutcome, AgentStop, ArgumentValidator, ToolExecution};
+#[cfg(feature = "schemars")]
+pub use schema::derived_parameters;
 pub use run::{agent_loop, run_agent, AgentEventStream, NOT_EXECUTED_MESSAGE};
 pub use state::{AgentError, AgentFailure, AgentState, QueueMode};
 pub use stateful::{Agent, WaitForIdle};
