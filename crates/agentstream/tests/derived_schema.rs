@@ -38,7 +38,10 @@ fn the_derived_schema_is_flat_and_describes_the_fields() {
     let schema = derived_parameters::<SearchArgs>();
     assert_eq!(schema["type"], "object");
     assert_eq!(schema["required"], json!(["query", "folders", "lines"]));
-    assert_eq!(schema["properties"]["query"]["description"], "What to look for.");
+    assert_eq!(
+        schema["properties"]["query"]["description"],
+        "What to look for."
+    );
     assert_eq!(schema["properties"]["lines"]["type"], "object");
     assert!(schema.get("$schema").is_none() && schema.get("$defs").is_none());
     assert!(!schema.to_string().contains("$ref"));
@@ -112,7 +115,10 @@ fn a_typed_tool_with_a_derived_schema_runs_and_rejects_before_its_call() {
     let bad = json!({"query": "fn", "folders": ["src"], "lines": {"start": 1}});
     let model = ScriptedModel::new([
         assistant(
-            [tool_call("c1", "search", good), tool_call("c2", "search", bad)],
+            [
+                tool_call("c1", "search", good),
+                tool_call("c2", "search", bad),
+            ],
             StopReason::ToolUse,
         ),
         assistant([text("done")], StopReason::Stop),
@@ -136,8 +142,17 @@ fn a_typed_tool_with_a_derived_schema_runs_and_rejects_before_its_call() {
         .collect();
     assert_eq!(results.len(), 2);
     assert!(!results[0].is_error);
-    assert_eq!(results[0].text(), "fn in 1 folders, lines 1..9, limit None, case-sensitive false");
+    assert_eq!(
+        results[0].text(),
+        "fn in 1 folders, lines 1..9, limit None, case-sensitive false"
+    );
     assert!(results[1].is_error);
-    assert!(results[1].text().starts_with("Validation failed for tool \"search\""), "{}", results[1].text());
+    assert!(
+        results[1]
+            .text()
+            .starts_with("Validation failed for tool \"search\""),
+        "{}",
+        results[1].text()
+    );
     assert!(results[1].text().contains("end"), "{}", results[1].text());
 }

@@ -195,9 +195,9 @@ pub use maybe_send::Captures;
 pub use maybe_send::{BoxFuture, MaybeSend, MaybeSync};
 pub use model_turn::NO_TERMINAL_MESSAGE;
 pub use options::{AgentOptions, AgentOutcome, AgentStop, ArgumentValidator, ToolExecution};
+pub use run::{agent_loop, run_agent, AgentEventStream, NOT_EXECUTED_MESSAGE};
 #[cfg(feature = "schemars")]
 pub use schema::derived_parameters;
-pub use run::{agent_loop, run_agent, AgentEventStream, NOT_EXECUTED_MESSAGE};
 pub use state::{AgentError, AgentFailure, AgentState, QueueMode};
 pub use stateful::{Agent, WaitForIdle};
 pub use subscribe::{Lagged, SubscriberId, Subscription, DEFAULT_SUBSCRIBER_CAPACITY};
