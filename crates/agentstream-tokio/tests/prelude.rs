@@ -46,14 +46,3 @@ async fn the_runtime_methods_come_with_the_prelude() {
     let mut stream = Tokio.spawn_stream(model.stream(&context, StreamOptions::default()));
     assert_eq!(stream.result().await.text(), "hi");
 }
-
-#[tokio::test]
-async fn the_retry_types_and_lagged_come_with_the_prelude() {
-    let mut policy = RetryPolicy::default();
-    policy.max_retries = 5;
-    let retried: RetryModel<ScriptedModel, _> =
-        Tokio.with_retry(ScriptedModel::new(Vec::<ScriptedTurn>::new()), policy);
-    assert_eq!(retried.policy().max_retries, 5);
-    let missed: Result<std::sync::Arc<AgentEvent>, Lagged> = Err(Lagged { missed: 3 });
-    assert_eq!(missed.err().map(|lagged| lagged.missed), Some(3));
-}
