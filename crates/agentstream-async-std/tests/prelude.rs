@@ -13,6 +13,10 @@ use agentstream_async_std::prelude::{
     ToolOutput, ToolSet, TransformContextHook, TypedTool,
 };
 
+// What `with_retry` takes and returns, and what a subscription yields.
+#[allow(unused_imports)]
+use agentstream_async_std::prelude::{Lagged, RetryModel, RetryPolicy};
+
 #[cfg(feature = "http")]
 #[allow(unused_imports)]
 use agentstream_async_std::prelude::{

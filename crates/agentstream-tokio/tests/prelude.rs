@@ -13,6 +13,10 @@ use agentstream_tokio::prelude::{
     ToolSet, TransformContextHook, TypedTool,
 };
 
+// What `with_retry` takes and returns, and what a subscription yields.
+#[allow(unused_imports)]
+use agentstream_tokio::prelude::{Lagged, RetryModel, RetryPolicy};
+
 #[cfg(feature = "http")]
 #[allow(unused_imports)]
 use agentstream_tokio::prelude::{

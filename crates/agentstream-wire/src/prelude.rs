@@ -30,6 +30,10 @@ pub use agentstream::model::{
     validate_events, AbortController, AbortSignal, Model, ModelEvent, ModelStream, ScriptedModel,
     ScriptedTurn, StreamOptions,
 };
+// What `with_retry` takes and returns, and what a subscription yields
+// beside `Arc<AgentEvent>`: on lines of their own.
+pub use agentstream::agent::Lagged;
+pub use agentstream::model::{RetryModel, RetryPolicy};
 
 pub use crate::anthropic::AnthropicConfig;
 pub use crate::gemini::GeminiConfig;

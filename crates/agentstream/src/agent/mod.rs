@@ -164,6 +164,7 @@
 // `MaybeSend`), so the `Arc`s that share them are not either: by design.
 #![cfg_attr(target_family = "wasm", allow(clippy::arc_with_non_send_sync))]
 
+mod event_access;
 mod events;
 mod execute;
 mod gate;
@@ -173,6 +174,8 @@ mod model_turn;
 mod options;
 mod progress;
 mod run;
+#[cfg(feature = "schemars")]
+mod schema;
 mod state;
 mod stateful;
 mod subscribe;
@@ -193,6 +196,8 @@ pub use maybe_send::{BoxFuture, MaybeSend, MaybeSync};
 pub use model_turn::NO_TERMINAL_MESSAGE;
 pub use options::{AgentOptions, AgentOutcome, AgentStop, ArgumentValidator, ToolExecution};
 pub use run::{agent_loop, run_agent, AgentEventStream, NOT_EXECUTED_MESSAGE};
+#[cfg(feature = "schemars")]
+pub use schema::derived_parameters;
 pub use state::{AgentError, AgentFailure, AgentState, QueueMode};
 pub use stateful::{Agent, WaitForIdle};
 pub use subscribe::{Lagged, SubscriberId, Subscription, DEFAULT_SUBSCRIBER_CAPACITY};
