@@ -1,5 +1,7 @@
 //! [`Agent`]: the stateful object Pi's users drive, built on [`run_agent`].
 
+mod retry;
+
 use alloc::borrow::ToOwned;
 use alloc::collections::VecDeque;
 use alloc::string::String;
@@ -10,6 +12,7 @@ use core::future::Future;
 use core::pin::Pin;
 use core::task::{Context as TaskContext, Poll};
 
+use super::auto_retry::AutoRetry;
 use super::events::AgentEvent;
 use super::maybe_send::{MaybeSend, MaybeSync};
 use super::options::{AgentOptions, AgentOutcome, AgentStop};
@@ -39,6 +42,11 @@ struct Inner<M> {
     last_error: Option<AgentFailure>,
     abort: Option<Arc<AbortController>>,
     idle: WakerSlab,
+    /// The retry policy (none: failed turns are not retried).
+    auto_retry: Option<AutoRetry>,
+    /// Pi's `_retryAttempt`: retries made since the last assistant
+    /// message without error.
+    retry_attempt: u32,
 }
 
 #[derive(Default)]
@@ -136,6 +144,8 @@ impl<M: Model> Agent<M> {
                 last_error: None,
                 abort: None,
                 idle: WakerSlab::new(),
+                auto_retry: None,
+                retry_attempt: 0,
             }),
             queues: Arc::new(Lock::new(Queues::default())),
             hub: Hub::new(),
@@ -295,10 +305,18 @@ impl<M: Model> Agent<M> {
             }
             messages
         }));
-        let outcome = run_agent(&*model, &tools, context, prompts, options, |event| {
-            self.observe(event)
-        })
+        let first = run_agent(
+            &*model,
+            &tools,
+            context,
+            prompts,
+            options.clone(),
+            |event| self.observe(event),
+        )
         .await;
+        let outcome = self
+            .retry_failed(first, &model, &tools, &options, &controller)
+            .await;
         let failure = match outcome.stop {
             AgentStop::Error | AgentStop::Aborted => {
                 outcome.error_message().map(|message| AgentFailure {
@@ -348,7 +366,11 @@ impl<M: Model> Agent<M> {
             AgentEvent::AgentEnd { .. } => inner.streaming = None,
             _ => {}
         });
+        let retried = self.retry_succeeded(&event);
         self.hub.publish(event);
+        if let Some(end) = retried {
+            self.hub.publish(end);
+        }
     }
 }
 
