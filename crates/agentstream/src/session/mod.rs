@@ -57,7 +57,10 @@ mod date;
 mod entry;
 mod entry_json;
 mod migrate;
+mod resume;
 mod tree;
+#[cfg(feature = "std")]
+mod writer;
 
 pub use agent_message::{
     bash_execution_to_text, convert_to_llm, AgentMessage, AppMessage, BRANCH_SUMMARY_PREFIX,
@@ -77,6 +80,11 @@ pub use entry::{
 };
 pub use migrate::{file_version, migrate_entries, CURRENT_SESSION_VERSION};
 pub use tree::{SessionTree, TreeError, TreeShape};
+#[cfg(feature = "std")]
+pub use writer::{
+    default_session_dir, iso_time, most_recent_session, uuid_v7, SessionRecorder,
+    SessionWriteError, SessionWriter,
+};
 
 /// Why a session file could not be read.
 #[derive(Debug, Clone, PartialEq, Eq)]
