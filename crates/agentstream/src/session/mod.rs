@@ -67,9 +67,11 @@ pub use agent_message::{
     BRANCH_SUMMARY_SUFFIX, COMPACTION_SUMMARY_PREFIX, COMPACTION_SUMMARY_SUFFIX,
 };
 pub use compaction::{
-    estimate_tokens, find_cut_point, find_turn_start_index, is_context_overflow, is_overflow_error,
-    serialize_conversation, summary_prompt, CutPoint, SUMMARIZATION_PROMPT,
-    SUMMARIZATION_SYSTEM_PROMPT, UPDATE_SUMMARIZATION_PROMPT,
+    calculate_context_tokens, compact, estimate_context_tokens, estimate_tokens, find_cut_point,
+    find_turn_start_index, is_context_overflow, is_overflow_error, prepare_compaction,
+    serialize_conversation, should_compact, summary_prompt, CompactionError, CompactionPreparation,
+    CompactionResult, CompactionSettings, CutPoint, FileLists, SUMMARIZATION_PROMPT,
+    SUMMARIZATION_SYSTEM_PROMPT, TURN_PREFIX_SUMMARIZATION_PROMPT, UPDATE_SUMMARIZATION_PROMPT,
 };
 pub use context::{build_from_path, build_session_context, Leaf, ModelRef, SessionContext};
 pub use date::js_date_millis;

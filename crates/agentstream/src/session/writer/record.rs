@@ -4,6 +4,7 @@
 
 use alloc::string::String;
 use alloc::sync::Arc;
+use alloc::vec::Vec;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use serde_json::{Map, Value};
@@ -12,8 +13,9 @@ use super::{SessionWriteError, SessionWriter};
 use crate::agent::{Agent, AgentEvent, SubscriberId};
 use crate::model::Model;
 use crate::session::{
-    build_session_context, CompactionEntry, Leaf, ModelChangeEntry, SessionContext, SessionEntry,
-    ThinkingLevelChangeEntry,
+    build_session_context, compact, convert_to_llm, prepare_compaction, CompactionEntry,
+    CompactionError, CompactionResult, CompactionSettings, Leaf, ModelChangeEntry, SessionContext,
+    SessionEntry, SessionTree, ThinkingLevelChangeEntry,
 };
 
 impl SessionWriter {
@@ -69,6 +71,19 @@ impl SessionWriter {
             extra: Map::new(),
         });
         self.append(entry)
+    }
+
+    /// The entries from the root to the leaf (Pi's `getBranch()`).
+    pub fn branch_entries(&self) -> Vec<SessionEntry> {
+        let tree = SessionTree::new(self.entries());
+        let path = self
+            .leaf()
+            .and_then(|leaf| tree.index_of(leaf))
+            .and_then(|i| tree.path(i).ok())
+            .unwrap_or_default();
+        path.into_iter()
+            .filter_map(|i| self.entries().get(i).cloned())
+            .collect()
     }
 
     /// What Pi's `buildSessionContext` gives for the leaf.
@@ -153,6 +168,54 @@ impl SessionRecorder {
         thinking_level: &str,
     ) -> Result<String, SessionWriteError> {
         lock(&self.writer).append_thinking_level_change(thinking_level)
+    }
+
+    /// Compacts the session now (Pi's manual `compact(customInstructions)`):
+    /// [`prepare_compaction`] on the current branch, the summary by
+    /// `summarizer` ([`compact`]), the `compaction` entry appended, and the
+    /// agent's transcript replaced by the compacted context. The agent must
+    /// be idle. Pi's errors: `Already compacted`, `Nothing to compact
+    /// (session too small)`, `Summarization failed: …`.
+    pub async fn compact<M: Model, S: Model + ?Sized>(
+        &self,
+        agent: &Agent<M>,
+        summarizer: &S,
+        settings: &CompactionSettings,
+        custom_instructions: Option<&str>,
+    ) -> Result<CompactionResult, CompactionError> {
+        if agent.is_running() {
+            return Err(CompactionError("the agent is running".into()));
+        }
+        let path = self.with_writer(|w| w.branch_entries());
+        let Some(preparation) = prepare_compaction(&path, settings) else {
+            let why = if matches!(path.last(), Some(SessionEntry::Compaction(_))) {
+                "Already compacted"
+            } else {
+                "Nothing to compact (session too small)"
+            };
+            return Err(CompactionError(why.into()));
+        };
+        let result = compact(
+            &preparation,
+            summarizer,
+            settings,
+            custom_instructions,
+            None,
+        )
+        .await?;
+        let context = self
+            .with_writer(|w| {
+                w.append_compaction(
+                    &result.summary,
+                    &result.first_kept_entry_id,
+                    result.tokens_before,
+                    Some(result.details.clone()),
+                )?;
+                w.context()
+            })
+            .map_err(|e| CompactionError(e.0))?;
+        agent.set_messages(convert_to_llm(&context.messages));
+        Ok(result)
     }
 
     /// The first write error since the last call, if any.
