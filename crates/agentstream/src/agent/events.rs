@@ -130,6 +130,25 @@ pub enum AgentEvent {
         /// abort).
         final_error: Option<String>,
     },
+    /// The agent's [`AutoCompaction`](super::AutoCompaction) policy starts
+    /// compacting (Pi's `compaction_start`; only with the policy on).
+    CompactionStart {
+        /// Why: `"threshold"` or `"overflow"`.
+        reason: &'static str,
+    },
+    /// A compaction ended (Pi's `compaction_end`).
+    CompactionEnd {
+        /// Why it ran: `"threshold"` or `"overflow"`.
+        reason: &'static str,
+        /// The compaction written, when it succeeded.
+        result: Option<crate::session::CompactionResult>,
+        /// Whether it was aborted.
+        aborted: bool,
+        /// Whether the run goes on after it (an overflow's retry).
+        will_retry: bool,
+        /// Pi's text when it failed.
+        error_message: Option<String>,
+    },
 }
 
 impl AgentEvent {
@@ -148,6 +167,8 @@ impl AgentEvent {
             Self::AgentEnd { .. } => "agent_end",
             Self::AutoRetryStart { .. } => "auto_retry_start",
             Self::AutoRetryEnd { .. } => "auto_retry_end",
+            Self::CompactionStart { .. } => "compaction_start",
+            Self::CompactionEnd { .. } => "compaction_end",
         }
     }
 }
@@ -229,6 +250,32 @@ impl Serialize for AgentEvent {
                 map.serialize_entry("attempt", attempt)?;
                 if let Some(error) = final_error {
                     map.serialize_entry("finalError", error)?;
+                }
+            }
+            Self::CompactionStart { reason } => map.serialize_entry("reason", reason)?,
+            Self::CompactionEnd {
+                reason,
+                result,
+                aborted,
+                will_retry,
+                error_message,
+            } => {
+                map.serialize_entry("reason", reason)?;
+                if let Some(result) = result {
+                    map.serialize_entry(
+                        "result",
+                        &serde_json::json!({
+                            "summary": result.summary,
+                            "firstKeptEntryId": result.first_kept_entry_id,
+                            "tokensBefore": result.tokens_before,
+                            "details": result.details,
+                        }),
+                    )?;
+                }
+                map.serialize_entry("aborted", aborted)?;
+                map.serialize_entry("willRetry", will_retry)?;
+                if let Some(error) = error_message {
+                    map.serialize_entry("errorMessage", error)?;
                 }
             }
         }

@@ -164,6 +164,7 @@
 // `MaybeSend`), so the `Arc`s that share them are not either: by design.
 #![cfg_attr(target_family = "wasm", allow(clippy::arc_with_non_send_sync))]
 
+mod auto_compaction;
 mod auto_retry;
 mod events;
 mod execute;
@@ -181,6 +182,7 @@ mod tool;
 mod toolset;
 mod validate;
 
+pub use auto_compaction::{AutoCompaction, Compactor};
 pub use auto_retry::{is_retryable_error, AutoRetry, DEFAULT_BASE_DELAY_MS, DEFAULT_MAX_RETRIES};
 pub use events::AgentEvent;
 pub use execute::TOOL_ABORTED_MESSAGE;

@@ -1,5 +1,6 @@
 //! [`Agent`]: the stateful object Pi's users drive, built on [`run_agent`].
 
+mod compaction;
 mod retry;
 
 use alloc::borrow::ToOwned;
@@ -12,6 +13,7 @@ use core::future::Future;
 use core::pin::Pin;
 use core::task::{Context as TaskContext, Poll};
 
+use super::auto_compaction::AutoCompaction;
 use super::auto_retry::AutoRetry;
 use super::events::AgentEvent;
 use super::maybe_send::{MaybeSend, MaybeSync};
@@ -47,6 +49,11 @@ struct Inner<M> {
     /// Pi's `_retryAttempt`: retries made since the last assistant
     /// message without error.
     retry_attempt: u32,
+    /// The compaction policy (none: no automatic compaction).
+    auto_compaction: Option<AutoCompaction>,
+    /// Pi's `_overflowRecoveryAttempted`: an overflow was compacted and
+    /// retried since the last prompt or answer without error.
+    overflow_attempted: bool,
 }
 
 #[derive(Default)]
@@ -146,6 +153,8 @@ impl<M: Model> Agent<M> {
                 idle: WakerSlab::new(),
                 auto_retry: None,
                 retry_attempt: 0,
+                auto_compaction: None,
+                overflow_attempted: false,
             }),
             queues: Arc::new(Lock::new(Queues::default())),
             hub: Hub::new(),
@@ -315,7 +324,7 @@ impl<M: Model> Agent<M> {
         )
         .await;
         let outcome = self
-            .retry_failed(first, &model, &tools, &options, &controller)
+            .after_run(first, &model, &tools, &options, &controller)
             .await;
         let failure = match outcome.stop {
             AgentStop::Error | AgentStop::Aborted => {
@@ -340,12 +349,21 @@ impl<M: Model> Agent<M> {
     fn observe(&self, event: AgentEvent) {
         self.inner.with(|inner| match &event {
             AgentEvent::MessageStart { message } => {
+                if message.role() == "user" {
+                    inner.overflow_attempted = false;
+                }
                 inner.streaming = Some(Streaming::Whole(message.clone()));
             }
             AgentEvent::MessageUpdate { message, .. } => {
                 inner.streaming = Some(Streaming::Partial(message.clone()));
             }
             AgentEvent::MessageEnd { message } => {
+                if message
+                    .as_assistant()
+                    .is_some_and(|a| a.stop_reason != crate::message::StopReason::Error)
+                {
+                    inner.overflow_attempted = false;
+                }
                 inner.streaming = None;
                 inner.messages.push(message.clone());
             }

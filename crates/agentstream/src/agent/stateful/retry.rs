@@ -96,35 +96,43 @@ impl<M: Model> Agent<M> {
                 });
                 return outcome;
             }
-            let context = self.inner.with(|inner| {
-                inner.last_error = None;
-                Context {
-                    system_prompt: inner.system_prompt.clone(),
-                    messages: inner
-                        .messages
-                        .iter()
-                        .map(SharedMessage::to_message)
-                        .collect(),
-                    ..Context::default()
-                }
-            });
-            let steering = self
-                .queues
-                .with(|q| drain(&mut q.steering, q.steering_mode));
-            let next = run_agent(
-                &**model,
-                tools,
-                context,
-                steering,
-                options.clone(),
-                |event| self.observe(event),
-            )
-            .await;
-            outcome.messages.extend(next.messages);
-            outcome.turns += next.turns;
-            outcome.stop = next.stop;
-            outcome.error_cause = next.error_cause;
+            let next = self.run_again(model, tools, options).await;
+            merge(&mut outcome, next);
         }
+    }
+
+    /// Runs the loop again on the transcript as it is (Pi's `continue()`),
+    /// with the queued steering messages first.
+    pub(super) async fn run_again(
+        &self,
+        model: &Arc<M>,
+        tools: &Arc<ToolSet<'static>>,
+        options: &AgentOptions,
+    ) -> AgentOutcome {
+        let context = self.inner.with(|inner| {
+            inner.last_error = None;
+            Context {
+                system_prompt: inner.system_prompt.clone(),
+                messages: inner
+                    .messages
+                    .iter()
+                    .map(SharedMessage::to_message)
+                    .collect(),
+                ..Context::default()
+            }
+        });
+        let steering = self
+            .queues
+            .with(|q| drain(&mut q.steering, q.steering_mode));
+        run_agent(
+            &**model,
+            tools,
+            context,
+            steering,
+            options.clone(),
+            |event| self.observe(event),
+        )
+        .await
     }
 
     /// Pi's reset of the retry counter on an assistant message without
@@ -146,6 +154,14 @@ impl<M: Model> Agent<M> {
             final_error: None,
         })
     }
+}
+
+/// Adds a further run to an outcome: its messages and turns, its stop.
+pub(super) fn merge(outcome: &mut AgentOutcome, next: AgentOutcome) {
+    outcome.messages.extend(next.messages);
+    outcome.turns += next.turns;
+    outcome.stop = next.stop;
+    outcome.error_cause = next.error_cause;
 }
 
 /// The error text of the run's last assistant message when it is one Pi

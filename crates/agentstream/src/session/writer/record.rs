@@ -10,7 +10,10 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use serde_json::{Map, Value};
 
 use super::{SessionWriteError, SessionWriter};
-use crate::agent::{Agent, AgentEvent, SubscriberId};
+use alloc::boxed::Box;
+
+use crate::agent::{Agent, AgentEvent, BoxFuture, Compactor, SubscriberId};
+use crate::message::Message;
 use crate::model::Model;
 use crate::session::{
     build_session_context, compact, convert_to_llm, prepare_compaction, CompactionEntry,
@@ -186,6 +189,35 @@ impl SessionRecorder {
         if agent.is_running() {
             return Err(CompactionError("the agent is running".into()));
         }
+        let (result, messages) = self
+            .compact_session(summarizer, settings, custom_instructions)
+            .await?;
+        agent.set_messages(messages);
+        Ok(result)
+    }
+
+    /// A [`Compactor`] for an [`AutoCompaction`](crate::agent::AutoCompaction)
+    /// policy: compacts this session with `summarizer`, as
+    /// [`compact`](Self::compact) does.
+    pub fn compactor<S>(&self, summarizer: S, settings: CompactionSettings) -> impl Compactor
+    where
+        S: Model + Send + Sync + 'static,
+    {
+        RecorderCompactor {
+            recorder: self.clone(),
+            summarizer,
+            settings,
+        }
+    }
+
+    /// Prepares, summarizes and writes a compaction; the compacted
+    /// transcript.
+    async fn compact_session<S: Model + ?Sized>(
+        &self,
+        summarizer: &S,
+        settings: &CompactionSettings,
+        custom_instructions: Option<&str>,
+    ) -> Result<(CompactionResult, Vec<Message>), CompactionError> {
         let path = self.with_writer(|w| w.branch_entries());
         let Some(preparation) = prepare_compaction(&path, settings) else {
             let why = if matches!(path.last(), Some(SessionEntry::Compaction(_))) {
@@ -214,8 +246,7 @@ impl SessionRecorder {
                 w.context()
             })
             .map_err(|e| CompactionError(e.0))?;
-        agent.set_messages(convert_to_llm(&context.messages));
-        Ok(result)
+        Ok((result, convert_to_llm(&context.messages)))
     }
 
     /// The first write error since the last call, if any.
@@ -227,6 +258,26 @@ impl SessionRecorder {
         if let Err(error) = result {
             lock(&self.error).get_or_insert(error);
         }
+    }
+}
+
+/// [`SessionRecorder::compactor`]'s compactor.
+struct RecorderCompactor<S> {
+    recorder: SessionRecorder,
+    summarizer: S,
+    settings: CompactionSettings,
+}
+
+impl<S: Model + Send + Sync + 'static> Compactor for RecorderCompactor<S> {
+    fn compact<'a>(
+        &'a self,
+        custom_instructions: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<(CompactionResult, Vec<Message>), CompactionError>> {
+        Box::pin(self.recorder.compact_session(
+            &self.summarizer,
+            &self.settings,
+            custom_instructions,
+        ))
     }
 }
 
