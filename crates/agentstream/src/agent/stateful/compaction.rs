@@ -89,18 +89,7 @@ impl<M: Model> Agent<M> {
                 });
                 return false;
             }
-            self.inner.with(|inner| {
-                if inner
-                    .messages
-                    .last()
-                    .is_some_and(|m| m.role() == "assistant")
-                {
-                    inner.messages.pop();
-                }
-            });
-            if matches!(outcome.messages.last(), Some(Message::Assistant(_))) {
-                outcome.messages.pop();
-            }
+            self.drop_failed_message(outcome);
             return self.run_compaction(&policy, "overflow", true).await;
         }
         let tokens = if last.stop_reason == StopReason::Error {

@@ -75,18 +75,7 @@ impl<M: Model> Agent<M> {
                 error_message: error,
             });
             // The error message leaves the transcript (a session keeps it).
-            self.inner.with(|inner| {
-                if inner
-                    .messages
-                    .last()
-                    .is_some_and(|m| m.role() == "assistant")
-                {
-                    inner.messages.pop();
-                }
-            });
-            if matches!(outcome.messages.last(), Some(Message::Assistant(_))) {
-                outcome.messages.pop();
-            }
+            self.drop_failed_message(&mut outcome);
             if !wait_unless_aborted(policy.sleep(attempt), controller).await {
                 self.inner.with(|inner| inner.retry_attempt = 0);
                 self.hub.publish(AgentEvent::AutoRetryEnd {
@@ -98,6 +87,23 @@ impl<M: Model> Agent<M> {
             }
             let next = self.run_again(model, tools, options).await;
             merge(&mut outcome, next);
+        }
+    }
+
+    /// Removes the failed assistant message that ended the run from the
+    /// transcript and from `outcome` (Pi's `messages.slice(0, -1)`).
+    pub(super) fn drop_failed_message(&self, outcome: &mut AgentOutcome) {
+        self.inner.with(|inner| {
+            if inner
+                .messages
+                .last()
+                .is_some_and(|m| m.role() == "assistant")
+            {
+                inner.messages.pop();
+            }
+        });
+        if matches!(outcome.messages.last(), Some(Message::Assistant(_))) {
+            outcome.messages.pop();
         }
     }
 
