@@ -27,7 +27,7 @@ work="$root/target/pi-coding-agent-oracle"
 mkdir -p "$work"
 cp "$root/oracle/pi-coding-agent/package.json" "$root/oracle/pi-coding-agent/package-lock.json" \
     "$root/oracle/pi-coding-agent/contexts.mjs" "$root/oracle/pi-coding-agent/generate-corpus.mjs" \
-    "$root/oracle/pi-coding-agent/compaction.mjs" "$work/"
+    "$root/oracle/pi-coding-agent/compaction.mjs" "$root/oracle/pi-coding-agent/policies.mjs" "$work/"
 cd "$work"
 if [[ ! -d node_modules/@mariozechner/pi-coding-agent ]] ||
     ! cmp -s package-lock.json node_modules/.package-lock.json.copy; then
@@ -41,6 +41,8 @@ fixtures="$root/crates/agentstream/tests/fixtures/pi-sessions"
 TZ=UTC node contexts.mjs $mode "$fixtures/corpus" "$fixtures/real"
 # shellcheck disable=SC2086
 TZ=UTC node compaction.mjs $mode "$fixtures/compaction.pi.json" "$fixtures/corpus" "$fixtures/real"
+# shellcheck disable=SC2086
+TZ=UTC node policies.mjs $mode "$fixtures/policies.pi.json" "$fixtures/corpus" "$fixtures/real"
 [[ -z "$mode" ]] && exit 0
 
 # Both directions of the writer: sessions written by our CLI (new ones,

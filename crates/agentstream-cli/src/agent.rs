@@ -137,7 +137,10 @@ pub fn run(args: &Args) -> io::Result<ExitCode> {
     let emit = |event: AgentEvent| {
         if let (AgentEvent::MessageEnd { message }, Some(w)) = (&event, writer.as_mut()) {
             if write_error.is_none() {
-                write_error = w.append_message(message.to_message().into()).err();
+                write_error = w
+                    .append_message(message.to_message().into())
+                    .err()
+                    .map(String::from);
             }
         }
         printer.event(&event)

@@ -28,7 +28,6 @@ mod redact;
 mod sandbox;
 mod serve;
 mod session;
-mod session_writer;
 mod terminal;
 mod transcript;
 mod validate;

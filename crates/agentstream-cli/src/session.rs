@@ -11,7 +11,7 @@
 //!
 //! - `session branch FILE --from ID|--from-root --summary TEXT`,
 //!   `session fork FILE --leaf ID` and `session label FILE ID [LABEL]`
-//!   write with Pi's policy (see [`crate::session_writer`]).
+//!   write with Pi's policy (see [`agentstream::session::SessionWriter`]).
 //!
 //! Unlike Pi, an unknown `--leaf` id is an error (Pi falls back to the last
 //! entry silently), and so is a `parentId` cycle (Pi never returns).
@@ -29,8 +29,8 @@ use agentstream::session::{
 };
 use serde_json::Value;
 
-use crate::session_writer::{default_session_dir, most_recent_session, SessionWriter};
 use crate::terminal::escape_line;
+use agentstream::session::{default_session_dir, most_recent_session, SessionWriter};
 
 /// Arguments of `agentstream session`.
 #[derive(Debug, clap::Args)]
@@ -106,7 +106,9 @@ pub fn run(args: &Args) -> io::Result<ExitCode> {
             ..
         } => (
             file,
-            edit(file, |w| w.branch_with_summary(from.as_deref(), summary)),
+            edit(file, |w| {
+                Ok(w.branch_with_summary(from.as_deref(), summary)?)
+            }),
         ),
         SessionCommand::Fork { file, leaf } => (
             file,
@@ -115,9 +117,10 @@ pub fn run(args: &Args) -> io::Result<ExitCode> {
                 Ok(new.path().display().to_string())
             }),
         ),
-        SessionCommand::Label { file, id, label } => {
-            (file, edit(file, |w| w.append_label(id, label.as_deref())))
-        }
+        SessionCommand::Label { file, id, label } => (
+            file,
+            edit(file, |w| Ok(w.append_label(id, label.as_deref())?)),
+        ),
     };
     match result {
         Ok(text) => {
@@ -169,7 +172,7 @@ pub fn writer_for(
         .display()
         .to_string();
     if let Some(file) = file {
-        return SessionWriter::open(file, &cwd).map(Some);
+        return Ok(Some(SessionWriter::open(file, &cwd)?));
     }
     if !continue_session {
         return Ok(None);
@@ -177,7 +180,7 @@ pub fn writer_for(
     let dir = default_session_dir(&cwd)
         .ok_or("no home directory for the sessions (set $PI_CODING_AGENT_DIR)")?;
     match most_recent_session(&dir) {
-        Some(file) => SessionWriter::open(&file, &cwd).map(Some),
+        Some(file) => Ok(Some(SessionWriter::open(&file, &cwd)?)),
         None => Ok(Some(SessionWriter::create(&dir, &cwd))),
     }
 }

@@ -105,6 +105,50 @@ pub enum AgentEvent {
         /// them too, owned).
         messages: Vec<SharedMessage>,
     },
+    /// A run ended in a transient error and the agent's
+    /// [`AutoRetry`](super::AutoRetry) policy retries it after a delay
+    /// (Pi's `auto_retry_start`; only with the policy on).
+    AutoRetryStart {
+        /// The attempt about to be made, from 1.
+        attempt: u32,
+        /// The policy's most retries (`maxAttempts`).
+        max_attempts: u32,
+        /// The delay before the attempt: `baseDelayMs · 2^(attempt-1)`.
+        delay_ms: u64,
+        /// The failed turn's error text.
+        error_message: String,
+    },
+    /// A retry sequence ended (Pi's `auto_retry_end`): an assistant
+    /// message without error came back, the retries ran out, or the wait
+    /// was aborted.
+    AutoRetryEnd {
+        /// Whether a retried turn succeeded.
+        success: bool,
+        /// The retries made.
+        attempt: u32,
+        /// On failure, the last error text (`"Retry cancelled"` after an
+        /// abort).
+        final_error: Option<String>,
+    },
+    /// The agent's [`AutoCompaction`](super::AutoCompaction) policy starts
+    /// compacting (Pi's `compaction_start`; only with the policy on).
+    CompactionStart {
+        /// Why: `"threshold"` or `"overflow"`.
+        reason: &'static str,
+    },
+    /// A compaction ended (Pi's `compaction_end`).
+    CompactionEnd {
+        /// Why it ran: `"threshold"` or `"overflow"`.
+        reason: &'static str,
+        /// The compaction written, when it succeeded.
+        result: Option<crate::session::CompactionResult>,
+        /// Whether it was aborted.
+        aborted: bool,
+        /// Whether the run goes on after it (an overflow's retry).
+        will_retry: bool,
+        /// Pi's text when it failed.
+        error_message: Option<String>,
+    },
 }
 
 impl AgentEvent {
@@ -121,6 +165,10 @@ impl AgentEvent {
             Self::ToolExecutionEnd { .. } => "tool_execution_end",
             Self::TurnEnd { .. } => "turn_end",
             Self::AgentEnd { .. } => "agent_end",
+            Self::AutoRetryStart { .. } => "auto_retry_start",
+            Self::AutoRetryEnd { .. } => "auto_retry_end",
+            Self::CompactionStart { .. } => "compaction_start",
+            Self::CompactionEnd { .. } => "compaction_end",
         }
     }
 }
@@ -181,6 +229,54 @@ impl Serialize for AgentEvent {
             }
             Self::AgentEnd { messages } => {
                 map.serialize_entry("messages", messages)?;
+            }
+            Self::AutoRetryStart {
+                attempt,
+                max_attempts,
+                delay_ms,
+                error_message,
+            } => {
+                map.serialize_entry("attempt", attempt)?;
+                map.serialize_entry("maxAttempts", max_attempts)?;
+                map.serialize_entry("delayMs", delay_ms)?;
+                map.serialize_entry("errorMessage", error_message)?;
+            }
+            Self::AutoRetryEnd {
+                success,
+                attempt,
+                final_error,
+            } => {
+                map.serialize_entry("success", success)?;
+                map.serialize_entry("attempt", attempt)?;
+                if let Some(error) = final_error {
+                    map.serialize_entry("finalError", error)?;
+                }
+            }
+            Self::CompactionStart { reason } => map.serialize_entry("reason", reason)?,
+            Self::CompactionEnd {
+                reason,
+                result,
+                aborted,
+                will_retry,
+                error_message,
+            } => {
+                map.serialize_entry("reason", reason)?;
+                if let Some(result) = result {
+                    map.serialize_entry(
+                        "result",
+                        &serde_json::json!({
+                            "summary": result.summary,
+                            "firstKeptEntryId": result.first_kept_entry_id,
+                            "tokensBefore": result.tokens_before,
+                            "details": result.details,
+                        }),
+                    )?;
+                }
+                map.serialize_entry("aborted", aborted)?;
+                map.serialize_entry("willRetry", will_retry)?;
+                if let Some(error) = error_message {
+                    map.serialize_entry("errorMessage", error)?;
+                }
             }
         }
         map.end()

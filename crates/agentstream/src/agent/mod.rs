@@ -164,6 +164,8 @@
 // `MaybeSend`), so the `Arc`s that share them are not either: by design.
 #![cfg_attr(target_family = "wasm", allow(clippy::arc_with_non_send_sync))]
 
+mod auto_compaction;
+mod auto_retry;
 mod event_access;
 mod events;
 mod execute;
@@ -183,6 +185,8 @@ mod tool;
 mod toolset;
 mod validate;
 
+pub use auto_compaction::{AutoCompaction, Compactor};
+pub use auto_retry::{is_retryable_error, AutoRetry, DEFAULT_BASE_DELAY_MS, DEFAULT_MAX_RETRIES};
 pub use events::AgentEvent;
 pub use execute::TOOL_ABORTED_MESSAGE;
 pub use gate::{GateHandle, GatedTool};

@@ -1,5 +1,8 @@
 //! [`Agent`]: the stateful object Pi's users drive, built on [`run_agent`].
 
+mod compaction;
+mod retry;
+
 use alloc::borrow::ToOwned;
 use alloc::collections::VecDeque;
 use alloc::string::String;
@@ -10,6 +13,8 @@ use core::future::Future;
 use core::pin::Pin;
 use core::task::{Context as TaskContext, Poll};
 
+use super::auto_compaction::AutoCompaction;
+use super::auto_retry::AutoRetry;
 use super::events::AgentEvent;
 use super::maybe_send::{MaybeSend, MaybeSync};
 use super::options::{AgentOptions, AgentOutcome, AgentStop};
@@ -39,6 +44,16 @@ struct Inner<M> {
     last_error: Option<AgentFailure>,
     abort: Option<Arc<AbortController>>,
     idle: WakerSlab,
+    /// The retry policy (none: failed turns are not retried).
+    auto_retry: Option<AutoRetry>,
+    /// Pi's `_retryAttempt`: retries made since the last assistant
+    /// message without error.
+    retry_attempt: u32,
+    /// The compaction policy (none: no automatic compaction).
+    auto_compaction: Option<AutoCompaction>,
+    /// Pi's `_overflowRecoveryAttempted`: an overflow was compacted and
+    /// retried since the last prompt or answer without error.
+    overflow_attempted: bool,
 }
 
 #[derive(Default)]
@@ -136,6 +151,10 @@ impl<M: Model> Agent<M> {
                 last_error: None,
                 abort: None,
                 idle: WakerSlab::new(),
+                auto_retry: None,
+                retry_attempt: 0,
+                auto_compaction: None,
+                overflow_attempted: false,
             }),
             queues: Arc::new(Lock::new(Queues::default())),
             hub: Hub::new(),
@@ -295,10 +314,18 @@ impl<M: Model> Agent<M> {
             }
             messages
         }));
-        let outcome = run_agent(&*model, &tools, context, prompts, options, |event| {
-            self.observe(event)
-        })
+        let first = run_agent(
+            &*model,
+            &tools,
+            context,
+            prompts,
+            options.clone(),
+            |event| self.observe(event),
+        )
         .await;
+        let outcome = self
+            .after_run(first, &model, &tools, &options, &controller)
+            .await;
         let failure = match outcome.stop {
             AgentStop::Error | AgentStop::Aborted => {
                 outcome.error_message().map(|message| AgentFailure {
@@ -322,12 +349,21 @@ impl<M: Model> Agent<M> {
     fn observe(&self, event: AgentEvent) {
         self.inner.with(|inner| match &event {
             AgentEvent::MessageStart { message } => {
+                if message.role() == "user" {
+                    inner.overflow_attempted = false;
+                }
                 inner.streaming = Some(Streaming::Whole(message.clone()));
             }
             AgentEvent::MessageUpdate { message, .. } => {
                 inner.streaming = Some(Streaming::Partial(message.clone()));
             }
             AgentEvent::MessageEnd { message } => {
+                if message
+                    .as_assistant()
+                    .is_some_and(|a| a.stop_reason != crate::message::StopReason::Error)
+                {
+                    inner.overflow_attempted = false;
+                }
                 inner.streaming = None;
                 inner.messages.push(message.clone());
             }
@@ -348,7 +384,11 @@ impl<M: Model> Agent<M> {
             AgentEvent::AgentEnd { .. } => inner.streaming = None,
             _ => {}
         });
+        let retried = self.retry_succeeded(&event);
         self.hub.publish(event);
+        if let Some(end) = retried {
+            self.hub.publish(end);
+        }
     }
 }
 

@@ -57,16 +57,21 @@ mod date;
 mod entry;
 mod entry_json;
 mod migrate;
+mod resume;
 mod tree;
+#[cfg(feature = "std")]
+mod writer;
 
 pub use agent_message::{
     bash_execution_to_text, convert_to_llm, AgentMessage, AppMessage, BRANCH_SUMMARY_PREFIX,
     BRANCH_SUMMARY_SUFFIX, COMPACTION_SUMMARY_PREFIX, COMPACTION_SUMMARY_SUFFIX,
 };
 pub use compaction::{
-    estimate_tokens, find_cut_point, find_turn_start_index, is_context_overflow, is_overflow_error,
-    serialize_conversation, summary_prompt, CutPoint, SUMMARIZATION_PROMPT,
-    SUMMARIZATION_SYSTEM_PROMPT, UPDATE_SUMMARIZATION_PROMPT,
+    calculate_context_tokens, compact, estimate_context_tokens, estimate_tokens, find_cut_point,
+    find_turn_start_index, is_context_overflow, is_overflow_error, prepare_compaction,
+    serialize_conversation, should_compact, summary_prompt, CompactionError, CompactionPreparation,
+    CompactionResult, CompactionSettings, CutPoint, FileLists, SUMMARIZATION_PROMPT,
+    SUMMARIZATION_SYSTEM_PROMPT, TURN_PREFIX_SUMMARIZATION_PROMPT, UPDATE_SUMMARIZATION_PROMPT,
 };
 pub use context::{build_from_path, build_session_context, Leaf, ModelRef, SessionContext};
 pub use date::js_date_millis;
@@ -77,6 +82,11 @@ pub use entry::{
 };
 pub use migrate::{file_version, migrate_entries, CURRENT_SESSION_VERSION};
 pub use tree::{SessionTree, TreeError, TreeShape};
+#[cfg(feature = "std")]
+pub use writer::{
+    default_session_dir, iso_time, most_recent_session, uuid_v7, SessionRecorder,
+    SessionWriteError, SessionWriter,
+};
 
 /// Why a session file could not be read.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -4,19 +4,29 @@
 //! the cut point ([`find_cut_point`], `findCutPoint`), the serialized
 //! conversation ([`serialize_conversation`]) and the summarization prompts
 //! ([`summary_prompt`], as `generateSummary` builds them).
+//! [`prepare_compaction`] gathers what a compaction summarizes (with the
+//! read/modified file lists) and [`compact`] makes the summary with one
+//! model call (two for a split turn).
 //! `tests/compaction_oracle.rs` compares both with Pi 0.73.1's own
 //! functions on cases `oracle/pi-coding-agent/compaction.mjs` printed.
 
 mod cut;
 mod estimate;
 mod overflow;
+mod prepare;
 mod prompts;
 mod serialize;
+mod summarize;
 
 pub use cut::{find_cut_point, find_turn_start_index, CutPoint};
 pub use estimate::estimate_tokens;
 pub use overflow::{is_context_overflow, is_overflow_error};
+pub use prepare::{
+    calculate_context_tokens, estimate_context_tokens, prepare_compaction, should_compact,
+    CompactionPreparation, CompactionSettings, FileLists,
+};
 pub use prompts::{
     summary_prompt, SUMMARIZATION_PROMPT, SUMMARIZATION_SYSTEM_PROMPT, UPDATE_SUMMARIZATION_PROMPT,
 };
 pub use serialize::serialize_conversation;
+pub use summarize::{compact, CompactionError, CompactionResult, TURN_PREFIX_SUMMARIZATION_PROMPT};

@@ -2,8 +2,10 @@
 //! symlinks and concurrent appends.
 
 use super::*;
-use agentstream::message::{assistant, text, user, StopReason};
-use agentstream::session::{build_session_context, parse_session, Leaf};
+use crate::message::{assistant, text, user, StopReason};
+use crate::session::{build_session_context, parse_session, Leaf};
+use alloc::string::ToString;
+use std::format;
 
 fn temp_dir(name: &str) -> PathBuf {
     let dir =
@@ -107,13 +109,13 @@ fn symlinks_are_never_written_through() {
     let link = dir.join("link.jsonl");
     std::os::unix::fs::symlink(&target, &link).unwrap();
     let err = SessionWriter::open(&link, "/").unwrap_err();
-    assert!(err.contains("not a regular file"), "{err}");
+    assert!(err.0.contains("not a regular file"), "{err}");
     // A writer whose file became a symlink refuses to append.
     let mut w = SessionWriter::open(&dir.join("new.jsonl"), "/").unwrap();
     std::os::unix::fs::symlink(&target, dir.join("new.jsonl")).unwrap();
     w.append_message(msg_user("q")).unwrap();
     let err = w.append_message(msg_assistant("a")).unwrap_err();
-    assert!(err.contains("refusing"), "{err}");
+    assert!(err.0.contains("refusing"), "{err}");
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "");
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -29,12 +29,45 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use agentstream::message::Message;
-use agentstream::session::{
+use alloc::borrow::ToOwned;
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec;
+use alloc::vec::Vec;
+use core::fmt;
+
+use crate::message::Message;
+use crate::session::{
     write_session, AgentMessage, BranchSummaryEntry, EntryBase, LabelEntry, MessageEntry,
     ParsedSession, SessionEntry, SessionHeader, SessionTree, CURRENT_SESSION_VERSION,
 };
 use serde_json::{Map, Value};
+
+/// Why a session file could not be read or written: the message names
+/// the file or entry and the cause.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionWriteError(pub String);
+
+impl fmt::Display for SessionWriteError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for SessionWriteError {}
+
+impl From<SessionWriteError> for String {
+    fn from(error: SessionWriteError) -> Self {
+        error.0
+    }
+}
+
+/// A [`SessionWriteError`] with a formatted message.
+macro_rules! werr {
+    ($($arg:tt)*) => {
+        SessionWriteError(alloc::format!($($arg)*))
+    };
+}
 
 /// 64 bits from the standard library's per-process random hash keys, a
 /// counter and the clock: not for secrets, enough for ids.
@@ -131,7 +164,7 @@ pub fn most_recent_session(dir: &Path) -> Option<PathBuf> {
     let mut best: Option<(SystemTime, PathBuf)> = None;
     for entry in std::fs::read_dir(dir).ok()?.flatten() {
         let path = entry.path();
-        if path.extension().is_none_or(|e| e != "jsonl") {
+        if path.extension().map_or(true, |e| e != "jsonl") {
             continue;
         }
         let Ok(meta) = std::fs::metadata(&path) else {
@@ -141,7 +174,7 @@ pub fn most_recent_session(dir: &Path) -> Option<PathBuf> {
             continue;
         }
         let Ok(mtime) = meta.modified() else { continue };
-        if best.as_ref().is_none_or(|(t, _)| mtime > *t) {
+        if best.as_ref().map_or(true, |(t, _)| mtime > *t) {
             best = Some((mtime, path));
         }
     }
@@ -216,7 +249,7 @@ impl SessionWriter {
     /// Resumes the session at `path`, or starts one there if no file is
     /// there (as `pi --session PATH` does). A version 1 or 2 file is
     /// migrated and rewritten, as Pi does.
-    pub fn open(path: &Path, cwd: &str) -> Result<Self, String> {
+    pub fn open(path: &Path, cwd: &str) -> Result<Self, SessionWriteError> {
         let dir = path
             .parent()
             .map_or_else(|| PathBuf::from("."), Path::to_owned);
@@ -224,9 +257,9 @@ impl SessionWriter {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 return Ok(Self::empty(path.to_owned(), &dir, cwd, None));
             }
-            Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+            Err(e) => return Err(werr!("cannot read {}: {e}", path.display())),
             Ok(meta) if !meta.is_file() => {
-                return Err(format!(
+                return Err(werr!(
                     "{} is not a regular file (symlinks are not followed)",
                     path.display()
                 ))
@@ -236,13 +269,13 @@ impl SessionWriter {
         let (file, _) = open_checked(path, false)?;
         let mut bytes = Vec::new();
         io::Read::read_to_end(&mut &file, &mut bytes)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            .map_err(|e| werr!("cannot read {}: {e}", path.display()))?;
         let mut ids: HashSet<String> = HashSet::new();
-        let session: ParsedSession = agentstream::session::parse_session_with_ids(
-            &String::from_utf8_lossy(&bytes),
-            &mut || new_id(&mut ids),
-        )
-        .map_err(|e| format!("{}: {e}", path.display()))?;
+        let session: ParsedSession =
+            crate::session::parse_session_with_ids(&String::from_utf8_lossy(&bytes), &mut || {
+                new_id(&mut ids)
+            })
+            .map_err(|e| werr!("{}: {e}", path.display()))?;
         let cwd = session.header().map_or(cwd.to_owned(), |h| h.cwd.clone());
         let leaf = session
             .entries
@@ -309,7 +342,7 @@ impl SessionWriter {
 
     /// Appends an entry after the leaf (its `parentId` must be the leaf),
     /// makes it the leaf and writes it under Pi's policy. Returns its id.
-    pub fn append(&mut self, entry: SessionEntry) -> Result<String, String> {
+    pub fn append(&mut self, entry: SessionEntry) -> Result<String, SessionWriteError> {
         let id = entry.id().unwrap_or_default().to_owned();
         self.entries.push(entry);
         self.leaf = Some(id.clone());
@@ -318,7 +351,7 @@ impl SessionWriter {
     }
 
     /// Appends a message.
-    pub fn append_message(&mut self, message: AgentMessage) -> Result<String, String> {
+    pub fn append_message(&mut self, message: AgentMessage) -> Result<String, SessionWriteError> {
         let entry = SessionEntry::Message(MessageEntry {
             base: self.base(),
             message,
@@ -328,9 +361,13 @@ impl SessionWriter {
     }
 
     /// Sets (or with `None` clears) a label on an entry.
-    pub fn append_label(&mut self, target: &str, label: Option<&str>) -> Result<String, String> {
+    pub fn append_label(
+        &mut self,
+        target: &str,
+        label: Option<&str>,
+    ) -> Result<String, SessionWriteError> {
         if !self.has(target) {
-            return Err(format!("entry {target} not found"));
+            return Err(werr!("entry {target} not found"));
         }
         let entry = SessionEntry::Label(LabelEntry {
             base: self.base(),
@@ -342,9 +379,9 @@ impl SessionWriter {
     }
 
     /// Moves the leaf to `id`: the next entry starts a branch there.
-    pub fn branch(&mut self, id: &str) -> Result<(), String> {
+    pub fn branch(&mut self, id: &str) -> Result<(), SessionWriteError> {
         if !self.has(id) {
-            return Err(format!("entry {id} not found"));
+            return Err(werr!("entry {id} not found"));
         }
         self.leaf = Some(id.to_owned());
         Ok(())
@@ -356,7 +393,7 @@ impl SessionWriter {
         &mut self,
         id: Option<&str>,
         summary: &str,
-    ) -> Result<String, String> {
+    ) -> Result<String, SessionWriteError> {
         match id {
             Some(id) => self.branch(id)?,
             None => self.leaf = None,
@@ -377,12 +414,14 @@ impl SessionWriter {
     /// `parentSession`; labels on the copied entries are re-created after
     /// them. The new file is written only if it holds an assistant message
     /// (else when one is appended). Returns the new writer.
-    pub fn create_branched_session(&self, leaf: &str) -> Result<SessionWriter, String> {
+    pub fn create_branched_session(&self, leaf: &str) -> Result<SessionWriter, SessionWriteError> {
         let tree = SessionTree::new(&self.entries);
         let end = tree
             .index_of(leaf)
-            .ok_or_else(|| format!("entry {leaf} not found"))?;
-        let path = tree.path(end).map_err(|e| e.to_string())?;
+            .ok_or_else(|| werr!("entry {leaf} not found"))?;
+        let path = tree
+            .path(end)
+            .map_err(|e| SessionWriteError(e.to_string()))?;
         let copied: Vec<SessionEntry> = path
             .iter()
             .map(|&i| self.entries[i].clone())
@@ -448,7 +487,7 @@ impl SessionWriter {
         })
     }
 
-    fn persist(&mut self) -> Result<(), String> {
+    fn persist(&mut self) -> Result<(), SessionWriteError> {
         if !self.has_assistant() {
             self.flushed = false;
             return Ok(());
@@ -465,7 +504,7 @@ impl SessionWriter {
 
     /// Writes the whole file anew: into a new file beside it, then renamed
     /// over it.
-    fn rewrite(&self) -> Result<(), String> {
+    fn rewrite(&self) -> Result<(), SessionWriteError> {
         let tmp = self
             .path
             .with_extension(format!("jsonl.{:08x}.tmp", random_u64() as u32));
@@ -473,12 +512,12 @@ impl SessionWriter {
             .write(true)
             .create_new(true)
             .open(&tmp)
-            .map_err(|e| format!("cannot create {}: {e}", tmp.display()))?;
+            .map_err(|e| werr!("cannot create {}: {e}", tmp.display()))?;
         file.write_all(write_session(&self.entries).as_bytes())
             .and_then(|()| file.sync_all())
-            .map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
+            .map_err(|e| werr!("cannot write {}: {e}", tmp.display()))?;
         std::fs::rename(&tmp, &self.path)
-            .map_err(|e| format!("cannot replace {}: {e}", self.path.display()))
+            .map_err(|e| werr!("cannot replace {}: {e}", self.path.display()))
     }
 }
 
@@ -500,7 +539,7 @@ fn new_id(taken: &mut HashSet<String>) -> String {
 /// after, by comparing the opened file with what was checked). With
 /// `create`, a missing file is created with `create_new`, which never
 /// follows a symlink.
-fn open_checked(path: &Path, append: bool) -> Result<(File, bool), String> {
+fn open_checked(path: &Path, append: bool) -> Result<(File, bool), SessionWriteError> {
     let mut options = OpenOptions::new();
     if append {
         options.append(true);
@@ -512,23 +551,23 @@ fn open_checked(path: &Path, append: bool) -> Result<(File, bool), String> {
             let file = options
                 .create_new(true)
                 .open(path)
-                .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+                .map_err(|e| werr!("cannot create {}: {e}", path.display()))?;
             Ok((file, true))
         }
-        Err(e) => Err(format!("cannot open {}: {e}", path.display())),
-        Ok(meta) if !meta.is_file() => Err(format!(
+        Err(e) => Err(werr!("cannot open {}: {e}", path.display())),
+        Ok(meta) if !meta.is_file() => Err(werr!(
             "refusing to write {}: not a regular file (symlinks are not followed)",
             path.display()
         )),
         Ok(before) => {
             let file = options
                 .open(path)
-                .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+                .map_err(|e| werr!("cannot open {}: {e}", path.display()))?;
             let after = file
                 .metadata()
-                .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+                .map_err(|e| werr!("cannot open {}: {e}", path.display()))?;
             if !same_file(&before, &after) {
-                return Err(format!(
+                return Err(werr!(
                     "refusing to write {}: it changed while being opened",
                     path.display()
                 ));
@@ -550,16 +589,17 @@ fn same_file(_: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
 }
 
 /// Appends whole lines in one `write` on a file opened for appending.
-fn append_text(path: &Path, text: &str) -> Result<(), String> {
+fn append_text(path: &Path, text: &str) -> Result<(), SessionWriteError> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        std::fs::create_dir_all(dir).map_err(|e| werr!("cannot create {}: {e}", dir.display()))?;
     }
     let (mut file, _) = open_checked(path, true)?;
     file.write_all(text.as_bytes())
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+        .map_err(|e| werr!("cannot write {}: {e}", path.display()))
 }
 
+mod record;
 #[cfg(test)]
-#[path = "session_writer_tests.rs"]
 mod tests;
+
+pub use record::SessionRecorder;

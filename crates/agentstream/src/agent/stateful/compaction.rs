@@ -1,0 +1,176 @@
+//! The [`Agent`]'s [`AutoCompaction`] policy at work, after the retries:
+//! an overflow is compacted and continued once, a context past the
+//! threshold is compacted.
+
+use alloc::format;
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+
+use super::retry::merge;
+use super::{Agent, AutoCompaction};
+use crate::agent::events::AgentEvent;
+use crate::agent::options::{AgentOptions, AgentOutcome};
+use crate::agent::toolset::ToolSet;
+use crate::message::{AssistantMessage, Message, StopReason};
+use crate::model::{AbortController, Model};
+use crate::session::{
+    calculate_context_tokens, estimate_context_tokens, is_context_overflow, should_compact,
+    AgentMessage,
+};
+
+/// Pi's text when an overflow comes back after its compact-and-retry.
+const OVERFLOW_RECOVERY_FAILED: &str = "Context overflow recovery failed after one compact-and-retry attempt. Try reducing context or switching to a larger-context model.";
+
+impl<M: Model> Agent<M> {
+    /// Sets the compaction policy (from the next run on); `None` (the
+    /// default) compacts nothing.
+    pub fn set_auto_compaction(&self, policy: Option<AutoCompaction>) {
+        let old = self
+            .inner
+            .with(|inner| core::mem::replace(&mut inner.auto_compaction, policy));
+        drop(old);
+    }
+
+    /// The same agent with this compaction policy.
+    pub fn with_auto_compaction(self, policy: AutoCompaction) -> Self {
+        self.set_auto_compaction(Some(policy));
+        self
+    }
+
+    /// What follows a run, as in Pi's `agent_end` handling: the retries,
+    /// then the compaction check; an overflow's compaction continues the
+    /// run, and the whole repeats on the new outcome.
+    pub(super) async fn after_run(
+        &self,
+        mut outcome: AgentOutcome,
+        model: &Arc<M>,
+        tools: &Arc<ToolSet<'static>>,
+        options: &AgentOptions,
+        controller: &Arc<AbortController>,
+    ) -> AgentOutcome {
+        loop {
+            outcome = self
+                .retry_failed(outcome, model, tools, options, controller)
+                .await;
+            if controller.is_aborted() || !self.compact_after(&mut outcome).await {
+                return outcome;
+            }
+            let next = self.run_again(model, tools, options).await;
+            merge(&mut outcome, next);
+        }
+    }
+
+    /// Pi's `_checkCompaction` for the run's last assistant message;
+    /// `true` when the run is to continue (an overflow compacted).
+    async fn compact_after(&self, outcome: &mut AgentOutcome) -> bool {
+        let Some(policy) = self.inner.with(|inner| inner.auto_compaction.clone()) else {
+            return false;
+        };
+        if !policy.settings.enabled {
+            return false;
+        }
+        let Some(last) = last_assistant(&outcome.messages) else {
+            return false;
+        };
+        if last.stop_reason == StopReason::Aborted {
+            return false;
+        }
+        if is_context_overflow(&last, Some(policy.context_window)) {
+            let attempted = self
+                .inner
+                .with(|inner| core::mem::replace(&mut inner.overflow_attempted, true));
+            if attempted {
+                self.hub.publish(AgentEvent::CompactionEnd {
+                    reason: "overflow",
+                    result: None,
+                    aborted: false,
+                    will_retry: false,
+                    error_message: Some(OVERFLOW_RECOVERY_FAILED.into()),
+                });
+                return false;
+            }
+            self.drop_failed_message(outcome);
+            return self.run_compaction(&policy, "overflow", true).await;
+        }
+        let tokens = if last.stop_reason == StopReason::Error {
+            let messages: Vec<AgentMessage> = self.inner.with(|inner| {
+                inner
+                    .messages
+                    .iter()
+                    .map(|m| AgentMessage::from(m.to_message()))
+                    .collect()
+            });
+            // Without any usable usage, nothing to go by.
+            if last_assistant_with_usage(&messages).is_none() {
+                return false;
+            }
+            estimate_context_tokens(&messages)
+        } else {
+            calculate_context_tokens(&last.usage)
+        };
+        if should_compact(tokens, policy.context_window, &policy.settings) {
+            self.run_compaction(&policy, "threshold", false).await;
+        }
+        false
+    }
+
+    /// Pi's `_runAutoCompaction`: the events around one compaction, and
+    /// the transcript replaced by the compacted one.
+    async fn run_compaction(
+        &self,
+        policy: &AutoCompaction,
+        reason: &'static str,
+        will_retry: bool,
+    ) -> bool {
+        self.hub.publish(AgentEvent::CompactionStart { reason });
+        match policy.compactor().compact(None).await {
+            Ok((result, mut messages)) => {
+                if will_retry
+                    && matches!(messages.last(), Some(Message::Assistant(a)) if a.stop_reason == StopReason::Error)
+                {
+                    messages.pop();
+                }
+                self.set_messages(messages);
+                self.hub.publish(AgentEvent::CompactionEnd {
+                    reason,
+                    result: Some(result),
+                    aborted: false,
+                    will_retry,
+                    error_message: None,
+                });
+                will_retry
+            }
+            Err(error) => {
+                let prefix = if reason == "overflow" {
+                    "Context overflow recovery failed"
+                } else {
+                    "Auto-compaction failed"
+                };
+                self.hub.publish(AgentEvent::CompactionEnd {
+                    reason,
+                    result: None,
+                    aborted: false,
+                    will_retry: false,
+                    error_message: Some(format!("{prefix}: {error}")),
+                });
+                false
+            }
+        }
+    }
+}
+
+fn last_assistant(messages: &[Message]) -> Option<AssistantMessage> {
+    messages.iter().rev().find_map(|m| match m {
+        Message::Assistant(a) => Some(a.clone()),
+        _ => None,
+    })
+}
+
+/// Pi's `getLastAssistantUsageInfo`: an assistant message neither aborted
+/// nor failed.
+fn last_assistant_with_usage(messages: &[AgentMessage]) -> Option<usize> {
+    messages.iter().rposition(|m| {
+        matches!(m, AgentMessage::Llm(Message::Assistant(a))
+            if !matches!(a.stop_reason, StopReason::Aborted | StopReason::Error))
+    })
+}

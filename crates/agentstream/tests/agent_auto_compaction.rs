@@ -1,0 +1,178 @@
+//! The [`Agent`]'s [`AutoCompaction`] policy (#40 section 2) on a session
+//! written by a [`SessionRecorder`]: an overflow compacted then continued
+//! once, a context past the threshold compacted, Pi's events and the
+//! `compaction` entry; scripted models throughout.
+#![cfg(feature = "std")]
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use agentstream::agent::{Agent, AgentEvent, AgentStop, AutoCompaction, ToolSet};
+use agentstream::message::{assistant, text, user, AssistantMessage, Message, StopReason};
+use agentstream::model::ScriptedModel;
+use agentstream::session::{CompactionSettings, SessionEntry, SessionRecorder, SessionWriter};
+use serde_json::Value;
+
+const OVERFLOW: &str = "prompt is too long: 213462 tokens > 200000 maximum";
+
+fn recorder(name: &str) -> (SessionRecorder, PathBuf) {
+    let dir = std::env::temp_dir().join(format!(
+        "agentstream-autocompact-{name}-{}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut w = SessionWriter::create(&dir, "/work/x");
+    let long = "x".repeat(400);
+    for m in [
+        Message::from(user(format!("first {long}"))),
+        assistant([text(format!("answer {long}"))], StopReason::Stop).into(),
+        user("second").into(),
+        assistant([text("fine")], StopReason::Stop).into(),
+    ] {
+        w.append_message(m.into()).unwrap();
+    }
+    (SessionRecorder::new(w), dir)
+}
+
+fn failed(error: &str) -> AssistantMessage {
+    let mut m = assistant([], StopReason::Error);
+    m.error_message = Some(error.into());
+    m
+}
+
+fn agent_on(recorder: &SessionRecorder, script: Vec<AssistantMessage>) -> Agent<ScriptedModel> {
+    let context = recorder.with_writer(|w| w.context()).unwrap();
+    let summarizer = ScriptedModel::new([
+        assistant([text("SUMMARY")], StopReason::Stop),
+        assistant([text("SUMMARY 2")], StopReason::Stop),
+    ]);
+    let settings = CompactionSettings::default().with_keep_recent_tokens(2);
+    let policy = AutoCompaction::new(recorder.compactor(summarizer, settings), 200_000)
+        .with_settings(settings);
+    let agent = Agent::from_session(ScriptedModel::new(script), ToolSet::new(), &context)
+        .with_auto_compaction(policy);
+    recorder.attach(&agent);
+    agent
+}
+
+fn recorded(agent: &Agent<ScriptedModel>) -> Arc<Mutex<Vec<Value>>> {
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&events);
+    agent.subscribe_fn(move |event: &AgentEvent| {
+        if event.type_name() != "message_update" {
+            sink.lock()
+                .unwrap()
+                .push(serde_json::to_value(event).unwrap());
+        }
+    });
+    events
+}
+
+fn compactions(recorder: &SessionRecorder) -> usize {
+    recorder.with_writer(|w| {
+        w.entries()
+            .iter()
+            .filter(|e| matches!(e, SessionEntry::Compaction(_)))
+            .count()
+    })
+}
+
+#[test]
+fn an_overflow_is_compacted_once_and_the_run_continues() {
+    let (recorder, dir) = recorder("overflow");
+    let agent = agent_on(
+        &recorder,
+        vec![
+            failed(OVERFLOW),
+            assistant([text("after")], StopReason::Stop),
+        ],
+    );
+    let events = recorded(&agent);
+    let outcome = futures_executor::block_on(agent.prompt_text("third")).unwrap();
+    assert_eq!(outcome.stop, AgentStop::Completed);
+    assert_eq!(outcome.turns, 2);
+    assert!(recorder.take_error().is_none());
+    assert_eq!(compactions(&recorder), 1);
+
+    let events = events.lock().unwrap();
+    let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    let start = types.iter().position(|t| *t == "compaction_start").unwrap();
+    assert_eq!(
+        events[start],
+        serde_json::json!({"type": "compaction_start", "reason": "overflow"})
+    );
+    let end = &events[start + 1];
+    assert_eq!(end["type"], "compaction_end");
+    assert_eq!(end["reason"], "overflow");
+    assert_eq!(end["willRetry"], true);
+    assert_eq!(end["aborted"], false);
+    assert!(end["result"]["summary"]
+        .as_str()
+        .unwrap()
+        .starts_with("SUMMARY"));
+    assert!(end.get("errorMessage").is_none());
+    assert_eq!(types[start + 2], "agent_start", "the run continues");
+
+    // The transcript: the summary, the kept messages, the answer; never
+    // the overflow error.
+    let messages = agent.state().messages;
+    assert_eq!(messages[0].role(), "user");
+    assert!(matches!(messages.last(), Some(Message::Assistant(a)) if a.text() == "after"));
+    assert!(!messages
+        .iter()
+        .any(|m| matches!(m, Message::Assistant(a) if a.stop_reason == StopReason::Error)));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn a_second_overflow_ends_with_pis_failure_text() {
+    let (recorder, dir) = recorder("twice");
+    let agent = agent_on(&recorder, vec![failed(OVERFLOW), failed(OVERFLOW)]);
+    let events = recorded(&agent);
+    let outcome = futures_executor::block_on(agent.prompt_text("third")).unwrap();
+    assert_eq!(outcome.stop, AgentStop::Error);
+    assert_eq!(compactions(&recorder), 1, "compacted once only");
+    let events = events.lock().unwrap();
+    let last = events.last().unwrap();
+    assert_eq!(last["type"], "compaction_end");
+    assert_eq!(last["willRetry"], false);
+    assert_eq!(
+        last["errorMessage"],
+        "Context overflow recovery failed after one compact-and-retry attempt. Try reducing context or switching to a larger-context model."
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn a_context_past_the_threshold_is_compacted_and_the_run_ends() {
+    let (recorder, dir) = recorder("threshold");
+    let mut big = assistant([text("big")], StopReason::Stop);
+    big.usage.total_tokens = Some(200_000 - 16_384 + 1);
+    let agent = agent_on(&recorder, vec![big]);
+    let events = recorded(&agent);
+    let outcome = futures_executor::block_on(agent.prompt_text("third")).unwrap();
+    assert_eq!(outcome.stop, AgentStop::Completed);
+    assert_eq!(outcome.turns, 1, "no retry after a threshold compaction");
+    assert_eq!(compactions(&recorder), 1);
+    let events = events.lock().unwrap();
+    let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        &types[types.len() - 2..],
+        ["compaction_start", "compaction_end"]
+    );
+    assert_eq!(events.last().unwrap()["reason"], "threshold");
+    assert_eq!(events.last().unwrap()["willRetry"], false);
+    // One token less: nothing happens.
+    let (recorder, dir2) = recorder_again();
+    let mut under = assistant([text("big")], StopReason::Stop);
+    under.usage.total_tokens = Some(200_000 - 16_384);
+    let agent = agent_on(&recorder, vec![under]);
+    futures_executor::block_on(agent.prompt_text("third")).unwrap();
+    assert_eq!(compactions(&recorder), 0);
+    std::fs::remove_dir_all(&dir).ok();
+    std::fs::remove_dir_all(&dir2).ok();
+}
+
+fn recorder_again() -> (SessionRecorder, PathBuf) {
+    recorder("threshold-under")
+}
