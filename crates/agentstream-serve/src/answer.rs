@@ -20,12 +20,13 @@ use hyper::{Response, StatusCode};
 
 use crate::cassette::Recorded;
 use crate::lanes::Play;
-use crate::limits::{BLOCKING_BODY, EXHAUSTED_CODE, EXHAUSTED_STATUS};
+use crate::limits::{BLOCKING_BODY, EXHAUSTED_CODE, EXHAUSTED_STATUS, UNMATCHED_CODE};
 use crate::pump::{next_event, Pump, EVENTS_CAPACITY};
 use crate::response::{error_response, json_response, Body};
 use crate::route::Target;
 use crate::rules::{with_call_ids, Facts, Reply};
 use crate::script::Step;
+use crate::script::NO_MATCH_MESSAGE;
 use crate::state::{Source, State};
 use agentstream_wire::server::{self, ApiError, DecodedRequest, Encoder, Events};
 use agentstream_wire::Api;
@@ -62,9 +63,7 @@ pub(crate) enum Answer {
 /// delays its events (`undelayed`), is written from its message.
 fn unplayed(turn: &ScriptedTurn, undelayed: bool) -> Option<Answer> {
     if turn.is_empty_failure() {
-        return Some(Answer::Refused(ApiError::model_failure(
-            &turn.final_message(),
-        )));
+        return Some(Answer::Refused(refusal(&turn.final_message())));
     }
     let ScriptedReply::Message(message) = turn.reply() else {
         return None;
@@ -208,15 +207,24 @@ impl Drop for AbortOnDrop {
     }
 }
 
-/// The error answer for a model that failed before its first event: the
-/// script ran out, or the model refused the call.
+/// The error answer for a model that failed before its first event.
 fn failed_call(event: &ModelEvent) -> ApiError {
-    let error = match event.terminal_message() {
-        Some(message) => ApiError::model_failure(message),
+    match event.terminal_message() {
+        Some(message) => refusal(message),
         None => ApiError::new(500, "the model failed"),
-    };
+    }
+}
+
+/// The error answer for a call refused with `message`: the script ran out
+/// or had no answer for the request (a status the SDKs do not retry: the
+/// test's script is wrong, and asking again cannot help), or the model
+/// refused the call (500, as a provider's failure).
+fn refusal(message: &AssistantMessage) -> ApiError {
+    let error = ApiError::model_failure(message);
     if error.message == EXHAUSTED_MESSAGE {
         ApiError::new(EXHAUSTED_STATUS, error.message).with_code(EXHAUSTED_CODE)
+    } else if error.message == NO_MATCH_MESSAGE {
+        ApiError::new(EXHAUSTED_STATUS, error.message).with_code(UNMATCHED_CODE)
     } else {
         error
     }

@@ -123,7 +123,7 @@
 //! | replay: no cassette matches (the message names the closest and the first difference) | 500 |
 //! | script exhausted (the message is [`agentstream::model::EXHAUSTED_MESSAGE`], OpenAI `code` [`EXHAUSTED_CODE`]) | [`EXHAUSTED_STATUS`] (400, not retried by the SDKs) |
 //! | strict ([`ServerBuilder::strict`]): no rule or turn answers (the message names the nearest rule and its first difference, OpenAI `code` [`UNMATCHED_CODE`]) | [`EXHAUSTED_STATUS`] (400) |
-//! | no `byRequest` alternative matches (the message is [`NO_MATCH_MESSAGE`]) | 500 |
+//! | no `byRequest` alternative matches (the message is [`NO_MATCH_MESSAGE`], OpenAI `code` [`UNMATCHED_CODE`]) | [`EXHAUSTED_STATUS`] (400) |
 //! | the model failed before its first event; a non-streaming call whose turn fails | 500 |
 //!
 //! A turn that fails after it started streaming is sent as the provider's

@@ -23,8 +23,8 @@
 //!   turn depends on the request: the first alternative whose `ifContains`
 //!   occurs in the text of the request's last message (the user's words, or
 //!   the tool result the agent sent back) is played; an alternative without
-//!   `ifContains` always matches. When none matches, the call gets HTTP 500
-//!   with the message [`NO_MATCH_MESSAGE`] (no turn is used up either way:
+//!   `ifContains` always matches. When none matches, the call gets HTTP 400
+//!   (not retried by the SDKs) with the message [`NO_MATCH_MESSAGE`] (no turn is used up either way:
 //!   the element is one call).
 //!
 //! A non-streaming request hit by `streamError` gets HTTP 500 with that

@@ -601,11 +601,13 @@ async fn by_request_elements_pick_their_turn_from_the_request() {
 
     let body = json!({"model": "m", "messages": [{"role": "user", "content": "hello"}]});
     let (status, _, reply) = post(&openai, body.to_string()).await;
-    assert_eq!(status, 500);
+    // Not a status the SDKs retry: the script has no answer for it.
+    assert_eq!(status, agentstream_serve::EXHAUSTED_STATUS);
     assert_eq!(
         reply["error"]["message"],
         agentstream_serve::NO_MATCH_MESSAGE
     );
+    assert_eq!(reply["error"]["code"], agentstream_serve::UNMATCHED_CODE);
     assert_eq!(server.requests().len(), 3);
     server.shutdown().await;
 }
