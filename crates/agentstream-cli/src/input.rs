@@ -19,6 +19,7 @@ use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
 
 use agentstream::message::DecodeError;
+use agentstream_serve::LineCursor;
 use agentstream_wire::surrogates::replace_lone_surrogates;
 
 /// The longest line a JSON Lines input may have: 64 MiB, room for a
@@ -313,18 +314,10 @@ pub fn array_elements(
 ) -> Result<impl Iterator<Item = Result<(usize, Value), InputError>> + '_, InputError> {
     let elements: Vec<&RawValue> = serde_json::from_str(text)
         .map_err(|e| InputError::json(skipped_lines + e.line().max(1), &e))?;
-    let (mut line, mut scanned) = (skipped_lines + 1, 0);
+    let mut lines = LineCursor::new(text, skipped_lines + 1);
     Ok(elements.into_iter().map(move |raw| {
         let raw = raw.get();
-        // `raw` borrows from `text`, so its address gives its offset.
-        let offset = (raw.as_ptr() as usize)
-            .saturating_sub(text.as_ptr() as usize)
-            .min(text.len());
-        line += text.as_bytes()[scanned..offset]
-            .iter()
-            .filter(|&&b| b == b'\n')
-            .count();
-        scanned = offset;
+        let line = lines.line_of(raw);
         let (value, _) = parse_tolerant(raw).map_err(|e| InputError::json(line, &e))?;
         Ok((line, value))
     }))

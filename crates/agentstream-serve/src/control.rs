@@ -14,6 +14,44 @@ use crate::full_script::Script;
 use crate::response::{error_response, json_response, Body};
 use crate::state::{Source, State};
 
+/// The lines of a JSON text's elements, in text order: for error
+/// messages that name the line where a bad element starts.
+#[derive(Debug, Clone)]
+pub struct LineCursor<'t> {
+    text: &'t str,
+    line: usize,
+    scanned: usize,
+}
+
+impl<'t> LineCursor<'t> {
+    /// A cursor at the start of `text`, whose first line is `first_line`.
+    pub fn new(text: &'t str, first_line: usize) -> Self {
+        Self {
+            text,
+            line: first_line,
+            scanned: 0,
+        }
+    }
+
+    /// The line `element` starts on. `element` is a slice of the text
+    /// (as a borrowed [`RawValue`] is) at or after the ones asked about
+    /// before; anything else counts no further lines.
+    pub fn line_of(&mut self, element: &str) -> usize {
+        // `element` borrows from the text: its address gives its offset.
+        let offset = (element.as_ptr() as usize)
+            .saturating_sub(self.text.as_ptr() as usize)
+            .min(self.text.len());
+        let newlines = self
+            .text
+            .as_bytes()
+            .get(self.scanned..offset)
+            .map_or(0, |skipped| skipped.iter().filter(|&&b| b == b'\n').count());
+        self.line += newlines;
+        self.scanned = self.scanned.max(offset);
+        self.line
+    }
+}
+
 /// A script's text parsed as `agentstream serve SCRIPT` parses its file:
 /// a JSON array of elements, or an object `{"rules", "turns"}`.
 ///
@@ -50,19 +88,11 @@ pub fn parse_script(text: &str) -> Result<Script, String> {
     };
     let elements: Vec<&RawValue> =
         serde_json::from_str(text).map_err(|e| json_error(e.line().max(1), &e))?;
-    let (mut line, mut scanned) = (1, 0);
+    let mut lines = LineCursor::new(text, 1);
     let mut turns = Vec::with_capacity(elements.len());
     for (index, raw) in elements.into_iter().enumerate() {
         let raw = raw.get();
-        // `raw` borrows from `text`: its address gives its offset.
-        let offset = (raw.as_ptr() as usize)
-            .saturating_sub(text.as_ptr() as usize)
-            .min(text.len());
-        line += text.as_bytes()[scanned..offset]
-            .iter()
-            .filter(|&&b| b == b'\n')
-            .count();
-        scanned = offset;
+        let line = lines.line_of(raw);
         let value: Value = serde_json::from_str(raw).map_err(|e| json_error(line, &e))?;
         let turn = crate::script::ServeTurn::from_value(value)
             .map_err(|e| decode(line, &format!("$[{index}]"), &e))?;

@@ -159,7 +159,7 @@ pub use agentstream_wire::server::{options_json, ApiError, DecodedRequest};
 /// Which provider's wire format a request speaks: the wire crate's one
 /// list of protocols.
 pub use agentstream_wire::Api;
-pub use control::parse_script;
+pub use control::{parse_script, LineCursor};
 pub use error::BindError;
 pub use full_script::Script;
 pub use lanes::{MAX_TEST_IDS, MAX_TEST_ID_BYTES, TEST_HEADER};

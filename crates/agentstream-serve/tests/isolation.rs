@@ -7,18 +7,12 @@
 use agentstream_serve::{Script, Server, TEST_HEADER};
 use serde_json::{json, Value};
 
+mod support;
+
 /// A Chat Completions call (not streamed) saying `text`, under `test`;
 /// the status and the body.
 async fn call(client: &reqwest::Client, url: &str, test: Option<&str>, text: &str) -> (u16, Value) {
-    let body = json!({"model": "m", "messages": [{"role": "user", "content": text}]});
-    let mut request = client
-        .post(format!("{url}/chat/completions"))
-        .header("content-type", "application/json")
-        .body(body.to_string());
-    if let Some(test) = test {
-        request = request.header(TEST_HEADER, test);
-    }
-    let response = request.send().await.unwrap();
+    let response = support::chat_call(client, url, test, text).await;
     let status = response.status().as_u16();
     (status, json_of(response).await)
 }

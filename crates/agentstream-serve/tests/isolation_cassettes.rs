@@ -7,16 +7,10 @@ use agentstream_serve::cassette::Match;
 use agentstream_serve::{ServeTurn, Server, TEST_HEADER};
 use serde_json::{json, Value};
 
+mod support;
+
 async fn call(url: &str, test: Option<&str>, text: &str) -> (u16, String) {
-    let body = json!({"model": "m", "messages": [{"role": "user", "content": text}]});
-    let mut request = reqwest::Client::new()
-        .post(format!("{url}/chat/completions"))
-        .header("content-type", "application/json")
-        .body(body.to_string());
-    if let Some(test) = test {
-        request = request.header(TEST_HEADER, test);
-    }
-    let response = request.send().await.unwrap();
+    let response = support::chat_call(&reqwest::Client::new(), url, test, text).await;
     let status = response.status().as_u16();
     let bytes = response.bytes().await.unwrap();
     let body: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);

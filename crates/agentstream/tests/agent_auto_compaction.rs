@@ -5,13 +5,15 @@
 #![cfg(feature = "std")]
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
 
-use agentstream::agent::{Agent, AgentEvent, AgentStop, AutoCompaction, ToolSet};
+use agentstream::agent::{Agent, AgentStop, AutoCompaction, ToolSet};
 use agentstream::message::{assistant, text, user, AssistantMessage, Message, StopReason};
 use agentstream::model::ScriptedModel;
 use agentstream::session::{CompactionSettings, SessionEntry, SessionRecorder, SessionWriter};
-use serde_json::Value;
+
+#[path = "support/agent.rs"]
+mod agent_support;
+use agent_support::recorded;
 
 const OVERFLOW: &str = "prompt is too long: 213462 tokens > 200000 maximum";
 
@@ -53,19 +55,6 @@ fn agent_on(recorder: &SessionRecorder, script: Vec<AssistantMessage>) -> Agent<
         .with_auto_compaction(policy);
     recorder.attach(&agent);
     agent
-}
-
-fn recorded(agent: &Agent<ScriptedModel>) -> Arc<Mutex<Vec<Value>>> {
-    let events = Arc::new(Mutex::new(Vec::new()));
-    let sink = Arc::clone(&events);
-    agent.subscribe_fn(move |event: &AgentEvent| {
-        if event.type_name() != "message_update" {
-            sink.lock()
-                .unwrap()
-                .push(serde_json::to_value(event).unwrap());
-        }
-    });
-    events
 }
 
 fn compactions(recorder: &SessionRecorder) -> usize {

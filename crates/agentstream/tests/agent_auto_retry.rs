@@ -14,6 +14,10 @@ use futures_util::future::join;
 use futures_util::StreamExt;
 use serde_json::{json, Value};
 
+#[path = "support/agent.rs"]
+mod agent_support;
+use agent_support::recorded;
+
 /// A manual clock: each sleep moves it on by its length at once.
 #[derive(Clone, Default)]
 struct ManualClock(Arc<Mutex<Vec<u64>>>);
@@ -39,21 +43,6 @@ fn failed(error: &str) -> AssistantMessage {
 
 fn done(answer: &str) -> AssistantMessage {
     assistant([text(answer)], StopReason::Stop)
-}
-
-/// The events of the agent's subscribers, as Pi's JSON, less the
-/// streaming ones.
-fn recorded(agent: &Agent<ScriptedModel>) -> Arc<Mutex<Vec<Value>>> {
-    let events = Arc::new(Mutex::new(Vec::new()));
-    let sink = Arc::clone(&events);
-    agent.subscribe_fn(move |event: &AgentEvent| {
-        if event.type_name() != "message_update" {
-            sink.lock()
-                .unwrap()
-                .push(serde_json::to_value(event).unwrap());
-        }
-    });
-    events
 }
 
 fn types(events: &[Value]) -> Vec<&str> {

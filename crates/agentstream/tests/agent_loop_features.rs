@@ -19,38 +19,26 @@ use agentstream::model::{
     Model, ModelStream, ReasoningEffort, ScriptedModel, StreamOptions, ToolChoice,
 };
 use agentstream::yield_now;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 #[path = "support/agent.rs"]
 mod agent_support;
-use agent_support::{run_go as collect, Failing};
+use agent_support::{object_tool, run_go as collect, Failing};
 
 fn block_on<F: std::future::Future>(f: F) -> F::Output {
     futures_executor::block_on(f)
 }
 
-/// Counts its calls; answers `ok`.
-struct Counted(Arc<AtomicUsize>);
-
-impl AgentTool for Counted {
-    fn name(&self) -> &str {
-        "count"
-    }
-    fn description(&self) -> &str {
-        "Counts its calls."
-    }
-    fn parameters(&self) -> Value {
-        json!({"type": "object"})
-    }
-    async fn execute(
-        &self,
-        _: Map<String, Value>,
-        _: ToolContext<'_>,
-    ) -> Result<ToolOutput, ToolError> {
-        self.0.fetch_add(1, Ordering::SeqCst);
-        yield_now().await;
-        Ok(ToolOutput::text("ok"))
-    }
+/// Counts its calls in `calls`; answers `ok`.
+fn counted(calls: Arc<AtomicUsize>) -> impl AgentTool {
+    object_tool("count", "Counts its calls.", move |_| {
+        let calls = Arc::clone(&calls);
+        async move {
+            calls.fetch_add(1, Ordering::SeqCst);
+            yield_now().await;
+            Ok(ToolOutput::text("ok"))
+        }
+    })
 }
 
 fn call_turn(id: &str, name: &str, args: Value) -> agentstream::message::AssistantMessage {
@@ -254,7 +242,7 @@ fn a_failed_turns_typed_cause_is_in_the_outcome() {
 #[test]
 fn dropping_the_event_stream_of_agent_loop_stops_the_run() {
     let tool_calls = Arc::new(AtomicUsize::new(0));
-    let tools = ToolSet::new().with(Counted(Arc::clone(&tool_calls)));
+    let tools = ToolSet::new().with(counted(Arc::clone(&tool_calls)));
     // A model that would call the tool for ever.
     let model =
         ScriptedModel::new((0..1000).map(|i| call_turn(&format!("c{i}"), "count", json!({}))));
@@ -346,28 +334,13 @@ fn a_typed_tool_gets_its_deserialized_arguments_and_an_error_for_others() {
 }
 
 /// Fails with details and a source.
-struct Failing2;
-
-impl AgentTool for Failing2 {
-    fn name(&self) -> &str {
-        "fail"
-    }
-    fn description(&self) -> &str {
-        "Fails."
-    }
-    fn parameters(&self) -> Value {
-        json!({"type": "object"})
-    }
-    async fn execute(
-        &self,
-        _: Map<String, Value>,
-        _: ToolContext<'_>,
-    ) -> Result<ToolOutput, ToolError> {
+fn failing2() -> impl AgentTool {
+    object_tool("fail", "Fails.", |_| async {
         let io = std::io::Error::new(std::io::ErrorKind::PermissionDenied, "denied");
         Err(ToolError::new("cannot read x")
             .with_details(json!({"path": "x", "errno": 13}))
             .with_source(io))
-    }
+    })
 }
 
 #[test]
@@ -383,7 +356,7 @@ fn a_tool_errors_details_become_the_results_details_and_its_source_is_kept() {
         call_turn("c1", "fail", json!({})),
         assistant([text("done")], StopReason::Stop),
     ]);
-    let tools = ToolSet::new().with(Failing2);
+    let tools = ToolSet::new().with(failing2());
     let (outcome, events) = block_on(collect(&model, &tools, AgentOptions::default()));
     let result = outcome
         .messages
@@ -445,7 +418,7 @@ fn a_result_without_details_serializes_without_a_details_key() {
 #[test]
 fn tools_and_their_calls_are_send_on_native_targets() {
     fn is_send_sync<T: Send + Sync>(_: &T) {}
-    let tools = ToolSet::new().with(Echo).with(Failing2);
+    let tools = ToolSet::new().with(Echo).with(failing2());
     is_send_sync(&tools);
     let model = ScriptedModel::new([assistant([text("hi")], StopReason::Stop)]);
     let run = run_agent(
@@ -475,7 +448,7 @@ fn the_events_share_each_message_instead_of_copying_it() {
         ),
         assistant([text("done")], StopReason::Stop),
     ]);
-    let tools = ToolSet::new().with(Counted(Arc::default()));
+    let tools = ToolSet::new().with(counted(Arc::default()));
     let (outcome, events) = block_on(collect(&model, &tools, AgentOptions::default()));
     // Each message's `message_start` and `message_end`, in order.
     let (mut starts, mut ends) = (Vec::new(), Vec::new());

@@ -3,32 +3,14 @@
 
 use std::sync::{Arc, Mutex};
 
-use agentstream::agent::{Agent, AgentTool, ToolContext, ToolError, ToolOutput, ToolSet};
+use agentstream::agent::{Agent, ToolError, ToolOutput, ToolSet};
 use agentstream::message::{assistant, text, tool_call, Context, StopReason};
 use agentstream::model::{Model, ModelStream, ScriptedModel, StreamOptions};
-use serde_json::{json, Map, Value};
+use serde_json::json;
 
-/// A tool that answers `ok`.
-struct Noop;
-
-impl AgentTool for Noop {
-    fn name(&self) -> &str {
-        "noop"
-    }
-    fn description(&self) -> &str {
-        "does nothing"
-    }
-    fn parameters(&self) -> Value {
-        json!({"type": "object"})
-    }
-    async fn execute(
-        &self,
-        _: Map<String, Value>,
-        _: ToolContext<'_>,
-    ) -> Result<ToolOutput, ToolError> {
-        Ok(ToolOutput::text("ok"))
-    }
-}
+#[path = "support/agent.rs"]
+mod agent_support;
+use agent_support::object_tool;
 
 /// A scripted model that writes down each call's session id.
 struct Seen {
@@ -56,7 +38,11 @@ fn every_call_of_a_run_carries_the_agent_s_session_id() {
         ]),
         session_ids: Mutex::new(Vec::new()),
     });
-    let tools = ToolSet::new().with(Noop);
+    // A tool that answers `ok`.
+    let noop = object_tool("noop", "does nothing", |_| async {
+        Ok::<_, ToolError>(ToolOutput::text("ok"))
+    });
+    let tools = ToolSet::new().with(noop);
     let agent = Agent::new(Arc::clone(&model), tools);
     assert_eq!(agent.session_id(), None);
     agent.set_session_id(Some("s-42".into()));

@@ -7,34 +7,20 @@
 //! and `generateSummary`'s prompts for each file's default context, as
 //! `oracle/pi-coding-agent/compaction.mjs` printed them.
 
-use std::path::Path;
-
 use agentstream::message::{AssistantMessage, Message};
 use agentstream::session::{
     build_session_context, convert_to_llm, estimate_tokens, find_cut_point, is_context_overflow,
-    parse_session, serialize_conversation, summary_prompt, AgentMessage, Leaf, SessionEntry,
-    SessionTree, SUMMARIZATION_SYSTEM_PROMPT,
+    serialize_conversation, summary_prompt, AgentMessage, Leaf, SessionEntry, SessionTree,
+    SUMMARIZATION_SYSTEM_PROMPT,
 };
 use serde_json::{json, Value};
 
-fn golden() -> Value {
-    let path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pi-sessions/compaction.pi.json");
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
+#[path = "support/pi_sessions.rs"]
+mod pi_sessions;
+use pi_sessions::load;
 
-/// A session file of the corpus (or the real one) by name, read.
-fn load(name: &str) -> agentstream::session::ParsedSession {
-    let dir = if name.starts_with("large") {
-        "real"
-    } else {
-        "corpus"
-    };
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/pi-sessions")
-        .join(dir)
-        .join(name);
-    parse_session(&std::fs::read_to_string(path).unwrap()).unwrap()
+fn golden() -> Value {
+    pi_sessions::golden("compaction.pi.json")
 }
 
 #[test]

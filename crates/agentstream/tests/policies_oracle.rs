@@ -7,35 +7,23 @@
 //! `_isRetryableError` on error texts, as
 //! `oracle/pi-coding-agent/policies.mjs` printed them.
 
-use std::path::Path;
-
 use agentstream::agent::is_retryable_error;
 use agentstream::message::{assistant, StopReason};
 use agentstream::session::{
-    parse_session, prepare_compaction, should_compact, CompactionSettings, SessionEntry,
-    SessionTree,
+    prepare_compaction, should_compact, CompactionSettings, SessionEntry, SessionTree,
 };
 use serde_json::{json, Value};
 
+#[path = "support/pi_sessions.rs"]
+mod pi_sessions;
+
 fn golden() -> Value {
-    let path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pi-sessions/policies.pi.json");
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    pi_sessions::golden("policies.pi.json")
 }
 
 /// The default branch (root to the last entry) of a corpus or real file.
 fn branch(name: &str) -> Vec<SessionEntry> {
-    let dir = if name.starts_with("large") {
-        "real"
-    } else {
-        "corpus"
-    };
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/pi-sessions")
-        .join(dir)
-        .join(name);
-    let entries: Vec<SessionEntry> = parse_session(&std::fs::read_to_string(path).unwrap())
-        .unwrap()
+    let entries: Vec<SessionEntry> = pi_sessions::load(name)
         .entries
         .into_iter()
         .filter(|e| !matches!(e, SessionEntry::Session(_)))

@@ -6,10 +6,11 @@
 use std::sync::Arc;
 
 use agentstream::model::Model;
-use agentstream_serve::Server;
+use agentstream_serve::{Server, TEST_HEADER};
 use agentstream_tokio::{AnthropicModel, OpenAiCompatModel};
 use agentstream_wire::anthropic::AnthropicConfig;
 use agentstream_wire::openai::OpenAiConfig;
+use serde_json::json;
 
 /// A protocol the server speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,4 +48,23 @@ pub async fn post_json(url: &str, body: impl Into<reqwest::Body>) -> reqwest::Re
         .send()
         .await
         .unwrap()
+}
+
+/// POSTs a Chat Completions request (not streamed) saying `text` to
+/// `url/chat/completions` with `client`, under the test id `test` if any.
+pub async fn chat_call(
+    client: &reqwest::Client,
+    url: &str,
+    test: Option<&str>,
+    text: &str,
+) -> reqwest::Response {
+    let body = json!({"model": "m", "messages": [{"role": "user", "content": text}]});
+    let mut request = client
+        .post(format!("{url}/chat/completions"))
+        .header("content-type", "application/json")
+        .body(body.to_string());
+    if let Some(test) = test {
+        request = request.header(TEST_HEADER, test);
+    }
+    request.send().await.unwrap()
 }

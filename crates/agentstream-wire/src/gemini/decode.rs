@@ -90,7 +90,7 @@ fn contents_error(found: Option<&Value>) -> ApiError {
             400,
             format!(
                 "Invalid value at 'contents': expected a list of contents, got {}.",
-                request::kind(other)
+                agentstream::message::json_kind(other)
             ),
         ),
         None => ApiError::new(

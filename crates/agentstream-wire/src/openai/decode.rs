@@ -76,7 +76,7 @@ fn messages_error(found: Option<&Value>) -> ApiError {
             400,
             format!(
                 "Invalid type for 'messages': expected an array, but got {} instead.",
-                request::kind(other)
+                agentstream::message::json_kind(other)
             ),
         )
         .with_param("messages")

@@ -81,7 +81,7 @@ fn input_error(found: Option<&Value>) -> ApiError {
             400,
             format!(
                 "Invalid type for 'input': expected a string or an array, but got {} instead.",
-                request::kind(other)
+                agentstream::message::json_kind(other)
             ),
         )
         .with_param("input")

@@ -9,8 +9,8 @@ use crate::server::prelude::*;
 use alloc::collections::BTreeMap;
 
 use agentstream::message::{
-    assistant, AssistantMessage, ContentBlock, Context, ImageContent, Message, StopReason,
-    TextContent, Tool, ToolResultMessage, UserContent, UserMessage,
+    assistant, json_kind, AssistantMessage, ContentBlock, Context, ImageContent, Message,
+    StopReason, TextContent, Tool, ToolResultMessage, UserContent, UserMessage,
 };
 use agentstream::model::StreamOptions;
 use alloc::borrow::Cow;
@@ -463,18 +463,6 @@ pub(crate) fn image_block(data: String, mime_type: String) -> ContentBlock {
     })
 }
 
-/// A JSON kind name for error messages.
-pub(crate) fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
 /// The request body as an object, or the 400 both providers send.
 fn body_object(body: &Value) -> Result<&Map<String, Value>, ApiError> {
     body.as_object().ok_or_else(|| {
@@ -482,7 +470,7 @@ fn body_object(body: &Value) -> Result<&Map<String, Value>, ApiError> {
             400,
             format!(
                 "the request body must be a JSON object, found {}",
-                kind(body)
+                json_kind(body)
             ),
         )
     })

@@ -25,6 +25,7 @@ use super::toolset::ToolSet;
 use crate::message::{Context, Message, SharedMessage};
 use crate::model::{AbortController, Model, PartialMessage};
 use crate::sync::{Lock, WakerSlab};
+use retry::Rerun;
 
 enum Streaming {
     Whole(SharedMessage),
@@ -54,6 +55,22 @@ struct Inner<M> {
     /// Pi's `_overflowRecoveryAttempted`: an overflow was compacted and
     /// retried since the last prompt or answer without error.
     overflow_attempted: bool,
+}
+
+impl<M> Inner<M> {
+    /// The context a run starts from: the system prompt and the
+    /// transcript as it is.
+    fn context(&self) -> Context {
+        Context {
+            system_prompt: self.system_prompt.clone(),
+            messages: self
+                .messages
+                .iter()
+                .map(SharedMessage::to_message)
+                .collect(),
+            ..Context::default()
+        }
+    }
 }
 
 #[derive(Default)]
@@ -271,15 +288,7 @@ impl<M: Model> Agent<M> {
             inner.pending.clear();
             inner.last_error = None;
             inner.abort = Some(Arc::clone(&controller));
-            let context = Context {
-                system_prompt: inner.system_prompt.clone(),
-                messages: inner
-                    .messages
-                    .iter()
-                    .map(SharedMessage::to_message)
-                    .collect(),
-                ..Context::default()
-            };
+            let context = inner.context();
             Ok((
                 Arc::clone(&inner.model),
                 Arc::clone(&inner.tools),
@@ -324,7 +333,15 @@ impl<M: Model> Agent<M> {
         )
         .await;
         let outcome = self
-            .after_run(first, &model, &tools, &options, &controller)
+            .after_run(
+                first,
+                &Rerun {
+                    model: &model,
+                    tools: &tools,
+                    options: &options,
+                    controller: &controller,
+                },
+            )
             .await;
         let failure = match outcome.stop {
             AgentStop::Error | AgentStop::Aborted => {
@@ -393,6 +410,15 @@ impl<M: Model> Agent<M> {
 }
 
 impl<M> Agent<M> {
+    /// Puts `value` in the field `field` picks, dropping the old value
+    /// only once the lock is released (its drop may run user code).
+    fn replace_in<T>(&self, field: impl FnOnce(&mut Inner<M>) -> &mut T, value: T) {
+        let old = self
+            .inner
+            .with(|inner| core::mem::replace(field(inner), value));
+        drop(old);
+    }
+
     /// Queues a message that lands after the current turn's tool calls
     /// (Pi's `steer`).
     pub fn steer(&self, message: Message) {
@@ -488,45 +514,30 @@ impl<M> Agent<M> {
 
     /// Replaces the model (from the next run on).
     pub fn set_model(&self, model: M) {
-        let old = self
-            .inner
-            .with(|inner| core::mem::replace(&mut inner.model, Arc::new(model)));
-        drop(old);
+        self.replace_in(|inner| &mut inner.model, Arc::new(model));
     }
 
     /// Replaces the tools (from the next run on).
     pub fn set_tools(&self, tools: ToolSet<'static>) {
-        let old = self
-            .inner
-            .with(|inner| core::mem::replace(&mut inner.tools, Arc::new(tools)));
-        drop(old);
+        self.replace_in(|inner| &mut inner.tools, Arc::new(tools));
     }
 
     /// Replaces the system prompt (from the next run on).
     pub fn set_system_prompt(&self, prompt: Option<String>) {
-        let old = self
-            .inner
-            .with(|inner| core::mem::replace(&mut inner.system_prompt, prompt));
-        drop(old);
+        self.replace_in(|inner| &mut inner.system_prompt, prompt);
     }
 
     /// Replaces the options (from the next run on): turn limit, tool
     /// execution, hooks, the model calls' [`StreamOptions`](crate::model::StreamOptions), ….
     pub fn set_options(&self, options: AgentOptions) {
-        let old = self
-            .inner
-            .with(|inner| core::mem::replace(&mut inner.options, options));
-        drop(old);
+        self.replace_in(|inner| &mut inner.options, options);
     }
 
     /// Sets the session id (Pi's `sessionId`) every model call of the
     /// next runs carries in its [`StreamOptions`](crate::model::StreamOptions):
     /// the prompt cache key and session headers where the provider takes them.
     pub fn set_session_id(&self, session_id: Option<String>) {
-        let old = self
-            .inner
-            .with(|inner| core::mem::replace(&mut inner.options.stream.session_id, session_id));
-        drop(old);
+        self.replace_in(|inner| &mut inner.options.stream.session_id, session_id);
     }
 
     /// The session id the model calls carry, if set.
@@ -538,10 +549,7 @@ impl<M> Agent<M> {
     /// Replaces the transcript.
     pub fn set_messages(&self, messages: Vec<Message>) {
         let messages = messages.into_iter().map(SharedMessage::from).collect();
-        let old = self
-            .inner
-            .with(|inner| core::mem::replace(&mut inner.messages, messages));
-        drop(old);
+        self.replace_in(|inner| &mut inner.messages, messages);
     }
 
     /// Every event from now on, as a stream (capacity

@@ -6,7 +6,7 @@ use serde::ser::{Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use super::decode::{
-    self, boolean, check_tag, deserialize_via_from_value, object, optional, required, string,
+    boolean, check_tag, deserialize_via_from_value, json_kind, object, optional, required, string,
     take_non_null, DecodeError, Written,
 };
 
@@ -122,7 +122,7 @@ impl ContentBlock {
             Some(other) => {
                 return Err(DecodeError::new(alloc::format!(
                     "expected a string, found {}",
-                    decode::kind(other)
+                    json_kind(other)
                 ))
                 .within_key("type"))
             }

@@ -96,8 +96,10 @@ pub(crate) fn key_segment(key: &str) -> String {
     }
 }
 
-/// Describes a JSON value's kind for error messages, with an article.
-pub(crate) fn kind(value: &Value) -> &'static str {
+/// Names a JSON value's kind for error messages, with an article:
+/// `null`, `a boolean`, `a number`, `a string`, `an array`, `an object`
+/// (as in "expected a string, found a number").
+pub fn json_kind(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
@@ -109,7 +111,7 @@ pub(crate) fn kind(value: &Value) -> &'static str {
 }
 
 fn expected(what: &str, value: &Value) -> DecodeError {
-    DecodeError::new(format!("expected {what}, found {}", kind(value)))
+    DecodeError::new(format!("expected {what}, found {}", json_kind(value)))
 }
 
 /// Requires an object.

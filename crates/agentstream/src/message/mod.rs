@@ -74,7 +74,7 @@ pub use content::{
     ContentBlock, ImageContent, TextContent, ThinkingContent, ToolCall, UnknownBlock,
 };
 pub use context::{Context, Tool};
-pub use decode::DecodeError;
+pub use decode::{json_kind, DecodeError};
 pub use diff::json_diff;
 pub use linkage::{validate_linkage, LinkageChecker};
 pub use roles::{AssistantMessage, ToolResultMessage, UserContent, UserMessage};
@@ -130,7 +130,7 @@ impl Message {
             Some(other) => {
                 return Err(DecodeError::new(alloc::format!(
                     "expected a string, found {}",
-                    decode::kind(other)
+                    json_kind(other)
                 ))
                 .within_key("role"))
             }

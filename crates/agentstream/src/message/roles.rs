@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use super::content::ContentBlock;
 use super::decode::{
-    self, array, boolean, check_tag, deserialize_via_from_value, object, optional, required,
+    array, boolean, check_tag, deserialize_via_from_value, json_kind, object, optional, required,
     string, take_non_null, unsigned, DecodeError, Written,
 };
 use super::usage::{StopReason, Usage};
@@ -95,7 +95,7 @@ impl UserContent {
             Value::Array(_) => blocks(value).map(UserContent::Blocks),
             other => Err(DecodeError::new(alloc::format!(
                 "expected a string or an array, found {}",
-                decode::kind(&other)
+                json_kind(&other)
             ))),
         }
     }

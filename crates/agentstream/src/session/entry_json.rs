@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use super::agent_message::AgentMessage;
 use super::entry::*;
-use crate::message::DecodeError;
+use crate::message::{json_kind, DecodeError};
 
 /// Takes a key out of a map, keeping the other keys in their order (a
 /// plain `remove` reorders them under serde_json's `preserve_order`).
@@ -36,7 +36,7 @@ fn req_string(map: &mut Map<String, Value>, key: &str) -> Result<String, DecodeE
         Some(Value::String(s)) => Ok(s),
         Some(other) => Err(DecodeError::new(alloc::format!(
             "expected a string, found {}",
-            kind(&other)
+            json_kind(&other)
         ))
         .within_key(key)),
         None => Err(DecodeError::new(alloc::format!("missing field `{key}`"))),
@@ -59,20 +59,9 @@ fn opt_string(
         Some(Value::String(s)) => Ok(Some(s)),
         Some(other) => Err(DecodeError::new(alloc::format!(
             "expected a string, found {}",
-            kind(&other)
+            json_kind(&other)
         ))
         .within_key(key)),
-    }
-}
-
-pub(crate) fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 
@@ -85,7 +74,7 @@ impl EntryBase {
             Some(other) => {
                 return Err(DecodeError::new(alloc::format!(
                     "expected a string or null, found {}",
-                    kind(&other)
+                    json_kind(&other)
                 ))
                 .within_key("parentId"))
             }
@@ -124,7 +113,7 @@ impl SessionEntry {
         let Value::Object(fields) = value else {
             return Err(DecodeError::new(alloc::format!(
                 "expected an object, found {}",
-                kind(&value)
+                json_kind(&value)
             )));
         };
         // An object without a string `type` is kept like an unknown type:
@@ -224,7 +213,7 @@ impl SessionEntry {
                     Some(other) => {
                         return Err(DecodeError::new(alloc::format!(
                             "expected a string or an array, found {}",
-                            kind(&other)
+                            json_kind(&other)
                         ))
                         .within_key("content"))
                     }

@@ -1,14 +1,23 @@
 //! What the core's agent-loop tests share (`agent.rs`, `agent_control.rs`,
 //! `agent_loop_features.rs`, `agent_object.rs`): the loop run on a `go`
-//! prompt with its events collected, the tool results of a history, and a
-//! model whose every call fails with an HTTP status.
+//! prompt with its events collected, the tool results of a history, a
+//! model whose every call fails with an HTTP status, a tool made of a
+//! closure, and an agent's events recorded as Pi's JSON (also
+//! `agent_auto_compaction.rs`, `agent_auto_retry.rs`, `agent_session_id.rs`).
 #![allow(dead_code)]
 
-use agentstream::agent::{run_agent, AgentEvent, AgentOptions, AgentOutcome, ToolSet};
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+
+use agentstream::agent::{
+    run_agent, Agent, AgentEvent, AgentOptions, AgentOutcome, AgentTool, ToolContext, ToolError,
+    ToolOutput, ToolSet,
+};
 use agentstream::message::{assistant, user, validate_linkage, Context, Message, StopReason};
 use agentstream::model::{
     ErrorCause, ErrorReason, HttpFailure, Model, ModelEvent, ModelStream, StreamOptions,
 };
+use serde_json::{json, Map, Value};
 
 /// Runs the loop on `model` and `tools` from an empty context with the
 /// prompt `go`, collecting every event; checks the history's linkage.
@@ -67,4 +76,63 @@ impl Model for Failing {
             .unwrap();
         stream
     }
+}
+
+/// A tool taking any object (`{"type": "object"}`) whose call is the
+/// future `run` makes of its arguments; built by [`object_tool`].
+pub struct ObjectTool<F> {
+    name: &'static str,
+    description: &'static str,
+    run: F,
+}
+
+/// The tool `name`, described by `description`, whose calls run `run`.
+pub fn object_tool<F, Fut>(name: &'static str, description: &'static str, run: F) -> ObjectTool<F>
+where
+    F: Fn(Map<String, Value>) -> Fut + Send + Sync,
+    Fut: Future<Output = Result<ToolOutput, ToolError>> + Send,
+{
+    ObjectTool {
+        name,
+        description,
+        run,
+    }
+}
+
+impl<F, Fut> AgentTool for ObjectTool<F>
+where
+    F: Fn(Map<String, Value>) -> Fut + Send + Sync,
+    Fut: Future<Output = Result<ToolOutput, ToolError>> + Send,
+{
+    fn name(&self) -> &str {
+        self.name
+    }
+    fn description(&self) -> &str {
+        self.description
+    }
+    fn parameters(&self) -> Value {
+        json!({"type": "object"})
+    }
+    async fn execute(
+        &self,
+        args: Map<String, Value>,
+        _: ToolContext<'_>,
+    ) -> Result<ToolOutput, ToolError> {
+        (self.run)(args).await
+    }
+}
+
+/// The events of the agent's subscribers from now on, as Pi's JSON, less
+/// the streaming ones (`message_update`).
+pub fn recorded<M: Model>(agent: &Agent<M>) -> Arc<Mutex<Vec<Value>>> {
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&events);
+    agent.subscribe_fn(move |event: &AgentEvent| {
+        if event.type_name() != "message_update" {
+            sink.lock()
+                .unwrap()
+                .push(serde_json::to_value(event).unwrap());
+        }
+    });
+    events
 }

@@ -3,16 +3,14 @@
 //! threshold is compacted.
 
 use alloc::format;
-use alloc::sync::Arc;
 use alloc::vec::Vec;
 
-use super::retry::merge;
+use super::retry::{merge, Rerun};
 use super::{Agent, AutoCompaction};
 use crate::agent::events::AgentEvent;
-use crate::agent::options::{AgentOptions, AgentOutcome};
-use crate::agent::toolset::ToolSet;
+use crate::agent::options::AgentOutcome;
 use crate::message::{AssistantMessage, Message, StopReason};
-use crate::model::{AbortController, Model};
+use crate::model::Model;
 use crate::session::{
     calculate_context_tokens, estimate_context_tokens, is_context_overflow, should_compact,
     AgentMessage,
@@ -25,10 +23,7 @@ impl<M: Model> Agent<M> {
     /// Sets the compaction policy (from the next run on); `None` (the
     /// default) compacts nothing.
     pub fn set_auto_compaction(&self, policy: Option<AutoCompaction>) {
-        let old = self
-            .inner
-            .with(|inner| core::mem::replace(&mut inner.auto_compaction, policy));
-        drop(old);
+        self.replace_in(|inner| &mut inner.auto_compaction, policy);
     }
 
     /// The same agent with this compaction policy.
@@ -43,19 +38,14 @@ impl<M: Model> Agent<M> {
     pub(super) async fn after_run(
         &self,
         mut outcome: AgentOutcome,
-        model: &Arc<M>,
-        tools: &Arc<ToolSet<'static>>,
-        options: &AgentOptions,
-        controller: &Arc<AbortController>,
+        run: &Rerun<'_, M>,
     ) -> AgentOutcome {
         loop {
-            outcome = self
-                .retry_failed(outcome, model, tools, options, controller)
-                .await;
-            if controller.is_aborted() || !self.compact_after(&mut outcome).await {
+            outcome = self.retry_failed(outcome, run).await;
+            if run.controller.is_aborted() || !self.compact_after(&mut outcome).await {
                 return outcome;
             }
-            let next = self.run_again(model, tools, options).await;
+            let next = self.run_again(run).await;
             merge(&mut outcome, next);
         }
     }

@@ -11,20 +11,26 @@ use crate::agent::events::AgentEvent;
 use crate::agent::options::{AgentOptions, AgentOutcome};
 use crate::agent::run::run_agent;
 use crate::agent::toolset::ToolSet;
-use crate::message::{Context, Message, SharedMessage};
+use crate::message::Message;
 use crate::model::{AbortController, Model};
 
 /// What Pi's `auto_retry_end` reports after an abort during the wait.
 const RETRY_CANCELLED: &str = "Retry cancelled";
 
+/// What a run's retries and continuations run again with: the model,
+/// tools and options the run started with, and its abort controller.
+pub(super) struct Rerun<'a, M> {
+    pub(super) model: &'a Arc<M>,
+    pub(super) tools: &'a Arc<ToolSet<'static>>,
+    pub(super) options: &'a AgentOptions,
+    pub(super) controller: &'a Arc<AbortController>,
+}
+
 impl<M: Model> Agent<M> {
     /// Sets the retry policy after failed turns (from the next run on);
     /// `None` (the default) retries nothing.
     pub fn set_auto_retry(&self, policy: Option<AutoRetry>) {
-        let old = self
-            .inner
-            .with(|inner| core::mem::replace(&mut inner.auto_retry, policy));
-        drop(old);
+        self.replace_in(|inner| &mut inner.auto_retry, policy);
     }
 
     /// The same agent with this retry policy.
@@ -40,10 +46,7 @@ impl<M: Model> Agent<M> {
     pub(super) async fn retry_failed(
         &self,
         mut outcome: AgentOutcome,
-        model: &Arc<M>,
-        tools: &Arc<ToolSet<'static>>,
-        options: &AgentOptions,
-        controller: &Arc<AbortController>,
+        run: &Rerun<'_, M>,
     ) -> AgentOutcome {
         loop {
             let Some(policy) = self.inner.with(|inner| inner.auto_retry.clone()) else {
@@ -76,7 +79,7 @@ impl<M: Model> Agent<M> {
             });
             // The error message leaves the transcript (a session keeps it).
             self.drop_failed_message(&mut outcome);
-            if !wait_unless_aborted(policy.sleep(attempt), controller).await {
+            if !wait_unless_aborted(policy.sleep(attempt), run.controller).await {
                 self.inner.with(|inner| inner.retry_attempt = 0);
                 self.hub.publish(AgentEvent::AutoRetryEnd {
                     success: false,
@@ -85,7 +88,7 @@ impl<M: Model> Agent<M> {
                 });
                 return outcome;
             }
-            let next = self.run_again(model, tools, options).await;
+            let next = self.run_again(run).await;
             merge(&mut outcome, next);
         }
     }
@@ -109,33 +112,20 @@ impl<M: Model> Agent<M> {
 
     /// Runs the loop again on the transcript as it is (Pi's `continue()`),
     /// with the queued steering messages first.
-    pub(super) async fn run_again(
-        &self,
-        model: &Arc<M>,
-        tools: &Arc<ToolSet<'static>>,
-        options: &AgentOptions,
-    ) -> AgentOutcome {
+    pub(super) async fn run_again(&self, run: &Rerun<'_, M>) -> AgentOutcome {
         let context = self.inner.with(|inner| {
             inner.last_error = None;
-            Context {
-                system_prompt: inner.system_prompt.clone(),
-                messages: inner
-                    .messages
-                    .iter()
-                    .map(SharedMessage::to_message)
-                    .collect(),
-                ..Context::default()
-            }
+            inner.context()
         });
         let steering = self
             .queues
             .with(|q| drain(&mut q.steering, q.steering_mode));
         run_agent(
-            &**model,
-            tools,
+            &**run.model,
+            run.tools,
             context,
             steering,
-            options.clone(),
+            run.options.clone(),
             |event| self.observe(event),
         )
         .await
