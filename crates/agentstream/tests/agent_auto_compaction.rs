@@ -2,6 +2,10 @@
 //! written by a [`SessionRecorder`]: an overflow compacted then continued
 //! once, a context past the threshold compacted, Pi's events and the
 //! `compaction` entry; scripted models throughout.
+
+// These tests read or write files, which Miri's isolation does not
+// allow; CI runs them natively (`cargo test`), and Miri on the rest.
+#![cfg(not(miri))]
 #![cfg(feature = "std")]
 
 use std::path::PathBuf;

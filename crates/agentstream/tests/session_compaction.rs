@@ -2,6 +2,10 @@
 //! written session, the summary by one scripted model call with Pi's
 //! prompts, the `compaction` entry with the read/modified file lists, and
 //! the agent's transcript replaced, through `SessionRecorder::compact`.
+
+// These tests read or write files, which Miri's isolation does not
+// allow; CI runs them natively (`cargo test`), and Miri on the rest.
+#![cfg(not(miri))]
 #![cfg(feature = "std")]
 
 use agentstream::agent::{Agent, ToolSet};

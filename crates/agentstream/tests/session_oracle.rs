@@ -6,6 +6,10 @@
 //! (`.ci/pi-sessions-oracle.sh` checks they are still Pi's). Ours must be
 //! equal under JavaScript semantics.
 
+// These tests read or write files, which Miri's isolation does not
+// allow; CI runs them natively (`cargo test`), and Miri on the rest.
+#![cfg(not(miri))]
+
 use std::path::Path;
 
 use agentstream::message::json_diff;

@@ -1,5 +1,9 @@
 //! An [`Agent`] resumed from a session file and writing to it as it runs
 //! (#40 section 1): `Agent::from_session` and `SessionRecorder`.
+
+// These tests read or write files, which Miri's isolation does not
+// allow; CI runs them natively (`cargo test`), and Miri on the rest.
+#![cfg(not(miri))]
 #![cfg(feature = "std")]
 
 use std::path::PathBuf;
