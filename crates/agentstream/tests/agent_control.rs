@@ -156,9 +156,10 @@ fn a_sequential_tool_runs_alone_between_the_parallel_calls_around_it() {
     assert_eq!(ids, ["p1", "p2", "s", "p3"], "results in call order");
 }
 
-#[cfg(not(target_family = "wasm"))] // MaybeSend is no bound there
 /// A `wait` tool whose call `a` is released with `ok` at once, and a
-/// model that calls it, then answers `done`.
+/// model that calls it, then answers `done` (for the `Send` tests, which
+/// are native only).
+#[cfg(not(target_family = "wasm"))]
 fn one_released_call() -> (ToolSet<'static>, ScriptedModel) {
     let (gated, gate) = GatedTool::new("wait");
     gate.release("a", ToolOutput::text("ok"));
@@ -170,6 +171,7 @@ fn one_released_call() -> (ToolSet<'static>, ScriptedModel) {
     (tools, model)
 }
 
+#[cfg(not(target_family = "wasm"))] // MaybeSend is no bound there
 #[test]
 fn a_run_over_send_tools_is_a_send_future() {
     fn assert_send<F: std::future::Future + Send>(f: F) -> F {

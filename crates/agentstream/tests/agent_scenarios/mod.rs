@@ -96,7 +96,7 @@ pub const NAMES: &[&str] = &[
 /// Expands `$callback! { name, … }` with every scenario, as identifiers:
 /// the core's differential test (`tests/agent_golden.rs`) and the test
 /// kit's agent bodies (`for_each_agent_body!`) generate their tests from
-/// it, and each checks its list against [`NAMES`].
+/// it, and each checks its list against `NAMES` (the scenario list above).
 #[macro_export]
 macro_rules! for_each_agent_scenario {
     ($callback:ident) => {
