@@ -3,9 +3,10 @@
 //! once, a context past the threshold compacted, Pi's events and the
 //! `compaction` entry; scripted models throughout.
 
-// These tests read or write files, which Miri's isolation does not
-// allow; CI runs them natively (`cargo test`), and Miri on the rest.
-#![cfg(not(miri))]
+// These tests read or write files, which neither Miri's isolation nor
+// WASI without a preopened directory allows; CI runs them natively
+// (`cargo test`), and Miri and wasm32-wasip1 on the rest.
+#![cfg(not(any(miri, target_family = "wasm")))]
 #![cfg(feature = "std")]
 
 use std::path::PathBuf;

@@ -7,9 +7,10 @@
 //! `_isRetryableError` on error texts, as
 //! `oracle/pi-coding-agent/policies.mjs` printed them.
 
-// These tests read or write files, which Miri's isolation does not
-// allow; CI runs them natively (`cargo test`), and Miri on the rest.
-#![cfg(not(miri))]
+// These tests read or write files, which neither Miri's isolation nor
+// WASI without a preopened directory allows; CI runs them natively
+// (`cargo test`), and Miri and wasm32-wasip1 on the rest.
+#![cfg(not(any(miri, target_family = "wasm")))]
 
 use agentstream::agent::is_retryable_error;
 use agentstream::message::{assistant, StopReason};

@@ -3,9 +3,10 @@
 //! prompts, the `compaction` entry with the read/modified file lists, and
 //! the agent's transcript replaced, through `SessionRecorder::compact`.
 
-// These tests read or write files, which Miri's isolation does not
-// allow; CI runs them natively (`cargo test`), and Miri on the rest.
-#![cfg(not(miri))]
+// These tests read or write files, which neither Miri's isolation nor
+// WASI without a preopened directory allows; CI runs them natively
+// (`cargo test`), and Miri and wasm32-wasip1 on the rest.
+#![cfg(not(any(miri, target_family = "wasm")))]
 #![cfg(feature = "std")]
 
 use agentstream::agent::{Agent, ToolSet};

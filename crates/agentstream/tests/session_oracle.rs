@@ -6,9 +6,10 @@
 //! (`.ci/pi-sessions-oracle.sh` checks they are still Pi's). Ours must be
 //! equal under JavaScript semantics.
 
-// These tests read or write files, which Miri's isolation does not
-// allow; CI runs them natively (`cargo test`), and Miri on the rest.
-#![cfg(not(miri))]
+// These tests read or write files, which neither Miri's isolation nor
+// WASI without a preopened directory allows; CI runs them natively
+// (`cargo test`), and Miri and wasm32-wasip1 on the rest.
+#![cfg(not(any(miri, target_family = "wasm")))]
 
 use std::path::Path;
 

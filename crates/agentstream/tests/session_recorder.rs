@@ -1,9 +1,10 @@
 //! An [`Agent`] resumed from a session file and writing to it as it runs
 //! (#40 section 1): `Agent::from_session` and `SessionRecorder`.
 
-// These tests read or write files, which Miri's isolation does not
-// allow; CI runs them natively (`cargo test`), and Miri on the rest.
-#![cfg(not(miri))]
+// These tests read or write files, which neither Miri's isolation nor
+// WASI without a preopened directory allows; CI runs them natively
+// (`cargo test`), and Miri and wasm32-wasip1 on the rest.
+#![cfg(not(any(miri, target_family = "wasm")))]
 #![cfg(feature = "std")]
 
 use std::path::PathBuf;

@@ -599,9 +599,9 @@ fn append_text(path: &Path, text: &str) -> Result<(), SessionWriteError> {
 }
 
 mod record;
-// The tests write files: Miri's isolation has no file system (CI runs
-// them natively).
-#[cfg(all(test, not(miri)))]
+// The tests write files: neither Miri's isolation nor WASI without a
+// preopened directory has a file system (CI runs them natively).
+#[cfg(all(test, not(miri), not(target_family = "wasm")))]
 mod tests;
 
 pub use record::SessionRecorder;

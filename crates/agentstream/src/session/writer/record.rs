@@ -112,7 +112,7 @@ impl SessionWriter {
 /// use agentstream::model::ScriptedModel;
 /// use agentstream::session::{SessionRecorder, SessionWriter};
 ///
-/// # if cfg!(miri) { return; } // Miri's isolation has no file system.
+/// # if cfg!(any(miri, target_family = "wasm")) { return; } // no file system there
 /// let dir = std::env::temp_dir().join(format!("agentstream-doc-recorder-{}", std::process::id()));
 /// let recorder = SessionRecorder::new(SessionWriter::create(&dir, "/work"));
 /// let context = recorder.with_writer(|w| w.context()).unwrap();
