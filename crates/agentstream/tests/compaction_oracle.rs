@@ -15,8 +15,7 @@
 use agentstream::message::{AssistantMessage, Message};
 use agentstream::session::{
     build_session_context, convert_to_llm, estimate_tokens, find_cut_point, is_context_overflow,
-    serialize_conversation, summary_prompt, AgentMessage, Leaf, SessionEntry, SessionTree,
-    SUMMARIZATION_SYSTEM_PROMPT,
+    serialize_conversation, summary_prompt, AgentMessage, Leaf, SUMMARIZATION_SYSTEM_PROMPT,
 };
 use serde_json::{json, Value};
 
@@ -85,22 +84,7 @@ fn cut_points_equal_pis() {
     let golden = golden();
     let (mut compared, mut split) = (0, 0);
     for (name, cases) in golden["cuts"].as_object().unwrap() {
-        let session = load(name);
-        let entries: Vec<SessionEntry> = session
-            .entries
-            .into_iter()
-            .filter(|e| !matches!(e, SessionEntry::Session(_)))
-            .collect();
-        let tree = SessionTree::new(&entries);
-        let branch: Vec<SessionEntry> = match tree.last() {
-            Some(leaf) => tree
-                .path(leaf)
-                .unwrap()
-                .into_iter()
-                .map(|i| entries[i].clone())
-                .collect(),
-            None => Vec::new(),
-        };
+        let branch = pi_sessions::branch(name);
         for case in cases.as_array().unwrap() {
             let start = case["start"].as_u64().unwrap() as usize;
             let keep = case["keep"].as_f64().unwrap() as u64;

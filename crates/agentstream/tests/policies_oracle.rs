@@ -14,9 +14,7 @@
 
 use agentstream::agent::is_retryable_error;
 use agentstream::message::{assistant, StopReason};
-use agentstream::session::{
-    prepare_compaction, should_compact, CompactionSettings, SessionEntry, SessionTree,
-};
+use agentstream::session::{prepare_compaction, should_compact, CompactionSettings};
 use serde_json::{json, Value};
 
 #[path = "support/pi_sessions.rs"]
@@ -26,31 +24,12 @@ fn golden() -> Value {
     pi_sessions::golden("policies.pi.json")
 }
 
-/// The default branch (root to the last entry) of a corpus or real file.
-fn branch(name: &str) -> Vec<SessionEntry> {
-    let entries: Vec<SessionEntry> = pi_sessions::load(name)
-        .entries
-        .into_iter()
-        .filter(|e| !matches!(e, SessionEntry::Session(_)))
-        .collect();
-    let tree = SessionTree::new(&entries);
-    match tree.last() {
-        Some(leaf) => tree
-            .path(leaf)
-            .unwrap()
-            .into_iter()
-            .map(|i| entries[i].clone())
-            .collect(),
-        None => Vec::new(),
-    }
-}
-
 #[test]
 fn prepare_compaction_equals_pis() {
     let golden = golden();
     let (mut compared, mut with_files, mut split) = (0, 0, 0);
     for (name, cases) in golden["prepared"].as_object().unwrap() {
-        let branch = branch(name);
+        let branch = pi_sessions::branch(name);
         for case in cases.as_array().unwrap() {
             let keep = case["keep"].as_u64().unwrap();
             let settings = CompactionSettings::default().with_keep_recent_tokens(keep);

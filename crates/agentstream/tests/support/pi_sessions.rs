@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use agentstream::session::{parse_session, ParsedSession};
+use agentstream::session::{parse_session, ParsedSession, SessionEntry, SessionTree};
 use serde_json::Value;
 
 /// `tests/fixtures/pi-sessions`.
@@ -28,4 +28,24 @@ pub fn load(name: &str) -> ParsedSession {
     };
     let path = root().join(dir).join(name);
     parse_session(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// The default branch (root to the last entry) of a corpus or real file,
+/// without its header.
+pub fn branch(name: &str) -> Vec<SessionEntry> {
+    let entries: Vec<SessionEntry> = load(name)
+        .entries
+        .into_iter()
+        .filter(|e| !matches!(e, SessionEntry::Session(_)))
+        .collect();
+    let tree = SessionTree::new(&entries);
+    match tree.last() {
+        Some(leaf) => tree
+            .path(leaf)
+            .unwrap()
+            .into_iter()
+            .map(|i| entries[i].clone())
+            .collect(),
+        None => Vec::new(),
+    }
 }
