@@ -377,10 +377,7 @@ fn tool_result(result: &ToolResultMessage, ids: &ToolIds) -> Value {
         let text: Vec<&str> = result
             .content
             .iter()
-            .filter_map(|block| match block {
-                ContentBlock::Text(t) => Some(t.text.as_str()),
-                _ => None,
-            })
+            .filter_map(ContentBlock::as_text)
             .collect();
         Value::String(text.join("\n"))
     };

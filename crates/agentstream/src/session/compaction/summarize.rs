@@ -91,10 +91,7 @@ async fn summarize<M: Model + ?Sized>(
     let texts: Vec<&str> = answer
         .content
         .iter()
-        .filter_map(|block| match block {
-            ContentBlock::Text(t) => Some(t.text.as_str()),
-            _ => None,
-        })
+        .filter_map(ContentBlock::as_text)
         .collect();
     Ok(texts.join("\n"))
 }
