@@ -116,6 +116,14 @@ where
     E: Endpoint + Send + Sync + 'static,
     H: Host,
 {
+    /// The host runtime's wall clock.
+    fn clock(&self) -> Option<agentstream::rt::Clock> {
+        let host = Arc::clone(&self.host);
+        Some(agentstream::rt::Clock::from_fn(move || {
+            host.timer().now_unix_ms()
+        }))
+    }
+
     fn stream(&self, context: &Context, options: StreamOptions) -> ModelStream {
         let signal = options.signal.clone();
         let mut stream = self

@@ -243,6 +243,16 @@ fn the_toy_request_and_answer_round_trip_through_the_call_path() {
 }
 
 #[test]
+fn the_endpoint_model_s_clock_is_its_host_s() {
+    use agentstream::model::Model;
+    let model = toy_model(Vec::new(), 1);
+    let clock = model
+        .clock()
+        .expect("an endpoint model has its host's clock");
+    assert_eq!(clock.now_unix_ms(), NOW_MS);
+}
+
+#[test]
 fn a_scripted_failure_arrives_as_an_error_with_its_typed_cause() {
     let failure = ScriptedTurn::failure(ErrorReason::Error, "overloaded")
         .with_partial_text("Half an ans")

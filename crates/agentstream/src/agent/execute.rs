@@ -76,9 +76,9 @@ where
     let mut steered = Vec::new();
     for call in calls {
         let result = if !steered.is_empty() {
-            settle_unrun(call, SKIPPED_MESSAGE, emit)
+            settle_unrun(call, SKIPPED_MESSAGE, options, emit)
         } else if signal.is_aborted() {
-            settle_unrun(call, TOOL_ABORTED_MESSAGE, emit)
+            settle_unrun(call, TOOL_ABORTED_MESSAGE, options, emit)
         } else {
             emit_start(call, emit);
             let output = match preflight(tools, call, options).await {
@@ -86,7 +86,7 @@ where
                 Ok(arguments) => execute(tools, call, arguments, signal, options, emit).await,
             };
             emit_end(call, &output, emit);
-            into_result(call, output)
+            into_result(call, output, options.now_unix_ms())
         };
         emit_result_message(&result, emit);
         results.push(result);
@@ -156,7 +156,7 @@ async fn run_group<E>(
                 .or_else(|| outputs.next())
                 .unwrap_or_else(|| failure(TOOL_ABORTED_MESSAGE)),
         };
-        results.push(into_result(call, output));
+        results.push(into_result(call, output, options.now_unix_ms()));
     }
 }
 
@@ -172,18 +172,23 @@ pub(super) fn failure(text: impl Into<String>) -> ToolOutput {
 pub(super) fn settle_unrun<E: Fn(AgentEvent)>(
     call: &ToolCall,
     text: &str,
+    options: &AgentOptions,
     emit: &E,
 ) -> Arc<ToolResultMessage> {
     emit_start(call, emit);
     let output = failure(text);
     emit_end(call, &output, emit);
-    into_result(call, output)
+    into_result(call, output, options.now_unix_ms())
 }
 
 /// The error result of a call that is not executed and gets no events of
 /// its own (the calls of an `error` or `aborted` turn).
-pub(super) fn unrun_result(call: &ToolCall, text: &str) -> Arc<ToolResultMessage> {
-    into_result(call, failure(text))
+pub(super) fn unrun_result(
+    call: &ToolCall,
+    text: &str,
+    options: &AgentOptions,
+) -> Arc<ToolResultMessage> {
+    into_result(call, failure(text), options.now_unix_ms())
 }
 
 fn emit_start<E: Fn(AgentEvent)>(call: &ToolCall, emit: &E) {
@@ -215,14 +220,14 @@ pub(super) fn emit_result_message<E: Fn(AgentEvent)>(result: &Arc<ToolResultMess
 }
 
 /// The `toolResult` message of a call, shared by its events from here on.
-fn into_result(call: &ToolCall, output: ToolOutput) -> Arc<ToolResultMessage> {
+fn into_result(call: &ToolCall, output: ToolOutput, timestamp: u64) -> Arc<ToolResultMessage> {
     Arc::new(ToolResultMessage {
         tool_call_id: call.id.clone(),
         tool_name: call.name.clone(),
         content: output.content,
         details: output.details,
         is_error: output.is_error,
-        timestamp: 0,
+        timestamp,
         extra: Default::default(),
     })
 }

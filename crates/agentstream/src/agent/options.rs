@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use crate::message::Message;
 use crate::model::{AbortSignal, ErrorCause, StreamOptions};
-use crate::rt::Pause;
+use crate::rt::{Clock, Pause};
 
 /// Checks a call's arguments against its tool's schema, coercing them in
 /// place, and returns one line per failure (empty: valid). The default is
@@ -60,6 +60,12 @@ pub struct AgentOptions {
     /// effort, tool choice, stop sequences, response format); the run's
     /// abort signal replaces their `signal`.
     pub stream: StreamOptions,
+    /// The wall clock stamping the messages the loop makes (a
+    /// [`prompt_text`](super::Agent::prompt_text) user message, every
+    /// `toolResult`), as Pi stamps them with `Date.now()`. `None` (the
+    /// default): the model's [`clock`](crate::model::Model::clock), and 0
+    /// when it has none.
+    pub clock: Option<Clock>,
 }
 
 impl Default for AgentOptions {
@@ -72,6 +78,7 @@ impl Default for AgentOptions {
             validator: Some(super::validate_arguments),
             hooks: super::AgentHooks::default(),
             stream: StreamOptions::default(),
+            clock: None,
         }
     }
 }
@@ -105,6 +112,27 @@ impl AgentOptions {
     pub fn with_abort_grace(mut self, grace: Pause) -> Self {
         self.abort_grace = Some(grace);
         self
+    }
+
+    /// Options with the clock that stamps the messages the loop makes.
+    ///
+    /// ```
+    /// use agentstream::agent::AgentOptions;
+    /// use agentstream::rt::Clock;
+    ///
+    /// let options = AgentOptions::default().with_clock(Clock::from_fn(|| 42));
+    /// assert_eq!(options.now_unix_ms(), 42);
+    /// assert_eq!(AgentOptions::default().now_unix_ms(), 0);
+    /// ```
+    pub fn with_clock(mut self, clock: Clock) -> Self {
+        self.clock = Some(clock);
+        self
+    }
+
+    /// The time by [`clock`](Self::clock) in milliseconds since the Unix
+    /// epoch; 0 without a clock.
+    pub fn now_unix_ms(&self) -> u64 {
+        self.clock.as_ref().map_or(0, Clock::now_unix_ms)
     }
 
     /// Options with the model calls' options set.
@@ -182,6 +210,7 @@ impl core::fmt::Debug for AgentOptions {
             .field("validator", &self.validator.is_some())
             .field("hooks", &self.hooks)
             .field("stream", &self.stream)
+            .field("clock", &self.clock.is_some())
             .finish()
     }
 }

@@ -78,13 +78,16 @@ pub async fn run_agent<M, E>(
     tools: &ToolSet<'_>,
     mut context: Context,
     prompts: Vec<Message>,
-    options: AgentOptions,
+    mut options: AgentOptions,
     emit: E,
 ) -> AgentOutcome
 where
     M: Model + ?Sized,
     E: FnMut(AgentEvent),
 {
+    if options.clock.is_none() {
+        options.clock = model.clock();
+    }
     // The tools of a turn run concurrently and each reports its own events,
     // so the callback is shared behind the crate's lock (never contended:
     // every event is emitted from the run's own task, one at a time).
@@ -141,7 +144,7 @@ where
             StopReason::Length => {
                 let results = calls
                     .iter()
-                    .map(|call| settle_unrun(call, NOT_EXECUTED_MESSAGE, emit))
+                    .map(|call| settle_unrun(call, NOT_EXECUTED_MESSAGE, &options, emit))
                     .collect::<Vec<_>>();
                 for result in &results {
                     emit_result_message(result, emit);
@@ -154,7 +157,7 @@ where
             StopReason::Error | StopReason::Aborted => {
                 let results = calls
                     .iter()
-                    .map(|call| unrun_result(call, NOT_EXECUTED_MESSAGE))
+                    .map(|call| unrun_result(call, NOT_EXECUTED_MESSAGE, &options))
                     .collect::<Vec<_>>();
                 for result in &results {
                     emit_result_message(result, emit);

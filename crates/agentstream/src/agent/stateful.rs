@@ -208,10 +208,17 @@ impl<M: Model> Agent<M> {
         self.run(messages, false).await
     }
 
-    /// [`prompt`](Self::prompt) with one user message of this text.
+    /// [`prompt`](Self::prompt) with one user message of this text,
+    /// stamped with the options' [`clock`](AgentOptions::with_clock) or
+    /// else the model's, as Pi stamps it with `Date.now()`.
     pub async fn prompt_text(&self, text: &str) -> Result<AgentOutcome, AgentError> {
-        self.run(alloc::vec![crate::message::user(text).into()], false)
-            .await
+        let timestamp = self.inner.with(|inner| match &inner.options.clock {
+            Some(clock) => clock.now_unix_ms(),
+            None => inner.model.clock().map_or(0, |clock| clock.now_unix_ms()),
+        });
+        let mut message = crate::message::user(text);
+        message.timestamp = timestamp;
+        self.run(alloc::vec![message.into()], false).await
     }
 
     /// Resumes from the current transcript (Pi's `continue`), for example

@@ -178,11 +178,22 @@ impl StreamOptions {
 pub trait Model {
     /// Starts a call.
     fn stream(&self, context: &Context, options: StreamOptions) -> ModelStream;
+
+    /// The wall clock this model's runtime keeps, if it has one (an HTTP
+    /// model's host, a [`RetryModel`]'s timer); the agent loop stamps the
+    /// messages it makes with it when its options name no
+    /// [`clock`](crate::agent::AgentOptions::with_clock). `None` by default.
+    fn clock(&self) -> Option<crate::rt::Clock> {
+        None
+    }
 }
 
 impl<M: Model + ?Sized> Model for &M {
     fn stream(&self, context: &Context, options: StreamOptions) -> ModelStream {
         (**self).stream(context, options)
+    }
+    fn clock(&self) -> Option<crate::rt::Clock> {
+        (**self).clock()
     }
 }
 
@@ -190,10 +201,16 @@ impl<M: Model + ?Sized> Model for alloc::boxed::Box<M> {
     fn stream(&self, context: &Context, options: StreamOptions) -> ModelStream {
         (**self).stream(context, options)
     }
+    fn clock(&self) -> Option<crate::rt::Clock> {
+        (**self).clock()
+    }
 }
 
 impl<M: Model + ?Sized> Model for alloc::sync::Arc<M> {
     fn stream(&self, context: &Context, options: StreamOptions) -> ModelStream {
         (**self).stream(context, options)
+    }
+    fn clock(&self) -> Option<crate::rt::Clock> {
+        (**self).clock()
     }
 }

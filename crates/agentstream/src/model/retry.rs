@@ -331,6 +331,14 @@ where
     T: Timer + Send + Sync,
     T::Sleep: Send,
 {
+    /// The wrapped model's clock, or else the retry timer's.
+    fn clock(&self) -> Option<crate::rt::Clock> {
+        self.model.clock().or_else(|| {
+            let timer = Arc::clone(&self.timer);
+            Some(crate::rt::Clock::from_fn(move || timer.now_unix_ms()))
+        })
+    }
+
     fn stream(&self, context: &Context, options: StreamOptions) -> ModelStream {
         let model = Arc::clone(&self.model);
         let policy = self.policy;

@@ -26,6 +26,7 @@
 //! [`Timer`] shows a toy runtime driving a retry, [`Spawn`] a thread per
 //! task.
 
+mod clock;
 mod pause;
 mod runtime;
 mod task;
@@ -33,6 +34,7 @@ mod task;
 use core::future::Future;
 use core::time::Duration;
 
+pub use clock::Clock;
 pub use pause::Pause;
 pub use runtime::Runtime;
 #[cfg(feature = "std")]
