@@ -232,6 +232,15 @@ if (cd "$node_dir" && npm install --silent --no-audit --no-fund openai @mariozec
     fi
     step "$label"
     (cd "$node_dir" && npx vitest run "${tests[@]}") || fail "vitest suite"
+    step "jest: the helper with the openai Node SDK"
+    if (cd "$node_dir" && npm install --silent --no-audit --no-fund jest@30.5.2 >>"$work/npm.log" 2>&1); then
+        cp packages/npm/tests/jest.test.mjs "$node_dir/"
+        (cd "$node_dir" && NODE_OPTIONS=--experimental-vm-modules npx jest --ci --testTimeout 30000 jest.test.mjs) ||
+            fail "jest suite"
+    else
+        tail -n 3 "$work/npm.log"
+        echo "SKIPPED: jest suite (could not npm install jest@30.5.2)"
+    fi
     step "the README's npm install and vitest example, as printed"
     readme_node || fail "the README's JavaScript example"
 else

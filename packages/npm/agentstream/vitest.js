@@ -3,9 +3,9 @@
 // test's own id.
 import { afterAll, test as base } from "vitest";
 import { startServer } from "./index.js";
+import { testId } from "./test-id.js";
 
-const idOf = (task) =>
-  (`${task.file?.name ?? ""}::${task.name}`.replace(/[^A-Za-z0-9._-]/g, "_").replace(/\.(?=\.)/g, "_") || "test").slice(0, 128);
+const idOf = (task) => testId(task.file?.name, task.name);
 
 /**
  * A vitest `test` with an `agentstream` fixture: a server started for each
