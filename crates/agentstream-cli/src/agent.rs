@@ -8,12 +8,16 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
+use std::sync::{Arc, Mutex};
+
 use agentstream::agent::{
-    run_agent, AgentEvent, AgentOptions, AgentOutcome, AgentStop, AgentTool, ToolContext,
-    ToolError, ToolOutput, ToolSet,
+    Agent, AgentEvent, AgentOptions, AgentOutcome, AgentStop, AgentTool, AutoCompaction, AutoRetry,
+    ToolContext, ToolError, ToolOutput, ToolSet,
 };
-use agentstream::message::{assistant, text, tool_call, user, Context, Message, StopReason};
-use agentstream::model::{AbortController, ScriptStep, ScriptedModel, ScriptedTurn};
+use agentstream::message::{assistant, text, tool_call, Context, Message, StopReason};
+use agentstream::model::{Model, ScriptStep, ScriptedModel, ScriptedTurn};
+use agentstream::rt::Clock;
+use agentstream::session::{CompactionSettings, SessionRecorder};
 use serde_json::{json, Map, Value};
 
 use crate::input::{array_elements, read_whole_file, InputError, MAX_WHOLE_FILE_BYTES};
@@ -77,6 +81,54 @@ pub struct Args {
     /// under `~/.pi/agent`), or start one there.
     #[arg(long = "continue", short = 'c')]
     continue_session: bool,
+    /// Retry a turn that failed with a transient error (overloaded, rate
+    /// limit, 5xx, connection errors: Pi's patterns) after a delay that
+    /// doubles each time, as Pi's `retry` settings do. Pi retries by
+    /// default; here it is asked for, since `agent` also plays scripts.
+    #[arg(long)]
+    auto_retry: bool,
+    /// The most retries in a row (with `--auto-retry`; Pi's default).
+    #[arg(long, value_name = "N", default_value = "3", requires = "auto_retry",
+          value_parser = clap::value_parser!(u32).range(1..=100))]
+    max_retries: u32,
+    /// The first retry's delay in milliseconds, doubled at each attempt
+    /// (with `--auto-retry`; Pi's default).
+    #[arg(long, value_name = "MS", default_value = "2000", requires = "auto_retry",
+          value_parser = clap::value_parser!(u64).range(0..=600_000))]
+    retry_base_delay_ms: u64,
+    /// Compact the session when the context passes the model's window
+    /// less `--reserve-tokens`, or when the provider says it overflowed
+    /// (then the turn is retried once), as Pi's `compaction` settings do;
+    /// the summary is asked of the same model. Needs `--session` or `-c`.
+    #[arg(long)]
+    auto_compact: bool,
+    /// The model's context window in tokens (with `--auto-compact`); 0:
+    /// unknown, so only an overflow error compacts.
+    #[arg(
+        long,
+        value_name = "TOKENS",
+        default_value = "0",
+        requires = "auto_compact"
+    )]
+    context_window: u64,
+    /// Tokens kept free for the answer (with `--auto-compact`; Pi's
+    /// default).
+    #[arg(
+        long,
+        value_name = "TOKENS",
+        default_value = "16384",
+        requires = "auto_compact"
+    )]
+    reserve_tokens: u64,
+    /// About how many tokens of the newest messages a compaction keeps
+    /// (with `--auto-compact`; Pi's default).
+    #[arg(
+        long,
+        value_name = "TOKENS",
+        default_value = "20000",
+        requires = "auto_compact"
+    )]
+    keep_recent_tokens: u64,
 }
 
 /// Runs `agent`: exits 0 when the run completed, 1 when it ended in an
@@ -106,23 +158,23 @@ pub fn run(args: &Args) -> io::Result<ExitCode> {
             sandbox: sandbox.clone(),
         })
         .with(LsTool { sandbox });
+    if args.auto_compact && args.session.is_none() && !args.continue_session {
+        eprintln!("agentstream: error: --auto-compact needs a session (--session FILE or -c)");
+        return Ok(ExitCode::from(2));
+    }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let controller = AbortController::new();
-    let options = AgentOptions::default()
-        .with_max_turns(args.max_turns as usize)
-        .with_signal(controller.signal());
-    let mut writer =
-        match crate::session::writer_for(args.session.as_deref(), args.continue_session) {
-            Ok(writer) => writer,
-            Err(e) => {
-                eprintln!("agentstream: error: {}", escape_line(&e));
-                return Ok(ExitCode::from(2));
-            }
-        };
-    let context = match &writer {
-        Some(w) => match crate::session::llm_context(w) {
+    let recorder = match crate::session::writer_for(args.session.as_deref(), args.continue_session)
+    {
+        Ok(writer) => writer.map(SessionRecorder::new),
+        Err(e) => {
+            eprintln!("agentstream: error: {}", escape_line(&e));
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let context = match &recorder {
+        Some(recorder) => match recorder.with_writer(|w| crate::session::llm_context(w)) {
             Ok(context) => context,
             Err(e) => {
                 eprintln!("agentstream: error: {}", escape_line(&e));
@@ -131,60 +183,78 @@ pub fn run(args: &Args) -> io::Result<ExitCode> {
         },
         None => Context::default(),
     };
-    let prompts = vec![user(prompt).into()];
-    let printer = Printer::new(args.jsonl);
-    let mut write_error: Option<String> = None;
-    let emit = |event: AgentEvent| {
-        if let (AgentEvent::MessageEnd { message }, Some(w)) = (&event, writer.as_mut()) {
-            if write_error.is_none() {
-                write_error = w
-                    .append_message(message.to_message().into())
-                    .err()
-                    .map(String::from);
-            }
-        }
-        printer.event(&event)
-    };
-    let outcome = match (&args.base_url, &args.model) {
+    let model: Arc<dyn Model + Send + Sync> = match (&args.base_url, &args.model) {
         (Some(base_url), Some(model_id)) => {
             let key_var = args
                 .api_key_env
                 .as_deref()
                 .unwrap_or(args.api.default_key_env());
-            let model = match endpoint(args.api, base_url, model_id, key_var) {
-                Ok(model) => model,
+            match endpoint(args.api, base_url, model_id, key_var) {
+                Ok(model) => Arc::from(model),
                 Err(e) => {
                     eprintln!("agentstream: error: {}", escape_line(&e));
                     return Ok(ExitCode::from(2));
                 }
-            };
-            runtime.block_on(with_ctrl_c(
-                run_agent(&*model, &tools, context, prompts, options, emit),
-                &controller,
-            ))
+            }
         }
-        _ => {
-            let model = match &script {
-                Some(path) => match load_script(path) {
-                    Ok(model) => model,
-                    Err(error) => {
-                        eprintln!("{}:{}", path.display(), escape_line(&error.to_string()));
-                        return Ok(ExitCode::from(2));
-                    }
-                },
-                None => demo_model(),
-            };
-            runtime.block_on(run_agent(&model, &tools, context, prompts, options, emit))
-        }
+        _ => match &script {
+            Some(path) => match load_script(path) {
+                Ok(model) => Arc::new(model),
+                Err(error) => {
+                    eprintln!("{}:{}", path.display(), escape_line(&error.to_string()));
+                    return Ok(ExitCode::from(2));
+                }
+            },
+            None => Arc::new(demo_model()),
+        },
     };
+    let agent = Agent::new(Arc::clone(&model), tools)
+        .with_messages(context.messages)
+        .with_options(
+            AgentOptions::default()
+                .with_max_turns(args.max_turns as usize)
+                // The prompt and the tool results carry the wall clock,
+                // as Pi's do (a script's model has none of its own).
+                .with_clock(Clock::of(agentstream_tokio::Tokio)),
+        );
+    if args.auto_retry {
+        let policy = AutoRetry::new(agentstream_tokio::Tokio)
+            .with_max_retries(args.max_retries)
+            .with_base_delay_ms(args.retry_base_delay_ms);
+        agent.set_auto_retry(Some(policy));
+    }
+    if let Some(recorder) = &recorder {
+        recorder.attach(&agent);
+        if args.auto_compact {
+            let mut settings = CompactionSettings::default();
+            settings.enabled = true;
+            settings.reserve_tokens = args.reserve_tokens;
+            settings.keep_recent_tokens = args.keep_recent_tokens;
+            let compactor = recorder.compactor(Arc::clone(&model), settings);
+            let policy =
+                AutoCompaction::new(compactor, args.context_window).with_settings(settings);
+            agent.set_auto_compaction(Some(policy));
+        }
+    }
+    let printer = Arc::new(Mutex::new(Printer::new(args.jsonl)));
+    let events = Arc::clone(&printer);
+    agent.subscribe_fn(move |event| lock(&events).event(event));
+    let outcome = runtime.block_on(with_ctrl_c(agent.prompt_text(&prompt), || agent.abort()));
     // A tool call past its time limit may still hold a blocking thread:
     // do not wait for it.
     runtime.shutdown_background();
-    printer.finish(&outcome)?;
-    if let Some(e) = write_error {
+    let outcome = match outcome {
+        Ok(outcome) => outcome,
+        Err(e) => {
+            eprintln!("agentstream: error: {}", escape_line(&e.to_string()));
+            return Ok(ExitCode::from(1));
+        }
+    };
+    lock(&printer).finish(&outcome)?;
+    if let Some(e) = recorder.as_ref().and_then(SessionRecorder::take_error) {
         eprintln!(
             "agentstream: error: the session was not written: {}",
-            escape_line(&e)
+            escape_line(&e.to_string())
         );
         return Ok(ExitCode::from(2));
     }
@@ -194,11 +264,18 @@ pub fn run(args: &Args) -> io::Result<ExitCode> {
     })
 }
 
+/// The printer, even if a subscriber panicked while holding it.
+fn lock(printer: &Mutex<Printer>) -> std::sync::MutexGuard<'_, Printer> {
+    printer
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// Runs `run`; Ctrl-C aborts it (the run then ends by itself).
-async fn with_ctrl_c<F: std::future::Future>(run: F, controller: &AbortController) -> F::Output {
+async fn with_ctrl_c<F: std::future::Future>(run: F, abort: impl FnOnce()) -> F::Output {
     let watch = async {
         if tokio::signal::ctrl_c().await.is_ok() {
-            controller.abort();
+            abort();
         }
         std::future::pending::<()>().await;
     };
@@ -214,7 +291,7 @@ fn endpoint(
     base_url: &str,
     model: &str,
     key_var: &str,
-) -> Result<Box<dyn agentstream::model::Model>, String> {
+) -> Result<Box<dyn Model + Send + Sync>, String> {
     let key = std::env::var(key_var).ok().filter(|key| !key.is_empty());
     if key.is_none() {
         eprintln!("agentstream: note: ${key_var} is not set; sending no API key");

@@ -89,7 +89,10 @@ pub enum Target {
 }
 
 /// The model of `target` for `settings`, or the message of a usage error.
-pub fn model(target: impl Into<Target>, settings: Settings) -> Result<Box<dyn Model>, String> {
+pub fn model(
+    target: impl Into<Target>,
+    settings: Settings,
+) -> Result<Box<dyn Model + Send + Sync>, String> {
     let target = target.into();
     let (base_url, settings) = resolve(target, settings)?;
     visit(target, Build { base_url, settings })?
@@ -185,7 +188,7 @@ struct Build {
 }
 
 impl ProtocolVisitor for Build {
-    type Output = Result<Box<dyn Model>, ClientError>;
+    type Output = Result<Box<dyn Model + Send + Sync>, ClientError>;
 
     fn visit<P: Protocol + Send + Sync + 'static>(self, protocol: P) -> Self::Output {
         let model = self.settings.model.clone();

@@ -221,3 +221,137 @@ fn serialized_conversations_equal_pis_byte_for_byte_with_key_order() {
     }
     assert!(compared >= 11);
 }
+
+/// `agent --auto-retry`: a turn failing with a transient error (Pi's
+/// patterns: overloaded) is retried and the run completes; without the
+/// flag the same script ends in the error.
+#[test]
+fn agent_auto_retry_retries_a_transient_failure() {
+    let dir = std::env::temp_dir().join(format!("agentstream-agent-retry-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = dir.join("script.json");
+    std::fs::write(
+        &script,
+        r#"[{"stopReason": "error", "errorMessage": "529 overloaded_error: Overloaded"}, "Recovered."]"#,
+    )
+    .unwrap();
+    let agent = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_agentstream"))
+            .current_dir(&dir)
+            .arg("agent")
+            .args(["--jsonl"])
+            .args(extra)
+            .args([script.to_str().unwrap(), "hi"])
+            .output()
+            .unwrap()
+    };
+    let o = agent(&["--auto-retry", "--retry-base-delay-ms", "0"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    assert!(out.contains(r#""type":"auto_retry_start""#), "{out}");
+    assert!(out.contains(r#""success":true"#), "{out}");
+    assert!(out.contains("Recovered."), "{out}");
+    let o = agent(&[]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stdout));
+    assert!(!text(&o.stdout).contains("auto_retry_start"));
+    // The retry settings need the flag.
+    let o = agent(&["--max-retries", "2"]);
+    assert_eq!(o.status.code(), Some(2));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `agent --auto-compact` on a session: once the answer's usage passes the
+/// window less the reserve, the session is compacted (the summary asked of
+/// the same model) and a `compaction` entry is written; without a session
+/// the flag is refused.
+#[test]
+fn agent_auto_compact_writes_a_compaction_entry() {
+    let dir =
+        std::env::temp_dir().join(format!("agentstream-agent-compact-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("s.jsonl");
+    let answer = |text: &str, total: u64| {
+        serde_json::json!({"role": "assistant", "stopReason": "stop",
+            "content": [{"type": "text", "text": text}],
+            "usage": {"input": total - 10, "output": 10, "cacheRead": 0, "cacheWrite": 0,
+                "totalTokens": total,
+                "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}})
+    };
+    let long = "word ".repeat(400);
+    let turns = serde_json::json!([
+        answer(&long, 500),
+        answer(&long, 900),
+        answer("## Goal\nA summary.", 100)
+    ]);
+    let script = dir.join("script.json");
+    std::fs::write(&script, turns.to_string()).unwrap();
+    let agent = |extra: &[&str], prompt: &str| {
+        Command::new(env!("CARGO_BIN_EXE_agentstream"))
+            .current_dir(&dir)
+            .arg("agent")
+            .args(["--jsonl", "--session", file.to_str().unwrap()])
+            .args([
+                "--auto-compact",
+                "--context-window",
+                "1000",
+                "--reserve-tokens",
+                "200",
+            ])
+            .args(["--keep-recent-tokens", "50"])
+            .args(extra)
+            .args([script.to_str().unwrap(), prompt])
+            .output()
+            .unwrap()
+    };
+    // The first run stays under the threshold (500 < 1000 - 200).
+    let o = agent(&[], &"first question ".repeat(50));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(!text(&o.stdout).contains("compaction_start"));
+    // The script restarts each run: the second run's answer is turn 1
+    // again, so give it the larger usage with a second script.
+    // The cut falls inside the turn: Pi asks for the history's summary
+    // and the turn prefix's.
+    let turns = serde_json::json!([
+        answer(&long, 900),
+        answer("## Goal\nA summary.", 100),
+        answer("The turn so far.", 100)
+    ]);
+    std::fs::write(&script, turns.to_string()).unwrap();
+    let o = agent(&[], "second question");
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    assert!(out.contains(r#""type":"compaction_start""#), "{out}");
+    let end = out
+        .lines()
+        .find(|line| line.contains(r#""type":"compaction_end""#))
+        .unwrap_or_else(|| panic!("no compaction_end in {out}"));
+    assert!(!end.contains("errorMessage"), "{end}");
+    let written = std::fs::read_to_string(&file).unwrap();
+    let compaction = written
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .find(|entry| entry["type"] == "compaction")
+        .unwrap_or_else(|| panic!("no compaction entry in {written}"));
+    assert!(compaction["summary"]
+        .as_str()
+        .unwrap()
+        .contains("A summary."));
+    // The prompts carry the wall clock, as Pi's do.
+    let prompt = written
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .find(|entry| entry["message"]["role"] == "user")
+        .unwrap();
+    assert!(prompt["message"]["timestamp"].as_u64().unwrap() > 1_600_000_000_000);
+    // Without a session the flag is refused.
+    let o = Command::new(env!("CARGO_BIN_EXE_agentstream"))
+        .current_dir(&dir)
+        .args(["agent", "--auto-compact", script.to_str().unwrap(), "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("needs a session"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
