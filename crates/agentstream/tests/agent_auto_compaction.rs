@@ -170,3 +170,201 @@ fn a_context_past_the_threshold_is_compacted_and_the_run_ends() {
 fn recorder_again() -> (SessionRecorder, PathBuf) {
     recorder("threshold-under")
 }
+
+/// Pi's same-model check: with the policy's model named, an overflow error
+/// from another model (one used before a switch) does not compact; from
+/// the named model it does.
+#[test]
+fn an_overflow_from_another_model_is_not_compacted() {
+    for (model, compacted) in [("other", 0), ("scripted", 1)] {
+        let (recorder, dir) = recorder(&format!("same-model-{model}"));
+        let context = recorder.with_writer(|w| w.context()).unwrap();
+        let summarizer = ScriptedModel::new([assistant([text("SUMMARY")], StopReason::Stop)]);
+        let settings = CompactionSettings::default().with_keep_recent_tokens(2);
+        let policy = AutoCompaction::new(recorder.compactor(summarizer, settings), 200_000)
+            .with_settings(settings)
+            .with_model("scripted", model);
+        let mut overflow = failed(OVERFLOW);
+        overflow.provider = "scripted".into();
+        overflow.model = "scripted".into();
+        let script = vec![overflow, assistant([text("after")], StopReason::Stop)];
+        let agent = Agent::from_session(ScriptedModel::new(script), ToolSet::new(), &context)
+            .with_auto_compaction(policy);
+        recorder.attach(&agent);
+        futures_executor::block_on(agent.prompt_text("third")).unwrap();
+        assert_eq!(compactions(&recorder), compacted, "policy model {model}");
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}
+
+/// A threshold compaction ends the run, but a message queued while it
+/// ran is delivered: the loop goes on (Pi's `hasQueuedMessages` check).
+#[test]
+fn a_message_queued_during_a_threshold_compaction_is_delivered() {
+    use std::sync::{Arc, Mutex};
+    let (recorder, dir) = recorder("threshold-queued");
+    let mut big = assistant([text("big")], StopReason::Stop);
+    big.usage.total_tokens = Some(200_000 - 16_384 + 1);
+    let agent = Arc::new(agent_on(
+        &recorder,
+        vec![
+            big,
+            assistant([text("follow-up answered")], StopReason::Stop),
+        ],
+    ));
+    // Queue a follow-up when the compaction starts (the run has ended its
+    // turns by then, so only the compaction's check can deliver it).
+    let queued = Arc::new(Mutex::new(None::<Arc<Agent<ScriptedModel>>>));
+    *queued.lock().unwrap() = Some(Arc::clone(&agent));
+    let hook = Arc::clone(&queued);
+    agent.subscribe_fn(move |event| {
+        if matches!(
+            event,
+            agentstream::agent::AgentEvent::CompactionStart { .. }
+        ) {
+            if let Some(agent) = hook.lock().unwrap().take() {
+                agent.follow_up(user("one more thing").into());
+            }
+        }
+    });
+    let events = recorded(&agent);
+    let outcome = futures_executor::block_on(agent.prompt_text("third")).unwrap();
+    assert_eq!(outcome.stop, AgentStop::Completed);
+    assert_eq!(outcome.turns, 2, "the queued follow-up got its turn");
+    assert_eq!(compactions(&recorder), 1);
+    let messages = agent.state().messages;
+    assert!(
+        matches!(messages.last(), Some(Message::Assistant(a)) if a.text() == "follow-up answered")
+    );
+    assert!(messages
+        .iter()
+        .any(|m| serde_json::to_string(m).unwrap().contains("one more thing")));
+    let types: Vec<String> = events
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|e| e["type"].as_str().unwrap().to_owned())
+        .collect();
+    let end = types.iter().position(|t| t == "compaction_end").unwrap();
+    assert_eq!(types[end + 1], "agent_start", "{types:?}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Pi's manual `compact()`: `compaction_start`/`compaction_end` with
+/// reason `manual` to the agent's subscribers, and on failure the end
+/// carries `Compaction failed: …`.
+#[test]
+fn a_manual_compaction_emits_pis_events() {
+    let (recorder, dir) = recorder("manual");
+    let agent = agent_on(&recorder, vec![]);
+    let events = recorded(&agent);
+    let summarizer = ScriptedModel::new([assistant([text("MANUAL")], StopReason::Stop)]);
+    let settings = CompactionSettings::default().with_keep_recent_tokens(2);
+    let result =
+        futures_executor::block_on(recorder.compact(&agent, &summarizer, &settings, None)).unwrap();
+    assert!(result.summary.contains("MANUAL"));
+    // Again at once: nothing new to compact.
+    let error = futures_executor::block_on(recorder.compact(&agent, &summarizer, &settings, None))
+        .unwrap_err();
+    let events = events.lock().unwrap();
+    let manual: Vec<&serde_json::Value> =
+        events.iter().filter(|e| e["reason"] == "manual").collect();
+    assert_eq!(manual.len(), 4, "{events:?}");
+    assert_eq!(
+        *manual[0],
+        serde_json::json!({"type": "compaction_start", "reason": "manual"})
+    );
+    assert_eq!(manual[1]["type"], "compaction_end");
+    assert_eq!(manual[1]["willRetry"], false);
+    assert!(manual[1]["result"]["summary"]
+        .as_str()
+        .unwrap()
+        .contains("MANUAL"));
+    assert_eq!(
+        manual[3]["errorMessage"],
+        format!("Compaction failed: {error}")
+    );
+    assert!(manual[3].get("result").is_none());
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Pi checks before a prompt too (`_checkCompaction(last, false)`): an
+/// aborted answer past the threshold, which the check after its run left
+/// alone, is compacted before the next prompt is sent; and the kept
+/// answer of a compaction (whose usage counts the context before it)
+/// does not compact again (Pi's compaction boundary).
+#[test]
+fn the_check_before_a_prompt_compacts_an_aborted_answer_once() {
+    let (recorder, dir) = recorder("before-prompt");
+    let mut aborted = assistant([text("cut")], StopReason::Aborted);
+    aborted.usage.total_tokens = Some(200_000);
+    let agent = agent_on(
+        &recorder,
+        vec![
+            aborted,
+            assistant([text("one")], StopReason::Stop),
+            assistant([text("two")], StopReason::Stop),
+        ],
+    );
+    let events = recorded(&agent);
+    let types = || -> Vec<String> {
+        events
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|e| e["type"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    futures_executor::block_on(agent.prompt_text("third")).unwrap();
+    assert_eq!(
+        compactions(&recorder),
+        0,
+        "an aborted answer is left after its run"
+    );
+    futures_executor::block_on(agent.prompt_text("fourth")).unwrap();
+    assert_eq!(
+        compactions(&recorder),
+        1,
+        "the check before the prompt compacts it"
+    );
+    let seen = types();
+    let start = seen.iter().position(|t| t == "compaction_start").unwrap();
+    assert_eq!(seen[start + 1], "compaction_end");
+    assert_eq!(
+        seen[start + 2],
+        "agent_start",
+        "then the prompt runs: {seen:?}"
+    );
+    futures_executor::block_on(agent.prompt_text("fifth")).unwrap();
+    assert_eq!(compactions(&recorder), 1, "no second compaction");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// After a threshold compaction the kept answer still reads past the
+/// threshold; the next prompt does not compact on it again.
+#[test]
+fn a_compacted_answer_does_not_compact_again_before_the_next_prompt() {
+    let (recorder, dir) = recorder("boundary");
+    let mut big = assistant([text("big")], StopReason::Stop);
+    big.usage.total_tokens = Some(200_000 - 16_384 + 1);
+    let agent = agent_on(
+        &recorder,
+        vec![big, assistant([text("small")], StopReason::Stop)],
+    );
+    let events = recorded(&agent);
+    futures_executor::block_on(agent.prompt_text("third")).unwrap();
+    assert_eq!(compactions(&recorder), 1);
+    let outcome = futures_executor::block_on(agent.prompt_text("fourth")).unwrap();
+    assert_eq!(outcome.stop, AgentStop::Completed);
+    assert_eq!(compactions(&recorder), 1);
+    // Not even tried (Pi's preparation would refuse it: "Already
+    // compacted").
+    let starts = events
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|e| e["type"] == "compaction_start")
+        .count();
+    assert_eq!(starts, 1);
+    std::fs::remove_dir_all(&dir).ok();
+}

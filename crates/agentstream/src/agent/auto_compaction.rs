@@ -1,6 +1,7 @@
 //! [`AutoCompaction`]: the [`Agent`](super::Agent)'s compaction after a
 //! run, as Pi's coding agent (`AgentSession`) does it.
 
+use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::fmt;
@@ -46,6 +47,12 @@ pub struct AutoCompaction {
     /// The model's context window in tokens (`0`: unknown, so only an
     /// overflow error text counts and the threshold never passes).
     pub context_window: u64,
+    /// The agent's model as `(provider, model id)`, for Pi's same-model
+    /// check: an overflow error from another model (one the agent used
+    /// before switching) does not compact. `None` (the default): the
+    /// model is not known, so every overflow counts (Pi, which always
+    /// knows its model, never compacts without one).
+    pub model: Option<(String, String)>,
     compactor: Arc<dyn Compactor>,
 }
 
@@ -56,8 +63,17 @@ impl AutoCompaction {
         Self {
             settings: CompactionSettings::default(),
             context_window,
+            model: None,
             compactor: Arc::new(compactor),
         }
+    }
+
+    /// The same policy for the model `model_id` of `provider` (as its
+    /// assistant messages name them), so an overflow from another model
+    /// does not compact.
+    pub fn with_model(mut self, provider: impl Into<String>, model_id: impl Into<String>) -> Self {
+        self.model = Some((provider.into(), model_id.into()));
+        self
     }
 
     /// The same policy with these settings.

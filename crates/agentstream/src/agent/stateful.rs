@@ -55,6 +55,10 @@ struct Inner<M> {
     /// Pi's `_overflowRecoveryAttempted`: an overflow was compacted and
     /// retried since the last prompt or answer without error.
     overflow_attempted: bool,
+    /// The transcript's last assistant message is older than the last
+    /// compaction (its usage counts the context before it): Pi's
+    /// compaction boundary, so it does not compact again.
+    compacted_since_answer: bool,
 }
 
 impl<M> Inner<M> {
@@ -172,6 +176,7 @@ impl<M: Model> Agent<M> {
                 retry_attempt: 0,
                 auto_compaction: None,
                 overflow_attempted: false,
+                compacted_since_answer: false,
             }),
             queues: Arc::new(Lock::new(Queues::default())),
             hub: Hub::new(),
@@ -205,6 +210,9 @@ impl<M: Model> Agent<M> {
     /// the running tools are dropped); the agent is idle again and keeps
     /// the messages that had ended.
     pub async fn prompt(&self, messages: Vec<Message>) -> Result<AgentOutcome, AgentError> {
+        if !self.is_running() {
+            self.compact_before_prompt().await;
+        }
         self.run(messages, false).await
     }
 
@@ -212,13 +220,23 @@ impl<M: Model> Agent<M> {
     /// stamped with the options' [`clock`](AgentOptions::with_clock) or
     /// else the model's, as Pi stamps it with `Date.now()`.
     pub async fn prompt_text(&self, text: &str) -> Result<AgentOutcome, AgentError> {
-        let timestamp = self.inner.with(|inner| match &inner.options.clock {
+        let mut message = crate::message::user(text);
+        message.timestamp = self.now_unix_ms();
+        self.prompt(alloc::vec![message.into()]).await
+    }
+
+    /// The time by the options' clock, else the model's (0: no clock).
+    pub(super) fn now_unix_ms(&self) -> u64 {
+        self.inner.with(|inner| match &inner.options.clock {
             Some(clock) => clock.now_unix_ms(),
             None => inner.model.clock().map_or(0, |clock| clock.now_unix_ms()),
-        });
-        let mut message = crate::message::user(text);
-        message.timestamp = timestamp;
-        self.run(alloc::vec![message.into()], false).await
+        })
+    }
+
+    /// Publishes an event to the subscribers (a manual compaction's, from
+    /// the session recorder).
+    pub(crate) fn publish(&self, event: AgentEvent) {
+        self.hub.publish(event);
     }
 
     /// Resumes from the current transcript (Pi's `continue`), for example
@@ -387,6 +405,9 @@ impl<M: Model> Agent<M> {
                     .is_some_and(|a| a.stop_reason != crate::message::StopReason::Error)
                 {
                     inner.overflow_attempted = false;
+                }
+                if message.role() == "assistant" {
+                    inner.compacted_since_answer = false;
                 }
                 inner.streaming = None;
                 inner.messages.push(message.clone());

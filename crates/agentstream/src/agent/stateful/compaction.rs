@@ -50,22 +50,62 @@ impl<M: Model> Agent<M> {
         }
     }
 
-    /// Pi's `_checkCompaction` for the run's last assistant message;
-    /// `true` when the run is to continue (an overflow compacted).
+    /// Pi's `_checkCompaction` after a run, on its last assistant message
+    /// (an aborted one is left alone); `true` when the run is to continue
+    /// (an overflow compacted, or messages queued during a threshold
+    /// compaction).
     async fn compact_after(&self, outcome: &mut AgentOutcome) -> bool {
-        let Some(policy) = self.inner.with(|inner| inner.auto_compaction.clone()) else {
-            return false;
-        };
-        if !policy.settings.enabled {
-            return false;
-        }
         let Some(last) = last_assistant(&outcome.messages) else {
             return false;
         };
         if last.stop_reason == StopReason::Aborted {
             return false;
         }
-        if is_context_overflow(&last, Some(policy.context_window)) {
+        self.check_compaction(&last, Some(outcome)).await
+    }
+
+    /// Pi's check before a prompt is sent (`_checkCompaction(last,
+    /// false)`): the transcript's last assistant message, an aborted one
+    /// included, unless a compaction came after it. An overflow found here
+    /// is compacted (`willRetry` as Pi reports it) and the prompt is the
+    /// retry: Pi schedules a `continue()` that the running prompt turns
+    /// away.
+    pub(super) async fn compact_before_prompt(&self) {
+        let last = self.inner.with(|inner| {
+            if inner.compacted_since_answer {
+                return None;
+            }
+            inner
+                .messages
+                .iter()
+                .rev()
+                .find_map(|m| m.as_assistant().cloned())
+        });
+        if let Some(last) = last {
+            self.check_compaction(&last, None).await;
+        }
+    }
+
+    /// The overflow and threshold cases of Pi's `_checkCompaction` for
+    /// `last`; `outcome` is the run's, when a run just ended.
+    async fn check_compaction(
+        &self,
+        last: &AssistantMessage,
+        outcome: Option<&mut AgentOutcome>,
+    ) -> bool {
+        let Some(policy) = self.inner.with(|inner| inner.auto_compaction.clone()) else {
+            return false;
+        };
+        if !policy.settings.enabled {
+            return false;
+        }
+        // Pi's same-model check: an overflow from the model the agent
+        // used before a switch does not compact for the new one.
+        let same_model = match &policy.model {
+            Some((provider, id)) => *provider == last.provider && *id == last.model,
+            None => true,
+        };
+        if same_model && is_context_overflow(last, Some(policy.context_window)) {
             let attempted = self
                 .inner
                 .with(|inner| core::mem::replace(&mut inner.overflow_attempted, true));
@@ -98,14 +138,16 @@ impl<M: Model> Agent<M> {
         } else {
             calculate_context_tokens(&last.usage)
         };
-        if should_compact(tokens, policy.context_window, &policy.settings) {
-            self.run_compaction(&policy, "threshold", false).await;
-        }
-        false
+        // A threshold compaction ends the run, unless messages were queued
+        // meanwhile: then the loop goes on to deliver them, as Pi's does.
+        should_compact(tokens, policy.context_window, &policy.settings)
+            && self.run_compaction(&policy, "threshold", false).await
+            && self.has_queued_messages()
     }
 
     /// Pi's `_runAutoCompaction`: the events around one compaction, and
-    /// the transcript replaced by the compacted one.
+    /// the transcript replaced by the compacted one; `true` when it
+    /// compacted.
     async fn run_compaction(
         &self,
         policy: &AutoCompaction,
@@ -121,6 +163,7 @@ impl<M: Model> Agent<M> {
                     messages.pop();
                 }
                 self.set_messages(messages);
+                self.mark_compacted();
                 self.hub.publish(AgentEvent::CompactionEnd {
                     reason,
                     result: Some(result),
@@ -128,7 +171,7 @@ impl<M: Model> Agent<M> {
                     will_retry,
                     error_message: None,
                 });
-                will_retry
+                true
             }
             Err(error) => {
                 let prefix = if reason == "overflow" {
@@ -146,6 +189,14 @@ impl<M: Model> Agent<M> {
                 false
             }
         }
+    }
+}
+
+impl<M: Model> Agent<M> {
+    /// Notes that a compaction just ended: the transcript's last
+    /// assistant message is from before it (Pi's latest compaction entry).
+    pub(crate) fn mark_compacted(&self) {
+        self.inner.with(|inner| inner.compacted_since_answer = true);
     }
 }
 

@@ -78,7 +78,7 @@ impl<M: Model> Agent<M> {
                 error_message: error,
             });
             // The error message leaves the transcript (a session keeps it).
-            self.drop_failed_message(&mut outcome);
+            self.drop_failed_message(Some(&mut outcome));
             if !wait_unless_aborted(policy.sleep(attempt), run.controller).await {
                 self.inner.with(|inner| inner.retry_attempt = 0);
                 self.hub.publish(AgentEvent::AutoRetryEnd {
@@ -94,8 +94,9 @@ impl<M: Model> Agent<M> {
     }
 
     /// Removes the failed assistant message that ended the run from the
-    /// transcript and from `outcome` (Pi's `messages.slice(0, -1)`).
-    pub(super) fn drop_failed_message(&self, outcome: &mut AgentOutcome) {
+    /// transcript and from `outcome`, if given (Pi's `messages.slice(0,
+    /// -1)`).
+    pub(super) fn drop_failed_message(&self, outcome: Option<&mut AgentOutcome>) {
         self.inner.with(|inner| {
             if inner
                 .messages
@@ -105,26 +106,39 @@ impl<M: Model> Agent<M> {
                 inner.messages.pop();
             }
         });
-        if matches!(outcome.messages.last(), Some(Message::Assistant(_))) {
-            outcome.messages.pop();
+        if let Some(outcome) = outcome {
+            if matches!(outcome.messages.last(), Some(Message::Assistant(_))) {
+                outcome.messages.pop();
+            }
         }
     }
 
     /// Runs the loop again on the transcript as it is (Pi's `continue()`),
-    /// with the queued steering messages first.
+    /// with the queued steering messages first; on a transcript ending in
+    /// an assistant message (after a threshold compaction), the queued
+    /// follow-up messages when no steering waits.
     pub(super) async fn run_again(&self, run: &Rerun<'_, M>) -> AgentOutcome {
-        let context = self.inner.with(|inner| {
+        let (context, after_answer) = self.inner.with(|inner| {
             inner.last_error = None;
-            inner.context()
+            let after_answer = inner
+                .messages
+                .last()
+                .is_some_and(|m| m.role() == "assistant");
+            (inner.context(), after_answer)
         });
-        let steering = self
-            .queues
-            .with(|q| drain(&mut q.steering, q.steering_mode));
+        let prompts = self.queues.with(|q| {
+            let steering = drain(&mut q.steering, q.steering_mode);
+            if steering.is_empty() && after_answer {
+                drain(&mut q.follow_up, q.follow_up_mode)
+            } else {
+                steering
+            }
+        });
         run_agent(
             &**run.model,
             run.tools,
             context,
-            steering,
+            prompts,
             run.options.clone(),
             |event| self.observe(event),
         )

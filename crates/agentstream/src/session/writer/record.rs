@@ -177,8 +177,11 @@ impl SessionRecorder {
     /// Compacts the session now (Pi's manual `compact(customInstructions)`):
     /// [`prepare_compaction`] on the current branch, the summary by
     /// `summarizer` ([`compact`]), the `compaction` entry appended, and the
-    /// agent's transcript replaced by the compacted context. The agent must
-    /// be idle. Pi's errors: `Already compacted`, `Nothing to compact
+    /// agent's transcript replaced by the compacted context. A running
+    /// agent is aborted first and waited for, as Pi's `compact` does; the
+    /// agent's subscribers get `compaction_start` and `compaction_end`
+    /// with reason `manual` (on failure with `errorMessage` `Compaction
+    /// failed: …`). Pi's errors: `Already compacted`, `Nothing to compact
     /// (session too small)`, `Summarization failed: …`.
     pub async fn compact<M: Model, S: Model + ?Sized>(
         &self,
@@ -187,14 +190,37 @@ impl SessionRecorder {
         settings: &CompactionSettings,
         custom_instructions: Option<&str>,
     ) -> Result<CompactionResult, CompactionError> {
-        if agent.is_running() {
-            return Err(CompactionError("the agent is running".into()));
-        }
-        let (result, messages) = self
+        // Pi aborts a running turn first and waits for the agent to stop.
+        agent.abort();
+        agent.wait_for_idle().await;
+        agent.publish(AgentEvent::CompactionStart { reason: "manual" });
+        match self
             .compact_session(summarizer, settings, custom_instructions)
-            .await?;
-        agent.set_messages(messages);
-        Ok(result)
+            .await
+        {
+            Ok((result, messages)) => {
+                agent.set_messages(messages);
+                agent.mark_compacted();
+                agent.publish(AgentEvent::CompactionEnd {
+                    reason: "manual",
+                    result: Some(result.clone()),
+                    aborted: false,
+                    will_retry: false,
+                    error_message: None,
+                });
+                Ok(result)
+            }
+            Err(error) => {
+                agent.publish(AgentEvent::CompactionEnd {
+                    reason: "manual",
+                    result: None,
+                    aborted: false,
+                    will_retry: false,
+                    error_message: Some(alloc::format!("Compaction failed: {error}")),
+                });
+                Err(error)
+            }
+        }
     }
 
     /// A [`Compactor`] for an [`AutoCompaction`](crate::agent::AutoCompaction)
