@@ -14,7 +14,6 @@ use std::path::{Path, PathBuf};
 use agentstream_wire::bedrock::auth::sigv4::{
     sign, SessionTokenPlacement, SignableRequest, SigningParams, SigningSettings,
 };
-use agentstream_wire::bedrock::auth::AmzDate;
 use serde_json::Value;
 
 /// A request.txt: method, path, query, headers, body.
@@ -60,18 +59,11 @@ fn parse_request(bytes: &[u8]) -> Request {
     }
 }
 
-/// `2015-08-30T12:36:00Z` as UNIX seconds.
+/// The suite's one timestamp as UNIX seconds (the signer's date
+/// formatting is checked by every canonical request's `x-amz-date`).
 fn parse_timestamp(text: &str) -> u64 {
-    let field = |range: std::ops::Range<usize>| text[range].parse::<u8>().unwrap();
-    AmzDate {
-        year: text[0..4].parse().unwrap(),
-        month: field(5..7),
-        day: field(8..10),
-        hour: field(11..13),
-        minute: field(14..16),
-        second: field(17..19),
-    }
-    .to_unix()
+    assert_eq!(text, "2015-08-30T12:36:00Z", "a vector with another time");
+    1_440_938_160
 }
 
 fn vectors() -> Vec<PathBuf> {

@@ -243,25 +243,34 @@ impl SignedHeaders {
 
 impl fmt::Debug for SignedHeaders {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        struct Headers<'a>(&'a [(&'static str, String)]);
-        impl fmt::Debug for Headers<'_> {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                let mut map = f.debug_map();
-                for (name, value) in self.0 {
-                    if crate::options::is_secret_header(name) {
-                        map.entry(name, &Redacted);
-                    } else {
-                        map.entry(name, value);
-                    }
-                }
-                map.finish()
-            }
-        }
+        let redacted: &dyn fmt::Debug = &Redacted;
+        let headers = self.headers.iter().map(|(name, value)| {
+            let shown: &dyn fmt::Debug = if crate::options::is_secret_header(name) {
+                redacted
+            } else {
+                value
+            };
+            (name, shown)
+        });
         f.debug_struct("SignedHeaders")
-            .field("headers", &Headers(&self.headers))
+            .field("headers", &DebugMap(headers))
             .field("canonical_request", &Redacted)
             .field("string_to_sign", &self.string_to_sign)
             .finish_non_exhaustive()
+    }
+}
+
+/// Prints an iterator of pairs as a map, once.
+struct DebugMap<I>(I);
+
+impl<I, K, V> fmt::Debug for DebugMap<I>
+where
+    I: Iterator<Item = (K, V)> + Clone,
+    K: fmt::Debug,
+    V: fmt::Debug,
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map().entries(self.0.clone()).finish()
     }
 }
 
