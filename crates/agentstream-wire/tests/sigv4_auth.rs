@@ -362,3 +362,26 @@ fn debug_output_never_holds_a_secret() {
         assert!(SECRET_HEADERS.contains(&name) && is_secret_header(name));
     }
 }
+
+proptest::proptest! {
+    /// Any method, path, query, headers, body and time: a signature or an
+    /// error, never a panic.
+    #[test]
+    fn any_request_signs_or_errs_without_panicking(
+        method in "\\PC{0,8}",
+        path in "\\PC{0,40}",
+        query in "\\PC{0,40}",
+        headers in proptest::collection::vec(("\\PC{0,12}", "\\PC{0,24}"), 0..6),
+        body in proptest::collection::vec(proptest::num::u8::ANY, 0..64),
+        time in proptest::num::u64::ANY,
+    ) {
+        let credentials = Credentials { access_key_id: "A".into(), secret_access_key: "S".into(), session_token: Some("T".into()) };
+        let params = SigningParams::new(&credentials, "us-east-1", "bedrock", time);
+        let mut pairs: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect();
+        pairs.push(("host", "h"));
+        let request = SignableRequest { method: &method, path: &path, query: &query, headers: &pairs, body: &body };
+        if let Ok(signed) = sign(&params, &request) {
+            proptest::prop_assert_eq!(signed.signature().len(), 64);
+        }
+    }
+}
