@@ -76,6 +76,7 @@ extern crate alloc;
 
 pub mod anthropic;
 mod api;
+pub mod bedrock;
 pub mod cause;
 pub mod config;
 mod cut_json;

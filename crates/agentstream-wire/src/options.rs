@@ -29,7 +29,13 @@ use serde_json::Value;
 
 /// Header names whose values are secrets: [`PreparedRequest`](crate::endpoint::PreparedRequest)'s
 /// [`Debug`](fmt::Debug) prints `<redacted>` for them.
-pub const SECRET_HEADERS: [&str; 4] = ["authorization", "x-api-key", "api-key", "x-goog-api-key"];
+pub const SECRET_HEADERS: [&str; 5] = [
+    "authorization",
+    "x-api-key",
+    "api-key",
+    "x-goog-api-key",
+    "x-amz-security-token",
+];
 
 /// Prints `<redacted>` in place of a secret.
 pub(crate) struct Redacted;
