@@ -137,6 +137,7 @@
 mod accept;
 mod answer;
 pub mod cassette;
+mod chaos;
 mod control;
 mod edge;
 mod error;
@@ -145,20 +146,24 @@ mod lanes;
 mod limits;
 mod listing;
 mod log;
+mod manner;
 mod matching;
 mod proxy;
 mod pump;
+pub mod quirks;
 mod response;
 mod route;
 pub mod rules;
 mod script;
 mod server;
 mod state;
+pub mod timing;
 
 pub use agentstream_wire::server::{options_json, ApiError, DecodedRequest};
 /// Which provider's wire format a request speaks: the wire crate's one
 /// list of protocols.
 pub use agentstream_wire::Api;
+pub use chaos::{Chaos, CHAOS_HEADER};
 pub use control::{parse_script, LineCursor};
 pub use error::BindError;
 pub use full_script::Script;
