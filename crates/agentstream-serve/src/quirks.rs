@@ -9,6 +9,9 @@
 //! |---|---|---|---|
 //! | `emptyDeltas` | Chat Completions | every chunk with a delta is preceded by a chunk whose delta is `{"content": ""}` | `/work/shared/fixtures/openai-sse/openai-text.sse` (its opening chunk's `content: ""`) and `crates/agentstream-wire/tests/fixtures/openai/reasoning-then-text.sse` (`content: ""` beside each reasoning delta) |
 //! | `pingFlood` | Anthropic | a `ping` event before every event | `/work/shared/fixtures/anthropic-sse/anthropic-text-ping.sse` (a `ping` between events) |
+//! | `toolCallsOnIndex0` | Chat Completions | every tool call's chunks say `index: 0`; the calls are told apart by their `id`, sent on every chunk of a call | `crates/agentstream-wire/tests/fixtures/openai/calls-without-index.chunks.jsonl` and `/work/shared/fixtures/mistral-sse/mistral-tool-call.chunks.jsonl` (calls with no `index`, which clients read as 0, told apart by id) |
+//! | `toolCallsInOneChunk` | Chat Completions | a tool call's id, name and whole arguments come in one chunk | `/work/shared/fixtures/mistral-sse/mistral-tool-call.chunks.jsonl` (a whole call in one chunk) and `crates/agentstream-wire/tests/fixtures/openai/whole-and-empty-arguments.chunks.jsonl` |
+//! | `inputTokensInDelta` | Anthropic | `message_delta`'s `usage` repeats `input_tokens` and the cache counts of `message_start` | `/work/shared/fixtures/anthropic-sse/anthropic-thinking-signature.chunks.jsonl` (its `message_delta` usage has `input_tokens`, `cache_creation_input_tokens`, `cache_read_input_tokens`) |
 //! | `splitUtf8` | every API | the first multi-byte character of the stream is split across two network writes (two body frames) | a transport property, not a payload one: every recorded stream above with non-ASCII text can arrive so, as TCP segments fall |
 //!
 //! A quirk named in a script that is not in this table is an error when
@@ -26,17 +29,30 @@ use serde_json::Value;
 pub(crate) enum Quirk {
     EmptyDeltas,
     PingFlood,
+    ToolCallsOnIndex0,
+    ToolCallsInOneChunk,
+    InputTokensInDelta,
     SplitUtf8,
 }
 
 impl Quirk {
-    const ALL: [Quirk; 3] = [Quirk::EmptyDeltas, Quirk::PingFlood, Quirk::SplitUtf8];
+    const ALL: [Quirk; 6] = [
+        Quirk::EmptyDeltas,
+        Quirk::PingFlood,
+        Quirk::ToolCallsOnIndex0,
+        Quirk::ToolCallsInOneChunk,
+        Quirk::InputTokensInDelta,
+        Quirk::SplitUtf8,
+    ];
 
     /// Its name in a script.
     pub(crate) fn name(self) -> &'static str {
         match self {
             Quirk::EmptyDeltas => "emptyDeltas",
             Quirk::PingFlood => "pingFlood",
+            Quirk::ToolCallsOnIndex0 => "toolCallsOnIndex0",
+            Quirk::ToolCallsInOneChunk => "toolCallsInOneChunk",
+            Quirk::InputTokensInDelta => "inputTokensInDelta",
             Quirk::SplitUtf8 => "splitUtf8",
         }
     }
@@ -44,15 +60,17 @@ impl Quirk {
     /// The API it belongs to; `None`: every API.
     fn api(self) -> Option<Api> {
         match self {
-            Quirk::EmptyDeltas => Some(Api::OpenAi),
-            Quirk::PingFlood => Some(Api::Anthropic),
+            Quirk::EmptyDeltas | Quirk::ToolCallsOnIndex0 | Quirk::ToolCallsInOneChunk => {
+                Some(Api::OpenAi)
+            }
+            Quirk::PingFlood | Quirk::InputTokensInDelta => Some(Api::Anthropic),
             Quirk::SplitUtf8 => None,
         }
     }
 
     /// Rewrites one SSE event (its text without the closing blank line)
     /// into the events written in its place.
-    fn rewrite(self, event: String, out: &mut Vec<String>) {
+    fn rewrite(self, memory: &mut Memory, event: String, out: &mut Vec<String>) {
         match self {
             Quirk::EmptyDeltas => {
                 if let Some(empty) = with_data(&event, |payload| {
@@ -68,16 +86,113 @@ impl Quirk {
                 out.push("event: ping\ndata: {\"type\": \"ping\"}".to_owned());
                 out.push(event);
             }
+            Quirk::ToolCallsOnIndex0 => {
+                let changed = with_data(&event, |payload| {
+                    let calls = payload
+                        .pointer_mut("/choices/0/delta/tool_calls")?
+                        .as_array_mut()?;
+                    for call in calls {
+                        let index = call.get("index").and_then(Value::as_u64)?;
+                        match call.get("id").and_then(Value::as_str) {
+                            Some(id) => memory.ids.push((index, id.to_owned())),
+                            None => {
+                                let id = memory.ids.iter().find(|(i, _)| *i == index)?;
+                                call["id"] = Value::String(id.1.clone());
+                            }
+                        }
+                        call["index"] = Value::from(0);
+                    }
+                    Some(())
+                });
+                out.push(changed.unwrap_or(event));
+            }
+            Quirk::ToolCallsInOneChunk => {
+                let Some(payload) = data(&event) else {
+                    out.extend(memory.held.take());
+                    out.push(event);
+                    return;
+                };
+                let call = payload.pointer("/choices/0/delta/tool_calls/0");
+                let starts = call.is_some_and(|c| c.get("id").is_some());
+                let arguments = call
+                    .and_then(|c| c.pointer("/function/arguments"))
+                    .and_then(Value::as_str);
+                match (&mut memory.held, starts, arguments) {
+                    (Some(held), false, Some(more)) => {
+                        // The held start gets this chunk's arguments.
+                        if let Some(merged) = with_data(held, |start| {
+                            let whole = start
+                                .pointer_mut("/choices/0/delta/tool_calls/0/function/arguments")?;
+                            let so_far = whole.as_str().unwrap_or_default().to_owned();
+                            *whole = Value::String(so_far + more);
+                            Some(())
+                        }) {
+                            *held = merged;
+                        }
+                    }
+                    (_, true, _) => {
+                        out.extend(memory.held.take());
+                        memory.held = Some(event);
+                    }
+                    _ => {
+                        out.extend(memory.held.take());
+                        out.push(event);
+                    }
+                }
+            }
+            Quirk::InputTokensInDelta => {
+                let changed = with_data(&event, |payload| {
+                    match payload.get("type").and_then(Value::as_str)? {
+                        "message_start" => {
+                            memory.input = payload.pointer("/message/usage").cloned();
+                            None
+                        }
+                        "message_delta" => {
+                            let start = memory.input.as_ref()?.as_object()?;
+                            let usage = payload.get_mut("usage")?.as_object_mut()?;
+                            for key in [
+                                "input_tokens",
+                                "cache_creation_input_tokens",
+                                "cache_read_input_tokens",
+                            ] {
+                                if let Some(value) = start.get(key) {
+                                    usage.insert(key.to_owned(), value.clone());
+                                }
+                            }
+                            Some(())
+                        }
+                        _ => None,
+                    }
+                });
+                out.push(changed.unwrap_or(event));
+            }
             Quirk::SplitUtf8 => out.push(event),
         }
     }
+}
+
+/// What the quirks of one stream remember between its events.
+#[derive(Debug, Default)]
+pub(crate) struct Memory {
+    /// `toolCallsOnIndex0`: each call's id by its index.
+    ids: Vec<(u64, String)>,
+    /// `toolCallsInOneChunk`: a call's first chunk, gathering its arguments.
+    held: Option<String>,
+    /// `inputTokensInDelta`: `message_start`'s usage.
+    input: Option<Value>,
+}
+
+/// `event`'s `data:` payload, when it is JSON.
+fn data(event: &str) -> Option<Value> {
+    let at = event.rfind("data: ")?;
+    serde_json::from_str(&event[at + 6..]).ok()
 }
 
 /// `event` with its `data:` payload changed by `change`; `None` when the
 /// payload is not JSON or `change` changes nothing.
 fn with_data(event: &str, change: impl FnOnce(&mut Value) -> Option<()>) -> Option<String> {
     let at = event.rfind("data: ")?;
-    let mut payload: Value = serde_json::from_str(&event[at + 6..]).ok()?;
+    let mut payload = data(event)?;
     change(&mut payload)?;
     Some(format!("{}data: {payload}", &event[..at]))
 }
@@ -140,12 +255,12 @@ impl Quirks {
 
     /// Rewrites one encoded SSE event (without its closing blank line)
     /// through every quirk, in order, into `out`.
-    pub(crate) fn rewrite(&self, event: String, out: &mut Vec<String>) {
+    pub(crate) fn rewrite(&self, memory: &mut Memory, event: String, out: &mut Vec<String>) {
         let mut events = vec![event];
         for quirk in &self.0 {
             let mut next = Vec::with_capacity(events.len() + 1);
             for event in events {
-                quirk.rewrite(event, &mut next);
+                quirk.rewrite(memory, event, &mut next);
             }
             events = next;
         }

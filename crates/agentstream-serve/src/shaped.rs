@@ -10,7 +10,7 @@ use hyper::body::Frame;
 use super::{next_event, Item, Pump};
 use crate::chaos::{malformed, Chaos, Injected, Kind};
 use crate::manner::Manner;
-use crate::quirks::{utf8_split, Quirks};
+use crate::quirks::{utf8_split, Memory, Quirks};
 use crate::script::Step;
 use crate::timing::{Rng, Timing};
 
@@ -21,6 +21,7 @@ pub(crate) type Note = Box<dyn FnOnce(Injected) + Send>;
 pub(crate) struct Shape {
     timing: Option<Timing>,
     quirks: Quirks,
+    memory: Memory,
     chaos: Chaos,
     rng: Rng,
     /// SSE events the encoder and the quirks wrote so far.
@@ -44,6 +45,7 @@ impl Shape {
         Self {
             timing: manner.timing,
             quirks: manner.quirks,
+            memory: Memory::default(),
             chaos,
             rng,
             written: 0,
@@ -63,7 +65,7 @@ impl Shape {
         for event in events {
             let text = event.strip_suffix("\n\n").unwrap_or(&event).to_owned();
             let mut rewritten = Vec::new();
-            self.quirks.rewrite(text, &mut rewritten);
+            self.quirks.rewrite(&mut self.memory, text, &mut rewritten);
             for event in rewritten {
                 let number = self.written;
                 self.written += 1;

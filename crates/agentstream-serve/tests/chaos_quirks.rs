@@ -114,6 +114,9 @@ async fn each_quirk_decodes_to_the_same_message() {
     for (quirk, api) in [
         ("emptyDeltas", "openai"),
         ("pingFlood", "anthropic"),
+        ("toolCallsOnIndex0", "openai"),
+        ("toolCallsInOneChunk", "openai"),
+        ("inputTokensInDelta", "anthropic"),
         ("splitUtf8", "openai"),
         ("splitUtf8", "anthropic"),
         ("splitUtf8", "gemini"),
@@ -124,7 +127,15 @@ async fn each_quirk_decodes_to_the_same_message() {
         assert_eq!(status, 200);
         assert_ne!(plain, quirked, "{quirk} on {api} changed nothing");
         let (plain, quirked) = (message(api, &plain), message(api, &quirked));
-        if api == "gemini" {
+        if quirk == "toolCallsOnIndex0" {
+            // A finding, kept visible: the wire crate's Chat Completions
+            // projector joins every chunk on index 0 into one call, where
+            // pi-ai starts a new call when the id changes. When the
+            // projector is fixed, this fails: make it an equality then.
+            assert_eq!(quirked["stopReason"], "error", "{quirked}");
+            let error = quirked["errorMessage"].as_str().unwrap();
+            assert!(error.contains("{\"city\":\"Zürich\"}{\"zone\""), "{error}");
+        } else if api == "gemini" {
             // Gemini streams carry no call ids: the client makes them from
             // each call's own answer id.
             assert_eq!(without_ids(plain), without_ids(quirked), "{quirk}");
