@@ -12,6 +12,8 @@
 //! | `toolCallsOnIndex0` | Chat Completions | every tool call's chunks say `index: 0`; the calls are told apart by their `id`, sent on every chunk of a call | `crates/agentstream-wire/tests/fixtures/openai/calls-without-index.chunks.jsonl` and `/work/shared/fixtures/mistral-sse/mistral-tool-call.chunks.jsonl` (calls with no `index`, which clients read as 0, told apart by id) |
 //! | `toolCallsInOneChunk` | Chat Completions | a tool call's id, name and whole arguments come in one chunk | `/work/shared/fixtures/mistral-sse/mistral-tool-call.chunks.jsonl` (a whole call in one chunk) and `crates/agentstream-wire/tests/fixtures/openai/whole-and-empty-arguments.chunks.jsonl` |
 //! | `inputTokensInDelta` | Anthropic | `message_delta`'s `usage` repeats `input_tokens` and the cache counts of `message_start` | `/work/shared/fixtures/anthropic-sse/anthropic-thinking-signature.chunks.jsonl` (its `message_delta` usage has `input_tokens`, `cache_creation_input_tokens`, `cache_read_input_tokens`) |
+//! | `outputIndexGaps` | Responses | every `output_index` is one more than the encoder's, so the first item is at 1 and index 0 never comes | `/work/shared/fixtures/openai-responses-sse/genai-reasoning-tools.sse` (the function call at `output_index` 1, behind an encrypted reasoning item that gives a client no block) |
+//! | `partialArgs` | Gemini | each `functionCall` part becomes Gemini 3's streamed form: the name with `willContinue: true`, one part per top-level argument as `partialArgs` (`jsonPath` `$.KEY` and `stringValue`, `numberValue`, `boolValue`, `nullValue`, `structValue` or `listValue`; a string of two characters or more split in two entries, the first with `willContinue: true`), then an empty `functionCall` ending the call; each a payload of its own | `/work/shared/fixtures/google-sse/google-no-args-tool-call.chunks.jsonl` (gemini-3-flash-preview) |
 //! | `splitUtf8` | every API | the first multi-byte character of the stream is split across two network writes (two body frames) | a transport property, not a payload one: every recorded stream above with non-ASCII text can arrive so, as TCP segments fall |
 //!
 //! A quirk named in a script that is not in this table is an error when
@@ -32,16 +34,20 @@ pub(crate) enum Quirk {
     ToolCallsOnIndex0,
     ToolCallsInOneChunk,
     InputTokensInDelta,
+    OutputIndexGaps,
+    PartialArgs,
     SplitUtf8,
 }
 
 impl Quirk {
-    const ALL: [Quirk; 6] = [
+    const ALL: [Quirk; 8] = [
         Quirk::EmptyDeltas,
         Quirk::PingFlood,
         Quirk::ToolCallsOnIndex0,
         Quirk::ToolCallsInOneChunk,
         Quirk::InputTokensInDelta,
+        Quirk::OutputIndexGaps,
+        Quirk::PartialArgs,
         Quirk::SplitUtf8,
     ];
 
@@ -53,6 +59,8 @@ impl Quirk {
             Quirk::ToolCallsOnIndex0 => "toolCallsOnIndex0",
             Quirk::ToolCallsInOneChunk => "toolCallsInOneChunk",
             Quirk::InputTokensInDelta => "inputTokensInDelta",
+            Quirk::OutputIndexGaps => "outputIndexGaps",
+            Quirk::PartialArgs => "partialArgs",
             Quirk::SplitUtf8 => "splitUtf8",
         }
     }
@@ -64,6 +72,8 @@ impl Quirk {
                 Some(Api::OpenAi)
             }
             Quirk::PingFlood | Quirk::InputTokensInDelta => Some(Api::Anthropic),
+            Quirk::OutputIndexGaps => Some(Api::Responses),
+            Quirk::PartialArgs => Some(Api::Gemini),
             Quirk::SplitUtf8 => None,
         }
     }
@@ -166,9 +176,71 @@ impl Quirk {
                 });
                 out.push(changed.unwrap_or(event));
             }
+            Quirk::OutputIndexGaps => {
+                let changed = with_data(&event, |payload| {
+                    let index = payload.get_mut("output_index")?;
+                    *index = Value::from(index.as_u64()?.saturating_add(1));
+                    Some(())
+                });
+                out.push(changed.unwrap_or(event));
+            }
+            Quirk::PartialArgs => match data(&event).and_then(|payload| streamed_call(&payload)) {
+                Some(payloads) => out.extend(payloads.iter().map(|p| format!("data: {p}"))),
+                None => out.push(event),
+            },
             Quirk::SplitUtf8 => out.push(event),
         }
     }
+}
+
+/// A Gemini payload whose only part is a whole `functionCall`, as the
+/// payloads of Gemini 3's streamed call (see `partialArgs`); `None` for
+/// any other payload.
+fn streamed_call(payload: &Value) -> Option<Vec<Value>> {
+    let parts = payload.pointer("/candidates/0/content/parts")?.as_array()?;
+    let [part] = parts.as_slice() else {
+        return None;
+    };
+    let call = part.get("functionCall")?;
+    let name = call.get("name")?;
+    let args = call.get("args")?.as_object()?;
+    let with_part = |part: Value| {
+        let mut one = payload.clone();
+        if let Some(slot) = one.pointer_mut("/candidates/0/content/parts") {
+            *slot = Value::Array(vec![part]);
+        }
+        one
+    };
+    let mut first = part.clone();
+    first["functionCall"] = serde_json::json!({"name": name, "willContinue": true});
+    let mut payloads = vec![with_part(first)];
+    for (key, value) in args {
+        let path = format!("$.{key}");
+        let entries = match value {
+            Value::String(text) if text.chars().count() >= 2 => {
+                let half = text
+                    .char_indices()
+                    .nth(text.chars().count() / 2)
+                    .map_or(0, |(at, _)| at);
+                vec![
+                    serde_json::json!({"jsonPath": path, "stringValue": &text[..half], "willContinue": true}),
+                    serde_json::json!({"jsonPath": path, "stringValue": &text[half..]}),
+                ]
+            }
+            Value::String(text) => vec![serde_json::json!({"jsonPath": path, "stringValue": text})],
+            Value::Number(n) => vec![serde_json::json!({"jsonPath": path, "numberValue": n})],
+            Value::Bool(b) => vec![serde_json::json!({"jsonPath": path, "boolValue": b})],
+            Value::Null => vec![serde_json::json!({"jsonPath": path, "nullValue": null})],
+            Value::Object(_) => vec![serde_json::json!({"jsonPath": path, "structValue": value})],
+            Value::Array(_) => vec![serde_json::json!({"jsonPath": path, "listValue": value})],
+        };
+        for entry in entries {
+            payloads.push(with_part(serde_json::json!({"functionCall": {
+                "partialArgs": [entry], "willContinue": true}})));
+        }
+    }
+    payloads.push(with_part(serde_json::json!({"functionCall": {}})));
+    Some(payloads)
 }
 
 /// What the quirks of one stream remember between its events.
