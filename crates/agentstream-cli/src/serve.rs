@@ -48,7 +48,10 @@ The request log (GET /v1/requests, a JSON array; each --requests line):
   options  the options it set (max tokens, temperature, ...), {} for none
   test     its x-agentstream-test id (absent without one)
   raw      the body as received (its JSON, or a string if it was not JSON):
-           with GET /v1/requests?raw=1, and always in --requests lines";
+           with GET /v1/requests?raw=1, and always in --requests lines
+  chaos    what --chaos injected into its stream, [{event: N, kind:
+           drop|malformed|disconnect}] (absent when nothing); in
+           --requests, a line {call, test?, chaos} when the stream ends";
 
 /// Arguments of `serve`.
 #[derive(Debug, clap::Args)]

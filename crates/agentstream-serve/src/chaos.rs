@@ -83,13 +83,16 @@ impl Chaos {
         {
             let bad = |why: &str| format!("bad chaos item {item:?}: {why}");
             let (kind, p) = item.split_once('=').ok_or_else(|| bad("expected KIND=P"))?;
+            let kind = kind.trim();
+            if !["drop", "malformed", "disconnect"].contains(&kind) {
+                return Err(bad("the kinds are drop, malformed and disconnect"));
+            }
             let p: f64 = p
                 .trim()
                 .parse()
                 .ok()
                 .filter(|p: &f64| (0.0..=1.0).contains(p))
                 .ok_or_else(|| bad("the probability must be a number from 0 to 1"))?;
-            let kind = kind.trim();
             if seen.contains(&kind) {
                 return Err(bad("given twice"));
             }
@@ -97,8 +100,7 @@ impl Chaos {
             match kind {
                 "drop" => chaos.drop = p,
                 "malformed" => chaos.malformed = p,
-                "disconnect" => chaos.disconnect = p,
-                _ => return Err(bad("the kinds are drop, malformed and disconnect")),
+                _ => chaos.disconnect = p,
             }
         }
         Ok(chaos)
@@ -241,6 +243,7 @@ mod tests {
             ("drop=2", "drop=2"),
             ("drop=x", "drop=x"),
             ("lag=0.1", "lag=0.1"),
+            ("lag=2", "the kinds are"),
             ("drop", "drop"),
             ("drop=0.1,drop=0.2", "drop=0.2"),
             ("drop=NaN", "drop=NaN"),

@@ -5,16 +5,30 @@
 //! each is tested to decode, through this workspace's own projector, to the
 //! same Pi message as the turn without it (or the difference noted).
 //!
-//! | quirk | API | what the stream does | source |
-//! |---|---|---|---|
-//! | `emptyDeltas` | Chat Completions | every chunk with a delta is preceded by a chunk whose delta is `{"content": ""}` | `/work/shared/fixtures/openai-sse/openai-text.sse` (its opening chunk's `content: ""`) and `crates/agentstream-wire/tests/fixtures/openai/reasoning-then-text.sse` (`content: ""` beside each reasoning delta) |
-//! | `pingFlood` | Anthropic | a `ping` event before every event | `/work/shared/fixtures/anthropic-sse/anthropic-text-ping.sse` (a `ping` between events) |
-//! | `toolCallsOnIndex0` | Chat Completions | every tool call's chunks say `index: 0`; the calls are told apart by their `id`, sent on every chunk of a call | `crates/agentstream-wire/tests/fixtures/openai/calls-without-index.chunks.jsonl` and `/work/shared/fixtures/mistral-sse/mistral-tool-call.chunks.jsonl` (calls with no `index`, which clients read as 0, told apart by id) |
-//! | `toolCallsInOneChunk` | Chat Completions | a tool call's id, name and whole arguments come in one chunk | `/work/shared/fixtures/mistral-sse/mistral-tool-call.chunks.jsonl` (a whole call in one chunk) and `crates/agentstream-wire/tests/fixtures/openai/whole-and-empty-arguments.chunks.jsonl` |
-//! | `inputTokensInDelta` | Anthropic | `message_delta`'s `usage` repeats `input_tokens` and the cache counts of `message_start` | `/work/shared/fixtures/anthropic-sse/anthropic-thinking-signature.chunks.jsonl` (its `message_delta` usage has `input_tokens`, `cache_creation_input_tokens`, `cache_read_input_tokens`) |
-//! | `outputIndexGaps` | Responses | every `output_index` is one more than the encoder's, so the first item is at 1 and index 0 never comes | `/work/shared/fixtures/openai-responses-sse/genai-reasoning-tools.sse` (the function call at `output_index` 1, behind an encrypted reasoning item that gives a client no block) |
-//! | `partialArgs` | Gemini | each `functionCall` part becomes Gemini 3's streamed form: the name with `willContinue: true`, one part per top-level argument as `partialArgs` (`jsonPath` `$.KEY` and `stringValue`, `numberValue`, `boolValue`, `nullValue`, `structValue` or `listValue`; a string of two characters or more split in two entries, the first with `willContinue: true`), then an empty `functionCall` ending the call; each a payload of its own | `/work/shared/fixtures/google-sse/google-no-args-tool-call.chunks.jsonl` (gemini-3-flash-preview) |
-//! | `splitUtf8` | every API | the first multi-byte character of the stream is split across two network writes (two body frames) | a transport property, not a payload one: every recorded stream above with non-ASCII text can arrive so, as TCP segments fall |
+//! | quirk | API | what the stream does | source | our projector | pi-ai 0.73.1 |
+//! |---|---|---|---|---|---|
+//! | `emptyDeltas` | Chat Completions | every chunk with a delta is preceded by a chunk whose delta is `{"content": ""}` | `/work/shared/fixtures/openai-sse/openai-text.sse` (its opening chunk's `content: ""`) and `crates/agentstream-wire/tests/fixtures/openai/reasoning-then-text.sse` (`content: ""` beside each reasoning delta) | yes | yes |
+//! | `pingFlood` | Anthropic | a `ping` event before every event | `/work/shared/fixtures/anthropic-sse/anthropic-text-ping.sse` (a `ping` between events) | yes | yes |
+//! | `toolCallsOnIndex0` | Chat Completions | every tool call's chunks say `index: 0`; the calls are told apart by their `id`, sent on every chunk of a call | `crates/agentstream-wire/tests/fixtures/openai/calls-without-index.chunks.jsonl` and `/work/shared/fixtures/mistral-sse/mistral-tool-call.chunks.jsonl` (calls with no `index`, which clients read as 0, told apart by id) | **no**: joins the calls' arguments into one call, which fails to parse | **no**: keeps the first call, loses the second |
+//! | `toolCallsInOneChunk` | Chat Completions | a tool call's id, name and whole arguments come in one chunk | `/work/shared/fixtures/mistral-sse/mistral-tool-call.chunks.jsonl` (a whole call in one chunk) and `crates/agentstream-wire/tests/fixtures/openai/whole-and-empty-arguments.chunks.jsonl` | yes | yes |
+//! | `inputTokensInDelta` | Anthropic | `message_delta`'s `usage` repeats `input_tokens` and the cache counts of `message_start` | `/work/shared/fixtures/anthropic-sse/anthropic-thinking-signature.chunks.jsonl` (its `message_delta` usage has `input_tokens`, `cache_creation_input_tokens`, `cache_read_input_tokens`) | yes | yes |
+//! | `outputIndexGaps` | Responses | every `output_index` is one more than the encoder's, so the first item is at 1 and index 0 never comes | `/work/shared/fixtures/openai-responses-sse/genai-reasoning-tools.sse` (the function call at `output_index` 1, behind an encrypted reasoning item that gives a client no block) | yes | yes |
+//! | `partialArgs` | Gemini | each `functionCall` part becomes Gemini 3's streamed form: the name with `willContinue: true`, one part per top-level argument as `partialArgs` (`jsonPath` `$.KEY` and `stringValue`, `numberValue`, `boolValue`, `nullValue`, `structValue` or `listValue`; a string of two characters or more split in two entries, the first with `willContinue: true`), then an empty `functionCall` ending the call; each a payload of its own | `/work/shared/fixtures/google-sse/google-no-args-tool-call.chunks.jsonl` (gemini-3-flash-preview) | yes | **no**: 0.73.1 reads no `partialArgs`, every part becomes a call with `{}` arguments |
+//! | `splitUtf8` | every API | the first multi-byte character of the stream is split across two network writes (two body frames) | a transport property, not a payload one: every recorded stream above with non-ASCII text can arrive so, as TCP segments fall | yes | yes (all four APIs) |
+//!
+//! The last two columns: whether the client's final message equals the
+//! one of the same turn without the quirk (tool-call ids aside on Gemini,
+//! where the client makes them from each call's own response id). Ours is
+//! `tests/chaos_quirks.rs`; pi-ai's is `oracle/pi-ai/quirks.mjs` (a finding,
+//! not a test), run on 2026-12-06.
+//!
+//! Not in the catalogue (yet): `usageOnlyFinalChunk`, `reasoningContent`
+//! (Chat Completions) and `noCallIds` (Gemini) are how the encoder writes
+//! every stream already (a usage chunk with `choices: []`,
+//! `reasoning_content`, `functionCall` without `id`), so as quirks they
+//! would change nothing; `noToolCallIds`, `repeatedRole`,
+//! `keepAliveComments`, `interleavedToolBlocks` and
+//! `completedWithoutOutput` have no recorded stream here that shows them.
 //!
 //! A quirk named in a script that is not in this table is an error when
 //! the script loads. A quirk valid for some APIs, asked of a request in

@@ -27,6 +27,12 @@
 //!   (not retried by the SDKs) with the message [`NO_MATCH_MESSAGE`] (no turn is used up either way:
 //!   the element is one call).
 //!
+//! Any element with a turn (a message, a text given as an object, a
+//! wrapped turn, `byRequest`) may also carry `"timing"` (see
+//! [`timing`](crate::timing)) and `"quirks"` (see
+//! [`quirks`](crate::quirks)) beside its own keys; they shape its stream
+//! (a non-streaming answer is written at once, unchanged).
+//!
 //! A non-streaming request hit by `streamError` gets HTTP 500 with that
 //! error; one hit by `cutAfterEvents` gets its connection closed before
 //! any response.
