@@ -184,3 +184,70 @@ impl<G: Send + 'static> Pump<G> {
         Some((Ok(Frame::data(bytes)), (self, shape)))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::quirks::Quirks;
+    use agentstream::message::{assistant, text, user, Context, StopReason};
+    use agentstream::model::{Model, ScriptedModel, StreamOptions};
+    use agentstream_wire::server::Encoder;
+    use futures_util::StreamExt;
+    use std::sync::{Arc, Mutex};
+    use std::time::Duration;
+
+    /// The frames of a shaped pump for a text turn, and what chaos noted.
+    fn shaped(manner: Manner, chaos: Chaos) -> (Vec<Bytes>, Injected) {
+        let turn = assistant([text("Grüße")], StopReason::Stop);
+        let context = Context::from_messages([user("hi").into()]);
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        let noted = Arc::new(Mutex::new(Injected::default()));
+        let frames = runtime.block_on(async {
+            let mut events = ScriptedModel::new([turn]).stream(&context, StreamOptions::default());
+            let first = events.next().await.unwrap();
+            let encoder = Encoder::new(agentstream_wire::Api::OpenAi, "id".into(), "m".into(), 0);
+            let pump = Pump::new(encoder, Step::Model, Duration::ZERO, &first, events, ());
+            let into = noted.clone();
+            let note: Note = Box::new(move |injected| *into.lock().unwrap() = injected);
+            let shape = Shape::new(manner, chaos, Rng::for_call(1, None, 0), note);
+            pump.shaped(shape)
+                .map(|frame| frame.unwrap().into_data().unwrap())
+                .collect::<Vec<_>>()
+                .await
+        });
+        let injected = noted.lock().unwrap().clone();
+        (frames, injected)
+    }
+
+    #[test]
+    fn split_utf8_writes_a_character_in_two_frames() {
+        let manner = Manner {
+            timing: None,
+            quirks: Quirks::from_value(serde_json::json!(["splitUtf8"])).unwrap(),
+        };
+        let (frames, _) = shaped(manner, Chaos::default());
+        let (plain, _) = shaped(Manner::default(), Chaos::default());
+        assert_eq!(frames.concat(), plain.concat());
+        let cut = frames
+            .iter()
+            .position(|frame| std::str::from_utf8(frame).is_err())
+            .expect("a frame ending inside a character");
+        let joined = [frames[cut].clone(), frames[cut + 1].clone()].concat();
+        assert!(std::str::from_utf8(&joined).is_ok());
+    }
+
+    #[test]
+    fn certain_drop_writes_nothing_and_notes_every_event() {
+        let (frames, injected) = shaped(Manner::default(), Chaos::parse("drop=1").unwrap());
+        assert!(frames.iter().all(|frame| frame.is_empty()), "{frames:?}");
+        let (plain, _) = shaped(Manner::default(), Chaos::default());
+        let events = String::from_utf8_lossy(&plain.concat())
+            .matches("\n\n")
+            .count();
+        assert_eq!(injected.0.len(), events);
+        assert!(injected.0.iter().all(|(_, kind)| *kind == Kind::Drop));
+    }
+}

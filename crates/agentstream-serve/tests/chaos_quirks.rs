@@ -300,3 +300,21 @@ async fn a_turn_waiting_for_its_first_token_holds_up_no_other_call() {
     drop(slow);
     server.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_paced_turn_decodes_to_the_same_message_in_every_api() {
+    let timing = json!({"timing": {"ttftMs": 1, "tokensPerSecond": 100000, "jitterMs": 1}});
+    for api in ["openai", "anthropic", "responses", "gemini"] {
+        let server = server(json!([turn(), with(timing.clone())])).await;
+        let (_, plain) = call(&server, api, None).await;
+        let (status, paced) = call(&server, api, None).await;
+        assert_eq!(status, 200);
+        let (plain, paced) = (message(api, &plain), message(api, &paced));
+        if api == "gemini" {
+            assert_eq!(without_ids(plain), without_ids(paced));
+        } else {
+            assert_eq!(plain, paced, "{api}");
+        }
+        server.shutdown().await;
+    }
+}
