@@ -11,7 +11,9 @@
 //! - `tokensPerSecond`: each text, thinking or tool-argument delta waits
 //!   its tokens / this many seconds before it is written (a delta's
 //!   tokens are Pi's estimate, `ceil(chars / 4)`, at least 1); more than
-//!   0 and at most [`MAX_TOKENS_PER_SECOND`]; absent, deltas are not paced;
+//!   0 and at most [`MAX_TOKENS_PER_SECOND`]; absent, deltas are not paced
+//!   (a delta is the model's: the pieces `--chunks` splits it into after
+//!   the wait go out together);
 //! - `jitterMs`: each wait is moved by up to ± this many milliseconds
 //!   (never below 0), drawn from the server's seeded generator, 0 to
 //!   [`MAX_JITTER_MS`].
