@@ -48,7 +48,10 @@ The request log (GET /v1/requests, a JSON array; each --requests line):
   options  the options it set (max tokens, temperature, ...), {} for none
   test     its x-agentstream-test id (absent without one)
   raw      the body as received (its JSON, or a string if it was not JSON):
-           with GET /v1/requests?raw=1, and always in --requests lines";
+           with GET /v1/requests?raw=1, and always in --requests lines
+  chaos    what --chaos injected into its stream, [{event: N, kind:
+           drop|malformed|disconnect}] (absent when nothing); in
+           --requests, a line {call, test?, chaos} when the stream ends";
 
 /// Arguments of `serve`.
 #[derive(Debug, clap::Args)]
@@ -121,6 +124,17 @@ pub struct Args {
     /// Send a `ping` in Anthropic streams.
     #[arg(long)]
     pings: bool,
+    /// Seed jitter ("timing" in a turn) and --chaos with N, to replay a
+    /// run; without it a seed is drawn from the clock and printed on
+    /// stderr at start.
+    #[arg(long, value_name = "N")]
+    seed: Option<u64>,
+    /// Inject chaos into every streamed answer, per SSE event:
+    /// drop=P,malformed=P,disconnect=P (probabilities 0 to 1); a request's
+    /// x-agentstream-chaos header (same syntax) replaces it. GET
+    /// /v1/requests says what was injected ("chaos").
+    #[arg(long, value_name = "SPEC", value_parser = agentstream_serve::Chaos::parse)]
+    chaos: Option<agentstream_serve::Chaos>,
     /// Append every request, decoded into Pi's context and options, with
     /// its body as received ("raw") and its test id ("test"), to FILE as
     /// JSON lines, as it arrives (the file keeps every request; GET
@@ -268,6 +282,12 @@ pub fn run(args: &Args) -> io::Result<ExitCode> {
         if let Some(chunks) = args.chunks {
             builder = builder.chunks(chunks.get());
         }
+        if let Some(seed) = args.seed {
+            builder = builder.seed(seed);
+        }
+        if let Some(chaos) = args.chaos {
+            builder = builder.chaos(chaos);
+        }
         if let Some(path) = &args.requests {
             builder = builder.requests_file(path);
         }
@@ -286,6 +306,7 @@ pub fn run(args: &Args) -> io::Result<ExitCode> {
         let mut stdout = io::stdout();
         writeln!(stdout, "{}", server.url())?;
         stdout.flush()?;
+        eprintln!("agentstream: seed {}", server.seed());
         let _ = tokio::signal::ctrl_c().await;
         let (calls, dropped) = (server.calls(), server.dropped_requests());
         server.shutdown().await;

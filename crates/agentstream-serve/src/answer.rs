@@ -19,8 +19,10 @@ use hyper::http::request::Parts;
 use hyper::{Response, StatusCode};
 
 use crate::cassette::Recorded;
+use crate::chaos::Chaos;
 use crate::lanes::Play;
 use crate::limits::{BLOCKING_BODY, EXHAUSTED_CODE, EXHAUSTED_STATUS, UNMATCHED_CODE};
+use crate::manner::Manner;
 use crate::pump::{next_event, Pump, EVENTS_CAPACITY};
 use crate::response::{error_response, json_response, Body};
 use crate::route::Target;
@@ -35,6 +37,8 @@ use agentstream_wire::Api;
 pub(crate) struct Call {
     pub(crate) index: usize,
     pub(crate) answer: Answer,
+    /// The timing and quirks of the turn or rule reply that answers it.
+    pub(crate) manner: Manner,
 }
 
 /// How a call is answered.
@@ -89,6 +93,7 @@ pub(crate) fn take_call(
     body: &[u8],
     request: &mut DecodedRequest,
     signal: agentstream::model::AbortSignal,
+    chaotic: bool,
 ) -> Result<Call, ApiError> {
     let kept = state.keeping(test, target, body, request);
     let mut options: StreamOptions = std::mem::take(&mut request.options);
@@ -120,12 +125,19 @@ pub(crate) fn take_call(
     };
     if let Some(reply) = play.rules.pick(&holding, &mut lane.rule_counts) {
         drop(calls);
-        let answer = ruled(state, &play, reply, index, options);
-        return Ok(Call { index, answer });
+        let manner = reply.manner.clone();
+        let undelayed = state.delay.is_zero() && manner.is_plain() && !chaotic;
+        let answer = ruled(&play, reply, index, options, undelayed);
+        return Ok(Call {
+            index,
+            answer,
+            manner,
+        });
     }
     let element = lane.ordered;
     lane.ordered += 1;
     let step = play.steps.get(element).cloned().unwrap_or(Step::Model);
+    let manner = play.manners.get(element).cloned().unwrap_or_default();
     let answer = match (step, &play.scripted) {
         (Step::Http(error), _) => Answer::Refused(error),
         // A plain turn's events would all be ready at once: its message
@@ -133,7 +145,7 @@ pub(crate) fn take_call(
         // events one by one.
         (Step::Model, Some(scripted)) => {
             let turn = scripted.take_turn(&request.context);
-            let undelayed = state.delay.is_zero();
+            let undelayed = state.delay.is_zero() && manner.is_plain() && !chaotic;
             match turn.as_deref().and_then(|turn| unplayed(turn, undelayed)) {
                 Some(answer) => answer,
                 None if turn.is_none() && state.strict => {
@@ -150,18 +162,22 @@ pub(crate) fn take_call(
             step,
         },
     };
-    Ok(Call { index, answer })
+    Ok(Call {
+        index,
+        answer,
+        manner,
+    })
 }
 
 /// The answer of a rule's reply to call `index`: its HTTP error, or its
 /// turn (shared; copied only to give tool calls without an id theirs)
 /// played with its step.
 fn ruled(
-    state: &State,
     play: &Play,
     reply: &Reply,
     index: usize,
     options: StreamOptions,
+    undelayed: bool,
 ) -> Answer {
     let turn = match (&reply.step, &reply.turn) {
         (Step::Http(error), _) => return Answer::Refused(error.clone()),
@@ -171,7 +187,7 @@ fn ruled(
         (_, None) => return Answer::Refused(ApiError::new(500, "the rule has no turn")),
     };
     if reply.step == Step::Model {
-        if let Some(answer) = unplayed(&turn, state.delay.is_zero()) {
+        if let Some(answer) = unplayed(&turn, undelayed) {
             return answer;
         }
     }
@@ -247,9 +263,10 @@ fn take(
     target: &Target,
     body: &[u8],
     signal: AbortSignal,
+    chaotic: bool,
 ) -> Result<Taken, ApiError> {
     let mut decoded = target.decode(body)?;
-    let call = take_call(shared, test, target, body, &mut decoded, signal)?;
+    let call = take_call(shared, test, target, body, &mut decoded, signal, chaotic)?;
     Ok(Taken {
         model: decoded.model,
         stream: decoded.stream,
@@ -367,18 +384,26 @@ pub(crate) async fn answer(
                 .await;
         }
     }
+    let chaos = match parts.headers.get(crate::chaos::CHAOS_HEADER) {
+        Some(value) => match Chaos::of_header(value.as_bytes()) {
+            Ok(chaos) => chaos,
+            Err(error) => return error_response(api, &error),
+        },
+        None => shared.chaos,
+    };
+    let chaotic = !chaos.is_off();
     let controller = AbortController::new();
     let taken = if body.len() > BLOCKING_BODY {
         let (shared, signal) = (shared.clone(), controller.signal());
         let test = test_header.clone();
         tokio::task::spawn_blocking(move || {
             let test = test.as_ref().and_then(|value| value.to_str().ok());
-            take(&shared, test, &target, &body, signal)
+            take(&shared, test, &target, &body, signal, chaotic)
         })
         .await
         .unwrap_or_else(|_| Err(ApiError::new(500, "decoding the request failed")))
     } else {
-        take(shared, test, &target, &body, controller.signal())
+        take(shared, test, &target, &body, controller.signal(), chaotic)
     };
     let Taken {
         model,
@@ -397,8 +422,16 @@ pub(crate) async fn answer(
     let created = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
-    let id = server::answer_id(api, call.index);
-    let (step, mut events) = match call.answer {
+    let Call {
+        index,
+        answer,
+        manner,
+    } = call;
+    if let Some(why) = manner.quirks.foreign(api) {
+        return error_response(api, &ApiError::new(400, why));
+    }
+    let id = server::answer_id(api, index);
+    let (step, mut events) = match answer {
         Answer::Refused(error) => return error_response(api, &error),
         Answer::Events { events, step } => (step, events),
         Answer::Message {
@@ -433,8 +466,15 @@ pub(crate) async fn answer(
         return whole(api, step, &id, &name, created, first, events).await;
     }
     let encoder = encoder(shared, api, id, name, created, include_usage);
-    let frames = Pump::new(encoder, step, shared.delay, &first, events, guard).frames();
-    event_stream(StreamBody::new(frames).boxed_unsync())
+    let pump = Pump::new(encoder, step, shared.delay, &first, events, guard);
+    if !chaotic && manner.is_plain() {
+        return event_stream(StreamBody::new(pump.frames()).boxed_unsync());
+    }
+    let rng = crate::timing::Rng::for_call(shared.seed, test, index);
+    let (state, test) = (shared.clone(), test.map(str::to_owned));
+    let note = Box::new(move |injected| state.note_chaos(test.as_deref(), index, injected));
+    let shape = crate::pump::Shape::new(manner, chaos, rng, note);
+    event_stream(StreamBody::new(pump.shaped(shape)).boxed_unsync())
 }
 
 /// The encoder of a streamed answer in `api`'s protocol.

@@ -21,6 +21,7 @@ use hyper::HeaderMap;
 
 use crate::full_script::Script;
 use crate::log::{Kept, RequestLog};
+use crate::manner::Manner;
 use crate::rules::{Counts, Rule, Rules};
 use crate::script::{ServeTurn, Step};
 
@@ -98,6 +99,9 @@ pub(crate) struct Play {
     /// are written straight from their messages.
     pub(crate) scripted: Option<Arc<ScriptedModel>>,
     pub(crate) steps: Arc<[Step]>,
+    /// The elements' timing and quirks, by ordered element (empty when
+    /// no element has any).
+    pub(crate) manners: Arc<[Manner]>,
     /// The rules, tried before the ordered turns.
     pub(crate) rules: Arc<Rules>,
     /// What plays a rule's turn: the scripted model, or one of no turns.
@@ -119,13 +123,20 @@ impl std::fmt::Debug for Play {
     }
 }
 
-/// A script's turns for the model, its steps, and the model name its
-/// first message turn gives: the elements taken apart, the turns moved,
-/// not copied.
-pub(crate) fn split_script(
-    script: impl IntoIterator<Item = ServeTurn>,
-) -> (Vec<ScriptStep>, Vec<Step>, Option<String>) {
+/// A script taken apart: the turns for the model, the server's steps and
+/// the elements' manners (empty when none has one), by ordered element.
+pub(crate) struct Split {
+    pub(crate) turns: Vec<ScriptStep>,
+    pub(crate) steps: Vec<Step>,
+    pub(crate) manners: Vec<Manner>,
+}
+
+/// A script's turns for the model, its steps and manners, and the model
+/// name its first message turn gives: the elements taken apart, the turns
+/// moved, not copied.
+pub(crate) fn split_script(script: impl IntoIterator<Item = ServeTurn>) -> (Split, Option<String>) {
     let (mut turns, mut steps, mut name) = (Vec::new(), Vec::new(), None);
+    let mut manners = Vec::new();
     for element in script {
         let played = element
             .turn
@@ -136,11 +147,22 @@ pub(crate) fn split_script(
                 name = Some(message.model.clone());
             }
         }
+        if !element.manner.is_plain() {
+            manners.resize(steps.len(), Manner::default());
+            manners.push(element.manner.clone());
+        }
         let (model, step) = element.into_parts();
         turns.extend(model);
         steps.push(step);
     }
-    (turns, steps, name)
+    (
+        Split {
+            turns,
+            steps,
+            manners,
+        },
+        name,
+    )
 }
 
 impl Play {
@@ -149,6 +171,7 @@ impl Play {
         model: Arc<dyn Model + Send + Sync>,
         scripted: Option<Arc<ScriptedModel>>,
         steps: Vec<Step>,
+        manners: Vec<Manner>,
         rules: Vec<Rule>,
         pristine: Option<Arc<[ScriptStep]>>,
     ) -> Self {
@@ -162,6 +185,7 @@ impl Play {
             model,
             scripted,
             steps: steps.into(),
+            manners: manners.into(),
             rules: Arc::new(Rules::new(rules)),
             player,
             turns,
@@ -172,16 +196,27 @@ impl Play {
     /// The play of a script given as data (`POST /v1/script`).
     pub(crate) fn of_script(script: Script) -> Self {
         let Script { rules, turns } = script;
-        let (turns, steps, _) = split_script(turns);
-        Self::of_parts(turns.into(), steps.into(), Arc::new(Rules::new(rules)))
+        let (split, _) = split_script(turns);
+        Self::of_parts(
+            split.turns.into(),
+            split.steps.into(),
+            split.manners.into(),
+            Arc::new(Rules::new(rules)),
+        )
     }
 
-    fn of_parts(pristine: Arc<[ScriptStep]>, steps: Arc<[Step]>, rules: Arc<Rules>) -> Self {
+    fn of_parts(
+        pristine: Arc<[ScriptStep]>,
+        steps: Arc<[Step]>,
+        manners: Arc<[Manner]>,
+        rules: Arc<Rules>,
+    ) -> Self {
         let model = Arc::new(ScriptedModel::new(pristine.iter().cloned()));
         Play {
             model: model.clone(),
             scripted: Some(model.clone()),
             steps,
+            manners,
             rules,
             player: model,
             turns: pristine.len(),
@@ -193,7 +228,12 @@ impl Play {
     /// (its model shared) for a model given as code.
     pub(crate) fn fresh(&self) -> Self {
         match &self.pristine {
-            Some(turns) => Self::of_parts(turns.clone(), self.steps.clone(), self.rules.clone()),
+            Some(turns) => Self::of_parts(
+                turns.clone(),
+                self.steps.clone(),
+                self.manners.clone(),
+                self.rules.clone(),
+            ),
             None => self.clone(),
         }
     }
@@ -204,12 +244,18 @@ impl Play {
     pub(crate) fn appended(&self, more: Script) -> Option<Self> {
         let pristine = self.pristine.as_ref()?;
         let Script { rules, turns } = more;
-        let (turns, steps, _) = split_script(turns);
-        let all: Vec<ScriptStep> = pristine.iter().cloned().chain(turns).collect();
-        let all_steps: Vec<Step> = self.steps.iter().cloned().chain(steps).collect();
+        let (split, _) = split_script(turns);
+        let all: Vec<ScriptStep> = pristine.iter().cloned().chain(split.turns).collect();
+        let mut manners: Vec<Manner> = self.manners.to_vec();
+        if !split.manners.is_empty() {
+            manners.resize(self.steps.len(), Manner::default());
+            manners.extend(split.manners);
+        }
+        let all_steps: Vec<Step> = self.steps.iter().cloned().chain(split.steps).collect();
         let play = Self::of_parts(
             all.into(),
             all_steps.into(),
+            manners.into(),
             Arc::new(self.rules.appended(rules)),
         );
         // The turns already taken are taken again from the copy (their

@@ -18,6 +18,9 @@
 //!   connection) and turns picked by the request (`byRequest`); [`Script`]
 //!   adds [`rules`]: replies picked by what the request says (its model,
 //!   last user text, system prompt, tools, tool result, turn).
+//! - [`timing`], [`quirks`] and [`Chaos`]: a turn written slowly
+//!   (`"timing"`), as real providers' streams misbehave (`"quirks"`), or
+//!   broken at random but reproducibly (`--chaos`, [`ServerBuilder::seed`]).
 //! - [`cassette`]: a real provider recorded once through
 //!   [`Server::proxy`] and answered again by [`Server::replay`], from
 //!   plain files a team commits.
@@ -88,6 +91,7 @@
 //! | `options` | the options it set, as [`options_json`] writes them (`{}` for none) |
 //! | `test` | its test id; absent without one |
 //! | `raw` | the body as received (its JSON, or a string if it was not JSON): with `?raw=1`, and always in the `--requests` file |
+//! | `chaos` | what [chaos](Chaos) injected into its stream, `[{"event": N, "kind": "drop"\|"malformed"\|"disconnect"}, …]` (`N` counts the stream's SSE events from 0); absent when nothing was. In the `--requests` file (whose request line is written on arrival) it comes as a line of its own, `{"call", "test"?, "chaos"}`, when the stream ends |
 //!
 //! # Clients that misbehave
 //!
@@ -137,6 +141,7 @@
 mod accept;
 mod answer;
 pub mod cassette;
+mod chaos;
 mod control;
 mod edge;
 mod error;
@@ -145,20 +150,24 @@ mod lanes;
 mod limits;
 mod listing;
 mod log;
+mod manner;
 mod matching;
 mod proxy;
 mod pump;
+pub mod quirks;
 mod response;
 mod route;
 pub mod rules;
 mod script;
 mod server;
 mod state;
+pub mod timing;
 
 pub use agentstream_wire::server::{options_json, ApiError, DecodedRequest};
 /// Which provider's wire format a request speaks: the wire crate's one
 /// list of protocols.
 pub use agentstream_wire::Api;
+pub use chaos::{Chaos, CHAOS_HEADER};
 pub use control::{parse_script, LineCursor};
 pub use error::BindError;
 pub use full_script::Script;

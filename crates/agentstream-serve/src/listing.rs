@@ -52,6 +52,7 @@ pub(crate) fn requests(shared: &State, test: Option<&str>, raw: bool) -> Respons
         requests: kept.into_iter(),
         test: test.map(Arc::from),
         raw,
+        chaos: Arc::new(shared.chaos_snapshot(test)),
         piece: BytesMut::from(&b"["[..]),
         first: true,
         ended: false,
@@ -72,6 +73,8 @@ struct List {
     test: Option<Arc<str>>,
     /// Whether each carries its body as received.
     raw: bool,
+    /// What chaos injected, as it stood when the list was asked for.
+    chaos: Arc<crate::chaos::Ledger>,
     /// The piece being gathered.
     piece: BytesMut,
     /// No request was written yet.
@@ -102,6 +105,7 @@ impl List {
             } else {
                 request.line_as(self.test.as_deref(), self.raw)
             };
+            let line = self.chaos.splice(self.test.as_deref(), line);
             if !std::mem::take(&mut self.first) {
                 self.piece.extend_from_slice(b",");
             }

@@ -357,6 +357,19 @@ impl RequestLog {
         Ok(())
     }
 
+    /// Appends `line` (one JSON object) to the requests file, if any.
+    pub(crate) fn append_line(&mut self, line: &[u8]) -> std::io::Result<()> {
+        match &mut self.file {
+            Some(file) => {
+                let mut whole = Vec::with_capacity(line.len() + 1);
+                whole.extend_from_slice(line);
+                whole.push(b'\n');
+                file.write_all(&whole)
+            }
+            None => Ok(()),
+        }
+    }
+
     /// The requests of `test` kept (those without a test id for
     /// `None`), oldest first.
     pub(crate) fn snapshot(&self, test: Option<&str>) -> Vec<Kept> {

@@ -13,6 +13,10 @@ use hyper::body::Frame;
 
 use crate::script::Step;
 
+#[path = "shaped.rs"]
+mod shaped;
+pub(crate) use shaped::Shape;
+
 /// The room a pump's buffer starts with.
 pub(crate) const EVENTS_CAPACITY: usize = 4 << 10;
 

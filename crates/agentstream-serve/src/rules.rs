@@ -64,6 +64,8 @@ use crate::script::{ServeTurn, Step};
 pub(crate) struct Reply {
     pub(crate) turn: Option<Arc<ScriptedTurn>>,
     pub(crate) step: Step,
+    /// Its timing and quirks.
+    pub(crate) manner: crate::manner::Manner,
 }
 
 /// One rule of a script (see the [module documentation](self)).
@@ -180,6 +182,7 @@ fn reply(value: Value) -> Result<Reply, DecodeError> {
     Ok(Reply {
         turn: element.turn.map(Arc::new),
         step: element.step,
+        manner: element.manner,
     })
 }
 

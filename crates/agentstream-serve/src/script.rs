@@ -27,6 +27,12 @@
 //!   (not retried by the SDKs) with the message [`NO_MATCH_MESSAGE`] (no turn is used up either way:
 //!   the element is one call).
 //!
+//! Any element with a turn (a message, a text given as an object, a
+//! wrapped turn, `byRequest`) may also carry `"timing"` (see
+//! [`timing`](crate::timing)) and `"quirks"` (see
+//! [`quirks`](crate::quirks)) beside its own keys; they shape its stream
+//! (a non-streaming answer is written at once, unchanged).
+//!
 //! A non-streaming request hit by `streamError` gets HTTP 500 with that
 //! error; one hit by `cutAfterEvents` gets its connection closed before
 //! any response.
@@ -46,6 +52,7 @@ use serde_json::{Map, Value};
 
 use agentstream_wire::server::ApiError;
 
+use crate::manner::Manner;
 use crate::matching::count;
 
 /// What the server does with one call, besides asking the model.
@@ -100,6 +107,9 @@ pub struct ServeTurn {
     pub alternatives: Vec<Alternative>,
     /// The server's part.
     pub step: Step,
+    /// Its timing and quirks (see [`timing`](crate::timing) and
+    /// [`quirks`](crate::quirks)).
+    pub(crate) manner: Manner,
 }
 
 impl ServeTurn {
@@ -122,6 +132,23 @@ impl ServeTurn {
         let Value::Object(mut object) = value else {
             return ScriptedTurn::from_value(value).map(Self::plain);
         };
+        let manner = Manner::take(&mut object)?;
+        let element = Self::from_object(object)?;
+        if !manner.is_plain() && element.turn.is_none() && element.alternatives.is_empty() {
+            return Err(DecodeError::new(
+                "\"timing\" and \"quirks\" need a turn to write, not an httpError",
+            ));
+        }
+        Ok(element.with_manner(manner))
+    }
+
+    /// This element written with `manner`.
+    fn with_manner(mut self, manner: Manner) -> Self {
+        self.manner = manner;
+        self
+    }
+
+    fn from_object(mut object: Map<String, Value>) -> Result<Self, DecodeError> {
         if let Some(http) = object.remove("httpError") {
             alone(&object, "httpError")?;
             let error = http_error(http).map_err(|e| e.within_key("httpError"))?;
@@ -161,6 +188,7 @@ impl ServeTurn {
             turn: Some(turn),
             alternatives: Vec::new(),
             step,
+            manner: Manner::default(),
         })
     }
 
@@ -169,6 +197,7 @@ impl ServeTurn {
             turn: None,
             alternatives,
             step,
+            manner: Manner::default(),
         }
     }
 
@@ -177,6 +206,7 @@ impl ServeTurn {
             turn: Some(turn),
             alternatives: Vec::new(),
             step: Step::Model,
+            manner: Manner::default(),
         }
     }
 
@@ -189,6 +219,7 @@ impl ServeTurn {
             turn: self.turn.clone(),
             alternatives: self.alternatives.clone(),
             step: Step::Model,
+            manner: Manner::default(),
         };
         turns.into_parts().0
     }

@@ -35,6 +35,11 @@ pub struct ServerBuilder {
     /// The script's turns as loaded, when the server was given a script.
     pristine: Option<Arc<[ScriptStep]>>,
     steps: Vec<Step>,
+    /// The ordered elements' timing and quirks (empty: none has any).
+    manners: Vec<crate::manner::Manner>,
+    /// The seed of jitter and chaos; `None`: one from the clock.
+    seed: Option<u64>,
+    chaos: crate::chaos::Chaos,
     rules: Vec<Rule>,
     strict: bool,
     max_test_ids: usize,
@@ -183,6 +188,24 @@ impl ServerBuilder {
     #[must_use]
     pub fn delay(mut self, delay: Duration) -> Self {
         self.delay = delay;
+        self
+    }
+
+    /// The seed of the turns' jitter ([`timing`](crate::timing)) and of
+    /// [chaos](crate::Chaos): the same seed, script and requests give the
+    /// same waits and the same injections. Without it, a seed is drawn
+    /// from the clock ([`Server::seed`] tells which).
+    #[must_use]
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = Some(seed);
+        self
+    }
+
+    /// Chaos for every streamed answer of the model (see [`Chaos`](crate::Chaos));
+    /// a request's [`CHAOS_HEADER`](crate::CHAOS_HEADER) replaces it.
+    #[must_use]
+    pub fn chaos(mut self, chaos: crate::chaos::Chaos) -> Self {
+        self.chaos = chaos;
         self
     }
 
@@ -340,6 +363,7 @@ impl ServerBuilder {
             self.model,
             self.scripted,
             self.steps,
+            self.manners,
             self.rules,
             self.pristine,
         );
@@ -348,6 +372,9 @@ impl ServerBuilder {
             chunks: self.chunks,
             delay: self.delay,
             pings: self.pings,
+            seed: self.seed.unwrap_or_else(crate::timing::clock_seed),
+            chaos: self.chaos,
+            injected: Mutex::default(),
             model_name: self.model_name,
             max_request_bytes: self.max_request_bytes,
             buffered: AtomicUsize::new(0),
@@ -432,6 +459,9 @@ impl Server {
             scripted,
             pristine: None,
             steps: Vec::new(),
+            manners: Vec::new(),
+            seed: None,
+            chaos: crate::chaos::Chaos::default(),
             rules: Vec::new(),
             strict: false,
             max_test_ids: MAX_TEST_IDS,
@@ -495,12 +525,13 @@ impl Server {
     /// the steps to the server. The model name is the first message
     /// turn's `model`.
     pub fn from_script(script: impl IntoIterator<Item = ServeTurn>) -> ServerBuilder {
-        let (turns, steps, name) = split_script(script);
+        let (split, name) = split_script(script);
         // The turns shared, not copied: a test id's lane plays a copy of
         // their pointers.
-        let pristine: Arc<[ScriptStep]> = turns.clone().into();
-        let mut builder = Self::builder(ScriptedModel::new(turns)).steps(steps);
+        let pristine: Arc<[ScriptStep]> = split.turns.clone().into();
+        let mut builder = Self::builder(ScriptedModel::new(split.turns)).steps(split.steps);
         builder.pristine = Some(pristine);
+        builder.manners = split.manners;
         match name {
             Some(name) => builder.model_name(name),
             None => builder,
@@ -598,6 +629,13 @@ impl Server {
     /// oldest, past the bounds of [`ServerBuilder::kept_requests`]).
     pub fn dropped_requests(&self) -> usize {
         self.shared.kept(None).1
+    }
+
+    /// The seed of jitter and chaos (given to
+    /// [`ServerBuilder::seed`], or drawn from the clock): start a server
+    /// with it to replay a run.
+    pub fn seed(&self) -> u64 {
+        self.shared.seed
     }
 
     /// How many calls the server numbered so far (with a test id or

@@ -27,6 +27,12 @@ pub(crate) struct State {
     pub(crate) chunks: usize,
     pub(crate) delay: Duration,
     pub(crate) pings: bool,
+    /// The seed of jitter and chaos.
+    pub(crate) seed: u64,
+    /// The server's chaos, unless a request's header replaces it.
+    pub(crate) chaos: crate::chaos::Chaos,
+    /// What chaos injected, by test id and call number.
+    pub(crate) injected: Mutex<crate::chaos::Ledger>,
     pub(crate) model_name: String,
     pub(crate) max_request_bytes: usize,
     /// The bytes of request bodies being read, across all connections,
@@ -196,6 +202,33 @@ impl State {
             .map(Arc::new);
         players.insert(name.to_owned(), loaded.clone());
         Ok(loaded)
+    }
+
+    /// What chaos injected in the calls of `test`, copied.
+    pub(crate) fn chaos_snapshot(&self, test: Option<&str>) -> crate::chaos::Ledger {
+        let ledger = self.injected.lock().unwrap_or_else(|e| e.into_inner());
+        ledger.of_test(test)
+    }
+
+    /// Notes what chaos did to call `call` of `test`: in the ledger
+    /// `GET /v1/requests` reads, and as a line of the requests file.
+    pub(crate) fn note_chaos(
+        &self,
+        test: Option<&str>,
+        call: usize,
+        injected: crate::chaos::Injected,
+    ) {
+        if injected.0.is_empty() {
+            return;
+        }
+        let mut line = json!({"call": call, "chaos": injected.to_json()});
+        if let Some(test) = test {
+            line["test"] = json!(test);
+        }
+        // The file is best effort here, as the stream is already answered.
+        let _ = self.calls().log.append_line(line.to_string().as_bytes());
+        let mut ledger = self.injected.lock().unwrap_or_else(|e| e.into_inner());
+        ledger.note(test, call, injected);
     }
 
     /// The requests of `test` kept (those without a test id for `None`),

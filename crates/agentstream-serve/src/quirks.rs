@@ -1,0 +1,361 @@
+//! Real stream quirks, on purpose: a turn (or a rule's reply) may ask for
+//! `"quirks": [NAME, …]`, and its stream is then written as some real
+//! provider wrote it, each quirk a rewrite of the encoded stream taken from
+//! a recorded real stream that shows it. Client code must survive these;
+//! each is tested to decode, through this workspace's own projector, to the
+//! same Pi message as the turn without it (or the difference noted).
+//!
+//! | quirk | API | what the stream does | source | our projector | pi-ai 0.73.1 |
+//! |---|---|---|---|---|---|
+//! | `emptyDeltas` | Chat Completions | every chunk with a delta is preceded by a chunk whose delta is `{"content": ""}` | `/work/shared/fixtures/openai-sse/openai-text.sse` (its opening chunk's `content: ""`) and `crates/agentstream-wire/tests/fixtures/openai/reasoning-then-text.sse` (`content: ""` beside each reasoning delta) | yes | yes |
+//! | `pingFlood` | Anthropic | a `ping` event before every event | `/work/shared/fixtures/anthropic-sse/anthropic-text-ping.sse` (a `ping` between events) | yes | yes |
+//! | `toolCallsOnIndex0` | Chat Completions | every tool call's chunks say `index: 0`; the calls are told apart by their `id`, sent on every chunk of a call | `crates/agentstream-wire/tests/fixtures/openai/calls-without-index.chunks.jsonl` and `/work/shared/fixtures/mistral-sse/mistral-tool-call.chunks.jsonl` (calls with no `index`, which clients read as 0, told apart by id) | **no**: joins the calls' arguments into one call, which fails to parse | **no**: keeps the first call, loses the second |
+//! | `toolCallsInOneChunk` | Chat Completions | a tool call's id, name and whole arguments come in one chunk | `/work/shared/fixtures/mistral-sse/mistral-tool-call.chunks.jsonl` (a whole call in one chunk) and `crates/agentstream-wire/tests/fixtures/openai/whole-and-empty-arguments.chunks.jsonl` | yes | yes |
+//! | `inputTokensInDelta` | Anthropic | `message_delta`'s `usage` repeats `input_tokens` and the cache counts of `message_start` | `/work/shared/fixtures/anthropic-sse/anthropic-thinking-signature.chunks.jsonl` (its `message_delta` usage has `input_tokens`, `cache_creation_input_tokens`, `cache_read_input_tokens`) | yes | yes |
+//! | `outputIndexGaps` | Responses | every `output_index` is one more than the encoder's, so the first item is at 1 and index 0 never comes | `/work/shared/fixtures/openai-responses-sse/genai-reasoning-tools.sse` (the function call at `output_index` 1, behind an encrypted reasoning item that gives a client no block) | yes | yes |
+//! | `partialArgs` | Gemini | each `functionCall` part becomes Gemini 3's streamed form: the name with `willContinue: true`, one part per top-level argument as `partialArgs` (`jsonPath` `$.KEY` and `stringValue`, `numberValue`, `boolValue`, `nullValue`, `structValue` or `listValue`; a string of two characters or more split in two entries, the first with `willContinue: true`), then an empty `functionCall` ending the call; each a payload of its own | `/work/shared/fixtures/google-sse/google-no-args-tool-call.chunks.jsonl` (gemini-3-flash-preview) | yes | **no**: 0.73.1 reads no `partialArgs`, every part becomes a call with `{}` arguments |
+//! | `splitUtf8` | every API | the first multi-byte character of the stream is split across two network writes (two body frames) | a transport property, not a payload one: every recorded stream above with non-ASCII text can arrive so, as TCP segments fall | yes | yes (all four APIs) |
+//!
+//! The last two columns: whether the client's final message equals the
+//! one of the same turn without the quirk (tool-call ids aside on Gemini,
+//! where the client makes them from each call's own response id). Ours is
+//! `tests/chaos_quirks.rs`; pi-ai's is `oracle/pi-ai/quirks.mjs` (a finding,
+//! not a test), run on 2026-12-06.
+//!
+//! Not in the catalogue (yet): `usageOnlyFinalChunk`, `reasoningContent`
+//! (Chat Completions) and `noCallIds` (Gemini) are how the encoder writes
+//! every stream already (a usage chunk with `choices: []`,
+//! `reasoning_content`, `functionCall` without `id`), so as quirks they
+//! would change nothing; `noToolCallIds`, `repeatedRole`,
+//! `keepAliveComments`, `interleavedToolBlocks` and
+//! `completedWithoutOutput` have no recorded stream here that shows them.
+//!
+//! A quirk named in a script that is not in this table is an error when
+//! the script loads. A quirk valid for some APIs, asked of a request in
+//! another, answers that request with HTTP 400 in the provider's error
+//! shape naming the quirk and its API.
+
+use agentstream::message::DecodeError;
+use agentstream_wire::Api;
+use bytes::Bytes;
+use serde_json::Value;
+
+/// One quirk of the catalogue (see the [module documentation](self)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Quirk {
+    EmptyDeltas,
+    PingFlood,
+    ToolCallsOnIndex0,
+    ToolCallsInOneChunk,
+    InputTokensInDelta,
+    OutputIndexGaps,
+    PartialArgs,
+    SplitUtf8,
+}
+
+impl Quirk {
+    const ALL: [Quirk; 8] = [
+        Quirk::EmptyDeltas,
+        Quirk::PingFlood,
+        Quirk::ToolCallsOnIndex0,
+        Quirk::ToolCallsInOneChunk,
+        Quirk::InputTokensInDelta,
+        Quirk::OutputIndexGaps,
+        Quirk::PartialArgs,
+        Quirk::SplitUtf8,
+    ];
+
+    /// Its name in a script.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Quirk::EmptyDeltas => "emptyDeltas",
+            Quirk::PingFlood => "pingFlood",
+            Quirk::ToolCallsOnIndex0 => "toolCallsOnIndex0",
+            Quirk::ToolCallsInOneChunk => "toolCallsInOneChunk",
+            Quirk::InputTokensInDelta => "inputTokensInDelta",
+            Quirk::OutputIndexGaps => "outputIndexGaps",
+            Quirk::PartialArgs => "partialArgs",
+            Quirk::SplitUtf8 => "splitUtf8",
+        }
+    }
+
+    /// The API it belongs to; `None`: every API.
+    fn api(self) -> Option<Api> {
+        match self {
+            Quirk::EmptyDeltas | Quirk::ToolCallsOnIndex0 | Quirk::ToolCallsInOneChunk => {
+                Some(Api::OpenAi)
+            }
+            Quirk::PingFlood | Quirk::InputTokensInDelta => Some(Api::Anthropic),
+            Quirk::OutputIndexGaps => Some(Api::Responses),
+            Quirk::PartialArgs => Some(Api::Gemini),
+            Quirk::SplitUtf8 => None,
+        }
+    }
+
+    /// Rewrites one SSE event (its text without the closing blank line)
+    /// into the events written in its place.
+    fn rewrite(self, memory: &mut Memory, event: String, out: &mut Vec<String>) {
+        match self {
+            Quirk::EmptyDeltas => {
+                if let Some(empty) = with_data(&event, |payload| {
+                    let delta = payload.pointer_mut("/choices/0/delta")?;
+                    let filled = delta.as_object().is_some_and(|d| !d.is_empty());
+                    filled.then(|| *delta = serde_json::json!({"content": ""}))
+                }) {
+                    out.push(empty);
+                }
+                out.push(event);
+            }
+            Quirk::PingFlood => {
+                out.push("event: ping\ndata: {\"type\": \"ping\"}".to_owned());
+                out.push(event);
+            }
+            Quirk::ToolCallsOnIndex0 => {
+                let changed = with_data(&event, |payload| {
+                    let calls = payload
+                        .pointer_mut("/choices/0/delta/tool_calls")?
+                        .as_array_mut()?;
+                    for call in calls {
+                        let index = call.get("index").and_then(Value::as_u64)?;
+                        match call.get("id").and_then(Value::as_str) {
+                            Some(id) => memory.ids.push((index, id.to_owned())),
+                            None => {
+                                let id = memory.ids.iter().find(|(i, _)| *i == index)?;
+                                call["id"] = Value::String(id.1.clone());
+                            }
+                        }
+                        call["index"] = Value::from(0);
+                    }
+                    Some(())
+                });
+                out.push(changed.unwrap_or(event));
+            }
+            Quirk::ToolCallsInOneChunk => {
+                let Some(payload) = data(&event) else {
+                    out.extend(memory.held.take());
+                    out.push(event);
+                    return;
+                };
+                let call = payload.pointer("/choices/0/delta/tool_calls/0");
+                let starts = call.is_some_and(|c| c.get("id").is_some());
+                let arguments = call
+                    .and_then(|c| c.pointer("/function/arguments"))
+                    .and_then(Value::as_str);
+                match (&mut memory.held, starts, arguments) {
+                    (Some(held), false, Some(more)) => {
+                        // The held start gets this chunk's arguments.
+                        if let Some(merged) = with_data(held, |start| {
+                            let whole = start
+                                .pointer_mut("/choices/0/delta/tool_calls/0/function/arguments")?;
+                            let so_far = whole.as_str().unwrap_or_default().to_owned();
+                            *whole = Value::String(so_far + more);
+                            Some(())
+                        }) {
+                            *held = merged;
+                        }
+                    }
+                    (_, true, _) => {
+                        out.extend(memory.held.take());
+                        memory.held = Some(event);
+                    }
+                    _ => {
+                        out.extend(memory.held.take());
+                        out.push(event);
+                    }
+                }
+            }
+            Quirk::InputTokensInDelta => {
+                let changed = with_data(&event, |payload| {
+                    match payload.get("type").and_then(Value::as_str)? {
+                        "message_start" => {
+                            memory.input = payload.pointer("/message/usage").cloned();
+                            None
+                        }
+                        "message_delta" => {
+                            let start = memory.input.as_ref()?.as_object()?;
+                            let usage = payload.get_mut("usage")?.as_object_mut()?;
+                            for key in [
+                                "input_tokens",
+                                "cache_creation_input_tokens",
+                                "cache_read_input_tokens",
+                            ] {
+                                if let Some(value) = start.get(key) {
+                                    usage.insert(key.to_owned(), value.clone());
+                                }
+                            }
+                            Some(())
+                        }
+                        _ => None,
+                    }
+                });
+                out.push(changed.unwrap_or(event));
+            }
+            Quirk::OutputIndexGaps => {
+                let changed = with_data(&event, |payload| {
+                    let index = payload.get_mut("output_index")?;
+                    *index = Value::from(index.as_u64()?.saturating_add(1));
+                    Some(())
+                });
+                out.push(changed.unwrap_or(event));
+            }
+            Quirk::PartialArgs => match data(&event).and_then(|payload| streamed_call(&payload)) {
+                Some(payloads) => out.extend(payloads.iter().map(|p| format!("data: {p}"))),
+                None => out.push(event),
+            },
+            Quirk::SplitUtf8 => out.push(event),
+        }
+    }
+}
+
+/// A Gemini payload whose only part is a whole `functionCall`, as the
+/// payloads of Gemini 3's streamed call (see `partialArgs`); `None` for
+/// any other payload.
+fn streamed_call(payload: &Value) -> Option<Vec<Value>> {
+    let parts = payload.pointer("/candidates/0/content/parts")?.as_array()?;
+    let [part] = parts.as_slice() else {
+        return None;
+    };
+    let call = part.get("functionCall")?;
+    let name = call.get("name")?;
+    let args = call.get("args")?.as_object()?;
+    let with_part = |part: Value| {
+        let mut one = payload.clone();
+        if let Some(slot) = one.pointer_mut("/candidates/0/content/parts") {
+            *slot = Value::Array(vec![part]);
+        }
+        one
+    };
+    let mut first = part.clone();
+    first["functionCall"] = serde_json::json!({"name": name, "willContinue": true});
+    let mut payloads = vec![with_part(first)];
+    for (key, value) in args {
+        let path = format!("$.{key}");
+        let entries = match value {
+            Value::String(text) if text.chars().count() >= 2 => {
+                let half = text
+                    .char_indices()
+                    .nth(text.chars().count() / 2)
+                    .map_or(0, |(at, _)| at);
+                vec![
+                    serde_json::json!({"jsonPath": path, "stringValue": &text[..half], "willContinue": true}),
+                    serde_json::json!({"jsonPath": path, "stringValue": &text[half..]}),
+                ]
+            }
+            Value::String(text) => vec![serde_json::json!({"jsonPath": path, "stringValue": text})],
+            Value::Number(n) => vec![serde_json::json!({"jsonPath": path, "numberValue": n})],
+            Value::Bool(b) => vec![serde_json::json!({"jsonPath": path, "boolValue": b})],
+            Value::Null => vec![serde_json::json!({"jsonPath": path, "nullValue": null})],
+            Value::Object(_) => vec![serde_json::json!({"jsonPath": path, "structValue": value})],
+            Value::Array(_) => vec![serde_json::json!({"jsonPath": path, "listValue": value})],
+        };
+        for entry in entries {
+            payloads.push(with_part(serde_json::json!({"functionCall": {
+                "partialArgs": [entry], "willContinue": true}})));
+        }
+    }
+    payloads.push(with_part(serde_json::json!({"functionCall": {}})));
+    Some(payloads)
+}
+
+/// What the quirks of one stream remember between its events.
+#[derive(Debug, Default)]
+pub(crate) struct Memory {
+    /// `toolCallsOnIndex0`: each call's id by its index.
+    ids: Vec<(u64, String)>,
+    /// `toolCallsInOneChunk`: a call's first chunk, gathering its arguments.
+    held: Option<String>,
+    /// `inputTokensInDelta`: `message_start`'s usage.
+    input: Option<Value>,
+}
+
+/// `event`'s `data:` payload, when it is JSON.
+fn data(event: &str) -> Option<Value> {
+    let at = event.rfind("data: ")?;
+    serde_json::from_str(&event[at + 6..]).ok()
+}
+
+/// `event` with its `data:` payload changed by `change`; `None` when the
+/// payload is not JSON or `change` changes nothing.
+fn with_data(event: &str, change: impl FnOnce(&mut Value) -> Option<()>) -> Option<String> {
+    let at = event.rfind("data: ")?;
+    let mut payload = data(event)?;
+    change(&mut payload)?;
+    Some(format!("{}data: {payload}", &event[..at]))
+}
+
+/// The quirks a turn asks for, in the order given.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) struct Quirks(Vec<Quirk>);
+
+impl Quirks {
+    /// Parses `[NAME, …]`.
+    ///
+    /// # Errors
+    /// A [`DecodeError`] at the index of an unknown name (listing the
+    /// catalogue), or of a value that is not a string.
+    pub(crate) fn from_value(value: Value) -> Result<Self, DecodeError> {
+        let Value::Array(items) = value else {
+            return Err(DecodeError::new(format!(
+                "expected an array of quirk names, found {value}"
+            )));
+        };
+        let mut quirks = Vec::with_capacity(items.len());
+        for (i, item) in items.iter().enumerate() {
+            let quirk = item
+                .as_str()
+                .and_then(|name| Quirk::ALL.into_iter().find(|q| q.name() == name))
+                .ok_or_else(|| {
+                    let known: Vec<&str> = Quirk::ALL.iter().map(|q| q.name()).collect();
+                    DecodeError::new(format!("unknown quirk {item}; known: {}", known.join(", ")))
+                        .within_index(i)
+                })?;
+            if !quirks.contains(&quirk) {
+                quirks.push(quirk);
+            }
+        }
+        Ok(Self(quirks))
+    }
+
+    /// No quirks.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The first quirk that `api` does not have, by name with its API.
+    pub(crate) fn foreign(&self, api: Api) -> Option<String> {
+        self.0.iter().find_map(|quirk| match quirk.api() {
+            Some(own) if own != api => Some(format!(
+                "the quirk {} is a quirk of {} streams, not of {}",
+                quirk.name(),
+                own.pi_api(),
+                api.pi_api()
+            )),
+            _ => None,
+        })
+    }
+
+    /// Whether the stream's first multi-byte character is split in two writes.
+    pub(crate) fn splits_utf8(&self) -> bool {
+        self.0.contains(&Quirk::SplitUtf8)
+    }
+
+    /// Rewrites one encoded SSE event (without its closing blank line)
+    /// through every quirk, in order, into `out`.
+    pub(crate) fn rewrite(&self, memory: &mut Memory, event: String, out: &mut Vec<String>) {
+        let mut events = vec![event];
+        for quirk in &self.0 {
+            let mut next = Vec::with_capacity(events.len() + 1);
+            for event in events {
+                quirk.rewrite(memory, event, &mut next);
+            }
+            events = next;
+        }
+        out.extend(events);
+    }
+}
+
+/// Where `bytes` is cut to split its first multi-byte character in two:
+/// after that character's first byte; `None` when all of it is ASCII.
+pub(crate) fn utf8_split(bytes: &Bytes) -> Option<usize> {
+    bytes.iter().position(|b| *b >= 0xC0).map(|at| at + 1)
+}
