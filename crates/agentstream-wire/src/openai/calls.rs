@@ -135,12 +135,20 @@ impl Calls {
         let id = id.filter(|id| !id.is_empty());
         if let Some(key) = key {
             if let Some(&slot) = self.by_key.get(&key) {
-                return Ok(slot);
-            }
-            let unkeyed = id
+                let own = &self.calls[slot].id;
+                let Some(other_id) = id.filter(|id| !own.is_empty() && own != id) else {
+                    return Ok(slot);
+                };
+                // Another call on the same index: the one with this id, or
+                // a new one (below); either owns the index from now on.
+                if let Some(&other) = self.by_id.get(other_id) {
+                    self.by_key.insert(key, other);
+                    return Ok(other);
+                }
+            } else if let Some(slot) = id
                 .and_then(|id| self.by_id.get(id).copied())
-                .filter(|&slot| self.calls[slot].key.is_none());
-            if let Some(slot) = unkeyed {
+                .filter(|&slot| self.calls[slot].key.is_none())
+            {
                 self.calls[slot].key = Some(key);
                 self.by_key.insert(key, slot);
                 return Ok(slot);

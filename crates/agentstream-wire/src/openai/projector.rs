@@ -48,7 +48,11 @@
 //! - A fragment belongs to the call with the same `index`; without an
 //!   `index`, to the call with the same non-empty `id`; otherwise to the
 //!   latest call (a late `id` is adopted by the latest call that has none).
-//!   Indices are keys, not positions: they may start at 1 or skip.
+//!   Indices are keys, not positions: they may start at 1 or skip. A
+//!   fragment whose non-empty `id` differs from its index's call's is
+//!   another call on the same index (some servers send every parallel
+//!   call on `index: 0`, told apart by id): the call with that id, or a
+//!   new one, which then owns the index.
 //! - An `id` or `name` is taken from the first fragment that has a
 //!   non-empty one; repeats and `""` change nothing. A call without any id
 //!   at its end gets `call_N` (N its position among the message's calls).

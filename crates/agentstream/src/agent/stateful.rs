@@ -235,6 +235,7 @@ impl<M: Model> Agent<M> {
 
     /// Publishes an event to the subscribers (a manual compaction's, from
     /// the session recorder).
+    #[cfg(feature = "std")]
     pub(crate) fn publish(&self, event: AgentEvent) {
         self.hub.publish(event);
     }
