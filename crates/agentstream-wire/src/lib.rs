@@ -75,6 +75,7 @@
 extern crate alloc;
 
 pub mod anthropic;
+pub mod azure;
 mod api;
 pub mod cause;
 pub mod config;
@@ -88,6 +89,7 @@ pub mod host;
 pub mod http;
 mod json;
 pub mod limits;
+pub mod mistral;
 pub mod model;
 pub mod openai;
 pub mod options;
