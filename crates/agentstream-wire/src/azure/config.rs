@@ -19,6 +19,9 @@ use crate::responses::request::{write_body, Dialect, ReasoningSummary};
 /// overrides it).
 pub const AZURE_API_VERSION: &str = "v1";
 
+/// pi-ai's provider name of Azure OpenAI Responses.
+pub(crate) const PROVIDER: &str = "azure-openai-responses";
+
 /// The API root Azure's base URLs are normalised to.
 const AZURE_ROOT: &str = "/openai/v1";
 
@@ -131,7 +134,7 @@ pub fn deployment_name<'a>(map: &'a str, model_id: &str) -> Option<&'a str> {
 
 impl Protocol for AzureOpenAiResponses {
     type Projector = AzureResponsesProjector;
-    const PROVIDER: &'static str = "azure-openai-responses";
+    const PROVIDER: &'static str = PROVIDER;
     const ENDPOINT: &'static str = "/responses";
     const BASE_PATH: BasePath = BasePath::Root;
 

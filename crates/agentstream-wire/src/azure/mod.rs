@@ -11,11 +11,17 @@
 //!   [`responses`](crate::responses) projection recording Pi's api id
 //!   `azure-openai-responses`.
 //!
-//! The server half is the Responses one: the body is read by
-//! [`responses::decode`](crate::responses) and the stream written by its
-//! encoder.
+//! The server half (feature `server`) is the Responses one: `decode`
+//! reads the body with Responses' reader (the history recorded as
+//! Azure's), and the stream and whole answer are written by Responses'
+//! encoder. `serve` answers Azure's path as the `AzureOpenAI` SDK calls
+//! it: `POST /openai/v1/responses?api-version=…` (the base URL
+//! `http://HOST/openai/v1`, or `http://HOST`).
 
 pub mod config;
+#[cfg(feature = "server")]
+#[allow(clippy::result_large_err)] // see `server`
+pub mod decode;
 pub mod projector;
 
 pub use config::{

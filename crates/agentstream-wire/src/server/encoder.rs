@@ -32,9 +32,10 @@ impl Encoder {
     /// protocol carries one), one SSE event per delta.
     pub fn new(api: Api, id: String, model: String, created: u64) -> Self {
         match api {
-            Api::OpenAi | Api::Mistral => {
-                Self::OpenAi(openai::encode::StreamEncoder::new(id, model, created))
-            }
+            Api::OpenAi => Self::OpenAi(openai::encode::StreamEncoder::new(id, model, created)),
+            Api::Mistral => Self::OpenAi(
+                openai::encode::StreamEncoder::new(id, model, created).for_mistral(),
+            ),
             Api::Anthropic => Self::Anthropic(anthropic::encode::StreamEncoder::new(id, model)),
             Api::Responses | Api::Azure => {
                 Self::Responses(responses::encode::StreamEncoder::new(id, model, created))
@@ -143,8 +144,10 @@ pub fn decode_body(
 ) -> Result<DecodedRequest, ApiError> {
     match (api, gemini) {
         (Api::Anthropic, _) => anthropic::decode::decode_body(body),
-        (Api::Responses | Api::Azure, _) => responses::decode::decode_body(body),
+        (Api::Responses, _) => responses::decode::decode_body(body),
+        (Api::Azure, _) => crate::azure::decode::decode_body(body),
         (Api::Gemini, Some((model, stream))) => gemini::decode::decode_body(body, model, stream),
+        (Api::Mistral, _) => crate::mistral::decode::decode_body(body),
         _ => openai::decode::decode_body(body),
     }
 }
