@@ -18,14 +18,18 @@ pub const AZURE_OPENAI_RESPONSES_API: &str = "azure-openai-responses";
 /// `api` the messages record differs.
 ///
 /// ```
-/// use agentstream::model::ModelEvent;
 /// use agentstream_wire::azure::AzureResponsesProjector;
 ///
 /// let mut projector = AzureResponsesProjector::new("gpt-5", "azure-openai-responses");
 /// let mut events = Vec::new();
-/// projector.push_data(r#"{"type":"response.created","response":{"id":"resp_1"}}"#, &mut events);
-/// let ModelEvent::Start { partial } = &events[0] else { panic!() };
-/// assert_eq!(partial.api, "azure-openai-responses");
+/// for data in [
+///     r#"{"type":"response.created","response":{"id":"resp_1"}}"#,
+///     r#"{"type":"response.completed","response":{"status":"completed","usage":{"input_tokens":5,"output_tokens":1,"total_tokens":6}}}"#,
+/// ] {
+///     projector.push_data(data, &mut events);
+/// }
+/// let message = events.last().unwrap().terminal_message().unwrap();
+/// assert_eq!(message.api, "azure-openai-responses");
 /// ```
 pub type AzureResponsesProjector = Projector<AzureResponsesProjection>;
 
