@@ -63,7 +63,8 @@ pub(crate) struct ChatDialect {
     pub(crate) api: Api,
     pub(crate) provider: &'static str,
     /// Mistral: an assistant's `thinking` content items are its thinking,
-    /// and a tool result's text starting `[tool error] ` is an error.
+    /// a tool result's text starting `[tool error] ` is an error, and the
+    /// stream always ends with the usage.
     pub(crate) mistral: bool,
 }
 
@@ -110,12 +111,14 @@ fn messages_error(found: Option<&Value>) -> ApiError {
 }
 
 fn decode(request: request::Common<'_>, dialect: &ChatDialect) -> Result<DecodedRequest, ApiError> {
-    let include_usage = request
-        .object
-        .get("stream_options")
-        .and_then(|o| o.get("include_usage"))
-        .and_then(Value::as_bool)
-        == Some(true);
+    // Mistral sends the usage on the last chunk, unasked.
+    let include_usage = dialect.mistral
+        || request
+            .object
+            .get("stream_options")
+            .and_then(|o| o.get("include_usage"))
+            .and_then(Value::as_bool)
+            == Some(true);
     let mut history = History::new(dialect.api, dialect.provider, &request.model);
     let mut system = Vec::new();
     request.messages.each_view(FIELDS, |i, message| {
