@@ -170,10 +170,12 @@ pub struct StreamEncoder {
     /// stream, so written once.
     tail: String,
     /// Mistral's dialect: thinking as `thinking` content items, every
-    /// tool-call chunk with the call's id, no empty first `content`.
+    /// tool-call chunk with the call's id and name, no empty first
+    /// `content`.
     mistral: bool,
-    /// Tool-call ids by Pi content index (Mistral's dialect only).
-    ids: BTreeMap<usize, String>,
+    /// Tool-call ids and names by Pi content index (Mistral's dialect
+    /// only).
+    ids: BTreeMap<usize, (String, String)>,
 }
 
 impl StreamEncoder {
@@ -206,7 +208,9 @@ impl StreamEncoder {
 
     /// Mistral's dialect of the stream (see the `mistral` module): thinking
     /// as `thinking` content items, each tool-call chunk naming its call's
-    /// id (Mistral's clients key calls by id), no empty first `content`.
+    /// id and function name (Mistral's clients key calls by id, and its
+    /// Python SDK requires the name in every chunk), no empty first
+    /// `content`.
     #[must_use]
     pub(crate) fn for_mistral(mut self) -> Self {
         self.mistral = true;
@@ -282,7 +286,7 @@ impl StreamEncoder {
         self.calls.insert(index, ordinal);
         let (id, name) = call().unwrap_or_default();
         if self.mistral {
-            self.ids.insert(index, id.into());
+            self.ids.insert(index, (id.into(), name.into()));
         }
         Self::start_delta(out)
             .raw(r#"{"tool_calls":[{"function":{"arguments":"","name":"#)
@@ -300,11 +304,15 @@ impl StreamEncoder {
         for piece in frames::split(text, self.chunks) {
             let chunk = Self::start_delta(out)
                 .raw(r#"{"tool_calls":[{"function":{"arguments":"#)
-                .string(piece)
-                .raw("},");
+                .string(piece);
             let chunk = match self.ids.get(&index) {
-                Some(id) => chunk.raw(r#""id":"#).string(id).raw(","),
-                None => chunk,
+                Some((id, name)) => chunk
+                    .raw(r#","name":"#)
+                    .string(name)
+                    .raw(r#"},"id":"#)
+                    .string(id)
+                    .raw(","),
+                None => chunk.raw("},"),
             };
             chunk.raw(r#""index":"#).number(ordinal as u64).raw("}]}");
             self.end_delta("null", out);
