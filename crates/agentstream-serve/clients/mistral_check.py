@@ -21,17 +21,10 @@ from harness import turn
 
 HOST = harness.URL[: -len("/v1")] if harness.URL.endswith("/v1") else harness.URL
 client = Mistral(api_key=os.environ.get("AGENTSTREAM_KEY", "not-needed"), server_url=HOST + "/mistral")
-TOOLS = [{"type": "function", "function": {"name": "get_weather", "description": "The weather in a city",
-          "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]
-QUESTION = [{"role": "user", "content": "What is the weather in Paris?"}]
-
-
-def follow_up(call_id, arguments):
-    return QUESTION + [
-        {"role": "assistant", "content": "Let me check the weather.", "tool_calls": [
-            {"id": call_id, "type": "function", "function": {"name": "get_weather", "arguments": arguments}}]},
-        {"role": "tool", "tool_call_id": call_id, "name": "get_weather", "content": "18 C, sunny"},
-    ]
+# The tools, question and follow-up are the Chat Completions checks'.
+TOOLS = openai_check.TOOLS
+QUESTION = openai_check.QUESTION
+follow_up = openai_check.follow_up
 
 
 def arguments(value):

@@ -36,7 +36,7 @@ use serde_json::{json, Map, Value};
 
 use super::projector::MISTRAL_API;
 use crate::config::Call;
-use crate::request::{blocking_diagnostics, RequestError};
+use crate::request::{blocking_diagnostics, result_images, result_text, RequestError};
 use crate::responses::request::short_hash;
 
 /// The length of a Mistral tool-call id.
@@ -241,21 +241,8 @@ fn assistant_message(message: &AssistantMessage) -> Option<Value> {
 
 /// A tool result as a `tool` message.
 fn tool_message(result: &ToolResultMessage) -> Value {
-    let texts: Vec<&str> = result
-        .content
-        .iter()
-        .filter_map(|b| match b {
-            ContentBlock::Text(t) => Some(t.text.as_str()),
-            _ => None,
-        })
-        .collect();
-    let text = texts.join("\n");
-    let images: Vec<Value> = result
-        .content
-        .iter()
-        .filter(|b| matches!(b, ContentBlock::Image(_)))
-        .filter_map(user_item)
-        .collect();
+    let text = result_text(result);
+    let images: Vec<Value> = result_images(result).filter_map(user_item).collect();
     let prefix = if result.is_error { "[tool error] " } else { "" };
     let trimmed = text.trim();
     let text = if !trimmed.is_empty() {

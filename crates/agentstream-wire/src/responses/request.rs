@@ -79,7 +79,7 @@ use super::config::OpenAiResponses;
 use super::projector::OPENAI_RESPONSES_API;
 use crate::config::Call;
 pub use crate::request::RequestError;
-use crate::request::{blocking_diagnostics, caching, OptionFields};
+use crate::request::{blocking_diagnostics, caching, result_images, result_text, OptionFields};
 
 /// How a reasoning model summarizes its reasoning (`reasoning.summary`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -270,21 +270,8 @@ pub(crate) fn write_body(
             }
             Message::ToolResult(r) => {
                 let call_id = r.tool_call_id.split('|').next().unwrap_or("");
-                let text: Vec<&str> = r
-                    .content
-                    .iter()
-                    .filter_map(|b| match b {
-                        ContentBlock::Text(t) => Some(t.text.as_str()),
-                        _ => None,
-                    })
-                    .collect();
-                let text = text.join("\n");
-                let images: Vec<Value> = r
-                    .content
-                    .iter()
-                    .filter(|b| matches!(b, ContentBlock::Image(_)))
-                    .filter_map(input_part)
-                    .collect();
+                let text = result_text(r);
+                let images: Vec<Value> = result_images(r).filter_map(input_part).collect();
                 let output = if images.is_empty() {
                     Value::String(text)
                 } else {
