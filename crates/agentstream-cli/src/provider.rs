@@ -8,9 +8,9 @@ use agentstream::message::Context;
 use agentstream::model::{CacheRetention, Model, StreamOptions};
 use agentstream_models::Model as CatalogueModel;
 use agentstream_tokio::{ClientError, EndpointModel};
+use agentstream_wire::azure::{self, AzureOpenAiResponses};
 use agentstream_wire::config::{EndpointConfig, Protocol};
 use agentstream_wire::endpoint::PreparedRequest;
-use agentstream_wire::azure::{self, AzureOpenAiResponses};
 use agentstream_wire::openai::OpenAiChat;
 use agentstream_wire::recording::{BodySink, RecordingEndpoint};
 pub use agentstream_wire::Api;
@@ -172,7 +172,12 @@ fn resolve(target: Target, mut settings: Settings) -> Result<(String, Settings),
 /// Azure's base URL from pi-ai's environment: `AZURE_OPENAI_BASE_URL`, or
 /// the resource `AZURE_OPENAI_RESOURCE_NAME`'s.
 fn azure_base_url() -> Option<String> {
-    let set = |name| std::env::var(name).ok().map(|v| v.trim().to_owned()).filter(|v| !v.is_empty());
+    let set = |name| {
+        std::env::var(name)
+            .ok()
+            .map(|v| v.trim().to_owned())
+            .filter(|v| !v.is_empty())
+    };
     set("AZURE_OPENAI_BASE_URL")
         .or_else(|| set("AZURE_OPENAI_RESOURCE_NAME").map(|name| azure::resource_base_url(&name)))
 }
@@ -184,7 +189,9 @@ fn azure_protocol(model_id: &str) -> AzureOpenAiResponses {
     let mut protocol = AzureOpenAiResponses::default();
     let map = std::env::var("AZURE_OPENAI_DEPLOYMENT_NAME_MAP").unwrap_or_default();
     protocol.deployment = azure::deployment_name(&map, model_id).map(Into::into);
-    protocol.api_version = std::env::var("AZURE_OPENAI_API_VERSION").ok().filter(|v| !v.is_empty());
+    protocol.api_version = std::env::var("AZURE_OPENAI_API_VERSION")
+        .ok()
+        .filter(|v| !v.is_empty());
     protocol
 }
 

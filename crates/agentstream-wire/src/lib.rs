@@ -75,8 +75,8 @@
 extern crate alloc;
 
 pub mod anthropic;
-pub mod azure;
 mod api;
+pub mod azure;
 pub mod cause;
 pub mod config;
 mod cut_json;

@@ -18,7 +18,9 @@ use serde_json::{Map, Value};
 const RECORDED: &str = "recorded";
 
 fn fixtures(folder: &str) -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(folder);
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(folder);
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -53,7 +55,14 @@ fn project<P: SseProjector>(fixture: &Path) -> Vec<ModelEvent> {
 /// partial message.
 fn event_fields(event: &Value) -> Value {
     let mut out = Map::new();
-    for key in ["type", "contentIndex", "delta", "content", "toolCall", "reason"] {
+    for key in [
+        "type",
+        "contentIndex",
+        "delta",
+        "content",
+        "toolCall",
+        "reason",
+    ] {
         if let Some(value) = event.get(key) {
             out.insert(key.into(), value.clone());
         }
@@ -77,7 +86,8 @@ fn compare(fixture: &Path, events: &[ModelEvent]) -> (Vec<Value>, Vec<Value>, Va
         .filter(|e| !(e["type"] == "text_delta" && e["delta"] == ""))
         .cloned()
         .collect();
-    let mut message = serde_json::to_value(events.last().unwrap().terminal_message().unwrap()).unwrap();
+    let mut message =
+        serde_json::to_value(events.last().unwrap().terminal_message().unwrap()).unwrap();
     message.as_object_mut().unwrap().remove("timestamp");
     let mut pi = golden["final"].clone();
     read_signatures(&mut message);
@@ -117,11 +127,17 @@ fn azure_recordings_agree_with_pi_ai() {
         let (ours, theirs, message, pi) =
             compare(fixture, &project::<AzureResponsesProjector>(fixture));
         assert_eq!(message["api"], "azure-openai-responses");
-        if fixture.to_string_lossy().contains("azure-reasoning-encrypted-content") {
+        if fixture
+            .to_string_lossy()
+            .contains("azure-reasoning-encrypted-content")
+        {
             // Four responses in one recording: Pi merges them, we end at
             // the first `response.completed` (deliberate.json). The first
             // response's blocks are the same.
-            assert_eq!(message["content"][0]["thinking"], pi["content"][0]["thinking"]);
+            assert_eq!(
+                message["content"][0]["thinking"],
+                pi["content"][0]["thinking"]
+            );
             assert_eq!(message["content"][1], pi["content"][1]);
             assert_eq!(message["stopReason"], pi["stopReason"]);
             continue;

@@ -27,7 +27,12 @@ const AZURE_ROOT: &str = "/openai/v1";
 
 /// The providers whose `call|item` tool-call ids pi-ai keeps paired for
 /// Azure.
-const PAIRED_ID_PROVIDERS: [&str; 4] = ["openai", "openai-codex", "opencode", "azure-openai-responses"];
+const PAIRED_ID_PROVIDERS: [&str; 4] = [
+    "openai",
+    "openai-codex",
+    "opencode",
+    "azure-openai-responses",
+];
 
 /// The configuration of an Azure OpenAI Responses endpoint (`POST
 /// {base}/responses?api-version=v1`). A base URL without a path, or with
@@ -127,8 +132,8 @@ pub fn deployment_name<'a>(map: &'a str, model_id: &str) -> Option<&'a str> {
             let deployment = sides.next()?.trim();
             (!model.is_empty() && !deployment.is_empty()).then_some((model, deployment))
         })
-        .filter(|(model, _)| *model == model_id)
-        .last()
+        .rev()
+        .find(|(model, _)| *model == model_id)
         .map(|(_, deployment)| deployment)
 }
 
@@ -197,13 +202,17 @@ mod tests {
         ] {
             assert_eq!(AzureConfig::new(base, "m").endpoint_url(), want, "{base}");
         }
-        let local = AzureConfig::new("http://127.0.0.1:8080", "m").with_api_version("2025-04-01-preview");
+        let local =
+            AzureConfig::new("http://127.0.0.1:8080", "m").with_api_version("2025-04-01-preview");
         assert_eq!(
             local.endpoint_url(),
             "http://127.0.0.1:8080/openai/v1/responses?api-version=2025-04-01-preview"
         );
         let proxy = AzureConfig::new("https://gw/azure/x?k=1", "m");
-        assert_eq!(proxy.endpoint_url(), "https://gw/azure/x/responses?api-version=v1&k=1");
+        assert_eq!(
+            proxy.endpoint_url(),
+            "https://gw/azure/x/responses?api-version=v1&k=1"
+        );
     }
 
     #[test]

@@ -79,7 +79,11 @@ mod tests {
 
     #[test]
     fn base_url_forms_give_the_chat_endpoint() {
-        for base in ["https://api.mistral.ai", "https://api.mistral.ai/", "https://api.mistral.ai/v1"] {
+        for base in [
+            "https://api.mistral.ai",
+            "https://api.mistral.ai/",
+            "https://api.mistral.ai/v1",
+        ] {
             assert_eq!(
                 MistralConfig::new(base, "m").endpoint_url(),
                 "https://api.mistral.ai/v1/chat/completions"

@@ -215,7 +215,8 @@ impl MistralProjection {
     ) -> Result<(), Failure> {
         if let Some(id) = chunk.id.filter(|id| !id.is_empty() && !self.has_id) {
             self.has_id = true;
-            self.writer.set_extra(frame, "responseId", Value::String(id));
+            self.writer
+                .set_extra(frame, "responseId", Value::String(id));
         }
         self.writer.start(frame, out);
         if let Some(usage) = chunk.usage {
@@ -302,9 +303,15 @@ impl MistralProjection {
         };
         let function = call.function;
         let key = (id, index);
-        if self.open_call.as_ref() != Some(&key) || self.writer.open_block().map(|(k, _)| k) != Some(Kind::Tool) {
-            let name = function.as_ref().and_then(|f| f.name.clone()).unwrap_or_default();
-            self.writer.open_tool(frame, key.0.clone(), name, None, out)?;
+        if self.open_call.as_ref() != Some(&key)
+            || self.writer.open_block().map(|(k, _)| k) != Some(Kind::Tool)
+        {
+            let name = function
+                .as_ref()
+                .and_then(|f| f.name.clone())
+                .unwrap_or_default();
+            self.writer
+                .open_tool(frame, key.0.clone(), name, None, out)?;
             self.open_call = Some(key);
         }
         let arguments = match function.and_then(|f| f.arguments) {

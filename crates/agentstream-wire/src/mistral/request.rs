@@ -44,7 +44,11 @@ const ID_LENGTH: usize = 9;
 
 /// The models pi-ai asks for `reasoning_effort` rather than
 /// `prompt_mode: "reasoning"`.
-const EFFORT_MODELS: [&str; 3] = ["mistral-small-2603", "mistral-small-latest", "mistral-medium-3.5"];
+const EFFORT_MODELS: [&str; 3] = [
+    "mistral-small-2603",
+    "mistral-small-latest",
+    "mistral-medium-3.5",
+];
 
 /// pi-ai's Mistral tool-call ids: an id that is nine alphanumeric
 /// characters once its other characters are dropped is kept so; another
@@ -77,7 +81,10 @@ impl ToolCallIds {
         let mut attempt = 0u32;
         loop {
             let candidate = derive_id(id, attempt);
-            let free = self.owners.get(&candidate).map_or(true, |owner| owner == id);
+            let free = self
+                .owners
+                .get(&candidate)
+                .map_or(true, |owner| owner == id);
             if free {
                 self.given.insert(id.into(), candidate.clone());
                 self.owners.insert(candidate.clone(), id.into());
@@ -94,7 +101,11 @@ pub(crate) fn derive_id(id: &str, attempt: u32) -> String {
     if attempt == 0 && alphanumeric.len() == ID_LENGTH {
         return alphanumeric;
     }
-    let base = if alphanumeric.is_empty() { id } else { &alphanumeric };
+    let base = if alphanumeric.is_empty() {
+        id
+    } else {
+        &alphanumeric
+    };
     let seed = if attempt == 0 {
         String::from(base)
     } else {
@@ -211,7 +222,9 @@ fn assistant_message(message: &AssistantMessage) -> Option<Value> {
                 content.push(json!({"type": "text", "text": t.text}));
             }
             ContentBlock::Thinking(t) if !t.thinking.trim().is_empty() => {
-                content.push(json!({"type": "thinking", "thinking": [{"type": "text", "text": t.thinking}]}));
+                content.push(
+                    json!({"type": "thinking", "thinking": [{"type": "text", "text": t.thinking}]}),
+                );
             }
             ContentBlock::ToolCall(call) => calls.push(json!({
                 "id": call.id,
@@ -286,21 +299,40 @@ mod tests {
     fn the_body_reads_as_pi_ai_writes_it() {
         let mut context = Context::from_messages([
             user("Weather?").into(),
-            assistant([tool_call("call_1", "weather", json!({"city": "Paris"}))], StopReason::ToolUse)
-                .into(),
+            assistant(
+                [tool_call("call_1", "weather", json!({"city": "Paris"}))],
+                StopReason::ToolUse,
+            )
+            .into(),
             tool_result("call_1", "weather", "  boom ", true).into(),
         ]);
         context.system_prompt = Some("Be brief.".into());
         let options = StreamOptions::default().with_reasoning_effort(ReasoningEffort::Low);
-        let call = Call { model: "magistral-medium-latest", provider: "mistral", options: &options };
+        let call = Call {
+            model: "magistral-medium-latest",
+            provider: "mistral",
+            options: &options,
+        };
         let body = build_request(&context, &call).unwrap();
-        assert_eq!(body["messages"][0], json!({"role": "system", "content": "Be brief."}));
+        assert_eq!(
+            body["messages"][0],
+            json!({"role": "system", "content": "Be brief."})
+        );
         assert_eq!(body["messages"][2]["tool_calls"][0]["id"], "1j55k0s7o");
         assert_eq!(body["messages"][3]["tool_call_id"], "1j55k0s7o");
-        assert_eq!(body["messages"][3]["content"][0]["text"], "[tool error] boom");
+        assert_eq!(
+            body["messages"][3]["content"][0]["text"],
+            "[tool error] boom"
+        );
         assert_eq!(body["prompt_mode"], "reasoning");
-        let call = Call { model: "mistral-small-latest", ..call };
+        let call = Call {
+            model: "mistral-small-latest",
+            ..call
+        };
         let body = build_request(&context, &call).unwrap();
-        assert_eq!((body["reasoning_effort"].as_str(), body.get("prompt_mode")), (Some("high"), None));
+        assert_eq!(
+            (body["reasoning_effort"].as_str(), body.get("prompt_mode")),
+            (Some("high"), None)
+        );
     }
 }

@@ -75,7 +75,10 @@ const OPENAI: ChatDialect = ChatDialect {
 };
 
 /// [`decode_body`] in `dialect`.
-pub(crate) fn decode_body_in(body: &[u8], dialect: &ChatDialect) -> Result<DecodedRequest, ApiError> {
+pub(crate) fn decode_body_in(
+    body: &[u8],
+    dialect: &ChatDialect,
+) -> Result<DecodedRequest, ApiError> {
     request::replacing_lone_surrogates(body, |body| {
         decode(request::common_bytes(body, messages_error)?, dialect)
     })
@@ -137,7 +140,10 @@ fn decode(request: request::Common<'_>, dialect: &ChatDialect) -> Result<Decoded
             Some("tool") => {
                 let id = message.str("tool_call_id");
                 let text = message.content.joined("");
-                let error = dialect.mistral.then(|| text.strip_prefix("[tool error] ")).flatten();
+                let error = dialect
+                    .mistral
+                    .then(|| text.strip_prefix("[tool error] "))
+                    .flatten();
                 let is_error = error.is_some();
                 let text = error.map(String::from).unwrap_or(text);
                 history.tool_result(id, vec![text_block(text)], is_error);

@@ -81,7 +81,11 @@ pub(crate) fn decode_body_as(
     provider: &'static str,
 ) -> Result<DecodedRequest, ApiError> {
     request::replacing_lone_surrogates(body, |body| {
-        decode(request::common_bytes_at(body, "input", true, input_error)?, api, provider)
+        decode(
+            request::common_bytes_at(body, "input", true, input_error)?,
+            api,
+            provider,
+        )
     })
 }
 

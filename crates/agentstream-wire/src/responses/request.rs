@@ -173,10 +173,7 @@ fn normalize_id_part(part: &str) -> String {
 
 /// The id of a tool call of another model, for `provider`.
 fn normalize_foreign_id(id: &str, provider: &str, paired: &[&str]) -> String {
-    let Some((call, item)) = id
-        .split_once('|')
-        .filter(|_| paired.contains(&provider))
-    else {
+    let Some((call, item)) = id.split_once('|').filter(|_| paired.contains(&provider)) else {
         return normalize_id_part(id);
     };
     let item = item.split('|').next().unwrap_or("");
@@ -259,9 +256,8 @@ pub(crate) fn write_body(
                 input.push(json!({"role": "user", "content": parts}));
             }
             Message::Assistant(m) => {
-                let same_provider_other_model = m.model != call.model
-                    && m.provider == call.provider
-                    && m.api == dialect.api;
+                let same_provider_other_model =
+                    m.model != call.model && m.provider == call.provider && m.api == dialect.api;
                 let before = input.len();
                 assistant_items(m, position, same_provider_other_model, &mut input);
                 if input.len() == before {

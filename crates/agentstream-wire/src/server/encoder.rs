@@ -33,9 +33,9 @@ impl Encoder {
     pub fn new(api: Api, id: String, model: String, created: u64) -> Self {
         match api {
             Api::OpenAi => Self::OpenAi(openai::encode::StreamEncoder::new(id, model, created)),
-            Api::Mistral => Self::OpenAi(
-                openai::encode::StreamEncoder::new(id, model, created).for_mistral(),
-            ),
+            Api::Mistral => {
+                Self::OpenAi(openai::encode::StreamEncoder::new(id, model, created).for_mistral())
+            }
             Api::Anthropic => Self::Anthropic(anthropic::encode::StreamEncoder::new(id, model)),
             Api::Responses | Api::Azure => {
                 Self::Responses(responses::encode::StreamEncoder::new(id, model, created))
