@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The provider layer against the real Pi: every recorded stream of the wire
 # crate's fixture folders (openai-sse, anthropic-sse, openai-responses-sse,
-# google-sse) is served on 127.0.0.1 to pi-ai 0.73.1's provider for its
-# protocol (openai-completions, anthropic-messages, openai-responses,
-# google-generative-ai) and decoded by `agentstream decode --api ... --jsonl`;
+# google-sse, azure-responses-sse, mistral-sse) is served on 127.0.0.1 to
+# pi-ai 0.73.1's provider for its protocol (openai-completions,
+# anthropic-messages, openai-responses, google-generative-ai,
+# azure-openai-responses, mistral-conversations) and decoded by `agentstream decode --api ... --jsonl`;
 # the final messages and event sequences are compared field by field.
 #
 # Usage: .ci/pi-ai-oracle.sh

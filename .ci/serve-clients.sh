@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # `agentstream serve` against clients we did not write: the official OpenAI
-# Python SDK (Chat Completions and Responses), the official Anthropic
+# Python SDK (Chat Completions, Responses, and Azure's Responses through its
+# AzureOpenAI client), the official Mistral Python SDK (serve's /mistral
+# prefix), the official Anthropic
 # Python SDK, the official Google Gen AI Python SDK (Gemini), the official
 # OpenAI Node SDK, and pi-ai 0.73.1's openai-responses and google
 # providers, each streaming and not (pi-ai: streaming), with a tool call
@@ -135,6 +137,13 @@ if python3 -m venv "$work/venv" >/dev/null 2>&1 &&
     cassettes "Google Gen AI Python SDK" "$work/cassettes-genai" env PYTHONPATH="$clients" "$py" "$clients/genai_check.py"
     check "a changed prompt gets the mismatch error (both Python SDKs)" \
         with_replay "$work/cassettes-python" env PYTHONPATH="$clients" "$py" "$clients/mismatch_check.py"
+    check "OpenAI Python SDK, AzureOpenAI client" with_server env PYTHONPATH="$clients" "$py" "$clients/azure_check.py"
+    if "$work/venv/bin/pip" install --quiet --disable-pip-version-check mistralai >"$work/pip-mistral.log" 2>&1; then
+        check "Mistral Python SDK" with_server env PYTHONPATH="$clients" "$py" "$clients/mistral_check.py"
+    else
+        tail -n 3 "$work/pip-mistral.log" 2>/dev/null
+        echo "SKIPPED: serve with the Mistral Python SDK (could not pip install mistralai)"
+    fi
 else
     tail -n 3 "$work/pip.log" 2>/dev/null
     echo "SKIPPED: serve with the OpenAI, Anthropic and Google Gen AI Python SDKs (could not create a venv or pip install openai anthropic google-genai)"

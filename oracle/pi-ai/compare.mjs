@@ -8,6 +8,9 @@
 //   openai:    pi-ai's openai-completions provider, served at POST /v1/chat/completions
 //   anthropic: pi-ai's anthropic-messages provider, served at POST /v1/messages
 //   responses: pi-ai's openai-responses provider, served at POST /v1/responses
+//   azure:     pi-ai's azure-openai-responses provider, served at
+//              POST /openai/v1/responses?api-version=v1
+//   mistral:   pi-ai's mistral-conversations provider, served at POST /v1/chat/completions
 //   google:    pi-ai's google-generative-ai provider, served at
 //              POST /v1beta/models/{model}:streamGenerateContent
 //
@@ -25,7 +28,9 @@
 //   difference" (every differing field is listed) or DIFFERENT; a listed fixture that has
 //   become equal is reported too (its entry is stale). The exit status is 1 unless every
 //   fixture is equal or a deliberate difference, and every entry is still needed.
-// Env: PI_PROVIDER, PI_MODEL_ID (default "recorded", matching agentstream decode), OUT_DIR
+// Env: PI_PROVIDER, PI_MODEL_ID (default "recorded", matching agentstream decode), OUT_DIR,
+//   GOLDEN_DIR (when set, pi-ai's events and final message of each fixture are also written to
+//   GOLDEN_DIR/<fixture>.json, the goldens the wire crate's tests/pi_streams.rs reads)
 // Outputs under OUT_DIR (default ./out): <fixture>.pi.json, <fixture>.agentstream.json,
 //          <fixture>.compare.json, report.md (also printed to stdout), summary.md (the table
 //          fixture → equal / deliberate difference, also printed last)
@@ -49,6 +54,8 @@ const DIRS = {
   anthropic: [path.join(FIXTURES, "anthropic-sse")],
   responses: [path.join(FIXTURES, "openai-responses-sse")],
   google: [path.join(FIXTURES, "google-sse")],
+  azure: [path.join(FIXTURES, "azure-responses-sse")],
+  mistral: [path.join(FIXTURES, "mistral-sse")],
 };
 const APIS = Object.keys(DIRS);
 
@@ -73,6 +80,8 @@ const DELIBERATE = DELIBERATE_FILE ? JSON.parse(fs.readFileSync(DELIBERATE_FILE,
 function apiOf(file) {
   if (API_FLAG) return API_FLAG;
   const folder = path.basename(path.dirname(path.resolve(file)));
+  if (/azure/i.test(folder)) return "azure";
+  if (/mistral/i.test(folder)) return "mistral";
   if (/responses/i.test(folder)) return "responses";
   if (/google|gemini/i.test(folder)) return "google";
   return /anthropic/i.test(folder) ? "anthropic" : "openai";
@@ -111,7 +120,7 @@ function sseBody(file, api) {
   const raw = fs.readFileSync(file);
   if (!isChunks(file)) return raw;
   const lines = raw.toString("utf8").split(/\r?\n/).filter((l) => l.trim() !== "");
-  if (api === "anthropic" || api === "responses") {
+  if (api === "anthropic" || api === "responses" || api === "azure") {
     const out = lines.map((l) => {
       let type;
       try {
@@ -136,6 +145,10 @@ const ENDPOINT = {
   openai: (url) => url === "/v1/chat/completions",
   anthropic: (url) => url === "/v1/messages",
   responses: (url) => url === "/v1/responses",
+  // The AzureOpenAI SDK: {base}/responses?api-version=v1 (base …/openai/v1).
+  azure: (url) => url === "/openai/v1/responses?api-version=v1",
+  // The Mistral SDK appends /v1/chat/completions to its server URL.
+  mistral: (url) => url === "/v1/chat/completions",
   google: (url) => /^\/v1beta\/models\/[^/:?]+:streamGenerateContent(\?.*)?$/.test(url),
 };
 function piModel(api, port) {
@@ -152,6 +165,10 @@ function piModel(api, port) {
     return { ...common, api: "anthropic-messages", baseUrl: `http://127.0.0.1:${port}`, contextWindow: 200000 };
   if (api === "responses")
     return { ...common, api: "openai-responses", baseUrl: `http://127.0.0.1:${port}/v1`, contextWindow: 400000 };
+  if (api === "azure")
+    return { ...common, api: "azure-openai-responses", baseUrl: `http://127.0.0.1:${port}/openai/v1`, contextWindow: 400000 };
+  if (api === "mistral")
+    return { ...common, api: "mistral-conversations", baseUrl: `http://127.0.0.1:${port}`, contextWindow: 128000 };
   if (api === "google")
     return { ...common, api: "google-generative-ai", baseUrl: `http://127.0.0.1:${port}/v1beta`, contextWindow: 1048576 };
   return { ...common, api: "openai-completions", baseUrl: `http://127.0.0.1:${port}/v1`, contextWindow: 128000 };
@@ -330,6 +347,15 @@ for (const file of fixtures) {
   const api = apiOf(file);
   const pi = await runPi(file, api);
   const as = runAgentstream(file, api);
+  if (process.env.GOLDEN_DIR) {
+    // pi-ai's own output for the fixture, for the wire crate's tests: its events and final
+    // message (the timestamp, Date.now(), left out).
+    const final = pi.final && { ...pi.final };
+    if (final) delete final.timestamp;
+    const golden = { source: `pi-ai 0.73.1, ${piModel(api, 0).api}`, fixture: name, events: pi.events, final, thrown: pi.thrown };
+    fs.mkdirSync(process.env.GOLDEN_DIR, { recursive: true });
+    fs.writeFileSync(path.join(process.env.GOLDEN_DIR, `${name}.json`), JSON.stringify(golden, null, 1) + "\n");
+  }
   fs.writeFileSync(
     path.join(OUT, `${name}.pi.json`),
     JSON.stringify(

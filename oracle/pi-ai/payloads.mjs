@@ -20,7 +20,7 @@ import { getModel, stream } from "@mariozechner/pi-ai";
 const HERE = path.dirname(new URL(import.meta.url).pathname);
 const CONTEXT_FILE = process.env.CONTEXT_FILE || path.join(HERE, "golden", "context.json");
 
-// At least one model per api we speak, the OpenRouter anthropic/* cache
+// At least one model per api we speak (Azure OpenAI Responses and Mistral too), the OpenRouter anthropic/* cache
 // markers (on a reasoning and a plain model), a plain OpenRouter model with
 // images and a DeepSeek model.
 export const MODELS = [
@@ -34,7 +34,13 @@ export const MODELS = [
   ["openrouter", "meta-llama/llama-4-scout"],
   ["deepseek", "deepseek-v4-flash"],
   ["google", "gemini-2.5-flash"],
+  ["azure-openai-responses", "gpt-5"],
+  ["mistral", "mistral-medium-latest"],
 ];
+// Azure's catalogue models have no base URL: pi-ai builds it from the
+// resource name (the command line reads the same variable).
+export const AZURE_RESOURCE_NAME = "agentstream-test";
+process.env.AZURE_OPENAI_RESOURCE_NAME = AZURE_RESOURCE_NAME;
 export const RETENTIONS = ["none", "short", "long"];
 export const SESSION_ID = "session-0001";
 export const MAX_TOKENS = 1024;
@@ -60,7 +66,10 @@ async function capture(c, context) {
     for (const [k, v] of new Headers(init.headers ?? (typeof input === "string" ? {} : input.headers))) {
       headers[k.toLowerCase()] = isSecret(k.toLowerCase()) ? "<redacted>" : v;
     }
-    request = { method: init.method ?? "GET", url, headers, body: JSON.parse(init.body) };
+    // The Mistral SDK hands fetch a Request that carries the method and body.
+    const method = init.method ?? (typeof input === "string" ? "GET" : input.method);
+    const body = init.body ?? (typeof input === "string" ? undefined : await input.text());
+    request = { method, url, headers, body: JSON.parse(body) };
     return new Response("captured", { status: 599 });
   };
   try {

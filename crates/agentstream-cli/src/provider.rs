@@ -8,6 +8,7 @@ use agentstream::message::Context;
 use agentstream::model::{CacheRetention, Model, StreamOptions};
 use agentstream_models::Model as CatalogueModel;
 use agentstream_tokio::{ClientError, EndpointModel};
+use agentstream_wire::azure::{self, AzureOpenAiResponses};
 use agentstream_wire::config::{EndpointConfig, Protocol};
 use agentstream_wire::endpoint::PreparedRequest;
 use agentstream_wire::openai::OpenAiChat;
@@ -132,6 +133,7 @@ fn resolve(target: Target, mut settings: Settings) -> Result<(String, Settings),
             match settings
                 .base_url
                 .take()
+                .or_else(|| (api == Api::Azure).then(azure_base_url).flatten())
                 .or_else(|| api.default_base_url().map(Into::into))
             {
                 Some(base_url) => Ok((base_url, settings)),
@@ -147,19 +149,60 @@ fn resolve(target: Target, mut settings: Settings) -> Result<(String, Settings),
                 .iter()
                 .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
                 .collect();
+            let azure = m.api == Api::Azure.pi_api();
             let base_url = settings
                 .base_url
                 .take()
+                .or_else(|| azure.then(azure_base_url).flatten())
                 .unwrap_or_else(|| m.base_url.to_owned());
+            if base_url.is_empty() {
+                return Err(format!(
+                    "{}/{}: no base URL; give --base-url{}",
+                    m.provider,
+                    m.id,
+                    if azure {
+                        ", AZURE_OPENAI_BASE_URL or AZURE_OPENAI_RESOURCE_NAME"
+                    } else {
+                        ""
+                    }
+                ));
+            }
             Ok((base_url, settings))
         }
     }
+}
+
+/// Azure's base URL from pi-ai's environment: `AZURE_OPENAI_BASE_URL`, or
+/// the resource `AZURE_OPENAI_RESOURCE_NAME`'s.
+fn azure_base_url() -> Option<String> {
+    let set = |name| {
+        std::env::var(name)
+            .ok()
+            .map(|v| v.trim().to_owned())
+            .filter(|v| !v.is_empty())
+    };
+    set("AZURE_OPENAI_BASE_URL")
+        .or_else(|| set("AZURE_OPENAI_RESOURCE_NAME").map(|name| azure::resource_base_url(&name)))
+}
+
+/// Azure's protocol for `model_id` with pi-ai's environment: the
+/// deployment from `AZURE_OPENAI_DEPLOYMENT_NAME_MAP`, the
+/// `AZURE_OPENAI_API_VERSION`.
+fn azure_protocol(model_id: &str) -> AzureOpenAiResponses {
+    let mut protocol = AzureOpenAiResponses::default();
+    let map = std::env::var("AZURE_OPENAI_DEPLOYMENT_NAME_MAP").unwrap_or_default();
+    protocol.deployment = azure::deployment_name(&map, model_id).map(Into::into);
+    protocol.api_version = std::env::var("AZURE_OPENAI_API_VERSION")
+        .ok()
+        .filter(|v| !v.is_empty());
+    protocol
 }
 
 /// Runs `visitor` with the protocol of `target`: `--api`'s default, or the
 /// catalogue model's api (Chat Completions with the model's compat flags).
 fn visit<V: ProtocolVisitor>(target: Target, visitor: V) -> Result<V::Output, String> {
     let m = match target {
+        Target::Api(Api::Azure) => return Ok(visitor.visit(azure_protocol(""))),
         Target::Api(api) => return Ok(api.visit(visitor)),
         Target::Catalogue(m) => m,
     };
@@ -172,9 +215,11 @@ fn visit<V: ProtocolVisitor>(target: Target, visitor: V) -> Result<V::Output, St
         "anthropic-messages" => Api::Anthropic.visit(visitor),
         "openai-responses" => Api::Responses.visit(visitor),
         "google-generative-ai" => Api::Gemini.visit(visitor),
+        api if api == Api::Azure.pi_api() => visitor.visit(azure_protocol(m.id)),
+        api if api == Api::Mistral.pi_api() => Api::Mistral.visit(visitor),
         api => {
             return Err(format!(
-                "{}/{}: its api `{api}` is not one this tool speaks (openai-completions, anthropic-messages, openai-responses, google-generative-ai)",
+                "{}/{}: its api `{api}` is not one this tool speaks (openai-completions, anthropic-messages, openai-responses, google-generative-ai, azure-openai-responses, mistral-conversations)",
                 m.provider, m.id
             ))
         }

@@ -74,7 +74,7 @@ fn dry_run_requests_equal_pi_ai_s_or_differ_as_listed() {
     let mut used = vec![false; entries.len()];
     let context = oracle().join("golden/context.json");
     let cases = golden.as_array().unwrap();
-    assert_eq!(cases.len(), 30, "10 models × 3 retentions");
+    assert_eq!(cases.len(), 36, "12 models × 3 retentions");
     let (mut equal, mut bodies_equal, mut unexplained) = (0, 0, Vec::new());
     for case in cases {
         let c = &case["case"];
@@ -93,6 +93,8 @@ fn dry_run_requests_equal_pi_ai_s_or_differ_as_listed() {
             .args(["--cache-retention", c["cacheRetention"].as_str().unwrap()])
             .args(["--session-id", "session-0001", "--context"])
             .arg(&context);
+        // payloads.mjs's Azure resource (Azure's models have no base URL).
+        command.env("AZURE_OPENAI_RESOURCE_NAME", "agentstream-test");
         for name in agentstream_models::api_key_env_vars(provider) {
             command.env(name, "test-key");
         }

@@ -14,6 +14,8 @@ from openai import OpenAI
 import harness
 from harness import turn
 
+# Pi's api id the served requests are recorded under (azure_check.py sets Azure's).
+API = "openai-responses"
 client = OpenAI(base_url=harness.URL, api_key=os.environ.get("AGENTSTREAM_KEY", "not-needed"))
 TOOLS = [{"type": "function", "name": "get_weather", "description": "The weather in a city",
           "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}]
@@ -66,7 +68,7 @@ def test_1_streaming_tool_call():
     assert final.output_text == want_text, final
     check_usage(final.usage, want_usage)
     request = harness.recorded()[0]
-    assert request["api"] == "openai-responses", request
+    assert request["api"] == API, request
     assert request["context"]["systemPrompt"] == "Be brief.", request
     assert request["options"]["maxTokens"] == 256, request
 

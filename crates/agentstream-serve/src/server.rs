@@ -414,6 +414,11 @@ impl ServerBuilder {
 /// aborts its call's signal and drops its stream.
 ///
 /// Routes: `POST /v1/chat/completions`, `POST /v1/messages`,
+/// `POST /v1/responses`, Gemini's model methods, Azure's
+/// `POST /openai/v1/responses` and Mistral's
+/// `POST /mistral/v1/chat/completions` (a Mistral client's base URL is
+/// `http://HOST/mistral`: OpenAI's Chat Completions has the unprefixed
+/// path),
 /// `GET /v1/models`, `GET /v1/unused` (see [`Server::unused`]), and
 /// `GET /v1/requests` (the recorded requests as a
 /// JSON array; see [the request log](crate#the-request-log)),

@@ -146,8 +146,9 @@ fn scenarios() -> Vec<Scenario> {
     ]
 }
 
-/// The four APIs: a name, the path of a call, its body.
-fn calls(stream: bool) -> [(&'static str, String, Value); 4] {
+/// The six APIs: a name, the path of a call, its body (Azure's as the
+/// `AzureOpenAI` SDK posts it, Mistral's under serve's `/mistral` prefix).
+fn calls(stream: bool) -> [(&'static str, String, Value); 6] {
     let gemini = if stream {
         "/v1beta/models/golden-model:streamGenerateContent?alt=sse"
     } else {
@@ -177,6 +178,18 @@ fn calls(stream: bool) -> [(&'static str, String, Value); 4] {
             "google",
             gemini.into(),
             json!({"contents": [{"role": "user", "parts": [{"text": "Hi"}]}]}),
+        ),
+        (
+            "azure",
+            "/openai/v1/responses?api-version=v1".into(),
+            json!({"model": "golden-model", "stream": stream,
+                   "input": [{"role": "user", "content": [{"type": "input_text", "text": "Hi"}]}]}),
+        ),
+        (
+            "mistral",
+            "/mistral/v1/chat/completions".into(),
+            json!({"model": "golden-model", "stream": stream,
+                   "messages": [{"role": "user", "content": "Hi"}]}),
         ),
     ]
 }

@@ -8,8 +8,10 @@
 //! [`FACTS`] and one arm to `visit`.
 
 use crate::anthropic::AnthropicMessages;
+use crate::azure::AzureOpenAiResponses;
 use crate::config::Protocol;
 use crate::gemini::Gemini;
+use crate::mistral::Mistral;
 use crate::openai::OpenAiChat;
 use crate::responses::OpenAiResponses;
 
@@ -39,6 +41,12 @@ pub enum Api {
     /// Google Gemini (`POST …/models/{model}:streamGenerateContent` and
     /// `:generateContent`; the Gemini API or Vertex AI).
     Gemini,
+    /// Azure OpenAI Responses (`POST …/openai/v1/responses?api-version=…`).
+    Azure,
+    /// Mistral chat completions (`POST …/v1/chat/completions`; served
+    /// under the prefix `/mistral`, as OpenAI's Chat Completions has the
+    /// path `/v1/chat/completions`).
+    Mistral,
 }
 
 /// One protocol's facts, in the order of [`Api::ALL`].
@@ -55,7 +63,7 @@ struct Facts {
 }
 
 /// Every protocol's facts: one line each.
-const FACTS: [Facts; 4] = [
+const FACTS: [Facts; 6] = [
     Facts {
         api: Api::OpenAi,
         name: "openai",
@@ -88,11 +96,34 @@ const FACTS: [Facts; 4] = [
         default_key_env: "GEMINI_API_KEY",
         call_path: None,
     },
+    Facts {
+        api: Api::Azure,
+        name: "azure",
+        pi_api: crate::azure::AZURE_OPENAI_RESPONSES_API,
+        default_base_url: None,
+        default_key_env: "AZURE_OPENAI_API_KEY",
+        call_path: Some("/openai/v1/responses"),
+    },
+    Facts {
+        api: Api::Mistral,
+        name: "mistral",
+        pi_api: crate::mistral::MISTRAL_API,
+        default_base_url: Some(crate::mistral::MISTRAL_BASE_URL),
+        default_key_env: "MISTRAL_API_KEY",
+        call_path: Some("/mistral/v1/chat/completions"),
+    },
 ];
 
 impl Api {
     /// Every protocol, in declaration order.
-    pub const ALL: [Api; 4] = [Api::OpenAi, Api::Anthropic, Api::Responses, Api::Gemini];
+    pub const ALL: [Api; 6] = [
+        Api::OpenAi,
+        Api::Anthropic,
+        Api::Responses,
+        Api::Gemini,
+        Api::Azure,
+        Api::Mistral,
+    ];
 
     /// The old name of [`Api::Gemini`].
     #[deprecated(note = "renamed to `Api::Gemini`")]
@@ -183,6 +214,10 @@ impl Api {
         let path = path.trim_end_matches('/');
         if path.ends_with(":streamGenerateContent") || path.ends_with(":generateContent") {
             Some(Api::Gemini)
+        } else if path.ends_with("/openai/v1/responses") {
+            Some(Api::Azure)
+        } else if path.ends_with("/mistral/v1/chat/completions") {
+            Some(Api::Mistral)
         } else if path.ends_with("/chat/completions") {
             Some(Api::OpenAi)
         } else if path.ends_with("/messages") {
@@ -232,6 +267,8 @@ impl Api {
             Api::Anthropic => visitor.visit(AnthropicMessages::default()),
             Api::Responses => visitor.visit(OpenAiResponses::default()),
             Api::Gemini => visitor.visit(Gemini::default()),
+            Api::Azure => visitor.visit(AzureOpenAiResponses::default()),
+            Api::Mistral => visitor.visit(Mistral),
         }
     }
 }

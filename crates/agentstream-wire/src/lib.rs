@@ -76,6 +76,7 @@ extern crate alloc;
 
 pub mod anthropic;
 mod api;
+pub mod azure;
 pub mod bedrock;
 pub mod cause;
 pub mod config;
@@ -89,6 +90,7 @@ pub mod host;
 pub mod http;
 mod json;
 pub mod limits;
+pub mod mistral;
 pub mod model;
 pub mod openai;
 pub mod options;

@@ -19,10 +19,12 @@ use agentstream::model::{ErrorCause, Model, ModelStream, StreamOptions};
 use agentstream::rt::Timer;
 
 use crate::anthropic::AnthropicConfig;
+use crate::azure::AzureConfig;
 use crate::endpoint::Endpoint;
 use crate::gemini::GeminiConfig;
 use crate::host::{ClientError, Host};
 use crate::http::{exchange_at, push_all, ResponseStream, TransportError};
+use crate::mistral::MistralConfig;
 use crate::openai::OpenAiConfig;
 use crate::responses::ResponsesConfig;
 
@@ -51,6 +53,12 @@ pub type AnthropicModel<H> = EndpointModel<AnthropicConfig, H>;
 
 /// An OpenAI Responses model on the host `H`.
 pub type ResponsesModel<H> = EndpointModel<ResponsesConfig, H>;
+
+/// An Azure OpenAI Responses model on the host `H`.
+pub type AzureModel<H> = EndpointModel<AzureConfig, H>;
+
+/// A Mistral model on the host `H`.
+pub type MistralModel<H> = EndpointModel<MistralConfig, H>;
 
 /// A Google Gemini model (the Gemini API or Vertex AI) on the host `H`.
 pub type GeminiModel<H> = EndpointModel<GeminiConfig, H>;

@@ -36,6 +36,8 @@ pub use agentstream::agent::Lagged;
 pub use agentstream::model::{RetryModel, RetryPolicy};
 
 pub use crate::anthropic::AnthropicConfig;
+pub use crate::azure::AzureConfig;
 pub use crate::gemini::GeminiConfig;
+pub use crate::mistral::MistralConfig;
 pub use crate::openai::OpenAiConfig;
 pub use crate::responses::ResponsesConfig;

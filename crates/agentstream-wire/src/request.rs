@@ -10,7 +10,7 @@ use agentstream::diagnostic::Diagnostic;
 use agentstream::message::linkage::{
     DUPLICATE_TOOL_CALL_ID, DUPLICATE_TOOL_RESULT, ORPHAN_TOOL_RESULT, UNANSWERED_TOOL_CALL,
 };
-use agentstream::message::{user, LinkageChecker, Message};
+use agentstream::message::{user, ContentBlock, LinkageChecker, Message, ToolResultMessage};
 use agentstream::model::CacheRetention;
 use serde_json::{json, Value};
 
@@ -100,6 +100,25 @@ pub(crate) struct OptionFields {
 }
 
 /// The linkage findings that would make the request invalid.
+/// A tool result's text blocks joined by `\n` (pi-ai's rule for every
+/// provider that sends a result's text as one string).
+pub(crate) fn result_text(result: &ToolResultMessage) -> alloc::string::String {
+    let texts: Vec<&str> = result
+        .content
+        .iter()
+        .filter_map(ContentBlock::as_text)
+        .collect();
+    texts.join("\n")
+}
+
+/// A tool result's image blocks, in order.
+pub(crate) fn result_images(result: &ToolResultMessage) -> impl Iterator<Item = &ContentBlock> {
+    result
+        .content
+        .iter()
+        .filter(|b| matches!(b, ContentBlock::Image(_)))
+}
+
 pub(crate) fn blocking_diagnostics<'m>(
     messages: impl IntoIterator<Item = &'m Message>,
 ) -> Vec<Diagnostic> {

@@ -65,7 +65,7 @@ use agentstream::model::{ReasoningEffort, ToolChoice};
 use super::schema::to_openapi;
 use crate::config::Call;
 pub use crate::request::RequestError;
-use crate::request::{blocking_diagnostics, OptionFields};
+use crate::request::{blocking_diagnostics, result_images, result_text, OptionFields};
 
 /// Where Gemini carries each per-call option: inside [`GENERATION_CONFIG`]
 /// but the tool choice, which is top-level (`{"functionCallingConfig":
@@ -452,21 +452,8 @@ fn push_tool_result(
     with_ids: bool,
     contents: &mut Vec<Value>,
 ) {
-    let text: Vec<&str> = result
-        .content
-        .iter()
-        .filter_map(|b| match b {
-            ContentBlock::Text(t) => Some(t.text.as_str()),
-            _ => None,
-        })
-        .collect();
-    let text = text.join("\n");
-    let images: Vec<Value> = result
-        .content
-        .iter()
-        .filter(|b| matches!(b, ContentBlock::Image(_)))
-        .filter_map(user_part)
-        .collect();
+    let text = result_text(result);
+    let images: Vec<Value> = result_images(result).filter_map(user_part).collect();
     let nested_images = gemini_major(model).map_or(true, |major| major >= 3);
     let value = if !text.is_empty() {
         text

@@ -25,7 +25,7 @@ use crate::server::options;
 use crate::server::request::{
     self, arguments_from_text, image_block, str_at, text_block, DecodedRequest, History,
 };
-use crate::server::view::{Content, MessageView};
+use crate::server::view::{self, Content, MessageView};
 
 const PROVIDER: &str = "openai";
 
@@ -53,7 +53,35 @@ const PROVIDER: &str = "openai";
 /// object, a missing or malformed `messages`, a message without a known
 /// role.
 pub fn decode_request(body: &Value) -> Result<DecodedRequest, ApiError> {
-    decode(request::common(body, messages_error)?)
+    decode(request::common(body, messages_error)?, &OPENAI)
+}
+
+/// Where the Chat-Completions-shaped bodies differ: OpenAI's and
+/// Mistral's.
+#[derive(Debug)]
+pub(crate) struct ChatDialect {
+    pub(crate) api: Api,
+    pub(crate) provider: &'static str,
+    /// Mistral: an assistant's `thinking` content items are its thinking,
+    /// a tool result's text starting `[tool error] ` is an error, and the
+    /// stream always ends with the usage.
+    pub(crate) mistral: bool,
+}
+
+const OPENAI: ChatDialect = ChatDialect {
+    api: Api::OpenAi,
+    provider: PROVIDER,
+    mistral: false,
+};
+
+/// [`decode_body`] in `dialect`.
+pub(crate) fn decode_body_in(
+    body: &[u8],
+    dialect: &ChatDialect,
+) -> Result<DecodedRequest, ApiError> {
+    request::replacing_lone_surrogates(body, |body| {
+        decode(request::common_bytes(body, messages_error)?, dialect)
+    })
 }
 
 /// [`decode_request`] from the body's bytes, with memory proportional to
@@ -65,9 +93,7 @@ pub fn decode_request(body: &Value) -> Result<DecodedRequest, ApiError> {
 /// # Errors
 /// As [`decode_request`], and a 400 for a body that is not JSON.
 pub fn decode_body(body: &[u8]) -> Result<DecodedRequest, ApiError> {
-    request::replacing_lone_surrogates(body, |body| {
-        decode(request::common_bytes(body, messages_error)?)
-    })
+    decode_body_in(body, &OPENAI)
 }
 
 fn messages_error(found: Option<&Value>) -> ApiError {
@@ -87,14 +113,16 @@ fn messages_error(found: Option<&Value>) -> ApiError {
     }
 }
 
-fn decode(request: request::Common<'_>) -> Result<DecodedRequest, ApiError> {
-    let include_usage = request
-        .object
-        .get("stream_options")
-        .and_then(|o| o.get("include_usage"))
-        .and_then(Value::as_bool)
-        == Some(true);
-    let mut history = History::new(Api::OpenAi, PROVIDER, &request.model);
+fn decode(request: request::Common<'_>, dialect: &ChatDialect) -> Result<DecodedRequest, ApiError> {
+    // Mistral sends the usage on the last chunk, unasked.
+    let include_usage = dialect.mistral
+        || request
+            .object
+            .get("stream_options")
+            .and_then(|o| o.get("include_usage"))
+            .and_then(Value::as_bool)
+            == Some(true);
+    let mut history = History::new(dialect.api, dialect.provider, &request.model);
     let mut system = Vec::new();
     request.messages.each_view(FIELDS, |i, message| {
         let bad = |what: &str| {
@@ -108,10 +136,17 @@ fn decode(request: request::Common<'_>) -> Result<DecodedRequest, ApiError> {
         match message.role.as_deref() {
             Some("system" | "developer") => system.push(message.content.joined("")),
             Some("user") => history.user(user_content(message.content)),
-            Some("assistant") => history.assistant(assistant_blocks(message)),
+            Some("assistant") => history.assistant(assistant_blocks(message, dialect.mistral)),
             Some("tool") => {
                 let id = message.str("tool_call_id");
-                history.tool_result(id, vec![text_block(message.content.joined(""))], false);
+                let text = message.content.joined("");
+                let error = dialect
+                    .mistral
+                    .then(|| text.strip_prefix("[tool error] "))
+                    .flatten();
+                let is_error = error.is_some();
+                let text = error.map(String::from).unwrap_or(text);
+                history.tool_result(id, vec![text_block(text)], is_error);
             }
             Some(other) => {
                 return Err(bad(&format!(
@@ -137,9 +172,23 @@ fn decode(request: request::Common<'_>) -> Result<DecodedRequest, ApiError> {
 const FIELDS: &[&str] = &["reasoning_content", "tool_calls", "tool_call_id"];
 
 /// An assistant message's blocks: `reasoning_content`, `content`, then
-/// `tool_calls`.
-fn assistant_blocks(mut message: MessageView<'_>) -> Vec<ContentBlock> {
+/// `tool_calls`; with `thinking_items` (Mistral), `content`'s items in
+/// order, `thinking` ones as thinking.
+fn assistant_blocks(mut message: MessageView<'_>, thinking_items: bool) -> Vec<ContentBlock> {
     let mut blocks = Vec::new();
+    if let (true, Content::Other(Value::Array(items))) = (thinking_items, &message.content) {
+        for item in items {
+            match item.get("type").and_then(Value::as_str) {
+                Some("thinking") => blocks.push(ContentBlock::Thinking(ThinkingContent {
+                    thinking: view::joined_text(item.get("thinking").unwrap_or(&Value::Null), ""),
+                    ..ThinkingContent::default()
+                })),
+                Some("text") => blocks.push(text_block(str_at(item, &["text"]))),
+                _ => {}
+            }
+        }
+        message.content = Content::Other(Value::Null);
+    }
     if let Some(reasoning) = message
         .get("reasoning_content")
         .and_then(Value::as_str)
@@ -178,7 +227,11 @@ fn user_content(content: Content<'_>) -> UserContent {
         .filter_map(|part| match part.get("type").and_then(Value::as_str) {
             Some("text") => Some(text_block(str_at(part, &["text"]))),
             Some("image_url") => {
-                let url = str_at(part, &["image_url", "url"]);
+                // OpenAI: `{"url": …}`; Mistral: the URL itself.
+                let url = match part.get("image_url") {
+                    Some(Value::String(url)) => url.clone(),
+                    _ => str_at(part, &["image_url", "url"]),
+                };
                 let (mime_type, data) = url.strip_prefix("data:")?.split_once(";base64,")?;
                 Some(image_block(data.to_owned(), mime_type.to_owned()))
             }

@@ -169,6 +169,13 @@ pub struct StreamEncoder {
     /// What follows `"choices"` in every chunk: the same for the whole
     /// stream, so written once.
     tail: String,
+    /// Mistral's dialect: thinking as `thinking` content items, every
+    /// tool-call chunk with the call's id and name, no empty first
+    /// `content`.
+    mistral: bool,
+    /// Tool-call ids and names by Pi content index (Mistral's dialect
+    /// only).
+    ids: BTreeMap<usize, (String, String)>,
 }
 
 impl StreamEncoder {
@@ -194,7 +201,20 @@ impl StreamEncoder {
             chunks: 1,
             calls: BTreeMap::new(),
             tail,
+            mistral: false,
+            ids: BTreeMap::new(),
         }
+    }
+
+    /// Mistral's dialect of the stream (see the `mistral` module): thinking
+    /// as `thinking` content items, each tool-call chunk naming its call's
+    /// id and function name (Mistral's clients key calls by id, and its
+    /// Python SDK requires the name in every chunk), no empty first
+    /// `content`.
+    #[must_use]
+    pub(crate) fn for_mistral(mut self) -> Self {
+        self.mistral = true;
+        self
     }
 
     /// Sends the usage chunk (`stream_options.include_usage`).
@@ -265,6 +285,9 @@ impl StreamEncoder {
         let ordinal = self.calls.len();
         self.calls.insert(index, ordinal);
         let (id, name) = call().unwrap_or_default();
+        if self.mistral {
+            self.ids.insert(index, (id.into(), name.into()));
+        }
         Self::start_delta(out)
             .raw(r#"{"tool_calls":[{"function":{"arguments":"","name":"#)
             .string(name)
@@ -279,12 +302,19 @@ impl StreamEncoder {
     fn arguments(&self, index: usize, text: &str, out: &mut Events) {
         let ordinal = self.calls.get(&index).copied().unwrap_or_default();
         for piece in frames::split(text, self.chunks) {
-            Self::start_delta(out)
+            let chunk = Self::start_delta(out)
                 .raw(r#"{"tool_calls":[{"function":{"arguments":"#)
-                .string(piece)
-                .raw(r#"},"index":"#)
-                .number(ordinal as u64)
-                .raw("}]}");
+                .string(piece);
+            let chunk = match self.ids.get(&index) {
+                Some((id, name)) => chunk
+                    .raw(r#","name":"#)
+                    .string(name)
+                    .raw(r#"},"id":"#)
+                    .string(id)
+                    .raw(","),
+                None => chunk.raw("},"),
+            };
+            chunk.raw(r#""index":"#).number(ordinal as u64).raw("}]}");
             self.end_delta("null", out);
         }
     }
@@ -301,7 +331,12 @@ impl StreamEncoder {
     pub(crate) fn encode_into(&mut self, step: Wire<'_>, out: &mut Events) {
         match step {
             Wire::Start(_) => {
-                Self::start_delta(out).raw(r#"{"content":"","role":"assistant"}"#);
+                let delta = if self.mistral {
+                    r#"{"role":"assistant"}"#
+                } else {
+                    r#"{"content":"","role":"assistant"}"#
+                };
+                Self::start_delta(out).raw(delta);
                 self.end_delta("null", out);
             }
             Wire::Delta {
@@ -309,6 +344,19 @@ impl StreamEncoder {
                 delta,
                 ..
             } => self.text_deltas("content", delta, out),
+            Wire::Delta {
+                kind: Kind::Thinking,
+                delta,
+                ..
+            } if self.mistral => {
+                for piece in frames::split(delta, self.chunks) {
+                    Self::start_delta(out)
+                        .raw(r#"{"content":[{"thinking":[{"text":"#)
+                        .string(piece)
+                        .raw(r#","type":"text"}],"type":"thinking"}]}"#);
+                    self.end_delta("null", out);
+                }
+            }
             Wire::Delta {
                 kind: Kind::Thinking,
                 delta,

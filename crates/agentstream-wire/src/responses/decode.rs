@@ -70,8 +70,22 @@ pub fn decode_request(body: &Value) -> Result<DecodedRequest, ApiError> {
 /// # Errors
 /// As [`decode_request`], and a 400 for a body that is not JSON.
 pub fn decode_body(body: &[u8]) -> Result<DecodedRequest, ApiError> {
+    decode_body_as(body, Api::Responses, PROVIDER)
+}
+
+/// [`decode_body`] with the history's own messages recorded as `api`'s
+/// from `provider` (Azure's Responses body is OpenAI's).
+pub(crate) fn decode_body_as(
+    body: &[u8],
+    api: Api,
+    provider: &'static str,
+) -> Result<DecodedRequest, ApiError> {
     request::replacing_lone_surrogates(body, |body| {
-        decode(request::common_bytes_at(body, "input", true, input_error)?)
+        decode(
+            request::common_bytes_at(body, "input", true, input_error)?,
+            api,
+            provider,
+        )
     })
 }
 
@@ -220,9 +234,13 @@ impl Decoder {
     }
 }
 
-fn decode(request: request::Common<'_>) -> Result<DecodedRequest, ApiError> {
+fn decode(
+    request: request::Common<'_>,
+    api: Api,
+    provider: &'static str,
+) -> Result<DecodedRequest, ApiError> {
     let mut decoder = Decoder {
-        history: History::new(Api::Responses, PROVIDER, &request.model),
+        history: History::new(api, provider, &request.model),
         system: Vec::new(),
         assistant: Vec::new(),
         call_ids: BTreeMap::new(),

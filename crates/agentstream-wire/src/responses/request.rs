@@ -79,7 +79,7 @@ use super::config::OpenAiResponses;
 use super::projector::OPENAI_RESPONSES_API;
 use crate::config::Call;
 pub use crate::request::RequestError;
-use crate::request::{blocking_diagnostics, caching, OptionFields};
+use crate::request::{blocking_diagnostics, caching, result_images, result_text, OptionFields};
 
 /// How a reasoning model summarizes its reasoning (`reasoning.summary`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -172,11 +172,8 @@ fn normalize_id_part(part: &str) -> String {
 }
 
 /// The id of a tool call of another model, for `provider`.
-fn normalize_foreign_id(id: &str, provider: &str) -> String {
-    let Some((call, item)) = id
-        .split_once('|')
-        .filter(|_| PAIRED_ID_PROVIDERS.contains(&provider))
-    else {
+fn normalize_foreign_id(id: &str, provider: &str, paired: &[&str]) -> String {
+    let Some((call, item)) = id.split_once('|').filter(|_| paired.contains(&provider)) else {
         return normalize_id_part(id);
     };
     let item = item.split('|').next().unwrap_or("");
@@ -197,9 +194,45 @@ pub(crate) fn build_request(
     settings: &OpenAiResponses,
     call: &Call<'_>,
 ) -> Result<Value, RequestError> {
-    let target = TargetModel::new(call.provider, OPENAI_RESPONSES_API, call.model);
+    let dialect = Dialect {
+        api: OPENAI_RESPONSES_API,
+        store: Some(settings.store),
+        reasoning_summary: settings.reasoning_summary,
+        paired_id_providers: &PAIRED_ID_PROVIDERS,
+        cache_by_retention: true,
+    };
+    write_body(context, &dialect, call)
+}
+
+/// Where the Responses dialects (OpenAI's own, Azure OpenAI's) differ in
+/// the body: the rest of [`write_body`] is theirs alike.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Dialect {
+    /// Pi's api id, which the history's own messages record.
+    pub(crate) api: &'static str,
+    /// `store` (OpenAI: with the encrypted reasoning included when
+    /// `false`); `None` sends no `store`, and includes the encrypted
+    /// reasoning only with a reasoning setting (Azure).
+    pub(crate) store: Option<bool>,
+    /// `reasoning.summary`, if any.
+    pub(crate) reasoning_summary: Option<ReasoningSummary>,
+    /// The providers whose `call|item` tool-call ids are kept paired.
+    pub(crate) paired_id_providers: &'static [&'static str],
+    /// OpenAI: the session id is the cache key unless caching is off, and
+    /// the long retention is sent. Azure: the session id is the cache key
+    /// whatever the retention, and no retention is sent.
+    pub(crate) cache_by_retention: bool,
+}
+
+/// The body of a streaming Responses request for `call` in `dialect`.
+pub(crate) fn write_body(
+    context: &Context,
+    dialect: &Dialect,
+    call: &Call<'_>,
+) -> Result<Value, RequestError> {
+    let target = TargetModel::new(call.provider, dialect.api, call.model);
     let history = transform_messages(&context.messages, &target, |id: &str| {
-        normalize_foreign_id(id, call.provider)
+        normalize_foreign_id(id, call.provider, dialect.paired_id_providers)
     });
     let diagnostics = blocking_diagnostics(history.iter().map(|m| &**m));
     if !diagnostics.is_empty() {
@@ -223,9 +256,8 @@ pub(crate) fn build_request(
                 input.push(json!({"role": "user", "content": parts}));
             }
             Message::Assistant(m) => {
-                let same_provider_other_model = m.model != call.model
-                    && m.provider == call.provider
-                    && m.api == OPENAI_RESPONSES_API;
+                let same_provider_other_model =
+                    m.model != call.model && m.provider == call.provider && m.api == dialect.api;
                 let before = input.len();
                 assistant_items(m, position, same_provider_other_model, &mut input);
                 if input.len() == before {
@@ -234,21 +266,8 @@ pub(crate) fn build_request(
             }
             Message::ToolResult(r) => {
                 let call_id = r.tool_call_id.split('|').next().unwrap_or("");
-                let text: Vec<&str> = r
-                    .content
-                    .iter()
-                    .filter_map(|b| match b {
-                        ContentBlock::Text(t) => Some(t.text.as_str()),
-                        _ => None,
-                    })
-                    .collect();
-                let text = text.join("\n");
-                let images: Vec<Value> = r
-                    .content
-                    .iter()
-                    .filter(|b| matches!(b, ContentBlock::Image(_)))
-                    .filter_map(input_part)
-                    .collect();
+                let text = result_text(r);
+                let images: Vec<Value> = result_images(r).filter_map(input_part).collect();
                 let output = if images.is_empty() {
                     Value::String(text)
                 } else {
@@ -271,21 +290,28 @@ pub(crate) fn build_request(
     body.insert("model".into(), Value::String(call.model.into()));
     body.insert("input".into(), Value::Array(input));
     body.insert("stream".into(), Value::Bool(true));
-    body.insert("store".into(), Value::Bool(settings.store));
+    if let Some(store) = dialect.store {
+        body.insert("store".into(), Value::Bool(store));
+    }
     // pi-ai: the session id is the cache key unless caching is off; the
     // long retention is `"24h"`.
     let retention = call.options.cache_retention;
     if let (true, Some(field), Some(id)) = (
-        caching(retention),
+        caching(retention) || !dialect.cache_by_retention,
         FIELDS.cache_key,
         &call.options.session_id,
     ) {
         body.insert(field.into(), Value::String(id.clone()));
     }
-    if let (Some(CacheRetention::Long), Some(field)) = (retention, FIELDS.cache_retention) {
+    if let (Some(CacheRetention::Long), Some(field), true) = (
+        retention,
+        FIELDS.cache_retention,
+        dialect.cache_by_retention,
+    ) {
         body.insert(field.into(), Value::from("24h"));
     }
-    if !settings.store {
+    let reasoning = call.options.reasoning_effort.is_some() || dialect.reasoning_summary.is_some();
+    if dialect.store == Some(false) || (dialect.store.is_none() && reasoning) {
         body.insert("include".into(), json!(["reasoning.encrypted_content"]));
     }
     if let Some(system) = context.system_prompt.as_ref().filter(|s| !s.is_empty()) {
@@ -325,9 +351,9 @@ pub(crate) fn build_request(
         };
         body.insert(FIELDS.tool_choice.into(), choice);
     }
-    if call.reasoning_effort.is_some() || settings.reasoning_summary.is_some() {
+    if reasoning {
         let effort = call.reasoning_effort.unwrap_or(ReasoningEffort::Medium);
-        let summary = settings.reasoning_summary.unwrap_or(ReasoningSummary::Auto);
+        let summary = dialect.reasoning_summary.unwrap_or(ReasoningSummary::Auto);
         body.insert(
             FIELDS.reasoning.into(),
             json!({"effort": effort.as_str(), "summary": summary.as_str()}),

@@ -33,8 +33,11 @@ impl Encoder {
     pub fn new(api: Api, id: String, model: String, created: u64) -> Self {
         match api {
             Api::OpenAi => Self::OpenAi(openai::encode::StreamEncoder::new(id, model, created)),
+            Api::Mistral => {
+                Self::OpenAi(openai::encode::StreamEncoder::new(id, model, created).for_mistral())
+            }
             Api::Anthropic => Self::Anthropic(anthropic::encode::StreamEncoder::new(id, model)),
-            Api::Responses => {
+            Api::Responses | Api::Azure => {
                 Self::Responses(responses::encode::StreamEncoder::new(id, model, created))
             }
             Api::Gemini => Self::Gemini(gemini::encode::StreamEncoder::new(id, model)),
@@ -97,9 +100,9 @@ impl Encoder {
 /// `msg_agentstream_0000000N`, `resp_agentstream_N`, `agentstream-N`.
 pub fn answer_id(api: Api, index: usize) -> String {
     match api {
-        Api::OpenAi => format!("chatcmpl-agentstream-{index}"),
+        Api::OpenAi | Api::Mistral => format!("chatcmpl-agentstream-{index}"),
         Api::Anthropic => format!("msg_agentstream_{index:08}"),
-        Api::Responses => format!("resp_agentstream_{index}"),
+        Api::Responses | Api::Azure => format!("resp_agentstream_{index}"),
         Api::Gemini => format!("agentstream-{index}"),
     }
 }
@@ -116,9 +119,13 @@ pub fn whole_answer(
     message: &AssistantMessage,
 ) -> Value {
     match api {
-        Api::OpenAi => openai::encode::completion(id, model, created, reason, message),
+        Api::OpenAi | Api::Mistral => {
+            openai::encode::completion(id, model, created, reason, message)
+        }
         Api::Anthropic => anthropic::encode::message(id, model, reason, message),
-        Api::Responses => responses::encode::response(id, model, created, reason, message),
+        Api::Responses | Api::Azure => {
+            responses::encode::response(id, model, created, reason, message)
+        }
         Api::Gemini => gemini::encode::generate_content_response(id, model, reason, message),
     }
 }
@@ -138,7 +145,9 @@ pub fn decode_body(
     match (api, gemini) {
         (Api::Anthropic, _) => anthropic::decode::decode_body(body),
         (Api::Responses, _) => responses::decode::decode_body(body),
+        (Api::Azure, _) => crate::azure::decode::decode_body(body),
         (Api::Gemini, Some((model, stream))) => gemini::decode::decode_body(body, model, stream),
+        (Api::Mistral, _) => crate::mistral::decode::decode_body(body),
         _ => openai::decode::decode_body(body),
     }
 }
