@@ -9,7 +9,7 @@
 //! number in recording order (`0000`, `0001`, …; a recorder starts after
 //! the highest number there and creates each directory and file
 //! exclusively, never through a symlink, so two recorders on one
-//! directory never write into the same cassette), each with five files:
+//! directory never write into the same cassette), each with six files:
 //!
 //! | file | holds |
 //! |---|---|
@@ -18,6 +18,7 @@
 //! | `response.json` | `{"status", "headers"}`: the status and the headers that matter (content type, request ids, rate limits; not the connection's); `"cut": true` when the exchange ended before the upstream's answer did (see below) |
 //! | `response.body` | the response body byte for byte |
 //! | `response.body.lengths` | the sizes of the pieces the body arrived in, one per line |
+//! | `response.body.times` | when each piece arrived, in milliseconds since the request was sent, one per line (absent from cassettes recorded before it existed: they replay without pauses) |
 //!
 //! `response.body` with its `.lengths` sidecar is the format of `agentstream
 //! chat --record-raw`. `agentstream decode DIR/0000` reads it in the
@@ -83,7 +84,7 @@ mod writer;
 
 pub use dir::CassetteError;
 use dir::{not_a_cassette, CassetteDir};
-pub use pieces::PieceLengths;
+pub use pieces::{parse_times, PieceLengths};
 pub(crate) use redact::headers_json;
 pub use redact::{is_secret_header, REDACTED};
 
@@ -128,6 +129,10 @@ pub struct Cassette {
     /// Whether the exchange was cut (`"cut": true` in `response.json`):
     /// replay breaks the body off after its pieces, as it ended live.
     pub cut: bool,
+    /// When each piece arrived, in milliseconds since the request was
+    /// sent (`response.body.times`); `None` for a cassette recorded
+    /// before the times were (or read by [`from_files`](Self::from_files)).
+    pub times: Option<Vec<u64>>,
 }
 
 /// The files of one exchange but its body, as bytes, for
@@ -202,7 +207,18 @@ impl Cassette {
             response_json: &response,
             lengths: lengths.as_deref(),
         };
-        Self::parse(&dir.path.join(relative), name, files, body)
+        let mut cassette = Self::parse(&dir.path.join(relative), name, files, body)?;
+        cassette.times = match dir.read(&file("response.body.times")) {
+            Ok(text) => Some(pieces::parse_times(&text).ok_or_else(|| {
+                CassetteError::new(
+                    &dir.path.join(file("response.body.times")),
+                    "not one count of milliseconds per line",
+                )
+            })?),
+            Err(e) if e.is_not_found() => None,
+            Err(e) => return Err(e),
+        };
+        Ok(cassette)
     }
 
     /// Reads an exchange from its files' bytes: what [`load`](Self::load)
@@ -256,6 +272,7 @@ impl Cassette {
             body,
             lengths,
             cut: head.cut,
+            times: None,
         })
     }
 

@@ -246,6 +246,8 @@ impl Proxy {
         let mut headers = only_forwarded(&parts.headers);
         // The test id is this server's business, not the provider's.
         headers.remove(crate::lanes::TEST_HEADER);
+        // The pieces' arrival times are counted from here.
+        let start = std::time::Instant::now();
         let sent = self
             .client
             .request(parts.method.clone(), &url)
@@ -303,7 +305,8 @@ impl Proxy {
                 match upstream.chunk().await {
                     Ok(Some(piece)) => {
                         if let Some((writer, path)) = &mut recorded {
-                            if let Err(error) = writer.piece(&piece) {
+                            let ms = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
+                            if let Err(error) = writer.piece(&piece, ms) {
                                 cannot_save(path, &error);
                                 recorded = None;
                             }

@@ -129,6 +129,21 @@ impl ServerBuilder {
         self
     }
 
+    /// The pace of a replaying server ([`Server::replay`]): `0` (the
+    /// default) sends each cassette's pieces as fast as possible, `1` at
+    /// the pace they arrived when recorded (the cassette's
+    /// `response.body.times`), `2` twice as fast, `0.5` half as fast. A
+    /// cassette without arrival times (recorded before they were) plays
+    /// without pauses. A speed that is not finite and positive is `0`.
+    /// No effect on any other server.
+    #[must_use]
+    pub fn replay_speed(mut self, speed: f64) -> Self {
+        if let SourceConfig::Replay { player, .. } = &mut self.source {
+            player.set_speed(speed);
+        }
+        self
+    }
+
     /// The server's steps by call number, counting the calls no rule
     /// answered (see [`Step`]); calls past the end, and every call without
     /// steps, go to the model unchanged.

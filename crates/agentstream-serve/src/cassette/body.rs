@@ -165,6 +165,25 @@ pub(crate) struct Recorded {
     source: Source,
     /// Whether the body breaks off after its pieces.
     cut: bool,
+    /// When each piece is sent, if the replay is paced.
+    pace: Option<Pace>,
+}
+
+/// A paced replay: piece *i* goes out `times[i] / speed` milliseconds
+/// after the body starts (a piece past the last time goes at once).
+#[derive(Debug)]
+pub(crate) struct Pace {
+    times: Vec<u64>,
+    speed: f64,
+}
+
+impl Pace {
+    /// How long after the body's start piece `i` is due.
+    fn due(&self, i: usize) -> Option<std::time::Duration> {
+        let ms = *self.times.get(i)?;
+        // `speed` is finite and positive (checked where it is set).
+        std::time::Duration::try_from_secs_f64(ms as f64 / 1000.0 / self.speed).ok()
+    }
 }
 
 #[derive(Debug)]
@@ -292,7 +311,14 @@ impl Recorded {
         Self {
             source: Source::Whole(whole),
             cut,
+            pace: None,
         }
+    }
+
+    /// The body paced by `pace` (`None`: as fast as possible).
+    pub(super) fn paced(mut self, pace: Option<Pace>) -> Self {
+        self.pace = pace;
+        self
     }
 
     /// The body as frames: each piece on its own, with a pause between
@@ -300,7 +326,8 @@ impl Recorded {
     /// ends in an error, which breaks the connection without the body's
     /// end, as it ended when it was recorded. An error reading a
     /// streamed body (a file changed since the server started) also
-    /// breaks it off, naming the file.
+    /// breaks it off, naming the file. A paced body sends each piece
+    /// when it is due (see [`Pace`]), counted from the first poll.
     pub(crate) fn frames(
         self,
     ) -> impl Stream<Item = Result<Frame<Bytes>, io::Error>> + Send + 'static {
@@ -309,6 +336,8 @@ impl Recorded {
             Disk(Option<Box<DiskBody>>, Batch, usize),
         }
         let cut = self.cut;
+        // The pace, and when the body started (its first poll).
+        let timer = self.pace.map(|pace| (pace, None));
         let state = match self.source {
             Source::Whole(whole) => State::Whole(Box::new(whole.pieces())),
             Source::Disk(disk) => State::Disk(
@@ -321,10 +350,16 @@ impl Recorded {
             ),
         };
         futures_util::stream::unfold(
-            (state, 0usize, false),
-            move |(mut state, sent, ended)| async move {
+            (state, 0usize, false, timer),
+            move |(mut state, sent, ended, mut timer)| async move {
                 if ended {
                     return None;
+                }
+                if let Some((pace, start)) = &mut timer {
+                    let start = *start.get_or_insert_with(tokio::time::Instant::now);
+                    if let Some(due) = pace.due(sent) {
+                        tokio::time::sleep_until(start + due).await;
+                    }
                 }
                 if sent > 0 {
                     tokio::task::yield_now().await;
@@ -362,13 +397,13 @@ impl Recorded {
                     },
                 };
                 match piece {
-                    Ok(Some(piece)) => Some((Ok(Frame::data(piece)), (state, sent + 1, false))),
+                    Ok(Some(piece)) => Some((Ok(Frame::data(piece)), (state, sent + 1, false, timer))),
                     Ok(None) if cut => {
                         let error = io::Error::other("the recorded exchange was cut here");
-                        Some((Err(error), (state, sent + 1, true)))
+                        Some((Err(error), (state, sent + 1, true, timer)))
                     }
                     Ok(None) => None,
-                    Err(error) => Some((Err(error), (state, sent + 1, true))),
+                    Err(error) => Some((Err(error), (state, sent + 1, true, timer))),
                 }
             },
         )
@@ -405,10 +440,55 @@ pub(super) fn reopen(
     Ok(Some(file))
 }
 
+/// The most bytes of `response.body.times` read (about two million
+/// pieces' times).
+const TIMES_BYTES: u64 = 16 << 20;
+
+/// The pace of cassette `name` replayed at `speed` (`0`: none): its
+/// `response.body.times`, or `None` when there is none (a cassette
+/// recorded before the file existed plays without pauses).
+fn pace(dir: &CassetteDir, name: &str, speed: f64) -> Result<Option<Pace>, CassetteError> {
+    if !(speed.is_finite() && speed > 0.0) {
+        return Ok(None);
+    }
+    let relative = format!("{name}/response.body.times");
+    let path = dir.path.join(&relative);
+    let mut file = match dir.file(&relative) {
+        Ok((file, _)) => file,
+        Err(error) if error.is_not_found() => return Ok(None),
+        Err(error) => return Err(error),
+    };
+    let mut text = Vec::new();
+    file.by_ref()
+        .take(TIMES_BYTES)
+        .read_to_end(&mut text)
+        .map_err(|e| CassetteError::io(&path, e))?;
+    let times = super::pieces::parse_times(&text)
+        .filter(|_| (text.len() as u64) < TIMES_BYTES)
+        .ok_or_else(|| {
+            CassetteError::new(&path, "not one count of milliseconds per line (or past 16 MiB)")
+        })?;
+    Ok(Some(Pace { times, speed }))
+}
+
 /// The body of cassette `k` (named `name`, with `stamps`) as a request
 /// plays it, after checking each of its files is as it was at startup:
-/// from `cache`, read whole when small, else streamed from disk.
+/// from `cache`, read whole when small, else streamed from disk; paced
+/// by its arrival times at `speed` (`0`: as fast as possible).
 pub(super) fn play(
+    dir: &CassetteDir,
+    cache: &Cache,
+    k: usize,
+    name: &str,
+    stamps: &Stamps,
+    cut: bool,
+    speed: f64,
+) -> Result<Recorded, CassetteError> {
+    let pace = pace(dir, name, speed)?;
+    Ok(play_unpaced(dir, cache, k, name, stamps, cut)?.paced(pace))
+}
+
+fn play_unpaced(
     dir: &CassetteDir,
     cache: &Cache,
     k: usize,
@@ -464,12 +544,44 @@ pub(super) fn play(
             started: false,
         })),
         cut,
+        pace: None,
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// When each frame of `recorded` came out, in milliseconds of the
+    /// (paused, so exact) test clock.
+    async fn arrivals(recorded: Recorded) -> Vec<u128> {
+        use futures_util::StreamExt;
+        let start = tokio::time::Instant::now();
+        let mut frames = Box::pin(recorded.frames());
+        let mut at = Vec::new();
+        while let Some(frame) = frames.next().await {
+            frame.unwrap();
+            at.push(start.elapsed().as_millis());
+        }
+        at
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_paced_body_sends_each_piece_when_due() {
+        let whole = Arc::new(Whole::new(b"abcdef".to_vec(), Some(b"1\n2\n3\n")).unwrap());
+        let times = vec![100, 400, 1000];
+        for (speed, due) in [(1.0, [100, 400, 1000]), (2.0, [50, 200, 500]), (0.5, [200, 800, 2000])] {
+            let pace = Pace { times: times.clone(), speed };
+            let recorded = Recorded::whole(whole.clone(), false).paced(Some(pace));
+            assert_eq!(arrivals(recorded).await, due, "speed {speed}");
+        }
+        // Unpaced: at once.
+        assert_eq!(arrivals(Recorded::whole(whole.clone(), false)).await, [0, 0, 0]);
+        // Fewer times than pieces: the rest go at once after the last.
+        let pace = Pace { times: vec![300], speed: 1.0 };
+        let recorded = Recorded::whole(whole, false).paced(Some(pace));
+        assert_eq!(arrivals(recorded).await, [300, 300, 300]);
+    }
 
     fn pieces(whole: Whole) -> Vec<Vec<u8>> {
         Arc::new(whole).pieces().map(|p| p.to_vec()).collect()

@@ -136,6 +136,9 @@ pub(crate) struct Player {
     mode: Match,
     used: Mutex<(Vec<bool>, usize)>,
     cache: Cache,
+    /// The replay speed: `0` as fast as possible, `1` at the recorded
+    /// pace, `2` twice as fast (see [`with_speed`](Self::with_speed)).
+    speed: f64,
 }
 
 impl std::fmt::Debug for Player {
@@ -185,8 +188,26 @@ impl Player {
             mode,
             used: Mutex::new((used, 0)),
             cache: Cache::default(),
+            speed: 0.0,
         };
         Ok((player, skipped))
+    }
+
+    /// The player replaying at `speed` (`0`, the default, as fast as
+    /// possible; `1` at the pace the pieces arrived when recorded; `2`
+    /// twice as fast); a speed that is not finite and positive is `0`.
+    pub(crate) fn with_speed(mut self, speed: f64) -> Self {
+        self.set_speed(speed);
+        self
+    }
+
+    /// Sets the speed, as [`with_speed`](Self::with_speed) does.
+    pub(crate) fn set_speed(&mut self, speed: f64) {
+        self.speed = if speed.is_finite() && speed > 0.0 {
+            speed
+        } else {
+            0.0
+        };
     }
 
     /// The cassettes of the subdirectory `name` (a test id's), played as
@@ -200,7 +221,7 @@ impl Player {
         if !crate::lanes::is_real_dir(&path) {
             return Ok(None);
         }
-        Self::load(&path, self.mode).map(|(player, _)| Some(player))
+        Self::load(&path, self.mode).map(|(player, _)| Some(player.with_speed(self.speed)))
     }
 
     /// The directory indexed again (with the cassettes recorded since),
@@ -211,6 +232,7 @@ impl Player {
     /// As [`load`](Self::load).
     pub(crate) fn reloaded(&self) -> Result<Self, CassetteError> {
         let (player, _) = Self::load(&self.dir.path, self.mode)?;
+        let player = player.with_speed(self.speed);
         {
             let old = self.used.lock().unwrap_or_else(|e| e.into_inner());
             let mut new = player.used.lock().unwrap_or_else(|e| e.into_inner());
@@ -285,6 +307,7 @@ impl Player {
                     &entry.name,
                     &entry.stamps,
                     entry.cut,
+                    self.speed,
                 )
                 .map_err(|error| {
                     ApiError::new(500, format!("agentstream replay: {}", error.report()))
