@@ -99,6 +99,12 @@ pub struct Args {
         requires = "replay"
     )]
     match_: MatchMode,
+    /// The pace of --replay: 0 (the default) as fast as possible, 1 at the
+    /// pace each cassette's pieces arrived when recorded, 2 twice as fast,
+    /// 0.5 half as fast. Cassettes recorded without arrival times play
+    /// without pauses.
+    #[arg(long, value_name = "X", default_value_t = 0.0, value_parser = replay_speed, requires = "replay")]
+    replay_speed: f64,
     /// A call no rule or turn answers gets HTTP 400 naming the nearest
     /// rule and its first difference (instead of the past-the-end
     /// answer). GET /v1/unused lists the rules and turns that never
@@ -178,6 +184,16 @@ impl From<MatchMode> for Match {
     }
 }
 
+/// `--replay-speed`: a finite number, 0 or more.
+fn replay_speed(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(speed) if speed.is_finite() && speed >= 0.0 => Ok(speed),
+        _ => Err(format!(
+            "{text:?} is not a speed (0 as fast as possible, 1 as recorded, 2 twice as fast)"
+        )),
+    }
+}
+
 /// The builder for the answers' source: the script, the upstream or the
 /// cassettes; `Err` is the exit code after the message.
 fn source(args: &Args) -> Result<ServerBuilder, ExitCode> {
@@ -196,6 +212,7 @@ fn source(args: &Args) -> Result<ServerBuilder, ExitCode> {
         if let Some(url) = &args.upstream {
             builder = builder.record_misses(url);
         }
+        builder = builder.replay_speed(args.replay_speed);
         // Said once at startup: an entry that was meant to be a cassette
         // and is not would otherwise be missed only when a request fails.
         for skipped in builder.skipped_cassettes() {

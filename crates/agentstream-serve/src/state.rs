@@ -213,9 +213,10 @@ impl State {
         let name = crate::lanes::cassette_subdir(test)?;
         // The proxy first: it creates `DIR/<ID>`, so the lane's index
         // is that directory's (empty the first time), never the server's.
-        let proxy = misses.proxy.for_test(name).map_err(|e| {
-            ApiError::new(500, format!("agentstream serve cannot record: {e}"))
-        })?;
+        let proxy = misses
+            .proxy
+            .for_test(name)
+            .map_err(|e| ApiError::new(500, format!("agentstream serve cannot record: {e}")))?;
         let mut players = self.test_players.lock().unwrap_or_else(|e| e.into_inner());
         let player = match players.get(name) {
             Some(Some(player)) => player.clone(),

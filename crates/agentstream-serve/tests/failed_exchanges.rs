@@ -113,7 +113,10 @@ async fn errors_error_events_and_cuts_are_recorded_and_replayed_alike() {
     assert_eq!(head("0002")["cut"], true);
     for (k, seen) in ["0000", "0001", "0002"].iter().zip(&live) {
         let cassette = dir.join(k);
-        assert_eq!(std::fs::read(cassette.join("response.body")).unwrap(), seen.body);
+        assert_eq!(
+            std::fs::read(cassette.join("response.body")).unwrap(),
+            seen.body
+        );
         let lengths = lines(&cassette.join("response.body.lengths"));
         let times = lines(&cassette.join("response.body.times"));
         assert_eq!(times.len(), lengths.len(), "{k}: a time per piece");
@@ -121,7 +124,10 @@ async fn errors_error_events_and_cuts_are_recorded_and_replayed_alike() {
     }
     assert!(lines(&dir.join("0001/response.body.lengths")).len() > 1);
     let cassette = Cassette::load(&dir.join("0001")).unwrap();
-    assert_eq!(cassette.times.as_ref().map(Vec::len), Some(cassette.lengths.count()));
+    assert_eq!(
+        cassette.times.as_ref().map(Vec::len),
+        Some(cassette.lengths.count())
+    );
 
     // Replayed at the recorded pace and as fast as possible: the same
     // answers, errors and cut included.
@@ -133,7 +139,11 @@ async fn errors_error_events_and_cuts_are_recorded_and_replayed_alike() {
             .await
             .unwrap();
         for (text, seen) in ["a", "b", "c"].iter().zip(&live) {
-            assert_eq!(&call(&replay.url(), text).await, seen, "speed {speed}, {text}");
+            assert_eq!(
+                &call(&replay.url(), text).await,
+                seen,
+                "speed {speed}, {text}"
+            );
         }
         replay.shutdown().await;
     }

@@ -397,7 +397,9 @@ impl Recorded {
                     },
                 };
                 match piece {
-                    Ok(Some(piece)) => Some((Ok(Frame::data(piece)), (state, sent + 1, false, timer))),
+                    Ok(Some(piece)) => {
+                        Some((Ok(Frame::data(piece)), (state, sent + 1, false, timer)))
+                    }
                     Ok(None) if cut => {
                         let error = io::Error::other("the recorded exchange was cut here");
                         Some((Err(error), (state, sent + 1, true, timer)))
@@ -466,7 +468,10 @@ fn pace(dir: &CassetteDir, name: &str, speed: f64) -> Result<Option<Pace>, Casse
     let times = super::pieces::parse_times(&text)
         .filter(|_| (text.len() as u64) < TIMES_BYTES)
         .ok_or_else(|| {
-            CassetteError::new(&path, "not one count of milliseconds per line (or past 16 MiB)")
+            CassetteError::new(
+                &path,
+                "not one count of milliseconds per line (or past 16 MiB)",
+            )
         })?;
     Ok(Some(Pace { times, speed }))
 }
@@ -570,15 +575,28 @@ mod tests {
     async fn a_paced_body_sends_each_piece_when_due() {
         let whole = Arc::new(Whole::new(b"abcdef".to_vec(), Some(b"1\n2\n3\n")).unwrap());
         let times = vec![100, 400, 1000];
-        for (speed, due) in [(1.0, [100, 400, 1000]), (2.0, [50, 200, 500]), (0.5, [200, 800, 2000])] {
-            let pace = Pace { times: times.clone(), speed };
+        for (speed, due) in [
+            (1.0, [100, 400, 1000]),
+            (2.0, [50, 200, 500]),
+            (0.5, [200, 800, 2000]),
+        ] {
+            let pace = Pace {
+                times: times.clone(),
+                speed,
+            };
             let recorded = Recorded::whole(whole.clone(), false).paced(Some(pace));
             assert_eq!(arrivals(recorded).await, due, "speed {speed}");
         }
         // Unpaced: at once.
-        assert_eq!(arrivals(Recorded::whole(whole.clone(), false)).await, [0, 0, 0]);
+        assert_eq!(
+            arrivals(Recorded::whole(whole.clone(), false)).await,
+            [0, 0, 0]
+        );
         // Fewer times than pieces: the rest go at once after the last.
-        let pace = Pace { times: vec![300], speed: 1.0 };
+        let pace = Pace {
+            times: vec![300],
+            speed: 1.0,
+        };
         let recorded = Recorded::whole(whole, false).paced(Some(pace));
         assert_eq!(arrivals(recorded).await, [300, 300, 300]);
     }

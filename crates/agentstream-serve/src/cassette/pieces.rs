@@ -156,7 +156,10 @@ mod tests {
 
     #[test]
     fn times_read_back_and_what_is_not_a_count_is_refused() {
-        assert_eq!(super::parse_times(b"0\n12\n\n 340 \n"), Some(vec![0, 12, 340]));
+        assert_eq!(
+            super::parse_times(b"0\n12\n\n 340 \n"),
+            Some(vec![0, 12, 340])
+        );
         assert_eq!(super::parse_times(b""), Some(vec![]));
         assert!(super::parse_times(b"1\n-2\n").is_none());
         assert!(super::parse_times(b"1.5\n").is_none());

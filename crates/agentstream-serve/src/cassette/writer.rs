@@ -107,7 +107,8 @@ impl Writer {
     pub(crate) fn piece(&mut self, piece: &[u8], ms: u64) -> io::Result<()> {
         use std::io::Write;
         self.body.write_all(piece)?;
-        self.lengths.write_all(length_line(piece.len()).as_bytes())?;
+        self.lengths
+            .write_all(length_line(piece.len()).as_bytes())?;
         self.times.write_all(format!("{ms}\n").as_bytes())
     }
 
