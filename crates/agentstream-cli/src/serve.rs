@@ -103,7 +103,7 @@ pub struct Args {
     /// pace each cassette's pieces arrived when recorded, 2 twice as fast,
     /// 0.5 half as fast. Cassettes recorded without arrival times play
     /// without pauses.
-    #[arg(long, value_name = "X", default_value_t = 0.0, value_parser = replay_speed, requires = "replay")]
+    #[arg(long, value_name = "X", default_value_t = 0.0, value_parser = replay_speed)]
     replay_speed: f64,
     /// A call no rule or turn answers gets HTTP 400 naming the nearest
     /// rule and its first difference (instead of the past-the-end
@@ -197,6 +197,10 @@ fn replay_speed(text: &str) -> Result<f64, String> {
 /// The builder for the answers' source: the script, the upstream or the
 /// cassettes; `Err` is the exit code after the message.
 fn source(args: &Args) -> Result<ServerBuilder, ExitCode> {
+    if args.replay.is_none() && args.replay_speed != 0.0 {
+        eprintln!("agentstream: error: --replay-speed paces --replay: give --replay DIR");
+        return Err(ExitCode::from(2));
+    }
     if let (Some(url), Some(dir)) = (&args.upstream, &args.record) {
         return Ok(Server::proxy(url, dir));
     }
