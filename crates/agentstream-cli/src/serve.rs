@@ -105,6 +105,14 @@ pub struct Args {
     /// without pauses.
     #[arg(long, value_name = "X", default_value_t = 0.0, value_parser = replay_speed)]
     replay_speed: f64,
+    /// With --upstream (recording): replace every match of REGEX in the
+    /// request and response bodies (and every string of request.json),
+    /// and in the request log's bodies, with [REDACTED] before anything
+    /// is written; repeatable. The client still gets the answer
+    /// unchanged. Secret headers and a `key` in the query are always
+    /// redacted.
+    #[arg(long, value_name = "REGEX", requires = "upstream")]
+    redact: Vec<String>,
     /// A call no rule or turn answers gets HTTP 400 naming the nearest
     /// rule and its first difference (instead of the past-the-end
     /// answer). GET /v1/unused lists the rules and turns that never
@@ -268,6 +276,13 @@ pub fn run(args: &Args) -> io::Result<ExitCode> {
     let builder = match source(args) {
         Ok(builder) => builder,
         Err(code) => return Ok(code),
+    };
+    let builder = match agentstream_serve::cassette::Redactor::new(&args.redact) {
+        Ok(redactor) => builder.redact(redactor),
+        Err(error) => {
+            eprintln!("agentstream: error: {}", escape_line(&error));
+            return Ok(ExitCode::from(2));
+        }
     };
     // Connections are served on every core: one slow call never holds up
     // the others.

@@ -410,3 +410,29 @@ fn replay_speed_is_a_finite_number_0_or_more() {
     assert_eq!(o.status.code(), Some(2));
     assert!(run_support::text(&o.stderr).contains("give --replay DIR"));
 }
+
+#[test]
+fn a_redact_pattern_that_is_not_a_regex_is_refused() {
+    let dir: PathBuf = [env!("CARGO_TARGET_TMPDIR"), "serve-redact"]
+        .iter()
+        .collect();
+    let dir = dir.display().to_string();
+    let o = run_support::run(&[
+        "serve",
+        "--upstream",
+        "http://127.0.0.1:9",
+        "--record",
+        &dir,
+        "--redact",
+        "(",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        run_support::text(&o.stderr).contains("--redact \"(\""),
+        "{}",
+        run_support::text(&o.stderr)
+    );
+    // Only a recording server redacts.
+    let o = run_support::run(&["serve", "--replay", &dir, "--redact", "x"]);
+    assert_eq!(o.status.code(), Some(2));
+}

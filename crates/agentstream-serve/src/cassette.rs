@@ -86,7 +86,7 @@ pub use dir::CassetteError;
 use dir::{not_a_cassette, CassetteDir};
 pub use pieces::{parse_times, PieceLengths};
 pub(crate) use redact::headers_json;
-pub use redact::{is_secret_header, REDACTED};
+pub use redact::{is_secret_header, Redactor, REDACTED, REDACTED_BODY};
 
 pub(crate) use body::Recorded;
 pub(crate) use player::{Entry, Player};

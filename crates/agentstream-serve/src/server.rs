@@ -47,6 +47,7 @@ pub struct ServerBuilder {
     requests_file: Option<PathBuf>,
     limits: Limits,
     source: SourceConfig,
+    redactor: crate::cassette::Redactor,
 }
 
 /// Where a server's answers come from, before it binds.
@@ -126,6 +127,20 @@ impl ServerBuilder {
         if let SourceConfig::Replay { upstream: to, .. } = &mut self.source {
             *to = Some(upstream.into());
         }
+        self
+    }
+
+    /// Redacts the matches of `redactor`'s patterns (`--redact REGEX`)
+    /// from what a recording server writes: the request and response
+    /// bodies of its cassettes, every string of their `request.json`, and
+    /// the raw bodies (and decoded requests) of its request log, each
+    /// replaced with [`REDACTED_BODY`](crate::cassette::REDACTED_BODY)
+    /// before anything is written (see [`Redactor`](crate::cassette::Redactor)).
+    /// A replay matches on the redacted context: a request replayed
+    /// against such cassettes matches when it holds the redacted text.
+    #[must_use]
+    pub fn redact(mut self, redactor: crate::cassette::Redactor) -> Self {
+        self.redactor = redactor;
         self
     }
 
@@ -326,8 +341,13 @@ impl ServerBuilder {
         let source = match self.source {
             SourceConfig::Model => Source::Model,
             SourceConfig::Upstream { url, dir } => Source::Upstream(
-                Proxy::new(&url, dir.clone(), self.limits.upstream_timeout)
-                    .map_err(|e| BindError::new(dir.display().to_string(), e))?,
+                Proxy::new(
+                    &url,
+                    dir.clone(),
+                    self.limits.upstream_timeout,
+                    self.redactor.clone(),
+                )
+                .map_err(|e| BindError::new(dir.display().to_string(), e))?,
             ),
             SourceConfig::Replay {
                 player,
@@ -341,8 +361,13 @@ impl ServerBuilder {
                 ..
             } => Source::ReplayOrRecord(Box::new(Misses {
                 player: RwLock::new(Arc::from(player)),
-                proxy: Proxy::new(&url, dir.clone(), self.limits.upstream_timeout)
-                    .map_err(|e| BindError::new(dir.display().to_string(), e))?,
+                proxy: Proxy::new(
+                    &url,
+                    dir.clone(),
+                    self.limits.upstream_timeout,
+                    self.redactor.clone(),
+                )
+                .map_err(|e| BindError::new(dir.display().to_string(), e))?,
             })),
         };
         let listener = TcpListener::bind(address)
@@ -369,6 +394,7 @@ impl ServerBuilder {
             max_buffered: self.max_buffered_request_bytes,
             body_timeout: limits.body_timeout,
             lines_at_once: file.is_some(),
+            redactor: self.redactor,
             source,
             calls: Mutex::new(Calls::new(
                 play,
@@ -466,6 +492,7 @@ impl Server {
                 kept_bytes: MAX_KEPT_BYTES,
             },
             source: SourceConfig::Model,
+            redactor: crate::cassette::Redactor::default(),
         }
     }
 

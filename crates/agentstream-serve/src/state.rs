@@ -37,6 +37,8 @@ pub(crate) struct State {
     /// Whether each request's line is written as it arrives (for the
     /// `--requests` file), instead of when the log is read.
     pub(crate) lines_at_once: bool,
+    /// What is redacted from the raw bodies the request log keeps.
+    pub(crate) redactor: crate::cassette::Redactor,
     pub(crate) source: Source,
     /// The lanes (the server's and each test id's) and the request log.
     pub(crate) calls: Mutex<Calls>,
@@ -116,10 +118,22 @@ impl State {
         body: &[u8],
         request: &DecodedRequest,
     ) -> impl FnOnce(usize) -> Kept {
-        let kept = if self.lines_at_once {
-            Ok(Line::with_raw(target.api, request, test, Some(body)))
+        let kept = if self.redactor.is_empty() {
+            if self.lines_at_once {
+                Ok(Line::with_raw(target.api, request, test, Some(body)))
+            } else {
+                Err((target.decoding(), Bytes::copy_from_slice(body)))
+            }
         } else {
-            Err((target.decoding(), Bytes::copy_from_slice(body)))
+            // Redacted before it is kept; the decoded request is decoded
+            // again from the redacted body, so neither holds a match.
+            let body = self.redactor.bytes(body);
+            match target.decode(&body) {
+                Ok(redacted) if self.lines_at_once => {
+                    Ok(Line::with_raw(target.api, &redacted, test, Some(&body)))
+                }
+                _ => Err((target.decoding(), Bytes::copy_from_slice(&body))),
+            }
         };
         move |call| match kept {
             Ok((line, tail)) => Kept::Raw {
