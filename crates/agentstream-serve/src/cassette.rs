@@ -76,7 +76,9 @@ use serde_json::Value;
 use agentstream_wire::Api;
 
 mod body;
+mod diff;
 mod dir;
+mod inspect;
 mod pieces;
 mod player;
 mod redact;
@@ -84,6 +86,7 @@ mod writer;
 
 pub use dir::CassetteError;
 use dir::{not_a_cassette, CassetteDir};
+pub use inspect::{closest, detect_api, list, Closest, DiffLine, Listing};
 pub use pieces::{parse_times, PieceLengths};
 pub(crate) use redact::headers_json;
 pub use redact::{is_secret_header, Redactor, REDACTED, REDACTED_BODY};

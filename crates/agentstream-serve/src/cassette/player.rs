@@ -25,6 +25,7 @@ use agentstream_wire::server::ApiError;
 use agentstream_wire::Api;
 
 use super::body::{self, Cache, Recorded, Stamp, Stamps};
+use super::diff::{first_difference, short};
 use super::{each_cassette, CassetteDir, CassetteError, KeepRequest, Match, Skipped};
 
 /// A 128-bit hash: two keyed 64-bit hashes.
@@ -467,108 +468,10 @@ fn last_message(context: &Value) -> Option<&Value> {
     messages(context).last()
 }
 
-/// Where two contexts first differ.
-struct Difference {
-    path: String,
-    /// How much of them is the same before it (the leading messages, then
-    /// the leading fields), to pick the closest cassette.
-    common: usize,
-    recorded: Option<Value>,
-    requested: Option<Value>,
-}
-
-fn first_difference(recorded: &Value, requested: &Value, path: String) -> Option<Difference> {
-    if recorded == requested {
-        return None;
-    }
-    let differ = |path: String, common| Difference {
-        path,
-        common,
-        recorded: Some(recorded.clone()),
-        requested: Some(requested.clone()),
-    };
-    match (recorded, requested) {
-        (Value::Array(a), Value::Array(b)) => {
-            let common = a.iter().zip(b).take_while(|(x, y)| x == y).count();
-            match (a.get(common), b.get(common)) {
-                (Some(x), Some(y)) => {
-                    first_difference(x, y, format!("{path}[{common}]")).map(|mut d| {
-                        d.common += common << 16;
-                        d
-                    })
-                }
-                (x, y) => Some(Difference {
-                    path: format!("{path}[{common}]"),
-                    common: common << 16,
-                    recorded: x.cloned(),
-                    requested: y.cloned(),
-                }),
-            }
-        }
-        (Value::Object(a), Value::Object(b)) => {
-            let mut keys: Vec<&String> = a.keys().chain(b.keys()).collect();
-            keys.sort();
-            keys.dedup();
-            // The conversation is what differs most often: look there first.
-            keys.sort_by_key(|k| *k != "messages");
-            for (same, key) in keys.into_iter().enumerate() {
-                let here = format!("{path}.{key}");
-                match (a.get(key), b.get(key)) {
-                    (Some(x), Some(y)) => {
-                        if let Some(mut d) = first_difference(x, y, here) {
-                            d.common += same;
-                            return Some(d);
-                        }
-                    }
-                    (x, y) => {
-                        return Some(Difference {
-                            path: here,
-                            common: same,
-                            recorded: x.cloned(),
-                            requested: y.cloned(),
-                        })
-                    }
-                }
-            }
-            None
-        }
-        _ => Some(differ(path, 0)),
-    }
-}
-
-/// A value for a message: its JSON, cut at 120 characters; `nothing` when
-/// absent.
-fn short(value: Option<&Value>) -> String {
-    let Some(value) = value else {
-        return "nothing".into();
-    };
-    let text = value.to_string();
-    match text.char_indices().nth(120) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
-
-    #[test]
-    fn the_first_difference_is_named() {
-        let a = json!({"messages": [{"role": "user", "content": "hi"}, {"role": "user", "content": "a"}]});
-        let b = json!({"messages": [{"role": "user", "content": "hi"}, {"role": "user", "content": "b"}]});
-        let d = first_difference(&a, &b, "$".into()).unwrap();
-        assert_eq!(d.path, "$.messages[1].content");
-        assert_eq!(
-            (d.recorded, d.requested),
-            (Some(json!("a")), Some(json!("b")))
-        );
-        let c = json!({"messages": [{"role": "user", "content": "hi"}], "systemPrompt": "x"});
-        let d = first_difference(&a, &c, "$".into()).unwrap();
-        assert_eq!((d.path.as_str(), d.requested), ("$.messages[1]", None));
-        assert!(first_difference(&a, &a, "$".into()).is_none());
-    }
 
     #[test]
     fn equal_values_hash_alike_whatever_their_key_order() {
