@@ -54,6 +54,33 @@
 //! off), never an answer from the old file; so are lengths that do not
 //! add up to the body, found when it is first played.
 //!
+//! # Failed exchanges, pace and redaction
+//!
+//! The proxy records whatever the upstream answers: a 4xx/5xx with its
+//! headers (`retry-after`, rate limits) and body, a stream that ends in
+//! the provider's error event, a stream cut mid-body (`"cut": true`),
+//! each piece with its arrival time in `response.body.times`. Replay
+//! answers each the same way; [`Server::replay_speed`](crate::ServerBuilder::replay_speed)
+//! (`serve --replay-speed X`) sends the pieces at the recorded pace
+//! (`1`), faster (`2`) or as fast as possible (`0`, the default). A
+//! cassette recorded before the times were plays without pauses.
+//!
+//! [`ServerBuilder::redact`](crate::ServerBuilder::redact) (`serve
+//! --record DIR --redact REGEX`) replaces each match of a [`Redactor`]'s
+//! patterns with [`REDACTED_BODY`] in the request and response bodies,
+//! every string of `request.json` and the request log, before anything
+//! is written.
+//!
+//! # Looking at a directory
+//!
+//! [`list`] (`agentstream cassette ls DIR`) says what each cassette is;
+//! [`closest`] (`agentstream cassette diff DIR REQUEST.json`) finds the
+//! cassette closest to a request body of any API ([`detect_api`] tells
+//! which by its shape) and every difference of their contexts by JSON
+//! path, the same comparison a replay without a match names the first
+//! difference of. A cassette of a call that did not stream is read by
+//! `agentstream decode` and `ReplayModel` from its whole answer.
+//!
 //! All four protocols are recorded, replayed and read back this way: Chat
 //! Completions, Anthropic Messages, OpenAI Responses (`/v1/responses`)
 //! and Gemini (`models/{model}:streamGenerateContent`, `:generateContent`).
