@@ -3,18 +3,14 @@
 //! cut mid-body, each with its status, headers, pieces and their arrival
 //! times; replay answers each the same way, at any speed.
 
-use std::path::{Path, PathBuf};
+mod support;
+use support::temp_dir;
+
+use std::path::Path;
 
 use agentstream_serve::cassette::{Cassette, Match};
 use agentstream_serve::{ServeTurn, Server};
 use serde_json::{json, Value};
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("agentstream-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 /// What a client saw of one call.
 #[derive(Debug, PartialEq)]

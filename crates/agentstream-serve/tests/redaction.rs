@@ -2,16 +2,12 @@
 //! cassette or the request log (neither its file nor `GET /v1/requests`,
 //! raw or decoded), and Gemini's `?key=` never does either.
 
+mod support;
+use support::temp_dir;
+
 use agentstream_serve::cassette::{Redactor, REDACTED_BODY};
 use agentstream_serve::{ServeTurn, Server};
 use serde_json::json;
-
-fn temp_dir(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("agentstream-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 /// Every byte of every file under `dir`.
 fn everything(dir: &std::path::Path) -> Vec<u8> {

@@ -3,18 +3,14 @@
 //! `ReplayModel` as the recorded message (text, tool call, stop reason),
 //! not as an empty one.
 
+mod support;
+use support::temp_dir;
+
 use agentstream::message::{Context, StopReason};
 use agentstream::model::{Model, StreamOptions};
 use agentstream_serve::{ServeTurn, Server};
 use agentstream_wire::replay::{Recording, ReplayModel};
 use serde_json::json;
-
-fn temp_dir(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("agentstream-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn whole_answers_of_every_api_replay_as_the_recorded_message() {
