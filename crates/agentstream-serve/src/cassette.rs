@@ -106,6 +106,7 @@ mod body;
 mod diff;
 mod dir;
 mod inspect;
+mod pace;
 mod pieces;
 mod player;
 mod redact;

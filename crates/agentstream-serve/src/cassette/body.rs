@@ -14,6 +14,7 @@ use bytes::{Bytes, BytesMut};
 use futures_util::Stream;
 use hyper::body::Frame;
 
+use super::pace::{pace, Pace};
 use super::{CassetteDir, CassetteError, PieceLengths};
 
 /// A body (with its lengths) at most this large is read whole when
@@ -167,23 +168,6 @@ pub(crate) struct Recorded {
     cut: bool,
     /// When each piece is sent, if the replay is paced.
     pace: Option<Pace>,
-}
-
-/// A paced replay: piece *i* goes out `times[i] / speed` milliseconds
-/// after the body starts (a piece past the last time goes at once).
-#[derive(Debug)]
-pub(crate) struct Pace {
-    times: Vec<u64>,
-    speed: f64,
-}
-
-impl Pace {
-    /// How long after the body's start piece `i` is due.
-    fn due(&self, i: usize) -> Option<std::time::Duration> {
-        let ms = *self.times.get(i)?;
-        // `speed` is finite and positive (checked where it is set).
-        std::time::Duration::try_from_secs_f64(ms as f64 / 1000.0 / self.speed).ok()
-    }
 }
 
 #[derive(Debug)]
@@ -440,40 +424,6 @@ pub(super) fn reopen(
         return Err(changed());
     }
     Ok(Some(file))
-}
-
-/// The most bytes of `response.body.times` read (about two million
-/// pieces' times).
-const TIMES_BYTES: u64 = 16 << 20;
-
-/// The pace of cassette `name` replayed at `speed` (`0`: none): its
-/// `response.body.times`, or `None` when there is none (a cassette
-/// recorded before the file existed plays without pauses).
-fn pace(dir: &CassetteDir, name: &str, speed: f64) -> Result<Option<Pace>, CassetteError> {
-    if !(speed.is_finite() && speed > 0.0) {
-        return Ok(None);
-    }
-    let relative = format!("{name}/response.body.times");
-    let path = dir.path.join(&relative);
-    let mut file = match dir.file(&relative) {
-        Ok((file, _)) => file,
-        Err(error) if error.is_not_found() => return Ok(None),
-        Err(error) => return Err(error),
-    };
-    let mut text = Vec::new();
-    file.by_ref()
-        .take(TIMES_BYTES)
-        .read_to_end(&mut text)
-        .map_err(|e| CassetteError::io(&path, e))?;
-    let times = super::pieces::parse_times(&text)
-        .filter(|_| (text.len() as u64) < TIMES_BYTES)
-        .ok_or_else(|| {
-            CassetteError::new(
-                &path,
-                "not one count of milliseconds per line (or past 16 MiB)",
-            )
-        })?;
-    Ok(Some(Pace { times, speed }))
 }
 
 /// The body of cassette `k` (named `name`, with `stamps`) as a request
