@@ -12,7 +12,7 @@ use std::process::ExitCode;
 
 use agentstream::message::AssistantMessage;
 use agentstream::message::ContentBlock;
-use agentstream::model::{validate_events, ModelEvent};
+use agentstream::model::{validate_events, ErrorCause, ModelEvent};
 use agentstream_wire::config::Protocol;
 use agentstream_wire::http::ResponseStream;
 use agentstream_wire::limits::{Limit, LimitExceeded, Limits};
@@ -60,7 +60,7 @@ pub struct Args {
 /// and exits 2; an event sequence that breaks the protocol (a bug) is
 /// reported on stderr and exits 1.
 pub fn run(args: &Args) -> io::Result<ExitCode> {
-    let (body, api) = match source(args) {
+    let Source { body, api, whole } = match source(args) {
         Ok(source) => source,
         Err((name, text)) => {
             eprintln!("{name}:1: error: {}", escape_line(&text));
@@ -68,7 +68,11 @@ pub fn run(args: &Args) -> io::Result<ExitCode> {
         }
     };
     let name = body.display().to_string();
-    let events = match project(&body, api, args.chunks) {
+    let projected = match whole {
+        true => project_whole(&body, api),
+        false => project(&body, api, args.chunks),
+    };
+    let events = match projected {
         Ok(events) => events,
         Err((line, text)) => {
             eprintln!("{name}:{line}: error: {}", escape_line(&text));
@@ -96,7 +100,22 @@ pub fn run(args: &Args) -> io::Result<ExitCode> {
             finding.message_index
         );
     }
-    Ok(if findings.is_empty() {
+    // A recording that could not be decoded (not an event stream, not
+    // JSON, cut short) is a failure, though its trace is printed; a
+    // provider's error the recording holds is what it recorded.
+    let undecodable = events
+        .last()
+        .and_then(ModelEvent::error_cause)
+        .is_some_and(|cause| matches!(cause, ErrorCause::Protocol));
+    if undecodable {
+        let message = events
+            .last()
+            .and_then(ModelEvent::terminal_message)
+            .and_then(|m| m.error_message.as_deref())
+            .unwrap_or("cannot be decoded");
+        eprintln!("{name}: error: {}", escape_line(message));
+    }
+    Ok(if findings.is_empty() && !undecodable {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
@@ -145,7 +164,29 @@ fn summary(out: &mut impl Write, message: &AssistantMessage) -> io::Result<()> {
 /// `response.body` for its directory) and its protocol: `--api`, else a
 /// cassette's (from the `path` in its `request.json`), else OpenAI; or the
 /// file and text of an error.
-fn source(args: &Args) -> Result<(PathBuf, Api), (String, String)> {
+fn source(args: &Args) -> Result<Source, (String, String)> {
+    let (body, api, exchange) = source_of(args)?;
+    // A cassette of a call that did not stream holds its whole answer.
+    let whole = !args.chunks
+        && exchange.is_some_and(|dir| {
+            std::fs::read(dir.join("request.json"))
+                .ok()
+                .and_then(|text| serde_json::from_slice::<serde_json::Value>(&text).ok())
+                .is_some_and(|request| request.get("stream") == Some(&false.into()))
+        });
+    Ok(Source { body, api, whole })
+}
+
+/// What `decode` reads: the body's file, its protocol, and whether it is
+/// a whole answer (a cassette of a call that did not stream).
+struct Source {
+    body: PathBuf,
+    api: Api,
+    whole: bool,
+}
+
+/// The body file, its protocol and the cassette exchange it is in.
+fn source_of(args: &Args) -> Result<(PathBuf, Api, Option<PathBuf>), (String, String)> {
     let (body, exchange) = if args.file.is_dir() {
         (args.file.join("response.body"), Some(args.file.as_path()))
     } else {
@@ -155,18 +196,19 @@ fn source(args: &Args) -> Result<(PathBuf, Api), (String, String)> {
             args.file.parent().filter(|_| in_cassette),
         )
     };
+    let exchange = exchange.map(Path::to_path_buf);
     if let Some(api) = args.api {
-        return Ok((body, api));
+        return Ok((body, api, exchange));
     }
     let Some(exchange) = exchange else {
-        return Ok((body, Api::OpenAi));
+        return Ok((body, Api::OpenAi, None));
     };
     let request = exchange.join("request.json");
     let name = request.display().to_string();
     let text = match std::fs::read_to_string(&request) {
         Ok(text) => text,
         // A `response.body` outside a cassette is a plain recording.
-        Err(_) if !args.file.is_dir() => return Ok((body, Api::OpenAi)),
+        Err(_) if !args.file.is_dir() => return Ok((body, Api::OpenAi, None)),
         Err(e) => return Err((name, format!("cannot read file: {e}"))),
     };
     let path = serde_json::from_str::<serde_json::Value>(&text)
@@ -183,7 +225,34 @@ fn source(args: &Args) -> Result<(PathBuf, Api), (String, String)> {
             return Err((name, text));
         }
     };
-    Ok((body, api))
+    Ok((body, api, Some(exchange)))
+}
+
+/// The events of a whole answer (a call that did not stream), read as the
+/// stream it would have been (see
+/// [`whole_as_events`](agentstream_wire::replay::whole_as_events)); an
+/// error body, or anything not the API's answer, is read as a stream
+/// (which says what it is).
+fn project_whole(path: &Path, api: Api) -> Result<Vec<ModelEvent>, (usize, String)> {
+    let limits = Limits::DEFAULT;
+    let file = File::open(path).map_err(|e| (1, format!("cannot read file: {e}")))?;
+    let mut body = Vec::new();
+    io::Read::read_to_end(
+        &mut io::Read::take(file, limits.max_response_bytes.saturating_add(1)),
+        &mut body,
+    )
+    .map_err(|e| (1, format!("cannot read file: {e}")))?;
+    if body.len() as u64 > limits.max_response_bytes {
+        let text = LimitExceeded::new(Limit::ResponseBytes, &limits);
+        return Err((1, text.to_string()));
+    }
+    let Some(events) = agentstream_wire::replay::whole_as_events(api, &body) else {
+        return project(path, api, false);
+    };
+    let mut stream = api.visit(SseStreamOf(limits));
+    let mut out: Vec<ModelEvent> = stream.feed(&events).collect();
+    out.extend(stream.finish_input());
+    Ok(out)
 }
 
 /// The events of the recording, or the line and text of an input error.

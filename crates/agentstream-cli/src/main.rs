@@ -13,6 +13,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod agent;
+mod cassette;
 mod catalogue;
 mod chat;
 mod decode;
@@ -72,6 +73,8 @@ enum Command {
     /// :generateContent) endpoint; prints the base URL on its first line
     /// and runs until Ctrl-C.
     Serve(serve::Args),
+    /// List a cassette directory, or find the cassette closest to a request.
+    Cassette(cassette::Args),
     /// Read a Pi session file as Pi does: `context` prints what Pi's
     /// buildSessionContext returns for a leaf (or, with --llm, the
     /// messages after convertToLlm); `tree` draws the tree of entries.
@@ -97,6 +100,7 @@ fn main() -> ExitCode {
             serve::run(args)
         }
         Command::Session(args) => session::run(args),
+        Command::Cassette(args) => cassette::run(args),
     };
     match result {
         Ok(code) => code,

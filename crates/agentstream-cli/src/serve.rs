@@ -102,6 +102,20 @@ pub struct Args {
         requires = "replay"
     )]
     match_: MatchMode,
+    /// The pace of --replay: 0 (the default) as fast as possible, 1 at the
+    /// pace each cassette's pieces arrived when recorded, 2 twice as fast,
+    /// 0.5 half as fast. Cassettes recorded without arrival times play
+    /// without pauses.
+    #[arg(long, value_name = "X", default_value_t = 0.0, value_parser = replay_speed)]
+    replay_speed: f64,
+    /// With --upstream (recording): replace every match of REGEX in the
+    /// request and response bodies (and every string of request.json),
+    /// and in the request log's bodies, with [REDACTED] before anything
+    /// is written; repeatable. The client still gets the answer
+    /// unchanged. Secret headers and a `key` in the query are always
+    /// redacted.
+    #[arg(long, value_name = "REGEX", requires = "upstream")]
+    redact: Vec<String>,
     /// A call no rule or turn answers gets HTTP 400 naming the nearest
     /// rule and its first difference (instead of the past-the-end
     /// answer). GET /v1/unused lists the rules and turns that never
@@ -192,9 +206,23 @@ impl From<MatchMode> for Match {
     }
 }
 
+/// `--replay-speed`: a finite number, 0 or more.
+fn replay_speed(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(speed) if speed.is_finite() && speed >= 0.0 => Ok(speed),
+        _ => Err(format!(
+            "{text:?} is not a speed (0 as fast as possible, 1 as recorded, 2 twice as fast)"
+        )),
+    }
+}
+
 /// The builder for the answers' source: the script, the upstream or the
 /// cassettes; `Err` is the exit code after the message.
 fn source(args: &Args) -> Result<ServerBuilder, ExitCode> {
+    if args.replay.is_none() && args.replay_speed != 0.0 {
+        eprintln!("agentstream: error: --replay-speed paces --replay: give --replay DIR");
+        return Err(ExitCode::from(2));
+    }
     if let (Some(url), Some(dir)) = (&args.upstream, &args.record) {
         return Ok(Server::proxy(url, dir));
     }
@@ -210,6 +238,7 @@ fn source(args: &Args) -> Result<ServerBuilder, ExitCode> {
         if let Some(url) = &args.upstream {
             builder = builder.record_misses(url);
         }
+        builder = builder.replay_speed(args.replay_speed);
         // Said once at startup: an entry that was meant to be a cassette
         // and is not would otherwise be missed only when a request fails.
         for skipped in builder.skipped_cassettes() {
@@ -261,6 +290,13 @@ pub fn run(args: &Args) -> io::Result<ExitCode> {
     let builder = match source(args) {
         Ok(builder) => builder,
         Err(code) => return Ok(code),
+    };
+    let builder = match agentstream_serve::cassette::Redactor::new(&args.redact) {
+        Ok(redactor) => builder.redact(redactor),
+        Err(error) => {
+            eprintln!("agentstream: error: {}", escape_line(&error));
+            return Ok(ExitCode::from(2));
+        }
     };
     // Connections are served on every core: one slow call never holds up
     // the others.

@@ -380,3 +380,59 @@ fn a_bad_rule_exits_2_naming_the_rule_and_the_key() {
     assert!(stderr.contains("$.rules[1].match.lastUser"), "{stderr}");
     assert!(stderr.contains("unknown match key"), "{stderr}");
 }
+
+#[test]
+fn replay_speed_is_a_finite_number_0_or_more() {
+    let dir: PathBuf = [env!("CARGO_TARGET_TMPDIR"), "serve-speed"]
+        .iter()
+        .collect();
+    std::fs::create_dir_all(&dir).unwrap();
+    let dir = dir.display().to_string();
+    for bad in ["-1", "abc", "inf", "NaN"] {
+        let o = run_support::run(&["serve", "--replay", &dir, &format!("--replay-speed={bad}")]);
+        assert_eq!(o.status.code(), Some(2), "{bad}");
+        assert!(
+            run_support::text(&o.stderr).contains("is not a speed"),
+            "{bad}: {}",
+            run_support::text(&o.stderr)
+        );
+    }
+    // Without --replay it is refused too.
+    let o = run_support::run(&[
+        "serve",
+        "--upstream",
+        "http://127.0.0.1:9",
+        "--record",
+        &dir,
+        "--replay-speed",
+        "1",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(run_support::text(&o.stderr).contains("give --replay DIR"));
+}
+
+#[test]
+fn a_redact_pattern_that_is_not_a_regex_is_refused() {
+    let dir: PathBuf = [env!("CARGO_TARGET_TMPDIR"), "serve-redact"]
+        .iter()
+        .collect();
+    let dir = dir.display().to_string();
+    let o = run_support::run(&[
+        "serve",
+        "--upstream",
+        "http://127.0.0.1:9",
+        "--record",
+        &dir,
+        "--redact",
+        "(",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        run_support::text(&o.stderr).contains("--redact \"(\""),
+        "{}",
+        run_support::text(&o.stderr)
+    );
+    // Only a recording server redacts.
+    let o = run_support::run(&["serve", "--replay", &dir, "--redact", "x"]);
+    assert_eq!(o.status.code(), Some(2));
+}

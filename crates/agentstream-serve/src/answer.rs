@@ -360,19 +360,25 @@ pub(crate) async fn answer(
                 Ok(decoded) => decoded,
                 Err(error) => return error_response(api, &error),
             };
-            let player = misses.player();
+            // A test id replays from and records into `DIR/<ID>`.
+            let (player, own_proxy) = match shared.miss_lane(misses, test) {
+                Ok(lane) => lane,
+                Err(error) => return error_response(api, &error),
+            };
             if let Ok((cassette, answer)) = player.pick(api, decoded.stream, &decoded.context) {
                 return replayed(cassette, answer);
             }
             // Missed: recorded, then indexed.
             let reloading = shared.clone();
+            let lane = test.map(str::to_owned);
             let saved: Box<dyn FnOnce() + Send> = Box::new(move || {
                 if let Source::ReplayOrRecord(misses) = &reloading.source {
-                    misses.reload();
+                    reloading.reload_misses(misses, lane.as_deref());
                 }
             });
-            return misses
-                .proxy
+            return own_proxy
+                .as_deref()
+                .unwrap_or(&misses.proxy)
                 .forward(
                     api,
                     &target.upstream,

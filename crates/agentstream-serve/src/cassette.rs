@@ -9,7 +9,7 @@
 //! number in recording order (`0000`, `0001`, …; a recorder starts after
 //! the highest number there and creates each directory and file
 //! exclusively, never through a symlink, so two recorders on one
-//! directory never write into the same cassette), each with five files:
+//! directory never write into the same cassette), each with six files:
 //!
 //! | file | holds |
 //! |---|---|
@@ -18,6 +18,7 @@
 //! | `response.json` | `{"status", "headers"}`: the status and the headers that matter (content type, request ids, rate limits; not the connection's); `"cut": true` when the exchange ended before the upstream's answer did (see below) |
 //! | `response.body` | the response body byte for byte |
 //! | `response.body.lengths` | the sizes of the pieces the body arrived in, one per line |
+//! | `response.body.times` | when each piece arrived, in milliseconds since the request was sent, one per line (absent from cassettes recorded before it existed: they replay without pauses) |
 //!
 //! `response.body` with its `.lengths` sidecar is the format of `agentstream
 //! chat --record-raw`. `agentstream decode DIR/0000` reads it in the
@@ -53,6 +54,33 @@
 //! off), never an answer from the old file; so are lengths that do not
 //! add up to the body, found when it is first played.
 //!
+//! # Failed exchanges, pace and redaction
+//!
+//! The proxy records whatever the upstream answers: a 4xx/5xx with its
+//! headers (`retry-after`, rate limits) and body, a stream that ends in
+//! the provider's error event, a stream cut mid-body (`"cut": true`),
+//! each piece with its arrival time in `response.body.times`. Replay
+//! answers each the same way; [`Server::replay_speed`](crate::ServerBuilder::replay_speed)
+//! (`serve --replay-speed X`) sends the pieces at the recorded pace
+//! (`1`), faster (`2`) or as fast as possible (`0`, the default). A
+//! cassette recorded before the times were plays without pauses.
+//!
+//! [`ServerBuilder::redact`](crate::ServerBuilder::redact) (`serve
+//! --record DIR --redact REGEX`) replaces each match of a [`Redactor`]'s
+//! patterns with [`REDACTED_BODY`] in the request and response bodies,
+//! every string of `request.json` and the request log, before anything
+//! is written.
+//!
+//! # Looking at a directory
+//!
+//! [`list`] (`agentstream cassette ls DIR`) says what each cassette is;
+//! [`closest`] (`agentstream cassette diff DIR REQUEST.json`) finds the
+//! cassette closest to a request body of any API ([`detect_api`] tells
+//! which by its shape) and every difference of their contexts by JSON
+//! path, the same comparison a replay without a match names the first
+//! difference of. A cassette of a call that did not stream is read by
+//! `agentstream decode` and `ReplayModel` from its whole answer.
+//!
 //! All four protocols are recorded, replayed and read back this way: Chat
 //! Completions, Anthropic Messages, OpenAI Responses (`/v1/responses`)
 //! and Gemini (`models/{model}:streamGenerateContent`, `:generateContent`).
@@ -75,7 +103,10 @@ use serde_json::Value;
 use agentstream_wire::Api;
 
 mod body;
+mod diff;
 mod dir;
+mod inspect;
+mod pace;
 mod pieces;
 mod player;
 mod redact;
@@ -83,9 +114,10 @@ mod writer;
 
 pub use dir::CassetteError;
 use dir::{not_a_cassette, CassetteDir};
-pub use pieces::PieceLengths;
+pub use inspect::{closest, detect_api, list, Closest, DiffLine, Listing};
+pub use pieces::{parse_times, PieceLengths};
 pub(crate) use redact::headers_json;
-pub use redact::{is_secret_header, REDACTED};
+pub use redact::{is_secret_header, Redactor, REDACTED, REDACTED_BODY};
 
 pub(crate) use body::Recorded;
 pub(crate) use player::{Entry, Player};
@@ -128,6 +160,10 @@ pub struct Cassette {
     /// Whether the exchange was cut (`"cut": true` in `response.json`):
     /// replay breaks the body off after its pieces, as it ended live.
     pub cut: bool,
+    /// When each piece arrived, in milliseconds since the request was
+    /// sent (`response.body.times`); `None` for a cassette recorded
+    /// before the times were (or read by [`from_files`](Self::from_files)).
+    pub times: Option<Vec<u64>>,
 }
 
 /// The files of one exchange but its body, as bytes, for
@@ -202,7 +238,18 @@ impl Cassette {
             response_json: &response,
             lengths: lengths.as_deref(),
         };
-        Self::parse(&dir.path.join(relative), name, files, body)
+        let mut cassette = Self::parse(&dir.path.join(relative), name, files, body)?;
+        cassette.times = match dir.read(&file("response.body.times")) {
+            Ok(text) => Some(pieces::parse_times(&text).ok_or_else(|| {
+                CassetteError::new(
+                    &dir.path.join(file("response.body.times")),
+                    "not one count of milliseconds per line",
+                )
+            })?),
+            Err(e) if e.is_not_found() => None,
+            Err(e) => return Err(e),
+        };
+        Ok(cassette)
     }
 
     /// Reads an exchange from its files' bytes: what [`load`](Self::load)
@@ -256,6 +303,7 @@ impl Cassette {
             body,
             lengths,
             cut: head.cut,
+            times: None,
         })
     }
 

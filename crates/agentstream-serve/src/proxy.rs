@@ -20,7 +20,7 @@ use tokio::sync::mpsc;
 use agentstream_beneath::RootDir;
 
 use crate::cassette::{
-    headers_json, is_secret_header, length_line, next_number, response_json, Writer,
+    headers_json, is_secret_header, length_line, next_number, response_json, Redactor, Writer,
 };
 use crate::response::{error_response, Body};
 use agentstream_wire::server::options_json;
@@ -153,6 +153,8 @@ pub(crate) struct Proxy {
     timeout: Duration,
     /// The proxies of the test ids seen, recording into `dir/<ID>`.
     tests: std::sync::Mutex<std::collections::HashMap<String, std::sync::Arc<Proxy>>>,
+    /// What is redacted from the bodies before they are written.
+    redactor: Redactor,
 }
 
 impl Proxy {
@@ -160,7 +162,12 @@ impl Proxy {
     /// `dir` (created; new exchanges are numbered after the highest
     /// number there, and skip any number taken meanwhile), waiting at
     /// most `timeout` to connect and for each read of an answer.
-    pub(crate) fn new(upstream: &str, dir: PathBuf, timeout: Duration) -> io::Result<Self> {
+    pub(crate) fn new(
+        upstream: &str,
+        dir: PathBuf,
+        timeout: Duration,
+        redactor: Redactor,
+    ) -> io::Result<Self> {
         std::fs::create_dir_all(&dir)?;
         let root = RootDir::open(&dir)?;
         let next = next_number(&root)?;
@@ -184,6 +191,7 @@ impl Proxy {
             next: AtomicUsize::new(next),
             timeout,
             tests: Default::default(),
+            redactor,
         })
     }
 
@@ -221,6 +229,7 @@ impl Proxy {
             next: AtomicUsize::new(next),
             timeout: self.timeout,
             tests: Default::default(),
+            redactor: self.redactor.clone(),
         });
         tests.insert(name.to_owned(), proxy.clone());
         Ok(proxy)
@@ -246,6 +255,8 @@ impl Proxy {
         let mut headers = only_forwarded(&parts.headers);
         // The test id is this server's business, not the provider's.
         headers.remove(crate::lanes::TEST_HEADER);
+        // The pieces' arrival times are counted from here.
+        let start = std::time::Instant::now();
         let sent = self
             .client
             .request(parts.method.clone(), &url)
@@ -269,8 +280,9 @@ impl Proxy {
         };
         let status = upstream.status();
         let response_headers = only_forwarded(upstream.headers());
+        let redactor = self.redactor.clone();
         let recorded = decoded.map(|decoded| {
-            let request = json!({
+            let mut request = json!({
                 "api": api.pi_api(),
                 "method": parts.method.as_str(),
                 "path": parts.uri.path(),
@@ -281,11 +293,12 @@ impl Proxy {
                 "context": decoded.context,
                 "options": options_json(&decoded.options),
             });
+            redactor.value(&mut request);
             Writer::begin(
                 &self.root,
                 &self.next,
                 &request,
-                &body,
+                &redactor.bytes(&body),
                 status.as_u16(),
                 header_object(&response_headers),
             )
@@ -303,7 +316,8 @@ impl Proxy {
                 match upstream.chunk().await {
                     Ok(Some(piece)) => {
                         if let Some((writer, path)) = &mut recorded {
-                            if let Err(error) = writer.piece(&piece) {
+                            let ms = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
+                            if let Err(error) = writer.piece(&redactor.bytes(&piece), ms) {
                                 cannot_save(path, &error);
                                 recorded = None;
                             }

@@ -52,6 +52,7 @@ pub struct ServerBuilder {
     requests_file: Option<PathBuf>,
     limits: Limits,
     source: SourceConfig,
+    redactor: crate::cassette::Redactor,
 }
 
 /// Where a server's answers come from, before it binds.
@@ -130,6 +131,35 @@ impl ServerBuilder {
     pub fn record_misses(mut self, upstream: impl Into<String>) -> Self {
         if let SourceConfig::Replay { upstream: to, .. } = &mut self.source {
             *to = Some(upstream.into());
+        }
+        self
+    }
+
+    /// Redacts the matches of `redactor`'s patterns (`--redact REGEX`)
+    /// from what a recording server writes: the request and response
+    /// bodies of its cassettes, every string of their `request.json`, and
+    /// the raw bodies (and decoded requests) of its request log, each
+    /// replaced with [`REDACTED_BODY`](crate::cassette::REDACTED_BODY)
+    /// before anything is written (see [`Redactor`](crate::cassette::Redactor)).
+    /// A replay matches on the redacted context: a request replayed
+    /// against such cassettes matches when it holds the redacted text.
+    #[must_use]
+    pub fn redact(mut self, redactor: crate::cassette::Redactor) -> Self {
+        self.redactor = redactor;
+        self
+    }
+
+    /// The pace of a replaying server ([`Server::replay`]): `0` (the
+    /// default) sends each cassette's pieces as fast as possible, `1` at
+    /// the pace they arrived when recorded (the cassette's
+    /// `response.body.times`), `2` twice as fast, `0.5` half as fast. A
+    /// cassette without arrival times (recorded before they were) plays
+    /// without pauses. A speed that is not finite and positive is `0`.
+    /// No effect on any other server.
+    #[must_use]
+    pub fn replay_speed(mut self, speed: f64) -> Self {
+        if let SourceConfig::Replay { player, .. } = &mut self.source {
+            player.set_speed(speed);
         }
         self
     }
@@ -334,8 +364,13 @@ impl ServerBuilder {
         let source = match self.source {
             SourceConfig::Model => Source::Model,
             SourceConfig::Upstream { url, dir } => Source::Upstream(
-                Proxy::new(&url, dir.clone(), self.limits.upstream_timeout)
-                    .map_err(|e| BindError::new(dir.display().to_string(), e))?,
+                Proxy::new(
+                    &url,
+                    dir.clone(),
+                    self.limits.upstream_timeout,
+                    self.redactor.clone(),
+                )
+                .map_err(|e| BindError::new(dir.display().to_string(), e))?,
             ),
             SourceConfig::Replay {
                 player,
@@ -349,8 +384,13 @@ impl ServerBuilder {
                 ..
             } => Source::ReplayOrRecord(Box::new(Misses {
                 player: RwLock::new(Arc::from(player)),
-                proxy: Proxy::new(&url, dir.clone(), self.limits.upstream_timeout)
-                    .map_err(|e| BindError::new(dir.display().to_string(), e))?,
+                proxy: Proxy::new(
+                    &url,
+                    dir.clone(),
+                    self.limits.upstream_timeout,
+                    self.redactor.clone(),
+                )
+                .map_err(|e| BindError::new(dir.display().to_string(), e))?,
             })),
         };
         let listener = TcpListener::bind(address)
@@ -381,6 +421,7 @@ impl ServerBuilder {
             max_buffered: self.max_buffered_request_bytes,
             body_timeout: limits.body_timeout,
             lines_at_once: file.is_some(),
+            redactor: self.redactor,
             source,
             calls: Mutex::new(Calls::new(
                 play,
@@ -486,6 +527,7 @@ impl Server {
                 kept_bytes: MAX_KEPT_BYTES,
             },
             source: SourceConfig::Model,
+            redactor: crate::cassette::Redactor::default(),
         }
     }
 

@@ -43,6 +43,8 @@ pub(crate) struct State {
     /// Whether each request's line is written as it arrives (for the
     /// `--requests` file), instead of when the log is read.
     pub(crate) lines_at_once: bool,
+    /// What is redacted from the raw bodies the request log keeps.
+    pub(crate) redactor: crate::cassette::Redactor,
     pub(crate) source: Source,
     /// The lanes (the server's and each test id's) and the request log.
     pub(crate) calls: Mutex<Calls>,
@@ -122,10 +124,22 @@ impl State {
         body: &[u8],
         request: &DecodedRequest,
     ) -> impl FnOnce(usize) -> Kept {
-        let kept = if self.lines_at_once {
-            Ok(Line::with_raw(target.api, request, test, Some(body)))
+        let kept = if self.redactor.is_empty() {
+            if self.lines_at_once {
+                Ok(Line::with_raw(target.api, request, test, Some(body)))
+            } else {
+                Err((target.decoding(), Bytes::copy_from_slice(body)))
+            }
         } else {
-            Err((target.decoding(), Bytes::copy_from_slice(body)))
+            // Redacted before it is kept; the decoded request is decoded
+            // again from the redacted body, so neither holds a match.
+            let body = self.redactor.bytes(body);
+            match target.decode(&body) {
+                Ok(redacted) if self.lines_at_once => {
+                    Ok(Line::with_raw(target.api, &redacted, test, Some(&body)))
+                }
+                _ => Err((target.decoding(), Bytes::copy_from_slice(&body))),
+            }
         };
         move |call| match kept {
             Ok((line, tail)) => Kept::Raw {
@@ -229,6 +243,67 @@ impl State {
         let _ = self.calls().log.append_line(line.to_string().as_bytes());
         let mut ledger = self.injected.lock().unwrap_or_else(|e| e.into_inner());
         ledger.note(test, call, injected);
+    }
+
+    /// Where a record-on-miss server answers a call of `test` from:
+    /// without a test id, the directory's index and its proxy (`None`:
+    /// the server's own); with one, the cassettes of `DIR/<ID>` (created
+    /// empty if need be) and the proxy recording into it.
+    pub(crate) fn miss_lane(
+        &self,
+        misses: &Misses,
+        test: Option<&str>,
+    ) -> Result<(Arc<Player>, Option<Arc<Proxy>>), ApiError> {
+        let Some(test) = test else {
+            return Ok((misses.player(), None));
+        };
+        let name = crate::lanes::cassette_subdir(test)?;
+        // The proxy first: it creates `DIR/<ID>`, so the lane's index
+        // is that directory's (empty the first time), never the server's.
+        let proxy = misses
+            .proxy
+            .for_test(name)
+            .map_err(|e| ApiError::new(500, format!("agentstream serve cannot record: {e}")))?;
+        let mut players = self.test_players.lock().unwrap_or_else(|e| e.into_inner());
+        let player = match players.get(name) {
+            Some(Some(player)) => player.clone(),
+            _ => {
+                let loaded = misses
+                    .player()
+                    .subdir(name)
+                    .map_err(|e| ApiError::new(500, format!("agentstream replay: {}", e.report())))?
+                    .map(Arc::new)
+                    .ok_or_else(|| {
+                        ApiError::new(500, format!("agentstream replay: no directory {name}"))
+                    })?;
+                players.insert(name.to_owned(), Some(loaded.clone()));
+                loaded
+            }
+        };
+        Ok((player, Some(proxy)))
+    }
+
+    /// Indexes again the cassettes a record-on-miss server just recorded
+    /// into: the directory's, or those of `test`'s `DIR/<ID>` (the
+    /// cassettes played stay played); on failure the index stays as it
+    /// was and the error is said on stderr.
+    pub(crate) fn reload_misses(&self, misses: &Misses, test: Option<&str>) {
+        let Some(name) = test.and_then(|t| crate::lanes::cassette_subdir(t).ok()) else {
+            misses.reload();
+            return;
+        };
+        let mut players = self.test_players.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(Some(player)) = players.get(name) {
+            match player.reloaded() {
+                Ok(player) => {
+                    players.insert(name.to_owned(), Some(Arc::new(player)));
+                }
+                Err(error) => eprintln!(
+                    "agentstream replay: cannot index the cassette just recorded: {}",
+                    error.report()
+                ),
+            }
+        }
     }
 
     /// The requests of `test` kept (those without a test id for `None`),

@@ -10,15 +10,20 @@ use serde_json::{json, Value};
 /// A Chat Completions call saying `text`: the status and the answer's
 /// text.
 async fn call(url: &str, text: &str, stream: bool) -> (u16, String) {
+    call_as(url, None, text, stream).await
+}
+
+/// [`call`] under the test id `test`, if any.
+async fn call_as(url: &str, test: Option<&str>, text: &str, stream: bool) -> (u16, String) {
     let body = json!({"model": "m", "stream": stream,
         "messages": [{"role": "user", "content": text}]});
-    let response = reqwest::Client::new()
+    let mut request = reqwest::Client::new()
         .post(format!("{url}/chat/completions"))
-        .header("content-type", "application/json")
-        .body(body.to_string())
-        .send()
-        .await
-        .unwrap();
+        .header("content-type", "application/json");
+    if let Some(test) = test {
+        request = request.header("x-agentstream-test", test);
+    }
+    let response = request.body(body.to_string()).send().await.unwrap();
     let status = response.status().as_u16();
     let bytes = response.bytes().await.unwrap();
     let text = if stream {
@@ -97,6 +102,48 @@ async fn misses_are_recorded_and_then_replayed() {
         "no cassette, no upstream"
     );
     replay.shutdown().await;
+    upstream.shutdown().await;
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The names in `dir`, sorted.
+fn names(dir: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_test_ids_misses_are_recorded_into_its_own_subdirectory() {
+    let turns = ["first", "second"].map(|t| ServeTurn::from_value(json!(t)).unwrap());
+    let upstream = Server::from_script(turns)
+        .bind("127.0.0.1:0")
+        .await
+        .unwrap();
+    let dir = temp_dir("record-on-miss-test-id");
+    let server = Server::replay(&dir, Match::Exact)
+        .unwrap()
+        .record_misses(upstream.url())
+        .bind("127.0.0.1:0")
+        .await
+        .unwrap();
+    let url = server.url();
+    let t1 = Some("t1");
+    assert_eq!(call_as(&url, t1, "a", false).await, (200, "first".into()));
+    assert_eq!(names(&dir), ["t1"], "nothing recorded into DIR itself");
+    assert_eq!(names(&dir.join("t1")), ["0000"]);
+    // Replayed from DIR/t1, the upstream not asked again.
+    assert_eq!(call_as(&url, t1, "a", false).await, (200, "first".into()));
+    assert_eq!(upstream.calls(), 1);
+    // Without the id the same request is not in DIR: a miss, recorded there.
+    assert_eq!(call(&url, "a", false).await, (200, "second".into()));
+    assert_eq!(upstream.calls(), 2);
+    assert_eq!(names(&dir), ["0000", "t1"]);
+    assert_eq!(names(&dir.join("t1")), ["0000"]);
+    server.shutdown().await;
     upstream.shutdown().await;
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -71,6 +71,9 @@ use crate::limits::Limits;
 use crate::model::EndpointModel;
 use crate::sse::SseStream;
 
+mod whole;
+pub use whole::whole_as_events;
+
 /// The `errorMessage` of a call made after every recording was used.
 pub const REPLAY_EXHAUSTED_MESSAGE: &str = "replay: every recorded response was already used";
 
@@ -202,7 +205,9 @@ impl Recording {
     /// A cassette's exchange (the directory `serve --record` writes per
     /// exchange): `response.body` cut as `response.body.lengths` says (see
     /// [`with_lengths`](Self::with_lengths)), with the protocol of the
-    /// `path` in `request.json`.
+    /// `path` in `request.json`. When `request.json` says `"stream":
+    /// false`, the whole answer is read as the event stream it would have
+    /// been (see [`whole_as_events`]), so the recorded message is replayed.
     ///
     /// ```
     /// use agentstream_wire::replay::Recording;
@@ -230,7 +235,15 @@ impl Recording {
             .and_then(Value::as_str)
             .and_then(Api::from_path)
             .ok_or(RecordingError::BadRequest)?;
-        Ok(Self::with_lengths(body, lengths)?.with_api(api))
+        let recording = Self::with_lengths(body, lengths)?.with_api(api);
+        // A call that did not stream: its whole answer read as the
+        // stream it would have been (an error body stays as it is).
+        if request.get("stream") == Some(&Value::Bool(false)) {
+            if let Some(events) = whole_as_events(api, body) {
+                return Ok(Self::body(events).with_api(api));
+            }
+        }
+        Ok(recording)
     }
 
     /// A cassette's exchange as [`from_cassette`](Self::from_cassette)

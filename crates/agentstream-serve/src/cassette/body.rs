@@ -14,6 +14,7 @@ use bytes::{Bytes, BytesMut};
 use futures_util::Stream;
 use hyper::body::Frame;
 
+use super::pace::{pace, Pace};
 use super::{CassetteDir, CassetteError, PieceLengths};
 
 /// A body (with its lengths) at most this large is read whole when
@@ -165,6 +166,8 @@ pub(crate) struct Recorded {
     source: Source,
     /// Whether the body breaks off after its pieces.
     cut: bool,
+    /// When each piece is sent, if the replay is paced.
+    pace: Option<Pace>,
 }
 
 #[derive(Debug)]
@@ -292,7 +295,14 @@ impl Recorded {
         Self {
             source: Source::Whole(whole),
             cut,
+            pace: None,
         }
+    }
+
+    /// The body paced by `pace` (`None`: as fast as possible).
+    pub(super) fn paced(mut self, pace: Option<Pace>) -> Self {
+        self.pace = pace;
+        self
     }
 
     /// The body as frames: each piece on its own, with a pause between
@@ -300,7 +310,8 @@ impl Recorded {
     /// ends in an error, which breaks the connection without the body's
     /// end, as it ended when it was recorded. An error reading a
     /// streamed body (a file changed since the server started) also
-    /// breaks it off, naming the file.
+    /// breaks it off, naming the file. A paced body sends each piece
+    /// when it is due (see [`Pace`]), counted from the first poll.
     pub(crate) fn frames(
         self,
     ) -> impl Stream<Item = Result<Frame<Bytes>, io::Error>> + Send + 'static {
@@ -309,6 +320,8 @@ impl Recorded {
             Disk(Option<Box<DiskBody>>, Batch, usize),
         }
         let cut = self.cut;
+        // The pace, and when the body started (its first poll).
+        let timer = self.pace.map(|pace| (pace, None));
         let state = match self.source {
             Source::Whole(whole) => State::Whole(Box::new(whole.pieces())),
             Source::Disk(disk) => State::Disk(
@@ -321,10 +334,16 @@ impl Recorded {
             ),
         };
         futures_util::stream::unfold(
-            (state, 0usize, false),
-            move |(mut state, sent, ended)| async move {
+            (state, 0usize, false, timer),
+            move |(mut state, sent, ended, mut timer)| async move {
                 if ended {
                     return None;
+                }
+                if let Some((pace, start)) = &mut timer {
+                    let start = *start.get_or_insert_with(tokio::time::Instant::now);
+                    if let Some(due) = pace.due(sent) {
+                        tokio::time::sleep_until(start + due).await;
+                    }
                 }
                 if sent > 0 {
                     tokio::task::yield_now().await;
@@ -362,13 +381,15 @@ impl Recorded {
                     },
                 };
                 match piece {
-                    Ok(Some(piece)) => Some((Ok(Frame::data(piece)), (state, sent + 1, false))),
+                    Ok(Some(piece)) => {
+                        Some((Ok(Frame::data(piece)), (state, sent + 1, false, timer)))
+                    }
                     Ok(None) if cut => {
                         let error = io::Error::other("the recorded exchange was cut here");
-                        Some((Err(error), (state, sent + 1, true)))
+                        Some((Err(error), (state, sent + 1, true, timer)))
                     }
                     Ok(None) => None,
-                    Err(error) => Some((Err(error), (state, sent + 1, true))),
+                    Err(error) => Some((Err(error), (state, sent + 1, true, timer))),
                 }
             },
         )
@@ -407,8 +428,22 @@ pub(super) fn reopen(
 
 /// The body of cassette `k` (named `name`, with `stamps`) as a request
 /// plays it, after checking each of its files is as it was at startup:
-/// from `cache`, read whole when small, else streamed from disk.
+/// from `cache`, read whole when small, else streamed from disk; paced
+/// by its arrival times at `speed` (`0`: as fast as possible).
 pub(super) fn play(
+    dir: &CassetteDir,
+    cache: &Cache,
+    k: usize,
+    name: &str,
+    stamps: &Stamps,
+    cut: bool,
+    speed: f64,
+) -> Result<Recorded, CassetteError> {
+    let pace = pace(dir, name, speed)?;
+    Ok(play_unpaced(dir, cache, k, name, stamps, cut)?.paced(pace))
+}
+
+fn play_unpaced(
     dir: &CassetteDir,
     cache: &Cache,
     k: usize,
@@ -464,12 +499,57 @@ pub(super) fn play(
             started: false,
         })),
         cut,
+        pace: None,
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// When each frame of `recorded` came out, in milliseconds of the
+    /// (paused, so exact) test clock.
+    async fn arrivals(recorded: Recorded) -> Vec<u128> {
+        use futures_util::StreamExt;
+        let start = tokio::time::Instant::now();
+        let mut frames = Box::pin(recorded.frames());
+        let mut at = Vec::new();
+        while let Some(frame) = frames.next().await {
+            frame.unwrap();
+            at.push(start.elapsed().as_millis());
+        }
+        at
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_paced_body_sends_each_piece_when_due() {
+        let whole = Arc::new(Whole::new(b"abcdef".to_vec(), Some(b"1\n2\n3\n")).unwrap());
+        let times = vec![100, 400, 1000];
+        for (speed, due) in [
+            (1.0, [100, 400, 1000]),
+            (2.0, [50, 200, 500]),
+            (0.5, [200, 800, 2000]),
+        ] {
+            let pace = Pace {
+                times: times.clone(),
+                speed,
+            };
+            let recorded = Recorded::whole(whole.clone(), false).paced(Some(pace));
+            assert_eq!(arrivals(recorded).await, due, "speed {speed}");
+        }
+        // Unpaced: at once.
+        assert_eq!(
+            arrivals(Recorded::whole(whole.clone(), false)).await,
+            [0, 0, 0]
+        );
+        // Fewer times than pieces: the rest go at once after the last.
+        let pace = Pace {
+            times: vec![300],
+            speed: 1.0,
+        };
+        let recorded = Recorded::whole(whole, false).paced(Some(pace));
+        assert_eq!(arrivals(recorded).await, [300, 300, 300]);
+    }
 
     fn pieces(whole: Whole) -> Vec<Vec<u8>> {
         Arc::new(whole).pieces().map(|p| p.to_vec()).collect()

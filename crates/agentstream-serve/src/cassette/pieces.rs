@@ -119,6 +119,23 @@ impl Builder {
     }
 }
 
+/// The arrival times of `response.body.times` (one decimal count of
+/// milliseconds since the request was sent per line, one line per piece,
+/// blank lines skipped), or `None` when a line is not a count. A
+/// cassette recorded before the file existed has none: it plays without
+/// pauses whatever the replay speed.
+#[must_use]
+pub fn parse_times(text: &[u8]) -> Option<Vec<u64>> {
+    let mut times = Vec::new();
+    for line in text.split(|&b| b == b'\n') {
+        let line = std::str::from_utf8(line).ok()?.trim();
+        if !line.is_empty() {
+            times.push(line.parse().ok()?);
+        }
+    }
+    Some(times)
+}
+
 #[cfg(test)]
 mod tests {
     use super::PieceLengths;
@@ -135,6 +152,17 @@ mod tests {
         );
         let huge = usize::MAX / 2;
         assert_eq!(PieceLengths::one(huge).iter().collect::<Vec<_>>(), [huge]);
+    }
+
+    #[test]
+    fn times_read_back_and_what_is_not_a_count_is_refused() {
+        assert_eq!(
+            super::parse_times(b"0\n12\n\n 340 \n"),
+            Some(vec![0, 12, 340])
+        );
+        assert_eq!(super::parse_times(b""), Some(vec![]));
+        assert!(super::parse_times(b"1\n-2\n").is_none());
+        assert!(super::parse_times(b"1.5\n").is_none());
     }
 
     #[test]

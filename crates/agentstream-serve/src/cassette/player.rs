@@ -25,6 +25,7 @@ use agentstream_wire::server::ApiError;
 use agentstream_wire::Api;
 
 use super::body::{self, Cache, Recorded, Stamp, Stamps};
+use super::diff::{first_difference, short};
 use super::{each_cassette, CassetteDir, CassetteError, KeepRequest, Match, Skipped};
 
 /// A 128-bit hash: two keyed 64-bit hashes.
@@ -136,6 +137,9 @@ pub(crate) struct Player {
     mode: Match,
     used: Mutex<(Vec<bool>, usize)>,
     cache: Cache,
+    /// The replay speed: `0` as fast as possible, `1` at the recorded
+    /// pace, `2` twice as fast (see [`with_speed`](Self::with_speed)).
+    speed: f64,
 }
 
 impl std::fmt::Debug for Player {
@@ -185,8 +189,26 @@ impl Player {
             mode,
             used: Mutex::new((used, 0)),
             cache: Cache::default(),
+            speed: 0.0,
         };
         Ok((player, skipped))
+    }
+
+    /// The player replaying at `speed` (`0`, the default, as fast as
+    /// possible; `1` at the pace the pieces arrived when recorded; `2`
+    /// twice as fast); a speed that is not finite and positive is `0`.
+    pub(crate) fn with_speed(mut self, speed: f64) -> Self {
+        self.set_speed(speed);
+        self
+    }
+
+    /// Sets the speed, as [`with_speed`](Self::with_speed) does.
+    pub(crate) fn set_speed(&mut self, speed: f64) {
+        self.speed = if speed.is_finite() && speed > 0.0 {
+            speed
+        } else {
+            0.0
+        };
     }
 
     /// The cassettes of the subdirectory `name` (a test id's), played as
@@ -200,7 +222,7 @@ impl Player {
         if !crate::lanes::is_real_dir(&path) {
             return Ok(None);
         }
-        Self::load(&path, self.mode).map(|(player, _)| Some(player))
+        Self::load(&path, self.mode).map(|(player, _)| Some(player.with_speed(self.speed)))
     }
 
     /// The directory indexed again (with the cassettes recorded since),
@@ -211,6 +233,7 @@ impl Player {
     /// As [`load`](Self::load).
     pub(crate) fn reloaded(&self) -> Result<Self, CassetteError> {
         let (player, _) = Self::load(&self.dir.path, self.mode)?;
+        let player = player.with_speed(self.speed);
         {
             let old = self.used.lock().unwrap_or_else(|e| e.into_inner());
             let mut new = player.used.lock().unwrap_or_else(|e| e.into_inner());
@@ -285,6 +308,7 @@ impl Player {
                     &entry.name,
                     &entry.stamps,
                     entry.cut,
+                    self.speed,
                 )
                 .map_err(|error| {
                     ApiError::new(500, format!("agentstream replay: {}", error.report()))
@@ -444,108 +468,10 @@ fn last_message(context: &Value) -> Option<&Value> {
     messages(context).last()
 }
 
-/// Where two contexts first differ.
-struct Difference {
-    path: String,
-    /// How much of them is the same before it (the leading messages, then
-    /// the leading fields), to pick the closest cassette.
-    common: usize,
-    recorded: Option<Value>,
-    requested: Option<Value>,
-}
-
-fn first_difference(recorded: &Value, requested: &Value, path: String) -> Option<Difference> {
-    if recorded == requested {
-        return None;
-    }
-    let differ = |path: String, common| Difference {
-        path,
-        common,
-        recorded: Some(recorded.clone()),
-        requested: Some(requested.clone()),
-    };
-    match (recorded, requested) {
-        (Value::Array(a), Value::Array(b)) => {
-            let common = a.iter().zip(b).take_while(|(x, y)| x == y).count();
-            match (a.get(common), b.get(common)) {
-                (Some(x), Some(y)) => {
-                    first_difference(x, y, format!("{path}[{common}]")).map(|mut d| {
-                        d.common += common << 16;
-                        d
-                    })
-                }
-                (x, y) => Some(Difference {
-                    path: format!("{path}[{common}]"),
-                    common: common << 16,
-                    recorded: x.cloned(),
-                    requested: y.cloned(),
-                }),
-            }
-        }
-        (Value::Object(a), Value::Object(b)) => {
-            let mut keys: Vec<&String> = a.keys().chain(b.keys()).collect();
-            keys.sort();
-            keys.dedup();
-            // The conversation is what differs most often: look there first.
-            keys.sort_by_key(|k| *k != "messages");
-            for (same, key) in keys.into_iter().enumerate() {
-                let here = format!("{path}.{key}");
-                match (a.get(key), b.get(key)) {
-                    (Some(x), Some(y)) => {
-                        if let Some(mut d) = first_difference(x, y, here) {
-                            d.common += same;
-                            return Some(d);
-                        }
-                    }
-                    (x, y) => {
-                        return Some(Difference {
-                            path: here,
-                            common: same,
-                            recorded: x.cloned(),
-                            requested: y.cloned(),
-                        })
-                    }
-                }
-            }
-            None
-        }
-        _ => Some(differ(path, 0)),
-    }
-}
-
-/// A value for a message: its JSON, cut at 120 characters; `nothing` when
-/// absent.
-fn short(value: Option<&Value>) -> String {
-    let Some(value) = value else {
-        return "nothing".into();
-    };
-    let text = value.to_string();
-    match text.char_indices().nth(120) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
-
-    #[test]
-    fn the_first_difference_is_named() {
-        let a = json!({"messages": [{"role": "user", "content": "hi"}, {"role": "user", "content": "a"}]});
-        let b = json!({"messages": [{"role": "user", "content": "hi"}, {"role": "user", "content": "b"}]});
-        let d = first_difference(&a, &b, "$".into()).unwrap();
-        assert_eq!(d.path, "$.messages[1].content");
-        assert_eq!(
-            (d.recorded, d.requested),
-            (Some(json!("a")), Some(json!("b")))
-        );
-        let c = json!({"messages": [{"role": "user", "content": "hi"}], "systemPrompt": "x"});
-        let d = first_difference(&a, &c, "$".into()).unwrap();
-        assert_eq!((d.path.as_str(), d.requested), ("$.messages[1]", None));
-        assert!(first_difference(&a, &a, "$".into()).is_none());
-    }
 
     #[test]
     fn equal_values_hash_alike_whatever_their_key_order() {

@@ -16,6 +16,8 @@ use super::cassette_number;
 pub(crate) struct Writer {
     body: fs::File,
     lengths: fs::File,
+    /// `response.body.times`: when each piece arrived.
+    times: fs::File,
     /// `response.json`, kept open to mark the exchange cut.
     response: fs::File,
     head: Value,
@@ -93,17 +95,21 @@ impl Writer {
         let writer = Self {
             body: create_file(&cassette, "response.body")?,
             lengths: create_file(&cassette, "response.body.lengths")?,
+            times: create_file(&cassette, "response.body.times")?,
             response,
             head,
         };
         Ok((writer, name))
     }
 
-    /// Appends one piece of the body.
-    pub(crate) fn piece(&mut self, piece: &[u8]) -> io::Result<()> {
+    /// Appends one piece of the body, which arrived `ms` milliseconds
+    /// after the request was sent.
+    pub(crate) fn piece(&mut self, piece: &[u8], ms: u64) -> io::Result<()> {
         use std::io::Write;
         self.body.write_all(piece)?;
-        self.lengths.write_all(length_line(piece.len()).as_bytes())
+        self.lengths
+            .write_all(length_line(piece.len()).as_bytes())?;
+        self.times.write_all(format!("{ms}\n").as_bytes())
     }
 
     /// Marks the exchange cut: `response.json` is written again (through

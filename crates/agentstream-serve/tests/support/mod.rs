@@ -68,3 +68,12 @@ pub async fn chat_call(
     }
     request.send().await.unwrap()
 }
+
+/// A fresh, empty directory under the system's temporary directory for
+/// the test `name` (of this process).
+pub fn temp_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("agentstream-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}

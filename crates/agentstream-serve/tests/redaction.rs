@@ -1,0 +1,121 @@
+//! `--redact REGEX` on a recording proxy: the matches never reach a
+//! cassette or the request log (neither its file nor `GET /v1/requests`,
+//! raw or decoded), and Gemini's `?key=` never does either.
+
+mod support;
+use support::temp_dir;
+
+use agentstream_serve::cassette::{Redactor, REDACTED_BODY};
+use agentstream_serve::{ServeTurn, Server};
+use serde_json::json;
+
+/// Every byte of every file under `dir`.
+fn everything(dir: &std::path::Path) -> Vec<u8> {
+    let mut all = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            all.extend(everything(&path));
+        } else {
+            all.extend(std::fs::read(&path).unwrap());
+        }
+    }
+    all
+}
+
+fn holds(haystack: &[u8], needle: &str) -> bool {
+    haystack
+        .windows(needle.len())
+        .any(|w| w == needle.as_bytes())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redacted_text_and_query_keys_reach_no_cassette_and_no_log() {
+    let turns = ["Your password hunter2 is safe.", "Noted hunter2 again."]
+        .map(|t| ServeTurn::from_value(json!(t)).unwrap());
+    let upstream = Server::from_script(turns)
+        .bind("127.0.0.1:0")
+        .await
+        .unwrap();
+    let dir = temp_dir("redaction");
+    let cassettes = dir.join("cassettes");
+    let log = dir.join("requests.jsonl");
+    let proxy = Server::proxy(upstream.url(), &cassettes)
+        .redact(Redactor::new(["hunter[0-9]", "acct-[0-9]{4}"]).unwrap())
+        .requests_file(&log)
+        .bind("127.0.0.1:0")
+        .await
+        .unwrap();
+    let origin = proxy.url().trim_end_matches("/v1").to_owned();
+    let client = reqwest::Client::new();
+    // Gemini, streamed, with its key in the query.
+    let gemini = client
+        .post(format!(
+            "{origin}/v1beta/models/m:streamGenerateContent?alt=sse&key=SECRET"
+        ))
+        .header("content-type", "application/json")
+        .body(
+            json!({"contents": [{"role": "user", "parts": [{"text": "my password is hunter2, account acct-1234"}]}]})
+                .to_string(),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(gemini.status(), 200);
+    // The client gets the answer unchanged.
+    assert!(holds(&gemini.bytes().await.unwrap(), "hunter2"));
+    // Chat Completions, not streamed.
+    let chat = client
+        .post(format!("{}/chat/completions", proxy.url()))
+        .header("content-type", "application/json")
+        .body(
+            json!({"model": "m", "messages": [{"role": "user", "content": "acct-9876 hunter3"}]})
+                .to_string(),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert!(holds(&chat.bytes().await.unwrap(), "hunter2"));
+    let listed = |raw: &'static str| {
+        let (client, url) = (client.clone(), proxy.url());
+        async move {
+            client
+                .get(format!("{url}/requests{raw}"))
+                .send()
+                .await
+                .unwrap()
+                .bytes()
+                .await
+                .unwrap()
+        }
+    };
+    let (decoded, raw) = (listed("").await, listed("?raw=1").await);
+    proxy.shutdown().await;
+    upstream.shutdown().await;
+
+    let written = everything(&cassettes);
+    let file = std::fs::read(&log).unwrap();
+    for (name, bytes) in [
+        ("cassettes", &written[..]),
+        ("the log file", &file[..]),
+        ("GET /v1/requests", &decoded[..]),
+        ("GET /v1/requests?raw=1", &raw[..]),
+    ] {
+        for secret in ["SECRET", "hunter2", "hunter3", "acct-1234", "acct-9876"] {
+            assert!(!holds(bytes, secret), "{secret} reached {name}");
+        }
+    }
+    assert!(
+        holds(&written, REDACTED_BODY),
+        "the cassettes say what was redacted"
+    );
+    assert!(
+        holds(&raw, REDACTED_BODY),
+        "the raw log says what was redacted"
+    );
+    assert!(holds(&file, REDACTED_BODY));
+    // Two cassettes, their lengths matching the redacted bodies (they load).
+    let loaded = agentstream_serve::cassette::Cassette::load_all(&cassettes).unwrap();
+    assert_eq!(loaded.len(), 2);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
