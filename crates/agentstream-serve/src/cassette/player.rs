@@ -24,6 +24,8 @@ use serde_json::Value;
 use agentstream_wire::server::ApiError;
 use agentstream_wire::Api;
 
+use crate::limits::{CASSETTE_UNMATCHED_CODE, EXHAUSTED_STATUS};
+
 use super::body::{self, Cache, Recorded, Stamp, Stamps};
 use super::{each_cassette, CassetteDir, CassetteError, KeepRequest, Match, Skipped};
 
@@ -291,7 +293,12 @@ impl Player {
                 })?;
                 Ok((entry, answer))
             }
-            Err(next) => Err(ApiError::new(500, self.mismatch(api, &wanted, next))),
+            // Not retried by the SDKs: asking again cannot find a
+            // cassette that is not there.
+            Err(next) => Err(
+                ApiError::new(EXHAUSTED_STATUS, self.mismatch(api, &wanted, next))
+                    .with_code(CASSETTE_UNMATCHED_CODE),
+            ),
         }
     }
 
