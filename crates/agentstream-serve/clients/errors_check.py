@@ -2,7 +2,9 @@
 clients/errors.json`): a 429 with `retry-after: 0` is retried by each SDK
 (google-genai when retries are configured: it has none by default) and
 the retry succeeds; each SDK's error object exposes the status, the type
-and the request id we sent.
+and the request id we sent. Then Gemini thought signatures: a scripted
+signature that is not base64 reaches google-genai as base64, and comes
+back to the server as the scripted text.
 
 The tests are named so that sorting runs them in the script's order."""
 
@@ -100,6 +102,28 @@ def test_7_genai_error_object():
         assert error.details["error"]["details"][0]["retryDelay"] == "3s", error.details
     else:
         raise AssertionError("the 429 was answered")
+
+
+def test_8_genai_takes_a_signature_that_is_not_base64_and_sends_it_back():
+    client = genai_client()
+    question = [types.Content(role="user", parts=[types.Part(text="Hi")])]
+    parts = []
+    for chunk in client.models.generate_content_stream(model="gemini-2.5-flash", contents=question):
+        for candidate in chunk.candidates or []:
+            parts.extend((candidate.content.parts if candidate.content else None) or [])
+    signed = [part for part in parts if part.thought_signature]
+    assert len(signed) == 2, parts
+    assert all(isinstance(part.thought_signature, bytes) for part in signed), signed
+    text = "".join(part.text or "" for part in parts if not part.thought)
+    assert text == "Hello.", parts
+    # Sent back as the SDK keeps it: the server reads the scripted text.
+    again = question + [types.Content(role="model", parts=parts),
+                        types.Content(role="user", parts=[types.Part(text="And?")])]
+    response = client.models.generate_content(model="gemini-2.5-flash", contents=again)
+    assert response.text == "signed turn sent back", response
+    sent = harness.recorded()[-1]["context"]["messages"][1]["content"]
+    signatures = [block.get("thinkingSignature") or block.get("textSignature") for block in sent]
+    assert "sig-1: not base64!" in signatures and "text sig" in signatures, sent
 
 
 if __name__ == "__main__":
