@@ -335,7 +335,7 @@ pub(crate) async fn answer(
             let player = own.as_deref().unwrap_or(player);
             return match player.pick(api, decoded.stream, &decoded.context) {
                 Ok((cassette, answer)) => replayed(cassette, answer),
-                Err(error) => error_response(api, &error),
+                Err(error) => crossed(shared, api, player, decoded, error).await,
             };
         }
         Source::ReplayOrRecord(misses) => {
@@ -380,15 +380,26 @@ pub(crate) async fn answer(
     } else {
         take(shared, test, &target, &body, controller.signal())
     };
+    match taken {
+        Ok(taken) => respond(shared, api, taken, controller).await,
+        Err(error) => error_response(api, &error),
+    }
+}
+
+/// The answer of a taken call, in `api`'s protocol: its error, its
+/// message written whole, or its events pumped as they come.
+async fn respond(
+    shared: &State,
+    api: Api,
+    taken: Taken,
+    controller: AbortController,
+) -> Response<Body> {
     let Taken {
         model,
         stream,
         include_usage,
         call,
-    } = match taken {
-        Ok(taken) => taken,
-        Err(error) => return error_response(api, &error),
-    };
+    } = taken;
     let name = if model.is_empty() {
         shared.model_name.clone()
     } else {
@@ -435,6 +446,40 @@ pub(crate) async fn answer(
     let encoder = encoder(shared, api, id, name, created, include_usage);
     let frames = Pump::new(encoder, step, shared.delay, &first, events, guard).frames();
     event_stream(StreamBody::new(frames).boxed_unsync())
+}
+
+/// The answer of a replayed request no cassette of its own API matches:
+/// a cassette of another API with the same neutral context, its events
+/// written in `api`'s protocol (see [`cross`](crate::cassette)), else
+/// `mismatch`.
+async fn crossed(
+    shared: &State,
+    api: Api,
+    player: &crate::cassette::Player,
+    mut decoded: DecodedRequest,
+    mismatch: ApiError,
+) -> Response<Body> {
+    let controller = AbortController::new();
+    let mut options: StreamOptions = std::mem::take(&mut decoded.options);
+    options.signal = Some(controller.signal());
+    let events = match player.cross(api, &decoded.context, options) {
+        Some(Ok(events)) => events,
+        Some(Err(error)) => return error_response(api, &error),
+        None => return error_response(api, &mismatch),
+    };
+    let taken = Taken {
+        model: decoded.model,
+        stream: decoded.stream,
+        include_usage: decoded.include_usage,
+        call: Call {
+            index: 0,
+            answer: Answer::Events {
+                events,
+                step: Step::Model,
+            },
+        },
+    };
+    respond(shared, api, taken, controller).await
 }
 
 /// The encoder of a streamed answer in `api`'s protocol.

@@ -120,7 +120,7 @@
 //! | the bodies being received, across all connections, past [`MAX_BUFFERED_REQUEST_BYTES`] (or the configured limit) | 503 |
 //! | body not received within [`BODY_TIMEOUT`] (or the configured one) | 408 |
 //! | proxy: the upstream cannot be reached | 502 |
-//! | replay: no cassette matches (the message names the closest and the first difference, OpenAI `code` [`CASSETTE_UNMATCHED_CODE`]) | [`EXHAUSTED_STATUS`] (400, not retried by the SDKs) |
+//! | replay: no cassette of any API matches (see [cross-dialect replay](cassette#cross-dialect-replay); the message names the closest and the first difference, OpenAI `code` [`CASSETTE_UNMATCHED_CODE`]) | [`EXHAUSTED_STATUS`] (400, not retried by the SDKs) |
 //! | replay: a cassette's file changed or broke since the server started | 500 |
 //! | script exhausted (the message is [`agentstream::model::EXHAUSTED_MESSAGE`], OpenAI `code` [`EXHAUSTED_CODE`]) | [`EXHAUSTED_STATUS`] (400, not retried by the SDKs) |
 //! | strict ([`ServerBuilder::strict`]): no rule or turn answers (the message names the nearest rule and its first difference, OpenAI `code` [`UNMATCHED_CODE`]) | [`EXHAUSTED_STATUS`] (400) |

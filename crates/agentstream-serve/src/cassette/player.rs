@@ -19,6 +19,7 @@ use std::path::Path;
 use std::sync::Mutex;
 
 use agentstream::message::Context;
+use agentstream::model::ModelStream;
 use serde_json::Value;
 
 use agentstream_wire::server::ApiError;
@@ -56,6 +57,9 @@ pub(crate) struct Entry {
     last: Key,
     /// The hash of each message.
     messages: Box<[u64]>,
+    /// The hash of the context as every API decodes it (see
+    /// [`cross`](super::cross)).
+    neutral: Key,
     stamps: Stamps,
 }
 
@@ -134,6 +138,9 @@ pub(crate) struct Player {
     /// The cassettes of each protocol, `stream` and key (the context's,
     /// or its last message's with [`Match::LastMessage`]), in order.
     by_key: HashMap<(Api, Option<bool>, Key), Vec<u32>>,
+    /// The cassettes of each neutral context, whatever their API (not
+    /// with [`Match::Order`]).
+    by_neutral: HashMap<Key, Vec<u32>>,
     hashing: Hashing,
     mode: Match,
     used: Mutex<(Vec<bool>, usize)>,
@@ -163,6 +170,7 @@ impl Player {
         let hashing = Hashing::default();
         let (entries, skipped) = each_cassette(&dir, |name| index(&dir, &hashing, name))?;
         let mut by_key: HashMap<_, Vec<u32>> = HashMap::new();
+        let mut by_neutral: HashMap<_, Vec<u32>> = HashMap::new();
         if mode != Match::Order {
             for (k, entry) in entries.iter().enumerate() {
                 let key = match mode {
@@ -176,6 +184,7 @@ impl Player {
                     .entry((entry.api, entry.stream, key))
                     .or_default()
                     .push(k);
+                by_neutral.entry(entry.neutral).or_default().push(k);
             }
         }
         let used = vec![false; entries.len()];
@@ -183,6 +192,7 @@ impl Player {
             dir,
             entries,
             by_key,
+            by_neutral,
             hashing,
             mode,
             used: Mutex::new((used, 0)),
@@ -302,6 +312,48 @@ impl Player {
         }
     }
 
+    /// The events of a cassette of another API than `api` whose neutral
+    /// context is `context`'s (see [`cross`](super::cross)): the first
+    /// unplayed, else the last; `None` when there is none (or the mode is
+    /// [`Match::Order`]).
+    pub(crate) fn cross(
+        &self,
+        api: Api,
+        context: &Context,
+        options: agentstream::model::StreamOptions,
+    ) -> Option<Result<ModelStream, ApiError>> {
+        if self.mode == Match::Order {
+            return None;
+        }
+        let wanted = serde_json::to_value(context).unwrap_or(Value::Null);
+        let key = self.hashing.key(Some(&super::cross::neutral(&wanted)));
+        let k = {
+            let mut used = self.used.lock().unwrap_or_else(|e| e.into_inner());
+            let (used, next) = &mut *used;
+            let candidates: Vec<usize> = self
+                .by_neutral
+                .get(&key)?
+                .iter()
+                .map(|&k| k as usize)
+                .filter(|&k| self.entries[k].api != api)
+                .collect();
+            let k = candidates
+                .iter()
+                .copied()
+                .find(|&k| !used[k])
+                .or(candidates.last().copied())?;
+            used[k] = true;
+            *next += 1;
+            k
+        };
+        Some(super::cross::events_of(
+            &self.dir,
+            &self.entries[k].name,
+            context,
+            options,
+        ))
+    }
+
     /// The context of cassette `k` as JSON, read again from its
     /// `request.json` (`None` when it can no longer be read).
     fn context_of(&self, k: usize) -> Option<Value> {
@@ -379,7 +431,7 @@ impl Player {
 }
 
 /// The bytes of cassette `name`'s file `leaf`, with its stamp.
-fn read_checked(
+pub(super) fn read_checked(
     dir: &CassetteDir,
     name: &str,
     leaf: &str,
@@ -436,6 +488,7 @@ fn index(dir: &CassetteDir, hashing: &Hashing, name: &str) -> Result<Entry, Cass
         context: hashing.key(Some(&context)),
         last: hashing.key(last_message(&context)),
         messages: hashing.messages(&context),
+        neutral: hashing.key(Some(&super::cross::neutral(&context))),
         stamps,
     })
 }

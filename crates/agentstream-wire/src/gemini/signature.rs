@@ -4,9 +4,9 @@
 //! may sign a block with any text (`"sig-1"`), as the Anthropic and
 //! Responses clients accept.
 //!
-//! [`to_wire`] sends a signature that is already base64 unchanged (a
+//! `to_wire` (the server half's) sends a signature that is already base64 unchanged (a
 //! recorded Google signature stays byte for byte), and any other text as
-//! the base64 of [`MARKER`] followed by the text. [`from_wire`] reverses
+//! the base64 of [`MARKER`] followed by the text; [`from_wire`] reverses
 //! it on a signature a client sends back (in either base64 alphabet,
 //! padded or not, as clients re-encode the bytes they decoded), so the
 //! scripted text round-trips: serve → google-genai → serve gives the
@@ -60,7 +60,7 @@ pub fn to_wire(signature: &str) -> alloc::borrow::Cow<'_, str> {
 }
 
 /// The signature a client sent, as the context holds it: the scripted
-/// text of one [`to_wire`] wrapped, else `signature` unchanged.
+/// text of one `to_wire` wrapped, else `signature` unchanged.
 pub fn from_wire(signature: &str) -> String {
     if !signature.starts_with(WIRE_PREFIX) {
         return signature.into();
