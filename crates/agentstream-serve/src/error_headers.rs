@@ -20,6 +20,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use agentstream::session::iso_time;
 use hyper::header::{HeaderMap, HeaderName, HeaderValue, RETRY_AFTER};
 
 use agentstream_wire::server::ApiError;
@@ -74,7 +75,8 @@ pub(crate) fn add(api: Api, error: &ApiError, headers: &mut HeaderMap) {
     match api {
         Api::Anthropic => {
             put("request-id", format!("req_agentstream{id:016x}"));
-            let reset = rfc3339(now_secs().saturating_add(wait));
+            // RFC 3339, as JavaScript's toISOString writes it.
+            let reset = iso_time(now_secs().saturating_add(wait).saturating_mul(1_000));
             put(
                 "anthropic-ratelimit-requests-limit",
                 ANTHROPIC_REQUESTS.to_string(),
@@ -136,39 +138,4 @@ fn now_secs() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs())
-}
-
-/// `secs` since the Unix epoch as RFC 3339 in UTC (`2026-12-06T07:10:00Z`).
-fn rfc3339(secs: u64) -> String {
-    let days = secs / 86_400;
-    let rest = secs % 86_400;
-    // Days to a civil date (the proleptic Gregorian calendar), from the
-    // era of 400 years each day count falls in.
-    let z = days + 719_468;
-    let era = z / 146_097;
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + u64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        rest / 3_600,
-        rest % 3_600 / 60,
-        rest % 60
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn dates_are_rfc3339() {
-        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
-        assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
-        assert_eq!(rfc3339(1_796_541_000), "2026-12-06T07:10:00Z");
-    }
 }

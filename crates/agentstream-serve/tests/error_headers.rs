@@ -90,10 +90,10 @@ async fn a_rate_limit_has_each_providers_headers_and_body() {
                 for reset in ["requests", "tokens"] {
                     let reset = header(&headers, &format!("anthropic-ratelimit-{reset}-reset"));
                     let reset = reset.unwrap().as_bytes();
-                    // 2026-12-06T07:10:00Z
+                    // 2026-12-06T07:10:00.000Z
                     assert_eq!(
-                        (reset.len(), reset[10], reset[19]),
-                        (20, b'T', b'Z'),
+                        (reset.len(), reset[10], reset[23]),
+                        (24, b'T', b'Z'),
                         "{reset:?}"
                     );
                 }
