@@ -12,7 +12,9 @@
 # `serve --upstream URL --record DIR` in front of `serve SCRIPT` (the mock
 # provider), then against `serve --replay DIR` alone (the same answers, so
 # the same check passes), the key it sent never in DIR, and a changed prompt
-# answered with the mismatch error. A client that cannot be installed is
+# answered with the mismatch error (HTTP 400, sent once: not retried).
+# Scripted HTTP errors (429 retried and recovered, the error objects) and
+# Gemini thought signatures that are not base64 (clients/errors.json). A client that cannot be installed is
 # SKIPPED.
 # usage: serve-clients.sh PATH/TO/agentstream
 set -uo pipefail
@@ -63,6 +65,17 @@ with_server() {
     local result
     start server "$script" --chunks 3 --pings || return 1
     AGENTSTREAM_URL=$started_url AGENTSTREAM_SCRIPT=$script "$@"
+    result=$?
+    stop "$started_pid"
+    return "$result"
+}
+
+# with_errors CMD...: as with_server, for the script of HTTP errors and
+# signatures (clients/errors.json), in one chunk.
+with_errors() {
+    local result errors="$clients/errors.json"
+    start errors "$errors" || return 1
+    AGENTSTREAM_URL=$started_url AGENTSTREAM_SCRIPT=$errors "$@"
     result=$?
     stop "$started_pid"
     return "$result"
@@ -131,6 +144,8 @@ if python3 -m venv "$work/venv" >/dev/null 2>&1 &&
     check "Anthropic Python SDK" with_server env PYTHONPATH="$clients" "$py" "$clients/anthropic_check.py"
     check "OpenAI Python SDK, Responses API" with_server env PYTHONPATH="$clients" "$py" "$clients/responses_check.py"
     check "Google Gen AI Python SDK" with_server env PYTHONPATH="$clients" "$py" "$clients/genai_check.py"
+    check "HTTP errors and Gemini signatures (the three Python SDKs)" \
+        with_errors env PYTHONPATH="$clients" "$py" "$clients/errors_check.py"
     cassettes "OpenAI Python SDK" "$work/cassettes-python" env PYTHONPATH="$clients" "$py" "$clients/openai_check.py"
     cassettes "Anthropic Python SDK" "$work/cassettes-python" env PYTHONPATH="$clients" "$py" "$clients/anthropic_check.py"
     cassettes "OpenAI Python SDK, Responses API" "$work/cassettes-responses" env PYTHONPATH="$clients" "$py" "$clients/responses_check.py"

@@ -352,7 +352,7 @@ pub(crate) async fn answer(
             let player = own.as_deref().unwrap_or(player);
             return match player.pick(api, decoded.stream, &decoded.context) {
                 Ok((cassette, answer)) => replayed(cassette, answer),
-                Err(error) => error_response(api, &error),
+                Err(error) => crossed(shared, api, test, player, decoded, error).await,
             };
         }
         Source::ReplayOrRecord(misses) => {
@@ -411,15 +411,29 @@ pub(crate) async fn answer(
     } else {
         take(shared, test, &target, &body, controller.signal(), chaotic)
     };
+    match taken {
+        Ok(taken) => respond(shared, api, test, taken, chaos, controller).await,
+        Err(error) => error_response(api, &error),
+    }
+}
+
+/// The answer of a taken call, in `api`'s protocol: its error, its
+/// message written whole, or its events pumped as they come.
+async fn respond(
+    shared: &Arc<State>,
+    api: Api,
+    test: Option<&str>,
+    taken: Taken,
+    chaos: Chaos,
+    controller: AbortController,
+) -> Response<Body> {
+    let chaotic = !chaos.is_off();
     let Taken {
         model,
         stream,
         include_usage,
         call,
-    } = match taken {
-        Ok(taken) => taken,
-        Err(error) => return error_response(api, &error),
-    };
+    } = taken;
     let name = if model.is_empty() {
         shared.model_name.clone()
     } else {
@@ -481,6 +495,42 @@ pub(crate) async fn answer(
     let note = Box::new(move |injected| state.note_chaos(test.as_deref(), index, injected));
     let shape = crate::pump::Shape::new(manner, chaos, rng, note);
     event_stream(StreamBody::new(pump.shaped(shape)).boxed_unsync())
+}
+
+/// The answer of a replayed request no cassette of its own API matches:
+/// a cassette of another API with the same neutral context, its events
+/// written in `api`'s protocol (see [`cross`](crate::cassette)), else
+/// `mismatch`.
+async fn crossed(
+    shared: &Arc<State>,
+    api: Api,
+    test: Option<&str>,
+    player: &crate::cassette::Player,
+    mut decoded: DecodedRequest,
+    mismatch: ApiError,
+) -> Response<Body> {
+    let controller = AbortController::new();
+    let mut options: StreamOptions = std::mem::take(&mut decoded.options);
+    options.signal = Some(controller.signal());
+    let events = match player.cross(api, &decoded.context, options) {
+        Some(Ok(events)) => events,
+        Some(Err(error)) => return error_response(api, &error),
+        None => return error_response(api, &mismatch),
+    };
+    let taken = Taken {
+        model: decoded.model,
+        stream: decoded.stream,
+        include_usage: decoded.include_usage,
+        call: Call {
+            index: 0,
+            answer: Answer::Events {
+                events,
+                step: Step::Model,
+            },
+            manner: Manner::default(),
+        },
+    };
+    respond(shared, api, test, taken, shared.chaos, controller).await
 }
 
 /// The encoder of a streamed answer in `api`'s protocol.

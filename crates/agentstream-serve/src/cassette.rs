@@ -91,9 +91,36 @@
 //! same conversation differently match the same cassette) and matched by
 //! [`Match`]: the whole context, the last message only, or strict
 //! recording order. Among several matches the first not yet used is
-//! played (the last match once all are used). A request with no match
-//! gets HTTP 500 in the provider's error shape, naming the closest
-//! cassette and the first point where the contexts differ.
+//! played (the last match once all are used).
+//!
+//! # Cross-dialect replay
+//!
+//! When no cassette of the request's own API matches (by default; never
+//! with [`Match::Order`], nor on a miss that `--upstream` records), a
+//! cassette recorded against another API answers it when their contexts
+//! are the same less what one API carries and another does not: thinking
+//! blocks and every signature; the assistant messages' `api`,
+//! `provider`, `model`, `usage`, `stopReason`, `responseId` and
+//! `timestamp`; a tool result's `toolName`; a single text block against
+//! the same text as a string. The recorded body is decoded to Pi's events
+//! by the projector of its API and written by the client's API encoder, so
+//! an exchange recorded on Anthropic answers the OpenAI SDK with the same
+//! text, tool calls (names, arguments, ids where the client's API has
+//! them: a Responses client reads `ID|ITEM`, a Gemini client names calls
+//! itself) and stop reason. What does not cross: signatures and thinking
+//! signatures, the recorded headers, response ids, usage fields the
+//! client's API has no place for, and a failed exchange's status (it
+//! answers as the model error it decodes to). Only streamed recordings
+//! cross.
+//!
+//! # No match
+//!
+//! A request with no match in any API gets HTTP 400
+//! ([`EXHAUSTED_STATUS`](crate::EXHAUSTED_STATUS), which the official
+//! SDKs do not retry) in the provider's error shape, OpenAI `code`
+//! [`CASSETTE_UNMATCHED_CODE`](crate::CASSETTE_UNMATCHED_CODE), naming the
+//! closest cassette of its own API and the first point where the contexts
+//! differ.
 
 use std::path::Path;
 
@@ -103,6 +130,7 @@ use serde_json::Value;
 use agentstream_wire::Api;
 
 mod body;
+mod cross;
 mod diff;
 mod dir;
 mod inspect;

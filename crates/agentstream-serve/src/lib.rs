@@ -124,7 +124,8 @@
 //! | the bodies being received, across all connections, past [`MAX_BUFFERED_REQUEST_BYTES`] (or the configured limit) | 503 |
 //! | body not received within [`BODY_TIMEOUT`] (or the configured one) | 408 |
 //! | proxy: the upstream cannot be reached | 502 |
-//! | replay: no cassette matches (the message names the closest and the first difference) | 500 |
+//! | replay: no cassette of any API matches (see [cross-dialect replay](cassette#cross-dialect-replay); the message names the closest and the first difference, OpenAI `code` [`CASSETTE_UNMATCHED_CODE`]) | [`EXHAUSTED_STATUS`] (400, not retried by the SDKs) |
+//! | replay: a cassette's file changed or broke since the server started | 500 |
 //! | script exhausted (the message is [`agentstream::model::EXHAUSTED_MESSAGE`], OpenAI `code` [`EXHAUSTED_CODE`]) | [`EXHAUSTED_STATUS`] (400, not retried by the SDKs) |
 //! | strict ([`ServerBuilder::strict`]): no rule or turn answers (the message names the nearest rule and its first difference, OpenAI `code` [`UNMATCHED_CODE`]) | [`EXHAUSTED_STATUS`] (400) |
 //! | no `byRequest` alternative matches (the message is [`NO_MATCH_MESSAGE`], OpenAI `code` [`UNMATCHED_CODE`]) | [`EXHAUSTED_STATUS`] (400) |
@@ -145,6 +146,7 @@ mod chaos;
 mod control;
 mod edge;
 mod error;
+pub mod error_headers;
 mod full_script;
 mod lanes;
 mod limits;
@@ -173,8 +175,9 @@ pub use error::BindError;
 pub use full_script::Script;
 pub use lanes::{MAX_TEST_IDS, MAX_TEST_ID_BYTES, TEST_HEADER};
 pub use limits::{
-    BODY_TIMEOUT, EXHAUSTED_CODE, EXHAUSTED_STATUS, HEADER_TIMEOUT, MAX_BUFFERED_REQUEST_BYTES,
-    MAX_CONNECTIONS, MAX_REQUEST_BYTES, UNMATCHED_CODE, UPSTREAM_TIMEOUT,
+    BODY_TIMEOUT, CASSETTE_UNMATCHED_CODE, EXHAUSTED_CODE, EXHAUSTED_STATUS, HEADER_TIMEOUT,
+    MAX_BUFFERED_REQUEST_BYTES, MAX_CONNECTIONS, MAX_REQUEST_BYTES, UNMATCHED_CODE,
+    UPSTREAM_TIMEOUT,
 };
 pub use log::{RecordedRequest, MAX_KEPT_BYTES, MAX_KEPT_REQUESTS};
 pub use matching::MAX_REGEX_BYTES;

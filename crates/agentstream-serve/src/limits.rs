@@ -41,7 +41,8 @@ pub const MAX_BUFFERED_REQUEST_BYTES: usize = 256 << 20;
 /// OpenAI's `code` is [`EXHAUSTED_CODE`] or [`UNMATCHED_CODE`].
 pub const EXHAUSTED_STATUS: u16 = 400;
 
-/// The OpenAI `code` of that answer (Anthropic's type is `api_error`); the
+/// The OpenAI `code` of that answer (Anthropic's type is
+/// `invalid_request_error`, Gemini's status `INVALID_ARGUMENT`); the
 /// message is [`agentstream::model::EXHAUSTED_MESSAGE`].
 pub const EXHAUSTED_CODE: &str = "script_exhausted";
 
@@ -50,6 +51,12 @@ pub const EXHAUSTED_CODE: &str = "script_exhausted";
 /// [`EXHAUSTED_STATUS`]); the message names the nearest rule and its
 /// first difference.
 pub const UNMATCHED_CODE: &str = "script_unmatched";
+
+/// The OpenAI `code` of a replayed call no cassette answers (status
+/// [`EXHAUSTED_STATUS`], not retried by the SDKs); the message names the
+/// closest cassette and the first difference between its context and
+/// the request's.
+pub const CASSETTE_UNMATCHED_CODE: &str = "cassette_unmatched";
 
 /// How long a client may take to send a request's headers, from the
 /// moment the connection waits for them (an idle keep-alive connection

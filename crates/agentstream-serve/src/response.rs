@@ -6,7 +6,7 @@ use std::io;
 use bytes::Bytes;
 use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full};
-use hyper::header::{HeaderValue, CONTENT_TYPE, RETRY_AFTER};
+use hyper::header::{HeaderValue, CONTENT_TYPE};
 use hyper::{Response, StatusCode};
 use serde_json::Value;
 
@@ -31,15 +31,11 @@ pub(crate) fn json_response(status: StatusCode, body: Value) -> Response<Body> {
     response
 }
 
+/// An error answer as `api`'s provider sends it: its body and its
+/// headers (see [`error_headers`](crate::error_headers)).
 pub(crate) fn error_response(api: Api, error: &ApiError) -> Response<Body> {
     let status = StatusCode::from_u16(error.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let mut response = json_response(status, error.body(api));
-    if let Some(value) = error
-        .retry_after
-        .as_deref()
-        .and_then(|v| HeaderValue::from_str(v).ok())
-    {
-        response.headers_mut().insert(RETRY_AFTER, value);
-    }
+    crate::error_headers::add(api, error, response.headers_mut());
     response
 }

@@ -8,11 +8,16 @@
 //!   `{"stopReason": "error"|"aborted", "errorMessage", "partialText"?}`
 //!   (sent after HTTP 200 as the provider's mid-stream error event);
 //! - **`{"httpError": {"status", "message", "type"?, "code"?, "param"?,
-//!   "retryAfter"?, "body"?}}`**: the call is answered with that status and
-//!   the provider's error body (`type` defaults by status, see
+//!   "retryAfter"?, "headers"?, "body"?}}`**: the call is answered with
+//!   that status, the provider's error body (`type` defaults by status, see
 //!   [`ApiError::error_type_for`]; `body` replaces the rendered body
-//!   verbatim; `retryAfter`, a string or a number, is sent as
-//!   `Retry-After`). The model is not called: no turn is used up;
+//!   verbatim) and the provider's error headers (see
+//!   [`error_headers`](crate::error_headers)); `retryAfter`, a string or a
+//!   number, is sent as `Retry-After` (and as Gemini's `RetryInfo`);
+//!   `headers`, an object of names to strings or numbers, adds or replaces
+//!   headers (not the body's framing: `content-length`,
+//!   `transfer-encoding`, `connection`…). The model is not called: no turn
+//!   is used up;
 //! - **`{"turn": TURN, "streamError": {"message", "type"?}, "afterEvents":
 //!   N}`**: TURN streams, and after its first N SSE events the provider's
 //!   error event is sent and the body ends (no `[DONE]` /
@@ -378,7 +383,46 @@ fn http_error(value: Value) -> Result<ApiError, DecodeError> {
         }
     };
     error.body = object.get("body").cloned();
+    if let Some(headers) = object.get("headers") {
+        error.headers = extra_headers(headers).map_err(|e| e.within_key("headers"))?;
+    }
     Ok(error)
+}
+
+/// An `httpError`'s `"headers"`: an object of header names to strings (or
+/// numbers), each a valid HTTP header, none of the server's own framing
+/// ([`reserved`](crate::error_headers::reserved)).
+fn extra_headers(value: &Value) -> Result<Vec<(String, String)>, DecodeError> {
+    let Value::Object(headers) = value else {
+        return Err(DecodeError::new(
+            "expected an object of header names to values",
+        ));
+    };
+    let mut out = Vec::with_capacity(headers.len());
+    for (name, value) in headers {
+        let named = |message: String| DecodeError::new(message).within_key(name);
+        let lower = name.to_ascii_lowercase();
+        if hyper::header::HeaderName::from_bytes(lower.as_bytes()).is_err() {
+            return Err(named(format!("{name:?} is not an HTTP header name")));
+        }
+        if crate::error_headers::reserved(&lower) {
+            return Err(named(format!("{name} is the server's to set")));
+        }
+        let value = match value {
+            Value::String(s) => s.clone(),
+            Value::Number(n) => n.to_string(),
+            other => {
+                return Err(named(format!(
+                    "expected a string or a number, found {other}"
+                )))
+            }
+        };
+        if hyper::header::HeaderValue::from_str(&value).is_err() {
+            return Err(named(format!("{value:?} is not an HTTP header value")));
+        }
+        out.push((lower, value));
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -463,6 +507,26 @@ mod tests {
             (
                 json!({"httpError": {"status": 503, "retryAfter": "1\r\nX: y"}}),
                 "$.httpError.retryAfter",
+            ),
+            (
+                json!({"httpError": {"status": 429, "headers": {"x-a": "1\r\nX: y"}}}),
+                "$.httpError.headers[\"x-a\"]",
+            ),
+            (
+                json!({"httpError": {"status": 429, "headers": {"bad name": "1"}}}),
+                "$.httpError.headers[\"bad name\"]",
+            ),
+            (
+                json!({"httpError": {"status": 429, "headers": {"Content-Length": "1"}}}),
+                "$.httpError.headers[\"Content-Length\"]",
+            ),
+            (
+                json!({"httpError": {"status": 429, "headers": {"x-a": true}}}),
+                "$.httpError.headers[\"x-a\"]",
+            ),
+            (
+                json!({"httpError": {"status": 429, "headers": ["x-a"]}}),
+                "$.httpError.headers",
             ),
             (json!({"byRequest": []}), "$.byRequest"),
             (

@@ -205,13 +205,29 @@ async fn record_then_replay_openai_and_anthropic() {
         .send()
         .await
         .unwrap();
-    assert_eq!(error.status(), 500);
+    // 400, which the SDKs do not retry, in Anthropic's shape.
+    assert_eq!(error.status(), 400);
     let error: Value = serde_json::from_slice(&error.bytes().await.unwrap()).unwrap();
     assert_eq!(error["type"], "error");
+    assert_eq!(error["error"]["type"], "invalid_request_error");
     assert!(error["error"]["message"]
         .as_str()
         .unwrap()
         .contains("the closest is 0001"));
+    // OpenAI's shape, with a code of its own.
+    let error = reqwest::Client::new()
+        .post(format!("{}/chat/completions", replay.url()))
+        .body(json!({"model": "gpt-test", "stream": true, "messages": [{"role": "user", "content": "Hola"}]}).to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(error.status(), 400);
+    let error: Value = serde_json::from_slice(&error.bytes().await.unwrap()).unwrap();
+    assert_eq!(error["error"]["type"], "invalid_request_error");
+    assert_eq!(
+        error["error"]["code"],
+        agentstream_serve::CASSETTE_UNMATCHED_CODE
+    );
     replay.shutdown().await;
 
     // The library's ReplayModel reads the same files.

@@ -268,7 +268,7 @@ async fn cassettes_record_and_replay_both_routes_without_the_key() {
     let body: Value = serde_json::from_slice(&body).unwrap();
     assert_eq!(
         (status, &body["error"]["status"]),
-        (500, &json!("INTERNAL"))
+        (400, &json!("INVALID_ARGUMENT"))
     );
     assert!(
         body["error"]["message"]

@@ -98,8 +98,8 @@ async fn misses_are_recorded_and_then_replayed() {
     assert_eq!(call(&replay.url(), "b", true).await, (200, "second".into()));
     assert_eq!(
         call(&replay.url(), "c", false).await.0,
-        500,
-        "no cassette, no upstream"
+        400,
+        "no cassette, no upstream: not retried"
     );
     replay.shutdown().await;
     upstream.shutdown().await;

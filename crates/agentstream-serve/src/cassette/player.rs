@@ -19,10 +19,13 @@ use std::path::Path;
 use std::sync::Mutex;
 
 use agentstream::message::Context;
+use agentstream::model::ModelStream;
 use serde_json::Value;
 
 use agentstream_wire::server::ApiError;
 use agentstream_wire::Api;
+
+use crate::limits::{CASSETTE_UNMATCHED_CODE, EXHAUSTED_STATUS};
 
 use super::body::{self, Cache, Recorded, Stamp, Stamps};
 use super::diff::{first_difference, short};
@@ -55,6 +58,9 @@ pub(crate) struct Entry {
     last: Key,
     /// The hash of each message.
     messages: Box<[u64]>,
+    /// The hash of the context as every API decodes it (see
+    /// [`cross`](super::cross)).
+    neutral: Key,
     stamps: Stamps,
 }
 
@@ -133,6 +139,9 @@ pub(crate) struct Player {
     /// The cassettes of each protocol, `stream` and key (the context's,
     /// or its last message's with [`Match::LastMessage`]), in order.
     by_key: HashMap<(Api, Option<bool>, Key), Vec<u32>>,
+    /// The cassettes of each neutral context, whatever their API (not
+    /// with [`Match::Order`]).
+    by_neutral: HashMap<Key, Vec<u32>>,
     hashing: Hashing,
     mode: Match,
     used: Mutex<(Vec<bool>, usize)>,
@@ -165,6 +174,7 @@ impl Player {
         let hashing = Hashing::default();
         let (entries, skipped) = each_cassette(&dir, |name| index(&dir, &hashing, name))?;
         let mut by_key: HashMap<_, Vec<u32>> = HashMap::new();
+        let mut by_neutral: HashMap<_, Vec<u32>> = HashMap::new();
         if mode != Match::Order {
             for (k, entry) in entries.iter().enumerate() {
                 let key = match mode {
@@ -178,6 +188,7 @@ impl Player {
                     .entry((entry.api, entry.stream, key))
                     .or_default()
                     .push(k);
+                by_neutral.entry(entry.neutral).or_default().push(k);
             }
         }
         let used = vec![false; entries.len()];
@@ -185,6 +196,7 @@ impl Player {
             dir,
             entries,
             by_key,
+            by_neutral,
             hashing,
             mode,
             used: Mutex::new((used, 0)),
@@ -315,8 +327,55 @@ impl Player {
                 })?;
                 Ok((entry, answer))
             }
-            Err(next) => Err(ApiError::new(500, self.mismatch(api, &wanted, next))),
+            // Not retried by the SDKs: asking again cannot find a
+            // cassette that is not there.
+            Err(next) => Err(
+                ApiError::new(EXHAUSTED_STATUS, self.mismatch(api, &wanted, next))
+                    .with_code(CASSETTE_UNMATCHED_CODE),
+            ),
         }
+    }
+
+    /// The events of a cassette of another API than `api` whose neutral
+    /// context is `context`'s (see [`cross`](super::cross)): the first
+    /// unplayed, else the last; `None` when there is none (or the mode is
+    /// [`Match::Order`]).
+    pub(crate) fn cross(
+        &self,
+        api: Api,
+        context: &Context,
+        options: agentstream::model::StreamOptions,
+    ) -> Option<Result<ModelStream, ApiError>> {
+        if self.mode == Match::Order {
+            return None;
+        }
+        let wanted = serde_json::to_value(context).unwrap_or(Value::Null);
+        let key = self.hashing.key(Some(&super::cross::neutral(&wanted)));
+        let k = {
+            let mut used = self.used.lock().unwrap_or_else(|e| e.into_inner());
+            let (used, next) = &mut *used;
+            let candidates: Vec<usize> = self
+                .by_neutral
+                .get(&key)?
+                .iter()
+                .map(|&k| k as usize)
+                .filter(|&k| self.entries[k].api != api)
+                .collect();
+            let k = candidates
+                .iter()
+                .copied()
+                .find(|&k| !used[k])
+                .or(candidates.last().copied())?;
+            used[k] = true;
+            *next += 1;
+            k
+        };
+        Some(super::cross::events_of(
+            &self.dir,
+            &self.entries[k].name,
+            context,
+            options,
+        ))
     }
 
     /// The context of cassette `k` as JSON, read again from its
@@ -396,7 +455,7 @@ impl Player {
 }
 
 /// The bytes of cassette `name`'s file `leaf`, with its stamp.
-fn read_checked(
+pub(super) fn read_checked(
     dir: &CassetteDir,
     name: &str,
     leaf: &str,
@@ -453,6 +512,7 @@ fn index(dir: &CassetteDir, hashing: &Hashing, name: &str) -> Result<Entry, Cass
         context: hashing.key(Some(&context)),
         last: hashing.key(last_message(&context)),
         messages: hashing.messages(&context),
+        neutral: hashing.key(Some(&super::cross::neutral(&context))),
         stamps,
     })
 }

@@ -16,7 +16,9 @@
 //! `parts`. A `model` content becomes an assistant turn: `text` parts text
 //! blocks, `thought: true` parts thinking blocks, `functionCall` parts tool
 //! calls with their `args`; a part's `thoughtSignature` is the block's
-//! `textSignature`, `thinkingSignature` or the call's `thoughtSignature`.
+//! `textSignature`, `thinkingSignature` or the call's `thoughtSignature`
+//! (a signature the encoder wrapped in base64 read back as the text it
+//! wrapped, see [`signature`](super::signature)).
 //! A call's id is its `functionCall.id`, else `NAME_TURN_N` (TURN the
 //! content's index, N counting the turn's calls from 1), so a recording
 //! is deterministic. `systemInstruction` is the system prompt (its parts'
@@ -195,7 +197,7 @@ impl Decoder {
     fn model_part(&mut self, turn: usize, part: &Value) -> Option<ContentBlock> {
         let signature = field(part, "thoughtSignature", "thought_signature")
             .and_then(Value::as_str)
-            .map(str::to_owned);
+            .map(super::signature::from_wire);
         if let Some(call) = field(part, "functionCall", "function_call") {
             let name = str_at(call, &["name"]);
             let gemini_id = call.get("id").and_then(Value::as_str);

@@ -21,6 +21,7 @@ use agentstream::message::{AssistantMessage, ContentBlock, ToolCall, Usage};
 use agentstream::model::{BlockShape, DoneReason, ModelEvent};
 use serde_json::{json, Value};
 
+use super::signature::to_wire;
 use crate::server::error::{Api, ApiError};
 use crate::server::events::{self as frames, Events};
 use crate::server::steps::{Blocks, Kind, Wire};
@@ -55,7 +56,7 @@ fn finish_reason(reason: DoneReason) -> &'static str {
 fn call_part(call: &ToolCall) -> Value {
     let mut part = json!({"functionCall": {"name": call.name, "args": call.arguments}});
     if let Some(signature) = call.thought_signature.as_deref().filter(|s| !s.is_empty()) {
-        part["thoughtSignature"] = signature.into();
+        part["thoughtSignature"] = to_wire(signature).into();
     }
     part
 }
@@ -67,7 +68,7 @@ fn text_part(text: &str, thought: bool, signature: Option<&str>) -> Value {
         part["thought"] = true.into();
     }
     if let Some(signature) = signature.filter(|s| !s.is_empty()) {
-        part["thoughtSignature"] = signature.into();
+        part["thoughtSignature"] = to_wire(signature).into();
     }
     part
 }

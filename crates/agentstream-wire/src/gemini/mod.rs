@@ -31,6 +31,7 @@ mod payload;
 pub mod projector;
 pub mod request;
 pub mod schema;
+pub mod signature;
 
 pub use config::{Gemini, GeminiAuth, GeminiConfig, GEMINI_BASE_URL};
 pub use projector::{GeminiApi, GeminiProjector, GEMINI_API, GEMINI_VERTEX_API};

@@ -17,8 +17,9 @@
 //! - A `thoughtSignature` on a text or thought part becomes the block's
 //!   `textSignature` / `thinkingSignature` (the last non-empty one of the
 //!   block, as Pi keeps it); on a `functionCall` part, the call's
-//!   `thoughtSignature`. The [request builder](super::request) sends each
-//!   back on its part.
+//!   `thoughtSignature` (one `agentstream serve` wrapped in base64 read
+//!   back as the text it wrapped, see [`signature`](super::signature)).
+//!   The [request builder](super::request) sends each back on its part.
 //! - A `functionCall` part with a `name` is a tool call: with its whole
 //!   `args` (none meaning `{}`), `toolcall_start`, one delta with the
 //!   arguments' JSON text and `toolcall_end`. With `willContinue: true` it
@@ -345,7 +346,7 @@ impl GeminiProjection {
             .thought_signature
             .as_deref()
             .filter(|s| !s.is_empty())
-            .map(String::from);
+            .map(super::signature::from_wire);
         if let Some(call) = part.function_call {
             return self.push_call(frame, call, signature, out);
         }

@@ -245,8 +245,8 @@ fn gemini_major(model: &str) -> Option<u32> {
     digits.parse().ok()
 }
 
-/// Google takes thought signatures as base64 bytes only.
-fn valid_signature(signature: &str) -> bool {
+/// Google takes thought signatures as standard padded base64 only.
+pub(crate) fn valid_signature(signature: &str) -> bool {
     let body = signature.trim_end_matches('=');
     !signature.is_empty()
         && signature.len() % 4 == 0

@@ -2,6 +2,7 @@
 //! protocol module renders as its provider's error body.
 
 use alloc::string::String;
+use alloc::vec::Vec;
 use core::fmt;
 
 use serde_json::{json, Value};
@@ -16,7 +17,10 @@ pub(crate) use crate::Api;
 /// - Anthropic: `{"type": "error", "error": {"type", "message"}}`;
 /// - OpenAI Responses: as OpenAI;
 /// - Google: `{"error": {"code", "message", "status"}}`, the status the
-///   gRPC name of the HTTP status (see [`ApiError::gemini_status_for`]).
+///   gRPC name of the HTTP status (see [`ApiError::gemini_status_for`]);
+///   with a [`retry_after`](Self::retry_after) of whole seconds, also
+///   `"details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo",
+///   "retryDelay": "Ns"}]`, where Google says how long to wait.
 ///
 /// Without an explicit `error_type`, the type follows the status (see
 /// [`ApiError::error_type_for`]).
@@ -38,6 +42,10 @@ pub struct ApiError {
     pub retry_after: Option<String>,
     /// A body sent verbatim instead of the rendered one.
     pub body: Option<Value>,
+    /// Response headers set on this error, sent after (and over) the
+    /// server's own; names in lower case. The server checks them (see
+    /// [`with_header`](Self::with_header)).
+    pub headers: Vec<(String, String)>,
 }
 
 impl ApiError {
@@ -51,6 +59,7 @@ impl ApiError {
             code: None,
             retry_after: None,
             body: None,
+            headers: Vec::new(),
         }
     }
 
@@ -89,6 +98,15 @@ impl ApiError {
     #[must_use]
     pub fn with_retry_after(mut self, retry_after: impl Into<String>) -> Self {
         self.retry_after = Some(retry_after.into());
+        self
+    }
+
+    /// Adds a response header sent with the error (over the server's
+    /// own of the same name). Whoever builds the error checks that the
+    /// name and value are valid HTTP; the server drops one that is not.
+    #[must_use]
+    pub fn with_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.push((name.into(), value.into()));
         self
     }
 
@@ -183,11 +201,24 @@ impl ApiError {
                 "type": self.type_for(api),
                 "message": self.message,
             }),
-            Api::Gemini => json!({
-                "code": self.status,
-                "message": self.message,
-                "status": self.type_for(api),
-            }),
+            Api::Gemini => {
+                let mut object = json!({
+                    "code": self.status,
+                    "message": self.message,
+                    "status": self.type_for(api),
+                });
+                let seconds = self
+                    .retry_after
+                    .as_deref()
+                    .filter(|s| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()));
+                if let Some(seconds) = seconds {
+                    object["details"] = json!([{
+                        "@type": "type.googleapis.com/google.rpc.RetryInfo",
+                        "retryDelay": alloc::format!("{seconds}s"),
+                    }]);
+                }
+                object
+            }
             // OpenAI's shape: Chat Completions and Responses.
             _ => json!({
                 "message": self.message,
