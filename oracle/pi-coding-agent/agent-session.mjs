@@ -62,11 +62,12 @@ function scripted(step, model) {
 }
 
 // The agent's turns play `script`, the summarization calls (Pi's
-// summarization system prompt) play `summaries`, each in order.
+// summarization system prompt) play `summaries`, each in order; past the
+// end a call fails with the text our ScriptedModel gives then.
 const stream = (model, context, options) => {
     const out = createAssistantMessageEventStream();
     const queue = context.systemPrompt?.startsWith(SUMMARIZER) ? summaries : pending;
-    const step = queue.shift() ?? { stopReason: "error", errorMessage: "No more scripted responses" };
+    const step = queue.shift() ?? { stopReason: "error", errorMessage: "ScriptedModel has no more responses" };
     queueMicrotask(() => {
         const message = scripted(step, model);
         if (options?.signal?.aborted) {
@@ -102,6 +103,8 @@ function recordEvent(e) {
         case "queue_update":
             return undefined;
         case "message_start":
+            // The start's partial message carries no final stop reason.
+            return { type: e.type, role: e.message.role };
         case "message_end": {
             const r = { type: e.type, role: e.message.role };
             if (e.message.role === "assistant") r.stopReason = e.message.stopReason;
