@@ -47,6 +47,7 @@ function usage(u = {}) {
 function scripted(step, model) {
     const content = [];
     if (step.text !== undefined) content.push({ type: "text", text: step.text });
+    for (const call of step.toolCalls ?? []) content.push({ type: "toolCall", ...call });
     const message = {
         role: "assistant",
         content,
@@ -136,6 +137,18 @@ function transcriptEntry(m) {
     return r;
 }
 
+// Waits until the session is idle and stays so past Pi's deferred work:
+// a compaction after agent_end, and the `continue()` it schedules 100 ms
+// later (after an overflow, or for messages queued meanwhile).
+async function settle(session, events) {
+    let seen = -1;
+    while (seen !== events.length || session.isCompacting || session.isStreaming) {
+        seen = events.length;
+        await session.agent.waitForIdle();
+        await new Promise((r) => setTimeout(r, 250));
+    }
+}
+
 async function run(scenario) {
     const model = {
         id: "scripted-model",
@@ -197,10 +210,8 @@ async function run(scenario) {
                 events.push({ type: "(compact threw)", message: error.message });
             }
         }
-        await session.agent.waitForIdle();
+        await settle(session, events);
     }
-    // Let deferred work (a compaction after agent_end) settle.
-    for (let i = 0; i < 20; i++) await new Promise((r) => setTimeout(r, 5));
     const result = {
         events,
         transcript: session.messages.map(transcriptEntry),

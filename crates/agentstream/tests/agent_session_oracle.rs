@@ -22,7 +22,7 @@ use std::sync::{Arc, Mutex};
 
 use agentstream::agent::{Agent, AgentEvent, AutoCompaction, AutoRetry, ToolSet};
 use agentstream::message::{
-    assistant, text, user, AssistantMessage, ContentBlock, Message, StopReason,
+    assistant, text, tool_call, user, AssistantMessage, ContentBlock, Message, StopReason,
 };
 use agentstream::model::ScriptedModel;
 use agentstream::session::{CompactionSettings, SessionRecorder, SessionWriter};
@@ -71,10 +71,18 @@ fn scripted(step: &Value) -> AssistantMessage {
         "stop" => StopReason::Stop,
         "error" => StopReason::Error,
         "aborted" => StopReason::Aborted,
+        "toolUse" => StopReason::ToolUse,
         "length" => StopReason::Length,
         other => panic!("stop reason {other}"),
     };
-    let content: Vec<ContentBlock> = step["text"].as_str().map(text).into_iter().collect();
+    let mut content: Vec<ContentBlock> = step["text"].as_str().map(text).into_iter().collect();
+    for call in step["toolCalls"].as_array().into_iter().flatten() {
+        content.push(tool_call(
+            call["id"].as_str().unwrap(),
+            call["name"].as_str().unwrap(),
+            call["arguments"].clone(),
+        ));
+    }
     let mut message = assistant(content, stop);
     message.error_message = step["errorMessage"].as_str().map(str::to_owned);
     let input = step["usage"]["input"].as_u64().unwrap_or(0);
