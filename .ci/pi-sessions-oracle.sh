@@ -27,7 +27,8 @@ work="$root/target/pi-coding-agent-oracle"
 mkdir -p "$work"
 cp "$root/oracle/pi-coding-agent/package.json" "$root/oracle/pi-coding-agent/package-lock.json" \
     "$root/oracle/pi-coding-agent/contexts.mjs" "$root/oracle/pi-coding-agent/generate-corpus.mjs" \
-    "$root/oracle/pi-coding-agent/compaction.mjs" "$root/oracle/pi-coding-agent/policies.mjs" "$work/"
+    "$root/oracle/pi-coding-agent/compaction.mjs" "$root/oracle/pi-coding-agent/policies.mjs" \
+    "$root/oracle/pi-coding-agent/agent-session.mjs" "$work/"
 cd "$work"
 if [[ ! -d node_modules/@mariozechner/pi-coding-agent ]] ||
     ! cmp -s package-lock.json node_modules/.package-lock.json.copy; then
@@ -43,6 +44,12 @@ TZ=UTC node contexts.mjs $mode "$fixtures/corpus" "$fixtures/real"
 TZ=UTC node compaction.mjs $mode "$fixtures/compaction.pi.json" "$fixtures/corpus" "$fixtures/real"
 # shellcheck disable=SC2086
 TZ=UTC node policies.mjs $mode "$fixtures/policies.pi.json" "$fixtures/corpus" "$fixtures/real"
+# Pi's running AgentSession on scripted scenarios (retry, compaction),
+# which `cargo test -p agentstream --test agent_session_oracle` replays on
+# our Agent.
+scenarios="$root/crates/agentstream/tests/fixtures/agent-session"
+# shellcheck disable=SC2086
+TZ=UTC node agent-session.mjs $mode "$scenarios/scenarios.json" "$scenarios"
 [[ -z "$mode" ]] && exit 0
 
 # Both directions of the writer: sessions written by our CLI (new ones,

@@ -120,7 +120,7 @@ impl<M: Model> Agent<M> {
                 return false;
             }
             self.drop_failed_message(outcome);
-            return self.run_compaction(&policy, "overflow", true).await;
+            return self.run_compaction(&policy, "overflow", true).await && self.can_continue();
         }
         let tokens = if last.stop_reason == StopReason::Error {
             let messages: Vec<AgentMessage> = self.inner.with(|inner| {
@@ -193,6 +193,20 @@ impl<M: Model> Agent<M> {
 }
 
 impl<M: Model> Agent<M> {
+    /// Whether Pi's `continue()` would run now: not from an empty
+    /// transcript, and from an assistant message (one a compaction kept,
+    /// or an older failed one) only with queued messages to deliver;
+    /// otherwise Pi's refuses and the run ends there.
+    fn can_continue(&self) -> bool {
+        match self
+            .inner
+            .with(|inner| inner.messages.last().map(|m| m.role() == "assistant"))
+        {
+            None => false,
+            Some(after_answer) => !after_answer || self.has_queued_messages(),
+        }
+    }
+
     /// Notes that a compaction just ended: the transcript's last
     /// assistant message is from before it (Pi's latest compaction entry).
     pub(crate) fn mark_compacted(&self) {
