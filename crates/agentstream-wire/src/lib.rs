@@ -99,6 +99,7 @@ pub mod request;
 pub mod responses;
 #[cfg(feature = "server")]
 pub mod server;
+pub mod eventstream;
 pub mod sse;
 pub mod surrogates;
 
