@@ -76,12 +76,14 @@ extern crate alloc;
 
 pub mod anthropic;
 mod api;
+pub mod bedrock;
 pub mod cause;
 pub mod config;
 mod cut_json;
 pub mod endpoint;
 mod error_body;
 mod event_writer;
+pub mod eventstream;
 pub mod fidelity;
 pub mod gemini;
 pub mod host;
@@ -99,7 +101,6 @@ pub mod request;
 pub mod responses;
 #[cfg(feature = "server")]
 pub mod server;
-pub mod eventstream;
 pub mod sse;
 pub mod surrogates;
 
