@@ -8,6 +8,11 @@
 // written to tests/fixtures/bedrock/pi-ai/<name>.json, which
 // `tests/bedrock_projector.rs` compares with ours.
 //
+// It also writes pi-ai's request body for a context that exercises the
+// whole builder (request.context.json there, the wire body as pi-ai's AWS
+// SDK sent it to request.pi.json), which `tests/bedrock_request.rs`
+// compares with ours.
+//
 // Usage (from a directory whose node_modules holds @mariozechner/pi-ai
 // 0.73.1, e.g. target/pi-ai-oracle after .ci/pi-ai-oracle.sh):
 //   FIXTURES_DIR=crates/agentstream-wire/tests/fixtures/bedrock node bedrock-goldens.mjs
@@ -66,12 +71,15 @@ function projectEvent(e) {
   return p;
 }
 
-async function run(file) {
-  const body = bodyOf(file);
+async function run(file, context = { messages: [{ role: "user", content: "replay", timestamp: 0 }] }, options = {}, modelId = MODEL_ID) {
+  const body = file ? bodyOf(file) : Buffer.alloc(0);
+  const requests = [];
   const server = http.createServer((req, res) => {
-    req.resume();
+    let text = "";
+    req.on("data", (c) => (text += c));
     req.on("end", () => {
-      if (req.method === "POST" && req.url === `/model/${encodeURIComponent(MODEL_ID)}/converse-stream`) {
+      requests.push({ url: req.url, body: text ? JSON.parse(text) : null });
+      if (req.method === "POST" && req.url === `/model/${encodeURIComponent(modelId)}/converse-stream`) {
         res.writeHead(200, { "content-type": "application/vnd.amazon.eventstream" });
         res.end(body);
       } else {
@@ -82,13 +90,13 @@ async function run(file) {
   });
   await new Promise((r) => server.listen(0, "127.0.0.1", r));
   const model = {
-    id: MODEL_ID,
-    name: MODEL_ID,
+    id: modelId,
+    name: modelId,
     api: "bedrock-converse-stream",
     provider: "amazon-bedrock",
     baseUrl: `http://127.0.0.1:${server.address().port}`,
-    reasoning: false,
-    input: ["text"],
+    reasoning: true,
+    input: ["text", "image"],
     cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
     contextWindow: 200000,
     maxTokens: 4096,
@@ -96,7 +104,7 @@ async function run(file) {
   const events = [];
   let final;
   try {
-    const s = stream(model, { messages: [{ role: "user", content: "replay", timestamp: 0 }] }, { maxRetries: 0 });
+    const s = stream(model, context, { maxRetries: 0, ...options });
     for await (const e of s) events.push(projectEvent(e));
     final = JSON.parse(JSON.stringify(await s.result()));
     final.timestamp = 0;
@@ -104,7 +112,7 @@ async function run(file) {
     server.closeAllConnections?.();
     await new Promise((r) => server.close(r));
   }
-  return { events, final };
+  return { events, final, requests };
 }
 
 process.env.AWS_BEDROCK_SKIP_AUTH = "1";
@@ -115,8 +123,38 @@ const out = path.join(FIXTURES, "pi-ai");
 fs.mkdirSync(out, { recursive: true });
 for (const name of fs.readdirSync(FIXTURES).sort()) {
   if (!name.endsWith(".events.jsonl")) continue;
-  const result = await run(path.join(FIXTURES, name));
+  const { events, final } = await run(path.join(FIXTURES, name));
+  const result = { events, final };
   const target = path.join(out, name.replace(".events.jsonl", ".json"));
   fs.writeFileSync(target, JSON.stringify(result, null, 2) + "\n");
   console.log(`${name}: ${result.events.map((e) => e.type).join(" ")}`);
 }
+
+// The request body: a Claude 4.5 model (prompt caching, budget thinking),
+// every kind of message, two tool results in a row, an id to normalise.
+const requestModel = "us.anthropic.claude-sonnet-4-5-20250929-v1:0";
+const meta = { api: "bedrock-converse-stream", provider: "amazon-bedrock", model: requestModel };
+const usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
+const context = {
+  systemPrompt: "Be brief.",
+  messages: [
+    { role: "user", content: [{ type: "text", text: "What is this?" }, { type: "image", data: "iVBORw0KGgo=", mimeType: "image/png" }], timestamp: 0 },
+    { role: "assistant", content: [
+      { type: "thinking", thinking: "Look it up.", thinkingSignature: "sig-1" },
+      { type: "text", text: "  " },
+      { type: "text", text: "Looking." },
+      { type: "toolCall", id: "call|1", name: "lookup", arguments: { q: "x" } },
+      { type: "toolCall", id: "call_2", name: "lookup", arguments: {} },
+    ], ...meta, usage, stopReason: "toolUse", timestamp: 0 },
+    { role: "toolResult", toolCallId: "call|1", toolName: "lookup", content: [{ type: "text", text: "found" }], isError: false, timestamp: 0 },
+    { role: "toolResult", toolCallId: "call_2", toolName: "lookup", content: [{ type: "text", text: "failed" }], isError: true, timestamp: 0 },
+    { role: "assistant", content: [{ type: "thinking", thinking: "unsigned" }, { type: "text", text: "Done." }], ...meta, usage, stopReason: "stop", timestamp: 0 },
+    { role: "user", content: "Thanks", timestamp: 0 },
+  ],
+  tools: [{ name: "lookup", description: "Look up", parameters: { type: "object", properties: { q: { type: "string" } } } }],
+};
+const options = { maxTokens: 1000, temperature: 0.5, reasoning: "medium", toolChoice: "auto" };
+const { requests } = await run(null, context, options, requestModel);
+fs.writeFileSync(path.join(out, "request.context.json"), JSON.stringify({ context, options }, null, 2) + "\n");
+fs.writeFileSync(path.join(out, "request.pi.json"), JSON.stringify(requests[0], null, 2) + "\n");
+console.log(`request: ${requests[0].url}`);

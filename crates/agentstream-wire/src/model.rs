@@ -20,6 +20,7 @@ use agentstream::rt::Timer;
 
 use crate::anthropic::AnthropicConfig;
 use crate::endpoint::Endpoint;
+use crate::bedrock::BedrockConfig;
 use crate::gemini::GeminiConfig;
 use crate::host::{ClientError, Host};
 use crate::http::{exchange_at, push_all, ResponseStream, TransportError};
@@ -54,6 +55,9 @@ pub type ResponsesModel<H> = EndpointModel<ResponsesConfig, H>;
 
 /// A Google Gemini model (the Gemini API or Vertex AI) on the host `H`.
 pub type GeminiModel<H> = EndpointModel<GeminiConfig, H>;
+
+/// An Amazon Bedrock `ConverseStream` model on the host `H`.
+pub type BedrockModel<H> = EndpointModel<BedrockConfig, H>;
 
 /// The old name of [`GeminiModel`].
 #[deprecated(note = "renamed to `GeminiModel`")]

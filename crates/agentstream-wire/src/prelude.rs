@@ -36,6 +36,7 @@ pub use agentstream::agent::Lagged;
 pub use agentstream::model::{RetryModel, RetryPolicy};
 
 pub use crate::anthropic::AnthropicConfig;
+pub use crate::bedrock::BedrockConfig;
 pub use crate::gemini::GeminiConfig;
 pub use crate::openai::OpenAiConfig;
 pub use crate::responses::ResponsesConfig;

@@ -34,11 +34,14 @@
 //!   its `:error-message` and `:error-code`.
 //!
 //! As pi-ai, the call ends when the body ends (the `metadata` event comes
-//! after `messageStop`). Where this differs from pi-ai (each listed in
-//! `oracle/pi-ai/deliberate.json`): a body that ends without
-//! `messageStop` is truncated and ends in `error` (pi-ai ends in `done`
-//! with `stop`); `start` is always the first event, also when the body
-//! has no `messageStart`; an empty delta emits no delta event.
+//! after `messageStop`). Where this differs from pi-ai (the goldens'
+//! comparison in `tests/bedrock_projector.rs` applies each): a body that
+//! ends without `messageStop` is truncated and ends in `error` (pi-ai
+//! ends in `done` with `stop`); `start` is always the first event, also
+//! when the body has no `messageStart`; an empty delta emits no delta
+//! event, but a tool call whose input is empty streams `{}` (its deltas
+//! join to its arguments' JSON object); an unknown stop reason's message
+//! names it (pi-ai: "An unknown error occurred").
 
 use alloc::format;
 use alloc::string::String;
