@@ -21,6 +21,7 @@ import fs from "node:fs";
 import path from "node:path";
 import zlib from "node:zlib";
 import { stream } from "@mariozechner/pi-ai";
+import { projectEvent } from "./project-event.mjs";
 
 const FIXTURES = process.env.FIXTURES_DIR;
 const MODEL_ID = "anthropic.claude-sonnet-4-5";
@@ -59,16 +60,6 @@ function bodyOf(file) {
     frames.push(message(eventType, JSON.stringify(payload)));
   }
   return Buffer.concat(frames);
-}
-
-function projectEvent(e) {
-  const p = { type: e.type };
-  if ("contentIndex" in e) p.contentIndex = e.contentIndex;
-  if ("delta" in e) p.delta = e.delta;
-  if ("content" in e) p.content = e.content;
-  if ("toolCall" in e) p.toolCall = JSON.parse(JSON.stringify(e.toolCall));
-  if ("reason" in e) p.reason = e.reason;
-  return p;
 }
 
 async function run(file, context = { messages: [{ role: "user", content: "replay", timestamp: 0 }] }, options = {}, modelId = MODEL_ID) {
