@@ -210,7 +210,9 @@ pub(crate) fn done_reason(stop_reason: &str) -> Option<DoneReason> {
 
 impl Projection for BedrockProjection {
     const API: &'static str = BEDROCK_API;
-    const FRAMING: Framing = Framing::EventStream;
+    fn framing() -> Framing {
+        Framing::EventStream
+    }
 
     fn for_header(_header: &AssistantMessage) -> Self {
         Self {

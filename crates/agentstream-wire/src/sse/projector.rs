@@ -95,7 +95,12 @@ pub trait Projection {
 
     /// How the response body is cut into events: SSE unless the
     /// protocol says otherwise (Bedrock's event-stream messages).
-    const FRAMING: Framing = Framing::Sse;
+    fn framing() -> Framing
+    where
+        Self: Sized,
+    {
+        Framing::Sse
+    }
 
     /// The header of the messages of `model` from `provider`: `api`
     /// [`API`](Self::API), timestamp 0, no content.
@@ -293,7 +298,9 @@ impl<P: Projection> Projector<P> {
 }
 
 impl<P: Projection> SseProjector for Projector<P> {
-    const FRAMING: Framing = P::FRAMING;
+    fn framing() -> Framing {
+        P::framing()
+    }
 
     fn for_model(model_id: String, provider: String) -> Self {
         Self::new(model_id, provider)

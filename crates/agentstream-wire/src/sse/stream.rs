@@ -28,7 +28,12 @@ const NON_SSE_PREFIX: usize = 4096;
 /// a new SSE provider writes a `Projection` and gets the rest.
 pub trait SseProjector {
     /// How the body is cut into events (see [`Framing`]).
-    const FRAMING: Framing = Framing::Sse;
+    fn framing() -> Framing
+    where
+        Self: Sized,
+    {
+        Framing::Sse
+    }
     /// A projector for a response of `model_id` from `provider`, whose
     /// messages have timestamp 0.
     fn for_model(model_id: String, provider: String) -> Self
@@ -152,7 +157,7 @@ impl<P: SseProjector> SseStream<P> {
     /// A stream over `projector`, observing `signal`.
     pub fn with_projector(projector: P, signal: Option<AbortSignal>) -> Self {
         Self {
-            decoder: BodyDecoder::new(P::FRAMING, Limits::DEFAULT),
+            decoder: BodyDecoder::new(P::framing(), Limits::DEFAULT),
             projector,
             signal,
             out: Vec::new(),
@@ -183,7 +188,7 @@ impl<P: SseProjector> SseStream<P> {
     #[must_use]
     pub fn with_limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
-        self.decoder = BodyDecoder::new(P::FRAMING, limits);
+        self.decoder = BodyDecoder::new(P::framing(), limits);
         self.projector.set_limits(limits);
         self
     }
