@@ -19,8 +19,8 @@ use agentstream::model::{ErrorCause, Model, ModelStream, StreamOptions};
 use agentstream::rt::Timer;
 
 use crate::anthropic::AnthropicConfig;
-use crate::endpoint::Endpoint;
 use crate::bedrock::BedrockConfig;
+use crate::endpoint::Endpoint;
 use crate::gemini::GeminiConfig;
 use crate::host::{ClientError, Host};
 use crate::http::{exchange_at, push_all, ResponseStream, TransportError};

@@ -24,7 +24,9 @@ struct Pieces(Vec<Vec<u8>>);
 
 impl ResponseBody for Pieces {
     type Chunk = Vec<u8>;
-    fn next_chunk(&mut self) -> impl Future<Output = Result<Option<Vec<u8>>, TransportError>> + Send {
+    fn next_chunk(
+        &mut self,
+    ) -> impl Future<Output = Result<Option<Vec<u8>>, TransportError>> + Send {
         ready(Ok((!self.0.is_empty()).then(|| self.0.remove(0))))
     }
 }
@@ -43,11 +45,20 @@ impl Host for Frames {
         let mut body = Vec::new();
         for (event, payload) in [
             ("messageStart", r#"{"role":"assistant"}"#),
-            ("contentBlockDelta", r#"{"contentBlockIndex":0,"delta":{"text":"Hel"}}"#),
-            ("contentBlockDelta", r#"{"contentBlockIndex":0,"delta":{"text":"lo"}}"#),
+            (
+                "contentBlockDelta",
+                r#"{"contentBlockIndex":0,"delta":{"text":"Hel"}}"#,
+            ),
+            (
+                "contentBlockDelta",
+                r#"{"contentBlockIndex":0,"delta":{"text":"lo"}}"#,
+            ),
             ("contentBlockStop", r#"{"contentBlockIndex":0}"#),
             ("messageStop", r#"{"stopReason":"end_turn"}"#),
-            ("metadata", r#"{"usage":{"inputTokens":3,"outputTokens":2,"totalTokens":5}}"#),
+            (
+                "metadata",
+                r#"{"usage":{"inputTokens":3,"outputTokens":2,"totalTokens":5}}"#,
+            ),
         ] {
             encode_event(event, payload.as_bytes(), &mut body).unwrap();
         }
@@ -78,7 +89,8 @@ fn a_call_sends_the_converse_stream_request_and_reads_frames() {
         .with_api_key("key");
     let model = BedrockModel::<Frames>::new(config).unwrap();
     let context = Context::from_messages([user("hello").into()]);
-    let message = futures_executor::block_on(model.stream(&context, StreamOptions::default()).result());
+    let message =
+        futures_executor::block_on(model.stream(&context, StreamOptions::default()).result());
     assert_eq!(message.error_message, None);
     assert_eq!(message.text(), "Hello");
     assert_eq!((message.usage.input, message.usage.output), (3, 2));
@@ -86,7 +98,14 @@ fn a_call_sends_the_converse_stream_request_and_reads_frames() {
     assert_eq!(message.provider, "amazon-bedrock");
     let seen = SEEN.lock().unwrap();
     let request = &seen[0];
-    assert_eq!(request.url, "http://h/model/anthropic.claude-sonnet-4-5/converse-stream");
-    assert!(request.headers.contains(&("authorization", "Bearer key".into())));
-    assert!(request.headers.contains(&("accept", "application/vnd.amazon.eventstream".into())));
+    assert_eq!(
+        request.url,
+        "http://h/model/anthropic.claude-sonnet-4-5/converse-stream"
+    );
+    assert!(request
+        .headers
+        .contains(&("authorization", "Bearer key".into())));
+    assert!(request
+        .headers
+        .contains(&("accept", "application/vnd.amazon.eventstream".into())));
 }

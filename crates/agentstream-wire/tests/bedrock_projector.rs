@@ -20,13 +20,19 @@ const FIXTURES: [&str; 4] = [
 ];
 
 fn read(path: &str) -> String {
-    let path = format!("{}/tests/fixtures/bedrock/{path}", env!("CARGO_MANIFEST_DIR"));
+    let path = format!(
+        "{}/tests/fixtures/bedrock/{path}",
+        env!("CARGO_MANIFEST_DIR")
+    );
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("reading {path}: {e}"))
 }
 
 fn body(name: &str) -> Vec<u8> {
     let mut body = Vec::new();
-    for line in read(&format!("{name}.events.jsonl")).lines().filter(|l| !l.trim().is_empty()) {
+    for line in read(&format!("{name}.events.jsonl"))
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+    {
         let value: Value = serde_json::from_str(line).unwrap();
         let (event, payload) = value.as_object().unwrap().iter().next().unwrap();
         encode_event(event, payload.to_string().as_bytes(), &mut body).unwrap();
@@ -48,7 +54,14 @@ fn run(body: &[u8], piece: usize) -> Vec<ModelEvent> {
 fn view(event: &ModelEvent) -> Value {
     let full = serde_json::to_value(event).unwrap();
     let mut out = serde_json::Map::new();
-    for key in ["type", "contentIndex", "delta", "content", "toolCall", "reason"] {
+    for key in [
+        "type",
+        "contentIndex",
+        "delta",
+        "content",
+        "toolCall",
+        "reason",
+    ] {
         if let Some(value) = full.get(key) {
             out.insert(key.into(), value.clone());
         }
@@ -72,7 +85,10 @@ fn pi_view(golden: &Value) -> (Vec<Value>, Value) {
         .map(|e| e["contentIndex"].clone())
         .collect();
     for event in &mut events {
-        if event["type"] == "toolcall_delta" && event["delta"] == "" && !calls_with_input.contains(&event["contentIndex"]) {
+        if event["type"] == "toolcall_delta"
+            && event["delta"] == ""
+            && !calls_with_input.contains(&event["contentIndex"])
+        {
             event["delta"] = json!("{}");
         }
     }
@@ -88,12 +104,20 @@ fn every_fixture_agrees_with_pi_ai() {
         let body = body(name);
         for piece in [1, 7, 64, body.len()] {
             let events = run(&body, piece);
-            assert!(validate_events(&events).is_empty(), "{name}: {:?}", validate_events(&events));
+            assert!(
+                validate_events(&events).is_empty(),
+                "{name}: {:?}",
+                validate_events(&events)
+            );
             let ours: Vec<Value> = events.iter().map(view).collect();
             assert_eq!(ours, pi_events, "{name}, pieces of {piece}");
-            let mut last = serde_json::to_value(events.last().unwrap().terminal_message().unwrap()).unwrap();
+            let mut last =
+                serde_json::to_value(events.last().unwrap().terminal_message().unwrap()).unwrap();
             last["timestamp"] = json!(0);
-            assert_eq!(last, pi_final, "{name}, pieces of {piece}: the final message");
+            assert_eq!(
+                last, pi_final,
+                "{name}, pieces of {piece}: the final message"
+            );
         }
     }
 }
@@ -111,18 +135,32 @@ fn terminal(events: &[ModelEvent]) -> (String, String) {
 fn exceptions_end_in_error_with_pi_ais_prefix() {
     let mut body = Vec::new();
     encode_event("messageStart", br#"{"role":"assistant"}"#, &mut body).unwrap();
-    encode_event("contentBlockDelta", br#"{"contentBlockIndex":0,"delta":{"text":"Hi"}}"#, &mut body).unwrap();
+    encode_event(
+        "contentBlockDelta",
+        br#"{"contentBlockIndex":0,"delta":{"text":"Hi"}}"#,
+        &mut body,
+    )
+    .unwrap();
     let headers = [
-        Header::new(":exception-type", HeaderValue::String("throttlingException")),
+        Header::new(
+            ":exception-type",
+            HeaderValue::String("throttlingException"),
+        ),
         Header::new(":content-type", HeaderValue::String("application/json")),
         Header::new(":message-type", HeaderValue::String("exception")),
     ];
     encode_message(&headers, br#"{"message":"Too many requests"}"#, &mut body).unwrap();
     let events = run(&body, 5);
     assert!(validate_events(&events).is_empty());
-    assert_eq!(terminal(&events), ("error".into(), "Throttling error: Too many requests".into()));
+    assert_eq!(
+        terminal(&events),
+        ("error".into(), "Throttling error: Too many requests".into())
+    );
     let message = events.last().unwrap().terminal_message().unwrap();
-    assert_eq!(serde_json::to_value(&message.content).unwrap(), json!([{"type": "text", "text": "Hi"}]));
+    assert_eq!(
+        serde_json::to_value(&message.content).unwrap(),
+        json!([{"type": "text", "text": "Hi"}])
+    );
 }
 
 #[test]
@@ -137,8 +175,18 @@ fn stop_reasons_map_as_pi_ai_maps_them() {
         ("content_filtered", "error"),
     ] {
         let mut body = Vec::new();
-        encode_event("contentBlockDelta", br#"{"contentBlockIndex":0,"delta":{"text":"x"}}"#, &mut body).unwrap();
-        encode_event("messageStop", format!(r#"{{"stopReason":"{wire}"}}"#).as_bytes(), &mut body).unwrap();
+        encode_event(
+            "contentBlockDelta",
+            br#"{"contentBlockIndex":0,"delta":{"text":"x"}}"#,
+            &mut body,
+        )
+        .unwrap();
+        encode_event(
+            "messageStop",
+            format!(r#"{{"stopReason":"{wire}"}}"#).as_bytes(),
+            &mut body,
+        )
+        .unwrap();
         let events = run(&body, 3);
         assert!(validate_events(&events).is_empty(), "{wire}");
         assert_eq!(terminal(&events).0, ours, "{wire}");
@@ -148,7 +196,12 @@ fn stop_reasons_map_as_pi_ai_maps_them() {
 #[test]
 fn broken_framing_and_truncation_end_in_error() {
     let mut body = Vec::new();
-    encode_event("contentBlockDelta", br#"{"contentBlockIndex":0,"delta":{"text":"x"}}"#, &mut body).unwrap();
+    encode_event(
+        "contentBlockDelta",
+        br#"{"contentBlockIndex":0,"delta":{"text":"x"}}"#,
+        &mut body,
+    )
+    .unwrap();
     // No messageStop: truncated.
     let (reason, message) = terminal(&run(&body, 4));
     assert_eq!(reason, "error");

@@ -15,7 +15,10 @@ const FIXTURES: [&str; 4] = [
 
 /// A fixture's events as (event type, JSON payload).
 fn fixture_events(name: &str) -> Vec<(String, String)> {
-    let path = format!("{}/tests/fixtures/bedrock/{name}.events.jsonl", env!("CARGO_MANIFEST_DIR"));
+    let path = format!(
+        "{}/tests/fixtures/bedrock/{name}.events.jsonl",
+        env!("CARGO_MANIFEST_DIR")
+    );
     let text = std::fs::read_to_string(&path).unwrap();
     text.lines()
         .filter(|line| !line.trim().is_empty())
@@ -44,7 +47,10 @@ fn decode_all(pieces: &[&[u8]]) -> Result<Vec<(String, String)>, DecodeError> {
         while let Some(message) = decoder.next_message() {
             let message = message?;
             assert_eq!(message.header_str(":message-type"), Some("event"));
-            assert_eq!(message.header_str(":content-type"), Some("application/json"));
+            assert_eq!(
+                message.header_str(":content-type"),
+                Some("application/json")
+            );
             out.push((
                 message.header_str(":event-type").unwrap().to_owned(),
                 String::from_utf8(message.payload().to_vec()).unwrap(),
@@ -117,9 +123,18 @@ fn the_encoder_refuses_what_the_format_cannot_hold() {
     let long_name = "n".repeat(256);
     let long_value = vec![0u8; 65_536];
     let cases = [
-        (Header::new("", HeaderValue::Bool(true)), EncodeError::HeaderName { len: 0 }),
-        (Header::new(&long_name, HeaderValue::Bool(true)), EncodeError::HeaderName { len: 256 }),
-        (Header::new("v", HeaderValue::Bytes(&long_value)), EncodeError::HeaderValue { len: 65_536 }),
+        (
+            Header::new("", HeaderValue::Bool(true)),
+            EncodeError::HeaderName { len: 0 },
+        ),
+        (
+            Header::new(&long_name, HeaderValue::Bool(true)),
+            EncodeError::HeaderName { len: 256 },
+        ),
+        (
+            Header::new("v", HeaderValue::Bytes(&long_value)),
+            EncodeError::HeaderValue { len: 65_536 },
+        ),
     ];
     for (header, error) in cases {
         assert_eq!(encode_message(&[header], b"", &mut out), Err(error));
@@ -140,7 +155,10 @@ fn every_prelude_corruption_is_caught() {
             let mut bad = body.clone();
             bad[offset as usize + byte] ^= 1 << bit;
             let error = first_error(&bad);
-            assert!(matches!(error.kind, DecodeErrorKind::PreludeCrc { .. }), "{byte}/{bit}: {error}");
+            assert!(
+                matches!(error.kind, DecodeErrorKind::PreludeCrc { .. }),
+                "{byte}/{bit}: {error}"
+            );
             assert_eq!(error.offset, offset);
         }
     }
@@ -150,12 +168,20 @@ fn every_prelude_corruption_is_caught() {
 #[test]
 fn every_message_corruption_is_caught() {
     let mut body = Vec::new();
-    encode_event("contentBlockDelta", br#"{"delta":{"text":"hi"}}"#, &mut body).unwrap();
+    encode_event(
+        "contentBlockDelta",
+        br#"{"delta":{"text":"hi"}}"#,
+        &mut body,
+    )
+    .unwrap();
     for at in 12..body.len() {
         let mut bad = body.clone();
         bad[at] = bad[at].wrapping_add(1);
         let error = first_error(&bad);
-        assert!(matches!(error.kind, DecodeErrorKind::MessageCrc { .. }), "{at}: {error}");
+        assert!(
+            matches!(error.kind, DecodeErrorKind::MessageCrc { .. }),
+            "{at}: {error}"
+        );
         assert_eq!(error.offset, 0);
     }
 }
@@ -179,7 +205,13 @@ fn hostile_lengths_are_refused_from_the_prelude() {
         let mut decoder = EventStreamDecoder::new();
         decoder.feed(&forged(total, 0, &[])[..12]);
         let error = decoder.next_message().unwrap().unwrap_err();
-        assert_eq!(error.kind, DecodeErrorKind::MessageTooLong { total, max: 8 << 20 });
+        assert_eq!(
+            error.kind,
+            DecodeErrorKind::MessageTooLong {
+                total,
+                max: 8 << 20
+            }
+        );
         assert_eq!(decoder.buffered(), 0, "nothing is kept after the error");
         decoder.feed(&[0; 64]);
         assert_eq!(decoder.next_message(), Some(Err(error)), "the error sticks");
@@ -196,9 +228,21 @@ fn hostile_lengths_are_refused_from_the_prelude() {
         assert_eq!(error.kind, DecodeErrorKind::MessageTooShort { total });
     }
     let error = first_error(&forged(20, 5, &[0; 4]));
-    assert_eq!(error.kind, DecodeErrorKind::HeadersTooLong { headers: 5, total: 20 });
+    assert_eq!(
+        error.kind,
+        DecodeErrorKind::HeadersTooLong {
+            headers: 5,
+            total: 20
+        }
+    );
     let error = first_error(&forged(20, u32::MAX, &[0; 4]));
-    assert_eq!(error.kind, DecodeErrorKind::HeadersTooLong { headers: u32::MAX, total: 20 });
+    assert_eq!(
+        error.kind,
+        DecodeErrorKind::HeadersTooLong {
+            headers: u32::MAX,
+            total: 20
+        }
+    );
 }
 
 #[test]
@@ -208,7 +252,10 @@ fn hostile_headers_name_their_offset() {
         (&[0, 0], DecodeErrorKind::EmptyHeaderName),
         (&[1, 0xff, 0], DecodeErrorKind::HeaderNameNotUtf8),
         (&[1, b'a', 10], DecodeErrorKind::UnknownHeaderType(10)),
-        (&[1, b'a', 7, 0, 1, 0xc3], DecodeErrorKind::HeaderStringNotUtf8),
+        (
+            &[1, b'a', 7, 0, 1, 0xc3],
+            DecodeErrorKind::HeaderStringNotUtf8,
+        ),
         (&[1, b'a', 5, 0, 0], DecodeErrorKind::HeaderTruncated),
         (&[9, b'a'], DecodeErrorKind::HeaderTruncated),
     ];
@@ -260,7 +307,11 @@ fn arbitrary_input_never_panics() {
                 input[at] = next() as u8;
             }
         }
-        let cut = if input.is_empty() { 0 } else { (next() as usize) % input.len() };
+        let cut = if input.is_empty() {
+            0
+        } else {
+            (next() as usize) % input.len()
+        };
         let _ = decode_all(&[&input[..cut], &input[cut..]]);
     }
 }

@@ -191,11 +191,31 @@ struct Exception {
 /// The exceptions a `ConverseStream` body carries, with the prefix pi-ai
 /// gives each one's message and its SDK name (the provider code).
 const EXCEPTIONS: [(&str, &str, &str); 5] = [
-    ("internalServerException", "Internal server error", "InternalServerException"),
-    ("modelStreamErrorException", "Model stream error", "ModelStreamErrorException"),
-    ("validationException", "Validation error", "ValidationException"),
-    ("throttlingException", "Throttling error", "ThrottlingException"),
-    ("serviceUnavailableException", "Service unavailable", "ServiceUnavailableException"),
+    (
+        "internalServerException",
+        "Internal server error",
+        "InternalServerException",
+    ),
+    (
+        "modelStreamErrorException",
+        "Model stream error",
+        "ModelStreamErrorException",
+    ),
+    (
+        "validationException",
+        "Validation error",
+        "ValidationException",
+    ),
+    (
+        "throttlingException",
+        "Throttling error",
+        "ThrottlingException",
+    ),
+    (
+        "serviceUnavailableException",
+        "Service unavailable",
+        "ServiceUnavailableException",
+    ),
 ];
 
 /// A `messageStop` reason as pi-ai maps it; `None` for a failure.
@@ -390,7 +410,8 @@ impl BedrockProjection {
                 return Err(Failure::provider(message, error.code));
             }
             other => {
-                if let Some((_, prefix, name)) = EXCEPTIONS.iter().find(|(wire, ..)| *wire == other) {
+                if let Some((_, prefix, name)) = EXCEPTIONS.iter().find(|(wire, ..)| *wire == other)
+                {
                     let exception: Exception = read(data, &mut saturated, event)?;
                     let message = exception.message.unwrap_or_default();
                     return Err(Failure::provider(

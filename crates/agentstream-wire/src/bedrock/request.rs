@@ -31,8 +31,7 @@ use alloc::vec::Vec;
 
 use agentstream::message::transform::{transform_messages, TargetModel};
 use agentstream::message::{
-    AssistantMessage, ContentBlock, Context, ImageContent, Message,
-    ToolResultMessage, UserContent,
+    AssistantMessage, ContentBlock, Context, ImageContent, Message, ToolResultMessage, UserContent,
 };
 use agentstream::model::{CacheRetention, ReasoningEffort, ToolChoice};
 use serde_json::{json, Map, Value};
@@ -86,7 +85,13 @@ fn supports_prompt_caching(model: &str) -> bool {
 /// A tool call id as Bedrock accepts it: `[A-Za-z0-9_-]`, at most 64.
 fn normalize_tool_call_id(id: &str) -> String {
     id.chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
         .take(64)
         .collect()
 }
@@ -169,7 +174,9 @@ fn tool_result(result: &ToolResultMessage) -> Value {
 /// level; `None` for other models or without reasoning.
 fn thinking_fields(model: &str, call: &Call<'_>) -> Option<Value> {
     let options = call.options;
-    if !is_claude(model) || (options.reasoning_effort.is_none() && options.thinking_budget.is_none()) {
+    if !is_claude(model)
+        || (options.reasoning_effort.is_none() && options.thinking_budget.is_none())
+    {
         return None;
     }
     let effort = options.reasoning_effort.unwrap_or(ReasoningEffort::High);

@@ -82,10 +82,16 @@ impl fmt::Display for DecodeError {
                 "prelude checksum {expected:#010x} does not match the bytes' {computed:#010x}"
             ),
             DecodeErrorKind::MessageTooShort { total } => {
-                write!(f, "declared message length {total} is below {MIN_MESSAGE_BYTES}")
+                write!(
+                    f,
+                    "declared message length {total} is below {MIN_MESSAGE_BYTES}"
+                )
             }
             DecodeErrorKind::MessageTooLong { total, max } => {
-                write!(f, "declared message length {total} is past the maximum {max}")
+                write!(
+                    f,
+                    "declared message length {total} is past the maximum {max}"
+                )
             }
             DecodeErrorKind::HeadersTooLong { headers, total } => write!(
                 f,
@@ -246,24 +252,42 @@ impl EventStreamDecoder {
         let rest = &self.buf[self.start..];
         let offset = self.base + self.start as u64;
         let prelude: &[u8; PRELUDE_BYTES] = rest.get(..PRELUDE_BYTES)?.try_into().ok()?;
-        let word = |at: usize| u32::from_be_bytes([prelude[at], prelude[at + 1], prelude[at + 2], prelude[at + 3]]);
+        let word = |at: usize| {
+            u32::from_be_bytes([
+                prelude[at],
+                prelude[at + 1],
+                prelude[at + 2],
+                prelude[at + 3],
+            ])
+        };
         let (total, headers_len, prelude_crc) = (word(0), word(4), word(8));
         let computed = crc32(&prelude[..8]);
         if computed != prelude_crc {
-            let kind = DecodeErrorKind::PreludeCrc { expected: prelude_crc, computed };
+            let kind = DecodeErrorKind::PreludeCrc {
+                expected: prelude_crc,
+                computed,
+            };
             return Some(Err(self.fail(kind, offset)));
         }
         let total_len = usize::try_from(total).unwrap_or(usize::MAX);
         if total_len < MIN_MESSAGE_BYTES {
-            return Some(Err(self.fail(DecodeErrorKind::MessageTooShort { total }, offset)));
+            return Some(Err(
+                self.fail(DecodeErrorKind::MessageTooShort { total }, offset)
+            ));
         }
         if total_len > self.max_message_bytes {
-            let kind = DecodeErrorKind::MessageTooLong { total, max: self.max_message_bytes };
+            let kind = DecodeErrorKind::MessageTooLong {
+                total,
+                max: self.max_message_bytes,
+            };
             return Some(Err(self.fail(kind, offset)));
         }
         let headers_len = usize::try_from(headers_len).unwrap_or(usize::MAX);
         if headers_len > total_len - MIN_MESSAGE_BYTES {
-            let kind = DecodeErrorKind::HeadersTooLong { headers: word(4), total };
+            let kind = DecodeErrorKind::HeadersTooLong {
+                headers: word(4),
+                total,
+            };
             return Some(Err(self.fail(kind, offset)));
         }
         let message = rest.get(..total_len)?;

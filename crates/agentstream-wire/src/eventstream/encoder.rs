@@ -30,7 +30,10 @@ impl fmt::Display for EncodeError {
                 write!(f, "event stream: a header name of {len} bytes (1 to 255)")
             }
             EncodeError::HeaderValue { len } => {
-                write!(f, "event stream: a header value of {len} bytes (at most 65535)")
+                write!(
+                    f,
+                    "event stream: a header value of {len} bytes (at most 65535)"
+                )
             }
             EncodeError::MessageTooLong => f.write_str("event stream: a message past 4 GiB"),
         }
@@ -66,7 +69,11 @@ fn variable(len: usize) -> Result<usize, EncodeError> {
 
 /// Appends one message with `headers` and `payload` to `out`. On an error
 /// `out` is unchanged.
-pub fn encode_message(headers: &[Header<'_>], payload: &[u8], out: &mut Vec<u8>) -> Result<(), EncodeError> {
+pub fn encode_message(
+    headers: &[Header<'_>],
+    payload: &[u8],
+    out: &mut Vec<u8>,
+) -> Result<(), EncodeError> {
     let mut headers_len = 0usize;
     for header in headers {
         headers_len = headers_len.saturating_add(header_len(header)?);
@@ -117,7 +124,11 @@ pub fn encode_message(headers: &[Header<'_>], payload: &[u8], out: &mut Vec<u8>)
 /// Appends one event message as AWS services send them: headers
 /// `:event-type` = `event_type`, `:content-type` = `application/json`,
 /// `:message-type` = `event`, then `payload`.
-pub fn encode_event(event_type: &str, payload: &[u8], out: &mut Vec<u8>) -> Result<(), EncodeError> {
+pub fn encode_event(
+    event_type: &str,
+    payload: &[u8],
+    out: &mut Vec<u8>,
+) -> Result<(), EncodeError> {
     let headers = [
         Header::new(":event-type", HeaderValue::String(event_type)),
         Header::new(":content-type", HeaderValue::String("application/json")),

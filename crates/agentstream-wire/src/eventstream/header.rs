@@ -158,7 +158,9 @@ fn parse_header(bytes: &[u8]) -> Result<Option<(Header<'_>, usize)>, HeaderError
         5 => (HeaderValue::Long(i64::from_be_bytes(take(bytes, at)?)), 8),
         6 | 7 => {
             let len = usize::from(u16::from_be_bytes(take(bytes, at)?));
-            let value = bytes.get(at + 2..at + 2 + len).ok_or(HeaderError::Truncated)?;
+            let value = bytes
+                .get(at + 2..at + 2 + len)
+                .ok_or(HeaderError::Truncated)?;
             let value = if kind == 6 {
                 HeaderValue::Bytes(value)
             } else {
@@ -168,7 +170,10 @@ fn parse_header(bytes: &[u8]) -> Result<Option<(Header<'_>, usize)>, HeaderError
             };
             (value, 2 + len)
         }
-        8 => (HeaderValue::Timestamp(i64::from_be_bytes(take(bytes, at)?)), 8),
+        8 => (
+            HeaderValue::Timestamp(i64::from_be_bytes(take(bytes, at)?)),
+            8,
+        ),
         9 => (HeaderValue::Uuid(take(bytes, at)?), 16),
         other => return Err(HeaderError::UnknownType(other)),
     };

@@ -209,7 +209,6 @@ impl GeminiConfig {
     }
 }
 
-
 impl Protocol for Gemini {
     type Projector = GeminiProjector;
     const PROVIDER: &'static str = "google";

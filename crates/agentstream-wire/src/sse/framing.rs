@@ -71,14 +71,17 @@ impl BodyDecoder {
                 decoder.finish_ref(sink);
                 Ok(())
             }
-            BodyDecoder::EventStream(decoder) => {
-                decoder.finish().map_err(|error| Failure::from(alloc::format!("{error}")))
-            }
+            BodyDecoder::EventStream(decoder) => decoder
+                .finish()
+                .map_err(|error| Failure::from(alloc::format!("{error}"))),
         }
     }
 }
 
-fn drain(decoder: &mut EventStreamDecoder, sink: &mut impl FnMut(&SseEvent)) -> Result<(), Failure> {
+fn drain(
+    decoder: &mut EventStreamDecoder,
+    sink: &mut impl FnMut(&SseEvent),
+) -> Result<(), Failure> {
     while let Some(message) = decoder.next_message() {
         let message = message.map_err(|error| Failure::from(alloc::format!("{error}")))?;
         sink(&as_event(&message));
