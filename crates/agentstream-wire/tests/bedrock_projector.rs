@@ -163,6 +163,14 @@ fn exceptions_end_in_error_with_pi_ais_prefix() {
     );
 }
 
+/// A body of one text delta and nothing else.
+fn one_text_delta() -> Vec<u8> {
+    let mut body = Vec::new();
+    let delta = br#"{"contentBlockIndex":0,"delta":{"text":"x"}}"#;
+    encode_event("contentBlockDelta", delta, &mut body).unwrap();
+    body
+}
+
 #[test]
 fn stop_reasons_map_as_pi_ai_maps_them() {
     for (wire, ours) in [
@@ -174,13 +182,7 @@ fn stop_reasons_map_as_pi_ai_maps_them() {
         ("guardrail_intervened", "error"),
         ("content_filtered", "error"),
     ] {
-        let mut body = Vec::new();
-        encode_event(
-            "contentBlockDelta",
-            br#"{"contentBlockIndex":0,"delta":{"text":"x"}}"#,
-            &mut body,
-        )
-        .unwrap();
+        let mut body = one_text_delta();
         encode_event(
             "messageStop",
             format!(r#"{{"stopReason":"{wire}"}}"#).as_bytes(),
@@ -195,13 +197,7 @@ fn stop_reasons_map_as_pi_ai_maps_them() {
 
 #[test]
 fn broken_framing_and_truncation_end_in_error() {
-    let mut body = Vec::new();
-    encode_event(
-        "contentBlockDelta",
-        br#"{"contentBlockIndex":0,"delta":{"text":"x"}}"#,
-        &mut body,
-    )
-    .unwrap();
+    let body = one_text_delta();
     // No messageStop: truncated.
     let (reason, message) = terminal(&run(&body, 4));
     assert_eq!(reason, "error");
