@@ -23,7 +23,7 @@ fi
 corpus=fuzz/corpus
 rm -rf "$corpus"
 mkdir -p "$corpus/sse_decoder" "$corpus/openai_chunks" "$corpus/anthropic_events" "$corpus/message_decode" \
-    "$corpus/cassette_files" "$corpus/proxy_upstream" "$corpus/server_decode"
+    "$corpus/cassette_files" "$corpus/proxy_upstream" "$corpus/server_decode" "$corpus/eventstream_decoder"
 python3 - crates/agentstream-wire/tests/fixtures "$corpus" <<'PY'
 # Cassettes made of the committed SSE fixtures: each body with a
 # request.json, a response.json (plain, with secrets, cut) and its pieces.
@@ -110,7 +110,33 @@ for pick, body in bodies:
         f.write(data)
 PY
 
-for target in sse_decoder openai_chunks anthropic_events message_decode cassette_files proxy_upstream server_decode; do
+# The committed Bedrock events, each file encoded as event-stream messages
+# (the same bytes the encoder writes), whole and cut.
+python3 - crates/agentstream-wire/tests/fixtures/bedrock "$corpus/eventstream_decoder" <<'PY'
+import hashlib, json, os, struct, sys, zlib
+fixtures, out = sys.argv[1], sys.argv[2]
+def header(name, value):
+    return bytes([len(name)]) + name + b"\x07" + struct.pack(">H", len(value)) + value
+def message(event, payload):
+    headers = header(b":event-type", event) + header(b":content-type", b"application/json") \
+        + header(b":message-type", b"event")
+    prelude = struct.pack(">II", 16 + len(headers) + len(payload), len(headers))
+    body = prelude + struct.pack(">I", zlib.crc32(prelude)) + headers + payload
+    return body + struct.pack(">I", zlib.crc32(body))
+for name in sorted(os.listdir(fixtures)):
+    if not name.endswith(".jsonl"):
+        continue
+    body = b""
+    for line in open(os.path.join(fixtures, name), "rb"):
+        if line.strip():
+            (event, payload), = json.loads(line).items()
+            body += message(event.encode(), json.dumps(payload, separators=(",", ":")).encode())
+    for data in (bytes([0]) + body, bytes([6]) + body, bytes([31]) + body[: len(body) // 2]):
+        with open(os.path.join(out, hashlib.sha1(data).hexdigest()), "wb") as f:
+            f.write(data)
+PY
+
+for target in sse_decoder openai_chunks anthropic_events message_decode cassette_files proxy_upstream server_decode eventstream_decoder; do
     echo "fuzz: $target for ${seconds}s"
     if ! cargo +nightly fuzz run "$target" "$corpus/$target" -- \
         -max_total_time="$seconds" -rss_limit_mb=2048 -max_len=65536 2>&1 | tail -n 25; then

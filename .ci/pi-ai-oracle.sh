@@ -25,7 +25,7 @@ binary="$root/target/debug/agentstream"
 work="$root/target/pi-ai-oracle"
 mkdir -p "$work"
 cp "$root/oracle/pi-ai/package.json" "$root/oracle/pi-ai/package-lock.json" \
-    "$root/oracle/pi-ai/compare.mjs" "$work/"
+    "$root/oracle/pi-ai/compare.mjs" "$root/oracle/pi-ai/project-event.mjs" "$work/"
 cd "$work"
 if [[ ! -d node_modules/@mariozechner/pi-ai ]] ||
     ! cmp -s package-lock.json node_modules/.package-lock.json.copy; then

@@ -40,6 +40,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { spawnSync } from "node:child_process";
 import { stream } from "@mariozechner/pi-ai";
+import { projectEvent } from "./project-event.mjs";
 
 const FIXTURES =
   process.env.FIXTURES_DIR ||
@@ -174,16 +175,6 @@ function piModel(api, port) {
   return { ...common, api: "openai-completions", baseUrl: `http://127.0.0.1:${port}/v1`, contextWindow: 128000 };
 }
 
-// Project an event to its value fields (partial is a live, mutated reference in Pi; skip it).
-function projectEvent(e) {
-  const p = { type: e.type };
-  if ("contentIndex" in e) p.contentIndex = e.contentIndex;
-  if ("delta" in e) p.delta = e.delta;
-  if ("content" in e) p.content = e.content;
-  if ("toolCall" in e) p.toolCall = JSON.parse(JSON.stringify(e.toolCall));
-  if ("reason" in e) p.reason = e.reason;
-  return p;
-}
 
 async function runPi(file, api) {
   const body = sseBody(file, api);

@@ -111,7 +111,7 @@ pub use async_std;
 /// `GeminiModel`.
 pub mod prelude {
     #[cfg(feature = "http")]
-    pub use crate::{AnthropicModel, GeminiModel, OpenAiCompatModel, ResponsesModel};
+    pub use crate::{AnthropicModel, BedrockModel, GeminiModel, OpenAiCompatModel, ResponsesModel};
     pub use crate::{AsyncStd, Runtime};
     pub use agentstream_wire::prelude::*;
 }
@@ -120,8 +120,8 @@ pub mod prelude {
 /// async-std's executor unchanged (its IO and timers are smol's reactor).
 #[cfg(feature = "http")]
 pub use agentstream_smol::{
-    AnthropicModel, ClientError, EndpointModel, GeminiModel, Hyper, OpenAiCompatModel,
-    ResponsesModel,
+    AnthropicModel, BedrockModel, ClientError, EndpointModel, GeminiModel, Hyper,
+    OpenAiCompatModel, ResponsesModel,
 };
 
 /// The old name of [`GeminiModel`].

@@ -20,8 +20,8 @@ use agentstream_async_std::prelude::{Lagged, RetryModel, RetryPolicy};
 #[cfg(feature = "http")]
 #[allow(unused_imports)]
 use agentstream_async_std::prelude::{
-    AnthropicConfig, AnthropicModel, GeminiConfig, GeminiModel, OpenAiCompatModel, OpenAiConfig,
-    ResponsesConfig, ResponsesModel,
+    AnthropicConfig, AnthropicModel, BedrockConfig, BedrockModel, GeminiConfig, GeminiModel,
+    OpenAiCompatModel, OpenAiConfig, ResponsesConfig, ResponsesModel,
 };
 
 // The bodies name the prelude's items alone (`agentstream_testkit::host`).

@@ -76,6 +76,11 @@ pub type AnthropicModel = EndpointModel<AnthropicConfig>;
 /// behaviour of [`OpenAiCompatModel`].
 pub type ResponsesModel = EndpointModel<ResponsesConfig>;
 
+/// A [`Model`](agentstream::model::Model) that streams from Amazon
+/// Bedrock's `ConverseStream` (`POST {base}/model/{modelId}/converse-stream`,
+/// event-stream frames) over hyper, with the behaviour of [`OpenAiCompatModel`].
+pub type BedrockModel = EndpointModel<agentstream_wire::bedrock::BedrockConfig>;
+
 /// A [`Model`](agentstream::model::Model) that streams from Google Gemini
 /// (the Gemini API, or Vertex AI with
 /// [`GeminiConfig::vertex`](agentstream_wire::gemini::GeminiConfig::vertex))

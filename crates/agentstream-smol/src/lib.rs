@@ -84,7 +84,8 @@ mod http;
 pub use agentstream_wire::host::ClientError;
 #[cfg(feature = "http")]
 pub use http::{
-    AnthropicModel, EndpointModel, GeminiModel, Hyper, HyperBody, OpenAiCompatModel, ResponsesModel,
+    AnthropicModel, BedrockModel, EndpointModel, GeminiModel, Hyper, HyperBody, OpenAiCompatModel,
+    ResponsesModel,
 };
 
 /// The old name of [`GeminiModel`].
@@ -126,7 +127,7 @@ pub use smol::{Executor, Task, Timer};
 /// `GeminiModel`.
 pub mod prelude {
     #[cfg(feature = "http")]
-    pub use crate::{AnthropicModel, GeminiModel, OpenAiCompatModel, ResponsesModel};
+    pub use crate::{AnthropicModel, BedrockModel, GeminiModel, OpenAiCompatModel, ResponsesModel};
     pub use crate::{Runtime, Smol};
     pub use agentstream_wire::prelude::*;
 }

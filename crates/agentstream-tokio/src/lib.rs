@@ -87,7 +87,8 @@ mod http;
 pub use agentstream_wire::host::ClientError;
 #[cfg(feature = "http")]
 pub use http::{
-    AnthropicModel, Body, EndpointModel, GeminiModel, OpenAiCompatModel, Reqwest, ResponsesModel,
+    AnthropicModel, BedrockModel, Body, EndpointModel, GeminiModel, OpenAiCompatModel, Reqwest,
+    ResponsesModel,
 };
 
 /// The old name of [`GeminiModel`].
@@ -128,7 +129,7 @@ pub use agentstream_wire;
 /// `GeminiModel`.
 pub mod prelude {
     #[cfg(feature = "http")]
-    pub use crate::{AnthropicModel, GeminiModel, OpenAiCompatModel, ResponsesModel};
+    pub use crate::{AnthropicModel, BedrockModel, GeminiModel, OpenAiCompatModel, ResponsesModel};
     pub use crate::{Runtime, Tokio};
     pub use agentstream_wire::prelude::*;
 }

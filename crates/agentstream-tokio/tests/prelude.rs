@@ -20,8 +20,8 @@ use agentstream_tokio::prelude::{Lagged, RetryModel, RetryPolicy};
 #[cfg(feature = "http")]
 #[allow(unused_imports)]
 use agentstream_tokio::prelude::{
-    AnthropicConfig, AnthropicModel, GeminiConfig, GeminiModel, OpenAiCompatModel, OpenAiConfig,
-    ResponsesConfig, ResponsesModel,
+    AnthropicConfig, AnthropicModel, BedrockConfig, BedrockModel, GeminiConfig, GeminiModel,
+    OpenAiCompatModel, OpenAiConfig, ResponsesConfig, ResponsesModel,
 };
 
 /// Runs `future` on a current-thread runtime with its timer (what

@@ -82,6 +82,11 @@ pub type AnthropicModel = EndpointModel<agentstream_wire::anthropic::AnthropicCo
 /// exactly the behaviour of [`OpenAiCompatModel`].
 pub type ResponsesModel = EndpointModel<agentstream_wire::responses::ResponsesConfig>;
 
+/// A [`Model`](agentstream::model::Model) that streams from Amazon
+/// Bedrock's `ConverseStream` (event-stream frames) through the host's
+/// `fetch`, with exactly the behaviour of [`OpenAiCompatModel`].
+pub type BedrockModel = EndpointModel<agentstream_wire::bedrock::BedrockConfig>;
+
 /// A [`Model`](agentstream::model::Model) that streams from Google Gemini
 /// (`models/{model}:streamGenerateContent`, or Vertex AI) through the
 /// host's `fetch`, with exactly the behaviour of [`OpenAiCompatModel`].

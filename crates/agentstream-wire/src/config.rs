@@ -395,7 +395,9 @@ impl<P: Protocol> EndpointConfig<P> {
         }
         let mut headers = Vec::with_capacity(4);
         headers.push(("content-type", "application/json".to_owned()));
-        headers.push(("accept", "text/event-stream".to_owned()));
+        // What the body is framed as (SSE, or Bedrock's event stream).
+        let accept = <P::Projector as SseProjector>::framing().content_type();
+        headers.push(("accept", accept.to_owned()));
         let key = self.api_key.as_deref().filter(|k| !k.is_empty());
         self.protocol.headers(key, &mut headers);
         self.protocol.call_headers(&call, &mut headers);

@@ -184,6 +184,26 @@ pub enum BasePath {
     Prefix,
 }
 
+/// Appends `segment` as one URL path segment: every character but the
+/// unreserved ones (RFC 3986: letters, digits, `-`, `.`, `_`, `~`)
+/// percent-encoded as UTF-8 (a model id with `/` or `:`, such as a
+/// Bedrock ARN, stays one segment).
+pub(crate) fn push_path_segment(out: &mut String, segment: &str) {
+    for c in segment.chars() {
+        if c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_' | '~') {
+            out.push(c);
+        } else {
+            let mut bytes = [0u8; 4];
+            for byte in c.encode_utf8(&mut bytes).bytes() {
+                out.push('%');
+                for nibble in [byte >> 4, byte & 0xf] {
+                    out.push(char::from(b"0123456789ABCDEF"[usize::from(nibble)]));
+                }
+            }
+        }
+    }
+}
+
 /// The URL of `endpoint` (such as `/chat/completions`) under `base_url`.
 ///
 /// The same base means the same for every provider: a base with no path

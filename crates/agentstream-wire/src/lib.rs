@@ -84,6 +84,7 @@ mod cut_json;
 pub mod endpoint;
 mod error_body;
 mod event_writer;
+pub mod eventstream;
 pub mod fidelity;
 pub mod gemini;
 pub mod host;

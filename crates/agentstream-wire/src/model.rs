@@ -20,6 +20,7 @@ use agentstream::rt::Timer;
 
 use crate::anthropic::AnthropicConfig;
 use crate::azure::AzureConfig;
+use crate::bedrock::BedrockConfig;
 use crate::endpoint::Endpoint;
 use crate::gemini::GeminiConfig;
 use crate::host::{ClientError, Host};
@@ -62,6 +63,9 @@ pub type MistralModel<H> = EndpointModel<MistralConfig, H>;
 
 /// A Google Gemini model (the Gemini API or Vertex AI) on the host `H`.
 pub type GeminiModel<H> = EndpointModel<GeminiConfig, H>;
+
+/// An Amazon Bedrock `ConverseStream` model on the host `H`.
+pub type BedrockModel<H> = EndpointModel<BedrockConfig, H>;
 
 /// The old name of [`GeminiModel`].
 #[deprecated(note = "renamed to `GeminiModel`")]

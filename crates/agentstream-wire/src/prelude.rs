@@ -37,6 +37,7 @@ pub use agentstream::model::{RetryModel, RetryPolicy};
 
 pub use crate::anthropic::AnthropicConfig;
 pub use crate::azure::AzureConfig;
+pub use crate::bedrock::BedrockConfig;
 pub use crate::gemini::GeminiConfig;
 pub use crate::mistral::MistralConfig;
 pub use crate::openai::OpenAiConfig;

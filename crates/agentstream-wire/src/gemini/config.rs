@@ -14,7 +14,7 @@ use super::projector::{GeminiApi, GeminiProjector};
 use super::request::{build_request, effort_thinking, SchemaMode, Thinking};
 pub use crate::config::EndpointConfig;
 use crate::config::{BasePath, Call, Protocol};
-use crate::endpoint::api_url_at;
+use crate::endpoint::{api_url_at, push_path_segment};
 use crate::request::RequestError;
 
 /// The Gemini API's base URL.
@@ -209,11 +209,6 @@ impl GeminiConfig {
     }
 }
 
-/// Whether `c` may stand in a path segment as it is.
-fn is_unreserved(c: char) -> bool {
-    c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_' | '~')
-}
-
 impl Protocol for Gemini {
     type Projector = GeminiProjector;
     const PROVIDER: &'static str = "google";
@@ -223,16 +218,7 @@ impl Protocol for Gemini {
     fn endpoint_url(&self, base_url: &str, model: &str) -> String {
         // The model is one path segment: anything else is percent-encoded.
         let mut endpoint = String::from("/models/");
-        for c in model.chars() {
-            if is_unreserved(c) {
-                endpoint.push(c);
-            } else {
-                let mut bytes = [0u8; 4];
-                for byte in c.encode_utf8(&mut bytes).bytes() {
-                    endpoint.push_str(&format!("%{byte:02X}"));
-                }
-            }
-        }
+        push_path_segment(&mut endpoint, model);
         endpoint.push_str(Self::ENDPOINT);
         api_url_at(
             base_url,

@@ -66,12 +66,15 @@ use alloc::sync::Arc;
 mod decoder;
 mod encoder;
 mod frame;
+mod framing;
 mod projector;
 mod stream;
 
 pub use decoder::{EndOfInput, SseDecoder};
 pub use encoder::{encode_comment, encode_event, encode_retry, SseEncodeError};
 pub use frame::Frame;
+pub(crate) use framing::BodyDecoder;
+pub use framing::Framing;
 pub(crate) use projector::Fail;
 pub use projector::{Projection, Projector};
 pub use stream::{SseProjector, SseStream};

@@ -13,7 +13,7 @@ use alloc::vec::Vec;
 use agentstream::message::{assistant, AssistantMessage, StopReason};
 use agentstream::model::{ErrorCause, ErrorReason, ModelEvent, ABORTED_MESSAGE};
 
-use super::{Frame, SseEvent, SseProjector};
+use super::{Frame, Framing, SseEvent, SseProjector};
 use crate::cause::Failure;
 use crate::limits::Limits;
 use crate::pricing::Pricing;
@@ -92,6 +92,15 @@ use crate::pricing::Pricing;
 pub trait Projection {
     /// The `api` the messages record: Pi's name of the protocol.
     const API: &'static str;
+
+    /// How the response body is cut into events: SSE unless the
+    /// protocol says otherwise (Bedrock's event-stream messages).
+    fn framing() -> Framing
+    where
+        Self: Sized,
+    {
+        Framing::Sse
+    }
 
     /// The header of the messages of `model` from `provider`: `api`
     /// [`API`](Self::API), timestamp 0, no content.
@@ -289,6 +298,10 @@ impl<P: Projection> Projector<P> {
 }
 
 impl<P: Projection> SseProjector for Projector<P> {
+    fn framing() -> Framing {
+        P::framing()
+    }
+
     fn for_model(model_id: String, provider: String) -> Self {
         Self::new(model_id, provider)
     }

@@ -12,7 +12,7 @@ use alloc::vec::{Drain, Vec};
 use agentstream::message::AssistantMessage;
 use agentstream::model::{AbortSignal, ErrorCause, ErrorReason, ModelEvent, ABORTED_MESSAGE};
 
-use super::{SseDecoder, SseEvent};
+use super::{BodyDecoder, Framing, SseEvent};
 use crate::cause::Failure;
 use crate::error_body::{body_message, http_error_message};
 use crate::http::ResponseStream;
@@ -27,6 +27,13 @@ const NON_SSE_PREFIX: usize = 4096;
 /// [`Projector`](super::Projector) over any [`Projection`](super::Projection);
 /// a new SSE provider writes a `Projection` and gets the rest.
 pub trait SseProjector {
+    /// How the body is cut into events (see [`Framing`]).
+    fn framing() -> Framing
+    where
+        Self: Sized,
+    {
+        Framing::Sse
+    }
     /// A projector for a response of `model_id` from `provider`, whose
     /// messages have timestamp 0.
     fn for_model(model_id: String, provider: String) -> Self
@@ -117,7 +124,8 @@ pub trait SseProjector {
 /// ```
 #[derive(Debug)]
 pub struct SseStream<P> {
-    decoder: SseDecoder,
+    /// The body's decoder, by the projector's [`Framing`].
+    decoder: BodyDecoder,
     projector: P,
     signal: Option<AbortSignal>,
     out: Vec<ModelEvent>,
@@ -149,7 +157,7 @@ impl<P: SseProjector> SseStream<P> {
     /// A stream over `projector`, observing `signal`.
     pub fn with_projector(projector: P, signal: Option<AbortSignal>) -> Self {
         Self {
-            decoder: SseDecoder::new(),
+            decoder: BodyDecoder::new(P::framing(), Limits::DEFAULT),
             projector,
             signal,
             out: Vec::new(),
@@ -180,7 +188,7 @@ impl<P: SseProjector> SseStream<P> {
     #[must_use]
     pub fn with_limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
-        self.decoder = SseDecoder::new().with_limits(limits);
+        self.decoder = BodyDecoder::new(P::framing(), limits);
         self.projector.set_limits(limits);
         self
     }
@@ -238,18 +246,20 @@ impl<P: SseProjector> SseStream<P> {
             prefix,
             ..
         } = self;
-        let decoded = decoder.feed_ref(bytes, |event| {
+        let decoded = decoder.feed(bytes, |event| {
             *prefix = None;
             projector.push_event(event, out);
         });
-        let exceeded = match decoded {
-            Err(exceeded) => Some(exceeded),
-            Ok(()) if too_long => Some(LimitExceeded::new(Limit::ResponseBytes, &self.limits)),
+        let failure = match decoded {
+            Err(failure) => Some(failure),
+            Ok(()) if too_long => {
+                Some(LimitExceeded::new(Limit::ResponseBytes, &self.limits).into())
+            }
             Ok(()) => None,
         };
-        if let Some(exceeded) = exceeded {
+        if let Some(failure) = failure {
             self.prefix = None;
-            let Failure { message, cause } = exceeded.into();
+            let Failure { message, cause } = failure;
             self.projector
                 .terminate(ErrorReason::Error, message, Some(cause), &mut self.out);
         }
@@ -270,10 +280,15 @@ impl<P: SseProjector> SseStream<P> {
             prefix,
             ..
         } = self;
-        decoder.finish_ref(|event| {
+        let finished = decoder.finish(|event| {
             *prefix = None;
             projector.push_event(event, out);
         });
+        if let Err(Failure { message, cause }) = finished {
+            self.prefix = None;
+            self.projector
+                .terminate(ErrorReason::Error, message, Some(cause), &mut self.out);
+        }
         match self.prefix.take() {
             Some(body) if !body.iter().all(u8::is_ascii_whitespace) => {
                 let message = format!(
