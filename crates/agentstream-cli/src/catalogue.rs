@@ -3,7 +3,7 @@
 //! pi-ai would use for it.
 
 use agentstream_models::{get_model, Model};
-use agentstream_wire::openai::Compat;
+use agentstream_wire::openai::{Compat, ThinkingFormat};
 
 /// The catalogue model `spec` names as `PROVIDER/ID` (the id may hold
 /// `/` itself, as OpenRouter's do), if any.
@@ -64,6 +64,15 @@ pub fn compat(m: &Model) -> Compat {
         && flags
             .requires_reasoning_content_on_assistant_messages
             .unwrap_or(deepseek);
+    let zai = m.provider == "zai" || url.contains("api.z.ai");
+    let grok = m.provider == "xai" || url.contains("api.x.ai");
+    compat.thinking_format = flags
+        .thinking_format
+        .and_then(ThinkingFormat::parse)
+        .unwrap_or_else(|| ThinkingFormat::detect(m.provider, url));
+    compat.reasoning_effort = flags
+        .supports_reasoning_effort
+        .unwrap_or(!grok && !zai && !moonshot && !gateway);
     compat
 }
 
@@ -84,5 +93,8 @@ mod tests {
         let groq = lookup("groq/llama-3.3-70b-versatile").unwrap();
         let c = compat(groq);
         assert!(c.max_completion_tokens && !c.prompt_cache_key && c.long_cache_retention);
+        assert_eq!(c.thinking_format, ThinkingFormat::OpenAi);
+        let deepseek = lookup("deepseek/deepseek-v4-flash").unwrap();
+        assert_eq!(compat(deepseek).thinking_format, ThinkingFormat::DeepSeek);
     }
 }

@@ -1,8 +1,9 @@
 //! The differential test of request bodies against pi-ai 0.73.1, without
 //! node: `oracle/pi-ai/golden/payloads.json` holds the requests pi-ai
-//! sends for the matrix of `oracle/pi-ai/payloads.mjs` (catalogue models ×
-//! cache retentions, one context with a system prompt, a tool, an image
-//! and a tool result), captured offline; `agentstream chat --dry-run` must
+//! sends for the matrices of `oracle/pi-ai/payloads.mjs` (catalogue models ×
+//! cache retentions, and thinking models × thinking levels, one context
+//! with a system prompt, a tool, an image and a tool result), captured
+//! offline; `agentstream chat --dry-run` must
 //! print the same method, URL, headers and body, except where
 //! `oracle/pi-ai/payloads-deliberate.json` lists a difference with its
 //! reason. A listed difference that no case shows any more fails too.
@@ -74,7 +75,11 @@ fn dry_run_requests_equal_pi_ai_s_or_differ_as_listed() {
     let mut used = vec![false; entries.len()];
     let context = oracle().join("golden/context.json");
     let cases = golden.as_array().unwrap();
-    assert_eq!(cases.len(), 30, "10 models × 3 retentions");
+    assert_eq!(
+        cases.len(),
+        108,
+        "10 models × 3 retentions + 13 thinking models × 6 levels"
+    );
     let (mut equal, mut bodies_equal, mut unexplained) = (0, 0, Vec::new());
     for case in cases {
         let c = &case["case"];
@@ -93,6 +98,9 @@ fn dry_run_requests_equal_pi_ai_s_or_differ_as_listed() {
             .args(["--cache-retention", c["cacheRetention"].as_str().unwrap()])
             .args(["--session-id", "session-0001", "--context"])
             .arg(&context);
+        if let Some(level) = c["thinking"].as_str() {
+            command.args(["--thinking", level]);
+        }
         for name in agentstream_models::api_key_env_vars(provider) {
             command.env(name, "test-key");
         }

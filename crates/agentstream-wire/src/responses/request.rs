@@ -59,7 +59,20 @@
 //!   is `false`, not only when a reasoning effort is set, so a reasoning
 //!   model's reasoning always comes back with a signature.
 //! - Without an effort, no `reasoning` member is sent (Pi sends
-//!   `{"effort": "none"}` to models its table marks as reasoning).
+//!   `{"effort": "none"}` to models its table marks as reasoning) unless
+//!   the call describes its model: see below.
+//!
+//! # Thinking levels
+//!
+//! A call's [`ThinkingLevel`](agentstream::model::ThinkingLevel), or a
+//! call that describes its model ([`thinking_model`](StreamOptions::thinking_model))
+//! without an older reasoning effort or summary, is sent as pi-ai's
+//! `streamSimpleOpenAIResponses` sends it, for a model that reasons: the
+//! level clamped to the model's levels; with an effort (the level map's
+//! name for it, else Pi's), `reasoning: {effort, summary}` (summary
+//! `auto` unless set); with `off`, `reasoning: {effort: "none"}` (the
+//! map's name for `off`; nothing where the map marks `off` unsupported,
+//! or for the `github-copilot` provider).
 //! - A thinking signature that is not a JSON object is left out (Pi's
 //!   request fails on it).
 //! - Tool choice and structured output are sent (Pi's provider has
@@ -73,7 +86,9 @@ use serde_json::{json, Map, Value};
 
 use agentstream::message::transform::{transform_messages, TargetModel};
 use agentstream::message::{AssistantMessage, ContentBlock, Context, Message, UserContent};
-use agentstream::model::{CacheRetention, ReasoningEffort, ToolChoice};
+use agentstream::model::{
+    CacheRetention, ReasoningEffort, StreamOptions, ThinkingLevel, ToolChoice,
+};
 
 use super::config::OpenAiResponses;
 use super::projector::OPENAI_RESPONSES_API;
@@ -274,7 +289,7 @@ pub(crate) fn build_request(
     body.insert("store".into(), Value::Bool(settings.store));
     // pi-ai: the session id is the cache key unless caching is off; the
     // long retention is `"24h"`.
-    let retention = call.options.cache_retention;
+    let retention = call.options.cache_retention_or_default();
     if let (true, Some(field), Some(id)) = (
         caching(retention),
         FIELDS.cache_key,
@@ -282,7 +297,7 @@ pub(crate) fn build_request(
     ) {
         body.insert(field.into(), Value::String(id.clone()));
     }
-    if let (Some(CacheRetention::Long), Some(field)) = (retention, FIELDS.cache_retention) {
+    if let (CacheRetention::Long, Some(field)) = (retention, FIELDS.cache_retention) {
         body.insert(field.into(), Value::from("24h"));
     }
     if !settings.store {
@@ -291,6 +306,7 @@ pub(crate) fn build_request(
     if let Some(system) = context.system_prompt.as_ref().filter(|s| !s.is_empty()) {
         body.insert("instructions".into(), Value::String(system.clone()));
     }
+    let provider = call.provider;
     let call = call.options;
     if let Some(max) = call.max_tokens {
         body.insert(FIELDS.max_tokens.into(), Value::from(max));
@@ -325,7 +341,11 @@ pub(crate) fn build_request(
         };
         body.insert(FIELDS.tool_choice.into(), choice);
     }
-    if call.reasoning_effort.is_some() || settings.reasoning_summary.is_some() {
+    if let Some(reasoning) = level_reasoning(provider, call, settings.reasoning_summary) {
+        if let Some(reasoning) = reasoning {
+            body.insert(FIELDS.reasoning.into(), reasoning);
+        }
+    } else if call.reasoning_effort.is_some() || settings.reasoning_summary.is_some() {
         let effort = call.reasoning_effort.unwrap_or(ReasoningEffort::Medium);
         let summary = settings.reasoning_summary.unwrap_or(ReasoningSummary::Auto);
         body.insert(
@@ -441,4 +461,41 @@ fn assistant_items(
             _ => {}
         }
     }
+}
+
+/// The `reasoning` member of a thinking level (see the [module
+/// documentation](self)): `None` when the call is not one this mapping
+/// covers, `Some(None)` when it sends no `reasoning`.
+fn level_reasoning(
+    provider: &str,
+    options: &StreamOptions,
+    summary: Option<ReasoningSummary>,
+) -> Option<Option<Value>> {
+    let covered = options.thinking.is_some()
+        || (options.thinking_model.is_some()
+            && options.reasoning_effort.is_none()
+            && summary.is_none());
+    if !covered {
+        return None;
+    }
+    let traits = options.thinking_model.unwrap_or_default();
+    if !traits.reasoning {
+        return Some(None);
+    }
+    let level = options
+        .clamped_thinking()
+        .filter(|l| *l != ThinkingLevel::Off);
+    if let Some(level) = level {
+        let effort = traits.effort(level).unwrap_or(level.as_str());
+        let summary = summary.unwrap_or(ReasoningSummary::Auto).as_str();
+        return Some(Some(json!({"effort": effort, "summary": summary})));
+    }
+    if provider == "github-copilot" {
+        return Some(None);
+    }
+    Some(match traits.mapped(ThinkingLevel::Off) {
+        Some(None) => None,
+        Some(Some(off)) => Some(json!({ "effort": off })),
+        None => Some(json!({"effort": "none"})),
+    })
 }
