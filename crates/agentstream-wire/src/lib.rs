@@ -76,6 +76,8 @@ extern crate alloc;
 
 pub mod anthropic;
 mod api;
+#[cfg(feature = "catalogue")]
+pub mod catalogue;
 pub mod cause;
 pub mod config;
 mod cut_json;
