@@ -81,6 +81,7 @@ fn dry_run_requests_equal_pi_ai_s_or_differ_as_listed() {
         "10 models × 3 retentions + 13 thinking models × 6 levels"
     );
     let (mut equal, mut bodies_equal, mut unexplained) = (0, 0, Vec::new());
+    let (mut thinking_cases, mut thinking_bodies_equal) = (0, 0);
     for case in cases {
         let c = &case["case"];
         let provider = c["provider"].as_str().unwrap();
@@ -116,8 +117,11 @@ fn dry_run_requests_equal_pi_ai_s_or_differ_as_listed() {
         if found.is_empty() {
             equal += 1;
         }
-        if !found.iter().any(|p| p.starts_with("/body")) {
-            bodies_equal += 1;
+        let body_equal = !found.iter().any(|p| p.starts_with("/body"));
+        bodies_equal += usize::from(body_equal);
+        if c.get("thinking").is_some() {
+            thinking_cases += 1;
+            thinking_bodies_equal += usize::from(body_equal);
         }
         for path in found {
             let listed = entries.iter().position(|e| {
@@ -146,7 +150,7 @@ fn dry_run_requests_equal_pi_ai_s_or_differ_as_listed() {
         "listed differences no case shows any more: {stale:?}"
     );
     eprintln!(
-        "{equal} of {n} requests and {bodies_equal} of {n} bodies equal pi-ai's; the rest differ only as listed",
+        "{equal} of {n} requests and {bodies_equal} of {n} bodies ({thinking_bodies_equal} of the {thinking_cases} with a thinking level) equal pi-ai's; the rest differ only as listed",
         n = cases.len()
     );
 }

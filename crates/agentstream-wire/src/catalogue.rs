@@ -102,11 +102,9 @@ pub fn config_from_catalogue(
     api_key: Option<&str>,
 ) -> Result<CatalogueConfig, CatalogueError> {
     Ok(match m.api {
-        "openai-completions" => {
-            let mut protocol = OpenAiChat::default();
-            protocol.compat = compat(m);
-            CatalogueConfig::OpenAi(configure(m, api_key, protocol)?)
-        }
+        "openai-completions" => CatalogueConfig::OpenAi(
+            configure(m, api_key, OpenAiChat::default())?.with_compat(compat(m)),
+        ),
         "anthropic-messages" => {
             CatalogueConfig::Anthropic(configure(m, api_key, Default::default())?)
         }
