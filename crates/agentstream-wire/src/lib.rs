@@ -76,8 +76,6 @@ extern crate alloc;
 
 pub mod anthropic;
 mod api;
-#[cfg(feature = "catalogue")]
-pub mod catalogue;
 pub mod cause;
 pub mod config;
 mod cut_json;
@@ -103,6 +101,10 @@ pub mod responses;
 pub mod server;
 pub mod sse;
 pub mod surrogates;
+
+// Feature `catalogue`: pi-ai's model catalogue as configured endpoints.
+#[cfg(feature = "catalogue")]
+pub mod catalogue;
 
 pub use api::{Api, ProtocolVisitor};
 
