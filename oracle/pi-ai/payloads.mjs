@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // The requests pi-ai 0.73.1 sends, captured offline: for every case of the
-// matrix below (catalogue models × cache retentions, one context with a
-// system prompt, a tool, an image and a tool result), pi-ai's `stream` is
+// two matrices below (catalogue models × cache retentions with pi-ai's
+// `stream`; thinking models × thinking levels with `streamSimple`, as Pi's
+// agent calls it, `off` sent as no `reasoning`), one context with a system
+// prompt, a tool, an image and a tool result, pi-ai is
 // run with `fetch` replaced by a recorder that answers 599 without any
 // network; the recorded request ({method, url, headers, body}) is written
 // out. Header names are lower-cased and secret values redacted as
@@ -15,7 +17,7 @@
 
 import fs from "node:fs";
 import path from "node:path";
-import { getModel, stream } from "@mariozechner/pi-ai";
+import { getModel, stream, streamSimple } from "@mariozechner/pi-ai";
 
 const HERE = path.dirname(new URL(import.meta.url).pathname);
 const CONTEXT_FILE = process.env.CONTEXT_FILE || path.join(HERE, "golden", "context.json");
@@ -42,6 +44,26 @@ export const MODELS = [
 export const AZURE_RESOURCE_NAME = "agentstream-test";
 process.env.AZURE_OPENAI_RESOURCE_NAME = AZURE_RESOURCE_NAME;
 export const RETENTIONS = ["none", "short", "long"];
+// Thinking levels: one model per api and per thinking format the catalogue
+// uses (qwen-chat-template has no catalogue model), the adaptive and the
+// budget Claude families, and three Gemini families (2.5 budgets, 3 Pro
+// and 3 Flash levels).
+export const THINKING_MODELS = [
+  ["anthropic", "claude-opus-4-7"],
+  ["anthropic", "claude-opus-4-6"],
+  ["anthropic", "claude-sonnet-4-5"],
+  ["openai", "gpt-5.2"],
+  ["groq", "openai/gpt-oss-120b"],
+  ["xai", "grok-4"],
+  ["openrouter", "openai/gpt-5"],
+  ["deepseek", "deepseek-v4-flash"],
+  ["zai", "glm-4.5-air"],
+  ["opencode-go", "qwen3.5-plus"],
+  ["google", "gemini-2.5-pro"],
+  ["google", "gemini-3-pro-preview"],
+  ["google", "gemini-3-flash-preview"],
+];
+export const LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh"];
 export const SESSION_ID = "session-0001";
 export const MAX_TOKENS = 1024;
 
@@ -53,6 +75,10 @@ function cases() {
   for (const [provider, id] of MODELS) {
     if (!getModel(provider, id)) throw new Error(`no model ${provider}/${id} in pi-ai's catalogue`);
     for (const cacheRetention of RETENTIONS) out.push({ provider, id, cacheRetention });
+  }
+  for (const [provider, id] of THINKING_MODELS) {
+    if (!getModel(provider, id)) throw new Error(`no model ${provider}/${id} in pi-ai's catalogue`);
+    for (const thinking of LEVELS) out.push({ provider, id, cacheRetention: "short", thinking });
   }
   return out;
 }
@@ -74,13 +100,16 @@ async function capture(c, context) {
   };
   try {
     const model = getModel(c.provider, c.id);
-    const s = stream(model, context, {
+    const options = {
       apiKey: "test-key",
       cacheRetention: c.cacheRetention,
       sessionId: SESSION_ID,
       maxTokens: MAX_TOKENS,
       maxRetries: 0,
-    });
+    };
+    const s = c.thinking
+      ? streamSimple(model, context, { ...options, reasoning: c.thinking === "off" ? undefined : c.thinking })
+      : stream(model, context, options);
     await s.result();
   } finally {
     globalThis.fetch = realFetch;

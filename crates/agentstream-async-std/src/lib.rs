@@ -124,6 +124,11 @@ pub use agentstream_smol::{
     OpenAiCompatModel, ResponsesModel,
 };
 
+/// A model of pi-ai's catalogue as a configured model, in one call:
+/// `agentstream-smol`'s, which runs on async-std unchanged.
+#[cfg(all(feature = "http", feature = "catalogue"))]
+pub use agentstream_smol::model_from_catalogue;
+
 /// The old name of [`GeminiModel`].
 #[cfg(feature = "http")]
 #[deprecated(note = "renamed to `GeminiModel`")]

@@ -11,7 +11,8 @@ use std::time::Duration;
 
 use agentstream::message::{user, AssistantMessage, Context, StopReason};
 use agentstream::model::{
-    AbortController, CacheRetention, ErrorCause, Model, ModelEvent, StreamOptions, TimeoutKind,
+    AbortController, CacheRetention, ErrorCause, Model, ModelEvent, StreamOptions, ThinkingLevel,
+    TimeoutKind,
 };
 use agentstream::rt::Runtime;
 use agentstream_tokio::Tokio;
@@ -56,10 +57,16 @@ pub struct Args {
     #[arg(long, value_name = "ID")]
     model: String,
     /// How long the provider should cache the request's prefix: `none`,
-    /// `short` or `long` (pi-ai's `cacheRetention`). Default: `short` for
-    /// a catalogue model, as pi-ai; otherwise no cache markers.
+    /// `short` or `long` (pi-ai's `cacheRetention`). Default: `short`, as
+    /// pi-ai (`long` when `PI_CACHE_RETENTION=long`, as pi-ai reads it).
     #[arg(long, value_name = "RETENTION", value_parser = retention)]
     cache_retention: Option<CacheRetention>,
+    /// The thinking level: `off`, `minimal`, `low`, `medium`, `high` or
+    /// `xhigh` (Pi's `thinkingLevel`), sent as pi-ai sends it for the
+    /// model's API (clamped to a catalogue model's supported levels).
+    /// Default: none sent.
+    #[arg(long, value_name = "LEVEL", value_parser = thinking_level)]
+    thinking: Option<ThinkingLevel>,
     /// The session id: the prompt cache key and session headers where the
     /// provider takes them.
     #[arg(long, value_name = "ID")]
@@ -127,6 +134,19 @@ fn retention(text: &str) -> Result<CacheRetention, String> {
     CacheRetention::parse(text).ok_or_else(|| format!("`{text}` is not none, short or long"))
 }
 
+/// `--thinking`'s parser.
+fn thinking_level(text: &str) -> Result<ThinkingLevel, String> {
+    ThinkingLevel::parse(text)
+        .ok_or_else(|| format!("`{text}` is not off, minimal, low, medium, high or xhigh"))
+}
+
+/// pi-ai's environment override of the default retention:
+/// `PI_CACHE_RETENTION=long` makes it `long`; anything else leaves Pi's
+/// default (`short`).
+fn env_cache_retention() -> Option<CacheRetention> {
+    (std::env::var("PI_CACHE_RETENTION").ok()?.as_str() == "long").then_some(CacheRetention::Long)
+}
+
 /// Runs `chat`: exits 0 when the model finished, 1 on an error, 130 when
 /// interrupted with Ctrl-C, 2 on bad arguments.
 pub fn run(args: &Args) -> io::Result<ExitCode> {
@@ -165,10 +185,7 @@ pub fn run(args: &Args) -> io::Result<ExitCode> {
             context
         }
     };
-    let cache_retention = match target {
-        Target::Catalogue(_) => Some(args.cache_retention.unwrap_or_default()),
-        Target::Api(_) => args.cache_retention,
-    };
+    let cache_retention = args.cache_retention.or_else(env_cache_retention);
     // Server text is printed with the key (and any secret header value a
     // server echoes back) redacted.
     let redactor = Redactor::new(key.as_deref());
@@ -183,6 +200,7 @@ pub fn run(args: &Args) -> io::Result<ExitCode> {
         raw: raw.as_ref().map(RawBody::sink),
         cache_retention,
         session_id: args.session_id.clone(),
+        thinking: args.thinking,
         ..Settings::default()
     };
     if args.dry_run {

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use agentstream::message::Context;
-use agentstream::model::{CacheRetention, Model, StreamOptions};
+use agentstream::model::{CacheRetention, Model, StreamOptions, ThinkingLevel, ThinkingModel};
 use agentstream_models::Model as CatalogueModel;
 use agentstream_tokio::{ClientError, EndpointModel};
 use agentstream_wire::azure::{self, AzureOpenAiResponses};
@@ -77,6 +77,10 @@ pub struct Settings {
     pub cache_retention: Option<CacheRetention>,
     /// `--session-id`.
     pub session_id: Option<String>,
+    /// `--thinking`.
+    pub thinking: Option<ThinkingLevel>,
+    /// What a catalogue model says about reasoning.
+    pub thinking_model: Option<ThinkingModel>,
 }
 
 /// Where the calls go: a protocol given with `--api` (and `--base-url`),
@@ -143,6 +147,7 @@ fn resolve(target: Target, mut settings: Settings) -> Result<(String, Settings),
         Target::Catalogue(m) => {
             settings.model = m.id.to_owned();
             settings.provider = Some(m.provider.to_owned());
+            settings.thinking_model = Some(m.thinking_model());
             settings.headers = m
                 .headers
                 .unwrap_or_default()
@@ -292,5 +297,7 @@ fn configure<P: Protocol>(
     }
     config.defaults.cache_retention = settings.cache_retention;
     config.defaults.session_id = settings.session_id;
+    config.defaults.thinking = settings.thinking;
+    config.defaults.thinking_model = settings.thinking_model;
     Ok((config, settings.raw))
 }

@@ -59,9 +59,12 @@ fn chat_streams_from_the_messages_api_with_the_key_from_its_variable() {
     assert_eq!(requests[0].header("x-api-key"), Some(KEY));
     let body = requests[0].json();
     assert_eq!(body["max_tokens"], 99);
+    // Pi's default cache retention, `short`, marks the last user block.
     assert_eq!(
         body["messages"],
-        json!([{"role": "user", "content": "Say hello"}])
+        json!([{"role": "user", "content": [
+            {"type": "text", "text": "Say hello", "cache_control": {"type": "ephemeral"}}
+        ]}])
     );
 }
 

@@ -1,8 +1,9 @@
 //! The differential test of request bodies against pi-ai 0.73.1, without
 //! node: `oracle/pi-ai/golden/payloads.json` holds the requests pi-ai
-//! sends for the matrix of `oracle/pi-ai/payloads.mjs` (catalogue models ×
-//! cache retentions, one context with a system prompt, a tool, an image
-//! and a tool result), captured offline; `agentstream chat --dry-run` must
+//! sends for the matrices of `oracle/pi-ai/payloads.mjs` (catalogue models ×
+//! cache retentions, and thinking models × thinking levels, one context
+//! with a system prompt, a tool, an image and a tool result), captured
+//! offline; `agentstream chat --dry-run` must
 //! print the same method, URL, headers and body, except where
 //! `oracle/pi-ai/payloads-deliberate.json` lists a difference with its
 //! reason. A listed difference that no case shows any more fails too.
@@ -74,8 +75,13 @@ fn dry_run_requests_equal_pi_ai_s_or_differ_as_listed() {
     let mut used = vec![false; entries.len()];
     let context = oracle().join("golden/context.json");
     let cases = golden.as_array().unwrap();
-    assert_eq!(cases.len(), 36, "12 models × 3 retentions");
+    assert_eq!(
+        cases.len(),
+        114,
+        "12 models × 3 retentions + 13 thinking models × 6 levels"
+    );
     let (mut equal, mut bodies_equal, mut unexplained) = (0, 0, Vec::new());
+    let (mut thinking_cases, mut thinking_bodies_equal) = (0, 0);
     for case in cases {
         let c = &case["case"];
         let provider = c["provider"].as_str().unwrap();
@@ -95,6 +101,9 @@ fn dry_run_requests_equal_pi_ai_s_or_differ_as_listed() {
             .arg(&context);
         // payloads.mjs's Azure resource (Azure's models have no base URL).
         command.env("AZURE_OPENAI_RESOURCE_NAME", "agentstream-test");
+        if let Some(level) = c["thinking"].as_str() {
+            command.args(["--thinking", level]);
+        }
         for name in agentstream_models::api_key_env_vars(provider) {
             command.env(name, "test-key");
         }
@@ -110,8 +119,11 @@ fn dry_run_requests_equal_pi_ai_s_or_differ_as_listed() {
         if found.is_empty() {
             equal += 1;
         }
-        if !found.iter().any(|p| p.starts_with("/body")) {
-            bodies_equal += 1;
+        let body_equal = !found.iter().any(|p| p.starts_with("/body"));
+        bodies_equal += usize::from(body_equal);
+        if c.get("thinking").is_some() {
+            thinking_cases += 1;
+            thinking_bodies_equal += usize::from(body_equal);
         }
         for path in found {
             let listed = entries.iter().position(|e| {
@@ -140,7 +152,7 @@ fn dry_run_requests_equal_pi_ai_s_or_differ_as_listed() {
         "listed differences no case shows any more: {stale:?}"
     );
     eprintln!(
-        "{equal} of {n} requests and {bodies_equal} of {n} bodies equal pi-ai's; the rest differ only as listed",
+        "{equal} of {n} requests and {bodies_equal} of {n} bodies ({thinking_bodies_equal} of the {thinking_cases} with a thinking level) equal pi-ai's; the rest differ only as listed",
         n = cases.len()
     );
 }

@@ -186,10 +186,7 @@ impl Model {
     /// list it, `Some(None)` when it marks it unsupported, `Some(Some(v))`
     /// when it sends `v`.
     pub fn thinking_level_value(&self, level: ThinkingLevel) -> Option<Option<&'static str>> {
-        self.thinking_level_map?
-            .iter()
-            .find(|(l, _)| *l == level)
-            .map(|(_, v)| *v)
+        self.thinking_model().mapped(level)
     }
 
     /// What `input`, `output`, `cache_read` and `cache_write` tokens cost

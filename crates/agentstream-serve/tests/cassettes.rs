@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use agentstream::message::{user, Context, Message, StopReason, UserContent};
+use agentstream::message::{text, user, Context, Message, StopReason, UserContent};
 use agentstream::model::{Model, StreamOptions};
 use agentstream_serve::cassette::{Cassette, Match};
 use agentstream_serve::Server;
@@ -145,7 +145,9 @@ async fn record_then_replay_openai_and_anthropic() {
     let Message::User(asked) = &cassettes[1].context.messages[0] else {
         panic!("{:?}", cassettes[1].context)
     };
-    assert_eq!(asked.content, UserContent::Text("Salut".into()));
+    // The Anthropic client sent the text as one block, marked for the
+    // cache (Pi's default retention, `short`).
+    assert_eq!(asked.content, UserContent::Blocks(vec![text("Salut")]));
     // Piece sizes as they arrived: never more than the mock sent at once,
     // and all of it.
     assert_eq!(

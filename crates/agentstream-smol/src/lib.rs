@@ -88,6 +88,26 @@ pub use http::{
     ResponsesModel,
 };
 
+/// A model of pi-ai's catalogue as a configured model on this host, in
+/// one call: the protocol its api names, its base URL, headers, prices,
+/// compat flags, reasoning facts and pi-ai's default output limit (see
+/// [`agentstream_wire::catalogue`]).
+///
+/// # Errors
+/// A [`CatalogueModelError`](agentstream_wire::catalogue::CatalogueModelError)
+/// for an api this crate does not speak, a refused header, or a client
+/// that cannot be built.
+#[cfg(all(feature = "http", feature = "catalogue"))]
+pub fn model_from_catalogue(
+    model: &agentstream_models::Model,
+    api_key: Option<&str>,
+) -> Result<
+    Box<dyn agentstream::model::Model + Send + Sync>,
+    agentstream_wire::catalogue::CatalogueModelError,
+> {
+    agentstream_wire::catalogue::model_from_catalogue::<Hyper>(model, api_key)
+}
+
 /// The old name of [`GeminiModel`].
 #[cfg(feature = "http")]
 #[deprecated(note = "renamed to `GeminiModel`")]

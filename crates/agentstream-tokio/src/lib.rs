@@ -91,6 +91,30 @@ pub use http::{
     ResponsesModel,
 };
 
+/// A model of pi-ai's catalogue as a configured model on this host, in
+/// one call: the protocol its api names (Chat Completions with its compat
+/// flags, Anthropic, Responses, Gemini), its base URL, headers, prices,
+/// reasoning facts and pi-ai's default output limit (see
+/// [`agentstream_wire::catalogue`]).
+///
+/// ```
+/// let model = agentstream_models::get_model("anthropic", "claude-sonnet-4-5").unwrap();
+/// let configured = agentstream_tokio::model_from_catalogue(model, Some("sk-ant")).unwrap();
+/// # drop(configured);
+/// ```
+///
+/// # Errors
+/// A [`CatalogueModelError`](agentstream_wire::catalogue::CatalogueModelError)
+/// for an api this crate does not speak, a refused header, or a client
+/// that cannot be built.
+#[cfg(all(feature = "http", feature = "catalogue"))]
+pub fn model_from_catalogue(
+    model: &agentstream_models::Model,
+    api_key: Option<&str>,
+) -> Result<Box<dyn Model + Send + Sync>, agentstream_wire::catalogue::CatalogueModelError> {
+    agentstream_wire::catalogue::model_from_catalogue::<Reqwest>(model, api_key)
+}
+
 /// The old name of [`GeminiModel`].
 #[cfg(feature = "http")]
 #[deprecated(note = "renamed to `GeminiModel`")]

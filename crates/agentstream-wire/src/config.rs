@@ -69,6 +69,8 @@ pub fn layered(defaults: &StreamOptions, call: &StreamOptions) -> StreamOptions 
             .clone_from(&defaults.response_format);
     }
     options.cache_retention = call.cache_retention.or(defaults.cache_retention);
+    options.thinking = call.thinking.or(defaults.thinking);
+    options.thinking_model = call.thinking_model.or(defaults.thinking_model);
     if call.session_id.is_none() {
         options.session_id.clone_from(&defaults.session_id);
     }

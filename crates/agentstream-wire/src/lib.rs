@@ -106,6 +106,10 @@ pub mod server;
 pub mod sse;
 pub mod surrogates;
 
+// Feature `catalogue`: pi-ai's model catalogue as configured endpoints.
+#[cfg(feature = "catalogue")]
+pub mod catalogue;
+
 pub use api::{Api, ProtocolVisitor};
 
 /// The README's examples, compiled and run as doctests.

@@ -144,11 +144,8 @@ pub(crate) fn blocking_diagnostics<'m>(
 /// The Anthropic-style prompt-cache marker for `retention`, as pi-ai writes
 /// it: `{"type": "ephemeral"}`, with `"ttl": "1h"` for `Long` where the
 /// endpoint supports the long lifetime; none for `None` or no retention.
-pub(crate) fn cache_control(
-    retention: Option<CacheRetention>,
-    long_supported: bool,
-) -> Option<Value> {
-    match retention? {
+pub(crate) fn cache_control(retention: CacheRetention, long_supported: bool) -> Option<Value> {
+    match retention {
         CacheRetention::None => None,
         CacheRetention::Long if long_supported => Some(json!({"type": "ephemeral", "ttl": "1h"})),
         _ => Some(json!({"type": "ephemeral"})),
@@ -156,9 +153,6 @@ pub(crate) fn cache_control(
 }
 
 /// Whether `retention` asks for caching at all (`Short` or `Long`).
-pub(crate) fn caching(retention: Option<CacheRetention>) -> bool {
-    matches!(
-        retention,
-        Some(CacheRetention::Short | CacheRetention::Long)
-    )
+pub(crate) fn caching(retention: CacheRetention) -> bool {
+    matches!(retention, CacheRetention::Short | CacheRetention::Long)
 }

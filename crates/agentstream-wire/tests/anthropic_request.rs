@@ -6,7 +6,7 @@ use agentstream::message::{
     assistant, image, text, thinking, tool_call, tool_result, user, user_blocks, ContentBlock,
     Context, Message, StopReason, ThinkingContent, Tool,
 };
-use agentstream::model::{validate_events, ModelEvent, StreamOptions, ToolChoice};
+use agentstream::model::{validate_events, CacheRetention, ModelEvent, StreamOptions, ToolChoice};
 use agentstream_wire::anthropic::{
     is_valid_tool_id, AnthropicConfig, AnthropicMessages, AnthropicStream,
 };
@@ -100,7 +100,10 @@ fn every_block_kind_is_sent_as_anthropic_content() {
     let body = body(&context, "claude-x", &options);
     assert_eq!(body["model"], "claude-x");
     assert_eq!(body["stream"], true);
-    assert_eq!(body["system"], "Be brief.");
+    assert_eq!(
+        body["system"],
+        json!([{"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}}])
+    );
     // max_tokens must exceed the budget: raised to budget + max_tokens.
     assert_eq!(body["max_tokens"], 3000);
     assert_eq!(
@@ -111,7 +114,7 @@ fn every_block_kind_is_sent_as_anthropic_content() {
     assert_eq!(body["temperature"], 1.0);
     assert_eq!(
         body["tools"],
-        json!([{"name": "look", "description": "Looks.", "input_schema": {"type": "object", "properties": {"at": {"type": "string"}}}}])
+        json!([{"name": "look", "description": "Looks.", "input_schema": {"type": "object", "properties": {"at": {"type": "string"}}}, "cache_control": {"type": "ephemeral"}}])
     );
     let messages = body["messages"].as_array().unwrap();
     assert_eq!(messages.len(), 4, "{messages:#?}");
@@ -144,16 +147,24 @@ fn every_block_kind_is_sent_as_anthropic_content() {
             {"type": "tool_result", "tool_use_id": "c2", "is_error": false, "content": "ok"},
         ]})
     );
-    assert_eq!(messages[3], json!({"role": "user", "content": "Thanks"}));
+    assert_eq!(
+        messages[3],
+        json!({"role": "user", "content": [{"type": "text", "text": "Thanks", "cache_control": {"type": "ephemeral"}}]})
+    );
 }
 
 #[test]
 fn without_options_only_the_required_fields_are_sent() {
     let context = Context::from_messages([user("hi").into()]);
-    let body = body(&context, "m", &StreamOptions::default());
+    let uncached = StreamOptions::default().with_cache_retention(CacheRetention::None);
     assert_eq!(
-        body,
+        body(&context, "m", &uncached),
         json!({"model": "m", "max_tokens": 4096, "stream": true, "messages": [{"role": "user", "content": "hi"}]})
+    );
+    // Pi's default retention, `Short`, marks the last user block.
+    assert_eq!(
+        body(&context, "m", &StreamOptions::default())["messages"],
+        json!([{"role": "user", "content": [{"type": "text", "text": "hi", "cache_control": {"type": "ephemeral"}}]}])
     );
 }
 

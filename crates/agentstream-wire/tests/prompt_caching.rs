@@ -1,6 +1,7 @@
 //! Prompt caching as pi-ai 0.73.1 places it, per protocol: what a cache
 //! retention and a session id add to the request, and that a call without
-//! a retention sends what it sent before (no marker, no key, no header).
+//! a retention caches as `Short`, Pi's default (`None` sends no marker, no
+//! key, no header).
 //! The whole bodies are compared with pi-ai's in
 //! `crates/agentstream-cli/tests/pi_payloads.rs`.
 
@@ -57,11 +58,9 @@ fn header<'r>(request: &'r PreparedRequest, name: &str) -> Option<&'r str> {
 #[test]
 fn anthropic_marks_the_system_prompt_the_last_tool_and_the_last_user_block() {
     let config = AnthropicConfig::new("claude-sonnet-4-5");
-    let plain = body(&prepare(&config, None));
-    assert_eq!(plain["system"], "Be brief.");
-    assert!(!plain.to_string().contains("cache_control"));
-
     let short = body(&prepare(&config, Some(CacheRetention::Short)));
+    // Unset is Pi's default, `Short`.
+    assert_eq!(body(&prepare(&config, None)), short);
     let marker = json!({"type": "ephemeral"});
     assert_eq!(
         short["system"],
@@ -147,8 +146,13 @@ fn openrouter_anthropic_models_get_anthropic_style_markers() {
     );
     let config = OpenAiConfig::new("https://openrouter.ai/api/v1", "anthropic/claude-sonnet-4")
         .with_compat(compat);
-    let plain = body(&prepare(&config, None));
+    let plain = body(&prepare(&config, Some(CacheRetention::None)));
     assert!(!plain.to_string().contains("cache_control"));
+    let unset = body(&prepare(&config, None));
+    assert_eq!(
+        unset["messages"][0]["content"][0]["cache_control"],
+        json!({"type": "ephemeral"})
+    );
     let long = body(&prepare(&config, Some(CacheRetention::Long)));
     let marker = json!({"type": "ephemeral", "ttl": "1h"});
     assert_eq!(
@@ -186,9 +190,12 @@ fn session_affinity_headers_follow_the_compat_flag() {
 #[test]
 fn responses_sends_the_key_the_retention_and_the_session_headers() {
     let config = ResponsesConfig::new("https://api.openai.com/v1", "gpt-5");
-    let plain = prepare(&config, None);
+    let plain = prepare(&config, Some(CacheRetention::None));
     assert!(body(&plain).get("prompt_cache_key").is_none());
     assert_eq!(header(&plain, "session_id"), None);
+    let unset = prepare(&config, None);
+    assert_eq!(body(&unset)["prompt_cache_key"], "s-1");
+    assert_eq!(header(&unset, "session_id"), Some("s-1"));
 
     let short = prepare(&config, Some(CacheRetention::Short));
     assert_eq!(body(&short)["prompt_cache_key"], "s-1");

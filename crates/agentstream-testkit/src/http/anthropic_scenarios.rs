@@ -125,9 +125,12 @@ pub async fn random_chunk_boundaries<M: Model>(make: impl Fn(AnthropicConfig) ->
     assert_eq!(body["model"], "claude-test");
     assert_eq!(body["max_tokens"], 321);
     assert_eq!(body["stream"], true);
+    // Pi's default cache retention, `short`, marks the last user block.
     assert_eq!(
         body["messages"],
-        json!([{"role": "user", "content": "Say hello"}])
+        json!([{"role": "user", "content": [
+            {"type": "text", "text": "Say hello", "cache_control": {"type": "ephemeral"}}
+        ]}])
     );
 }
 

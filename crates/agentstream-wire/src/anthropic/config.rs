@@ -51,7 +51,7 @@ pub type AnthropicConfig = EndpointConfig<AnthropicMessages>;
 ///
 /// ```
 /// use agentstream::message::{assistant, tool_call, tool_result, user, Context, StopReason};
-/// use agentstream::model::StreamOptions;
+/// use agentstream::model::{CacheRetention, StreamOptions};
 /// use agentstream_wire::anthropic::AnthropicMessages;
 /// use agentstream_wire::config::{Call, Protocol};
 /// use serde_json::json;
@@ -62,10 +62,11 @@ pub type AnthropicConfig = EndpointConfig<AnthropicMessages>;
 ///     tool_result("c1", "weather", "18°C", false).into(),
 /// ]);
 /// context.system_prompt = Some("Be brief.".into());
-/// let options = StreamOptions::default();
+/// // Without prompt caching (Pi's default, `Short`, adds `cache_control` markers).
+/// let options = StreamOptions::default().with_cache_retention(CacheRetention::None);
 /// let call = Call { model: "claude-sonnet-4-5", provider: "anthropic", options: &options };
 /// let body = AnthropicMessages::default().body(&context, &call).unwrap();
-/// assert_eq!(body["system"], "Be brief.");
+/// assert_eq!(body["system"], json!([{"type": "text", "text": "Be brief."}]));
 /// assert_eq!(body["max_tokens"], 4096);
 /// assert_eq!(
 ///     body["messages"][1]["content"][0],
@@ -121,6 +122,18 @@ impl Protocol for AnthropicMessages {
         headers.push(("anthropic-version", self.version.clone()));
         if let Some(key) = api_key {
             headers.push(("x-api-key", key.to_owned()));
+        }
+    }
+
+    /// pi-ai's `anthropic-beta: interleaved-thinking-2025-05-14` on models
+    /// without adaptive thinking, for a model described by a catalogue
+    /// (a call with a [`thinking_model`](agentstream::model::StreamOptions::thinking_model)).
+    fn call_headers(&self, call: &Call<'_>, headers: &mut Vec<(&'static str, String)>) {
+        if call.options.thinking_model.is_some() && !super::thinking::adaptive(call.model) {
+            headers.push((
+                "anthropic-beta",
+                super::thinking::INTERLEAVED_THINKING_BETA.to_owned(),
+            ));
         }
     }
 }

@@ -34,6 +34,7 @@ mod payload;
 pub mod projector;
 pub mod request;
 mod stream;
+pub mod thinking;
 
 pub use config::{AnthropicConfig, AnthropicMessages, ANTHROPIC_BASE_URL, ANTHROPIC_VERSION};
 pub use ids::{is_valid_tool_id, ToolIds, MAX_TOOL_ID_LEN};

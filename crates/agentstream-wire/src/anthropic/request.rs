@@ -3,7 +3,7 @@
 //! ([`AnthropicMessages`](super::AnthropicMessages)'s
 //! [`Protocol::body`](crate::config::Protocol::body)).
 //!
-//! - The system prompt is the top-level `system` string.
+//! - The system prompt is the top-level `system`: one `text` block.
 //! - A user message is a `user` message: string content as a string,
 //!   blocks as `text` blocks and `image` blocks with a `base64` source.
 //!   Empty text blocks are left out (the API refuses them), and so is a
@@ -25,6 +25,9 @@
 //!   budget, `thinking: {"type": "enabled", "budget_tokens": N}` is sent,
 //!   and `max_tokens` is raised to budget + `max_tokens` when it is not
 //!   above the budget (the API requires `max_tokens` > budget).
+//! - A [`ThinkingLevel`](agentstream::model::ThinkingLevel), when set,
+//!   replaces both: see [`thinking`](super::thinking) (adaptive thinking
+//!   with `output_config.effort`, or budget thinking).
 //! - The tools as `{name, description, input_schema}`, and `stream: true`;
 //!   when set, the tool choice, `temperature`, `top_p`, `stop_sequences`
 //!   and structured output as `output_config.format`: `output_config:
@@ -33,13 +36,13 @@
 //!   the schema's name, description and `strict` have no field there and
 //!   are not sent). `Required` tool choice is Anthropic's `any`.
 //!
-//! - Prompt caching, as pi-ai places it, when the call sets a
-//!   [`CacheRetention`](agentstream::model::CacheRetention): the system
-//!   prompt becomes one `text` block, and with `Short` or `Long` that block,
-//!   the last tool and the last block of the last message (when it is a user
+//! - Prompt caching, as pi-ai places it, by the call's
+//!   [`CacheRetention`](agentstream::model::CacheRetention) (unset is
+//!   `Short`, Pi's default): with `Short` or `Long` the system block, the
+//!   last tool and the last block of the last message (when it is a user
 //!   message, its text made a block) carry `cache_control: {"type":
-//!   "ephemeral"}`, with `"ttl": "1h"` for `Long`. Without a retention
-//!   nothing of this is sent.
+//!   "ephemeral"}`, with `"ttl": "1h"` for `Long`. With `None` nothing of
+//!   this is sent.
 //!
 //! Before anything else the history goes through
 //! [`transform_messages`](agentstream::message::transform) for this
@@ -64,6 +67,7 @@ use agentstream::model::{ReasoningEffort, StreamOptions, ToolChoice};
 
 use super::ids::ToolIds;
 use super::projector::ANTHROPIC_MESSAGES_API;
+use super::thinking;
 use crate::config::Call;
 pub use crate::request::RequestError;
 use crate::request::{blocking_diagnostics, cache_control, OptionFields};
@@ -184,15 +188,22 @@ pub(crate) fn build_request(context: &Context, call: &Call<'_>) -> Result<Value,
     if !results.is_empty() {
         messages.push(json!({"role": "user", "content": results}));
     }
-    if let Some(marker) = cache_control(call.options.cache_retention, true) {
+    if let Some(marker) = cache_control(call.options.cache_retention_or_default(), true) {
         mark_last_user_message(&mut messages, &marker);
     }
     let mut body = Map::new();
     body.insert("model".into(), Value::String(call.model.into()));
     body.insert("messages".into(), Value::Array(messages));
+    let model = call.model;
     let call = call.options;
     let mut max_tokens = max_tokens(call);
-    if let Some(budget) = thinking_budget(call) {
+    let plan = thinking::plan(model, call, max_tokens);
+    if let Some(plan) = &plan {
+        max_tokens = plan.max_tokens;
+        if let Some(thinking) = &plan.thinking {
+            body.insert(FIELDS.reasoning.into(), thinking.clone());
+        }
+    } else if let Some(budget) = thinking_budget(call) {
         if max_tokens <= budget {
             max_tokens = budget.saturating_add(max_tokens);
         }
@@ -203,21 +214,18 @@ pub(crate) fn build_request(context: &Context, call: &Call<'_>) -> Result<Value,
     }
     body.insert(FIELDS.max_tokens.into(), Value::from(max_tokens));
     body.insert("stream".into(), Value::Bool(true));
-    // With a cache retention set, the system prompt is one text block (the
-    // marker's place), as pi-ai sends it; without, the plain string.
-    let marker = cache_control(call.cache_retention, true);
+    // The system prompt is one text block (the marker's place), as pi-ai
+    // sends it.
+    let marker = cache_control(call.cache_retention_or_default(), true);
     if let Some(system) = context.system_prompt.as_ref().filter(|s| !s.is_empty()) {
-        let system = match call.cache_retention {
-            Some(_) => {
-                let mut block = json!({"type": "text", "text": system});
-                mark(&mut block, marker.as_ref());
-                Value::Array(alloc::vec![block])
-            }
-            None => Value::String(system.clone()),
-        };
-        body.insert("system".into(), system);
+        let mut block = json!({"type": "text", "text": system});
+        mark(&mut block, marker.as_ref());
+        body.insert("system".into(), Value::Array(alloc::vec![block]));
     }
-    if let Some(temperature) = call.temperature {
+    let temperature = call
+        .temperature
+        .filter(|_| plan.as_ref().map_or(true, |p| p.temperature));
+    if let Some(temperature) = temperature {
         body.insert(FIELDS.temperature.into(), Value::from(temperature));
     }
     if let Some(tools) = context.tools.as_ref().filter(|t| !t.is_empty()) {
@@ -246,11 +254,18 @@ pub(crate) fn build_request(context: &Context, call: &Call<'_>) -> Result<Value,
     if let (Some(stop), Some(field)) = (call.stop.as_ref().filter(|s| !s.is_empty()), FIELDS.stop) {
         body.insert(field.into(), Value::from(stop.clone()));
     }
+    let mut output_config = Map::new();
+    if let Some(effort) = plan.as_ref().and_then(|p| p.effort) {
+        output_config.insert("effort".into(), Value::from(effort));
+    }
     if let Some(format) = &call.response_format {
-        body.insert(
-            FIELDS.response_format.into(),
-            json!({"format": {"type": "json_schema", "schema": format.schema}}),
+        output_config.insert(
+            "format".into(),
+            json!({"type": "json_schema", "schema": format.schema}),
         );
+    }
+    if !output_config.is_empty() {
+        body.insert(FIELDS.response_format.into(), Value::Object(output_config));
     }
     Ok(Value::Object(body))
 }

@@ -240,7 +240,7 @@ pub(crate) fn build_request(context: &Context, call: &Call<'_>) -> Result<Value,
         return Err(RequestError { diagnostics });
     }
     let claude = is_claude(call.model);
-    let retention = call.options.cache_retention.unwrap_or_default();
+    let retention = call.options.cache_retention_or_default();
     let cache = cache_point(retention).filter(|_| supports_prompt_caching(call.model));
     let mut messages: Vec<Value> = Vec::with_capacity(history.len());
     let mut results: Vec<Value> = Vec::new();

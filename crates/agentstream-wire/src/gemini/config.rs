@@ -8,6 +8,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use agentstream::message::Context;
+use agentstream::model::ReasoningEffort;
 use serde_json::Value;
 
 use super::projector::{GeminiApi, GeminiProjector};
@@ -138,7 +139,17 @@ impl Gemini {
     ///     Some(Thinking::Level(ThinkingLevel::Low))
     /// );
     /// ```
+    ///
+    /// A call's [`thinking`](agentstream::model::StreamOptions::thinking)
+    /// level wins over all of these, as pi-ai's `streamSimpleGoogle` maps
+    /// it: nothing for a model that does not reason; `Off` as
+    /// [`Thinking::Off`]; another level clamped to the model's levels (a
+    /// level clamped to `off` counts as `high`, `xhigh` as `high`) and
+    /// mapped as the effort of the same name above.
     pub fn thinking_for(&self, call: &Call<'_>) -> Option<Thinking> {
+        if let Some(level) = call.options.thinking {
+            return level_thinking(call, level);
+        }
         if let Some(budget) = call.options.thinking_budget {
             Some(Thinking::Budget(i64::try_from(budget).unwrap_or(i64::MAX)))
         } else if let Some(effort) = call.options.reasoning_effort {
@@ -147,6 +158,26 @@ impl Gemini {
             self.thinking
         }
     }
+}
+
+/// The thinking setting of a Pi thinking level (see
+/// [`Gemini::thinking_for`]).
+fn level_thinking(call: &Call<'_>, level: agentstream::model::ThinkingLevel) -> Option<Thinking> {
+    use agentstream::model::ThinkingLevel as Level;
+    let traits = call.options.thinking_model.unwrap_or_default();
+    if !traits.reasoning {
+        return None;
+    }
+    if level == Level::Off {
+        return Some(Thinking::Off);
+    }
+    let effort = match traits.clamp(level) {
+        Level::Minimal => ReasoningEffort::Minimal,
+        Level::Low => ReasoningEffort::Low,
+        Level::Medium => ReasoningEffort::Medium,
+        _ => ReasoningEffort::High,
+    };
+    Some(effort_thinking(call.model, effort))
 }
 
 impl GeminiConfig {

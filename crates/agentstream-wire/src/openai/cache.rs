@@ -16,8 +16,9 @@ pub(super) fn prompt_cache(
     compat: Compat,
     options: &StreamOptions,
 ) -> (Option<&str>, Option<&'static str>) {
-    let long = options.cache_retention == Some(CacheRetention::Long) && compat.long_cache_retention;
-    let key = if (compat.prompt_cache_key && caching(options.cache_retention)) || long {
+    let retention = options.cache_retention_or_default();
+    let long = retention == CacheRetention::Long && compat.long_cache_retention;
+    let key = if (compat.prompt_cache_key && caching(retention)) || long {
         options.session_id.as_deref()
     } else {
         None

@@ -107,7 +107,9 @@ impl Protocol for OpenAiChat {
     /// The session-affinity headers, when [`Compat::session_affinity_headers`]
     /// is on and the call caches with a session id.
     fn call_headers(&self, call: &Call<'_>, headers: &mut Vec<(&'static str, String)>) {
-        if !self.compat.session_affinity_headers || !caching(call.options.cache_retention) {
+        if !self.compat.session_affinity_headers
+            || !caching(call.options.cache_retention_or_default())
+        {
             return;
         }
         if let Some(id) = &call.options.session_id {

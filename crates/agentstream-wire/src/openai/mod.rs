@@ -38,12 +38,14 @@ pub mod encode;
 pub mod projector;
 pub mod request;
 mod stream;
+pub mod thinking;
 pub(crate) mod wire;
 
 pub use config::{OpenAiChat, OpenAiConfig, PreparedRequest};
 pub use projector::{OpenAiProjector, OPENAI_COMPLETIONS_API};
 pub use request::{Compat, RequestError};
 pub use stream::OpenAiStream;
+pub use thinking::ThinkingFormat;
 
 /// The old name of [`OpenAiProjector`].
 #[deprecated(note = "renamed to `OpenAiProjector`")]

@@ -53,6 +53,7 @@
 //! and tool results do not pair up is rejected by the endpoints, so it is
 //! never built: the body writer returns the diagnostics instead.
 
+use super::thinking::ThinkingFormat;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -116,6 +117,12 @@ pub struct Compat {
     /// reasoning (pi-ai's `requiresReasoningContentOnAssistantMessages`,
     /// for reasoning models). Default: `false`.
     pub reasoning_content_on_assistant: bool,
+    /// How the endpoint takes a thinking level (pi-ai's `thinkingFormat`,
+    /// see [`thinking`](super::thinking)). Default: OpenAI's.
+    pub thinking_format: ThinkingFormat,
+    /// Whether the endpoint takes OpenAI's `reasoning_effort` (pi-ai's
+    /// `supportsReasoningEffort`). Default: `true`.
+    pub reasoning_effort: bool,
 }
 
 impl Default for Compat {
@@ -132,6 +139,8 @@ impl Default for Compat {
             strict_tools: false,
             tool_result_name: false,
             reasoning_content_on_assistant: false,
+            thinking_format: ThinkingFormat::OpenAi,
+            reasoning_effort: true,
         }
     }
 }
@@ -345,8 +354,11 @@ pub(crate) fn build_request(
                 })
                 .collect::<Vec<Value>>()
         });
-    let marker = cache_control(options.cache_retention, compat.long_cache_retention)
-        .filter(|_| compat.anthropic_cache_control);
+    let marker = cache_control(
+        options.cache_retention_or_default(),
+        compat.long_cache_retention,
+    )
+    .filter(|_| compat.anthropic_cache_control);
     if let Some(marker) = &marker {
         mark_cache_prefix(&mut messages, tools.as_mut(), marker);
     }
@@ -387,8 +399,10 @@ pub(crate) fn build_request(
     if let Some(choice) = &options.tool_choice {
         body.insert(FIELDS.tool_choice.into(), tool_choice_json(choice));
     }
-    if let Some(effort) = options.reasoning_effort {
-        body.insert(FIELDS.reasoning.into(), Value::from(effort.as_str()));
+    if !super::thinking::apply(compat, options, &mut body) {
+        if let Some(effort) = options.reasoning_effort {
+            body.insert(FIELDS.reasoning.into(), Value::from(effort.as_str()));
+        }
     }
     if let Some(format) = &options.response_format {
         body.insert(FIELDS.response_format.into(), response_format_json(format));

@@ -116,7 +116,7 @@ impl Protocol for OpenAiResponses {
     /// pi-ai's session headers: `session_id` and `x-client-request-id`
     /// carry the session id when the call caches.
     fn call_headers(&self, call: &Call<'_>, headers: &mut Vec<(&'static str, String)>) {
-        if !caching(call.options.cache_retention) {
+        if !caching(call.options.cache_retention_or_default()) {
             return;
         }
         if let Some(id) = &call.options.session_id {

@@ -59,7 +59,20 @@
 //!   is `false`, not only when a reasoning effort is set, so a reasoning
 //!   model's reasoning always comes back with a signature.
 //! - Without an effort, no `reasoning` member is sent (Pi sends
-//!   `{"effort": "none"}` to models its table marks as reasoning).
+//!   `{"effort": "none"}` to models its table marks as reasoning) unless
+//!   the call describes its model: see below.
+//!
+//! # Thinking levels
+//!
+//! A call's [`ThinkingLevel`](agentstream::model::ThinkingLevel), or a
+//! call that describes its model ([`thinking_model`](StreamOptions::thinking_model))
+//! without an older reasoning effort or summary, is sent as pi-ai's
+//! `streamSimpleOpenAIResponses` sends it, for a model that reasons: the
+//! level clamped to the model's levels; with an effort (the level map's
+//! name for it, else Pi's), `reasoning: {effort, summary}` (summary
+//! `auto` unless set); with `off`, `reasoning: {effort: "none"}` (the
+//! map's name for `off`; nothing where the map marks `off` unsupported,
+//! or for the `github-copilot` provider).
 //! - A thinking signature that is not a JSON object is left out (Pi's
 //!   request fails on it).
 //! - Tool choice and structured output are sent (Pi's provider has
@@ -73,7 +86,9 @@ use serde_json::{json, Map, Value};
 
 use agentstream::message::transform::{transform_messages, TargetModel};
 use agentstream::message::{AssistantMessage, ContentBlock, Context, Message, UserContent};
-use agentstream::model::{CacheRetention, ReasoningEffort, ToolChoice};
+use agentstream::model::{
+    CacheRetention, ReasoningEffort, StreamOptions, ThinkingLevel, ToolChoice,
+};
 
 use super::config::OpenAiResponses;
 use super::projector::OPENAI_RESPONSES_API;
@@ -295,7 +310,7 @@ pub(crate) fn write_body(
     }
     // pi-ai: the session id is the cache key unless caching is off; the
     // long retention is `"24h"`.
-    let retention = call.options.cache_retention;
+    let retention = call.options.cache_retention_or_default();
     if let (true, Some(field), Some(id)) = (
         caching(retention) || !dialect.cache_by_retention,
         FIELDS.cache_key,
@@ -303,14 +318,20 @@ pub(crate) fn write_body(
     ) {
         body.insert(field.into(), Value::String(id.clone()));
     }
-    if let (Some(CacheRetention::Long), Some(field), true) = (
+    if let (CacheRetention::Long, Some(field), true) = (
         retention,
         FIELDS.cache_retention,
         dialect.cache_by_retention,
     ) {
         body.insert(field.into(), Value::from("24h"));
     }
-    let reasoning = call.options.reasoning_effort.is_some() || dialect.reasoning_summary.is_some();
+    // The reasoning a thinking level maps to (`None`: no level, the
+    // effort and summary as given).
+    let level = level_reasoning(call.provider, call.options, dialect.reasoning_summary);
+    let reasoning = match &level {
+        Some(reasoning) => reasoning.is_some(),
+        None => call.options.reasoning_effort.is_some() || dialect.reasoning_summary.is_some(),
+    };
     if dialect.store == Some(false) || (dialect.store.is_none() && reasoning) {
         body.insert("include".into(), json!(["reasoning.encrypted_content"]));
     }
@@ -351,7 +372,11 @@ pub(crate) fn write_body(
         };
         body.insert(FIELDS.tool_choice.into(), choice);
     }
-    if reasoning {
+    if let Some(level) = level {
+        if let Some(reasoning) = level {
+            body.insert(FIELDS.reasoning.into(), reasoning);
+        }
+    } else if reasoning {
         let effort = call.reasoning_effort.unwrap_or(ReasoningEffort::Medium);
         let summary = dialect.reasoning_summary.unwrap_or(ReasoningSummary::Auto);
         body.insert(
@@ -467,4 +492,41 @@ fn assistant_items(
             _ => {}
         }
     }
+}
+
+/// The `reasoning` member of a thinking level (see the [module
+/// documentation](self)): `None` when the call is not one this mapping
+/// covers, `Some(None)` when it sends no `reasoning`.
+fn level_reasoning(
+    provider: &str,
+    options: &StreamOptions,
+    summary: Option<ReasoningSummary>,
+) -> Option<Option<Value>> {
+    let covered = options.thinking.is_some()
+        || (options.thinking_model.is_some()
+            && options.reasoning_effort.is_none()
+            && summary.is_none());
+    if !covered {
+        return None;
+    }
+    let traits = options.thinking_model.unwrap_or_default();
+    if !traits.reasoning {
+        return Some(None);
+    }
+    let level = options
+        .clamped_thinking()
+        .filter(|l| *l != ThinkingLevel::Off);
+    if let Some(level) = level {
+        let effort = traits.effort(level).unwrap_or(level.as_str());
+        let summary = summary.unwrap_or(ReasoningSummary::Auto).as_str();
+        return Some(Some(json!({"effort": effort, "summary": summary})));
+    }
+    if provider == "github-copilot" {
+        return Some(None);
+    }
+    Some(match traits.mapped(ThinkingLevel::Off) {
+        Some(None) => None,
+        Some(Some(off)) => Some(json!({ "effort": off })),
+        None => Some(json!({"effort": "none"})),
+    })
 }

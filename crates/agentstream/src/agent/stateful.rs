@@ -575,6 +575,19 @@ impl<M> Agent<M> {
             .with(|inner| inner.options.stream.session_id.clone())
     }
 
+    /// Sets the thinking level (Pi's `AgentState.thinkingLevel`) every
+    /// model call of the next runs carries in its
+    /// [`StreamOptions::thinking`](crate::model::StreamOptions::thinking);
+    /// `None` sends none (the model's default).
+    pub fn set_thinking_level(&self, level: Option<crate::model::ThinkingLevel>) {
+        self.replace_in(|inner| &mut inner.options.stream.thinking, level);
+    }
+
+    /// The thinking level the model calls carry, if set.
+    pub fn thinking_level(&self) -> Option<crate::model::ThinkingLevel> {
+        self.inner.with(|inner| inner.options.stream.thinking)
+    }
+
     /// Replaces the transcript.
     pub fn set_messages(&self, messages: Vec<Message>) {
         let messages = messages.into_iter().map(SharedMessage::from).collect();

@@ -20,6 +20,7 @@ mod retry;
 mod rope;
 mod scripted;
 mod stream;
+mod thinking;
 
 pub use abort::{AbortController, AbortSignal, Aborted, ABORTED_MESSAGE};
 pub use cause::{
@@ -44,6 +45,7 @@ pub use stream::{
 pub use stream::{
     LocalModelStream, ModelProducer, ModelResult, ModelStream, PRODUCER_DROPPED_MESSAGE,
 };
+pub use thinking::{ThinkingLevel, ThinkingLevelMap, ThinkingModel};
 
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -86,15 +88,29 @@ pub struct StreamOptions {
     pub tool_choice: Option<ToolChoice>,
     /// How hard a reasoning model should think (OpenAI's
     /// `reasoning_effort`; mapped to a thinking budget where the API takes
-    /// one).
+    /// one). Superseded by [`thinking`](Self::thinking), which wins when
+    /// set; kept for existing callers.
     pub reasoning_effort: Option<ReasoningEffort>,
     /// The thinking budget in tokens, where the API takes one (Anthropic);
     /// wins over [`reasoning_effort`](Self::reasoning_effort) there.
+    /// Superseded by [`thinking`](Self::thinking), which wins when set.
     pub thinking_budget: Option<u64>,
+    /// The thinking level (Pi's `thinkingLevel`, pi-ai's `reasoning`),
+    /// mapped per API as pi-ai's `streamSimple` does (each request module
+    /// of the wire crate says how); `Off` is sent as each provider spells
+    /// "no thinking". Unset sends no thinking setting at all.
+    pub thinking: Option<ThinkingLevel>,
+    /// What the model says about reasoning (from a catalogue): which
+    /// levels it supports, their provider names, its output limit. A
+    /// configured model sets it in its defaults; unset is
+    /// [`ThinkingModel::default`].
+    pub thinking_model: Option<ThinkingModel>,
     /// Structured output: a JSON schema the response must match.
     pub response_format: Option<ResponseFormat>,
-    /// How long the provider should cache the request's prefix; `None`
-    /// places no cache markers (see [`CacheRetention`]).
+    /// How long the provider should cache the request's prefix; unset is
+    /// Pi's default, [`CacheRetention::Short`] (see
+    /// [`cache_retention_or_default`](Self::cache_retention_or_default));
+    /// [`CacheRetention::None`] places no cache markers.
     pub cache_retention: Option<CacheRetention>,
     /// The conversation's id (pi-ai's `sessionId`): the prompt cache key
     /// and session headers where the provider takes them. The
@@ -145,6 +161,28 @@ impl StreamOptions {
         self
     }
 
+    /// Sets the thinking level.
+    pub fn with_thinking(mut self, level: ThinkingLevel) -> Self {
+        self.thinking = Some(level);
+        self
+    }
+
+    /// Sets what the model says about reasoning.
+    pub fn with_thinking_model(mut self, model: ThinkingModel) -> Self {
+        self.thinking_model = Some(model);
+        self
+    }
+
+    /// The call's thinking level clamped to what the model supports
+    /// (pi-ai's `clampThinkingLevel`), if one is set. `Off` stays `Off`
+    /// (Pi sends it as no reasoning at all, never clamped up).
+    pub fn clamped_thinking(&self) -> Option<ThinkingLevel> {
+        match self.thinking? {
+            ThinkingLevel::Off => Some(ThinkingLevel::Off),
+            level => Some(self.thinking_model.unwrap_or_default().clamp(level)),
+        }
+    }
+
     /// Sets the thinking budget in tokens.
     pub fn with_thinking_budget(mut self, tokens: u64) -> Self {
         self.thinking_budget = Some(tokens);
@@ -161,6 +199,21 @@ impl StreamOptions {
     pub fn with_cache_retention(mut self, retention: CacheRetention) -> Self {
         self.cache_retention = Some(retention);
         self
+    }
+
+    /// The retention the request builders apply: the one set, else Pi's
+    /// default [`CacheRetention::Short`] (pi-ai's `resolveCacheRetention`;
+    /// the `PI_CACHE_RETENTION=long` environment override is the command
+    /// line's, since this crate reads no environment).
+    ///
+    /// ```
+    /// use agentstream::model::{CacheRetention, StreamOptions};
+    /// assert_eq!(StreamOptions::default().cache_retention_or_default(), CacheRetention::Short);
+    /// let off = StreamOptions::default().with_cache_retention(CacheRetention::None);
+    /// assert_eq!(off.cache_retention_or_default(), CacheRetention::None);
+    /// ```
+    pub fn cache_retention_or_default(&self) -> CacheRetention {
+        self.cache_retention.unwrap_or_default()
     }
 
     /// Sets the session id.

@@ -109,9 +109,9 @@ impl ResponseFormat {
 /// How long the provider should keep the request's prefix in its prompt
 /// cache (pi-ai's `cacheRetention`). [`Default`] is `Short`, Pi's default.
 ///
-/// A [`StreamOptions`](super::StreamOptions) without one places no cache
-/// markers at all (the request bodies of earlier releases); set `Short` to
-/// send what pi-ai sends by default.
+/// A [`StreamOptions`](super::StreamOptions) without one caches as
+/// `Short`, as pi-ai does; set `None` for the request bodies of earlier
+/// releases (no cache markers at all).
 ///
 /// ```
 /// use agentstream::model::CacheRetention;
