@@ -26,7 +26,7 @@
 //!   and `max_tokens` is raised to budget + `max_tokens` when it is not
 //!   above the budget (the API requires `max_tokens` > budget).
 //! - A [`ThinkingLevel`](agentstream::model::ThinkingLevel), when set,
-//!   replaces both: see [`thinking`](super::thinking) (adaptive thinking
+//!   replaces both: see [`thinking`] (adaptive thinking
 //!   with `output_config.effort`, or budget thinking).
 //! - The tools as `{name, description, input_schema}`, and `stream: true`;
 //!   when set, the tool choice, `temperature`, `top_p`, `stop_sequences`

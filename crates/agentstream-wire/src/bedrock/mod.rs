@@ -4,7 +4,7 @@
 //! body ([`BedrockProjector`], `projector.rs`). The body's framing is
 //! [`eventstream`](crate::eventstream); the projection declares it
 //! ([`Framing::EventStream`](crate::sse::Framing::EventStream)) and
-//! [`SseStream`](crate::sse::SseStream) decodes it.
+//! [`SseStream`] decodes it.
 //! [`auth`]: SigV4 signing and pi-ai's credential and region resolution
 //! (the endpoint sends a Bedrock API key as `Authorization: Bearer` today;
 //! a SigV4 caller signs the prepared request with

@@ -59,7 +59,7 @@ use crate::surrogates::mark_lone_surrogates;
 /// Pi's api id of the protocol.
 pub const BEDROCK_API: &str = "bedrock-converse-stream";
 
-/// The `ConverseStream` projector. See the [module documentation](self).
+/// The `ConverseStream` projector. See [`bedrock`](crate::bedrock).
 ///
 /// ```
 /// use agentstream::model::validate_events;

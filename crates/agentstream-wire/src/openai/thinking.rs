@@ -1,4 +1,4 @@
-//! A call's [`ThinkingLevel`](agentstream::model::ThinkingLevel) on Chat
+//! A call's [`ThinkingLevel`] on Chat
 //! Completions, as pi-ai's `streamSimpleOpenAICompletions` sends it: the
 //! level is clamped to the model's supported levels (`Off` means no
 //! effort), then written in the endpoint's [`ThinkingFormat`], only for a

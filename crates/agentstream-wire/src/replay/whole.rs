@@ -20,7 +20,7 @@ use serde_json::{json, Map, Value};
 use crate::api::Api;
 
 /// The SSE body `api`'s server would have streamed for the whole answer
-/// `body` (see the [module documentation](self)), or `None` when `body`
+/// `body`, or `None` when `body`
 /// is not a JSON object (an error page, an empty body) or is the API's
 /// error body (an object with an `error` that is not `null`: each of the
 /// four APIs' error shape has one; a Response has `"error": null`), which

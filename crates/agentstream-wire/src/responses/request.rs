@@ -64,7 +64,7 @@
 //!
 //! # Thinking levels
 //!
-//! A call's [`ThinkingLevel`](agentstream::model::ThinkingLevel), or a
+//! A call's [`ThinkingLevel`], or a
 //! call that describes its model ([`thinking_model`](StreamOptions::thinking_model))
 //! without an older reasoning effort or summary, is sent as pi-ai's
 //! `streamSimpleOpenAIResponses` sends it, for a model that reasons: the
