@@ -93,17 +93,23 @@ if ! command -v python3 >/dev/null || ! command -v node >/dev/null || ! command 
 fi
 mkdir -p "$cache"
 export PIP_CACHE_DIR=$cache/pip-cache PIP_DISABLE_PIP_VERSION_CHECK=1 npm_config_cache=$cache/npm-cache
-if ! { [ -x "$cache/build-venv/bin/maturin" ] ||
-    { python3 -m venv "$cache/build-venv" && "$cache/build-venv/bin/pip" install --quiet maturin==1.16.0; }; } \
+# maturin, and zig (the `ziglang` wheel) as its linker: the binary links
+# against glibc 2.17's symbols, so the wheel is manylinux2014 and installs
+# on any glibc Linux of the last decade, not only on this machine's glibc
+# (a plain build here would be manylinux_2_34).
+if ! { { [ -x "$cache/build-venv/bin/maturin" ] && "$cache/build-venv/bin/python" -c 'import ziglang'; } ||
+    { python3 -m venv "$cache/build-venv" &&
+        "$cache/build-venv/bin/pip" install --quiet maturin==1.16.0 ziglang==0.17.1; }; } \
     >"$work/maturin.log" 2>&1; then
     tail -n 3 "$work/maturin.log"
-    echo "SKIPPED: the packages (could not pip install maturin)"
+    echo "SKIPPED: the packages (could not pip install maturin and ziglang)"
     exit "$status"
 fi
 
-step "the wheel (maturin build --release)"
+step "the wheel (maturin build --release --zig --compatibility manylinux2014)"
 rm -f "$target"/wheels/agentstream-*.whl
-if ! (cd packages/python && CARGO_TARGET_DIR=$target "$cache/build-venv/bin/maturin" build --release --out "$target/wheels"); then
+if ! (cd packages/python && PATH="$cache/build-venv/bin:$PATH" CARGO_TARGET_DIR=$target \
+    "$cache/build-venv/bin/maturin" build --release --zig --compatibility manylinux2014 --out "$target/wheels"); then
     fail "maturin build"
     exit "$status"
 fi
