@@ -12,6 +12,13 @@
 //! regenerates them with the real Pi and checks they are unchanged. They
 //! are compiled in (`include_str!`), so the comparison needs no file
 //! system at run time (Miri runs these tests in isolation).
+//!
+//! Under Miri, one scenario in three is compared (the first, fourth, …
+//! of [`NAMES`](agent_scenarios::NAMES), and every scenario that differs
+//! from Pi on purpose): the loop's paths are Miri's concern, and
+//! `tests/agent.rs` runs the same scenarios' loop under it too; the JSON
+//! comparison of all of them took ten minutes of CI there. Natively
+//! every scenario is compared.
 
 extern crate alloc;
 
@@ -21,6 +28,9 @@ use agent_scenarios::{difference, expected_events, expected_final, final_record,
 use serde_json::Value;
 
 fn check(name: &str, pi_jsonl: &str, pi_final: &str) {
+    if cfg!(miri) && !compared_under_miri(name) {
+        return;
+    }
     let transcript = futures_executor::block_on(agent_scenarios::play(name));
     let difference = difference(name);
     let expected: Vec<Value> = expected_events(difference, pi_jsonl).collect();
@@ -55,6 +65,12 @@ fn check(name: &str, pi_jsonl: &str, pi_final: &str) {
             "{name}: `{key}` differs from Pi's ({difference:?})"
         );
     }
+}
+
+/// Whether Miri compares scenario `name` (see the module docs).
+fn compared_under_miri(name: &str) -> bool {
+    let position = agent_scenarios::NAMES.iter().position(|n| *n == name);
+    position.is_some_and(|i| i % 3 == 0) || difference(name) != Difference::None
 }
 
 macro_rules! differential {
