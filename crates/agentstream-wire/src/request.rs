@@ -10,7 +10,9 @@ use agentstream::diagnostic::Diagnostic;
 use agentstream::message::linkage::{
     DUPLICATE_TOOL_CALL_ID, DUPLICATE_TOOL_RESULT, ORPHAN_TOOL_RESULT, UNANSWERED_TOOL_CALL,
 };
-use agentstream::message::{user, ContentBlock, LinkageChecker, Message, ToolResultMessage};
+use agentstream::message::{
+    user, ContentBlock, ImageContent, LinkageChecker, Message, ToolResultMessage,
+};
 use agentstream::model::CacheRetention;
 use serde_json::{json, Value};
 
@@ -109,6 +111,12 @@ pub(crate) fn result_text(result: &ToolResultMessage) -> alloc::string::String {
         .filter_map(ContentBlock::as_text)
         .collect();
     texts.join("\n")
+}
+
+/// An image as the `data:` URL the OpenAI-shaped APIs take
+/// (`data:image/png;base64,…`).
+pub(crate) fn data_url(image: &ImageContent) -> alloc::string::String {
+    alloc::format!("data:{};base64,{}", image.mime_type, image.data)
 }
 
 /// A tool result's image blocks, in order.

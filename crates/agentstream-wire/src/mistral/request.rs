@@ -206,7 +206,7 @@ fn user_item(block: &ContentBlock) -> Option<Value> {
         ContentBlock::Text(t) => Some(json!({"type": "text", "text": t.text})),
         ContentBlock::Image(image) => Some(json!({
             "type": "image_url",
-            "image_url": format!("data:{};base64,{}", image.mime_type, image.data),
+            "image_url": crate::request::data_url(image),
         })),
         _ => None,
     }

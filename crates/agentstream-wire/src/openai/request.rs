@@ -424,7 +424,7 @@ fn user_content(content: &UserContent) -> Value {
                     ContentBlock::Image(image) => Some(json!({
                         "type": "image_url",
                         "image_url": {
-                            "url": format!("data:{};base64,{}", image.mime_type, image.data)
+                            "url": crate::request::data_url(image)
                         }
                     })),
                     _ => None,

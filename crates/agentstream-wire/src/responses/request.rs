@@ -406,7 +406,7 @@ fn input_part(block: &ContentBlock) -> Option<Value> {
         ContentBlock::Image(image) => Some(json!({
             "type": "input_image",
             "detail": "auto",
-            "image_url": format!("data:{};base64,{}", image.mime_type, image.data),
+            "image_url": crate::request::data_url(image),
         })),
         _ => None,
     }
