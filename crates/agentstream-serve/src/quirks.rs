@@ -51,10 +51,16 @@ pub(crate) enum Quirk {
     OutputIndexGaps,
     PartialArgs,
     SplitUtf8,
+    RepeatedRole,
+    NoToolCallIds,
+    UsageOnlyFinalChunk,
+    ReasoningContent,
+    KeepAliveComments,
+    CompletedWithoutOutput,
 }
 
 impl Quirk {
-    const ALL: [Quirk; 8] = [
+    const ALL: [Quirk; 14] = [
         Quirk::EmptyDeltas,
         Quirk::PingFlood,
         Quirk::ToolCallsOnIndex0,
@@ -63,6 +69,12 @@ impl Quirk {
         Quirk::OutputIndexGaps,
         Quirk::PartialArgs,
         Quirk::SplitUtf8,
+        Quirk::RepeatedRole,
+        Quirk::NoToolCallIds,
+        Quirk::UsageOnlyFinalChunk,
+        Quirk::ReasoningContent,
+        Quirk::KeepAliveComments,
+        Quirk::CompletedWithoutOutput,
     ];
 
     /// Its name in a script.
@@ -76,17 +88,28 @@ impl Quirk {
             Quirk::OutputIndexGaps => "outputIndexGaps",
             Quirk::PartialArgs => "partialArgs",
             Quirk::SplitUtf8 => "splitUtf8",
+            Quirk::RepeatedRole => "repeatedRole",
+            Quirk::NoToolCallIds => "noToolCallIds",
+            Quirk::UsageOnlyFinalChunk => "usageOnlyFinalChunk",
+            Quirk::ReasoningContent => "reasoningContent",
+            Quirk::KeepAliveComments => "keepAliveComments",
+            Quirk::CompletedWithoutOutput => "completedWithoutOutput",
         }
     }
 
     /// The API it belongs to; `None`: every API.
     fn api(self) -> Option<Api> {
         match self {
-            Quirk::EmptyDeltas | Quirk::ToolCallsOnIndex0 | Quirk::ToolCallsInOneChunk => {
-                Some(Api::OpenAi)
-            }
+            Quirk::EmptyDeltas
+            | Quirk::ToolCallsOnIndex0
+            | Quirk::ToolCallsInOneChunk
+            | Quirk::RepeatedRole
+            | Quirk::NoToolCallIds
+            | Quirk::UsageOnlyFinalChunk
+            | Quirk::ReasoningContent
+            | Quirk::KeepAliveComments => Some(Api::OpenAi),
             Quirk::PingFlood | Quirk::InputTokensInDelta => Some(Api::Anthropic),
-            Quirk::OutputIndexGaps => Some(Api::Responses),
+            Quirk::OutputIndexGaps | Quirk::CompletedWithoutOutput => Some(Api::Responses),
             Quirk::PartialArgs => Some(Api::Gemini),
             Quirk::SplitUtf8 => None,
         }
@@ -203,6 +226,89 @@ impl Quirk {
                 None => out.push(event),
             },
             Quirk::SplitUtf8 => out.push(event),
+            Quirk::RepeatedRole => {
+                let changed = with_data(&event, |payload| {
+                    let delta = payload.pointer_mut("/choices/0/delta")?.as_object_mut()?;
+                    if delta.contains_key("role") {
+                        return None;
+                    }
+                    delta.insert("role".to_owned(), Value::from("assistant"));
+                    Some(())
+                });
+                out.push(changed.unwrap_or(event));
+            }
+            Quirk::NoToolCallIds => {
+                let changed = with_data(&event, |payload| {
+                    let calls = payload
+                        .pointer_mut("/choices/0/delta/tool_calls")?
+                        .as_array_mut()?;
+                    let mut removed = false;
+                    for call in calls.iter_mut().filter_map(Value::as_object_mut) {
+                        removed |= call.remove("id").is_some();
+                    }
+                    removed.then_some(())
+                });
+                out.push(changed.unwrap_or(event));
+            }
+            Quirk::UsageOnlyFinalChunk => {
+                let Some(finish) = memory.finish.take() else {
+                    let finishes = data(&event).is_some_and(|payload| {
+                        payload
+                            .pointer("/choices/0/finish_reason")
+                            .is_some_and(|reason| !reason.is_null())
+                    });
+                    if finishes {
+                        memory.finish = Some(event);
+                    } else {
+                        out.push(event);
+                    }
+                    return;
+                };
+                let usage = data(&event)
+                    .filter(|p| {
+                        p.get("choices")
+                            .and_then(Value::as_array)
+                            .is_some_and(Vec::is_empty)
+                    })
+                    .and_then(|mut payload| payload.get_mut("usage").map(Value::take));
+                let merged = usage.and_then(|usage| {
+                    with_data(&finish, |payload| {
+                        payload.as_object_mut()?.insert("usage".to_owned(), usage);
+                        Some(())
+                    })
+                });
+                match merged {
+                    Some(merged) => out.push(merged),
+                    None => {
+                        out.push(finish);
+                        out.push(event);
+                    }
+                }
+            }
+            Quirk::ReasoningContent => {
+                let changed = with_data(&event, |payload| {
+                    let delta = payload.pointer_mut("/choices/0/delta")?.as_object_mut()?;
+                    let reasoning = delta.remove("reasoning_content")?;
+                    delta.insert("reasoning".to_owned(), reasoning);
+                    Some(())
+                });
+                out.push(changed.unwrap_or(event));
+            }
+            Quirk::KeepAliveComments => {
+                out.push(": OPENROUTER PROCESSING".to_owned());
+                out.push(event);
+            }
+            Quirk::CompletedWithoutOutput => {
+                let changed = with_data(&event, |payload| {
+                    if payload.get("type").and_then(Value::as_str)? != "response.completed" {
+                        return None;
+                    }
+                    let output = payload.pointer_mut("/response/output")?;
+                    *output = Value::Array(Vec::new());
+                    Some(())
+                });
+                out.push(changed.unwrap_or(event));
+            }
         }
     }
 }
@@ -266,6 +372,9 @@ pub(crate) struct Memory {
     held: Option<String>,
     /// `inputTokensInDelta`: `message_start`'s usage.
     input: Option<Value>,
+    /// `usageOnlyFinalChunk`: the chunk with the finish reason, waiting
+    /// for the usage chunk behind it.
+    finish: Option<String>,
 }
 
 /// `event`'s `data:` payload, when it is JSON.
