@@ -57,10 +57,11 @@ pub(crate) enum Quirk {
     ReasoningContent,
     KeepAliveComments,
     CompletedWithoutOutput,
+    NoCallIds,
 }
 
 impl Quirk {
-    const ALL: [Quirk; 14] = [
+    const ALL: [Quirk; 15] = [
         Quirk::EmptyDeltas,
         Quirk::PingFlood,
         Quirk::ToolCallsOnIndex0,
@@ -75,6 +76,7 @@ impl Quirk {
         Quirk::ReasoningContent,
         Quirk::KeepAliveComments,
         Quirk::CompletedWithoutOutput,
+        Quirk::NoCallIds,
     ];
 
     /// Its name in a script.
@@ -94,6 +96,7 @@ impl Quirk {
             Quirk::ReasoningContent => "reasoningContent",
             Quirk::KeepAliveComments => "keepAliveComments",
             Quirk::CompletedWithoutOutput => "completedWithoutOutput",
+            Quirk::NoCallIds => "noCallIds",
         }
     }
 
@@ -110,7 +113,7 @@ impl Quirk {
             | Quirk::KeepAliveComments => Some(Api::OpenAi),
             Quirk::PingFlood | Quirk::InputTokensInDelta => Some(Api::Anthropic),
             Quirk::OutputIndexGaps | Quirk::CompletedWithoutOutput => Some(Api::Responses),
-            Quirk::PartialArgs => Some(Api::Gemini),
+            Quirk::PartialArgs | Quirk::NoCallIds => Some(Api::Gemini),
             Quirk::SplitUtf8 => None,
         }
     }
@@ -295,7 +298,9 @@ impl Quirk {
                 out.push(changed.unwrap_or(event));
             }
             Quirk::KeepAliveComments => {
-                out.push(": OPENROUTER PROCESSING".to_owned());
+                let comments = if memory.commented { 1 } else { 2 };
+                memory.commented = true;
+                out.extend((0..comments).map(|_| ": OPENROUTER PROCESSING".to_owned()));
                 out.push(event);
             }
             Quirk::CompletedWithoutOutput => {
@@ -308,6 +313,44 @@ impl Quirk {
                     Some(())
                 });
                 out.push(changed.unwrap_or(event));
+            }
+            Quirk::NoCallIds => {
+                let Some(mut payload) = data(&event) else {
+                    out.push(event);
+                    return;
+                };
+                let ends = payload.pointer("/candidates/0/finishReason").is_some();
+                let Some(parts) = payload
+                    .pointer_mut("/candidates/0/content/parts")
+                    .and_then(Value::as_array_mut)
+                else {
+                    out.push(event);
+                    return;
+                };
+                let only_calls = !parts.is_empty()
+                    && parts.iter().all(|part| part.get("functionCall").is_some());
+                if only_calls && !ends {
+                    for call in parts.iter_mut().filter_map(|p| p.get_mut("functionCall")) {
+                        if let Some(call) = call.as_object_mut() {
+                            call.remove("id");
+                        }
+                    }
+                    memory.calls.append(parts);
+                } else if ends && !memory.calls.is_empty() {
+                    let mut all = std::mem::take(&mut memory.calls);
+                    all.append(parts);
+                    *parts = all;
+                    out.push(format!("data: {payload}"));
+                } else {
+                    out.extend(memory.calls.drain(..).map(|part| {
+                        let mut one = payload.clone();
+                        if let Some(slot) = one.pointer_mut("/candidates/0/content/parts") {
+                            *slot = Value::Array(vec![part]);
+                        }
+                        format!("data: {one}")
+                    }));
+                    out.push(event);
+                }
             }
         }
     }
@@ -375,6 +418,11 @@ pub(crate) struct Memory {
     /// `usageOnlyFinalChunk`: the chunk with the finish reason, waiting
     /// for the usage chunk behind it.
     finish: Option<String>,
+    /// `keepAliveComments`: the first event had its comments.
+    commented: bool,
+    /// `noCallIds`: the `functionCall` parts waiting for the payload that
+    /// ends the answer.
+    calls: Vec<Value>,
 }
 
 /// `event`'s `data:` payload, when it is JSON.

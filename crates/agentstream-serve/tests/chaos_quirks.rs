@@ -149,7 +149,19 @@ fn shows(quirk: &str, body: &[u8]) -> bool {
             deltas().any(|d| d.get("reasoning").is_some())
                 && deltas().all(|d| d.get("reasoning_content").is_none())
         }
-        "keepAliveComments" => text.starts_with(": OPENROUTER PROCESSING\n\n"),
+        "keepAliveComments" => {
+            text.starts_with(": OPENROUTER PROCESSING\n\n: OPENROUTER PROCESSING\n\ndata: ")
+        }
+        "noCallIds" => payloads.last().is_some_and(|p| {
+            let parts = p["candidates"][0]["content"]["parts"].as_array();
+            let calls = parts
+                .into_iter()
+                .flatten()
+                .filter_map(|p| p.get("functionCall"));
+            p["candidates"][0]["finishReason"] == "STOP"
+                && calls.clone().count() == 2
+                && calls.clone().all(|c| c.get("id").is_none())
+        }),
         "completedWithoutOutput" => payloads
             .iter()
             .any(|p| p["type"] == "response.completed" && p["response"]["output"] == json!([])),
@@ -176,6 +188,7 @@ async fn each_quirk_decodes_to_the_same_message() {
         ("reasoningContent", "openai"),
         ("keepAliveComments", "openai"),
         ("completedWithoutOutput", "responses"),
+        ("noCallIds", "gemini"),
     ] {
         let server = server(json!([turn(), with(json!({"quirks": [quirk]}))])).await;
         let (_, plain) = call(&server, api, None).await;
