@@ -49,6 +49,7 @@ const QUIRKS = {
   reasoningContent: ["openai-completions"],
   keepAliveComments: ["openai-completions"],
   completedWithoutOutput: ["openai-responses"],
+  noCallIds: ["google-generative-ai"],
 };
 
 const rules = [{ match: { lastUserText: "case:plain" }, reply: TURN }];

@@ -15,6 +15,13 @@
 //! | `outputIndexGaps` | Responses | every `output_index` is one more than the encoder's, so the first item is at 1 and index 0 never comes | `/work/shared/fixtures/openai-responses-sse/genai-reasoning-tools.sse` (the function call at `output_index` 1, behind an encrypted reasoning item that gives a client no block) | yes | yes |
 //! | `partialArgs` | Gemini | each `functionCall` part becomes Gemini 3's streamed form: the name with `willContinue: true`, one part per top-level argument as `partialArgs` (`jsonPath` `$.KEY` and `stringValue`, `numberValue`, `boolValue`, `nullValue`, `structValue` or `listValue`; a string of two characters or more split in two entries, the first with `willContinue: true`), then an empty `functionCall` ending the call; each a payload of its own | `/work/shared/fixtures/google-sse/google-no-args-tool-call.chunks.jsonl` (gemini-3-flash-preview) | yes | **no**: 0.73.1 reads no `partialArgs`, every part becomes a call with `{}` arguments |
 //! | `splitUtf8` | every API | the first multi-byte character of the stream is split across two network writes (two body frames) | a transport property, not a payload one: every recorded stream above with non-ASCII text can arrive so, as TCP segments fall | yes | yes (all four APIs) |
+//! | `repeatedRole` | Chat Completions | every chunk's delta says `role: "assistant"`, tool-call fragments and finish chunks too | anomalyco/opencode @ 1808fe8, `packages/llm/test/fixtures/recordings/openai-compatible-chat/openrouter-streams-tool-call.json` (MIT; OpenRouter, openai/gpt-4o-mini) and alibaba/higress @ c12176d, `plugins/wasm-rust/extensions/ai-data-masking/test/raw_message.txt` (Apache-2.0; Ollama, `fp_ollama`) | yes | yes |
+//! | `noToolCallIds` | Chat Completions | no tool call has an `id`, on any chunk; calls are told apart by `index` only | no recorded stream found (searched: id-less `tool_calls` chunk shapes in public code, which are hand-written tests; issue trackers). Reported from live streams: continuedev/continue#13225 (Ollama, gpt-oss:20b: "the first tool-call delta contains an index but no id"), anomalyco/opencode#25925 (NVIDIA's moonshotai/kimi-k2.5), anomalyco/opencode#47954 (GLM-5.2 through Mistral's endpoint) | yes, ids made from the call's position (`call_0`, `call_1`) | **no**: both calls get the id `""`, so their results cannot be told apart |
+//! | `usageOnlyFinalChunk` | Chat Completions | the usage rides on the chunk that carries `finish_reason`, and no usage chunk with `choices: []` follows (the rewrite moves the usage a client asked for with `stream_options.include_usage`) | `/work/shared/fixtures/mistral-sse/mistral-text.chunks.jsonl`, also `crates/agentstream-wire/tests/fixtures/mistral-sse/` (vercel/ai @ ed857f5, Apache-2.0; usage on the last chunk, `finish_reason: "stop"`); OpenRouter's recordings above put it on a chunk with `choices` and `finish_reason` too | yes | yes |
+//! | `reasoningContent` | Chat Completions | thinking arrives in `delta.reasoning`, not in `delta.reasoning_content` as the encoder writes it | charmbracelet/fantasy @ a909365, `providertests/testdata/TestOpenRouterCommon/gpt-5/multi_tool_streaming.yaml` (Apache-2.0; OpenRouter, openai/gpt-5: `"reasoning": "**Executing"` beside `content: ""`) | yes; the thinking block's `thinkingSignature` is `reasoning`, the field's name, as Pi's | yes, with the same `thinkingSignature` |
+//! | `keepAliveComments` | Chat Completions | two `: OPENROUTER PROCESSING` comment lines before the first event, and one before each later event | anomalyco/opencode @ 1808fe8, `packages/llm/test/fixtures/recordings/openai-compatible-chat/openrouter-gpt-5-5-drives-a-tool-loop.json` (MIT; two comments before the first chunk); the later ones as OpenRouter documents them, sent "occasionally … to prevent connection timeouts" (<https://openrouter.ai/docs/api-reference/streaming>) | yes | yes |
+//! | `completedWithoutOutput` | Responses | `response.completed` carries `output: []` though every item was streamed | no recorded stream found (searched: Responses fixtures in public code, issue trackers). Reported from live streams of ChatGPT's Codex backend (`chatgpt.com/backend-api/codex`, gpt-5.4): bytedance/deer-flow#1928, NousResearch/hermes-agent#5758 (streamed `function_call` items too), sipeed/picoclaw#2674 (the terminal response dumped: `output: []`, `status: "completed"`, `output_tokens: 95`) | yes | yes |
+//! | `noCallIds` | Gemini | the `functionCall` parts, without `id`, come in the payload that ends the answer (with `finishReason` and `usageMetadata`), not one payload each before it | anomalyco/opencode @ 8d97b38, `packages/llm/test/fixtures/recordings/gemini/streams-tool-call.json` (MIT; gemini-2.5-flash: one payload with the call, no `id`, `finishReason: STOP` and the usage). The encoder writes no call ids already (newer models send them: `/work/shared/fixtures/google-sse/genai-tool.sse`), so the quirk gives the rest of that recording's shape | yes | yes |
 //!
 //! The last two columns: whether the client's final message equals the
 //! one of the same turn without the quirk (tool-call ids aside on Gemini,
@@ -22,13 +29,14 @@
 //! `tests/chaos_quirks.rs`; pi-ai's is `oracle/pi-ai/quirks.mjs` (a finding,
 //! not a test), run on 2026-12-06.
 //!
-//! Not in the catalogue (yet): `usageOnlyFinalChunk`, `reasoningContent`
-//! (Chat Completions) and `noCallIds` (Gemini) are how the encoder writes
-//! every stream already (a usage chunk with `choices: []`,
-//! `reasoning_content`, `functionCall` without `id`), so as quirks they
-//! would change nothing; `noToolCallIds`, `repeatedRole`,
-//! `keepAliveComments`, `interleavedToolBlocks` and
-//! `completedWithoutOutput` have no recorded stream here that shows them.
+//! Not in the catalogue: `interleavedToolBlocks` (Anthropic). No recorded
+//! Messages stream was found that starts a content block before the
+//! previous one stopped (searched: Anthropic SSE fixtures here and in
+//! public code, issue trackers; langchain-ai/langchain#37025 speaks of
+//! interleaved parallel tool-call chunks from Anthropic, but in
+//! LangChain's own chunk model, not as a recorded stream). Text between
+//! two `tool_use` blocks, which real streams do show, is how the encoder
+//! writes a turn whose content has it, so it needs no quirk.
 //!
 //! A quirk named in a script that is not in this table is an error when
 //! the script loads. A quirk valid for some APIs, asked of a request in
