@@ -50,6 +50,7 @@ const QUIRKS = {
   keepAliveComments: ["openai-completions"],
   completedWithoutOutput: ["openai-responses"],
   noCallIds: ["google-generative-ai"],
+  interleavedToolBlocks: ["anthropic-messages"],
 };
 
 const rules = [{ match: { lastUserText: "case:plain" }, reply: TURN }];

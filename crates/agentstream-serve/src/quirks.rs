@@ -22,21 +22,13 @@
 //! | `keepAliveComments` | Chat Completions | two `: OPENROUTER PROCESSING` comment lines before the first event, and one before each later event | anomalyco/opencode @ 1808fe8, `packages/llm/test/fixtures/recordings/openai-compatible-chat/openrouter-gpt-5-5-drives-a-tool-loop.json` (MIT; two comments before the first chunk); the later ones as OpenRouter documents them, sent "occasionally … to prevent connection timeouts" (<https://openrouter.ai/docs/api-reference/streaming>) | yes | yes |
 //! | `completedWithoutOutput` | Responses | `response.completed` carries `output: []` though every item was streamed | no recorded stream found (searched: Responses fixtures in public code, issue trackers). Reported from live streams of ChatGPT's Codex backend (`chatgpt.com/backend-api/codex`, gpt-5.4): bytedance/deer-flow#1928, NousResearch/hermes-agent#5758 (streamed `function_call` items too), sipeed/picoclaw#2674 (the terminal response dumped: `output: []`, `status: "completed"`, `output_tokens: 95`) | yes | yes |
 //! | `noCallIds` | Gemini | the `functionCall` parts, without `id`, come in the payload that ends the answer (with `finishReason` and `usageMetadata`), not one payload each before it | anomalyco/opencode @ 8d97b38, `packages/llm/test/fixtures/recordings/gemini/streams-tool-call.json` (MIT; gemini-2.5-flash: one payload with the call, no `id`, `finishReason: STOP` and the usage). The encoder writes no call ids already (newer models send them: `/work/shared/fixtures/google-sse/genai-tool.sse`), so the quirk gives the rest of that recording's shape | yes | yes |
+//! | `interleavedToolBlocks` | Anthropic | the `tool_use` blocks of a turn all start, then their `input_json_delta`s (each block's arguments in two halves) come in turns, then they all stop, so a block starts before the previous one stopped and gets deltas while another is open | no recorded stream found (searched: Anthropic SSE fixtures here and in public code, issue trackers); Anthropic's own streams write blocks one after another. Anthropic-compatible servers write this: praxis-proxy/ai#266 and #273 (an OpenAI-to-Anthropic proxy that, fixed, opens a block per call index, routes later deltas to their block and closes every open block at the end), and clients are asked to route by `index` (envoyproxy/ai-gateway#2579) | yes | yes |
 //!
 //! The last two columns: whether the client's final message equals the
 //! one of the same turn without the quirk (tool-call ids aside on Gemini,
 //! where the client makes them from each call's own response id). Ours is
 //! `tests/chaos_quirks.rs`; pi-ai's is `oracle/pi-ai/quirks.mjs` (a finding,
 //! not a test), run on 2026-12-06.
-//!
-//! Not in the catalogue: `interleavedToolBlocks` (Anthropic). No recorded
-//! Messages stream was found that starts a content block before the
-//! previous one stopped (searched: Anthropic SSE fixtures here and in
-//! public code, issue trackers; langchain-ai/langchain#37025 speaks of
-//! interleaved parallel tool-call chunks from Anthropic, but in
-//! LangChain's own chunk model, not as a recorded stream). Text between
-//! two `tool_use` blocks, which real streams do show, is how the encoder
-//! writes a turn whose content has it, so it needs no quirk.
 //!
 //! A quirk named in a script that is not in this table is an error when
 //! the script loads. A quirk valid for some APIs, asked of a request in
@@ -47,6 +39,9 @@ use agentstream::message::DecodeError;
 use agentstream_wire::Api;
 use bytes::Bytes;
 use serde_json::Value;
+
+mod reshape;
+use reshape::{halves, interleave, streamed_call, HeldBlock};
 
 /// One quirk of the catalogue (see the [module documentation](self)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,10 +61,11 @@ pub(crate) enum Quirk {
     KeepAliveComments,
     CompletedWithoutOutput,
     NoCallIds,
+    InterleavedToolBlocks,
 }
 
 impl Quirk {
-    const ALL: [Quirk; 15] = [
+    const ALL: [Quirk; 16] = [
         Quirk::EmptyDeltas,
         Quirk::PingFlood,
         Quirk::ToolCallsOnIndex0,
@@ -85,6 +81,7 @@ impl Quirk {
         Quirk::KeepAliveComments,
         Quirk::CompletedWithoutOutput,
         Quirk::NoCallIds,
+        Quirk::InterleavedToolBlocks,
     ];
 
     /// Its name in a script.
@@ -105,6 +102,7 @@ impl Quirk {
             Quirk::KeepAliveComments => "keepAliveComments",
             Quirk::CompletedWithoutOutput => "completedWithoutOutput",
             Quirk::NoCallIds => "noCallIds",
+            Quirk::InterleavedToolBlocks => "interleavedToolBlocks",
         }
     }
 
@@ -119,7 +117,9 @@ impl Quirk {
             | Quirk::UsageOnlyFinalChunk
             | Quirk::ReasoningContent
             | Quirk::KeepAliveComments => Some(Api::OpenAi),
-            Quirk::PingFlood | Quirk::InputTokensInDelta => Some(Api::Anthropic),
+            Quirk::PingFlood | Quirk::InputTokensInDelta | Quirk::InterleavedToolBlocks => {
+                Some(Api::Anthropic)
+            }
             Quirk::OutputIndexGaps | Quirk::CompletedWithoutOutput => Some(Api::Responses),
             Quirk::PartialArgs | Quirk::NoCallIds => Some(Api::Gemini),
             Quirk::SplitUtf8 => None,
@@ -322,6 +322,39 @@ impl Quirk {
                 });
                 out.push(changed.unwrap_or(event));
             }
+            Quirk::InterleavedToolBlocks => {
+                let payload = data(&event);
+                let kind = payload
+                    .as_ref()
+                    .and_then(|p| p.get("type"))
+                    .and_then(Value::as_str);
+                let index = payload
+                    .as_ref()
+                    .and_then(|p| p.get("index"))
+                    .and_then(Value::as_u64);
+                let tool_start = kind == Some("content_block_start")
+                    && payload
+                        .as_ref()
+                        .and_then(|p| p.pointer("/content_block/type"))
+                        == Some(&Value::from("tool_use"));
+                let held = index.and_then(|i| memory.blocks.iter().position(|b| b.index == i));
+                match (kind, held) {
+                    _ if tool_start => memory.blocks.push(HeldBlock {
+                        index: index.unwrap_or_default(),
+                        start: event,
+                        deltas: Vec::new(),
+                        stop: None,
+                    }),
+                    (Some("content_block_delta"), Some(at)) => {
+                        memory.blocks[at].deltas.extend(halves(&event));
+                    }
+                    (Some("content_block_stop"), Some(at)) => memory.blocks[at].stop = Some(event),
+                    _ => {
+                        interleave(std::mem::take(&mut memory.blocks), out);
+                        out.push(event);
+                    }
+                }
+            }
             Quirk::NoCallIds => {
                 let Some(mut payload) = data(&event) else {
                     out.push(event);
@@ -364,56 +397,6 @@ impl Quirk {
     }
 }
 
-/// A Gemini payload whose only part is a whole `functionCall`, as the
-/// payloads of Gemini 3's streamed call (see `partialArgs`); `None` for
-/// any other payload.
-fn streamed_call(payload: &Value) -> Option<Vec<Value>> {
-    let parts = payload.pointer("/candidates/0/content/parts")?.as_array()?;
-    let [part] = parts.as_slice() else {
-        return None;
-    };
-    let call = part.get("functionCall")?;
-    let name = call.get("name")?;
-    let args = call.get("args")?.as_object()?;
-    let with_part = |part: Value| {
-        let mut one = payload.clone();
-        if let Some(slot) = one.pointer_mut("/candidates/0/content/parts") {
-            *slot = Value::Array(vec![part]);
-        }
-        one
-    };
-    let mut first = part.clone();
-    first["functionCall"] = serde_json::json!({"name": name, "willContinue": true});
-    let mut payloads = vec![with_part(first)];
-    for (key, value) in args {
-        let path = format!("$.{key}");
-        let entries = match value {
-            Value::String(text) if text.chars().count() >= 2 => {
-                let half = text
-                    .char_indices()
-                    .nth(text.chars().count() / 2)
-                    .map_or(0, |(at, _)| at);
-                vec![
-                    serde_json::json!({"jsonPath": path, "stringValue": &text[..half], "willContinue": true}),
-                    serde_json::json!({"jsonPath": path, "stringValue": &text[half..]}),
-                ]
-            }
-            Value::String(text) => vec![serde_json::json!({"jsonPath": path, "stringValue": text})],
-            Value::Number(n) => vec![serde_json::json!({"jsonPath": path, "numberValue": n})],
-            Value::Bool(b) => vec![serde_json::json!({"jsonPath": path, "boolValue": b})],
-            Value::Null => vec![serde_json::json!({"jsonPath": path, "nullValue": null})],
-            Value::Object(_) => vec![serde_json::json!({"jsonPath": path, "structValue": value})],
-            Value::Array(_) => vec![serde_json::json!({"jsonPath": path, "listValue": value})],
-        };
-        for entry in entries {
-            payloads.push(with_part(serde_json::json!({"functionCall": {
-                "partialArgs": [entry], "willContinue": true}})));
-        }
-    }
-    payloads.push(with_part(serde_json::json!({"functionCall": {}})));
-    Some(payloads)
-}
-
 /// What the quirks of one stream remember between its events.
 #[derive(Debug, Default)]
 pub(crate) struct Memory {
@@ -431,6 +414,9 @@ pub(crate) struct Memory {
     /// `noCallIds`: the `functionCall` parts waiting for the payload that
     /// ends the answer.
     calls: Vec<Value>,
+    /// `interleavedToolBlocks`: the `tool_use` blocks written so far, held
+    /// until the next event of another kind.
+    blocks: Vec<HeldBlock>,
 }
 
 /// `event`'s `data:` payload, when it is JSON.

@@ -165,6 +165,21 @@ fn shows(quirk: &str, body: &[u8]) -> bool {
         "completedWithoutOutput" => payloads
             .iter()
             .any(|p| p["type"] == "response.completed" && p["response"]["output"] == json!([])),
+        "interleavedToolBlocks" => {
+            // (type, index) of each block event: the second call starts
+            // before the first stops, and gets a delta before the first's last.
+            let at = |kind: &str, index: u64| {
+                payloads
+                    .iter()
+                    .position(|p| p["type"] == kind && p["index"] == index)
+                    .unwrap_or(usize::MAX)
+            };
+            let last_delta_of_first = payloads
+                .iter()
+                .rposition(|p| p["type"] == "content_block_delta" && p["index"] == 2);
+            at("content_block_start", 3) < at("content_block_stop", 2)
+                && last_delta_of_first.is_some_and(|d| at("content_block_delta", 3) < d)
+        }
         _ => true,
     }
 }
@@ -189,6 +204,7 @@ async fn each_quirk_decodes_to_the_same_message() {
         ("keepAliveComments", "openai"),
         ("completedWithoutOutput", "responses"),
         ("noCallIds", "gemini"),
+        ("interleavedToolBlocks", "anthropic"),
     ] {
         let server = server(json!([turn(), with(json!({"quirks": [quirk]}))])).await;
         let (_, plain) = call(&server, api, None).await;
