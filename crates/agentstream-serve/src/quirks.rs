@@ -1,7 +1,9 @@
 //! Real stream quirks, on purpose: a turn (or a rule's reply) may ask for
 //! `"quirks": [NAME, …]`, and its stream is then written as some real
 //! provider wrote it, each quirk a rewrite of the encoded stream taken from
-//! a recorded real stream that shows it. Client code must survive these;
+//! a recorded real stream that shows it (three have none that could be
+//! found: their source is the reports of live streams that the table
+//! names, with what was searched). Client code must survive these;
 //! each is tested to decode, through this workspace's own projector, to the
 //! same Pi message as the turn without it (or the difference noted).
 //!

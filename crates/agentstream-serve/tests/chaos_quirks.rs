@@ -410,3 +410,32 @@ async fn a_paced_turn_decodes_to_the_same_message_in_every_api() {
         server.shutdown().await;
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_held_finish_chunk_is_written_when_no_usage_follows() {
+    // usageOnlyFinalChunk holds the finish chunk for the usage chunk; a
+    // client that asked for no usage gets the stream unchanged.
+    let server = server(json!([
+        turn(),
+        with(json!({"quirks": ["usageOnlyFinalChunk"]}))
+    ]))
+    .await;
+    let mut bodies = Vec::new();
+    for _ in 0..2 {
+        let body = json!({"model": "m", "stream": true,
+                          "messages": [{"role": "user", "content": "hi"}]});
+        let response = reqwest::Client::new()
+            .post(format!("{}/chat/completions", server.url()))
+            .header("content-type", "application/json")
+            .body(body.to_string())
+            .send()
+            .await
+            .unwrap();
+        bodies.push(response.bytes().await.unwrap());
+    }
+    let text = String::from_utf8_lossy(&bodies[1]);
+    assert!(text.contains("\"finish_reason\":\"tool_calls\""), "{text}");
+    assert!(text.ends_with("data: [DONE]\n\n"), "{text}");
+    assert_eq!(message("openai", &bodies[0]), message("openai", &bodies[1]));
+    server.shutdown().await;
+}
