@@ -23,6 +23,7 @@ if (!BIN) throw new Error("set AGENTSTREAM to the agentstream binary");
 const TURN = {
   role: "assistant",
   content: [
+    { type: "thinking", thinking: "Zürich, then Tokyo." },
     { type: "text", text: "Grüße aus Zürich — 東京" },
     { type: "toolCall", id: "call_1", name: "weather", arguments: { city: "Zürich" } },
     { type: "toolCall", id: "call_2", name: "time", arguments: { zone: "Asia/Tokyo", n: 2.5, ok: true, at: { h: [1, 2] }, c: "y" } },
@@ -42,6 +43,14 @@ const QUIRKS = {
   outputIndexGaps: ["openai-responses"],
   partialArgs: ["google-generative-ai"],
   splitUtf8: ALL,
+  repeatedRole: ["openai-completions"],
+  noToolCallIds: ["openai-completions"],
+  usageOnlyFinalChunk: ["openai-completions"],
+  reasoningContent: ["openai-completions"],
+  keepAliveComments: ["openai-completions"],
+  completedWithoutOutput: ["openai-responses"],
+  noCallIds: ["google-generative-ai"],
+  interleavedToolBlocks: ["anthropic-messages"],
 };
 
 const rules = [{ match: { lastUserText: "case:plain" }, reply: TURN }];
@@ -109,6 +118,14 @@ for (const row of rows) {
     note = row.quirked.stopReason === "error" ? `: ${row.quirked.errorMessage}` : `: ${JSON.stringify(row.quirked.content)}`;
     if (JSON.stringify(row.plain.content) === JSON.stringify(row.quirked.content) && row.plain.stopReason === row.quirked.stopReason)
       note = `: same content; usage ${JSON.stringify(row.quirked.usage)} vs ${JSON.stringify(row.plain.usage)}`;
+    // The same message but for one field of its blocks: name the field.
+    for (const field of ["id", "thinkingSignature"]) {
+      const without = (m) => JSON.stringify({ ...m, content: m.content.map(({ [field]: _, ...b }) => b) });
+      if (without(row.plain) === without(row.quirked)) {
+        const values = row.quirked.content.filter((b) => field in b).map((b) => JSON.stringify(b[field]));
+        note = `: same message but the blocks' ${field}: ${values.join(", ")}`;
+      }
+    }
   }
   console.log(`| \`${row.quirk}\` | ${row.api} | ${row.survives ? "yes" : "no" + note} |`);
 }

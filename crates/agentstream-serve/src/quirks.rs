@@ -1,7 +1,9 @@
 //! Real stream quirks, on purpose: a turn (or a rule's reply) may ask for
 //! `"quirks": [NAME, …]`, and its stream is then written as some real
 //! provider wrote it, each quirk a rewrite of the encoded stream taken from
-//! a recorded real stream that shows it. Client code must survive these;
+//! a recorded real stream that shows it (three have none that could be
+//! found: their source is the reports of live streams that the table
+//! names, with what was searched). Client code must survive these;
 //! each is tested to decode, through this workspace's own projector, to the
 //! same Pi message as the turn without it (or the difference noted).
 //!
@@ -15,20 +17,20 @@
 //! | `outputIndexGaps` | Responses | every `output_index` is one more than the encoder's, so the first item is at 1 and index 0 never comes | `/work/shared/fixtures/openai-responses-sse/genai-reasoning-tools.sse` (the function call at `output_index` 1, behind an encrypted reasoning item that gives a client no block) | yes | yes |
 //! | `partialArgs` | Gemini | each `functionCall` part becomes Gemini 3's streamed form: the name with `willContinue: true`, one part per top-level argument as `partialArgs` (`jsonPath` `$.KEY` and `stringValue`, `numberValue`, `boolValue`, `nullValue`, `structValue` or `listValue`; a string of two characters or more split in two entries, the first with `willContinue: true`), then an empty `functionCall` ending the call; each a payload of its own | `/work/shared/fixtures/google-sse/google-no-args-tool-call.chunks.jsonl` (gemini-3-flash-preview) | yes | **no**: 0.73.1 reads no `partialArgs`, every part becomes a call with `{}` arguments |
 //! | `splitUtf8` | every API | the first multi-byte character of the stream is split across two network writes (two body frames) | a transport property, not a payload one: every recorded stream above with non-ASCII text can arrive so, as TCP segments fall | yes | yes (all four APIs) |
+//! | `repeatedRole` | Chat Completions | every chunk's delta says `role: "assistant"`, tool-call fragments and finish chunks too | anomalyco/opencode @ 1808fe8, `packages/llm/test/fixtures/recordings/openai-compatible-chat/openrouter-streams-tool-call.json` (MIT; OpenRouter, openai/gpt-4o-mini; its body is `crates/agentstream-wire/tests/fixtures/openai-sse/openrouter-tool-call.sse`, which also shows the comment and the usage on a finish chunk) and alibaba/higress @ c12176d, `plugins/wasm-rust/extensions/ai-data-masking/test/raw_message.txt` (Apache-2.0; Ollama, `fp_ollama`) | yes | yes |
+//! | `noToolCallIds` | Chat Completions | no tool call has an `id`, on any chunk; calls are told apart by `index` only | no recorded stream found (searched: id-less `tool_calls` chunk shapes in public code, which are hand-written tests; issue trackers). Reported from live streams: continuedev/continue#13225 (Ollama, gpt-oss:20b: "the first tool-call delta contains an index but no id"), anomalyco/opencode#25925 (NVIDIA's moonshotai/kimi-k2.5), anomalyco/opencode#47954 (GLM-5.2 through Mistral's endpoint) | yes, ids made from the call's position (`call_0`, `call_1`) | **no**: both calls get the id `""`, so their results cannot be told apart |
+//! | `usageOnlyFinalChunk` | Chat Completions | the usage rides on the chunk that carries `finish_reason`, and no usage chunk with `choices: []` follows (the rewrite moves the usage a client asked for with `stream_options.include_usage`) | `/work/shared/fixtures/mistral-sse/mistral-text.chunks.jsonl`, also `crates/agentstream-wire/tests/fixtures/mistral-sse/` (vercel/ai @ ed857f5, Apache-2.0; usage on the last chunk, `finish_reason: "stop"`); OpenRouter's recordings above put it on a chunk with `choices` and `finish_reason` too | yes | yes |
+//! | `reasoningContent` | Chat Completions | thinking arrives in `delta.reasoning`, not in `delta.reasoning_content` as the encoder writes it | charmbracelet/fantasy @ a909365, `providertests/testdata/TestOpenRouterCommon/gpt-5/multi_tool_streaming.yaml` (Apache-2.0; OpenRouter, openai/gpt-5: `"reasoning": "**Executing"` beside `content: ""`) | yes; the thinking block's `thinkingSignature` is `reasoning`, the field's name, as Pi's | yes, with the same `thinkingSignature` |
+//! | `keepAliveComments` | Chat Completions | two `: OPENROUTER PROCESSING` comment lines before the first event, and one before each later event | anomalyco/opencode @ 1808fe8, `packages/llm/test/fixtures/recordings/openai-compatible-chat/openrouter-gpt-5-5-drives-a-tool-loop.json` (MIT; two comments before the first chunk); the later ones as OpenRouter documents them, sent "occasionally … to prevent connection timeouts" (<https://openrouter.ai/docs/api-reference/streaming>) | yes | yes |
+//! | `completedWithoutOutput` | Responses | `response.completed` carries `output: []` though every item was streamed | no recorded stream found (searched: Responses fixtures in public code, issue trackers). Reported from live streams of ChatGPT's Codex backend (`chatgpt.com/backend-api/codex`, gpt-5.4): bytedance/deer-flow#1928, NousResearch/hermes-agent#5758 (streamed `function_call` items too), sipeed/picoclaw#2674 (the terminal response dumped: `output: []`, `status: "completed"`, `output_tokens: 95`) | yes | yes |
+//! | `noCallIds` | Gemini | the `functionCall` parts, without `id`, come in the payload that ends the answer (with `finishReason` and `usageMetadata`), not one payload each before it | anomalyco/opencode @ 8d97b38, `packages/llm/test/fixtures/recordings/gemini/streams-tool-call.json` (MIT; gemini-2.5-flash: one payload with the call, no `id`, `finishReason: STOP` and the usage). The encoder writes no call ids already (newer models send them: `/work/shared/fixtures/google-sse/genai-tool.sse`), so the quirk gives the rest of that recording's shape | yes | yes |
+//! | `interleavedToolBlocks` | Anthropic | the `tool_use` blocks of a turn all start, then their `input_json_delta`s (each block's arguments in two halves) come in turns, then they all stop, so a block starts before the previous one stopped and gets deltas while another is open | no recorded stream found (searched: Anthropic SSE fixtures here and in public code, issue trackers); Anthropic's own streams write blocks one after another. Anthropic-compatible servers write this: praxis-proxy/ai#266 and #273 (an OpenAI-to-Anthropic proxy that, fixed, opens a block per call index, routes later deltas to their block and closes every open block at the end), and clients are asked to route by `index` (envoyproxy/ai-gateway#2579) | yes | yes |
 //!
 //! The last two columns: whether the client's final message equals the
 //! one of the same turn without the quirk (tool-call ids aside on Gemini,
 //! where the client makes them from each call's own response id). Ours is
 //! `tests/chaos_quirks.rs`; pi-ai's is `oracle/pi-ai/quirks.mjs` (a finding,
 //! not a test), run on 2026-12-06.
-//!
-//! Not in the catalogue (yet): `usageOnlyFinalChunk`, `reasoningContent`
-//! (Chat Completions) and `noCallIds` (Gemini) are how the encoder writes
-//! every stream already (a usage chunk with `choices: []`,
-//! `reasoning_content`, `functionCall` without `id`), so as quirks they
-//! would change nothing; `noToolCallIds`, `repeatedRole`,
-//! `keepAliveComments`, `interleavedToolBlocks` and
-//! `completedWithoutOutput` have no recorded stream here that shows them.
 //!
 //! A quirk named in a script that is not in this table is an error when
 //! the script loads. A quirk valid for some APIs, asked of a request in
@@ -39,6 +41,9 @@ use agentstream::message::DecodeError;
 use agentstream_wire::Api;
 use bytes::Bytes;
 use serde_json::Value;
+
+mod reshape;
+use reshape::{halves, interleave, streamed_call, HeldBlock};
 
 /// One quirk of the catalogue (see the [module documentation](self)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,10 +56,18 @@ pub(crate) enum Quirk {
     OutputIndexGaps,
     PartialArgs,
     SplitUtf8,
+    RepeatedRole,
+    NoToolCallIds,
+    UsageOnlyFinalChunk,
+    ReasoningContent,
+    KeepAliveComments,
+    CompletedWithoutOutput,
+    NoCallIds,
+    InterleavedToolBlocks,
 }
 
 impl Quirk {
-    const ALL: [Quirk; 8] = [
+    const ALL: [Quirk; 16] = [
         Quirk::EmptyDeltas,
         Quirk::PingFlood,
         Quirk::ToolCallsOnIndex0,
@@ -63,6 +76,14 @@ impl Quirk {
         Quirk::OutputIndexGaps,
         Quirk::PartialArgs,
         Quirk::SplitUtf8,
+        Quirk::RepeatedRole,
+        Quirk::NoToolCallIds,
+        Quirk::UsageOnlyFinalChunk,
+        Quirk::ReasoningContent,
+        Quirk::KeepAliveComments,
+        Quirk::CompletedWithoutOutput,
+        Quirk::NoCallIds,
+        Quirk::InterleavedToolBlocks,
     ];
 
     /// Its name in a script.
@@ -76,18 +97,33 @@ impl Quirk {
             Quirk::OutputIndexGaps => "outputIndexGaps",
             Quirk::PartialArgs => "partialArgs",
             Quirk::SplitUtf8 => "splitUtf8",
+            Quirk::RepeatedRole => "repeatedRole",
+            Quirk::NoToolCallIds => "noToolCallIds",
+            Quirk::UsageOnlyFinalChunk => "usageOnlyFinalChunk",
+            Quirk::ReasoningContent => "reasoningContent",
+            Quirk::KeepAliveComments => "keepAliveComments",
+            Quirk::CompletedWithoutOutput => "completedWithoutOutput",
+            Quirk::NoCallIds => "noCallIds",
+            Quirk::InterleavedToolBlocks => "interleavedToolBlocks",
         }
     }
 
     /// The API it belongs to; `None`: every API.
     fn api(self) -> Option<Api> {
         match self {
-            Quirk::EmptyDeltas | Quirk::ToolCallsOnIndex0 | Quirk::ToolCallsInOneChunk => {
-                Some(Api::OpenAi)
+            Quirk::EmptyDeltas
+            | Quirk::ToolCallsOnIndex0
+            | Quirk::ToolCallsInOneChunk
+            | Quirk::RepeatedRole
+            | Quirk::NoToolCallIds
+            | Quirk::UsageOnlyFinalChunk
+            | Quirk::ReasoningContent
+            | Quirk::KeepAliveComments => Some(Api::OpenAi),
+            Quirk::PingFlood | Quirk::InputTokensInDelta | Quirk::InterleavedToolBlocks => {
+                Some(Api::Anthropic)
             }
-            Quirk::PingFlood | Quirk::InputTokensInDelta => Some(Api::Anthropic),
-            Quirk::OutputIndexGaps => Some(Api::Responses),
-            Quirk::PartialArgs => Some(Api::Gemini),
+            Quirk::OutputIndexGaps | Quirk::CompletedWithoutOutput => Some(Api::Responses),
+            Quirk::PartialArgs | Quirk::NoCallIds => Some(Api::Gemini),
             Quirk::SplitUtf8 => None,
         }
     }
@@ -203,58 +239,164 @@ impl Quirk {
                 None => out.push(event),
             },
             Quirk::SplitUtf8 => out.push(event),
-        }
-    }
-}
-
-/// A Gemini payload whose only part is a whole `functionCall`, as the
-/// payloads of Gemini 3's streamed call (see `partialArgs`); `None` for
-/// any other payload.
-fn streamed_call(payload: &Value) -> Option<Vec<Value>> {
-    let parts = payload.pointer("/candidates/0/content/parts")?.as_array()?;
-    let [part] = parts.as_slice() else {
-        return None;
-    };
-    let call = part.get("functionCall")?;
-    let name = call.get("name")?;
-    let args = call.get("args")?.as_object()?;
-    let with_part = |part: Value| {
-        let mut one = payload.clone();
-        if let Some(slot) = one.pointer_mut("/candidates/0/content/parts") {
-            *slot = Value::Array(vec![part]);
-        }
-        one
-    };
-    let mut first = part.clone();
-    first["functionCall"] = serde_json::json!({"name": name, "willContinue": true});
-    let mut payloads = vec![with_part(first)];
-    for (key, value) in args {
-        let path = format!("$.{key}");
-        let entries = match value {
-            Value::String(text) if text.chars().count() >= 2 => {
-                let half = text
-                    .char_indices()
-                    .nth(text.chars().count() / 2)
-                    .map_or(0, |(at, _)| at);
-                vec![
-                    serde_json::json!({"jsonPath": path, "stringValue": &text[..half], "willContinue": true}),
-                    serde_json::json!({"jsonPath": path, "stringValue": &text[half..]}),
-                ]
+            Quirk::RepeatedRole => {
+                let changed = with_data(&event, |payload| {
+                    let delta = payload.pointer_mut("/choices/0/delta")?.as_object_mut()?;
+                    if delta.contains_key("role") {
+                        return None;
+                    }
+                    delta.insert("role".to_owned(), Value::from("assistant"));
+                    Some(())
+                });
+                out.push(changed.unwrap_or(event));
             }
-            Value::String(text) => vec![serde_json::json!({"jsonPath": path, "stringValue": text})],
-            Value::Number(n) => vec![serde_json::json!({"jsonPath": path, "numberValue": n})],
-            Value::Bool(b) => vec![serde_json::json!({"jsonPath": path, "boolValue": b})],
-            Value::Null => vec![serde_json::json!({"jsonPath": path, "nullValue": null})],
-            Value::Object(_) => vec![serde_json::json!({"jsonPath": path, "structValue": value})],
-            Value::Array(_) => vec![serde_json::json!({"jsonPath": path, "listValue": value})],
-        };
-        for entry in entries {
-            payloads.push(with_part(serde_json::json!({"functionCall": {
-                "partialArgs": [entry], "willContinue": true}})));
+            Quirk::NoToolCallIds => {
+                let changed = with_data(&event, |payload| {
+                    let calls = payload
+                        .pointer_mut("/choices/0/delta/tool_calls")?
+                        .as_array_mut()?;
+                    let mut removed = false;
+                    for call in calls.iter_mut().filter_map(Value::as_object_mut) {
+                        removed |= call.remove("id").is_some();
+                    }
+                    removed.then_some(())
+                });
+                out.push(changed.unwrap_or(event));
+            }
+            Quirk::UsageOnlyFinalChunk => {
+                let Some(finish) = memory.finish.take() else {
+                    let finishes = data(&event).is_some_and(|payload| {
+                        payload
+                            .pointer("/choices/0/finish_reason")
+                            .is_some_and(|reason| !reason.is_null())
+                    });
+                    if finishes {
+                        memory.finish = Some(event);
+                    } else {
+                        out.push(event);
+                    }
+                    return;
+                };
+                let usage = data(&event)
+                    .filter(|p| {
+                        p.get("choices")
+                            .and_then(Value::as_array)
+                            .is_some_and(Vec::is_empty)
+                    })
+                    .and_then(|mut payload| payload.get_mut("usage").map(Value::take));
+                let merged = usage.and_then(|usage| {
+                    with_data(&finish, |payload| {
+                        payload.as_object_mut()?.insert("usage".to_owned(), usage);
+                        Some(())
+                    })
+                });
+                match merged {
+                    Some(merged) => out.push(merged),
+                    None => {
+                        out.push(finish);
+                        out.push(event);
+                    }
+                }
+            }
+            Quirk::ReasoningContent => {
+                let changed = with_data(&event, |payload| {
+                    let delta = payload.pointer_mut("/choices/0/delta")?.as_object_mut()?;
+                    let reasoning = delta.remove("reasoning_content")?;
+                    delta.insert("reasoning".to_owned(), reasoning);
+                    Some(())
+                });
+                out.push(changed.unwrap_or(event));
+            }
+            Quirk::KeepAliveComments => {
+                let comments = if memory.commented { 1 } else { 2 };
+                memory.commented = true;
+                out.extend((0..comments).map(|_| ": OPENROUTER PROCESSING".to_owned()));
+                out.push(event);
+            }
+            Quirk::CompletedWithoutOutput => {
+                let changed = with_data(&event, |payload| {
+                    if payload.get("type").and_then(Value::as_str)? != "response.completed" {
+                        return None;
+                    }
+                    let output = payload.pointer_mut("/response/output")?;
+                    *output = Value::Array(Vec::new());
+                    Some(())
+                });
+                out.push(changed.unwrap_or(event));
+            }
+            Quirk::InterleavedToolBlocks => {
+                let payload = data(&event);
+                let kind = payload
+                    .as_ref()
+                    .and_then(|p| p.get("type"))
+                    .and_then(Value::as_str);
+                let index = payload
+                    .as_ref()
+                    .and_then(|p| p.get("index"))
+                    .and_then(Value::as_u64);
+                let tool_start = kind == Some("content_block_start")
+                    && payload
+                        .as_ref()
+                        .and_then(|p| p.pointer("/content_block/type"))
+                        == Some(&Value::from("tool_use"));
+                let held = index.and_then(|i| memory.blocks.iter().position(|b| b.index == i));
+                match (kind, held) {
+                    _ if tool_start => memory.blocks.push(HeldBlock {
+                        index: index.unwrap_or_default(),
+                        start: event,
+                        deltas: Vec::new(),
+                        stop: None,
+                    }),
+                    (Some("content_block_delta"), Some(at)) => {
+                        memory.blocks[at].deltas.extend(halves(&event));
+                    }
+                    (Some("content_block_stop"), Some(at)) => memory.blocks[at].stop = Some(event),
+                    _ => {
+                        interleave(std::mem::take(&mut memory.blocks), out);
+                        out.push(event);
+                    }
+                }
+            }
+            Quirk::NoCallIds => {
+                let Some(mut payload) = data(&event) else {
+                    out.push(event);
+                    return;
+                };
+                let ends = payload.pointer("/candidates/0/finishReason").is_some();
+                let Some(parts) = payload
+                    .pointer_mut("/candidates/0/content/parts")
+                    .and_then(Value::as_array_mut)
+                else {
+                    out.push(event);
+                    return;
+                };
+                let only_calls = !parts.is_empty()
+                    && parts.iter().all(|part| part.get("functionCall").is_some());
+                if only_calls && !ends {
+                    for call in parts.iter_mut().filter_map(|p| p.get_mut("functionCall")) {
+                        if let Some(call) = call.as_object_mut() {
+                            call.remove("id");
+                        }
+                    }
+                    memory.calls.append(parts);
+                } else if ends && !memory.calls.is_empty() {
+                    let mut all = std::mem::take(&mut memory.calls);
+                    all.append(parts);
+                    *parts = all;
+                    out.push(format!("data: {payload}"));
+                } else {
+                    out.extend(memory.calls.drain(..).map(|part| {
+                        let mut one = payload.clone();
+                        if let Some(slot) = one.pointer_mut("/candidates/0/content/parts") {
+                            *slot = Value::Array(vec![part]);
+                        }
+                        format!("data: {one}")
+                    }));
+                    out.push(event);
+                }
+            }
         }
     }
-    payloads.push(with_part(serde_json::json!({"functionCall": {}})));
-    Some(payloads)
 }
 
 /// What the quirks of one stream remember between its events.
@@ -266,6 +408,17 @@ pub(crate) struct Memory {
     held: Option<String>,
     /// `inputTokensInDelta`: `message_start`'s usage.
     input: Option<Value>,
+    /// `usageOnlyFinalChunk`: the chunk with the finish reason, waiting
+    /// for the usage chunk behind it.
+    finish: Option<String>,
+    /// `keepAliveComments`: the first event had its comments.
+    commented: bool,
+    /// `noCallIds`: the `functionCall` parts waiting for the payload that
+    /// ends the answer.
+    calls: Vec<Value>,
+    /// `interleavedToolBlocks`: the `tool_use` blocks written so far, held
+    /// until the next event of another kind.
+    blocks: Vec<HeldBlock>,
 }
 
 /// `event`'s `data:` payload, when it is JSON.

@@ -14,11 +14,14 @@ use serde_json::{json, Value};
 
 fn turn() -> Value {
     json!({"role": "assistant", "content": [
+        {"type": "thinking", "thinking": "Zürich, then Tokyo."},
         {"type": "text", "text": "Grüße aus Zürich — 東京"},
         {"type": "toolCall", "id": "call_1", "name": "weather", "arguments": {"city": "Zürich"}},
         {"type": "toolCall", "id": "call_2", "name": "time",
          "arguments": {"zone": "Asia/Tokyo", "n": 2.5, "ok": true, "none": null, "at": {"h": [1, 2]}, "list": ["x"], "c": "y"}}
-    ], "stopReason": "toolUse"})
+    ], "stopReason": "toolUse",
+       "usage": {"input": 30, "output": 25, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 55,
+                 "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}})
 }
 
 fn with(extra: Value) -> Value {
@@ -44,7 +47,8 @@ fn request(api: &str) -> (&'static str, Value) {
     match api {
         "openai" => (
             "/v1/chat/completions",
-            json!({"model": "m", "stream": true, "messages": messages}),
+            json!({"model": "m", "stream": true, "messages": messages,
+                   "stream_options": {"include_usage": true}}),
         ),
         "responses" => (
             "/v1/responses",
@@ -116,6 +120,70 @@ fn without_ids(mut message: Value) -> Value {
     message
 }
 
+/// Whether `body` shows what the quirk (of those added since the first
+/// eight) says it does.
+fn shows(quirk: &str, body: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(body);
+    let payloads: Vec<Value> = text
+        .lines()
+        .filter_map(|line| line.strip_prefix("data: "))
+        .filter_map(|data| serde_json::from_str(data).ok())
+        .collect();
+    let deltas = || {
+        payloads
+            .iter()
+            .filter_map(|p| p.pointer("/choices/0/delta"))
+    };
+    match quirk {
+        "repeatedRole" => deltas().all(|d| d["role"] == "assistant"),
+        "noToolCallIds" => {
+            let calls = deltas()
+                .filter_map(|d| d["tool_calls"].as_array())
+                .flatten();
+            calls.clone().count() > 0 && calls.clone().all(|c| c.get("id").is_none())
+        }
+        "usageOnlyFinalChunk" => payloads.last().is_some_and(|p| {
+            p["usage"]["prompt_tokens"] == 30 && p["choices"][0]["finish_reason"] == "tool_calls"
+        }),
+        "reasoningContent" => {
+            deltas().any(|d| d.get("reasoning").is_some())
+                && deltas().all(|d| d.get("reasoning_content").is_none())
+        }
+        "keepAliveComments" => {
+            text.starts_with(": OPENROUTER PROCESSING\n\n: OPENROUTER PROCESSING\n\ndata: ")
+        }
+        "noCallIds" => payloads.last().is_some_and(|p| {
+            let parts = p["candidates"][0]["content"]["parts"].as_array();
+            let calls = parts
+                .into_iter()
+                .flatten()
+                .filter_map(|p| p.get("functionCall"));
+            p["candidates"][0]["finishReason"] == "STOP"
+                && calls.clone().count() == 2
+                && calls.clone().all(|c| c.get("id").is_none())
+        }),
+        "completedWithoutOutput" => payloads
+            .iter()
+            .any(|p| p["type"] == "response.completed" && p["response"]["output"] == json!([])),
+        "interleavedToolBlocks" => {
+            // (type, index) of each block event: the second call starts
+            // before the first stops, and gets a delta before the first's last.
+            let at = |kind: &str, index: u64| {
+                payloads
+                    .iter()
+                    .position(|p| p["type"] == kind && p["index"] == index)
+                    .unwrap_or(usize::MAX)
+            };
+            let last_delta_of_first = payloads
+                .iter()
+                .rposition(|p| p["type"] == "content_block_delta" && p["index"] == 2);
+            at("content_block_start", 3) < at("content_block_stop", 2)
+                && last_delta_of_first.is_some_and(|d| at("content_block_delta", 3) < d)
+        }
+        _ => true,
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_quirk_decodes_to_the_same_message() {
     for (quirk, api) in [
@@ -129,17 +197,51 @@ async fn each_quirk_decodes_to_the_same_message() {
         ("splitUtf8", "openai"),
         ("splitUtf8", "anthropic"),
         ("splitUtf8", "gemini"),
+        ("repeatedRole", "openai"),
+        ("noToolCallIds", "openai"),
+        ("usageOnlyFinalChunk", "openai"),
+        ("reasoningContent", "openai"),
+        ("keepAliveComments", "openai"),
+        ("completedWithoutOutput", "responses"),
+        ("noCallIds", "gemini"),
+        ("interleavedToolBlocks", "anthropic"),
     ] {
         let server = server(json!([turn(), with(json!({"quirks": [quirk]}))])).await;
         let (_, plain) = call(&server, api, None).await;
         let (status, quirked) = call(&server, api, None).await;
         assert_eq!(status, 200);
         assert_ne!(plain, quirked, "{quirk} on {api} changed nothing");
+        assert!(
+            shows(quirk, &quirked),
+            "{quirk} on {api} is not in the stream"
+        );
         let (plain, quirked) = (message(api, &plain), message(api, &quirked));
-        if api == "gemini" {
-            // Gemini streams carry no call ids: the client makes them from
-            // each call's own answer id.
+        if api == "gemini" || quirk == "noToolCallIds" {
+            // Gemini streams carry no call ids, nor calls without ids: the
+            // client makes them (from each call's own answer id on Gemini,
+            // from the call's position on Chat Completions).
+            let ids = |m: &Value| -> Vec<Value> {
+                let calls = m["content"].as_array().unwrap().iter();
+                calls
+                    .filter(|b| b["type"] == "toolCall")
+                    .map(|b| b["id"].clone())
+                    .collect()
+            };
+            if quirk == "noToolCallIds" {
+                assert_eq!(ids(&quirked), [json!("call_0"), json!("call_1")]);
+            }
             assert_eq!(without_ids(plain), without_ids(quirked), "{quirk}");
+        } else if quirk == "reasoningContent" {
+            // The thinking block names the field its text came in, as Pi's does.
+            let (mut plain, mut quirked) = (plain, quirked);
+            assert_eq!(
+                plain["content"][0]["thinkingSignature"],
+                "reasoning_content"
+            );
+            assert_eq!(quirked["content"][0]["thinkingSignature"], "reasoning");
+            plain["content"][0]["thinkingSignature"] = Value::Null;
+            quirked["content"][0]["thinkingSignature"] = Value::Null;
+            assert_eq!(plain, quirked);
         } else {
             assert_eq!(plain, quirked, "{quirk} on {api}");
         }
@@ -307,4 +409,33 @@ async fn a_paced_turn_decodes_to_the_same_message_in_every_api() {
         }
         server.shutdown().await;
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_held_finish_chunk_is_written_when_no_usage_follows() {
+    // usageOnlyFinalChunk holds the finish chunk for the usage chunk; a
+    // client that asked for no usage gets the stream unchanged.
+    let server = server(json!([
+        turn(),
+        with(json!({"quirks": ["usageOnlyFinalChunk"]}))
+    ]))
+    .await;
+    let mut bodies = Vec::new();
+    for _ in 0..2 {
+        let body = json!({"model": "m", "stream": true,
+                          "messages": [{"role": "user", "content": "hi"}]});
+        let response = reqwest::Client::new()
+            .post(format!("{}/chat/completions", server.url()))
+            .header("content-type", "application/json")
+            .body(body.to_string())
+            .send()
+            .await
+            .unwrap();
+        bodies.push(response.bytes().await.unwrap());
+    }
+    let text = String::from_utf8_lossy(&bodies[1]);
+    assert!(text.contains("\"finish_reason\":\"tool_calls\""), "{text}");
+    assert!(text.ends_with("data: [DONE]\n\n"), "{text}");
+    assert_eq!(message("openai", &bodies[0]), message("openai", &bodies[1]));
+    server.shutdown().await;
 }

@@ -311,3 +311,31 @@ fn costs_follow_the_price_table_on_every_terminal() {
     );
     assert_eq!(cost.total, 7.5);
 }
+
+#[test]
+fn a_recorded_openrouter_stream_decodes_whole() {
+    // A keep-alive comment first, `role` in every delta, and the finish
+    // reason on two chunks, the second carrying the usage.
+    let body = fixture("openrouter-tool-call.sse");
+    assert!(body.starts_with(": OPENROUTER PROCESSING\n\n"));
+    let events = sse(
+        OpenAiStream::new("openai/gpt-4o-mini", "openrouter", None),
+        &body,
+    );
+    let message = last(&events);
+    assert_eq!(message.stop_reason, StopReason::ToolUse);
+    let [ContentBlock::ToolCall(call)] = message.content.as_slice() else {
+        panic!("{:?}", message.content)
+    };
+    assert_eq!(call.id, "call_L7mHMq49ZSUTBHjLJfBIP2eT");
+    assert_eq!(call.name, "get_weather");
+    assert_eq!(
+        Value::Object(call.arguments.clone()),
+        json!({"city": "Paris"})
+    );
+    assert_eq!((message.usage.input, message.usage.output), (67, 5));
+    assert_eq!(
+        message.extra["responseId"],
+        "gen-1778031306-HYzOq04JIk1hZQ4iaNjD"
+    );
+}
