@@ -325,6 +325,7 @@ impl Proxy {
                 &redactor.bytes(&body),
                 status.as_u16(),
                 header_object(&response_headers),
+                &redactor,
             )
             .map_err(|e| cannot_save(&self.dir, &e))
             .ok()
@@ -341,7 +342,7 @@ impl Proxy {
                     Ok(Some(piece)) => {
                         if let Some((writer, path)) = &mut recorded {
                             let ms = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
-                            if let Err(error) = writer.piece(&redactor.bytes(&piece), ms) {
+                            if let Err(error) = writer.piece(&piece, ms) {
                                 cannot_save(path, &error);
                                 recorded = None;
                             }
@@ -361,6 +362,14 @@ impl Proxy {
                         let _ = tx.send(Err(io::Error::other(error))).await;
                         break;
                     }
+                }
+            }
+            // The pieces `--redact` held back, written before the client's
+            // answer ends.
+            if let Some((writer, path)) = &mut recorded {
+                if let Err(error) = writer.finish() {
+                    cannot_save(path, &error);
+                    recorded = None;
                 }
             }
             // Marked, so that replay ends the answer early as it ended
