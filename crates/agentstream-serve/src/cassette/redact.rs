@@ -36,7 +36,9 @@ pub const MAX_MATCH_WINDOW: usize = 64 << 10;
 /// match moves to the match's start (the replacement goes with the piece
 /// that completed it); the recorder holds back at most twice the longest
 /// match (at most [`MAX_MATCH_WINDOW`]) and the latest piece, and
-/// searches each byte a bounded number of times.
+/// searches each byte a bounded number of times. The patterns see the
+/// body's bytes: a secret streamed over two SSE events (two deltas, JSON
+/// between them) is not one text there.
 #[derive(Debug, Clone, Default)]
 pub struct Redactor {
     /// Every pattern as one alternation; `None` without a pattern.
