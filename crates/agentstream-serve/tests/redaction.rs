@@ -3,7 +3,7 @@
 //! raw or decoded), and Gemini's `?key=` never does either.
 
 mod support;
-use support::{piecewise_upstream, temp_dir};
+use support::{piecewise_upstream, post_json, temp_dir};
 
 use agentstream_serve::cassette::{Redactor, REDACTED_BODY};
 use agentstream_serve::{ServeTurn, Server};
@@ -146,13 +146,8 @@ async fn a_secret_split_across_one_byte_pieces_never_reaches_the_cassette() {
         .unwrap();
     let body = json!({"model": "m", "stream": true,
         "messages": [{"role": "user", "content": "my password?"}]});
-    let answer = reqwest::Client::new()
-        .post(format!("{}/chat/completions", proxy.url()))
-        .header("content-type", "application/json")
-        .body(body.to_string())
-        .send()
-        .await
-        .unwrap();
+    let chat = |server: &Server| format!("{}/chat/completions", server.url());
+    let answer = post_json(&chat(&proxy), body.to_string()).await;
     // The client gets the answer unchanged.
     assert_eq!(answer.bytes().await.unwrap(), stream.as_bytes());
     proxy.shutdown().await;
@@ -180,13 +175,7 @@ async fn a_secret_split_across_one_byte_pieces_never_reaches_the_cassette() {
         .bind("127.0.0.1:0")
         .await
         .unwrap();
-    let replayed = reqwest::Client::new()
-        .post(format!("{}/chat/completions", replay.url()))
-        .header("content-type", "application/json")
-        .body(body.to_string())
-        .send()
-        .await
-        .unwrap();
+    let replayed = post_json(&chat(&replay), body.to_string()).await;
     assert_eq!(replayed.bytes().await.unwrap(), expected.as_bytes());
     replay.shutdown().await;
     std::fs::remove_dir_all(&dir).unwrap();
