@@ -34,8 +34,9 @@ pub const MAX_MATCH_WINDOW: usize = 64 << 10;
 /// unchanged): a match split across network pieces is redacted too, and
 /// the cassette keeps the pieces' count and times. A boundary inside a
 /// match moves to the match's start (the replacement goes with the piece
-/// that completed it); the recorder holds back at most twice the longest
-/// match (at most [`MAX_MATCH_WINDOW`]) and the latest piece, and
+/// that completed it); the recorder holds back at most 8 KiB or twice
+/// the longest match (at most [`MAX_MATCH_WINDOW`]), whichever is more,
+/// and the latest piece, and
 /// searches each byte a bounded number of times. The patterns see the
 /// body's bytes: a secret streamed over two SSE events (two deltas, JSON
 /// between them) is not one text there.

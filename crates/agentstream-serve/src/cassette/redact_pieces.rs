@@ -7,8 +7,8 @@
 //! The redactor holds back the last bytes of the body, at most twice its
 //! window (the longest match any pattern can
 //! make, or [`MAX_MATCH_WINDOW`](super::MAX_MATCH_WINDOW) for a
-//! pattern whose matches have no bound) plus the latest piece. Once it
-//! holds that much it searches what it holds and writes out what no later
+//! pattern whose matches have no bound), or 8 KiB if more, plus the
+//! latest piece. Once it holds that much it searches what it holds and writes out what no later
 //! byte can change: everything up to a window before its end. Each byte
 //! is searched a bounded number of times, so the cost is linear in the
 //! body. A match longer than the window of a pattern without a bound
@@ -35,6 +35,11 @@ use super::Redactor;
 /// (`\b`, `(?m:^)`) and look-ahead past a match's end (a UTF-8 character
 /// at most, twice).
 const CONTEXT: usize = 8;
+
+/// The fewest undecided bytes searched at once: with a short pattern and
+/// one-byte pieces, a search every few bytes would cost more in starting
+/// searches than in searching.
+const MIN_SEARCH: usize = 8 << 10;
 
 /// A response body's pieces, redacted across their boundaries.
 pub(crate) struct PieceRedactor {
@@ -72,7 +77,7 @@ impl PieceRedactor {
         self.pending
             .push_back((self.held_start + self.held.len(), ms));
         let window = self.redactor.window();
-        if self.held.len() - self.context >= 2 * window + CONTEXT {
+        if self.held.len() - self.context >= (2 * window + CONTEXT).max(MIN_SEARCH) {
             self.settle(false)
         } else {
             Vec::new()
@@ -179,7 +184,7 @@ mod tests {
 
     #[test]
     fn one_byte_pieces_give_the_whole_body_s_redaction() {
-        let body = "a hunter2, b hunter3 c, then a long tail with hunter4".repeat(40);
+        let body = "a hunter2, b hunter3 c, then a long tail with hunter4".repeat(400);
         let pieces: Vec<&[u8]> = body.as_bytes().chunks(1).collect();
         let out = redacted(&["hunter[0-9]", r"\bb\b"], &pieces);
         let joined: Vec<u8> = out.concat();
