@@ -58,12 +58,12 @@ readme_folder() {
 # environment, then its pytest examples in that folder.
 readme_python() {
     local dir=$work/readme-python
-    readme_folder "$dir" pip-install.sh script.json test_agent.py rules.json test_rules.py || return 1
+    readme_folder "$dir" pip-install.sh script.json test_agent.py rules.json test_rules.py test_isolation.py || return 1
     python3 -m venv "$dir/.venv" || return 1
     (
         cd "$dir" && PATH="$dir/.venv/bin:$PATH" && bash -e pip-install.sh >"$work/readme-pip.log" 2>&1 ||
             { tail -n 5 "$work/readme-pip.log"; exit 1; }
-        .venv/bin/python -m pytest -q -p no:cacheprovider test_agent.py test_rules.py
+        .venv/bin/python -m pytest -q -p no:cacheprovider test_agent.py test_rules.py test_isolation.py
     )
 }
 

@@ -13,6 +13,7 @@
 # provider), then against `serve --replay DIR` alone (the same answers, so
 # the same check passes), the key it sent never in DIR, and a changed prompt
 # answered with the mismatch error (HTTP 400, sent once: not retried).
+# Cross-dialect replay: a cassette recorded by one SDK answers the others.
 # Scripted HTTP errors (429 retried and recovered, the error objects) and
 # Gemini thought signatures that are not base64 (clients/errors.json). A client that cannot be installed is
 # SKIPPED.
@@ -173,6 +174,28 @@ else
     tail -n 3 "$work/npm.log" 2>/dev/null
     echo "SKIPPED: serve with the OpenAI Node SDK (could not npm install openai)"
 fi
+# Cross-dialect replay with the official SDKs (clients/cross_check.py): one
+# streamed exchange recorded through the proxy by the Anthropic SDK is
+# replayed to the OpenAI SDK's Chat Completions and Responses and to
+# google-genai; one recorded by the OpenAI SDK is replayed to the Anthropic
+# SDK. Each replayed call, streamed and not, must give the recorded text and
+# tool call. Uses the venv of the Python checks above.
+if [ -x "$work/venv/bin/python" ] &&
+    "$work/venv/bin/python" -c 'import openai, anthropic, google.genai' >/dev/null 2>&1; then
+    py="$work/venv/bin/python"
+    cross="$clients/cross_check.py"
+    check "cross-dialect: recorded with the Anthropic SDK" \
+        with_recording "$work/cross-anthropic" env PYTHONPATH="$clients" CROSS=record:anthropic "$py" "$cross"
+    check "cross-dialect: replayed to the OpenAI SDK (Chat, Responses) and google-genai" \
+        with_replay "$work/cross-anthropic" env PYTHONPATH="$clients" CROSS=openai,responses,genai "$py" "$cross"
+    check "cross-dialect: recorded with the OpenAI SDK" \
+        with_recording "$work/cross-openai" env PYTHONPATH="$clients" CROSS=record:openai "$py" "$cross"
+    check "cross-dialect: replayed to the Anthropic SDK" \
+        with_replay "$work/cross-openai" env PYTHONPATH="$clients" CROSS=anthropic "$py" "$cross"
+else
+    echo "SKIPPED: cross-dialect replay with the official SDKs (no venv with openai, anthropic and google-genai)"
+fi
+
 # pi-ai 0.73.1 (Pi's own provider layer), installed under target/ so later
 # runs reuse it.
 pi="$root/target/serve-clients-pi-ai"

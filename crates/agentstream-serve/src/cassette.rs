@@ -138,6 +138,7 @@ mod pace;
 mod pieces;
 mod player;
 mod redact;
+mod redact_pieces;
 mod writer;
 
 pub use dir::CassetteError;
@@ -145,7 +146,7 @@ use dir::{not_a_cassette, CassetteDir};
 pub use inspect::{closest, detect_api, list, Closest, DiffLine, Listing};
 pub use pieces::{parse_times, PieceLengths};
 pub(crate) use redact::headers_json;
-pub use redact::{is_secret_header, Redactor, REDACTED, REDACTED_BODY};
+pub use redact::{is_secret_header, Redactor, MAX_MATCH_WINDOW, REDACTED, REDACTED_BODY};
 
 pub(crate) use body::Recorded;
 pub(crate) use player::{Entry, Player};

@@ -3,6 +3,7 @@
 //! exchange is saved as a cassette (see [`crate::cassette`]). A redirect
 //! is never followed: it is the answer, passed on and recorded as it is.
 
+use std::borrow::Cow;
 use std::io;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicUsize;
@@ -120,6 +121,29 @@ fn percent_decoded(name: &str) -> String {
         }
     }
     String::from_utf8_lossy(&out).to_ascii_lowercase()
+}
+
+/// The path (and query) a call to `path` with `query` in `api` is sent
+/// on upstream, after the upstream's origin and prefix:
+/// - a protocol with a fixed [`call_path`](Api::call_path) (OpenAI,
+///   Anthropic, Responses) goes on that path, whatever form of it
+///   (with or without `/v1`) the client used;
+/// - Gemini (the model in the path) and Azure (`/openai/v1/responses`
+///   with its `?api-version=`) go as they came, query included (a
+///   Gemini `?key=` is the upstream's; only the cassette redacts it);
+/// - Mistral, which serve takes under `/mistral` since its path is
+///   OpenAI's, goes on Mistral's own `/v1/chat/completions`, with any
+///   query.
+pub(crate) fn upstream_path(api: Api, path: &str, query: Option<&str>) -> Cow<'static, str> {
+    let with_query = |path: &str| {
+        let query = query.map(|q| format!("?{q}")).unwrap_or_default();
+        Cow::Owned(format!("{path}{query}"))
+    };
+    match (api, api.call_path()) {
+        (Api::Mistral, _) => with_query("/v1/chat/completions"),
+        (Api::Azure, _) | (_, None) => with_query(path),
+        (_, Some(call_path)) => Cow::Borrowed(call_path),
+    }
 }
 
 /// Says on stderr that a cassette could not be saved (the exchange itself
@@ -301,6 +325,7 @@ impl Proxy {
                 &redactor.bytes(&body),
                 status.as_u16(),
                 header_object(&response_headers),
+                &redactor,
             )
             .map_err(|e| cannot_save(&self.dir, &e))
             .ok()
@@ -317,7 +342,7 @@ impl Proxy {
                     Ok(Some(piece)) => {
                         if let Some((writer, path)) = &mut recorded {
                             let ms = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
-                            if let Err(error) = writer.piece(&redactor.bytes(&piece), ms) {
+                            if let Err(error) = writer.piece(&piece, ms) {
                                 cannot_save(path, &error);
                                 recorded = None;
                             }
@@ -337,6 +362,14 @@ impl Proxy {
                         let _ = tx.send(Err(io::Error::other(error))).await;
                         break;
                     }
+                }
+            }
+            // The pieces `--redact` held back, written before the client's
+            // answer ends.
+            if let Some((writer, path)) = &mut recorded {
+                if let Err(error) = writer.finish() {
+                    cannot_save(path, &error);
+                    recorded = None;
                 }
             }
             // Marked, so that replay ends the answer early as it ended
@@ -412,7 +445,27 @@ pub fn recorded_answer(
 
 #[cfg(test)]
 mod tests {
-    use super::redacted_query;
+    use super::{redacted_query, upstream_path};
+    use agentstream_wire::Api;
+
+    #[test]
+    fn each_protocol_goes_upstream_on_its_provider_s_path() {
+        let azure = upstream_path(
+            Api::Azure,
+            "/openai/v1/responses",
+            Some("api-version=preview"),
+        );
+        assert_eq!(azure, "/openai/v1/responses?api-version=preview");
+        let mistral = upstream_path(Api::Mistral, "/mistral/v1/chat/completions", None);
+        assert_eq!(mistral, "/v1/chat/completions");
+        let chat = upstream_path(Api::OpenAi, "/chat/completions", Some("x=1"));
+        assert_eq!(chat, "/v1/chat/completions");
+        let gemini = "/v1beta/models/m:streamGenerateContent";
+        assert_eq!(
+            upstream_path(Api::Gemini, gemini, Some("alt=sse")),
+            format!("{gemini}?alt=sse")
+        );
+    }
 
     #[test]
     fn query_secrets_are_redacted() {

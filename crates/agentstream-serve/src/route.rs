@@ -42,21 +42,13 @@ impl Decoding {
 }
 
 impl Target {
-    /// The target of a call to `path` (with `query`) on `route`: a call
-    /// on the protocol's fixed [`call_path`](Api::call_path) goes upstream
-    /// on that path; one whose path names the model goes as it came, with
-    /// its query.
+    /// The target of a call to `path` (with `query`) on `route`, going
+    /// upstream on the path [`upstream_path`](crate::proxy::upstream_path)
+    /// gives it.
     pub(crate) fn new(route: Route<'_>, path: &str, query: Option<&str>) -> Self {
-        let upstream = match route.api.call_path() {
-            Some(call_path) => Cow::Borrowed(call_path),
-            None => {
-                let query = query.map(|q| format!("?{q}")).unwrap_or_default();
-                Cow::Owned(format!("{path}{query}"))
-            }
-        };
         Self {
             api: route.api,
-            upstream,
+            upstream: crate::proxy::upstream_path(route.api, path, query),
             in_path: route.in_path.map(|(model, stream)| (model.into(), stream)),
         }
     }

@@ -3,7 +3,7 @@
 //! raw or decoded), and Gemini's `?key=` never does either.
 
 mod support;
-use support::temp_dir;
+use support::{piecewise_upstream, post_json, temp_dir};
 
 use agentstream_serve::cassette::{Redactor, REDACTED_BODY};
 use agentstream_serve::{ServeTurn, Server};
@@ -117,5 +117,66 @@ async fn redacted_text_and_query_keys_reach_no_cassette_and_no_log() {
     // Two cassettes, their lengths matching the redacted bodies (they load).
     let loaded = agentstream_serve::cassette::Cassette::load_all(&cassettes).unwrap();
     assert_eq!(loaded.len(), 2);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A secret an upstream sends one byte per network piece: no piece holds
+/// it whole, yet it never reaches the cassette, which keeps one piece for
+/// each byte that arrived (their lengths changed by the replacement) and
+/// replays the redacted stream.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_secret_split_across_one_byte_pieces_never_reaches_the_cassette() {
+    let stream = concat!(
+        "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"model\":\"m\",",
+        "\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",",
+        "\"content\":\"Your password hunter2 is safe.\"},\"finish_reason\":null}]}\n\n",
+        "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"model\":\"m\",",
+        "\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n",
+        "data: [DONE]\n\n",
+    );
+    let (origin, _received) = piecewise_upstream(
+        move |_| ("text/event-stream", stream.as_bytes().to_vec()),
+        1,
+    );
+    let dir = temp_dir("redaction-pieces");
+    let proxy = Server::proxy(origin, &dir)
+        .redact(Redactor::new(["hunter[0-9]"]).unwrap())
+        .bind("127.0.0.1:0")
+        .await
+        .unwrap();
+    let body = json!({"model": "m", "stream": true,
+        "messages": [{"role": "user", "content": "my password?"}]});
+    let chat = |server: &Server| format!("{}/chat/completions", server.url());
+    let answer = post_json(&chat(&proxy), body.to_string()).await;
+    // The client gets the answer unchanged.
+    assert_eq!(answer.bytes().await.unwrap(), stream.as_bytes());
+    proxy.shutdown().await;
+
+    let cassette = dir.join("0000");
+    let recorded = std::fs::read(cassette.join("response.body")).unwrap();
+    assert!(
+        !holds(&everything(&dir), "hunter2"),
+        "the secret was recorded"
+    );
+    let expected = stream.replace("hunter2", REDACTED_BODY);
+    assert_eq!(recorded, expected.as_bytes());
+    let lengths = std::fs::read_to_string(cassette.join("response.body.lengths")).unwrap();
+    let times = std::fs::read_to_string(cassette.join("response.body.times")).unwrap();
+    assert_eq!(
+        lengths.lines().count(),
+        stream.len(),
+        "one piece per byte sent"
+    );
+    assert_eq!(times.lines().count(), stream.len());
+
+    // It replays, redacted.
+    let replay = Server::replay(&dir, agentstream_serve::cassette::Match::Exact)
+        .unwrap()
+        .bind("127.0.0.1:0")
+        .await
+        .unwrap();
+    let replayed = post_json(&chat(&replay), body.to_string()).await;
+    assert_eq!(replayed.bytes().await.unwrap(), expected.as_bytes());
+    replay.shutdown().await;
     std::fs::remove_dir_all(&dir).unwrap();
 }

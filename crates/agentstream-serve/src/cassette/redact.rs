@@ -1,10 +1,17 @@
 //! Secrets never written to a cassette.
 
 use std::borrow::Cow;
-use std::sync::Arc;
 
 use regex::bytes::{Regex, RegexBuilder};
 use serde_json::{Map, Value};
+
+/// A `--redact` pattern compiled within the size limits.
+fn compile(pattern: &str) -> Result<Regex, regex::Error> {
+    RegexBuilder::new(pattern)
+        .size_limit(crate::MAX_REGEX_BYTES)
+        .dfa_size_limit(crate::MAX_REGEX_BYTES)
+        .build()
+}
 
 /// What a match of a [`Redactor`]'s pattern is replaced with.
 pub const REDACTED_BODY: &str = "[REDACTED]";
@@ -12,27 +19,49 @@ pub const REDACTED_BODY: &str = "[REDACTED]";
 /// The longest `--redact` pattern accepted, in bytes.
 const MAX_PATTERN_LEN: usize = 4 << 10;
 
+/// The longest match a [`Redactor`] looks for across a response body's
+/// pieces when a pattern's matches have no bound (`sk-[a-z]+`): 64 KiB.
+/// A longer match of such a pattern may be missed where it crosses the
+/// edge of the bytes held back.
+pub const MAX_MATCH_WINDOW: usize = 64 << 10;
+
 /// Patterns whose matches never reach a cassette or the request log
 /// (`serve --record --redact REGEX`): each match in a request or response
 /// body, and in every string of a cassette's `request.json`, is replaced
-/// with [`REDACTED_BODY`] before anything is written. A response body is
-/// redacted piece by piece as it arrives (the client gets it unchanged):
-/// a match split across two network pieces is not seen.
+/// with [`REDACTED_BODY`] before anything is written. The patterns are
+/// searched as one alternation, leftmost match first. A response body is
+/// redacted as one text while its pieces arrive (the client gets them
+/// unchanged): a match split across network pieces is redacted too, and
+/// the cassette keeps the pieces' count and times. A boundary inside a
+/// match moves to the match's start (the replacement goes with the piece
+/// that completed it); the recorder holds back at most 8 KiB or twice
+/// the longest match (at most [`MAX_MATCH_WINDOW`]), whichever is more,
+/// and the latest piece, and
+/// searches each byte a bounded number of times. The patterns see the
+/// body's bytes: a secret streamed over two SSE events (two deltas, JSON
+/// between them) is not one text there.
 #[derive(Debug, Clone, Default)]
 pub struct Redactor {
-    patterns: Arc<[Regex]>,
+    /// Every pattern as one alternation; `None` without a pattern.
+    combined: Option<Regex>,
+    /// The longest match of any pattern, at most [`MAX_MATCH_WINDOW`].
+    window: usize,
 }
 
 impl Redactor {
     /// The redactor of `patterns` (regular expressions of the `regex`
     /// crate, matched on bytes), each compiled within
-    /// [`MAX_REGEX_BYTES`](crate::MAX_REGEX_BYTES).
+    /// [`MAX_REGEX_BYTES`](crate::MAX_REGEX_BYTES), as is their
+    /// alternation.
     ///
     /// # Errors
     /// A pattern that is empty, longer than 4 KiB, not a regular
-    /// expression or too large once compiled, named in the message.
+    /// expression, able to match no text at all (`a*`: it would match
+    /// between every two bytes) or too large once compiled, named in the
+    /// message; patterns too large together.
     pub fn new<S: AsRef<str>>(patterns: impl IntoIterator<Item = S>) -> Result<Self, String> {
-        let mut compiled = Vec::new();
+        let mut alternation = Vec::new();
+        let mut window = 0usize;
         for pattern in patterns {
             let pattern = pattern.as_ref();
             if pattern.is_empty() || pattern.len() > MAX_PATTERN_LEN {
@@ -40,34 +69,57 @@ impl Redactor {
                     "--redact {pattern:?}: a pattern is 1 to {MAX_PATTERN_LEN} bytes"
                 ));
             }
-            let regex = RegexBuilder::new(pattern)
-                .size_limit(crate::MAX_REGEX_BYTES)
-                .dfa_size_limit(crate::MAX_REGEX_BYTES)
+            compile(pattern).map_err(|e| format!("--redact {pattern:?}: {e}"))?;
+            // As `regex::bytes` reads it: Unicode on, any byte allowed.
+            let hir = regex_syntax::ParserBuilder::new()
+                .utf8(false)
                 .build()
+                .parse(pattern)
                 .map_err(|e| format!("--redact {pattern:?}: {e}"))?;
-            compiled.push(regex);
+            let properties = hir.properties();
+            if properties.minimum_len() == Some(0) {
+                return Err(format!(
+                    "--redact {pattern:?}: the pattern matches empty text"
+                ));
+            }
+            let longest = properties.maximum_len().unwrap_or(MAX_MATCH_WINDOW);
+            window = window.max(longest.min(MAX_MATCH_WINDOW));
+            alternation.push(format!("(?:{pattern})"));
         }
+        if alternation.is_empty() {
+            return Ok(Self::default());
+        }
+        let combined =
+            compile(&alternation.join("|")).map_err(|e| format!("--redact, all patterns: {e}"))?;
         Ok(Self {
-            patterns: compiled.into(),
+            combined: Some(combined),
+            window,
         })
     }
 
     /// Whether there is no pattern (nothing is redacted).
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.patterns.is_empty()
+        self.combined.is_none()
+    }
+
+    /// The patterns' alternation, if any.
+    pub(crate) fn combined(&self) -> Option<&Regex> {
+        self.combined.as_ref()
+    }
+
+    /// The longest match looked for across a body's pieces.
+    pub(crate) fn window(&self) -> usize {
+        self.window
     }
 
     /// `bytes` with every match replaced by [`REDACTED_BODY`].
     #[must_use]
     pub fn bytes<'a>(&self, bytes: &'a [u8]) -> Cow<'a, [u8]> {
-        let mut out = Cow::Borrowed(bytes);
-        for regex in self.patterns.iter() {
-            if let Cow::Owned(replaced) = regex.replace_all(&out, REDACTED_BODY.as_bytes()) {
-                out = Cow::Owned(replaced);
-            }
+        match &self.combined {
+            Some(regex) => regex.replace_all(bytes, REDACTED_BODY.as_bytes()),
+            None => Cow::Borrowed(bytes),
         }
-        out
     }
 
     /// Every string in `value` (object keys left alone) redacted.
@@ -144,6 +196,12 @@ mod tests {
         );
         assert!(Redactor::new(["("]).unwrap_err().contains("--redact"));
         assert!(Redactor::new([""]).is_err());
+        assert!(Redactor::new(["a*"]).unwrap_err().contains("empty text"));
+        assert_eq!(Redactor::new(["hunter[0-9]", "ab"]).unwrap().window(), 7);
+        assert_eq!(
+            Redactor::new(["sk-[a-z]+"]).unwrap().window(),
+            super::MAX_MATCH_WINDOW
+        );
         assert!(
             Redactor::new(["a{1000}{1000}"]).is_err(),
             "past the size limit"

@@ -9,6 +9,8 @@ use agentstream_beneath::{create_dir, create_file, list_dir, Refusal, Resolver, 
 use serde_json::{json, Value};
 
 use super::cassette_number;
+use super::redact_pieces::PieceRedactor;
+use super::Redactor;
 
 /// A cassette being written by the proxy: the request and the response's
 /// head at once, then each piece of the body as it arrives, before the
@@ -21,6 +23,8 @@ pub(crate) struct Writer {
     /// `response.json`, kept open to mark the exchange cut.
     response: fs::File,
     head: Value,
+    /// The response body's redaction (`--redact`), across its pieces.
+    redacting: Option<PieceRedactor>,
 }
 
 /// `response.json` for the response's `head` (`{"status", "headers"}`,
@@ -54,7 +58,8 @@ pub(crate) fn next_number(dir: &RootDir) -> io::Result<usize> {
 
 impl Writer {
     /// Creates the next cassette in `dir` with the request's files and
-    /// `response.json`, and returns it with its name. The cassette's
+    /// `response.json`, and returns it with its name; the response body's
+    /// pieces are redacted with `redactor`. The cassette's
     /// directory takes the first number from `next` that no entry has
     /// (created exclusively, so two recorders on one directory never
     /// share one), and every file is created exclusively in it, never
@@ -66,6 +71,7 @@ impl Writer {
         request_body: &[u8],
         status: u16,
         headers: Value,
+        redactor: &Redactor,
     ) -> io::Result<(Self, String)> {
         use std::io::Write;
         let (cassette, name) = loop {
@@ -98,13 +104,41 @@ impl Writer {
             times: create_file(&cassette, "response.body.times")?,
             response,
             head,
+            redacting: (!redactor.is_empty()).then(|| PieceRedactor::new(redactor.clone())),
         };
         Ok((writer, name))
     }
 
     /// Appends one piece of the body, which arrived `ms` milliseconds
-    /// after the request was sent.
+    /// after the request was sent. With `--redact`, the piece may be
+    /// written later (at the latest by [`finish`](Self::finish)), redacted
+    /// together with its neighbours.
     pub(crate) fn piece(&mut self, piece: &[u8], ms: u64) -> io::Result<()> {
+        match &mut self.redacting {
+            None => self.write_piece(piece, ms),
+            Some(redacting) => {
+                for (piece, ms) in redacting.push(piece, ms) {
+                    self.write_piece(&piece, ms)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// The body has ended, or broke off: writes the pieces held back.
+    pub(crate) fn finish(&mut self) -> io::Result<()> {
+        let held = self
+            .redacting
+            .as_mut()
+            .map(PieceRedactor::finish)
+            .unwrap_or_default();
+        for (piece, ms) in held {
+            self.write_piece(&piece, ms)?;
+        }
+        Ok(())
+    }
+
+    fn write_piece(&mut self, piece: &[u8], ms: u64) -> io::Result<()> {
         use std::io::Write;
         self.body.write_all(piece)?;
         self.lengths

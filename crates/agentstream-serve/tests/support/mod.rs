@@ -77,3 +77,83 @@ pub fn temp_dir(name: &str) -> std::path::PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
+
+/// One request as a [`piecewise_upstream`] received it.
+#[derive(Debug, Clone)]
+pub struct Received {
+    /// The request line: `POST /path?query HTTP/1.1`.
+    pub line: String,
+    /// Its headers, names in lower case, values trimmed.
+    pub headers: Vec<(String, String)>,
+}
+
+impl Received {
+    /// The value of header `name` (lower case), if sent.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// An upstream on 127.0.0.1 (its origin is returned): every request gets
+/// status 200 with the content type and body `answer` gives for its
+/// request line, the body sent as chunks of at most `piece` bytes, each
+/// written on its own (a chunk of the chunked encoding, so that the proxy
+/// reads each as a piece of its own), then the connection is closed.
+/// Each request received is sent on the returned channel.
+pub fn piecewise_upstream(
+    answer: impl Fn(&str) -> (&'static str, Vec<u8>) + Send + 'static,
+    piece: usize,
+) -> (String, std::sync::mpsc::Receiver<Received>) {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let origin = format!("http://{}", listener.local_addr().unwrap());
+    let (report, reports) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            stream.set_nodelay(true).unwrap();
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut line = String::new();
+            reader.read_line(&mut line).unwrap();
+            let mut received = Received {
+                line: line.trim_end().to_owned(),
+                headers: Vec::new(),
+            };
+            let mut length = 0usize;
+            loop {
+                let mut header = String::new();
+                reader.read_line(&mut header).unwrap();
+                if header == "\r\n" || header.is_empty() {
+                    break;
+                }
+                if let Some((name, value)) = header.split_once(':') {
+                    let name = name.trim().to_ascii_lowercase();
+                    if name == "content-length" {
+                        length = value.trim().parse().unwrap();
+                    }
+                    received.headers.push((name, value.trim().to_owned()));
+                }
+            }
+            let mut body = vec![0; length];
+            reader.read_exact(&mut body).unwrap();
+            let (content_type, bytes) = answer(&received.line);
+            let _ = report.send(received);
+            let head = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\n\
+                 transfer-encoding: chunked\r\nconnection: close\r\n\r\n"
+            );
+            let _ = stream.write_all(head.as_bytes());
+            for chunk in bytes.chunks(piece.max(1)) {
+                let framed = [format!("{:x}\r\n", chunk.len()).as_bytes(), chunk, b"\r\n"].concat();
+                if stream.write_all(&framed).is_err() {
+                    break;
+                }
+            }
+            let _ = stream.write_all(b"0\r\n\r\n");
+        }
+    });
+    (origin, reports)
+}
