@@ -59,6 +59,9 @@ struct Inner<M> {
     /// compaction (its usage counts the context before it): Pi's
     /// compaction boundary, so it does not compact again.
     compacted_since_answer: bool,
+    /// The running compaction's abort controller (Pi's
+    /// `_autoCompactionAbortController` and `_compactionAbortController`).
+    compaction_abort: Option<Arc<AbortController>>,
 }
 
 impl<M> Inner<M> {
@@ -177,6 +180,7 @@ impl<M: Model> Agent<M> {
                 auto_compaction: None,
                 overflow_attempted: false,
                 compacted_since_answer: false,
+                compaction_abort: None,
             }),
             queues: Arc::new(Lock::new(Queues::default())),
             hub: Hub::new(),

@@ -70,8 +70,9 @@ pub use compaction::{
     calculate_context_tokens, compact, estimate_context_tokens, estimate_tokens, find_cut_point,
     find_turn_start_index, is_context_overflow, is_overflow_error, prepare_compaction,
     serialize_conversation, should_compact, summary_prompt, CompactionError, CompactionPreparation,
-    CompactionResult, CompactionSettings, CutPoint, FileLists, SUMMARIZATION_PROMPT,
-    SUMMARIZATION_SYSTEM_PROMPT, TURN_PREFIX_SUMMARIZATION_PROMPT, UPDATE_SUMMARIZATION_PROMPT,
+    CompactionResult, CompactionSettings, CutPoint, FileLists, SummaryOptions,
+    SUMMARIZATION_PROMPT, SUMMARIZATION_SYSTEM_PROMPT, TURN_PREFIX_SUMMARIZATION_PROMPT,
+    UPDATE_SUMMARIZATION_PROMPT,
 };
 pub use context::{build_from_path, build_session_context, Leaf, ModelRef, SessionContext};
 pub use date::js_date_millis;

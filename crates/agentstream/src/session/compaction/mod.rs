@@ -29,4 +29,6 @@ pub use prompts::{
     summary_prompt, SUMMARIZATION_PROMPT, SUMMARIZATION_SYSTEM_PROMPT, UPDATE_SUMMARIZATION_PROMPT,
 };
 pub use serialize::serialize_conversation;
-pub use summarize::{compact, CompactionError, CompactionResult, TURN_PREFIX_SUMMARIZATION_PROMPT};
+pub use summarize::{
+    compact, CompactionError, CompactionResult, SummaryOptions, TURN_PREFIX_SUMMARIZATION_PROMPT,
+};
