@@ -162,3 +162,41 @@ fn times_and_ids_have_pis_shapes() {
         Some(true)
     );
 }
+
+/// Pi's `SessionManager` rewrites a version 1 or 2 file as version 3 when
+/// it opens one: the file on disk then reads as version 3 with nothing to
+/// migrate, its context unchanged, and appends go on from its last entry.
+#[test]
+fn a_version_1_file_is_written_back_as_version_3_when_opened() {
+    let dir = temp_dir("migrate");
+    let v1 = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/pi-sessions/corpus/v1-compaction.jsonl"
+    ))
+    .unwrap();
+    let before = parse_session(&v1).unwrap();
+    assert_eq!((before.version, before.migrated), (1, true));
+    let path = dir.join("old.jsonl");
+    std::fs::write(&path, &v1).unwrap();
+
+    let mut w = SessionWriter::open(&path, "/work/x").unwrap();
+    let written = std::fs::read_to_string(&path).unwrap();
+    assert_ne!(written, v1, "not rewritten");
+    let after = parse_session(&written).unwrap();
+    assert_eq!((after.version, after.migrated), (3, false));
+    assert_eq!(after.header().map(|h| h.version), Some(Some(3)));
+    let context = |s: &ParsedSession| build_session_context(&s.entries, Leaf::Last).unwrap();
+    assert_eq!(context(&after), context(&before));
+
+    let last = after
+        .entries
+        .last()
+        .and_then(SessionEntry::id)
+        .map(str::to_owned);
+    let id = w.append_message(msg_user("more")).unwrap();
+    let reread = parse_session(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let appended = reread.entries.last().unwrap();
+    assert_eq!(appended.id(), Some(id.as_str()));
+    assert_eq!(appended.parent_id(), last.as_deref());
+    std::fs::remove_dir_all(&dir).ok();
+}
