@@ -34,8 +34,8 @@ use core::fmt;
 
 use crate::message::Message;
 use crate::session::{
-    write_session, AgentMessage, BranchSummaryEntry, EntryBase, LabelEntry, MessageEntry,
-    ParsedSession, SessionEntry, SessionHeader, SessionTree, CURRENT_SESSION_VERSION,
+    write_session, AgentMessage, BranchSummaryEntry, EntryBase, FileLists, LabelEntry,
+    MessageEntry, ParsedSession, SessionEntry, SessionHeader, SessionTree, CURRENT_SESSION_VERSION,
 };
 use serde_json::{Map, Value};
 
@@ -259,6 +259,30 @@ impl SessionWriter {
         id: Option<&str>,
         summary: &str,
     ) -> Result<String, SessionWriteError> {
+        self.branch_with_summary_entry(id, summary, None, None)
+    }
+
+    /// [`branch_with_summary`](Self::branch_with_summary) with a summary
+    /// [`generate_branch_summary`](crate::session::generate_branch_summary)
+    /// made, as Pi's tree navigation writes it: `details` with its
+    /// `readFiles` and `modifiedFiles`, and `fromHook: false`.
+    pub fn branch_with_generated_summary(
+        &mut self,
+        id: Option<&str>,
+        summary: &str,
+        file_lists: &FileLists,
+    ) -> Result<String, SessionWriteError> {
+        let details = Some(file_lists.to_details());
+        self.branch_with_summary_entry(id, summary, details, Some(Value::Bool(false)))
+    }
+
+    fn branch_with_summary_entry(
+        &mut self,
+        id: Option<&str>,
+        summary: &str,
+        details: Option<Value>,
+        from_hook: Option<Value>,
+    ) -> Result<String, SessionWriteError> {
         match id {
             Some(id) => self.branch(id)?,
             None => self.leaf = None,
@@ -267,8 +291,8 @@ impl SessionWriter {
             base: self.base(),
             from_id: Some(Value::String(id.unwrap_or("root").to_owned())),
             summary: summary.to_owned(),
-            details: None,
-            from_hook: None,
+            details,
+            from_hook,
             extra: Map::new(),
         });
         self.append(entry)

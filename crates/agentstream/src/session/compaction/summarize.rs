@@ -68,7 +68,7 @@ impl SummaryOptions {
     /// One summary call's options, as Pi's `completeSimple` gets them:
     /// `max_tokens`, the signal, and the level when the model reasons and
     /// the level is not `Off` (else `Off`: Pi's call without `reasoning`).
-    fn call(&self, max_tokens: u64) -> StreamOptions {
+    pub(super) fn call(&self, max_tokens: u64) -> StreamOptions {
         let mut options = StreamOptions::default().with_max_tokens(max_tokens);
         options.signal.clone_from(&self.signal);
         options.thinking_model = self.thinking_model;
