@@ -50,14 +50,17 @@ const ABORT_ENDS_THE_RUN: &str = "an abort() while an overflow's compaction runs
 
 /// What a scenario's `onSummaryCall` does as the first summary call
 /// starts: Pi's `abort()` or `abortCompaction()`.
-type Hook = Box<dyn Fn(&Agent<Arc<ScriptedModel>>) + Send + Sync>;
+type Hook = Box<dyn Fn(&OracleAgent) + Send + Sync>;
+
+/// The agent a scenario runs.
+type OracleAgent = Agent<Arc<ScriptedModel>>;
 
 /// The scripted summarizer: records each call's thinking level and token
 /// limit as the oracle does, and runs the scenario's hook on the first.
 struct Summarizer {
     model: ScriptedModel,
     calls: Mutex<Vec<Value>>,
-    hook: Mutex<Option<(Weak<Agent<Arc<ScriptedModel>>>, Hook)>>,
+    hook: Mutex<Option<(Weak<OracleAgent>, Hook)>>,
 }
 
 impl Model for Summarizer {
