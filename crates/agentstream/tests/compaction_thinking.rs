@@ -13,11 +13,11 @@
 use std::sync::{Arc, Mutex};
 
 use agentstream::agent::{Agent, AgentOptions, AutoCompaction, ToolSet};
-use agentstream::message::{assistant, text, user, AssistantMessage, Context, Message, StopReason};
+use agentstream::message::{assistant, text, AssistantMessage, Context, StopReason};
 use agentstream::model::{
     Model, ModelStream, ScriptedModel, StreamOptions, ThinkingLevel, ThinkingModel,
 };
-use agentstream::session::{CompactionSettings, SessionRecorder, SessionWriter};
+use agentstream::session::{CompactionSettings, SessionRecorder};
 
 /// A scripted summarizer that keeps the options of every call.
 #[derive(Clone)]
@@ -61,23 +61,11 @@ fn settings() -> CompactionSettings {
         .with_keep_recent_tokens(2)
 }
 
+#[path = "support/compaction_session.rs"]
+mod compaction_session;
+
 fn session(name: &str) -> (SessionRecorder, std::path::PathBuf) {
-    let dir = std::env::temp_dir().join(format!(
-        "agentstream-compaction-thinking-{name}-{}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    let mut w = SessionWriter::create(&dir, "/work/x");
-    let long = "x".repeat(400);
-    for m in [
-        Message::from(user(format!("first {long}"))),
-        assistant([text(format!("answer {long}"))], StopReason::Stop).into(),
-        user("second").into(),
-        assistant([text("fine")], StopReason::Stop).into(),
-    ] {
-        w.append_message(m.into()).unwrap();
-    }
-    (SessionRecorder::new(w), dir)
+    compaction_session::compaction_session("agentstream-compaction-thinking", name)
 }
 
 fn past_threshold() -> AssistantMessage {

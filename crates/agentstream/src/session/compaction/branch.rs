@@ -11,7 +11,7 @@ use alloc::vec::Vec;
 use serde_json::Value;
 
 use super::estimate::estimate_tokens;
-use super::prepare::{FileLists, FileOps};
+use super::prepare::{message_of as compaction_message_of, FileLists, FileOps};
 use super::prompts::SUMMARIZATION_SYSTEM_PROMPT;
 use super::serialize::serialize_conversation;
 use super::summarize::SummaryOptions;
@@ -95,28 +95,14 @@ pub fn collect_entries_for_branch_summary<'a>(
 /// `getMessageFromEntry` there): messages but tool results, custom
 /// messages, branch summaries and compactions as their summary messages.
 fn message_of(entry: &SessionEntry) -> Option<AgentMessage> {
-    let timestamp = |t: &str| js_date_millis(Some(&Value::String(t.into())));
     match entry {
         SessionEntry::Message(e) if e.message.role() == "toolResult" => None,
-        SessionEntry::Message(e) => Some(e.message.clone()),
-        SessionEntry::CustomMessage(e) => Some(AgentMessage::custom(
-            &e.custom_type,
-            &e.content,
-            e.display.as_ref(),
-            e.details.as_ref(),
-            timestamp(&e.base.timestamp),
-        )),
-        SessionEntry::BranchSummary(e) => Some(AgentMessage::branch_summary(
-            &e.summary,
-            e.from_id.as_ref(),
-            timestamp(&e.base.timestamp),
-        )),
         SessionEntry::Compaction(e) => Some(AgentMessage::compaction_summary(
             &e.summary,
             e.tokens_before.as_ref(),
-            timestamp(&e.base.timestamp),
+            js_date_millis(Some(&Value::String(e.base.timestamp.clone()))),
         )),
-        _ => None,
+        _ => compaction_message_of(entry),
     }
 }
 

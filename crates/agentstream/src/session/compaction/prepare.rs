@@ -227,7 +227,7 @@ pub struct CompactionPreparation {
 
 /// The message an entry contributes to a compaction's history: Pi's
 /// `getMessageFromEntryForCompaction` (a `compaction` entry gives none).
-fn message_of(entry: &SessionEntry) -> Option<AgentMessage> {
+pub(super) fn message_of(entry: &SessionEntry) -> Option<AgentMessage> {
     let timestamp = |t: &str| js_date_millis(Some(&Value::String(t.into())));
     match entry {
         SessionEntry::Message(e) => Some(e.message.clone()),
