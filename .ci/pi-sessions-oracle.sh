@@ -28,7 +28,8 @@ mkdir -p "$work"
 cp "$root/oracle/pi-coding-agent/package.json" "$root/oracle/pi-coding-agent/package-lock.json" \
     "$root/oracle/pi-coding-agent/contexts.mjs" "$root/oracle/pi-coding-agent/generate-corpus.mjs" \
     "$root/oracle/pi-coding-agent/compaction.mjs" "$root/oracle/pi-coding-agent/policies.mjs" \
-    "$root/oracle/pi-coding-agent/agent-session.mjs" "$root/oracle/pi-coding-agent/branch-summary.mjs" "$work/"
+    "$root/oracle/pi-coding-agent/agent-session.mjs" "$root/oracle/pi-coding-agent/branch-summary.mjs" \
+    "$root/oracle/pi-coding-agent/stand-in.mjs" "$work/"
 cd "$work"
 if [[ ! -d node_modules/@mariozechner/pi-coding-agent ]] ||
     ! cmp -s package-lock.json node_modules/.package-lock.json.copy; then

@@ -11,22 +11,11 @@
 import { copyFileSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createAssistantMessageEventStream, registerApiProvider } from "@mariozechner/pi-ai";
 import { collectEntriesForBranchSummary, generateBranchSummary, SessionManager } from "@mariozechner/pi-coding-agent";
+import { standIn } from "./stand-in.mjs";
 
 // A provider that answers at once and keeps the request and its options.
-let request = null;
-const answer = (model, context, options) => {
-  request = { context, options };
-  const stream = createAssistantMessageEventStream();
-  const message = { role: "assistant", content: [{ type: "text", text: "summary" }], api: "oracle-branch", provider: "oracle",
-    model: "oracle", usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0,
-      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } }, stopReason: "stop", timestamp: 0 };
-  stream.push({ type: "done", reason: "stop", message });
-  stream.end(message);
-  return stream;
-};
-registerApiProvider({ api: "oracle-branch", stream: answer, streamSimple: answer });
+const seen = standIn("oracle-branch");
 const model = (contextWindow) => ({ id: "oracle", name: "oracle", api: "oracle-branch", provider: "oracle", baseUrl: "",
   reasoning: true, input: ["text"], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow, maxTokens: 100 });
 
@@ -69,11 +58,12 @@ for (const dir of dirs) {
           summaries: [],
         };
         for (const [window, reserveTokens, customInstructions, replaceInstructions] of budgets) {
-          request = null;
+          seen.request = null;
           const result = await generateBranchSummary(branch, {
             model: model(window), apiKey: "key", signal: new AbortController().signal,
             customInstructions, replaceInstructions, reserveTokens,
           });
+          const { request } = seen;
           c.summaries.push({
             window, reserveTokens, customInstructions: customInstructions ?? null, replaceInstructions,
             request: request && {
