@@ -66,7 +66,7 @@ impl<M> Agent<M> {
 
     /// Aborts the current run, if one is going: the model call and the
     /// running tools see the signal, and `prompt` resolves with
-    /// [`AgentStop::Aborted`].
+    /// [`AgentStop::Aborted`](crate::agent::AgentStop::Aborted).
     pub fn abort(&self) {
         if let Some(controller) = self.inner.with(|inner| inner.abort.clone()) {
             controller.abort();
