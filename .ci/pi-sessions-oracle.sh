@@ -28,7 +28,8 @@ mkdir -p "$work"
 cp "$root/oracle/pi-coding-agent/package.json" "$root/oracle/pi-coding-agent/package-lock.json" \
     "$root/oracle/pi-coding-agent/contexts.mjs" "$root/oracle/pi-coding-agent/generate-corpus.mjs" \
     "$root/oracle/pi-coding-agent/compaction.mjs" "$root/oracle/pi-coding-agent/policies.mjs" \
-    "$root/oracle/pi-coding-agent/agent-session.mjs" "$work/"
+    "$root/oracle/pi-coding-agent/agent-session.mjs" "$root/oracle/pi-coding-agent/branch-summary.mjs" \
+    "$root/oracle/pi-coding-agent/stand-in.mjs" "$work/"
 cd "$work"
 if [[ ! -d node_modules/@mariozechner/pi-coding-agent ]] ||
     ! cmp -s package-lock.json node_modules/.package-lock.json.copy; then
@@ -44,6 +45,8 @@ TZ=UTC node contexts.mjs $mode "$fixtures/corpus" "$fixtures/real"
 TZ=UTC node compaction.mjs $mode "$fixtures/compaction.pi.json" "$fixtures/corpus" "$fixtures/real"
 # shellcheck disable=SC2086
 TZ=UTC node policies.mjs $mode "$fixtures/policies.pi.json" "$fixtures/corpus" "$fixtures/real"
+# shellcheck disable=SC2086
+TZ=UTC node branch-summary.mjs $mode "$fixtures/branch-summary.pi.json" "$fixtures/corpus" "$fixtures/real"
 # Pi's running AgentSession on scripted scenarios (retry, compaction),
 # which `cargo test -p agentstream --test agent_session_oracle` replays on
 # our Agent.

@@ -3,7 +3,8 @@
 // each scenario's scripted assistant messages (usage numbers included), so
 // no network is touched. For every scenario in SCENARIOS (a JSON array) it
 // records the session events (types and their deterministic fields), the
-// final transcript and the session's entry types, as NAME.pi.json in DIR.
+// final transcript, the session's entry types and what each summary call
+// was given (`reasoning`, `maxTokens`), as NAME.pi.json in DIR.
 //
 // Usage: node agent-session.mjs [--check] SCENARIOS DIR
 //   (default) write DIR/NAME.pi.json; --check: exit 1 if any differs.
@@ -29,6 +30,9 @@ const PROVIDER = "scripted";
 const SUMMARIZER = "You are a context summarization assistant.";
 let pending = [];
 let summaries = [];
+let summaryCalls = [];
+// Called as the first summary call starts (a scenario's `onSummaryCall`).
+let onSummaryCall;
 
 function usage(u = {}) {
     const input = u.input ?? 0;
@@ -67,7 +71,14 @@ function scripted(step, model) {
 // end a call fails with the text our ScriptedModel gives then.
 const stream = (model, context, options) => {
     const out = createAssistantMessageEventStream();
-    const queue = context.systemPrompt?.startsWith(SUMMARIZER) ? summaries : pending;
+    const summary = context.systemPrompt?.startsWith(SUMMARIZER);
+    const queue = summary ? summaries : pending;
+    if (summary) {
+        summaryCalls.push({ reasoning: options?.reasoning ?? null, maxTokens: options?.maxTokens ?? null });
+        const hook = onSummaryCall;
+        onSummaryCall = undefined;
+        hook?.();
+    }
     const step = queue.shift() ?? { stopReason: "error", errorMessage: "ScriptedModel has no more responses" };
     queueMicrotask(() => {
         const message = scripted(step, model);
@@ -156,7 +167,7 @@ async function run(scenario) {
         api: API,
         provider: PROVIDER,
         baseUrl: "http://127.0.0.1:9",
-        reasoning: false,
+        reasoning: scenario.reasoning ?? false,
         input: ["text"],
         cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
         contextWindow: scenario.contextWindow,
@@ -182,13 +193,20 @@ async function run(scenario) {
         authStorage,
         modelRegistry,
         model,
-        thinkingLevel: "off",
+        thinkingLevel: scenario.thinkingLevel ?? "off",
         noTools: "all",
         sessionManager,
         settingsManager,
     });
     pending = scenario.script.map((s) => ({ ...s }));
     summaries = scenario.summaries.map((s) => ({ ...s }));
+    summaryCalls = [];
+    // An abort while a compaction's summary call runs: the session's
+    // abort() (the agent's run) or abortCompaction() (the compaction).
+    onSummaryCall = {
+        abort: () => session.abort(),
+        abortCompaction: () => session.abortCompaction(),
+    }[scenario.onSummaryCall];
     const events = [];
     const followUps = [...(scenario.followUpOnCompactionStart ?? [])];
     session.subscribe((e) => {
@@ -197,6 +215,7 @@ async function run(scenario) {
         if (e.type === "compaction_start" && followUps.length > 0) {
             session.followUp(followUps.shift());
         }
+
     });
     for (const action of scenario.actions) {
         if (action.prompt !== undefined) {
@@ -218,6 +237,7 @@ async function run(scenario) {
         entries: sessionManager.getEntries().map((e) => e.type),
         unusedScript: pending.length,
         unusedSummaries: summaries.length,
+        summaryCalls,
     };
     session.dispose();
     return result;

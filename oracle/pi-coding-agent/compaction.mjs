@@ -11,30 +11,21 @@
 import { copyFileSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createAssistantMessageEventStream, isContextOverflow, registerApiProvider } from "@mariozechner/pi-ai";
+import { isContextOverflow } from "@mariozechner/pi-ai";
 import {
   convertToLlm, estimateTokens, findCutPoint, generateSummary, serializeConversation, SessionManager,
 } from "@mariozechner/pi-coding-agent";
+import { standIn } from "./stand-in.mjs";
 
 // A provider that answers at once and keeps the request, so that
 // generateSummary's prompts can be read without a model.
-let request = null;
-const answer = (model, context) => {
-  request = context;
-  const stream = createAssistantMessageEventStream();
-  const message = { role: "assistant", content: [{ type: "text", text: "summary" }], api: "oracle", provider: "oracle",
-    model: "oracle", usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0,
-      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } }, stopReason: "stop", timestamp: 0 };
-  stream.push({ type: "done", reason: "stop", message });
-  stream.end(message);
-  return stream;
-};
-registerApiProvider({ api: "oracle", stream: answer, streamSimple: answer });
+const seen = standIn("oracle");
 const oracleModel = { id: "oracle", name: "oracle", api: "oracle", provider: "oracle", baseUrl: "", reasoning: false,
   input: ["text"], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 1000, maxTokens: 100 };
 async function prompts(messages, custom, previous) {
   await generateSummary(messages, oracleModel, 1000, "key", undefined, undefined, custom, previous);
-  return { system: request.systemPrompt, prompt: request.messages[0].content[0].text };
+  const { context } = seen.request;
+  return { system: context.systemPrompt, prompt: context.messages[0].content[0].text };
 }
 
 let args = process.argv.slice(2);

@@ -239,7 +239,14 @@ pub fn run(args: &Args) -> io::Result<ExitCode> {
     let printer = Arc::new(Mutex::new(Printer::new(args.jsonl)));
     let events = Arc::clone(&printer);
     agent.subscribe_fn(move |event| lock(&events).event(event));
-    let outcome = runtime.block_on(with_ctrl_c(agent.prompt_text(&prompt), || agent.abort()));
+    // Ctrl-C stops the run, and a compaction going on as Pi's interactive
+    // mode stops one (`abortCompaction`): the agent's abort alone does not
+    // reach it.
+    let stop = || {
+        agent.abort();
+        agent.abort_compaction();
+    };
+    let outcome = runtime.block_on(with_ctrl_c(agent.prompt_text(&prompt), stop));
     // A tool call past its time limit may still hold a blocking thread:
     // do not wait for it.
     runtime.shutdown_background();

@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use agentstream::agent::{Agent, AgentStop, AutoCompaction, ToolSet};
 use agentstream::message::{assistant, text, user, AssistantMessage, Message, StopReason};
 use agentstream::model::ScriptedModel;
-use agentstream::session::{CompactionSettings, SessionEntry, SessionRecorder, SessionWriter};
+use agentstream::session::{CompactionSettings, SessionEntry, SessionRecorder};
 
 #[path = "support/agent.rs"]
 mod agent_support;
@@ -22,23 +22,11 @@ use agent_support::recorded;
 
 const OVERFLOW: &str = "prompt is too long: 213462 tokens > 200000 maximum";
 
+#[path = "support/compaction_session.rs"]
+mod compaction_session;
+
 fn recorder(name: &str) -> (SessionRecorder, PathBuf) {
-    let dir = std::env::temp_dir().join(format!(
-        "agentstream-autocompact-{name}-{}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    let mut w = SessionWriter::create(&dir, "/work/x");
-    let long = "x".repeat(400);
-    for m in [
-        Message::from(user(format!("first {long}"))),
-        assistant([text(format!("answer {long}"))], StopReason::Stop).into(),
-        user("second").into(),
-        assistant([text("fine")], StopReason::Stop).into(),
-    ] {
-        w.append_message(m.into()).unwrap();
-    }
-    (SessionRecorder::new(w), dir)
+    compaction_session::compaction_session("agentstream-autocompact", name)
 }
 
 fn failed(error: &str) -> AssistantMessage {

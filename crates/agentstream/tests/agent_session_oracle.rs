@@ -7,8 +7,9 @@
 //! `NAME.pi.json` what Pi did with it (written by
 //! `oracle/pi-coding-agent/agent-session.mjs`, checked by
 //! `.ci/pi-sessions-oracle.sh`): the session events with their
-//! deterministic fields, the final transcript, the session's entry types and
-//! how many scripted replies were left. We replay each scenario and compare
+//! deterministic fields, the final transcript, the session's entry types,
+//! how many scripted replies were left, and what each summary call was
+//! given (the thinking level as `reasoning`, `maxTokens`). We replay each scenario and compare
 //! part by part; a part that differs must be listed in [`DELIBERATE`] with
 //! its reason, and a listed difference that no scenario shows fails too.
 
@@ -18,13 +19,15 @@
 #![cfg(feature = "std")]
 
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 
-use agentstream::agent::{Agent, AgentEvent, AutoCompaction, AutoRetry, ToolSet};
+use agentstream::agent::{Agent, AgentEvent, AgentOptions, AutoCompaction, AutoRetry, ToolSet};
 use agentstream::message::{
     assistant, text, tool_call, user, AssistantMessage, ContentBlock, Message, StopReason,
 };
-use agentstream::model::ScriptedModel;
+use agentstream::model::{
+    Model, ModelStream, ScriptedModel, StreamOptions, ThinkingLevel, ThinkingModel,
+};
 use agentstream::session::{CompactionSettings, SessionRecorder, SessionWriter};
 use serde_json::{json, Value};
 
@@ -34,8 +37,55 @@ use agent_support::recorded;
 
 /// The differences from Pi that are ours on purpose: (scenario, part,
 /// reason). The parts are `events`, `transcript`, `entries`,
-/// `unusedScript` and `unusedSummaries`.
-const DELIBERATE: &[(&str, &str, &str)] = &[];
+/// `unusedScript`, `unusedSummaries` and `summaryCalls`.
+const DELIBERATE: &[(&str, &str, &str)] = &[
+    ("overflow-abort", "events", ABORT_ENDS_THE_RUN),
+    ("overflow-abort", "transcript", ABORT_ENDS_THE_RUN),
+    ("overflow-abort", "entries", ABORT_ENDS_THE_RUN),
+    ("overflow-abort", "unusedScript", ABORT_ENDS_THE_RUN),
+];
+
+/// Why `overflow-abort` differs.
+const ABORT_ENDS_THE_RUN: &str = "an abort() while an overflow's compaction runs ends our run there (prompt resolves aborted, nothing continues); Pi's abort() reaches neither its compaction nor the continue() it schedules 100 ms after it, so Pi answers once more";
+
+/// What a scenario's `onSummaryCall` does as the first summary call
+/// starts: Pi's `abort()` or `abortCompaction()`.
+type Hook = Box<dyn Fn(&OracleAgent) + Send + Sync>;
+
+/// The agent a scenario runs.
+type OracleAgent = Agent<Arc<ScriptedModel>>;
+
+/// The scripted summarizer: records each call's thinking level and token
+/// limit as the oracle does, and runs the scenario's hook on the first.
+struct Summarizer {
+    model: ScriptedModel,
+    calls: Mutex<Vec<Value>>,
+    hook: Mutex<Option<(Weak<OracleAgent>, Hook)>>,
+}
+
+impl Model for Summarizer {
+    fn stream(
+        &self,
+        context: &agentstream::message::Context,
+        options: StreamOptions,
+    ) -> ModelStream {
+        let reasoning = options
+            .thinking
+            .filter(|l| *l != ThinkingLevel::Off)
+            .map(|l| l.as_str());
+        self.calls
+            .lock()
+            .unwrap()
+            .push(json!({"reasoning": reasoning, "maxTokens": options.max_tokens}));
+        let hook = self.hook.lock().unwrap().take();
+        if let Some((agent, hook)) = hook {
+            if let Some(agent) = agent.upgrade() {
+                hook(&agent);
+            }
+        }
+        self.model.stream(context, options)
+    }
+}
 
 /// Our [`Agent`]'s transcript holds what goes to the model: Pi's
 /// `compactionSummary` message (an application role its `AgentSession`
@@ -192,7 +242,8 @@ fn run(scenario: &Value) -> Value {
             .record_model_change("scripted", "scripted-model")
             .unwrap();
     }
-    recorder.record_thinking_level_change("off").unwrap();
+    let level = scenario["thinkingLevel"].as_str().unwrap_or("off");
+    recorder.record_thinking_level_change(level).unwrap();
 
     let context = recorder.with_writer(|w| w.context()).unwrap();
     let script: Vec<AssistantMessage> = scenario["script"]
@@ -208,9 +259,22 @@ fn run(scenario: &Value) -> Value {
         .map(scripted)
         .collect();
     let model = Arc::new(ScriptedModel::new(script));
-    let summarizer = Arc::new(ScriptedModel::new(summaries));
+    let summarizer = Arc::new(Summarizer {
+        model: ScriptedModel::new(summaries),
+        calls: Mutex::default(),
+        hook: Mutex::default(),
+    });
     let settings = settings(scenario);
     let mut agent = Agent::from_session(Arc::clone(&model), ToolSet::new(), &context);
+    // The oracle's model reasons when the scenario says so, at its level.
+    let mut options = AgentOptions::default();
+    options.stream.thinking_model = Some(ThinkingModel::new(
+        scenario["reasoning"] == true,
+        None,
+        Some(4096),
+    ));
+    agent.set_options(options);
+    agent.set_thinking_level(ThinkingLevel::parse(level));
     if scenario["retry"]["enabled"] == true {
         let retry = AutoRetry::from_fn(|_| std::future::ready(()))
             .with_base_delay_ms(1)
@@ -227,6 +291,13 @@ fn run(scenario: &Value) -> Value {
         agent = agent.with_auto_compaction(policy);
     }
     let agent = Arc::new(agent);
+    let hook: Option<Hook> = match scenario["onSummaryCall"].as_str() {
+        None => None,
+        Some("abort") => Some(Box::new(|agent| agent.abort())),
+        Some("abortCompaction") => Some(Box::new(|agent| agent.abort_compaction())),
+        Some(other) => panic!("onSummaryCall {other}"),
+    };
+    *summarizer.hook.lock().unwrap() = hook.map(|hook| (Arc::downgrade(&agent), hook));
     recorder.attach(&agent);
     let events = recorded(&agent);
     // Follow-ups queued when a compaction starts, as the oracle does.
@@ -299,7 +370,8 @@ fn run(scenario: &Value) -> Value {
         "transcript": transcript,
         "entries": entries,
         "unusedScript": model.remaining(),
-        "unusedSummaries": summarizer.remaining(),
+        "unusedSummaries": summarizer.model.remaining(),
+        "summaryCalls": *summarizer.calls.lock().unwrap(),
     })
 }
 
@@ -328,6 +400,7 @@ fn our_agent_session_does_what_pis_does_on_every_scenario() {
             "entries",
             "unusedScript",
             "unusedSummaries",
+            "summaryCalls",
         ] {
             if ours[part] == golden[part] {
                 continue;

@@ -8,7 +8,7 @@ use core::fmt;
 
 use super::maybe_send::{BoxFuture, MaybeSend, MaybeSync};
 use crate::message::Message;
-use crate::session::{CompactionError, CompactionResult, CompactionSettings};
+use crate::session::{CompactionError, CompactionResult, CompactionSettings, SummaryOptions};
 
 /// What compacts the session an agent runs on: prepares, summarizes,
 /// writes the `compaction` entry, and returns the result with the new
@@ -16,10 +16,13 @@ use crate::session::{CompactionError, CompactionResult, CompactionSettings};
 /// [`SessionRecorder`](crate::session::SessionRecorder)'s
 /// `compactor` is one.
 pub trait Compactor: MaybeSend + MaybeSync + 'static {
-    /// Compacts now, with optional instructions for the summary.
+    /// Compacts now, with optional instructions for the summary; the
+    /// summary calls get `options` (the agent's thinking level, as Pi's
+    /// `compact` gets the session's).
     fn compact<'a>(
         &'a self,
         custom_instructions: Option<&'a str>,
+        options: SummaryOptions,
     ) -> BoxFuture<'a, Result<(CompactionResult, Vec<Message>), CompactionError>>;
 }
 

@@ -67,10 +67,13 @@ pub use agent_message::{
     BRANCH_SUMMARY_SUFFIX, COMPACTION_SUMMARY_PREFIX, COMPACTION_SUMMARY_SUFFIX,
 };
 pub use compaction::{
-    calculate_context_tokens, compact, estimate_context_tokens, estimate_tokens, find_cut_point,
-    find_turn_start_index, is_context_overflow, is_overflow_error, prepare_compaction,
-    serialize_conversation, should_compact, summary_prompt, CompactionError, CompactionPreparation,
-    CompactionResult, CompactionSettings, CutPoint, FileLists, SUMMARIZATION_PROMPT,
+    branch_summary_prompt, calculate_context_tokens, collect_entries_for_branch_summary, compact,
+    estimate_context_tokens, estimate_tokens, find_cut_point, find_turn_start_index,
+    generate_branch_summary, is_context_overflow, is_overflow_error, prepare_branch_entries,
+    prepare_compaction, serialize_conversation, should_compact, summary_prompt, BranchPreparation,
+    BranchSummary, BranchSummarySettings, CompactionError, CompactionPreparation, CompactionResult,
+    CompactionSettings, CutPoint, FileLists, SummaryOptions, BRANCH_SUMMARY_MAX_TOKENS,
+    BRANCH_SUMMARY_PREAMBLE, BRANCH_SUMMARY_PROMPT, SUMMARIZATION_PROMPT,
     SUMMARIZATION_SYSTEM_PROMPT, TURN_PREFIX_SUMMARIZATION_PROMPT, UPDATE_SUMMARIZATION_PROMPT,
 };
 pub use context::{build_from_path, build_session_context, Leaf, ModelRef, SessionContext};

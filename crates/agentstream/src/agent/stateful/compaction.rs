@@ -3,6 +3,7 @@
 //! threshold is compacted.
 
 use alloc::format;
+use alloc::sync::Arc;
 use alloc::vec::Vec;
 
 use super::retry::{merge, Rerun};
@@ -10,10 +11,10 @@ use super::{Agent, AutoCompaction};
 use crate::agent::events::AgentEvent;
 use crate::agent::options::AgentOutcome;
 use crate::message::{AssistantMessage, Message, StopReason};
-use crate::model::Model;
+use crate::model::{AbortController, Model};
 use crate::session::{
     calculate_context_tokens, estimate_context_tokens, is_context_overflow, should_compact,
-    AgentMessage,
+    AgentMessage, SummaryOptions,
 };
 
 /// Pi's text when an overflow comes back after its compact-and-retry.
@@ -43,6 +44,11 @@ impl<M: Model> Agent<M> {
         loop {
             outcome = self.retry_failed(outcome, run).await;
             if run.controller.is_aborted() || !self.compact_after(&mut outcome).await {
+                return outcome;
+            }
+            // An abort while the compaction ran: no continuation (Pi's
+            // abort() reaches neither; see the agent session oracle).
+            if run.controller.is_aborted() {
                 return outcome;
             }
             let next = self.run_again(run).await;
@@ -155,7 +161,20 @@ impl<M: Model> Agent<M> {
         will_retry: bool,
     ) -> bool {
         self.hub.publish(AgentEvent::CompactionStart { reason });
-        match policy.compactor().compact(None).await {
+        let (options, controller) = self.begin_compaction();
+        let compacted = policy.compactor().compact(None, options).await;
+        self.end_compaction();
+        match compacted {
+            Err(_) if controller.is_aborted() => {
+                self.hub.publish(AgentEvent::CompactionEnd {
+                    reason,
+                    result: None,
+                    aborted: true,
+                    will_retry: false,
+                    error_message: None,
+                });
+                false
+            }
             Ok((result, mut messages)) => {
                 if will_retry
                     && matches!(messages.last(), Some(Message::Assistant(a)) if a.stop_reason == StopReason::Error)
@@ -205,6 +224,38 @@ impl<M: Model> Agent<M> {
             None => false,
             Some(after_answer) => !after_answer || self.has_queued_messages(),
         }
+    }
+
+    /// Aborts the compaction that is running, automatic or manual (Pi's
+    /// `abortCompaction`): its summary calls see the signal, no
+    /// `compaction` entry is written, the transcript stays, and
+    /// `compaction_end` reports `aborted` (an overflow's run is not
+    /// continued). [`abort`](Self::abort) does not reach a compaction, as
+    /// Pi's `abort()` does not.
+    pub fn abort_compaction(&self) {
+        if let Some(controller) = self.inner.with(|inner| inner.compaction_abort.clone()) {
+            controller.abort();
+        }
+    }
+
+    /// Starts a compaction: its abort controller, kept for
+    /// [`abort_compaction`](Self::abort_compaction) until
+    /// [`end_compaction`](Self::end_compaction), and what its summary
+    /// calls get: that signal, and the thinking level and model traits
+    /// this agent's calls carry (Pi's `compact(…, signal, thinkingLevel)`).
+    pub(crate) fn begin_compaction(&self) -> (SummaryOptions, Arc<AbortController>) {
+        let controller = Arc::new(AbortController::new());
+        let options = self.inner.with(|inner| {
+            inner.compaction_abort = Some(Arc::clone(&controller));
+            SummaryOptions::from_stream(&inner.options.stream)
+        });
+        (options.with_signal(controller.signal()), controller)
+    }
+
+    /// Ends what [`begin_compaction`](Self::begin_compaction) started.
+    pub(crate) fn end_compaction(&self) {
+        let controller = self.inner.with(|inner| inner.compaction_abort.take());
+        drop(controller);
     }
 
     /// Notes that a compaction just ended: the transcript's last

@@ -6,10 +6,12 @@
 //! ([`summary_prompt`], as `generateSummary` builds them).
 //! [`prepare_compaction`] gathers what a compaction summarizes (with the
 //! read/modified file lists) and [`compact`] makes the summary with one
-//! model call (two for a split turn).
+//! model call (two for a split turn). [`generate_branch_summary`]
+//! summarizes a branch left behind, as Pi's tree navigation does.
 //! `tests/compaction_oracle.rs` compares both with Pi 0.73.1's own
 //! functions on cases `oracle/pi-coding-agent/compaction.mjs` printed.
 
+mod branch;
 mod cut;
 mod estimate;
 mod overflow;
@@ -18,6 +20,11 @@ mod prompts;
 mod serialize;
 mod summarize;
 
+pub use branch::{
+    branch_summary_prompt, collect_entries_for_branch_summary, generate_branch_summary,
+    prepare_branch_entries, BranchPreparation, BranchSummary, BranchSummarySettings,
+    BRANCH_SUMMARY_MAX_TOKENS, BRANCH_SUMMARY_PREAMBLE, BRANCH_SUMMARY_PROMPT,
+};
 pub use cut::{find_cut_point, find_turn_start_index, CutPoint};
 pub use estimate::estimate_tokens;
 pub use overflow::{is_context_overflow, is_overflow_error};
@@ -29,4 +36,6 @@ pub use prompts::{
     summary_prompt, SUMMARIZATION_PROMPT, SUMMARIZATION_SYSTEM_PROMPT, UPDATE_SUMMARIZATION_PROMPT,
 };
 pub use serialize::serialize_conversation;
-pub use summarize::{compact, CompactionError, CompactionResult, TURN_PREFIX_SUMMARIZATION_PROMPT};
+pub use summarize::{
+    compact, CompactionError, CompactionResult, SummaryOptions, TURN_PREFIX_SUMMARIZATION_PROMPT,
+};

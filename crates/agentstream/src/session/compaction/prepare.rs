@@ -146,7 +146,7 @@ impl FileLists {
 
 /// Pi's `createFileOps`: paths read, written, edited.
 #[derive(Default)]
-struct FileOps {
+pub(super) struct FileOps {
     read: BTreeSet<String>,
     changed: BTreeSet<String>,
 }
@@ -154,7 +154,7 @@ struct FileOps {
 impl FileOps {
     /// Pi's `extractFileOpsFromMessage`: the `path` argument of the
     /// assistant's `read`, `write` and `edit` tool calls.
-    fn add_message(&mut self, message: &AgentMessage) {
+    pub(super) fn add_message(&mut self, message: &AgentMessage) {
         let AgentMessage::Llm(Message::Assistant(a)) = message else {
             return;
         };
@@ -180,6 +180,13 @@ impl FileOps {
         }
     }
 
+    /// A summary's `details`: its `readFiles` as read, its
+    /// `modifiedFiles` as changed.
+    pub(super) fn add_details(&mut self, details: &Value) {
+        Self::add_list(&mut self.read, details.get("readFiles"));
+        Self::add_list(&mut self.changed, details.get("modifiedFiles"));
+    }
+
     fn add_list(set: &mut BTreeSet<String>, value: Option<&Value>) {
         if let Some(Value::Array(items)) = value {
             // Pi adds whatever the array holds; only strings make sense.
@@ -189,7 +196,7 @@ impl FileOps {
 
     /// Pi's `computeFileLists` (its sort is by UTF-16 code units; for
     /// paths of BMP characters that is the byte order used here).
-    fn lists(self) -> FileLists {
+    pub(super) fn lists(self) -> FileLists {
         FileLists {
             read_files: self.read.difference(&self.changed).cloned().collect(),
             modified_files: self.changed.into_iter().collect(),
@@ -220,7 +227,7 @@ pub struct CompactionPreparation {
 
 /// The message an entry contributes to a compaction's history: Pi's
 /// `getMessageFromEntryForCompaction` (a `compaction` entry gives none).
-fn message_of(entry: &SessionEntry) -> Option<AgentMessage> {
+pub(super) fn message_of(entry: &SessionEntry) -> Option<AgentMessage> {
     let timestamp = |t: &str| js_date_millis(Some(&Value::String(t.into())));
     match entry {
         SessionEntry::Message(e) => Some(e.message.clone()),
@@ -287,9 +294,8 @@ pub fn prepare_compaction(
     let mut ops = FileOps::default();
     if let Some((_, c)) = previous {
         if !c.from_hook.as_ref().is_some_and(truthy) {
-            if let Some(Value::Object(details)) = &c.details {
-                FileOps::add_list(&mut ops.read, details.get("readFiles"));
-                FileOps::add_list(&mut ops.changed, details.get("modifiedFiles"));
+            if let Some(details @ Value::Object(_)) = &c.details {
+                ops.add_details(details);
             }
         }
     }

@@ -12,7 +12,7 @@ use super::prepare::CompactionPreparation;
 use super::prompts::{summary_prompt, SUMMARIZATION_SYSTEM_PROMPT};
 use super::serialize::serialize_conversation;
 use crate::message::{text, user_blocks, ContentBlock, Context, StopReason};
-use crate::model::{AbortSignal, Model, StreamOptions};
+use crate::model::{AbortSignal, Model, StreamOptions, ThinkingLevel, ThinkingModel};
 use crate::session::{convert_to_llm, AgentMessage, CompactionSettings};
 
 /// Pi's prompt for the start of a split turn, byte for byte.
@@ -31,6 +31,58 @@ Summarize the prefix to provide context for the retained suffix:
 - [Information needed to understand the retained recent work]
 
 Be concise. Focus on what's needed to understand the kept suffix.";
+
+/// What Pi's `compact` gives its summary calls besides the prompt and the
+/// token limit: the abort signal, and the agent's thinking level with the
+/// model's traits (Pi passes the session's `thinkingLevel` as `reasoning`
+/// when the model reasons and the level is not `off`).
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct SummaryOptions {
+    /// Aborts the summary calls (Pi's compaction abort controller).
+    pub signal: Option<AbortSignal>,
+    /// The agent's thinking level; `None`: the calls set none.
+    pub thinking: Option<ThinkingLevel>,
+    /// The model's traits (whether it reasons, its level map), as the
+    /// agent's calls carry them.
+    pub thinking_model: Option<ThinkingModel>,
+}
+
+impl SummaryOptions {
+    /// The thinking level and model traits of an agent's calls (their
+    /// signal is the run's, so it is not taken).
+    pub fn from_stream(options: &StreamOptions) -> Self {
+        Self {
+            signal: None,
+            thinking: options.thinking,
+            thinking_model: options.thinking_model,
+        }
+    }
+
+    /// The same options with this abort signal.
+    pub fn with_signal(mut self, signal: AbortSignal) -> Self {
+        self.signal = Some(signal);
+        self
+    }
+
+    /// One summary call's options, as Pi's `completeSimple` gets them:
+    /// `max_tokens`, the signal, and the level when the model reasons and
+    /// the level is not `Off` (else `Off`: Pi's call without `reasoning`).
+    pub(super) fn call(&self, max_tokens: u64) -> StreamOptions {
+        let mut options = StreamOptions::default().with_max_tokens(max_tokens);
+        options.signal.clone_from(&self.signal);
+        options.thinking_model = self.thinking_model;
+        let reasons = self.thinking_model.map_or(true, |m| m.reasoning);
+        options.thinking = self.thinking.map(|level| {
+            if reasons && level != ThinkingLevel::Off {
+                level
+            } else {
+                ThinkingLevel::Off
+            }
+        });
+        options
+    }
+}
 
 /// What a compaction produced (Pi's `CompactionResult`): the fields of
 /// its `compaction` entry.
@@ -66,7 +118,7 @@ async fn summarize<M: Model + ?Sized>(
     model: &M,
     prompt: String,
     max_tokens: u64,
-    signal: Option<&AbortSignal>,
+    options: &SummaryOptions,
     failure: &str,
 ) -> Result<String, CompactionError> {
     let context = Context {
@@ -74,11 +126,7 @@ async fn summarize<M: Model + ?Sized>(
         messages: alloc::vec![user_blocks([text(prompt)]).into()],
         ..Context::default()
     };
-    let mut options = StreamOptions::default().with_max_tokens(max_tokens);
-    if let Some(signal) = signal {
-        options = options.with_signal(signal.clone());
-    }
-    let mut stream = model.stream(&context, options);
+    let mut stream = model.stream(&context, options.call(max_tokens));
     let answer = stream.result().await;
     if answer.stop_reason == StopReason::Error {
         let reason = answer
@@ -101,13 +149,14 @@ async fn summarize<M: Model + ?Sized>(
 /// call of at most 80% of `reserve_tokens`; a split turn's prefix gets a
 /// second call of at most 50% (the two run concurrently, as Pi's do), and
 /// the two summaries are joined as Pi joins them. The read and modified
-/// file lists follow the summary.
+/// file lists follow the summary. Each call gets `options` as Pi's get its
+/// signal and thinking level ([`SummaryOptions`]).
 pub async fn compact<M: Model + ?Sized>(
     preparation: &CompactionPreparation,
     model: &M,
     settings: &CompactionSettings,
     custom_instructions: Option<&str>,
-    signal: Option<&AbortSignal>,
+    options: &SummaryOptions,
 ) -> Result<CompactionResult, CompactionError> {
     let history = |messages: &[AgentMessage]| {
         summarize(
@@ -118,7 +167,7 @@ pub async fn compact<M: Model + ?Sized>(
                 preparation.previous_summary.as_deref(),
             ),
             settings.reserve_tokens * 8 / 10,
-            signal,
+            options,
             "Summarization failed",
         )
     };
@@ -131,7 +180,7 @@ pub async fn compact<M: Model + ?Sized>(
                 "<conversation>\n{conversation}\n</conversation>\n\n{TURN_PREFIX_SUMMARIZATION_PROMPT}"
             ),
             settings.reserve_tokens / 2,
-            signal,
+            options,
             "Turn prefix summarization failed",
         );
         let before = async {

@@ -14,11 +14,14 @@ use alloc::boxed::Box;
 
 use crate::agent::{Agent, AgentEvent, BoxFuture, Compactor, SubscriberId};
 use crate::message::Message;
-use crate::model::Model;
+use crate::model::{AbortSignal, Model};
+
+/// Pi's error when a compaction was aborted.
+const COMPACTION_CANCELLED: &str = "Compaction cancelled";
 use crate::session::{
     build_session_context, compact, convert_to_llm, prepare_compaction, CompactionEntry,
     CompactionError, CompactionResult, CompactionSettings, Leaf, ModelChangeEntry, SessionContext,
-    SessionEntry, SessionTree, ThinkingLevelChangeEntry,
+    SessionEntry, SessionTree, SummaryOptions, ThinkingLevelChangeEntry,
 };
 
 impl SessionWriter {
@@ -181,8 +184,11 @@ impl SessionRecorder {
     /// agent is aborted first and waited for, as Pi's `compact` does; the
     /// agent's subscribers get `compaction_start` and `compaction_end`
     /// with reason `manual` (on failure with `errorMessage` `Compaction
-    /// failed: …`). Pi's errors: `Already compacted`, `Nothing to compact
-    /// (session too small)`, `Summarization failed: …`.
+    /// failed: …`). The summary calls get the agent's thinking level, and
+    /// [`Agent::abort_compaction`] aborts them (`aborted` in the end event,
+    /// nothing written). Pi's errors: `Already compacted`, `Nothing to
+    /// compact (session too small)`, `Summarization failed: …`,
+    /// `Compaction cancelled`.
     pub async fn compact<M: Model, S: Model + ?Sized>(
         &self,
         agent: &Agent<M>,
@@ -194,10 +200,22 @@ impl SessionRecorder {
         agent.abort();
         agent.wait_for_idle().await;
         agent.publish(AgentEvent::CompactionStart { reason: "manual" });
-        match self
-            .compact_session(summarizer, settings, custom_instructions)
-            .await
-        {
+        let (options, controller) = agent.begin_compaction();
+        let compacted = self
+            .compact_session(summarizer, settings, custom_instructions, options)
+            .await;
+        agent.end_compaction();
+        match compacted {
+            Err(error) if controller.is_aborted() => {
+                agent.publish(AgentEvent::CompactionEnd {
+                    reason: "manual",
+                    result: None,
+                    aborted: true,
+                    will_retry: false,
+                    error_message: None,
+                });
+                Err(error)
+            }
             Ok((result, messages)) => {
                 agent.set_messages(messages);
                 agent.mark_compacted();
@@ -244,6 +262,7 @@ impl SessionRecorder {
         summarizer: &S,
         settings: &CompactionSettings,
         custom_instructions: Option<&str>,
+        options: SummaryOptions,
     ) -> Result<(CompactionResult, Vec<Message>), CompactionError> {
         let path = self.with_writer(|w| w.branch_entries());
         let Some(preparation) = prepare_compaction(&path, settings) else {
@@ -259,9 +278,13 @@ impl SessionRecorder {
             summarizer,
             settings,
             custom_instructions,
-            None,
+            &options,
         )
         .await?;
+        // Pi checks its abort signal before writing the entry.
+        if options.signal.as_ref().is_some_and(AbortSignal::is_aborted) {
+            return Err(CompactionError(COMPACTION_CANCELLED.into()));
+        }
         let context = self
             .with_writer(|w| {
                 w.append_compaction(
@@ -299,11 +322,13 @@ impl<S: Model + Send + Sync + 'static> Compactor for RecorderCompactor<S> {
     fn compact<'a>(
         &'a self,
         custom_instructions: Option<&'a str>,
+        options: SummaryOptions,
     ) -> BoxFuture<'a, Result<(CompactionResult, Vec<Message>), CompactionError>> {
         Box::pin(self.recorder.compact_session(
             &self.summarizer,
             &self.settings,
             custom_instructions,
+            options,
         ))
     }
 }

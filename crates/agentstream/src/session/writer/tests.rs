@@ -162,3 +162,115 @@ fn times_and_ids_have_pis_shapes() {
         Some(true)
     );
 }
+
+/// Pi's `SessionManager` rewrites a version 1 or 2 file as version 3 when
+/// it opens one: the file on disk then reads as version 3 with nothing to
+/// migrate, its context unchanged, and appends go on from its last entry.
+#[test]
+fn a_version_1_file_is_written_back_as_version_3_when_opened() {
+    let dir = temp_dir("migrate");
+    let v1 = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/pi-sessions/corpus/v1-compaction.jsonl"
+    ))
+    .unwrap();
+    let before = parse_session(&v1).unwrap();
+    assert_eq!((before.version, before.migrated), (1, true));
+    let path = dir.join("old.jsonl");
+    std::fs::write(&path, &v1).unwrap();
+
+    let mut w = SessionWriter::open(&path, "/work/x").unwrap();
+    let written = std::fs::read_to_string(&path).unwrap();
+    assert_ne!(written, v1, "not rewritten");
+    let after = parse_session(&written).unwrap();
+    assert_eq!((after.version, after.migrated), (3, false));
+    assert_eq!(after.header().map(|h| h.version), Some(Some(3)));
+    let context = |s: &ParsedSession| build_session_context(&s.entries, Leaf::Last).unwrap();
+    assert_eq!(context(&after), context(&before));
+
+    let last = after
+        .entries
+        .last()
+        .and_then(SessionEntry::id)
+        .map(str::to_owned);
+    let id = w.append_message(msg_user("more")).unwrap();
+    let reread = parse_session(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let appended = reread.entries.last().unwrap();
+    assert_eq!(appended.id(), Some(id.as_str()));
+    assert_eq!(appended.parent_id(), last.as_deref());
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Leaving a branch with a generated summary, as Pi's tree navigation
+/// does: the branch's entries summarized by the model (one call, Pi's
+/// preamble, the files the branch read), then a `branch_summary` entry
+/// with `details` and `fromHook: false` where the new branch starts.
+#[test]
+fn a_branch_left_behind_gets_a_generated_summary() {
+    use crate::message::tool_call;
+    use crate::model::ScriptedModel;
+    use crate::session::{
+        collect_entries_for_branch_summary, generate_branch_summary, BranchSummary,
+        BranchSummarySettings, SummaryOptions, BRANCH_SUMMARY_PREAMBLE,
+    };
+    let dir = temp_dir("branch-summary");
+    let mut w = SessionWriter::create(&dir, "/work/x");
+    let root = w.append_message(msg_user("start")).unwrap();
+    w.append_message(msg_assistant("ok")).unwrap();
+    w.append_message(msg_user("read it")).unwrap();
+    let call = assistant(
+        [tool_call(
+            "c1",
+            "read",
+            serde_json::json!({"path": "src/a.rs"}),
+        )],
+        StopReason::ToolUse,
+    );
+    let old_leaf = w.append_message(Message::from(call).into()).unwrap();
+
+    let (branch, ancestor) =
+        collect_entries_for_branch_summary(w.entries(), Some(&old_leaf), &root);
+    assert_eq!(ancestor.as_deref(), Some(root.as_str()));
+    assert_eq!(branch.len(), 3);
+    let model = ScriptedModel::new([assistant([text("tried reading")], StopReason::Stop)])
+        .recording_requests();
+    let summary = futures_executor::block_on(generate_branch_summary(
+        &branch,
+        &model,
+        &BranchSummarySettings::new(200_000),
+        &SummaryOptions::default(),
+    ));
+    let BranchSummary::Summary {
+        summary,
+        file_lists,
+    } = summary
+    else {
+        panic!("{summary:?}");
+    };
+    assert_eq!(model.calls(), 1);
+    assert!(summary.starts_with(&format!("{BRANCH_SUMMARY_PREAMBLE}tried reading")));
+    assert!(
+        summary.ends_with("<read-files>\nsrc/a.rs\n</read-files>"),
+        "{summary}"
+    );
+    let prompt = serde_json::to_string(&model.requests()[0].messages[0]).unwrap();
+    assert!(prompt.contains("read it"), "{prompt}");
+
+    let id = w
+        .branch_with_generated_summary(Some(&root), &summary, &file_lists)
+        .unwrap();
+    let written = std::fs::read_to_string(w.path()).unwrap();
+    let line: serde_json::Value = serde_json::from_str(written.lines().last().unwrap()).unwrap();
+    assert_eq!(line["id"], id.as_str());
+    assert_eq!(line["parentId"], root.as_str());
+    assert_eq!(line["fromId"], root.as_str());
+    assert_eq!(line["fromHook"], false);
+    assert_eq!(
+        line["details"],
+        serde_json::json!({"readFiles": ["src/a.rs"], "modifiedFiles": []})
+    );
+    let context = w.context().unwrap();
+    assert_eq!(context.messages.len(), 2, "the root and the summary");
+    assert_eq!(context.messages[1].role(), "branchSummary");
+    std::fs::remove_dir_all(&dir).ok();
+}
