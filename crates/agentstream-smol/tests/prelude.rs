@@ -20,9 +20,22 @@ use agentstream_smol::prelude::{Lagged, RetryModel, RetryPolicy};
 #[cfg(feature = "http")]
 #[allow(unused_imports)]
 use agentstream_smol::prelude::{
-    AnthropicConfig, AnthropicModel, BedrockConfig, BedrockModel, GeminiConfig, GeminiModel,
-    OpenAiCompatModel, OpenAiConfig, ResponsesConfig, ResponsesModel,
+    AnthropicConfig, AnthropicModel, AzureConfig, AzureModel, BedrockConfig, BedrockModel,
+    GeminiConfig, GeminiModel, MistralConfig, MistralModel, OpenAiCompatModel, OpenAiConfig,
+    ResponsesConfig, ResponsesModel,
 };
 
 // The bodies name the prelude's items alone (`agentstream_testkit::host`).
 agentstream_testkit::prelude_tests!(host: agentstream_smol, runtime: Smol, block_on: smol::block_on);
+
+#[cfg(feature = "http")]
+agentstream_testkit::provider_alias_tests!(host: agentstream_smol, test: test);
+
+// The env-reading constructors exist on the aliases (checked when this
+// compiles; not called: the process environment is not the test's).
+#[cfg(feature = "http")]
+const _: [fn(&str) -> Result<(), agentstream_smol::agentstream_wire::env::EnvError>; 3] = [
+    |m| agentstream_smol::BedrockModel::from_env(m).map(drop),
+    |m| agentstream_smol::AzureModel::from_env(m).map(drop),
+    |m| agentstream_smol::MistralModel::from_env(m).map(drop),
+];

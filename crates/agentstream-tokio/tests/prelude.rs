@@ -20,8 +20,9 @@ use agentstream_tokio::prelude::{Lagged, RetryModel, RetryPolicy};
 #[cfg(feature = "http")]
 #[allow(unused_imports)]
 use agentstream_tokio::prelude::{
-    AnthropicConfig, AnthropicModel, BedrockConfig, BedrockModel, GeminiConfig, GeminiModel,
-    OpenAiCompatModel, OpenAiConfig, ResponsesConfig, ResponsesModel,
+    AnthropicConfig, AnthropicModel, AzureConfig, AzureModel, BedrockConfig, BedrockModel,
+    GeminiConfig, GeminiModel, MistralConfig, MistralModel, OpenAiCompatModel, OpenAiConfig,
+    ResponsesConfig, ResponsesModel,
 };
 
 /// Runs `future` on a current-thread runtime with its timer (what
@@ -36,3 +37,15 @@ fn block_on<F: std::future::Future>(future: F) -> F::Output {
 
 // The bodies name the prelude's items alone (`agentstream_testkit::host`).
 agentstream_testkit::prelude_tests!(host: agentstream_tokio, runtime: Tokio, block_on: block_on);
+
+#[cfg(feature = "http")]
+agentstream_testkit::provider_alias_tests!(host: agentstream_tokio, test: test);
+
+// The env-reading constructors exist on the aliases (checked when this
+// compiles; not called: the process environment is not the test's).
+#[cfg(feature = "http")]
+const _: [fn(&str) -> Result<(), agentstream_tokio::agentstream_wire::env::EnvError>; 3] = [
+    |m| agentstream_tokio::BedrockModel::from_env(m).map(drop),
+    |m| agentstream_tokio::AzureModel::from_env(m).map(drop),
+    |m| agentstream_tokio::MistralModel::from_env(m).map(drop),
+];

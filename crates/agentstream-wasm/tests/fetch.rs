@@ -300,3 +300,6 @@ async fn our_abort_aborts_a_plain_fetch_through_the_bridge() {
         "the server never saw the fetch cancelled"
     );
 }
+
+// The aliases of Bedrock, Azure and Mistral, and their requests (no server).
+agentstream_testkit::provider_alias_tests!(host: agentstream_wasm, test: wasm_bindgen_test);
