@@ -34,7 +34,9 @@ agentstream_testkit::provider_alias_tests!(host: agentstream_async_std, test: te
 // The env-reading constructors exist on the aliases (checked when this
 // compiles; not called: the process environment is not the test's).
 #[cfg(feature = "http")]
-const _: [fn(&str) -> Result<(), agentstream_async_std::agentstream_wire::env::EnvError>; 3] = [
+type FromEnv = fn(&str) -> Result<(), agentstream_async_std::agentstream_wire::env::EnvError>;
+#[cfg(feature = "http")]
+const _: [FromEnv; 3] = [
     |m| agentstream_async_std::BedrockModel::from_env(m).map(drop),
     |m| agentstream_async_std::AzureModel::from_env(m).map(drop),
     |m| agentstream_async_std::MistralModel::from_env(m).map(drop),

@@ -41,6 +41,7 @@ pub mod base_url_scenarios;
 pub mod error_scenarios;
 pub mod fixtures;
 pub mod gemini_scenarios;
+pub mod provider_scenarios;
 pub mod redirect_scenarios;
 pub mod replay_scenarios;
 pub mod request_scenarios;
@@ -703,7 +704,9 @@ macro_rules! __http_scenario_tests {
 /// [`http_scenario_tests!`](crate::http_scenario_tests!) (`model`,
 /// `anthropic`, `responses`, `gemini`, `recording`, each the host's HTTP
 /// model built from the names of its prelude, and `with_timeout`, its
-/// runtime's `stream_with_timeout`), then every scenario as a `#[test]`.
+/// runtime's `stream_with_timeout`), then every scenario as a `#[test]`,
+/// and those of [`provider_scenarios`] (Bedrock, Azure, Mistral) with the
+/// makers `bedrock`, `azure` and `mistral`.
 /// The host names its crate, its runtime value and its `run`:
 ///
 /// ```text
@@ -763,6 +766,45 @@ macro_rules! http_host_tests {
             timer: $rt,
             with_timeout: with_timeout,
             run: $run,
+        }
+
+        fn bedrock(config: $host::prelude::BedrockConfig) -> $host::prelude::BedrockModel {
+            $host::prelude::BedrockModel::new(config).expect("client")
+        }
+
+        fn azure(config: $host::prelude::AzureConfig) -> $host::prelude::AzureModel {
+            $host::prelude::AzureModel::new(config).expect("client")
+        }
+
+        fn mistral(config: $host::prelude::MistralConfig) -> $host::prelude::MistralModel {
+            $host::prelude::MistralModel::new(config).expect("client")
+        }
+
+        // The providers of #41 (`provider_scenarios`).
+        mod provider_scenarios {
+            #[allow(unused_imports)]
+            use super::*;
+
+            #[test]
+            fn azure_recorded_stream() {
+                $run($crate::http::provider_scenarios::azure_recorded_stream(
+                    azure,
+                ))
+            }
+
+            #[test]
+            fn mistral_recorded_stream() {
+                $run($crate::http::provider_scenarios::mistral_recorded_stream(
+                    mistral,
+                ))
+            }
+
+            #[test]
+            fn bedrock_signed_stream() {
+                $run($crate::http::provider_scenarios::bedrock_signed_stream(
+                    bedrock,
+                ))
+            }
         }
     };
 }
