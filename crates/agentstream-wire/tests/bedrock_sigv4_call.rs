@@ -1,8 +1,8 @@
 //! A Bedrock call signed with SigV4 in the one call path: `BedrockModel`
 //! with static credentials on a test host whose server half verifies the
-//! request as AWS does, by recomputing the signature from what arrived
-//! (the method, URL, headers and body) with the secret key it knows, at
-//! the time the request's `x-amz-date` names; and the same request's
+//! request as AWS does (`bedrock::auth::verify`: the signature
+//! recomputed from what arrived, the method, URL, headers and body, with
+//! the secret key it knows, at the host's clock); and the same request's
 //! `authorization` as the AWS SDK for JavaScript (`@smithy/signature-v4`,
 //! which pi-ai's Bedrock provider signs with) computed it
 //! (`tests/fixtures/sigv4/smithy_bedrock_call.json`, written by
@@ -16,10 +16,8 @@ use std::time::Duration;
 use agentstream::message::{user, Context};
 use agentstream::model::{Model, StreamOptions};
 use agentstream::rt::Timer;
-use agentstream_wire::bedrock::auth::sigv4::{
-    sign, Credentials, SignableRequest, SigningParams, SigningSettings,
-};
-use agentstream_wire::bedrock::auth::split_url;
+use agentstream_wire::bedrock::auth::sigv4::{Credentials, SignableRequest};
+use agentstream_wire::bedrock::auth::{split_url, verify};
 use agentstream_wire::bedrock::BedrockConfig;
 use agentstream_wire::endpoint::{Endpoint, PreparedRequest};
 use agentstream_wire::eventstream::encode_event;
@@ -48,83 +46,29 @@ fn credentials(session_token: Option<&str>) -> Credentials {
     }
 }
 
-/// The server's check, as AWS makes it: the credential scope names the
-/// key, day, region and service; the request is within the clock skew
-/// of `x-amz-date`; the session token (if any) is the key's; the body's
-/// hash is `x-amz-content-sha256`; and the signature over the headers
-/// `SignedHeaders` lists, recomputed with the secret key, is the one sent.
-fn verify(request: &PreparedRequest, session_token: Option<&str>) -> Result<(), String> {
-    let authorization = request.header("authorization").ok_or("no authorization")?;
-    let rest = authorization
-        .strip_prefix("AWS4-HMAC-SHA256 Credential=")
-        .ok_or("not SigV4")?;
-    let (credential, rest) = rest
-        .split_once(", SignedHeaders=")
-        .ok_or("no SignedHeaders")?;
-    let (signed_names, signature) = rest.split_once(", Signature=").ok_or("no Signature")?;
-    let amz_date = request.header("x-amz-date").ok_or("no x-amz-date")?;
-    let expected_scope = format!(
-        "{ACCESS_KEY_ID}/{}/{REGION}/bedrock/aws4_request",
-        &amz_date[..8]
-    );
-    if credential != expected_scope {
-        return Err(format!("scope {credential}"));
-    }
-    // The server's own clock (the test host's) against x-amz-date.
-    if amz_date != "20231114T221320Z" {
-        return Err(format!("x-amz-date {amz_date}"));
-    }
-    if request.header("x-amz-security-token") != session_token {
-        return Err("session token".into());
-    }
-    let body_hash = hex_sha256(&request.body);
-    if request.header("x-amz-content-sha256") != Some(body_hash.as_str()) {
-        return Err("x-amz-content-sha256 is not the body's hash".into());
-    }
+/// The server's check, as AWS makes it ([`verify`]): from what arrived
+/// (every header sent, and the Host the client writes), with the secret
+/// key and the session token of `session_token`, at the host's clock
+/// with no skew allowed.
+fn verify_received(request: &PreparedRequest, session_token: Option<&str>) -> Result<(), String> {
     let parts = split_url(&request.url).map_err(|e| e.to_string())?;
-    // What arrives: every header sent, and the Host the client writes.
     let mut arrived: Vec<(&str, &str)> = request.headers_in_order().collect();
     arrived.push(("host", parts.host));
-    let mut headers = Vec::new();
-    for name in signed_names.split(';') {
-        let value = arrived
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| *v)
-            .ok_or_else(|| format!("signed header {name} did not arrive"))?;
-        if !name.starts_with("x-amz-") {
-            headers.push((name, value));
-        }
-    }
-    let credentials = credentials(session_token);
-    let mut params = SigningParams::new(&credentials, REGION, "bedrock", NOW_MS / 1000);
-    params.settings = SigningSettings {
-        content_sha256_header: true,
-        ..SigningSettings::default()
+    let received = SignableRequest {
+        method: request.method,
+        path: parts.path,
+        query: parts.query,
+        headers: &arrived,
+        body: &request.body,
     };
-    let signed = sign(
-        &params,
-        &SignableRequest {
-            method: request.method,
-            path: parts.path,
-            query: parts.query,
-            headers: &headers,
-            body: &request.body,
-        },
+    verify(
+        &credentials(session_token),
+        REGION,
+        &received,
+        NOW_MS / 1000,
+        0,
     )
-    .map_err(|e| e.to_string())?;
-    if signed.signature() != signature {
-        return Err(format!("signature {signature} != {}", signed.signature()));
-    }
-    Ok(())
-}
-
-fn hex_sha256(bytes: &[u8]) -> String {
-    use sha2::{Digest, Sha256};
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    .map_err(|e| e.to_string())
 }
 
 struct Aws;
@@ -150,7 +94,7 @@ impl Host for Aws {
         _connect_timeout: Option<Duration>,
     ) -> impl Future<Output = Result<(ResponseHead, Pieces), TransportError>> + Send {
         let token = request.header("x-amz-security-token").map(String::from);
-        let verdict = verify(&request, token.as_deref());
+        let verdict = verify_received(&request, token.as_deref());
         let ok = verdict.is_ok();
         SEEN.lock().unwrap().push((request, verdict));
         if !ok {
@@ -263,10 +207,10 @@ fn a_signed_call_verifies_on_the_server_and_matches_the_aws_sdk() {
     // A tampered request fails the server's check (the check can fail).
     let mut tampered = request.clone();
     tampered.body.push(b' ');
-    assert!(verify(&tampered, Some(SESSION_TOKEN)).is_err());
+    assert!(verify_received(&tampered, Some(SESSION_TOKEN)).is_err());
     let mut tampered = request.clone();
     tampered.url.push_str("?x=1");
-    assert!(verify(&tampered, Some(SESSION_TOKEN)).is_err());
+    assert!(verify_received(&tampered, Some(SESSION_TOKEN)).is_err());
 
     // A Bedrock API key wins over credentials, as in pi-ai: bearer, unsigned.
     let bearer = config(None).with_api_key("bedrock-api-key");
