@@ -31,13 +31,6 @@ agentstream_testkit::prelude_tests!(host: agentstream_smol, runtime: Smol, block
 #[cfg(feature = "http")]
 agentstream_testkit::provider_alias_tests!(host: agentstream_smol, test: test);
 
-// The env-reading constructors exist on the aliases (checked when this
-// compiles; not called: the process environment is not the test's).
+// The env-reading constructors exist on the aliases.
 #[cfg(feature = "http")]
-type FromEnv = fn(&str) -> Result<(), agentstream_smol::agentstream_wire::env::EnvError>;
-#[cfg(feature = "http")]
-const _: [FromEnv; 3] = [
-    |m| agentstream_smol::BedrockModel::from_env(m).map(drop),
-    |m| agentstream_smol::AzureModel::from_env(m).map(drop),
-    |m| agentstream_smol::MistralModel::from_env(m).map(drop),
-];
+agentstream_testkit::from_env_exists!(agentstream_smol);

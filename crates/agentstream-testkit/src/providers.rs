@@ -72,3 +72,21 @@ macro_rules! provider_alias_tests {
         }
     };
 }
+
+/// A compile-time check that `$host`'s `BedrockModel`, `AzureModel` and
+/// `MistralModel` have `from_env` (the native hosts; not called, since
+/// the process environment is not a test's to set).
+///
+/// ```text
+/// agentstream_testkit::from_env_exists!(agentstream_smol);
+/// ```
+#[macro_export]
+macro_rules! from_env_exists {
+    ($host:ident) => {
+        const _: [fn(&str) -> Result<(), $host::agentstream_wire::env::EnvError>; 3] = [
+            |m| $host::BedrockModel::from_env(m).map(drop),
+            |m| $host::AzureModel::from_env(m).map(drop),
+            |m| $host::MistralModel::from_env(m).map(drop),
+        ];
+    };
+}

@@ -41,13 +41,6 @@ agentstream_testkit::prelude_tests!(host: agentstream_tokio, runtime: Tokio, blo
 #[cfg(feature = "http")]
 agentstream_testkit::provider_alias_tests!(host: agentstream_tokio, test: test);
 
-// The env-reading constructors exist on the aliases (checked when this
-// compiles; not called: the process environment is not the test's).
+// The env-reading constructors exist on the aliases.
 #[cfg(feature = "http")]
-type FromEnv = fn(&str) -> Result<(), agentstream_tokio::agentstream_wire::env::EnvError>;
-#[cfg(feature = "http")]
-const _: [FromEnv; 3] = [
-    |m| agentstream_tokio::BedrockModel::from_env(m).map(drop),
-    |m| agentstream_tokio::AzureModel::from_env(m).map(drop),
-    |m| agentstream_tokio::MistralModel::from_env(m).map(drop),
-];
+agentstream_testkit::from_env_exists!(agentstream_tokio);
