@@ -768,43 +768,6 @@ macro_rules! http_host_tests {
             run: $run,
         }
 
-        fn bedrock(config: $host::prelude::BedrockConfig) -> $host::prelude::BedrockModel {
-            $host::prelude::BedrockModel::new(config).expect("client")
-        }
-
-        fn azure(config: $host::prelude::AzureConfig) -> $host::prelude::AzureModel {
-            $host::prelude::AzureModel::new(config).expect("client")
-        }
-
-        fn mistral(config: $host::prelude::MistralConfig) -> $host::prelude::MistralModel {
-            $host::prelude::MistralModel::new(config).expect("client")
-        }
-
-        // The providers of #41 (`provider_scenarios`).
-        mod provider_scenarios {
-            #[allow(unused_imports)]
-            use super::*;
-
-            #[test]
-            fn azure_recorded_stream() {
-                $run($crate::http::provider_scenarios::azure_recorded_stream(
-                    azure,
-                ))
-            }
-
-            #[test]
-            fn mistral_recorded_stream() {
-                $run($crate::http::provider_scenarios::mistral_recorded_stream(
-                    mistral,
-                ))
-            }
-
-            #[test]
-            fn bedrock_signed_stream() {
-                $run($crate::http::provider_scenarios::bedrock_signed_stream(
-                    bedrock,
-                ))
-            }
-        }
+        $crate::provider_host_tests!(host: $host, run: $run);
     };
 }

@@ -209,3 +209,52 @@ fn credentials() -> Credentials {
         session_token: Some(SESSION_TOKEN.into()),
     }
 }
+
+/// The makers `bedrock`, `azure` and `mistral` (the host's models from
+/// its prelude) and one `#[test]` per scenario of this module, in a
+/// module `provider_scenarios`; expanded by
+/// [`http_host_tests!`](crate::http_host_tests!).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! provider_host_tests {
+    (host: $host:ident, run: $run:path $(,)?) => {
+        fn bedrock(config: $host::prelude::BedrockConfig) -> $host::prelude::BedrockModel {
+            $host::prelude::BedrockModel::new(config).expect("client")
+        }
+
+        fn azure(config: $host::prelude::AzureConfig) -> $host::prelude::AzureModel {
+            $host::prelude::AzureModel::new(config).expect("client")
+        }
+
+        fn mistral(config: $host::prelude::MistralConfig) -> $host::prelude::MistralModel {
+            $host::prelude::MistralModel::new(config).expect("client")
+        }
+
+        // The providers of #41 (`provider_scenarios`).
+        mod provider_scenarios {
+            #[allow(unused_imports)]
+            use super::*;
+
+            #[test]
+            fn azure_recorded_stream() {
+                $run($crate::http::provider_scenarios::azure_recorded_stream(
+                    azure,
+                ))
+            }
+
+            #[test]
+            fn mistral_recorded_stream() {
+                $run($crate::http::provider_scenarios::mistral_recorded_stream(
+                    mistral,
+                ))
+            }
+
+            #[test]
+            fn bedrock_signed_stream() {
+                $run($crate::http::provider_scenarios::bedrock_signed_stream(
+                    bedrock,
+                ))
+            }
+        }
+    };
+}
