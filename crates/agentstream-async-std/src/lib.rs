@@ -107,11 +107,14 @@ pub use async_std;
 /// [`Runtime`] trait that gives it its methods (`AsyncStd.spawn_stream`,
 /// `AsyncStd.stream_with_timeout`, `AsyncStd.pause`,
 /// `AsyncStd.tool_spawner`, `AsyncStd.with_retry`), and, with the `http` feature,
-/// `OpenAiCompatModel`, `AnthropicModel`, `ResponsesModel` and
-/// `GeminiModel`.
+/// `OpenAiCompatModel`, `AnthropicModel`, `ResponsesModel`,
+/// `GeminiModel`, `BedrockModel`, `AzureModel` and `MistralModel`.
 pub mod prelude {
     #[cfg(feature = "http")]
-    pub use crate::{AnthropicModel, BedrockModel, GeminiModel, OpenAiCompatModel, ResponsesModel};
+    pub use crate::{
+        AnthropicModel, AzureModel, BedrockModel, GeminiModel, MistralModel, OpenAiCompatModel,
+        ResponsesModel,
+    };
     pub use crate::{AsyncStd, Runtime};
     pub use agentstream_wire::prelude::*;
 }
@@ -120,8 +123,8 @@ pub mod prelude {
 /// async-std's executor unchanged (its IO and timers are smol's reactor).
 #[cfg(feature = "http")]
 pub use agentstream_smol::{
-    AnthropicModel, BedrockModel, ClientError, EndpointModel, GeminiModel, Hyper,
-    OpenAiCompatModel, ResponsesModel,
+    AnthropicModel, AzureModel, BedrockModel, ClientError, EndpointModel, GeminiModel, Hyper,
+    MistralModel, OpenAiCompatModel, ResponsesModel,
 };
 
 /// A model of pi-ai's catalogue as a configured model, in one call:

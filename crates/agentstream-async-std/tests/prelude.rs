@@ -20,9 +20,17 @@ use agentstream_async_std::prelude::{Lagged, RetryModel, RetryPolicy};
 #[cfg(feature = "http")]
 #[allow(unused_imports)]
 use agentstream_async_std::prelude::{
-    AnthropicConfig, AnthropicModel, BedrockConfig, BedrockModel, GeminiConfig, GeminiModel,
-    OpenAiCompatModel, OpenAiConfig, ResponsesConfig, ResponsesModel,
+    AnthropicConfig, AnthropicModel, AzureConfig, AzureModel, BedrockConfig, BedrockModel,
+    GeminiConfig, GeminiModel, MistralConfig, MistralModel, OpenAiCompatModel, OpenAiConfig,
+    ResponsesConfig, ResponsesModel,
 };
 
 // The bodies name the prelude's items alone (`agentstream_testkit::host`).
 agentstream_testkit::prelude_tests!(host: agentstream_async_std, runtime: AsyncStd, block_on: async_std::task::block_on);
+
+#[cfg(feature = "http")]
+agentstream_testkit::provider_alias_tests!(host: agentstream_async_std, test: test);
+
+// The env-reading constructors exist on the aliases.
+#[cfg(feature = "http")]
+agentstream_testkit::from_env_exists!(agentstream_async_std);

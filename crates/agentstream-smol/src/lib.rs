@@ -84,8 +84,8 @@ mod http;
 pub use agentstream_wire::host::ClientError;
 #[cfg(feature = "http")]
 pub use http::{
-    AnthropicModel, BedrockModel, EndpointModel, GeminiModel, Hyper, HyperBody, OpenAiCompatModel,
-    ResponsesModel,
+    AnthropicModel, AzureModel, BedrockModel, EndpointModel, GeminiModel, Hyper, HyperBody,
+    MistralModel, OpenAiCompatModel, ResponsesModel,
 };
 
 /// A model of pi-ai's catalogue as a configured model on this host, in
@@ -143,11 +143,14 @@ pub use smol::{Executor, Task, Timer};
 /// [`Runtime`] trait that gives it its methods (`Smol.spawn_stream`,
 /// `Smol.stream_with_timeout`, `Smol.pause`, `Smol.tool_spawner`,
 /// `Smol.with_retry`), and, with the `http` feature,
-/// `OpenAiCompatModel`, `AnthropicModel`, `ResponsesModel` and
-/// `GeminiModel`.
+/// `OpenAiCompatModel`, `AnthropicModel`, `ResponsesModel`,
+/// `GeminiModel`, `BedrockModel`, `AzureModel` and `MistralModel`.
 pub mod prelude {
     #[cfg(feature = "http")]
-    pub use crate::{AnthropicModel, BedrockModel, GeminiModel, OpenAiCompatModel, ResponsesModel};
+    pub use crate::{
+        AnthropicModel, AzureModel, BedrockModel, GeminiModel, MistralModel, OpenAiCompatModel,
+        ResponsesModel,
+    };
     pub use crate::{Runtime, Smol};
     pub use agentstream_wire::prelude::*;
 }

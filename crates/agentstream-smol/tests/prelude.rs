@@ -20,9 +20,17 @@ use agentstream_smol::prelude::{Lagged, RetryModel, RetryPolicy};
 #[cfg(feature = "http")]
 #[allow(unused_imports)]
 use agentstream_smol::prelude::{
-    AnthropicConfig, AnthropicModel, BedrockConfig, BedrockModel, GeminiConfig, GeminiModel,
-    OpenAiCompatModel, OpenAiConfig, ResponsesConfig, ResponsesModel,
+    AnthropicConfig, AnthropicModel, AzureConfig, AzureModel, BedrockConfig, BedrockModel,
+    GeminiConfig, GeminiModel, MistralConfig, MistralModel, OpenAiCompatModel, OpenAiConfig,
+    ResponsesConfig, ResponsesModel,
 };
 
 // The bodies name the prelude's items alone (`agentstream_testkit::host`).
 agentstream_testkit::prelude_tests!(host: agentstream_smol, runtime: Smol, block_on: smol::block_on);
+
+#[cfg(feature = "http")]
+agentstream_testkit::provider_alias_tests!(host: agentstream_smol, test: test);
+
+// The env-reading constructors exist on the aliases.
+#[cfg(feature = "http")]
+agentstream_testkit::from_env_exists!(agentstream_smol);

@@ -32,6 +32,7 @@ pub mod golden;
 pub mod host;
 #[cfg(feature = "http")]
 pub mod http;
+mod providers;
 
 #[cfg(feature = "std")]
 pub use counting::{

@@ -65,8 +65,26 @@ pub type ResponsesModel = EndpointModel<ResponsesConfig>;
 
 /// A [`Model`](agentstream::model::Model) that streams from Amazon
 /// Bedrock's `ConverseStream` (`POST {base}/model/{modelId}/converse-stream`,
-/// event-stream frames) over reqwest, with the behaviour of [`OpenAiCompatModel`].
+/// event-stream frames) over reqwest, with the behaviour of [`OpenAiCompatModel`];
+/// signed with SigV4 when the configuration has credentials. `from_env`
+/// reads pi-ai's variables (see [`agentstream_wire::env`]).
+///
+/// ```no_run
+/// # fn build() -> Result<(), Box<dyn std::error::Error>> {
+/// let model = agentstream_tokio::BedrockModel::from_env("anthropic.claude-sonnet-4-5-20250929-v1:0")?;
+/// # let _ = model;
+/// # Ok(())
+/// # }
+/// ```
 pub type BedrockModel = EndpointModel<agentstream_wire::bedrock::BedrockConfig>;
+
+/// A [`Model`](agentstream::model::Model) for Azure OpenAI Responses over
+/// reqwest; `from_env` reads pi-ai's `AZURE_OPENAI_*` variables.
+pub type AzureModel = EndpointModel<agentstream_wire::azure::AzureConfig>;
+
+/// A [`Model`](agentstream::model::Model) for Mistral over reqwest;
+/// `from_env` reads `MISTRAL_API_KEY`.
+pub type MistralModel = EndpointModel<agentstream_wire::mistral::MistralConfig>;
 
 /// A [`Model`](agentstream::model::Model) that streams from Google Gemini
 /// (the Gemini API, or Vertex AI with

@@ -87,8 +87,8 @@ mod http;
 pub use agentstream_wire::host::ClientError;
 #[cfg(feature = "http")]
 pub use http::{
-    AnthropicModel, BedrockModel, Body, EndpointModel, GeminiModel, OpenAiCompatModel, Reqwest,
-    ResponsesModel,
+    AnthropicModel, AzureModel, BedrockModel, Body, EndpointModel, GeminiModel, MistralModel,
+    OpenAiCompatModel, Reqwest, ResponsesModel,
 };
 
 /// A model of pi-ai's catalogue as a configured model on this host, in
@@ -149,11 +149,14 @@ pub use agentstream_wire;
 /// [`Runtime`] trait that gives it its methods (`Tokio.spawn_stream`,
 /// `Tokio.stream_with_timeout`, `Tokio.pause`, `Tokio.tool_spawner`,
 /// `Tokio.with_retry`), and, with the `http` feature,
-/// `OpenAiCompatModel`, `AnthropicModel`, `ResponsesModel` and
-/// `GeminiModel`.
+/// `OpenAiCompatModel`, `AnthropicModel`, `ResponsesModel`,
+/// `GeminiModel`, `BedrockModel`, `AzureModel` and `MistralModel`.
 pub mod prelude {
     #[cfg(feature = "http")]
-    pub use crate::{AnthropicModel, BedrockModel, GeminiModel, OpenAiCompatModel, ResponsesModel};
+    pub use crate::{
+        AnthropicModel, AzureModel, BedrockModel, GeminiModel, MistralModel, OpenAiCompatModel,
+        ResponsesModel,
+    };
     pub use crate::{Runtime, Tokio};
     pub use agentstream_wire::prelude::*;
 }

@@ -20,8 +20,9 @@ use agentstream_tokio::prelude::{Lagged, RetryModel, RetryPolicy};
 #[cfg(feature = "http")]
 #[allow(unused_imports)]
 use agentstream_tokio::prelude::{
-    AnthropicConfig, AnthropicModel, BedrockConfig, BedrockModel, GeminiConfig, GeminiModel,
-    OpenAiCompatModel, OpenAiConfig, ResponsesConfig, ResponsesModel,
+    AnthropicConfig, AnthropicModel, AzureConfig, AzureModel, BedrockConfig, BedrockModel,
+    GeminiConfig, GeminiModel, MistralConfig, MistralModel, OpenAiCompatModel, OpenAiConfig,
+    ResponsesConfig, ResponsesModel,
 };
 
 /// Runs `future` on a current-thread runtime with its timer (what
@@ -36,3 +37,10 @@ fn block_on<F: std::future::Future>(future: F) -> F::Output {
 
 // The bodies name the prelude's items alone (`agentstream_testkit::host`).
 agentstream_testkit::prelude_tests!(host: agentstream_tokio, runtime: Tokio, block_on: block_on);
+
+#[cfg(feature = "http")]
+agentstream_testkit::provider_alias_tests!(host: agentstream_tokio, test: test);
+
+// The env-reading constructors exist on the aliases.
+#[cfg(feature = "http")]
+agentstream_testkit::from_env_exists!(agentstream_tokio);

@@ -84,8 +84,19 @@ pub type ResponsesModel = EndpointModel<agentstream_wire::responses::ResponsesCo
 
 /// A [`Model`](agentstream::model::Model) that streams from Amazon
 /// Bedrock's `ConverseStream` (event-stream frames) through the host's
-/// `fetch`, with exactly the behaviour of [`OpenAiCompatModel`].
+/// `fetch`, with exactly the behaviour of [`OpenAiCompatModel`]; signed
+/// with SigV4 when the configuration has credentials (there is no process
+/// environment here: build the configuration with values, or with
+/// [`FromLookup`](agentstream_wire::env::FromLookup) over a lookup of your own).
 pub type BedrockModel = EndpointModel<agentstream_wire::bedrock::BedrockConfig>;
+
+/// A [`Model`](agentstream::model::Model) for Azure OpenAI Responses
+/// through the host's `fetch`.
+pub type AzureModel = EndpointModel<agentstream_wire::azure::AzureConfig>;
+
+/// A [`Model`](agentstream::model::Model) for Mistral through the host's
+/// `fetch`.
+pub type MistralModel = EndpointModel<agentstream_wire::mistral::MistralConfig>;
 
 /// A [`Model`](agentstream::model::Model) that streams from Google Gemini
 /// (`models/{model}:streamGenerateContent`, or Vertex AI) through the

@@ -21,7 +21,7 @@ use agentstream::rt::{Spawn, Timer};
 pub use abort::{to_js_signal, JsAbortBridge};
 pub use agentstream_wire::host::ClientError;
 pub use fetch::{AnthropicModel, EndpointModel, Fetch, FetchBody, OpenAiCompatModel};
-pub use fetch::{BedrockModel, GeminiModel, ResponsesModel};
+pub use fetch::{AzureModel, BedrockModel, GeminiModel, MistralModel, ResponsesModel};
 pub use timer::{sleep, Sleep, MAX_SLEEP};
 
 pub use agentstream;
@@ -50,8 +50,9 @@ pub use agentstream_wire;
 /// `EventLoop.stream_with_timeout`, `EventLoop.pause`,
 /// `EventLoop.tool_spawner`) and models.
 pub mod prelude {
-    pub use crate::{AnthropicModel, BedrockModel, GeminiModel, OpenAiCompatModel, ResponsesModel};
+    pub use crate::{AnthropicModel, AzureModel, BedrockModel, GeminiModel, MistralModel};
     pub use crate::{EventLoop, JsAbortBridge, Runtime};
+    pub use crate::{OpenAiCompatModel, ResponsesModel};
     pub use agentstream_wire::prelude::*;
 }
 

@@ -300,3 +300,25 @@ async fn our_abort_aborts_a_plain_fetch_through_the_bridge() {
         "the server never saw the fetch cancelled"
     );
 }
+
+/// Mistral through `fetch`: its dialect is Chat Completions' chunks, so
+/// the `text` scenario's stream arrives whole, at `{base}/v1/chat/completions`.
+#[wasm_bindgen_test]
+async fn mistral_streams_text() {
+    let config =
+        MistralConfig::new(format!("{}/text/m1", server()), "mock").with_api_key("test-key");
+    let model = MistralModel::new(config).expect("client");
+    let mut stream = EventLoop.spawn_stream(model.stream(&context(), StreamOptions::default()));
+    let message = stream.result().await;
+    assert_eq!(
+        message.stop_reason,
+        StopReason::Stop,
+        "{:?}",
+        message.error_message
+    );
+    assert_eq!(message.text(), "Hello, world");
+    assert_eq!(message.provider, "mistral");
+}
+
+// The aliases of Bedrock, Azure and Mistral, and their requests (no server).
+agentstream_testkit::provider_alias_tests!(host: agentstream_wasm, test: wasm_bindgen_test);

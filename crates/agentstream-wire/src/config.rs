@@ -20,7 +20,7 @@ use agentstream::model::{AbortSignal, StreamOptions};
 use serde_json::Value;
 
 pub use crate::endpoint::BasePath;
-use crate::endpoint::{api_url, Endpoint, PreparedRequest};
+use crate::endpoint::{api_url, Endpoint, PreparedRequest, SigningError};
 use crate::limits::Limits;
 use crate::options::Redacted;
 use crate::options::{merge_body, ExtraHeaders, HeaderError};
@@ -152,6 +152,27 @@ pub trait Protocol: Clone + fmt::Debug {
     /// prompt caching), after [`headers`](Self::headers). None by default.
     fn call_headers(&self, call: &Call<'_>, headers: &mut Vec<(&'static str, String)>) {
         let _ = (call, headers);
+    }
+
+    /// Signs `request`, complete (URL, every header, the body bytes), at
+    /// `now_ms` (Unix milliseconds, the host's clock at the start of the
+    /// call); `api_key` is the configuration's key, as
+    /// [`headers`](Self::headers) saw it. Called by
+    /// [`EndpointConfig`]'s [`Endpoint::sign`] after
+    /// [`prepare_call`](EndpointConfig::prepare_call). Nothing by default:
+    /// only a protocol whose authentication covers the request's bytes
+    /// (Bedrock's SigV4) replaces it.
+    ///
+    /// # Errors
+    /// A [`SigningError`] when the request cannot be signed.
+    fn sign(
+        &self,
+        api_key: Option<&str>,
+        request: &mut PreparedRequest,
+        now_ms: u64,
+    ) -> Result<(), SigningError> {
+        let _ = (api_key, request, now_ms);
+        Ok(())
     }
 
     /// The projector of one response of `model` from `provider`, whose
@@ -433,6 +454,11 @@ impl<P: Protocol> Endpoint for EndpointConfig<P> {
         options: &StreamOptions,
     ) -> Result<PreparedRequest, RequestError> {
         EndpointConfig::prepare_call(self, context, options)
+    }
+
+    fn sign(&self, request: &mut PreparedRequest, now_ms: u64) -> Result<(), SigningError> {
+        let key = self.api_key.as_deref().filter(|k| !k.is_empty());
+        self.protocol.sign(key, request, now_ms)
     }
 
     fn open_stream_at(&self, signal: Option<AbortSignal>, timestamp_ms: u64) -> Self::Stream {

@@ -14,6 +14,7 @@ use core::time::Duration;
 use agentstream::message::Context;
 use agentstream::model::{AbortSignal, StreamOptions};
 
+pub use crate::bedrock::auth::sigv4::SigningError;
 use crate::http::ResponseStream;
 pub use crate::options::SECRET_HEADERS;
 use crate::options::{is_secret_header, Redacted};
@@ -55,6 +56,19 @@ pub trait Endpoint {
         context: &Context,
         options: &StreamOptions,
     ) -> Result<PreparedRequest, Self::Error>;
+
+    /// Signs `request`, complete as [`prepare_call`](Self::prepare_call)
+    /// built it (URL, headers, body), at `now_ms` (Unix milliseconds, the
+    /// host's wall clock at the start of the call): adds the headers that
+    /// authenticate exactly these bytes, such as Bedrock's SigV4
+    /// `authorization`, `x-amz-date` and `x-amz-content-sha256`. An
+    /// endpoint whose key travels in a plain header leaves the request as
+    /// it is; a wrapper forwards to the endpoint it wraps.
+    ///
+    /// # Errors
+    /// A [`SigningError`] when the request cannot be signed (its URL, a
+    /// header, the time).
+    fn sign(&self, request: &mut PreparedRequest, now_ms: u64) -> Result<(), SigningError>;
 
     /// A new decoder for one response, observing `signal`, whose messages
     /// carry `timestamp_ms` (Unix milliseconds): the host's wall clock at
@@ -114,6 +128,15 @@ impl PreparedRequest {
             .iter()
             .map(|(n, v)| (n.as_str(), v.as_str()));
         defaults.chain(extra)
+    }
+
+    /// Sets the default header `name` to `value`: any header of that name
+    /// (a default or an extra one) is removed first, so the request sends
+    /// `value` once.
+    pub fn set_header(&mut self, name: &'static str, value: String) {
+        self.headers.retain(|(n, _)| *n != name);
+        self.extra_headers.retain(|(n, _)| n != name);
+        self.headers.push((name, value));
     }
 
     /// The value of the header `name` (lower case), if present: an extra

@@ -82,6 +82,7 @@ pub mod cause;
 pub mod config;
 mod cut_json;
 pub mod endpoint;
+pub mod env;
 mod error_body;
 mod event_writer;
 pub mod eventstream;

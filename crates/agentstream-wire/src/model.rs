@@ -2,9 +2,9 @@
 //! every provider ([`Endpoint`]) on every runtime ([`Host`]).
 //!
 //! One call: the wall clock stamps the messages, the endpoint builds the
-//! request with the call's [`StreamOptions`] over its defaults (a request
-//! it cannot build ends the call in `error` with
-//! [`ErrorCause::InvalidRequest`]), the URL is checked, the host sends it,
+//! request with the call's [`StreamOptions`] over its defaults and signs
+//! it at that time (a request it cannot build or sign ends the call in
+//! `error` with [`ErrorCause::InvalidRequest`]), the URL is checked, the host sends it,
 //! and [`exchange`](crate::http::exchange) turns the response into events with the endpoint's
 //! idle timeout on the host's timer. An adapter only supplies the host,
 //! so no runtime can forget an option, a header or the timestamp.
@@ -138,13 +138,18 @@ where
 
     fn stream(&self, context: &Context, options: StreamOptions) -> ModelStream {
         let signal = options.signal.clone();
-        let mut stream = self
-            .endpoint
-            .open_stream_at(signal.clone(), self.host.timer().now_unix_ms());
+        let now_ms = self.host.timer().now_unix_ms();
+        let mut stream = self.endpoint.open_stream_at(signal.clone(), now_ms);
         let prepared = self
             .endpoint
             .prepare_call(context, &options)
-            .map_err(|e| e.to_string());
+            .map_err(|e| e.to_string())
+            .and_then(|mut request| {
+                self.endpoint
+                    .sign(&mut request, now_ms)
+                    .map_err(|e| e.to_string())?;
+                Ok(request)
+            });
         let idle = self.endpoint.idle_timeout();
         let connect = self.endpoint.connect_timeout();
         let host = Arc::clone(&self.host);

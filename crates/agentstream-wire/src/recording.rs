@@ -12,7 +12,7 @@ use core::time::Duration;
 use agentstream::message::Context;
 use agentstream::model::{AbortSignal, ModelEvent, StreamOptions};
 
-use crate::endpoint::{Endpoint, PreparedRequest};
+use crate::endpoint::{Endpoint, PreparedRequest, SigningError};
 use crate::http::ResponseStream;
 
 /// Where a [`RecordingEndpoint`] sends each piece of a 2xx body, in order.
@@ -96,6 +96,10 @@ impl<E: Endpoint> Endpoint for RecordingEndpoint<E> {
         options: &StreamOptions,
     ) -> Result<PreparedRequest, E::Error> {
         self.endpoint.prepare_call(context, options)
+    }
+
+    fn sign(&self, request: &mut PreparedRequest, now_ms: u64) -> Result<(), SigningError> {
+        self.endpoint.sign(request, now_ms)
     }
 
     fn open_stream_at(&self, signal: Option<AbortSignal>, timestamp_ms: u64) -> Self::Stream {

@@ -625,6 +625,15 @@ impl<P: Protocol> Endpoint for Recorded<P> {
         ))
     }
 
+    /// Nothing is sent, so nothing is signed.
+    fn sign(
+        &self,
+        _request: &mut PreparedRequest,
+        _now_ms: u64,
+    ) -> Result<(), crate::endpoint::SigningError> {
+        Ok(())
+    }
+
     fn open_stream_at(&self, signal: Option<AbortSignal>, timestamp_ms: u64) -> Self::Stream {
         self.config.open_stream(signal).with_timestamp(timestamp_ms)
     }

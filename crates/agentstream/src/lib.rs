@@ -48,6 +48,7 @@ extern crate alloc;
 extern crate std;
 
 pub mod agent;
+pub mod civil;
 pub mod diagnostic;
 pub mod event_stream;
 pub mod message;

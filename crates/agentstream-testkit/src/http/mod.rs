@@ -41,6 +41,7 @@ pub mod base_url_scenarios;
 pub mod error_scenarios;
 pub mod fixtures;
 pub mod gemini_scenarios;
+pub mod provider_scenarios;
 pub mod redirect_scenarios;
 pub mod replay_scenarios;
 pub mod request_scenarios;
@@ -703,7 +704,9 @@ macro_rules! __http_scenario_tests {
 /// [`http_scenario_tests!`](crate::http_scenario_tests!) (`model`,
 /// `anthropic`, `responses`, `gemini`, `recording`, each the host's HTTP
 /// model built from the names of its prelude, and `with_timeout`, its
-/// runtime's `stream_with_timeout`), then every scenario as a `#[test]`.
+/// runtime's `stream_with_timeout`), then every scenario as a `#[test]`,
+/// and those of [`provider_scenarios`] (Bedrock, Azure, Mistral) with the
+/// makers `bedrock`, `azure` and `mistral`.
 /// The host names its crate, its runtime value and its `run`:
 ///
 /// ```text
@@ -764,5 +767,7 @@ macro_rules! http_host_tests {
             with_timeout: with_timeout,
             run: $run,
         }
+
+        $crate::provider_host_tests!(host: $host, run: $run);
     };
 }

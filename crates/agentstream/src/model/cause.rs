@@ -342,8 +342,13 @@ fn parse_http_date(value: &str) -> Option<u64> {
     if year < 1970 || !(1..=month_days).contains(&day) || hour > 23 || minute > 59 || second > 60 {
         return None;
     }
-    let days = days_from_civil(year, month, day);
-    Some(days * 86_400 + hour * 3600 + minute * 60 + second)
+    // Four-digit years from 1970: the day count is not negative.
+    let days = crate::civil::days_from_civil(
+        i64::try_from(year).ok()?,
+        u32::try_from(month).ok()?,
+        u32::try_from(day).ok()?,
+    );
+    Some(u64::try_from(days).ok()? * 86_400 + hour * 3600 + minute * 60 + second)
 }
 
 /// Exactly `width` ASCII digits.
@@ -352,23 +357,6 @@ fn number(text: &str, width: usize) -> Option<u64> {
         return None;
     }
     text.parse().ok()
-}
-
-/// Days since 1970-01-01 of a date in the proleptic Gregorian calendar
-/// (`year` ≥ 1970, at most 9999 given four digits).
-fn days_from_civil(year: u64, month: u64, day: u64) -> u64 {
-    // Years start in March, so the leap day is the last day of a year.
-    let (year, month) = if month <= 2 {
-        (year - 1, month + 9)
-    } else {
-        (year, month - 3)
-    };
-    let era = year / 400;
-    let year_of_era = year - era * 400;
-    let day_of_year = (153 * month + 2) / 5 + day - 1;
-    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
-    // 719_468: days from 0000-03-01 to 1970-01-01.
-    (era * 146_097 + day_of_era).saturating_sub(719_468)
 }
 
 #[cfg(test)]

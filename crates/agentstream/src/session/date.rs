@@ -70,17 +70,6 @@ impl Cursor<'_> {
     }
 }
 
-/// Days from 1970-01-01 to the given civil date (proleptic Gregorian).
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
 /// Parses the ECMAScript date-time string format to milliseconds.
 pub(crate) fn parse_iso(s: &str) -> Option<i64> {
     let mut c = Cursor {
@@ -159,7 +148,9 @@ pub(crate) fn parse_iso(s: &str) -> Option<i64> {
     if !c.done() {
         return None;
     }
-    let days = days_from_civil(year, month, day);
+    // Checked above: 1 to 12 and 1 to 31.
+    let (month, day) = (u32::try_from(month).ok()?, u32::try_from(day).ok()?);
+    let days = crate::civil::days_from_civil(year, month, day);
     let t = days * 86_400_000 + h * 3_600_000 + mi * 60_000 + sec * 1000 + ms - offset * 60_000;
     (t.abs() <= MAX_TIME).then_some(t)
 }

@@ -3,6 +3,8 @@
 
 use core::fmt;
 
+use agentstream::civil::civil_from_days;
+
 use super::sigv4::SigningError;
 
 /// The last second SigV4's four-digit year can hold:
@@ -40,7 +42,8 @@ impl AmzDate {
         }
         let days = secs / 86_400;
         let rem = secs % 86_400;
-        let (year, month, day) = civil_from_days(days);
+        // At most 2,932,896 days (the range check): it fits an `i64`.
+        let (year, month, day) = civil_from_days(days as i64);
         // Every field is bounded by the range check and the divisions
         // above, so the narrowing casts cannot truncate.
         Ok(Self {
@@ -80,23 +83,6 @@ impl fmt::Display for DateStamp {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{:04}{:02}{:02}", self.0.year, self.0.month, self.0.day)
     }
-}
-
-/// Year, month, day of a count of days since 1970-01-01 (proleptic
-/// Gregorian; the era arithmetic of Howard Hinnant's `civil_from_days`,
-/// shifted so that everything stays unsigned).
-fn civil_from_days(days: u64) -> (u64, u64, u64) {
-    // 719_468 days from 0000-03-01 to 1970-01-01.
-    let z = days + 719_468;
-    let era = z / 146_097;
-    let doe = z % 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + u64::from(month <= 2);
-    (year, month, day)
 }
 
 #[cfg(test)]

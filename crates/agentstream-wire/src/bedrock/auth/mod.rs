@@ -2,6 +2,8 @@
 //! resolved from the environment as pi-ai 0.73.1's `amazon-bedrock`
 //! provider resolves them, and the AWS Signature Version 4 signer.
 //!
+//! A server that knows the key checks a request with [`verify`].
+//!
 //! Sans IO and no clock: [`BedrockAuth::headers`] takes the signing time
 //! as UNIX seconds; resolution ([`resolve_auth`], [`resolve_region`]) is
 //! a pure function over a `Fn(&str) -> Option<String>` lookup, so it
@@ -45,6 +47,7 @@ mod canonical;
 mod date;
 mod resolve;
 pub mod sigv4;
+mod verify;
 
 use alloc::format;
 use alloc::string::String;
@@ -59,6 +62,7 @@ pub use resolve::{
 };
 #[cfg(feature = "std")]
 pub use resolve::{resolve_auth_from_env, resolve_region_from_env};
+pub use verify::{verify, VerifyError};
 
 use crate::options::Redacted;
 use sigv4::{sign, Credentials, SignableRequest, SigningError, SigningParams};
