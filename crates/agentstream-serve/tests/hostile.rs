@@ -67,6 +67,10 @@ async fn the_proxy_does_not_follow_redirects() {
         assert_eq!(answer.status(), 307, "{path}");
         let location = answer.headers()["location"].to_str().unwrap().to_owned();
         assert!(location.starts_with(&other.origin()), "{location}");
+        // Read to its end: the proxy's promise is that a client that has
+        // read its answer finds the cassette complete (loading it while
+        // the body is still being written read a half-written cassette).
+        answer.bytes().await.unwrap();
     }
     proxy.shutdown().await;
     assert_eq!(upstream.requests().len(), routes.len());
