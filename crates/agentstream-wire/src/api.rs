@@ -206,6 +206,28 @@ impl Api {
         self.facts().call_path
     }
 
+    /// Whether the protocol's stream is binary (Bedrock's AWS event-stream
+    /// messages) rather than SSE text.
+    pub fn binary_stream(self) -> bool {
+        self == Api::Bedrock
+    }
+
+    /// The `content-type` of a streamed answer: `text/event-stream;
+    /// charset=utf-8`, Bedrock's `application/vnd.amazon.eventstream`.
+    ///
+    /// ```
+    /// use agentstream_wire::Api;
+    /// assert_eq!(Api::Bedrock.stream_content_type(), "application/vnd.amazon.eventstream");
+    /// assert!(Api::OpenAi.stream_content_type().starts_with("text/event-stream"));
+    /// ```
+    pub fn stream_content_type(self) -> &'static str {
+        if self.binary_stream() {
+            "application/vnd.amazon.eventstream"
+        } else {
+            "text/event-stream; charset=utf-8"
+        }
+    }
+
     /// The methods a call's route takes, as an HTTP `Allow` header lists
     /// them: every protocol posts its calls.
     pub fn call_methods(self) -> &'static str {
