@@ -358,8 +358,7 @@ fn bedrock_body(name: &str) -> Vec<u8> {
     let text = std::fs::read_to_string(&path).unwrap();
     let mut body = Vec::new();
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
-        let event: serde_json::Map<String, serde_json::Value> =
-            serde_json::from_str(line).unwrap();
+        let event: serde_json::Map<String, serde_json::Value> = serde_json::from_str(line).unwrap();
         for (name, payload) in event {
             agentstream_wire::eventstream::encode_event(
                 &name,
@@ -394,7 +393,12 @@ fn bedrock_cassettes_replay_their_binary_frames_and_whole_answers() {
     assert_eq!(recording.api(), Api::Bedrock);
     let (events, cause) = play(&ReplayModel::new([recording]), StreamOptions::default());
     assert!(cause.is_none());
-    let message = |events: &[ModelEvent]| events.last().and_then(ModelEvent::terminal_message).cloned();
+    let message = |events: &[ModelEvent]| {
+        events
+            .last()
+            .and_then(ModelEvent::terminal_message)
+            .cloned()
+    };
     let replayed = message(&events).unwrap();
     assert_eq!(replayed.content, message(&expected).unwrap().content);
     assert_eq!(replayed.stop_reason, StopReason::ToolUse);
