@@ -30,7 +30,7 @@ use serde_json::{json, Value};
 use crate::eventstream::{encode_message, Header, HeaderValue};
 use crate::server::error::ApiError;
 use crate::server::events::{self as frames, Events};
-use crate::server::steps::{Kind, Wire};
+use crate::server::steps::{block_step, Kind, OneBlockAtATime, Wire};
 
 /// Bedrock's `usage`: `inputTokens`, `outputTokens`, `totalTokens` (Pi's,
 /// else the sum of the four counts), and `cacheReadInputTokens` and
@@ -232,6 +232,64 @@ impl StreamEncoder {
         }
     }
 
+    /// [`encode`](Self::encode) into one buffer, from a step.
+    pub(crate) fn encode_into(&mut self, step: Wire<'_>, out: &mut Events) {
+        if block_step(self, step, out) {
+            return;
+        }
+        match step {
+            Wire::Start(_) => event("messageStart", &json!({"role": "assistant"}), out),
+            Wire::Done { reason, message } => {
+                self.close(out);
+                event(
+                    "messageStop",
+                    &json!({"stopReason": stop_reason(reason)}),
+                    out,
+                );
+                let metadata = json!({
+                    "usage": usage_json(&message.usage),
+                    "metrics": {"latencyMs": 0},
+                });
+                event("metadata", &metadata, out);
+            }
+            Wire::Error(error) => self.error_into(&ApiError::model_failure(error), out),
+            _ => {}
+        }
+    }
+
+    /// Appends a mid-stream error: an exception message (see
+    /// [`exception_type`]) whose payload is `{"message"}`.
+    pub fn error(&mut self, error: &ApiError, out: &mut Vec<Bytes>) {
+        let mut events = Events::default();
+        self.error_into(error, &mut events);
+        out.push(events.take(events.len()));
+    }
+
+    /// [`error`](Self::error) into one buffer.
+    pub(crate) fn error_into(&mut self, error: &ApiError, out: &mut Events) {
+        let headers = [
+            Header::new(
+                ":exception-type",
+                HeaderValue::String(exception_type(error.status)),
+            ),
+            Header::new(":content-type", HeaderValue::String("application/json")),
+            Header::new(":message-type", HeaderValue::String("exception")),
+        ];
+        message(&headers, &json!({"message": error.message}), out);
+    }
+}
+
+impl OneBlockAtATime for StreamEncoder {
+    type Kind = Kind;
+
+    fn kind_of(kind: Kind) -> Kind {
+        kind
+    }
+
+    fn open_index(&self) -> Option<usize> {
+        self.open.as_ref().map(|open| open.pi)
+    }
+
     fn close(&mut self, out: &mut Events) {
         let Some(open) = self.open.take() else {
             return;
@@ -329,80 +387,6 @@ impl StreamEncoder {
                 out,
             );
         }
-    }
-
-    /// [`encode`](Self::encode) into one buffer, from a step.
-    pub(crate) fn encode_into(&mut self, step: Wire<'_>, out: &mut Events) {
-        let kind = step.kind();
-        match step {
-            Wire::Start(_) => event("messageStart", &json!({"role": "assistant"}), out),
-            Wire::BlockStart { index, blocks, .. } => {
-                self.open(index, || blocks.shape(index), kind, out);
-            }
-            Wire::Delta {
-                index,
-                delta,
-                blocks,
-                ..
-            } => {
-                self.open(index, || blocks.shape(index), kind, out);
-                self.deltas(delta, out);
-            }
-            Wire::BlockEnd { index, blocks, .. } => {
-                self.open(index, || blocks.shape(index), kind, out);
-                self.close(out);
-            }
-            Wire::ToolCallEnd { index, call, .. } => {
-                let fresh = self.open.as_ref().map_or(true, |open| open.pi != index);
-                self.open(
-                    index,
-                    || Some(BlockShape::ToolCall(call)),
-                    Kind::ToolCall,
-                    out,
-                );
-                if fresh {
-                    let text =
-                        serde_json::to_string(&call.arguments).unwrap_or_else(|_| "{}".into());
-                    self.deltas(&text, out);
-                }
-                self.close(out);
-            }
-            Wire::Done { reason, message } => {
-                self.close(out);
-                event(
-                    "messageStop",
-                    &json!({"stopReason": stop_reason(reason)}),
-                    out,
-                );
-                let metadata = json!({
-                    "usage": usage_json(&message.usage),
-                    "metrics": {"latencyMs": 0},
-                });
-                event("metadata", &metadata, out);
-            }
-            Wire::Error(error) => self.error_into(&ApiError::model_failure(error), out),
-        }
-    }
-
-    /// Appends a mid-stream error: an exception message (see
-    /// [`exception_type`]) whose payload is `{"message"}`.
-    pub fn error(&mut self, error: &ApiError, out: &mut Vec<Bytes>) {
-        let mut events = Events::default();
-        self.error_into(error, &mut events);
-        out.push(events.take(events.len()));
-    }
-
-    /// [`error`](Self::error) into one buffer.
-    pub(crate) fn error_into(&mut self, error: &ApiError, out: &mut Events) {
-        let headers = [
-            Header::new(
-                ":exception-type",
-                HeaderValue::String(exception_type(error.status)),
-            ),
-            Header::new(":content-type", HeaderValue::String("application/json")),
-            Header::new(":message-type", HeaderValue::String("exception")),
-        ];
-        message(&headers, &json!({"message": error.message}), out);
     }
 }
 
