@@ -25,7 +25,7 @@ client = boto3.client(
     endpoint_url=HOST,
     aws_access_key_id="AKIDAGENTSTREAMTEST",
     aws_secret_access_key=os.environ.get("AGENTSTREAM_KEY", "not-needed"),
-    config=Config(retries={"max_attempts": 1}),
+    config=Config(retries={"total_max_attempts": 1}),
 )
 TOOLS = {"tools": [{"toolSpec": {"name": "get_weather", "description": "The weather in a city",
                                  "inputSchema": {"json": {"type": "object",

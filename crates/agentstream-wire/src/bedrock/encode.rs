@@ -90,6 +90,18 @@ pub fn exception_type(status: u16) -> &'static str {
     }
 }
 
+/// An error type that names a Bedrock exception (`ThrottlingException`
+/// or `throttlingException`) as the stream names it, in lower camel case;
+/// `None` for another type.
+fn exception_name(error_type: &str) -> Option<String> {
+    let mut chars = error_type.chars();
+    let first = chars.next()?;
+    (error_type.len() > "Exception".len()
+        && error_type.ends_with("Exception")
+        && error_type.chars().all(|c| c.is_ascii_alphanumeric()))
+    .then(|| format!("{}{}", first.to_ascii_lowercase(), chars.as_str()))
+}
+
 /// The `Converse` answer (a call that did not stream): `output.message`
 /// with every block, the `stopReason`, `usage` and `metrics`.
 ///
@@ -257,8 +269,10 @@ impl StreamEncoder {
         }
     }
 
-    /// Appends a mid-stream error: an exception message (see
-    /// [`exception_type`]) whose payload is `{"message"}`.
+    /// Appends a mid-stream error: an exception message whose payload is
+    /// `{"message"}`, named by the error's type when that names a Bedrock
+    /// exception (`ThrottlingException` is sent as `throttlingException`),
+    /// else by its status (see [`exception_type`]).
     pub fn error(&mut self, error: &ApiError, out: &mut Vec<Bytes>) {
         let mut events = Events::default();
         self.error_into(error, &mut events);
@@ -267,11 +281,10 @@ impl StreamEncoder {
 
     /// [`error`](Self::error) into one buffer.
     pub(crate) fn error_into(&mut self, error: &ApiError, out: &mut Events) {
+        let named = error.error_type.as_deref().and_then(exception_name);
+        let name = named.as_deref().unwrap_or(exception_type(error.status));
         let headers = [
-            Header::new(
-                ":exception-type",
-                HeaderValue::String(exception_type(error.status)),
-            ),
+            Header::new(":exception-type", HeaderValue::String(name)),
             Header::new(":content-type", HeaderValue::String("application/json")),
             Header::new(":message-type", HeaderValue::String("exception")),
         ];
@@ -482,5 +495,11 @@ mod tests {
             )]
         );
         assert_eq!(exception_type(500), "internalServerException");
+        let mut out = Vec::new();
+        let typed = ApiError::new(500, "busy").with_type("ServiceUnavailableException");
+        encoder.error(&typed, &mut out);
+        assert_eq!(decoded(&out.concat())[0].1, "serviceUnavailableException");
+        assert_eq!(exception_name("overloaded_error"), None);
+        assert_eq!(exception_name("Exception"), None);
     }
 }
