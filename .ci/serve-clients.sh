@@ -2,7 +2,8 @@
 # `agentstream serve` against clients we did not write: the official OpenAI
 # Python SDK (Chat Completions, Responses, and Azure's Responses through its
 # AzureOpenAI client), the official Mistral Python SDK (serve's /mistral
-# prefix), the official Anthropic
+# prefix), boto3's bedrock-runtime client (ConverseStream's binary
+# event stream and Converse, dummy credentials), the official Anthropic
 # Python SDK, the official Google Gen AI Python SDK (Gemini), the official
 # OpenAI Node SDK, and pi-ai 0.73.1's openai-responses and google
 # providers, each streaming and not (pi-ai: streaming), with a tool call
@@ -71,15 +72,22 @@ with_server() {
     return "$result"
 }
 
-# with_errors CMD...: as with_server, for the script of HTTP errors and
-# signatures (clients/errors.json), in one chunk.
-with_errors() {
-    local result errors="$clients/errors.json"
-    start errors "$errors" || return 1
-    AGENTSTREAM_URL=$started_url AGENTSTREAM_SCRIPT=$errors "$@"
+# with_script FILE CMD...: as with_server, for the script FILE, in one
+# chunk.
+with_script() {
+    local result file=$1
+    shift
+    start scripted "$file" || return 1
+    AGENTSTREAM_URL=$started_url AGENTSTREAM_SCRIPT=$file "$@"
     result=$?
     stop "$started_pid"
     return "$result"
+}
+
+# with_errors CMD...: with_script for the script of HTTP errors and
+# signatures (clients/errors.json).
+with_errors() {
+    with_script "$clients/errors.json" "$@"
 }
 
 # with_recording DIR CMD...: runs CMD against a recording proxy in front
@@ -159,6 +167,15 @@ if python3 -m venv "$work/venv" >/dev/null 2>&1 &&
     else
         tail -n 3 "$work/pip-mistral.log" 2>/dev/null
         echo "SKIPPED: serve with the Mistral Python SDK (could not pip install mistralai)"
+    fi
+    if "$work/venv/bin/pip" install --quiet --disable-pip-version-check boto3 >"$work/pip-boto3.log" 2>&1; then
+        check "boto3 bedrock-runtime (ConverseStream and Converse)" with_server env PYTHONPATH="$clients" "$py" "$clients/bedrock_check.py"
+        cassettes "boto3 bedrock-runtime" "$work/cassettes-bedrock" env PYTHONPATH="$clients" "$py" "$clients/bedrock_check.py"
+        check "boto3 bedrock-runtime: a 429, thinking, an exception after HTTP 200" \
+            with_script "$clients/bedrock_errors.json" env PYTHONPATH="$clients" "$py" "$clients/bedrock_errors_check.py"
+    else
+        tail -n 3 "$work/pip-boto3.log" 2>/dev/null
+        echo "SKIPPED: serve with boto3's bedrock-runtime client (could not pip install boto3)"
     fi
 else
     tail -n 3 "$work/pip.log" 2>/dev/null

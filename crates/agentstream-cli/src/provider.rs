@@ -138,6 +138,7 @@ fn resolve(target: Target, mut settings: Settings) -> Result<(String, Settings),
                 .base_url
                 .take()
                 .or_else(|| (api == Api::Azure).then(azure_base_url).flatten())
+                .or_else(|| (api == Api::Bedrock).then(bedrock_base_url))
                 .or_else(|| api.default_base_url().map(Into::into))
             {
                 Some(base_url) => Ok((base_url, settings)),
@@ -179,6 +180,19 @@ fn resolve(target: Target, mut settings: Settings) -> Result<(String, Settings),
 
 /// Azure's base URL from pi-ai's environment: `AZURE_OPENAI_BASE_URL`, or
 /// the resource `AZURE_OPENAI_RESOURCE_NAME`'s.
+/// Bedrock's runtime endpoint in the region pi-ai resolves from the
+/// environment (`AWS_REGION`, `AWS_DEFAULT_REGION`, else `us-east-1`).
+fn bedrock_base_url() -> String {
+    let region = std::env::var("AWS_REGION").ok();
+    let default_region = std::env::var("AWS_DEFAULT_REGION").ok();
+    let region = agentstream_wire::bedrock::resolve_region(
+        None,
+        region.as_deref(),
+        default_region.as_deref(),
+    );
+    agentstream_wire::bedrock::bedrock_base_url(region)
+}
+
 fn azure_base_url() -> Option<String> {
     let set = |name| {
         std::env::var(name)

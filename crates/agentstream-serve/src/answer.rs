@@ -450,6 +450,18 @@ async fn respond(
     if let Some(why) = manner.quirks.foreign(api) {
         return error_response(api, &ApiError::new(400, why));
     }
+    if stream && api.binary_stream() && !manner.is_plain() {
+        // Quirks and timing rewrite and pace SSE text; a binary stream's
+        // messages carry checksums they would break.
+        let why = format!(
+            "quirks and timing shape SSE streams; {} streams binary event-stream messages",
+            api.pi_api()
+        );
+        return error_response(api, &ApiError::new(400, why));
+    }
+    // Chaos (a server-wide setting) drops and breaks SSE events; a binary
+    // stream is sent as it is.
+    let chaotic = chaotic && !api.binary_stream();
     let id = server::answer_id(api, index);
     let (step, mut events) = match answer {
         Answer::Refused(error) => return error_response(api, &error),
@@ -473,7 +485,7 @@ async fn respond(
             });
             let frame = out.take(out.len());
             let frames = futures_util::stream::iter([Ok(Frame::data(frame))]);
-            return event_stream(StreamBody::new(frames).boxed_unsync());
+            return event_stream(api, StreamBody::new(frames).boxed_unsync());
         }
     };
     let guard = AbortOnDrop(controller);
@@ -488,13 +500,13 @@ async fn respond(
     let encoder = encoder(shared, api, id, name, created, include_usage);
     let pump = Pump::new(encoder, step, shared.delay, &first, events, guard);
     if !chaotic && manner.is_plain() {
-        return event_stream(StreamBody::new(pump.frames()).boxed_unsync());
+        return event_stream(api, StreamBody::new(pump.frames()).boxed_unsync());
     }
     let rng = crate::timing::Rng::for_call(shared.seed, test, index);
     let (state, test) = (shared.clone(), test.map(str::to_owned));
     let note = Box::new(move |injected| state.note_chaos(test.as_deref(), index, injected));
     let shape = crate::pump::Shape::new(manner, chaos, rng, note);
-    event_stream(StreamBody::new(pump.shaped(shape)).boxed_unsync())
+    event_stream(api, StreamBody::new(pump.shaped(shape)).boxed_unsync())
 }
 
 /// The answer of a replayed request no cassette of its own API matches:
@@ -548,13 +560,14 @@ fn encoder(
         .with_usage(include_usage)
 }
 
-/// A streamed answer with `body`.
-fn event_stream(body: Body) -> Response<Body> {
+/// A streamed answer with `body`, of `api`'s content type (SSE, or
+/// Bedrock's binary event stream).
+fn event_stream(api: Api, body: Body) -> Response<Body> {
     let mut response = Response::new(body);
     let headers = response.headers_mut();
     headers.insert(
         CONTENT_TYPE,
-        HeaderValue::from_static("text/event-stream; charset=utf-8"),
+        HeaderValue::from_static(api.stream_content_type()),
     );
     headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     response

@@ -10,6 +10,7 @@
 //! | OpenAI, Responses | `x-ratelimit-reset-requests`, `x-ratelimit-reset-tokens` (a duration, `1s`, `6m0s`) | every error: the `retryAfter` seconds, else `1s` | the same page |
 //! | Anthropic | `request-id` | every error | Anthropic, "Errors", "Request id" (<https://docs.anthropic.com/en/api/errors>) |
 //! | Anthropic | `anthropic-ratelimit-requests-limit`, `-remaining`, `-reset` (RFC 3339); `anthropic-ratelimit-tokens-limit`, `-remaining`, `-reset` | every error: [`ANTHROPIC_REQUESTS`], [`ANTHROPIC_TOKENS`], remaining `0` on 429, reset now plus `retryAfter` (else 1 s) | Anthropic, "Rate limits", "Response headers" |
+//! | Bedrock | `x-amzn-errortype` (the error's type: `ValidationException`, `ThrottlingException`, …), `x-amzn-requestid` | every error | AWS, Bedrock API reference, "Common errors", and the AWS SDKs' restJson1 error parsing (the type from `x-amzn-errortype`) |
 //! | Gemini | none; a 429's wait is the body's `google.rpc.RetryInfo` `retryDelay` (see [`ApiError::body`]) | with `retryAfter` | Google, Gemini API "Troubleshooting" (<https://ai.google.dev/gemini-api/docs/troubleshooting>): the `status` per HTTP code; Google's `google.rpc.RetryInfo` (AIP-193, <https://google.aip.dev/193>) |
 //!
 //! The error body's `type` (Anthropic), `status` (Gemini) and `type`
@@ -97,6 +98,12 @@ pub(crate) fn add(api: Api, error: &ApiError, headers: &mut HeaderMap) {
             put("anthropic-ratelimit-tokens-reset", reset);
         }
         Api::Gemini => {}
+        Api::Bedrock => {
+            put("x-amzn-requestid", format!("agentstream-{id:016x}"));
+            for (name, value) in error.headers_for(api) {
+                put(name, value.to_owned());
+            }
+        }
         // OpenAI's: Chat Completions and Responses.
         _ => {
             put("x-request-id", format!("req_agentstream{id:016x}"));

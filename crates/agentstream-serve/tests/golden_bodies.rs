@@ -1,5 +1,6 @@
 //! The server's wire output, byte for byte: the response bodies of all
-//! four APIs, streaming and not, for a set of scripted scenarios (text,
+//! seven APIs (Bedrock's binary messages written as their headers and
+//! payloads), streaming and not, for a set of scripted scenarios (text,
 //! thinking, tool calls, chunked deltas, failures), compared with
 //! `tests/golden/bodies.txt`. A change to how a protocol is encoded shows
 //! up here as a difference in that file.
@@ -146,9 +147,15 @@ fn scenarios() -> Vec<Scenario> {
     ]
 }
 
-/// The six APIs: a name, the path of a call, its body (Azure's as the
-/// `AzureOpenAI` SDK posts it, Mistral's under serve's `/mistral` prefix).
-fn calls(stream: bool) -> [(&'static str, String, Value); 6] {
+/// The seven APIs: a name, the path of a call, its body (Azure's as the
+/// `AzureOpenAI` SDK posts it, Mistral's under serve's `/mistral` prefix,
+/// Bedrock's with the model in the path).
+fn calls(stream: bool) -> [(&'static str, String, Value); 7] {
+    let bedrock = if stream {
+        "/model/golden-model/converse-stream"
+    } else {
+        "/model/golden-model/converse"
+    };
     let gemini = if stream {
         "/v1beta/models/golden-model:streamGenerateContent?alt=sse"
     } else {
@@ -191,7 +198,47 @@ fn calls(stream: bool) -> [(&'static str, String, Value); 6] {
             json!({"model": "golden-model", "stream": stream,
                    "messages": [{"role": "user", "content": "Hi"}]}),
         ),
+        (
+            "bedrock",
+            bedrock.into(),
+            json!({"messages": [{"role": "user", "content": [{"text": "Hi"}]}],
+                   "inferenceConfig": {"maxTokens": 64}}),
+        ),
     ]
+}
+
+/// A binary event-stream body (Bedrock's) as text: per message a line of
+/// its headers (`name=value`), then its payload's line; a body that does
+/// not decode says where. The headers and payload determine the message's
+/// bytes (its lengths and checksums).
+fn event_stream_text(body: &[u8]) -> String {
+    use agentstream_wire::eventstream::{EventStreamDecoder, HeaderValue};
+    let mut decoder = EventStreamDecoder::new();
+    decoder.feed(body);
+    let mut out = String::new();
+    while let Some(message) = decoder.next_message() {
+        let message = match message {
+            Ok(message) => message,
+            Err(error) => {
+                out.push_str(&format!("undecodable: {error}\n"));
+                return out;
+            }
+        };
+        let headers: Vec<String> = message
+            .headers()
+            .map(|header| match header.value {
+                HeaderValue::String(text) => format!("{}={text}", header.name),
+                other => format!("{}={other:?}", header.name),
+            })
+            .collect();
+        out.push_str(&format!("event-stream: {}\n", headers.join(" ")));
+        out.push_str(&String::from_utf8_lossy(message.payload()));
+        out.push('\n');
+    }
+    if decoder.buffered() > 0 {
+        out.push_str(&format!("trailing bytes: {}\n", decoder.buffered()));
+    }
+    out
 }
 
 /// `text` with the number after each `"created":` / `"created_at":` set
@@ -232,10 +279,12 @@ async fn post(url: &str, body: &Value) -> String {
         .map(|v| v.to_str().unwrap().to_owned())
         .unwrap_or_default();
     let body = response.bytes().await.unwrap();
-    format!(
-        "HTTP {status} {kind}{retry}\n{}",
-        without_clock(&String::from_utf8_lossy(&body))
-    )
+    let text = if kind == "application/vnd.amazon.eventstream" {
+        event_stream_text(&body)
+    } else {
+        String::from_utf8_lossy(&body).into_owned()
+    };
+    format!("HTTP {status} {kind}{retry}\n{}", without_clock(&text))
 }
 
 async fn everything() -> String {

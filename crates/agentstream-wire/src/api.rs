@@ -9,6 +9,7 @@
 
 use crate::anthropic::AnthropicMessages;
 use crate::azure::AzureOpenAiResponses;
+use crate::bedrock::Bedrock;
 use crate::config::Protocol;
 use crate::gemini::Gemini;
 use crate::mistral::Mistral;
@@ -47,6 +48,10 @@ pub enum Api {
     /// under the prefix `/mistral`, as OpenAI's Chat Completions has the
     /// path `/v1/chat/completions`).
     Mistral,
+    /// Amazon Bedrock `ConverseStream` (`POST …/model/{modelId}/converse-stream`,
+    /// and `…/converse` for a call that does not stream; event-stream
+    /// framing, not SSE).
+    Bedrock,
 }
 
 /// One protocol's facts, in the order of [`Api::ALL`].
@@ -63,7 +68,7 @@ struct Facts {
 }
 
 /// Every protocol's facts: one line each.
-const FACTS: [Facts; 6] = [
+const FACTS: [Facts; 7] = [
     Facts {
         api: Api::OpenAi,
         name: "openai",
@@ -112,17 +117,27 @@ const FACTS: [Facts; 6] = [
         default_key_env: "MISTRAL_API_KEY",
         call_path: Some("/mistral/v1/chat/completions"),
     },
+    Facts {
+        api: Api::Bedrock,
+        name: "bedrock",
+        pi_api: crate::bedrock::BEDROCK_API,
+        // The endpoint is per region (see `bedrock::bedrock_base_url`).
+        default_base_url: None,
+        default_key_env: "AWS_BEARER_TOKEN_BEDROCK",
+        call_path: None,
+    },
 ];
 
 impl Api {
     /// Every protocol, in declaration order.
-    pub const ALL: [Api; 6] = [
+    pub const ALL: [Api; 7] = [
         Api::OpenAi,
         Api::Anthropic,
         Api::Responses,
         Api::Gemini,
         Api::Azure,
         Api::Mistral,
+        Api::Bedrock,
     ];
 
     /// The old name of [`Api::Gemini`].
@@ -136,7 +151,7 @@ impl Api {
     }
 
     /// The protocol's short name, as the command line's `--api` takes it:
-    /// `openai`, `anthropic`, `responses` or `google`.
+    /// `openai`, `anthropic`, `responses`, `google`, `azure`, `mistral` or `bedrock`.
     pub fn name(self) -> &'static str {
         self.facts().name
     }
@@ -178,8 +193,9 @@ impl Api {
 
     /// The path a call is posted to, where the protocol's path names no
     /// model: `/v1/chat/completions`, `/v1/messages`, `/v1/responses`.
-    /// `None` for Gemini, whose path names the model and whether the call
-    /// streams (`/v1beta/models/{model}:streamGenerateContent`).
+    /// `None` for Gemini and Bedrock, whose paths name the model and
+    /// whether the call streams (`/v1beta/models/{model}:streamGenerateContent`,
+    /// `/model/{modelId}/converse-stream`).
     ///
     /// ```
     /// use agentstream_wire::Api;
@@ -190,6 +206,28 @@ impl Api {
         self.facts().call_path
     }
 
+    /// Whether the protocol's stream is binary (Bedrock's AWS event-stream
+    /// messages) rather than SSE text.
+    pub fn binary_stream(self) -> bool {
+        self == Api::Bedrock
+    }
+
+    /// The `content-type` of a streamed answer: `text/event-stream;
+    /// charset=utf-8`, Bedrock's `application/vnd.amazon.eventstream`.
+    ///
+    /// ```
+    /// use agentstream_wire::Api;
+    /// assert_eq!(Api::Bedrock.stream_content_type(), "application/vnd.amazon.eventstream");
+    /// assert!(Api::OpenAi.stream_content_type().starts_with("text/event-stream"));
+    /// ```
+    pub fn stream_content_type(self) -> &'static str {
+        if self.binary_stream() {
+            "application/vnd.amazon.eventstream"
+        } else {
+            "text/event-stream; charset=utf-8"
+        }
+    }
+
     /// The methods a call's route takes, as an HTTP `Allow` header lists
     /// them: every protocol posts its calls.
     pub fn call_methods(self) -> &'static str {
@@ -198,7 +236,8 @@ impl Api {
 
     /// The protocol a request to `path` speaks: `…/chat/completions`,
     /// `…/messages`, `…/responses`, or a Gemini model method
-    /// (`…:streamGenerateContent`, `…:generateContent`); a query or
+    /// (`…:streamGenerateContent`, `…:generateContent`), a Bedrock model's
+    /// `…/model/{modelId}/converse-stream` or `…/converse`; a query or
     /// fragment is ignored. `None` for another path.
     ///
     /// ```
@@ -207,6 +246,8 @@ impl Api {
     /// assert_eq!(Api::from_path("/v1/responses"), Some(Api::Responses));
     /// let gemini = "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse";
     /// assert_eq!(Api::from_path(gemini), Some(Api::Gemini));
+    /// let bedrock = "/model/anthropic.claude-3-haiku-20240307-v1%3A0/converse-stream";
+    /// assert_eq!(Api::from_path(bedrock), Some(Api::Bedrock));
     /// assert_eq!(Api::from_path("/v1/models"), None);
     /// ```
     pub fn from_path(path: &str) -> Option<Api> {
@@ -214,6 +255,8 @@ impl Api {
         let path = path.trim_end_matches('/');
         if path.ends_with(":streamGenerateContent") || path.ends_with(":generateContent") {
             Some(Api::Gemini)
+        } else if crate::bedrock::route(path).is_some() {
+            Some(Api::Bedrock)
         } else if path.ends_with("/openai/v1/responses") {
             Some(Api::Azure)
         } else if path.ends_with("/mistral/v1/chat/completions") {
@@ -269,6 +312,7 @@ impl Api {
             Api::Gemini => visitor.visit(Gemini::default()),
             Api::Azure => visitor.visit(AzureOpenAiResponses::default()),
             Api::Mistral => visitor.visit(Mistral),
+            Api::Bedrock => visitor.visit(Bedrock::default()),
         }
     }
 }

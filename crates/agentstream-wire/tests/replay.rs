@@ -348,3 +348,84 @@ fn a_cut_cassette_replays_cut() {
         assert!(Recording::from_cassette_files(request, bad, body.as_bytes(), &lengths).is_err());
     }
 }
+
+/// A Bedrock fixture's events (one `{eventType: payload}` per line) as
+/// the event-stream body AWS sends.
+fn bedrock_body(name: &str) -> Vec<u8> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/bedrock")
+        .join(name);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut body = Vec::new();
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let event: serde_json::Map<String, serde_json::Value> = serde_json::from_str(line).unwrap();
+        for (name, payload) in event {
+            agentstream_wire::eventstream::encode_event(
+                &name,
+                payload.to_string().as_bytes(),
+                &mut body,
+            )
+            .unwrap();
+        }
+    }
+    body
+}
+
+#[test]
+fn bedrock_cassettes_replay_their_binary_frames_and_whole_answers() {
+    let body = bedrock_body("amazon-bedrock-tool-call.1.events.jsonl");
+    let model = "anthropic.claude-3-haiku-20240307-v1:0";
+    let mut direct = agentstream_wire::bedrock::BedrockStream::new(model, "amazon-bedrock", None);
+    let mut expected: Vec<ModelEvent> = direct.feed(&body).collect();
+    expected.extend(direct.finish_input());
+    let request = serde_json::json!({
+        "api": "bedrock-converse-stream",
+        "path": "/model/anthropic.claude-3-haiku-20240307-v1%3A0/converse-stream",
+        "stream": true,
+    })
+    .to_string();
+    // In pieces that cut the binary messages anywhere.
+    let lengths: String = body
+        .chunks(7)
+        .map(|piece| format!("{}\n", piece.len()))
+        .collect();
+    let recording = Recording::from_cassette(&request, &body, &lengths).unwrap();
+    assert_eq!(recording.api(), Api::Bedrock);
+    let (events, cause) = play(&ReplayModel::new([recording]), StreamOptions::default());
+    assert!(cause.is_none());
+    let message = |events: &[ModelEvent]| {
+        events
+            .last()
+            .and_then(ModelEvent::terminal_message)
+            .cloned()
+    };
+    let replayed = message(&events).unwrap();
+    assert_eq!(replayed.content, message(&expected).unwrap().content);
+    assert_eq!(replayed.stop_reason, StopReason::ToolUse);
+
+    // The same answer, not streamed: `/converse`'s JSON reads as its stream.
+    let whole = serde_json::json!({
+        "output": {"message": {"role": "assistant", "content": [
+            {"text": "Checking."},
+            {"toolUse": {"toolUseId": "t1", "name": "ls", "input": {"dir": "/"}}}]}},
+        "stopReason": "tool_use",
+        "usage": {"inputTokens": 5, "outputTokens": 3, "totalTokens": 8},
+        "metrics": {"latencyMs": 10},
+    })
+    .to_string();
+    let request = serde_json::json!({"path": "/model/m/converse", "stream": false}).to_string();
+    let lengths = format!("{}\n", whole.len());
+    let recording = Recording::from_cassette(&request, whole.as_bytes(), &lengths).unwrap();
+    let (events, _) = play(&ReplayModel::new([recording]), StreamOptions::default());
+    let replayed = message(&events).unwrap();
+    assert_eq!(replayed.stop_reason, StopReason::ToolUse);
+    assert_eq!(replayed.usage.total_tokens, Some(8));
+    let json = serde_json::to_value(&replayed.content).unwrap();
+    assert_eq!(json[0]["text"], "Checking.");
+    assert_eq!(json[1]["arguments"], serde_json::json!({"dir": "/"}));
+    // Bedrock's error body stays as it is: the call fails with its message.
+    let error = br#"{"message": "Too many requests"}"#;
+    let recording = Recording::from_cassette(&request, error, "32\n").unwrap();
+    let (events, _) = play(&ReplayModel::new([recording]), StreamOptions::default());
+    assert!(matches!(events.last(), Some(ModelEvent::Error { .. })));
+}

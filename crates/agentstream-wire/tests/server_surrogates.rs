@@ -103,6 +103,18 @@ fn gemini() {
     tool_call("gemini", &request.unwrap());
 }
 
+#[test]
+fn bedrock_converse() {
+    let body = format!(
+        r#"{{"messages": [{{"role": "user", "content": [{{"text": {SAID}}}]}},
+            {{"role": "assistant", "content": [{{"toolUse": {{"toolUseId": "c1", "name": "f",
+              "input": {{"x": "a\ud800b"}}}}}}]}}]}}"#
+    );
+    let request = agentstream_wire::bedrock::decode::decode_body(body.as_bytes(), "m", true);
+    check("bedrock", request.clone());
+    tool_call("bedrock", &request.unwrap());
+}
+
 /// A body that is not JSON for another reason is still refused, with the
 /// parser's error.
 #[test]

@@ -27,7 +27,7 @@ use serde_json::{json, Value};
 
 use crate::server::error::{Api, ApiError};
 use crate::server::events::{self as frames, Events};
-use crate::server::steps::{Kind as WireKind, Wire};
+use crate::server::steps::{block_step, Kind as WireKind, OneBlockAtATime, Wire};
 
 /// Anthropic's `usage` object for a Pi usage.
 pub fn usage_json(usage: &Usage) -> Value {
@@ -109,7 +109,7 @@ pub fn message(id: &str, model: &str, reason: DoneReason, message: &AssistantMes
 
 /// The kind of the block that is open.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
+pub(crate) enum Kind {
     Text,
     Thinking,
     Redacted,
@@ -187,6 +187,105 @@ impl StreamEncoder {
     pub fn with_ping(mut self, ping: bool) -> Self {
         self.ping = ping;
         self
+    }
+
+    /// Appends the SSE events for `event` to `out` (each a complete
+    /// `event: …\ndata: …\n\n`).
+    pub fn encode(&mut self, event: &ModelEvent, out: &mut Vec<String>) {
+        let mut events = Events::default();
+        self.encode_into(Wire::from(event), &mut events);
+        out.extend(events.into_strings());
+    }
+
+    /// [`encode`](Self::encode) into one buffer, from a step.
+    pub(crate) fn encode_into(&mut self, step: Wire<'_>, out: &mut Events) {
+        if block_step(self, step, out) {
+            return;
+        }
+        match step {
+            Wire::Start(blocks) => {
+                out.start(Some("message_start"))
+                    .raw(r#"{"message":{"content":[],"id":"#)
+                    .string(&self.id)
+                    .raw(r#","model":"#)
+                    .string(&self.model)
+                    .raw(r#","role":"assistant","stop_reason":null,"stop_sequence":null,"type":"message","usage":"#);
+                write_usage(blocks.usage(), 0, out);
+                out.raw(r#"},"type":"message_start"}"#).end();
+            }
+            Wire::Done { reason, message } => {
+                self.close(out);
+                out.start(Some("message_delta"))
+                    .raw(r#"{"delta":{"stop_reason":"#)
+                    .string(stop_reason(reason))
+                    .raw(r#","stop_sequence":null},"type":"message_delta","usage":"#);
+                write_usage(&message.usage, message.usage.output, out);
+                out.raw("}").end();
+                out.start(Some("message_stop"))
+                    .raw(r#"{"type":"message_stop"}"#)
+                    .end();
+            }
+            Wire::Error(error) => {
+                self.error_into(&ApiError::model_failure(error), out);
+            }
+            // A block's steps: `block_step`'s.
+            _ => {}
+        }
+    }
+
+    /// Appends a mid-stream `error` event.
+    pub fn error(&mut self, error: &ApiError, out: &mut Vec<String>) {
+        let mut events = Events::default();
+        self.error_into(error, &mut events);
+        out.extend(events.into_strings());
+    }
+
+    /// [`error`](Self::error) into one buffer.
+    pub(crate) fn error_into(&mut self, error: &ApiError, out: &mut Events) {
+        out.json(Some("error"), &error.body(Api::Anthropic));
+    }
+}
+
+/// A `tool_use` content block with empty input.
+fn write_tool_use(id: &str, name: &str, out: &mut Events) {
+    out.raw(r#"{"id":"#)
+        .string(id)
+        .raw(r#","input":{},"name":"#)
+        .string(name)
+        .raw(r#","type":"tool_use"}"#);
+}
+
+/// Starts a `content_block_delta` whose delta begins with `field` (JSON
+/// text up to the first value, which follows).
+fn start_delta<'a>(out: &'a mut Events, field: &str) -> &'a mut Events {
+    out.start(Some("content_block_delta"))
+        .raw(r#"{"delta":"#)
+        .raw(field)
+}
+
+/// Ends a delta started by `start_delta`: its `type` is `kind`.
+fn end_delta(out: &mut Events, kind: &str, index: usize) {
+    out.raw(r#","type":""#)
+        .raw(kind)
+        .raw(r#""},"index":"#)
+        .number(index as u64)
+        .raw(r#","type":"content_block_delta"}"#)
+        .end();
+}
+
+impl OneBlockAtATime for StreamEncoder {
+    type Kind = Kind;
+
+    fn kind_of(kind: WireKind) -> Kind {
+        match kind {
+            WireKind::Text => Kind::Text,
+            WireKind::Thinking => Kind::Thinking,
+            WireKind::ToolCall => Kind::ToolUse,
+        }
+    }
+
+    fn open_index(&self) -> Option<usize> {
+        self.open.as_ref().map(|open| open.pi)
     }
 
     fn close(&mut self, out: &mut Events) {
@@ -288,120 +387,6 @@ impl StreamEncoder {
             end_delta(out, kind, index);
         }
     }
-
-    /// Appends the SSE events for `event` to `out` (each a complete
-    /// `event: …\ndata: …\n\n`).
-    pub fn encode(&mut self, event: &ModelEvent, out: &mut Vec<String>) {
-        let mut events = Events::default();
-        self.encode_into(Wire::from(event), &mut events);
-        out.extend(events.into_strings());
-    }
-
-    /// [`encode`](Self::encode) into one buffer, from a step.
-    pub(crate) fn encode_into(&mut self, step: Wire<'_>, out: &mut Events) {
-        let kind = match step.kind() {
-            WireKind::Text => Kind::Text,
-            WireKind::Thinking => Kind::Thinking,
-            WireKind::ToolCall => Kind::ToolUse,
-        };
-        match step {
-            Wire::Start(blocks) => {
-                out.start(Some("message_start"))
-                    .raw(r#"{"message":{"content":[],"id":"#)
-                    .string(&self.id)
-                    .raw(r#","model":"#)
-                    .string(&self.model)
-                    .raw(r#","role":"assistant","stop_reason":null,"stop_sequence":null,"type":"message","usage":"#);
-                write_usage(blocks.usage(), 0, out);
-                out.raw(r#"},"type":"message_start"}"#).end();
-            }
-            Wire::BlockStart { index, blocks, .. } => {
-                self.open(index, || blocks.shape(index), kind, out);
-            }
-            Wire::Delta {
-                index,
-                delta,
-                blocks,
-                ..
-            } => {
-                self.open(index, || blocks.shape(index), kind, out);
-                self.deltas(delta, out);
-            }
-            Wire::BlockEnd { index, blocks, .. } => {
-                self.open(index, || blocks.shape(index), kind, out);
-                self.close(out);
-            }
-            Wire::ToolCallEnd { index, call, .. } => {
-                let fresh = self.open.as_ref().map_or(true, |open| open.pi != index);
-                self.open(
-                    index,
-                    || Some(BlockShape::ToolCall(call)),
-                    Kind::ToolUse,
-                    out,
-                );
-                if fresh {
-                    let text =
-                        serde_json::to_string(&call.arguments).unwrap_or_else(|_| "{}".into());
-                    self.deltas(&text, out);
-                }
-                self.close(out);
-            }
-            Wire::Done { reason, message } => {
-                self.close(out);
-                out.start(Some("message_delta"))
-                    .raw(r#"{"delta":{"stop_reason":"#)
-                    .string(stop_reason(reason))
-                    .raw(r#","stop_sequence":null},"type":"message_delta","usage":"#);
-                write_usage(&message.usage, message.usage.output, out);
-                out.raw("}").end();
-                out.start(Some("message_stop"))
-                    .raw(r#"{"type":"message_stop"}"#)
-                    .end();
-            }
-            Wire::Error(error) => {
-                self.error_into(&ApiError::model_failure(error), out);
-            }
-        }
-    }
-
-    /// Appends a mid-stream `error` event.
-    pub fn error(&mut self, error: &ApiError, out: &mut Vec<String>) {
-        let mut events = Events::default();
-        self.error_into(error, &mut events);
-        out.extend(events.into_strings());
-    }
-
-    /// [`error`](Self::error) into one buffer.
-    pub(crate) fn error_into(&mut self, error: &ApiError, out: &mut Events) {
-        out.json(Some("error"), &error.body(Api::Anthropic));
-    }
-}
-
-/// A `tool_use` content block with empty input.
-fn write_tool_use(id: &str, name: &str, out: &mut Events) {
-    out.raw(r#"{"id":"#)
-        .string(id)
-        .raw(r#","input":{},"name":"#)
-        .string(name)
-        .raw(r#","type":"tool_use"}"#);
-}
-
-/// Starts a `content_block_delta` whose delta begins with `field` (JSON
-/// text up to the first value, which follows).
-fn start_delta<'a>(out: &'a mut Events, field: &str) -> &'a mut Events {
-    out.start(Some("content_block_delta"))
-        .raw(r#"{"delta":"#)
-        .raw(field)
-}
-
-/// Ends a delta started by `start_delta`: its `type` is `kind`.
-fn end_delta(out: &mut Events, kind: &str, index: usize) {
-    out.raw(r#","type":""#)
-        .raw(kind)
-        .raw(r#""},"index":"#)
-        .number(index as u64)
-        .raw(r#","type":"content_block_delta"}"#)
-        .end();
 }
 
 #[cfg(test)]

@@ -8,7 +8,10 @@
 //! `response.created`, an `output_item.added`/`.done` pair per output item
 //! and `response.completed` (`.incomplete`, `.failed` as its `status`
 //! says); a Gemini `GenerateContentResponse` is already the shape of one
-//! streamed chunk.
+//! streamed chunk; a Bedrock `Converse` answer becomes the event-stream
+//! messages of `ConverseStream` (`messageStart`, a `contentBlockStart`
+//! for a tool use, a delta and a stop per block, `messageStop` and
+//! `metadata`: binary, not SSE).
 
 use alloc::format;
 use alloc::string::{String, ToString};
@@ -32,6 +35,9 @@ pub fn whole_as_events(api: Api, body: &[u8]) -> Option<Vec<u8>> {
     };
     if answer.get("error").is_some_and(|e| !e.is_null()) {
         return None;
+    }
+    if api == Api::Bedrock {
+        return converse(&answer);
     }
     let mut out = String::new();
     let mut event = |name: Option<&str>, data: &Value| {
@@ -96,7 +102,8 @@ pub fn whole_as_events(api: Api, body: &[u8]) -> Option<Vec<u8>> {
                 &json!({"type": name, "response": Value::Object(answer.clone())}),
             );
         }
-        Api::Gemini => event(None, &Value::Object(answer.clone())),
+        // Bedrock's answer was read above (event-stream messages).
+        Api::Gemini | Api::Bedrock => event(None, &Value::Object(answer.clone())),
     }
     Some(out.into_bytes())
 }
@@ -117,6 +124,60 @@ fn openai_choice(choice: &Value) -> Value {
         object.insert("delta".into(), delta);
     }
     choice
+}
+
+/// The event-stream messages of a Bedrock `Converse` answer; `None` for
+/// a body without `output` (Bedrock's error body, `{"message"}`).
+fn converse(answer: &Map<String, Value>) -> Option<Vec<u8>> {
+    let blocks = answer
+        .get("output")?
+        .get("message")
+        .and_then(|m| m.get("content"))
+        .and_then(Value::as_array);
+    let mut out = Vec::new();
+    let mut event = |name: &str, data: &Value| {
+        // The names are constants and a body read into memory is far
+        // under 4 GiB: the message always encodes.
+        let _ = crate::eventstream::encode_event(name, data.to_string().as_bytes(), &mut out);
+    };
+    event("messageStart", &json!({"role": "assistant"}));
+    for (i, block) in blocks.into_iter().flatten().enumerate() {
+        let mut deltas = Vec::new();
+        if let Some(text) = block.get("text") {
+            deltas.push(json!({"text": text}));
+        } else if let Some(call) = block.get("toolUse") {
+            let start =
+                json!({"toolUse": {"toolUseId": call.get("toolUseId"), "name": call.get("name")}});
+            event(
+                "contentBlockStart",
+                &json!({"contentBlockIndex": i, "start": start}),
+            );
+            let input = call.get("input").cloned().unwrap_or_else(|| json!({}));
+            deltas.push(json!({"toolUse": {"input": input.to_string()}}));
+        } else if let Some(reasoning) = block
+            .get("reasoningContent")
+            .and_then(|r| r.get("reasoningText"))
+        {
+            deltas.push(json!({"reasoningContent": {"text": reasoning.get("text")}}));
+            if let Some(signature) = reasoning.get("signature") {
+                deltas.push(json!({"reasoningContent": {"signature": signature}}));
+            }
+        }
+        for delta in deltas {
+            event(
+                "contentBlockDelta",
+                &json!({"contentBlockIndex": i, "delta": delta}),
+            );
+        }
+        event("contentBlockStop", &json!({"contentBlockIndex": i}));
+    }
+    let field = |key: &str| answer.get(key).cloned().unwrap_or(Value::Null);
+    event("messageStop", &json!({"stopReason": field("stopReason")}));
+    event(
+        "metadata",
+        &json!({"usage": field("usage"), "metrics": field("metrics")}),
+    );
+    Some(out)
 }
 
 /// The events of an Anthropic `message`.

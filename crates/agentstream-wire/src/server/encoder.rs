@@ -11,7 +11,7 @@ use agentstream::model::DoneReason;
 use serde_json::Value;
 
 use crate::server::{ApiError, DecodedRequest, Events, Wire};
-use crate::{anthropic, gemini, openai, responses, Api};
+use crate::{anthropic, bedrock, gemini, openai, responses, Api};
 
 /// The protocol a stream is encoded in.
 #[non_exhaustive]
@@ -24,6 +24,8 @@ pub enum Encoder {
     Responses(responses::encode::StreamEncoder),
     /// Google Gemini.
     Gemini(gemini::encode::StreamEncoder),
+    /// Amazon Bedrock `ConverseStream` (binary event-stream messages).
+    Bedrock(bedrock::encode::StreamEncoder),
 }
 
 impl Encoder {
@@ -41,6 +43,7 @@ impl Encoder {
                 Self::Responses(responses::encode::StreamEncoder::new(id, model, created))
             }
             Api::Gemini => Self::Gemini(gemini::encode::StreamEncoder::new(id, model)),
+            Api::Bedrock => Self::Bedrock(bedrock::encode::StreamEncoder::new()),
         }
     }
 
@@ -52,6 +55,7 @@ impl Encoder {
             Self::Anthropic(e) => Self::Anthropic(e.with_chunks(chunks)),
             Self::Responses(e) => Self::Responses(e.with_chunks(chunks)),
             Self::Gemini(e) => Self::Gemini(e.with_chunks(chunks)),
+            Self::Bedrock(e) => Self::Bedrock(e.with_chunks(chunks)),
         }
     }
 
@@ -75,13 +79,20 @@ impl Encoder {
         }
     }
 
-    /// Appends the SSE events of `step`.
+    /// Whether the stream is binary (Bedrock's event-stream messages,
+    /// `application/vnd.amazon.eventstream`) rather than SSE text.
+    pub fn is_binary(&self) -> bool {
+        matches!(self, Self::Bedrock(_))
+    }
+
+    /// Appends the SSE events of `step` (Bedrock: its binary messages).
     pub fn encode(&mut self, step: Wire<'_>, out: &mut Events) {
         match self {
             Encoder::OpenAi(e) => e.encode_into(step, out),
             Encoder::Anthropic(e) => e.encode_into(step, out),
             Encoder::Responses(e) => e.encode_into(step, out),
             Encoder::Gemini(e) => e.encode_into(step, out),
+            Encoder::Bedrock(e) => e.encode_into(step, out),
         }
     }
 
@@ -92,24 +103,26 @@ impl Encoder {
             Encoder::Anthropic(e) => e.error_into(error, out),
             Encoder::Responses(e) => e.error_into(error, out),
             Encoder::Gemini(e) => e.error_into(error, out),
+            Encoder::Bedrock(e) => e.error_into(error, out),
         }
     }
 }
 
 /// The id of call `index`'s answer in `api`'s form: `chatcmpl-agentstream-N`,
-/// `msg_agentstream_0000000N`, `resp_agentstream_N`, `agentstream-N`.
+/// `msg_agentstream_0000000N`, `resp_agentstream_N`, `agentstream-N`
+/// (Gemini and Bedrock, whose answers carry no id of their own).
 pub fn answer_id(api: Api, index: usize) -> String {
     match api {
         Api::OpenAi | Api::Mistral => format!("chatcmpl-agentstream-{index}"),
         Api::Anthropic => format!("msg_agentstream_{index:08}"),
         Api::Responses | Api::Azure => format!("resp_agentstream_{index}"),
-        Api::Gemini => format!("agentstream-{index}"),
+        Api::Gemini | Api::Bedrock => format!("agentstream-{index}"),
     }
 }
 
 /// The whole answer (a call that did not stream) that ended well with
 /// `reason`, in `api`'s form: a completion, a message, a Response, a
-/// `GenerateContentResponse`.
+/// `GenerateContentResponse`, a `Converse` answer.
 pub fn whole_answer(
     api: Api,
     id: &str,
@@ -127,13 +140,15 @@ pub fn whole_answer(
             responses::encode::response(id, model, created, reason, message)
         }
         Api::Gemini => gemini::encode::generate_content_response(id, model, reason, message),
+        Api::Bedrock => bedrock::encode::converse_response(reason, message),
     }
 }
 
-/// Decodes a request body in `api`'s form; Gemini's model and whether it
-/// streams come from its route (`gemini`, see
-/// [`gemini::decode::route`]; without it the body is read as Chat
-/// Completions).
+/// Decodes a request body in `api`'s form; Gemini's and Bedrock's model
+/// and whether the call streams come from their route (`gemini`, see
+/// [`gemini::decode::route`] and [`bedrock::route`]; without it a
+/// Gemini body is read as Chat Completions, a Bedrock one as streaming
+/// with no model).
 ///
 /// # Errors
 /// The protocol's 400 [`ApiError`] (see each `decode_body`).
@@ -148,6 +163,10 @@ pub fn decode_body(
         (Api::Azure, _) => crate::azure::decode::decode_body(body),
         (Api::Gemini, Some((model, stream))) => gemini::decode::decode_body(body, model, stream),
         (Api::Mistral, _) => crate::mistral::decode::decode_body(body),
+        (Api::Bedrock, in_path) => {
+            let (model, stream) = in_path.unwrap_or(("", true));
+            bedrock::decode::decode_body(body, model, stream)
+        }
         _ => openai::decode::decode_body(body),
     }
 }

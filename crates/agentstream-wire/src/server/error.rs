@@ -22,6 +22,10 @@ pub(crate) use crate::Api;
 ///   `"details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo",
 ///   "retryDelay": "Ns"}]`, where Google says how long to wait.
 ///
+/// - Amazon Bedrock: `{"message"}`, the type (`ValidationException`,
+///   `ThrottlingException`, …) in the `x-amzn-errortype` header (see
+///   [`ApiError::headers_for`]).
+///
 /// Without an explicit `error_type`, the type follows the status (see
 /// [`ApiError::error_type_for`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -129,6 +133,15 @@ impl ApiError {
     pub fn error_type_for(api: Api, status: u16) -> &'static str {
         match (api, status) {
             (Api::Gemini, _) => Self::gemini_status_for(status),
+            (Api::Bedrock, 401) => "UnrecognizedClientException",
+            (Api::Bedrock, 403) => "AccessDeniedException",
+            (Api::Bedrock, 404 | 405) => "ResourceNotFoundException",
+            (Api::Bedrock, 408) => "ModelTimeoutException",
+            (Api::Bedrock, 424) => "ModelErrorException",
+            (Api::Bedrock, 429) => "ThrottlingException",
+            (Api::Bedrock, 503 | 529) => "ServiceUnavailableException",
+            (Api::Bedrock, 500..) => "InternalServerException",
+            (Api::Bedrock, _) => "ValidationException",
             (Api::Anthropic, 401) => "authentication_error",
             (Api::Anthropic, 403) => "permission_error",
             (Api::Anthropic, 404) => "not_found_error",
@@ -186,6 +199,23 @@ impl ApiError {
         }
     }
 
+    /// The response headers `api` sends with this error besides the
+    /// server's own: Bedrock's `x-amzn-errortype` (the error's type, as
+    /// the AWS SDKs read it); none for the others.
+    ///
+    /// ```
+    /// use agentstream_wire::{server::ApiError, Api};
+    /// let error = ApiError::new(429, "Too many requests");
+    /// assert_eq!(error.headers_for(Api::Bedrock), [("x-amzn-errortype", "ThrottlingException")]);
+    /// assert!(error.headers_for(Api::OpenAi).is_empty());
+    /// ```
+    pub fn headers_for(&self, api: Api) -> Vec<(&'static str, &str)> {
+        match api {
+            Api::Bedrock => alloc::vec![("x-amzn-errortype", self.type_for(api))],
+            _ => Vec::new(),
+        }
+    }
+
     /// The error's `type` for `api` (Google: its `status`).
     pub fn type_for(&self, api: Api) -> &str {
         self.error_type
@@ -201,6 +231,7 @@ impl ApiError {
                 "type": self.type_for(api),
                 "message": self.message,
             }),
+            Api::Bedrock => json!({ "message": self.message }),
             Api::Gemini => {
                 let mut object = json!({
                     "code": self.status,
@@ -253,6 +284,7 @@ impl ApiError {
         }
         match api {
             Api::Anthropic => json!({ "type": "error", "error": self.error_object(api) }),
+            Api::Bedrock => self.error_object(api),
             _ => json!({ "error": self.error_object(api) }),
         }
     }

@@ -51,6 +51,13 @@ impl Events {
         self.ends.push_back(self.buffer.len());
     }
 
+    /// Appends one whole event of binary framing (an event-stream
+    /// message: Bedrock's stream is not SSE).
+    pub fn frame(&mut self, bytes: &[u8]) {
+        self.buffer.extend_from_slice(bytes);
+        self.ends.push_back(self.buffer.len());
+    }
+
     /// Appends `text` as it is (JSON text, or the SSE framing).
     pub fn raw(&mut self, text: &str) -> &mut Self {
         self.buffer.extend_from_slice(text.as_bytes());

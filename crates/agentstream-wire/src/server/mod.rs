@@ -1,4 +1,4 @@
-//! The server half of the four protocols, shared: what a server needs to
+//! The server half of the protocols, shared: what a server needs to
 //! read the requests the client halves write and to write the answers
 //! their projectors read (behind the `server` feature; `alloc` only).
 //!
@@ -8,7 +8,8 @@
 //! the provider's SSE events or its one JSON answer: what the projector
 //! reads). They are re-exported from the provider modules
 //! ([`openai`](crate::openai), [`anthropic`](crate::anthropic),
-//! [`responses`](crate::responses), [`gemini`](crate::gemini)) as
+//! [`responses`](crate::responses), [`gemini`](crate::gemini),
+//! [`bedrock`](crate::bedrock)) as
 //! `decode_request`, `decode_body`, `StreamEncoder`, `usage_json` and the
 //! whole answer's function. What they share is here:
 //!
@@ -17,7 +18,8 @@
 //!   server records;
 //! - [`ApiError`]: an HTTP error answer, rendered as each provider's
 //!   error body;
-//! - [`Events`]: SSE events written into one buffer, taken as bytes;
+//! - [`Events`]: SSE events written into one buffer, taken as bytes
+//!   (Bedrock's binary event-stream messages too, one event each);
 //! - [`Encoder`]: the four stream encoders as one value, with
 //!   [`answer_id`], [`whole_answer`] and [`decode_body`] the other choices
 //!   a server makes by protocol;

@@ -6,7 +6,7 @@
 use alloc::format;
 
 use crate::server::{decode_body, ApiError, DecodedRequest};
-use crate::{gemini, Api};
+use crate::{bedrock, gemini, Api};
 
 /// What a call's path says: its protocol and, where the protocol's path
 /// carries them (Gemini), the model and whether the call streams.
@@ -29,19 +29,28 @@ pub struct Route<'a> {
     /// The protocol the call speaks.
     pub api: Api,
     /// The model and whether the call streams, where the path says them
-    /// (see [`gemini::decode::route`]); `None` where the body does.
+    /// (see [`gemini::decode::route`] and [`bedrock::route`]: Bedrock's
+    /// model id as the path carries it, percent-encoded; decoding the
+    /// body decodes it); `None` where the body does.
     pub in_path: Option<(&'a str, bool)>,
 }
 
 impl<'a> Route<'a> {
     /// The route of a call to `path` (without its query): a protocol's
     /// [`call_path`](Api::call_path), with or without its `/v1` and with
-    /// any trailing `/`, or a Gemini model method. `None` for a path that
-    /// names no call.
+    /// any trailing `/`, a Gemini model method or a Bedrock model's
+    /// `converse-stream` / `converse`. `None` for a path that names no
+    /// call.
     pub fn of_call(path: &'a str) -> Option<Self> {
         if let Some(in_path) = gemini::decode::route(path) {
             return Some(Self {
                 api: Api::Gemini,
+                in_path: Some(in_path),
+            });
+        }
+        if let Some(in_path) = bedrock::route(path) {
+            return Some(Self {
+                api: Api::Bedrock,
                 in_path: Some(in_path),
             });
         }
@@ -76,6 +85,7 @@ pub fn route_name(path: &str) -> &str {
 
 /// The protocol a server answers a request in whose path names no call
 /// (an unknown path, `GET /v1/models`): Gemini's under `/v1beta/`,
+/// Bedrock's under `/model/`,
 /// Anthropic's when the client sent one of Anthropic's headers
 /// (`anthropic-version`, `x-api-key`; `has_header` is asked with the
 /// lower-case name), OpenAI's otherwise.
@@ -91,6 +101,8 @@ pub fn route_name(path: &str) -> &str {
 pub fn answering_api(path: &str, has_header: impl Fn(&str) -> bool) -> Api {
     if path.starts_with("/v1beta/") {
         Api::Gemini
+    } else if path.starts_with("/model/") {
+        Api::Bedrock
     } else if has_header("anthropic-version") || has_header("x-api-key") {
         Api::Anthropic
     } else {
@@ -139,6 +151,11 @@ mod tests {
                 assert_eq!(Route::of_call(&format!("/v2{}", &path[3..])), None);
             }
         }
+        let route = Route::of_call("/model/a.b-v1%3A0/converse").unwrap();
+        assert_eq!(
+            (route.api, route.in_path),
+            (Api::Bedrock, Some(("a.b-v1%3A0", false)))
+        );
         let route = Route::of_call("/v1/models/m:generateContent").unwrap();
         assert_eq!(
             (route.api, route.in_path),

@@ -218,6 +218,79 @@ impl<'a> From<&'a ModelEvent> for Wire<'a> {
     }
 }
 
+/// A stream encoder whose blocks are sent one at a time, each opened,
+/// given its deltas and closed (Anthropic's and Bedrock's): the block
+/// steps of an answer are driven the same way for both by
+/// [`block_step`].
+pub(crate) trait OneBlockAtATime {
+    /// The encoder's own kinds of block.
+    type Kind: Copy;
+
+    /// The encoder's kind of a step's kind.
+    fn kind_of(kind: Kind) -> Self::Kind;
+
+    /// The Pi index of the open block.
+    fn open_index(&self) -> Option<usize>;
+
+    /// Makes the block of Pi index `pi` the open one (closing another);
+    /// `shape` is looked up only when it opens.
+    fn open<'a>(
+        &mut self,
+        pi: usize,
+        shape: impl FnOnce() -> Option<BlockShape<'a>>,
+        kind: Self::Kind,
+        out: &mut crate::server::Events,
+    );
+
+    /// Sends `text` as deltas of the open block.
+    fn deltas(&mut self, text: &str, out: &mut crate::server::Events);
+
+    /// Closes the open block, if any.
+    fn close(&mut self, out: &mut crate::server::Events);
+}
+
+/// Drives `encoder` through a block's `step` (a start, a delta, an end, a
+/// tool call's end with its whole arguments when none streamed); `false`
+/// for a step that is not a block's (the answer's start, end or error),
+/// which the encoder writes itself.
+pub(crate) fn block_step<E: OneBlockAtATime>(
+    encoder: &mut E,
+    step: Wire<'_>,
+    out: &mut crate::server::Events,
+) -> bool {
+    let kind = E::kind_of(step.kind());
+    match step {
+        Wire::BlockStart { index, blocks, .. } => {
+            encoder.open(index, || blocks.shape(index), kind, out);
+        }
+        Wire::Delta {
+            index,
+            delta,
+            blocks,
+            ..
+        } => {
+            encoder.open(index, || blocks.shape(index), kind, out);
+            encoder.deltas(delta, out);
+        }
+        Wire::BlockEnd { index, blocks, .. } => {
+            encoder.open(index, || blocks.shape(index), kind, out);
+            encoder.close(out);
+        }
+        Wire::ToolCallEnd { index, call, .. } => {
+            let fresh = encoder.open_index() != Some(index);
+            let kind = E::kind_of(Kind::ToolCall);
+            encoder.open(index, || Some(BlockShape::ToolCall(call)), kind, out);
+            if fresh {
+                let text = serde_json::to_string(&call.arguments).unwrap_or_else(|_| "{}".into());
+                encoder.deltas(&text, out);
+            }
+            encoder.close(out);
+        }
+        _ => return false,
+    }
+    true
+}
+
 /// Calls `step` with the steps of `message` ending with `reason`: the
 /// events a `ScriptedModel` plays for such a turn in one chunk, `start`,
 /// per block its delta (with its start and end events for the
