@@ -3,6 +3,7 @@
 //! `executionMode: "sequential"`, `prepareArguments` and `getApiKey`.
 
 use alloc::format;
+use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec;
 use core::sync::atomic::{AtomicUsize, Ordering};
