@@ -130,6 +130,8 @@ function makeScriptedStreamFn(responses, requestLog, { ignoreSignal = false } = 
 				messages: context.messages,
 				tools: (context.tools ?? []).map((t) => t.name),
 				signalAborted: signal?.aborted === true,
+				// Only when set (getApiKey); JSON drops an undefined key.
+				apiKey: options?.apiKey,
 			}),
 		);
 		const stream = createAssistantMessageEventStream();
@@ -335,6 +337,35 @@ function searchTool(ctl) {
 		execute: async (toolCallId, params, signal) => {
 			ctl.logExecution("search", toolCallId, params, signal);
 			return { content: [text("no hits")], details: {} };
+		},
+	};
+}
+
+// Returns its result with Pi's `terminate` hint set.
+function finishTool(ctl) {
+	return {
+		name: "finish",
+		label: "Finish",
+		description: "Ends the task",
+		parameters: Type.Object({}),
+		execute: async (toolCallId, params, signal) => {
+			ctl.logExecution("finish", toolCallId, params, signal);
+			return { content: [text("finished")], details: {}, terminate: true };
+		},
+	};
+}
+
+// Its calls make the whole batch sequential (`executionMode: "sequential"`).
+function writeTool(ctl) {
+	return {
+		name: "write",
+		label: "Write",
+		description: "Write a file",
+		parameters: readParams,
+		executionMode: "sequential",
+		execute: async (toolCallId, params, signal) => {
+			ctl.logExecution("write", toolCallId, params, signal);
+			return { content: [text(`wrote ${params.path}`)], details: {} };
 		},
 	};
 }
@@ -564,6 +595,68 @@ const SCENARIOS = [
 			assistant([call("c3", "read", { path: "README.md" })], "toolUse"),
 		],
 	},
+	{
+		// `shouldStopAfterTurn` ends the run once a turn read stop.md.
+		name: "should_stop_after_turn",
+		prompt: "Read until told to stop.",
+		shouldStopAfterTurn: async ({ toolResults }) => toolResults.some((r) => r.details?.path === "stop.md"),
+		tools: (ctl) => [readTool(ctl)],
+		responses: [
+			assistant([call("c1", "read", { path: "notes.md" })], "toolUse"),
+			assistant([call("c2", "read", { path: "stop.md" })], "toolUse"),
+			assistant([text("never")], "stop"),
+		],
+	},
+	{
+		// A batch stops the run only when every result sets `terminate`.
+		name: "terminate_batch",
+		prompt: "Finish up.",
+		tools: (ctl) => [readTool(ctl), finishTool(ctl)],
+		responses: [
+			assistant([call("c1", "finish", {}), call("c2", "read", { path: "README.md" })], "toolUse"),
+			assistant([call("c3", "finish", {})], "toolUse"),
+			assistant([text("never")], "stop"),
+		],
+	},
+	{
+		// One call of a sequential tool runs the whole batch sequentially.
+		name: "sequential_tool",
+		prompt: "Read, write, read.",
+		tools: (ctl) => [readTool(ctl), writeTool(ctl)],
+		responses: [
+			assistant(
+				[call("c1", "read", { path: "a.md" }), call("c2", "write", { path: "b.md" }), call("c3", "read", { path: "c.md" })],
+				"toolUse",
+			),
+			assistant([text("Done.")], "stop"),
+		],
+	},
+	{
+		// `prepareArguments` maps an old argument name before validation.
+		name: "prepare_arguments",
+		prompt: "Read with old arguments.",
+		tools: (ctl) => [
+			{
+				...readTool(ctl),
+				prepareArguments: (args) => (args && args.file !== undefined ? { path: args.file } : args),
+			},
+		],
+		responses: [
+			assistant([call("c1", "read", { file: "README.md" }), call("c2", "read", { name: "x" })], "toolUse"),
+			assistant([text("One worked.")], "stop"),
+		],
+	},
+	{
+		// `getApiKey` is asked before every model call.
+		name: "get_api_key",
+		prompt: "What is in the README?",
+		getApiKey: (ctl) => async () => `key-${++ctl.keys}`,
+		tools: (ctl) => [readTool(ctl)],
+		responses: [
+			assistant([call("c1", "read", { path: "README.md" })], "toolUse"),
+			assistant([text("The README says hello.")], "stop"),
+		],
+	},
 ];
 
 // ---------------------------------------------------------------------------
@@ -579,6 +672,7 @@ function makeCtl() {
 		steer: undefined,
 		followUp: undefined,
 		abort: undefined,
+		keys: 0,
 		logExecution(tool, toolCallId, params, signal) {
 			ctl.executions.push(normalize({ tool, toolCallId, params, signalAborted: signal?.aborted === true }));
 		},
@@ -586,9 +680,10 @@ function makeCtl() {
 	return ctl;
 }
 
-// `shouldStopAfterTurn` for a turn limit: stop once `limit` assistant messages were added.
-const stopAfter = (limit) =>
-	limit === undefined ? undefined : async ({ newMessages }) => newMessages.filter((m) => m.role === "assistant").length >= limit;
+// `shouldStopAfterTurn` for a turn limit: stop once `limit` assistant messages were added;
+// or the scenario's own.
+const stopAfter = (limit, own) =>
+	own ?? (limit === undefined ? undefined : async ({ newMessages }) => newMessages.filter((m) => m.role === "assistant").length >= limit);
 
 // Pi's `Agent` does not forward `shouldStopAfterTurn` to its loop; this subclass does.
 class TurnLimitedAgent extends Agent {
@@ -614,8 +709,9 @@ async function runWithAgent(sc) {
 			beforeToolCall: sc.beforeToolCall,
 			afterToolCall: sc.afterToolCall,
 			transformContext: sc.transformContext,
+			getApiKey: sc.getApiKey?.(ctl),
 		},
-		stopAfter(sc.stopAfterTurns),
+		stopAfter(sc.stopAfterTurns, sc.shouldStopAfterTurn),
 	);
 	ctl.steer = (m) => agent.steer(m);
 	ctl.followUp = (m) => agent.followUp(m);
@@ -673,7 +769,8 @@ async function runWithAgentLoop(sc) {
 		beforeToolCall: sc.beforeToolCall,
 		afterToolCall: sc.afterToolCall,
 		transformContext: sc.transformContext,
-		shouldStopAfterTurn: stopAfter(sc.stopAfterTurns),
+		shouldStopAfterTurn: stopAfter(sc.stopAfterTurns, sc.shouldStopAfterTurn),
+		getApiKey: sc.getApiKey?.(ctl),
 	};
 	const stream = agentLoop([{ role: "user", content: [text(sc.prompt)], timestamp: 0 }], context, config, abortController.signal, streamFn);
 	const events = [];

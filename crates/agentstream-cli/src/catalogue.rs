@@ -1,11 +1,8 @@
 //! pi-ai's model catalogue on the command line: `--model PROVIDER/ID`
-//! resolved to a catalogue model, and the Chat Completions compat flags
-//! pi-ai would use for it.
+//! resolved to a catalogue model (configured by the wire crate's
+//! [`catalogue`](agentstream_wire::catalogue), see `provider.rs`).
 
 use agentstream_models::{get_model, Model};
-use agentstream_wire::openai::Compat;
-#[cfg(test)]
-use agentstream_wire::openai::ThinkingFormat;
 
 /// The catalogue model `spec` names as `PROVIDER/ID` (the id may hold
 /// `/` itself, as OpenRouter's do), if any.
@@ -14,15 +11,11 @@ pub fn lookup(spec: &str) -> Option<&'static Model> {
     get_model(provider, id)
 }
 
-/// The compat flags pi-ai's Chat Completions provider uses for `m` (the
-/// wire crate's [`compat`](agentstream_wire::catalogue::compat)).
-pub fn compat(m: &Model) -> Compat {
-    agentstream_wire::catalogue::compat(m)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use agentstream_wire::catalogue::compat;
+    use agentstream_wire::openai::ThinkingFormat;
 
     #[test]
     fn catalogue_models_resolve_by_provider_and_id() {

@@ -201,7 +201,6 @@ pub fn run(args: &Args) -> io::Result<ExitCode> {
         cache_retention,
         session_id: args.session_id.clone(),
         thinking: args.thinking,
-        ..Settings::default()
     };
     if args.dry_run {
         return dry_run(target, settings, &context);

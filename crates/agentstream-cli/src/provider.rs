@@ -5,13 +5,13 @@
 use std::time::Duration;
 
 use agentstream::message::Context;
-use agentstream::model::{CacheRetention, Model, StreamOptions, ThinkingLevel, ThinkingModel};
+use agentstream::model::{CacheRetention, Model, StreamOptions, ThinkingLevel};
 use agentstream_models::Model as CatalogueModel;
 use agentstream_tokio::{ClientError, EndpointModel};
 use agentstream_wire::azure::{self, AzureOpenAiResponses};
+use agentstream_wire::catalogue::{self, CatalogueConfig};
 use agentstream_wire::config::{EndpointConfig, Protocol};
 use agentstream_wire::endpoint::PreparedRequest;
-use agentstream_wire::openai::OpenAiChat;
 use agentstream_wire::recording::{BodySink, RecordingEndpoint};
 pub use agentstream_wire::Api;
 use agentstream_wire::ProtocolVisitor;
@@ -69,18 +69,12 @@ pub struct Settings {
     pub max_tokens: Option<u64>,
     /// With `--record-raw`: where the response body goes as it arrives.
     pub raw: Option<BodySink>,
-    /// The provider name the messages record (a catalogue model's).
-    pub provider: Option<String>,
-    /// Headers sent with every call (a catalogue model's).
-    pub headers: Vec<(String, String)>,
     /// `--cache-retention`.
     pub cache_retention: Option<CacheRetention>,
     /// `--session-id`.
     pub session_id: Option<String>,
     /// `--thinking`.
     pub thinking: Option<ThinkingLevel>,
-    /// What a catalogue model says about reasoning.
-    pub thinking_model: Option<ThinkingModel>,
 }
 
 /// Where the calls go: a protocol given with `--api` (and `--base-url`),
@@ -99,8 +93,9 @@ pub fn model(
     settings: Settings,
 ) -> Result<Box<dyn Model + Send + Sync>, String> {
     let target = target.into();
-    let (base_url, settings) = resolve(target, settings)?;
-    visit(target, Build { base_url, settings })?
+    let base_url = base_url(target, settings.base_url.clone())?;
+    let model = settings.model.clone();
+    visit(target, base_url, model, Build { settings })?
         .map_err(|e| agentstream_wire::http::error_report(&e))
 }
 
@@ -112,14 +107,14 @@ pub fn prepare(
     context: &Context,
     options: &StreamOptions,
 ) -> Result<PreparedRequest, String> {
-    let (base_url, settings) = resolve(target, settings)?;
+    let base_url = base_url(target, settings.base_url.clone())?;
+    let model = settings.model.clone();
     let prepare = Prepare {
-        base_url,
         settings,
         context,
         options,
     };
-    visit(target, prepare)?
+    visit(target, base_url, model, prepare)?
 }
 
 impl From<Api> for Target {
@@ -128,39 +123,21 @@ impl From<Api> for Target {
     }
 }
 
-/// The base URL and settings of `target`: a catalogue model fills in the
-/// base URL (unless `--base-url` is given), the model id, the provider
-/// and its headers.
-fn resolve(target: Target, mut settings: Settings) -> Result<(String, Settings), String> {
+/// The base URL of `target`: `given` (`--base-url`), else Azure's from
+/// the environment, else the api's default or the catalogue model's.
+fn base_url(target: Target, given: Option<String>) -> Result<String, String> {
+    let azure = match target {
+        Target::Api(api) => api == Api::Azure,
+        Target::Catalogue(m) => m.api == Api::Azure.pi_api(),
+    };
+    let base_url = given.or_else(|| azure.then(azure_base_url).flatten());
     match target {
-        Target::Api(api) => {
-            match settings
-                .base_url
-                .take()
-                .or_else(|| (api == Api::Azure).then(azure_base_url).flatten())
-                .or_else(|| (api == Api::Bedrock).then(bedrock_base_url))
-                .or_else(|| api.default_base_url().map(Into::into))
-            {
-                Some(base_url) => Ok((base_url, settings)),
-                None => Err(format!("--base-url is required with --api {api}")),
-            }
-        }
+        Target::Api(api) => base_url
+            .or_else(|| (api == Api::Bedrock).then(bedrock_base_url))
+            .or_else(|| api.default_base_url().map(Into::into))
+            .ok_or_else(|| format!("--base-url is required with --api {api}")),
         Target::Catalogue(m) => {
-            settings.model = m.id.to_owned();
-            settings.provider = Some(m.provider.to_owned());
-            settings.thinking_model = Some(m.thinking_model());
-            settings.headers = m
-                .headers
-                .unwrap_or_default()
-                .iter()
-                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-                .collect();
-            let azure = m.api == Api::Azure.pi_api();
-            let base_url = settings
-                .base_url
-                .take()
-                .or_else(|| azure.then(azure_base_url).flatten())
-                .unwrap_or_else(|| m.base_url.to_owned());
+            let base_url = base_url.unwrap_or_else(|| m.base_url.to_owned());
             if base_url.is_empty() {
                 return Err(format!(
                     "{}/{}: no base URL; give --base-url{}",
@@ -173,13 +150,11 @@ fn resolve(target: Target, mut settings: Settings) -> Result<(String, Settings),
                     }
                 ));
             }
-            Ok((base_url, settings))
+            Ok(base_url)
         }
     }
 }
 
-/// Azure's base URL from pi-ai's environment: `AZURE_OPENAI_BASE_URL`, or
-/// the resource `AZURE_OPENAI_RESOURCE_NAME`'s.
 /// Bedrock's runtime endpoint in the region pi-ai resolves from the
 /// environment (`AWS_REGION`, `AWS_DEFAULT_REGION`, else `us-east-1`).
 fn bedrock_base_url() -> String {
@@ -193,6 +168,8 @@ fn bedrock_base_url() -> String {
     agentstream_wire::bedrock::bedrock_base_url(region)
 }
 
+/// Azure's base URL from pi-ai's environment: `AZURE_OPENAI_BASE_URL`, or
+/// the resource `AZURE_OPENAI_RESOURCE_NAME`'s.
 fn azure_base_url() -> Option<String> {
     let set = |name| {
         std::env::var(name)
@@ -217,46 +194,113 @@ fn azure_protocol(model_id: &str) -> AzureOpenAiResponses {
     protocol
 }
 
-/// Runs `visitor` with the protocol of `target`: `--api`'s default, or the
-/// catalogue model's api (Chat Completions with the model's compat flags).
-fn visit<V: ProtocolVisitor>(target: Target, visitor: V) -> Result<V::Output, String> {
+/// What is done with the endpoint configuration of a target: a model is
+/// built ([`Build`]) or a request prepared ([`Prepare`]).
+trait ConfigVisitor {
+    type Output;
+    fn visit<P: Protocol + Send + Sync + 'static>(self, config: EndpointConfig<P>) -> Self::Output;
+}
+
+/// A protocol of `--api` as a configuration at `base_url` for `model`.
+struct FromProtocol<V> {
+    base_url: String,
+    model: String,
+    visitor: V,
+}
+
+impl<V: ConfigVisitor> ProtocolVisitor for FromProtocol<V> {
+    type Output = V::Output;
+
+    fn visit<P: Protocol + Send + Sync + 'static>(self, protocol: P) -> V::Output {
+        let config = EndpointConfig::with_protocol(self.base_url, self.model, protocol);
+        self.visitor.visit(config)
+    }
+}
+
+/// A catalogue model configured for a protocol the wire crate's
+/// catalogue does not pick (Azure's Responses, Mistral's).
+struct FromCatalogue<V> {
+    model: &'static CatalogueModel,
+    base_url: String,
+    visitor: V,
+}
+
+impl<V: ConfigVisitor> ProtocolVisitor for FromCatalogue<V> {
+    type Output = Result<V::Output, String>;
+
+    fn visit<P: Protocol + Send + Sync + 'static>(self, protocol: P) -> Self::Output {
+        let config =
+            catalogue::endpoint_config(self.model, None, protocol).map_err(|e| e.to_string())?;
+        Ok(self.visitor.visit(config.with_base_url(self.base_url)))
+    }
+}
+
+/// Runs `visitor` with the configuration of `target` at `base_url`:
+/// `--api`'s protocol, or the catalogue model as the wire crate's
+/// catalogue configures it (its api's protocol, Chat Completions with its
+/// compat flags, its headers, provider, reasoning facts and pi-ai's
+/// default output limit); Azure's and Mistral's apis, which that
+/// catalogue does not speak, get the same configuration for their
+/// protocol. `model` is `--model`, for an `--api` target.
+fn visit<V: ConfigVisitor>(
+    target: Target,
+    base_url: String,
+    model: String,
+    visitor: V,
+) -> Result<V::Output, String> {
     let m = match target {
-        Target::Api(Api::Azure) => return Ok(visitor.visit(azure_protocol(""))),
-        Target::Api(api) => return Ok(api.visit(visitor)),
+        Target::Api(api) => {
+            let from = FromProtocol {
+                base_url,
+                model,
+                visitor,
+            };
+            return Ok(match api {
+                Api::Azure => ProtocolVisitor::visit(from, azure_protocol("")),
+                api => api.visit(from),
+            });
+        }
         Target::Catalogue(m) => m,
     };
-    Ok(match m.api {
-        "openai-completions" => {
-            let mut protocol = OpenAiChat::default();
-            protocol.compat = crate::catalogue::compat(m);
-            visitor.visit(protocol)
+    let config = match catalogue::config_from_catalogue(m, None) {
+        Ok(config) => config.with_base_url(base_url),
+        Err(catalogue::CatalogueError::UnsupportedApi { .. }) => {
+            let from = FromCatalogue {
+                model: m,
+                base_url,
+                visitor,
+            };
+            return match m.api {
+                api if api == Api::Azure.pi_api() => {
+                    ProtocolVisitor::visit(from, azure_protocol(m.id))
+                }
+                api if api == Api::Mistral.pi_api() => Api::Mistral.visit(from),
+                api => Err(format!(
+                    "{}/{}: its api `{api}` is not one this tool speaks (openai-completions, anthropic-messages, openai-responses, google-generative-ai, azure-openai-responses, mistral-conversations)",
+                    m.provider, m.id
+                )),
+            };
         }
-        "anthropic-messages" => Api::Anthropic.visit(visitor),
-        "openai-responses" => Api::Responses.visit(visitor),
-        "google-generative-ai" => Api::Gemini.visit(visitor),
-        api if api == Api::Azure.pi_api() => visitor.visit(azure_protocol(m.id)),
-        api if api == Api::Mistral.pi_api() => Api::Mistral.visit(visitor),
-        api => {
-            return Err(format!(
-                "{}/{}: its api `{api}` is not one this tool speaks (openai-completions, anthropic-messages, openai-responses, google-generative-ai, azure-openai-responses, mistral-conversations)",
-                m.provider, m.id
-            ))
-        }
+        Err(e) => return Err(e.to_string()),
+    };
+    Ok(match config {
+        CatalogueConfig::OpenAi(c) => visitor.visit(c),
+        CatalogueConfig::Anthropic(c) => visitor.visit(c),
+        CatalogueConfig::Responses(c) => visitor.visit(c),
+        CatalogueConfig::Gemini(c) => visitor.visit(c),
+        other => return Err(format!("{other:?}: not a protocol this tool speaks")),
     })
 }
 
-/// The model of a protocol at `base_url` for `settings`.
+/// Builds the model of a configuration.
 struct Build {
-    base_url: String,
     settings: Settings,
 }
 
-impl ProtocolVisitor for Build {
+impl ConfigVisitor for Build {
     type Output = Result<Box<dyn Model + Send + Sync>, ClientError>;
 
-    fn visit<P: Protocol + Send + Sync + 'static>(self, protocol: P) -> Self::Output {
-        let model = self.settings.model.clone();
-        let config = EndpointConfig::with_protocol(self.base_url, model, protocol);
+    fn visit<P: Protocol + Send + Sync + 'static>(self, config: EndpointConfig<P>) -> Self::Output {
         let (config, raw) = configure(config, self.settings).map_err(ClientError::new)?;
         Ok(match raw {
             Some(sink) => Box::new(EndpointModel::new(RecordingEndpoint::new(config, sink))?),
@@ -267,18 +311,15 @@ impl ProtocolVisitor for Build {
 
 /// The request of one call, prepared but not sent.
 struct Prepare<'a> {
-    base_url: String,
     settings: Settings,
     context: &'a Context,
     options: &'a StreamOptions,
 }
 
-impl ProtocolVisitor for Prepare<'_> {
+impl ConfigVisitor for Prepare<'_> {
     type Output = Result<PreparedRequest, String>;
 
-    fn visit<P: Protocol + Send + Sync + 'static>(self, protocol: P) -> Self::Output {
-        let model = self.settings.model.clone();
-        let config = EndpointConfig::with_protocol(self.base_url, model, protocol);
+    fn visit<P: Protocol + Send + Sync + 'static>(self, config: EndpointConfig<P>) -> Self::Output {
         let (config, _) = configure(config, self.settings)?;
         config
             .prepare_call(self.context, self.options)
@@ -294,12 +335,6 @@ fn configure<P: Protocol>(
     if let Some(key) = settings.key {
         config = config.with_api_key(key);
     }
-    if let Some(provider) = settings.provider {
-        config = config.with_provider(provider);
-    }
-    for (name, value) in &settings.headers {
-        config = config.with_header(name, value).map_err(|e| e.to_string())?;
-    }
     if let Some(timeout) = settings.connect_timeout {
         config = config.with_connect_timeout(timeout);
     }
@@ -312,6 +347,5 @@ fn configure<P: Protocol>(
     config.defaults.cache_retention = settings.cache_retention;
     config.defaults.session_id = settings.session_id;
     config.defaults.thinking = settings.thinking;
-    config.defaults.thinking_model = settings.thinking_model;
     Ok((config, settings.raw))
 }

@@ -158,6 +158,10 @@ impl Transcript {
                 "\nstopped: the turn limit was reached after {turns} and {calls}"
             ),
             AgentStop::Aborted => writeln!(out, "\nstopped: aborted after {turns} and {calls}"),
+            AgentStop::StoppedAfterTurn => writeln!(
+                out,
+                "\nstopped: the stop-after-turn hook ended the run after {turns} and {calls}"
+            ),
             _ => writeln!(
                 out,
                 "\nstopped: the model call failed after {turns} and {calls}"

@@ -71,6 +71,10 @@ fn dry_run_prints_the_request_with_the_key_redacted_and_sends_nothing() {
     assert_eq!(request["url"], "http://127.0.0.1:9/v1/messages");
     assert_eq!(request["headers"]["x-api-key"], "<redacted>");
     assert_eq!(request["body"]["model"], "claude-sonnet-4-5");
+    // Without --max-tokens, pi-ai's `streamSimple` default (what Pi's
+    // agent sends): min(the model's maxTokens, 32000), as the wire
+    // crate's catalogue configures it.
+    assert_eq!(request["body"]["max_tokens"], 32000);
     // A catalogue model caches by default (pi-ai's `short`).
     assert_eq!(
         request["body"]["messages"][0]["content"][0]["cache_control"]["type"],

@@ -107,6 +107,32 @@ pub type GeminiModel = EndpointModel<agentstream_wire::gemini::GeminiConfig>;
 /// [`Endpoint`](agentstream_wire::endpoint::Endpoint) through `fetch`.
 pub type EndpointModel<E> = agentstream_wire::model::EndpointModel<E, Fetch>;
 
+/// A model of pi-ai's catalogue as a configured model on `fetch`, in one
+/// call: the protocol its api names, its base URL, headers, prices, compat
+/// flags, reasoning facts and pi-ai's default output limit (see
+/// [`agentstream_wire::catalogue`]; the native hosts' function of the same
+/// name).
+///
+/// ```no_run
+/// let model = agentstream_models::get_model("anthropic", "claude-sonnet-4-5").unwrap();
+/// let configured = agentstream_wasm::model_from_catalogue(model, Some("sk-ant")).unwrap();
+/// # drop(configured);
+/// ```
+///
+/// # Errors
+/// A [`CatalogueModelError`](agentstream_wire::catalogue::CatalogueModelError)
+/// for an api this crate does not speak or a refused header.
+#[cfg(feature = "catalogue")]
+pub fn model_from_catalogue(
+    model: &agentstream_models::Model,
+    api_key: Option<&str>,
+) -> Result<
+    Box<dyn agentstream::model::Model + Send + Sync>,
+    agentstream_wire::catalogue::CatalogueModelError,
+> {
+    agentstream_wire::catalogue::model_from_catalogue::<Fetch>(model, api_key)
+}
+
 /// The WebAssembly [`Host`]: the global `fetch`, with the
 /// [`EventLoop`](crate::EventLoop) as its timer and clock.
 #[derive(Debug, Clone, Copy, Default)]

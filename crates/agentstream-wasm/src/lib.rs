@@ -20,6 +20,8 @@ use agentstream::rt::{Spawn, Timer};
 
 pub use abort::{to_js_signal, JsAbortBridge};
 pub use agentstream_wire::host::ClientError;
+#[cfg(feature = "catalogue")]
+pub use fetch::model_from_catalogue;
 pub use fetch::{AnthropicModel, EndpointModel, Fetch, FetchBody, OpenAiCompatModel};
 pub use fetch::{AzureModel, BedrockModel, GeminiModel, MistralModel, ResponsesModel};
 pub use timer::{sleep, Sleep, MAX_SLEEP};

@@ -55,6 +55,19 @@ pub enum CatalogueConfig {
     Gemini(GeminiConfig),
 }
 
+impl CatalogueConfig {
+    /// The same configuration sending to `base_url` instead of the
+    /// catalogue's (a proxy, a local mock).
+    pub fn with_base_url(self, base_url: impl Into<String>) -> Self {
+        match self {
+            Self::OpenAi(c) => Self::OpenAi(c.with_base_url(base_url)),
+            Self::Anthropic(c) => Self::Anthropic(c.with_base_url(base_url)),
+            Self::Responses(c) => Self::Responses(c.with_base_url(base_url)),
+            Self::Gemini(c) => Self::Gemini(c.with_base_url(base_url)),
+        }
+    }
+}
+
 /// Why a catalogue model could not be configured.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -103,16 +116,16 @@ pub fn config_from_catalogue(
 ) -> Result<CatalogueConfig, CatalogueError> {
     Ok(match m.api {
         "openai-completions" => CatalogueConfig::OpenAi(
-            configure(m, api_key, OpenAiChat::default())?.with_compat(compat(m)),
+            endpoint_config(m, api_key, OpenAiChat::default())?.with_compat(compat(m)),
         ),
         "anthropic-messages" => {
-            CatalogueConfig::Anthropic(configure(m, api_key, Default::default())?)
+            CatalogueConfig::Anthropic(endpoint_config(m, api_key, Default::default())?)
         }
         "openai-responses" => {
-            CatalogueConfig::Responses(configure(m, api_key, Default::default())?)
+            CatalogueConfig::Responses(endpoint_config(m, api_key, Default::default())?)
         }
         "google-generative-ai" => {
-            CatalogueConfig::Gemini(configure(m, api_key, Default::default())?)
+            CatalogueConfig::Gemini(endpoint_config(m, api_key, Default::default())?)
         }
         api => {
             let mut model = String::from(m.provider);
@@ -179,8 +192,16 @@ impl core::error::Error for CatalogueModelError {
     }
 }
 
-/// The configuration of `m` for `protocol`.
-fn configure<P: Protocol>(
+/// The configuration of `m` for `protocol`, any protocol: its base URL,
+/// id, provider, prices, headers, pi-ai's default output limit
+/// (`min(maxTokens, 32000)`, as `streamSimple`) and reasoning facts, with
+/// `api_key`. [`config_from_catalogue`] calls it with the protocol the
+/// model's api names; a caller that speaks more protocols (Azure's
+/// Responses, Mistral's Conversations: the CLI) picks its own.
+///
+/// # Errors
+/// [`CatalogueError::Header`] when a header of the model is refused.
+pub fn endpoint_config<P: Protocol>(
     m: &Model,
     api_key: Option<&str>,
     protocol: P,

@@ -421,7 +421,15 @@ impl<P: Protocol> EndpointConfig<P> {
         // What the body is framed as (SSE, or Bedrock's event stream).
         let accept = <P::Projector as SseProjector>::framing().content_type();
         headers.push(("accept", accept.to_owned()));
-        let key = self.api_key.as_deref().filter(|k| !k.is_empty());
+        // The call's own key (pi-ai's `options.apiKey`: the agent loop's
+        // `api_key` hook) wins over the configured one.
+        let key = call
+            .options
+            .api_key
+            .as_ref()
+            .map(|k| k.as_str())
+            .filter(|k| !k.is_empty())
+            .or_else(|| self.api_key.as_deref().filter(|k| !k.is_empty()));
         self.protocol.headers(key, &mut headers);
         self.protocol.call_headers(&call, &mut headers);
         let mut extra_headers = Vec::new();

@@ -200,3 +200,23 @@ fn extra_headers_replace_defaults_and_bad_ones_are_config_errors() {
         "invalid extra header name `x y`: it must be a non-empty HTTP token"
     );
 }
+
+#[test]
+fn a_calls_own_api_key_wins_over_the_configured_one() {
+    // pi-ai's `options.apiKey`, set by the agent loop's `api_key` hook
+    // (Pi's `getApiKey`); an empty one counts as none.
+    let openai = OpenAiConfig::new("http://h/v1", "m").with_api_key("sk-configured");
+    let anthropic = AnthropicConfig::new("c").with_api_key("sk-configured");
+    let fresh = StreamOptions::default().with_api_key("sk-fresh");
+    let empty = StreamOptions::default().with_api_key("");
+    let request = openai.prepare_call(&context(), &fresh).unwrap();
+    assert_eq!(request.header("authorization"), Some("Bearer sk-fresh"));
+    let request = openai.prepare_call(&context(), &empty).unwrap();
+    assert_eq!(
+        request.header("authorization"),
+        Some("Bearer sk-configured")
+    );
+    let request = anthropic.prepare_call(&context(), &fresh).unwrap();
+    assert_eq!(request.header("x-api-key"), Some("sk-fresh"));
+    assert!(!format!("{fresh:?}").contains("sk-fresh"));
+}

@@ -9,14 +9,14 @@ use std::sync::{Arc, Mutex};
 
 use agentstream::agent::{
     agent_loop, run_agent, AfterToolCallHook, AgentEvent, AgentHooks, AgentOptions, AgentStop,
-    AgentTool, BeforeToolCallHook, ToolCallDecision, ToolContext, ToolError, ToolOutput, ToolSet,
-    TransformContextHook, TypedTool,
+    AgentTool, ApiKeyHook, BeforeToolCallHook, StopAfterTurnHook, ToolCallDecision, ToolContext,
+    ToolError, ToolOutput, ToolSet, TransformContextHook, TypedTool,
 };
 use agentstream::message::{
     assistant, text, tool_call, user, Context, Message, SharedMessage, StopReason,
 };
 use agentstream::model::{
-    Model, ModelStream, ReasoningEffort, ScriptedModel, StreamOptions, ToolChoice,
+    ApiKey, Model, ModelStream, ReasoningEffort, ScriptedModel, StreamOptions, ToolChoice,
 };
 use agentstream::yield_now;
 use serde_json::{json, Value};
@@ -214,6 +214,87 @@ fn the_runs_stream_options_reach_every_model_call() {
         // The run's own signal is always there.
         assert!(options.signal.is_some());
     }
+}
+
+#[test]
+fn the_api_key_hook_is_asked_before_every_call_and_none_keeps_the_runs_key() {
+    // Pi's `getApiKey(...) || config.apiKey`: a key from the hook wins; no
+    // key (or an empty one) leaves the run's own.
+    let model = Recording {
+        inner: ScriptedModel::new([
+            call_turn("c1", "echo", json!({"text": "x"})),
+            call_turn("c2", "echo", json!({"text": "y"})),
+            assistant([text("done")], StopReason::Stop),
+        ]),
+        options: Mutex::new(Vec::new()),
+    };
+    let asked = Arc::new(AtomicUsize::new(0));
+    let hook = {
+        let asked = Arc::clone(&asked);
+        ApiKeyHook::new(move || match asked.fetch_add(1, Ordering::SeqCst) {
+            0 => Some(ApiKey::from("fresh-1")),
+            1 => None,
+            _ => Some(ApiKey::from("")),
+        })
+    };
+    let options = AgentOptions::default()
+        .with_stream_options(StreamOptions::default().with_api_key("configured"))
+        .with_hooks(AgentHooks::default().with_api_key(hook));
+    let tools = ToolSet::new().with(Echo);
+    block_on(collect(&model, &tools, options));
+    assert_eq!(asked.load(Ordering::SeqCst), 3, "once per model call");
+    let keys: Vec<_> = model
+        .options
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|o| o.api_key.as_ref().map(|k| k.as_str().to_owned()))
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            Some("fresh-1".to_owned()),
+            Some("configured".to_owned()),
+            Some("configured".to_owned())
+        ]
+    );
+}
+
+#[test]
+fn a_stop_after_turn_hook_ends_the_run_before_queued_steering() {
+    // Pi asks `shouldStopAfterTurn` right after `turn_end`, before it
+    // polls the steering queue: a queued message is not delivered.
+    let model = ScriptedModel::new([
+        call_turn("c1", "echo", json!({"text": "x"})),
+        assistant([text("never")], StopReason::Stop),
+    ]);
+    let polled = Arc::new(AtomicUsize::new(0));
+    let steering = {
+        let polled = Arc::clone(&polled);
+        Arc::new(move || {
+            polled.fetch_add(1, Ordering::SeqCst);
+            vec![user("late").into()]
+        }) as agentstream::agent::MessageSource
+    };
+    let hooks = AgentHooks::default()
+        .with_should_stop_after_turn(StopAfterTurnHook::new(|turn| {
+            turn.tool_results.len() == 1 && turn.new_messages.len() == 4
+        }))
+        .with_steering(steering);
+    let tools = ToolSet::new().with(Echo);
+    let (outcome, events) = block_on(collect(
+        &model,
+        &tools,
+        AgentOptions::default().with_hooks(hooks),
+    ));
+    assert_eq!(outcome.stop, AgentStop::StoppedAfterTurn);
+    assert_eq!(outcome.turns, 1);
+    // Polled once before the first turn (its message joined the prompt),
+    // never after the hook said stop.
+    assert_eq!(polled.load(Ordering::SeqCst), 1);
+    assert_eq!(events.last().map(AgentEvent::type_name), Some("agent_end"));
+    let before_end = &events[events.len() - 2];
+    assert_eq!(before_end.type_name(), "turn_end");
 }
 
 #[test]

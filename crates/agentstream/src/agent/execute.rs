@@ -18,7 +18,7 @@ use super::options::{AgentOptions, ToolExecution};
 use super::progress::ProgressReceiver;
 use super::tool::{ProgressReporter, ToolContext, ToolExecutionResult, ToolOutput};
 use super::toolset::ToolSet;
-use crate::message::{ContentBlock, Message, SharedMessage, ToolCall, ToolResultMessage};
+use crate::message::{Message, SharedMessage, ToolCall, ToolResultMessage};
 use crate::model::AbortSignal;
 
 /// The text of the result of a call that had not finished when the run was
@@ -26,58 +26,64 @@ use crate::model::AbortSignal;
 /// started yet.
 pub const TOOL_ABORTED_MESSAGE: &str = "aborted: the run was aborted before the tool finished";
 
+/// What a turn's batch of calls produced.
+pub(super) struct Batch {
+    /// The results, in call order.
+    pub(super) results: Vec<Arc<ToolResultMessage>>,
+    /// The steering messages that interrupted the batch, if any.
+    pub(super) steered: Vec<Message>,
+    /// Whether every result set the [`terminate`](ToolOutput::terminate)
+    /// hint (Pi's `shouldTerminateToolBatch`; never for an empty batch).
+    pub(super) terminate: bool,
+}
+
 /// Runs a turn's calls as Pi 0.73.1 does and emits their events, the
-/// `toolResult` messages' `message_start`/`message_end` included; returns
-/// the results in call order and the steering messages that interrupted
-/// the batch, if any.
+/// `toolResult` messages' `message_start`/`message_end` included.
 ///
-/// In parallel mode every call of a group first gets its
-/// `tool_execution_start` and its preflight (lookup, validation,
+/// In parallel mode every call first gets its `tool_execution_start` and
+/// its preflight (lookup, argument preparation, validation,
 /// `before_tool_call`), in call order, a preflight failure ending right
 /// after its start; then the allowed calls run together, each ending when
 /// it completes. The `toolResult` messages follow, in call order, after the
-/// last end. In sequential mode (and with interrupting steering) each call
-/// starts, runs, ends and has its `toolResult` message before the next
-/// call starts.
+/// last end. In sequential mode (chosen in the options, or because one of
+/// the batch's tools is [`sequential`](super::AgentTool::sequential), as
+/// Pi's `executionMode: "sequential"`; and with interrupting steering)
+/// each call starts, runs, ends and has its `toolResult` message before the
+/// next call starts.
 pub(super) async fn run_calls<E>(
     tools: &ToolSet<'_>,
     calls: &[&ToolCall],
     signal: &AbortSignal,
     options: &AgentOptions,
     emit: &E,
-) -> (Vec<Arc<ToolResultMessage>>, Vec<Message>)
+) -> Batch
 where
     E: Fn(AgentEvent),
 {
     let interrupt = options.hooks.steering_mode == SteeringMode::Interrupt;
     let mut results = Vec::with_capacity(calls.len());
-    if options.tool_execution == ToolExecution::Parallel && !interrupt {
-        // Consecutive calls of non-sequential tools form one concurrent
-        // group; a sequential tool's call is a group of its own.
-        let mut rest = calls;
-        while !rest.is_empty() {
-            let alone = tools.sequential(&rest[0].name);
-            let len = if alone {
-                1
-            } else {
-                rest.iter()
-                    .position(|call| tools.sequential(&call.name))
-                    .unwrap_or(rest.len())
-            };
-            let (group, tail) = rest.split_at(len);
-            rest = tail;
-            run_group(tools, group, signal, options, emit, &mut results).await;
-        }
+    let parallel = options.tool_execution == ToolExecution::Parallel
+        && !interrupt
+        && !calls.iter().any(|call| tools.sequential(&call.name));
+    if parallel {
+        let terminate = run_group(tools, calls, signal, options, emit, &mut results).await;
         for result in &results {
             emit_result_message(result, emit);
         }
-        return (results, Vec::new());
+        return Batch {
+            results,
+            steered: Vec::new(),
+            terminate,
+        };
     }
     let mut steered = Vec::new();
+    let mut terminate = !calls.is_empty();
     for call in calls {
         let result = if !steered.is_empty() {
+            terminate = false;
             settle_unrun(call, SKIPPED_MESSAGE, options, emit)
         } else if signal.is_aborted() {
+            terminate = false;
             settle_unrun(call, TOOL_ABORTED_MESSAGE, options, emit)
         } else {
             emit_start(call, emit);
@@ -85,6 +91,7 @@ where
                 Err(output) => output,
                 Ok(arguments) => execute(tools, call, arguments, signal, options, emit).await,
             };
+            terminate &= output.terminate;
             emit_end(call, &output, emit);
             into_result(call, output, options.now_unix_ms())
         };
@@ -94,11 +101,16 @@ where
             steered = options.hooks.steering();
         }
     }
-    (results, steered)
+    Batch {
+        results,
+        steered,
+        terminate,
+    }
 }
 
-/// One concurrent group: every start and preflight in call order, then the
-/// allowed calls together; appends the results to `results` in call order.
+/// The calls of a parallel batch: every start and preflight in call order,
+/// then the allowed calls together; appends the results to `results` in
+/// call order and returns whether every one set the `terminate` hint.
 async fn run_group<E>(
     tools: &ToolSet<'_>,
     group: &[&ToolCall],
@@ -106,7 +118,8 @@ async fn run_group<E>(
     options: &AgentOptions,
     emit: &E,
     results: &mut Vec<Arc<ToolResultMessage>>,
-) where
+) -> bool
+where
     E: Fn(AgentEvent),
 {
     // Each call's preflight failure, or its arguments for `execute`.
@@ -146,6 +159,7 @@ async fn run_group<E>(
     } else {
         outputs = futures_util::future::join_all(runs).await.into_iter();
     }
+    let mut terminate = !group.is_empty();
     for (call, preflight) in group.iter().zip(prepared) {
         let output = match preflight {
             Err(output) => output,
@@ -156,8 +170,10 @@ async fn run_group<E>(
                 .or_else(|| outputs.next())
                 .unwrap_or_else(|| failure(TOOL_ABORTED_MESSAGE)),
         };
+        terminate &= output.terminate;
         results.push(into_result(call, output, options.now_unix_ms()));
     }
+    terminate
 }
 
 /// An error result as Pi makes one (`createErrorToolResult`): one text
@@ -203,7 +219,8 @@ fn emit_end<E: Fn(AgentEvent)>(call: &ToolCall, output: &ToolOutput, emit: &E) {
     emit(AgentEvent::ToolExecutionEnd {
         tool_call_id: call.id.clone(),
         tool_name: call.name.clone(),
-        result: result_value(&output.content, output.details.as_ref()),
+        result: ToolExecutionResult::new(output.content.clone(), output.details.clone())
+            .with_terminate(output.terminate),
         is_error: output.is_error,
     });
 }
@@ -340,12 +357,6 @@ impl<F: Future, C: Future<Output = ()>, R: Fn(Value)> Future for Guarded<F, C, R
     }
 }
 
-/// A `tool_execution_end` result: the result's blocks and details (Pi's
-/// `{content, details?}`).
-fn result_value(content: &[ContentBlock], details: Option<&Value>) -> ToolExecutionResult {
-    ToolExecutionResult::new(content.to_vec(), details.cloned())
-}
-
 /// A tool's `Err` as its error result: the error's own details, or `{}`
 /// as Pi gives every error result.
 fn with_empty_details(output: ToolOutput) -> ToolOutput {
@@ -361,7 +372,9 @@ fn not_found(call: &ToolCall) -> ToolOutput {
 }
 
 /// A call's preflight, in Pi's order: the tool is looked up, the model's
-/// arguments are validated (and coerced), then `before_tool_call` allows,
+/// arguments are prepared by the tool
+/// ([`prepare_arguments`](super::AgentTool::prepare_arguments)) and
+/// validated (and coerced), then `before_tool_call` allows,
 /// blocks or rewrites the call (a rewrite is validated in turn). Returns
 /// the arguments `execute` gets (the events and the history keep what the
 /// model sent), or the error result of a call that cannot run.
@@ -373,7 +386,13 @@ async fn preflight(
     let Some(schema) = tools.parameters(&call.name) else {
         return Err(not_found(call));
     };
-    let checked = validated(schema, call, &call.arguments, options)?;
+    let prepared = tools.prepare_arguments(&call.name, &call.arguments);
+    let checked = validated(
+        schema,
+        call,
+        prepared.as_ref().unwrap_or(&call.arguments),
+        options,
+    )?;
     let decision = match &options.hooks.before_tool_call {
         Some(before) => Some(before.call(call).get().await),
         None => None,

@@ -103,7 +103,8 @@ impl GatedTool {
         self
     }
 
-    /// The same tool, flagged to run its calls alone.
+    /// The same tool, flagged as needing its turn's calls to run one after
+    /// the other ([`AgentTool::sequential`]).
     pub fn sequential(mut self) -> Self {
         self.sequential = true;
         self

@@ -17,7 +17,10 @@ use serde_json::{Map, Value};
 
 use super::maybe_send::{BoxFuture, MaybeSend, MaybeSync};
 use super::tool::ToolOutput;
-use crate::message::{Context, Message, ToolCall};
+use crate::message::{
+    AssistantMessage, Context, Message, SharedMessage, ToolCall, ToolResultMessage,
+};
+use crate::model::ApiKey;
 
 /// What `before_tool_call` decides about a call.
 #[derive(Debug, Clone, PartialEq)]
@@ -210,6 +213,118 @@ impl TransformContextHook {
     }
 }
 
+/// What `should_stop_after_turn` is shown of a finished turn (Pi's
+/// `ShouldStopAfterTurnContext`).
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct TurnSummary<'a> {
+    /// The turn's assistant message.
+    pub message: &'a AssistantMessage,
+    /// Its calls' results, in call order.
+    pub tool_results: &'a [Arc<ToolResultMessage>],
+    /// The history as the next model call would see it (before any
+    /// steering message is added).
+    pub context: &'a Context,
+    /// The messages the run added so far, prompts included.
+    pub new_messages: &'a [SharedMessage],
+}
+
+/// Called after every turn that did not fail, right after its `turn_end`
+/// (Pi's `shouldStopAfterTurn`): `true` ends the run there, with
+/// `agent_end`, before steering or follow-up messages are polled; the
+/// outcome's stop is [`AgentStop::StoppedAfterTurn`](super::AgentStop).
+/// Pi's hook is async; this one is a plain function (it decides from what
+/// it is shown).
+///
+/// ```
+/// use agentstream::agent::{AgentHooks, StopAfterTurnHook};
+///
+/// // Stop once a turn produced a result of the `submit` tool.
+/// let hook = StopAfterTurnHook::new(|turn| {
+///     turn.tool_results.iter().any(|result| result.tool_name == "submit")
+/// });
+/// let hooks = AgentHooks::default().with_should_stop_after_turn(hook);
+/// # let _ = hooks;
+/// ```
+#[derive(Clone)]
+pub struct StopAfterTurnHook(Arc<dyn Fn(&TurnSummary<'_>) -> bool + Send + Sync>);
+
+impl StopAfterTurnHook {
+    /// A hook of this function.
+    pub fn new(f: impl Fn(&TurnSummary<'_>) -> bool + Send + Sync + 'static) -> Self {
+        Self(Arc::new(f))
+    }
+
+    pub(crate) fn call(&self, turn: &TurnSummary<'_>) -> bool {
+        (self.0)(turn)
+    }
+}
+
+trait KeyFn: MaybeSend + MaybeSync {
+    fn call(&self) -> HookCall<Option<ApiKey>>;
+}
+impl<F: Fn() -> Option<ApiKey> + MaybeSend + MaybeSync> KeyFn for Plain<F> {
+    fn call(&self) -> HookCall<Option<ApiKey>> {
+        HookCall::Ready((self.0)())
+    }
+}
+impl<F, Fut> KeyFn for Async<F>
+where
+    F: Fn() -> Fut + MaybeSend + MaybeSync,
+    Fut: Future<Output = Option<ApiKey>> + MaybeSend + 'static,
+{
+    fn call(&self) -> HookCall<Option<ApiKey>> {
+        HookCall::Pending(Box::pin((self.0)()))
+    }
+}
+
+/// Resolves the API key before every model call (Pi's `getApiKey`, for
+/// short-lived tokens): the key it gives becomes that call's
+/// [`StreamOptions::api_key`](crate::model::StreamOptions::api_key), which
+/// the wire crate's models use in place of their configured key. `None`
+/// (or an empty key) keeps the run's own
+/// [`stream`](super::AgentOptions::stream) options' key, or else the
+/// model's, as Pi falls back to its `apiKey`. Pi passes the model's
+/// provider name; here the hook is the application's for one model and
+/// knows it.
+///
+/// ```
+/// use agentstream::agent::{AgentHooks, ApiKeyHook};
+/// use agentstream::model::ApiKey;
+///
+/// let refresh = ApiKeyHook::new_async(|| async { Some(ApiKey::from("fresh-token")) });
+/// let hooks = AgentHooks::default().with_api_key(refresh);
+/// # let _ = hooks;
+/// ```
+#[derive(Clone)]
+pub struct ApiKeyHook(Arc<dyn KeyFn>);
+
+impl ApiKeyHook {
+    /// A hook that is a plain function.
+    pub fn new(f: impl Fn() -> Option<ApiKey> + MaybeSend + MaybeSync + 'static) -> Self {
+        Self(Arc::new(Plain(f)))
+    }
+
+    /// A hook that returns a future (a token refresh), awaited before
+    /// each model call.
+    pub fn new_async<F, Fut>(f: F) -> Self
+    where
+        F: Fn() -> Fut + MaybeSend + MaybeSync + 'static,
+        Fut: Future<Output = Option<ApiKey>> + MaybeSend + 'static,
+    {
+        Self(Arc::new(Async(f)))
+    }
+
+    /// The key for the next call; `None` for none or an empty one.
+    pub(crate) async fn resolve(&self) -> Option<ApiKey> {
+        self.0
+            .call()
+            .get()
+            .await
+            .filter(|key| !key.as_str().is_empty())
+    }
+}
+
 /// Drains messages queued by the application (steering or follow-up).
 pub type MessageSource = Arc<dyn Fn() -> Vec<Message> + Send + Sync>;
 
@@ -247,6 +362,10 @@ pub struct AgentHooks {
     pub follow_up: Option<MessageSource>,
     /// When steering messages land.
     pub steering_mode: SteeringMode,
+    /// Ends the run after a turn (Pi's `shouldStopAfterTurn`).
+    pub should_stop_after_turn: Option<StopAfterTurnHook>,
+    /// Resolves the API key before every model call (Pi's `getApiKey`).
+    pub api_key: Option<ApiKeyHook>,
 }
 
 impl AgentHooks {
@@ -280,6 +399,18 @@ impl AgentHooks {
         self
     }
 
+    /// The same hooks with `should_stop_after_turn` set.
+    pub fn with_should_stop_after_turn(mut self, hook: StopAfterTurnHook) -> Self {
+        self.should_stop_after_turn = Some(hook);
+        self
+    }
+
+    /// The same hooks with the `api_key` resolver set.
+    pub fn with_api_key(mut self, hook: ApiKeyHook) -> Self {
+        self.api_key = Some(hook);
+        self
+    }
+
     /// The same hooks with `steering_mode` set.
     pub fn with_steering_mode(mut self, mode: SteeringMode) -> Self {
         self.steering_mode = mode;
@@ -304,6 +435,11 @@ impl core::fmt::Debug for AgentHooks {
             .field("steering", &self.steering.is_some())
             .field("follow_up", &self.follow_up.is_some())
             .field("steering_mode", &self.steering_mode)
+            .field(
+                "should_stop_after_turn",
+                &self.should_stop_after_turn.is_some(),
+            )
+            .field("api_key", &self.api_key.is_some())
             .finish()
     }
 }
@@ -317,4 +453,10 @@ macro_rules! opaque_debug {
         }
     )*};
 }
-opaque_debug!(BeforeToolCallHook, AfterToolCallHook, TransformContextHook);
+opaque_debug!(
+    BeforeToolCallHook,
+    AfterToolCallHook,
+    TransformContextHook,
+    StopAfterTurnHook,
+    ApiKeyHook
+);

@@ -29,7 +29,7 @@
 //!
 //! Pi 0.73.1 (`@mariozechner/pi-agent-core`) is the reference, and the
 //! match is tested, not read off its source: the Pi oracle
-//! (`oracle/pi-agent/transcripts.mjs`) runs the real Pi through 19
+//! (`oracle/pi-agent/transcripts.mjs`) runs the real Pi through 24
 //! scripted scenarios and writes every event, the run's messages, the
 //! params each tool received and the context of each model call
 //! (`tests/golden/pi/`); the differential test (`tests/agent_golden.rs`)
@@ -37,7 +37,7 @@
 //! JSON values, and the conformance suite compares the events on six
 //! executors, in WebAssembly and on a microcontroller. CI regenerates the
 //! transcripts with the real Pi and checks they are unchanged
-//! (`.ci/pi-agent-oracle.sh`). Sixteen scenarios are identical; three
+//! (`.ci/pi-agent-oracle.sh`). Twenty-one scenarios are identical; three
 //! differ in the documented ways below, and nothing else differs.
 //!
 //! - Event names and fields (`agent_start` … `agent_end`, `toolCallId`,
@@ -52,8 +52,17 @@
 //!   `tool_execution_end` follows completion order; the `toolResult`
 //!   messages and `turn_end`'s `toolResults` follow call order, after the
 //!   last end.
-//! - Sequential mode ([`ToolExecution::Sequential`]): each call's start,
-//!   end and `toolResult` message come before the next call's start.
+//! - Sequential mode ([`ToolExecution::Sequential`], or a batch holding a
+//!   call of a [`sequential`](AgentTool::sequential) tool, Pi's
+//!   `executionMode: "sequential"`): each call's start, end and
+//!   `toolResult` message come before the next call's start.
+//! - A tool's [`prepare_arguments`](AgentTool::prepare_arguments) (Pi's
+//!   `prepareArguments`) rewrites the model's arguments before validation.
+//! - A batch whose every result sets [`ToolOutput::terminate`] (Pi's
+//!   `terminate`, shown in `tool_execution_end`'s result) ends the calls as
+//!   a turn without calls does; [`StopAfterTurnHook`] (Pi's
+//!   `shouldStopAfterTurn`) ends the run after a turn's `turn_end`;
+//!   [`ApiKeyHook`] (Pi's `getApiKey`) gives each model call its key.
 //! - Failures are results, never panics, and every error result carries
 //!   `details: {}` as Pi's do: `Tool X not found`; `Validation failed for
 //!   tool "X":` with one `  - path: message` line per failure in TypeBox's
@@ -121,11 +130,6 @@
 //!   Pi's `shouldStopAfterTurn` returning true after that turn ends its
 //!   loop; the events are the same (scenario `max_turns`, which the oracle
 //!   runs with such a `shouldStopAfterTurn`).
-//! - **Per-tool sequential calls** ([`AgentTool::sequential`];
-//!   `a_sequential_tool_runs_alone_between_the_parallel_calls_around_it`):
-//!   the calls before such a call finish first, it runs alone, then the
-//!   rest of the turn continues in parallel. Pi 0.73.1 runs the whole batch
-//!   sequentially as soon as one call's tool is sequential.
 //! - **`before_tool_call` decides with a value**: [`ToolCallDecision`]'s
 //!   `Rewrite` replaces the arguments (and they are validated again), where
 //!   Pi's hook mutates the validated arguments object in place; the hook is
@@ -191,8 +195,8 @@ pub use events::AgentEvent;
 pub use execute::TOOL_ABORTED_MESSAGE;
 pub use gate::{GateHandle, GatedTool};
 pub use hooks::{
-    AfterToolCallHook, AgentHooks, BeforeToolCallHook, MessageSource, SteeringMode,
-    ToolCallDecision, TransformContextHook, SKIPPED_MESSAGE,
+    AfterToolCallHook, AgentHooks, ApiKeyHook, BeforeToolCallHook, MessageSource, SteeringMode,
+    StopAfterTurnHook, ToolCallDecision, TransformContextHook, TurnSummary, SKIPPED_MESSAGE,
 };
 #[doc(hidden)]
 pub use maybe_send::Captures;

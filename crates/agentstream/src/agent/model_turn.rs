@@ -7,19 +7,20 @@ use futures_util::StreamExt;
 
 use super::events::AgentEvent;
 use crate::message::{AssistantMessage, Context, SharedMessage, StopReason};
-use crate::model::{AbortSignal, ErrorCause, Model, ModelEvent, StreamOptions};
+use crate::model::{AbortSignal, ApiKey, ErrorCause, Model, ModelEvent, StreamOptions};
 
 /// The message a model stream ended without a terminal event gets.
 pub const NO_TERMINAL_MESSAGE: &str = "model stream ended without a terminal event";
 
 /// Streams one model call with `options` (the run's `signal` in place of
-/// theirs); returns its final message (shared with its `message_end`, and
+/// theirs, and `api_key`, when there is one, in place of theirs); returns its final message (shared with its `message_end`, and
 /// with the model's terminal event) and, for a failed call, the typed cause
 /// the model recorded.
 pub(super) async fn stream_turn<M, E>(
     model: &M,
     context: &Context,
     options: &StreamOptions,
+    api_key: Option<ApiKey>,
     signal: &AbortSignal,
     emit: &E,
 ) -> (Arc<AssistantMessage>, Option<ErrorCause>)
@@ -27,7 +28,11 @@ where
     M: Model + ?Sized,
     E: Fn(AgentEvent),
 {
-    let mut stream = model.stream(context, options.clone().with_signal(signal.clone()));
+    let mut options = options.clone().with_signal(signal.clone());
+    if api_key.is_some() {
+        options.api_key = api_key;
+    }
+    let mut stream = model.stream(context, options);
     let mut started = false;
     while let Some(event) = stream.next().await {
         if event.is_terminal() {

@@ -168,6 +168,9 @@ pub enum AgentStop {
     Aborted,
     /// The turn limit was reached while the model still called tools.
     MaxTurns,
+    /// The [`should_stop_after_turn`](super::AgentHooks::should_stop_after_turn)
+    /// hook ended the run after a turn.
+    StoppedAfterTurn,
 }
 
 /// The result of a run.

@@ -5,7 +5,8 @@ use core::convert::Infallible;
 use core::future::Future;
 
 use super::events::AgentEvent;
-use super::execute::{emit_result_message, run_calls, settle_unrun, unrun_result};
+use super::execute::{emit_result_message, run_calls, settle_unrun, unrun_result, Batch};
+use super::hooks::TurnSummary;
 use super::model_turn::stream_turn;
 use super::options::{AgentOptions, AgentOutcome, AgentStop};
 use super::toolset::ToolSet;
@@ -122,21 +123,34 @@ where
             added.push(record(message, &mut context, emit));
         }
         turns += 1;
-        let (assistant, cause) = match &options.hooks.transform_context {
+        let transformed = match &options.hooks.transform_context {
             Some(transform) => {
                 let mut request = context.clone();
                 transform.apply(&mut request).await;
-                stream_turn(model, &request, &options.stream, &signal, emit).await
+                Some(request)
             }
-            None => stream_turn(model, &context, &options.stream, &signal, emit).await,
+            None => None,
         };
+        // Pi resolves the key after the context transform, right before
+        // the call.
+        let api_key = match &options.hooks.api_key {
+            Some(hook) => hook.resolve().await,
+            None => None,
+        };
+        let request = transformed.as_ref().unwrap_or(&context);
+        let (assistant, cause) =
+            stream_turn(model, request, &options.stream, api_key, &signal, emit).await;
         error_cause = cause;
         context
             .messages
             .push(Message::Assistant((*assistant).clone()));
         // Borrowed from the turn's message, which outlives the batch.
         let calls: Vec<&ToolCall> = assistant.tool_calls().collect();
-        let (results, steered) = match assistant.stop_reason {
+        let Batch {
+            results,
+            steered,
+            terminate,
+        } = match assistant.stop_reason {
             // A turn cut off by the length limit: its calls may hold
             // truncated arguments and are not executed; each gets a start,
             // an end and a result reading NOT_EXECUTED_MESSAGE, and the run
@@ -149,7 +163,11 @@ where
                 for result in &results {
                     emit_result_message(result, emit);
                 }
-                (results, Vec::new())
+                Batch {
+                    results,
+                    steered: Vec::new(),
+                    terminate: false,
+                }
             }
             // A failed turn ends the run. Pi leaves its calls without
             // results; here each gets one (no execution events), so the
@@ -162,11 +180,17 @@ where
                 for result in &results {
                     emit_result_message(result, emit);
                 }
-                (results, Vec::new())
+                Batch {
+                    results,
+                    steered: Vec::new(),
+                    terminate: false,
+                }
             }
             _ => run_calls(tools, &calls, &signal, &options, emit).await,
         };
-        let no_calls = calls.is_empty();
+        // A batch whose every result set `terminate` ends the calls as a
+        // turn without calls does (Pi's `hasMoreToolCalls = !terminate`).
+        let no_calls = calls.is_empty() || terminate;
         context.messages.extend(
             results
                 .iter()
@@ -179,12 +203,33 @@ where
         };
         added.push(SharedMessage::Assistant(assistant.clone()));
         added.extend(results.iter().cloned().map(SharedMessage::ToolResult));
-        emit(AgentEvent::TurnEnd {
-            message: assistant,
-            tool_results: results,
-        });
-        if let Some(stop) = failed {
-            break stop;
+        match options.hooks.should_stop_after_turn.as_ref() {
+            Some(hook) if failed.is_none() => {
+                // Pi asks after `turn_end` was emitted (a listener has
+                // seen it).
+                emit(AgentEvent::TurnEnd {
+                    message: assistant.clone(),
+                    tool_results: results.clone(),
+                });
+                let turn = TurnSummary {
+                    message: &assistant,
+                    tool_results: &results,
+                    context: &context,
+                    new_messages: &added,
+                };
+                if hook.call(&turn) {
+                    break AgentStop::StoppedAfterTurn;
+                }
+            }
+            _ => {
+                emit(AgentEvent::TurnEnd {
+                    message: assistant,
+                    tool_results: results,
+                });
+                if let Some(stop) = failed {
+                    break stop;
+                }
+            }
         }
         pending = steered;
         pending.extend(options.hooks.steering());

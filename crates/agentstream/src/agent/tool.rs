@@ -36,6 +36,12 @@ pub struct ToolOutput {
     pub details: Option<Value>,
     /// Whether the result reports a failure.
     pub is_error: bool,
+    /// Pi's `terminate` hint: when every result of a turn's batch sets it,
+    /// the run asks the model no more about these calls (it goes on only
+    /// for queued steering or follow-up messages), as a turn without tool
+    /// calls does. Not part of the `toolResult` message; shown as
+    /// `terminate: true` in the `tool_execution_end` event's result.
+    pub terminate: bool,
 }
 
 impl ToolOutput {
@@ -45,6 +51,7 @@ impl ToolOutput {
             content: alloc::vec![text(content)],
             details: None,
             is_error: false,
+            terminate: false,
         }
     }
 
@@ -61,11 +68,24 @@ impl ToolOutput {
         self.details = Some(details);
         self
     }
+
+    /// The same result with the [`terminate`](Self::terminate) hint set:
+    /// the run stops after this batch if every result of it sets the hint.
+    ///
+    /// ```
+    /// use agentstream::agent::ToolOutput;
+    /// assert!(ToolOutput::text("done").with_terminate(true).terminate);
+    /// ```
+    pub fn with_terminate(mut self, terminate: bool) -> Self {
+        self.terminate = terminate;
+        self
+    }
 }
 
 /// The `result` of a `tool_execution_end` event: what the call produced,
-/// typed. Serializes as Pi's `{content, details}` (no `details` key when
-/// there are none); whether it is an error is the event's `isError`.
+/// typed. Serializes as Pi's `{content, details, terminate}` (no `details`
+/// key when there are none, no `terminate` key unless it is set); whether
+/// it is an error is the event's `isError`.
 #[derive(Debug, Clone, PartialEq, Default)]
 #[non_exhaustive]
 pub struct ToolExecutionResult {
@@ -73,12 +93,24 @@ pub struct ToolExecutionResult {
     pub content: Vec<ContentBlock>,
     /// Data for the application.
     pub details: Option<Value>,
+    /// The result's [`terminate`](ToolOutput::terminate) hint.
+    pub terminate: bool,
 }
 
 impl ToolExecutionResult {
     /// A result of these blocks and details.
     pub fn new(content: Vec<ContentBlock>, details: Option<Value>) -> Self {
-        Self { content, details }
+        Self {
+            content,
+            details,
+            terminate: false,
+        }
+    }
+
+    /// The same result with the `terminate` hint set.
+    pub fn with_terminate(mut self, terminate: bool) -> Self {
+        self.terminate = terminate;
+        self
     }
 }
 
@@ -88,6 +120,9 @@ impl Serialize for ToolExecutionResult {
         map.serialize_entry("content", &self.content)?;
         if let Some(details) = &self.details {
             map.serialize_entry("details", details)?;
+        }
+        if self.terminate {
+            map.serialize_entry("terminate", &true)?;
         }
         map.end()
     }
@@ -155,6 +190,7 @@ impl ToolError {
             content: alloc::vec![text(self.message)],
             details: self.details,
             is_error: true,
+            terminate: false,
         }
     }
 }
@@ -278,12 +314,22 @@ pub trait AgentTool: MaybeSend + MaybeSync {
     fn description(&self) -> &str;
     /// The JSON Schema of its arguments.
     fn parameters(&self) -> Value;
-    /// Whether its calls must run alone: with
-    /// [`ToolExecution::Parallel`](super::ToolExecution::Parallel), the
-    /// calls before it in the turn finish first, it runs by itself, and the
-    /// calls after it start once it finished. The default is `false`.
+    /// Whether its calls need the turn's calls to run one after the other
+    /// (Pi's `executionMode: "sequential"`): with
+    /// [`ToolExecution::Parallel`](super::ToolExecution::Parallel), a
+    /// batch holding a call of such a tool runs wholly in sequential
+    /// mode, as Pi 0.73.1 does. The default is `false`.
     fn sequential(&self) -> bool {
         false
+    }
+    /// Rewrites the model's arguments before they are validated (Pi's
+    /// `prepareArguments`, for a tool that accepts an older argument
+    /// shape, say): `None` (the default) keeps them as they are. The
+    /// prepared arguments are what validation checks and `execute` gets;
+    /// the events and the history keep the model's.
+    fn prepare_arguments(&self, arguments: &Map<String, Value>) -> Option<Map<String, Value>> {
+        let _ = arguments;
+        None
     }
     /// Runs one call.
     fn execute(
@@ -332,9 +378,16 @@ pub trait TypedTool: MaybeSend + MaybeSync {
     fn description(&self) -> &str;
     /// The JSON Schema of [`Args`](Self::Args).
     fn parameters(&self) -> Value;
-    /// Whether its calls must run alone (see [`AgentTool::sequential`]).
+    /// Whether its calls need sequential execution (see
+    /// [`AgentTool::sequential`]).
     fn sequential(&self) -> bool {
         false
+    }
+    /// Rewrites the model's arguments before validation (see
+    /// [`AgentTool::prepare_arguments`]).
+    fn prepare_arguments(&self, arguments: &Map<String, Value>) -> Option<Map<String, Value>> {
+        let _ = arguments;
+        None
     }
     /// Runs one call with its deserialized arguments.
     fn call(
@@ -356,6 +409,9 @@ impl<T: TypedTool> AgentTool for T {
     }
     fn sequential(&self) -> bool {
         TypedTool::sequential(self)
+    }
+    fn prepare_arguments(&self, arguments: &Map<String, Value>) -> Option<Map<String, Value>> {
+        TypedTool::prepare_arguments(self, arguments)
     }
     fn execute(
         &self,
@@ -390,6 +446,7 @@ pub(crate) trait DynTool: MaybeSend + MaybeSync {
     fn name(&self) -> &str;
     fn description(&self) -> &str;
     fn sequential(&self) -> bool;
+    fn prepare_arguments(&self, arguments: &Map<String, Value>) -> Option<Map<String, Value>>;
     fn execute_boxed<'a>(&'a self, args: Map<String, Value>, cx: ToolContext<'a>)
         -> ToolFuture<'a>;
 }
@@ -403,6 +460,9 @@ impl<T: AgentTool> DynTool for T {
     }
     fn sequential(&self) -> bool {
         AgentTool::sequential(self)
+    }
+    fn prepare_arguments(&self, arguments: &Map<String, Value>) -> Option<Map<String, Value>> {
+        AgentTool::prepare_arguments(self, arguments)
     }
     fn execute_boxed<'a>(
         &'a self,

@@ -154,9 +154,22 @@ impl<'t> ToolSet<'t> {
         self.find(name).map(|(_, schema)| schema)
     }
 
-    /// Whether the tool called `name` runs its calls alone.
+    /// Whether the tool called `name` needs its turn's calls to run one
+    /// after the other ([`AgentTool::sequential`]).
     pub fn sequential(&self, name: &str) -> bool {
         self.find(name).is_some_and(|(t, _)| t.sequential())
+    }
+
+    /// The tool called `name`'s rewrite of `arguments` before validation
+    /// ([`AgentTool::prepare_arguments`]); `None`: unchanged, or no such
+    /// tool.
+    pub(crate) fn prepare_arguments(
+        &self,
+        name: &str,
+        arguments: &Map<String, Value>,
+    ) -> Option<Map<String, Value>> {
+        self.find(name)
+            .and_then(|(t, _)| t.prepare_arguments(arguments))
     }
 
     fn find(&self, name: &str) -> Option<&(Arc<dyn DynTool + 't>, Value)> {

@@ -28,7 +28,7 @@ pub use cause::{
 };
 pub(crate) use deadline::stream_with_deadline;
 pub use event::{DoneReason, ErrorReason, EventCause, ModelEvent, WithoutPartial};
-pub use options::{CacheRetention, ReasoningEffort, ResponseFormat, ToolChoice};
+pub use options::{ApiKey, CacheRetention, ReasoningEffort, ResponseFormat, ToolChoice};
 pub use partial::{BlockShape, PartialBuilder, PartialMessage};
 pub use protocol::validate_events;
 #[cfg(feature = "std")]
@@ -116,9 +116,22 @@ pub struct StreamOptions {
     /// and session headers where the provider takes them. The
     /// [`Agent`](crate::agent::Agent) sends its own on every call.
     pub session_id: Option<String>,
+    /// The API key of this call (pi-ai's `options.apiKey`), used in place
+    /// of the one the model was configured with (the wire crate's
+    /// endpoints do; an empty key counts as none). The agent loop sets it
+    /// before every model call from its
+    /// [`api_key`](crate::agent::AgentHooks::api_key) hook (Pi's
+    /// `getApiKey`), for tokens that expire during a run.
+    pub api_key: Option<ApiKey>,
 }
 
 impl StreamOptions {
+    /// Options with the call's [`api_key`](Self::api_key) set.
+    pub fn with_api_key(mut self, api_key: impl Into<ApiKey>) -> Self {
+        self.api_key = Some(api_key.into());
+        self
+    }
+
     /// Options with `signal` set.
     pub fn with_signal(mut self, signal: AbortSignal) -> Self {
         self.signal = Some(signal);

@@ -1,5 +1,5 @@
 //! The per-call request options of [`StreamOptions`](super::StreamOptions):
-//! [`ToolChoice`], [`ReasoningEffort`] and [`ResponseFormat`]. They say
+//! [`ToolChoice`], [`ReasoningEffort`], [`ResponseFormat`] and [`ApiKey`]. They say
 //! what to ask for, not how a provider spells it: each request builder of
 //! the wire crate maps them onto its API (and its documentation says how).
 
@@ -146,5 +146,42 @@ impl CacheRetention {
         [Self::None, Self::Short, Self::Long]
             .into_iter()
             .find(|r| r.as_str() == name)
+    }
+}
+
+/// An API key for one call (pi-ai's `options.apiKey`), never shown by
+/// `Debug`.
+///
+/// ```
+/// use agentstream::model::ApiKey;
+/// let key = ApiKey::from("sk-secret");
+/// assert_eq!(key.as_str(), "sk-secret");
+/// assert_eq!(format!("{key:?}"), "ApiKey([redacted])");
+/// ```
+#[derive(Clone, PartialEq, Eq)]
+pub struct ApiKey(String);
+
+impl ApiKey {
+    /// The key's text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<String> for ApiKey {
+    fn from(key: String) -> Self {
+        Self(key)
+    }
+}
+
+impl From<&str> for ApiKey {
+    fn from(key: &str) -> Self {
+        Self(key.into())
+    }
+}
+
+impl core::fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("ApiKey([redacted])")
     }
 }

@@ -18,6 +18,8 @@
 //! order and abort point itself, without timers.
 #![allow(dead_code)]
 
+mod parity;
+
 use alloc::borrow::ToOwned;
 use alloc::format;
 use alloc::string::String;
@@ -91,6 +93,11 @@ pub const NAMES: &[&str] = &[
     "transform_context",
     "follow_up_and_steering",
     "max_turns",
+    "should_stop_after_turn",
+    "terminate_batch",
+    "sequential_tool",
+    "prepare_arguments",
+    "get_api_key",
 ];
 
 /// Expands `$callback! { name, … }` with every scenario, as identifiers:
@@ -120,6 +127,11 @@ macro_rules! for_each_agent_scenario {
             transform_context,
             follow_up_and_steering,
             max_turns,
+            should_stop_after_turn,
+            terminate_batch,
+            sequential_tool,
+            prepare_arguments,
+            get_api_key,
         }
     };
 }
@@ -319,6 +331,11 @@ pub async fn play_with(name: &str, sink: Option<LineSink>) -> Transcript {
         "transform_context" => transform_context(sink).await,
         "follow_up_and_steering" => follow_up_and_steering(sink).await,
         "max_turns" => max_turns(sink).await,
+        "should_stop_after_turn" => parity::should_stop_after_turn(sink).await,
+        "terminate_batch" => parity::terminate_batch(sink).await,
+        "sequential_tool" => parity::sequential_tool(sink).await,
+        "prepare_arguments" => parity::prepare_arguments(sink).await,
+        "get_api_key" => parity::get_api_key(sink).await,
         other => panic!("no scenario {other}"),
     }
 }
@@ -404,15 +421,17 @@ impl Model for Logged {
             .flatten()
             .map(|tool| tool.name.as_str())
             .collect();
-        push(
-            log,
-            json!({
-                "systemPrompt": context.system_prompt,
-                "messages": context.messages,
-                "tools": tools,
-                "signalAborted": options.signal.as_ref().is_some_and(|s| s.is_aborted()),
-            }),
-        );
+        let mut request = json!({
+            "systemPrompt": context.system_prompt,
+            "messages": context.messages,
+            "tools": tools,
+            "signalAborted": options.signal.as_ref().is_some_and(|s| s.is_aborted()),
+        });
+        // The oracle logs the call's key only when it has one.
+        if let (Some(key), Some(request)) = (&options.api_key, request.as_object_mut()) {
+            request.insert("apiKey".into(), key.as_str().into());
+        }
+        push(log, request);
         self.model.stream(context, options)
     }
 }
@@ -433,6 +452,15 @@ struct Read {
 }
 
 impl Read {
+    /// TypeBox's `Type.Object({path: Type.String({description})})`.
+    fn schema() -> Value {
+        json!({
+            "type": "object",
+            "properties": {"path": {"type": "string", "description": "File path"}},
+            "required": ["path"]
+        })
+    }
+
     fn new(log: &Log) -> Self {
         Self {
             log: Arc::clone(log),
@@ -451,12 +479,7 @@ impl AgentTool for Read {
         "Read a file"
     }
     fn parameters(&self) -> Value {
-        // TypeBox's `Type.Object({path: Type.String({description})})`.
-        json!({
-            "type": "object",
-            "properties": {"path": {"type": "string", "description": "File path"}},
-            "required": ["path"]
-        })
+        Self::schema()
     }
     async fn execute(
         &self,
