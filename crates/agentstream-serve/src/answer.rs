@@ -136,7 +136,7 @@ pub(crate) fn take_call(
     }
     let element = lane.ordered;
     lane.ordered += 1;
-    let step = play.steps.get(element).cloned().unwrap_or(Step::Model);
+    let step = play.steps.get(element);
     let manner = play.manners.get(element).cloned().unwrap_or_default();
     let answer = match (step, &play.scripted) {
         (Step::Http(error), _) => Answer::Refused(error),
