@@ -121,7 +121,7 @@ fn rules_hold_the_same_after_10_000_calls(runtime: &tokio::runtime::Runtime) {
         let client = reqwest::Client::new();
         let texts = ["weather please", "twice", "something else"];
         let call = |i: usize| {
-            let body = serde_json::json!({"model": "m", "stream": i % 2 == 0,
+            let body = serde_json::json!({"model": "m", "stream": i.is_multiple_of(2),
                 "messages": [{"role": "user", "content": texts[i % texts.len()]}]});
             let request = client.post(&url).body(body.to_string()).send();
             async move {
