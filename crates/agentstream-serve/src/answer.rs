@@ -465,13 +465,32 @@ async fn respond(
             // The events the turn would play, encoded as the pump would
             // have encoded them, without the events. The pump too would
             // have sent them at once (in frames of up to 64 KiB; here one
-            // frame).
-            let mut encoder = encoder(shared, api, id, name, created, include_usage);
-            let mut out = Events::with_capacity(EVENTS_CAPACITY);
-            server::message_steps(&message, reason, full_sequence, |step| {
-                encoder.encode(step, &mut out);
-            });
-            let frame = out.take(out.len());
+            // frame). A turn that answers again is filled in from its
+            // template (the same bytes).
+            let write = |id: &str, created: u64| {
+                let mut encoder = encoder(
+                    shared,
+                    api,
+                    id.to_owned(),
+                    name.clone(),
+                    created,
+                    include_usage,
+                );
+                let mut out = Events::with_capacity(EVENTS_CAPACITY);
+                server::message_steps(&message, reason, full_sequence, |step| {
+                    encoder.encode(step, &mut out);
+                });
+                out.take(out.len())
+            };
+            let key = crate::template::Key {
+                message: &message,
+                api,
+                name: &name,
+                include_usage,
+                full_sequence,
+                reason,
+            };
+            let frame = shared.templates.answer(&key, &id, created, write);
             let frames = futures_util::stream::iter([Ok(Frame::data(frame))]);
             return event_stream(StreamBody::new(frames).boxed_unsync());
         }

@@ -430,6 +430,7 @@ impl ServerBuilder {
             )),
             test_players: Mutex::new(std::collections::HashMap::new()),
             ruled: std::sync::atomic::AtomicBool::new(ruled),
+            templates: crate::template::Templates::default(),
         });
         let (stop, stopped) = oneshot::channel();
         let accepting = accept::Limits {
