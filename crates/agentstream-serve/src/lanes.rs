@@ -281,8 +281,8 @@ impl Play {
 
 /// The server's steps by ordered element, kept sparse: only the elements
 /// whose step is not [`Step::Model`] (an HTTP error, a stream error, a
-/// cut) hold one. Most elements are plain turns, and a [`Step`] is over
-/// 200 bytes: a script of 27,000 turns held 5.8 MB of `Step::Model`.
+/// cut) hold one. Most elements are plain turns, and a [`Step`] is about
+/// 190 bytes: a script of 27,000 turns held 5 MB of `Step::Model`.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Steps {
     /// How many elements there are.
