@@ -117,16 +117,6 @@ impl Templates {
             return write(id, created);
         }
         let known = self.known(key);
-        eprintln!(
-            "TEMPLATE {:?} {}",
-            key.api,
-            match &known {
-                None => "none",
-                Some(Known::Seen) => "seen",
-                Some(Known::Ready(_)) => "ready",
-                Some(Known::Unusable) => "unusable",
-            }
-        );
         match known {
             Some(Known::Ready(template)) => template.fill(id, created),
             Some(Known::Unusable) => write(id, created),
