@@ -460,6 +460,42 @@ fn request_of<'a>(
     (path, Bytes::from(body.to_string()))
 }
 
+/// The target `server` (`ours`, or `bare` answering what ours sends) of
+/// `api`, and the body its clients post.
+fn target_of(
+    runtime: &tokio::runtime::Runtime,
+    address: SocketAddr,
+    requests: &[(&str, &str, serde_json::Value, Decoder)],
+    api: &str,
+    server: &str,
+) -> (Target, Bytes) {
+    let (path, body) = request_of(requests, api);
+    let ours = Target {
+        address,
+        path: path.to_owned(),
+    };
+    let target = if server == "bare" {
+        bare_target(runtime, &ours, &body)
+    } else {
+        ours
+    };
+    (target, body)
+}
+
+/// `count` calls to `target` by `clients` clients at once (both numbers
+/// as given in a variable).
+fn make_calls(
+    runtime: &tokio::runtime::Runtime,
+    target: Target,
+    body: Bytes,
+    clients: &str,
+    count: &str,
+) {
+    let (clients, count): (usize, usize) = (clients.parse().unwrap(), count.parse().unwrap());
+    let mut pool = runtime.block_on(Clients::connect(target, body, clients));
+    runtime.block_on(pool.run(count / clients));
+}
+
 /// Serves what `only` (`API/SERVER`) names, prints its address and
 /// returns when standard input ends.
 fn serve_alone(
@@ -471,16 +507,7 @@ fn serve_alone(
     let Some((api, server)) = only.split_once('/') else {
         panic!("{SERVE_VAR}: expected API/SERVER, got {only}");
     };
-    let (path, body) = request_of(requests, api);
-    let ours = Target {
-        address,
-        path: path.to_owned(),
-    };
-    let target = if server == "bare" {
-        bare_target(runtime, &ours, &body)
-    } else {
-        ours
-    };
+    let (target, _) = target_of(runtime, address, requests, api, server);
     println!("{}", target.address);
     let mut rest = Vec::new();
     let _ = std::io::Read::read_to_end(&mut std::io::stdin(), &mut rest);
@@ -496,14 +523,9 @@ fn clients_alone(
     let [api, address, clients, count] = parts[..] else {
         panic!("{CLIENT_VAR}: expected API/ADDRESS/CLIENTS/CALLS, got {only}");
     };
-    let (clients, count): (usize, usize) = (clients.parse().unwrap(), count.parse().unwrap());
-    let (path, body) = request_of(requests, api);
-    let target = Target {
-        address: address.parse().expect("an address"),
-        path: path.to_owned(),
-    };
-    let mut pool = runtime.block_on(Clients::connect(target, body, clients));
-    runtime.block_on(pool.run(count / clients));
+    let address = address.parse().expect("an address");
+    let (target, body) = target_of(runtime, address, requests, api, "ours");
+    make_calls(runtime, target, body, clients, count);
 }
 
 /// Runs the calls `only` names against one server, then returns: the
@@ -519,19 +541,8 @@ fn profile(
     let [api, server, clients, count] = parts[..] else {
         panic!("{PROFILE_VAR}: expected API/SERVER/CLIENTS/CALLS, got {only}");
     };
-    let (clients, count): (usize, usize) = (clients.parse().unwrap(), count.parse().unwrap());
-    let (path, body) = request_of(requests, api);
-    let ours = Target {
-        address,
-        path: path.to_owned(),
-    };
-    let target = if server == "bare" {
-        bare_target(runtime, &ours, &body)
-    } else {
-        ours
-    };
-    let mut pool = runtime.block_on(Clients::connect(target, body, clients));
-    runtime.block_on(pool.run(count / clients));
+    let (target, body) = target_of(runtime, address, requests, api, server);
+    make_calls(runtime, target, body, clients, count);
 }
 
 criterion_group!(benches, bench);
