@@ -179,21 +179,23 @@ fn ruled(
     options: StreamOptions,
     undelayed: bool,
 ) -> Answer {
-    let turn = match (&reply.step, &reply.turn) {
+    let model = Step::Model;
+    let step = reply.step.as_deref().unwrap_or(&model);
+    let turn = match (step, &reply.turn) {
         (Step::Http(error), _) => return Answer::Refused(error.clone()),
         (_, Some(turn)) => with_call_ids(turn, index),
         // A reply is parsed from an element with a turn, unless it is an
         // HTTP error.
         (_, None) => return Answer::Refused(ApiError::new(500, "the rule has no turn")),
     };
-    if reply.step == Step::Model {
+    if *step == Step::Model {
         if let Some(answer) = unplayed(&turn, undelayed) {
             return answer;
         }
     }
     Answer::Events {
         events: play.player.play(Some(turn), options),
-        step: reply.step.clone(),
+        step: step.clone(),
     }
 }
 
