@@ -31,6 +31,13 @@
 //! turn, costs. Run: `cargo bench -p agentstream-serve --bench
 //! serve`. For a profiler, `AGENTSTREAM_SERVE_BENCH_PROFILE=openai/ours/1/2000`
 //! runs only those calls (API, server, clients at once, calls).
+//!
+//! To profile a server without its clients, run the two in two
+//! processes: `AGENTSTREAM_SERVE_BENCH_SERVE=openai/ours` serves (ours,
+//! or bare answering what ours sends) and prints its address, until its
+//! standard input ends; `AGENTSTREAM_SERVE_BENCH_CLIENT=openai/ADDRESS/1/2000`
+//! makes those calls to it. A profiler of the first process alone then
+//! counts the server's instructions only.
 
 // `criterion_group!` generates undocumented items.
 #![allow(missing_docs)]
@@ -304,6 +311,15 @@ fn bench(c: &mut Criterion) {
         profile(&runtime, address, &requests, &only);
         return;
     }
+    if let Ok(only) = std::env::var(SERVE_VAR) {
+        serve_alone(&runtime, address, &requests, &only);
+        runtime.block_on(server.shutdown());
+        return;
+    }
+    if let Ok(only) = std::env::var(CLIENT_VAR) {
+        clients_alone(&runtime, &requests, &only);
+        return;
+    }
     let mut group = c.benchmark_group("serve");
     let mut targets = Vec::new();
     for (api, path, body, decode) in requests {
@@ -425,6 +441,93 @@ const SLICE_CALLS: usize = 1_000;
 /// `API/SERVER/CLIENTS/CALLS`, e.g. `openai/ours/1/2000`.
 const PROFILE_VAR: &str = "AGENTSTREAM_SERVE_BENCH_PROFILE";
 
+/// The variable naming a server to run alone: `API/SERVER`.
+const SERVE_VAR: &str = "AGENTSTREAM_SERVE_BENCH_SERVE";
+
+/// The variable naming calls to make to a server of another process:
+/// `API/ADDRESS/CLIENTS/CALLS`.
+const CLIENT_VAR: &str = "AGENTSTREAM_SERVE_BENCH_CLIENT";
+
+/// The request path and body of `api`.
+fn request_of<'a>(
+    requests: &'a [(&str, &str, serde_json::Value, Decoder)],
+    api: &str,
+) -> (&'a str, Bytes) {
+    let (_, path, body, _) = requests
+        .iter()
+        .find(|(name, ..)| *name == api)
+        .expect("an API of the bench");
+    (path, Bytes::from(body.to_string()))
+}
+
+/// The target `server` (`ours`, or `bare` answering what ours sends) of
+/// `api`, and the body its clients post.
+fn target_of(
+    runtime: &tokio::runtime::Runtime,
+    address: SocketAddr,
+    requests: &[(&str, &str, serde_json::Value, Decoder)],
+    api: &str,
+    server: &str,
+) -> (Target, Bytes) {
+    let (path, body) = request_of(requests, api);
+    let ours = Target {
+        address,
+        path: path.to_owned(),
+    };
+    let target = if server == "bare" {
+        bare_target(runtime, &ours, &body)
+    } else {
+        ours
+    };
+    (target, body)
+}
+
+/// `count` calls to `target` by `clients` clients at once (both numbers
+/// as given in a variable).
+fn make_calls(
+    runtime: &tokio::runtime::Runtime,
+    target: Target,
+    body: Bytes,
+    clients: &str,
+    count: &str,
+) {
+    let (clients, count): (usize, usize) = (clients.parse().unwrap(), count.parse().unwrap());
+    let mut pool = runtime.block_on(Clients::connect(target, body, clients));
+    runtime.block_on(pool.run(count / clients));
+}
+
+/// Serves what `only` (`API/SERVER`) names, prints its address and
+/// returns when standard input ends.
+fn serve_alone(
+    runtime: &tokio::runtime::Runtime,
+    address: SocketAddr,
+    requests: &[(&str, &str, serde_json::Value, Decoder)],
+    only: &str,
+) {
+    let Some((api, server)) = only.split_once('/') else {
+        panic!("{SERVE_VAR}: expected API/SERVER, got {only}");
+    };
+    let (target, _) = target_of(runtime, address, requests, api, server);
+    println!("{}", target.address);
+    let mut rest = Vec::new();
+    let _ = std::io::Read::read_to_end(&mut std::io::stdin(), &mut rest);
+}
+
+/// Makes the calls `only` (`API/ADDRESS/CLIENTS/CALLS`) names.
+fn clients_alone(
+    runtime: &tokio::runtime::Runtime,
+    requests: &[(&str, &str, serde_json::Value, Decoder)],
+    only: &str,
+) {
+    let parts: Vec<&str> = only.split('/').collect();
+    let [api, address, clients, count] = parts[..] else {
+        panic!("{CLIENT_VAR}: expected API/ADDRESS/CLIENTS/CALLS, got {only}");
+    };
+    let address = address.parse().expect("an address");
+    let (target, body) = target_of(runtime, address, requests, api, "ours");
+    make_calls(runtime, target, body, clients, count);
+}
+
 /// Runs the calls `only` names against one server, then returns: the
 /// instructions a profiler counts, divided by the calls, are what each
 /// costs (the same client for both servers).
@@ -438,23 +541,8 @@ fn profile(
     let [api, server, clients, count] = parts[..] else {
         panic!("{PROFILE_VAR}: expected API/SERVER/CLIENTS/CALLS, got {only}");
     };
-    let (clients, count): (usize, usize) = (clients.parse().unwrap(), count.parse().unwrap());
-    let (_, path, body, _) = requests
-        .iter()
-        .find(|(name, ..)| *name == api)
-        .expect("an API of the bench");
-    let body = Bytes::from(body.to_string());
-    let ours = Target {
-        address,
-        path: (*path).to_owned(),
-    };
-    let target = if server == "bare" {
-        bare_target(runtime, &ours, &body)
-    } else {
-        ours
-    };
-    let mut pool = runtime.block_on(Clients::connect(target, body, clients));
-    runtime.block_on(pool.run(count / clients));
+    let (target, body) = target_of(runtime, address, requests, api, server);
+    make_calls(runtime, target, body, clients, count);
 }
 
 criterion_group!(benches, bench);

@@ -136,7 +136,7 @@ pub(crate) fn take_call(
     }
     let element = lane.ordered;
     lane.ordered += 1;
-    let step = play.steps.get(element).cloned().unwrap_or(Step::Model);
+    let step = play.steps.get(element);
     let manner = play.manners.get(element).cloned().unwrap_or_default();
     let answer = match (step, &play.scripted) {
         (Step::Http(error), _) => Answer::Refused(error),
@@ -179,21 +179,23 @@ fn ruled(
     options: StreamOptions,
     undelayed: bool,
 ) -> Answer {
-    let turn = match (&reply.step, &reply.turn) {
+    let model = Step::Model;
+    let step = reply.step.as_deref().unwrap_or(&model);
+    let turn = match (step, &reply.turn) {
         (Step::Http(error), _) => return Answer::Refused(error.clone()),
         (_, Some(turn)) => with_call_ids(turn, index),
         // A reply is parsed from an element with a turn, unless it is an
         // HTTP error.
         (_, None) => return Answer::Refused(ApiError::new(500, "the rule has no turn")),
     };
-    if reply.step == Step::Model {
+    if *step == Step::Model {
         if let Some(answer) = unplayed(&turn, undelayed) {
             return answer;
         }
     }
     Answer::Events {
         events: play.player.play(Some(turn), options),
-        step: reply.step.clone(),
+        step: step.clone(),
     }
 }
 
@@ -477,13 +479,32 @@ async fn respond(
             // The events the turn would play, encoded as the pump would
             // have encoded them, without the events. The pump too would
             // have sent them at once (in frames of up to 64 KiB; here one
-            // frame).
-            let mut encoder = encoder(shared, api, id, name, created, include_usage);
-            let mut out = Events::with_capacity(EVENTS_CAPACITY);
-            server::message_steps(&message, reason, full_sequence, |step| {
-                encoder.encode(step, &mut out);
-            });
-            let frame = out.take(out.len());
+            // frame). A turn that answers again is filled in from its
+            // template (the same bytes).
+            let write = |id: &str, created: u64| {
+                let mut encoder = encoder(
+                    shared,
+                    api,
+                    id.to_owned(),
+                    name.clone(),
+                    created,
+                    include_usage,
+                );
+                let mut out = Events::with_capacity(EVENTS_CAPACITY);
+                server::message_steps(&message, reason, full_sequence, |step| {
+                    encoder.encode(step, &mut out);
+                });
+                out.take(out.len())
+            };
+            let key = crate::template::Key {
+                message: &message,
+                api,
+                name: &name,
+                include_usage,
+                full_sequence,
+                reason,
+            };
+            let frame = shared.templates.answer(&key, &id, created, write);
             let frames = futures_util::stream::iter([Ok(Frame::data(frame))]);
             return event_stream(api, StreamBody::new(frames).boxed_unsync());
         }

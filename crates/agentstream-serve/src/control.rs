@@ -2,6 +2,8 @@
 //! the server or of one test id) and `POST /v1/reset` (rewind them and
 //! clear their requests), on a scripted server.
 
+use std::collections::HashMap;
+
 use hyper::http::request::Parts;
 use hyper::{Response, StatusCode};
 use serde_json::{json, value::RawValue, Value};
@@ -12,6 +14,7 @@ use agentstream_wire::Api;
 
 use crate::full_script::Script;
 use crate::response::{error_response, json_response, Body};
+use crate::script::ServeTurn;
 use crate::state::{Source, State};
 
 /// The lines of a JSON text's elements, in text order: for error
@@ -90,12 +93,20 @@ pub fn parse_script(text: &str) -> Result<Script, String> {
         serde_json::from_str(text).map_err(|e| json_error(e.line().max(1), &e))?;
     let mut lines = LineCursor::new(text, 1);
     let mut turns = Vec::with_capacity(elements.len());
+    // Elements written alike are decoded once and share their message (a
+    // long script often repeats its turns; a copy costs a few pointers).
+    let mut decoded: HashMap<&str, ServeTurn> = HashMap::new();
     for (index, raw) in elements.into_iter().enumerate() {
         let raw = raw.get();
+        if let Some(turn) = decoded.get(raw) {
+            turns.push(turn.clone());
+            continue;
+        }
         let line = lines.line_of(raw);
         let value: Value = serde_json::from_str(raw).map_err(|e| json_error(line, &e))?;
-        let turn = crate::script::ServeTurn::from_value(value)
-            .map_err(|e| decode(line, &format!("$[{index}]"), &e))?;
+        let turn =
+            ServeTurn::from_value(value).map_err(|e| decode(line, &format!("$[{index}]"), &e))?;
+        decoded.insert(raw, turn.clone());
         turns.push(turn);
     }
     Ok(Script {

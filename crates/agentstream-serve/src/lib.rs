@@ -163,6 +163,7 @@ pub mod rules;
 mod script;
 mod server;
 mod state;
+mod template;
 pub mod timing;
 
 pub use agentstream_wire::server::{options_json, ApiError, DecodedRequest};

@@ -63,7 +63,9 @@ use crate::script::{ServeTurn, Step};
 #[derive(Debug, Clone)]
 pub(crate) struct Reply {
     pub(crate) turn: Option<Arc<ScriptedTurn>>,
-    pub(crate) step: Step,
+    /// The step when it is not [`Step::Model`] (a `Step` is about 190
+    /// bytes; most replies are plain turns).
+    pub(crate) step: Option<Box<Step>>,
     /// Its timing and quirks.
     pub(crate) manner: crate::manner::Manner,
 }
@@ -181,7 +183,10 @@ fn reply(value: Value) -> Result<Reply, DecodeError> {
     let element = ServeTurn::from_value(value)?;
     Ok(Reply {
         turn: element.turn.map(Arc::new),
-        step: element.step,
+        step: match element.step {
+            Step::Model => None,
+            step => Some(Box::new(step)),
+        },
         manner: element.manner,
     })
 }

@@ -34,7 +34,7 @@ pub struct ServerBuilder {
     scripted: Option<Arc<ScriptedModel>>,
     /// The script's turns as loaded, when the server was given a script.
     pristine: Option<Arc<[ScriptStep]>>,
-    steps: Vec<Step>,
+    steps: crate::lanes::Steps,
     /// The ordered elements' timing and quirks (empty: none has any).
     manners: Vec<crate::manner::Manner>,
     /// The seed of jitter and chaos; `None`: one from the clock.
@@ -430,6 +430,7 @@ impl ServerBuilder {
             )),
             test_players: Mutex::new(std::collections::HashMap::new()),
             ruled: std::sync::atomic::AtomicBool::new(ruled),
+            templates: crate::template::Templates::default(),
         });
         let (stop, stopped) = oneshot::channel();
         let accepting = accept::Limits {
@@ -504,7 +505,7 @@ impl Server {
             model,
             scripted,
             pristine: None,
-            steps: Vec::new(),
+            steps: crate::lanes::Steps::default(),
             manners: Vec::new(),
             seed: None,
             chaos: crate::chaos::Chaos::default(),
@@ -576,7 +577,8 @@ impl Server {
         // The turns shared, not copied: a test id's lane plays a copy of
         // their pointers.
         let pristine: Arc<[ScriptStep]> = split.turns.clone().into();
-        let mut builder = Self::builder(ScriptedModel::new(split.turns)).steps(split.steps);
+        let mut builder = Self::builder(ScriptedModel::new(split.turns));
+        builder.steps = split.steps;
         builder.pristine = Some(pristine);
         builder.manners = split.manners;
         match name {

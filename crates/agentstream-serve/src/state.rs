@@ -54,6 +54,9 @@ pub(crate) struct State {
     /// A replaying server's test ids seen: the cassettes of `DIR/<ID>`,
     /// or `None` where there is no such subdirectory.
     pub(crate) test_players: Mutex<HashMap<String, Option<Arc<Player>>>>,
+    /// Plain scripted turns that answered more than once, kept as
+    /// templates of their answers.
+    pub(crate) templates: crate::template::Templates,
 }
 
 /// Where the answers come from.
