@@ -175,7 +175,7 @@ pub async fn bedrock_signed_stream<M: Model>(make: impl Fn(BedrockConfig) -> M) 
 
 /// AWS's check of a SigV4 request, from the request as received (the
 /// headers as they arrived, the `Host` the client wrote among them):
-/// [`verify`] with the scenario's key and session token in [`REGION`],
+/// [`verify`] with the scenario's key and session token in `REGION`,
 /// `x-amz-date` within AWS's five minutes of this machine's clock.
 ///
 /// # Errors

@@ -8,7 +8,7 @@
 //! as UNIX seconds; resolution ([`resolve_auth`], [`resolve_region`]) is
 //! a pure function over a `Fn(&str) -> Option<String>` lookup, so it
 //! runs (and is tested) without a process environment; with the `std`
-//! feature, [`resolve_auth_from_env`] and [`resolve_region_from_env`]
+//! feature, `resolve_auth_from_env` and `resolve_region_from_env`
 //! read `std::env`.
 //!
 //! # Supported
