@@ -9,9 +9,11 @@ use agentstream::model::{CacheRetention, Model, StreamOptions, ThinkingLevel};
 use agentstream_models::Model as CatalogueModel;
 use agentstream_tokio::{ClientError, EndpointModel};
 use agentstream_wire::azure::{self, AzureOpenAiResponses};
+use agentstream_wire::bedrock::auth::AuthError;
+use agentstream_wire::bedrock::{Bedrock, BedrockConfig};
 use agentstream_wire::catalogue::{self, CatalogueConfig};
 use agentstream_wire::config::{EndpointConfig, Protocol};
-use agentstream_wire::endpoint::PreparedRequest;
+use agentstream_wire::endpoint::{Endpoint, PreparedRequest};
 use agentstream_wire::recording::{BodySink, RecordingEndpoint};
 pub use agentstream_wire::Api;
 use agentstream_wire::ProtocolVisitor;
@@ -130,10 +132,15 @@ fn base_url(target: Target, given: Option<String>) -> Result<String, String> {
         Target::Api(api) => api == Api::Azure,
         Target::Catalogue(m) => m.api == Api::Azure.pi_api(),
     };
-    let base_url = given.or_else(|| azure.then(azure_base_url).flatten());
+    let bedrock = match target {
+        Target::Api(api) => api == Api::Bedrock,
+        Target::Catalogue(m) => m.api == Api::Bedrock.pi_api(),
+    };
+    let base_url = given
+        .or_else(|| azure.then(azure_base_url).flatten())
+        .or_else(|| bedrock.then(bedrock_base_url));
     match target {
         Target::Api(api) => base_url
-            .or_else(|| (api == Api::Bedrock).then(bedrock_base_url))
             .or_else(|| api.default_base_url().map(Into::into))
             .ok_or_else(|| format!("--base-url is required with --api {api}")),
         Target::Catalogue(m) => {
@@ -152,6 +159,23 @@ fn base_url(target: Target, given: Option<String>) -> Result<String, String> {
             }
             Ok(base_url)
         }
+    }
+}
+
+/// Bedrock's protocol with the credentials and region pi-ai 0.73.1 reads
+/// from the environment (`AWS_BEDROCK_SKIP_AUTH`, then
+/// `AWS_BEARER_TOKEN_BEDROCK`, then `AWS_ACCESS_KEY_ID` and
+/// `AWS_SECRET_ACCESS_KEY` with `AWS_SESSION_TOKEN`; the region from
+/// `AWS_REGION` or `AWS_DEFAULT_REGION`): requests are signed with SigV4
+/// when keys are there, carry the Bedrock API key as a bearer token when
+/// that is there, and go unsigned when there is nothing (a local server,
+/// a proxy that signs). A profile (`AWS_PROFILE`) is refused: this tool
+/// does not read AWS's shared files.
+fn bedrock_protocol() -> Result<Bedrock, String> {
+    match BedrockConfig::from_lookup("", |name| std::env::var(name).ok()) {
+        Ok(config) => Ok(config.protocol),
+        Err(AuthError::NoCredentials) => Ok(Bedrock::default()),
+        Err(error) => Err(error.to_string()),
     }
 }
 
@@ -257,6 +281,7 @@ fn visit<V: ConfigVisitor>(
             };
             return Ok(match api {
                 Api::Azure => ProtocolVisitor::visit(from, azure_protocol("")),
+                Api::Bedrock => ProtocolVisitor::visit(from, bedrock_protocol()?),
                 api => api.visit(from),
             });
         }
@@ -275,8 +300,11 @@ fn visit<V: ConfigVisitor>(
                     ProtocolVisitor::visit(from, azure_protocol(m.id))
                 }
                 api if api == Api::Mistral.pi_api() => Api::Mistral.visit(from),
+                api if api == Api::Bedrock.pi_api() => {
+                    ProtocolVisitor::visit(from, bedrock_protocol()?)
+                }
                 api => Err(format!(
-                    "{}/{}: its api `{api}` is not one this tool speaks (openai-completions, anthropic-messages, openai-responses, google-generative-ai, azure-openai-responses, mistral-conversations)",
+                    "{}/{}: its api `{api}` is not one this tool speaks (openai-completions, anthropic-messages, openai-responses, google-generative-ai, azure-openai-responses, mistral-conversations, bedrock-converse-stream)",
                     m.provider, m.id
                 )),
             };
@@ -321,9 +349,17 @@ impl ConfigVisitor for Prepare<'_> {
 
     fn visit<P: Protocol + Send + Sync + 'static>(self, config: EndpointConfig<P>) -> Self::Output {
         let (config, _) = configure(config, self.settings)?;
-        config
+        let mut request = config
             .prepare_call(self.context, self.options)
-            .map_err(|e| e.to_string())
+            .map_err(|e| e.to_string())?;
+        // Signed as the call would be, at this moment (Bedrock's SigV4).
+        let now_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |since| {
+                u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
+            });
+        Endpoint::sign(&config, &mut request, now_ms).map_err(|e| e.to_string())?;
+        Ok(request)
     }
 }
 

@@ -94,17 +94,106 @@ fn dry_run_prints_the_request_with_the_key_redacted_and_sends_nothing() {
         .unwrap();
     let request: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert!(!request["body"].to_string().contains("cache_control"));
+}
 
-    let output = agentstream()
-        .args([
-            "chat",
+/// `chat` on Amazon Bedrock with pi-ai's environment: a catalogue model
+/// or `--api bedrock` goes to the region's endpoint and is signed with
+/// SigV4 when keys are set (the dry run signs as the call would), carries
+/// the API key as a bearer token when that is set, and goes unsigned with
+/// neither; a profile is refused with a clear error.
+#[test]
+fn bedrock_requests_are_signed_with_the_keys_of_the_environment() {
+    let aws = [
+        "AWS_REGION",
+        "AWS_DEFAULT_REGION",
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
+        "AWS_BEARER_TOKEN_BEDROCK",
+        "AWS_BEDROCK_SKIP_AUTH",
+        "AWS_PROFILE",
+    ];
+    let dry_run = |args: &[&str], env: &[(&str, &str)]| {
+        let mut command = agentstream();
+        command.arg("chat").args(args).args(["--dry-run", "hi"]);
+        for name in aws {
+            command.env_remove(name);
+        }
+        command.envs(env.iter().copied());
+        command.output().unwrap()
+    };
+    let keys = [
+        ("AWS_REGION", "eu-west-3"),
+        ("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE"),
+        (
+            "AWS_SECRET_ACCESS_KEY",
+            "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
+        ),
+        ("AWS_SESSION_TOKEN", "session-token-secret"),
+    ];
+    for args in [
+        &["--model", "amazon-bedrock/amazon.nova-lite-v1:0"][..],
+        &["--api", "bedrock", "--model", "amazon.nova-lite-v1:0"][..],
+    ] {
+        let output = dry_run(args, &keys);
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let text = String::from_utf8(output.stdout).unwrap();
+        assert!(!text.contains("wJalrXUtnFEMI"), "{text}");
+        assert!(!text.contains("session-token-secret"), "{text}");
+        let request: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            request["url"],
+            "https://bedrock-runtime.eu-west-3.amazonaws.com/model/amazon.nova-lite-v1%3A0/converse-stream"
+        );
+        let headers = &request["headers"];
+        assert_eq!(headers["authorization"], "<redacted>", "{headers}");
+        assert!(
+            headers["x-amz-date"]
+                .as_str()
+                .is_some_and(|d| d.len() == 16),
+            "{headers}"
+        );
+        assert!(headers["x-amz-content-sha256"].is_string(), "{headers}");
+    }
+
+    // A Bedrock API key: a bearer token, nothing signed.
+    let output = dry_run(
+        &["--api", "bedrock", "--model", "m"],
+        &[("AWS_BEARER_TOKEN_BEDROCK", "bedrock-key-secret")],
+    );
+    let request: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(
+        request["url"],
+        "https://bedrock-runtime.us-east-1.amazonaws.com/model/m/converse-stream"
+    );
+    assert_eq!(request["headers"]["authorization"], "<redacted>");
+    assert!(request["headers"].get("x-amz-date").is_none());
+
+    // Nothing: unsigned (a local server).
+    let output = dry_run(
+        &[
+            "--api",
+            "bedrock",
+            "--base-url",
+            "http://127.0.0.1:9",
             "--model",
-            "amazon-bedrock/amazon.nova-lite-v1:0",
-            "--dry-run",
-            "hi",
-        ])
-        .output()
-        .unwrap();
+            "m",
+        ],
+        &[],
+    );
+    let request: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert!(request["headers"].get("authorization").is_none());
+    assert!(request["headers"].get("x-amz-date").is_none());
+
+    // A profile cannot be read here: said, not ignored.
+    let output = dry_run(
+        &["--api", "bedrock", "--model", "m"],
+        &[("AWS_PROFILE", "work")],
+    );
     assert_eq!(output.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&output.stderr).contains("bedrock-converse-stream"));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("profile"));
 }
