@@ -138,6 +138,7 @@ mod pace;
 mod pieces;
 mod player;
 mod redact;
+mod redact_frames;
 mod redact_pieces;
 mod writer;
 

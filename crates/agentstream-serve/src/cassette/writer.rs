@@ -9,6 +9,7 @@ use agentstream_beneath::{create_dir, create_file, list_dir, Refusal, Resolver, 
 use serde_json::{json, Value};
 
 use super::cassette_number;
+use super::redact_frames::FrameRedactor;
 use super::redact_pieces::PieceRedactor;
 use super::Redactor;
 
@@ -24,7 +25,7 @@ pub(crate) struct Writer {
     response: fs::File,
     head: Value,
     /// The response body's redaction (`--redact`), across its pieces.
-    redacting: Option<PieceRedactor>,
+    redacting: Option<BodyRedactor>,
 }
 
 /// `response.json` for the response's `head` (`{"status", "headers"}`,
@@ -98,13 +99,14 @@ impl Writer {
         let head = json!({"status": status, "headers": headers});
         let mut response = create_file(&cassette, "response.json")?;
         response.write_all(&response_json(&head))?;
+        let redacting = (!redactor.is_empty()).then(|| BodyRedactor::new(redactor, &head));
         let writer = Self {
             body: create_file(&cassette, "response.body")?,
             lengths: create_file(&cassette, "response.body.lengths")?,
             times: create_file(&cassette, "response.body.times")?,
             response,
             head,
-            redacting: (!redactor.is_empty()).then(|| PieceRedactor::new(redactor.clone())),
+            redacting,
         };
         Ok((writer, name))
     }
@@ -130,7 +132,7 @@ impl Writer {
         let held = self
             .redacting
             .as_mut()
-            .map(PieceRedactor::finish)
+            .map(BodyRedactor::finish)
             .unwrap_or_default();
         for (piece, ms) in held {
             self.write_piece(&piece, ms)?;
@@ -154,5 +156,75 @@ impl Writer {
         self.response.set_len(0)?;
         self.response.rewind()?;
         self.response.write_all(&response_json(&self.head))
+    }
+}
+
+/// A response body's redaction: as text across its pieces, or frame by
+/// frame for an AWS event-stream body (whose frames carry lengths and
+/// CRCs that text replacements would break).
+enum BodyRedactor {
+    Text(PieceRedactor),
+    Frames(FrameRedactor),
+}
+
+impl BodyRedactor {
+    /// The redaction of the body whose response head is `head`.
+    fn new(redactor: &Redactor, head: &Value) -> Self {
+        let content_type = head["headers"]
+            .as_object()
+            .and_then(|headers| {
+                headers
+                    .iter()
+                    .find(|(name, _)| name.eq_ignore_ascii_case("content-type"))
+            })
+            .and_then(|(_, value)| value.as_str())
+            .unwrap_or_default();
+        if content_type
+            .trim_start()
+            .to_ascii_lowercase()
+            .starts_with("application/vnd.amazon.eventstream")
+        {
+            Self::Frames(FrameRedactor::new(redactor.clone()))
+        } else {
+            Self::Text(PieceRedactor::new(redactor.clone()))
+        }
+    }
+
+    fn push(&mut self, piece: &[u8], ms: u64) -> Vec<(Vec<u8>, u64)> {
+        match self {
+            Self::Text(text) => text.push(piece, ms),
+            Self::Frames(frames) => frames.push(piece, ms),
+        }
+    }
+
+    fn finish(&mut self) -> Vec<(Vec<u8>, u64)> {
+        match self {
+            Self::Text(text) => text.finish(),
+            Self::Frames(frames) => frames.finish(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_event_stream_body_is_redacted_by_frames_and_any_other_as_text() {
+        let redactor = Redactor::new(["secret"]).unwrap();
+        let head =
+            |content_type: &str| json!({"status": 200, "headers": {"content-type": content_type}});
+        assert!(matches!(
+            BodyRedactor::new(&redactor, &head("application/vnd.amazon.eventstream")),
+            BodyRedactor::Frames(_)
+        ));
+        assert!(matches!(
+            BodyRedactor::new(&redactor, &head("text/event-stream; charset=utf-8")),
+            BodyRedactor::Text(_)
+        ));
+        assert!(matches!(
+            BodyRedactor::new(&redactor, &json!({"status": 502, "headers": {}})),
+            BodyRedactor::Text(_)
+        ));
     }
 }
