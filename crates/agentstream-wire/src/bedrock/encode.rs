@@ -27,6 +27,7 @@ use agentstream::model::{BlockShape, DoneReason, ModelEvent};
 use bytes::Bytes;
 use serde_json::{json, Value};
 
+use super::request::normalize_tool_call_id;
 use crate::eventstream::{encode_message, Header, HeaderValue};
 use crate::server::error::ApiError;
 use crate::server::events::{self as frames, Events};
@@ -129,7 +130,11 @@ pub fn converse_response(reason: DoneReason, message: &AssistantMessage) -> Valu
                 Some(json!({"reasoningContent": {"reasoningText": text}}))
             }
             ContentBlock::ToolCall(c) => Some(json!({
-                "toolUse": {"toolUseId": c.id, "name": c.name, "input": c.arguments}
+                "toolUse": {
+                    "toolUseId": normalize_tool_call_id(&c.id),
+                    "name": c.name,
+                    "input": c.arguments,
+                }
             })),
             _ => None,
         })
@@ -362,7 +367,8 @@ impl OneBlockAtATime for StreamEncoder {
                 Some(BlockShape::ToolCall(c)) => (c.id.as_str(), c.name.as_str()),
                 _ => ("", ""),
             };
-            let start = json!({"toolUse": {"toolUseId": id, "name": name}});
+            // A Pi id such as `call_1|fc_1` as Bedrock writes ids.
+            let start = json!({"toolUse": {"toolUseId": normalize_tool_call_id(id), "name": name}});
             event(
                 "contentBlockStart",
                 &json!({"contentBlockIndex": index, "start": start}),

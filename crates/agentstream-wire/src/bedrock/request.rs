@@ -82,8 +82,9 @@ fn supports_prompt_caching(model: &str) -> bool {
         && any_contains(model, &["-4-", "claude-3-7-sonnet", "claude-3-5-haiku"])
 }
 
-/// A tool call id as Bedrock accepts it: `[A-Za-z0-9_-]`, at most 64.
-fn normalize_tool_call_id(id: &str) -> String {
+/// A tool call id as Bedrock accepts it: `[A-Za-z0-9_-]`, at most 64
+/// (pi-ai's rule; the server half writes ids the same way).
+pub(crate) fn normalize_tool_call_id(id: &str) -> String {
     id.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
