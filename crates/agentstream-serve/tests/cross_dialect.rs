@@ -1,6 +1,7 @@
 //! Cross-dialect replay: exchanges recorded against the Anthropic API
-//! answer OpenAI Chat Completions, Responses and Gemini clients with the
-//! same message, less what cannot cross (see `cassette::cross`).
+//! answer OpenAI Chat Completions, Responses, Gemini and Bedrock clients
+//! with the same message, less what cannot cross (see `cassette::cross`),
+//! and a Bedrock recording (event-stream frames) answers the others.
 
 use std::path::PathBuf;
 
@@ -10,8 +11,11 @@ use agentstream::message::{
 use agentstream::model::{Model, ScriptedTurn, StreamOptions};
 use agentstream_serve::cassette::Match;
 use agentstream_serve::Server;
-use agentstream_tokio::{AnthropicModel, GeminiModel, OpenAiCompatModel, ResponsesModel};
+use agentstream_tokio::{
+    AnthropicModel, BedrockModel, GeminiModel, OpenAiCompatModel, ResponsesModel,
+};
 use agentstream_wire::anthropic::AnthropicConfig;
+use agentstream_wire::bedrock::BedrockConfig;
 use agentstream_wire::gemini::GeminiConfig;
 use agentstream_wire::openai::OpenAiConfig;
 use agentstream_wire::responses::ResponsesConfig;
@@ -108,8 +112,13 @@ async fn an_anthropic_recording_answers_the_other_apis() {
             .with_api_key("k"),
     )
     .unwrap();
+    let bedrock = BedrockModel::new(
+        BedrockConfig::new("anthropic.claude-test-v1:0", "us-east-1").with_base_url(url.clone()),
+    )
+    .unwrap();
     let want = crossing(&recorded, true);
     for (name, model, ids) in [
+        ("bedrock", &bedrock as &dyn Model, true),
         ("openai", &openai as &dyn Model, true),
         ("responses", &responses as &dyn Model, true),
         // Gemini's calls carry no id: its client names them.
@@ -139,6 +148,70 @@ async fn an_anthropic_recording_answers_the_other_apis() {
         .await;
     let error = other.error_message.unwrap_or_default();
     assert!(error.contains("no cassette"), "{error}");
+    replay.shutdown().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bedrock_recording_answers_the_other_apis() {
+    let upstream = Server::builder(agentstream::model::ScriptedModel::new([
+        ScriptedTurn::message(assistant(
+            [ContentBlock::Text(agentstream::message::TextContent {
+                text: "Sunny in Paris.".into(),
+                ..Default::default()
+            })],
+            StopReason::Stop,
+        )),
+    ]))
+    .bind("127.0.0.1:0")
+    .await
+    .unwrap();
+    let dir = temp_dir("cross-dialect-bedrock");
+    let proxy = Server::proxy(upstream.url(), &dir)
+        .bind("127.0.0.1:0")
+        .await
+        .unwrap();
+    let bedrock = |url: String| {
+        BedrockModel::new(
+            BedrockConfig::new("anthropic.claude-test-v1:0", "us-east-1").with_base_url(url),
+        )
+        .unwrap()
+    };
+    let recorded = bedrock(proxy.url())
+        .stream(&question(), StreamOptions::default())
+        .result()
+        .await;
+    assert_eq!(recorded.error_message, None, "{recorded:?}");
+    assert_eq!(recorded.text(), "Sunny in Paris.");
+    proxy.shutdown().await;
+    upstream.shutdown().await;
+
+    let replay = Server::replay(&dir, Match::Exact)
+        .unwrap()
+        .bind("127.0.0.1:0")
+        .await
+        .unwrap();
+    let url = replay.url();
+    let openai = OpenAiCompatModel::new(OpenAiConfig::new(url.clone(), "gpt-test")).unwrap();
+    let anthropic = AnthropicModel::new(
+        AnthropicConfig::new("claude-test")
+            .with_api_key("k")
+            .with_base_url(url.trim_end_matches("/v1")),
+    )
+    .unwrap();
+    for (name, model) in [
+        ("openai", &openai as &dyn Model),
+        ("anthropic", &anthropic as &dyn Model),
+        // Its own API still matches first.
+        ("bedrock", &bedrock(url.clone()) as &dyn Model),
+    ] {
+        let got = model
+            .stream(&question(), StreamOptions::default())
+            .result()
+            .await;
+        assert_eq!(got.error_message, None, "{name}");
+        assert_eq!(crossing(&got, true), crossing(&recorded, true), "{name}");
+    }
     replay.shutdown().await;
     let _ = std::fs::remove_dir_all(&dir);
 }
