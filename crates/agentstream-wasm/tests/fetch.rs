@@ -2,7 +2,8 @@
 //! (`tests/support/mock-server.mjs`, started by `.ci/hosts-wasm.sh`, which
 //! passes its URL in `AGENTSTREAM_WASM_MOCK_URL` when these tests are
 //! built): streaming text, a tool call, an HTTP error, an abort that
-//! cancels the `fetch`, and an Anthropic stream.
+//! cancels the `fetch`, an Anthropic stream, and Mistral's, Azure's and
+//! Bedrock's (event-stream frames).
 #![cfg(target_arch = "wasm32")]
 
 use std::time::Duration;
@@ -318,6 +319,50 @@ async fn mistral_streams_text() {
     );
     assert_eq!(message.text(), "Hello, world");
     assert_eq!(message.provider, "mistral");
+}
+
+/// Azure OpenAI through `fetch`: its recorded Responses stream, at
+/// `{base}/openai/v1/responses?api-version=…` with the `api-key` header.
+#[wasm_bindgen_test]
+async fn azure_streams_its_recorded_answer() {
+    let config =
+        AzureConfig::new(format!("{}/azure/a1", server()), "gpt-5.1").with_api_key("test-key");
+    let model = AzureModel::new(config).expect("client");
+    let mut stream = EventLoop.spawn_stream(model.stream(&context(), StreamOptions::default()));
+    let message = stream.result().await;
+    assert_eq!(
+        message.stop_reason,
+        StopReason::Stop,
+        "{:?}",
+        message.error_message
+    );
+    assert_eq!(message.text(), "Hello");
+    assert_eq!(message.api, "azure-openai-responses");
+    assert_eq!(message.usage.input, 11);
+}
+
+/// Bedrock through `fetch`: its recorded ConverseStream events as AWS
+/// event-stream frames (binary, cut inside a frame), decoded by the same
+/// framing seam as on the native hosts.
+#[wasm_bindgen_test]
+async fn bedrock_streams_its_recorded_frames() {
+    let config = BedrockConfig::new("anthropic.claude-sonnet-4-5-20250929-v1:0", "us-east-1")
+        .with_base_url(format!("{}/bedrock/b1", server()));
+    let model = BedrockModel::new(config).expect("client");
+    let mut stream = EventLoop.spawn_stream(model.stream(&context(), StreamOptions::default()));
+    let message = stream.result().await;
+    assert_eq!(
+        message.stop_reason,
+        StopReason::Stop,
+        "{:?}",
+        message.error_message
+    );
+    assert!(
+        message.text().contains("3** r's in \"strawberry.\""),
+        "{}",
+        message.text()
+    );
+    assert_eq!((message.usage.input, message.usage.output), (22, 55));
 }
 
 // The aliases of Bedrock, Azure and Mistral, and their requests (no server).

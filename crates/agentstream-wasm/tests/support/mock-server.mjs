@@ -9,11 +9,60 @@
 //   hang/…/v1/chat/completions   one delta, then nothing, until the client
 //                                goes away (counted per id)
 //   anthropic/…/v1/messages      an Anthropic Messages stream with text
+//   azure/…/openai/v1/responses  Azure OpenAI's recorded Responses stream
+//                                (the wire crate's azure-text.1 fixture)
+//   bedrock/…/model/M/converse-stream
+//                                Bedrock's recorded ConverseStream events
+//                                (the wire crate's amazon-bedrock-text
+//                                fixture) as AWS event-stream frames
 //   stats/<id>                   {"closed": n}: hang requests closed by the client
 //   closed-port/-                a loopback port nothing listens on (it was
 //                                bound once at start, then closed)
 // Every answer allows any origin (CORS), so a browser page may call it.
 import http from "node:http";
+import { readFileSync } from "node:fs";
+import { crc32 } from "node:zlib";
+
+const fixtures = new URL("../../../agentstream-wire/tests/fixtures/", import.meta.url);
+const lines = (path) =>
+  readFileSync(new URL(path, fixtures), "utf8").split("\n").filter((line) => line.trim());
+
+// Azure's recorded Responses events, as SSE.
+const azureStream = lines("azure-responses-sse/azure-text.1.chunks.jsonl").map(
+  (line) => `event: ${JSON.parse(line).type}\ndata: ${line}\n\n`,
+);
+
+// One AWS event-stream message: prelude (lengths, CRC32), three string
+// headers, the JSON payload, the message CRC32.
+function frame(eventType, payload) {
+  const header = (name, value) => {
+    const n = Buffer.from(name);
+    const v = Buffer.from(value);
+    const len = Buffer.alloc(2);
+    len.writeUInt16BE(v.length);
+    return Buffer.concat([Buffer.from([n.length]), n, Buffer.from([7]), len, v]);
+  };
+  const headers = Buffer.concat([
+    header(":event-type", eventType),
+    header(":content-type", "application/json"),
+    header(":message-type", "event"),
+  ]);
+  const body = Buffer.from(payload);
+  const prelude = Buffer.alloc(12);
+  prelude.writeUInt32BE(16 + headers.length + body.length, 0);
+  prelude.writeUInt32BE(headers.length, 4);
+  prelude.writeUInt32BE(crc32(prelude.subarray(0, 8)), 8);
+  const head = Buffer.concat([prelude, headers, body]);
+  const crc = Buffer.alloc(4);
+  crc.writeUInt32BE(crc32(head));
+  return Buffer.concat([head, crc]);
+}
+
+// Bedrock's recorded ConverseStream events, as frames.
+const bedrockFrames = lines("bedrock/amazon-bedrock-text.events.jsonl").map((line) => {
+  const [[eventType, payload]] = Object.entries(JSON.parse(line));
+  return frame(eventType, JSON.stringify(payload));
+});
 
 const closed = new Map();
 
@@ -137,6 +186,21 @@ const server = http.createServer((req, res) => {
         ]);
         res.end();
         break;
+      case "azure":
+        sse(res, azureStream);
+        res.end();
+        break;
+      case "bedrock": {
+        res.writeHead(200, {
+          "content-type": "application/vnd.amazon.eventstream",
+          "access-control-allow-origin": "*",
+        });
+        // Cut inside a frame once: the reader must join the pieces.
+        const all = Buffer.concat(bedrockFrames);
+        res.write(all.subarray(0, 37));
+        res.end(all.subarray(37));
+        break;
+      }
       case "closed-port":
         res.writeHead(200, { "content-type": "text/plain", "access-control-allow-origin": "*" });
         res.end(String(closedPort));
