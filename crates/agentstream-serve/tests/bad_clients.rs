@@ -87,14 +87,7 @@ async fn the_request_log_keeps_the_newest_within_its_bounds() {
         let response = client.post(&url).body(chat(&big).to_string());
         response.send().await.unwrap().bytes().await.unwrap();
     }
-    let listed = client
-        .get(format!("{}/requests", server.url()))
-        .send()
-        .await
-        .unwrap()
-        .bytes()
-        .await
-        .unwrap();
+    let listed = support::get_bytes(&format!("{}/requests", server.url())).await;
     assert!(
         listed.len() <= (1 << 20) + 64,
         "{} bytes listed",

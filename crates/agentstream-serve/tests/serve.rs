@@ -47,15 +47,7 @@ async fn post_raw(url: &str, body: &Value) -> reqwest::Response {
 }
 
 async fn get_json(url: &str) -> Value {
-    let bytes = client()
-        .get(url)
-        .send()
-        .await
-        .unwrap()
-        .bytes()
-        .await
-        .unwrap();
-    serde_json::from_slice(&bytes).unwrap()
+    serde_json::from_slice(&support::get_bytes(url).await).unwrap()
 }
 
 fn script(value: Value) -> Vec<ServeTurn> {

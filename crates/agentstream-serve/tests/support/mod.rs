@@ -51,6 +51,19 @@ pub async fn post_json(url: &str, body: impl Into<reqwest::Body>) -> reqwest::Re
         .unwrap()
 }
 
+/// The body of a GET of `url`.
+pub async fn get_bytes(url: &str) -> Vec<u8> {
+    reqwest::Client::new()
+        .get(url)
+        .send()
+        .await
+        .unwrap()
+        .bytes()
+        .await
+        .unwrap()
+        .to_vec()
+}
+
 /// POSTs a Chat Completions request (not streamed) saying `text` to
 /// `url/chat/completions` with `client`, under the test id `test` if any.
 pub async fn chat_call(
