@@ -381,6 +381,20 @@ fn a_bad_rule_exits_2_naming_the_rule_and_the_key() {
     assert!(stderr.contains("unknown match key"), "{stderr}");
 }
 
+/// Runs `serve` recording into `dir` from an upstream nobody listens on,
+/// with the option `flag` set to `value`.
+fn record_from_nowhere(dir: &str, flag: &str, value: &str) -> std::process::Output {
+    run_support::run(&[
+        "serve",
+        "--upstream",
+        "http://127.0.0.1:9",
+        "--record",
+        dir,
+        flag,
+        value,
+    ])
+}
+
 #[test]
 fn replay_speed_is_a_finite_number_0_or_more() {
     let dir: PathBuf = [env!("CARGO_TARGET_TMPDIR"), "serve-speed"]
@@ -398,15 +412,7 @@ fn replay_speed_is_a_finite_number_0_or_more() {
         );
     }
     // Without --replay it is refused too.
-    let o = run_support::run(&[
-        "serve",
-        "--upstream",
-        "http://127.0.0.1:9",
-        "--record",
-        &dir,
-        "--replay-speed",
-        "1",
-    ]);
+    let o = record_from_nowhere(&dir, "--replay-speed", "1");
     assert_eq!(o.status.code(), Some(2));
     assert!(run_support::text(&o.stderr).contains("give --replay DIR"));
 }
@@ -417,15 +423,7 @@ fn a_redact_pattern_that_is_not_a_regex_is_refused() {
         .iter()
         .collect();
     let dir = dir.display().to_string();
-    let o = run_support::run(&[
-        "serve",
-        "--upstream",
-        "http://127.0.0.1:9",
-        "--record",
-        &dir,
-        "--redact",
-        "(",
-    ]);
+    let o = record_from_nowhere(&dir, "--redact", "(");
     assert_eq!(o.status.code(), Some(2));
     assert!(
         run_support::text(&o.stderr).contains("--redact \"(\""),

@@ -13,6 +13,8 @@ use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
+mod support;
+
 /// Longer than any wait here can take unless the server hangs.
 const HANG: Duration = Duration::from_secs(60);
 
@@ -36,10 +38,7 @@ fn chat(text: &str) -> Value {
 
 #[tokio::test]
 async fn the_request_log_keeps_the_newest_within_its_bounds() {
-    let dir = std::env::temp_dir().join(format!("agentstream-log-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("requests.jsonl");
-    let _ = std::fs::remove_file(&path);
+    let path = support::requests_file("log");
     let server = Server::builder(model())
         .kept_requests(5, 1 << 20)
         .requests_file(&path)
@@ -88,14 +87,7 @@ async fn the_request_log_keeps_the_newest_within_its_bounds() {
         let response = client.post(&url).body(chat(&big).to_string());
         response.send().await.unwrap().bytes().await.unwrap();
     }
-    let listed = client
-        .get(format!("{}/requests", server.url()))
-        .send()
-        .await
-        .unwrap()
-        .bytes()
-        .await
-        .unwrap();
+    let listed = support::get_bytes(&format!("{}/requests", server.url())).await;
     assert!(
         listed.len() <= (1 << 20) + 64,
         "{} bytes listed",
@@ -104,7 +96,7 @@ async fn the_request_log_keeps_the_newest_within_its_bounds() {
     assert_eq!(server.requests().len(), 3);
     assert_eq!(server.dropped_requests(), 7);
     server.shutdown().await;
-    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(path.parent().unwrap());
 }
 
 #[tokio::test]

@@ -23,6 +23,9 @@ use agentstream_wire::sse::{SseProjector, SseStream};
 use agentstream_wire::Api;
 use serde_json::{json, Value};
 
+mod support;
+use support::everything;
+
 const KEY: &str = "sk-cassette-secret-0123456789";
 
 fn temp_dir(name: &str) -> PathBuf {
@@ -43,20 +46,6 @@ fn anthropic_body() -> Vec<u8> {
         json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 3}}),
         json!({"type": "message_stop"}),
     ])
-}
-
-/// Every file under `dir`, concatenated.
-fn everything(dir: &Path) -> Vec<u8> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            out.extend(everything(&path));
-        } else {
-            out.extend(std::fs::read(&path).unwrap());
-        }
-    }
-    out
 }
 
 fn question(text: &str) -> Context {

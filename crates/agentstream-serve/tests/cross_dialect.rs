@@ -9,7 +9,6 @@ use agentstream::message::{
     assistant, user, AssistantMessage, ContentBlock, Context, StopReason, ToolCall,
 };
 use agentstream::model::{Model, ScriptedTurn, StreamOptions};
-use agentstream_serve::cassette::Match;
 use agentstream_serve::Server;
 use agentstream_tokio::{
     AnthropicModel, BedrockModel, GeminiModel, OpenAiCompatModel, ResponsesModel,
@@ -20,6 +19,8 @@ use agentstream_wire::gemini::GeminiConfig;
 use agentstream_wire::openai::OpenAiConfig;
 use agentstream_wire::responses::ResponsesConfig;
 use serde_json::{json, Value};
+
+mod support;
 
 fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("agentstream-{name}-{}", std::process::id()));
@@ -98,11 +99,7 @@ async fn an_anthropic_recording_answers_the_other_apis() {
     proxy.shutdown().await;
     upstream.shutdown().await;
 
-    let replay = Server::replay(&dir, Match::Exact)
-        .unwrap()
-        .bind("127.0.0.1:0")
-        .await
-        .unwrap();
+    let replay = support::replay(&dir).await;
     let url = replay.url();
     let openai = OpenAiCompatModel::new(OpenAiConfig::new(url.clone(), "gpt-test")).unwrap();
     let responses = ResponsesModel::new(ResponsesConfig::new(url.clone(), "gpt-5")).unwrap();

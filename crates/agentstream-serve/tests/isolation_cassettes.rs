@@ -3,11 +3,11 @@
 //! (else from `DIR`), ids that cannot name a directory are refused, and
 //! a symlink is never followed.
 
-use agentstream_serve::cassette::Match;
 use agentstream_serve::{ServeTurn, Server, TEST_HEADER};
 use serde_json::{json, Value};
 
 mod support;
+use support::names;
 
 async fn call(url: &str, test: Option<&str>, text: &str) -> (u16, String) {
     let response = support::chat_call(&reqwest::Client::new(), url, test, text).await;
@@ -20,15 +20,6 @@ async fn call(url: &str, test: Option<&str>, text: &str) -> (u16, String) {
         .unwrap_or("")
         .to_owned();
     (status, text)
-}
-
-fn names(dir: &std::path::Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -84,11 +75,7 @@ async fn each_test_id_records_and_replays_its_own_subdirectory() {
     assert_eq!(names(&dir.join("t1")), ["0000"]);
     assert_eq!(names(&dir.join("t2")), ["0000"]);
 
-    let replay = Server::replay(&dir, Match::Exact)
-        .unwrap()
-        .bind("127.0.0.1:0")
-        .await
-        .unwrap();
+    let replay = support::replay(&dir).await;
     let url = replay.url();
     assert_eq!(call(&url, Some("t1"), "q").await, (200, "for t1".into()));
     assert_eq!(call(&url, Some("t2"), "q").await, (200, "for t2".into()));

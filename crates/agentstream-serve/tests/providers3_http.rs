@@ -20,6 +20,8 @@ use serde_json::{json, Value};
 mod server_support;
 use server_support::read_with;
 
+mod support;
+
 const KEY: &str = "AIza-agentstream-secret-key";
 
 fn turns() -> Vec<AssistantMessage> {
@@ -189,19 +191,6 @@ fn temp_dir(name: &str) -> PathBuf {
     dir
 }
 
-fn everything(dir: &std::path::Path) -> Vec<u8> {
-    let mut all = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            all.extend(everything(&path));
-        } else {
-            all.extend(std::fs::read(&path).unwrap());
-        }
-    }
-    all
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cassettes_record_and_replay_both_routes_without_the_key() {
     let upstream = Server::builder(ScriptedModel::new(turns()))
@@ -228,7 +217,7 @@ async fn cassettes_record_and_replay_both_routes_without_the_key() {
     let seen = upstream.requests();
     assert_eq!(seen[1].api.pi_api(), "google-generative-ai");
     upstream.shutdown().await;
-    let files = everything(&dir);
+    let files = support::everything(&dir);
     assert!(
         !files.windows(KEY.len()).any(|w| w == KEY.as_bytes()),
         "the key reached a cassette"

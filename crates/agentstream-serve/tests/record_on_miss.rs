@@ -7,6 +7,9 @@ use agentstream_serve::cassette::Match;
 use agentstream_serve::{ServeTurn, Server};
 use serde_json::{json, Value};
 
+mod support;
+use support::{names, temp_dir};
+
 /// A Chat Completions call saying `text`: the status and the answer's
 /// text.
 async fn call(url: &str, text: &str, stream: bool) -> (u16, String) {
@@ -48,27 +51,30 @@ async fn call_as(url: &str, test: Option<&str>, text: &str, stream: bool) -> (u1
     (status, text)
 }
 
-fn temp_dir(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("agentstream-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn misses_are_recorded_and_then_replayed() {
-    let turns = ["first", "second", "third"].map(|t| ServeTurn::from_value(json!(t)).unwrap());
+/// A scripted upstream answering `turns` in order, and a server replaying
+/// the fresh directory `dir_name` that records its misses from that
+/// upstream: (upstream, directory, server).
+async fn recording(turns: &[&str], dir_name: &str) -> (Server, std::path::PathBuf, Server) {
+    let turns = turns
+        .iter()
+        .map(|t| ServeTurn::from_value(json!(t)).unwrap());
     let upstream = Server::from_script(turns)
         .bind("127.0.0.1:0")
         .await
         .unwrap();
-    let dir = temp_dir("record-on-miss");
+    let dir = temp_dir(dir_name);
     let server = Server::replay(&dir, Match::Exact)
         .unwrap()
         .record_misses(upstream.url())
         .bind("127.0.0.1:0")
         .await
         .unwrap();
+    (upstream, dir, server)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn misses_are_recorded_and_then_replayed() {
+    let (upstream, dir, server) = recording(&["first", "second", "third"], "record-on-miss").await;
     let url = server.url();
     assert_eq!(call(&url, "a", false).await, (200, "first".into()));
     assert_eq!(upstream.calls(), 1);
@@ -81,20 +87,11 @@ async fn misses_are_recorded_and_then_replayed() {
     assert_eq!(call(&url, "a", false).await, (200, "first".into()));
     assert_eq!(upstream.calls(), 2);
     assert_eq!(server.requests().len(), 5, "every call is in the log");
-    let mut saved: Vec<String> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    saved.sort();
-    assert_eq!(saved, ["0000", "0001"]);
+    assert_eq!(names(&dir), ["0000", "0001"]);
     server.shutdown().await;
 
     // A plain replay of the directory answers both without the upstream.
-    let replay = Server::replay(&dir, Match::Exact)
-        .unwrap()
-        .bind("127.0.0.1:0")
-        .await
-        .unwrap();
+    let replay = support::replay(&dir).await;
     assert_eq!(call(&replay.url(), "b", true).await, (200, "second".into()));
     assert_eq!(
         call(&replay.url(), "c", false).await.0,
@@ -106,30 +103,9 @@ async fn misses_are_recorded_and_then_replayed() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// The names in `dir`, sorted.
-fn names(dir: &std::path::Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_test_ids_misses_are_recorded_into_its_own_subdirectory() {
-    let turns = ["first", "second"].map(|t| ServeTurn::from_value(json!(t)).unwrap());
-    let upstream = Server::from_script(turns)
-        .bind("127.0.0.1:0")
-        .await
-        .unwrap();
-    let dir = temp_dir("record-on-miss-test-id");
-    let server = Server::replay(&dir, Match::Exact)
-        .unwrap()
-        .record_misses(upstream.url())
-        .bind("127.0.0.1:0")
-        .await
-        .unwrap();
+    let (upstream, dir, server) = recording(&["first", "second"], "record-on-miss-test-id").await;
     let url = server.url();
     let t1 = Some("t1");
     assert_eq!(call_as(&url, t1, "a", false).await, (200, "first".into()));

@@ -3,25 +3,11 @@
 //! raw or decoded), and Gemini's `?key=` never does either.
 
 mod support;
-use support::{piecewise_upstream, post_json, temp_dir};
+use support::{everything, get_bytes, piecewise_upstream, post_json, temp_dir};
 
 use agentstream_serve::cassette::{Redactor, REDACTED_BODY};
 use agentstream_serve::{ServeTurn, Server};
 use serde_json::json;
-
-/// Every byte of every file under `dir`.
-fn everything(dir: &std::path::Path) -> Vec<u8> {
-    let mut all = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            all.extend(everything(&path));
-        } else {
-            all.extend(std::fs::read(&path).unwrap());
-        }
-    }
-    all
-}
 
 fn holds(haystack: &[u8], needle: &str) -> bool {
     haystack
@@ -77,17 +63,8 @@ async fn redacted_text_and_query_keys_reach_no_cassette_and_no_log() {
         .unwrap();
     assert!(holds(&chat.bytes().await.unwrap(), "hunter2"));
     let listed = |raw: &'static str| {
-        let (client, url) = (client.clone(), proxy.url());
-        async move {
-            client
-                .get(format!("{url}/requests{raw}"))
-                .send()
-                .await
-                .unwrap()
-                .bytes()
-                .await
-                .unwrap()
-        }
+        let url = proxy.url();
+        async move { get_bytes(&format!("{url}/requests{raw}")).await }
     };
     let (decoded, raw) = (listed("").await, listed("?raw=1").await);
     proxy.shutdown().await;

@@ -47,15 +47,7 @@ async fn post_raw(url: &str, body: &Value) -> reqwest::Response {
 }
 
 async fn get_json(url: &str) -> Value {
-    let bytes = client()
-        .get(url)
-        .send()
-        .await
-        .unwrap()
-        .bytes()
-        .await
-        .unwrap();
-    serde_json::from_slice(&bytes).unwrap()
+    serde_json::from_slice(&support::get_bytes(url).await).unwrap()
 }
 
 fn script(value: Value) -> Vec<ServeTurn> {
@@ -133,6 +125,11 @@ async fn openai_stream_looks_like_the_recordings() {
     server.shutdown().await;
 }
 
+/// The Chat Completions and the Messages endpoint under the base URL `url`.
+fn endpoints(url: &str) -> (String, String) {
+    (format!("{url}/chat/completions"), format!("{url}/messages"))
+}
+
 #[tokio::test]
 async fn bad_requests_get_provider_errors() {
     let server = Server::builder(ScriptedModel::new([assistant(
@@ -144,8 +141,7 @@ async fn bad_requests_get_provider_errors() {
     .await
     .unwrap();
     let url = server.url();
-    let openai = format!("{url}/chat/completions");
-    let anthropic = format!("{url}/messages");
+    let (openai, anthropic) = endpoints(&url);
 
     let (status, _, body) = post(&openai, "{not json").await;
     assert_eq!(status, 400);
@@ -267,8 +263,7 @@ async fn scripted_http_errors_and_exhaustion() {
         .await
         .unwrap();
     let url = server.url();
-    let openai = format!("{url}/chat/completions");
-    let anthropic = format!("{url}/messages");
+    let (openai, anthropic) = endpoints(&url);
     let request =
         json!({"model": "m", "messages": [{"role": "user", "content": "hi"}]}).to_string();
 
@@ -421,10 +416,7 @@ async fn a_client_that_disconnects_stops_its_turn() {
 
 #[tokio::test]
 async fn requests_are_appended_to_a_file() {
-    let dir = std::env::temp_dir().join(format!("agentstream-serve-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("requests.jsonl");
-    let _ = std::fs::remove_file(&path);
+    let path = support::requests_file("serve");
     let server = Server::builder(ScriptedModel::new([
         assistant([text("a")], StopReason::Stop),
         assistant([text("b")], StopReason::Stop),
@@ -449,7 +441,7 @@ async fn requests_are_appended_to_a_file() {
     assert_eq!(lines[0]["call"], 0);
     assert_eq!(lines[1]["context"]["messages"][0]["content"], "two");
     assert_eq!(lines[1]["context"]["systemPrompt"], "sys");
-    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(path.parent().unwrap());
 }
 
 /// The answer of a turn computed from the request: the tool result the

@@ -236,6 +236,40 @@ where
     assert_eq!(results, [(TOOL_ABORTED_MESSAGE, true); 2]);
 }
 
+/// The names a native host's prelude holds, each imported from
+/// `$host::prelude` so that the calling test fails to compile when one goes
+/// missing: the core's, the host's runtime type `$rt`, what `with_retry`
+/// takes and returns, what a subscription yields and, under the calling
+/// crate's `http` feature, the provider configurations and models.
+///
+/// ```text
+/// agentstream_testkit::prelude_names!(host: agentstream_smol, runtime: Smol);
+/// ```
+#[macro_export]
+macro_rules! prelude_names {
+    (host: $host:ident, runtime: $rt:ident $(,)?) => {
+        #[allow(unused_imports)]
+        use $host::prelude::{
+            agent_loop, assistant, image, run_agent, text, thinking, tool_call, tool_result, user,
+            user_blocks, validate_events, $rt, AbortController, AbortSignal, AfterToolCallHook,
+            Agent, AgentError, AgentEvent, AgentHooks, AgentOptions, AgentOutcome, AgentState,
+            AgentStop, AgentTool, AssistantMessage, BeforeToolCallHook, ContentBlock, Context,
+            Lagged, Message, Model, ModelEvent, ModelStream, RetryModel, RetryPolicy, Runtime,
+            ScriptedModel, ScriptedTurn, StopReason, StreamOptions, Subscription, Tool,
+            ToolCallDecision, ToolContext, ToolError, ToolExecution, ToolOutput, ToolSet,
+            TransformContextHook, TypedTool,
+        };
+
+        #[cfg(feature = "http")]
+        #[allow(unused_imports)]
+        use $host::prelude::{
+            AnthropicConfig, AnthropicModel, AzureConfig, AzureModel, BedrockConfig, BedrockModel,
+            GeminiConfig, GeminiModel, MistralConfig, MistralModel, OpenAiCompatModel,
+            OpenAiConfig, ResponsesConfig, ResponsesModel,
+        };
+    };
+}
+
 /// A native host's two prelude tests: a scripted call played with the
 /// prelude's names alone, and the runtime's methods (`pause`,
 /// `with_retry`, `spawn_stream`) called on its runtime value through the

@@ -2,28 +2,8 @@
 //! `agentstream_wire::prelude`: naming each one fails to compile when one
 //! goes missing.
 
-#[allow(unused_imports)]
-use agentstream_tokio::prelude::{
-    agent_loop, assistant, image, run_agent, text, thinking, tool_call, tool_result, user,
-    user_blocks, validate_events, AbortController, AbortSignal, AfterToolCallHook, Agent,
-    AgentError, AgentEvent, AgentHooks, AgentOptions, AgentOutcome, AgentState, AgentStop,
-    AgentTool, AssistantMessage, BeforeToolCallHook, ContentBlock, Context, Message, Model,
-    ModelEvent, ModelStream, Runtime, ScriptedModel, ScriptedTurn, StopReason, StreamOptions,
-    Subscription, Tokio, Tool, ToolCallDecision, ToolContext, ToolError, ToolExecution, ToolOutput,
-    ToolSet, TransformContextHook, TypedTool,
-};
-
-// What `with_retry` takes and returns, and what a subscription yields.
-#[allow(unused_imports)]
-use agentstream_tokio::prelude::{Lagged, RetryModel, RetryPolicy};
-
-#[cfg(feature = "http")]
-#[allow(unused_imports)]
-use agentstream_tokio::prelude::{
-    AnthropicConfig, AnthropicModel, AzureConfig, AzureModel, BedrockConfig, BedrockModel,
-    GeminiConfig, GeminiModel, MistralConfig, MistralModel, OpenAiCompatModel, OpenAiConfig,
-    ResponsesConfig, ResponsesModel,
-};
+// One list of names for every native host (`agentstream_testkit::host`).
+agentstream_testkit::prelude_names!(host: agentstream_tokio, runtime: Tokio);
 
 /// Runs `future` on a current-thread runtime with its timer (what
 /// `#[tokio::test]` gives a test).

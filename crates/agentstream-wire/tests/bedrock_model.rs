@@ -11,25 +11,17 @@ use agentstream::model::{Model, StreamOptions};
 use agentstream::rt::Timer;
 use agentstream_wire::bedrock::BedrockConfig;
 use agentstream_wire::endpoint::PreparedRequest;
-use agentstream_wire::eventstream::encode_event;
 use agentstream_wire::host::{ClientError, Host};
-use agentstream_wire::http::{ResponseBody, ResponseHead, TransportError};
+use agentstream_wire::http::{ResponseHead, TransportError};
 use agentstream_wire::model::BedrockModel;
+
+mod frames_support;
+use frames_support::{frames, Pieces};
 
 /// The requests seen.
 static SEEN: Mutex<Vec<PreparedRequest>> = Mutex::new(Vec::new());
 
 struct Frames;
-struct Pieces(Vec<Vec<u8>>);
-
-impl ResponseBody for Pieces {
-    type Chunk = Vec<u8>;
-    fn next_chunk(
-        &mut self,
-    ) -> impl Future<Output = Result<Option<Vec<u8>>, TransportError>> + Send {
-        ready(Ok((!self.0.is_empty()).then(|| self.0.remove(0))))
-    }
-}
 
 impl Host for Frames {
     type Body = Pieces;
@@ -42,8 +34,7 @@ impl Host for Frames {
         _connect_timeout: Option<Duration>,
     ) -> impl Future<Output = Result<(ResponseHead, Pieces), TransportError>> + Send {
         SEEN.lock().unwrap().push(request);
-        let mut body = Vec::new();
-        for (event, payload) in [
+        let body = frames(&[
             ("messageStart", r#"{"role":"assistant"}"#),
             (
                 "contentBlockDelta",
@@ -59,9 +50,7 @@ impl Host for Frames {
                 "metadata",
                 r#"{"usage":{"inputTokens":3,"outputTokens":2,"totalTokens":5}}"#,
             ),
-        ] {
-            encode_event(event, payload.as_bytes(), &mut body).unwrap();
-        }
+        ]);
         // Pieces that cut the frames anywhere.
         let pieces = body.chunks(13).map(<[u8]>::to_vec).collect();
         ready(Ok((ResponseHead::new(200), Pieces(pieces))))

@@ -12,6 +12,9 @@ use agentstream_wire::bedrock::BedrockStream;
 use agentstream_wire::eventstream::{encode_event, encode_message, Header, HeaderValue};
 use serde_json::{json, Value};
 
+mod event_fields_support;
+use event_fields_support::event_fields;
+
 const FIXTURES: [&str; 4] = [
     "amazon-bedrock-text",
     "amazon-bedrock-reasoning",
@@ -52,21 +55,7 @@ fn run(body: &[u8], piece: usize) -> Vec<ModelEvent> {
 
 /// An event as the golden holds it (Pi's JSON without `partial`).
 fn view(event: &ModelEvent) -> Value {
-    let full = serde_json::to_value(event).unwrap();
-    let mut out = serde_json::Map::new();
-    for key in [
-        "type",
-        "contentIndex",
-        "delta",
-        "content",
-        "toolCall",
-        "reason",
-    ] {
-        if let Some(value) = full.get(key) {
-            out.insert(key.into(), value.clone());
-        }
-    }
-    Value::Object(out)
+    event_fields(&serde_json::to_value(event).unwrap())
 }
 
 /// pi-ai's golden with the deliberate differences applied: we always

@@ -20,13 +20,15 @@ use agentstream_wire::bedrock::auth::sigv4::{Credentials, SignableRequest};
 use agentstream_wire::bedrock::auth::{split_url, verify};
 use agentstream_wire::bedrock::BedrockConfig;
 use agentstream_wire::endpoint::{Endpoint, PreparedRequest};
-use agentstream_wire::eventstream::encode_event;
 use agentstream_wire::host::{ClientError, Host};
-use agentstream_wire::http::{ResponseBody, ResponseHead, TransportError};
+use agentstream_wire::http::{ResponseHead, TransportError};
 use agentstream_wire::model::BedrockModel;
 use agentstream_wire::options::is_secret_header;
 use agentstream_wire::recording::RecordingEndpoint;
 use serde_json::Value;
+
+mod frames_support;
+use frames_support::{frames, Pieces};
 
 const ACCESS_KEY_ID: &str = "AKIDEXAMPLE";
 const SECRET_ACCESS_KEY: &str = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY";
@@ -72,16 +74,6 @@ fn verify_received(request: &PreparedRequest, session_token: Option<&str>) -> Re
 }
 
 struct Aws;
-struct Pieces(Vec<Vec<u8>>);
-
-impl ResponseBody for Pieces {
-    type Chunk = Vec<u8>;
-    fn next_chunk(
-        &mut self,
-    ) -> impl Future<Output = Result<Option<Vec<u8>>, TransportError>> + Send {
-        ready(Ok((!self.0.is_empty()).then(|| self.0.remove(0))))
-    }
-}
 
 impl Host for Aws {
     type Body = Pieces;
@@ -101,8 +93,7 @@ impl Host for Aws {
             let body = br#"{"message":"The request signature we calculated does not match the signature you provided."}"#;
             return ready(Ok((ResponseHead::new(403), Pieces(vec![body.to_vec()]))));
         }
-        let mut body = Vec::new();
-        for (event, payload) in [
+        let body = frames(&[
             ("messageStart", r#"{"role":"assistant"}"#),
             (
                 "contentBlockDelta",
@@ -110,9 +101,7 @@ impl Host for Aws {
             ),
             ("contentBlockStop", r#"{"contentBlockIndex":0}"#),
             ("messageStop", r#"{"stopReason":"end_turn"}"#),
-        ] {
-            encode_event(event, payload.as_bytes(), &mut body).unwrap();
-        }
+        ]);
         ready(Ok((ResponseHead::new(200), Pieces(vec![body]))))
     }
     type Timer = Aws;

@@ -13,7 +13,10 @@ use agentstream::model::ModelEvent;
 use agentstream_wire::azure::AzureResponsesProjector;
 use agentstream_wire::mistral::MistralProjector;
 use agentstream_wire::sse::{SseEvent, SseProjector};
-use serde_json::{Map, Value};
+use serde_json::Value;
+
+mod event_fields_support;
+use event_fields_support::event_fields;
 
 const RECORDED: &str = "recorded";
 
@@ -49,25 +52,6 @@ fn project<P: SseProjector>(fixture: &Path) -> Vec<ModelEvent> {
     }
     projector.finish(&mut events);
     events
-}
-
-/// An event as `compare.mjs` projects it: its value fields, not the
-/// partial message.
-fn event_fields(event: &Value) -> Value {
-    let mut out = Map::new();
-    for key in [
-        "type",
-        "contentIndex",
-        "delta",
-        "content",
-        "toolCall",
-        "reason",
-    ] {
-        if let Some(value) = event.get(key) {
-            out.insert(key.into(), value.clone());
-        }
-    }
-    Value::Object(out)
 }
 
 /// Our events and final message beside pi-ai's. Pi's empty `text_delta`s

@@ -4,33 +4,17 @@
 //! cut off by `max_output_tokens`. Every sequence must pass
 //! `validate_events`.
 
-use agentstream::message::{AssistantMessage, ContentBlock, StopReason};
-use agentstream::model::{validate_events, ErrorCause, ModelEvent};
+use agentstream::message::{ContentBlock, StopReason};
+use agentstream::model::{ErrorCause, ModelEvent};
 use agentstream_wire::limits::Limits;
 use agentstream_wire::responses::ResponsesProjector;
-use agentstream_wire::sse::SseDecoder;
 use serde_json::{json, Value};
 
-fn fixture(name: &str) -> String {
-    let path = format!(
-        "{}/tests/fixtures/openai-responses-sse/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("reading {path}: {e}"))
-}
+mod projector_support;
+use projector_support::{decoded, every_cut_ends_cleanly, last, project};
 
-fn project<'a>(
-    projector: &mut ResponsesProjector,
-    payloads: impl IntoIterator<Item = &'a str>,
-) -> Vec<ModelEvent> {
-    let mut out = Vec::new();
-    for data in payloads {
-        projector.push_data(data, &mut out);
-    }
-    projector.finish(&mut out);
-    let diagnostics = validate_events(&out);
-    assert!(diagnostics.is_empty(), "{diagnostics:?}");
-    out
+fn fixture(name: &str) -> String {
+    projector_support::fixture("openai-responses-sse", name)
 }
 
 fn run<'a>(payloads: impl IntoIterator<Item = &'a str>) -> Vec<ModelEvent> {
@@ -39,20 +23,8 @@ fn run<'a>(payloads: impl IntoIterator<Item = &'a str>) -> Vec<ModelEvent> {
 
 /// The SSE body in pieces of 7 bytes.
 fn run_sse(body: &str) -> Vec<ModelEvent> {
-    let mut decoder = SseDecoder::new();
-    let mut events = Vec::new();
-    for piece in body.as_bytes().chunks(7) {
-        events.extend(decoder.feed_to_vec(piece).unwrap());
-    }
-    events.extend(decoder.finish_to_vec());
+    let events = decoded(body.as_bytes().chunks(7));
     run(events.iter().map(|e| e.data.as_str()))
-}
-
-fn last(events: &[ModelEvent]) -> &AssistantMessage {
-    events
-        .last()
-        .and_then(ModelEvent::terminal_message)
-        .expect("a terminal event")
 }
 
 fn types(events: &[ModelEvent]) -> Vec<&'static str> {
@@ -350,17 +322,9 @@ fn split_surrogate_halves_are_joined() {
 
 #[test]
 fn every_cut_of_a_fixture_ends_cleanly() {
-    let body = fixture("genai-reasoning-tools.sse");
-    for cut in (0..body.len()).step_by(97) {
-        let mut decoder = SseDecoder::new();
-        let mut events = decoder.feed_to_vec(&body.as_bytes()[..cut]).unwrap();
-        events.extend(decoder.finish_to_vec());
-        let out = run(events.iter().map(|e| e.data.as_str()));
-        assert!(matches!(
-            out.last().map(ModelEvent::type_name),
-            Some("error" | "done")
-        ));
-    }
+    every_cut_ends_cleanly(&fixture("genai-reasoning-tools.sse"), 97, |payloads| {
+        run(payloads)
+    });
 }
 
 #[test]

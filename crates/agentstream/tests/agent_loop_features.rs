@@ -53,6 +53,22 @@ fn result_texts(outcome: &agentstream::agent::AgentOutcome) -> Vec<(String, bool
         .collect()
 }
 
+/// Each tool result's (text, is error) of a run with `options` and the
+/// tool [`Echo`], in which the model calls `echo` once for each of `calls`
+/// (call id, arguments) in one turn, then says "done".
+fn echo_results(calls: [(&str, Value); 2], options: AgentOptions) -> Vec<(String, bool)> {
+    let model = ScriptedModel::new([
+        assistant(
+            calls.map(|(id, arguments)| tool_call(id, "echo", arguments)),
+            StopReason::ToolUse,
+        ),
+        assistant([text("done")], StopReason::Stop),
+    ]);
+    let tools = ToolSet::new().with(Echo);
+    let (outcome, _) = block_on(collect(&model, &tools, options));
+    result_texts(&outcome)
+}
+
 #[test]
 fn run_agent_takes_an_fnmut_callback_that_collects_events_into_a_vec() {
     let model = ScriptedModel::new([assistant([text("hi")], StopReason::Stop)]);
@@ -97,23 +113,13 @@ fn an_async_before_tool_call_hook_blocks_and_rewrites_after_awaiting() {
                 }
             }
         }));
-    let model = ScriptedModel::new([
-        assistant(
-            [
-                tool_call("blocked", "echo", json!({"text": "a"})),
-                tool_call("rewritten", "echo", json!({"text": "b"})),
-            ],
-            StopReason::ToolUse,
-        ),
-        assistant([text("done")], StopReason::Stop),
-    ]);
-    let tools = ToolSet::new().with(Echo);
-    let (outcome, _) = block_on(collect(
-        &model,
-        &tools,
+    let results = echo_results(
+        [
+            ("blocked", json!({"text": "a"})),
+            ("rewritten", json!({"text": "b"})),
+        ],
         AgentOptions::default().with_hooks(hooks),
-    ));
-    let results = result_texts(&outcome);
+    );
     assert_eq!(
         results,
         [
@@ -387,24 +393,14 @@ impl TypedTool for Echo {
 
 #[test]
 fn a_typed_tool_gets_its_deserialized_arguments_and_an_error_for_others() {
-    let model = ScriptedModel::new([
-        assistant(
-            [
-                tool_call("good", "echo", json!({"text": "typed"})),
-                tool_call("bad", "echo", json!({"text": ["not", "a", "string"]})),
-            ],
-            StopReason::ToolUse,
-        ),
-        assistant([text("done")], StopReason::Stop),
-    ]);
-    let tools = ToolSet::new().with(Echo);
     // Without the validator, the typed tool's own deserialization reports.
-    let (outcome, _) = block_on(collect(
-        &model,
-        &tools,
+    let results = echo_results(
+        [
+            ("good", json!({"text": "typed"})),
+            ("bad", json!({"text": ["not", "a", "string"]})),
+        ],
         AgentOptions::default().with_validator(None),
-    ));
-    let results = result_texts(&outcome);
+    );
     assert_eq!(results[0], ("typed".to_owned(), false));
     assert!(results[1].1);
     assert!(

@@ -47,12 +47,7 @@ pub(crate) fn first_difference(
             }
         }
         (Value::Object(a), Value::Object(b)) => {
-            let mut keys: Vec<&String> = a.keys().chain(b.keys()).collect();
-            keys.sort();
-            keys.dedup();
-            // The conversation is what differs most often: look there first.
-            keys.sort_by_key(|k| *k != "messages");
-            for (same, key) in keys.into_iter().enumerate() {
+            for (same, key) in keys_messages_first(a, b).into_iter().enumerate() {
                 let here = format!("{path}.{key}");
                 match (a.get(key), b.get(key)) {
                     (Some(x), Some(y)) => {
@@ -102,46 +97,49 @@ pub(crate) fn differences(
     if recorded == requested {
         return;
     }
-    match (recorded, requested) {
-        (Value::Array(a), Value::Array(b)) => {
-            for i in 0..a.len().max(b.len()) {
-                let here = format!("{path}[{i}]");
-                match (a.get(i), b.get(i)) {
-                    (Some(x), Some(y)) => differences(x, y, here, out),
-                    (x, y) => out.push(Difference {
-                        path: here,
-                        common: 0,
-                        recorded: x.cloned(),
-                        requested: y.cloned(),
-                    }),
-                }
-            }
+    // The children of two arrays or two objects, paired by index or key.
+    let children: Vec<(String, Option<&Value>, Option<&Value>)> = match (recorded, requested) {
+        (Value::Array(a), Value::Array(b)) => (0..a.len().max(b.len()))
+            .map(|i| (format!("{path}[{i}]"), a.get(i), b.get(i)))
+            .collect(),
+        (Value::Object(a), Value::Object(b)) => keys_messages_first(a, b)
+            .into_iter()
+            .map(|key| (format!("{path}.{key}"), a.get(key), b.get(key)))
+            .collect(),
+        _ => {
+            out.push(Difference {
+                path,
+                common: 0,
+                recorded: Some(recorded.clone()),
+                requested: Some(requested.clone()),
+            });
+            return;
         }
-        (Value::Object(a), Value::Object(b)) => {
-            let mut keys: Vec<&String> = a.keys().chain(b.keys()).collect();
-            keys.sort();
-            keys.dedup();
-            keys.sort_by_key(|k| *k != "messages");
-            for key in keys {
-                let here = format!("{path}.{key}");
-                match (a.get(key), b.get(key)) {
-                    (Some(x), Some(y)) => differences(x, y, here, out),
-                    (x, y) => out.push(Difference {
-                        path: here,
-                        common: 0,
-                        recorded: x.cloned(),
-                        requested: y.cloned(),
-                    }),
-                }
-            }
+    };
+    for (here, x, y) in children {
+        match (x, y) {
+            (Some(x), Some(y)) => differences(x, y, here, out),
+            (x, y) => out.push(Difference {
+                path: here,
+                common: 0,
+                recorded: x.cloned(),
+                requested: y.cloned(),
+            }),
         }
-        _ => out.push(Difference {
-            path,
-            common: 0,
-            recorded: Some(recorded.clone()),
-            requested: Some(requested.clone()),
-        }),
     }
+}
+
+/// The keys of `a` and `b`, each once, in order, `messages` first: the
+/// conversation is what differs most often, so it is looked at first.
+fn keys_messages_first<'a>(
+    a: &'a serde_json::Map<String, Value>,
+    b: &'a serde_json::Map<String, Value>,
+) -> Vec<&'a String> {
+    let mut keys: Vec<&String> = a.keys().chain(b.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    keys.sort_by_key(|k| *k != "messages");
+    keys
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use agentstream::model::Model;
+use agentstream_serve::cassette::Match;
 use agentstream_serve::{Server, TEST_HEADER};
 use agentstream_tokio::{AnthropicModel, OpenAiCompatModel};
 use agentstream_wire::anthropic::AnthropicConfig;
@@ -50,6 +51,19 @@ pub async fn post_json(url: &str, body: impl Into<reqwest::Body>) -> reqwest::Re
         .unwrap()
 }
 
+/// The body of a GET of `url`.
+pub async fn get_bytes(url: &str) -> Vec<u8> {
+    reqwest::Client::new()
+        .get(url)
+        .send()
+        .await
+        .unwrap()
+        .bytes()
+        .await
+        .unwrap()
+        .to_vec()
+}
+
 /// POSTs a Chat Completions request (not streamed) saying `text` to
 /// `url/chat/completions` with `client`, under the test id `test` if any.
 pub async fn chat_call(
@@ -76,6 +90,50 @@ pub fn temp_dir(name: &str) -> std::path::PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
+}
+
+/// The names in `dir`, sorted.
+pub fn names(dir: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// Every byte of every file under `dir`.
+pub fn everything(dir: &std::path::Path) -> Vec<u8> {
+    let mut all = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            all.extend(everything(&path));
+        } else {
+            all.extend(std::fs::read(&path).unwrap());
+        }
+    }
+    all
+}
+
+/// A server on 127.0.0.1 replaying the cassettes in `dir`, matched
+/// exactly.
+pub async fn replay(dir: &std::path::Path) -> Server {
+    Server::replay(dir, Match::Exact)
+        .unwrap()
+        .bind("127.0.0.1:0")
+        .await
+        .unwrap()
+}
+
+/// The path of a request log `requests.jsonl`, absent, in a directory of
+/// its own for the test `name` (of this process).
+pub fn requests_file(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("agentstream-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("requests.jsonl");
+    let _ = std::fs::remove_file(&path);
+    path
 }
 
 /// One request as a [`piecewise_upstream`] received it.

@@ -315,21 +315,27 @@ fn image_block(mime_type: &str, data: &str) -> Value {
     })
 }
 
+/// The text blocks (empty ones left out) and image blocks of `blocks`, in
+/// order, as Anthropic content blocks.
+fn text_and_image_blocks(blocks: &[ContentBlock]) -> Vec<Value> {
+    blocks
+        .iter()
+        .filter_map(|block| match block {
+            ContentBlock::Text(t) if !t.text.is_empty() => {
+                Some(json!({"type": "text", "text": t.text}))
+            }
+            ContentBlock::Image(image) => Some(image_block(&image.mime_type, &image.data)),
+            _ => None,
+        })
+        .collect()
+}
+
 fn user_content(content: &UserContent) -> Option<Value> {
     match content {
         UserContent::Text(text) if text.is_empty() => None,
         UserContent::Text(text) => Some(Value::String(text.clone())),
         UserContent::Blocks(blocks) => {
-            let blocks: Vec<Value> = blocks
-                .iter()
-                .filter_map(|block| match block {
-                    ContentBlock::Text(t) if !t.text.is_empty() => {
-                        Some(json!({"type": "text", "text": t.text}))
-                    }
-                    ContentBlock::Image(image) => Some(image_block(&image.mime_type, &image.data)),
-                    _ => None,
-                })
-                .collect();
+            let blocks = text_and_image_blocks(blocks);
             (!blocks.is_empty()).then_some(Value::Array(blocks))
         }
     }
@@ -376,18 +382,7 @@ fn tool_result(result: &ToolResultMessage, ids: &ToolIds) -> Value {
         .iter()
         .any(|b| matches!(b, ContentBlock::Image(_)));
     let content = if has_image {
-        let blocks: Vec<Value> = result
-            .content
-            .iter()
-            .filter_map(|block| match block {
-                ContentBlock::Text(t) if !t.text.is_empty() => {
-                    Some(json!({"type": "text", "text": t.text}))
-                }
-                ContentBlock::Image(image) => Some(image_block(&image.mime_type, &image.data)),
-                _ => None,
-            })
-            .collect();
-        Value::Array(blocks)
+        Value::Array(text_and_image_blocks(&result.content))
     } else {
         let text: Vec<&str> = result
             .content

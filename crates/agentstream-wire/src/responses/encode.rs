@@ -396,9 +396,7 @@ impl StreamEncoder {
     /// Appends the SSE events for `event` to `out` (each a complete
     /// SSE event).
     pub fn encode(&mut self, event: &ModelEvent, out: &mut Vec<String>) {
-        let mut events = Events::default();
-        self.encode_into(Wire::from(event), &mut events);
-        out.extend(events.into_strings());
+        Events::write_strings(out, |events| self.encode_into(Wire::from(event), events));
     }
 
     /// [`encode`](Self::encode) into one buffer, from a step.
@@ -477,9 +475,7 @@ impl StreamEncoder {
 
     /// Appends a mid-stream `error` event (`code`, `message`, `param`).
     pub fn error(&mut self, error: &ApiError, out: &mut Vec<String>) {
-        let mut events = Events::default();
-        self.error_into(error, &mut events);
-        out.extend(events.into_strings());
+        Events::write_strings(out, |events| self.error_into(error, events));
     }
 
     /// [`error`](Self::error) into one buffer.

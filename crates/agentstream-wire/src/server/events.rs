@@ -147,6 +147,14 @@ impl Events {
         self.buffer.split_to(cut).freeze()
     }
 
+    /// Appends to `out` the events `write` puts in a new buffer, each as
+    /// its own text (what an encoder's `encode` and `error` hand out).
+    pub(crate) fn write_strings(out: &mut Vec<String>, write: impl FnOnce(&mut Events)) {
+        let mut events = Events::default();
+        write(&mut events);
+        out.extend(events.into_strings());
+    }
+
     /// Every event, each as its own text.
     pub fn into_strings(mut self) -> Vec<String> {
         let mut strings = Vec::with_capacity(self.len());

@@ -37,6 +37,21 @@ pub(super) struct Batch {
     pub(super) terminate: bool,
 }
 
+impl Batch {
+    /// The batch of `results` of calls that were not run: each result's
+    /// message is emitted, in call order; nothing steered, no termination.
+    pub(super) fn unrun<E: Fn(AgentEvent)>(results: Vec<Arc<ToolResultMessage>>, emit: &E) -> Self {
+        for result in &results {
+            emit_result_message(result, emit);
+        }
+        Batch {
+            results,
+            steered: Vec::new(),
+            terminate: false,
+        }
+    }
+}
+
 /// Runs a turn's calls as Pi 0.73.1 does and emits their events, the
 /// `toolResult` messages' `message_start`/`message_end` included.
 ///

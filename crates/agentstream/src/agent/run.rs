@@ -5,7 +5,7 @@ use core::convert::Infallible;
 use core::future::Future;
 
 use super::events::AgentEvent;
-use super::execute::{emit_result_message, run_calls, settle_unrun, unrun_result, Batch};
+use super::execute::{run_calls, settle_unrun, unrun_result, Batch};
 use super::hooks::TurnSummary;
 use super::model_turn::stream_turn;
 use super::options::{AgentOptions, AgentOutcome, AgentStop};
@@ -160,14 +160,7 @@ where
                     .iter()
                     .map(|call| settle_unrun(call, NOT_EXECUTED_MESSAGE, &options, emit))
                     .collect::<Vec<_>>();
-                for result in &results {
-                    emit_result_message(result, emit);
-                }
-                Batch {
-                    results,
-                    steered: Vec::new(),
-                    terminate: false,
-                }
+                Batch::unrun(results, emit)
             }
             // A failed turn ends the run. Pi leaves its calls without
             // results; here each gets one (no execution events), so the
@@ -177,14 +170,7 @@ where
                     .iter()
                     .map(|call| unrun_result(call, NOT_EXECUTED_MESSAGE, &options))
                     .collect::<Vec<_>>();
-                for result in &results {
-                    emit_result_message(result, emit);
-                }
-                Batch {
-                    results,
-                    steered: Vec::new(),
-                    terminate: false,
-                }
+                Batch::unrun(results, emit)
             }
             _ => run_calls(tools, &calls, &signal, &options, emit).await,
         };

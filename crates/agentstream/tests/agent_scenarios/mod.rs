@@ -661,6 +661,26 @@ fn answer(words: &str) -> ScriptStep {
 
 fn no_events(_: &AgentEvent) {}
 
+/// [`record`] of a run whose events are only recorded.
+async fn record_quiet(
+    sink: Option<LineSink>,
+    turns: Vec<ScriptStep>,
+    tools: &ToolSet<'_>,
+    logs: (Log, agentstream::EventStream<Value, (), ()>),
+    prompt: &str,
+    options: AgentOptions,
+) -> Transcript {
+    record(sink, turns, tools, logs, prompt, options, no_events).await
+}
+
+/// A turn that reads `README.md` (call `c1`).
+fn read_readme() -> ScriptStep {
+    turn(
+        vec![call("c1", "read", json!({"path": "README.md"}))],
+        StopReason::ToolUse,
+    )
+}
+
 // ---------------------------------------------------------------------------
 // Scenarios (in the oracle's order)
 // ---------------------------------------------------------------------------
@@ -679,14 +699,13 @@ pub async fn demo(sink: Option<LineSink>) -> Transcript {
         ),
         answer("The README says hello."),
     ];
-    record(
+    record_quiet(
         sink,
         turns,
         &tools,
         logs,
         "What is in the README?",
         AgentOptions::default(),
-        no_events,
     )
     .await
 }
@@ -776,14 +795,13 @@ pub async fn unknown_tool(sink: Option<LineSink>) -> Transcript {
         turn(vec![call("c1", "nope", json!({}))], StopReason::ToolUse),
         answer("That tool does not exist."),
     ];
-    record(
+    record_quiet(
         sink,
         turns,
         &tools,
         logs,
         "Call a tool that does not exist.",
         AgentOptions::default(),
-        no_events,
     )
     .await
 }
@@ -799,14 +817,13 @@ pub async fn invalid_args(sink: Option<LineSink>) -> Transcript {
         ),
         answer("Done."),
     ];
-    record(
+    record_quiet(
         sink,
         turns,
         &tools,
         logs,
         "Read file 5.",
         AgentOptions::default(),
-        no_events,
     )
     .await
 }
@@ -817,21 +834,14 @@ pub async fn tool_throws(sink: Option<LineSink>) -> Transcript {
     let mut read = Read::new(&logs.0);
     read.throw_error = Some("disk on fire");
     let tools = ToolSet::new().with(read);
-    let turns = vec![
-        turn(
-            vec![call("c1", "read", json!({"path": "README.md"}))],
-            StopReason::ToolUse,
-        ),
-        answer("The disk is on fire."),
-    ];
-    record(
+    let turns = vec![read_readme(), answer("The disk is on fire.")];
+    record_quiet(
         sink,
         turns,
         &tools,
         logs,
         "What is in the README?",
         AgentOptions::default(),
-        no_events,
     )
     .await
 }
@@ -875,16 +885,7 @@ pub async fn steering(sink: Option<LineSink>) -> Transcript {
     let options = AgentOptions::default()
         .with_tool_execution(ToolExecution::Sequential)
         .with_hooks(hooks);
-    record(
-        sink,
-        turns,
-        &tools,
-        logs,
-        "Do A then B.",
-        options,
-        no_events,
-    )
-    .await
+    record_quiet(sink, turns, &tools, logs, "Do A then B.", options).await
 }
 
 /// A follow-up queued during a call starts a turn once the run would end.
@@ -896,26 +897,14 @@ pub async fn follow_up(sink: Option<LineSink>) -> Transcript {
     read.on_execute = Some(Arc::new(move |_| queue.queue()));
     let tools = ToolSet::new().with(read);
     let turns = vec![
-        turn(
-            vec![call("c1", "read", json!({"path": "README.md"}))],
-            StopReason::ToolUse,
-        ),
+        read_readme(),
         answer("The README says hello."),
         answer("Summary: hello."),
     ];
     let mut hooks = AgentHooks::default();
     hooks.follow_up = Some(follow.source());
     let options = AgentOptions::default().with_hooks(hooks);
-    record(
-        sink,
-        turns,
-        &tools,
-        logs,
-        "What is in the README?",
-        options,
-        no_events,
-    )
-    .await
+    record_quiet(sink, turns, &tools, logs, "What is in the README?", options).await
 }
 
 /// The run is aborted while a tool that watches its signal runs: the tool
@@ -945,16 +934,7 @@ pub async fn abort_tool_honours_signal(sink: Option<LineSink>) -> Transcript {
         answer("never"),
     ];
     let options = AgentOptions::default().with_signal(controller.signal());
-    let t = record(
-        sink,
-        turns,
-        &tools,
-        logs,
-        "Wait for me.",
-        options,
-        no_events,
-    )
-    .await;
+    let t = record_quiet(sink, turns, &tools, logs, "Wait for me.", options).await;
     assert_eq!(t.outcome.stop, AgentStop::Aborted);
     t
 }
@@ -993,16 +973,7 @@ pub async fn abort_tool_ignores_signal(sink: Option<LineSink>) -> Transcript {
         .with_abort_grace(agentstream::rt::Pause::from_fn(
             futures_util::future::pending::<()>,
         ));
-    let t = record(
-        sink,
-        turns,
-        &tools,
-        logs,
-        "Run the stubborn tool.",
-        options,
-        no_events,
-    )
-    .await;
+    let t = record_quiet(sink, turns, &tools, logs, "Run the stubborn tool.", options).await;
     assert_eq!(t.outcome.stop, AgentStop::Aborted);
     t
 }
@@ -1022,14 +993,13 @@ pub async fn length_with_tool_call(sink: Option<LineSink>) -> Transcript {
         ),
         answer("The README says hello."),
     ];
-    record(
+    record_quiet(
         sink,
         turns,
         &tools,
         logs,
         "What is in the README?",
         AgentOptions::default(),
-        no_events,
     )
     .await
 }
@@ -1061,14 +1031,13 @@ pub async fn unknown_and_slow_parallel(sink: Option<LineSink>) -> Transcript {
         ),
         answer("One failed, one worked."),
     ];
-    record(
+    record_quiet(
         sink,
         turns,
         &tools,
         logs,
         "Call nope and slow.",
         AgentOptions::default(),
-        no_events,
     )
     .await
 }
@@ -1116,14 +1085,13 @@ pub async fn unfixable_args(sink: Option<LineSink>) -> Transcript {
         ),
         answer("I will fix the arguments."),
     ];
-    record(
+    record_quiet(
         sink,
         turns,
         &tools,
         logs,
         "Read and search.",
         AgentOptions::default(),
-        no_events,
     )
     .await
 }
@@ -1133,16 +1101,7 @@ pub async fn error_turn(sink: Option<LineSink>) -> Transcript {
     let logs = log();
     let tools = read_tools(&logs.0);
     let turns = vec![failed(vec![], "upstream exploded")];
-    let t = record(
-        sink,
-        turns,
-        &tools,
-        logs,
-        "Hello?",
-        AgentOptions::default(),
-        no_events,
-    )
-    .await;
+    let t = record_quiet(sink, turns, &tools, logs, "Hello?", AgentOptions::default()).await;
     assert_eq!(t.outcome.stop, AgentStop::Error);
     t
 }
@@ -1152,16 +1111,7 @@ pub async fn error_turn_with_text(sink: Option<LineSink>) -> Transcript {
     let logs = log();
     let tools = read_tools(&logs.0);
     let turns = vec![failed(vec![text("Partial ans")], "connection reset")];
-    record(
-        sink,
-        turns,
-        &tools,
-        logs,
-        "Hello?",
-        AgentOptions::default(),
-        no_events,
-    )
-    .await
+    record_quiet(sink, turns, &tools, logs, "Hello?", AgentOptions::default()).await
 }
 
 /// `before_tool_call` blocks one call and rewrites the other's arguments.
@@ -1191,16 +1141,7 @@ pub async fn before_tool_call_block_and_rewrite(sink: Option<LineSink>) -> Trans
         }
     }));
     let options = AgentOptions::default().with_hooks(hooks);
-    record(
-        sink,
-        turns,
-        &tools,
-        logs,
-        "Read two files.",
-        options,
-        no_events,
-    )
-    .await
+    record_quiet(sink, turns, &tools, logs, "Read two files.", options).await
 }
 
 /// `after_tool_call` replaces a result's content, and turns a failure into
@@ -1235,16 +1176,7 @@ pub async fn after_tool_call(sink: Option<LineSink>) -> Transcript {
         },
     ));
     let options = AgentOptions::default().with_hooks(hooks);
-    record(
-        sink,
-        turns,
-        &tools,
-        logs,
-        "Read two files.",
-        options,
-        no_events,
-    )
-    .await
+    record_quiet(sink, turns, &tools, logs, "Read two files.", options).await
 }
 
 /// `transform_context` replaces the older messages of the request with a
@@ -1252,13 +1184,7 @@ pub async fn after_tool_call(sink: Option<LineSink>) -> Transcript {
 pub async fn transform_context(sink: Option<LineSink>) -> Transcript {
     let logs = log();
     let tools = read_tools(&logs.0);
-    let turns = vec![
-        turn(
-            vec![call("c1", "read", json!({"path": "README.md"}))],
-            StopReason::ToolUse,
-        ),
-        answer("The README says hello."),
-    ];
+    let turns = vec![read_readme(), answer("The README says hello.")];
     let mut hooks = AgentHooks::default();
     hooks.transform_context = Some(TransformContextHook::new(|context: &mut Context| {
         let messages = &mut context.messages;
@@ -1269,16 +1195,7 @@ pub async fn transform_context(sink: Option<LineSink>) -> Transcript {
         }
     }));
     let options = AgentOptions::default().with_hooks(hooks);
-    record(
-        sink,
-        turns,
-        &tools,
-        logs,
-        "What is in the README?",
-        options,
-        no_events,
-    )
-    .await
+    record_quiet(sink, turns, &tools, logs, "What is in the README?", options).await
 }
 
 /// A follow-up and a steering message queued during one call: the
@@ -1295,10 +1212,7 @@ pub async fn follow_up_and_steering(sink: Option<LineSink>) -> Transcript {
     }));
     let tools = ToolSet::new().with(read);
     let turns = vec![
-        turn(
-            vec![call("c1", "read", json!({"path": "README.md"}))],
-            StopReason::ToolUse,
-        ),
+        read_readme(),
         answer("The title is Demo."),
         answer("Summary: hello."),
     ];
@@ -1306,16 +1220,7 @@ pub async fn follow_up_and_steering(sink: Option<LineSink>) -> Transcript {
     hooks.follow_up = Some(follow.source());
     hooks.steering = Some(steer.source());
     let options = AgentOptions::default().with_hooks(hooks);
-    record(
-        sink,
-        turns,
-        &tools,
-        logs,
-        "What is in the README?",
-        options,
-        no_events,
-    )
-    .await
+    record_quiet(sink, turns, &tools, logs, "What is in the README?", options).await
 }
 
 /// The model keeps calling tools; a limit of two turns ends the run after
@@ -1332,16 +1237,7 @@ pub async fn max_turns(sink: Option<LineSink>) -> Transcript {
         })
         .to_vec();
     let options = AgentOptions::default().with_max_turns(2);
-    let t = record(
-        sink,
-        turns,
-        &tools,
-        logs,
-        "Keep reading.",
-        options,
-        no_events,
-    )
-    .await;
+    let t = record_quiet(sink, turns, &tools, logs, "Keep reading.", options).await;
     assert_eq!(t.outcome.stop, AgentStop::MaxTurns);
     t
 }

@@ -17,8 +17,8 @@ use agentstream::model::ApiKey;
 use serde_json::{json, Map, Value};
 
 use super::{
-    answer, call, empty_object, log, log_execution, no_events, read_tools, record, turn, Custom,
-    LineSink, Log, Read, Transcript,
+    answer, call, empty_object, log, log_execution, read_readme, read_tools, record_quiet, turn,
+    Custom, LineSink, Log, Read, Transcript,
 };
 
 /// The hook ends the run after the turn that read `stop.md`; the third
@@ -49,14 +49,13 @@ pub async fn should_stop_after_turn(sink: Option<LineSink>) -> Transcript {
     });
     let options =
         AgentOptions::default().with_hooks(AgentHooks::default().with_should_stop_after_turn(hook));
-    let t = record(
+    let t = record_quiet(
         sink,
         turns,
         &tools,
         logs,
         "Read until told to stop.",
         options,
-        no_events,
     )
     .await;
     assert_eq!(t.outcome.stop, AgentStop::StoppedAfterTurn);
@@ -94,14 +93,13 @@ pub async fn terminate_batch(sink: Option<LineSink>) -> Transcript {
         turn(vec![call("c3", "finish", json!({}))], StopReason::ToolUse),
         answer("never"),
     ];
-    let t = record(
+    let t = record_quiet(
         sink,
         turns,
         &tools,
         logs,
         "Finish up.",
         AgentOptions::default(),
-        no_events,
     )
     .await;
     assert_eq!(t.outcome.stop, AgentStop::Completed);
@@ -155,14 +153,13 @@ pub async fn sequential_tool(sink: Option<LineSink>) -> Transcript {
         ),
         answer("Done."),
     ];
-    record(
+    record_quiet(
         sink,
         turns,
         &tools,
         logs,
         "Read, write, read.",
         AgentOptions::default(),
-        no_events,
     )
     .await
 }
@@ -211,14 +208,13 @@ pub async fn prepare_arguments(sink: Option<LineSink>) -> Transcript {
         ),
         answer("One worked."),
     ];
-    record(
+    record_quiet(
         sink,
         turns,
         &tools,
         logs,
         "Read with old arguments.",
         AgentOptions::default(),
-        no_events,
     )
     .await
 }
@@ -227,27 +223,12 @@ pub async fn prepare_arguments(sink: Option<LineSink>) -> Transcript {
 pub async fn get_api_key(sink: Option<LineSink>) -> Transcript {
     let logs = log();
     let tools = read_tools(&logs.0);
-    let turns = vec![
-        turn(
-            vec![call("c1", "read", json!({"path": "README.md"}))],
-            StopReason::ToolUse,
-        ),
-        answer("The README says hello."),
-    ];
+    let turns = vec![read_readme(), answer("The README says hello.")];
     let keys = Arc::new(AtomicUsize::new(0));
     let hook = ApiKeyHook::new_async(move || {
         let n = keys.fetch_add(1, Ordering::SeqCst) + 1;
         async move { Some(ApiKey::from(format!("key-{n}"))) }
     });
     let options = AgentOptions::default().with_hooks(AgentHooks::default().with_api_key(hook));
-    record(
-        sink,
-        turns,
-        &tools,
-        logs,
-        "What is in the README?",
-        options,
-        no_events,
-    )
-    .await
+    record_quiet(sink, turns, &tools, logs, "What is in the README?", options).await
 }
