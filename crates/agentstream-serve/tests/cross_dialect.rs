@@ -183,11 +183,7 @@ async fn a_bedrock_recording_answers_the_other_apis() {
     proxy.shutdown().await;
     upstream.shutdown().await;
 
-    let replay = Server::replay(&dir, Match::Exact)
-        .unwrap()
-        .bind("127.0.0.1:0")
-        .await
-        .unwrap();
+    let replay = support::replay(&dir).await;
     let url = replay.url();
     let openai = OpenAiCompatModel::new(OpenAiConfig::new(url.clone(), "gpt-test")).unwrap();
     let anthropic = AnthropicModel::new(
