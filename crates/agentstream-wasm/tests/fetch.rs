@@ -302,13 +302,8 @@ async fn our_abort_aborts_a_plain_fetch_through_the_bridge() {
     );
 }
 
-/// Mistral through `fetch`: its dialect is Chat Completions' chunks, so
-/// the `text` scenario's stream arrives whole, at `{base}/v1/chat/completions`.
-#[wasm_bindgen_test]
-async fn mistral_streams_text() {
-    let config =
-        MistralConfig::new(format!("{}/text/m1", server()), "mock").with_api_key("test-key");
-    let model = MistralModel::new(config).expect("client");
+/// `model`'s answer to [`context`], which must have ended normally.
+async fn answered(model: &impl Model) -> AssistantMessage {
     let mut stream = EventLoop.spawn_stream(model.stream(&context(), StreamOptions::default()));
     let message = stream.result().await;
     assert_eq!(
@@ -317,6 +312,17 @@ async fn mistral_streams_text() {
         "{:?}",
         message.error_message
     );
+    message
+}
+
+/// Mistral through `fetch`: its dialect is Chat Completions' chunks, so
+/// the `text` scenario's stream arrives whole, at `{base}/v1/chat/completions`.
+#[wasm_bindgen_test]
+async fn mistral_streams_text() {
+    let config =
+        MistralConfig::new(format!("{}/text/m1", server()), "mock").with_api_key("test-key");
+    let model = MistralModel::new(config).expect("client");
+    let message = answered(&model).await;
     assert_eq!(message.text(), "Hello, world");
     assert_eq!(message.provider, "mistral");
 }
@@ -328,14 +334,7 @@ async fn azure_streams_its_recorded_answer() {
     let config =
         AzureConfig::new(format!("{}/azure/a1", server()), "gpt-5.1").with_api_key("test-key");
     let model = AzureModel::new(config).expect("client");
-    let mut stream = EventLoop.spawn_stream(model.stream(&context(), StreamOptions::default()));
-    let message = stream.result().await;
-    assert_eq!(
-        message.stop_reason,
-        StopReason::Stop,
-        "{:?}",
-        message.error_message
-    );
+    let message = answered(&model).await;
     assert_eq!(message.text(), "Hello");
     assert_eq!(message.api, "azure-openai-responses");
     assert_eq!(message.usage.input, 11);
@@ -349,14 +348,7 @@ async fn bedrock_streams_its_recorded_frames() {
     let config = BedrockConfig::new("anthropic.claude-sonnet-4-5-20250929-v1:0", "us-east-1")
         .with_base_url(format!("{}/bedrock/b1", server()));
     let model = BedrockModel::new(config).expect("client");
-    let mut stream = EventLoop.spawn_stream(model.stream(&context(), StreamOptions::default()));
-    let message = stream.result().await;
-    assert_eq!(
-        message.stop_reason,
-        StopReason::Stop,
-        "{:?}",
-        message.error_message
-    );
+    let message = answered(&model).await;
     assert!(
         message.text().contains("3** r's in \"strawberry.\""),
         "{}",
