@@ -28,7 +28,7 @@ use bytes::Bytes;
 use serde_json::{json, Value};
 
 use super::request::normalize_tool_call_id;
-use crate::eventstream::{encode_message, Header, HeaderValue};
+use crate::eventstream::{encode_event, encode_message, EncodeError, Header, HeaderValue};
 use crate::server::error::ApiError;
 use crate::server::events::{self as frames, Events};
 use crate::server::steps::{block_step, Kind, OneBlockAtATime, Wire};
@@ -150,23 +150,32 @@ pub fn converse_response(reason: DoneReason, message: &AssistantMessage) -> Valu
 /// One event-stream message with `headers` and the JSON `payload`, as one
 /// event of `out`.
 fn message(headers: &[Header<'_>], payload: &Value, out: &mut Events) {
+    framed(payload, out, |payload, frame| {
+        encode_message(headers, payload, frame)
+    });
+}
+
+/// One `event` message of type `event_type` (the headers AWS sends with
+/// an event, written by [`encode_event`]).
+fn event(event_type: &str, payload: &Value, out: &mut Events) {
+    framed(payload, out, |payload, frame| {
+        encode_event(event_type, payload, frame)
+    });
+}
+
+/// The frame `encode` makes of the JSON `payload`, as one event of `out`.
+fn framed(
+    payload: &Value,
+    out: &mut Events,
+    encode: impl FnOnce(&[u8], &mut Vec<u8>) -> Result<(), EncodeError>,
+) {
     let payload = payload.to_string();
     let mut frame = Vec::with_capacity(payload.len() + 96);
     // Header names and values here are constants, far under the limits;
     // a payload past 4 GiB is not built in memory.
-    if encode_message(headers, payload.as_bytes(), &mut frame).is_ok() {
+    if encode(payload.as_bytes(), &mut frame).is_ok() {
         out.frame(&frame);
     }
-}
-
-/// One `event` message of type `event_type`.
-fn event(event_type: &str, payload: &Value, out: &mut Events) {
-    let headers = [
-        Header::new(":event-type", HeaderValue::String(event_type)),
-        Header::new(":content-type", HeaderValue::String("application/json")),
-        Header::new(":message-type", HeaderValue::String("event")),
-    ];
-    message(&headers, payload, out);
 }
 
 /// The block being streamed.
