@@ -53,7 +53,8 @@ pub struct Args {
     #[arg(long, value_name = "URL", requires = "model")]
     base_url: Option<String>,
     /// The endpoint's protocol (with `--base-url`): OpenAI-compatible Chat
-    /// Completions, Anthropic Messages, OpenAI Responses, or Google Gemini.
+    /// Completions, Anthropic Messages, OpenAI Responses, Google Gemini,
+    /// Azure OpenAI Responses, Mistral or Amazon Bedrock (see `chat --api`).
     #[arg(long, value_parser = api_parser(), default_value = "openai")]
     api: Api,
     /// The model id (with `--base-url`).

@@ -1,5 +1,6 @@
 //! `agentstream chat`: one streamed call to an endpoint of any `--api`
-//! (OpenAI-compatible, Anthropic Messages, OpenAI Responses, Gemini),
+//! (OpenAI-compatible, Anthropic Messages, OpenAI Responses, Gemini,
+//! Azure OpenAI Responses, Mistral, Bedrock),
 //! printed live.
 
 use std::borrow::Cow;
@@ -36,7 +37,8 @@ const RESET: &str = "\x1b[0m";
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The protocol: OpenAI-compatible Chat Completions, Anthropic
-    /// Messages, OpenAI Responses, or Google Gemini.
+    /// Messages, OpenAI Responses, Google Gemini, Azure OpenAI Responses,
+    /// Mistral or Amazon Bedrock (ConverseStream).
     /// Default: `openai`, or the api of a `--model PROVIDER/ID` from the
     /// catalogue.
     #[arg(long, value_parser = api_parser())]
@@ -47,8 +49,13 @@ pub struct Args {
     /// `--api responses` `https://api.openai.com/v1` (the default;
     /// `{URL}/responses`); for `--api google`
     /// `https://generativelanguage.googleapis.com/v1beta` (the default;
-    /// `{URL}/models/{ID}:streamGenerateContent?alt=sse`). Required with
-    /// `--api openai`.
+    /// `{URL}/models/{ID}:streamGenerateContent?alt=sse`); for `--api
+    /// mistral` `https://api.mistral.ai` (the default;
+    /// `{URL}/v1/chat/completions`, a `/v1` ending URL not repeated); for `--api azure` `AZURE_OPENAI_BASE_URL`
+    /// or `https://{AZURE_OPENAI_RESOURCE_NAME}.openai.azure.com/openai/v1`
+    /// (`{URL}/responses?api-version=…`); for `--api bedrock`
+    /// `https://bedrock-runtime.{AWS_REGION}.amazonaws.com` (the default;
+    /// `{URL}/model/{ID}/converse-stream`). Required with `--api openai`.
     #[arg(long, value_name = "URL")]
     base_url: Option<String>,
     /// The model id; or, without `--api`, `PROVIDER/ID` of pi-ai's model
@@ -83,10 +90,16 @@ pub struct Args {
     /// The environment variable holding the API key (never printed). When
     /// it is unset or empty, no key is sent. Default: `OPENAI_API_KEY`,
     /// `ANTHROPIC_API_KEY` with `--api anthropic`, `GEMINI_API_KEY` with
-    /// `--api google`.
+    /// `--api google`, `AZURE_OPENAI_API_KEY` with `--api azure`,
+    /// `MISTRAL_API_KEY` with `--api mistral`, `AWS_BEARER_TOKEN_BEDROCK`
+    /// with `--api bedrock` (else SigV4 from `AWS_ACCESS_KEY_ID`,
+    /// `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`), or a catalogue
+    /// model's variable.
     #[arg(long, value_name = "VAR")]
     api_key_env: Option<String>,
-    /// The output token limit (Anthropic requires one; default 4096 there).
+    /// The output token limit. Default: a catalogue model's
+    /// `min(maxTokens, 32000)`, as pi-ai's `streamSimple`; with `--api
+    /// anthropic` (which requires one) 4096; otherwise none sent.
     #[arg(long, value_name = "N")]
     max_tokens: Option<u64>,
     /// Save the final assistant message as a ScriptedModel turn: a

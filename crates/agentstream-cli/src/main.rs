@@ -55,8 +55,9 @@ enum Command {
     /// every event with --jsonl).
     Decode(decode::Args),
     /// Stream one answer from an OpenAI-compatible endpoint or (with --api
-    /// anthropic|responses|google) Anthropic's Messages API, OpenAI's
-    /// Responses API or Google Gemini: text live,
+    /// anthropic|responses|google|azure|mistral|bedrock, or a catalogue
+    /// --model) Anthropic's Messages API, OpenAI's Responses API, Google
+    /// Gemini, Azure OpenAI, Mistral or Amazon Bedrock: text live,
     /// thinking dimmed, usage at the end; Ctrl-C aborts. The API key is
     /// read from an environment variable.
     Chat(chat::Args),
@@ -67,11 +68,13 @@ enum Command {
     /// Re-serialize every message through the message IR, one JSON value
     /// per line on stdout.
     Normalize(normalize::Args),
-    /// Serve scripted turns as an OpenAI-compatible (/v1/chat/completions,
-    /// /v1/responses), Anthropic-compatible (/v1/messages) and
-    /// Gemini-compatible (/v1beta/models/{model}:streamGenerateContent,
-    /// :generateContent) endpoint; prints the base URL on its first line
-    /// and runs until Ctrl-C.
+    /// Serve scripted turns (or a recording proxy, or cassettes) as
+    /// OpenAI (/v1/chat/completions, /v1/responses), Anthropic
+    /// (/v1/messages), Gemini (/v1beta/models/{model}:streamGenerateContent,
+    /// :generateContent), Azure OpenAI (/openai/v1/responses), Mistral
+    /// (/mistral/v1/chat/completions) and Bedrock
+    /// (/model/{id}/converse-stream, /converse) endpoints; prints the base
+    /// URL on its first line and runs until Ctrl-C.
     Serve(serve::Args),
     /// List a cassette directory, or find the cassette closest to a request.
     Cassette(cassette::Args),

@@ -39,8 +39,9 @@ A SCRIPT of [] is valid: every call answers past-the-end until one is posted.
 
 The request log (GET /v1/requests, a JSON array; each --requests line):
   call     the call's number from 0 (each test id numbers its own)
-  api      openai-completions, anthropic-messages, openai-responses or
-           google-generative-ai
+  api      openai-completions, anthropic-messages, openai-responses,
+           google-generative-ai, azure-openai-responses,
+           mistral-conversations or bedrock-converse-stream
   model    the request's model
   stream   whether it asked for a stream
   context  the request decoded into Pi's context (Pi's roles: an OpenAI
@@ -72,7 +73,8 @@ pub struct Args {
     #[arg(required_unless_present_any = ["upstream", "replay"], conflicts_with_all = ["upstream", "replay"])]
     script: Option<PathBuf>,
     /// Be a recording proxy in front of the endpoint at URL (a base URL,
-    /// with or without its /v1): every call streams through live and
+    /// with or without its /v1; Azure's as its origin or with /openai/v1;
+    /// Mistral's and Bedrock's as their origin): every call streams through live and
     /// unchanged and is saved as a cassette in the --record directory.
     /// With --replay instead: record on miss (a call no cassette matches
     /// goes to URL and is saved in the --replay directory; the next

@@ -84,7 +84,7 @@
 //! | field | what |
 //! |---|---|
 //! | `call` | its number, from 0, in arrival order (each test id numbers its own) |
-//! | `api` | the protocol it spoke, as Pi names it (`openai-completions`, `anthropic-messages`, `openai-responses`, `google-generative-ai`) |
+//! | `api` | the protocol it spoke, as Pi names it (`openai-completions`, `anthropic-messages`, `openai-responses`, `google-generative-ai`, `azure-openai-responses`, `mistral-conversations`, `bedrock-converse-stream`) |
 //! | `model` | the request's model (Gemini's from its path) |
 //! | `stream` | whether it asked for a stream |
 //! | `context` | the request decoded into Pi's `Context` (`systemPrompt`, `messages`, `tools`): Pi's roles, not the SDK's (an OpenAI `tool` message is a `toolResult`) |

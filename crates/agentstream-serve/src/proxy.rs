@@ -146,6 +146,18 @@ pub(crate) fn upstream_path(api: Api, path: &str, query: Option<&str>) -> Cow<'s
     }
 }
 
+/// The URL of a call going on `path` to an upstream whose origin and
+/// prefix is `base`. Azure's path begins with its `/openai`, which an
+/// upstream given as `https://NAME.openai.azure.com/openai/v1` (as Azure
+/// documents its base URL) has already: it is not written twice.
+fn upstream_url(base: &str, path: &str) -> String {
+    let base = match path.strip_prefix("/openai/") {
+        Some(_) => base.strip_suffix("/openai").unwrap_or(base),
+        None => base,
+    };
+    format!("{base}{path}")
+}
+
 /// Says on stderr that a cassette could not be saved (the exchange itself
 /// goes on).
 fn cannot_save(path: &std::path::Path, error: &io::Error) {
@@ -275,7 +287,7 @@ impl Proxy {
         decoded: Option<DecodedRequest>,
         saved: Option<Box<dyn FnOnce() + Send>>,
     ) -> Response<Body> {
-        let url = format!("{}{upstream_path}", self.base);
+        let url = upstream_url(&self.base, upstream_path);
         let mut headers = only_forwarded(&parts.headers);
         // The test id is this server's business, not the provider's.
         headers.remove(crate::lanes::TEST_HEADER);
@@ -445,8 +457,26 @@ pub fn recorded_answer(
 
 #[cfg(test)]
 mod tests {
-    use super::{redacted_query, upstream_path};
+    use super::{redacted_query, upstream_path, upstream_url};
     use agentstream_wire::Api;
+
+    #[test]
+    fn azure_s_openai_prefix_is_not_written_twice() {
+        let path = "/openai/v1/responses?api-version=preview";
+        let want = "https://x.openai.azure.com/openai/v1/responses?api-version=preview";
+        // `Proxy::new` strips a trailing `/v1` from the upstream it is given.
+        for base in [
+            "https://x.openai.azure.com",
+            "https://x.openai.azure.com/openai",
+        ] {
+            assert_eq!(upstream_url(base, path), want, "{base}");
+        }
+        // A prefix ending in `openai` on another path is kept.
+        assert_eq!(
+            upstream_url("https://gw.example/openai", "/v1/chat/completions"),
+            "https://gw.example/openai/v1/chat/completions"
+        );
+    }
 
     #[test]
     fn each_protocol_goes_upstream_on_its_provider_s_path() {
