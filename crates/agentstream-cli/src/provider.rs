@@ -241,31 +241,13 @@ impl<V: ConfigVisitor> ProtocolVisitor for FromProtocol<V> {
     }
 }
 
-/// A catalogue model configured for a protocol the wire crate's
-/// catalogue does not pick (Azure's Responses, Mistral's).
-struct FromCatalogue<V> {
-    model: &'static CatalogueModel,
-    base_url: String,
-    visitor: V,
-}
-
-impl<V: ConfigVisitor> ProtocolVisitor for FromCatalogue<V> {
-    type Output = Result<V::Output, String>;
-
-    fn visit<P: Protocol + Send + Sync + 'static>(self, protocol: P) -> Self::Output {
-        let config =
-            catalogue::endpoint_config(self.model, None, protocol).map_err(|e| e.to_string())?;
-        Ok(self.visitor.visit(config.with_base_url(self.base_url)))
-    }
-}
-
 /// Runs `visitor` with the configuration of `target` at `base_url`:
 /// `--api`'s protocol, or the catalogue model as the wire crate's
 /// catalogue configures it (its api's protocol, Chat Completions with its
 /// compat flags, its headers, provider, reasoning facts and pi-ai's
-/// default output limit); Azure's and Mistral's apis, which that
-/// catalogue does not speak, get the same configuration for their
-/// protocol. `model` is `--model`, for an `--api` target.
+/// default output limit), with Azure's deployment map and api version
+/// and Bedrock's credentials and region read from the environment.
+/// `model` is `--model`, for an `--api` target.
 fn visit<V: ConfigVisitor>(
     target: Target,
     base_url: String,
@@ -287,35 +269,25 @@ fn visit<V: ConfigVisitor>(
         }
         Target::Catalogue(m) => m,
     };
-    let config = match catalogue::config_from_catalogue(m, None) {
-        Ok(config) => config.with_base_url(base_url),
-        Err(catalogue::CatalogueError::UnsupportedApi { .. }) => {
-            let from = FromCatalogue {
-                model: m,
-                base_url,
-                visitor,
-            };
-            return match m.api {
-                api if api == Api::Azure.pi_api() => {
-                    ProtocolVisitor::visit(from, azure_protocol(m.id))
-                }
-                api if api == Api::Mistral.pi_api() => Api::Mistral.visit(from),
-                api if api == Api::Bedrock.pi_api() => {
-                    ProtocolVisitor::visit(from, bedrock_protocol()?)
-                }
-                api => Err(format!(
-                    "{}/{}: its api `{api}` is not one this tool speaks (openai-completions, anthropic-messages, openai-responses, google-generative-ai, azure-openai-responses, mistral-conversations, bedrock-converse-stream)",
-                    m.provider, m.id
-                )),
-            };
-        }
-        Err(e) => return Err(e.to_string()),
-    };
+    let config = catalogue::config_from_catalogue(m, None)
+        .map_err(|e| e.to_string())?
+        .with_base_url(base_url);
     Ok(match config {
         CatalogueConfig::OpenAi(c) => visitor.visit(c),
         CatalogueConfig::Anthropic(c) => visitor.visit(c),
         CatalogueConfig::Responses(c) => visitor.visit(c),
         CatalogueConfig::Gemini(c) => visitor.visit(c),
+        CatalogueConfig::Mistral(c) => visitor.visit(c),
+        // The deployment map, api version and credentials of the
+        // environment, as pi-ai reads them.
+        CatalogueConfig::Azure(mut c) => {
+            c.protocol = azure_protocol(m.id);
+            visitor.visit(c)
+        }
+        CatalogueConfig::Bedrock(mut c) => {
+            c.protocol = bedrock_protocol()?;
+            visitor.visit(c)
+        }
         other => return Err(format!("{other:?}: not a protocol this tool speaks")),
     })
 }

@@ -93,13 +93,16 @@ pub use http::{
 
 /// A model of pi-ai's catalogue as a configured model on this host, in
 /// one call: the protocol its api names (Chat Completions with its compat
-/// flags, Anthropic, Responses, Gemini), its base URL, headers, prices,
-/// reasoning facts and pi-ai's default output limit (see
-/// [`agentstream_wire::catalogue`]).
+/// flags, Anthropic, Responses, Gemini, Azure OpenAI Responses, Mistral,
+/// Bedrock), its base URL, headers, prices, reasoning facts and pi-ai's
+/// default output limit (see [`agentstream_wire::catalogue`]).
 ///
 /// ```
 /// let model = agentstream_models::get_model("anthropic", "claude-sonnet-4-5").unwrap();
 /// let configured = agentstream_tokio::model_from_catalogue(model, Some("sk-ant")).unwrap();
+/// # drop(configured);
+/// let mistral = agentstream_models::get_model("mistral", "codestral-latest").unwrap();
+/// let configured = agentstream_tokio::model_from_catalogue(mistral, Some("key")).unwrap();
 /// # drop(configured);
 /// ```
 ///

@@ -28,9 +28,12 @@ use core::fmt;
 use agentstream_models::Model;
 
 use crate::anthropic::AnthropicConfig;
+use crate::azure::{AzureConfig, AzureOpenAiResponses};
+use crate::bedrock::{Bedrock, BedrockConfig, DEFAULT_REGION};
 use crate::config::{EndpointConfig, Protocol};
 use crate::gemini::GeminiConfig;
 use crate::host::{ClientError, Host};
+use crate::mistral::{Mistral, MistralConfig};
 use crate::model::EndpointModel;
 use crate::openai::{Compat, OpenAiChat, OpenAiConfig, ThinkingFormat};
 use crate::options::HeaderError;
@@ -53,6 +56,17 @@ pub enum CatalogueConfig {
     Responses(ResponsesConfig),
     /// `google-generative-ai`.
     Gemini(GeminiConfig),
+    /// `azure-openai-responses`: the deployment is the model's id and the
+    /// catalogue has no base URL for it (each resource has its own): set
+    /// one with [`with_base_url`](Self::with_base_url).
+    Azure(AzureConfig),
+    /// `mistral-conversations`.
+    Mistral(MistralConfig),
+    /// `bedrock-converse-stream`: the API key is sent as Bedrock's bearer
+    /// token; for SigV4, set credentials
+    /// ([`BedrockConfig::with_credentials`]). The signing region is the
+    /// one of the catalogue's base URL.
+    Bedrock(BedrockConfig),
 }
 
 impl CatalogueConfig {
@@ -64,6 +78,9 @@ impl CatalogueConfig {
             Self::Anthropic(c) => Self::Anthropic(c.with_base_url(base_url)),
             Self::Responses(c) => Self::Responses(c.with_base_url(base_url)),
             Self::Gemini(c) => Self::Gemini(c.with_base_url(base_url)),
+            Self::Azure(c) => Self::Azure(c.with_base_url(base_url)),
+            Self::Mistral(c) => Self::Mistral(c.with_base_url(base_url)),
+            Self::Bedrock(c) => Self::Bedrock(c.with_base_url(base_url)),
         }
     }
 }
@@ -72,7 +89,7 @@ impl CatalogueConfig {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum CatalogueError {
-    /// The model's api is not one of the four this crate speaks.
+    /// The model's api is not one this crate speaks.
     UnsupportedApi {
         /// `provider/id`.
         model: String,
@@ -88,7 +105,7 @@ impl fmt::Display for CatalogueError {
         match self {
             Self::UnsupportedApi { model, api } => write!(
                 f,
-                "{model}: its api `{api}` is not one this crate speaks (openai-completions, anthropic-messages, openai-responses, google-generative-ai)"
+                "{model}: its api `{api}` is not one this crate speaks (openai-completions, anthropic-messages, openai-responses, google-generative-ai, azure-openai-responses, mistral-conversations, bedrock-converse-stream)"
             ),
             Self::Header(e) => write!(f, "a header of the catalogue model: {e}"),
         }
@@ -108,7 +125,8 @@ impl core::error::Error for CatalogueError {
 /// documentation](self)).
 ///
 /// # Errors
-/// [`CatalogueError::UnsupportedApi`] for an api other than the four;
+/// [`CatalogueError::UnsupportedApi`] for an api this crate does not
+/// speak (`google-vertex`, `openai-codex-responses`);
 /// [`CatalogueError::Header`] when a header of the model is refused.
 pub fn config_from_catalogue(
     m: &Model,
@@ -126,6 +144,20 @@ pub fn config_from_catalogue(
         }
         "google-generative-ai" => {
             CatalogueConfig::Gemini(endpoint_config(m, api_key, Default::default())?)
+        }
+        "azure-openai-responses" => CatalogueConfig::Azure(endpoint_config(
+            m,
+            api_key,
+            AzureOpenAiResponses::default(),
+        )?),
+        "mistral-conversations" => CatalogueConfig::Mistral(endpoint_config(m, api_key, Mistral)?),
+        "bedrock-converse-stream" => {
+            let region = bedrock_region(m.base_url).unwrap_or(DEFAULT_REGION);
+            let protocol = Bedrock {
+                region: region.into(),
+                credentials: None,
+            };
+            CatalogueConfig::Bedrock(endpoint_config(m, api_key, protocol)?)
         }
         api => {
             let mut model = String::from(m.provider);
@@ -161,6 +193,9 @@ pub fn model_from_catalogue<H: Host>(
         CatalogueConfig::Anthropic(c) => boxed::<_, H>(c),
         CatalogueConfig::Responses(c) => boxed::<_, H>(c),
         CatalogueConfig::Gemini(c) => boxed::<_, H>(c),
+        CatalogueConfig::Azure(c) => boxed::<_, H>(c),
+        CatalogueConfig::Mistral(c) => boxed::<_, H>(c),
+        CatalogueConfig::Bedrock(c) => boxed::<_, H>(c),
     }
 }
 
@@ -226,6 +261,14 @@ pub fn endpoint_config<P: Protocol>(
     }
     config.defaults.thinking_model = Some(m.thinking_model());
     Ok(config)
+}
+
+/// The region of a Bedrock runtime URL
+/// (`https://bedrock-runtime.{region}.amazonaws.com`).
+fn bedrock_region(base_url: &str) -> Option<&str> {
+    let host = base_url.strip_prefix("https://bedrock-runtime.")?;
+    let region = host.split(['.', '/']).next()?;
+    (!region.is_empty()).then_some(region)
 }
 
 /// The compat flags pi-ai's Chat Completions provider uses for `m`: the
@@ -319,10 +362,63 @@ mod tests {
         ));
         let deepseek = get_model("deepseek", "deepseek-v4-flash").unwrap();
         assert_eq!(compat(deepseek).thinking_format, ThinkingFormat::DeepSeek);
-        let other = agentstream_models::all_models().find(|m| m.api == "bedrock-converse-stream");
-        if let Some(m) = other {
-            let err = config_from_catalogue(m, None).unwrap_err();
-            assert!(err.to_string().contains("bedrock-converse-stream"), "{err}");
-        }
+        let vertex = agentstream_models::all_models()
+            .find(|m| m.api == "google-vertex")
+            .unwrap();
+        let err = config_from_catalogue(vertex, None).unwrap_err();
+        assert!(err.to_string().contains("google-vertex"), "{err}");
+    }
+
+    #[test]
+    fn azure_mistral_and_bedrock_models_are_configured_too() {
+        let mistral = agentstream_models::all_models()
+            .find(|m| m.api == "mistral-conversations")
+            .unwrap();
+        let Ok(CatalogueConfig::Mistral(config)) = config_from_catalogue(mistral, Some("k")) else {
+            panic!("mistral")
+        };
+        assert_eq!(
+            config.endpoint_url(),
+            "https://api.mistral.ai/v1/chat/completions"
+        );
+        assert_eq!(config.provider, mistral.provider);
+        assert_eq!(config.model, mistral.id);
+
+        let azure = agentstream_models::all_models()
+            .find(|m| m.api == "azure-openai-responses")
+            .unwrap();
+        let config = config_from_catalogue(azure, Some("k"))
+            .unwrap()
+            .with_base_url("https://r.openai.azure.com/openai/v1");
+        let CatalogueConfig::Azure(config) = config else {
+            panic!("azure")
+        };
+        assert!(
+            config
+                .endpoint_url()
+                .starts_with("https://r.openai.azure.com/openai/v1/responses"),
+            "{}",
+            config.endpoint_url()
+        );
+
+        let frankfurt = agentstream_models::all_models()
+            .find(|m| m.api == "bedrock-converse-stream" && m.base_url.contains("eu-central-1"))
+            .unwrap();
+        let Ok(CatalogueConfig::Bedrock(config)) = config_from_catalogue(frankfurt, None) else {
+            panic!("bedrock")
+        };
+        assert_eq!(config.protocol.region, "eu-central-1");
+        assert!(
+            config
+                .endpoint_url()
+                .starts_with("https://bedrock-runtime.eu-central-1.amazonaws.com/model/"),
+            "{}",
+            config.endpoint_url()
+        );
+        assert_eq!(
+            bedrock_region("https://bedrock-runtime.us-west-2.amazonaws.com"),
+            Some("us-west-2")
+        );
+        assert_eq!(bedrock_region("https://example.com"), None);
     }
 }
