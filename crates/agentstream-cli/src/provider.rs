@@ -10,7 +10,7 @@ use agentstream_models::Model as CatalogueModel;
 use agentstream_tokio::{ClientError, EndpointModel};
 use agentstream_wire::azure::{self, AzureOpenAiResponses};
 use agentstream_wire::bedrock::auth::AuthError;
-use agentstream_wire::bedrock::{Bedrock, BedrockConfig};
+use agentstream_wire::bedrock::{Bedrock, BedrockConfig, DEFAULT_REGION};
 use agentstream_wire::catalogue::{self, CatalogueConfig};
 use agentstream_wire::config::{EndpointConfig, Protocol};
 use agentstream_wire::endpoint::{Endpoint, PreparedRequest};
@@ -182,14 +182,11 @@ fn bedrock_protocol() -> Result<Bedrock, String> {
 /// Bedrock's runtime endpoint in the region pi-ai resolves from the
 /// environment (`AWS_REGION`, `AWS_DEFAULT_REGION`, else `us-east-1`).
 fn bedrock_base_url() -> String {
-    let region = std::env::var("AWS_REGION").ok();
-    let default_region = std::env::var("AWS_DEFAULT_REGION").ok();
-    let region = agentstream_wire::bedrock::resolve_region(
-        None,
-        region.as_deref(),
-        default_region.as_deref(),
-    );
-    agentstream_wire::bedrock::bedrock_base_url(region)
+    use agentstream_wire::bedrock::auth;
+    let env = |name: &str| std::env::var(name).ok();
+    let resolution = auth::resolve_region(&auth::AuthOptions::default(), "", env);
+    let region = resolution.region.as_deref().unwrap_or(DEFAULT_REGION);
+    auth::regional_endpoint(region)
 }
 
 /// Azure's base URL from pi-ai's environment: `AZURE_OPENAI_BASE_URL`, or

@@ -121,7 +121,7 @@ const FACTS: [Facts; 7] = [
         api: Api::Bedrock,
         name: "bedrock",
         pi_api: crate::bedrock::BEDROCK_API,
-        // The endpoint is per region (see `bedrock::bedrock_base_url`).
+        // The endpoint is per region (see `bedrock::auth::regional_endpoint`).
         default_base_url: None,
         default_key_env: "AWS_BEARER_TOKEN_BEDROCK",
         call_path: None,

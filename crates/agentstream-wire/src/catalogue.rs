@@ -29,6 +29,7 @@ use agentstream_models::Model;
 
 use crate::anthropic::AnthropicConfig;
 use crate::azure::{AzureConfig, AzureOpenAiResponses};
+use crate::bedrock::auth::{self, AuthOptions};
 use crate::bedrock::{Bedrock, BedrockConfig, DEFAULT_REGION};
 use crate::config::{EndpointConfig, Protocol};
 use crate::gemini::GeminiConfig;
@@ -152,9 +153,10 @@ pub fn config_from_catalogue(
         )?),
         "mistral-conversations" => CatalogueConfig::Mistral(endpoint_config(m, api_key, Mistral)?),
         "bedrock-converse-stream" => {
-            let region = bedrock_region(m.base_url).unwrap_or(DEFAULT_REGION);
+            // The catalogue's URL names the region (no environment here).
+            let region = auth::resolve_region(&AuthOptions::default(), m.base_url, |_| None);
             let protocol = Bedrock {
-                region: region.into(),
+                region: region.region.unwrap_or_else(|| DEFAULT_REGION.into()),
                 credentials: None,
             };
             CatalogueConfig::Bedrock(endpoint_config(m, api_key, protocol)?)
@@ -261,14 +263,6 @@ pub fn endpoint_config<P: Protocol>(
     }
     config.defaults.thinking_model = Some(m.thinking_model());
     Ok(config)
-}
-
-/// The region of a Bedrock runtime URL
-/// (`https://bedrock-runtime.{region}.amazonaws.com`).
-fn bedrock_region(base_url: &str) -> Option<&str> {
-    let host = base_url.strip_prefix("https://bedrock-runtime.")?;
-    let region = host.split(['.', '/']).next()?;
-    (!region.is_empty()).then_some(region)
 }
 
 /// The compat flags pi-ai's Chat Completions provider uses for `m`: the
@@ -415,10 +409,5 @@ mod tests {
             "{}",
             config.endpoint_url()
         );
-        assert_eq!(
-            bedrock_region("https://bedrock-runtime.us-west-2.amazonaws.com"),
-            Some("us-west-2")
-        );
-        assert_eq!(bedrock_region("https://example.com"), None);
     }
 }

@@ -6,7 +6,8 @@
 
 use agentstream::message::{user, Context};
 use agentstream::model::{CacheRetention, ReasoningEffort, StreamOptions, ToolChoice};
-use agentstream_wire::bedrock::{resolve_region, BedrockConfig};
+use agentstream_wire::bedrock::auth::{resolve_region, AuthOptions};
+use agentstream_wire::bedrock::BedrockConfig;
 use serde_json::{json, Value};
 
 fn read(name: &str) -> Value {
@@ -67,15 +68,26 @@ fn a_key_is_sent_as_bearer_and_the_region_names_the_host() {
     assert!(request
         .headers
         .contains(&("authorization", "Bearer bedrock-key".into())));
+    let region = |option: Option<&str>, env: &[(&str, &str)]| {
+        let options = AuthOptions {
+            region: option,
+            ..AuthOptions::default()
+        };
+        let lookup = |name: &str| {
+            env.iter()
+                .find(|(key, _)| *key == name)
+                .map(|(_, value)| value.to_string())
+        };
+        resolve_region(&options, "", lookup).region
+    };
+    let both = [("AWS_REGION", ""), ("AWS_DEFAULT_REGION", "ap-south-1")];
+    assert_eq!(region(None, &both).as_deref(), Some("ap-south-1"));
+    let env = [("AWS_REGION", "us-west-2")];
     assert_eq!(
-        resolve_region(None, Some(""), Some("ap-south-1")),
-        "ap-south-1"
+        region(Some("eu-west-3"), &env).as_deref(),
+        Some("eu-west-3")
     );
-    assert_eq!(
-        resolve_region(Some("eu-west-3"), Some("us-west-2"), None),
-        "eu-west-3"
-    );
-    assert_eq!(resolve_region(None, None, None), "us-east-1");
+    assert_eq!(region(None, &[]).as_deref(), Some("us-east-1"));
 }
 
 #[test]

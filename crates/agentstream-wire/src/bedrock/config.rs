@@ -6,8 +6,10 @@
 //! its `:` and `/` encoded). The default base is the region's
 //! `https://bedrock-runtime.{region}.amazonaws.com`; pi-ai takes the
 //! region from its options, then `AWS_REGION`, then `AWS_DEFAULT_REGION`,
-//! then `us-east-1` ([`resolve_region`] is that order; reading the
-//! environment is the caller's, as this crate is `no_std`).
+//! then the region of a standard Bedrock base URL, then `us-east-1`
+//! ([`auth::resolve_region`] is that order, over an environment the
+//! caller reads, as this crate is `no_std`; [`auth::regional_endpoint`]
+//! is a region's base URL).
 //!
 //! Auth, in pi-ai's order: a configured key (a Bedrock API key, pi-ai's
 //! `AWS_BEARER_TOKEN_BEDROCK`) is sent as `Authorization: Bearer <key>`
@@ -35,26 +37,6 @@ use crate::request::RequestError;
 
 /// The region pi-ai falls back to.
 pub const DEFAULT_REGION: &str = "us-east-1";
-
-/// The Bedrock runtime's base URL in `region`.
-pub fn bedrock_base_url(region: &str) -> String {
-    format!("https://bedrock-runtime.{region}.amazonaws.com")
-}
-
-/// The region as pi-ai resolves it: the option, `AWS_REGION`,
-/// `AWS_DEFAULT_REGION` (the caller reads the two variables), then
-/// [`DEFAULT_REGION`]; empty values are skipped.
-pub fn resolve_region<'a>(
-    option: Option<&'a str>,
-    aws_region: Option<&'a str>,
-    aws_default_region: Option<&'a str>,
-) -> &'a str {
-    [option, aws_region, aws_default_region]
-        .into_iter()
-        .flatten()
-        .find(|region| !region.is_empty())
-        .unwrap_or(DEFAULT_REGION)
-}
 
 /// The credential headers of a call: `Authorization: Bearer <key>` when
 /// a key (a Bedrock API key) is configured, none otherwise (a request
@@ -95,14 +77,14 @@ impl Default for Bedrock {
 }
 
 impl BedrockConfig {
-    /// `model` in `region` (see [`resolve_region`]), provider
+    /// `model` in `region` (see [`auth::resolve_region`]), provider
     /// `amazon-bedrock`, no key, no credentials.
     pub fn new(model: impl Into<String>, region: &str) -> Self {
         let protocol = Bedrock {
             region: String::from(region),
             credentials: None,
         };
-        Self::with_protocol(bedrock_base_url(region), model, protocol)
+        Self::with_protocol(auth::regional_endpoint(region), model, protocol)
     }
 
     /// Signs every request with SigV4 and `credentials` (static keys and,

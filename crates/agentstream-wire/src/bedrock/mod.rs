@@ -27,9 +27,7 @@ pub mod encode;
 mod projector;
 mod request;
 
-pub use config::{
-    auth_headers, bedrock_base_url, resolve_region, Bedrock, BedrockConfig, DEFAULT_REGION,
-};
+pub use config::{auth_headers, Bedrock, BedrockConfig, DEFAULT_REGION};
 pub use projector::{BedrockProjection, BedrockProjector, BEDROCK_API};
 
 use crate::sse::SseStream;
