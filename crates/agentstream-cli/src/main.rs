@@ -50,9 +50,11 @@ enum Command {
     /// and tool results link up. Exits 1 on any finding, 2 on bad input.
     Validate(validate::Args),
     /// Project a recorded OpenAI-compatible response or (with --api
-    /// anthropic|responses|google) an Anthropic Messages, OpenAI Responses
-    /// or Gemini one (SSE, or one payload per line with --chunks) offline and print its event types and final message (or
-    /// every event with --jsonl).
+    /// anthropic|responses|google|azure|mistral|bedrock) an Anthropic
+    /// Messages, OpenAI Responses, Gemini, Azure, Mistral or Bedrock one
+    /// (SSE or AWS event-stream frames, or one payload per line with
+    /// --chunks), or a cassette, offline and print its event types and
+    /// final message (or every event with --jsonl).
     Decode(decode::Args),
     /// Stream one answer from an OpenAI-compatible endpoint or (with --api
     /// anthropic|responses|google|azure|mistral|bedrock, or a catalogue
