@@ -15,7 +15,7 @@ use agentstream::agent::{
     ToolContext, ToolError, ToolOutput, ToolSet,
 };
 use agentstream::message::{assistant, text, tool_call, Context, Message, StopReason};
-use agentstream::model::{Model, ScriptStep, ScriptedModel, ScriptedTurn};
+use agentstream::model::{Model, ScriptStep, ScriptedModel, ScriptedTurn, ThinkingLevel};
 use agentstream::rt::Clock;
 use agentstream::session::{CompactionSettings, SessionRecorder};
 use serde_json::{json, Map, Value};
@@ -64,6 +64,13 @@ pub struct Args {
     /// Default: as for `chat`, by `--api`.
     #[arg(long, value_name = "VAR")]
     api_key_env: Option<String>,
+    /// The thinking level sent on every call: `off`, `minimal`, `low`,
+    /// `medium`, `high` or `xhigh` (see `chat --thinking`). Default: with a
+    /// session, the level its branch last set, as Pi restores it; else
+    /// none sent (Pi: `medium`). A level that differs from the session's
+    /// is written to it as a `thinking_level_change` entry.
+    #[arg(long, value_name = "LEVEL", value_parser = crate::chat::thinking_level)]
+    thinking: Option<ThinkingLevel>,
     /// How long one `read` or `ls` may take, in seconds; a call still
     /// running then ends in an error result.
     #[arg(long, value_name = "SECONDS", default_value = "30",
@@ -174,16 +181,19 @@ pub fn run(args: &Args) -> io::Result<ExitCode> {
             return Ok(ExitCode::from(2));
         }
     };
-    let context = match &recorder {
-        Some(recorder) => match recorder.with_writer(|w| crate::session::llm_context(w)) {
-            Ok(context) => context,
+    let resumed = match &recorder {
+        Some(recorder) => match recorder.with_writer(|w| crate::session::resume(w)) {
+            Ok(resumed) => Some(resumed),
             Err(e) => {
                 eprintln!("agentstream: error: {}", escape_line(&e));
                 return Ok(ExitCode::from(2));
             }
         },
-        None => Context::default(),
+        None => None,
     };
+    let session_level = resumed.as_ref().and_then(|r| r.thinking_level);
+    let thinking = args.thinking.or(session_level);
+    let context = resumed.map(|r| r.context).unwrap_or_default();
     let model: Arc<dyn Model + Send + Sync> = match (&args.base_url, &args.model) {
         (Some(base_url), Some(model_id)) => {
             let key_var = args
@@ -224,8 +234,17 @@ pub fn run(args: &Args) -> io::Result<ExitCode> {
             .with_base_delay_ms(args.retry_base_delay_ms);
         agent.set_auto_retry(Some(policy));
     }
+    agent.set_thinking_level(thinking);
     if let Some(recorder) = &recorder {
         recorder.attach(&agent);
+        // The level the session goes on with, when its branch says
+        // another (or none), as Pi's `setThinkingLevel` records it.
+        if let Some(level) = thinking.filter(|level| Some(*level) != session_level) {
+            if let Err(e) = recorder.record_thinking_level_change(level.as_str()) {
+                eprintln!("agentstream: error: the session was not written: {e}");
+                return Ok(ExitCode::from(2));
+            }
+        }
         if args.auto_compact {
             let mut settings = CompactionSettings::default();
             settings.enabled = true;

@@ -147,8 +147,8 @@ fn retention(text: &str) -> Result<CacheRetention, String> {
     CacheRetention::parse(text).ok_or_else(|| format!("`{text}` is not none, short or long"))
 }
 
-/// `--thinking`'s parser.
-fn thinking_level(text: &str) -> Result<ThinkingLevel, String> {
+/// `--thinking`'s parser (also `agent --thinking`).
+pub(crate) fn thinking_level(text: &str) -> Result<ThinkingLevel, String> {
     ThinkingLevel::parse(text)
         .ok_or_else(|| format!("`{text}` is not off, minimal, low, medium, high or xhigh"))
 }

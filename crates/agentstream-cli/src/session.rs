@@ -23,6 +23,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use agentstream::message::{Context, Message};
+use agentstream::model::ThinkingLevel;
 use agentstream::session::{
     build_session_context, convert_to_llm, parse_session, AgentMessage, Leaf, ParsedSession,
     SessionEntry, SessionTree,
@@ -185,12 +186,30 @@ pub fn writer_for(
     }
 }
 
-/// The model's context from a session's leaf: Pi's buildSessionContext,
-/// then its default convertToLlm.
-pub fn llm_context(writer: &SessionWriter) -> Result<Context, String> {
-    let leaf = writer.leaf().map_or(Leaf::Last, Leaf::Id);
-    let ctx = build_session_context(writer.entries(), leaf).map_err(|e| e.to_string())?;
-    Ok(Context::from_messages(convert_to_llm(&ctx.messages)))
+/// What a run resumes from a session (Pi's `createAgentSession` on an
+/// existing file).
+pub struct Resumed {
+    /// The model's context at the leaf: Pi's buildSessionContext, then its
+    /// default convertToLlm.
+    pub context: Context,
+    /// The thinking level the branch last set; `None` when no
+    /// `thinking_level_change` entry is on it.
+    pub thinking_level: Option<ThinkingLevel>,
+}
+
+/// What `writer`'s session gives a run that resumes it.
+pub fn resume(writer: &SessionWriter) -> Result<Resumed, String> {
+    let ctx = writer.context().map_err(|e| e.to_string())?;
+    let set = writer
+        .branch_entries()
+        .iter()
+        .any(|entry| matches!(entry, SessionEntry::ThinkingLevelChange(_)));
+    Ok(Resumed {
+        context: Context::from_messages(convert_to_llm(&ctx.messages)),
+        thinking_level: set
+            .then(|| ThinkingLevel::parse(&ctx.thinking_level))
+            .flatten(),
+    })
 }
 
 fn context(path: &Path, leaf: Option<&str>, llm: bool) -> Result<String, String> {

@@ -401,6 +401,54 @@ fn base_url_runs_the_same_loop_against_an_openai_compatible_endpoint() {
         .contains("# Demo project"));
 }
 
+/// `--thinking` goes out on every call and into the session; a run that
+/// resumes the session without the flag sends the level its branch last
+/// set (Pi restores it), and a run without a session sends none.
+#[test]
+fn the_thinking_level_is_sent_recorded_and_restored_from_the_session() {
+    let root = tree("thinking");
+    let session = root.parent().unwrap().join("thinking.jsonl");
+    let server =
+        MockServer::start(|_| Reply::sse(vec![sse_body(&answer_payloads(&[], &["Fine."]))]))
+            .expect("server");
+    let run = |flags: &[&str]| {
+        let output = agentstream()
+            .args(["agent", "--root", root.to_str().unwrap()])
+            .args(["--base-url", &server.base_url(), "--model", "test-model"])
+            .args(["--api-key-env", "AGENTSTREAM_TEST_AGENT_NO_KEY"])
+            .args(flags)
+            .arg("Hello?")
+            .output()
+            .unwrap();
+        let (stdout, stderr) = text(&output);
+        assert!(output.status.success(), "{stdout}\n{stderr}");
+    };
+    let levels = |session: &Path| -> Vec<String> {
+        std::fs::read_to_string(session)
+            .unwrap()
+            .lines()
+            .map(|line| serde_json::from_str::<Value>(line).unwrap())
+            .filter(|entry| entry["type"] == "thinking_level_change")
+            .map(|entry| entry["thinkingLevel"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let on = ["--session", session.to_str().unwrap()];
+    run(&[&on[..], &["--thinking", "high"]].concat());
+    run(&on);
+    run(&[&on[..], &["--thinking", "low"]].concat());
+    run(&[]);
+    let sent: Vec<Value> = server
+        .requests()
+        .iter()
+        .map(|request| request.json()["reasoning_effort"].clone())
+        .collect();
+    assert_eq!(
+        sent,
+        [json!("high"), json!("high"), json!("low"), Value::Null]
+    );
+    assert_eq!(levels(&session), ["high", "low"]);
+}
+
 #[test]
 fn a_fifo_or_device_in_the_root_is_an_error_result_not_a_hang() {
     let root = tree("fifo");
