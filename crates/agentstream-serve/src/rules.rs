@@ -51,6 +51,7 @@ use agentstream::message::{ContentBlock, DecodeError};
 use agentstream::model::{ScriptedReply, ScriptedTurn};
 use serde_json::{Map, Value};
 
+use crate::held::Held;
 pub(crate) use crate::matching::Facts;
 /// The size limit of a `{"regex": …}` pattern, kept where the format is
 /// described (it lives with the patterns, in `matching.rs`).
@@ -58,11 +59,11 @@ pub use crate::matching::MAX_REGEX_BYTES;
 use crate::matching::{count, quoted, Matcher};
 use crate::script::{ServeTurn, Step};
 
-/// One reply of a rule: the model's turn (none for an HTTP error) and the
-/// server's step, shared by every call it answers.
+/// One reply of a rule: the model's turn (none for an HTTP error), held
+/// compactly until it answers again (see [`Held`]), and the server's step.
 #[derive(Debug, Clone)]
 pub(crate) struct Reply {
-    pub(crate) turn: Option<Arc<ScriptedTurn>>,
+    pub(crate) turn: Option<Held>,
     /// The step when it is not [`Step::Model`] (a `Step` is about 190
     /// bytes; most replies are plain turns).
     pub(crate) step: Option<Box<Step>>,
@@ -145,9 +146,12 @@ impl Rule {
         self.name.as_deref()
     }
 
-    /// The turns this rule plays (for the server's model name).
-    pub(crate) fn turns(&self) -> impl Iterator<Item = &ScriptedTurn> {
-        self.replies.iter().filter_map(|r| r.turn.as_deref())
+    /// The model its first message reply names (for the server's model
+    /// name).
+    pub(crate) fn model(&self) -> Option<String> {
+        self.replies
+            .iter()
+            .find_map(|reply| reply.turn.as_ref()?.model())
     }
 
     /// `rules[i] ("name")`.
@@ -182,7 +186,7 @@ fn reply(value: Value) -> Result<Reply, DecodeError> {
     }
     let element = ServeTurn::from_value(value)?;
     Ok(Reply {
-        turn: element.turn.map(Arc::new),
+        turn: element.turn.map(Held::new),
         step: match element.step {
             Step::Model => None,
             step => Some(Box::new(step)),
@@ -299,19 +303,20 @@ impl Rules {
     }
 }
 
-/// `turn` with every tool call that has no id given `call_<call>_<block>`
-/// (as the ordered turns get theirs); the turn itself, shared, when every
-/// call has one.
-pub(crate) fn with_call_ids(turn: &Arc<ScriptedTurn>, call: usize) -> Arc<ScriptedTurn> {
+/// `held`'s turn for call `call`, with every tool call that has no id
+/// given `call_<call>_<block>` (as the ordered turns get theirs); the turn
+/// itself when every call has one.
+pub(crate) fn with_call_ids(held: &Held, call: usize) -> Arc<ScriptedTurn> {
+    let turn = held.turn();
     let ScriptedReply::Message(message) = turn.reply() else {
-        return turn.clone();
+        return turn;
     };
     let missing =
         |block: &ContentBlock| matches!(block, ContentBlock::ToolCall(c) if c.id.is_empty());
     if !message.content.iter().any(missing) {
-        return turn.clone();
+        return turn;
     }
-    let mut copy = ScriptedTurn::clone(turn);
+    let mut copy = ScriptedTurn::clone(&turn);
     copy.fill_call_ids(call);
     Arc::new(copy)
 }
