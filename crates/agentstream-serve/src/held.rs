@@ -34,7 +34,7 @@ use serde_json::{Map, Value};
 #[derive(Debug, Clone)]
 pub(crate) struct Compact {
     blocks: Box<[Block]>,
-    stop: Stop,
+    stop: Reason,
 }
 
 /// One content block of a [`Compact`] turn.
@@ -55,7 +55,7 @@ struct Call {
 
 /// The stop reasons a scripted message may end with.
 #[derive(Debug, Clone, Copy)]
-enum Stop {
+enum Reason {
     Stop,
     Length,
     ToolUse,
@@ -63,7 +63,7 @@ enum Stop {
     Aborted,
 }
 
-impl Stop {
+impl Reason {
     fn of(reason: &StopReason) -> Option<Self> {
         Some(match reason {
             StopReason::Stop => Self::Stop,
@@ -111,7 +111,7 @@ impl Compact {
             .collect::<Option<Box<[Block]>>>()?;
         let compact = Compact {
             blocks,
-            stop: Stop::of(&message.stop_reason)?,
+            stop: Reason::of(&message.stop_reason)?,
         };
         // Whatever the compact form leaves out (a signature, a usage, a
         // name, an unknown field; the turn's chunks) makes it unequal.

@@ -67,16 +67,23 @@ pub(crate) struct Reply {
     /// The step when it is not [`Step::Model`] (a `Step` is about 190
     /// bytes; most replies are plain turns).
     pub(crate) step: Option<Box<Step>>,
+    /// Its timing and quirks, when it has any (most replies have none).
+    manner: Option<Box<crate::manner::Manner>>,
+}
+
+impl Reply {
     /// Its timing and quirks.
-    pub(crate) manner: crate::manner::Manner,
+    pub(crate) fn manner(&self) -> crate::manner::Manner {
+        self.manner.as_deref().cloned().unwrap_or_default()
+    }
 }
 
 /// One rule of a script (see the [module documentation](self)).
 #[derive(Debug, Clone)]
 pub struct Rule {
-    name: Option<String>,
+    name: Option<Box<str>>,
     matcher: Matcher,
-    replies: Vec<Reply>,
+    replies: Box<[Reply]>,
     times: Option<usize>,
 }
 
@@ -106,7 +113,7 @@ impl Rule {
         };
         let name = match object.remove("name") {
             None | Some(Value::Null) => None,
-            Some(Value::String(name)) => Some(name),
+            Some(Value::String(name)) => Some(name.into()),
             Some(other) => {
                 return Err(
                     DecodeError::new(format!("expected a string, found {other}"))
@@ -121,7 +128,7 @@ impl Rule {
         let reply = object
             .remove("reply")
             .ok_or_else(|| DecodeError::new("missing field \"reply\""))?;
-        let replies = replies(reply).map_err(|e| e.within_key("reply"))?;
+        let replies = replies(reply).map_err(|e| e.within_key("reply"))?.into();
         let times = match object.remove("times") {
             None | Some(Value::Null) => None,
             Some(value) => Some(count(value).map_err(|e| e.within_key("times"))?),
@@ -191,7 +198,7 @@ fn reply(value: Value) -> Result<Reply, DecodeError> {
             Step::Model => None,
             step => Some(Box::new(step)),
         },
-        manner: element.manner,
+        manner: (!element.manner.is_plain()).then(|| Box::new(element.manner)),
     })
 }
 
@@ -248,7 +255,7 @@ impl Rules {
                 continue;
             }
             count.seen += 1;
-            if rule.matcher.nth.is_some_and(|n| n != count.seen) {
+            if rule.matcher.nth().is_some_and(|n| n != count.seen) {
                 continue;
             }
             let reply = rule.replies.get(count.answered).or(rule.replies.last());
@@ -270,7 +277,7 @@ impl Rules {
         let count = counts.get(index).copied().unwrap_or_default();
         let why = match rule.matcher.difference(facts) {
             Some(difference) => difference,
-            None => match (rule.times, rule.matcher.nth) {
+            None => match (rule.times, rule.matcher.nth()) {
                 (Some(times), _) if count.answered >= times => {
                     format!("it already answered its {times} times")
                 }
@@ -295,7 +302,7 @@ impl Rules {
                 entry.insert("index".into(), index.into());
                 entry.insert(
                     "name".into(),
-                    rule.name.clone().map_or(Value::Null, Value::String),
+                    rule.name.as_deref().map_or(Value::Null, Value::from),
                 );
                 Value::Object(entry)
             })
