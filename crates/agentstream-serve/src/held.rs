@@ -114,10 +114,10 @@ impl Compact {
             stop: Reason::of(&message.stop_reason)?,
         };
         // Whatever the compact form leaves out (a signature, a usage, a
-        // name, an unknown field; the turn's chunks) makes it unequal.
-        (compact.message().ok().as_ref() == Some(&**message)
-            && ScriptedTurn::message(AssistantMessage::clone(message)) == *turn)
-            .then_some(compact)
+        // name, an unknown field) makes it unequal; a turn built is played
+        // in one chunk, the short trace.
+        let plain = turn.chunks().get() == 1 && !turn.is_full_sequence();
+        (plain && compact.message().ok().as_ref() == Some(&**message)).then_some(compact)
     }
 
     /// The message this turn answers with, built anew.
@@ -338,6 +338,12 @@ mod tests {
                 "{value}"
             );
         }
+        let plain = turn(json!("a"));
+        let chunked = plain
+            .clone()
+            .chunked(std::num::NonZeroUsize::new(3).unwrap());
+        assert!(Compact::of(&chunked).is_none());
+        assert!(Compact::of(&plain.full_sequence()).is_none());
     }
 
     #[test]

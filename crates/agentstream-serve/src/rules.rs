@@ -41,9 +41,10 @@
 //! script loads, naming the rule's index and the key.
 //!
 //! A rule's state is two counters, whatever the number of calls it
-//! answers; its turns are shared by every call they answer (a turn whose
-//! tool calls have no `id` is copied to give them one per call, as the
-//! ordered turns are).
+//! answers. Its turns are held compactly until they answer a second time
+//! (see [`held`](crate::held)), then shared by every call they answer (a
+//! turn whose tool calls have no `id` is copied to give them one per
+//! call, as the ordered turns are).
 
 use std::sync::Arc;
 
