@@ -42,7 +42,7 @@
 //!
 //! A rule's state is two counters, whatever the number of calls it
 //! answers. Its turns are held compactly until they answer a second time
-//! (see [`held`](crate::held)), then shared by every call they answer (a
+//! (see `src/held.rs`), then shared by every call they answer (a
 //! turn whose tool calls have no `id` is copied to give them one per
 //! call, as the ordered turns are).
 
