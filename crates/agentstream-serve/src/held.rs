@@ -16,8 +16,10 @@
 //! answer is filled in from its template (see
 //! [`template`](crate::template)): a script element written more than
 //! once shares one (see [`split_script`](crate::lanes::split_script)),
-//! and a rule's reply decodes its message for good on its second answer
-//! (see [`Held`]).
+//! and a compact turn (a rule's reply, or an ordered turn played by a
+//! second test id or after a reset) decodes its message for good on its
+//! second answer (see [`Lazy`]). Memory then grows with the turns that
+//! answer twice, never with the calls.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -153,18 +155,14 @@ impl Compact {
             ),
         }
     }
-
-    /// A script step that builds the turn when it is played.
-    pub(crate) fn step(self) -> ScriptStep {
-        ScriptStep::reply(move |_| self.turn())
-    }
 }
 
 /// Makes the ordered turns' script steps: a turn whose message several
 /// elements share (a script element written more than once, see
 /// [`parse_script`](crate::parse_script)) is one shared step, answered
-/// again from its template; a turn of its own is [`Compact`] when it can
-/// be, its message built when it answers.
+/// again from its template; a turn of its own is [`Lazy`] when it can
+/// be: compact, its message built when it answers, until it answers a
+/// second time (played by a second test id, or after a reset).
 pub(crate) struct TurnSteps {
     /// How many turns hold each message, by its address.
     holders: HashMap<usize, usize>,
@@ -207,16 +205,18 @@ impl TurnSteps {
                 .clone();
         }
         match Compact::of(&turn) {
-            Some(compact) => compact.step(),
+            Some(compact) => {
+                let lazy = Lazy::new(compact);
+                // A copy of the turn shares its message: its template.
+                ScriptStep::reply(move |_| ScriptedTurn::clone(&lazy.turn()))
+            }
             None => ScriptStep::from(turn),
         }
     }
 }
 
-/// A rule reply's turn: decoded, or [`Compact`] until it answers a second
-/// time; then its message is decoded for good, so that later answers
-/// share it (and its template).
-#[derive(Debug)]
+/// A rule reply's turn: decoded, or [`Lazy`].
+#[derive(Debug, Clone)]
 pub(crate) enum Held {
     /// The decoded turn.
     Decoded(Arc<ScriptedTurn>),
@@ -224,8 +224,9 @@ pub(crate) enum Held {
     Compact(Box<Lazy>),
 }
 
-/// A compact turn, its answers so far and its decoded turn once it
-/// answered twice.
+/// A compact turn, whether it answered, and its decoded turn once it
+/// answered twice: a turn that answers once costs its compact form; one
+/// that answers again keeps one message, which its template names.
 #[derive(Debug)]
 pub(crate) struct Lazy {
     compact: Compact,
@@ -233,15 +234,36 @@ pub(crate) struct Lazy {
     decoded: OnceLock<Arc<ScriptedTurn>>,
 }
 
-impl Clone for Held {
+impl Lazy {
+    fn new(compact: Compact) -> Self {
+        Lazy {
+            compact,
+            answered: AtomicBool::new(false),
+            decoded: OnceLock::new(),
+        }
+    }
+
+    /// The turn of one answer: its own message on its first answer, the
+    /// shared one from its second on.
+    fn turn(&self) -> Arc<ScriptedTurn> {
+        if let Some(turn) = self.decoded.get() {
+            return turn.clone();
+        }
+        if !self.answered.swap(true, Ordering::Relaxed) {
+            return Arc::new(self.compact.turn());
+        }
+        self.decoded
+            .get_or_init(|| Arc::new(self.compact.turn()))
+            .clone()
+    }
+}
+
+impl Clone for Lazy {
     fn clone(&self) -> Self {
-        match self {
-            Self::Decoded(turn) => Self::Decoded(turn.clone()),
-            Self::Compact(lazy) => Self::Compact(Box::new(Lazy {
-                compact: lazy.compact.clone(),
-                answered: AtomicBool::new(lazy.answered.load(Ordering::Relaxed)),
-                decoded: lazy.decoded.clone(),
-            })),
+        Lazy {
+            compact: self.compact.clone(),
+            answered: AtomicBool::new(self.answered.load(Ordering::Relaxed)),
+            decoded: self.decoded.clone(),
         }
     }
 }
@@ -250,11 +272,7 @@ impl Held {
     /// `turn`, compact when it can be (see [`Compact::of`]).
     pub(crate) fn new(turn: ScriptedTurn) -> Self {
         match Compact::of(&turn) {
-            Some(compact) => Self::Compact(Box::new(Lazy {
-                compact,
-                answered: AtomicBool::new(false),
-                decoded: OnceLock::new(),
-            })),
+            Some(compact) => Self::Compact(Box::new(Lazy::new(compact))),
             None => Self::Decoded(Arc::new(turn)),
         }
     }
@@ -264,17 +282,7 @@ impl Held {
     pub(crate) fn turn(&self) -> Arc<ScriptedTurn> {
         match self {
             Self::Decoded(turn) => turn.clone(),
-            Self::Compact(lazy) => {
-                if let Some(turn) = lazy.decoded.get() {
-                    return turn.clone();
-                }
-                if !lazy.answered.swap(true, Ordering::Relaxed) {
-                    return Arc::new(lazy.compact.turn());
-                }
-                lazy.decoded
-                    .get_or_init(|| Arc::new(lazy.compact.turn()))
-                    .clone()
-            }
+            Self::Compact(lazy) => lazy.turn(),
         }
     }
 
@@ -344,6 +352,31 @@ mod tests {
             .chunked(std::num::NonZeroUsize::new(3).unwrap());
         assert!(Compact::of(&chunked).is_none());
         assert!(Compact::of(&plain.full_sequence()).is_none());
+    }
+
+    #[test]
+    fn an_ordered_turn_of_its_own_is_compact_and_turns_written_alike_share_a_step() {
+        let shared = turn(json!("b"));
+        let turns = vec![turn(json!("a")), shared.clone(), shared];
+        let mut steps = TurnSteps::new(&turns);
+        let made: Vec<ScriptStep> = turns.into_iter().map(|t| steps.step(t)).collect();
+        let (ScriptStep::Turn(one), ScriptStep::Turn(other)) = (&made[1], &made[2]) else {
+            panic!("{made:?}")
+        };
+        assert!(Arc::ptr_eq(one, other));
+        let ScriptStep::Reply(play) = &made[0] else {
+            panic!("{made:?}")
+        };
+        let context = agentstream::message::Context::default();
+        let message = |turn: ScriptedTurn| match turn.reply() {
+            ScriptedReply::Message(message) => message.clone(),
+            ScriptedReply::Failure(_) => panic!("a failure"),
+        };
+        let first = message(play(&context));
+        let (second, third) = (message(play(&context)), message(play(&context)));
+        assert_eq!(first.text(), "a");
+        assert!(!Arc::ptr_eq(&first, &second), "its first answer is its own");
+        assert!(Arc::ptr_eq(&second, &third), "later answers share one");
     }
 
     #[test]
