@@ -125,7 +125,7 @@ pub(crate) fn take_call(
     };
     if let Some(reply) = play.rules.pick(&holding, &mut lane.rule_counts) {
         drop(calls);
-        let manner = reply.manner.clone();
+        let manner = reply.manner();
         let undelayed = state.delay.is_zero() && manner.is_plain() && !chaotic;
         let answer = ruled(&play, reply, index, options, undelayed);
         return Ok(Call {

@@ -137,6 +137,8 @@ pub(crate) struct Split {
 pub(crate) fn split_script(script: impl IntoIterator<Item = ServeTurn>) -> (Split, Option<String>) {
     let (mut turns, mut steps, mut name) = (Vec::new(), Steps::default(), None);
     let mut manners = Vec::new();
+    let script: Vec<ServeTurn> = script.into_iter().collect();
+    let mut held = crate::held::TurnSteps::new(script.iter().filter_map(|e| e.turn.as_ref()));
     for element in script {
         let played = element
             .turn
@@ -151,7 +153,7 @@ pub(crate) fn split_script(script: impl IntoIterator<Item = ServeTurn>) -> (Spli
             manners.resize(steps.len(), Manner::default());
             manners.push(element.manner.clone());
         }
-        let (model, step) = element.into_parts();
+        let (model, step) = element.into_parts(|turn| held.step(turn));
         turns.extend(model);
         steps.push(step);
     }

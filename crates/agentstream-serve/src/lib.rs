@@ -148,6 +148,7 @@ mod edge;
 mod error;
 pub mod error_headers;
 mod full_script;
+mod held;
 mod lanes;
 mod limits;
 mod listing;

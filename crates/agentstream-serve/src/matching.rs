@@ -167,91 +167,62 @@ fn texts(blocks: &[ContentBlock]) -> String {
     joined
 }
 
-/// A rule's `match`.
+/// A rule's `match`: the keys it gives, in [`MATCH_KEYS`] order (a rule
+/// holds only those, most give one or two).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Matcher {
-    model: Option<Pattern>,
-    last_user_text: Option<Pattern>,
-    system: Option<Pattern>,
-    tool: Option<Pattern>,
-    tool_result: Option<Pattern>,
-    turn: Option<usize>,
-    has_tool_result: Option<bool>,
-    pub(crate) nth: Option<usize>,
+    keys: Box<[Key]>,
 }
 
-impl Matcher {
-    pub(crate) fn parse(value: Value) -> Result<Self, DecodeError> {
-        let Value::Object(object) = value else {
-            return Err(DecodeError::new(format!(
-                "expected an object of match keys, found {value}"
-            )));
-        };
-        let mut matcher = Matcher::default();
-        for (key, value) in object {
-            let within = |e: DecodeError| e.within_key(&key);
-            match key.as_str() {
-                "model" => matcher.model = Some(Pattern::parse(value).map_err(within)?),
-                "lastUserText" => {
-                    matcher.last_user_text = Some(Pattern::parse(value).map_err(within)?);
-                }
-                "system" => matcher.system = Some(Pattern::parse(value).map_err(within)?),
-                "tool" => matcher.tool = Some(Pattern::parse(value).map_err(within)?),
-                "toolResult" => matcher.tool_result = Some(Pattern::parse(value).map_err(within)?),
-                "turn" => matcher.turn = Some(count(value).map_err(within)?),
-                "nth" => {
-                    let n = count(value).map_err(within)?;
-                    if n == 0 {
-                        return Err(within(DecodeError::new("nth counts from 1")));
-                    }
-                    matcher.nth = Some(n);
-                }
-                "hasToolResult" => match value {
-                    Value::Bool(b) => matcher.has_tool_result = Some(b),
-                    other => {
-                        return Err(within(DecodeError::new(format!(
-                            "expected true or false, found {other}"
-                        ))))
-                    }
-                },
-                _ => {
-                    return Err(within(DecodeError::new(format!(
-                        "unknown match key {} (known: {})",
-                        quoted(&key),
-                        MATCH_KEYS.join(", ")
-                    ))))
-                }
-            }
+/// One key of a rule's `match`.
+#[derive(Debug, Clone)]
+enum Key {
+    /// `model`, `lastUserText`, `system`, `tool` or `toolResult`.
+    Text(Field, Pattern),
+    Turn(usize),
+    HasToolResult(bool),
+    Nth(usize),
+}
+
+/// The text keys, in [`MATCH_KEYS`] order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Field {
+    Model,
+    LastUserText,
+    System,
+    Tool,
+    ToolResult,
+}
+
+impl Field {
+    fn name(self) -> &'static str {
+        match self {
+            Field::Model => "model",
+            Field::LastUserText => "lastUserText",
+            Field::System => "system",
+            Field::Tool => "tool",
+            Field::ToolResult => "toolResult",
         }
-        Ok(matcher)
+    }
+}
+
+impl Key {
+    /// Where the key stands in [`MATCH_KEYS`].
+    fn rank(&self) -> usize {
+        match self {
+            Key::Text(text, _) => *text as usize,
+            Key::Turn(_) => 5,
+            Key::HasToolResult(_) => 6,
+            Key::Nth(_) => 7,
+        }
     }
 
-    /// The first key, but `nth`, that does not hold for `facts`, told as
-    /// `key "request's value" does not contain "…"`; `None` when all do.
-    pub(crate) fn difference(&self, facts: &Facts<'_>) -> Option<String> {
-        let text = |key: &str, pattern: &Option<Pattern>, value: Option<&str>| {
-            let pattern = pattern.as_ref()?;
-            match value {
-                Some(value) if pattern.holds(value) => None,
-                Some(value) => Some(format!(
-                    "{key} {} {}",
-                    quoted(&shortened(value)),
-                    pattern.describe()
-                )),
-                None => Some(format!("{key}: the request has none")),
-            }
-        };
-        text("model", &self.model, Some(facts.model))
-            .or_else(|| {
-                text(
-                    "lastUserText",
-                    &self.last_user_text,
-                    facts.last_user_text.as_deref(),
-                )
-            })
-            .or_else(|| text("system", &self.system, facts.system))
-            .or_else(|| {
-                let pattern = self.tool.as_ref()?;
+    /// How the key does not hold for `facts`, told as `key "request's
+    /// value" does not contain "…"`; `None` when it holds (`nth` always
+    /// does here).
+    fn difference(&self, facts: &Facts<'_>) -> Option<String> {
+        match self {
+            Key::Text(Field::Tool, pattern) => {
                 if facts.tools.iter().any(|name| pattern.holds(name)) {
                     return None;
                 }
@@ -266,52 +237,129 @@ impl Matcher {
                     )
                 };
                 Some(format!("tool: {offered}"))
-            })
-            .or_else(|| {
-                text(
-                    "toolResult",
-                    &self.tool_result,
-                    facts.tool_result.as_deref(),
+            }
+            Key::Text(text, pattern) => {
+                let key = text.name();
+                match facts.text(*text) {
+                    Some(value) if pattern.holds(value) => None,
+                    Some(value) => Some(format!(
+                        "{key} {} {}",
+                        quoted(&shortened(value)),
+                        pattern.describe()
+                    )),
+                    None => Some(format!("{key}: the request has none")),
+                }
+            }
+            &Key::Turn(want) => (want != facts.turn).then(|| {
+                format!(
+                    "turn: the conversation has {} assistant messages, not {want}",
+                    facts.turn
                 )
-            })
-            .or_else(|| {
-                let want = self.turn?;
-                (want != facts.turn).then(|| {
-                    format!(
-                        "turn: the conversation has {} assistant messages, not {want}",
-                        facts.turn
-                    )
-                })
-            })
-            .or_else(|| {
-                let want = self.has_tool_result?;
-                (want != facts.has_tool_result).then(|| {
-                    format!(
-                        "hasToolResult: the conversation {} a tool result",
-                        if facts.has_tool_result {
-                            "has"
-                        } else {
-                            "has no"
-                        }
-                    )
-                })
-            })
+            }),
+            &Key::HasToolResult(want) => (want != facts.has_tool_result).then(|| {
+                format!(
+                    "hasToolResult: the conversation {} a tool result",
+                    if facts.has_tool_result {
+                        "has"
+                    } else {
+                        "has no"
+                    }
+                )
+            }),
+            Key::Nth(_) => None,
+        }
+    }
+
+    /// Whether the key (not `nth`) holds for `facts`.
+    fn holds(&self, facts: &Facts<'_>) -> bool {
+        match self {
+            Key::Text(Field::Tool, pattern) => facts.tools.iter().any(|n| pattern.holds(n)),
+            Key::Text(text, pattern) => facts.text(*text).is_some_and(|v| pattern.holds(v)),
+            &Key::Turn(want) => want == facts.turn,
+            &Key::HasToolResult(want) => want == facts.has_tool_result,
+            Key::Nth(_) => false,
+        }
+    }
+}
+
+impl Facts<'_> {
+    /// The request's text that a text key (not `tool`) reads.
+    fn text(&self, key: Field) -> Option<&str> {
+        match key {
+            Field::Model => Some(self.model),
+            Field::LastUserText => self.last_user_text.as_deref(),
+            Field::System => self.system,
+            Field::ToolResult => self.tool_result.as_deref(),
+            Field::Tool => None,
+        }
+    }
+}
+
+impl Matcher {
+    pub(crate) fn parse(value: Value) -> Result<Self, DecodeError> {
+        let Value::Object(object) = value else {
+            return Err(DecodeError::new(format!(
+                "expected an object of match keys, found {value}"
+            )));
+        };
+        let mut keys = Vec::with_capacity(object.len());
+        for (key, value) in object {
+            let within = |e: DecodeError| e.within_key(&key);
+            let text = |text: Field, value: Value| {
+                Ok::<_, DecodeError>(Key::Text(text, Pattern::parse(value).map_err(within)?))
+            };
+            keys.push(match key.as_str() {
+                "model" => text(Field::Model, value)?,
+                "lastUserText" => text(Field::LastUserText, value)?,
+                "system" => text(Field::System, value)?,
+                "tool" => text(Field::Tool, value)?,
+                "toolResult" => text(Field::ToolResult, value)?,
+                "turn" => Key::Turn(count(value).map_err(within)?),
+                "nth" => {
+                    let n = count(value).map_err(within)?;
+                    if n == 0 {
+                        return Err(within(DecodeError::new("nth counts from 1")));
+                    }
+                    Key::Nth(n)
+                }
+                "hasToolResult" => match value {
+                    Value::Bool(b) => Key::HasToolResult(b),
+                    other => {
+                        return Err(within(DecodeError::new(format!(
+                            "expected true or false, found {other}"
+                        ))))
+                    }
+                },
+                _ => {
+                    return Err(within(DecodeError::new(format!(
+                        "unknown match key {} (known: {})",
+                        quoted(&key),
+                        MATCH_KEYS.join(", ")
+                    ))))
+                }
+            });
+        }
+        keys.sort_by_key(Key::rank);
+        Ok(Matcher { keys: keys.into() })
+    }
+
+    /// The `nth` key, if given.
+    pub(crate) fn nth(&self) -> Option<usize> {
+        self.keys.iter().find_map(|key| match key {
+            Key::Nth(n) => Some(*n),
+            _ => None,
+        })
+    }
+
+    /// The first key, but `nth`, that does not hold for `facts`, told as
+    /// `key "request's value" does not contain "…"`; `None` when all do.
+    pub(crate) fn difference(&self, facts: &Facts<'_>) -> Option<String> {
+        self.keys.iter().find_map(|key| key.difference(facts))
     }
 
     /// How many keys (but `nth`) hold for `facts`, for the nearest rule.
     pub(crate) fn holding(&self, facts: &Facts<'_>) -> usize {
-        let text = |pattern: &Option<Pattern>, value: Option<&str>| matches!((pattern, value), (Some(p), Some(v)) if p.holds(v));
-        usize::from(text(&self.model, Some(facts.model)))
-            + usize::from(text(&self.last_user_text, facts.last_user_text.as_deref()))
-            + usize::from(text(&self.system, facts.system))
-            + usize::from(
-                self.tool
-                    .as_ref()
-                    .is_some_and(|p| facts.tools.iter().any(|n| p.holds(n))),
-            )
-            + usize::from(text(&self.tool_result, facts.tool_result.as_deref()))
-            + usize::from(self.turn == Some(facts.turn))
-            + usize::from(self.has_tool_result == Some(facts.has_tool_result))
+        self.keys.iter().filter(|key| key.holds(facts)).count()
     }
 }
 

@@ -41,9 +41,10 @@
 //! script loads, naming the rule's index and the key.
 //!
 //! A rule's state is two counters, whatever the number of calls it
-//! answers; its turns are shared by every call they answer (a turn whose
-//! tool calls have no `id` is copied to give them one per call, as the
-//! ordered turns are).
+//! answers. Its turns are held compactly until they answer a second time
+//! (see `src/held.rs`), then shared by every call they answer (a
+//! turn whose tool calls have no `id` is copied to give them one per
+//! call, as the ordered turns are).
 
 use std::sync::Arc;
 
@@ -51,6 +52,7 @@ use agentstream::message::{ContentBlock, DecodeError};
 use agentstream::model::{ScriptedReply, ScriptedTurn};
 use serde_json::{Map, Value};
 
+use crate::held::Held;
 pub(crate) use crate::matching::Facts;
 /// The size limit of a `{"regex": …}` pattern, kept where the format is
 /// described (it lives with the patterns, in `matching.rs`).
@@ -58,24 +60,31 @@ pub use crate::matching::MAX_REGEX_BYTES;
 use crate::matching::{count, quoted, Matcher};
 use crate::script::{ServeTurn, Step};
 
-/// One reply of a rule: the model's turn (none for an HTTP error) and the
-/// server's step, shared by every call it answers.
+/// One reply of a rule: the model's turn (none for an HTTP error), held
+/// compactly until it answers again (see [`Held`]), and the server's step.
 #[derive(Debug, Clone)]
 pub(crate) struct Reply {
-    pub(crate) turn: Option<Arc<ScriptedTurn>>,
+    pub(crate) turn: Option<Held>,
     /// The step when it is not [`Step::Model`] (a `Step` is about 190
     /// bytes; most replies are plain turns).
     pub(crate) step: Option<Box<Step>>,
+    /// Its timing and quirks, when it has any (most replies have none).
+    manner: Option<Box<crate::manner::Manner>>,
+}
+
+impl Reply {
     /// Its timing and quirks.
-    pub(crate) manner: crate::manner::Manner,
+    pub(crate) fn manner(&self) -> crate::manner::Manner {
+        self.manner.as_deref().cloned().unwrap_or_default()
+    }
 }
 
 /// One rule of a script (see the [module documentation](self)).
 #[derive(Debug, Clone)]
 pub struct Rule {
-    name: Option<String>,
+    name: Option<Box<str>>,
     matcher: Matcher,
-    replies: Vec<Reply>,
+    replies: Box<[Reply]>,
     times: Option<usize>,
 }
 
@@ -105,7 +114,7 @@ impl Rule {
         };
         let name = match object.remove("name") {
             None | Some(Value::Null) => None,
-            Some(Value::String(name)) => Some(name),
+            Some(Value::String(name)) => Some(name.into()),
             Some(other) => {
                 return Err(
                     DecodeError::new(format!("expected a string, found {other}"))
@@ -120,7 +129,7 @@ impl Rule {
         let reply = object
             .remove("reply")
             .ok_or_else(|| DecodeError::new("missing field \"reply\""))?;
-        let replies = replies(reply).map_err(|e| e.within_key("reply"))?;
+        let replies = replies(reply).map_err(|e| e.within_key("reply"))?.into();
         let times = match object.remove("times") {
             None | Some(Value::Null) => None,
             Some(value) => Some(count(value).map_err(|e| e.within_key("times"))?),
@@ -145,9 +154,12 @@ impl Rule {
         self.name.as_deref()
     }
 
-    /// The turns this rule plays (for the server's model name).
-    pub(crate) fn turns(&self) -> impl Iterator<Item = &ScriptedTurn> {
-        self.replies.iter().filter_map(|r| r.turn.as_deref())
+    /// The model its first message reply names (for the server's model
+    /// name).
+    pub(crate) fn model(&self) -> Option<String> {
+        self.replies
+            .iter()
+            .find_map(|reply| reply.turn.as_ref()?.model())
     }
 
     /// `rules[i] ("name")`.
@@ -182,12 +194,12 @@ fn reply(value: Value) -> Result<Reply, DecodeError> {
     }
     let element = ServeTurn::from_value(value)?;
     Ok(Reply {
-        turn: element.turn.map(Arc::new),
+        turn: element.turn.map(Held::new),
         step: match element.step {
             Step::Model => None,
             step => Some(Box::new(step)),
         },
-        manner: element.manner,
+        manner: (!element.manner.is_plain()).then(|| Box::new(element.manner)),
     })
 }
 
@@ -244,7 +256,7 @@ impl Rules {
                 continue;
             }
             count.seen += 1;
-            if rule.matcher.nth.is_some_and(|n| n != count.seen) {
+            if rule.matcher.nth().is_some_and(|n| n != count.seen) {
                 continue;
             }
             let reply = rule.replies.get(count.answered).or(rule.replies.last());
@@ -266,7 +278,7 @@ impl Rules {
         let count = counts.get(index).copied().unwrap_or_default();
         let why = match rule.matcher.difference(facts) {
             Some(difference) => difference,
-            None => match (rule.times, rule.matcher.nth) {
+            None => match (rule.times, rule.matcher.nth()) {
                 (Some(times), _) if count.answered >= times => {
                     format!("it already answered its {times} times")
                 }
@@ -291,7 +303,7 @@ impl Rules {
                 entry.insert("index".into(), index.into());
                 entry.insert(
                     "name".into(),
-                    rule.name.clone().map_or(Value::Null, Value::String),
+                    rule.name.as_deref().map_or(Value::Null, Value::from),
                 );
                 Value::Object(entry)
             })
@@ -299,19 +311,20 @@ impl Rules {
     }
 }
 
-/// `turn` with every tool call that has no id given `call_<call>_<block>`
-/// (as the ordered turns get theirs); the turn itself, shared, when every
-/// call has one.
-pub(crate) fn with_call_ids(turn: &Arc<ScriptedTurn>, call: usize) -> Arc<ScriptedTurn> {
+/// `held`'s turn for call `call`, with every tool call that has no id
+/// given `call_<call>_<block>` (as the ordered turns get theirs); the turn
+/// itself when every call has one.
+pub(crate) fn with_call_ids(held: &Held, call: usize) -> Arc<ScriptedTurn> {
+    let turn = held.turn();
     let ScriptedReply::Message(message) = turn.reply() else {
-        return turn.clone();
+        return turn;
     };
     let missing =
         |block: &ContentBlock| matches!(block, ContentBlock::ToolCall(c) if c.id.is_empty());
     if !message.content.iter().any(missing) {
-        return turn.clone();
+        return turn;
     }
-    let mut copy = ScriptedTurn::clone(turn);
+    let mut copy = ScriptedTurn::clone(&turn);
     copy.fill_call_ids(call);
     Arc::new(copy)
 }

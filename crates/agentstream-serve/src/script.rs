@@ -226,14 +226,18 @@ impl ServeTurn {
             step: Step::Model,
             manner: Manner::default(),
         };
-        turns.into_parts().0
+        turns.into_parts(ScriptStep::from).0
     }
 
-    /// The model's step (as [`model_step`](Self::model_step)) and the
-    /// server's, taken apart without copying the turns.
-    pub(crate) fn into_parts(self) -> (Option<ScriptStep>, Step) {
+    /// The model's step (as [`model_step`](Self::model_step), its turn
+    /// made a step by `step`) and the server's, taken apart without
+    /// copying the turns.
+    pub(crate) fn into_parts(
+        self,
+        step: impl FnOnce(ScriptedTurn) -> ScriptStep,
+    ) -> (Option<ScriptStep>, Step) {
         let model = if self.alternatives.is_empty() {
-            self.turn.map(ScriptStep::from)
+            self.turn.map(step)
         } else {
             Some(by_request_step(self.alternatives))
         };

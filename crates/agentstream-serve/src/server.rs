@@ -617,13 +617,7 @@ impl Server {
                 .chain(element.alternatives.iter().map(|a| &a.turn))
                 .any(|turn| matches!(turn.reply(), ScriptedReply::Message(_)))
         });
-        let rule_name = rules
-            .iter()
-            .flat_map(Rule::turns)
-            .find_map(|turn| match turn.reply() {
-                ScriptedReply::Message(message) => Some(message.model.clone()),
-                ScriptedReply::Failure(_) => None,
-            });
+        let rule_name = rules.iter().find_map(Rule::model);
         let builder = Self::from_script(turns).rules(rules);
         match rule_name {
             Some(name) if !named => builder.model_name(name),

@@ -64,40 +64,43 @@ fn rules(element: &str, n: usize, different: bool) -> String {
     format!(r#"{{"rules": [{}]}}"#, rules.join(","))
 }
 
+/// The most a scripted turn, or a rule, may hold beyond what is shared
+/// (issue 37's target: 0.5 kB).
+const TURN_BOUND: f64 = 512.0;
+
 #[test]
 fn scripts_hold_little_per_turn_and_rules_do_not_grow_with_calls() {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
-    for (name, element, distinct_bound) in
-        [("tool", TOOL_TURN, 1_900.0), ("text", TEXT_TURN, 700.0)]
-    {
+    for (name, element) in [("tool", TOOL_TURN), ("text", TEXT_TURN)] {
         for n in [1_000, 27_000] {
             let repeated = per_element(&runtime, n, |n| turns(element, n, false));
             let distinct = per_element(&runtime, n, |n| turns(element, n, true));
             let rule = per_element(&runtime, n, |n| rules(element, n, false));
+            let distinct_rule = per_element(&runtime, n, |n| rules(element, n, true));
             println!(
-                "{name} turns, {n}: {repeated:.0} B per turn repeated, {distinct:.0} B per turn all different, {rule:.0} B per rule"
+                "{name} turns, {n}: {repeated:.0} B per turn repeated, {distinct:.0} B per turn all different, {rule:.0} B per rule, {distinct_rule:.0} B per rule all different"
             );
-            // A repeated turn shares its message: a few pointers.
+            // A repeated turn shares its step: a pointer in the script and
+            // one in the model's copy of it.
             assert!(
-                repeated <= 500.0,
+                repeated <= 64.0,
                 "{name}, {n}: {repeated:.0} B per repeated turn"
             );
-            // A turn of its own holds its message, and no server step.
-            // With serde_json's `preserve_order` (which `cargo test
-            // --workspace` turns on through the CLI) its JSON maps are
-            // insertion-ordered ones, about 260 B larger per turn here.
-            let distinct_bound = if preserve_order() {
-                distinct_bound + 300.0
-            } else {
-                distinct_bound
-            };
-            assert!(
-                distinct <= distinct_bound,
-                "{name}, {n}: {distinct:.0} B per turn"
-            );
+            // A turn of its own, and a rule with its own reply, hold their
+            // blocks' strings, not a decoded message (see `src/held.rs`);
+            // the same with serde_json's `preserve_order` (which `cargo
+            // test --workspace` turns on through the CLI), as a tool call's
+            // arguments are kept as their JSON text.
+            for (what, bytes) in [
+                ("turn all different", distinct),
+                ("rule", rule),
+                ("rule all different", distinct_rule),
+            ] {
+                assert!(bytes <= TURN_BOUND, "{name}, {n}: {bytes:.0} B per {what}");
+            }
         }
     }
     rules_hold_the_same_after_10_000_calls(&runtime);
@@ -167,11 +170,4 @@ fn rules_hold_the_same_after_10_000_calls(runtime: &tokio::runtime::Runtime) {
         );
         server.shutdown().await;
     });
-}
-
-/// Whether serde_json keeps an object's keys in insertion order in this
-/// build (its `preserve_order` feature, unified across the workspace).
-fn preserve_order() -> bool {
-    let value: serde_json::Value = serde_json::from_str(r#"{"b": 1, "a": 2}"#).unwrap();
-    value.as_object().unwrap().keys().next().map(String::as_str) == Some("b")
 }
