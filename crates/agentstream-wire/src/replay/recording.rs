@@ -72,7 +72,7 @@ impl Recording {
     }
 
     /// `body` cut into the pieces that `lengths` lists (the
-    /// [sidecar](self#the-chunk-lengths-sidecar) format: one decimal byte
+    /// [sidecar](super#the-chunk-lengths-sidecar) format: one decimal byte
     /// count per line; blank lines are skipped).
     ///
     /// # Errors
