@@ -36,6 +36,18 @@
 //! the script loads. A quirk valid for some APIs, asked of a request in
 //! another, answers that request with HTTP 400 in the provider's error
 //! shape naming the quirk and its API.
+//!
+//! Four quirks hold an event until the next one arrives
+//! (`toolCallsInOneChunk`, `usageOnlyFinalChunk`, `noCallIds`,
+//! `interleavedToolBlocks`). A script's `cutAfterEvents` (or stream error)
+//! counts the events as the encoder writes them, before the quirks: after
+//! the N-th, what a quirk holds is written in its shape as far as it has
+//! come (a call's start without the arguments not yet arrived, the finish
+//! chunk without a usage chunk that never came, the held Gemini calls in a
+//! payload of their own, the held Anthropic blocks interleaved without
+//! their stops), then the cut or the error event. Chaos's `disconnect`
+//! writes what is held before it cuts too; `drop` and `malformed` act on
+//! the events the quirks wrote.
 
 use agentstream::message::DecodeError;
 use agentstream_wire::Api;
@@ -399,6 +411,25 @@ impl Quirk {
     }
 }
 
+impl Quirk {
+    /// Writes what this quirk holds, in its shape as far as it can be: the
+    /// stream stops here (a cut, an error or a disconnect follows).
+    fn flush(self, memory: &mut Memory, out: &mut Vec<String>) {
+        match self {
+            Quirk::ToolCallsInOneChunk => out.extend(memory.held.take()),
+            Quirk::UsageOnlyFinalChunk => out.extend(memory.finish.take()),
+            Quirk::InterleavedToolBlocks => interleave(std::mem::take(&mut memory.blocks), out),
+            Quirk::NoCallIds if !memory.calls.is_empty() => {
+                let parts = std::mem::take(&mut memory.calls);
+                let payload = serde_json::json!({"candidates": [
+                    {"content": {"role": "model", "parts": parts}, "index": 0}]});
+                out.push(format!("data: {payload}"));
+            }
+            _ => {}
+        }
+    }
+}
+
 /// What the quirks of one stream remember between its events.
 #[derive(Debug, Default)]
 pub(crate) struct Memory {
@@ -504,6 +535,24 @@ impl Quirks {
             events = next;
         }
         out.extend(events);
+    }
+
+    /// Writes what the quirks hold into `out` (each held event through the
+    /// quirks after the one that held it), leaving `memory` holding nothing:
+    /// the stream stops after these events.
+    pub(crate) fn flush(&self, memory: &mut Memory, out: &mut Vec<String>) {
+        for (at, quirk) in self.0.iter().enumerate() {
+            let mut events = Vec::new();
+            quirk.flush(memory, &mut events);
+            for later in &self.0[at + 1..] {
+                let mut next = Vec::with_capacity(events.len());
+                for event in events {
+                    later.rewrite(memory, event, &mut next);
+                }
+                events = next;
+            }
+            out.extend(events);
+        }
     }
 }
 

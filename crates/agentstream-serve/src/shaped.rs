@@ -36,6 +36,12 @@ pub(crate) struct Shape {
     started: bool,
     /// Chaos cut the stream: nothing after it is decided or written.
     cut: bool,
+    /// The script's cut or error, after this many encoded events (as the
+    /// script counts them, before the quirks), until that many are admitted;
+    /// the step then counts the events written in their place.
+    step_at: Option<usize>,
+    /// Encoded events admitted so far.
+    encoded: usize,
 }
 
 impl Shape {
@@ -55,6 +61,22 @@ impl Shape {
             split: false,
             started: false,
             cut: false,
+            step_at: None,
+            encoded: 0,
+        }
+    }
+
+    /// Takes the script's cut or error out of `step` (its count is of
+    /// encoded events); `admit` puts it back, counted in written events,
+    /// once that many encoded events are in.
+    fn hold_step(&mut self, step: &mut Step, pending: &Events, sent: usize) {
+        if let Step::Cut { after_events } | Step::StreamError { after_events, .. } = step {
+            if *after_events == 0 {
+                *after_events = sent + pending.len();
+            } else {
+                self.step_at = Some(*after_events);
+                *after_events = usize::MAX;
+            }
         }
     }
 
@@ -66,6 +88,12 @@ impl Shape {
             let text = event.strip_suffix("\n\n").unwrap_or(&event).to_owned();
             let mut rewritten = Vec::new();
             self.quirks.rewrite(&mut self.memory, text, &mut rewritten);
+            self.encoded += 1;
+            let step_now = self.step_at == Some(self.encoded);
+            if step_now {
+                // What the quirks hold came before the cut: it is written.
+                self.quirks.flush(&mut self.memory, &mut rewritten);
+            }
             for event in rewritten {
                 let number = self.written;
                 self.written += 1;
@@ -85,6 +113,12 @@ impl Shape {
                     Some(Kind::Malformed) => pending.raw(&malformed(&event)).end(),
                     Some(Kind::Disconnect) => {
                         self.cut = true;
+                        // What the quirks hold came before this event.
+                        let mut held = Vec::new();
+                        self.quirks.flush(&mut self.memory, &mut held);
+                        for event in &held {
+                            pending.raw(event).end();
+                        }
                         let at = sent + pending.len();
                         let earlier = match step {
                             Step::Cut { after_events } | Step::StreamError { after_events, .. } => {
@@ -93,10 +127,17 @@ impl Shape {
                             _ => false,
                         };
                         if !earlier {
+                            self.step_at = None;
                             *step = Step::Cut { after_events: at };
                         }
                     }
                     None => pending.raw(&event).end(),
+                }
+            }
+            if step_now && !self.cut {
+                self.step_at = None;
+                if let Step::Cut { after_events } | Step::StreamError { after_events, .. } = step {
+                    *after_events = sent + pending.len();
                 }
             }
         }
@@ -120,6 +161,7 @@ impl<G: Send + 'static> Pump<G> {
         // The first event, encoded by `new`, goes through the quirks and
         // chaos too.
         let first = std::mem::take(&mut self.pending).into_strings();
+        shape.hold_step(&mut self.step, &self.pending, self.sent);
         shape.admit(first, &mut self.pending, &mut self.step, self.sent);
         futures_util::stream::unfold((self, shape), |(pump, shape)| pump.next_shaped(shape))
     }
@@ -249,5 +291,131 @@ mod tests {
             .count();
         assert_eq!(injected.0.len(), events);
         assert!(injected.0.iter().all(|(_, kind)| *kind == Kind::Drop));
+    }
+}
+
+#[cfg(test)]
+mod held {
+    //! A script's cut or error, or chaos's disconnect, right after an
+    //! event a quirk holds: what was held is written before it.
+    use super::*;
+    use agentstream::message::{
+        assistant, text, tool_call, user, AssistantMessage, Context, StopReason,
+    };
+    use agentstream::model::{Model, ScriptedModel, StreamOptions};
+    use agentstream_wire::server::{ApiError, Encoder};
+    use agentstream_wire::Api;
+    use futures_util::StreamExt;
+
+    /// A turn of two tool calls after a word of text.
+    fn calls() -> AssistantMessage {
+        assistant(
+            [
+                text("ok"),
+                tool_call("call_1", "lookup", serde_json::json!({"city": "Paris"})),
+                tool_call("call_2", "weather", serde_json::json!({"day": "Monday"})),
+            ],
+            StopReason::ToolUse,
+        )
+    }
+
+    /// The body a shaped pump writes for `turn` on `api`, and whether it
+    /// ended in a cut (an error item).
+    fn body(api: Api, step: Step, quirks: &[&str], chaos: Chaos) -> (String, bool) {
+        let context = Context::from_messages([user("hi").into()]);
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let mut events =
+                ScriptedModel::new([calls()]).stream(&context, StreamOptions::default());
+            let first = events.next().await.unwrap();
+            let encoder = Encoder::new(api, "id".into(), "m".into(), 0);
+            let pump = Pump::new(encoder, step, Duration::ZERO, &first, events, ());
+            let manner = Manner {
+                timing: None,
+                quirks: Quirks::from_value(serde_json::json!(quirks)).unwrap(),
+            };
+            let shape = Shape::new(manner, chaos, Rng::for_call(7, None, 0), Box::new(|_| {}));
+            let mut body = Vec::new();
+            let mut stream = std::pin::pin!(pump.shaped(shape));
+            while let Some(item) = stream.next().await {
+                match item {
+                    Ok(frame) => body.extend_from_slice(&frame.into_data().unwrap()),
+                    Err(_) => return (String::from_utf8(body).unwrap(), true),
+                }
+            }
+            (String::from_utf8(body).unwrap(), false)
+        })
+    }
+
+    use std::time::Duration;
+
+    /// The script's two endings after `n` encoded events.
+    fn endings(n: usize) -> [Step; 2] {
+        [
+            Step::Cut { after_events: n },
+            Step::StreamError {
+                after_events: n,
+                error: ApiError::new(500, "scripted failure"),
+            },
+        ]
+    }
+
+    /// Checks that each ending after `n` events of `api` with `quirk`
+    /// writes `held` (what the quirk held then) and not `later`.
+    fn check(api: Api, quirk: &str, n: usize, held: &str, later: &str) {
+        for step in endings(n) {
+            let error = matches!(step, Step::StreamError { .. });
+            let (body, cut) = body(api, step, &[quirk], Chaos::default());
+            assert!(body.contains(held), "{quirk}: {held} missing in {body}");
+            assert!(
+                !body.contains(later),
+                "{quirk}: {later} is past the end: {body}"
+            );
+            assert_eq!(cut, !error, "{quirk}: {body}");
+            if error {
+                assert!(body.contains("scripted failure"), "{body}");
+                let at = body.find(held).unwrap_or(usize::MAX);
+                assert!(at < body.find("scripted failure").unwrap_or(0), "{body}");
+            }
+        }
+    }
+
+    #[test]
+    fn tool_calls_in_one_chunk_writes_the_held_start() {
+        // Events 0..3: role, text, call_1's start (held, gathering).
+        check(Api::OpenAi, "toolCallsInOneChunk", 3, "call_1", "Paris");
+    }
+
+    #[test]
+    fn usage_only_final_chunk_writes_the_held_finish() {
+        // Event 6 is the finish chunk, held for a usage chunk.
+        check(
+            Api::OpenAi,
+            "usageOnlyFinalChunk",
+            7,
+            "tool_calls\"",
+            "[DONE]",
+        );
+    }
+
+    #[test]
+    fn no_call_ids_writes_the_held_call() {
+        // Events 0..2: the text, then `lookup`'s call (held for the end).
+        check(Api::Gemini, "noCallIds", 2, "lookup", "weather");
+    }
+
+    #[test]
+    fn interleaved_tool_blocks_writes_the_held_block() {
+        // Events 0..6: the text block, then call_1's start and delta (held).
+        check(
+            Api::Anthropic,
+            "interleavedToolBlocks",
+            6,
+            "Paris",
+            "weather",
+        );
     }
 }
