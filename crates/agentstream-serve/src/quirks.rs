@@ -35,7 +35,10 @@
 //! A quirk named in a script that is not in this table is an error when
 //! the script loads. A quirk valid for some APIs, asked of a request in
 //! another, answers that request with HTTP 400 in the provider's error
-//! shape naming the quirk and its API.
+//! shape naming the quirk and its API. Bedrock's stream (binary AWS
+//! event-stream messages) takes `splitUtf8` (the split falls inside a
+//! message's payload, never in its prelude, headers or checksum) and a
+//! turn's timing; every other quirk belongs to another API there.
 //!
 //! Four quirks hold an event until the next one arrives
 //! (`toolCallsInOneChunk`, `usageOnlyFinalChunk`, `noCallIds`,
@@ -560,4 +563,28 @@ impl Quirks {
 /// after that character's first byte; `None` when all of it is ASCII.
 pub(crate) fn utf8_split(bytes: &Bytes) -> Option<usize> {
     bytes.iter().position(|b| *b >= 0xC0).map(|at| at + 1)
+}
+
+/// Where `bytes`, whole event-stream messages, are cut to split the first
+/// multi-byte character of a message's payload in two (after its first
+/// byte; never in a prelude, header or checksum); `None` when every
+/// payload is ASCII or the messages do not parse.
+pub(crate) fn message_utf8_split(bytes: &[u8]) -> Option<usize> {
+    let word = |at: usize| -> Option<usize> {
+        let four: [u8; 4] = bytes.get(at..at.checked_add(4)?)?.try_into().ok()?;
+        usize::try_from(u32::from_be_bytes(four)).ok()
+    };
+    let mut at = 0;
+    while at < bytes.len() {
+        let total = word(at)?;
+        let headers = word(at.checked_add(4)?)?;
+        let start = at.checked_add(12)?.checked_add(headers)?;
+        let end = at.checked_add(total)?.checked_sub(4)?;
+        let payload = bytes.get(start..end)?;
+        if let Some(first) = payload.iter().position(|b| *b >= 0xC0) {
+            return Some(start + first + 1);
+        }
+        at = at.checked_add(total)?;
+    }
+    None
 }

@@ -10,7 +10,7 @@ use hyper::body::Frame;
 use super::{next_event, Item, Pump};
 use crate::chaos::{malformed, Chaos, Injected, Kind};
 use crate::manner::Manner;
-use crate::quirks::{utf8_split, Memory, Quirks};
+use crate::quirks::{message_utf8_split, utf8_split, Memory, Quirks};
 use crate::script::Step;
 use crate::timing::{Rng, Timing};
 
@@ -42,6 +42,9 @@ pub(crate) struct Shape {
     step_at: Option<usize>,
     /// Encoded events admitted so far.
     encoded: usize,
+    /// The stream is binary event-stream messages (Bedrock), not SSE: each
+    /// message is passed as it is (no quirk but `splitUtf8` applies).
+    binary: bool,
 }
 
 impl Shape {
@@ -63,7 +66,16 @@ impl Shape {
             cut: false,
             step_at: None,
             encoded: 0,
+            binary: false,
         }
+    }
+
+    /// The same shaping of a binary event stream (Bedrock's): timing paces
+    /// each message and `splitUtf8` splits a character inside a message's
+    /// payload; chaos is not applied to it.
+    pub(crate) fn binary(mut self, binary: bool) -> Self {
+        self.binary = binary;
+        self
     }
 
     /// Takes the script's cut or error out of `step` (its count is of
@@ -83,8 +95,23 @@ impl Shape {
     /// Passes encoded events through the quirks and chaos into `pending`;
     /// a disconnect becomes `step`'s cut (unless the script's own error or
     /// cut comes first). `sent` events were sent already.
-    fn admit(&mut self, events: Vec<String>, pending: &mut Events, step: &mut Step, sent: usize) {
-        for event in events {
+    fn admit(&mut self, mut events: Events, pending: &mut Events, step: &mut Step, sent: usize) {
+        if self.binary {
+            while !events.is_empty() {
+                pending.frame(&events.take(1));
+                self.encoded += 1;
+                if self.step_at == Some(self.encoded) {
+                    self.step_at = None;
+                    if let Step::Cut { after_events } | Step::StreamError { after_events, .. } =
+                        step
+                    {
+                        *after_events = sent + pending.len();
+                    }
+                }
+            }
+            return;
+        }
+        for event in events.into_strings() {
             let text = event.strip_suffix("\n\n").unwrap_or(&event).to_owned();
             let mut rewritten = Vec::new();
             self.quirks.rewrite(&mut self.memory, text, &mut rewritten);
@@ -160,7 +187,7 @@ impl<G: Send + 'static> Pump<G> {
     ) -> impl futures_util::Stream<Item = Item> + Send {
         // The first event, encoded by `new`, goes through the quirks and
         // chaos too.
-        let first = std::mem::take(&mut self.pending).into_strings();
+        let first = std::mem::take(&mut self.pending);
         shape.hold_step(&mut self.step, &self.pending, self.sent);
         shape.admit(first, &mut self.pending, &mut self.step, self.sent);
         futures_util::stream::unfold((self, shape), |(pump, shape)| pump.next_shaped(shape))
@@ -192,12 +219,7 @@ impl<G: Send + 'static> Pump<G> {
             let mut encoded = Events::default();
             self.finished |= event.is_terminal();
             self.encoder.encode(Wire::from(&event), &mut encoded);
-            shape.admit(
-                encoded.into_strings(),
-                &mut self.pending,
-                &mut self.step,
-                self.sent,
-            );
+            shape.admit(encoded, &mut self.pending, &mut self.step, self.sent);
         }
         if self.until_step() == Some(0) && (!self.pending.is_empty() || self.finished) {
             let (item, pump) = self.step_frame().await?;
@@ -218,7 +240,12 @@ impl<G: Send + 'static> Pump<G> {
         self.sent += count;
         let mut bytes = self.pending.take(count);
         if shape.quirks.splits_utf8() && !shape.split {
-            if let Some(at) = utf8_split(&bytes) {
+            let at = if shape.binary {
+                message_utf8_split(&bytes)
+            } else {
+                utf8_split(&bytes)
+            };
+            if let Some(at) = at {
                 shape.split = true;
                 shape.held = Some(bytes.split_off(at));
             }
@@ -417,5 +444,138 @@ mod held {
             "Paris",
             "weather",
         );
+    }
+}
+
+#[cfg(test)]
+mod binary {
+    //! Bedrock's event stream shaped: timing paces its messages,
+    //! `splitUtf8` splits a character inside a payload, a cut counts
+    //! messages.
+    use super::*;
+    use agentstream::message::{assistant, text, user, Context, StopReason};
+    use agentstream::model::{Model, ModelEvent, ScriptedModel, StreamOptions};
+    use agentstream_wire::bedrock::BedrockStream;
+    use agentstream_wire::server::Encoder;
+    use agentstream_wire::Api;
+    use futures_util::StreamExt;
+    use std::time::Duration;
+
+    /// The frames of a shaped Bedrock pump for a text turn, with the
+    /// paused clock's time after each frame.
+    fn frames(manner: Manner, step: Step) -> (Vec<(Bytes, Duration)>, bool) {
+        let turn = assistant([text("Grüße, Welt")], StopReason::Stop);
+        let context = Context::from_messages([user("hi").into()]);
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .start_paused(true)
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let start = tokio::time::Instant::now();
+            let mut events = ScriptedModel::new([turn]).stream(&context, StreamOptions::default());
+            let first = events.next().await.unwrap();
+            let encoder = Encoder::new(Api::Bedrock, "id".into(), "m".into(), 0);
+            let pump = Pump::new(encoder, step, Duration::ZERO, &first, events, ());
+            let shape = Shape::new(
+                manner,
+                Chaos::default(),
+                Rng::for_call(3, None, 0),
+                Box::new(|_| {}),
+            )
+            .binary(true);
+            let mut out = Vec::new();
+            let mut stream = std::pin::pin!(pump.shaped(shape));
+            while let Some(item) = stream.next().await {
+                match item {
+                    Ok(frame) => out.push((frame.into_data().unwrap(), start.elapsed())),
+                    Err(_) => return (out, true),
+                }
+            }
+            (out, false)
+        })
+    }
+
+    /// The text our Bedrock client decodes from `bytes`, fed in pieces.
+    fn decoded(pieces: &[Bytes]) -> (String, usize) {
+        let mut stream = BedrockStream::new("m", "amazon-bedrock", None);
+        let mut events: Vec<ModelEvent> = Vec::new();
+        for piece in pieces {
+            events.extend(stream.feed(piece));
+        }
+        events.extend(stream.finish_input());
+        let text = events
+            .iter()
+            .filter_map(|event| match event {
+                ModelEvent::TextDelta { delta, .. } => Some(&**delta),
+                _ => None,
+            })
+            .collect();
+        (text, events.len())
+    }
+
+    fn manner(value: serde_json::Value, timing: Option<serde_json::Value>) -> Manner {
+        Manner {
+            timing: timing.map(|t| Timing::from_value(t).unwrap()),
+            quirks: Quirks::from_value(value).unwrap(),
+        }
+    }
+
+    #[test]
+    fn split_utf8_splits_inside_a_payload_and_decodes_the_same() {
+        let (plain, _) = frames(Manner::default(), Step::Model);
+        let (split, _) = frames(manner(serde_json::json!(["splitUtf8"]), None), Step::Model);
+        let plain: Vec<Bytes> = plain.into_iter().map(|(b, _)| b).collect();
+        let split: Vec<Bytes> = split.into_iter().map(|(b, _)| b).collect();
+        assert_eq!(split.concat(), plain.concat());
+        assert_eq!(split.len(), plain.len() + 1);
+        // Some frame ends inside a character: not valid UTF-8 where it ends.
+        let at = split
+            .iter()
+            .position(|frame| frame.last().is_some_and(|b| *b >= 0xC0))
+            .expect("a frame ending with a character's first byte");
+        assert!(at + 1 < split.len());
+        // The cut falls between the two bytes of "ü" (C3 BC), in a payload.
+        let end: usize = split[..=at].iter().map(Bytes::len).sum();
+        let all = plain.concat();
+        assert_eq!(&all[end - 1..=end], "ü".as_bytes());
+        assert_eq!(decoded(&split), decoded(&plain));
+        assert_eq!(decoded(&split).0, "Grüße, Welt");
+    }
+
+    #[test]
+    fn timing_paces_the_messages_on_the_paused_clock() {
+        let timing = serde_json::json!({"ttftMs": 500, "tokensPerSecond": 4});
+        let (paced, _) = frames(manner(serde_json::json!([]), Some(timing)), Step::Model);
+        let (plain, _) = frames(Manner::default(), Step::Model);
+        assert!(paced[0].1 >= Duration::from_millis(500), "{paced:?}");
+        assert!(plain.iter().all(|(_, at)| at.is_zero()), "{plain:?}");
+        let last = paced.last().map(|(_, at)| *at).unwrap_or_default();
+        assert!(last > Duration::from_millis(500), "{paced:?}");
+        let paced: Vec<Bytes> = paced.into_iter().map(|(b, _)| b).collect();
+        let plain: Vec<Bytes> = plain.into_iter().map(|(b, _)| b).collect();
+        assert_eq!(paced.concat(), plain.concat());
+    }
+
+    #[test]
+    fn a_cut_counts_messages() {
+        let (plain, _) = frames(Manner::default(), Step::Model);
+        let all = plain
+            .iter()
+            .map(|(b, _)| b.clone())
+            .collect::<Vec<_>>()
+            .concat();
+        let (cut, ended) = frames(
+            manner(serde_json::json!(["splitUtf8"]), None),
+            Step::Cut { after_events: 2 },
+        );
+        assert!(ended);
+        let cut = cut.into_iter().map(|(b, _)| b).collect::<Vec<_>>().concat();
+        let first = usize::try_from(u32::from_be_bytes(all[..4].try_into().unwrap())).unwrap();
+        let second = usize::try_from(u32::from_be_bytes(
+            all[first..first + 4].try_into().unwrap(),
+        ))
+        .unwrap();
+        assert_eq!(cut, all[..first + second]);
     }
 }

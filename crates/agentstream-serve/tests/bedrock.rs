@@ -1,7 +1,8 @@
 //! Bedrock's endpoints over HTTP: the binary stream's content type and
 //! messages read back by the client's stream, the model id from the path
-//! percent-decoded, the error body and `x-amzn-errortype`, quirks refused
-//! on a binary stream, and the routes' 405 and 404.
+//! percent-decoded, the error body and `x-amzn-errortype`, `splitUtf8` and
+//! timing on the binary stream (another API's quirk refused), and the
+//! routes' 405 and 404.
 
 use agentstream::model::ModelEvent;
 use agentstream_serve::{Script, Server};
@@ -117,15 +118,38 @@ async fn errors_have_bedrocks_body_and_error_type_header() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn quirks_are_refused_on_the_binary_stream_and_routes_answer_in_bedrocks_shape() {
-    let mut quirked = turn();
-    quirked["quirks"] = json!(["splitUtf8"]);
-    let server = server(json!([quirked])).await;
-    let response = post(&server, &format!("/model/{MODEL}/converse-stream")).await;
+async fn split_utf8_and_timing_shape_the_binary_stream_and_routes_answer_in_bedrocks_shape() {
+    let mut plain = turn();
+    plain["content"][1]["text"] = json!("Grüße.");
+    let mut shaped = plain.clone();
+    shaped["quirks"] = json!(["splitUtf8"]);
+    shaped["timing"] = json!({"ttftMs": 1, "tokensPerSecond": 1000});
+    let mut foreign = plain.clone();
+    foreign["quirks"] = json!(["pingFlood"]);
+    let server = server(json!([plain, shaped, foreign])).await;
+    let path = format!("/model/{MODEL}/converse-stream");
+    let mut contents = Vec::new();
+    for _ in 0..2 {
+        let response = post(&server, &path).await;
+        assert_eq!(response.status(), 200);
+        let bytes = response.bytes().await.unwrap();
+        let mut stream = BedrockStream::new("m", "amazon-bedrock", None);
+        let mut events: Vec<ModelEvent> = stream.feed(&bytes).collect();
+        events.extend(stream.finish_input());
+        let message = events
+            .last()
+            .and_then(ModelEvent::terminal_message)
+            .unwrap();
+        contents.push(serde_json::to_value(&message.content).unwrap());
+    }
+    assert_eq!(contents[0], contents[1]);
+    assert_eq!(contents[1][1]["text"], "Grüße.");
+    // A quirk of another API is refused per request, as on every API.
+    let response = post(&server, &path).await;
     assert_eq!(response.status(), 400);
     let body = json_of(response).await;
     let message = body["message"].as_str().unwrap();
-    assert!(message.contains("binary event-stream"), "{message}");
+    assert!(message.contains("pingFlood"), "{message}");
     let root = server.url();
     let root = root.strip_suffix("/v1").unwrap_or(&root).to_owned();
     let response = reqwest::get(format!("{root}/model/m/converse"))
