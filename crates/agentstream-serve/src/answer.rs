@@ -452,9 +452,6 @@ async fn respond(
     if let Some(why) = manner.quirks.foreign(api) {
         return error_response(api, &ApiError::new(400, why));
     }
-    // Chaos (a server-wide setting) drops and breaks SSE events; a binary
-    // stream is sent as it is.
-    let chaotic = chaotic && !api.binary_stream();
     let id = server::answer_id(api, index);
     let (step, mut events) = match answer {
         Answer::Refused(error) => return error_response(api, &error),

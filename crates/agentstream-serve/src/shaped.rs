@@ -8,7 +8,7 @@ use bytes::Bytes;
 use hyper::body::Frame;
 
 use super::{next_event, Item, Pump};
-use crate::chaos::{malformed, Chaos, Injected, Kind};
+use crate::chaos::{malformed, malformed_message, Chaos, Injected, Kind};
 use crate::manner::Manner;
 use crate::quirks::{message_utf8_split, utf8_split, Memory, Quirks};
 use crate::script::Step;
@@ -72,7 +72,7 @@ impl Shape {
 
     /// The same shaping of a binary event stream (Bedrock's): timing paces
     /// each message and `splitUtf8` splits a character inside a message's
-    /// payload; chaos is not applied to it.
+    /// payload, chaos drops, breaks or cuts messages.
     pub(crate) fn binary(mut self, binary: bool) -> Self {
         self.binary = binary;
         self
@@ -98,15 +98,20 @@ impl Shape {
     fn admit(&mut self, mut events: Events, pending: &mut Events, step: &mut Step, sent: usize) {
         if self.binary {
             while !events.is_empty() {
-                pending.frame(&events.take(1));
+                let message = events.take(1);
                 self.encoded += 1;
-                if self.step_at == Some(self.encoded) {
-                    self.step_at = None;
-                    if let Step::Cut { after_events } | Step::StreamError { after_events, .. } =
-                        step
-                    {
-                        *after_events = sent + pending.len();
+                match self.decide() {
+                    _ if self.cut => {}
+                    Some(Kind::Drop) => {}
+                    Some(Kind::Malformed) => pending.frame(&malformed_message(&message)),
+                    Some(Kind::Disconnect) => {
+                        self.cut = true;
+                        self.disconnect(step, sent + pending.len());
                     }
+                    None => pending.frame(&message),
+                }
+                if self.step_at == Some(self.encoded) {
+                    self.place_step(step, sent + pending.len());
                 }
             }
             return;
@@ -122,20 +127,8 @@ impl Shape {
                 self.quirks.flush(&mut self.memory, &mut rewritten);
             }
             for event in rewritten {
-                let number = self.written;
-                self.written += 1;
-                if self.cut {
-                    continue;
-                }
-                let kind = if self.chaos.is_off() {
-                    None
-                } else {
-                    self.chaos.decide(&mut self.rng)
-                };
-                if let Some(kind) = kind {
-                    self.injected.0.push((number, kind));
-                }
-                match kind {
+                match self.decide() {
+                    _ if self.cut => {}
                     Some(Kind::Drop) => {}
                     Some(Kind::Malformed) => pending.raw(&malformed(&event)).end(),
                     Some(Kind::Disconnect) => {
@@ -146,27 +139,56 @@ impl Shape {
                         for event in &held {
                             pending.raw(event).end();
                         }
-                        let at = sent + pending.len();
-                        let earlier = match step {
-                            Step::Cut { after_events } | Step::StreamError { after_events, .. } => {
-                                *after_events <= at
-                            }
-                            _ => false,
-                        };
-                        if !earlier {
-                            self.step_at = None;
-                            *step = Step::Cut { after_events: at };
-                        }
+                        self.disconnect(step, sent + pending.len());
                     }
                     None => pending.raw(&event).end(),
                 }
             }
-            if step_now && !self.cut {
-                self.step_at = None;
-                if let Step::Cut { after_events } | Step::StreamError { after_events, .. } = step {
-                    *after_events = sent + pending.len();
-                }
+            if step_now {
+                self.place_step(step, sent + pending.len());
             }
+        }
+    }
+}
+
+impl Shape {
+    /// Chaos's decision for the next written event (counted even after a
+    /// cut), noted when it injects something; `None` once cut.
+    fn decide(&mut self) -> Option<Kind> {
+        let number = self.written;
+        self.written += 1;
+        if self.cut || self.chaos.is_off() {
+            return None;
+        }
+        let kind = self.chaos.decide(&mut self.rng)?;
+        self.injected.0.push((number, kind));
+        Some(kind)
+    }
+
+    /// The script's cut or error, its encoded events all admitted, comes
+    /// after `at` written events (unless chaos cut the stream first).
+    fn place_step(&mut self, step: &mut Step, at: usize) {
+        if self.cut {
+            return;
+        }
+        self.step_at = None;
+        if let Step::Cut { after_events } | Step::StreamError { after_events, .. } = step {
+            *after_events = at;
+        }
+    }
+
+    /// Chaos's disconnect after `at` written events becomes `step`'s cut,
+    /// unless the script's own cut or error comes first.
+    fn disconnect(&mut self, step: &mut Step, at: usize) {
+        let earlier = match step {
+            Step::Cut { after_events } | Step::StreamError { after_events, .. } => {
+                *after_events <= at
+            }
+            _ => false,
+        };
+        if !earlier {
+            self.step_at = None;
+            *step = Step::Cut { after_events: at };
         }
     }
 }
@@ -322,260 +344,5 @@ mod tests {
 }
 
 #[cfg(test)]
-mod held {
-    //! A script's cut or error, or chaos's disconnect, right after an
-    //! event a quirk holds: what was held is written before it.
-    use super::*;
-    use agentstream::message::{
-        assistant, text, tool_call, user, AssistantMessage, Context, StopReason,
-    };
-    use agentstream::model::{Model, ScriptedModel, StreamOptions};
-    use agentstream_wire::server::{ApiError, Encoder};
-    use agentstream_wire::Api;
-    use futures_util::StreamExt;
-
-    /// A turn of two tool calls after a word of text.
-    fn calls() -> AssistantMessage {
-        assistant(
-            [
-                text("ok"),
-                tool_call("call_1", "lookup", serde_json::json!({"city": "Paris"})),
-                tool_call("call_2", "weather", serde_json::json!({"day": "Monday"})),
-            ],
-            StopReason::ToolUse,
-        )
-    }
-
-    /// The body a shaped pump writes for `turn` on `api`, and whether it
-    /// ended in a cut (an error item).
-    fn body(api: Api, step: Step, quirks: &[&str], chaos: Chaos) -> (String, bool) {
-        let context = Context::from_messages([user("hi").into()]);
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_time()
-            .build()
-            .unwrap();
-        runtime.block_on(async {
-            let mut events =
-                ScriptedModel::new([calls()]).stream(&context, StreamOptions::default());
-            let first = events.next().await.unwrap();
-            let encoder = Encoder::new(api, "id".into(), "m".into(), 0);
-            let pump = Pump::new(encoder, step, Duration::ZERO, &first, events, ());
-            let manner = Manner {
-                timing: None,
-                quirks: Quirks::from_value(serde_json::json!(quirks)).unwrap(),
-            };
-            let shape = Shape::new(manner, chaos, Rng::for_call(7, None, 0), Box::new(|_| {}));
-            let mut body = Vec::new();
-            let mut stream = std::pin::pin!(pump.shaped(shape));
-            while let Some(item) = stream.next().await {
-                match item {
-                    Ok(frame) => body.extend_from_slice(&frame.into_data().unwrap()),
-                    Err(_) => return (String::from_utf8(body).unwrap(), true),
-                }
-            }
-            (String::from_utf8(body).unwrap(), false)
-        })
-    }
-
-    use std::time::Duration;
-
-    /// The script's two endings after `n` encoded events.
-    fn endings(n: usize) -> [Step; 2] {
-        [
-            Step::Cut { after_events: n },
-            Step::StreamError {
-                after_events: n,
-                error: ApiError::new(500, "scripted failure"),
-            },
-        ]
-    }
-
-    /// Checks that each ending after `n` events of `api` with `quirk`
-    /// writes `held` (what the quirk held then) and not `later`.
-    fn check(api: Api, quirk: &str, n: usize, held: &str, later: &str) {
-        for step in endings(n) {
-            let error = matches!(step, Step::StreamError { .. });
-            let (body, cut) = body(api, step, &[quirk], Chaos::default());
-            assert!(body.contains(held), "{quirk}: {held} missing in {body}");
-            assert!(
-                !body.contains(later),
-                "{quirk}: {later} is past the end: {body}"
-            );
-            assert_eq!(cut, !error, "{quirk}: {body}");
-            if error {
-                assert!(body.contains("scripted failure"), "{body}");
-                let at = body.find(held).unwrap_or(usize::MAX);
-                assert!(at < body.find("scripted failure").unwrap_or(0), "{body}");
-            }
-        }
-    }
-
-    #[test]
-    fn tool_calls_in_one_chunk_writes_the_held_start() {
-        // Events 0..3: role, text, call_1's start (held, gathering).
-        check(Api::OpenAi, "toolCallsInOneChunk", 3, "call_1", "Paris");
-    }
-
-    #[test]
-    fn usage_only_final_chunk_writes_the_held_finish() {
-        // Event 6 is the finish chunk, held for a usage chunk.
-        check(
-            Api::OpenAi,
-            "usageOnlyFinalChunk",
-            7,
-            "tool_calls\"",
-            "[DONE]",
-        );
-    }
-
-    #[test]
-    fn no_call_ids_writes_the_held_call() {
-        // Events 0..2: the text, then `lookup`'s call (held for the end).
-        check(Api::Gemini, "noCallIds", 2, "lookup", "weather");
-    }
-
-    #[test]
-    fn interleaved_tool_blocks_writes_the_held_block() {
-        // Events 0..6: the text block, then call_1's start and delta (held).
-        check(
-            Api::Anthropic,
-            "interleavedToolBlocks",
-            6,
-            "Paris",
-            "weather",
-        );
-    }
-}
-
-#[cfg(test)]
-mod binary {
-    //! Bedrock's event stream shaped: timing paces its messages,
-    //! `splitUtf8` splits a character inside a payload, a cut counts
-    //! messages.
-    use super::*;
-    use agentstream::message::{assistant, text, user, Context, StopReason};
-    use agentstream::model::{Model, ModelEvent, ScriptedModel, StreamOptions};
-    use agentstream_wire::bedrock::BedrockStream;
-    use agentstream_wire::server::Encoder;
-    use agentstream_wire::Api;
-    use futures_util::StreamExt;
-    use std::time::Duration;
-
-    /// The frames of a shaped Bedrock pump for a text turn, with the
-    /// paused clock's time after each frame.
-    fn frames(manner: Manner, step: Step) -> (Vec<(Bytes, Duration)>, bool) {
-        let turn = assistant([text("Grüße, Welt")], StopReason::Stop);
-        let context = Context::from_messages([user("hi").into()]);
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_time()
-            .start_paused(true)
-            .build()
-            .unwrap();
-        runtime.block_on(async {
-            let start = tokio::time::Instant::now();
-            let mut events = ScriptedModel::new([turn]).stream(&context, StreamOptions::default());
-            let first = events.next().await.unwrap();
-            let encoder = Encoder::new(Api::Bedrock, "id".into(), "m".into(), 0);
-            let pump = Pump::new(encoder, step, Duration::ZERO, &first, events, ());
-            let shape = Shape::new(
-                manner,
-                Chaos::default(),
-                Rng::for_call(3, None, 0),
-                Box::new(|_| {}),
-            )
-            .binary(true);
-            let mut out = Vec::new();
-            let mut stream = std::pin::pin!(pump.shaped(shape));
-            while let Some(item) = stream.next().await {
-                match item {
-                    Ok(frame) => out.push((frame.into_data().unwrap(), start.elapsed())),
-                    Err(_) => return (out, true),
-                }
-            }
-            (out, false)
-        })
-    }
-
-    /// The text our Bedrock client decodes from `bytes`, fed in pieces.
-    fn decoded(pieces: &[Bytes]) -> (String, usize) {
-        let mut stream = BedrockStream::new("m", "amazon-bedrock", None);
-        let mut events: Vec<ModelEvent> = Vec::new();
-        for piece in pieces {
-            events.extend(stream.feed(piece));
-        }
-        events.extend(stream.finish_input());
-        let text = events
-            .iter()
-            .filter_map(|event| match event {
-                ModelEvent::TextDelta { delta, .. } => Some(&**delta),
-                _ => None,
-            })
-            .collect();
-        (text, events.len())
-    }
-
-    fn manner(value: serde_json::Value, timing: Option<serde_json::Value>) -> Manner {
-        Manner {
-            timing: timing.map(|t| Timing::from_value(t).unwrap()),
-            quirks: Quirks::from_value(value).unwrap(),
-        }
-    }
-
-    #[test]
-    fn split_utf8_splits_inside_a_payload_and_decodes_the_same() {
-        let (plain, _) = frames(Manner::default(), Step::Model);
-        let (split, _) = frames(manner(serde_json::json!(["splitUtf8"]), None), Step::Model);
-        let plain: Vec<Bytes> = plain.into_iter().map(|(b, _)| b).collect();
-        let split: Vec<Bytes> = split.into_iter().map(|(b, _)| b).collect();
-        assert_eq!(split.concat(), plain.concat());
-        assert_eq!(split.len(), plain.len() + 1);
-        // Some frame ends inside a character: not valid UTF-8 where it ends.
-        let at = split
-            .iter()
-            .position(|frame| frame.last().is_some_and(|b| *b >= 0xC0))
-            .expect("a frame ending with a character's first byte");
-        assert!(at + 1 < split.len());
-        // The cut falls between the two bytes of "ü" (C3 BC), in a payload.
-        let end: usize = split[..=at].iter().map(Bytes::len).sum();
-        let all = plain.concat();
-        assert_eq!(&all[end - 1..=end], "ü".as_bytes());
-        assert_eq!(decoded(&split), decoded(&plain));
-        assert_eq!(decoded(&split).0, "Grüße, Welt");
-    }
-
-    #[test]
-    fn timing_paces_the_messages_on_the_paused_clock() {
-        let timing = serde_json::json!({"ttftMs": 500, "tokensPerSecond": 4});
-        let (paced, _) = frames(manner(serde_json::json!([]), Some(timing)), Step::Model);
-        let (plain, _) = frames(Manner::default(), Step::Model);
-        assert!(paced[0].1 >= Duration::from_millis(500), "{paced:?}");
-        assert!(plain.iter().all(|(_, at)| at.is_zero()), "{plain:?}");
-        let last = paced.last().map(|(_, at)| *at).unwrap_or_default();
-        assert!(last > Duration::from_millis(500), "{paced:?}");
-        let paced: Vec<Bytes> = paced.into_iter().map(|(b, _)| b).collect();
-        let plain: Vec<Bytes> = plain.into_iter().map(|(b, _)| b).collect();
-        assert_eq!(paced.concat(), plain.concat());
-    }
-
-    #[test]
-    fn a_cut_counts_messages() {
-        let (plain, _) = frames(Manner::default(), Step::Model);
-        let all = plain
-            .iter()
-            .map(|(b, _)| b.clone())
-            .collect::<Vec<_>>()
-            .concat();
-        let (cut, ended) = frames(
-            manner(serde_json::json!(["splitUtf8"]), None),
-            Step::Cut { after_events: 2 },
-        );
-        assert!(ended);
-        let cut = cut.into_iter().map(|(b, _)| b).collect::<Vec<_>>().concat();
-        let first = usize::try_from(u32::from_be_bytes(all[..4].try_into().unwrap())).unwrap();
-        let second = usize::try_from(u32::from_be_bytes(
-            all[first..first + 4].try_into().unwrap(),
-        ))
-        .unwrap();
-        assert_eq!(cut, all[..first + second]);
-    }
-}
+#[path = "shaped_tests.rs"]
+mod shaped_tests;

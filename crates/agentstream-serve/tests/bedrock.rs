@@ -45,6 +45,15 @@ async fn post(server: &Server, path: &str) -> reqwest::Response {
         .unwrap()
 }
 
+/// The events our own Bedrock client reads from a streamed response.
+async fn client_events(response: reqwest::Response) -> Vec<ModelEvent> {
+    let bytes = response.bytes().await.unwrap();
+    let mut stream = BedrockStream::new("m", "amazon-bedrock", None);
+    let mut events: Vec<ModelEvent> = stream.feed(&bytes).collect();
+    events.extend(stream.finish_input());
+    events
+}
+
 async fn json_of(response: reqwest::Response) -> Value {
     serde_json::from_slice(&response.bytes().await.unwrap()).unwrap()
 }
@@ -58,10 +67,7 @@ async fn a_stream_is_binary_messages_the_client_reads_back() {
         response.headers()["content-type"],
         "application/vnd.amazon.eventstream"
     );
-    let bytes = response.bytes().await.unwrap();
-    let mut stream = BedrockStream::new("m", "amazon-bedrock", None);
-    let mut events: Vec<ModelEvent> = stream.feed(&bytes).collect();
-    events.extend(stream.finish_input());
+    let events = client_events(response).await;
     let message = events
         .last()
         .and_then(ModelEvent::terminal_message)
@@ -132,10 +138,7 @@ async fn split_utf8_and_timing_shape_the_binary_stream_and_routes_answer_in_bedr
     for _ in 0..2 {
         let response = post(&server, &path).await;
         assert_eq!(response.status(), 200);
-        let bytes = response.bytes().await.unwrap();
-        let mut stream = BedrockStream::new("m", "amazon-bedrock", None);
-        let mut events: Vec<ModelEvent> = stream.feed(&bytes).collect();
-        events.extend(stream.finish_input());
+        let events = client_events(response).await;
         let message = events
             .last()
             .and_then(ModelEvent::terminal_message)
@@ -163,5 +166,36 @@ async fn split_utf8_and_timing_shape_the_binary_stream_and_routes_answer_in_bedr
         response.headers()["x-amzn-errortype"],
         "ResourceNotFoundException"
     );
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chaos_breaks_the_binary_stream_and_the_log_says_so() {
+    let server = server(json!([turn()])).await;
+    let root = server.url();
+    let root = root.strip_suffix("/v1").unwrap_or(&root).to_owned();
+    let response = reqwest::Client::new()
+        .post(format!("{root}/model/{MODEL}/converse-stream"))
+        .header("x-agentstream-chaos", "malformed=1")
+        .body(body().to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let events = client_events(response).await;
+    assert!(
+        matches!(events.last(), Some(ModelEvent::Error { .. })),
+        "{events:?}"
+    );
+    let requests = json_of(
+        reqwest::get(format!("{}/requests", server.url()))
+            .await
+            .unwrap(),
+    )
+    .await;
+    let chaos = requests[0]["chaos"].as_array().cloned().unwrap_or_default();
+    assert!(!chaos.is_empty(), "{requests}");
+    assert!(chaos.iter().all(|c| c["kind"] == "malformed"), "{requests}");
+    assert_eq!(chaos[0]["event"], 0, "{requests}");
     server.shutdown().await;
 }
