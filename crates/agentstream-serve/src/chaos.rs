@@ -27,9 +27,9 @@
 //! counting messages): `malformed` writes the message again with its JSON
 //! payload cut in half and a valid prelude, headers and CRCs, so the
 //! client's decoder yields it and its JSON parse fails (our Bedrock client
-//! ends the stream with an error event; botocore's event-stream parser
-//! checks only the framing and hands the payload to its JSON parser,
-//! which raises, not checked here against boto3).
+//! ends the stream with an error event; boto3 1.43.11's `converse_stream`,
+//! tried by hand on 2026-12-06, raises nothing and yields each such event
+//! with an empty body, `{'contentBlockDelta': {}}`).
 
 use agentstream_wire::server::ApiError;
 use serde_json::{json, Value};
