@@ -452,18 +452,6 @@ async fn respond(
     if let Some(why) = manner.quirks.foreign(api) {
         return error_response(api, &ApiError::new(400, why));
     }
-    if stream && api.binary_stream() && !manner.is_plain() {
-        // Quirks and timing rewrite and pace SSE text; a binary stream's
-        // messages carry checksums they would break.
-        let why = format!(
-            "quirks and timing shape SSE streams; {} streams binary event-stream messages",
-            api.pi_api()
-        );
-        return error_response(api, &ApiError::new(400, why));
-    }
-    // Chaos (a server-wide setting) drops and breaks SSE events; a binary
-    // stream is sent as it is.
-    let chaotic = chaotic && !api.binary_stream();
     let id = server::answer_id(api, index);
     let (step, mut events) = match answer {
         Answer::Refused(error) => return error_response(api, &error),
@@ -526,7 +514,7 @@ async fn respond(
     let rng = crate::timing::Rng::for_call(shared.seed, test, index);
     let (state, test) = (shared.clone(), test.map(str::to_owned));
     let note = Box::new(move |injected| state.note_chaos(test.as_deref(), index, injected));
-    let shape = crate::pump::Shape::new(manner, chaos, rng, note);
+    let shape = crate::pump::Shape::new(manner, chaos, rng, note).binary(api.binary_stream());
     event_stream(api, StreamBody::new(pump.shaped(shape)).boxed_unsync())
 }
 

@@ -22,6 +22,14 @@
 //! /v1/requests` (present once the stream injected something) and, in the
 //! `--requests` file, as a line `{"call", "test"?, "chaos"}` written when
 //! the stream ends.
+//!
+//! Bedrock's binary stream gets the same, per event-stream message (`N`
+//! counting messages): `malformed` writes the message again with its JSON
+//! payload cut in half and a valid prelude, headers and CRCs, so the
+//! client's decoder yields it and its JSON parse fails (our Bedrock client
+//! ends the stream with an error event; boto3 1.43.11's `converse_stream`,
+//! tried by hand on 2026-12-06, raises nothing and yields each such event
+//! with an empty body, `{'contentBlockDelta': {}}`).
 
 use agentstream_wire::server::ApiError;
 use serde_json::{json, Value};
@@ -149,6 +157,28 @@ pub(crate) fn malformed(event: &str) -> String {
         cut = data + event[data..].chars().next().map_or(0, char::len_utf8);
     }
     event[..cut].to_owned()
+}
+
+/// An event-stream `message` (Bedrock's) with its payload cut in half
+/// (the JSON broken, as [`malformed`] breaks an SSE event's), written again
+/// with a valid prelude, headers and CRCs: a client's decoder yields it and
+/// its JSON parse fails. A message that does not decode is given back as
+/// it is.
+pub(crate) fn malformed_message(message: &[u8]) -> Vec<u8> {
+    use agentstream_wire::eventstream::{encode_event, EventStreamDecoder};
+    let mut decoder = EventStreamDecoder::new();
+    decoder.feed(message);
+    let Some(Ok(decoded)) = decoder.next_message() else {
+        return message.to_vec();
+    };
+    let event_type = decoded.header_str(":event-type").unwrap_or("chunk");
+    let payload = decoded.payload();
+    let half = &payload[..payload.len() / 2];
+    let mut out = Vec::with_capacity(message.len());
+    match encode_event(event_type, half, &mut out) {
+        Ok(()) => out,
+        Err(_) => message.to_vec(),
+    }
 }
 
 /// What chaos did to one stream: each touched event's number and kind.

@@ -35,7 +35,22 @@
 //! A quirk named in a script that is not in this table is an error when
 //! the script loads. A quirk valid for some APIs, asked of a request in
 //! another, answers that request with HTTP 400 in the provider's error
-//! shape naming the quirk and its API.
+//! shape naming the quirk and its API. Bedrock's stream (binary AWS
+//! event-stream messages) takes `splitUtf8` (the split falls inside a
+//! message's payload, never in its prelude, headers or checksum) and a
+//! turn's timing; every other quirk belongs to another API there.
+//!
+//! Four quirks hold an event until the next one arrives
+//! (`toolCallsInOneChunk`, `usageOnlyFinalChunk`, `noCallIds`,
+//! `interleavedToolBlocks`). A script's `cutAfterEvents` (or stream error)
+//! counts the events as the encoder writes them, before the quirks: after
+//! the N-th, what a quirk holds is written in its shape as far as it has
+//! come (a call's start without the arguments not yet arrived, the finish
+//! chunk without a usage chunk that never came, the held Gemini calls in a
+//! payload of their own, the held Anthropic blocks interleaved without
+//! their stops), then the cut or the error event. Chaos's `disconnect`
+//! writes what is held before it cuts too; `drop` and `malformed` act on
+//! the events the quirks wrote.
 
 use agentstream::message::DecodeError;
 use agentstream_wire::Api;
@@ -399,6 +414,25 @@ impl Quirk {
     }
 }
 
+impl Quirk {
+    /// Writes what this quirk holds, in its shape as far as it can be: the
+    /// stream stops here (a cut, an error or a disconnect follows).
+    fn flush(self, memory: &mut Memory, out: &mut Vec<String>) {
+        match self {
+            Quirk::ToolCallsInOneChunk => out.extend(memory.held.take()),
+            Quirk::UsageOnlyFinalChunk => out.extend(memory.finish.take()),
+            Quirk::InterleavedToolBlocks => interleave(std::mem::take(&mut memory.blocks), out),
+            Quirk::NoCallIds if !memory.calls.is_empty() => {
+                let parts = std::mem::take(&mut memory.calls);
+                let payload = serde_json::json!({"candidates": [
+                    {"content": {"role": "model", "parts": parts}, "index": 0}]});
+                out.push(format!("data: {payload}"));
+            }
+            _ => {}
+        }
+    }
+}
+
 /// What the quirks of one stream remember between its events.
 #[derive(Debug, Default)]
 pub(crate) struct Memory {
@@ -505,10 +539,52 @@ impl Quirks {
         }
         out.extend(events);
     }
+
+    /// Writes what the quirks hold into `out` (each held event through the
+    /// quirks after the one that held it), leaving `memory` holding nothing:
+    /// the stream stops after these events.
+    pub(crate) fn flush(&self, memory: &mut Memory, out: &mut Vec<String>) {
+        for (at, quirk) in self.0.iter().enumerate() {
+            let mut events = Vec::new();
+            quirk.flush(memory, &mut events);
+            for later in &self.0[at + 1..] {
+                let mut next = Vec::with_capacity(events.len());
+                for event in events {
+                    later.rewrite(memory, event, &mut next);
+                }
+                events = next;
+            }
+            out.extend(events);
+        }
+    }
 }
 
 /// Where `bytes` is cut to split its first multi-byte character in two:
 /// after that character's first byte; `None` when all of it is ASCII.
 pub(crate) fn utf8_split(bytes: &Bytes) -> Option<usize> {
     bytes.iter().position(|b| *b >= 0xC0).map(|at| at + 1)
+}
+
+/// Where `bytes`, whole event-stream messages, are cut to split the first
+/// multi-byte character of a message's payload in two (after its first
+/// byte; never in a prelude, header or checksum); `None` when every
+/// payload is ASCII or the messages do not parse.
+pub(crate) fn message_utf8_split(bytes: &[u8]) -> Option<usize> {
+    let word = |at: usize| -> Option<usize> {
+        let four: [u8; 4] = bytes.get(at..at.checked_add(4)?)?.try_into().ok()?;
+        usize::try_from(u32::from_be_bytes(four)).ok()
+    };
+    let mut at = 0;
+    while at < bytes.len() {
+        let total = word(at)?;
+        let headers = word(at.checked_add(4)?)?;
+        let start = at.checked_add(12)?.checked_add(headers)?;
+        let end = at.checked_add(total)?.checked_sub(4)?;
+        let payload = bytes.get(start..end)?;
+        if let Some(first) = payload.iter().position(|b| *b >= 0xC0) {
+            return Some(start + first + 1);
+        }
+        at = at.checked_add(total)?;
+    }
+    None
 }

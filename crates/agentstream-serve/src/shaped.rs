@@ -8,9 +8,9 @@ use bytes::Bytes;
 use hyper::body::Frame;
 
 use super::{next_event, Item, Pump};
-use crate::chaos::{malformed, Chaos, Injected, Kind};
+use crate::chaos::{malformed, malformed_message, Chaos, Injected, Kind};
 use crate::manner::Manner;
-use crate::quirks::{utf8_split, Memory, Quirks};
+use crate::quirks::{message_utf8_split, utf8_split, Memory, Quirks};
 use crate::script::Step;
 use crate::timing::{Rng, Timing};
 
@@ -36,6 +36,15 @@ pub(crate) struct Shape {
     started: bool,
     /// Chaos cut the stream: nothing after it is decided or written.
     cut: bool,
+    /// The script's cut or error, after this many encoded events (as the
+    /// script counts them, before the quirks), until that many are admitted;
+    /// the step then counts the events written in their place.
+    step_at: Option<usize>,
+    /// Encoded events admitted so far.
+    encoded: usize,
+    /// The stream is binary event-stream messages (Bedrock), not SSE: each
+    /// message is passed as it is (no quirk but `splitUtf8` applies).
+    binary: bool,
 }
 
 impl Shape {
@@ -55,50 +64,131 @@ impl Shape {
             split: false,
             started: false,
             cut: false,
+            step_at: None,
+            encoded: 0,
+            binary: false,
+        }
+    }
+
+    /// The same shaping of a binary event stream (Bedrock's): timing paces
+    /// each message and `splitUtf8` splits a character inside a message's
+    /// payload, chaos drops, breaks or cuts messages.
+    pub(crate) fn binary(mut self, binary: bool) -> Self {
+        self.binary = binary;
+        self
+    }
+
+    /// Takes the script's cut or error out of `step` (its count is of
+    /// encoded events); `admit` puts it back, counted in written events,
+    /// once that many encoded events are in.
+    fn hold_step(&mut self, step: &mut Step, pending: &Events, sent: usize) {
+        if let Step::Cut { after_events } | Step::StreamError { after_events, .. } = step {
+            if *after_events == 0 {
+                *after_events = sent + pending.len();
+            } else {
+                self.step_at = Some(*after_events);
+                *after_events = usize::MAX;
+            }
         }
     }
 
     /// Passes encoded events through the quirks and chaos into `pending`;
     /// a disconnect becomes `step`'s cut (unless the script's own error or
     /// cut comes first). `sent` events were sent already.
-    fn admit(&mut self, events: Vec<String>, pending: &mut Events, step: &mut Step, sent: usize) {
-        for event in events {
+    fn admit(&mut self, mut events: Events, pending: &mut Events, step: &mut Step, sent: usize) {
+        if self.binary {
+            while !events.is_empty() {
+                let message = events.take(1);
+                self.encoded += 1;
+                match self.decide() {
+                    _ if self.cut => {}
+                    Some(Kind::Drop) => {}
+                    Some(Kind::Malformed) => pending.frame(&malformed_message(&message)),
+                    Some(Kind::Disconnect) => {
+                        self.cut = true;
+                        self.disconnect(step, sent + pending.len());
+                    }
+                    None => pending.frame(&message),
+                }
+                if self.step_at == Some(self.encoded) {
+                    self.place_step(step, sent + pending.len());
+                }
+            }
+            return;
+        }
+        for event in events.into_strings() {
             let text = event.strip_suffix("\n\n").unwrap_or(&event).to_owned();
             let mut rewritten = Vec::new();
             self.quirks.rewrite(&mut self.memory, text, &mut rewritten);
+            self.encoded += 1;
+            let step_now = self.step_at == Some(self.encoded);
+            if step_now {
+                // What the quirks hold came before the cut: it is written.
+                self.quirks.flush(&mut self.memory, &mut rewritten);
+            }
             for event in rewritten {
-                let number = self.written;
-                self.written += 1;
-                if self.cut {
-                    continue;
-                }
-                let kind = if self.chaos.is_off() {
-                    None
-                } else {
-                    self.chaos.decide(&mut self.rng)
-                };
-                if let Some(kind) = kind {
-                    self.injected.0.push((number, kind));
-                }
-                match kind {
+                match self.decide() {
+                    _ if self.cut => {}
                     Some(Kind::Drop) => {}
                     Some(Kind::Malformed) => pending.raw(&malformed(&event)).end(),
                     Some(Kind::Disconnect) => {
                         self.cut = true;
-                        let at = sent + pending.len();
-                        let earlier = match step {
-                            Step::Cut { after_events } | Step::StreamError { after_events, .. } => {
-                                *after_events <= at
-                            }
-                            _ => false,
-                        };
-                        if !earlier {
-                            *step = Step::Cut { after_events: at };
+                        // What the quirks hold came before this event.
+                        let mut held = Vec::new();
+                        self.quirks.flush(&mut self.memory, &mut held);
+                        for event in &held {
+                            pending.raw(event).end();
                         }
+                        self.disconnect(step, sent + pending.len());
                     }
                     None => pending.raw(&event).end(),
                 }
             }
+            if step_now {
+                self.place_step(step, sent + pending.len());
+            }
+        }
+    }
+}
+
+impl Shape {
+    /// Chaos's decision for the next written event (counted even after a
+    /// cut), noted when it injects something; `None` once cut.
+    fn decide(&mut self) -> Option<Kind> {
+        let number = self.written;
+        self.written += 1;
+        if self.cut || self.chaos.is_off() {
+            return None;
+        }
+        let kind = self.chaos.decide(&mut self.rng)?;
+        self.injected.0.push((number, kind));
+        Some(kind)
+    }
+
+    /// The script's cut or error, its encoded events all admitted, comes
+    /// after `at` written events (unless chaos cut the stream first).
+    fn place_step(&mut self, step: &mut Step, at: usize) {
+        if self.cut {
+            return;
+        }
+        self.step_at = None;
+        if let Step::Cut { after_events } | Step::StreamError { after_events, .. } = step {
+            *after_events = at;
+        }
+    }
+
+    /// Chaos's disconnect after `at` written events becomes `step`'s cut,
+    /// unless the script's own cut or error comes first.
+    fn disconnect(&mut self, step: &mut Step, at: usize) {
+        let earlier = match step {
+            Step::Cut { after_events } | Step::StreamError { after_events, .. } => {
+                *after_events <= at
+            }
+            _ => false,
+        };
+        if !earlier {
+            self.step_at = None;
+            *step = Step::Cut { after_events: at };
         }
     }
 }
@@ -119,7 +209,8 @@ impl<G: Send + 'static> Pump<G> {
     ) -> impl futures_util::Stream<Item = Item> + Send {
         // The first event, encoded by `new`, goes through the quirks and
         // chaos too.
-        let first = std::mem::take(&mut self.pending).into_strings();
+        let first = std::mem::take(&mut self.pending);
+        shape.hold_step(&mut self.step, &self.pending, self.sent);
         shape.admit(first, &mut self.pending, &mut self.step, self.sent);
         futures_util::stream::unfold((self, shape), |(pump, shape)| pump.next_shaped(shape))
     }
@@ -150,12 +241,7 @@ impl<G: Send + 'static> Pump<G> {
             let mut encoded = Events::default();
             self.finished |= event.is_terminal();
             self.encoder.encode(Wire::from(&event), &mut encoded);
-            shape.admit(
-                encoded.into_strings(),
-                &mut self.pending,
-                &mut self.step,
-                self.sent,
-            );
+            shape.admit(encoded, &mut self.pending, &mut self.step, self.sent);
         }
         if self.until_step() == Some(0) && (!self.pending.is_empty() || self.finished) {
             let (item, pump) = self.step_frame().await?;
@@ -176,7 +262,12 @@ impl<G: Send + 'static> Pump<G> {
         self.sent += count;
         let mut bytes = self.pending.take(count);
         if shape.quirks.splits_utf8() && !shape.split {
-            if let Some(at) = utf8_split(&bytes) {
+            let at = if shape.binary {
+                message_utf8_split(&bytes)
+            } else {
+                utf8_split(&bytes)
+            };
+            if let Some(at) = at {
                 shape.split = true;
                 shape.held = Some(bytes.split_off(at));
             }
@@ -251,3 +342,7 @@ mod tests {
         assert!(injected.0.iter().all(|(_, kind)| *kind == Kind::Drop));
     }
 }
+
+#[cfg(test)]
+#[path = "shaped_tests.rs"]
+mod shaped_tests;

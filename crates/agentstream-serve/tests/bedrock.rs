@@ -1,7 +1,8 @@
 //! Bedrock's endpoints over HTTP: the binary stream's content type and
 //! messages read back by the client's stream, the model id from the path
-//! percent-decoded, the error body and `x-amzn-errortype`, quirks refused
-//! on a binary stream, and the routes' 405 and 404.
+//! percent-decoded, the error body and `x-amzn-errortype`, `splitUtf8` and
+//! timing on the binary stream (another API's quirk refused), and the
+//! routes' 405 and 404.
 
 use agentstream::model::ModelEvent;
 use agentstream_serve::{Script, Server};
@@ -44,6 +45,15 @@ async fn post(server: &Server, path: &str) -> reqwest::Response {
         .unwrap()
 }
 
+/// The events our own Bedrock client reads from a streamed response.
+async fn client_events(response: reqwest::Response) -> Vec<ModelEvent> {
+    let bytes = response.bytes().await.unwrap();
+    let mut stream = BedrockStream::new("m", "amazon-bedrock", None);
+    let mut events: Vec<ModelEvent> = stream.feed(&bytes).collect();
+    events.extend(stream.finish_input());
+    events
+}
+
 async fn json_of(response: reqwest::Response) -> Value {
     serde_json::from_slice(&response.bytes().await.unwrap()).unwrap()
 }
@@ -57,10 +67,7 @@ async fn a_stream_is_binary_messages_the_client_reads_back() {
         response.headers()["content-type"],
         "application/vnd.amazon.eventstream"
     );
-    let bytes = response.bytes().await.unwrap();
-    let mut stream = BedrockStream::new("m", "amazon-bedrock", None);
-    let mut events: Vec<ModelEvent> = stream.feed(&bytes).collect();
-    events.extend(stream.finish_input());
+    let events = client_events(response).await;
     let message = events
         .last()
         .and_then(ModelEvent::terminal_message)
@@ -117,15 +124,35 @@ async fn errors_have_bedrocks_body_and_error_type_header() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn quirks_are_refused_on_the_binary_stream_and_routes_answer_in_bedrocks_shape() {
-    let mut quirked = turn();
-    quirked["quirks"] = json!(["splitUtf8"]);
-    let server = server(json!([quirked])).await;
-    let response = post(&server, &format!("/model/{MODEL}/converse-stream")).await;
+async fn split_utf8_and_timing_shape_the_binary_stream_and_routes_answer_in_bedrocks_shape() {
+    let mut plain = turn();
+    plain["content"][1]["text"] = json!("Grüße.");
+    let mut shaped = plain.clone();
+    shaped["quirks"] = json!(["splitUtf8"]);
+    shaped["timing"] = json!({"ttftMs": 1, "tokensPerSecond": 1000});
+    let mut foreign = plain.clone();
+    foreign["quirks"] = json!(["pingFlood"]);
+    let server = server(json!([plain, shaped, foreign])).await;
+    let path = format!("/model/{MODEL}/converse-stream");
+    let mut contents = Vec::new();
+    for _ in 0..2 {
+        let response = post(&server, &path).await;
+        assert_eq!(response.status(), 200);
+        let events = client_events(response).await;
+        let message = events
+            .last()
+            .and_then(ModelEvent::terminal_message)
+            .unwrap();
+        contents.push(serde_json::to_value(&message.content).unwrap());
+    }
+    assert_eq!(contents[0], contents[1]);
+    assert_eq!(contents[1][1]["text"], "Grüße.");
+    // A quirk of another API is refused per request, as on every API.
+    let response = post(&server, &path).await;
     assert_eq!(response.status(), 400);
     let body = json_of(response).await;
     let message = body["message"].as_str().unwrap();
-    assert!(message.contains("binary event-stream"), "{message}");
+    assert!(message.contains("pingFlood"), "{message}");
     let root = server.url();
     let root = root.strip_suffix("/v1").unwrap_or(&root).to_owned();
     let response = reqwest::get(format!("{root}/model/m/converse"))
@@ -139,5 +166,36 @@ async fn quirks_are_refused_on_the_binary_stream_and_routes_answer_in_bedrocks_s
         response.headers()["x-amzn-errortype"],
         "ResourceNotFoundException"
     );
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chaos_breaks_the_binary_stream_and_the_log_says_so() {
+    let server = server(json!([turn()])).await;
+    let root = server.url();
+    let root = root.strip_suffix("/v1").unwrap_or(&root).to_owned();
+    let response = reqwest::Client::new()
+        .post(format!("{root}/model/{MODEL}/converse-stream"))
+        .header("x-agentstream-chaos", "malformed=1")
+        .body(body().to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let events = client_events(response).await;
+    assert!(
+        matches!(events.last(), Some(ModelEvent::Error { .. })),
+        "{events:?}"
+    );
+    let requests = json_of(
+        reqwest::get(format!("{}/requests", server.url()))
+            .await
+            .unwrap(),
+    )
+    .await;
+    let chaos = requests[0]["chaos"].as_array().cloned().unwrap_or_default();
+    assert!(!chaos.is_empty(), "{requests}");
+    assert!(chaos.iter().all(|c| c["kind"] == "malformed"), "{requests}");
+    assert_eq!(chaos[0]["event"], 0, "{requests}");
     server.shutdown().await;
 }
