@@ -91,7 +91,7 @@
 //! | `options` | the options it set, as [`options_json`] writes them (`{}` for none) |
 //! | `test` | its test id; absent without one |
 //! | `raw` | the body as received (its JSON, or a string if it was not JSON): with `?raw=1`, and always in the `--requests` file |
-//! | `chaos` | what [chaos](Chaos) injected into its stream, `[{"event": N, "kind": "drop"\|"malformed"\|"disconnect"}, …]` (`N` counts the stream's SSE events from 0); absent when nothing was. In the `--requests` file (whose request line is written on arrival) it comes as a line of its own, `{"call", "test"?, "chaos"}`, when the stream ends |
+//! | `chaos` | what [chaos](Chaos) injected into its stream, `[{"event": N, "kind": "drop"\|"malformed"\|"disconnect"}, …]` (`N` counts the stream's SSE events, or Bedrock's event-stream messages, from 0); absent when nothing was. In the `--requests` file (whose request line is written on arrival) it comes as a line of its own, `{"call", "test"?, "chaos"}`, when the stream ends |
 //!
 //! # Clients that misbehave
 //!

@@ -24,6 +24,10 @@
 //!   `message_stop`);
 //! - **`{"turn": TURN, "cutAfterEvents": N}`**: TURN streams, and after N
 //!   SSE events the connection is closed mid-body.
+//!
+//! The N events are counted as the encoder writes them (Bedrock's:
+//! event-stream messages), before a turn's quirks regroup them; an event
+//! a quirk holds at that point is written before the error or the cut.
 //! - **`{"byRequest": [{"ifContains": TEXT, "turn": TURN}, …]}`**: the
 //!   turn depends on the request: the first alternative whose `ifContains`
 //!   occurs in the text of the request's last message (the user's words, or
