@@ -171,7 +171,7 @@ if python3 -m venv "$work/venv" >/dev/null 2>&1 &&
     if "$work/venv/bin/pip" install --quiet --disable-pip-version-check boto3 >"$work/pip-boto3.log" 2>&1; then
         check "boto3 bedrock-runtime (ConverseStream and Converse)" with_server env PYTHONPATH="$clients" "$py" "$clients/bedrock_check.py"
         cassettes "boto3 bedrock-runtime" "$work/cassettes-bedrock" env PYTHONPATH="$clients" "$py" "$clients/bedrock_check.py"
-        check "boto3 bedrock-runtime: a 429, thinking, an exception after HTTP 200" \
+        check "boto3 bedrock-runtime: a 429, thinking, an exception after HTTP 200, timing with a split character, a cut" \
             with_script "$clients/bedrock_errors.json" env PYTHONPATH="$clients" "$py" "$clients/bedrock_errors_check.py"
     else
         tail -n 3 "$work/pip-boto3.log" 2>/dev/null

@@ -1,8 +1,10 @@
 """boto3's `bedrock-runtime` client against `agentstream serve
 clients/bedrock_errors.json`: a scripted HTTP 429 read by botocore as a
 `ThrottlingException` (from `x-amzn-errortype`, the message from the
-body), a thinking turn's `reasoningContent` deltas with its signature, and
-an error after HTTP 200 as the stream's `throttlingException` message."""
+body), a thinking turn's `reasoningContent` deltas with its signature, an
+error after HTTP 200 as the stream's `throttlingException` message, a turn
+paced by `timing` whose first multi-byte character arrives split across
+two writes (`splitUtf8`), and a stream cut after its second message."""
 
 import sys
 
@@ -57,6 +59,28 @@ def test_3_an_error_after_200_is_the_streams_exception():
     else:
         raise AssertionError("no error")
     assert "I was about to say".startswith(text), text
+
+
+
+
+def test_4_a_paced_stream_with_a_split_character_reads_whole():
+    response = client.converse_stream(modelId=MODEL, messages=HELLO)
+    text = "".join(event.get("contentBlockDelta", {}).get("delta", {}).get("text", "")
+                   for event in response["stream"])
+    assert text == "Grüße aus Köln", text
+
+
+def test_5_a_cut_stream_raises():
+    response = client.converse_stream(modelId=MODEL, messages=HELLO)
+    events = []
+    try:
+        for event in response["stream"]:
+            events.append(event)
+    except Exception as error:  # botocore raises its own errors for a cut body
+        assert not any("messageStop" in event for event in events), events
+        print(f"cut: {type(error).__name__}", file=sys.stderr)
+    else:
+        raise AssertionError(f"the cut stream ended cleanly: {events}")
 
 
 if __name__ == "__main__":
