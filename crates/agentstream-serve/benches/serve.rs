@@ -37,7 +37,11 @@
 //! or bare answering what ours sends) and prints its address, until its
 //! standard input ends; `AGENTSTREAM_SERVE_BENCH_CLIENT=openai/ADDRESS/1/2000`
 //! makes those calls to it. A profiler of the first process alone then
-//! counts the server's instructions only.
+//! counts the server's instructions only. `SERVER` may also be `rules`:
+//! a server of a rules script (ten rules, the request matching only the
+//! last, by `lastUserText` and `model`) replying the same turn, to set
+//! rules' cost beside ordered turns' (`ours`); `callgrind.sh` beside
+//! this file runs the server-alone measure for all three.
 
 // `criterion_group!` generates undocumented items.
 #![allow(missing_docs)]
@@ -49,7 +53,7 @@ use std::time::{Duration, Instant};
 
 use agentstream::message::{assistant, text, tool_call, StopReason};
 use agentstream::model::{Model, ScriptStep, ScriptedModel, ScriptedTurn};
-use agentstream_serve::{ApiError, DecodedRequest, Server};
+use agentstream_serve::{ApiError, DecodedRequest, Script, Server};
 use agentstream_wire::{anthropic, openai};
 use bytes::Bytes;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
@@ -291,6 +295,17 @@ fn bench(c: &mut Criterion) {
             .unwrap()
     });
     let address = server.local_addr();
+    let rules_server = runtime.block_on(async {
+        Server::from_rules_script(rules_script())
+            .chunks(3)
+            .bind("127.0.0.1:0")
+            .await
+            .unwrap()
+    });
+    let servers = Servers {
+        ours: address,
+        rules: rules_server.local_addr(),
+    };
     let requests = [
         (
             "openai",
@@ -308,16 +323,18 @@ fn bench(c: &mut Criterion) {
         ),
     ];
     if let Ok(only) = std::env::var(PROFILE_VAR) {
-        profile(&runtime, address, &requests, &only);
+        profile(&runtime, &servers, &requests, &only);
         return;
     }
     if let Ok(only) = std::env::var(SERVE_VAR) {
-        serve_alone(&runtime, address, &requests, &only);
+        serve_alone(&runtime, &servers, &requests, &only);
         runtime.block_on(server.shutdown());
+        runtime.block_on(rules_server.shutdown());
         return;
     }
     if let Ok(only) = std::env::var(CLIENT_VAR) {
         clients_alone(&runtime, &requests, &only);
+        runtime.block_on(rules_server.shutdown());
         return;
     }
     let mut group = c.benchmark_group("serve");
@@ -373,6 +390,7 @@ fn bench(c: &mut Criterion) {
         }
     }
     runtime.block_on(server.shutdown());
+    runtime.block_on(rules_server.shutdown());
 }
 
 /// The median of `ratios`, with the lowest and highest.
@@ -460,24 +478,54 @@ fn request_of<'a>(
     (path, Bytes::from(body.to_string()))
 }
 
-/// The target `server` (`ours`, or `bare` answering what ours sends) of
-/// `api`, and the body its clients post.
+/// The addresses of the bench's two servers of ours: ordered turns
+/// (`ours`) and rules (`rules`).
+struct Servers {
+    ours: SocketAddr,
+    rules: SocketAddr,
+}
+
+/// The rules server's script: ten rules, the request matching only the
+/// last (by `lastUserText` and `model`, so every rule before it is
+/// tried and fails), which replies the bench's turn on every call (no
+/// `times`).
+fn rules_script() -> Script {
+    let mut rules: Vec<serde_json::Value> = (0..9)
+        .map(|n| json!({"match": {"lastUserText": format!("no such question {n}")}, "reply": "never"}))
+        .collect();
+    rules.push(json!({
+        "match": {"lastUserText": "weather in Paris", "model": "test"},
+        "reply": {"role": "assistant", "stopReason": "toolUse", "content": [
+            {"type": "text", "text": "Let me look that up for you before answering."},
+            {"type": "toolCall", "id": "call_1", "name": "weather",
+             "arguments": {"city": "Paris", "units": "metric"}},
+        ]},
+    }));
+    Script::from_value(json!({ "rules": rules })).expect("the bench's rules script")
+}
+
+/// The target `server` (`ours`: ordered turns, `rules`: the rules
+/// script, or `bare` answering what ours sends) of `api`, and the body
+/// its clients post.
 fn target_of(
     runtime: &tokio::runtime::Runtime,
-    address: SocketAddr,
+    servers: &Servers,
     requests: &[(&str, &str, serde_json::Value, Decoder)],
     api: &str,
     server: &str,
 ) -> (Target, Bytes) {
     let (path, body) = request_of(requests, api);
     let ours = Target {
-        address,
+        address: servers.ours,
         path: path.to_owned(),
     };
-    let target = if server == "bare" {
-        bare_target(runtime, &ours, &body)
-    } else {
-        ours
+    let target = match server {
+        "bare" => bare_target(runtime, &ours, &body),
+        "rules" => Target {
+            address: servers.rules,
+            ..ours
+        },
+        _ => ours,
     };
     (target, body)
 }
@@ -500,14 +548,14 @@ fn make_calls(
 /// returns when standard input ends.
 fn serve_alone(
     runtime: &tokio::runtime::Runtime,
-    address: SocketAddr,
+    servers: &Servers,
     requests: &[(&str, &str, serde_json::Value, Decoder)],
     only: &str,
 ) {
     let Some((api, server)) = only.split_once('/') else {
         panic!("{SERVE_VAR}: expected API/SERVER, got {only}");
     };
-    let (target, _) = target_of(runtime, address, requests, api, server);
+    let (target, _) = target_of(runtime, servers, requests, api, server);
     println!("{}", target.address);
     let mut rest = Vec::new();
     let _ = std::io::Read::read_to_end(&mut std::io::stdin(), &mut rest);
@@ -523,8 +571,12 @@ fn clients_alone(
     let [api, address, clients, count] = parts[..] else {
         panic!("{CLIENT_VAR}: expected API/ADDRESS/CLIENTS/CALLS, got {only}");
     };
-    let address = address.parse().expect("an address");
-    let (target, body) = target_of(runtime, address, requests, api, "ours");
+    let address: SocketAddr = address.parse().expect("an address");
+    let servers = Servers {
+        ours: address,
+        rules: address,
+    };
+    let (target, body) = target_of(runtime, &servers, requests, api, "ours");
     make_calls(runtime, target, body, clients, count);
 }
 
@@ -533,7 +585,7 @@ fn clients_alone(
 /// costs (the same client for both servers).
 fn profile(
     runtime: &tokio::runtime::Runtime,
-    address: SocketAddr,
+    servers: &Servers,
     requests: &[(&str, &str, serde_json::Value, Decoder)],
     only: &str,
 ) {
@@ -541,7 +593,7 @@ fn profile(
     let [api, server, clients, count] = parts[..] else {
         panic!("{PROFILE_VAR}: expected API/SERVER/CLIENTS/CALLS, got {only}");
     };
-    let (target, body) = target_of(runtime, address, requests, api, server);
+    let (target, body) = target_of(runtime, servers, requests, api, server);
     make_calls(runtime, target, body, clients, count);
 }
 

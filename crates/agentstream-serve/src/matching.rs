@@ -357,6 +357,15 @@ impl Matcher {
         self.keys.iter().find_map(|key| key.difference(facts))
     }
 
+    /// Whether every key but `nth` holds for `facts`: what
+    /// [`difference`](Self::difference) being `None` says, without
+    /// writing a message for each key that does not hold.
+    pub(crate) fn holds(&self, facts: &Facts<'_>) -> bool {
+        self.keys
+            .iter()
+            .all(|key| matches!(key, Key::Nth(_)) || key.holds(facts))
+    }
+
     /// How many keys (but `nth`) hold for `facts`, for the nearest rule.
     pub(crate) fn holding(&self, facts: &Facts<'_>) -> usize {
         self.keys.iter().filter(|key| key.holds(facts)).count()

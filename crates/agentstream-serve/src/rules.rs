@@ -244,7 +244,7 @@ impl Rules {
     pub(crate) fn holding(&self, facts: &Facts<'_>) -> Vec<bool> {
         self.rules
             .iter()
-            .map(|rule| rule.matcher.difference(facts).is_none())
+            .map(|rule| rule.matcher.holds(facts))
             .collect()
     }
 
