@@ -6,6 +6,7 @@
 use std::borrow::Cow;
 
 use agentstream::message::{ContentBlock, Context, DecodeError, Message, UserContent};
+use memchr::arch::all::twoway::Finder as TwoWay;
 use regex::{Regex, RegexBuilder};
 use serde_json::Value;
 
@@ -35,14 +36,22 @@ const MATCH_KEYS: [&str; 8] = [
 /// A text key's value: a substring or a regular expression.
 #[derive(Debug, Clone)]
 pub(crate) enum Pattern {
-    Contains(String),
+    /// A substring, with its Two-Way factorization made once when the
+    /// script loads (`str::contains` makes it on every search: on the
+    /// short texts rules read, most of the search's instructions).
+    Contains {
+        part: Box<str>,
+        finder: TwoWay,
+    },
     Regex(Regex),
 }
 
 impl Pattern {
     fn holds(&self, text: &str) -> bool {
         match self {
-            Pattern::Contains(part) => text.contains(part.as_str()),
+            Pattern::Contains { part, finder } => {
+                finder.find(text.as_bytes(), part.as_bytes()).is_some()
+            }
             Pattern::Regex(regex) => regex.is_match(text),
         }
     }
@@ -50,14 +59,17 @@ impl Pattern {
     /// How a text that does not hold is told: `does not contain "…"`.
     fn describe(&self) -> String {
         match self {
-            Pattern::Contains(part) => format!("does not contain {}", quoted(part)),
+            Pattern::Contains { part, .. } => format!("does not contain {}", quoted(part)),
             Pattern::Regex(regex) => format!("does not match /{}/", regex.as_str()),
         }
     }
 
     fn parse(value: Value) -> Result<Self, DecodeError> {
         match value {
-            Value::String(part) => Ok(Pattern::Contains(part)),
+            Value::String(part) => Ok(Pattern::Contains {
+                finder: TwoWay::new(part.as_bytes()),
+                part: part.into(),
+            }),
             Value::Object(mut object) => {
                 let Some(pattern) = object.remove("regex") else {
                     return Err(DecodeError::new(
