@@ -405,3 +405,37 @@ pub(crate) fn count(value: Value) -> Result<usize, DecodeError> {
         .and_then(|n| usize::try_from(n).ok())
         .ok_or_else(|| DecodeError::new(format!("expected a count, found {value}")))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Pattern;
+    use serde_json::Value;
+
+    /// A substring pattern answers as `str::contains` does: empty,
+    /// multi-byte, repeated and longer-than-the-text patterns included.
+    #[test]
+    fn a_substring_pattern_holds_where_str_contains_does() {
+        let texts = ["", "a", "café au lait", "abababc", "weather in Paris?", "ü"];
+        let parts = [
+            "",
+            "a",
+            "é",
+            "ababc",
+            "abc",
+            "Paris",
+            "weather in Paris?!",
+            "ü",
+            "x",
+        ];
+        for part in parts {
+            let pattern = Pattern::parse(Value::String(part.into())).unwrap();
+            for text in texts {
+                assert_eq!(
+                    pattern.holds(text),
+                    text.contains(part),
+                    "{part:?} in {text:?}"
+                );
+            }
+        }
+    }
+}
