@@ -26,7 +26,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use agentstream::message::{
-    assistant, text, thinking, tool_call, AssistantMessage, ContentBlock, StopReason,
+    assistant, text, thinking, tool_call, AssistantMessage, ContentBlock, StopReason, SCRIPTED,
 };
 use agentstream::model::{ErrorReason, ScriptStep, ScriptedReply, ScriptedTurn};
 use serde_json::{Map, Value};
@@ -294,7 +294,8 @@ impl Held {
                 ScriptedReply::Message(message) => Some(message.model.clone()),
                 ScriptedReply::Failure(_) => None,
             },
-            Self::Compact(_) => Some(assistant([], StopReason::Stop).model),
+            // A compact turn is the builders' message: their model name.
+            Self::Compact(_) => Some(SCRIPTED.to_owned()),
         }
     }
 }
