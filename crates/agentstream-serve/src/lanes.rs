@@ -44,9 +44,9 @@ pub const MAX_TEST_IDS: usize = 1024;
 /// HTTP 400 naming the header, when its value is not 1 to
 /// [`MAX_TEST_ID_BYTES`] visible ASCII bytes, or it is given twice.
 pub(crate) fn test_id(headers: &HeaderMap) -> Result<Option<&str>, ApiError> {
-    // A static name: looked up without parsing it.
-    let name = hyper::header::HeaderName::from_static(TEST_HEADER);
-    let mut values = headers.get_all(name).iter();
+    // A static name, made once: looked up without parsing it.
+    static NAME: hyper::header::HeaderName = hyper::header::HeaderName::from_static(TEST_HEADER);
+    let mut values = headers.get_all(&NAME).iter();
     let Some(value) = values.next() else {
         return Ok(None);
     };

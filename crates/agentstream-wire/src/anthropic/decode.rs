@@ -62,9 +62,16 @@ pub fn decode_request(body: &Value) -> Result<DecodedRequest, ApiError> {
 /// As [`decode_request`], and a 400 for a body that is not JSON.
 pub fn decode_body(body: &[u8]) -> Result<DecodedRequest, ApiError> {
     request::replacing_lone_surrogates(body, |body| {
-        decode(request::common_bytes(body, messages_error)?)
+        decode(request::common_bytes_viewing(
+            body,
+            VIEW_FIELDS,
+            messages_error,
+        )?)
     })
 }
+
+/// The fields of a message read besides `role` and `content`: none.
+const VIEW_FIELDS: &[&str] = &[];
 
 fn messages_error(found: Option<&Value>) -> ApiError {
     match found {
@@ -73,9 +80,9 @@ fn messages_error(found: Option<&Value>) -> ApiError {
     }
 }
 
-fn decode(request: request::Common<'_>) -> Result<DecodedRequest, ApiError> {
+fn decode(mut request: request::Common<'_>) -> Result<DecodedRequest, ApiError> {
     let mut history = History::new(Api::Anthropic, PROVIDER, &request.model);
-    request.messages.each_view(&[], |i, message| {
+    request.messages.each_view(VIEW_FIELDS, |i, message| {
         let (role, content) = match message {
             Some(message) => (message.role, message.content),
             None => (None, Content::Other(Value::Null)),

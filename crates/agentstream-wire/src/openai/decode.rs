@@ -80,7 +80,10 @@ pub(crate) fn decode_body_in(
     dialect: &ChatDialect,
 ) -> Result<DecodedRequest, ApiError> {
     request::replacing_lone_surrogates(body, |body| {
-        decode(request::common_bytes(body, messages_error)?, dialect)
+        decode(
+            request::common_bytes_viewing(body, FIELDS, messages_error)?,
+            dialect,
+        )
     })
 }
 
@@ -113,7 +116,10 @@ fn messages_error(found: Option<&Value>) -> ApiError {
     }
 }
 
-fn decode(request: request::Common<'_>, dialect: &ChatDialect) -> Result<DecodedRequest, ApiError> {
+fn decode(
+    mut request: request::Common<'_>,
+    dialect: &ChatDialect,
+) -> Result<DecodedRequest, ApiError> {
     // Mistral sends the usage on the last chunk, unasked.
     let include_usage = dialect.mistral
         || request

@@ -112,12 +112,21 @@ impl Encoder {
 /// `msg_agentstream_0000000N`, `resp_agentstream_N`, `agentstream-N`
 /// (Gemini and Bedrock, whose answers carry no id of their own).
 pub fn answer_id(api: Api, index: usize) -> String {
-    match api {
-        Api::OpenAi | Api::Mistral => format!("chatcmpl-agentstream-{index}"),
-        Api::Anthropic => format!("msg_agentstream_{index:08}"),
-        Api::Responses | Api::Azure => format!("resp_agentstream_{index}"),
-        Api::Gemini | Api::Bedrock => format!("agentstream-{index}"),
-    }
+    // Written without the formatting machinery: this runs once a call.
+    let (prefix, width) = match api {
+        Api::OpenAi | Api::Mistral => ("chatcmpl-agentstream-", 0),
+        Api::Anthropic => ("msg_agentstream_", 8_usize),
+        Api::Responses | Api::Azure => ("resp_agentstream_", 0),
+        Api::Gemini | Api::Bedrock => ("agentstream-", 0),
+    };
+    let mut digits = itoa::Buffer::new();
+    let digits = digits.format(index);
+    let zeros = width.saturating_sub(digits.len());
+    let mut id = String::with_capacity(prefix.len() + zeros + digits.len());
+    id.push_str(prefix);
+    id.extend(core::iter::repeat('0').take(zeros));
+    id.push_str(digits);
+    id
 }
 
 /// The whole answer (a call that did not stream) that ended well with
@@ -168,5 +177,34 @@ pub fn decode_body(
             bedrock::decode::decode_body(body, model, stream)
         }
         _ => openai::decode::decode_body(body),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answer_ids_have_each_protocols_form() {
+        let ids = |index| Api::ALL.map(|api| (api, answer_id(api, index)));
+        for (api, id) in ids(7) {
+            let expected = match api {
+                Api::OpenAi | Api::Mistral => "chatcmpl-agentstream-7",
+                Api::Anthropic => "msg_agentstream_00000007",
+                Api::Responses | Api::Azure => "resp_agentstream_7",
+                Api::Gemini | Api::Bedrock => "agentstream-7",
+            };
+            assert_eq!(id, expected, "{api:?}");
+        }
+        // Past eight digits, Anthropic's number is written whole.
+        assert_eq!(
+            answer_id(Api::Anthropic, 123_456_789),
+            "msg_agentstream_123456789"
+        );
+        assert_eq!(answer_id(Api::Anthropic, 0), "msg_agentstream_00000000");
+        assert_eq!(
+            answer_id(Api::OpenAi, usize::MAX),
+            format!("chatcmpl-agentstream-{}", usize::MAX)
+        );
     }
 }

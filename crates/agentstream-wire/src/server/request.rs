@@ -16,7 +16,9 @@ use agentstream::model::StreamOptions;
 use alloc::borrow::Cow;
 
 use serde::de::value::MapAccessDeserializer;
-use serde::de::{Deserialize, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{
+    Deserialize, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor,
+};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
@@ -94,6 +96,10 @@ pub(crate) struct Common<'a> {
 pub(crate) enum Messages<'a> {
     Values(&'a [Value]),
     Raw(Vec<&'a RawValue>),
+    /// Each read as a [`MessageView`] as the body was parsed (`None` for
+    /// one that is not an object), by a decoder that reads views (see
+    /// [`common_bytes_viewing`]): the body is parsed once.
+    Views(Vec<Option<MessageView<'a>>>),
     /// A string where a list may be one (OpenAI Responses' `input`).
     One(Value),
 }
@@ -112,14 +118,21 @@ impl Messages<'_> {
                 let value: Value = serde_json::from_str(raw.get()).map_err(invalid_json)?;
                 f(i, &value)
             }),
+            // Only a decoder that reads views asks for them, and it reads
+            // them with `each_view`.
+            Messages::Views(_) => Err(ApiError::new(
+                500,
+                "the request's messages were read as views, not as values",
+            )),
         }
     }
 
     /// Calls `f` with each message read as a [`MessageView`] keeping
     /// `fields` (`None` for a message that is not an object) and its
-    /// index, in order, until it fails.
+    /// index, in order, until it fails. Views read as the body was
+    /// parsed were read with the same `fields`, and are given away.
     pub(crate) fn each_view<'s>(
-        &'s self,
+        &'s mut self,
         fields: &'static [&'static str],
         mut f: impl FnMut(usize, Option<MessageView<'s>>) -> Result<(), ApiError>,
     ) -> Result<(), ApiError> {
@@ -150,6 +163,10 @@ impl Messages<'_> {
                 };
                 f(i, view)
             }),
+            Messages::Views(views) => core::mem::take(views)
+                .into_iter()
+                .enumerate()
+                .try_for_each(|(i, view)| f(i, view)),
         }
     }
 }
@@ -189,6 +206,19 @@ pub(crate) fn common_bytes(
     common_bytes_at(body, "messages", false, messages_error)
 }
 
+/// [`common_bytes`] for a decoder that reads each message as a
+/// [`MessageView`] keeping `fields`: the views are read as the body is
+/// parsed ([`Messages::Views`]), so the body is parsed once. A view holds
+/// its strings borrowed from the body, and a generic JSON tree only for a
+/// non-string `content` and the `fields` it keeps.
+pub(crate) fn common_bytes_viewing<'a>(
+    body: &'a [u8],
+    fields: &'static [&'static str],
+    messages_error: impl FnOnce(Option<&Value>) -> ApiError,
+) -> Result<Common<'a>, ApiError> {
+    read_common_bytes(body, "messages", false, Some(fields), messages_error)
+}
+
 /// [`common_bytes`] with the list of messages at `key` (`input` for
 /// OpenAI Responses, `contents` for Gemini); with `string_item`, a string
 /// there is a list of that one string. The body is read in one pass: the
@@ -200,10 +230,25 @@ pub(crate) fn common_bytes_at<'a>(
     string_item: bool,
     messages_error: impl FnOnce(Option<&Value>) -> ApiError,
 ) -> Result<Common<'a>, ApiError> {
-    let mut deserializer = serde_json::Deserializer::from_slice(body);
-    let read = deserializer
-        .deserialize_map(FieldsOf { key })
-        .and_then(|fields| deserializer.end().map(|()| fields));
+    read_common_bytes(body, key, string_item, None, messages_error)
+}
+
+/// [`common_bytes_at`], each message read as a view keeping `views`'
+/// fields when they are given.
+fn read_common_bytes<'a>(
+    body: &'a [u8],
+    key: &str,
+    string_item: bool,
+    views: Option<&'static [&'static str]>,
+    messages_error: impl FnOnce(Option<&Value>) -> ApiError,
+) -> Result<Common<'a>, ApiError> {
+    let visitor = FieldsOf { key, views };
+    let read = match core::str::from_utf8(body) {
+        // Checked once, whole: the parser then checks no string again.
+        Ok(text) => fields_of(serde_json::Deserializer::from_str(text), visitor),
+        // The parser names where the text stops being UTF-8.
+        Err(_) => fields_of(serde_json::Deserializer::from_slice(body), visitor),
+    };
     let Fields {
         object,
         model,
@@ -220,6 +265,7 @@ pub(crate) fn common_bytes_at<'a>(
     };
     let messages = match messages {
         Some(Listed::Items(items)) => Messages::Raw(items),
+        Some(Listed::Views(views)) => Messages::Views(views),
         Some(Listed::Other(Value::String(text))) if string_item => {
             Messages::One(Value::String(text))
         }
@@ -234,11 +280,23 @@ pub(crate) fn common_bytes_at<'a>(
     })
 }
 
-/// Reads a request body's fields: the one at `key` as a [`Listed`],
-/// `model` and `stream` when they are a string and a boolean, the others
-/// into a map (a repeated key: the last one wins).
+/// The fields `visitor` reads from the whole of `deserializer`'s text.
+fn fields_of<'de, R: serde_json::de::Read<'de>>(
+    mut deserializer: serde_json::Deserializer<R>,
+    visitor: FieldsOf<'_>,
+) -> Result<Fields<'de>, serde_json::Error> {
+    let fields = deserializer.deserialize_map(visitor)?;
+    deserializer.end()?;
+    Ok(fields)
+}
+
+/// Reads a request body's fields: the one at `key` as a [`Listed`]
+/// (its items as views keeping `views`' fields when given), `model` and
+/// `stream` when they are a string and a boolean, the others into a map
+/// (a repeated key: the last one wins).
 struct FieldsOf<'k> {
     key: &'k str,
+    views: Option<&'static [&'static str]>,
 }
 
 /// What [`FieldsOf`] read.
@@ -265,7 +323,7 @@ impl<'de> Visitor<'de> for FieldsOf<'_> {
         };
         while let Some(Key(name)) = map.next_key::<Key<'de>>()? {
             if name == self.key {
-                fields.messages = Some(map.next_value()?);
+                fields.messages = Some(map.next_value_seed(ListedAs(self.views))?);
                 continue;
             }
             let value: Value = map.next_value()?;
@@ -285,38 +343,92 @@ impl<'de> Visitor<'de> for FieldsOf<'_> {
 }
 
 /// The value at a body's list of messages: an array, each element kept
-/// as the text it spans, or anything else as a JSON value (for the
-/// error, or a string that is a list of one).
+/// as the text it spans or read as a view, or anything else as a JSON
+/// value (for the error, or a string that is a list of one).
 enum Listed<'a> {
     Items(Vec<&'a RawValue>),
+    Views(Vec<Option<MessageView<'a>>>),
     Other(Value),
 }
 
-impl<'de> Deserialize<'de> for Listed<'de> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct ListedVisitor;
-        impl<'de> Visitor<'de> for ListedVisitor {
-            type Value = Listed<'de>;
-            fn expecting(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-                f.write_str("any JSON value")
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-                let mut items = Vec::new();
-                while let Some(item) = seq.next_element::<&'de RawValue>()? {
-                    items.push(item);
-                }
-                Ok(Listed::Items(items))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-                Value::deserialize(MapAccessDeserializer::new(map)).map(Listed::Other)
-            }
-            fn visit_str<E>(self, text: &str) -> Result<Self::Value, E> {
-                Ok(Listed::Other(Value::String(text.to_owned())))
-            }
-            visit_scalars!(Listed::Other);
-        }
-        deserializer.deserialize_any(ListedVisitor)
+/// Reads a [`Listed`]: an array's items as views keeping the fields
+/// given, else as text.
+struct ListedAs(Option<&'static [&'static str]>);
+
+impl<'de> DeserializeSeed<'de> for ListedAs {
+    type Value = Listed<'de>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_any(self)
     }
+}
+
+impl<'de> Visitor<'de> for ListedAs {
+    type Value = Listed<'de>;
+
+    fn expecting(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let Some(fields) = self.0 else {
+            let mut items = Vec::new();
+            while let Some(item) = seq.next_element::<&'de RawValue>()? {
+                items.push(item);
+            }
+            return Ok(Listed::Items(items));
+        };
+        let mut views = Vec::new();
+        while let Some(view) = seq.next_element_seed(ViewOf(fields))? {
+            views.push(view);
+        }
+        Ok(Listed::Views(views))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        Value::deserialize(MapAccessDeserializer::new(map)).map(Listed::Other)
+    }
+
+    fn visit_str<E>(self, text: &str) -> Result<Self::Value, E> {
+        Ok(Listed::Other(Value::String(text.to_owned())))
+    }
+
+    visit_scalars!(Listed::Other);
+}
+
+/// Reads one item of a list of messages: an object as a view keeping the
+/// fields given, anything else as `None` (skipped).
+struct ViewOf(&'static [&'static str]);
+
+impl<'de> DeserializeSeed<'de> for ViewOf {
+    type Value = Option<MessageView<'de>>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ViewOf {
+    type Value = Option<MessageView<'de>>;
+
+    fn expecting(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        MessageFields(self.0).visit_map(map).map(Some)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(None)
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    visit_scalars!(|_| None);
 }
 
 /// The request's `tools`, each the object at `inner` within the element
@@ -595,7 +707,14 @@ mod tests {
                 "{body}"
             );
         }
-        for broken in [&b"{\"messages\": ["[..], b"{\"a\":1} x", b"\xff", b""] {
+        let not_utf8 = b"{\"messages\":[{\"role\":\"user\",\"content\":\"caf\xe9\"}]}";
+        for broken in [
+            &b"{\"messages\": ["[..],
+            b"{\"a\":1} x",
+            b"\xff",
+            b"",
+            not_utf8,
+        ] {
             let error = openai::decode_body(broken).unwrap_err();
             assert_eq!(error.status, 400);
             assert!(
@@ -604,6 +723,9 @@ mod tests {
                 error.message
             );
         }
+        // A byte that is not UTF-8 inside a string is named where it is.
+        let error = openai::decode_body(not_utf8).unwrap_err();
+        assert!(error.message.contains("column 43"), "{}", error.message);
     }
 
     #[test]

@@ -42,23 +42,25 @@ impl<'a> Route<'a> {
     /// `converse-stream` / `converse`. `None` for a path that names no
     /// call.
     pub fn of_call(path: &'a str) -> Option<Self> {
+        // The fixed paths first: no Gemini or Bedrock path is one of them
+        // (theirs carry a model), so the order decides nothing else.
+        let route = without_version(path);
+        if let Some(api) = Api::ALL
+            .into_iter()
+            .find(|api| api.call_path().map(without_version) == Some(route))
+        {
+            return Some(Self { api, in_path: None });
+        }
         if let Some(in_path) = gemini::decode::route(path) {
             return Some(Self {
                 api: Api::Gemini,
                 in_path: Some(in_path),
             });
         }
-        if let Some(in_path) = bedrock::route(path) {
-            return Some(Self {
-                api: Api::Bedrock,
-                in_path: Some(in_path),
-            });
-        }
-        let route = without_version(path);
-        Api::ALL
-            .into_iter()
-            .find(|api| api.call_path().map(without_version) == Some(route))
-            .map(|api| Self { api, in_path: None })
+        bedrock::route(path).map(|in_path| Self {
+            api: Api::Bedrock,
+            in_path: Some(in_path),
+        })
     }
 
     /// Decodes a request body of this route (see [`decode_body`]).
