@@ -3,7 +3,6 @@
 //! choices such a server makes by protocol (the answer's id, the whole
 //! answer, the request decoder), so it names no protocol itself.
 
-use alloc::format;
 use alloc::string::String;
 
 use agentstream::message::AssistantMessage;
@@ -183,6 +182,7 @@ pub fn decode_body(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use alloc::format;
 
     #[test]
     fn answer_ids_have_each_protocols_form() {
