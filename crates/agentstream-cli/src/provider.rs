@@ -8,12 +8,13 @@ use agentstream::message::Context;
 use agentstream::model::{CacheRetention, Model, StreamOptions, ThinkingLevel};
 use agentstream_models::Model as CatalogueModel;
 use agentstream_tokio::{ClientError, EndpointModel};
-use agentstream_wire::azure::{self, AzureOpenAiResponses};
+use agentstream_wire::azure::AzureOpenAiResponses;
 use agentstream_wire::bedrock::auth::AuthError;
 use agentstream_wire::bedrock::{Bedrock, BedrockConfig, DEFAULT_REGION};
 use agentstream_wire::catalogue::{self, CatalogueConfig};
 use agentstream_wire::config::{EndpointConfig, Protocol};
 use agentstream_wire::endpoint::{Endpoint, PreparedRequest};
+use agentstream_wire::env;
 use agentstream_wire::recording::{BodySink, RecordingEndpoint};
 pub use agentstream_wire::Api;
 use agentstream_wire::ProtocolVisitor;
@@ -189,30 +190,16 @@ fn bedrock_base_url() -> String {
     auth::regional_endpoint(region)
 }
 
-/// Azure's base URL from pi-ai's environment: `AZURE_OPENAI_BASE_URL`, or
-/// the resource `AZURE_OPENAI_RESOURCE_NAME`'s.
+/// Azure's base URL from pi-ai's environment (see
+/// [`env::azure_base_url`]).
 fn azure_base_url() -> Option<String> {
-    let set = |name| {
-        std::env::var(name)
-            .ok()
-            .map(|v| v.trim().to_owned())
-            .filter(|v| !v.is_empty())
-    };
-    set("AZURE_OPENAI_BASE_URL")
-        .or_else(|| set("AZURE_OPENAI_RESOURCE_NAME").map(|name| azure::resource_base_url(&name)))
+    env::azure_base_url(&|name| std::env::var(name).ok())
 }
 
-/// Azure's protocol for `model_id` with pi-ai's environment: the
-/// deployment from `AZURE_OPENAI_DEPLOYMENT_NAME_MAP`, the
-/// `AZURE_OPENAI_API_VERSION`.
+/// Azure's protocol for `model_id` from pi-ai's environment (see
+/// [`env::azure_protocol`]).
 fn azure_protocol(model_id: &str) -> AzureOpenAiResponses {
-    let mut protocol = AzureOpenAiResponses::default();
-    let map = std::env::var("AZURE_OPENAI_DEPLOYMENT_NAME_MAP").unwrap_or_default();
-    protocol.deployment = azure::deployment_name(&map, model_id).map(Into::into);
-    protocol.api_version = std::env::var("AZURE_OPENAI_API_VERSION")
-        .ok()
-        .filter(|v| !v.is_empty());
-    protocol
+    env::azure_protocol(model_id, &|name| std::env::var(name).ok())
 }
 
 /// What is done with the endpoint configuration of a target: a model is

@@ -16,7 +16,7 @@
 use alloc::string::String;
 use core::fmt;
 
-use crate::azure::{deployment_name, resource_base_url, AzureConfig};
+use crate::azure::{deployment_name, resource_base_url, AzureConfig, AzureOpenAiResponses};
 use crate::bedrock::auth::AuthError;
 use crate::bedrock::BedrockConfig;
 use crate::host::ClientError;
@@ -106,25 +106,65 @@ impl FromLookup for AzureConfig {
     fn from_lookup(model: &str, lookup: impl Fn(&str) -> Option<String>) -> Result<Self, EnvError> {
         let key = non_empty(&lookup, "AZURE_OPENAI_API_KEY")
             .ok_or(EnvError::Missing("AZURE_OPENAI_API_KEY"))?;
-        let base_url = non_empty(&lookup, "AZURE_OPENAI_BASE_URL")
-            .map(|url| String::from(url.trim()))
-            .filter(|url| !url.is_empty())
-            .or_else(|| {
-                non_empty(&lookup, "AZURE_OPENAI_RESOURCE_NAME")
-                    .map(|name| resource_base_url(&name))
-            })
-            .ok_or(EnvError::Missing(
-                "AZURE_OPENAI_BASE_URL or AZURE_OPENAI_RESOURCE_NAME",
-            ))?;
+        let base_url = azure_base_url(&lookup).ok_or(EnvError::Missing(
+            "AZURE_OPENAI_BASE_URL or AZURE_OPENAI_RESOURCE_NAME",
+        ))?;
         let mut config = AzureConfig::new(base_url, model).with_api_key(key);
-        if let Some(version) = non_empty(&lookup, "AZURE_OPENAI_API_VERSION") {
-            config = config.with_api_version(version);
-        }
-        let map = non_empty(&lookup, "AZURE_OPENAI_DEPLOYMENT_NAME_MAP").unwrap_or_default();
-        if let Some(deployment) = deployment_name(&map, model) {
-            config = config.with_deployment(deployment);
-        }
+        config.protocol = azure_protocol(model, &lookup);
         Ok(config)
+    }
+}
+
+/// Azure's base URL from the environment, as pi-ai reads it:
+/// `AZURE_OPENAI_BASE_URL` trimmed, else the base URL of the resource
+/// `AZURE_OPENAI_RESOURCE_NAME` (taken as it is, as pi-ai takes it);
+/// `None` when neither is set. [`AzureConfig::from_lookup`] reads it so,
+/// and so may a tool that takes its base URL from elsewhere first.
+///
+/// ```
+/// use agentstream_wire::env::azure_base_url;
+///
+/// let env = |name: &str| (name == "AZURE_OPENAI_RESOURCE_NAME").then(|| "acme".to_string());
+/// assert_eq!(azure_base_url(&env).as_deref(), Some("https://acme.openai.azure.com/openai/v1"));
+/// assert_eq!(azure_base_url(&|_: &str| Some(" https://proxy/v1 ".to_string())).as_deref(), Some("https://proxy/v1"));
+/// assert_eq!(azure_base_url(&|_: &str| None), None);
+/// ```
+pub fn azure_base_url(lookup: &impl Fn(&str) -> Option<String>) -> Option<String> {
+    non_empty(lookup, "AZURE_OPENAI_BASE_URL")
+        .map(|url| String::from(url.trim()))
+        .filter(|url| !url.is_empty())
+        .or_else(|| {
+            non_empty(lookup, "AZURE_OPENAI_RESOURCE_NAME").map(|name| resource_base_url(&name))
+        })
+}
+
+/// Azure's protocol for `model` from the environment, as pi-ai reads it:
+/// the deployment of `model` in `AZURE_OPENAI_DEPLOYMENT_NAME_MAP` (else
+/// none: the model id is sent), the `api-version`
+/// `AZURE_OPENAI_API_VERSION` (else the protocol's default).
+///
+/// ```
+/// use agentstream_wire::env::azure_protocol;
+///
+/// let env = |name: &str| match name {
+///     "AZURE_OPENAI_DEPLOYMENT_NAME_MAP" => Some("gpt-5=prod".to_string()),
+///     "AZURE_OPENAI_API_VERSION" => Some("2025-04-01-preview".to_string()),
+///     _ => None,
+/// };
+/// let protocol = azure_protocol("gpt-5", &env);
+/// assert_eq!(protocol.deployment.as_deref(), Some("prod"));
+/// assert_eq!(protocol.api_version.as_deref(), Some("2025-04-01-preview"));
+/// assert_eq!(azure_protocol("o3", &env).deployment, None);
+/// ```
+pub fn azure_protocol(
+    model: &str,
+    lookup: &impl Fn(&str) -> Option<String>,
+) -> AzureOpenAiResponses {
+    let map = non_empty(lookup, "AZURE_OPENAI_DEPLOYMENT_NAME_MAP").unwrap_or_default();
+    AzureOpenAiResponses {
+        deployment: deployment_name(&map, model).map(String::from),
+        api_version: non_empty(lookup, "AZURE_OPENAI_API_VERSION"),
+        ..AzureOpenAiResponses::default()
     }
 }
 
