@@ -141,6 +141,8 @@
 
 mod accept;
 mod answer;
+mod builder;
+mod call;
 pub mod cassette;
 mod chaos;
 mod control;
@@ -171,6 +173,7 @@ pub use agentstream_wire::server::{options_json, ApiError, DecodedRequest};
 /// Which provider's wire format a request speaks: the wire crate's one
 /// list of protocols.
 pub use agentstream_wire::Api;
+pub use builder::ServerBuilder;
 pub use chaos::{Chaos, CHAOS_HEADER};
 pub use control::{parse_script, LineCursor};
 pub use error::BindError;
@@ -185,7 +188,7 @@ pub use log::{RecordedRequest, MAX_KEPT_BYTES, MAX_KEPT_REQUESTS};
 pub use matching::MAX_REGEX_BYTES;
 pub use rules::Rule;
 pub use script::{Alternative, ServeTurn, Step, NO_MATCH_MESSAGE};
-pub use server::{Server, ServerBuilder};
+pub use server::Server;
 
 /// What the fuzz targets (`fuzz/`) reach that is not public API.
 #[doc(hidden)]

@@ -54,7 +54,7 @@ pub struct RecordedRequest {
     pub stream: bool,
     /// The request decoded into Pi's context.
     pub context: Context,
-    /// The call's options as [`options_json`](crate::options_json) writes them: the token
+    /// The call's options as [`options_json`] writes them: the token
     /// limit, temperature, `top_p`, stop sequences, tool choice,
     /// reasoning effort, thinking budget and response format the request
     /// asked for (an empty object when it set none).

@@ -9,7 +9,7 @@
 //! hash per message (to find the closest cassette for a request without
 //! one) and a stamp of each file. Bodies are only opened, to refuse what
 //! is not a regular file beneath the directory; they are read when
-//! played (see [`body`](super::body)). A request finds its candidates in
+//! played (see [`body`]). A request finds its candidates in
 //! a hash map instead of scanning every cassette.
 
 use std::collections::hash_map::RandomState;
