@@ -21,30 +21,15 @@ clients_list=${3:-"1 50"}
 short=${SHORT:-500}
 long=${LONG:-2500}
 
-root=$(cd "$(dirname "$0")/../../.." && pwd)
-bin=$(ls -t "$root"/target/release/deps/serve-* 2>/dev/null | grep -v '\.d$' | head -n 1)
-[ -x "$bin" ] || { echo "no bench binary: run cargo bench -p agentstream-serve --bench serve --no-run" >&2; exit 1; }
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+. "$(dirname "$0")/alone.sh"
 
 # Instructions the server spends for $4 calls: API $1, server $2, $3 clients.
 count() {
-    fifo="$work/in"
     out="$work/callgrind.out"
-    rm -f "$fifo" "$out" "$work/address"
-    mkfifo "$fifo"
-    AGENTSTREAM_SERVE_BENCH_SERVE="$1/$2" valgrind --tool=callgrind \
-        --callgrind-out-file="$out" "$bin" --bench <"$fifo" >"$work/address" 2>"$work/valgrind.log" &
-    server=$!
-    exec 3>"$fifo"
-    while ! grep -q : "$work/address" 2>/dev/null; do
-        kill -0 "$server" 2>/dev/null || { cat "$work/valgrind.log" >&2; exit 1; }
-        sleep 0.2
-    done
-    address=$(head -n 1 "$work/address")
-    AGENTSTREAM_SERVE_BENCH_CLIENT="$1/$address/$3/$4" "$bin" --bench >/dev/null
-    exec 3>&-
-    wait "$server"
+    rm -f "$out"
+    start_server "$1" "$2" valgrind --tool=callgrind --callgrind-out-file="$out"
+    make_calls "$1" "$3" "$4"
+    stop_server
     sed -n 's/^summary: //p;s/^totals: //p' "$out" | head -n 1
 }
 

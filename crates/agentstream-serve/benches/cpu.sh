@@ -19,12 +19,8 @@ clients_list=${3:-"1 50"}
 rounds=${ROUNDS:-5}
 calls=${CALLS:-100000}
 
-root=$(cd "$(dirname "$0")/../../.." && pwd)
-bin=$(ls -t "$root"/target/release/deps/serve-* 2>/dev/null | grep -v '\.d$' | head -n 1)
-[ -x "$bin" ] || { echo "no bench binary: run cargo bench -p agentstream-serve --bench serve --no-run" >&2; exit 1; }
+. "$(dirname "$0")/alone.sh"
 tick=$(getconf CLK_TCK)
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 
 # The server's user + system clock ticks in /proc/$1/stat.
 ticks() {
@@ -34,22 +30,11 @@ ticks() {
 
 # Nanoseconds of server CPU per call: API $1, server $2, $3 clients.
 per_call() {
-    fifo="$work/in"
-    rm -f "$fifo" "$work/address"
-    mkfifo "$fifo"
-    AGENTSTREAM_SERVE_BENCH_SERVE="$1/$2" "$bin" --bench <"$fifo" >"$work/address" 2>"$work/server.log" &
-    server=$!
-    exec 3>"$fifo"
-    while ! grep -q : "$work/address" 2>/dev/null; do
-        kill -0 "$server" 2>/dev/null || { cat "$work/server.log" >&2; exit 1; }
-        sleep 0.1
-    done
-    address=$(head -n 1 "$work/address")
+    start_server "$1" "$2"
     before=$(ticks "$server")
-    AGENTSTREAM_SERVE_BENCH_CLIENT="$1/$address/$3/$calls" "$bin" --bench >/dev/null
+    make_calls "$1" "$3" "$calls"
     after=$(ticks "$server")
-    exec 3>&-
-    wait "$server"
+    stop_server
     echo $(( (after - before) * 1000000000 / tick / calls ))
 }
 
