@@ -25,7 +25,7 @@ use serde_json::{Map, Value};
 use crate::server::error::{Api, ApiError};
 use crate::server::options::options_json;
 pub(crate) use crate::server::view::{joined_text, Key};
-use crate::server::view::{visit_scalars, MessageFields, MessageView};
+use crate::server::view::{visit_scalars, HeldFields, HeldView, MessageFields, MessageView};
 
 /// A request decoded into Pi's terms.
 #[derive(Debug, Clone)]
@@ -96,10 +96,11 @@ pub(crate) struct Common<'a> {
 pub(crate) enum Messages<'a> {
     Values(&'a [Value]),
     Raw(Vec<&'a RawValue>),
-    /// Each read as a [`MessageView`] as the body was parsed (`None` for
+    /// Each read as the body was parsed, as a [`HeldView`] (`None` for
     /// one that is not an object), by a decoder that reads views (see
-    /// [`common_bytes_viewing`]): the body is parsed once.
-    Views(Vec<Option<MessageView<'a>>>),
+    /// [`common_bytes_viewing`]): the body is parsed once, and each
+    /// message's content and fields when it is decoded.
+    Views(Vec<Option<HeldView<'a>>>),
     /// A string where a list may be one (OpenAI Responses' `input`).
     One(Value),
 }
@@ -163,10 +164,15 @@ impl Messages<'_> {
                 };
                 f(i, view)
             }),
-            Messages::Views(views) => core::mem::take(views)
-                .into_iter()
-                .enumerate()
-                .try_for_each(|(i, view)| f(i, view)),
+            Messages::Views(views) => {
+                core::mem::take(views)
+                    .into_iter()
+                    .enumerate()
+                    .try_for_each(|(i, held)| {
+                        let view = held.map(HeldView::view).transpose().map_err(invalid_json)?;
+                        f(i, view)
+                    })
+            }
         }
     }
 }
@@ -207,10 +213,10 @@ pub(crate) fn common_bytes(
 }
 
 /// [`common_bytes`] for a decoder that reads each message as a
-/// [`MessageView`] keeping `fields`: the views are read as the body is
-/// parsed ([`Messages::Views`]), so the body is parsed once. A view holds
-/// its strings borrowed from the body, and a generic JSON tree only for a
-/// non-string `content` and the `fields` it keeps.
+/// [`MessageView`] keeping `fields`: the messages are read as the body is
+/// parsed ([`Messages::Views`]), so the body is parsed once; each keeps
+/// its role, and the text its content and fields span, until it is
+/// decoded.
 pub(crate) fn common_bytes_viewing<'a>(
     body: &'a [u8],
     fields: &'static [&'static str],
@@ -347,7 +353,7 @@ impl<'de> Visitor<'de> for FieldsOf<'_> {
 /// value (for the error, or a string that is a list of one).
 enum Listed<'a> {
     Items(Vec<&'a RawValue>),
-    Views(Vec<Option<MessageView<'a>>>),
+    Views(Vec<Option<HeldView<'a>>>),
     Other(Value),
 }
 
@@ -396,12 +402,12 @@ impl<'de> Visitor<'de> for ListedAs {
     visit_scalars!(Listed::Other);
 }
 
-/// Reads one item of a list of messages: an object as a view keeping the
-/// fields given, anything else as `None` (skipped).
+/// Reads one item of a list of messages: an object as a held view keeping
+/// the fields given, anything else as `None` (skipped).
 struct ViewOf(&'static [&'static str]);
 
 impl<'de> DeserializeSeed<'de> for ViewOf {
-    type Value = Option<MessageView<'de>>;
+    type Value = Option<HeldView<'de>>;
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
         deserializer.deserialize_any(self)
@@ -409,14 +415,14 @@ impl<'de> DeserializeSeed<'de> for ViewOf {
 }
 
 impl<'de> Visitor<'de> for ViewOf {
-    type Value = Option<MessageView<'de>>;
+    type Value = Option<HeldView<'de>>;
 
     fn expecting(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.write_str("any JSON value")
     }
 
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-        MessageFields(self.0).visit_map(map).map(Some)
+        HeldFields(self.0).visit_map(map).map(Some)
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {

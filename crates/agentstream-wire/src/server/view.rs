@@ -12,6 +12,7 @@ use alloc::borrow::Cow;
 use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::Value;
 
 /// The visits of a JSON scalar (a boolean, a number, `null`), each
@@ -124,6 +125,79 @@ impl<'de> Visitor<'de> for MessageFields {
             }
         }
         Ok(view)
+    }
+}
+
+/// A message read while its body is parsed, before it is decoded: its
+/// `role`, and its `content` and the fields its decoder asked for each
+/// kept as the text it spans. [`view`](Self::view) parses them when the
+/// message is decoded, so the JSON trees of one message at a time are
+/// alive, however many messages the body holds.
+pub(crate) struct HeldView<'a> {
+    role: Option<Cow<'a, str>>,
+    content: Option<&'a RawValue>,
+    fields: Vec<(&'static str, &'a RawValue)>,
+}
+
+impl<'a> HeldView<'a> {
+    /// The message's view: what [`MessageFields`] reads from the message.
+    pub(crate) fn view(self) -> Result<MessageView<'a>, serde_json::Error> {
+        let content = match self.content.map(RawValue::get) {
+            // A string without an escape is the text between its quotes.
+            Some(text) => match text.strip_prefix('"').and_then(|t| t.strip_suffix('"')) {
+                Some(inner) if !inner.contains('\\') => Content::Text(Cow::Borrowed(inner)),
+                _ => Content::deserialize(&mut serde_json::Deserializer::from_str(text))?,
+            },
+            None => Content::Other(Value::Null),
+        };
+        let fields = self
+            .fields
+            .into_iter()
+            .map(|(name, raw)| Ok((name, serde_json::from_str(raw.get())?)))
+            .collect::<Result<_, serde_json::Error>>()?;
+        Ok(MessageView {
+            role: self.role,
+            content,
+            fields,
+        })
+    }
+}
+
+/// Reads a message as a [`HeldView`] keeping the fields named besides
+/// `role` and `content`: the same keys, the same last-one-wins, as
+/// [`MessageFields`]. Only an object is a message: call it on one.
+pub(crate) struct HeldFields(pub(crate) &'static [&'static str]);
+
+impl<'de> Visitor<'de> for HeldFields {
+    type Value = HeldView<'de>;
+
+    fn expecting(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("a message object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut held = HeldView {
+            role: None,
+            content: None,
+            fields: Vec::new(),
+        };
+        while let Some(Key(name)) = map.next_key::<Key<'de>>()? {
+            match &*name {
+                "role" => held.role = map.next_value::<Lenient<'de>>()?.0,
+                "content" => held.content = Some(map.next_value()?),
+                other => match self.0.iter().find(|wanted| **wanted == other) {
+                    Some(wanted) => {
+                        let raw: &'de RawValue = map.next_value()?;
+                        held.fields.retain(|(field, _)| field != wanted);
+                        held.fields.push((wanted, raw));
+                    }
+                    None => {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                },
+            }
+        }
+        Ok(held)
     }
 }
 
