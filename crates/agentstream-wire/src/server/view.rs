@@ -102,30 +102,63 @@ impl<'de> Visitor<'de> for MessageFields {
         f.write_str("a message object")
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut view = MessageView {
-            role: None,
-            content: Content::Other(Value::Null),
-            fields: Vec::new(),
-        };
-        while let Some(Key(name)) = map.next_key::<Key<'de>>()? {
-            match &*name {
-                "role" => view.role = map.next_value::<Lenient<'de>>()?.0,
-                "content" => view.content = map.next_value()?,
-                other => match self.0.iter().find(|wanted| **wanted == other) {
-                    Some(wanted) => {
-                        let value: Value = map.next_value()?;
-                        view.fields.retain(|(field, _)| field != wanted);
-                        view.fields.push((wanted, value));
-                    }
-                    None => {
-                        map.next_value::<IgnoredAny>()?;
-                    }
-                },
-            }
-        }
-        Ok(view)
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        let Parts {
+            role,
+            content,
+            fields,
+        } = read_message(map, self.0)?;
+        Ok(MessageView {
+            role,
+            content: content.unwrap_or(Content::Other(Value::Null)),
+            fields,
+        })
     }
+}
+
+/// A message's parts as [`read_message`] reads them: its content and
+/// fields as `C` and `F`.
+pub(crate) struct Parts<'a, C, F> {
+    role: Option<Cow<'a, str>>,
+    content: Option<C>,
+    fields: Vec<(&'static str, F)>,
+}
+
+/// A message's parts: its `role` (when a string), its `content` (when
+/// present) as `C`, and the fields named in `wanted`, those present, each
+/// as `F`. A repeated key keeps its last value, as a JSON map does; other
+/// keys are skipped.
+fn read_message<'de, A, C, F>(
+    mut map: A,
+    wanted: &'static [&'static str],
+) -> Result<Parts<'de, C, F>, A::Error>
+where
+    A: MapAccess<'de>,
+    C: Deserialize<'de>,
+    F: Deserialize<'de>,
+{
+    let (mut role, mut content, mut fields) = (None, None, Vec::new());
+    while let Some(Key(name)) = map.next_key::<Key<'de>>()? {
+        match &*name {
+            "role" => role = map.next_value::<Lenient<'de>>()?.0,
+            "content" => content = Some(map.next_value()?),
+            other => match wanted.iter().find(|wanted| **wanted == other) {
+                Some(field) => {
+                    let value: F = map.next_value()?;
+                    fields.retain(|(name, _)| name != field);
+                    fields.push((*field, value));
+                }
+                None => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            },
+        }
+    }
+    Ok(Parts {
+        role,
+        content,
+        fields,
+    })
 }
 
 /// A message read while its body is parsed, before it is decoded: its
@@ -133,11 +166,7 @@ impl<'de> Visitor<'de> for MessageFields {
 /// kept as the text it spans. [`view`](Self::view) parses them when the
 /// message is decoded, so the JSON trees of one message at a time are
 /// alive, however many messages the body holds.
-pub(crate) struct HeldView<'a> {
-    role: Option<Cow<'a, str>>,
-    content: Option<&'a RawValue>,
-    fields: Vec<(&'static str, &'a RawValue)>,
-}
+pub(crate) type HeldView<'a> = Parts<'a, &'a RawValue, &'a RawValue>;
 
 impl<'a> HeldView<'a> {
     /// The message's view: what [`MessageFields`] reads from the message.
@@ -175,29 +204,8 @@ impl<'de> Visitor<'de> for HeldFields {
         f.write_str("a message object")
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut held = HeldView {
-            role: None,
-            content: None,
-            fields: Vec::new(),
-        };
-        while let Some(Key(name)) = map.next_key::<Key<'de>>()? {
-            match &*name {
-                "role" => held.role = map.next_value::<Lenient<'de>>()?.0,
-                "content" => held.content = Some(map.next_value()?),
-                other => match self.0.iter().find(|wanted| **wanted == other) {
-                    Some(wanted) => {
-                        let raw: &'de RawValue = map.next_value()?;
-                        held.fields.retain(|(field, _)| field != wanted);
-                        held.fields.push((wanted, raw));
-                    }
-                    None => {
-                        map.next_value::<IgnoredAny>()?;
-                    }
-                },
-            }
-        }
-        Ok(held)
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        read_message(map, self.0)
     }
 }
 
