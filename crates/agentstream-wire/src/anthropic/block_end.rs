@@ -1,5 +1,5 @@
 //! The end of an Anthropic content block, the other half of
-//! [`Blocks`](super::blocks::Blocks): its last delta (what the surrogate
+//! [`Blocks`]: its last delta (what the surrogate
 //! joiner or the escapes held back; a cut-off call's completion), its
 //! `*_end` event with the completed block in the frame's message, and what
 //! the message of an `error` keeps of the live block.

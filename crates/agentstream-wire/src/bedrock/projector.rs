@@ -3,7 +3,7 @@
 //! them.
 //!
 //! The body is AWS event-stream framing, not SSE: the
-//! [`Framing::EventStream`](crate::sse::Framing::EventStream) of this
+//! [`Framing::EventStream`] of this
 //! projection makes [`SseStream`](crate::sse::SseStream) decode it with
 //! [`EventStreamDecoder`](crate::eventstream::EventStreamDecoder) and hand
 //! each message on as an [`SseEvent`] whose `event` is the message's

@@ -41,7 +41,7 @@ pub struct DecodedRequest {
     pub include_usage: bool,
     /// The call's options: token limit, temperature, stop sequences, tool
     /// choice, reasoning, response format (see
-    /// [`options_json`](crate::server::options_json) for the recorded form).
+    /// [`options_json`] for the recorded form).
     pub options: StreamOptions,
 }
 

@@ -2,7 +2,7 @@
 //! resolved from the environment as pi-ai 0.73.1's `amazon-bedrock`
 //! provider resolves them, and the AWS Signature Version 4 signer.
 //!
-//! A server that knows the key checks a request with [`verify`].
+//! A server that knows the key checks a request with [`verify()`].
 //!
 //! Sans IO and no clock: [`BedrockAuth::headers`] takes the signing time
 //! as UNIX seconds; resolution ([`resolve_auth`], [`resolve_region`]) is
