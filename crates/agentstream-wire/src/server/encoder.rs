@@ -112,9 +112,9 @@ impl Encoder {
 /// (Gemini and Bedrock, whose answers carry no id of their own).
 pub fn answer_id(api: Api, index: usize) -> String {
     // Written without the formatting machinery: this runs once a call.
-    let (prefix, width) = match api {
+    let (prefix, width): (&str, usize) = match api {
         Api::OpenAi | Api::Mistral => ("chatcmpl-agentstream-", 0),
-        Api::Anthropic => ("msg_agentstream_", 8_usize),
+        Api::Anthropic => ("msg_agentstream_", 8),
         Api::Responses | Api::Azure => ("resp_agentstream_", 0),
         Api::Gemini | Api::Bedrock => ("agentstream-", 0),
     };
